@@ -1,0 +1,1 @@
+//! Statistics and the scalability fit: small pure functions, each citing its method.

@@ -1,0 +1,47 @@
+//! scalelab: measures how servers, and the systems under them, scale.
+//!
+//! # Layout
+//!
+//! An experiment flows through the modules in this order:
+//!
+//! - [`spec`]: the experiment file (TOML): parsing, validation with
+//!   file/line/field errors, and expansion of the sweep into points.
+//! - [`target`]: server lifecycles (nginx, PostgreSQL, an external server).
+//!   Each target writes its config into a private directory, starts the real
+//!   server on loopback without systemd, waits until it answers, and stops it
+//!   by PID.
+//! - [`placement`]: where the server may run: CPU pinning and cgroup memory
+//!   limits, created and removed by name.
+//! - [`load`]: the load generators. One [`load::Driver`] trait, one driver per
+//!   protocol; the shape of the load (open or closed loop, rate, requests per
+//!   connection) is data in [`load::LoadSpec`]. Protocol codecs are sans-IO
+//!   (bytes in, messages out) and live apart from the socket loops.
+//! - [`probe`]: what the system under test does while it is measured: CPU,
+//!   frequency, memory per process, context switches, network counters, and
+//!   the environment fingerprint.
+//! - [`runner`]: sweeps, interleaved trials (A B A B), warmup, the stopping
+//!   rule, resume. Every trial is handed to the store the moment it ends.
+//! - [`store`]: SQLite. Runs, trials, measurements, timelines and HDR
+//!   histograms. See `docs/store-schema.md`.
+//! - [`analysis`]: small pure statistics functions, each citing its method:
+//!   summaries, confidence intervals, Mann-Whitney, bootstrap, the Universal
+//!   Scalability Law fit, curve shape, comparisons and verdicts.
+//! - [`report`]: terminal tables, JSON, CSV, SVG charts and the
+//!   self-contained HTML report. One file per format.
+//!
+//! Cross-cutting pieces: [`units`] (newtypes for quantities) and
+//! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed).
+//!
+//! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
+
+pub mod analysis;
+pub mod load;
+pub mod placement;
+pub mod probe;
+pub mod report;
+pub mod runner;
+pub mod shutdown;
+pub mod spec;
+pub mod store;
+pub mod target;
+pub mod units;

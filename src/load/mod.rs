@@ -1,0 +1,244 @@
+//! Load generation: one [`Driver`] trait, one driver per protocol.
+//!
+//! The *shape* of the load is data, not code: a [`LoadSpec`] says how many
+//! connections over how many threads, for how long, closed or open loop
+//! ([`Pacing`]), and how many requests each connection carries before it is
+//! replaced. Every driver honours the same spec, so the runner, the CLI and
+//! the tests treat HTTP, PostgreSQL and the rest alike.
+//!
+//! Workers pre-aggregate into a mergeable [`LoadResult`] (as oha does): each
+//! thread owns its histogram, counters and timeline, and the driver merges
+//! them once at the end. Nothing is shared on the hot path.
+
+pub mod http;
+pub mod pg;
+pub mod result;
+
+pub use result::{ErrorCounts, ErrorKind, LoadResult};
+
+use crate::shutdown::Shutdown;
+use std::time::Duration;
+
+/// How requests are paced.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum Pacing {
+    /// Each connection sends its next request as soon as the previous
+    /// response arrives (wrk, pgbench without `--rate`).
+    Closed,
+    /// Requests are scheduled at a constant total rate (per second), spread
+    /// evenly over the connections. Latency is measured from each request's
+    /// *scheduled* send time, so a stalled server shows in the percentiles
+    /// (no coordinated omission; wrk2 `-R`, pgbench `--rate`).
+    Open { rate: f64 },
+}
+
+/// The shape of one load run, shared by every driver.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadSpec {
+    /// Concurrent connections (clients).
+    pub connections: u32,
+    /// Worker threads; connections are spread over them as evenly as possible.
+    pub threads: u32,
+    /// How long to generate load. Every run is bounded by this.
+    pub duration: Duration,
+    pub pacing: Pacing,
+    /// Requests (transactions) per connection before it is closed and a new
+    /// one opened; `None` keeps connections alive for the whole run
+    /// (wrk `--connreqs`, pgbench `-C` is `Some(1)`).
+    pub requests_per_connection: Option<u32>,
+    /// A request that has not completed after this long counts as a timeout
+    /// error and its connection is replaced.
+    pub timeout: Duration,
+    /// Stop after this many completed requests in total (tests use it for
+    /// exact counts). `None` runs for `duration`.
+    pub max_requests: Option<u64>,
+    /// CPUs the load generator's threads are pinned to (`None`: no pinning).
+    pub client_cpus: Option<Vec<usize>>,
+}
+
+impl LoadSpec {
+    /// A closed-loop keep-alive spec with wrk's defaults (`-c10 -t2 -d10s`).
+    pub fn closed(connections: u32, threads: u32, duration: Duration) -> Self {
+        LoadSpec {
+            connections,
+            threads,
+            duration,
+            pacing: Pacing::Closed,
+            requests_per_connection: None,
+            timeout: Duration::from_secs(2),
+            max_requests: None,
+            client_cpus: None,
+        }
+    }
+
+    /// Threads actually used: never more than connections, at least one.
+    pub fn effective_threads(&self) -> u32 {
+        self.threads.clamp(1, self.connections.max(1))
+    }
+
+    /// Connections owned by worker `index` (0-based) when spread evenly.
+    pub fn connections_for_thread(&self, index: u32) -> u32 {
+        let t = self.effective_threads();
+        self.connections / t + u32::from(index < self.connections % t)
+    }
+
+    /// Checks the spec for values no driver can honour.
+    pub fn validate(&self) -> Result<(), LoadError> {
+        if self.connections == 0 {
+            return Err(LoadError::Spec("connections must be at least 1".into()));
+        }
+        if self.threads == 0 {
+            return Err(LoadError::Spec("threads must be at least 1".into()));
+        }
+        if self.duration.is_zero() && self.max_requests.is_none() {
+            return Err(LoadError::Spec("duration must be greater than zero".into()));
+        }
+        if let Pacing::Open { rate } = self.pacing {
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(LoadError::Spec(
+                    "rate must be a positive number per second".into(),
+                ));
+            }
+        }
+        if self.requests_per_connection == Some(0) {
+            return Err(LoadError::Spec("connreqs must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Why a load run could not produce a result at all. Per-request failures
+/// (refused connections, timeouts, bad statuses) are *not* errors here: they
+/// are counted in [`LoadResult::errors`].
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("invalid load: {0}")]
+    Spec(String),
+    #[error("invalid target `{target}`: {reason}")]
+    Target { target: String, reason: String },
+    #[error("load setup failed: {0}")]
+    Setup(String),
+    #[error("i/o error in the load generator: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A load generator for one protocol.
+///
+/// `run` blocks for at most `spec.duration` plus the time to drain in-flight
+/// requests (bounded by `spec.timeout`), and returns early when `shutdown`
+/// is triggered, with what was measured so far.
+pub trait Driver: Send + Sync {
+    /// Short protocol name: `http`, `pg`, ...
+    fn name(&self) -> &'static str;
+    fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError>;
+}
+
+/// Load kinds scalelab can generate.
+pub const KINDS: &[&str] = &["http", "pg"];
+
+/// Builds the driver for `kind` from its kind-specific settings (the
+/// experiment's `[load]` table minus the [`LoadSpec`] fields) aimed at
+/// `endpoint` (a URL, a libpq connection string, ...).
+pub fn build(
+    kind: &str,
+    settings: &toml::Table,
+    endpoint: &str,
+) -> Result<Box<dyn Driver>, LoadError> {
+    match kind {
+        "http" => Ok(Box::new(http::HttpDriver::from_settings(
+            settings, endpoint,
+        )?)),
+        "pg" => Ok(Box::new(pg::PgDriver::from_settings(settings, endpoint)?)),
+        other => Err(LoadError::Spec(format!(
+            "unknown load kind `{other}`; expected one of: {}",
+            KINDS.join(", ")
+        ))),
+    }
+}
+
+/// Checks kind-specific settings without building a driver.
+pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), LoadError> {
+    match kind {
+        "http" => http::HttpSettings::parse(settings).map(|_| ()),
+        "pg" => pg::PgSettings::parse(settings).map(|_| ()),
+        other => Err(LoadError::Spec(format!(
+            "unknown load kind `{other}`; expected one of: {}",
+            KINDS.join(", ")
+        ))),
+    }
+}
+
+/// Deserializes kind-specific settings, naming the offending field.
+pub fn parse_settings<T: serde::de::DeserializeOwned>(
+    settings: &toml::Table,
+) -> Result<T, LoadError> {
+    toml::Value::Table(settings.clone())
+        .try_into()
+        .map_err(|e: toml::de::Error| LoadError::Spec(e.message().to_string()))
+}
+
+/// Raises RLIMIT_NOFILE's soft limit to the hard limit and returns the new
+/// soft limit, so thousands of connections fit.
+pub fn raise_fd_limit() -> u64 {
+    // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
+    unsafe {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return 1024;
+        }
+        if lim.rlim_cur < lim.rlim_max {
+            let want = libc::rlimit {
+                rlim_cur: lim.rlim_max,
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &want) == 0 {
+                return lim.rlim_max;
+            }
+        }
+        lim.rlim_cur
+    }
+}
+
+/// CPU seconds (user + system) used so far by this whole process.
+pub fn process_cpu() -> crate::units::CpuSeconds {
+    // SAFETY: getrusage fills the struct we pass.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    crate::units::CpuSeconds(tv(ru.ru_utime) + tv(ru.ru_stime))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_spread_evenly() {
+        let s = LoadSpec::closed(10, 4, Duration::from_secs(1));
+        let per: Vec<u32> = (0..4).map(|i| s.connections_for_thread(i)).collect();
+        assert_eq!(per, vec![3, 3, 2, 2]);
+        assert_eq!(per.iter().sum::<u32>(), 10);
+        let few = LoadSpec::closed(2, 8, Duration::from_secs(1));
+        assert_eq!(few.effective_threads(), 2);
+    }
+
+    #[test]
+    fn validation_names_the_problem() {
+        let mut s = LoadSpec::closed(0, 1, Duration::from_secs(1));
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("connections"));
+        s.connections = 1;
+        s.pacing = Pacing::Open { rate: 0.0 };
+        assert!(s.validate().unwrap_err().to_string().contains("rate"));
+    }
+}

@@ -1,0 +1,265 @@
+//! The mergeable result of a load run.
+
+use crate::units::{Bytes, CpuSeconds, Micros};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Failure counts by kind. Per-request failures never abort a run; they are
+/// counted here (wrk's "Socket errors: connect, read, write, timeout" plus
+/// non-2xx statuses; pgbench's failures by SQLSTATE class).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    pub connect: u64,
+    pub read: u64,
+    pub write: u64,
+    pub timeout: u64,
+    /// Responses with a non-2xx HTTP status (they still count as requests).
+    pub status: u64,
+    /// Malformed responses or protocol violations.
+    pub protocol: u64,
+    /// SQL serialization failures (SQLSTATE 40001), after retries ran out.
+    pub serialization: u64,
+    /// SQL deadlocks (SQLSTATE 40P01), after retries ran out.
+    pub deadlock: u64,
+    /// Any other server-reported error.
+    pub other: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Connect,
+    Read,
+    Write,
+    Timeout,
+    Status,
+    Protocol,
+    Serialization,
+    Deadlock,
+    Other,
+}
+
+impl ErrorCounts {
+    pub fn add(&mut self, kind: ErrorKind) {
+        let slot = match kind {
+            ErrorKind::Connect => &mut self.connect,
+            ErrorKind::Read => &mut self.read,
+            ErrorKind::Write => &mut self.write,
+            ErrorKind::Timeout => &mut self.timeout,
+            ErrorKind::Status => &mut self.status,
+            ErrorKind::Protocol => &mut self.protocol,
+            ErrorKind::Serialization => &mut self.serialization,
+            ErrorKind::Deadlock => &mut self.deadlock,
+            ErrorKind::Other => &mut self.other,
+        };
+        *slot += 1;
+    }
+
+    pub fn merge(&mut self, o: &ErrorCounts) {
+        self.connect += o.connect;
+        self.read += o.read;
+        self.write += o.write;
+        self.timeout += o.timeout;
+        self.status += o.status;
+        self.protocol += o.protocol;
+        self.serialization += o.serialization;
+        self.deadlock += o.deadlock;
+        self.other += o.other;
+    }
+
+    /// Socket-level and protocol failures (everything but non-2xx statuses).
+    pub fn socket_errors(&self) -> u64 {
+        self.connect + self.read + self.write + self.timeout + self.protocol
+    }
+
+    pub fn total(&self) -> u64 {
+        self.socket_errors() + self.status + self.serialization + self.deadlock + self.other
+    }
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub p50: Micros,
+    pub p90: Micros,
+    pub p99: Micros,
+    pub p999: Micros,
+    pub max: Micros,
+    pub mean: f64,
+    pub stdev: f64,
+}
+
+/// What one load run measured. Threads each build one and [`merge`] them.
+///
+/// [`merge`]: LoadResult::merge
+#[derive(Clone, Debug)]
+pub struct LoadResult {
+    /// Completed requests or transactions (any HTTP status; failed ones are
+    /// in `errors`).
+    pub requests: u64,
+    pub bytes: Bytes,
+    pub errors: ErrorCounts,
+    /// Retried transactions (serialization/deadlock) that later succeeded or
+    /// gave up.
+    pub retries: u64,
+    /// Latency of completed requests, in microseconds. Auto-resizing, so
+    /// values past the timeout are kept, not clamped.
+    pub latency: Histogram<u64>,
+    /// Completed requests per whole second since the run started.
+    pub timeline: Vec<u64>,
+    /// Wall time of the measured run.
+    pub elapsed: Duration,
+    /// CPU the load generator used during the run (user + system).
+    pub client_cpu: CpuSeconds,
+    pub connections_opened: u64,
+    /// The requested rate in open-loop mode.
+    pub target_rate: Option<f64>,
+    /// Plain-words warnings, such as ephemeral port exhaustion.
+    pub notes: Vec<String>,
+}
+
+impl Default for LoadResult {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LoadResult {
+    pub fn new() -> Self {
+        LoadResult {
+            requests: 0,
+            bytes: Bytes(0),
+            errors: ErrorCounts::default(),
+            retries: 0,
+            latency: new_histogram(),
+            timeline: Vec::new(),
+            elapsed: Duration::ZERO,
+            client_cpu: CpuSeconds(0.0),
+            connections_opened: 0,
+            target_rate: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Records one completed request that took `latency` and finished
+    /// `since_start` after the run began.
+    pub fn record(&mut self, latency: Micros, since_start: Duration) {
+        self.requests += 1;
+        // Auto-resize histograms only fail for values past u64 range.
+        let _ = self.latency.record(latency.0.max(1));
+        let sec = since_start.as_secs() as usize;
+        if self.timeline.len() <= sec {
+            self.timeline.resize(sec + 1, 0);
+        }
+        self.timeline[sec] += 1;
+    }
+
+    /// Folds another worker's result into this one. Elapsed and CPU are
+    /// whole-run quantities: the longer elapsed and the larger CPU win.
+    pub fn merge(&mut self, o: &LoadResult) {
+        self.requests += o.requests;
+        self.bytes = Bytes(self.bytes.0 + o.bytes.0);
+        self.errors.merge(&o.errors);
+        self.retries += o.retries;
+        // Both histograms auto-resize, so adding cannot fail on range.
+        let _ = self.latency.add(&o.latency);
+        if self.timeline.len() < o.timeline.len() {
+            self.timeline.resize(o.timeline.len(), 0);
+        }
+        for (a, b) in self.timeline.iter_mut().zip(&o.timeline) {
+            *a += b;
+        }
+        self.elapsed = self.elapsed.max(o.elapsed);
+        self.client_cpu = CpuSeconds(self.client_cpu.0.max(o.client_cpu.0));
+        self.connections_opened += o.connections_opened;
+        self.target_rate = self.target_rate.or(o.target_rate);
+        for n in &o.notes {
+            if !self.notes.contains(n) {
+                self.notes.push(n.clone());
+            }
+        }
+    }
+
+    /// Completed requests per second of wall time.
+    pub fn rps(&self) -> f64 {
+        let s = self.elapsed.as_secs_f64();
+        if s > 0.0 {
+            self.requests as f64 / s
+        } else {
+            0.0
+        }
+    }
+
+    pub fn latency_summary(&self) -> LatencySummary {
+        let h = &self.latency;
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        LatencySummary {
+            p50: Micros(h.value_at_quantile(0.50)),
+            p90: Micros(h.value_at_quantile(0.90)),
+            p99: Micros(h.value_at_quantile(0.99)),
+            p999: Micros(h.value_at_quantile(0.999)),
+            max: Micros(h.max()),
+            mean: h.mean(),
+            stdev: h.stdev(),
+        }
+    }
+
+    /// The histogram in HdrHistogram's portable V2 encoding.
+    pub fn histogram_bytes(&self) -> Vec<u8> {
+        encode_histogram(&self.latency)
+    }
+}
+
+/// An empty auto-resizing microsecond histogram with 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new(3).expect("3 significant digits is a valid precision")
+}
+
+pub fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
+    use hdrhistogram::serialization::{Serializer, V2Serializer};
+    let mut out = Vec::new();
+    // Serializing into a Vec cannot fail on I/O.
+    let _ = V2Serializer::new().serialize(h, &mut out);
+    out
+}
+
+pub fn decode_histogram(bytes: &[u8]) -> Option<Histogram<u64>> {
+    use hdrhistogram::serialization::Deserializer;
+    Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(bytes))
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_counts_and_histograms() {
+        let mut a = LoadResult::new();
+        let mut b = LoadResult::new();
+        a.record(Micros(100), Duration::from_millis(10));
+        b.record(Micros(300), Duration::from_millis(1500));
+        b.errors.add(ErrorKind::Timeout);
+        b.elapsed = Duration::from_secs(2);
+        a.merge(&b);
+        assert_eq!(a.requests, 2);
+        assert_eq!(a.timeline, vec![1, 1]);
+        assert_eq!(a.errors.timeout, 1);
+        assert_eq!(a.latency.len(), 2);
+        assert_eq!(a.rps(), 1.0);
+    }
+
+    #[test]
+    fn histogram_survives_encoding() {
+        let mut r = LoadResult::new();
+        for v in [5, 50, 500, 5_000_000] {
+            r.record(Micros(v), Duration::ZERO);
+        }
+        let h = decode_histogram(&r.histogram_bytes()).unwrap();
+        assert_eq!(h.len(), 4);
+        assert!(h.max() >= 4_990_000, "values past any timeout are kept");
+    }
+}

@@ -1,0 +1,1 @@
+//! Server-side metrics sampled while a trial runs, and the environment fingerprint.

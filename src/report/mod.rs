@@ -1,0 +1,1 @@
+//! Reports: terminal, JSON, CSV, SVG and HTML, one file per format.

@@ -1,0 +1,1 @@
+//! Sweeps, interleaved trials, the stopping rule and resume.

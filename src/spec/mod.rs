@@ -1,0 +1,1 @@
+//! The experiment file: parsing, validation, sweep expansion.

@@ -1,0 +1,3 @@
+//! SQLite store. See docs/store-schema.md.
+pub mod model;
+pub use model::*;

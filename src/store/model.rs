@@ -1,0 +1,171 @@
+//! The records the store holds and hands to analysis and reports.
+
+use crate::load::result::{ErrorCounts, LatencySummary};
+use serde::{Deserialize, Serialize};
+
+/// One sweep coordinate: axis name and value, e.g. `connections = 100`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Coord {
+    pub axis: String,
+    pub value: serde_json::Value,
+}
+
+/// A sweep point: its index in the expanded sweep and its coordinates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub index: u32,
+    pub coords: Vec<Coord>,
+}
+
+impl Point {
+    /// The numeric value of `axis` at this point, if it has one.
+    pub fn number(&self, axis: &str) -> Option<f64> {
+        self.coords
+            .iter()
+            .find(|c| c.axis == axis)
+            .and_then(|c| match &c.value {
+                serde_json::Value::Number(n) => n.as_f64(),
+                serde_json::Value::Array(a) => Some(a.len() as f64),
+                _ => None,
+            })
+    }
+
+    /// `connections=100 server.worker_processes=2`
+    pub fn label(&self) -> String {
+        if self.coords.is_empty() {
+            return "(single point)".into();
+        }
+        self.coords
+            .iter()
+            .map(|c| format!("{}={}", c.axis, display_value(&c.value)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+pub fn display_value(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialStatus {
+    Ok,
+    Failed,
+}
+
+/// What the load generator measured in one trial.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub requests: u64,
+    pub duration_s: f64,
+    pub rps: f64,
+    pub bytes: u64,
+    pub gbit_s: f64,
+    pub errors: ErrorCounts,
+    pub retries: u64,
+    pub latency_us: LatencySummary,
+    pub client_cpu_s: f64,
+    pub target_rate: Option<f64>,
+    pub connections_opened: u64,
+    pub notes: Vec<String>,
+}
+
+/// One stored trial.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    pub id: i64,
+    pub run_id: i64,
+    pub system: String,
+    pub point: Point,
+    /// 1-based trial number within (system, point).
+    pub trial: u32,
+    pub status: TrialStatus,
+    pub error: Option<String>,
+    pub started_at: i64,
+    pub measurement: Option<Measurement>,
+    /// The probe's summary over the measured window (see `probe`).
+    pub probe: Option<serde_json::Value>,
+    /// Completed requests per second of the measured window.
+    pub timeline: Vec<u64>,
+    /// Dataset, placement and other per-trial facts.
+    pub context: serde_json::Value,
+}
+
+impl Trial {
+    /// The headline throughput, or `None` for a failed trial.
+    pub fn throughput(&self) -> Option<f64> {
+        match self.status {
+            TrialStatus::Ok => self.measurement.as_ref().map(|m| m.rps),
+            TrialStatus::Failed => None,
+        }
+    }
+}
+
+/// One stored run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    /// `running`, `finished`, `interrupted` or `failed`.
+    pub status: String,
+    /// The experiment file's text, exactly as run.
+    pub experiment: String,
+    pub experiment_path: String,
+    /// Environment fingerprint (kernel, CPU, memory, sysctls, ...).
+    pub environment: serde_json::Value,
+    pub scalelab_version: String,
+    pub server_version: Option<String>,
+    /// The label of the baseline system.
+    pub baseline: Option<String>,
+    /// The headline statistic: `median` or `best`.
+    pub headline: String,
+}
+
+/// A run with all its trials.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunData {
+    pub run: Run,
+    pub trials: Vec<Trial>,
+}
+
+impl RunData {
+    /// System labels in first-seen order.
+    pub fn systems(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for t in &self.trials {
+            if !out.contains(&t.system) {
+                out.push(t.system.clone());
+            }
+        }
+        out
+    }
+
+    /// Points in sweep order.
+    pub fn points(&self) -> Vec<Point> {
+        let mut out: Vec<Point> = Vec::new();
+        for t in &self.trials {
+            if !out.iter().any(|p| p.index == t.point.index) {
+                out.push(t.point.clone());
+            }
+        }
+        out.sort_by_key(|p| p.index);
+        out
+    }
+
+    pub fn trials_at<'a>(
+        &'a self,
+        system: &'a str,
+        point: u32,
+    ) -> impl Iterator<Item = &'a Trial> + 'a {
+        self.trials
+            .iter()
+            .filter(move |t| t.system == system && t.point.index == point)
+    }
+}

@@ -1,0 +1,145 @@
+//! Child-process helpers shared by the targets: spawning inside a
+//! placement, waiting for readiness, and stopping by PID (never by pattern).
+
+use crate::placement::Placement;
+use crate::shutdown::Shutdown;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+/// Spawns `cmd` inside `placement` (cgroup and CPU affinity are applied in
+/// the child before exec, so every process it forks inherits them).
+pub fn spawn(mut cmd: Command, placement: &Placement) -> std::io::Result<Child> {
+    placement.configure(&mut cmd);
+    cmd.spawn()
+}
+
+/// Whether `pid` exists and is not a zombie. `kill -0` succeeds on zombies,
+/// so this reads the state from /proc instead.
+pub fn is_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            // The state follows the parenthesised command name.
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next());
+            !matches!(state, Some('Z') | Some('X') | None)
+        }
+        Err(_) => false,
+    }
+}
+
+pub fn signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: plain syscall on a PID we started.
+    unsafe {
+        libc::kill(pid as libc::pid_t, sig);
+    }
+}
+
+/// Reaps `pid` if it is our exited child; harmless otherwise.
+pub fn reap(pid: u32) {
+    // SAFETY: non-blocking waitpid on a specific PID.
+    unsafe {
+        let mut status = 0;
+        libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG);
+    }
+}
+
+/// Waits until `pid` is gone (or a zombie), reaping it if it is our child.
+pub fn wait_gone(pid: u32, timeout: Duration) -> bool {
+    let end = Instant::now() + timeout;
+    loop {
+        reap(pid);
+        if !is_alive(pid) {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Stops `pid` gracefully with `sig`, escalating to SIGKILL after `grace`.
+pub fn stop_pid(pid: u32, sig: libc::c_int, grace: Duration) {
+    if !is_alive(pid) {
+        reap(pid);
+        return;
+    }
+    signal(pid, sig);
+    if !wait_gone(pid, grace) {
+        signal(pid, libc::SIGKILL);
+        wait_gone(pid, Duration::from_secs(5));
+    }
+}
+
+/// Polls `ready` every 50 ms until it returns true, `timeout` passes, or
+/// shutdown is triggered. `alive` is checked too so a crashed server fails
+/// fast instead of waiting out the timeout.
+pub fn wait_ready(
+    timeout: Duration,
+    shutdown: &Shutdown,
+    mut alive: impl FnMut() -> bool,
+    mut ready: impl FnMut() -> bool,
+) -> Result<(), WaitError> {
+    let end = Instant::now() + timeout;
+    loop {
+        if ready() {
+            return Ok(());
+        }
+        if shutdown.is_triggered() {
+            return Err(WaitError::Interrupted);
+        }
+        if !alive() {
+            return Err(WaitError::Died);
+        }
+        if Instant::now() >= end {
+            return Err(WaitError::TimedOut);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum WaitError {
+    TimedOut,
+    Died,
+    Interrupted,
+}
+
+/// Whether a TCP connect to `addr` succeeds within 200 ms.
+pub fn tcp_accepts(addr: SocketAddr) -> bool {
+    TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+}
+
+/// A loopback TCP port that was free a moment ago.
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// The last `n` lines of a log file, for error messages.
+pub fn log_tail(path: &std::path::Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_pid_reaps_a_child() {
+        let child = Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = child.id();
+        assert!(is_alive(pid));
+        stop_pid(pid, libc::SIGTERM, Duration::from_secs(2));
+        assert!(!is_alive(pid));
+    }
+
+    #[test]
+    fn wait_ready_reports_a_dead_server() {
+        let r = wait_ready(Duration::from_secs(5), &Shutdown::new(), || false, || false);
+        assert_eq!(r, Err(WaitError::Died));
+    }
+}

@@ -1,0 +1,209 @@
+//! Newtypes for the quantities scalelab measures, and the parsers for the
+//! way users write them (`3s`, `2m` as wrk writes durations; `256M` memory).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::time::Duration;
+
+/// A latency or time span in microseconds (the unit of every histogram).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Micros(pub u64);
+
+impl Micros {
+    pub fn from_duration(d: Duration) -> Self {
+        Micros(d.as_micros().min(u64::MAX as u128) as u64)
+    }
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 / 1000.0
+    }
+}
+
+impl fmt::Display for Micros {
+    /// Formats like wrk: `812.00us`, `3.21ms`, `1.20s`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let us = self.0 as f64;
+        if us < 1_000.0 {
+            write!(f, "{us:.2}us")
+        } else if us < 1_000_000.0 {
+            write!(f, "{:.2}ms", us / 1_000.0)
+        } else {
+            write!(f, "{:.2}s", us / 1_000_000.0)
+        }
+    }
+}
+
+/// CPU time (user + system) in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CpuSeconds(pub f64);
+
+impl std::ops::Add for CpuSeconds {
+    type Output = CpuSeconds;
+    fn add(self, o: Self) -> Self {
+        CpuSeconds(self.0 + o.0)
+    }
+}
+
+impl std::ops::Sub for CpuSeconds {
+    type Output = CpuSeconds;
+    fn sub(self, o: Self) -> Self {
+        CpuSeconds((self.0 - o.0).max(0.0))
+    }
+}
+
+/// A byte count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    /// Gigabits per second over `secs`.
+    pub fn gbit_per_s(self, secs: f64) -> f64 {
+        if secs <= 0.0 {
+            0.0
+        } else {
+            self.0 as f64 * 8.0 / secs / 1e9
+        }
+    }
+}
+
+impl fmt::Display for Bytes {
+    /// Binary units like wrk: `100.73MB`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0 as f64;
+        const K: f64 = 1024.0;
+        if b < K {
+            write!(f, "{}B", self.0)
+        } else if b < K * K {
+            write!(f, "{:.2}KB", b / K)
+        } else if b < K * K * K {
+            write!(f, "{:.2}MB", b / K / K)
+        } else {
+            write!(f, "{:.2}GB", b / K / K / K)
+        }
+    }
+}
+
+/// An event rate per second (requests, transactions, queries).
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PerSecond(pub f64);
+
+/// Why a unit string did not parse; the message says what is accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UnitError(String);
+
+/// Parses a duration the way wrk does: a number with an optional unit
+/// `ms`, `s`, `m` or `h`; a bare number means seconds (`10` = `10s`).
+pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| {
+        UnitError(format!(
+            "`{text}` is not a duration; write a number and a unit, such as 500ms, 10s, 2m or 1h"
+        ))
+    })?;
+    let scale = match unit.trim() {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(UnitError(format!(
+                "`{text}` has the unknown unit `{other}`; use ms, s, m or h"
+            )))
+        }
+    };
+    if !value.is_finite() || value < 0.0 {
+        return Err(UnitError(format!("`{text}` must not be negative")));
+    }
+    Ok(Duration::from_secs_f64(value * scale))
+}
+
+/// Formats a duration as `parse_duration` reads it back.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms % 3_600_000 == 0 && ms > 0 {
+        format!("{}h", ms / 3_600_000)
+    } else if ms % 60_000 == 0 && ms > 0 {
+        format!("{}m", ms / 60_000)
+    } else if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+/// Parses a memory size: `512K`, `256M`, `2G` (binary multiples) or bytes.
+pub fn parse_bytes(text: &str) -> Result<Bytes, UnitError> {
+    let t = text.trim();
+    let upper = t.to_ascii_uppercase();
+    let body = upper
+        .strip_suffix("IB")
+        .or(upper.strip_suffix('B'))
+        .unwrap_or(&upper);
+    let (num, mult) = match body.chars().last() {
+        Some('K') => (&body[..body.len() - 1], 1u64 << 10),
+        Some('M') => (&body[..body.len() - 1], 1 << 20),
+        Some('G') => (&body[..body.len() - 1], 1 << 30),
+        Some('T') => (&body[..body.len() - 1], 1 << 40),
+        _ => (body, 1),
+    };
+    let value: f64 = num.trim().parse().map_err(|_| {
+        UnitError(format!(
+            "`{text}` is not a size; write a number with K, M or G, such as 256M"
+        ))
+    })?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(UnitError(format!("`{text}` must not be negative")));
+    }
+    Ok(Bytes((value * mult as f64) as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_like_wrk() {
+        assert_eq!(parse_duration("3s").unwrap(), Duration::from_secs(3));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("3x")
+            .unwrap_err()
+            .to_string()
+            .contains("ms, s, m or h"));
+        assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn durations_round_trip() {
+        for s in ["3s", "2m", "1h", "250ms"] {
+            assert_eq!(format_duration(parse_duration(s).unwrap()), s);
+        }
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_bytes("256M").unwrap(), Bytes(256 << 20));
+        assert_eq!(parse_bytes("1GiB").unwrap(), Bytes(1 << 30));
+        assert_eq!(parse_bytes("4096").unwrap(), Bytes(4096));
+        assert!(parse_bytes("lots").is_err());
+    }
+
+    #[test]
+    fn display_like_wrk() {
+        assert_eq!(Micros(812).to_string(), "812.00us");
+        assert_eq!(Micros(3_210).to_string(), "3.21ms");
+        assert_eq!(Micros(1_200_000).to_string(), "1.20s");
+        assert_eq!(Bytes(105_620_000).to_string(), "100.73MB");
+    }
+}
