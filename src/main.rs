@@ -1,6 +1,10 @@
 //! The scalelab binary: parse arguments, run, print the error chain, set
 //! the exit code. Everything else lives in the library and in `cli/`.
 
+mod cli;
+
+use clap::Parser;
+
 fn main() {
     std::process::exit(match run() {
         Ok(code) => code,
@@ -15,5 +19,17 @@ fn main() {
 }
 
 fn run() -> anyhow::Result<i32> {
-    Ok(0)
+    let cli = cli::Cli::parse();
+    let shutdown = scalelab::shutdown::Shutdown::new();
+    let on_signal = shutdown.clone();
+    // First Ctrl-C asks every loop to stop and the servers to be cleaned up;
+    // a second one exits at once.
+    ctrlc::set_handler(move || {
+        if on_signal.is_triggered() {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: stopping servers and saving what was measured...");
+        on_signal.trigger();
+    })?;
+    cli::dispatch(cli, &shutdown)
 }
