@@ -13,7 +13,9 @@
 
 pub mod bootstrap;
 pub mod compare;
+mod lm;
 pub mod mann_whitney;
+pub mod points_csv;
 pub mod shape;
 pub mod stopping;
 pub mod summary;
