@@ -10,5 +10,6 @@
 
 pub mod compare;
 pub mod shape;
+pub mod stopping;
 pub mod summary;
 pub mod usl;

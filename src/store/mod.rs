@@ -4,7 +4,7 @@
 
 pub mod model;
 mod read;
-mod write;
+pub mod write;
 
 pub use model::*;
 pub use write::{NewRun, NewTrial};

@@ -21,7 +21,10 @@ impl ExternalSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: ExternalSettings = parse_settings(KIND, t)?;
         if s.url.trim().is_empty() {
-            return Err(TargetError::Settings { kind: KIND, message: "`url` must name the running server".into() });
+            return Err(TargetError::Settings {
+                kind: KIND,
+                message: "`url` must name the running server".into(),
+            });
         }
         Ok(s)
     }
@@ -33,7 +36,9 @@ pub struct External {
 
 impl External {
     pub fn new(t: &toml::Table) -> Result<Self, TargetError> {
-        Ok(External { settings: ExternalSettings::parse(t)? })
+        Ok(External {
+            settings: ExternalSettings::parse(t)?,
+        })
     }
 }
 
@@ -42,7 +47,11 @@ impl Target for External {
         KIND
     }
 
-    fn start(&mut self, placement: &Placement, _shutdown: &Shutdown) -> Result<Endpoint, TargetError> {
+    fn start(
+        &mut self,
+        placement: &Placement,
+        _shutdown: &Shutdown,
+    ) -> Result<Endpoint, TargetError> {
         if placement.cpus.is_some() || placement.memory.is_some() {
             return Err(TargetError::Settings {
                 kind: KIND,
@@ -50,7 +59,9 @@ impl Target for External {
                     .into(),
             });
         }
-        Ok(Endpoint { uri: self.settings.url.clone() })
+        Ok(Endpoint {
+            uri: self.settings.url.clone(),
+        })
     }
 
     fn stop(&mut self) -> Result<(), TargetError> {

@@ -83,10 +83,15 @@ impl NginxSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: NginxSettings = parse_settings(KIND, t)?;
         if s.worker_processes == Workers::Count(0) {
-            return Err(settings_err("worker_processes must be at least 1 or \"auto\""));
+            return Err(settings_err(
+                "worker_processes must be at least 1 or \"auto\"",
+            ));
         }
         for (name, size) in &s.files {
-            let ok = size.as_str().map(crate::units::parse_bytes).is_some_and(|r| r.is_ok());
+            let ok = size
+                .as_str()
+                .map(crate::units::parse_bytes)
+                .is_some_and(|r| r.is_ok());
             if !ok || name.contains('/') || name.starts_with('.') {
                 return Err(settings_err(&format!(
                     "files.`{name}` must map a plain file name to a size such as \"64K\""
@@ -98,9 +103,17 @@ impl NginxSettings {
 
     /// Static files served: the seed's three plus any extra.
     fn static_files(&self) -> Vec<(String, u64)> {
-        let mut out = vec![("1k.bin".to_string(), 1024), ("8k.bin".into(), 8192), ("16k.bin".into(), 16384)];
+        let mut out = vec![
+            ("1k.bin".to_string(), 1024),
+            ("8k.bin".into(), 8192),
+            ("16k.bin".into(), 16384),
+        ];
         for (name, size) in &self.files {
-            let bytes = size.as_str().and_then(|s| crate::units::parse_bytes(s).ok()).map(|b| b.0).unwrap_or(0);
+            let bytes = size
+                .as_str()
+                .and_then(|s| crate::units::parse_bytes(s).ok())
+                .map(|b| b.0)
+                .unwrap_or(0);
             out.push((name.clone(), bytes));
         }
         out
@@ -113,9 +126,16 @@ impl NginxSettings {
             Workers::Auto(_) => "auto".into(),
         };
         let onoff = |b: bool| if b { "on" } else { "off" };
-        let affinity =
-            self.worker_cpu_affinity.as_ref().map(|a| format!("worker_cpu_affinity {a};\n")).unwrap_or_default();
-        let access = if self.access_log { format!("access_log {d}/access.log;") } else { "access_log off;".into() };
+        let affinity = self
+            .worker_cpu_affinity
+            .as_ref()
+            .map(|a| format!("worker_cpu_affinity {a};\n"))
+            .unwrap_or_default();
+        let access = if self.access_log {
+            format!("access_log {d}/access.log;")
+        } else {
+            "access_log off;".into()
+        };
         let reuse = if self.reuseport { " reuseport" } else { "" };
         format!(
             "# written by scalelab\n\
@@ -148,7 +168,10 @@ impl NginxSettings {
 }
 
 fn settings_err(message: &str) -> TargetError {
-    TargetError::Settings { kind: KIND, message: message.to_string() }
+    TargetError::Settings {
+        kind: KIND,
+        message: message.to_string(),
+    }
 }
 
 pub struct Nginx {
@@ -175,7 +198,10 @@ impl Nginx {
             .iter()
             .map(PathBuf::from)
             .find(|p| p.exists())
-            .ok_or(TargetError::Missing { kind: KIND, message: "no nginx binary in /usr/sbin".into() })
+            .ok_or(TargetError::Missing {
+                kind: KIND,
+                message: "no nginx binary in /usr/sbin".into(),
+            })
     }
 
     /// Creates the run directory with config, temp dirs and static files.
@@ -191,7 +217,8 @@ impl Nginx {
         }
         for (name, size) in self.settings.static_files() {
             let file = path.join("html").join(&name);
-            std::fs::write(&file, vec![b'x'; size as usize]).map_err(|e| TargetError::io(&file, e))?;
+            std::fs::write(&file, vec![b'x'; size as usize])
+                .map_err(|e| TargetError::io(&file, e))?;
         }
         let config = self.settings.render(&path, port);
         let conf = path.join("nginx.conf");
@@ -207,19 +234,26 @@ impl Nginx {
         if !error_log.is_empty() {
             log = format!("{log}\n{error_log}");
         }
-        TargetError::Start { kind: KIND, message: format!("{what}; nginx said:\n{}", log.trim()) }
+        TargetError::Start {
+            kind: KIND,
+            message: format!("{what}; nginx said:\n{}", log.trim()),
+        }
     }
 }
 
 /// Whether nginx answers `GET /` on `port` with an HTTP status line.
 fn answers(port: u16) -> bool {
     use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200))
-    else {
+    let Ok(mut s) = std::net::TcpStream::connect_timeout(
+        &([127, 0, 0, 1], port).into(),
+        Duration::from_millis(200),
+    ) else {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    if s.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").is_err() {
+    if s.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .is_err()
+    {
         return false;
     }
     let mut buf = [0u8; 16];
@@ -231,7 +265,11 @@ impl Target for Nginx {
         KIND
     }
 
-    fn start(&mut self, placement: &Placement, shutdown: &Shutdown) -> Result<Endpoint, TargetError> {
+    fn start(
+        &mut self,
+        placement: &Placement,
+        shutdown: &Shutdown,
+    ) -> Result<Endpoint, TargetError> {
         self.stop()?;
         let bin = Self::binary()?;
         let port = match self.settings.port {
@@ -239,15 +277,29 @@ impl Target for Nginx {
             None => process::free_port().map_err(|e| TargetError::io(Path::new("127.0.0.1"), e))?,
         };
         let dir = self.prepare(port)?;
-        let stderr = std::fs::File::create(dir.join("stderr.log")).map_err(|e| TargetError::io(&dir, e))?;
+        let stderr =
+            std::fs::File::create(dir.join("stderr.log")).map_err(|e| TargetError::io(&dir, e))?;
         let mut cmd = Command::new(bin);
-        cmd.arg("-p").arg(&dir).arg("-c").arg(dir.join("nginx.conf")).args(["-g", "daemon off;"]);
-        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(stderr);
+        cmd.arg("-p")
+            .arg(&dir)
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .args(["-g", "daemon off;"]);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr);
         let child = process::spawn(cmd, placement).map_err(|e| TargetError::io(&dir, e))?;
         let pid = child.id();
         self.child = Some(child);
-        match process::wait_ready(Duration::from_secs(10), shutdown, || process::is_alive(pid), || answers(port)) {
-            Ok(()) => Ok(Endpoint { uri: format!("http://127.0.0.1:{port}") }),
+        match process::wait_ready(
+            Duration::from_secs(10),
+            shutdown,
+            || process::is_alive(pid),
+            || answers(port),
+        ) {
+            Ok(()) => Ok(Endpoint {
+                uri: format!("http://127.0.0.1:{port}"),
+            }),
             Err(e) => {
                 let err = match e {
                     WaitError::Died => self.start_error(&dir, "nginx exited during startup"),
@@ -279,7 +331,9 @@ impl Target for Nginx {
     }
 
     fn is_running(&self) -> bool {
-        self.child.as_ref().is_some_and(|c| process::is_alive(c.id()))
+        self.child
+            .as_ref()
+            .is_some_and(|c| process::is_alive(c.id()))
     }
 
     fn root_pid(&self) -> Option<u32> {
@@ -289,7 +343,9 @@ impl Target for Nginx {
     fn version(&self) -> Option<String> {
         let out = Command::new(Self::binary().ok()?).arg("-v").output().ok()?;
         let text = String::from_utf8_lossy(&out.stderr);
-        text.trim().strip_prefix("nginx version: ").map(str::to_string)
+        text.trim()
+            .strip_prefix("nginx version: ")
+            .map(str::to_string)
     }
 
     fn effective_config(&self) -> Option<String> {
@@ -313,9 +369,13 @@ mod tests {
 
     #[test]
     fn settings_name_the_bad_field() {
-        let err = NginxSettings::parse(&table("workers = 2")).unwrap_err().to_string();
+        let err = NginxSettings::parse(&table("workers = 2"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown field `workers`"), "{err}");
-        let err = NginxSettings::parse(&table("worker_processes = 0")).unwrap_err().to_string();
+        let err = NginxSettings::parse(&table("worker_processes = 0"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("worker_processes"), "{err}");
         assert!(NginxSettings::parse(&table("worker_processes = \"auto\"")).is_ok());
         assert!(NginxSettings::parse(&table("worker_processes = \"many\"")).is_err());
