@@ -19,14 +19,18 @@ pub struct DoctorArgs {
 pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
     let mut needed: Vec<Requirement> = Vec::new();
     for (recipe, reqs) in recipe_requirements(&a.recipes)? {
-        let names: Vec<String> = reqs.iter().map(|r| mark(r)).collect();
+        let names: Vec<String> = reqs.iter().map(mark).collect();
         println!("{recipe:<40} {}", names.join(", "));
         needed.extend(reqs);
     }
     let tools: Vec<String> = requirements::BENCH_TOOLS.iter().map(mark).collect();
     println!("{:<40} {}", "benchmarks (bench/)", tools.join(", "));
     needed.extend(requirements::BENCH_TOOLS);
-    let mut missing: Vec<&str> = needed.iter().filter(|r| !r.installed()).map(|r| r.package).collect();
+    let mut missing: Vec<&str> = needed
+        .iter()
+        .filter(|r| !r.installed())
+        .map(|r| r.package)
+        .collect();
     missing.sort_unstable();
     missing.dedup();
     if missing.is_empty() {
@@ -43,19 +47,34 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
 }
 
 fn mark(r: &Requirement) -> String {
-    format!("{} [{}]", r.what, if r.installed() { "ok" } else { "MISSING" })
+    format!(
+        "{} [{}]",
+        r.what,
+        if r.installed() { "ok" } else { "MISSING" }
+    )
 }
 
 /// Each recipe file with what its server kind needs.
 fn recipe_requirements(dir: &Path) -> anyhow::Result<Vec<(String, Vec<Requirement>)>> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| anyhow::anyhow!("cannot read the recipes directory {}: {e}; pass --recipes DIR", dir.display()))?;
-    let mut files: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the recipes directory {}: {e}; pass --recipes DIR",
+            dir.display()
+        )
+    })?;
+    let mut files: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
     files.sort();
     let mut out = Vec::new();
     for f in files {
         let exp = Experiment::load(&f, false)?;
-        out.push((f.display().to_string(), requirements::for_server(&exp.server.kind)));
+        out.push((
+            f.display().to_string(),
+            requirements::for_server(&exp.server.kind),
+        ));
     }
     Ok(out)
 }

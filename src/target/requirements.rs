@@ -12,19 +12,34 @@ pub struct Requirement {
     pub paths: &'static [&'static str],
 }
 
-const NGINX: Requirement = Requirement { what: "nginx", package: "nginx", paths: &["/usr/sbin/nginx"] };
+const NGINX: Requirement = Requirement {
+    what: "nginx",
+    package: "nginx",
+    paths: &["/usr/sbin/nginx"],
+};
 const POSTGRES: Requirement = Requirement {
     what: "PostgreSQL server",
     package: "postgresql",
     paths: &["/usr/lib/postgresql/*/bin/postgres"],
 };
-const RUNUSER: Requirement =
-    Requirement { what: "runuser (PostgreSQL refuses root)", package: "util-linux", paths: &["/usr/sbin/runuser", "/sbin/runuser"] };
+const RUNUSER: Requirement = Requirement {
+    what: "runuser (PostgreSQL refuses root)",
+    package: "util-linux",
+    paths: &["/usr/sbin/runuser", "/sbin/runuser"],
+};
 
 /// Peer tools the side-by-side benchmarks compare against.
 pub const BENCH_TOOLS: &[Requirement] = &[
-    Requirement { what: "wrk (bench/http-vs-wrk.sh)", package: "wrk", paths: &["/usr/bin/wrk"] },
-    Requirement { what: "pgbench (bench/pg-vs-pgbench.sh)", package: "postgresql-contrib", paths: &["/usr/bin/pgbench"] },
+    Requirement {
+        what: "wrk (bench/http-vs-wrk.sh)",
+        package: "wrk",
+        paths: &["/usr/bin/wrk"],
+    },
+    Requirement {
+        what: "pgbench (bench/pg-vs-pgbench.sh)",
+        package: "postgresql-contrib",
+        paths: &["/usr/bin/pgbench"],
+    },
 ];
 
 /// What a server kind needs.
@@ -47,8 +62,12 @@ fn glob_exists(pattern: &str) -> bool {
     let Some((head, tail)) = pattern.split_once('*') else {
         return std::path::Path::new(pattern).exists();
     };
-    let Ok(entries) = std::fs::read_dir(head) else { return false };
-    entries.flatten().any(|e| glob_exists(&format!("{}{}", e.path().display(), tail)))
+    let Ok(entries) = std::fs::read_dir(head) else {
+        return false;
+    };
+    entries
+        .flatten()
+        .any(|e| glob_exists(&format!("{}{}", e.path().display(), tail)))
 }
 
 #[cfg(test)]

@@ -1,1 +1,6 @@
+//! The one integration-test binary (as ripgrep does): real servers, the
+//! real `scalelab` binary, fixtures under tests/fixtures/.
 
+mod nginx;
+mod spec_errors;
+mod support;
