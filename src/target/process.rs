@@ -124,6 +124,23 @@ pub fn log_tail(path: &std::path::Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
+/// Direct children of `pid`, from /proc/<pid>/task/*/children.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,21 +159,4 @@ mod tests {
         let r = wait_ready(Duration::from_secs(5), &Shutdown::new(), || false, || false);
         assert_eq!(r, Err(WaitError::Died));
     }
-}
-
-/// Direct children of `pid`, from /proc/<pid>/task/*/children.
-pub fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return out;
-    };
-    for task in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            out.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok()),
-            );
-        }
-    }
-    out
 }

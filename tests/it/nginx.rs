@@ -3,7 +3,7 @@
 
 use scalelab::placement::Placement;
 use scalelab::shutdown::Shutdown;
-use scalelab::target::{self, process::is_alive, Target};
+use scalelab::target::{self, process::is_alive};
 use std::io::{Read, Write};
 
 fn get(uri: &str, path: &str) -> String {
