@@ -146,6 +146,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::zombie_processes)] // stop_pid reaps it: that is the test
     fn stop_pid_reaps_a_child() {
         let child = Command::new("sleep").arg("30").spawn().unwrap();
         let pid = child.id();
