@@ -9,8 +9,22 @@ use std::time::{Duration, Instant};
 
 /// Spawns `cmd` inside `placement` (cgroup and CPU affinity are applied in
 /// the child before exec, so every process it forks inherits them).
+///
+/// The child also gets SIGTERM if scalelab itself dies (even by SIGKILL), so
+/// a killed run leaves no server behind. A daemonising child (pg_ctl) is not
+/// covered; its target stops the server by PID instead.
 pub fn spawn(mut cmd: Command, placement: &Placement) -> std::io::Result<Child> {
+    use std::os::unix::process::CommandExt;
     placement.configure(&mut cmd);
+    // SAFETY: prctl is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     cmd.spawn()
 }
 

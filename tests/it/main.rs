@@ -2,5 +2,6 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod nginx;
+mod runner;
 mod spec_errors;
 mod support;
