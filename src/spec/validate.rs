@@ -417,3 +417,84 @@ fn setting_error(
         format!("check the {section} settings; {FORMAT_DOC}"),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str =
+        "name = \"t\"\n[server]\nkind = \"nginx\"\n[load]\nkind = \"http\"\nthreads = 2\n";
+
+    fn parse(extra: &str, quick: bool) -> Result<Experiment, SpecError> {
+        validate(Path::new("t.toml"), &format!("{BASE}{extra}"), quick)
+    }
+
+    #[test]
+    fn defaults_fill_in() {
+        let e = parse("", false).unwrap();
+        assert_eq!(e.trials.min_trials, 3);
+        assert_eq!(e.trials.duration, Duration::from_secs(10));
+        assert_eq!(e.load_common.threads, Some(2));
+        assert_eq!(e.systems.len(), 1);
+        assert_eq!(e.baseline(), "default");
+        assert_eq!(e.points().len(), 1);
+        assert!(
+            !e.load.settings.contains_key("threads"),
+            "common keys leave the driver's table"
+        );
+    }
+
+    #[test]
+    fn quick_overlays_sweep_and_trials() {
+        let extra = "[sweep]\nconnections = [1, 2, 4]\n[trials]\nmin = 5\nmax = 9\n\
+                     [quick]\nsweep = { connections = [2] }\ntrials = { max = 5 }\n";
+        let full = parse(extra, false).unwrap();
+        assert_eq!((full.points().len(), full.trials.max_trials), (3, 9));
+        let quick = parse(extra, true).unwrap();
+        assert_eq!(
+            (
+                quick.points().len(),
+                quick.trials.min_trials,
+                quick.trials.max_trials
+            ),
+            (1, 5, 5)
+        );
+    }
+
+    #[test]
+    fn the_first_system_is_the_default_baseline() {
+        let e = parse(
+            "[[system]]\nlabel = \"a\"\n[[system]]\nlabel = \"b\"\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!(e.baseline(), "a");
+        let e = parse(
+            "[[system]]\nlabel = \"a\"\n[[system]]\nlabel = \"b\"\nbaseline = true\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!(e.baseline(), "b");
+    }
+
+    #[test]
+    fn two_baselines_are_refused() {
+        let extra = "[[system]]\nlabel = \"a\"\nbaseline = true\n[[system]]\nlabel = \"b\"\nbaseline = true\n";
+        let err = parse(extra, false).unwrap_err();
+        assert_eq!(err.field, "system[2].baseline");
+        let text = format!("{BASE}{extra}");
+        let last_baseline = text
+            .lines()
+            .rposition(|l| l.starts_with("baseline"))
+            .unwrap()
+            + 1;
+        assert_eq!(err.line, Some(last_baseline));
+    }
+
+    #[test]
+    fn axis_values_are_checked_per_point() {
+        let err = parse("[sweep]\nrate = [100, -5]\n", false).unwrap_err();
+        assert_eq!(err.field, "sweep.rate");
+        assert!(err.message.contains("positive"), "{}", err.message);
+    }
+}

@@ -27,24 +27,48 @@ fn a_run_stores_every_trial_and_reports() {
     let store = dir.path().join("s.sqlite");
     let html = dir.path().join("r.html");
     let out = scalelab()
-        .args(["--store", store.to_str().unwrap(), "run", exp.to_str().unwrap(), "-o", html.to_str().unwrap()])
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ])
         .env("SCALELAB_WORKDIR", dir.path().join("work"))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let data = Store::open(&store).unwrap().load_run("latest").unwrap();
     assert_eq!(data.trials.len(), 2 * 2 * 2);
-    assert!(data.trials.iter().all(|t| t.status == TrialStatus::Ok), "{:?}", data.trials);
+    assert!(
+        data.trials.iter().all(|t| t.status == TrialStatus::Ok),
+        "{:?}",
+        data.trials
+    );
     // Interleaved: A B A B at each point.
-    let order: Vec<&str> = data.trials.iter().take(4).map(|t| t.system.as_str()).collect();
+    let order: Vec<&str> = data
+        .trials
+        .iter()
+        .take(4)
+        .map(|t| t.system.as_str())
+        .collect();
     assert_eq!(order, ["one", "two", "one", "two"]);
     assert_eq!(data.run.status, "finished");
-    assert!(data.run.server_version.as_deref().unwrap_or("").starts_with("nginx/"));
+    assert!(data
+        .run
+        .server_version
+        .as_deref()
+        .unwrap_or("")
+        .starts_with("nginx/"));
     assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
 }
 
 fn count_trials(store: &Path) -> usize {
-    Store::open(store).ok().and_then(|s| s.load_run("latest").ok()).map_or(0, |d| d.trials.len())
+    Store::open(store)
+        .ok()
+        .and_then(|s| s.load_run("latest").ok())
+        .map_or(0, |d| d.trials.len())
 }
 
 #[test]
@@ -56,7 +80,12 @@ fn a_killed_run_loses_nothing_and_resumes() {
     );
     let store = dir.path().join("s.sqlite");
     let mut child = scalelab()
-        .args(["--store", store.to_str().unwrap(), "run", exp.to_str().unwrap()])
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+        ])
         .env("SCALELAB_WORKDIR", dir.path().join("work"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -69,10 +98,21 @@ fn a_killed_run_loses_nothing_and_resumes() {
     child.kill().unwrap(); // SIGKILL: no chance to clean up or flush
     child.wait().unwrap();
     let before = Store::open(&store).unwrap().load_run("latest").unwrap();
-    assert!(before.trials.len() >= 3 && before.trials.len() < 8, "killed mid-run: {}", before.trials.len());
+    assert!(
+        before.trials.len() >= 3 && before.trials.len() < 8,
+        "killed mid-run: {}",
+        before.trials.len()
+    );
     assert_eq!(before.run.status, "running");
 
-    let out = run(&["--store", store.to_str().unwrap(), "run", exp.to_str().unwrap(), "--resume", &before.run.id.to_string()]);
+    let out = run(&[
+        "--store",
+        store.to_str().unwrap(),
+        "run",
+        exp.to_str().unwrap(),
+        "--resume",
+        &before.run.id.to_string(),
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let after = Store::open(&store).unwrap().load_run("latest").unwrap();
     assert_eq!(after.run.id, before.run.id);
@@ -92,7 +132,12 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
     );
     let store = dir.path().join("s.sqlite");
     let child = scalelab()
-        .args(["--store", store.to_str().unwrap(), "run", exp.to_str().unwrap()])
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+        ])
         .env("SCALELAB_WORKDIR", dir.path().join("work"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -119,7 +164,19 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
     assert_eq!(data.trials.len(), 2, "the sweep went on");
     let first = &data.trials[0];
     assert_eq!(first.status, TrialStatus::Failed);
-    assert!(first.error.as_deref().unwrap_or("").contains("server died"), "{:?}", first.error);
-    assert!(first.measurement.is_some(), "what was measured before the death is kept");
-    assert_eq!(data.trials[1].status, TrialStatus::Ok, "{:?}", data.trials[1].error);
+    assert!(
+        first.error.as_deref().unwrap_or("").contains("server died"),
+        "{:?}",
+        first.error
+    );
+    assert!(
+        first.measurement.is_some(),
+        "what was measured before the death is kept"
+    );
+    assert_eq!(
+        data.trials[1].status,
+        TrialStatus::Ok,
+        "{:?}",
+        data.trials[1].error
+    );
 }
