@@ -483,8 +483,9 @@ mod tests {
         let err = parse(extra, false).unwrap_err();
         assert_eq!(err.field, "system[2].baseline");
         let text = format!("{BASE}{extra}");
-        let last_baseline = text
-            .lines()
+        let lines: Vec<&str> = text.lines().collect();
+        let last_baseline = lines
+            .iter()
             .rposition(|l| l.starts_with("baseline"))
             .unwrap()
             + 1;
