@@ -1,3 +1,8 @@
-//! The single integration-test binary: one module per area.
+//! The one integration-test binary (as ripgrep does): real servers, the
+//! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod analysis;
+mod nginx;
+mod runner;
+mod spec_errors;
+mod support;
