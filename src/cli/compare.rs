@@ -10,6 +10,7 @@ pub struct CompareArgs {
     pub run_a: String,
     /// The run compared against it (or `latest`).
     pub run_b: String,
+    /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,
     /// Differences smaller than this many percent are called noise.
