@@ -1,0 +1,6 @@
+//! The probe and placement on the real machine: cgroups, pinning, the
+//! sampler on a known process tree, client saturation, the fingerprint.
+
+mod placement;
+mod sampler;
+mod support;
