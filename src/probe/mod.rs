@@ -1,1 +1,48 @@
-//! Server-side metrics sampled while a trial runs, and the environment fingerprint.
+//! Server-side metrics sampled while a trial runs, and the environment
+//! fingerprint.
+//!
+//! [`Sampler::start`] takes a baseline reading of `/proc` and then samples
+//! every interval on its own thread until [`Sampler::stop`], which returns
+//! a timeline of per-interval deltas and a summary over the whole window
+//! ([`ProbeData`]). The runner starts it after warmup. Each source has its
+//! own file with a pure parser (text in, values out) apart from the reading:
+//!
+//! - [`cpu`] reads `/proc/stat`: CPU time split per CPU, and the run queue;
+//! - [`freq`] reads cpufreq or the MHz in `/proc/cpuinfo`;
+//! - [`loadavg`] reads `/proc/loadavg`;
+//! - [`netdev`] reads `/proc/net/dev`;
+//! - [`process`] and [`tree`] follow the server's process tree;
+//! - [`own`] measures this process (the load generator) and the sampler.
+//!
+//! Every field is documented in `docs/probe-metrics.md`.
+
+pub mod client;
+pub mod cpu;
+pub mod data;
+pub mod fingerprint;
+pub mod freq;
+pub mod loadavg;
+pub mod netdev;
+pub mod own;
+pub mod process;
+pub mod sampler;
+pub mod summary;
+pub mod tree;
+
+pub use client::{
+    client_bound, client_bound_reason, client_verdict, server_cpu_per_request,
+    CLIENT_BOUND_FRACTION,
+};
+pub use data::{
+    CpuSplit, NetDelta, PerCpu, ProbeData, ProbeSample, ProbeSummary, ProcessSummary, ServerSample,
+};
+pub use fingerprint::{capture, diff, Fingerprint};
+pub use sampler::{Sampler, SamplerConfig};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("the probe's sampling interval must be at least 10ms (the kernel's CPU counters tick at 100 Hz), not {0:?}")]
+    Interval(std::time::Duration),
+    #[error("could not start the probe's sampler thread: {0}")]
+    Spawn(std::io::Error),
+}
