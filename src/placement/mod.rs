@@ -12,6 +12,7 @@
 
 pub mod affinity;
 pub mod cgroup;
+pub mod hierarchy;
 
 use crate::units::Bytes;
 use cgroup::{Cgroup, Controller};
@@ -85,44 +86,31 @@ impl Placement {
         let mut placement = Placement {
             cpus,
             memory,
-            cgroups: Vec::new(),
-            procs_files: Vec::new(),
+            ..Placement::default()
         };
-        let mut wanted = Vec::new();
-        if placement.memory.is_some() {
-            wanted.push(Controller::Memory);
-        }
-        if placement.cpus.is_some() {
-            wanted.push(Controller::Cpuset);
-        }
-        // One directory per hierarchy: on v2 both controllers share one.
-        let mut groups: Vec<(cgroup::Hierarchy, Vec<Controller>)> = Vec::new();
-        for c in wanted {
-            let h = cgroup::locate_here(c)?;
-            match groups.iter_mut().find(|(g, _)| g.parent == h.parent) {
-                Some((_, cs)) => cs.push(c),
-                None => groups.push((h, vec![c])),
-            }
-        }
         let dir_name = cgroup_name(name);
-        for (h, controllers) in groups {
-            // Pushed before configuring, so a failure below drops (removes) it.
-            placement
-                .cgroups
-                .push(Cgroup::make(&h, &dir_name, &controllers)?);
-            let cg = placement.cgroups.last().expect("just pushed");
-            for c in controllers {
-                match (c, &placement.cpus, placement.memory) {
-                    (Controller::Cpuset, Some(cpus), _) => {
-                        cg.set_cpus(&affinity::format_cpu_list(cpus))?
-                    }
-                    (Controller::Memory, _, Some(limit)) => cg.set_memory(limit.0)?,
-                    _ => {}
-                }
-            }
+        for (h, controllers) in hierarchies(placement.memory.is_some(), placement.cpus.is_some())? {
+            // On any error below, `cg` and the placement drop, removing
+            // every cgroup made so far.
+            let cg = Cgroup::make(&h, &dir_name, &controllers)?;
+            placement.apply_limits(&cg, &controllers)?;
             placement.procs_files.push(cg.procs_file()?);
+            placement.cgroups.push(cg);
         }
         Ok(placement)
+    }
+
+    fn apply_limits(&self, cg: &Cgroup, controllers: &[Controller]) -> Result<(), PlacementError> {
+        for c in controllers {
+            match (c, &self.cpus, self.memory) {
+                (Controller::Cpuset, Some(cpus), _) => {
+                    cg.set_cpus(&affinity::format_cpu_list(cpus))?
+                }
+                (Controller::Memory, _, Some(limit)) => cg.set_memory(limit.0)?,
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// Arranges for the child spawned by `cmd` to start inside this
@@ -185,7 +173,8 @@ impl Placement {
     }
 
     /// Removes the cgroups now (moving any process still inside to the
-    /// parent cgroup first). Idempotent; `Drop` calls it too.
+    /// parent cgroup first), reporting failure. Idempotent; dropping the
+    /// placement removes them too.
     pub fn remove(&mut self) -> Result<(), PlacementError> {
         let mut first_error = None;
         for cg in self.cgroups.drain(..) {
@@ -198,13 +187,22 @@ impl Placement {
     }
 }
 
-impl Drop for Placement {
-    fn drop(&mut self) {
-        if let Err(e) = self.remove() {
-            // Drop cannot return it; a leftover cgroup must not go unnoticed.
-            eprintln!("scalelab: warning: {e}");
+/// The hierarchies serving the wanted controllers, one entry per cgroup
+/// directory to create (on v2 both controllers share one).
+fn hierarchies(
+    memory: bool,
+    cpus: bool,
+) -> Result<Vec<(hierarchy::Hierarchy, Vec<Controller>)>, PlacementError> {
+    let wanted = [(memory, Controller::Memory), (cpus, Controller::Cpuset)];
+    let mut groups: Vec<(hierarchy::Hierarchy, Vec<Controller>)> = Vec::new();
+    for (_, c) in wanted.into_iter().filter(|(want, _)| *want) {
+        let h = hierarchy::locate_here(c)?;
+        match groups.iter_mut().find(|(g, _)| g.parent == h.parent) {
+            Some((_, cs)) => cs.push(c),
+            None => groups.push((h, vec![c])),
         }
     }
+    Ok(groups)
 }
 
 fn check_cpus(cpus: &[usize]) -> Result<(), PlacementError> {
@@ -297,17 +295,13 @@ mod tests {
         let online = online_cpu_list();
         let p = Placement {
             cpus: Some(vec![online[0]]),
-            cgroups: Vec::new(),
-            procs_files: Vec::new(),
-            memory: None,
+            ..Placement::default()
         };
         let rest = p.client_cpus().unwrap_or_default();
         assert_eq!(rest, online[1..].to_vec());
         let all = Placement {
             cpus: Some(online),
-            cgroups: Vec::new(),
-            procs_files: Vec::new(),
-            memory: None,
+            ..Placement::default()
         };
         assert_eq!(all.client_cpus(), None);
     }

@@ -11,7 +11,7 @@
 //! - [`freq`] reads cpufreq or the MHz in `/proc/cpuinfo`;
 //! - [`loadavg`] reads `/proc/loadavg`;
 //! - [`netdev`] reads `/proc/net/dev`;
-//! - [`process`] and [`tree`] follow the server's process tree;
+//! - [`process`], [`tree`] and [`tracker`] follow the server's process tree;
 //! - [`own`] measures this process (the load generator) and the sampler.
 //!
 //! Every field is documented in `docs/probe-metrics.md`.
@@ -19,6 +19,7 @@
 pub mod client;
 pub mod cpu;
 pub mod data;
+pub mod diff;
 pub mod fingerprint;
 pub mod freq;
 pub mod loadavg;
@@ -27,7 +28,9 @@ pub mod own;
 pub mod process;
 pub mod sampler;
 pub mod summary;
+pub mod tracker;
 pub mod tree;
+mod window;
 
 pub use client::{
     client_bound, client_bound_reason, client_verdict, server_cpu_per_request,
@@ -36,7 +39,8 @@ pub use client::{
 pub use data::{
     CpuSplit, NetDelta, PerCpu, ProbeData, ProbeSample, ProbeSummary, ProcessSummary, ServerSample,
 };
-pub use fingerprint::{capture, diff, Fingerprint};
+pub use diff::{diff, flatten};
+pub use fingerprint::{capture, Fingerprint};
 pub use sampler::{Sampler, SamplerConfig};
 
 #[derive(Debug, thiserror::Error)]

@@ -7,7 +7,7 @@ use super::loadavg::LoadAvg;
 
 /// Everything the summary is computed from.
 #[derive(Debug)]
-pub struct Window<'a> {
+pub struct SummaryInputs<'a> {
     pub samples: &'a [ProbeSample],
     pub first: &'a ProcStat,
     pub last: &'a ProcStat,
@@ -34,7 +34,7 @@ fn weighted_mean(
     (weight > 0.0).then(|| sum / weight)
 }
 
-pub fn summarize(w: Window<'_>) -> ProbeSummary {
+pub fn summarize(w: SummaryInputs<'_>) -> ProbeSummary {
     let s = w.samples;
     let cpu = split(&w.first.total, &w.last.total);
     let per_cpu = w
@@ -184,7 +184,7 @@ mod tests {
             sample(1.0, 2000.0, 0.4, 100, 10),
             sample(3.0, 3000.0, 1.2, 200, 20),
         ];
-        let sum = summarize(Window {
+        let sum = summarize(SummaryInputs {
             samples: &samples,
             first: &first,
             last: &last,
@@ -226,7 +226,7 @@ mod tests {
     #[test]
     fn without_a_server_its_fields_are_none() {
         let stat = parse_proc_stat("cpu 1 0 0 1 0 0 0 0\n");
-        let sum = summarize(Window {
+        let sum = summarize(SummaryInputs {
             samples: &[],
             first: &stat,
             last: &stat,

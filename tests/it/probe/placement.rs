@@ -1,6 +1,8 @@
 //! Placement on the real cgroup hierarchies of this machine.
 
-use super::support::{cgroup_of, last_cpu, sh, unique, wait_descendants, Group, BURN_FOREVER};
+use super::support::{
+    cgroup_of, last_cpu, python, sh, unique, wait_descendants, Group, BURN_FOREVER,
+};
 use scalelab::placement::{affinity, cgroup_name, online_cpu_list, Placement};
 use scalelab::units::Bytes;
 use std::os::unix::process::ExitStatusExt;
@@ -82,7 +84,7 @@ fn process_tree_starts_inside_its_cgroups_with_the_limit() {
 fn exceeding_the_memory_limit_gets_the_process_killed() {
     let placement = Placement::create(&unique("oom"), None, Some(Bytes(LIMIT))).unwrap();
     // Touch 256 MiB, four times the limit, one page at a time.
-    let mut cmd = std::process::Command::new("python3");
+    let mut cmd = std::process::Command::new(python());
     cmd.arg("-c").arg(
         "b = bytearray(256 << 20)\n\
          for i in range(0, len(b), 4096): b[i] = 1\n\

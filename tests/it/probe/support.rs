@@ -162,6 +162,24 @@ pub fn last_cpu(pid: u32) -> Option<usize> {
     rest.split_whitespace().nth(36)?.parse().ok()
 }
 
+/// The system Python: a version manager's shim (pyenv's is a bash script
+/// that forks dozens of processes) would add processes and CPU to the trees
+/// the tests measure.
+pub fn python() -> &'static str {
+    if std::path::Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
+/// `sh -c script` with `$PY` set to [`python`].
+pub fn sh_py(script: &str) -> Command {
+    let mut c = sh(script);
+    c.env("PY", python());
+    c
+}
+
 /// A shell command that burns CPU forever.
 pub const BURN_FOREVER: &str = "while :; do :; done";
 
