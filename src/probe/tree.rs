@@ -9,7 +9,7 @@
 //! that exits before the next sample.
 
 use super::process::{parse_ctx_switches, parse_pid_stat, PidStat};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One member of the tree at one sample.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -28,7 +28,7 @@ pub struct ProcInfo {
 pub struct TreeScanner {
     /// PID -> parent PID of every process seen in /proc.
     parents: HashMap<u32, u32>,
-    members: Vec<u32>,
+    members: HashSet<u32>,
 }
 
 impl TreeScanner {
