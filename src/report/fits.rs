@@ -145,7 +145,7 @@ pub fn shape_sentence(s: &CurveShape, axis: &str) -> String {
     format!(
         "peak {} at {axis}={}; past the peak: {past}",
         format::rate(s.peak_x),
-        format::tick(s.peak_n)
+        format::axis_value(s.peak_n)
     )
 }
 

@@ -31,6 +31,16 @@ pub fn tick(v: f64) -> String {
     format!("{}{suffix}", trim_zeros(&format!("{scaled:.3}")))
 }
 
+/// A sweep value on an x axis: whole numbers in full (`1000`, `4000`, as
+/// concurrency is written), anything else as [`tick`].
+pub fn axis_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e7 {
+        format!("{v:.0}")
+    } else {
+        tick(v)
+    }
+}
+
 /// A latency given in microseconds: `812µs`, `3.21ms`, `1.20s`.
 pub fn latency_us(us: f64) -> String {
     if !us.is_finite() {
@@ -161,6 +171,8 @@ mod tests {
         assert_eq!(tick(40_000.0), "40k");
         assert_eq!(tick(0.25), "0.25");
         assert_eq!(tick(1_200_000.0), "1.2M");
+        assert_eq!(axis_value(4000.0), "4000");
+        assert_eq!(axis_value(0.5), "0.5");
     }
 
     #[test]

@@ -4,10 +4,23 @@
 //! [`rows::aggregate`]: per-(system, point) summaries, comparisons against
 //! the baseline, USL fits, curve shapes and the ranking. What each chart and
 //! column means, and the export field names, are in `docs/report.md`.
+//!
+//! Entry points: [`terminal::render`], [`html::render`], [`json::export`]
+//! and [`csv::export`].
 
+pub mod charts;
+pub mod csv;
 pub mod fits;
 pub mod format;
+pub mod html;
+mod html_tables;
+pub mod json;
 pub mod layout;
 pub mod probe_view;
 pub mod rows;
 pub mod svg;
+pub mod terminal;
+#[cfg(test)]
+mod test_support;
+mod text_table;
+pub mod verdict;

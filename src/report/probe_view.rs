@@ -105,7 +105,7 @@ pub fn client_bound(context: &Value, probe: Option<&Value>) -> Option<String> {
     [Some(context), probe]
         .into_iter()
         .flatten()
-        .find_map(|v| flag_reason(v))
+        .find_map(flag_reason)
 }
 
 fn flag_reason(v: &Value) -> Option<String> {

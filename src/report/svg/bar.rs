@@ -146,7 +146,7 @@ impl BarChart {
             series: Vec::new(),
             y_format: tick,
             value_format: tick,
-            width: 760.0,
+            width: 860.0,
             plot_height: 300.0,
         }
     }
@@ -225,7 +225,7 @@ impl StackedBarChart {
             components: Vec::new(),
             y_format: tick,
             y_max: None,
-            width: 760.0,
+            width: 860.0,
             plot_height: 300.0,
         }
     }

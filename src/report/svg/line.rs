@@ -106,7 +106,7 @@ impl LineChart {
             series: Vec::new(),
             reference: None,
             hollow_meaning: "hollow marker: flagged".into(),
-            width: 760.0,
+            width: 860.0,
             plot_height: 330.0,
         }
     }

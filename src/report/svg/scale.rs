@@ -162,7 +162,7 @@ impl Axis {
 /// The "nice number" at or above `raw`: 1, 2, 5 or 10 x 10^k (Heckbert,
 /// "Nice numbers for graph labels", Graphics Gems, 1990).
 pub fn nice_step(raw: f64) -> f64 {
-    if !(raw > 0.0) || !raw.is_finite() {
+    if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
         return 1.0;
     }
     let exp = raw.log10().floor();
