@@ -240,7 +240,7 @@ impl<'a> GroupCtx<'a> {
         if !self.lines {
             return None;
         }
-        let mut c = self.line_chart("latency", "Latency percentiles", "latency (µs)");
+        let mut c = self.line_chart("latency", "Latency percentiles", "latency");
         c.y_format = |v| format::latency_us(v).replace(".00", "");
         for (i, s) in self.agg.systems.iter().enumerate() {
             for (name, style, get) in [

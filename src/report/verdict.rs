@@ -13,8 +13,9 @@ pub enum Tone {
 }
 
 /// `+12.0% (p=0.002)` for a significant change, `~ (p=0.310)` for no
-/// significant difference (as benchstat prints it), `? (need ≥4 trials)`
-/// when the test cannot reach significance with this many trials.
+/// significant difference (as benchstat prints it), `+30.0% (? need ≥4
+/// trials)` when the test cannot reach significance with this many trials:
+/// the change is shown but nothing is claimed.
 pub fn short(c: &Comparison) -> (String, Tone) {
     let p = c
         .p_value
@@ -24,9 +25,10 @@ pub fn short(c: &Comparison) -> (String, Tone) {
         Verdict::Faster => (format!("{}{p}", format::change(c.ratio)), Tone::Better),
         Verdict::Slower => (format!("{}{p}", format::change(c.ratio)), Tone::Worse),
         Verdict::NoDifference => (format!("~{p}"), Tone::Same),
-        Verdict::NeedsMoreTrials { at_least } => {
-            (format!("? (need ≥{at_least} trials)"), Tone::Unknown)
-        }
+        Verdict::NeedsMoreTrials { at_least } => (
+            format!("{} (? need ≥{at_least} trials)", format::change(c.ratio)),
+            Tone::Unknown,
+        ),
     }
 }
 
@@ -66,7 +68,7 @@ mod tests {
         );
         assert_eq!(
             short(&cmp(1.3, None, Verdict::NeedsMoreTrials { at_least: 4 })).0,
-            "? (need ≥4 trials)"
+            "+30.0% (? need ≥4 trials)"
         );
         assert_eq!(
             ci(&cmp(1.12, None, Verdict::Faster)).unwrap(),

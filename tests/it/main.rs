@@ -3,6 +3,7 @@
 
 mod analysis;
 mod nginx;
+mod report;
 mod runner;
 mod spec_errors;
 mod support;
