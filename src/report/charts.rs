@@ -391,7 +391,10 @@ impl<'a> GroupCtx<'a> {
         c.y_format = |v| format!("{v:.0}%");
         c.y_max = Some(100.0);
         c.categories = cells.iter().map(|c| c.system.clone()).collect();
-        let colors = ["#0072B2", "#D55E00", "#CC79A7", "#E69F00", "#56B4E9"];
+        // user, nice, system, irq, softirq, iowait, steal (Okabe-Ito).
+        let colors = [
+            "#0072B2", "#56B4E9", "#D55E00", "#CC79A7", "#E69F00", "#009E73", "#000000",
+        ];
         for (k, name) in super::probe_view::CpuShares::NAMES.iter().enumerate() {
             let values: Vec<f64> = cells
                 .iter()

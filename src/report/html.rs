@@ -223,8 +223,25 @@ fn warnings(agg: &Aggregate) -> String {
         }
         out.push_str("</ul></div>");
     }
+    let probe: Vec<_> = agg.probe_warnings().collect();
+    if !probe.is_empty() {
+        out.push_str(r#"<div class="callout callout-warn"><h3>Probe warnings</h3><p>Caveats the server-side sampler raised about its own figures.</p><ul>"#);
+        for (c, n) in probe {
+            let _ = write!(
+                out,
+                "<li><b>{}</b> {} trial {}: {}</li>",
+                escape(&c.system),
+                escape(&c.point.label()),
+                n.trial,
+                escape(&n.reason)
+            );
+        }
+        out.push_str("</ul></div>");
+    }
     if out.is_empty() {
-        out.push_str(r#"<p class="muted">No client-bound or failed trials.</p>"#);
+        out.push_str(
+            r#"<p class="muted">No client-bound or failed trials, and no probe warnings.</p>"#,
+        );
     }
     format!(r#"<section id="warnings"><h2>Warnings</h2>{out}</section>"#)
 }

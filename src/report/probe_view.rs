@@ -9,16 +9,25 @@ pub const PROBE_NUMBERS: &[&str] = &[
     "server_cpu_s",
     "server_cpu_util",
     "cpu_busy",
+    "online_cpus",
     "freq_mhz_mean",
     "load_x_freq",
+    "procs_running_mean",
+    "loadavg_1",
     "mem_per_worker_rss_bytes",
     "mem_per_worker_vsz_bytes",
+    "server_rss_max_bytes",
     "processes",
     "threads",
+    "processes_seen",
     "ctx_voluntary",
     "ctx_involuntary",
+    "net_rx_bytes",
+    "net_tx_bytes",
     "client_cpu_s",
+    "client_runq_wait_s",
     "sampler_cpu_s",
+    "sampler_cpu_util",
 ];
 
 /// Text probe fields the exports carry.
@@ -38,17 +47,30 @@ pub fn text(probe: Option<&Value>, key: &str) -> Option<String> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct CpuShares {
     pub user: f64,
+    pub nice: f64,
     pub system: f64,
     pub irq: f64,
     pub softirq: f64,
     pub iowait: f64,
+    /// Time a hypervisor ran someone else on this VM's CPUs.
+    pub steal: f64,
 }
 
 impl CpuShares {
-    pub const NAMES: [&'static str; 5] = ["user", "system", "irq", "softirq", "iowait"];
+    pub const NAMES: [&'static str; 7] = [
+        "user", "nice", "system", "irq", "softirq", "iowait", "steal",
+    ];
 
-    pub fn values(&self) -> [f64; 5] {
-        [self.user, self.system, self.irq, self.softirq, self.iowait]
+    pub fn values(&self) -> [f64; 7] {
+        [
+            self.user,
+            self.nice,
+            self.system,
+            self.irq,
+            self.softirq,
+            self.iowait,
+            self.steal,
+        ]
     }
 
     fn from_object(v: &Value) -> Option<CpuShares> {
@@ -56,10 +78,12 @@ impl CpuShares {
         // `user` and `system` must be there; the rest default to zero.
         Some(CpuShares {
             user: f("user")?,
+            nice: f("nice").unwrap_or(0.0),
             system: f("system")?,
             irq: f("irq").unwrap_or(0.0),
             softirq: f("softirq").unwrap_or(0.0),
             iowait: f("iowait").unwrap_or(0.0),
+            steal: f("steal").unwrap_or(0.0),
         })
     }
 
@@ -72,10 +96,12 @@ impl CpuShares {
         let sum = |f: fn(&CpuShares) -> f64| all.iter().map(f).sum::<f64>() / n;
         Some(CpuShares {
             user: sum(|c| c.user),
+            nice: sum(|c| c.nice),
             system: sum(|c| c.system),
             irq: sum(|c| c.irq),
             softirq: sum(|c| c.softirq),
             iowait: sum(|c| c.iowait),
+            steal: sum(|c| c.steal),
         })
     }
 }
@@ -96,6 +122,20 @@ pub fn cpu_shares(probe: Option<&Value>) -> Option<CpuShares> {
         .filter_map(CpuShares::from_object)
         .collect();
     CpuShares::mean(&per_cpu)
+}
+
+/// The probe's own caveats (`warnings`: strings).
+pub fn warnings(probe: Option<&Value>) -> Vec<String> {
+    probe
+        .and_then(|p| p.get("warnings"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Why a trial was client-bound, if it was: `client_bound` in the context

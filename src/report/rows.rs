@@ -47,6 +47,8 @@ pub struct Cell {
     pub throughput: Vec<f64>,
     pub failed: Vec<TrialNote>,
     pub client_bound: Vec<TrialNote>,
+    /// The probe's caveats, per trial.
+    pub probe_warnings: Vec<TrialNote>,
     /// Medians across successful trials.
     pub latency: Latency,
     pub gbit_s: Option<f64>,
@@ -126,6 +128,13 @@ impl Aggregate {
         self.cells
             .iter()
             .flat_map(|c| c.client_bound.iter().map(move |n| (c, n)))
+    }
+
+    /// All probe warnings, with the cell they belong to.
+    pub fn probe_warnings(&self) -> impl Iterator<Item = (&Cell, &TrialNote)> {
+        self.cells
+            .iter()
+            .flat_map(|c| c.probe_warnings.iter().map(move |n| (c, n)))
     }
 
     /// All failed trials, with the cell they belong to.
@@ -245,6 +254,17 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
             })
         })
         .collect();
+    let probe_warnings = trials
+        .iter()
+        .flat_map(|t| {
+            probe_view::warnings(t.probe.as_ref())
+                .into_iter()
+                .map(|reason| TrialNote {
+                    trial: t.trial,
+                    reason,
+                })
+        })
+        .collect();
     let mut errors = ErrorCounts::default();
     let mut requests = 0;
     for m in ok.iter().filter_map(|t| t.measurement.as_ref()) {
@@ -259,6 +279,7 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
         throughput: ok.iter().filter_map(|t| t.throughput()).collect(),
         failed,
         client_bound,
+        probe_warnings,
         latency: latency(&ok),
         gbit_s: median_of(&ok, |t| t.measurement.as_ref().map(|m| m.gbit_s)),
         server: server(&ok),
@@ -333,8 +354,9 @@ fn median_of(trials: &[&Trial], f: impl Fn(&Trial) -> Option<f64>) -> Option<f64
     })
 }
 
-/// The throughput unit, from the `driver` (or `protocol`) the trials'
-/// context names: PostgreSQL counts transactions, DNS queries, else requests.
+/// The throughput unit, from the load kind: the trials' context `driver`
+/// (or `protocol`), else `load.kind` in the experiment file. PostgreSQL
+/// counts transactions, DNS queries, anything else requests.
 fn throughput_unit(data: &RunData) -> &'static str {
     let named = |t: &Trial| {
         ["driver", "protocol"]
@@ -342,7 +364,12 @@ fn throughput_unit(data: &RunData) -> &'static str {
             .find_map(|k| t.context.get(*k).and_then(|v| v.as_str()))
             .map(str::to_ascii_lowercase)
     };
-    match data.trials.iter().find_map(named) {
+    let from_file = || {
+        let doc: toml::Table = data.run.experiment.parse().ok()?;
+        let kind = doc.get("load")?.get("kind")?.as_str()?;
+        Some(kind.to_ascii_lowercase())
+    };
+    match data.trials.iter().find_map(named).or_else(from_file) {
         Some(d) if d.starts_with("pg") || d.contains("postgres") => "transactions/s",
         Some(d) if d.contains("dns") => "queries/s",
         _ => "requests/s",
@@ -373,12 +400,22 @@ mod tests {
             }),
             probe: None,
             timeline: vec![],
-            context: serde_json::json!({"driver": "pg"}),
+            context: serde_json::json!({}),
         };
         let ts = [mk(3.0), mk(1.0), mk(2.0)];
         let refs: Vec<&Trial> = ts.iter().collect();
         assert_eq!(median_of(&refs, |t| t.throughput()), Some(2.0));
         assert_eq!(median_of(&refs[..2], |t| t.throughput()), Some(2.0));
         assert_eq!(median_of(&[], |t| t.throughput()), None);
+    }
+
+    #[test]
+    fn the_unit_follows_the_load_kind() {
+        let mut data = crate::report::test_support::run_data(&["a", "b"]);
+        assert_eq!(throughput_unit(&data), "requests/s");
+        data.run.experiment = "[load]\nkind = \"pg\"\nscript = \"select-only\"\n".into();
+        assert_eq!(throughput_unit(&data), "transactions/s");
+        data.trials[0].context = serde_json::json!({"driver": "dns"});
+        assert_eq!(throughput_unit(&data), "queries/s");
     }
 }

@@ -252,6 +252,11 @@ fn warnings(agg: &Aggregate, color: bool) -> String {
             );
         }
     }
+    let probe = agg.probe_warnings().count();
+    if probe > 0 {
+        let text = format!("{probe} probe warning(s); see the HTML report or the JSON export.");
+        let _ = writeln!(out, "\n{}", Style::Yellow.paint(&text, color));
+    }
     let failed: Vec<_> = agg.failures().collect();
     if !failed.is_empty() {
         let title = format!("Failed trials ({}), not in the statistics:", failed.len());

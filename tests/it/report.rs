@@ -109,6 +109,10 @@ fn sweep() -> RunData {
                     tr.error = Some("server died: exit status 1, \"bind\" failed".into());
                     tr.measurement = None;
                 }
+                if si == 0 && pi == 0 && t == 1 {
+                    tr.probe.as_mut().expect("probe")["warnings"] =
+                        json!(["frequency from /proc/cpuinfo <estimate>"]);
+                }
                 if si == 0 && pi == 4 && t == 3 {
                     tr.context =
                         json!({"client_bound": true, "client_bound_reason": "client CPU at 98%"});
@@ -212,6 +216,7 @@ fn html_escapes_every_label_and_shows_failures() {
     assert!(html.contains("kernel &lt;sweep&gt;") && !html.contains("kernel <sweep>"));
     assert!(html.contains("server died: exit status 1, &quot;bind&quot; failed"));
     assert!(html.contains("client CPU at 98%"));
+    assert!(html.contains("frequency from /proc/cpuinfo &lt;estimate&gt;"));
     assert!(html.contains("6.1.0-18-amd64"), "environment fingerprint");
     assert!(
         html.contains("connections = [1, 10, 100, 1000, 4000]"),
