@@ -187,7 +187,7 @@ mod tests {
         r.budget = Some(Duration::from_secs(60));
         let two = vec![1.0, 2.0];
         assert_eq!(
-            decide(&r, &[two.clone()], 2, Duration::from_secs(59)),
+            decide(&r, std::slice::from_ref(&two), 2, Duration::from_secs(59)),
             Decision::Continue
         );
         assert_eq!(

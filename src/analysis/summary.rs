@@ -70,7 +70,7 @@ pub fn summarize(values: &[f64], headline: Headline) -> Option<Summary> {
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
     let median = median_of_sorted(&sorted);
-    let mean = finite.iter().sum::<f64>() / n as f64;
+    let mean = running_mean(&finite);
     let min = sorted[0];
     let max = sorted[n - 1];
     let outliers: Vec<usize> = outlier_positions(&finite, median)
@@ -170,6 +170,14 @@ pub fn median_ci(sorted: &[f64]) -> Option<(f64, f64)> {
 fn binomial_half_pmf(n: usize, i: usize) -> f64 {
     use statrs::function::factorial::ln_binomial;
     (ln_binomial(n as u64, i as u64) - n as f64 * std::f64::consts::LN_2).exp()
+}
+
+/// The mean updated value by value, so huge values cannot overflow the sum.
+fn running_mean(values: &[f64]) -> f64 {
+    values
+        .iter()
+        .enumerate()
+        .fold(0.0, |mean, (i, v)| mean + (v - mean) / (i + 1) as f64)
 }
 
 fn sample_stdev(values: &[f64], mean: f64) -> f64 {
@@ -348,7 +356,9 @@ mod tests {
     }
 
     #[test]
-    fn median_of_huge_values_does_not_overflow() {
+    fn median_and_mean_of_huge_values_do_not_overflow() {
         assert_eq!(median(&[f64::MAX, f64::MAX]), Some(f64::MAX));
+        let s = summarize(&[f64::MAX; 3], Headline::Median).unwrap();
+        assert_eq!((s.mean, s.stdev), (f64::MAX, 0.0));
     }
 }

@@ -68,6 +68,8 @@ pub enum FitError {
 
 /// Fewer points than this gets a warning, as in R's `usl`.
 pub const FEW_POINTS: usize = 6;
+/// Below this R² the fit gets a warning.
+pub const POOR_R_SQUARED: f64 = 0.9;
 const NO_SE: &str = "no standard errors";
 
 /// X(N) = lambda N / (1 + sigma (N - 1) + kappa N (N - 1)).
@@ -278,6 +280,12 @@ fn summarise(
         warnings.push(format!(
             "only {} points: the fit may not be accurate; measure at least {FEW_POINTS} concurrency levels",
             points.len()
+        ));
+    }
+    if fit.r_squared < POOR_R_SQUARED {
+        warnings.push(format!(
+            "R^2 = {:.2}: the USL curve explains the data poorly; look for noisy points or a shape the USL cannot follow",
+            fit.r_squared
         ));
     }
     peak(&mut fit, max_n, &mut warnings);
@@ -522,6 +530,21 @@ mod tests {
         assert!((predict(&f, 3.0) - 500.0).abs() < 1e-6 * 500.0);
         assert!(f.r_squared.is_finite());
         assert!(f.sigma_se.is_finite() && f.lambda_se.is_finite());
+    }
+
+    #[test]
+    fn poor_fits_are_flagged() {
+        let zigzag = pts(
+            &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0],
+            &[100.0, 250.0, 180.0, 400.0, 300.0, 390.0],
+        );
+        let f = fit(&zigzag).unwrap();
+        assert!(f.r_squared < POOR_R_SQUARED);
+        assert!(f
+            .warnings
+            .iter()
+            .any(|w| w.contains("explains the data poorly")));
+        assert_all_finite(&f);
     }
 
     #[test]

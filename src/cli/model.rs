@@ -8,8 +8,11 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct ModelArgs {
-    /// CSV with concurrency N and throughput X columns.
+    /// CSV with concurrency N and throughput X columns (header optional:
+    /// columns named like n/clients/threads and x/throughput/tps/rps are
+    /// picked, else the first two).
     pub file: PathBuf,
+    /// Print JSON (sigma, kappa, lambda, their SEs and CIs, peak, R²).
     #[arg(long)]
     pub json: bool,
 }

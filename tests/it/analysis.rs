@@ -140,3 +140,155 @@ fn unusable_inputs_fail_clearly() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("cannot read /nonexistent/points.csv"));
 }
+
+mod compare {
+    use super::{scalelab, stderr, stdout};
+    use scalelab::store::{Coord, Measurement, NewRun, NewTrial, Point, Store, TrialStatus};
+    use serde_json::json;
+
+    /// A run with one system at three connection counts; `scale` multiplies
+    /// the throughput per point.
+    fn add_run(store: &mut Store, env: serde_json::Value, scale: [f64; 3]) -> i64 {
+        let run_id = store
+            .create_run(&NewRun {
+                name: "synthetic",
+                description: "two runs for scalelab compare",
+                experiment: "name = \"synthetic\"",
+                experiment_path: "synthetic.toml",
+                quick: false,
+                environment: &env,
+                baseline: "nginx",
+                headline: "median",
+            })
+            .expect("create run");
+        // Six trials per point, spread about ±1% (synthetic, as the brief allows).
+        let jitter = [1.0, 1.01, 0.99, 1.005, 0.995, 1.002];
+        for (index, (conns, f)) in [10, 100, 1000].into_iter().zip(scale).enumerate() {
+            let point = Point {
+                index: index as u32,
+                coords: vec![Coord {
+                    axis: "connections".into(),
+                    value: conns.into(),
+                }],
+            };
+            for (trial, j) in jitter.iter().enumerate() {
+                let m = Measurement {
+                    requests: 10_000,
+                    duration_s: 1.0,
+                    rps: 10_000.0 * f * j,
+                    ..Default::default()
+                };
+                store
+                    .insert_trial(&NewTrial {
+                        run_id,
+                        system: "nginx",
+                        point: &point,
+                        trial: trial as u32 + 1,
+                        status: TrialStatus::Ok,
+                        error: None,
+                        started_at: 0,
+                        context: &json!({}),
+                        measurement: Some(&m),
+                        timeline: &[],
+                        histogram: None,
+                        probe_summary: None,
+                        probe_timeline: None,
+                    })
+                    .expect("insert trial");
+            }
+        }
+        run_id
+    }
+
+    fn two_runs() -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("store.sqlite");
+        let mut store = Store::open(&path).expect("open store");
+        add_run(
+            &mut store,
+            json!({"kernel": "6.1.0-18", "cpus": 2}),
+            [1.0, 1.0, 1.0],
+        );
+        // B: 15% faster at 10, 10% slower at 100, the same at 1000.
+        add_run(
+            &mut store,
+            json!({"kernel": "6.1.0-21", "cpus": 2}),
+            [1.15, 0.9, 1.0],
+        );
+        (dir, path.to_string_lossy().into_owned())
+    }
+
+    #[test]
+    fn verdicts_per_point_in_json() {
+        let (_dir, store) = two_runs();
+        let out = scalelab(&["--store", &store, "compare", "1", "2", "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let verdicts: Vec<&str> = v["points"]
+            .as_array()
+            .expect("points")
+            .iter()
+            .map(|p| {
+                p["comparison"]["verdict"]["verdict"]
+                    .as_str()
+                    .unwrap_or("?")
+            })
+            .collect();
+        assert_eq!(verdicts, ["faster", "slower", "no_difference"], "{v}");
+        let ratio = v["points"][0]["comparison"]["ratio"]
+            .as_f64()
+            .unwrap_or(0.0);
+        assert!((ratio - 1.15).abs() < 1e-9, "{ratio}");
+        // geomean of 1.15, 0.9, 1.0
+        let g = v["geomean_ratio"].as_f64().unwrap_or(0.0);
+        assert!((g - (1.15f64 * 0.9).cbrt()).abs() < 1e-9, "{g}");
+        let env = v["environment"].to_string();
+        assert!(
+            env.contains("6.1.0-18") && env.contains("6.1.0-21"),
+            "{env}"
+        );
+        assert!(!env.contains("cpus"), "{env}");
+    }
+
+    #[test]
+    fn benchstat_style_table() {
+        let (_dir, store) = two_runs();
+        let out = scalelab(&["--store", &store, "compare", "1", "latest"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        let line = |needle: &str| {
+            text.lines()
+                .find(|l| l.contains(needle))
+                .unwrap_or_else(|| panic!("no `{needle}` in\n{text}"))
+                .to_string()
+        };
+        assert!(
+            line("connections=10 ").contains("+15.0% (p=0.002)"),
+            "{text}"
+        );
+        assert!(
+            line("connections=100 ").contains("-10.0% (p=0.002)"),
+            "{text}"
+        );
+        assert!(line("connections=1000").contains("~ (p=1.00)"), "{text}");
+        // (1.15 * 0.9 * 1.0)^(1/3) = 1.0115
+        assert!(line("geomean").contains("+1.2%"), "{text}");
+        assert!(line("kernel").contains("6.1.0-21"), "{text}");
+        assert!(text.contains("run 2 is 15.0% faster (95% CI"), "{text}");
+        assert!(!text.contains("NaN"), "{text}");
+    }
+
+    #[test]
+    fn unknown_runs_and_missing_stores_are_clear_errors() {
+        let (_dir, store) = two_runs();
+        let out = scalelab(&["--store", &store, "compare", "1", "9"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("no run `9`"), "{}", stderr(&out));
+        let out = scalelab(&["--store", "/nonexistent/s.sqlite", "compare", "1", "2"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("no store at /nonexistent/s.sqlite"));
+        let out = scalelab(&["--store", &store, "compare", "1", "2", "--noise=-3"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("--noise"), "{}", stderr(&out));
+    }
+}
