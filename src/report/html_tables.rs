@@ -160,7 +160,7 @@ pub fn verdicts(agg: &Aggregate) -> String {
         return String::new();
     }
     let mut out = format!(
-        "<h3>Verdicts against {}</h3><div class=scroll><table><tr>",
+        r#"<h3>Verdicts against {}</h3><div class=scroll><table class="grid"><tr>"#,
         escape(base)
     );
     let base_head = format!("{base} {}", headline_word(agg));
@@ -188,7 +188,7 @@ pub fn verdicts(agg: &Aggregate) -> String {
         let b = agg.cell(base, c.point.index).and_then(Cell::headline);
         let _ = write!(
             out,
-            r#"<tr>{}{}{}{}<td class="n {class}">{}</td>{}<td class="{class}">{}</td></tr>"#,
+            r#"<tr>{}{}{}{}<td class="n {class}">{}</td>{}<td class="wrap {class}">{}</td></tr>"#,
             td(&c.point.label()),
             td(&c.system),
             tdn(&opt(b, format::rate)),
@@ -206,7 +206,7 @@ pub fn verdicts(agg: &Aggregate) -> String {
 /// Every (point, system) with its spread, latency and errors.
 pub fn points(agg: &Aggregate) -> String {
     let bytes = agg.cells.iter().any(|c| c.gbit_s.unwrap_or(0.0) > 0.0);
-    let mut out = String::from("<div class=scroll><table><tr>");
+    let mut out = String::from(r#"<div class=scroll><table class="grid"><tr>"#);
     let heads = [
         ("point", false),
         ("system", false),
@@ -219,8 +219,15 @@ pub fn points(agg: &Aggregate) -> String {
         ("p99", true),
         ("p99.9", true),
     ];
+    // The CI of the median needs 6+ trials; without any, the column goes.
+    let any_ci = agg
+        .cells
+        .iter()
+        .any(|c| c.summary.as_ref().and_then(|s| s.median_ci).is_some());
     for (h, n) in heads {
-        out.push_str(&th(h, n));
+        if h != "95% CI" || any_ci {
+            out.push_str(&th(h, n));
+        }
     }
     if bytes {
         out.push_str(&th("Gbit/s", true));
@@ -229,6 +236,7 @@ pub fn points(agg: &Aggregate) -> String {
     out.push_str(&th("notes", false));
     out.push_str("</tr>");
     let mut last = None;
+    let mut notes: Vec<String> = Vec::new();
     for c in &agg.cells {
         let first = last != Some(c.point.index);
         last = Some(c.point.index);
@@ -254,10 +262,12 @@ pub fn points(agg: &Aggregate) -> String {
             .filter(|s| s.n > 1)
             .map(|s| format!("{}–{}", format::rate(s.min), format::rate(s.max)))
             .unwrap_or_else(|| "–".into())));
-        out.push_str(&tdn(&s
-            .and_then(|s| s.median_ci)
-            .map(|(a, b)| format!("{}–{}", format::rate(a), format::rate(b)))
-            .unwrap_or_else(|| "–".into())));
+        if any_ci {
+            out.push_str(&tdn(&s
+                .and_then(|s| s.median_ci)
+                .map(|(a, b)| format!("{}–{}", format::rate(a), format::rate(b)))
+                .unwrap_or_else(|| "–".into())));
+        }
         let trials = if c.failed.is_empty() {
             c.throughput.len().to_string()
         } else {
@@ -281,12 +291,35 @@ pub fn points(agg: &Aggregate) -> String {
             escape(&error_kinds(c)),
             c.errors.total()
         );
-        let notes: Vec<String> = s.map(|s| s.notes.clone()).unwrap_or_default();
-        out.push_str(&td(&notes.join("; ")));
+        let marks: Vec<String> = s
+            .map(|s| s.notes.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .map(|n| format!("[{}]", footnote(&mut notes, n)))
+            .collect();
+        out.push_str(&td(&marks.join(" ")));
         out.push_str("</tr>");
     }
     out.push_str("</table></div>");
+    if !notes.is_empty() {
+        out.push_str(r#"<ol class="notes">"#);
+        for n in &notes {
+            let _ = write!(out, "<li>{}</li>", escape(n));
+        }
+        out.push_str("</ol>");
+    }
     out
+}
+
+/// The 1-based number of `note` in `notes`, adding it when new.
+fn footnote(notes: &mut Vec<String>, note: &str) -> usize {
+    match notes.iter().position(|n| n == note) {
+        Some(i) => i + 1,
+        None => {
+            notes.push(note.to_string());
+            notes.len()
+        }
+    }
 }
 
 fn error_kinds(c: &Cell) -> String {
@@ -336,7 +369,9 @@ pub fn server(agg: &Aggregate) -> String {
     if present.is_empty() {
         return r#"<p class="muted">No server-side probe data in this run.</p>"#.into();
     }
-    let mut out = String::from("<h3>Memory and CPU per point</h3><div class=scroll><table><tr>");
+    let mut out = String::from(
+        r#"<h3>Memory and CPU per point</h3><div class=scroll><table class="grid"><tr>"#,
+    );
     out.push_str(&th("point", false));
     out.push_str(&th("system", false));
     for (h, _, _) in &present {

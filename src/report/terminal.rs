@@ -102,6 +102,8 @@ fn point_table(agg: &Aggregate, group: usize) -> TextTable {
         last_point = Some(c.point.index);
         t.row(cell_row(agg, c, label));
     }
+    // The CI of the median needs 6+ trials; without any, the column goes.
+    t.drop_if_blank("95% CI", "-");
     t
 }
 
@@ -343,6 +345,7 @@ mod tests {
         let wide = render_aggregate(&agg, &data.run, false, usize::MAX);
         let narrow = render_aggregate(&agg, &data.run, false, 60);
         assert!(wide.contains("95% CI") && !narrow.contains("95% CI"));
+        assert!(wide.contains("min–max") && !narrow.contains("min–max"));
         assert!(narrow.contains("median") && narrow.contains("vs linux"));
     }
 }

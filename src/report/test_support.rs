@@ -122,7 +122,7 @@ pub fn fake_analyse(agg: &mut Aggregate) {
             stdev: 0.0,
             min: v[0],
             max: v[v.len() - 1],
-            median_ci: None,
+            median_ci: (v.len() >= 3).then(|| (v[0], v[v.len() - 1])),
             outliers: vec![],
             headline: median,
             notes: vec![],

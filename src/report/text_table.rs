@@ -83,6 +83,25 @@ impl TextTable {
         self.rows.push(cells);
     }
 
+    /// Removes the column headed `header` when every row has `blank` in it.
+    pub fn drop_if_blank(&mut self, header: &str, blank: &str) {
+        let Some(i) = self.columns.iter().position(|c| c.header == header) else {
+            return;
+        };
+        let all_blank = self
+            .rows
+            .iter()
+            .all(|r| r.get(i).map(|(s, _)| s == blank).unwrap_or(true));
+        if all_blank {
+            self.columns.remove(i);
+            for r in &mut self.rows {
+                if i < r.len() {
+                    r.remove(i);
+                }
+            }
+        }
+    }
+
     fn width_of(&self, col: usize) -> usize {
         self.rows
             .iter()
@@ -179,6 +198,23 @@ mod tests {
         let s = table().render(20, false);
         assert!(!s.contains("95% CI"));
         assert!(s.contains("63.94k"));
+    }
+
+    #[test]
+    fn blank_columns_can_be_dropped() {
+        let mut t = table();
+        t.drop_if_blank("95% CI", "-");
+        assert!(t.render(200, false).contains("95% CI"));
+        t.row(vec![
+            ("FreeBSD".into(), Style::Plain),
+            ("82.12k".into(), Style::Plain),
+        ]);
+        t.drop_if_blank("median", "-");
+        assert!(t.render(200, false).contains("median"));
+        let mut t = TextTable::new(vec![Column::left("a", 1), Column::left("b", 1)]);
+        t.row(vec![("x".into(), Style::Plain), ("-".into(), Style::Plain)]);
+        t.drop_if_blank("b", "-");
+        assert_eq!(t.render(200, false), "  a\n  x\n");
     }
 
     #[test]
