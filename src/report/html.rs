@@ -134,7 +134,7 @@ fn header(agg: &Aggregate, run: &Run) -> String {
     let axis = agg.layout.x_axis.clone().unwrap_or_else(|| "none".into());
     meta.push((
         "Sweep",
-        format!("{} points, x axis: {axis}", agg.points.len()),
+        format!("{}, x axis: {axis}", count(agg.points.len(), "point")),
     ));
     let mut dl = String::new();
     for (k, v) in meta {
@@ -165,9 +165,10 @@ fn summary(agg: &Aggregate) -> String {
     let trials: usize = agg.cells.iter().map(|c| c.trials()).sum();
     let _ = write!(
         out,
-        r#"<p>{trials} trials over {} points and {} systems; throughput in {}, the {} of the successful trials."#,
-        agg.points.len(),
-        agg.systems.len(),
+        r#"<p>{} over {} and {}; throughput in {}, the {} of the successful trials."#,
+        count(trials, "trial"),
+        count(agg.points.len(), "point"),
+        count(agg.systems.len(), "system"),
         agg.unit,
         headline_word(agg)
     );
@@ -264,6 +265,11 @@ fn nav(body: &str) -> String {
     out
 }
 
+/// `1 point`, `5 points`.
+fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 pub(super) fn headline_word(agg: &Aggregate) -> &'static str {
     match agg.headline {
         crate::analysis::summary::Headline::Median => "median",
@@ -326,6 +332,7 @@ mod tests {
         assert!(!html.contains("<scaling>") && html.contains("nginx &lt;scaling&gt;"));
         assert!(!html.contains("free<b>bsd") && html.contains("free&lt;b&gt;bsd"));
         assert!(!html.contains("<script"));
+        assert!(html.contains("USL fit of linux: R² = 0.99 &lt;fixture&gt;"));
         for id in [
             "throughput",
             "latency",

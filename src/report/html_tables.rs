@@ -82,6 +82,16 @@ pub fn scaling(agg: &Aggregate) -> String {
         out.push_str("</tr>");
     }
     out.push_str("</table></div>");
+    for f in &agg.fits {
+        for w in f.usl.iter().flatten().flat_map(|u| &u.warnings) {
+            let _ = write!(
+                out,
+                r#"<p class="note">USL fit of {}: {}</p>"#,
+                escape(&f.system),
+                escape(w)
+            );
+        }
+    }
     let _ = write!(
         out,
         r#"<p class="muted">Universal Scalability Law: X(N) = λN / (1 + σ(N−1) + κN(N−1)), fitted to the {} throughput at each {axis} value. σ is the serial fraction (contention), κ the cost of keeping shared state coherent; N* = √((1−σ)/κ) is where throughput peaks.</p>"#,
@@ -163,8 +173,9 @@ pub fn verdicts(agg: &Aggregate) -> String {
         r#"<h3>Verdicts against {}</h3><div class=scroll><table class="grid"><tr>"#,
         escape(base)
     );
-    let base_head = format!("{base} {}", headline_word(agg));
-    let head = headline_word(agg);
+    // Comparisons are of medians, whatever the headline statistic.
+    let base_head = format!("{base} median");
+    let head = "median";
     for (h, n) in [
         ("point", false),
         ("system", false),
@@ -185,14 +196,15 @@ pub fn verdicts(agg: &Aggregate) -> String {
             Tone::Worse => "bad",
             Tone::Same | Tone::Unknown => "same",
         };
-        let b = agg.cell(base, c.point.index).and_then(Cell::headline);
+        let median = |c: &Cell| c.summary.as_ref().map(|s| s.median);
+        let b = agg.cell(base, c.point.index).and_then(median);
         let _ = write!(
             out,
             r#"<tr>{}{}{}{}<td class="n {class}">{}</td>{}<td class="wrap {class}">{}</td></tr>"#,
             td(&c.point.label()),
             td(&c.system),
             tdn(&opt(b, format::rate)),
-            tdn(&opt(c.headline(), format::rate)),
+            tdn(&opt(median(c), format::rate)),
             escape(&short),
             tdn(&verdict::ci(cmp).unwrap_or_else(|| "–".into())),
             escape(&cmp.sentence)

@@ -223,8 +223,12 @@ fn fits(agg: &Aggregate, color: bool) -> String {
             .unwrap_or_default();
         if !usl.is_empty() || !shape.is_empty() {
             let _ = writeln!(out, "  {who}  {usl}");
+            let pad = who.chars().count();
             if !shape.is_empty() {
-                let _ = writeln!(out, "  {:width$}  {shape}", "", width = who.chars().count());
+                let _ = writeln!(out, "  {:pad$}  {shape}", "");
+            }
+            for w in f.usl.iter().flatten().flat_map(|u| &u.warnings) {
+                let _ = writeln!(out, "  {:pad$}  {}", "", Style::Yellow.paint(w, color));
             }
         }
     }
@@ -335,6 +339,7 @@ mod tests {
         assert!(out.contains("freebsd connections=1000 trial 2: server exited with signal 9"));
         assert!(out.contains("linux connections=4000 trial 3: client CPU 99% of its cores"));
         assert!(out.contains("USL σ=0.0200 κ=2.0e-5 N*=221"));
+        assert!(out.contains("R² = 0.99 <fixture>"));
         assert!(out.contains("Ranking:"));
         assert!(out.contains('\x1b'));
     }
