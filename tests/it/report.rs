@@ -555,3 +555,42 @@ fn report_and_export_commands_read_a_stored_run() {
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["points"].as_array().map(Vec::len), Some(10));
 }
+
+/// An empty run, a run whose every trial failed and one with non-finite
+/// numbers all render in every format without panicking.
+#[test]
+fn degenerate_runs_still_render() {
+    let empty = RunData {
+        run: run("empty", LINUX, "median"),
+        trials: vec![],
+    };
+    let mut failed = sweep();
+    for t in &mut failed.trials {
+        t.status = TrialStatus::Failed;
+        t.error = Some("connection refused".into());
+        t.measurement = None;
+    }
+    let mut odd = sweep();
+    for t in odd.trials.iter_mut().step_by(2) {
+        if let Some(m) = t.measurement.as_mut() {
+            m.rps = f64::NAN;
+            m.gbit_s = f64::INFINITY;
+        }
+        t.probe = Some(json!({"server_cpu_util": "busy", "cpu": [1, 2]}));
+    }
+    for data in [&empty, &failed, &odd] {
+        let html = html::render(data);
+        assert!(html.ends_with("</html>\n"));
+        for bad in ["NaN", "\"inf", "inf\"", ",inf", "inf,", "-inf"] {
+            if let Some(i) = html.find(bad) {
+                panic!("{bad} in {}", &html[i.saturating_sub(300)..i + 50]);
+            }
+        }
+        let text = terminal::render_width(data, false, 80);
+        assert!(text.contains(&data.run.name));
+        assert_eq!(parse_csv(&csv::export(data)).len(), data.trials.len() + 1);
+        assert_eq!(json::export(data)["schema"], json::SCHEMA);
+    }
+    let text = terminal::render_width(&failed, false, usize::MAX);
+    assert!(text.contains(&format!("Failed trials ({})", failed.trials.len())));
+}
