@@ -323,7 +323,8 @@ impl<'a> GroupCtx<'a> {
         let base = base?;
         c.reference = Some((1.0, "linear scaling".into()));
         let caption = format!(
-            "Throughput per unit of {axis}, normalised to {axis}={}: 1.0 is perfect linear scaling, lower means each added unit buys less.",
+            "Throughput per unit of {axis}, normalised to {axis}={}: 1.0 is perfect linear \
+             scaling, lower means each added unit buys less.",
             format::axis_value(base),
             axis = self.axis
         );
@@ -336,7 +337,11 @@ impl<'a> GroupCtx<'a> {
         }
         let has_util = self.agg.cells.iter().any(|c| c.server.cpu_util.is_some());
         let (y_label, caption) = if has_util {
-            ("server CPU (CPUs busy)", "CPU time of the server's processes per second of wall time: 1.0 is one CPU fully busy.")
+            (
+                "server CPU (CPUs busy)",
+                "CPU time of the server's processes per second of wall time: \
+                 1.0 is one CPU fully busy.",
+            )
         } else {
             (
                 "machine CPU busy (% of all CPUs)",
@@ -417,7 +422,9 @@ impl<'a> GroupCtx<'a> {
             kind: ChartKind::CpuBreakdown,
             group: self.group,
             svg: c.render(),
-            caption: "Machine-wide CPU time by state (mean over CPUs, median trial), including the load generator's share.".into(),
+            caption: "Machine-wide CPU time by state (mean over CPUs, median trial), \
+                      including the load generator's share."
+                .into(),
         })
     }
 

@@ -27,16 +27,14 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "–".into())
 }
 
-/// Peak, past-peak behaviour and USL parameters per system (and group).
+/// Peak, past-peak behaviour and USL parameters per system (and group);
+/// the USL columns only when some series was fitted.
 pub fn scaling(agg: &Aggregate) -> String {
     let Some(axis) = agg.layout.x_axis.as_deref() else {
         return String::new();
     };
-    if agg
-        .fits
-        .iter()
-        .all(|f| f.usl.is_none() && f.shape.is_none())
-    {
+    let any_usl = agg.fits.iter().any(|f| f.usl.is_some());
+    if !any_usl && agg.fits.iter().all(|f| f.shape.is_none()) {
         return String::new();
     }
     let groups = agg.layout.groups.len() > 1;
@@ -45,15 +43,11 @@ pub fn scaling(agg: &Aggregate) -> String {
     if groups {
         out.push_str(&th("group", false));
     }
-    for (h, n) in [
-        ("peak and past the peak", false),
-        ("σ (contention)", true),
-        ("κ (coherency)", true),
-        ("λ", true),
-        ("N*", true),
-        ("R²", true),
-    ] {
-        out.push_str(&th(h, n));
+    out.push_str(&th("peak and past the peak", false));
+    if any_usl {
+        for h in ["σ (contention)", "κ (coherency)", "λ", "N*", "R²"] {
+            out.push_str(&th(h, true));
+        }
     }
     out.push_str("</tr>");
     for f in &agg.fits {
@@ -62,26 +56,50 @@ pub fn scaling(agg: &Aggregate) -> String {
         if groups {
             out.push_str(&td(&agg.layout.groups[f.group].label));
         }
-        out.push_str(&td(&f
-            .shape
-            .as_ref()
-            .map(|s| shape_sentence(s, axis))
-            .unwrap_or_default()));
-        match &f.usl {
-            Some(Ok(u)) => {
-                let n_star = u.peak_concurrency.map(|n| format!("{n:.0}")).unwrap_or_else(|| "∞".into());
-                for v in [format::sig(u.sigma, 3), format::sig(u.kappa, 2), format::rate(u.lambda), n_star, format!("{:.3}", u.r_squared)] {
-                    out.push_str(&tdn(&v));
-                }
-            }
-            Some(Err(e)) => {
-                let _ = write!(out, r#"<td colspan="5" class="muted">fit failed: {}</td>"#, escape(e));
-            }
-            None => out.push_str(r#"<td colspan="5" class="muted">no fit (needs 3+ points on a concurrency axis)</td>"#),
+        let shape = f.shape.as_ref().map(|s| shape_sentence(s, axis));
+        out.push_str(&td(&shape.unwrap_or_default()));
+        if any_usl {
+            out.push_str(&usl_cells(f.usl.as_ref()));
         }
         out.push_str("</tr>");
     }
     out.push_str("</table></div>");
+    if any_usl {
+        out.push_str(&usl_notes(agg, axis));
+    }
+    out
+}
+
+/// The five USL cells of a scaling-table row.
+fn usl_cells(usl: Option<&Result<crate::analysis::usl::UslFit, String>>) -> String {
+    match usl {
+        Some(Ok(u)) => {
+            let n_star = u
+                .peak_concurrency
+                .map(|n| format!("{n:.0}"))
+                .unwrap_or_else(|| "∞".into());
+            [
+                format::sig(u.sigma, 3),
+                format::sig(u.kappa, 2),
+                format::rate(u.lambda),
+                n_star,
+                format!("{:.3}", u.r_squared),
+            ]
+            .iter()
+            .map(|v| tdn(v))
+            .collect()
+        }
+        Some(Err(e)) => format!(
+            r#"<td colspan="5" class="muted">fit failed: {}</td>"#,
+            escape(e)
+        ),
+        None => r#"<td colspan="5" class="muted">no fit (fewer than 3 points)</td>"#.into(),
+    }
+}
+
+/// The fits' warnings and what the USL parameters mean.
+fn usl_notes(agg: &Aggregate, axis: &str) -> String {
+    let mut out = String::new();
     for f in &agg.fits {
         for w in f.usl.iter().flatten().flat_map(|u| &u.warnings) {
             let _ = write!(
@@ -94,7 +112,10 @@ pub fn scaling(agg: &Aggregate) -> String {
     }
     let _ = write!(
         out,
-        r#"<p class="muted">Universal Scalability Law: X(N) = λN / (1 + σ(N−1) + κN(N−1)), fitted to the {} throughput at each {axis} value. σ is the serial fraction (contention), κ the cost of keeping shared state coherent; N* = √((1−σ)/κ) is where throughput peaks.</p>"#,
+        "<p class=\"muted\">Universal Scalability Law: X(N) = λN / (1 + σ(N−1) + κN(N−1)), \
+         fitted to the {} throughput at each {axis} value. σ is the serial fraction \
+         (contention), κ the cost of keeping shared state coherent; \
+         N* = √((1−σ)/κ) is where throughput peaks.</p>",
         headline_word(agg)
     );
     out
