@@ -4,6 +4,7 @@
 mod analysis;
 mod nginx;
 mod probe;
+mod report;
 mod runner;
 mod spec_errors;
 mod support;
