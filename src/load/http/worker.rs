@@ -437,6 +437,11 @@ impl<'a> Worker<'a> {
         let Some(stream) = c.stream.as_mut() else {
             return;
         };
+        if c.written == 0 && self.pacer.is_none() {
+            // Closed loop measures from the first byte written, as wrk does:
+            // the wait for a connect to finish is not the request's latency.
+            c.started_ns = self.now;
+        }
         loop {
             match stream.write(&req[c.written..]) {
                 Ok(n) => {
@@ -463,10 +468,7 @@ impl<'a> Worker<'a> {
         let generation = self.clients[i].generation;
         let mut buf = std::mem::take(&mut self.buf);
         let mut eof = false;
-        loop {
-            let Some(stream) = self.clients[i].stream.as_mut() else {
-                break;
-            };
+        while let Some(stream) = self.clients[i].stream.as_mut() {
             match stream.read(&mut buf) {
                 Ok(0) => {
                     eof = true;
