@@ -248,3 +248,103 @@ fn nginx_holds_4000_concurrent_connections() {
     assert_eq!(r.connections_opened, 4000);
     assert!(r.requests >= 4000, "{} requests", r.requests);
 }
+
+fn cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args(["load", "http"])
+        .args(args)
+        .output()
+        .expect("the scalelab binary runs")
+}
+
+#[test]
+fn cli_json_reports_the_run() {
+    let server = TestServer::start(Behaviour::Status500);
+    let out = cli(&[&server.url(), "-c", "3", "-t", "1", "-n", "40", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(j["requests"], 40);
+    assert_eq!(j["errors"]["status"], 40);
+    assert_eq!(j["errors"]["connect"], 0);
+    assert!(j["rps"].as_f64().unwrap() > 0.0);
+    assert!(j["bytes"].as_u64().unwrap() > 40 * 40);
+    for key in ["p50", "p90", "p99", "p999", "max"] {
+        assert!(j["latency_us"][key].as_u64().unwrap() > 0, "{key}");
+    }
+    for key in [
+        "duration_s",
+        "client_cpu_s",
+        "achieved_rate",
+        "connections_opened",
+    ] {
+        assert!(j[key].is_number(), "{key}");
+    }
+    assert!(j["target_rate"].is_null() && j["notes"].is_array());
+}
+
+#[test]
+fn cli_text_looks_like_wrk_and_reports_errors() {
+    let server = TestServer::start(Behaviour::Status500);
+    let out = cli(&[
+        &server.url(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+        "--latency",
+        "-R",
+        "100",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "Running 1s test @ http://127.0.0.1:",
+        "1 threads and 2 connections",
+        "Latency Distribution",
+        "99%",
+        "requests in",
+        "Non-2xx responses:",
+        "Requests/sec:",
+        "Target rate: 100.00 req/s, achieved:",
+    ] {
+        assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
+    }
+}
+
+#[test]
+fn cli_rejects_bad_input_clearly() {
+    for (args, needle) in [
+        (
+            vec!["http://127.0.0.1:9/", "-c", "0"],
+            "connections must be at least 1",
+        ),
+        (vec!["https://127.0.0.1/"], "no TLS"),
+        (vec!["127.0.0.1:80"], "expected a URL"),
+        (vec!["http://192.0.2.1/"], "not a loopback address"),
+        (vec!["http://127.0.0.1:9/", "-d", "10x"], "unknown unit"),
+        (vec!["http://127.0.0.1:9/", "-H", "NoColon"], "Name: value"),
+        (
+            vec!["http://127.0.0.1:9/", "-R", "0"],
+            "rate must be a positive",
+        ),
+    ] {
+        let out = cli(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} should fail");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected `{needle}` in:\n{err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?} panicked:\n{err}");
+    }
+}

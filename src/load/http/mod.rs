@@ -301,6 +301,14 @@ fn notes(r: &LoadResult, extra: &Extra, addr: SocketAddr) -> Vec<String> {
             extra.fd_exhausted
         ));
     }
+    let retired = extra.server_closed_first + extra.client_closed_first;
+    if extra.client_closed_first > 1000 && extra.client_closed_first * 10 > retired {
+        notes.push(format!(
+            "{} of {retired} connections were closed by scalelab before the server's FIN \
+             arrived, so their TIME_WAIT holds client ports",
+            extra.client_closed_first
+        ));
+    }
     if extra.stalled {
         notes.push("stopped early: no request completed for several seconds".into());
     }
@@ -363,6 +371,25 @@ mod tests {
         let d = HttpDriver::from_settings(&table("path = \"/p?q\""), "http://127.0.0.1:8080/a")
             .unwrap();
         assert_eq!(d.url(), "http://127.0.0.1:8080/p?q");
+    }
+
+    #[test]
+    fn port_exhaustion_and_shortfalls_are_told_in_words() {
+        let mut r = LoadResult::new();
+        r.errors.connect = 1234;
+        r.target_rate = Some(1000.0);
+        r.elapsed = Duration::from_secs(1);
+        r.requests = 500;
+        let extra = Extra {
+            addr_not_avail: 1234,
+            ..Extra::default()
+        };
+        let notes = notes(&r, &extra, "127.0.0.1:80".parse().unwrap());
+        let all = notes.join("\n");
+        assert!(all.contains("ephemeral ports exhausted: 1234 connects failed with EADDRNOTAVAIL"));
+        assert!(all.contains("ip_local_port_range is "));
+        assert!(all.contains("source_addrs"));
+        assert!(all.contains("achieved 500 req/s, below the target 1000"));
     }
 
     #[test]

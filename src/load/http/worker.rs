@@ -115,8 +115,6 @@ struct Client {
     /// Latency origin of the request in flight: send time (closed loop) or
     /// scheduled time (open loop).
     started_ns: u64,
-    /// Timeout of the connect or request in flight, or end of a backoff.
-    expires_ns: u64,
     written: usize,
     sent_on_conn: u32,
     last_on_conn: bool,
@@ -143,6 +141,9 @@ struct Worker<'a> {
     job: Assignment,
     poll: Poll,
     clients: Vec<Client>,
+    /// Per client: timeout of the connect or request in flight, or end of
+    /// a backoff. Kept apart so the sweep scans one dense array.
+    expires: Vec<u64>,
     buf: Vec<u8>,
     result: LoadResult,
     extra: Extra,
@@ -185,7 +186,6 @@ impl<'a> Worker<'a> {
                 established: false,
                 parser: ResponseParser::new(plan.head_request),
                 started_ns: 0,
-                expires_ns: u64::MAX,
                 written: 0,
                 sent_on_conn: 0,
                 last_on_conn: false,
@@ -200,6 +200,7 @@ impl<'a> Worker<'a> {
             plan,
             poll,
             clients,
+            expires: vec![u64::MAX; n],
             buf: vec![0; READ_BUF],
             result: LoadResult::new(),
             extra: Extra::default(),
@@ -334,7 +335,7 @@ impl<'a> Worker<'a> {
                 c.established = false;
                 c.sent_on_conn = 0;
                 c.parser.reset();
-                c.expires_ns = self.now + self.plan.timeout_ns;
+                self.expires[i] = self.now + self.plan.timeout_ns;
                 if self.pacer.is_none() {
                     self.send(i);
                 }
@@ -353,7 +354,7 @@ impl<'a> Worker<'a> {
     fn connected(&mut self, i: usize) {
         self.mark_established(i);
         self.clients[i].phase = Phase::Idle;
-        self.clients[i].expires_ns = u64::MAX;
+        self.expires[i] = u64::MAX;
         self.ready(i);
     }
 
@@ -421,7 +422,7 @@ impl<'a> Worker<'a> {
         };
         c.written = 0;
         c.phase = Phase::Writing;
-        c.expires_ns = self.now + self.plan.timeout_ns;
+        self.expires[i] = self.now + self.plan.timeout_ns;
         self.in_flight += 1;
         self.write(i);
     }
@@ -535,9 +536,12 @@ impl<'a> Worker<'a> {
             self.result.errors.add(ErrorKind::Status);
         }
         self.in_flight -= 1;
+        self.expires[i] = u64::MAX;
+        // A connection whose request is still half-written cannot carry
+        // another one.
+        let half_written = c.phase == Phase::Writing;
         c.phase = Phase::Idle;
-        c.expires_ns = u64::MAX;
-        if r.close || peer_closed || c.last_on_conn {
+        if r.close || peer_closed || c.last_on_conn || half_written {
             self.retire(i, peer_closed);
             return false;
         }
@@ -602,7 +606,7 @@ impl<'a> Worker<'a> {
             let backoff = (BACKOFF_MIN_NS << c.connect_failures.min(8)).min(BACKOFF_MAX_NS);
             c.connect_failures += 1;
             c.phase = Phase::Down;
-            c.expires_ns = self.now + backoff;
+            self.expires[i] = self.now + backoff;
         } else {
             self.open(i);
         }
@@ -620,23 +624,21 @@ impl<'a> Worker<'a> {
     }
 
     fn park(&mut self, i: usize) {
-        let c = &mut self.clients[i];
-        c.phase = Phase::Down;
-        c.expires_ns = u64::MAX;
+        self.clients[i].phase = Phase::Down;
+        self.expires[i] = u64::MAX;
     }
 
     /// Times out connects and requests, and ends connect backoffs.
     fn sweep(&mut self) {
         for i in 0..self.clients.len() {
-            let c = &self.clients[i];
-            if c.expires_ns > self.now {
+            if self.expires[i] > self.now {
                 continue;
             }
-            match c.phase {
+            match self.clients[i].phase {
                 Phase::Down => self.open(i),
                 Phase::Connecting => self.fail(i, ErrorKind::Connect),
                 Phase::Writing | Phase::Waiting => self.fail_io(i, ErrorKind::Timeout),
-                Phase::Idle => self.clients[i].expires_ns = u64::MAX,
+                Phase::Idle => self.expires[i] = u64::MAX,
             }
         }
     }
