@@ -402,10 +402,10 @@ impl<'a> Worker<'a> {
 
     fn send(&mut self, i: usize) {
         if !self.may_send() {
-            if self.clients[i].phase == Phase::Connecting {
-                return;
+            let c = &mut self.clients[i];
+            if c.phase != Phase::Connecting {
+                c.phase = Phase::Idle;
             }
-            self.clients[i].phase = Phase::Idle;
             return;
         }
         let k = self.plan.requests_per_connection;
@@ -450,17 +450,20 @@ impl<'a> Worker<'a> {
                     if c.written == req.len() {
                         c.phase = Phase::Waiting;
                         c.sent_on_conn += 1;
-                        self.mark_established(i);
-                        return;
+                        break;
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => {
                     self.fail_io(i, ErrorKind::Write);
                     return;
                 }
             }
+        }
+        if c.written > 0 {
+            // Bytes went out, so the connect has succeeded.
+            self.mark_established(i);
         }
     }
 
