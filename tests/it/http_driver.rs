@@ -348,3 +348,97 @@ fn cli_rejects_bad_input_clearly() {
         assert!(!err.contains("panicked"), "{args:?} panicked:\n{err}");
     }
 }
+
+/// A private network namespace (its own loopback and its own
+/// `ip_local_port_range`), deleted on drop.
+struct Netns(String);
+
+impl Netns {
+    fn new(ports: &str) -> Netns {
+        let ns = Netns(format!("scalelab-http-{}", std::process::id()));
+        let ip = |args: &[&str]| {
+            let st = std::process::Command::new("ip").args(args).status();
+            assert!(st.is_ok_and(|s| s.success()), "ip {args:?} failed");
+        };
+        ip(&["netns", "add", &ns.0]);
+        ip(&["-n", &ns.0, "link", "set", "lo", "up"]);
+        let range = format!("net.ipv4.ip_local_port_range={ports}");
+        ip(&["netns", "exec", &ns.0, "sysctl", "-q", "-w", &range]);
+        ns
+    }
+
+    fn command(&self, program: &str) -> std::process::Command {
+        let mut c = std::process::Command::new("ip");
+        c.args(["netns", "exec", &self.0, program]);
+        c
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.0])
+            .status();
+    }
+}
+
+/// Ten ephemeral ports for twenty connections: the run must say in words
+/// that ports ran out, and `--source-addrs` must cure it.
+#[test]
+fn ephemeral_port_exhaustion_is_reported_and_source_addrs_cures_it() {
+    use std::io::BufRead;
+    let ns = Netns::new("40000 40009");
+    // Listeners that accept nothing: connects complete in their backlogs.
+    // One port per run, so the first run's closing sockets do not hold
+    // ports the second needs.
+    let script = "import socket,time\nls=[socket.socket() for _ in range(2)]\n\
+        for i,s in enumerate(ls): s.bind(('127.0.0.1',8080+i)); s.listen(128)\n\
+        print('ready',flush=True)\ntime.sleep(30)";
+    let mut listener = ns
+        .command("python3")
+        .args(["-c", script])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut line = String::new();
+    let stdout = listener.stdout.take().unwrap();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready");
+    let load = |url: &str, extra: &[&str]| -> serde_json::Value {
+        let out = ns
+            .command(env!("CARGO_BIN_EXE_scalelab"))
+            .args(["load", "http", url, "-c", "20", "-t", "1"])
+            .args(["-d", "1s", "--timeout", "10s", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let short = load("http://127.0.0.1:8080/", &[]);
+    let spread = load("http://127.0.0.1:8081/", &["--source-addrs", "3"]);
+    let _ = listener.kill();
+    let _ = listener.wait();
+    let notes = short["notes"].to_string();
+    assert!(
+        short["errors"]["connect"].as_u64().unwrap() >= 10,
+        "{short}"
+    );
+    assert!(notes.contains("ephemeral ports exhausted"), "{notes}");
+    assert!(notes.contains("40000 40009"), "{notes}");
+    assert!(!notes.contains("is the server running"), "{notes}");
+    assert_eq!(short["connections_opened"], 10);
+    assert_eq!(spread["errors"]["connect"], 0, "{spread}");
+    assert_eq!(spread["connections_opened"], 20, "{spread}");
+    assert_eq!(
+        spread["notes"].as_array().map(Vec::len),
+        Some(0),
+        "{spread}"
+    );
+}

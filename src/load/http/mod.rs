@@ -312,9 +312,9 @@ fn notes(r: &LoadResult, extra: &Extra, addr: SocketAddr) -> Vec<String> {
     if extra.stalled {
         notes.push("stopped early: no request completed for several seconds".into());
     }
-    if r.requests == 0 && r.errors.connect > 0 {
+    if r.connections_opened == 0 && r.errors.connect > extra.addr_not_avail {
         notes.push(format!(
-            "no request completed: all {} connects to {addr} failed; is the server running?",
+            "no connection could be made: all {} connects to {addr} failed; is the server running?",
             r.errors.connect
         ));
     }
