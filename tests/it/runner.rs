@@ -143,11 +143,10 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Find the first nginx master (scalelab's child) and kill it with its workers.
+    // The first nginx master, found by the pid file in its private run directory.
     let deadline = Instant::now() + Duration::from_secs(30);
     let master = loop {
-        let kids = scalelab::target::process::children_of(child.id());
-        if let Some(&pid) = kids.first() {
+        if let Some(pid) = nginx_pid(&dir.path().join("work")) {
             break pid;
         }
         assert!(Instant::now() < deadline, "nginx never started");
@@ -179,4 +178,12 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         "{:?}",
         data.trials[1].error
     );
+}
+
+/// The PID in the first `nginx-*/nginx.pid` under `work`.
+fn nginx_pid(work: &Path) -> Option<u32> {
+    std::fs::read_dir(work).ok()?.flatten().find_map(|e| {
+        let text = std::fs::read_to_string(e.path().join("nginx.pid")).ok()?;
+        text.trim().parse().ok()
+    })
 }
