@@ -1,7 +1,7 @@
 //! The runner end to end with the real binary and a real nginx: stored
 //! trials, a run killed and resumed, a server killed mid-trial.
 
-use crate::support::{run, scalelab, stderr};
+use crate::support::{scalelab, stderr};
 use scalelab::store::{Store, TrialStatus};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -36,6 +36,7 @@ fn a_run_stores_every_trial_and_reports() {
             html.to_str().unwrap(),
         ])
         .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .current_dir(dir.path())
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -87,6 +88,7 @@ fn a_killed_run_loses_nothing_and_resumes() {
             exp.to_str().unwrap(),
         ])
         .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .current_dir(dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -105,14 +107,18 @@ fn a_killed_run_loses_nothing_and_resumes() {
     );
     assert_eq!(before.run.status, "running");
 
-    let out = run(&[
-        "--store",
-        store.to_str().unwrap(),
-        "run",
-        exp.to_str().unwrap(),
-        "--resume",
-        &before.run.id.to_string(),
-    ]);
+    let out = scalelab()
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+        ])
+        .args(["--resume", &before.run.id.to_string()])
+        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let after = Store::open(&store).unwrap().load_run("latest").unwrap();
     assert_eq!(after.run.id, before.run.id);
@@ -139,6 +145,7 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
             exp.to_str().unwrap(),
         ])
         .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .current_dir(dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
