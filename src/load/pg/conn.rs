@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 const BACKOFF_MIN: Duration = Duration::from_millis(10);
 const BACKOFF_MAX: Duration = Duration::from_millis(100);
 const RECV_CAPACITY: usize = 8 << 10;
+/// In blocking-I/O mode, a read or write returns after this long so the
+/// worker can check the deadline, timeouts and shutdown.
+const BLOCKING_WAIT: Duration = Duration::from_millis(20);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -229,16 +232,18 @@ impl Conn {
         }
     }
 
-    pub fn on_event(&mut self, ctx: &mut Ctx, readable: bool, writable: bool, now: Instant) {
+    /// Handles socket readiness. The clock is read after each read, so
+    /// latencies end when the response arrived even if the read blocked.
+    pub fn on_event(&mut self, ctx: &mut Ctx, readable: bool, writable: bool) {
         if self.phase == Phase::Connecting {
-            self.on_connecting(ctx, now);
+            self.on_connecting(ctx, Instant::now());
             return;
         }
-        if writable && self.sent < self.send.len() && !self.flush(ctx, now) {
+        if writable && self.sent < self.send.len() && !self.flush(ctx, Instant::now()) {
             return;
         }
         if readable {
-            self.on_readable(ctx, now);
+            self.on_readable(ctx);
         }
     }
 
@@ -267,14 +272,16 @@ impl Conn {
     /// socket is drained, so the edge-triggered poll will report the next
     /// bytes; skipping the read that would return EAGAIN saves a syscall
     /// per statement.
-    fn on_readable(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn on_readable(&mut self, ctx: &mut Ctx) {
         loop {
             let Some(stream) = self.stream.as_mut() else {
                 return;
             };
             let spare = self.recv.spare();
             let room = spare.len();
-            match stream.read(spare) {
+            let read = stream.read(spare);
+            let now = Instant::now();
+            match read {
                 Ok(0) => return self.lost(ctx, ErrorKind::Read, now),
                 Ok(n) => {
                     self.recv.filled(n);
@@ -378,8 +385,21 @@ impl Conn {
         }
         self.backoff = Duration::ZERO;
         self.phase = Phase::Idle;
+        if ctx.blocking_io {
+            let blocking = self.stream.as_ref().map(|s| s.set_blocking(BLOCKING_WAIT));
+            if !matches!(blocking, Some(Ok(()))) {
+                self.lost(ctx, ErrorKind::Other, now);
+                return false;
+            }
+        }
         self.next(ctx, now);
         true
+    }
+
+    /// Blocking-I/O mode: waits up to the socket timeout for the response
+    /// in flight and handles it (a read replaces poll + read).
+    pub fn wait_blocking(&mut self, ctx: &mut Ctx) {
+        self.on_event(ctx, true, true);
     }
 
     /// The connection is free: start the next transaction, wait for its

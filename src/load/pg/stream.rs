@@ -5,6 +5,7 @@ use mio::event::Source;
 use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
 use std::io::{self, Read, Write};
+use std::time::Duration;
 
 pub enum Stream {
     Tcp(TcpStream),
@@ -47,6 +48,18 @@ impl Stream {
             Stream::Tcp(s) => s.register(registry, token, interest),
             Stream::Unix(s) => s.register(registry, token, interest),
         }
+    }
+
+    /// Switches to blocking I/O where each read or write waits at most
+    /// `wait` (then fails with WouldBlock). Still registered with the poll.
+    pub fn set_blocking(&self, wait: Duration) -> io::Result<()> {
+        let sock = match self {
+            Stream::Tcp(s) => socket2::SockRef::from(s),
+            Stream::Unix(s) => socket2::SockRef::from(s),
+        };
+        sock.set_nonblocking(false)?;
+        sock.set_read_timeout(Some(wait))?;
+        sock.set_write_timeout(Some(wait))
     }
 
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {

@@ -67,6 +67,9 @@ pub(super) struct Ctx<'a> {
     /// Parse messages for the script's statements, then Sync.
     pub prepare: BytesMut,
     pub rollback: BytesMut,
+    /// One closed-loop, keep-alive connection on this thread: it blocks in
+    /// read instead of polling, one syscall less per round trip.
+    pub blocking_io: bool,
     ports_noted: bool,
 }
 
@@ -203,6 +206,9 @@ impl<'a> Worker<'a> {
                 interval: interval(&shared.spec),
                 prepare: prepare_message(shared.script),
                 rollback: rollback_message(),
+                blocking_io: count == 1
+                    && shared.spec.pacing == Pacing::Closed
+                    && shared.spec.requests_per_connection.is_none(),
                 ports_noted: false,
             },
         };
@@ -294,6 +300,15 @@ impl<'a> Worker<'a> {
     /// One poll: waits for socket events or the next timer (at most until
     /// `wake`), then dispatches them.
     fn turn(&mut self, poll: &mut Poll, wake: Instant) -> std::io::Result<()> {
+        if self.ctx.blocking_io {
+            if let [conn] = self.conns.as_mut_slice() {
+                if conn.is_busy() {
+                    conn.wait_blocking(&mut self.ctx);
+                    self.fire_timers(Instant::now());
+                    return Ok(());
+                }
+            }
+        }
         let now = Instant::now();
         let next_timer = self.ctx.timers.peek().map(|Reverse((t, _))| *t);
         let until = next_timer.map_or(wake, |t| t.min(wake));
@@ -303,18 +318,18 @@ impl<'a> Worker<'a> {
                 return Err(e);
             }
         }
-        let mut now = Instant::now();
         for ev in self.events.iter() {
             if let Some(c) = self.conns.get_mut(ev.token().0) {
-                c.on_event(
-                    &mut self.ctx,
-                    ev.is_readable() || ev.is_error() || ev.is_read_closed(),
-                    ev.is_writable(),
-                    now,
-                );
+                let readable = ev.is_readable() || ev.is_error() || ev.is_read_closed();
+                c.on_event(&mut self.ctx, readable, ev.is_writable());
             }
-            now = Instant::now();
         }
+        self.fire_timers(Instant::now());
+        Ok(())
+    }
+
+    /// Runs the timers that are due: reconnects and scheduled starts.
+    fn fire_timers(&mut self, now: Instant) {
         while let Some(&Reverse((at, token))) = self.ctx.timers.peek() {
             if at > now {
                 break;
@@ -324,7 +339,6 @@ impl<'a> Worker<'a> {
                 c.on_timer(&mut self.ctx, at, now);
             }
         }
-        Ok(())
     }
 }
 
