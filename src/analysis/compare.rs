@@ -1,5 +1,18 @@
-//! Comparisons against a baseline. (API fixed; bodies filled in by the stats work.)
+//! Comparisons against a baseline: ratio of medians, its bootstrap CI, the
+//! Mann-Whitney p-value and a verdict.
+//!
+//! A difference is claimed only when it is both significant (two-sided
+//! Mann-Whitney p < 0.05, see [`super::mann_whitney`]) and larger than the
+//! noise threshold, as benchstat does with its "~" for "no difference".
+use super::bootstrap::ratio_of_medians_ci;
+use super::mann_whitney::{mann_whitney_u, min_exact_p};
+use super::summary::median;
 use serde::{Deserialize, Serialize};
+
+/// Significance level of the verdicts.
+pub const ALPHA: f64 = 0.05;
+/// Relative differences below this are called noise by default (2%).
+pub const DEFAULT_NOISE: f64 = 0.02;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "verdict")]
@@ -16,20 +29,324 @@ pub enum Verdict {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// median(candidate) / median(baseline)
+    /// median(candidate) / median(baseline); 1.0 when it cannot be formed
+    /// (a sample is empty or the baseline median is 0; the sentence says so).
     pub ratio: f64,
     /// 95% percentile-bootstrap CI of the ratio of medians.
     pub ratio_ci: Option<(f64, f64)>,
     /// Two-sided Mann-Whitney U p-value.
     pub p_value: Option<f64>,
     pub verdict: Verdict,
-    /// "B is 12% faster (95% CI 9..15%)" / "no significant difference".
+    /// "B is 12.0% faster (95% CI 9.1..15.2%)" / "no significant difference
+    /// (p=0.41)".
     pub sentence: String,
 }
 
 /// Compares candidate samples against baseline samples (higher is better).
 /// `noise` is the relative difference below which no difference is claimed
-/// (0.02 = 2%).
-pub fn compare(_baseline: &[f64], _candidate: &[f64], _noise: f64) -> Comparison {
-    unimplemented!("stats work")
+/// (0.02 = 2%; a negative or non-finite value counts as 0).
+///
+/// Values that are negative or not finite are left out (a failed trial has
+/// no throughput); zeros are kept.
+pub fn compare(baseline: &[f64], candidate: &[f64], noise: f64) -> Comparison {
+    let noise = if noise.is_finite() {
+        noise.max(0.0)
+    } else {
+        0.0
+    };
+    let base = usable(baseline);
+    let cand = usable(candidate);
+    let p_value = mann_whitney_u(&base, &cand).map(|m| m.p_value);
+    let medians = median(&base).zip(median(&cand));
+    let ratio = match medians {
+        Some((b, c)) if b > 0.0 => c / b,
+        _ => 1.0,
+    };
+    let verdict = match trials_needed(base.len(), cand.len()) {
+        Some(at_least) => Verdict::NeedsMoreTrials { at_least },
+        None => decide(medians, ratio, p_value, noise),
+    };
+    let mut comparison = Comparison {
+        ratio,
+        ratio_ci: ratio_of_medians_ci(&base, &cand),
+        p_value,
+        verdict,
+        sentence: String::new(),
+    };
+    comparison.sentence = describe(&comparison, "B", noise, medians);
+    comparison
+}
+
+/// The verdict sentence with the candidate's own name:
+/// "nginx-1.27 is 12.0% faster (95% CI 9.1..15.2%)".
+pub fn sentence_for(c: &Comparison, candidate: &str) -> String {
+    match c.verdict {
+        Verdict::Faster | Verdict::Slower => match c.sentence.strip_prefix("B ") {
+            Some(rest) => format!("{candidate} {rest}"),
+            None => c.sentence.clone(),
+        },
+        _ => c.sentence.clone(),
+    }
+}
+
+/// A benchstat-style table cell: "+12.0% (p=0.002)", "-8.0% (p=0.002)",
+/// "~ (p=0.41)" when there is no difference, "~ (needs 4 trials)".
+pub fn delta_cell(c: &Comparison) -> String {
+    let p = c.p_value.map(format_p).unwrap_or_else(|| "p=?".into());
+    match c.verdict {
+        Verdict::Faster | Verdict::Slower => {
+            format!("{:+.1}% ({p})", (c.ratio - 1.0) * 100.0)
+        }
+        Verdict::NoDifference => format!("~ ({p})"),
+        Verdict::NeedsMoreTrials { at_least } => format!("~ (needs {at_least} trials)"),
+    }
+}
+
+/// "p=0.41", "p=0.002", "p<0.001".
+pub fn format_p(p: f64) -> String {
+    if p >= 0.1 {
+        format!("p={p:.2}")
+    } else if p >= 0.001 {
+        format!("p={p:.3}")
+    } else {
+        "p<0.001".into()
+    }
+}
+
+/// `None` when samples of these sizes can reach p < 0.05; otherwise the
+/// smallest number of trials per system that can. The bound is the exact
+/// test's smallest p, 2 / C(n1 + n2, n1) (no ties): 1/3 for 2 vs 2, 0.1 for
+/// 3 vs 3, 0.029 for 4 vs 4. With ties the normal approximation can dip
+/// under 0.05 earlier, but it is not trustworthy at such sizes, so the
+/// bound applies regardless.
+pub fn trials_needed(n_baseline: usize, n_candidate: usize) -> Option<usize> {
+    let reachable = |a: usize, b: usize| min_exact_p(a, b) < ALPHA;
+    if reachable(n_baseline, n_candidate) {
+        return None;
+    }
+    // Four per system always suffice: 2 / C(8, 4) = 0.029.
+    (1..=4)
+        .find(|&k| reachable(n_baseline.max(k), n_candidate.max(k)))
+        .or(Some(4))
+}
+
+fn usable(values: &[f64]) -> Vec<f64> {
+    values
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .collect()
+}
+
+fn decide(medians: Option<(f64, f64)>, ratio: f64, p_value: Option<f64>, noise: f64) -> Verdict {
+    let Some((b, c)) = medians else {
+        return Verdict::NoDifference;
+    };
+    let significant = p_value.is_some_and(|p| p < ALPHA);
+    // With a zero baseline median any positive candidate is an unbounded
+    // relative change, so the noise threshold is met.
+    let beyond_noise = b == 0.0 || (ratio - 1.0).abs() >= noise;
+    if !(significant && beyond_noise) || b == c {
+        Verdict::NoDifference
+    } else if c > b {
+        Verdict::Faster
+    } else {
+        Verdict::Slower
+    }
+}
+
+fn describe(c: &Comparison, who: &str, noise: f64, medians: Option<(f64, f64)>) -> String {
+    let p = c.p_value.map(format_p).unwrap_or_default();
+    let zero_base = matches!(medians, Some((b, _)) if b == 0.0);
+    match c.verdict {
+        Verdict::NeedsMoreTrials { at_least } => {
+            format!("needs at least {at_least} trials per system")
+        }
+        Verdict::NoDifference if c.p_value.is_some_and(|p| p < ALPHA) => format!(
+            "no significant difference: {:.1}% is within the {:.0}% noise ({p})",
+            (c.ratio - 1.0).abs() * 100.0,
+            noise * 100.0
+        ),
+        Verdict::NoDifference => format!("no significant difference ({p})"),
+        Verdict::Faster if zero_base => {
+            format!("{who} is faster: the baseline median is 0 ({p})")
+        }
+        Verdict::Faster => format!(
+            "{who} is {:.1}% faster ({})",
+            (c.ratio - 1.0) * 100.0,
+            interval(c, 1.0, &p)
+        ),
+        Verdict::Slower => format!(
+            "{who} is {:.1}% slower ({})",
+            (1.0 - c.ratio) * 100.0,
+            interval(c, -1.0, &p)
+        ),
+    }
+}
+
+/// "95% CI 9.1..15.2%" of the speed-up (`sign` 1) or slow-down (`sign` -1),
+/// or the p-value when there is no CI.
+fn interval(c: &Comparison, sign: f64, p: &str) -> String {
+    match c.ratio_ci {
+        Some((lo, hi)) => {
+            let (a, b) = if sign > 0.0 { (lo, hi) } else { (hi, lo) };
+            format!(
+                "95% CI {:.1}..{:.1}%",
+                sign * (a - 1.0) * 100.0,
+                sign * (b - 1.0) * 100.0
+            )
+        }
+        None => p.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: [f64; 6] = [100.0, 102.0, 98.0, 101.0, 99.0, 100.5];
+
+    fn scaled(f: f64) -> Vec<f64> {
+        A.iter().map(|v| v * f).collect()
+    }
+
+    #[test]
+    fn clearly_faster() {
+        let c = compare(&A, &scaled(1.12), DEFAULT_NOISE);
+        assert_eq!(c.verdict, Verdict::Faster);
+        assert!((c.ratio - 1.12).abs() < 1e-12);
+        // Exact test, complete separation of 6 vs 6: 2 / C(12, 6) = 0.002165
+        // (scipy 1.17.1 mannwhitneyu two-sided exact gives 0.0021645021645021645).
+        assert!((c.p_value.unwrap() - 0.0021645021645021645).abs() < 1e-12);
+        let (lo, hi) = c.ratio_ci.unwrap();
+        assert!(lo < 1.12 && 1.12 < hi && lo > 1.0);
+        assert!(
+            c.sentence.starts_with("B is 12.0% faster (95% CI "),
+            "{}",
+            c.sentence
+        );
+        assert_eq!(delta_cell(&c), "+12.0% (p=0.002)");
+        assert!(sentence_for(&c, "nginx-1.27").starts_with("nginx-1.27 is 12.0% faster"));
+    }
+
+    #[test]
+    fn clearly_slower() {
+        let c = compare(&A, &scaled(0.92), DEFAULT_NOISE);
+        assert_eq!(c.verdict, Verdict::Slower);
+        assert!(
+            c.sentence.starts_with("B is 8.0% slower (95% CI "),
+            "{}",
+            c.sentence
+        );
+        // Slow-down CI is ordered low..high.
+        let (lo, hi) = c.ratio_ci.unwrap();
+        let expected = format!(
+            "95% CI {:.1}..{:.1}%",
+            (1.0 - hi) * 100.0,
+            (1.0 - lo) * 100.0
+        );
+        assert!(
+            c.sentence.contains(&expected),
+            "{} vs {expected}",
+            c.sentence
+        );
+        assert_eq!(delta_cell(&c), "-8.0% (p=0.002)");
+    }
+
+    #[test]
+    fn significant_but_within_noise_is_no_difference() {
+        let base = [100.0, 100.1, 100.2, 100.3, 100.4, 100.5];
+        let cand: Vec<f64> = base.iter().map(|v| v * 1.01).collect();
+        let c = compare(&base, &cand, DEFAULT_NOISE);
+        assert!(c.p_value.unwrap() < ALPHA);
+        assert_eq!(c.verdict, Verdict::NoDifference);
+        assert!(c.sentence.contains("within the 2% noise"), "{}", c.sentence);
+        assert_eq!(delta_cell(&c), "~ (p=0.002)");
+        // With no noise threshold the same data is a difference.
+        assert_eq!(compare(&base, &cand, 0.0).verdict, Verdict::Faster);
+    }
+
+    #[test]
+    fn overlapping_samples_are_no_difference() {
+        let b = [99.5, 101.5, 98.5, 100.2, 100.8, 99.0];
+        let c = compare(&A, &b, DEFAULT_NOISE);
+        assert_eq!(c.verdict, Verdict::NoDifference);
+        // scipy 1.17.1 mannwhitneyu(A, b, alternative='two-sided'): one tie
+        // (99.0), so the normal approximation: U = 19.5, p = 0.8725590308923818.
+        assert!((c.p_value.unwrap() - 0.8725590308923818).abs() < 1e-12);
+        assert_eq!(c.sentence, "no significant difference (p=0.87)");
+        assert_eq!(delta_cell(&c), "~ (p=0.87)");
+    }
+
+    #[test]
+    fn two_versus_two_needs_four_trials() {
+        let c = compare(&[100.0, 101.0], &[200.0, 201.0], DEFAULT_NOISE);
+        assert_eq!(c.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
+        assert_eq!(c.sentence, "needs at least 4 trials per system");
+        assert_eq!(delta_cell(&c), "~ (needs 4 trials)");
+        assert!((c.ratio - 200.5 / 100.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn trials_needed_table() {
+        assert_eq!(trials_needed(2, 2), Some(4));
+        assert_eq!(trials_needed(3, 3), Some(4));
+        assert_eq!(trials_needed(4, 4), None);
+        // 2 / C(12, 2) = 0.030: ten against two can already tell.
+        assert_eq!(trials_needed(10, 2), None);
+        // 10 vs 1: 2 / 11 = 0.18; with 2 on the short side it can.
+        assert_eq!(trials_needed(10, 1), Some(2));
+        assert_eq!(trials_needed(0, 0), Some(4));
+    }
+
+    #[test]
+    fn single_trials_and_empty_samples() {
+        let c = compare(&[100.0], &[120.0], DEFAULT_NOISE);
+        assert_eq!(c.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
+        assert_eq!(c.ratio_ci, None);
+        let e = compare(&[], &[1.0, 2.0], DEFAULT_NOISE);
+        assert_eq!(e.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
+        assert_eq!((e.ratio, e.p_value), (1.0, None));
+    }
+
+    #[test]
+    fn all_equal_is_no_difference() {
+        let c = compare(&[7.0; 5], &[7.0; 5], DEFAULT_NOISE);
+        assert_eq!(c.verdict, Verdict::NoDifference);
+        assert_eq!(
+            (c.ratio, c.p_value, c.ratio_ci),
+            (1.0, Some(1.0), Some((1.0, 1.0)))
+        );
+    }
+
+    #[test]
+    fn zero_baseline_never_gives_nan() {
+        // scipy 1.17.1: mannwhitneyu([0] * 5, [50, 51, 52, 53, 54]) (ties, so
+        // asymptotic) p = 0.007494957516935239.
+        let c = compare(&[0.0; 5], &[50.0, 51.0, 52.0, 53.0, 54.0], DEFAULT_NOISE);
+        assert_eq!(c.verdict, Verdict::Faster);
+        assert_eq!((c.ratio, c.ratio_ci), (1.0, None));
+        assert!(
+            c.sentence.contains("baseline median is 0"),
+            "{}",
+            c.sentence
+        );
+        assert!((c.p_value.unwrap() - 0.007494957516935239).abs() < 1e-12);
+    }
+
+    #[test]
+    fn failed_and_non_finite_values_are_left_out() {
+        let noisy = [100.0, f64::NAN, 102.0, -1.0, 98.0, 101.0, 99.0, 100.5];
+        assert_eq!(
+            compare(&noisy, &scaled(1.12), DEFAULT_NOISE),
+            compare(&A, &scaled(1.12), DEFAULT_NOISE)
+        );
+    }
+
+    #[test]
+    fn p_formatting() {
+        assert_eq!(format_p(0.4123), "p=0.41");
+        assert_eq!(format_p(0.0286), "p=0.029");
+        assert_eq!(format_p(0.0004), "p<0.001");
+    }
 }

@@ -5,10 +5,21 @@
 //!   median, MAD outliers, the headline statistic.
 //! - [`compare`]: ratio of medians with a bootstrap CI, Mann-Whitney U, and
 //!   the verdict (faster / slower / no significant difference).
+//! - [`mann_whitney`], [`bootstrap`]: the two tests behind `compare`.
+//! - [`stopping`]: when a point has enough trials.
 //! - [`usl`]: the Universal Scalability Law fit.
 //! - [`shape`]: peak, efficiency curve, behaviour past the peak.
+//! - [`points_csv`]: (N, X) pairs from CSV text, for `scalelab model`.
+//! - [`runs`]: two stored runs compared point by point, for
+//!   `scalelab compare`.
 
+pub mod bootstrap;
 pub mod compare;
+mod lm;
+pub mod mann_whitney;
+pub mod points_csv;
+pub mod runs;
 pub mod shape;
+pub mod stopping;
 pub mod summary;
 pub mod usl;

@@ -1,16 +1,187 @@
-//! `scalelab compare`.
+//! `scalelab compare`: two runs point by point, benchstat style.
+use scalelab::analysis::compare::{delta_cell, sentence_for, Verdict, DEFAULT_NOISE};
+use scalelab::analysis::runs::{compare_runs, RunComparison};
+use scalelab::store::Store;
 use std::path::Path;
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
-    /// The baseline run id.
+    /// The baseline run id (or `latest`).
     pub run_a: String,
-    /// The run compared against it.
+    /// The run compared against it (or `latest`).
     pub run_b: String,
+    /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Differences smaller than this many percent are called noise.
+    #[arg(long, default_value_t = DEFAULT_NOISE * 100.0, value_name = "PERCENT")]
+    pub noise: f64,
 }
 
-pub fn run(_a: &CompareArgs, _store: &Path) -> anyhow::Result<i32> {
-    anyhow::bail!("not yet")
+pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
+    if !(a.noise.is_finite() && (0.0..100.0).contains(&a.noise)) {
+        anyhow::bail!(
+            "--noise {} is not a percentage between 0 and 100 (the default is 2)",
+            a.noise
+        );
+    }
+    if !store.exists() {
+        anyhow::bail!(
+            "no store at {}; run an experiment first or pass --store PATH",
+            store.display()
+        );
+    }
+    let store = Store::open(store)?;
+    let run_a = store.load_run(&a.run_a)?;
+    let run_b = store.load_run(&a.run_b)?;
+    let c = compare_runs(&run_a, &run_b, a.noise / 100.0);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        print!("{}", render(&c));
+    }
+    Ok(0)
+}
+
+fn render(c: &RunComparison) -> String {
+    let (a, b) = (format!("run {}", c.run_a), format!("run {}", c.run_b));
+    let mut out = format!(
+        "{b} ({}) against {a} ({}, the baseline); differences under {:.0}% are noise\n\n",
+        c.name_b,
+        c.name_a,
+        c.noise * 100.0
+    );
+    if c.points.is_empty() {
+        out += "no point was measured in both runs\n";
+    } else {
+        out += &table(c, &a, &b);
+    }
+    for (which, list) in [(&a, &c.only_in_a), (&b, &c.only_in_b)] {
+        if !list.is_empty() {
+            out += &format!("\nonly in {which}: {}\n", list.join(", "));
+        }
+    }
+    let verdicts: Vec<String> = c
+        .points
+        .iter()
+        .filter(|p| matches!(p.comparison.verdict, Verdict::Faster | Verdict::Slower))
+        .map(|p| {
+            format!(
+                "  {} {}: {}",
+                p.system,
+                p.point,
+                sentence_for(&p.comparison, &b)
+            )
+        })
+        .collect();
+    if !verdicts.is_empty() {
+        out += &format!("\n{}\n", verdicts.join("\n"));
+    }
+    out += &environment(c, &a, &b);
+    out
+}
+
+fn table(c: &RunComparison, a: &str, b: &str) -> String {
+    let mut rows = vec![[
+        "system".to_string(),
+        "point".to_string(),
+        format!("{a} median"),
+        format!("{b} median"),
+        "delta".to_string(),
+    ]];
+    for p in &c.points {
+        let system = if p.system == p.system_b {
+            p.system.clone()
+        } else {
+            format!("{} -> {}", p.system, p.system_b)
+        };
+        rows.push([
+            system,
+            p.point.clone(),
+            with_spread(p.median_a, p.spread_a),
+            with_spread(p.median_b, p.spread_b),
+            delta_cell(&p.comparison),
+        ]);
+    }
+    if let Some(g) = c.geomean_ratio {
+        let cell = format!("{:+.1}%", (g - 1.0) * 100.0);
+        rows.push([
+            "geomean".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            cell,
+        ]);
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    rows.iter()
+        .map(|r| {
+            let cells: Vec<String> = (0..5)
+                .map(|i| format!("{:<w$}", r[i], w = widths[i]))
+                .collect();
+            cells.join("  ").trim_end().to_string() + "\n"
+        })
+        .collect()
+}
+
+/// `12.35k ±1.2%`, or `-` without a successful trial.
+fn with_spread(median: Option<f64>, spread: Option<f64>) -> String {
+    match (median, spread) {
+        (Some(m), Some(s)) => format!("{} ±{:.1}%", si(m), s * 100.0),
+        (Some(m), None) => si(m),
+        (None, _) => "-".into(),
+    }
+}
+
+/// Four significant digits with k/M/G, like benchstat.
+fn si(v: f64) -> String {
+    let (scaled, unit) = match v.abs() {
+        x if x >= 1e9 => (v / 1e9, "G"),
+        x if x >= 1e6 => (v / 1e6, "M"),
+        x if x >= 1e4 => (v / 1e3, "k"),
+        _ => (v, ""),
+    };
+    let decimals = match scaled.abs() {
+        x if x >= 1000.0 => 0,
+        x if x >= 100.0 => 1,
+        x if x >= 10.0 => 2,
+        _ => 3,
+    };
+    format!("{scaled:.decimals$}{unit}")
+}
+
+fn environment(c: &RunComparison, a: &str, b: &str) -> String {
+    if c.environment.is_empty() {
+        return "\nenvironment: no differences\n".into();
+    }
+    let absent = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
+    let key_w = c
+        .environment
+        .iter()
+        .map(|e| e.key.len())
+        .max()
+        .unwrap_or(0)
+        .max(3);
+    let a_w = c
+        .environment
+        .iter()
+        .map(|e| absent(&e.a).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(a.len());
+    let mut out = format!(
+        "\nenvironment differences:\n  {:<key_w$}  {a:<a_w$}  {b}\n",
+        "key"
+    );
+    for e in &c.environment {
+        out += &format!(
+            "  {:<key_w$}  {:<a_w$}  {}\n",
+            e.key,
+            absent(&e.a),
+            absent(&e.b)
+        );
+    }
+    out
 }

@@ -1,12 +1,98 @@
-//! `scalelab doctor`.
+//! `scalelab doctor`: which servers and tools each recipe needs, which are
+//! missing, and (`--install`) installing them with apt.
+
+use scalelab::spec::Experiment;
+use scalelab::target::requirements::{self, Requirement};
+use std::path::Path;
+use std::process::Command;
 
 #[derive(clap::Args, Debug)]
 pub struct DoctorArgs {
     /// Install the missing Debian packages (needs root and apt).
     #[arg(long)]
     pub install: bool,
+    /// Directory of recipes to check.
+    #[arg(long, default_value = "recipes")]
+    pub recipes: std::path::PathBuf,
 }
 
-pub fn run(_a: &DoctorArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not yet")
+pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
+    let mut needed: Vec<Requirement> = Vec::new();
+    for (recipe, reqs) in recipe_requirements(&a.recipes)? {
+        let names: Vec<String> = reqs.iter().map(mark).collect();
+        println!("{recipe:<40} {}", names.join(", "));
+        needed.extend(reqs);
+    }
+    let tools: Vec<String> = requirements::BENCH_TOOLS.iter().map(mark).collect();
+    println!("{:<40} {}", "benchmarks (bench/)", tools.join(", "));
+    needed.extend(requirements::BENCH_TOOLS);
+    let mut missing: Vec<&str> = needed
+        .iter()
+        .filter(|r| !r.installed())
+        .map(|r| r.package)
+        .collect();
+    missing.sort_unstable();
+    missing.dedup();
+    if missing.is_empty() {
+        println!("\neverything is installed");
+        return Ok(0);
+    }
+    println!("\nmissing Debian packages: {}", missing.join(" "));
+    if !a.install {
+        println!("install them with: scalelab doctor --install");
+        return Ok(1);
+    }
+    install(&missing)?;
+    Ok(0)
+}
+
+fn mark(r: &Requirement) -> String {
+    format!(
+        "{} [{}]",
+        r.what,
+        if r.installed() { "ok" } else { "MISSING" }
+    )
+}
+
+/// Each recipe file with what its server kind needs.
+fn recipe_requirements(dir: &Path) -> anyhow::Result<Vec<(String, Vec<Requirement>)>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the recipes directory {}: {e}; pass --recipes DIR",
+            dir.display()
+        )
+    })?;
+    let mut files: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let exp = Experiment::load(&f, false)?;
+        out.push((
+            f.display().to_string(),
+            requirements::for_server(&exp.server.kind),
+        ));
+    }
+    Ok(out)
+}
+
+fn install(packages: &[&str]) -> anyhow::Result<()> {
+    let status = Command::new("apt-get").args(["update", "-q"]).status()?;
+    if !status.success() {
+        anyhow::bail!("apt-get update failed; run as root with the Debian mirrors reachable");
+    }
+    // Installing starts no daemon where a policy-rc.d forbids it; scalelab starts servers itself.
+    let status = Command::new("apt-get")
+        .args(["install", "-y", "-q", "--no-install-recommends"])
+        .args(packages)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()?;
+    if !status.success() {
+        anyhow::bail!("apt-get install {} failed", packages.join(" "));
+    }
+    println!("installed: {}", packages.join(" "));
+    Ok(())
 }

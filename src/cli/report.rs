@@ -1,4 +1,7 @@
 //! `scalelab report`, `scalelab export` and `scalelab list`.
+
+use anyhow::Context;
+use scalelab::store::Store;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -29,12 +32,92 @@ pub enum Format {
     Csv,
 }
 
-pub fn report(_a: &ReportArgs, _store: &Path) -> anyhow::Result<i32> {
-    anyhow::bail!("not yet")
+pub fn default_html_path(run_id: i64) -> PathBuf {
+    PathBuf::from(format!("scalelab-report-{run_id}.html"))
 }
-pub fn export(_a: &ExportArgs, _store: &Path) -> anyhow::Result<i32> {
-    anyhow::bail!("not yet")
+
+/// Opens an existing store; a missing file is an error, not a new store.
+fn open_existing(store: &Path) -> anyhow::Result<Store> {
+    if !store.exists() {
+        anyhow::bail!(
+            "no store at {}; run an experiment first or pass --store PATH",
+            store.display()
+        );
+    }
+    Ok(Store::open(store)?)
 }
-pub fn list(_store: &Path) -> anyhow::Result<i32> {
-    anyhow::bail!("not yet")
+
+pub fn report(a: &ReportArgs, store: &Path) -> anyhow::Result<i32> {
+    let data = open_existing(store)?.load_run(&a.run)?;
+    let path = a
+        .output
+        .clone()
+        .unwrap_or_else(|| default_html_path(data.run.id));
+    std::fs::write(&path, scalelab::report::html::render(&data))
+        .with_context(|| format!("cannot write the report to {}", path.display()))?;
+    println!("{}", path.display());
+    Ok(0)
+}
+
+pub fn export(a: &ExportArgs, store: &Path) -> anyhow::Result<i32> {
+    let data = open_existing(store)?.load_run(&a.run)?;
+    let text = match a.format {
+        Format::Json => {
+            serde_json::to_string_pretty(&scalelab::report::json::export(&data))? + "\n"
+        }
+        Format::Csv => scalelab::report::csv::export(&data),
+    };
+    match &a.output {
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?
+        }
+        None => print!("{text}"),
+    }
+    Ok(0)
+}
+
+pub fn list(store: &Path) -> anyhow::Result<i32> {
+    let runs = open_existing(store)?.list_runs()?;
+    if runs.is_empty() {
+        println!("no runs in {}", store.display());
+        return Ok(0);
+    }
+    println!(
+        "{:>4}  {:<24} {:<12} {:>6} {:>7}  {:<20} server",
+        "id", "name", "status", "ok", "failed", "started (UTC)"
+    );
+    for r in runs {
+        println!(
+            "{:>4}  {:<24} {:<12} {:>6} {:>7}  {:<20} {}",
+            r.run.id,
+            r.run.name,
+            r.run.status,
+            r.trials_ok,
+            r.trials_failed,
+            utc(r.run.started_at),
+            r.run.server_version.unwrap_or_default()
+        );
+    }
+    Ok(0)
+}
+
+/// `2026-11-22 10:04:05` from unix seconds (civil-from-days, H. Hinnant).
+pub fn utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }

@@ -1,5 +1,12 @@
-//! `scalelab run`.
+//! `scalelab run`: validate, sweep, store, then print the table and write
+//! the HTML report.
+
+use anyhow::Context;
+use scalelab::runner::{self, RunOptions};
 use scalelab::shutdown::Shutdown;
+use scalelab::spec::Experiment;
+use scalelab::store::Store;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -9,8 +16,59 @@ pub struct RunArgs {
     /// Continue an interrupted run: finished trials are kept, the rest run.
     #[arg(long, value_name = "RUN_ID")]
     pub resume: Option<i64>,
+    /// Apply the experiment's [quick] overrides (a short version of the sweep).
+    #[arg(long)]
+    pub quick: bool,
+    /// Where to write the HTML report (default: scalelab-report-<RUN_ID>.html).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
 }
 
-pub fn run(_a: &RunArgs, _store: &Path, _shutdown: &Shutdown) -> anyhow::Result<i32> {
-    anyhow::bail!("not yet")
+pub fn run(a: &RunArgs, store_path: &Path, shutdown: &Shutdown) -> anyhow::Result<i32> {
+    let exp = Experiment::load(&a.experiment, a.quick)?;
+    let mut store = Store::open(store_path)?;
+    let points = exp.points().len();
+    eprintln!(
+        "{}: {} system(s) x {} point(s) x {}..{} trial(s) of {} (+{} warmup); store {}",
+        exp.name,
+        exp.systems.len(),
+        points,
+        exp.trials.min_trials,
+        exp.trials.max_trials,
+        scalelab::units::format_duration(exp.trials.duration),
+        scalelab::units::format_duration(exp.trials.warmup),
+        store_path.display()
+    );
+    let opts = RunOptions {
+        resume: a.resume,
+        base_dir: runner::default_base_dir(),
+        progress: std::io::stderr().is_terminal(),
+    };
+    let summary = runner::run(&exp, &mut store, &opts, shutdown)?;
+    let data = store.load_run(&summary.run_id.to_string())?;
+    print!(
+        "{}",
+        scalelab::report::terminal::render(&data, std::io::stdout().is_terminal())
+    );
+    let html = a
+        .output
+        .clone()
+        .unwrap_or_else(|| super::report::default_html_path(summary.run_id));
+    std::fs::write(&html, scalelab::report::html::render(&data))
+        .with_context(|| format!("cannot write the report to {}", html.display()))?;
+    println!(
+        "\nrun {}: {} trial(s), {} failed",
+        summary.run_id, summary.trials_run, summary.trials_failed
+    );
+    println!("report: {}", html.display());
+    if summary.interrupted {
+        eprintln!(
+            "interrupted: every finished trial is stored; continue with\n  scalelab run {} --resume {}{}",
+            a.experiment.display(),
+            summary.run_id,
+            if a.quick { " --quick" } else { "" }
+        );
+        return Ok(130);
+    }
+    Ok(0)
 }

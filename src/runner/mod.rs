@@ -1,1 +1,256 @@
 //! Sweeps, interleaved trials, the stopping rule and resume.
+//!
+//! For every sweep point, trials run in rounds: round k runs trial k of every
+//! system (A B A B), so drift on the machine hits every system alike. After
+//! `min` rounds the stopping rule decides whether the point needs more.
+//! Every trial is committed to the store as it ends; `--resume` skips the
+//! trials a run already has.
+
+mod progress;
+mod servers;
+mod trial;
+
+use crate::shutdown::Shutdown;
+use crate::spec::Experiment;
+use crate::store::{NewRun, Point, Store, StoreError, TrialStatus};
+use progress::Progress;
+use servers::Servers;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+use trial::{run_trial, TrialCtx};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("experiment: {0}")]
+    Spec(String),
+    #[error("run {run} was made from a different experiment ({theirs}); resume it with that file")]
+    ResumeMismatch { run: i64, theirs: String },
+}
+
+pub struct RunOptions {
+    /// Continue this run instead of starting a new one.
+    pub resume: Option<i64>,
+    /// Where servers get their private run directories.
+    pub base_dir: PathBuf,
+    /// Show the progress bar (a terminal is attached).
+    pub progress: bool,
+}
+
+/// The default base directory for servers' run directories and datasets:
+/// `$SCALELAB_WORKDIR`, else `/var/tmp/scalelab` (kept across runs so a
+/// dataset can be reused).
+pub fn default_base_dir() -> PathBuf {
+    std::env::var_os("SCALELAB_WORKDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/scalelab"))
+}
+
+#[derive(Debug)]
+pub struct RunSummary {
+    pub run_id: i64,
+    pub trials_run: u32,
+    pub trials_failed: u32,
+    pub interrupted: bool,
+}
+
+/// Samples so far at one point: throughput of ok trials per system, and
+/// which (system, trial) pairs exist.
+#[derive(Default)]
+struct PointState {
+    samples: Vec<Vec<f64>>,
+    done: HashMap<(usize, u32), TrialStatus>,
+}
+
+pub fn run(
+    exp: &Experiment,
+    store: &mut Store,
+    opts: &RunOptions,
+    shutdown: &Shutdown,
+) -> Result<RunSummary, RunError> {
+    let run_id = open_run(exp, store, opts.resume)?;
+    let points = exp.points();
+    let mut states = existing_trials(exp, store, run_id, &points)?;
+    let expected = (points.len() * exp.systems.len()) as u64 * exp.trials.min_trials as u64;
+    let already: u64 = states.iter().map(|s| s.done.len() as u64).sum();
+    let progress = Progress::new(expected.saturating_sub(already), opts.progress);
+    let mut servers = Servers::new(exp.systems.len());
+    let mut summary = RunSummary {
+        run_id,
+        trials_run: 0,
+        trials_failed: 0,
+        interrupted: false,
+    };
+    let mut cx = TrialCtx {
+        exp,
+        store,
+        servers: &mut servers,
+        run_id,
+        base_dir: &opts.base_dir,
+        shutdown,
+    };
+    for (point, state) in points.iter().zip(states.iter_mut()) {
+        let reason = run_point(&mut cx, point, state, &progress, &mut summary)?;
+        match reason {
+            Some(r) => {
+                let n = state.samples.iter().map(Vec::len).max().unwrap_or(0) as u32;
+                cx.store.record_point_stop(run_id, point.index, &r, n)?;
+            }
+            None => break,
+        }
+        if exp.trials.restart != crate::spec::Restart::Never {
+            cx.servers.stop_all();
+        }
+    }
+    cx.servers.stop_all();
+    progress.done();
+    summary.interrupted = shutdown.is_triggered();
+    store.set_run_status(
+        run_id,
+        if summary.interrupted {
+            "interrupted"
+        } else {
+            "finished"
+        },
+    )?;
+    Ok(summary)
+}
+
+/// Runs rounds at one point until the stopping rule says stop. Returns the
+/// reason, or `None` when interrupted.
+fn run_point(
+    cx: &mut TrialCtx,
+    point: &Point,
+    state: &mut PointState,
+    progress: &Progress,
+    summary: &mut RunSummary,
+) -> Result<Option<String>, RunError> {
+    let policy = &cx.exp.trials;
+    let started = Instant::now();
+    for round in 1..=policy.max_trials {
+        if round > policy.min_trials {
+            let elapsed = started.elapsed();
+            if let Some(reason) = stop_reason(cx.exp, &state.samples, round - 1, elapsed) {
+                return Ok(Some(reason));
+            }
+            progress.grow(cx.exp.systems.len() as u64);
+        }
+        for system in 0..cx.exp.systems.len() {
+            if state.done.contains_key(&(system, round)) {
+                continue;
+            }
+            if cx.shutdown.is_triggered() {
+                return Ok(None);
+            }
+            progress.starting(&format!(
+                "{} {}",
+                cx.exp.systems[system].label,
+                point.label()
+            ));
+            let mut outcome = run_trial(cx, system, point, round)?;
+            summary.trials_run += 1;
+            if outcome.status == TrialStatus::Failed {
+                summary.trials_failed += 1;
+            }
+            if let Some(v) = outcome.server_version.take() {
+                cx.store.set_server_version(cx.run_id, &v)?;
+            }
+            if let Some(x) = outcome.throughput {
+                state.samples[system].push(x);
+            }
+            state.done.insert((system, round), outcome.status);
+            progress.finished(&outcome.line);
+            if cx.shutdown.is_triggered() {
+                return Ok(None);
+            }
+            if !cx.exp.trials.cooldown.is_zero() {
+                cx.shutdown.sleep(cx.exp.trials.cooldown);
+            }
+        }
+    }
+    Ok(Some("max_trials".into()))
+}
+
+/// The stopping rule, asked after `rounds` complete rounds.
+fn stop_reason(
+    exp: &Experiment,
+    samples: &[Vec<f64>],
+    rounds: u32,
+    elapsed: std::time::Duration,
+) -> Option<String> {
+    use crate::analysis::stopping::{decide, Decision, StoppingRule};
+    let rule = StoppingRule {
+        min_trials: exp.trials.min_trials as usize,
+        max_trials: exp.trials.max_trials as usize,
+        target_rel_half_width: exp.trials.target_ci,
+        budget: exp.trials.budget,
+    };
+    match decide(&rule, samples, rounds as usize, elapsed) {
+        Decision::Continue => None,
+        Decision::Stop(reason) => Some(reason.to_string()),
+    }
+}
+
+fn open_run(exp: &Experiment, store: &mut Store, resume: Option<i64>) -> Result<i64, RunError> {
+    if let Some(id) = resume {
+        let run = store.run(id)?;
+        if run.name != exp.name {
+            return Err(RunError::ResumeMismatch {
+                run: id,
+                theirs: run.experiment_path,
+            });
+        }
+        store.set_run_status(id, "running")?;
+        return Ok(id);
+    }
+    let env = serde_json::to_value(crate::probe::fingerprint::capture()).unwrap_or_default();
+    let headline = match exp.trials.headline {
+        crate::analysis::summary::Headline::Median => "median",
+        crate::analysis::summary::Headline::Best => "best",
+    };
+    Ok(store.create_run(&NewRun {
+        name: &exp.name,
+        description: &exp.description,
+        experiment: &exp.text,
+        experiment_path: &exp.path.display().to_string(),
+        quick: exp.quick,
+        environment: &env,
+        baseline: exp.baseline(),
+        headline,
+    })?)
+}
+
+/// Loads the trials a resumed run already has, per point.
+fn existing_trials(
+    exp: &Experiment,
+    store: &Store,
+    run_id: i64,
+    points: &[Point],
+) -> Result<Vec<PointState>, RunError> {
+    let mut states: Vec<PointState> = points
+        .iter()
+        .map(|_| PointState {
+            samples: vec![Vec::new(); exp.systems.len()],
+            done: HashMap::new(),
+        })
+        .collect();
+    let data = store.load_run(&run_id.to_string())?;
+    for t in &data.trials {
+        let Some(system) = exp.systems.iter().position(|s| s.label == t.system) else {
+            continue;
+        };
+        let Some(state) = states.get_mut(t.point.index as usize) else {
+            continue;
+        };
+        if points[t.point.index as usize].coords != t.point.coords {
+            continue;
+        }
+        state.done.insert((system, t.trial), t.status);
+        if let Some(x) = t.throughput() {
+            state.samples[system].push(x);
+        }
+    }
+    Ok(states)
+}

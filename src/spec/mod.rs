@@ -1,1 +1,126 @@
 //! The experiment file: parsing, validation, sweep expansion.
+//!
+//! The format is documented in `docs/experiment-format.md`. Raw serde
+//! structs ([`raw`]) are checked and cross-checked by [`validate`] into an
+//! [`Experiment`]; every error names the file, the line, the field and the
+//! fix ([`SpecError`]).
+
+pub mod error;
+pub mod locate;
+pub mod raw;
+pub mod sweep;
+pub mod validate;
+
+pub use error::SpecError;
+pub use sweep::{Axis, AxisTarget};
+
+use crate::analysis::summary::Headline;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A server or load component: its kind and its kind-specific settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Component {
+    pub kind: String,
+    pub settings: toml::Table,
+}
+
+/// Load settings shared by every driver (the rest of `[load]` is passed to
+/// the driver as kind-specific settings).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadCommon {
+    pub connections: u32,
+    /// `None`: one thread per client CPU, at most one per connection.
+    pub threads: Option<u32>,
+    pub rate: Option<f64>,
+    pub connreqs: Option<u32>,
+    pub timeout: Duration,
+}
+
+/// When the server is restarted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Restart {
+    /// Only when its settings change.
+    Never,
+    /// At every new sweep point.
+    PerPoint,
+    /// Before every trial (empties caches, as seed 002 restarts named).
+    PerTrial,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrialPolicy {
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub cooldown: Duration,
+    pub min_trials: u32,
+    pub max_trials: u32,
+    /// Target relative half-width of the 95% CI of the median.
+    pub target_ci: f64,
+    /// Time budget per point (all systems).
+    pub budget: Option<Duration>,
+    pub restart: Restart,
+    pub headline: Headline,
+    /// Relative differences under this are "no difference".
+    pub noise: f64,
+    pub sample_interval: Duration,
+}
+
+/// One compared system: a label plus overrides.
+#[derive(Clone, Debug, PartialEq)]
+pub struct System {
+    pub label: String,
+    pub baseline: bool,
+    pub server: toml::Table,
+    pub load: toml::Table,
+}
+
+/// A validated experiment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Experiment {
+    pub name: String,
+    pub description: String,
+    pub path: PathBuf,
+    /// The file's text, stored with the run.
+    pub text: String,
+    pub quick: bool,
+    pub server: Component,
+    pub load: Component,
+    pub load_common: LoadCommon,
+    pub axes: Vec<Axis>,
+    pub trials: TrialPolicy,
+    pub systems: Vec<System>,
+}
+
+impl Experiment {
+    /// Reads and validates an experiment file.
+    pub fn load(path: &Path, quick: bool) -> Result<Experiment, SpecError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+            file: path.to_path_buf(),
+            line: None,
+            field: String::new(),
+            message: format!("cannot read the experiment file: {e}"),
+            fix: Some("check the path; recipes live in recipes/".into()),
+        })?;
+        Self::parse(path, &text, quick)
+    }
+
+    /// Validates experiment text; `path` is only used in messages.
+    pub fn parse(path: &Path, text: &str, quick: bool) -> Result<Experiment, SpecError> {
+        validate::validate(path, text, quick)
+    }
+
+    /// The baseline system's label.
+    pub fn baseline(&self) -> &str {
+        self.systems
+            .iter()
+            .find(|s| s.baseline)
+            .map(|s| s.label.as_str())
+            .unwrap_or(self.systems[0].label.as_str())
+    }
+
+    /// The sweep's points, in order.
+    pub fn points(&self) -> Vec<crate::store::Point> {
+        sweep::expand(&self.axes)
+    }
+}

@@ -14,6 +14,7 @@ pub mod external;
 pub mod nginx;
 pub mod postgres;
 pub mod process;
+pub mod requirements;
 
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;

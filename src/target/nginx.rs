@@ -1,43 +1,393 @@
-//! nginx lifecycle.
-use super::*;
-#[derive(Debug, serde::Deserialize)]
+//! nginx: config written into a private run directory, started as our own
+//! child with `daemon off`, stopped with SIGQUIT by PID.
+//!
+//! Serves `return 200 "{}"` at `/` (seed 003) and static files `/1k.bin`,
+//! `/8k.bin`, `/16k.bin` (seed 001) from the run directory.
+
+use super::process::{self, WaitError};
+use super::{parse_settings, Endpoint, Placement, Shutdown, Target, TargetError};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const KIND: &str = "nginx";
+
+/// `worker_processes`: a count or `auto`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Workers {
+    Count(u32),
+    Auto(AutoWord),
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub enum AutoWord {
+    #[serde(rename = "auto")]
+    Auto,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NginxSettings {}
+pub struct NginxSettings {
+    #[serde(default = "default_workers")]
+    pub worker_processes: Workers,
+    #[serde(default = "default_worker_connections")]
+    pub worker_connections: u32,
+    /// `listen ... reuseport`: one accept queue per worker.
+    #[serde(default = "yes")]
+    pub reuseport: bool,
+    #[serde(default = "default_keepalive_requests")]
+    pub keepalive_requests: u32,
+    #[serde(default)]
+    pub access_log: bool,
+    #[serde(default = "yes")]
+    pub sendfile: bool,
+    #[serde(default = "yes")]
+    pub tcp_nopush: bool,
+    #[serde(default = "yes")]
+    pub tcp_nodelay: bool,
+    #[serde(default)]
+    pub multi_accept: bool,
+    #[serde(default = "default_backlog")]
+    pub backlog: u32,
+    /// `worker_cpu_affinity`, e.g. `auto`.
+    pub worker_cpu_affinity: Option<String>,
+    /// Fixed port; default: a free loopback port.
+    pub port: Option<u16>,
+    /// Extra static files: name -> size, e.g. `{ "64k.bin" = "64K" }`.
+    #[serde(default)]
+    pub files: toml::Table,
+    /// Raw directives appended inside `http { }`, for anything not covered.
+    pub extra_http: Option<String>,
+}
+
+fn default_workers() -> Workers {
+    Workers::Count(1)
+}
+fn default_worker_connections() -> u32 {
+    10240
+}
+fn default_keepalive_requests() -> u32 {
+    1_000_000
+}
+fn default_backlog() -> u32 {
+    4096
+}
+
 impl NginxSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
-        parse_settings("nginx", t)
+        let s: NginxSettings = parse_settings(KIND, t)?;
+        if s.worker_processes == Workers::Count(0) {
+            return Err(settings_err(
+                "worker_processes must be at least 1 or \"auto\"",
+            ));
+        }
+        for (name, size) in &s.files {
+            let ok = size
+                .as_str()
+                .map(crate::units::parse_bytes)
+                .is_some_and(|r| r.is_ok());
+            if !ok || name.contains('/') || name.starts_with('.') {
+                return Err(settings_err(&format!(
+                    "files.`{name}` must map a plain file name to a size such as \"64K\""
+                )));
+            }
+        }
+        Ok(s)
+    }
+
+    /// Static files served: the seed's three plus any extra.
+    fn static_files(&self) -> Vec<(String, u64)> {
+        let mut out = vec![
+            ("1k.bin".to_string(), 1024),
+            ("8k.bin".into(), 8192),
+            ("16k.bin".into(), 16384),
+        ];
+        for (name, size) in &self.files {
+            let bytes = size
+                .as_str()
+                .and_then(|s| crate::units::parse_bytes(s).ok())
+                .map(|b| b.0)
+                .unwrap_or(0);
+            out.push((name.clone(), bytes));
+        }
+        out
+    }
+
+    fn render(&self, dir: &Path, port: u16) -> String {
+        let d = dir.display();
+        let workers = match &self.worker_processes {
+            Workers::Count(n) => n.to_string(),
+            Workers::Auto(_) => "auto".into(),
+        };
+        let onoff = |b: bool| if b { "on" } else { "off" };
+        let affinity = self
+            .worker_cpu_affinity
+            .as_ref()
+            .map(|a| format!("worker_cpu_affinity {a};\n"))
+            .unwrap_or_default();
+        let access = if self.access_log {
+            format!("access_log {d}/access.log;")
+        } else {
+            "access_log off;".into()
+        };
+        let reuse = if self.reuseport { " reuseport" } else { "" };
+        format!(
+            "# written by scalelab\n\
+             worker_processes {workers};\n{affinity}\
+             worker_rlimit_nofile 16384;\n\
+             pid {d}/nginx.pid;\n\
+             error_log {d}/error.log warn;\n\
+             user root;\n\
+             events {{\n    worker_connections {wc};\n    multi_accept {ma};\n    use epoll;\n}}\n\
+             http {{\n    {access}\n    sendfile {sf};\n    tcp_nopush {np};\n    tcp_nodelay {nd};\n\
+             \x20   keepalive_requests {kr};\n    server_tokens off;\n\
+             \x20   client_body_temp_path {d}/tmp/body;\n    proxy_temp_path {d}/tmp/proxy;\n\
+             \x20   fastcgi_temp_path {d}/tmp/fastcgi;\n    uwsgi_temp_path {d}/tmp/uwsgi;\n\
+             \x20   scgi_temp_path {d}/tmp/scgi;\n\
+             \x20   types {{ application/octet-stream bin; }}\n\
+             \x20   server {{\n        listen 127.0.0.1:{port}{reuse} backlog={bl};\n\
+             \x20       root {d}/html;\n\
+             \x20       location = / {{ default_type application/json; return 200 \"{{}}\"; }}\n\
+             \x20       location / {{ }}\n    }}\n{extra}}}\n",
+            wc = self.worker_connections,
+            ma = onoff(self.multi_accept),
+            sf = onoff(self.sendfile),
+            np = onoff(self.tcp_nopush),
+            nd = onoff(self.tcp_nodelay),
+            kr = self.keepalive_requests,
+            bl = self.backlog,
+            extra = self.extra_http.as_ref().map(|e| format!("    {e}\n")).unwrap_or_default(),
+        )
     }
 }
-pub struct Nginx;
+
+fn settings_err(message: &str) -> TargetError {
+    TargetError::Settings {
+        kind: KIND,
+        message: message.to_string(),
+    }
+}
+
+pub struct Nginx {
+    settings: NginxSettings,
+    base_dir: PathBuf,
+    run_dir: Option<tempfile::TempDir>,
+    child: Option<Child>,
+    config: Option<String>,
+}
+
 impl Nginx {
-    pub fn new(t: &toml::Table, _base: &Path) -> Result<Self, TargetError> {
-        NginxSettings::parse(t)?;
-        Err(TargetError::Start {
-            kind: "nginx",
-            message: "not yet".into(),
+    pub fn new(t: &toml::Table, base_dir: &Path) -> Result<Self, TargetError> {
+        Ok(Nginx {
+            settings: NginxSettings::parse(t)?,
+            base_dir: base_dir.to_path_buf(),
+            run_dir: None,
+            child: None,
+            config: None,
         })
     }
+
+    fn binary() -> Result<PathBuf, TargetError> {
+        ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.exists())
+            .ok_or(TargetError::Missing {
+                kind: KIND,
+                message: "no nginx binary in /usr/sbin".into(),
+            })
+    }
+
+    /// Creates the run directory with config, temp dirs and static files.
+    fn prepare(&mut self, port: u16) -> Result<PathBuf, TargetError> {
+        std::fs::create_dir_all(&self.base_dir).map_err(|e| TargetError::io(&self.base_dir, e))?;
+        let dir = tempfile::Builder::new()
+            .prefix("nginx-")
+            .tempdir_in(&self.base_dir)
+            .map_err(|e| TargetError::io(&self.base_dir, e))?;
+        let path = dir.path().to_path_buf();
+        for sub in ["html", "tmp"] {
+            std::fs::create_dir_all(path.join(sub)).map_err(|e| TargetError::io(&path, e))?;
+        }
+        for (name, size) in self.settings.static_files() {
+            let file = path.join("html").join(&name);
+            std::fs::write(&file, vec![b'x'; size as usize])
+                .map_err(|e| TargetError::io(&file, e))?;
+        }
+        let config = self.settings.render(&path, port);
+        let conf = path.join("nginx.conf");
+        std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;
+        self.config = Some(config);
+        self.run_dir = Some(dir);
+        Ok(path)
+    }
+
+    fn start_error(&self, dir: &Path, what: &str) -> TargetError {
+        let mut log = process::log_tail(&dir.join("stderr.log"), 5);
+        let error_log = process::log_tail(&dir.join("error.log"), 5);
+        if !error_log.is_empty() {
+            log = format!("{log}\n{error_log}");
+        }
+        TargetError::Start {
+            kind: KIND,
+            message: format!("{what}; nginx said:\n{}", log.trim()),
+        }
+    }
 }
+
+/// Whether nginx answers `GET /` on `port` with an HTTP status line.
+fn answers(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect_timeout(
+        &([127, 0, 0, 1], port).into(),
+        Duration::from_millis(200),
+    ) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    if s.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut buf = [0u8; 16];
+    matches!(s.read(&mut buf), Ok(n) if n >= 12 && buf.starts_with(b"HTTP/1.1 200"))
+}
+
 impl Target for Nginx {
     fn kind(&self) -> &'static str {
-        "nginx"
+        KIND
     }
-    fn start(&mut self, _p: &Placement, _s: &Shutdown) -> Result<Endpoint, TargetError> {
-        unimplemented!()
+
+    fn start(
+        &mut self,
+        placement: &Placement,
+        shutdown: &Shutdown,
+    ) -> Result<Endpoint, TargetError> {
+        self.stop()?;
+        let bin = Self::binary()?;
+        let port = match self.settings.port {
+            Some(p) => p,
+            None => process::free_port().map_err(|e| TargetError::io(Path::new("127.0.0.1"), e))?,
+        };
+        let dir = self.prepare(port)?;
+        let stderr =
+            std::fs::File::create(dir.join("stderr.log")).map_err(|e| TargetError::io(&dir, e))?;
+        let mut cmd = Command::new(bin);
+        cmd.arg("-p")
+            .arg(&dir)
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .args(["-g", "daemon off;"]);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr);
+        let child = process::spawn(cmd, placement).map_err(|e| TargetError::io(&dir, e))?;
+        let pid = child.id();
+        self.child = Some(child);
+        match process::wait_ready(
+            Duration::from_secs(10),
+            shutdown,
+            || process::is_alive(pid),
+            || answers(port),
+        ) {
+            Ok(()) => Ok(Endpoint {
+                uri: format!("http://127.0.0.1:{port}"),
+            }),
+            Err(e) => {
+                let err = match e {
+                    WaitError::Died => self.start_error(&dir, "nginx exited during startup"),
+                    WaitError::TimedOut => TargetError::NotReady {
+                        kind: KIND,
+                        waited_s: 10.0,
+                        message: format!("no answer on 127.0.0.1:{port}"),
+                    },
+                    WaitError::Interrupted => TargetError::Interrupted,
+                };
+                self.stop()?;
+                Err(err)
+            }
+        }
     }
+
     fn stop(&mut self) -> Result<(), TargetError> {
+        if let Some(child) = self.child.take() {
+            let pid = child.id();
+            // Workers are children of the master; note them so we can wait for them too.
+            let workers = crate::target::process::children_of(pid);
+            process::stop_pid(pid, libc::SIGQUIT, Duration::from_secs(5));
+            for w in workers {
+                process::stop_pid(w, libc::SIGKILL, Duration::from_secs(2));
+            }
+        }
+        self.run_dir = None;
         Ok(())
     }
+
     fn is_running(&self) -> bool {
-        false
+        self.child
+            .as_ref()
+            .is_some_and(|c| process::is_alive(c.id()))
     }
+
     fn root_pid(&self) -> Option<u32> {
-        None
+        self.child.as_ref().map(|c| c.id())
     }
+
     fn version(&self) -> Option<String> {
-        None
+        let out = Command::new(Self::binary().ok()?).arg("-v").output().ok()?;
+        let text = String::from_utf8_lossy(&out.stderr);
+        text.trim()
+            .strip_prefix("nginx version: ")
+            .map(str::to_string)
     }
+
     fn effective_config(&self) -> Option<String> {
-        None
+        self.config.clone()
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn settings_name_the_bad_field() {
+        let err = NginxSettings::parse(&table("workers = 2"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `workers`"), "{err}");
+        let err = NginxSettings::parse(&table("worker_processes = 0"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("worker_processes"), "{err}");
+        assert!(NginxSettings::parse(&table("worker_processes = \"auto\"")).is_ok());
+        assert!(NginxSettings::parse(&table("worker_processes = \"many\"")).is_err());
+    }
+
+    #[test]
+    fn config_has_private_paths_and_loopback_listen() {
+        let s = NginxSettings::parse(&table("reuseport = false")).unwrap();
+        let conf = s.render(Path::new("/x"), 8080);
+        assert!(conf.contains("listen 127.0.0.1:8080 backlog=4096;"));
+        assert!(conf.contains("pid /x/nginx.pid;"));
+        assert!(conf.contains("client_body_temp_path /x/tmp/body;"));
+        assert!(conf.contains("access_log off;"));
     }
 }

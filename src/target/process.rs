@@ -9,8 +9,22 @@ use std::time::{Duration, Instant};
 
 /// Spawns `cmd` inside `placement` (cgroup and CPU affinity are applied in
 /// the child before exec, so every process it forks inherits them).
+///
+/// The child also gets SIGTERM if scalelab itself dies (even by SIGKILL), so
+/// a killed run leaves no server behind. A daemonising child (pg_ctl) is not
+/// covered; its target stops the server by PID instead.
 pub fn spawn(mut cmd: Command, placement: &Placement) -> std::io::Result<Child> {
+    use std::os::unix::process::CommandExt;
     placement.configure(&mut cmd);
+    // SAFETY: prctl is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     cmd.spawn()
 }
 
@@ -124,11 +138,29 @@ pub fn log_tail(path: &std::path::Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
+/// Direct children of `pid`, from /proc/<pid>/task/*/children.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::zombie_processes)] // stop_pid reaps it: that is the test
     fn stop_pid_reaps_a_child() {
         let child = Command::new("sleep").arg("30").spawn().unwrap();
         let pid = child.id();

@@ -1,0 +1,441 @@
+//! Two stored runs compared point by point (`scalelab compare`).
+//!
+//! Points are matched by system label and sweep coordinates (not by index,
+//! so the sweeps may differ); when the runs share no system label but each
+//! has exactly one system, those two are matched (an old and a new build
+//! measured under different names). Each match compares the per-trial
+//! throughputs with [`compare`]; the summary is the geometric mean of the
+//! ratios of medians, as benchstat's "geomean" row.
+use super::compare::{compare, Comparison};
+use super::stopping::relative_half_width;
+use super::summary::median;
+use crate::store::{display_value, Coord, RunData};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointComparison {
+    /// The system label in run A (and B, unless single systems were paired).
+    pub system: String,
+    pub system_b: String,
+    /// `connections=100 server.worker_processes=2`
+    pub point: String,
+    pub coords: Vec<Coord>,
+    pub trials_a: usize,
+    pub trials_b: usize,
+    pub median_a: Option<f64>,
+    pub median_b: Option<f64>,
+    /// Relative half-width of each median's 95% CI (benchstat's "±");
+    /// `None` below 6 successful trials.
+    pub spread_a: Option<f64>,
+    pub spread_b: Option<f64>,
+    pub comparison: Comparison,
+}
+
+/// One environment key whose value differs; `None` where a run lacks it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EnvDifference {
+    pub key: String,
+    pub a: Option<String>,
+    pub b: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunComparison {
+    pub run_a: i64,
+    pub run_b: i64,
+    pub name_a: String,
+    pub name_b: String,
+    pub noise: f64,
+    pub points: Vec<PointComparison>,
+    /// `system point` of points measured in only one of the runs.
+    pub only_in_a: Vec<String>,
+    pub only_in_b: Vec<String>,
+    pub environment: Vec<EnvDifference>,
+    /// Geometric mean of median(B) / median(A) over the matched points with
+    /// positive medians; `None` when there are none.
+    pub geomean_ratio: Option<f64>,
+}
+
+/// Compares run B against run A (the baseline); `noise` as in [`compare`].
+pub fn compare_runs(a: &RunData, b: &RunData, noise: f64) -> RunComparison {
+    let groups_a = groups(a);
+    let groups_b = groups(b);
+    let pairing = system_pairing(a, b);
+    let mut points = Vec::new();
+    let mut only_in_a = Vec::new();
+    for ((system, key), group) in &groups_a {
+        let system_b = pairing
+            .get(system)
+            .cloned()
+            .unwrap_or_else(|| system.clone());
+        match groups_b.get(&(system_b.clone(), key.clone())) {
+            Some(other) => points.push(compare_group(system, &system_b, group, other, noise)),
+            None => only_in_a.push(format!("{system} {}", group.label)),
+        }
+    }
+    let matched_b: Vec<(String, String)> = groups_a
+        .keys()
+        .map(|(s, k)| {
+            (
+                pairing.get(s).cloned().unwrap_or_else(|| s.clone()),
+                k.clone(),
+            )
+        })
+        .collect();
+    let only_in_b = groups_b
+        .iter()
+        .filter(|(k, _)| !matched_b.contains(k))
+        .map(|((s, _), g)| format!("{s} {}", g.label))
+        .collect();
+    points.sort_by_key(|p| order_in(a, &p.system, &p.coords));
+    RunComparison {
+        run_a: a.run.id,
+        run_b: b.run.id,
+        name_a: a.run.name.clone(),
+        name_b: b.run.name.clone(),
+        noise,
+        geomean_ratio: geomean(&points),
+        points,
+        only_in_a,
+        only_in_b,
+        environment: environment_differences(a, b),
+    }
+}
+
+/// The trials of one system at one point.
+struct Group {
+    label: String,
+    coords: Vec<Coord>,
+    throughputs: Vec<f64>,
+    trials: usize,
+}
+
+/// Trials grouped by (system, canonical coordinates).
+fn groups(run: &RunData) -> BTreeMap<(String, String), Group> {
+    let mut out: BTreeMap<(String, String), Group> = BTreeMap::new();
+    for t in &run.trials {
+        let key = (t.system.clone(), canonical(&t.point.coords));
+        let g = out.entry(key).or_insert_with(|| Group {
+            label: t.point.label(),
+            coords: t.point.coords.clone(),
+            throughputs: Vec::new(),
+            trials: 0,
+        });
+        g.trials += 1;
+        g.throughputs.extend(t.throughput());
+    }
+    out
+}
+
+/// Coordinates in axis order, so `a=1 b=2` matches `b=2 a=1`.
+fn canonical(coords: &[Coord]) -> String {
+    let mut parts: Vec<String> = coords
+        .iter()
+        .map(|c| format!("{}={}", c.axis, c.value))
+        .collect();
+    parts.sort();
+    parts.join(" ")
+}
+
+/// System of A -> system of B when the runs share no label but have one
+/// system each; empty otherwise (labels match themselves).
+fn system_pairing(a: &RunData, b: &RunData) -> BTreeMap<String, String> {
+    let (sa, sb) = (a.systems(), b.systems());
+    let shared = sa.iter().any(|s| sb.contains(s));
+    match (sa.as_slice(), sb.as_slice()) {
+        ([x], [y]) if !shared => BTreeMap::from([(x.clone(), y.clone())]),
+        _ => BTreeMap::new(),
+    }
+}
+
+fn compare_group(
+    system: &str,
+    system_b: &str,
+    a: &Group,
+    b: &Group,
+    noise: f64,
+) -> PointComparison {
+    PointComparison {
+        system: system.to_string(),
+        system_b: system_b.to_string(),
+        point: a.label.clone(),
+        coords: a.coords.clone(),
+        trials_a: a.trials,
+        trials_b: b.trials,
+        median_a: median(&a.throughputs),
+        median_b: median(&b.throughputs),
+        spread_a: relative_half_width(&a.throughputs),
+        spread_b: relative_half_width(&b.throughputs),
+        comparison: compare(&a.throughputs, &b.throughputs, noise),
+    }
+}
+
+/// Sort key: the system's first appearance, then the point's sweep index.
+fn order_in(run: &RunData, system: &str, coords: &[Coord]) -> (usize, u32) {
+    let systems = run.systems();
+    let s = systems
+        .iter()
+        .position(|x| x == system)
+        .unwrap_or(usize::MAX);
+    let key = canonical(coords);
+    let index = run
+        .trials
+        .iter()
+        .find(|t| canonical(&t.point.coords) == key)
+        .map_or(u32::MAX, |t| t.point.index);
+    (s, index)
+}
+
+fn geomean(points: &[PointComparison]) -> Option<f64> {
+    let logs: Vec<f64> = points
+        .iter()
+        .filter_map(|p| match (p.median_a, p.median_b) {
+            (Some(x), Some(y)) if x > 0.0 && y > 0.0 => Some((y / x).ln()),
+            _ => None,
+        })
+        .collect();
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
+/// Keys of the flattened environments (and the server and scalelab
+/// versions) whose values differ, sorted by key.
+pub fn environment_differences(a: &RunData, b: &RunData) -> Vec<EnvDifference> {
+    let mut fa = BTreeMap::new();
+    let mut fb = BTreeMap::new();
+    flatten("", &a.run.environment, &mut fa);
+    flatten("", &b.run.environment, &mut fb);
+    for (map, run) in [(&mut fa, &a.run), (&mut fb, &b.run)] {
+        if let Some(v) = &run.server_version {
+            map.insert("server_version".to_string(), v.clone());
+        }
+        map.insert("scalelab_version".to_string(), run.scalelab_version.clone());
+    }
+    let keys: std::collections::BTreeSet<&String> = fa.keys().chain(fb.keys()).collect();
+    keys.into_iter()
+        .filter(|k| fa.get(*k) != fb.get(*k))
+        .map(|k| EnvDifference {
+            key: k.clone(),
+            a: fa.get(k).cloned(),
+            b: fb.get(k).cloned(),
+        })
+        .collect()
+}
+
+/// `{"cpu": {"model": "x"}, "sysctls": ["a"]}` -> `cpu.model = x`,
+/// `sysctls[0] = a`.
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, child) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, child, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                flatten(&format!("{prefix}[{i}]"), child, out);
+            }
+        }
+        serde_json::Value::Null if prefix.is_empty() => {}
+        other => {
+            out.insert(prefix.to_string(), display_value(other));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::compare::Verdict;
+    use crate::store::{Measurement, Point, Run, Trial, TrialStatus};
+    use serde_json::json;
+
+    fn run(id: i64, env: serde_json::Value, server: Option<&str>) -> Run {
+        Run {
+            id,
+            name: format!("run{id}"),
+            description: String::new(),
+            started_at: 0,
+            finished_at: None,
+            status: "finished".into(),
+            experiment: String::new(),
+            experiment_path: String::new(),
+            environment: env,
+            scalelab_version: "0.1.0".into(),
+            server_version: server.map(str::to_string),
+            baseline: None,
+            headline: "median".into(),
+        }
+    }
+
+    fn point(index: u32, conns: i64) -> Point {
+        Point {
+            index,
+            coords: vec![Coord {
+                axis: "connections".into(),
+                value: conns.into(),
+            }],
+        }
+    }
+
+    fn trials(system: &str, p: &Point, rps: &[f64]) -> Vec<Trial> {
+        rps.iter()
+            .enumerate()
+            .map(|(i, &r)| Trial {
+                id: 0,
+                run_id: 0,
+                system: system.into(),
+                point: p.clone(),
+                trial: i as u32 + 1,
+                status: if r > 0.0 {
+                    TrialStatus::Ok
+                } else {
+                    TrialStatus::Failed
+                },
+                error: None,
+                started_at: 0,
+                measurement: Some(Measurement {
+                    rps: r,
+                    ..Default::default()
+                }),
+                probe: None,
+                timeline: vec![],
+                context: json!({}),
+            })
+            .collect()
+    }
+
+    const BASE: [f64; 5] = [1000.0, 1010.0, 990.0, 1005.0, 995.0];
+
+    fn scaled(f: f64) -> Vec<f64> {
+        BASE.iter().map(|v| v * f).collect()
+    }
+
+    #[test]
+    fn matches_by_system_and_coordinates() {
+        let (p1, p2, p3) = (point(0, 10), point(1, 100), point(2, 1000));
+        let mut a_trials = trials("nginx", &p1, &BASE);
+        a_trials.extend(trials("nginx", &p2, &BASE));
+        a_trials.extend(trials("nginx", &p3, &BASE));
+        // B's sweep indexes differ and lacks connections=1000, adds 5000.
+        let mut b_trials = trials("nginx", &point(7, 100), &scaled(0.9));
+        b_trials.extend(trials("nginx", &point(3, 10), &scaled(1.2)));
+        b_trials.extend(trials("nginx", &point(9, 5000), &BASE));
+        let a = RunData {
+            run: run(1, json!({}), None),
+            trials: a_trials,
+        };
+        let b = RunData {
+            run: run(2, json!({}), None),
+            trials: b_trials,
+        };
+        let c = compare_runs(&a, &b, 0.02);
+        assert_eq!(c.points.len(), 2);
+        assert_eq!(c.points[0].point, "connections=10");
+        assert_eq!(c.points[0].comparison.verdict, Verdict::Faster);
+        assert_eq!(c.points[1].comparison.verdict, Verdict::Slower);
+        assert_eq!(c.only_in_a, vec!["nginx connections=1000"]);
+        assert_eq!(c.only_in_b, vec!["nginx connections=5000"]);
+        let g = c.geomean_ratio.unwrap();
+        assert!((g - (1.2f64 * 0.9).sqrt()).abs() < 1e-12, "{g}");
+    }
+
+    #[test]
+    fn single_differently_named_systems_are_paired() {
+        let p = point(0, 10);
+        let a = RunData {
+            run: run(1, json!({}), None),
+            trials: trials("old", &p, &BASE),
+        };
+        let b = RunData {
+            run: run(2, json!({}), None),
+            trials: trials("new", &p, &BASE),
+        };
+        let c = compare_runs(&a, &b, 0.02);
+        assert_eq!(c.points.len(), 1);
+        assert_eq!(
+            (c.points[0].system.as_str(), c.points[0].system_b.as_str()),
+            ("old", "new")
+        );
+        assert_eq!(c.points[0].comparison.verdict, Verdict::NoDifference);
+    }
+
+    #[test]
+    fn failed_trials_are_counted_but_give_no_sample() {
+        let p = point(0, 10);
+        let a = RunData {
+            run: run(1, json!({}), None),
+            trials: trials("s", &p, &BASE),
+        };
+        let b = RunData {
+            run: run(2, json!({}), None),
+            trials: trials("s", &p, &[1000.0, 0.0, 0.0, 0.0, 0.0]),
+        };
+        let c = compare_runs(&a, &b, 0.02);
+        assert_eq!(
+            (c.points[0].trials_b, c.points[0].median_b),
+            (5, Some(1000.0))
+        );
+        assert_eq!(
+            c.points[0].comparison.verdict,
+            Verdict::NeedsMoreTrials { at_least: 3 }
+        );
+    }
+
+    #[test]
+    fn environment_differences_are_flattened() {
+        let env_a = json!({"kernel": "6.1.0-18", "cpu": {"model": "X", "cores": 2},
+                           "sysctl": {"net.core.somaxconn": 4096}, "flags": ["a", "b"]});
+        let env_b = json!({"kernel": "6.1.0-21", "cpu": {"model": "X", "cores": 2},
+                           "sysctl": {"net.core.somaxconn": 128}, "flags": ["a"],
+                           "governor": "performance"});
+        let a = RunData {
+            run: run(1, env_a, Some("nginx/1.22.1")),
+            trials: vec![],
+        };
+        let b = RunData {
+            run: run(2, env_b, Some("nginx/1.25.3")),
+            trials: vec![],
+        };
+        let d = environment_differences(&a, &b);
+        let keys: Vec<&str> = d.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "flags[1]",
+                "governor",
+                "kernel",
+                "server_version",
+                "sysctl.net.core.somaxconn"
+            ]
+        );
+        assert_eq!(d[1].a, None);
+        assert_eq!(d[2].b.as_deref(), Some("6.1.0-21"));
+        assert_eq!(d[4].a.as_deref(), Some("4096"));
+    }
+
+    #[test]
+    fn no_common_points_gives_no_geomean() {
+        let a = RunData {
+            run: run(1, json!({}), None),
+            trials: trials("a", &point(0, 1), &BASE),
+        };
+        let b = RunData {
+            run: run(2, json!({}), None),
+            trials: [
+                trials("b", &point(0, 1), &BASE),
+                trials("c", &point(0, 1), &BASE),
+            ]
+            .concat(),
+        };
+        let c = compare_runs(&a, &b, 0.02);
+        assert!(c.points.is_empty());
+        assert_eq!(c.geomean_ratio, None);
+        assert_eq!(c.only_in_b.len(), 2);
+    }
+}

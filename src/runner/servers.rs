@@ -1,0 +1,108 @@
+//! The servers a run keeps: one per system, restarted according to the
+//! experiment's restart policy or when its settings change.
+
+use crate::placement::Placement;
+use crate::shutdown::Shutdown;
+use crate::spec::sweep::{server_cpu_list, Resolved};
+use crate::spec::Restart;
+use crate::target::{self, Endpoint, Target, TargetError};
+use std::path::Path;
+
+/// A running server. Field order matters: the target (and its processes)
+/// is dropped before the placement (and its cgroups).
+pub struct ActiveServer {
+    pub target: Box<dyn Target>,
+    pub placement: Placement,
+    pub endpoint: Endpoint,
+    key: String,
+    point: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error(transparent)]
+    Placement(#[from] crate::placement::PlacementError),
+}
+
+/// Identifies a server configuration: same key, same server.
+fn key_of(r: &Resolved) -> String {
+    format!(
+        "{}|{:?}|{:?}|{:?}",
+        r.server.kind, r.server.settings, r.server_cpus, r.server_memory
+    )
+}
+
+/// One slot per system.
+#[derive(Default)]
+pub struct Servers {
+    slots: Vec<Option<ActiveServer>>,
+}
+
+impl Servers {
+    pub fn new(systems: usize) -> Self {
+        Servers {
+            slots: (0..systems).map(|_| None).collect(),
+        }
+    }
+
+    /// Returns the system's server for this trial, (re)starting it when the
+    /// policy or a settings change asks for it.
+    pub fn ensure(
+        &mut self,
+        system: usize,
+        point: u32,
+        resolved: &Resolved,
+        policy: Restart,
+        base_dir: &Path,
+        shutdown: &Shutdown,
+    ) -> Result<&mut ActiveServer, ServerError> {
+        let key = key_of(resolved);
+        let keep = match &self.slots[system] {
+            Some(s) if s.key == key && s.target.is_running() => match policy {
+                Restart::Never => true,
+                Restart::PerPoint => s.point == point,
+                Restart::PerTrial => false,
+            },
+            _ => false,
+        };
+        if !keep {
+            self.stop(system);
+            let name = format!("{}-{}", std::process::id(), system);
+            let cpus = resolved.server_cpus.map(server_cpu_list);
+            let placement = Placement::create(&name, cpus, resolved.server_memory)?;
+            let mut target =
+                target::build(&resolved.server.kind, &resolved.server.settings, base_dir)?;
+            let endpoint = target.start(&placement, shutdown)?;
+            self.slots[system] = Some(ActiveServer {
+                target,
+                placement,
+                endpoint,
+                key,
+                point,
+            });
+        }
+        let slot = self.slots[system].as_mut();
+        Ok(slot.expect("slot was just filled"))
+    }
+
+    /// Stops and forgets the system's server (after it died, or at the end).
+    pub fn stop(&mut self, system: usize) {
+        if let Some(mut s) = self.slots[system].take() {
+            let _ = s.target.stop();
+        }
+    }
+
+    pub fn stop_all(&mut self) {
+        for i in 0..self.slots.len() {
+            self.stop(i);
+        }
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}

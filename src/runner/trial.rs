@@ -1,0 +1,301 @@
+//! One trial: make sure the server runs, warm up, measure with the probe
+//! running, judge the outcome, and commit it to the store.
+
+use super::servers::Servers;
+use super::RunError;
+use crate::load::{self, LoadResult, LoadSpec, Pacing};
+use crate::shutdown::Shutdown;
+use crate::spec::sweep::{resolve, Resolved};
+use crate::spec::Experiment;
+use crate::store::{Measurement, NewTrial, Point, Store, TrialStatus};
+use std::path::Path;
+
+/// What the runner needs to know about a finished trial.
+pub struct Outcome {
+    pub status: TrialStatus,
+    pub throughput: Option<f64>,
+    pub line: String,
+    pub server_version: Option<String>,
+}
+
+pub struct TrialCtx<'a> {
+    pub exp: &'a Experiment,
+    pub store: &'a mut Store,
+    pub servers: &'a mut Servers,
+    pub run_id: i64,
+    pub base_dir: &'a Path,
+    pub shutdown: &'a Shutdown,
+}
+
+/// What a trial produced before it was judged.
+struct Measured {
+    result: LoadResult,
+    probe: Option<crate::probe::ProbeData>,
+    server_died: bool,
+    client_cpus: usize,
+}
+
+pub fn run_trial(
+    cx: &mut TrialCtx,
+    system: usize,
+    point: &Point,
+    trial: u32,
+) -> Result<Outcome, RunError> {
+    let label = cx.exp.systems[system].label.clone();
+    let started_at = crate::store::write::now();
+    let resolved =
+        resolve(cx.exp, system, point).map_err(|(f, m)| RunError::Spec(format!("{f}: {m}")))?;
+    let mut context = serde_json::json!({});
+    let measured = measure(cx, system, point, &resolved, &mut context);
+    let (status, error, measurement, histogram, timeline, probe) = match measured {
+        Err(reason) => (
+            TrialStatus::Failed,
+            Some(reason),
+            None,
+            None,
+            Vec::new(),
+            None,
+        ),
+        Ok(m) => {
+            let judged = judge(&m);
+            let bound = crate::probe::client_bound(
+                m.result.client_cpu.0,
+                m.result.elapsed.as_secs_f64(),
+                m.client_cpus,
+            );
+            context["client_bound"] = bound.is_some().into();
+            if let Some(reason) = bound {
+                context["client_bound_reason"] = reason.into();
+            }
+            let status = if judged.is_some() {
+                TrialStatus::Failed
+            } else {
+                TrialStatus::Ok
+            };
+            (
+                status,
+                judged,
+                Some(measurement(&m.result)),
+                Some(m.result.histogram_bytes()),
+                m.result.timeline,
+                m.probe,
+            )
+        }
+    };
+    let (probe_summary, probe_timeline) = match &probe {
+        Some(p) => (
+            serde_json::to_value(&p.summary).ok(),
+            serde_json::to_value(&p.timeline).ok(),
+        ),
+        None => (None, None),
+    };
+    cx.store.insert_trial(&NewTrial {
+        run_id: cx.run_id,
+        system: &label,
+        point,
+        trial,
+        status,
+        error: error.as_deref(),
+        started_at,
+        context: &context,
+        measurement: measurement.as_ref(),
+        timeline: &timeline,
+        histogram: histogram.as_deref(),
+        probe_summary: probe_summary.as_ref(),
+        probe_timeline: probe_timeline.as_ref(),
+    })?;
+    let throughput = measurement
+        .as_ref()
+        .filter(|_| status == TrialStatus::Ok)
+        .map(|m| m.rps);
+    let line = trial_line(
+        &label,
+        point,
+        trial,
+        status,
+        error.as_deref(),
+        measurement.as_ref(),
+        &context,
+    );
+    let server_version = context["server_version"].as_str().map(str::to_string);
+    Ok(Outcome {
+        status,
+        throughput,
+        line,
+        server_version,
+    })
+}
+
+/// Starts what is needed and runs warmup plus the measured window. An `Err`
+/// is a failure before anything was measured.
+fn measure(
+    cx: &mut TrialCtx,
+    system: usize,
+    point: &Point,
+    resolved: &Resolved,
+    context: &mut serde_json::Value,
+) -> Result<Measured, String> {
+    let policy = cx.exp.trials.restart;
+    let server = cx
+        .servers
+        .ensure(
+            system,
+            point.index,
+            resolved,
+            policy,
+            cx.base_dir,
+            cx.shutdown,
+        )
+        .map_err(|e| format!("server failed to start: {e}"))?;
+    context["placement"] = server.placement.describe();
+    if let Some(d) = server.target.dataset() {
+        context["dataset"] = serde_json::to_value(d).unwrap_or_default();
+    }
+    if let Some(v) = server.target.version() {
+        context["server_version"] = v.into();
+    }
+    let client_cpus = server.placement.client_cpus();
+    let spec = load_spec(cx.exp, resolved, client_cpus.clone());
+    context["load"] = serde_json::json!({
+        "connections": spec.connections, "threads": spec.threads,
+        "rate": resolved.common.rate, "connreqs": spec.requests_per_connection,
+        "client_cpus": client_cpus,
+    });
+    let driver = load::build(
+        &resolved.load.kind,
+        &resolved.load.settings,
+        &server.endpoint.uri,
+    )
+    .map_err(|e| format!("load setup failed: {e}"))?;
+    let root_pid = server.target.root_pid();
+    if !cx.exp.trials.warmup.is_zero() {
+        let warm = LoadSpec {
+            duration: cx.exp.trials.warmup,
+            max_requests: None,
+            ..spec.clone()
+        };
+        driver
+            .run(&warm, cx.shutdown)
+            .map_err(|e| format!("warmup failed: {e}"))?;
+    }
+    let sampler = crate::probe::Sampler::start(
+        crate::probe::SamplerConfig {
+            interval: cx.exp.trials.sample_interval,
+        },
+        root_pid,
+    );
+    let result = driver.run(&spec, cx.shutdown);
+    let probe = sampler.stop();
+    let result = result.map_err(|e| format!("load failed: {e}"))?;
+    let server_died = !server.target.is_running();
+    if server_died {
+        cx.servers.stop(system);
+    }
+    let client_cpus = client_cpus
+        .map(|c| c.len())
+        .unwrap_or_else(crate::placement::online_cpus);
+    Ok(Measured {
+        result,
+        probe: Some(probe),
+        server_died,
+        client_cpus,
+    })
+}
+
+fn load_spec(exp: &Experiment, r: &Resolved, client_cpus: Option<Vec<usize>>) -> LoadSpec {
+    let cpus = client_cpus
+        .as_ref()
+        .map(Vec::len)
+        .unwrap_or_else(crate::placement::online_cpus) as u32;
+    let threads = r
+        .common
+        .threads
+        .unwrap_or(cpus)
+        .min(r.common.connections)
+        .max(1);
+    LoadSpec {
+        connections: r.common.connections,
+        threads,
+        duration: exp.trials.duration,
+        pacing: r
+            .common
+            .rate
+            .map_or(Pacing::Closed, |rate| Pacing::Open { rate }),
+        requests_per_connection: r.common.connreqs,
+        timeout: r.common.timeout,
+        max_requests: None,
+        client_cpus,
+    }
+}
+
+/// Why a measured trial counts as failed, or `None` when it is good.
+fn judge(m: &Measured) -> Option<String> {
+    let r = &m.result;
+    if m.server_died {
+        return Some(format!(
+            "the server died during the trial ({} requests completed before)",
+            r.requests
+        ));
+    }
+    if let Some(note) = r.notes.iter().find(|n| n.contains("ephemeral port")) {
+        return Some(note.clone());
+    }
+    if r.requests == 0 {
+        let e = &r.errors;
+        return Some(format!(
+            "no request completed: errors connect {}, read {}, write {}, timeout {}, protocol {}, other {}",
+            e.connect, e.read, e.write, e.timeout, e.protocol, e.other
+        ));
+    }
+    None
+}
+
+fn measurement(r: &LoadResult) -> Measurement {
+    let secs = r.elapsed.as_secs_f64();
+    Measurement {
+        requests: r.requests,
+        duration_s: secs,
+        rps: r.rps(),
+        bytes: r.bytes.0,
+        gbit_s: r.bytes.gbit_per_s(secs),
+        errors: r.errors,
+        retries: r.retries,
+        latency_us: r.latency_summary(),
+        client_cpu_s: r.client_cpu.0,
+        target_rate: r.target_rate,
+        connections_opened: r.connections_opened,
+        notes: r.notes.clone(),
+    }
+}
+
+fn trial_line(
+    label: &str,
+    point: &Point,
+    trial: u32,
+    status: TrialStatus,
+    error: Option<&str>,
+    m: Option<&Measurement>,
+    context: &serde_json::Value,
+) -> String {
+    let head = format!("{label:<16} {:<28} #{trial}", point.label());
+    match (status, m) {
+        (TrialStatus::Ok, Some(m)) => {
+            let bound = if context["client_bound"] == true {
+                "  [client-bound]"
+            } else {
+                ""
+            };
+            let errs = m.errors.total();
+            let errs = if errs > 0 {
+                format!("  errors {errs}")
+            } else {
+                String::new()
+            };
+            format!(
+                "{head}  {:>12.0}/s  p99 {}{errs}{bound}",
+                m.rps, m.latency_us.p99
+            )
+        }
+        _ => format!("{head}  FAILED: {}", error.unwrap_or("unknown")),
+    }
+}

@@ -1,0 +1,501 @@
+//! Turns experiment text into a checked [`Experiment`], or a [`SpecError`]
+//! naming file, line, field and fix.
+
+use super::locate::Locator;
+use super::raw::{RawExperiment, RawTrials};
+use super::sweep::{apply_common, resolve, Axis, AxisTarget};
+use super::{Component, Experiment, LoadCommon, Restart, SpecError, System, TrialPolicy};
+use crate::analysis::summary::Headline;
+use crate::units::parse_duration;
+use std::path::Path;
+use std::time::Duration;
+
+const FORMAT_DOC: &str = "see docs/experiment-format.md for the format";
+
+struct Ctx<'a> {
+    path: &'a Path,
+    loc: Locator,
+}
+
+impl Ctx<'_> {
+    fn err(&self, field: &[&str], message: impl Into<String>, fix: impl Into<String>) -> SpecError {
+        SpecError {
+            file: self.path.to_path_buf(),
+            line: self.loc.line(field),
+            field: dotted(field),
+            message: message.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+fn dotted(field: &[&str]) -> String {
+    let mut out = String::new();
+    for seg in field {
+        if seg.parse::<usize>().is_ok() {
+            out.push_str(&format!("[{}]", seg.parse::<usize>().unwrap_or(0) + 1));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(seg);
+        }
+    }
+    out
+}
+
+pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, SpecError> {
+    let cx = Ctx {
+        path,
+        loc: Locator::new(text),
+    };
+    let mut raw: RawExperiment = toml::from_str(text).map_err(|e| SpecError {
+        file: path.to_path_buf(),
+        line: e.span().map(|s| cx.loc.line_of(s.start)),
+        field: String::new(),
+        message: e.message().trim().to_string(),
+        fix: Some(FORMAT_DOC.into()),
+    })?;
+    if quick {
+        apply_quick(&mut raw);
+    }
+    if raw.name.trim().is_empty() {
+        return Err(cx.err(&["name"], "must not be empty", "name = \"my-experiment\""));
+    }
+    let server = component(&cx, "server", &raw.server, crate::target::KINDS)?;
+    let mut load = component(&cx, "load", &raw.load, crate::load::KINDS)?;
+    let mut load_common = LoadCommon {
+        connections: 10,
+        threads: None,
+        rate: None,
+        connreqs: None,
+        timeout: Duration::from_secs(2),
+    };
+    apply_common(&mut load_common, &mut load.settings)
+        .map_err(|(k, m)| cx.err(&["load", &k], m, FORMAT_DOC))?;
+    let axes = axes(&cx, &raw.sweep)?;
+    let trials = trials(&cx, &raw.trials)?;
+    let systems = systems(&cx, raw.system)?;
+    let exp = Experiment {
+        name: raw.name,
+        description: raw.description,
+        path: path.to_path_buf(),
+        text: text.to_string(),
+        quick,
+        server,
+        load,
+        load_common,
+        axes,
+        trials,
+        systems,
+    };
+    check_every_trial(&cx, &exp)?;
+    Ok(exp)
+}
+
+fn apply_quick(raw: &mut RawExperiment) {
+    let Some(q) = raw.quick.take() else { return };
+    for (k, v) in q.sweep {
+        raw.sweep.insert(k, v);
+    }
+    for (k, v) in q.server {
+        raw.server.insert(k, v);
+    }
+    for (k, v) in q.load {
+        raw.load.insert(k, v);
+    }
+    raw.trials.overlay(&q.trials);
+}
+
+fn component(
+    cx: &Ctx,
+    section: &str,
+    table: &toml::Table,
+    kinds: &[&str],
+) -> Result<Component, SpecError> {
+    let kind = match table.get("kind") {
+        Some(toml::Value::String(k)) if kinds.contains(&k.as_str()) => k.clone(),
+        Some(other) => {
+            return Err(cx.err(
+                &[section, "kind"],
+                format!("unknown kind {other}"),
+                format!("use one of: {}", kinds.join(", ")),
+            ))
+        }
+        None => {
+            return Err(cx.err(
+                &[section],
+                "missing `kind`",
+                format!("add kind = \"{}\" (one of: {})", kinds[0], kinds.join(", ")),
+            ))
+        }
+    };
+    Ok(Component {
+        kind,
+        settings: table.clone(),
+    })
+}
+
+fn axes(cx: &Ctx, sweep: &toml::Table) -> Result<Vec<Axis>, SpecError> {
+    let mut out = Vec::new();
+    for (name, value) in sweep {
+        let target = AxisTarget::from_name(name).ok_or_else(|| {
+            cx.err(
+                &["sweep", name],
+                format!("unknown axis `{name}`"),
+                "use connections, threads, rate, connreqs, server_cpus, server_memory, \
+                 or \"server.<setting>\" / \"load.<setting>\"",
+            )
+        })?;
+        let values = match value {
+            toml::Value::Array(a) if !a.is_empty() => a.clone(),
+            _ => {
+                return Err(cx.err(
+                    &["sweep", name],
+                    "expected a non-empty list of values",
+                    format!("{name} = [1, 10, 100]"),
+                ))
+            }
+        };
+        out.push(Axis {
+            name: name.clone(),
+            target,
+            values,
+        });
+    }
+    Ok(out)
+}
+
+fn duration(
+    cx: &Ctx,
+    field: &str,
+    v: &Option<String>,
+    default: Duration,
+) -> Result<Duration, SpecError> {
+    match v {
+        None => Ok(default),
+        Some(s) => parse_duration(s).map_err(|e| {
+            cx.err(
+                &["trials", field],
+                e.to_string(),
+                format!("{field} = \"10s\""),
+            )
+        }),
+    }
+}
+
+fn trials(cx: &Ctx, t: &RawTrials) -> Result<TrialPolicy, SpecError> {
+    let duration_ = duration(cx, "duration", &t.duration, Duration::from_secs(10))?;
+    if duration_.is_zero() {
+        return Err(cx.err(
+            &["trials", "duration"],
+            "must be longer than zero",
+            "duration = \"10s\"",
+        ));
+    }
+    let min = t.min.unwrap_or(3);
+    let max = t.max.unwrap_or(min.max(3));
+    if !(1..=1000).contains(&min) {
+        return Err(cx.err(
+            &["trials", "min"],
+            format!("expected 1 to 1000 trials, got {min}"),
+            "min = 3",
+        ));
+    }
+    if max < min || max > 1000 {
+        return Err(cx.err(
+            &["trials", "max"],
+            format!("must be between min ({min}) and 1000, got {max}"),
+            format!("max = {}", min.max(5)),
+        ));
+    }
+    let target_ci = t.target_ci.unwrap_or(0.05);
+    if !(target_ci > 0.0 && target_ci < 1.0) {
+        return Err(cx.err(
+            &["trials", "target_ci"],
+            format!("expected a fraction between 0 and 1, got {target_ci}"),
+            "target_ci = 0.05 (5%)",
+        ));
+    }
+    let noise = t.noise.unwrap_or(0.02);
+    if !(0.0..0.5).contains(&noise) {
+        return Err(cx.err(
+            &["trials", "noise"],
+            format!("expected a fraction between 0 and 0.5, got {noise}"),
+            "noise = 0.02 (2%)",
+        ));
+    }
+    let restart = match t.restart.as_deref().unwrap_or("per_point") {
+        "never" => Restart::Never,
+        "per_point" => Restart::PerPoint,
+        "per_trial" => Restart::PerTrial,
+        other => {
+            return Err(cx.err(
+                &["trials", "restart"],
+                format!("unknown restart policy `{other}`"),
+                "use never, per_point or per_trial",
+            ))
+        }
+    };
+    let headline = match t.headline.as_deref().unwrap_or("median") {
+        "median" => Headline::Median,
+        "best" => Headline::Best,
+        other => {
+            return Err(cx.err(
+                &["trials", "headline"],
+                format!("unknown headline `{other}`"),
+                "use median or best",
+            ))
+        }
+    };
+    let budget = match &t.budget {
+        None => None,
+        Some(_) => Some(duration(cx, "budget", &t.budget, Duration::ZERO)?),
+    };
+    let sample_interval = duration(
+        cx,
+        "sample_interval",
+        &t.sample_interval,
+        Duration::from_secs(1),
+    )?;
+    if sample_interval < Duration::from_millis(100) {
+        return Err(cx.err(
+            &["trials", "sample_interval"],
+            "must be at least 100ms",
+            "sample_interval = \"1s\"",
+        ));
+    }
+    Ok(TrialPolicy {
+        duration: duration_,
+        warmup: duration(cx, "warmup", &t.warmup, Duration::from_secs(1))?,
+        cooldown: duration(cx, "cooldown", &t.cooldown, Duration::ZERO)?,
+        min_trials: min as u32,
+        max_trials: max as u32,
+        target_ci,
+        budget,
+        restart,
+        headline,
+        noise,
+        sample_interval,
+    })
+}
+
+fn systems(cx: &Ctx, raw: Vec<super::raw::RawSystem>) -> Result<Vec<System>, SpecError> {
+    if raw.is_empty() {
+        return Ok(vec![System {
+            label: "default".into(),
+            baseline: true,
+            server: toml::Table::new(),
+            load: toml::Table::new(),
+        }]);
+    }
+    let mut out: Vec<System> = Vec::new();
+    for (i, s) in raw.into_iter().enumerate() {
+        let idx = i.to_string();
+        if s.label.trim().is_empty() {
+            return Err(cx.err(
+                &["system", &idx, "label"],
+                "must not be empty",
+                "label = \"linux 6.1\"",
+            ));
+        }
+        if out.iter().any(|o| o.label == s.label) {
+            return Err(cx.err(
+                &["system", &idx, "label"],
+                format!("the label `{}` is used twice", s.label),
+                "give every system its own label",
+            ));
+        }
+        if s.server.contains_key("kind") || s.load.contains_key("kind") {
+            return Err(cx.err(
+                &["system", &idx],
+                "a system cannot change the server or load kind",
+                "compare kinds in separate runs with `scalelab compare`",
+            ));
+        }
+        out.push(System {
+            label: s.label,
+            baseline: s.baseline,
+            server: s.server,
+            load: s.load,
+        });
+    }
+    let marked: Vec<usize> = out
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.baseline)
+        .map(|(i, _)| i)
+        .collect();
+    match marked.len() {
+        0 => out[0].baseline = true,
+        1 => {}
+        _ => {
+            let idx = marked[1].to_string();
+            return Err(cx.err(
+                &["system", &idx, "baseline"],
+                "more than one system is marked baseline",
+                "mark exactly one system with baseline = true",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Resolves every (system, point) and asks the target and driver to check
+/// their settings, so a typo fails before any server starts.
+fn check_every_trial(cx: &Ctx, exp: &Experiment) -> Result<(), SpecError> {
+    let points = exp.points();
+    for (si, sys) in exp.systems.iter().enumerate() {
+        for p in &points {
+            let locate = |key: &str, section: &str| -> Vec<String> {
+                let sys_table = if section == "server" {
+                    &sys.server
+                } else {
+                    &sys.load
+                };
+                if sys_table.contains_key(key) {
+                    vec!["system".into(), si.to_string(), section.into(), key.into()]
+                } else if exp
+                    .axes
+                    .iter()
+                    .any(|a| a.name == key || a.name == format!("{section}.{key}"))
+                {
+                    let name = exp
+                        .axes
+                        .iter()
+                        .find(|a| a.name == key || a.name == format!("{section}.{key}"))
+                        .map(|a| a.name.clone())
+                        .unwrap_or_default();
+                    vec!["sweep".into(), name]
+                } else {
+                    vec![section.into(), key.into()]
+                }
+            };
+            let r = resolve(exp, si, p).map_err(|(k, m)| {
+                let section = if k.starts_with("server") {
+                    "server"
+                } else {
+                    "load"
+                };
+                let path = locate(&k, section);
+                cx.err(
+                    &refs(&path),
+                    format!("{m} (system `{}`, {})", sys.label, p.label()),
+                    FORMAT_DOC,
+                )
+            })?;
+            crate::target::check_settings(&r.server.kind, &r.server.settings)
+                .map_err(|e| setting_error(cx, &e.to_string(), "server", &locate, &sys.label))?;
+            crate::load::check_settings(&r.load.kind, &r.load.settings)
+                .map_err(|e| setting_error(cx, &e.to_string(), "load", &locate, &sys.label))?;
+        }
+    }
+    Ok(())
+}
+
+fn refs(path: &[String]) -> Vec<&str> {
+    path.iter().map(String::as_str).collect()
+}
+
+fn setting_error(
+    cx: &Ctx,
+    message: &str,
+    section: &str,
+    locate: &dyn Fn(&str, &str) -> Vec<String>,
+    system: &str,
+) -> SpecError {
+    // serde names the field in backquotes: "unknown field `x`", "missing field `y`".
+    let field = message.split('`').nth(1).unwrap_or("").to_string();
+    let path = if field.is_empty() {
+        vec![section.to_string()]
+    } else {
+        locate(&field, section)
+    };
+    cx.err(
+        &refs(&path),
+        format!("{message} (system `{system}`)"),
+        format!("check the {section} settings; {FORMAT_DOC}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str =
+        "name = \"t\"\n[server]\nkind = \"nginx\"\n[load]\nkind = \"http\"\nthreads = 2\n";
+
+    fn parse(extra: &str, quick: bool) -> Result<Experiment, SpecError> {
+        validate(Path::new("t.toml"), &format!("{BASE}{extra}"), quick)
+    }
+
+    #[test]
+    fn defaults_fill_in() {
+        let e = parse("", false).unwrap();
+        assert_eq!(e.trials.min_trials, 3);
+        assert_eq!(e.trials.duration, Duration::from_secs(10));
+        assert_eq!(e.load_common.threads, Some(2));
+        assert_eq!(e.systems.len(), 1);
+        assert_eq!(e.baseline(), "default");
+        assert_eq!(e.points().len(), 1);
+        assert!(
+            !e.load.settings.contains_key("threads"),
+            "common keys leave the driver's table"
+        );
+    }
+
+    #[test]
+    fn quick_overlays_sweep_and_trials() {
+        let extra = "[sweep]\nconnections = [1, 2, 4]\n[trials]\nmin = 5\nmax = 9\n\
+                     [quick]\nsweep = { connections = [2] }\ntrials = { max = 5 }\n";
+        let full = parse(extra, false).unwrap();
+        assert_eq!((full.points().len(), full.trials.max_trials), (3, 9));
+        let quick = parse(extra, true).unwrap();
+        assert_eq!(
+            (
+                quick.points().len(),
+                quick.trials.min_trials,
+                quick.trials.max_trials
+            ),
+            (1, 5, 5)
+        );
+    }
+
+    #[test]
+    fn the_first_system_is_the_default_baseline() {
+        let e = parse(
+            "[[system]]\nlabel = \"a\"\n[[system]]\nlabel = \"b\"\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!(e.baseline(), "a");
+        let e = parse(
+            "[[system]]\nlabel = \"a\"\n[[system]]\nlabel = \"b\"\nbaseline = true\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!(e.baseline(), "b");
+    }
+
+    #[test]
+    fn two_baselines_are_refused() {
+        let extra = "[[system]]\nlabel = \"a\"\nbaseline = true\n[[system]]\nlabel = \"b\"\nbaseline = true\n";
+        let err = parse(extra, false).unwrap_err();
+        assert_eq!(err.field, "system[2].baseline");
+        let text = format!("{BASE}{extra}");
+        let lines: Vec<&str> = text.lines().collect();
+        let last_baseline = lines
+            .iter()
+            .rposition(|l| l.starts_with("baseline"))
+            .unwrap()
+            + 1;
+        assert_eq!(err.line, Some(last_baseline));
+    }
+
+    #[test]
+    fn axis_values_are_checked_per_point() {
+        let err = parse("[sweep]\nrate = [100, -5]\n", false).unwrap_err();
+        assert_eq!(err.field, "sweep.rate");
+        assert!(err.message.contains("positive"), "{}", err.message);
+    }
+}

@@ -1,0 +1,190 @@
+//! Reading runs and trials back.
+
+use super::{Measurement, Point, Run, RunData, Store, StoreError, Trial, TrialStatus};
+use crate::load::result::LatencySummary;
+use crate::units::Micros;
+use rusqlite::{params, OptionalExtension, Row};
+
+/// A run with its trial counts, for `scalelab list`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunListing {
+    pub run: Run,
+    pub trials_ok: u64,
+    pub trials_failed: u64,
+}
+
+const RUN_COLUMNS: &str = "id, name, description, started_at, finished_at, status, experiment,
+    experiment_path, environment, scalelab_version, server_version, baseline, headline";
+
+fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
+    let env: String = r.get(8)?;
+    Ok(Run {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        description: r.get(2)?,
+        started_at: r.get(3)?,
+        finished_at: r.get(4)?,
+        status: r.get(5)?,
+        experiment: r.get(6)?,
+        experiment_path: r.get(7)?,
+        environment: serde_json::from_str(&env).unwrap_or(serde_json::Value::Null),
+        scalelab_version: r.get(9)?,
+        server_version: r.get(10)?,
+        baseline: r.get(11)?,
+        headline: r.get(12)?,
+    })
+}
+
+impl Store {
+    /// Resolves `latest` or a numeric id to a run id.
+    pub fn resolve_run(&self, selector: &str) -> Result<i64, StoreError> {
+        if selector == "latest" {
+            return self
+                .conn
+                .query_row("SELECT max(id) FROM runs", [], |r| {
+                    r.get::<_, Option<i64>>(0)
+                })?
+                .ok_or(StoreError::Empty);
+        }
+        let id: i64 = selector
+            .parse()
+            .map_err(|_| StoreError::NoSuchRun(selector.to_string()))?;
+        let found: Option<i64> = self
+            .conn
+            .query_row("SELECT id FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
+        found.ok_or(StoreError::NoSuchRun(selector.to_string()))
+    }
+
+    pub fn run(&self, id: i64) -> Result<Run, StoreError> {
+        self.conn
+            .query_row(
+                &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
+                [id],
+                run_from_row,
+            )
+            .optional()?
+            .ok_or(StoreError::NoSuchRun(id.to_string()))
+    }
+
+    /// A run and all its trials, in the order they ran.
+    pub fn load_run(&self, selector: &str) -> Result<RunData, StoreError> {
+        let id = self.resolve_run(selector)?;
+        let run = self.run(id)?;
+        let mut stmt = self.conn.prepare(
+            "SELECT t.id, t.system, t.point_index, t.point, t.trial, t.status, t.error, t.started_at,
+                    t.context, tl.per_second, p.summary,
+                    m.requests, m.duration_s, m.rps, m.bytes, m.gbit_s, m.errors, m.retries,
+                    m.latency_p50_us, m.latency_p90_us, m.latency_p99_us, m.latency_p999_us,
+                    m.latency_max_us, m.latency_mean_us, m.latency_stdev_us, m.client_cpu_s,
+                    m.target_rate, m.connections_opened, m.notes
+             FROM trials t
+             LEFT JOIN timelines tl ON tl.trial_id = t.id
+             LEFT JOIN probes p ON p.trial_id = t.id
+             LEFT JOIN measurements m ON m.trial_id = t.id
+             WHERE t.run_id = ?1 ORDER BY t.id",
+        )?;
+        let rows = stmt.query_map([id], |r| trial_from_row(id, r))?;
+        let trials = rows.collect::<Result<Vec<_>, _>>()?;
+        Ok(RunData { run, trials })
+    }
+
+    pub fn list_runs(&self) -> Result<Vec<RunListing>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY id"))?;
+        let runs = stmt
+            .query_map([], run_from_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        runs.into_iter()
+            .map(|run| {
+                let (ok, failed): (i64, i64) = self.conn.query_row(
+                    "SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status = 'failed')
+                     FROM trials WHERE run_id = ?1",
+                    [run.id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?;
+                Ok(RunListing { run, trials_ok: ok as u64, trials_failed: failed as u64 })
+            })
+            .collect()
+    }
+
+    /// The trial's serialized HDR histogram (V2, microseconds).
+    pub fn histogram(&self, trial_id: i64) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT data FROM histograms WHERE trial_id = ?1",
+                [trial_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Why each point stopped, by point index.
+    pub fn point_stops(&self, run_id: i64) -> Result<Vec<(u32, String, u32)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT point_index, reason, trials FROM point_stops WHERE run_id = ?1 ORDER BY point_index")?;
+        let rows = stmt.query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+}
+
+fn json_col<T: serde::de::DeserializeOwned + Default>(r: &Row, i: usize) -> rusqlite::Result<T> {
+    let s: Option<String> = r.get(i)?;
+    Ok(s.and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default())
+}
+
+fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
+    let status: String = r.get(5)?;
+    let requests: Option<i64> = r.get(11)?;
+    let measurement = match requests {
+        None => None,
+        Some(requests) => Some(Measurement {
+            requests: requests as u64,
+            duration_s: r.get(12)?,
+            rps: r.get(13)?,
+            bytes: r.get::<_, i64>(14)? as u64,
+            gbit_s: r.get(15)?,
+            errors: json_col(r, 16)?,
+            retries: r.get::<_, i64>(17)? as u64,
+            latency_us: LatencySummary {
+                p50: Micros(r.get::<_, i64>(18)? as u64),
+                p90: Micros(r.get::<_, i64>(19)? as u64),
+                p99: Micros(r.get::<_, i64>(20)? as u64),
+                p999: Micros(r.get::<_, i64>(21)? as u64),
+                max: Micros(r.get::<_, i64>(22)? as u64),
+                mean: r.get(23)?,
+                stdev: r.get(24)?,
+            },
+            client_cpu_s: r.get(25)?,
+            target_rate: r.get(26)?,
+            connections_opened: r.get::<_, i64>(27)? as u64,
+            notes: json_col(r, 28)?,
+        }),
+    };
+    let probe: Option<String> = r.get(10)?;
+    Ok(Trial {
+        id: r.get(0)?,
+        run_id,
+        system: r.get(1)?,
+        point: Point {
+            index: r.get(2)?,
+            coords: json_col(r, 3)?,
+        },
+        trial: r.get(4)?,
+        status: if status == "ok" {
+            TrialStatus::Ok
+        } else {
+            TrialStatus::Failed
+        },
+        error: r.get(6)?,
+        started_at: r.get(7)?,
+        context: json_col::<serde_json::Value>(r, 8)?,
+        timeline: json_col(r, 9)?,
+        probe: probe.and_then(|s| serde_json::from_str(&s).ok()),
+        measurement,
+    })
+}

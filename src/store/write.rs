@@ -1,0 +1,188 @@
+//! Writing runs and trials.
+
+use super::{Measurement, Point, Store, StoreError, TrialStatus};
+use rusqlite::params;
+
+/// A run as it starts.
+pub struct NewRun<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub experiment: &'a str,
+    pub experiment_path: &'a str,
+    pub quick: bool,
+    pub environment: &'a serde_json::Value,
+    pub baseline: &'a str,
+    pub headline: &'a str,
+}
+
+/// A trial as it ends: everything is written in one transaction.
+pub struct NewTrial<'a> {
+    pub run_id: i64,
+    pub system: &'a str,
+    pub point: &'a Point,
+    pub trial: u32,
+    pub status: TrialStatus,
+    pub error: Option<&'a str>,
+    pub started_at: i64,
+    pub context: &'a serde_json::Value,
+    pub measurement: Option<&'a Measurement>,
+    pub timeline: &'a [u64],
+    pub histogram: Option<&'a [u8]>,
+    pub probe_summary: Option<&'a serde_json::Value>,
+    pub probe_timeline: Option<&'a serde_json::Value>,
+}
+
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+impl Store {
+    pub fn create_run(&mut self, r: &NewRun) -> Result<i64, StoreError> {
+        self.conn.execute(
+            "INSERT INTO runs (name, description, started_at, status, experiment, experiment_path,
+                quick, environment, scalelab_version, baseline, headline)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                r.name,
+                r.description,
+                now(),
+                r.experiment,
+                r.experiment_path,
+                r.quick,
+                serde_json::to_string(r.environment)?,
+                env!("CARGO_PKG_VERSION"),
+                r.baseline,
+                r.headline
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    pub fn set_run_status(&mut self, run_id: i64, status: &str) -> Result<(), StoreError> {
+        let finished = if status == "running" {
+            None
+        } else {
+            Some(now())
+        };
+        self.conn.execute(
+            "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3",
+            params![status, finished, run_id],
+        )?;
+        Ok(())
+    }
+
+    pub fn set_server_version(&mut self, run_id: i64, version: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE runs SET server_version = ?1 WHERE id = ?2",
+            params![version, run_id],
+        )?;
+        Ok(())
+    }
+
+    /// Commits one trial and everything measured in it.
+    pub fn insert_trial(&mut self, t: &NewTrial) -> Result<i64, StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO trials (run_id, system, point_index, point, trial, status, error, started_at, context)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                t.run_id,
+                t.system,
+                t.point.index,
+                serde_json::to_string(&t.point.coords)?,
+                t.trial,
+                status_text(t.status),
+                t.error,
+                t.started_at,
+                serde_json::to_string(t.context)?
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        if let Some(m) = t.measurement {
+            insert_measurement(&tx, id, m)?;
+        }
+        tx.execute(
+            "INSERT INTO timelines (trial_id, per_second, probe) VALUES (?1, ?2, ?3)",
+            params![
+                id,
+                serde_json::to_string(t.timeline)?,
+                t.probe_timeline.map(|v| v.to_string())
+            ],
+        )?;
+        if let Some(p) = t.probe_summary {
+            tx.execute(
+                "INSERT INTO probes (trial_id, summary) VALUES (?1, ?2)",
+                params![id, p.to_string()],
+            )?;
+        }
+        if let Some(h) = t.histogram {
+            tx.execute(
+                "INSERT INTO histograms (trial_id, encoding, data) VALUES (?1, 'hdr-v2', ?2)",
+                params![id, h],
+            )?;
+        }
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Records why a point stopped taking trials.
+    pub fn record_point_stop(
+        &mut self,
+        run_id: i64,
+        point: u32,
+        reason: &str,
+        trials: u32,
+    ) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO point_stops (run_id, point_index, reason, trials) VALUES (?1, ?2, ?3, ?4)",
+            params![run_id, point, reason, trials],
+        )?;
+        Ok(())
+    }
+}
+
+pub(super) fn status_text(s: TrialStatus) -> &'static str {
+    match s {
+        TrialStatus::Ok => "ok",
+        TrialStatus::Failed => "failed",
+    }
+}
+
+fn insert_measurement(
+    tx: &rusqlite::Transaction,
+    id: i64,
+    m: &Measurement,
+) -> Result<(), StoreError> {
+    let l = &m.latency_us;
+    tx.execute(
+        "INSERT INTO measurements (trial_id, requests, duration_s, rps, bytes, gbit_s, errors, retries,
+            latency_p50_us, latency_p90_us, latency_p99_us, latency_p999_us, latency_max_us,
+            latency_mean_us, latency_stdev_us, client_cpu_s, target_rate, connections_opened, notes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+        params![
+            id,
+            m.requests as i64,
+            m.duration_s,
+            m.rps,
+            m.bytes as i64,
+            m.gbit_s,
+            serde_json::to_string(&m.errors)?,
+            m.retries as i64,
+            l.p50.0 as i64,
+            l.p90.0 as i64,
+            l.p99.0 as i64,
+            l.p999.0 as i64,
+            l.max.0 as i64,
+            l.mean,
+            l.stdev,
+            m.client_cpu_s,
+            m.target_rate,
+            m.connections_opened as i64,
+            serde_json::to_string(&m.notes)?
+        ],
+    )?;
+    Ok(())
+}

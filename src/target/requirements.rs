@@ -1,0 +1,86 @@
+//! What each server and load kind needs installed, as Debian packages.
+
+/// One thing a recipe needs on the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Requirement {
+    /// What it is, for people: `nginx`, `PostgreSQL server`.
+    pub what: &'static str,
+    /// The Debian package that provides it.
+    pub package: &'static str,
+    /// Any of these paths present means it is installed (`*` matches one
+    /// path component, for versioned directories).
+    pub paths: &'static [&'static str],
+}
+
+const NGINX: Requirement = Requirement {
+    what: "nginx",
+    package: "nginx",
+    paths: &["/usr/sbin/nginx"],
+};
+const POSTGRES: Requirement = Requirement {
+    what: "PostgreSQL server",
+    package: "postgresql",
+    paths: &["/usr/lib/postgresql/*/bin/postgres"],
+};
+const RUNUSER: Requirement = Requirement {
+    what: "runuser (PostgreSQL refuses root)",
+    package: "util-linux",
+    paths: &["/usr/sbin/runuser", "/sbin/runuser"],
+};
+
+/// Peer tools the side-by-side benchmarks compare against.
+pub const BENCH_TOOLS: &[Requirement] = &[
+    Requirement {
+        what: "wrk (bench/http-vs-wrk.sh)",
+        package: "wrk",
+        paths: &["/usr/bin/wrk"],
+    },
+    Requirement {
+        what: "pgbench (bench/pg-vs-pgbench.sh)",
+        package: "postgresql-contrib",
+        paths: &["/usr/bin/pgbench"],
+    },
+];
+
+/// What a server kind needs.
+pub fn for_server(kind: &str) -> Vec<Requirement> {
+    match kind {
+        "nginx" => vec![NGINX],
+        "postgres" => vec![POSTGRES, RUNUSER],
+        _ => Vec::new(),
+    }
+}
+
+impl Requirement {
+    pub fn installed(&self) -> bool {
+        self.paths.iter().any(|p| glob_exists(p))
+    }
+}
+
+/// Whether a path with `*` components exists.
+fn glob_exists(pattern: &str) -> bool {
+    let Some((head, tail)) = pattern.split_once('*') else {
+        return std::path::Path::new(pattern).exists();
+    };
+    let Ok(entries) = std::fs::read_dir(head) else {
+        return false;
+    };
+    entries
+        .flatten()
+        .any(|e| glob_exists(&format!("{}{}", e.path().display(), tail)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_versioned_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("15/bin")).unwrap();
+        std::fs::write(dir.path().join("15/bin/postgres"), "").unwrap();
+        let root = dir.path().display();
+        assert!(glob_exists(&format!("{root}/*/bin/postgres")));
+        assert!(!glob_exists(&format!("{root}/*/bin/initdb")));
+    }
+}

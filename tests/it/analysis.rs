@@ -1,0 +1,294 @@
+//! `scalelab model` (and later `scalelab compare`) through the built binary.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/usl")
+        .join(name)
+}
+
+fn scalelab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args(args)
+        .output()
+        .expect("the scalelab binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `text` to a CSV in a fresh temp dir (kept alive by the guard).
+fn csv(text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("points.csv");
+    std::fs::write(&path, text).expect("write csv");
+    let p = path.to_string_lossy().into_owned();
+    (dir, p)
+}
+
+fn model_json(path: &str) -> serde_json::Value {
+    let out = scalelab(&["model", path, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+fn num(v: &serde_json::Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
+}
+
+#[test]
+fn model_fits_specsdm91_like_r_usl() {
+    // R usl 3.0.3 tests/summary.Rout.save: alpha 2.773e-02, beta 1.044e-04,
+    // gamma 9.000e+01, peak 1884 at load 96.52, limit 3246.
+    let path = fixture("specsdm91.csv");
+    let v = model_json(&path.to_string_lossy());
+    let close = |a: f64, b: f64| (a - b).abs() <= 5e-4 * b;
+    assert!(close(num(&v, "sigma"), 2.773e-2), "{v}");
+    assert!(close(num(&v, "kappa"), 1.044e-4), "{v}");
+    assert!(close(num(&v, "lambda"), 90.00), "{v}");
+    assert!(close(num(&v, "peak_concurrency"), 96.52), "{v}");
+    assert!(close(num(&v, "peak_throughput"), 1884.0), "{v}");
+    assert!(close(num(&v, "amdahl_ceiling"), 3246.0), "{v}");
+    assert!(close(num(&v, "sigma_se"), 9.122e-3), "{v}");
+    assert!(num(&v, "r_squared") > 0.98 && num(&v, "r_squared") <= 1.0);
+    assert_eq!(v["points"], 7);
+    assert_eq!(v["sigma_ci"].as_array().map(|a| a.len()), Some(2));
+}
+
+#[test]
+fn model_prints_a_readable_summary() {
+    let out = scalelab(&["model", &fixture("specsdm91.csv").to_string_lossy()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("USL fit of 7 points"), "{text}");
+    assert!(text.contains("0.02773"), "{text}");
+    assert!(text.contains("N* = 96.52, X(N*) = 1884"), "{text}");
+    assert!(text.contains("3246 (lambda / sigma)"), "{text}");
+    assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+}
+
+#[test]
+fn model_reports_amdahl_without_a_peak() {
+    let v = model_json(&fixture("raytracer.csv").to_string_lossy());
+    assert_eq!(v["kappa"], 0.0);
+    assert!(v["peak_concurrency"].is_null(), "{v}");
+    assert_eq!(v["peak_throughput"], v["amdahl_ceiling"]);
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("Amdahl"), "{warnings}");
+    let out = scalelab(&["model", &fixture("raytracer.csv").to_string_lossy()]);
+    assert!(
+        stdout(&out).contains("peak                   none"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn three_points_fit_with_nulls_for_errors() {
+    let (_dir, path) = csv("n,x\n1,100\n4,350\n16,800\n");
+    let v = model_json(&path);
+    for key in [
+        "sigma_se",
+        "kappa_se",
+        "lambda_se",
+        "sigma_ci",
+        "residual_standard_error",
+    ] {
+        assert!(v[key].is_null(), "{key} in {v}");
+    }
+    assert!(v["warnings"].to_string().contains("only 3 points"), "{v}");
+    let text = stdout(&scalelab(&["model", &path]));
+    assert!(!text.contains("NaN"), "{text}");
+}
+
+#[test]
+fn bad_rows_are_named_by_file_and_line() {
+    let (_dir, path) = csv("clients,tps\n1,100\n2,abc\n4,300\n");
+    let out = scalelab(&["model", &path]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("{path}: line 3")), "{err}");
+    assert!(err.contains("`abc`") && err.contains("`tps`"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn unusable_inputs_fail_clearly() {
+    let cases = [
+        ("1,100\n2,190\n", "at least 3"),
+        ("1,0\n2,0\n4,0\n", "must be positive"),
+        ("1,100\n1,110\n2,190\n", "distinct"),
+        ("", "no data"),
+    ];
+    for (text, expected) in cases {
+        let (_dir, path) = csv(text);
+        let out = scalelab(&["model", &path]);
+        assert_eq!(out.status.code(), Some(2), "{text:?}");
+        let err = stderr(&out);
+        assert!(err.contains(expected), "{text:?}: {err}");
+        assert!(stdout(&out).is_empty());
+    }
+    let out = scalelab(&["model", "/nonexistent/points.csv"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot read /nonexistent/points.csv"));
+}
+
+mod compare {
+    use super::{scalelab, stderr, stdout};
+    use scalelab::store::{Coord, Measurement, NewRun, NewTrial, Point, Store, TrialStatus};
+    use serde_json::json;
+
+    /// A run with one system at three connection counts; `scale` multiplies
+    /// the throughput per point.
+    fn add_run(store: &mut Store, env: serde_json::Value, scale: [f64; 3]) -> i64 {
+        let run_id = store
+            .create_run(&NewRun {
+                name: "synthetic",
+                description: "two runs for scalelab compare",
+                experiment: "name = \"synthetic\"",
+                experiment_path: "synthetic.toml",
+                quick: false,
+                environment: &env,
+                baseline: "nginx",
+                headline: "median",
+            })
+            .expect("create run");
+        // Six trials per point, spread about ±1% (synthetic, as the brief allows).
+        let jitter = [1.0, 1.01, 0.99, 1.005, 0.995, 1.002];
+        for (index, (conns, f)) in [10, 100, 1000].into_iter().zip(scale).enumerate() {
+            let point = Point {
+                index: index as u32,
+                coords: vec![Coord {
+                    axis: "connections".into(),
+                    value: conns.into(),
+                }],
+            };
+            for (trial, j) in jitter.iter().enumerate() {
+                let m = Measurement {
+                    requests: 10_000,
+                    duration_s: 1.0,
+                    rps: 10_000.0 * f * j,
+                    ..Default::default()
+                };
+                store
+                    .insert_trial(&NewTrial {
+                        run_id,
+                        system: "nginx",
+                        point: &point,
+                        trial: trial as u32 + 1,
+                        status: TrialStatus::Ok,
+                        error: None,
+                        started_at: 0,
+                        context: &json!({}),
+                        measurement: Some(&m),
+                        timeline: &[],
+                        histogram: None,
+                        probe_summary: None,
+                        probe_timeline: None,
+                    })
+                    .expect("insert trial");
+            }
+        }
+        run_id
+    }
+
+    fn two_runs() -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("store.sqlite");
+        let mut store = Store::open(&path).expect("open store");
+        add_run(
+            &mut store,
+            json!({"kernel": "6.1.0-18", "cpus": 2}),
+            [1.0, 1.0, 1.0],
+        );
+        // B: 15% faster at 10, 10% slower at 100, the same at 1000.
+        add_run(
+            &mut store,
+            json!({"kernel": "6.1.0-21", "cpus": 2}),
+            [1.15, 0.9, 1.0],
+        );
+        (dir, path.to_string_lossy().into_owned())
+    }
+
+    #[test]
+    fn verdicts_per_point_in_json() {
+        let (_dir, store) = two_runs();
+        let out = scalelab(&["--store", &store, "compare", "1", "2", "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let verdicts: Vec<&str> = v["points"]
+            .as_array()
+            .expect("points")
+            .iter()
+            .map(|p| {
+                p["comparison"]["verdict"]["verdict"]
+                    .as_str()
+                    .unwrap_or("?")
+            })
+            .collect();
+        assert_eq!(verdicts, ["faster", "slower", "no_difference"], "{v}");
+        let ratio = v["points"][0]["comparison"]["ratio"]
+            .as_f64()
+            .unwrap_or(0.0);
+        assert!((ratio - 1.15).abs() < 1e-9, "{ratio}");
+        // geomean of 1.15, 0.9, 1.0
+        let g = v["geomean_ratio"].as_f64().unwrap_or(0.0);
+        assert!((g - (1.15f64 * 0.9).cbrt()).abs() < 1e-9, "{g}");
+        let env = v["environment"].to_string();
+        assert!(
+            env.contains("6.1.0-18") && env.contains("6.1.0-21"),
+            "{env}"
+        );
+        assert!(!env.contains("cpus"), "{env}");
+    }
+
+    #[test]
+    fn benchstat_style_table() {
+        let (_dir, store) = two_runs();
+        let out = scalelab(&["--store", &store, "compare", "1", "latest"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        let line = |needle: &str| {
+            text.lines()
+                .find(|l| l.contains(needle))
+                .unwrap_or_else(|| panic!("no `{needle}` in\n{text}"))
+                .to_string()
+        };
+        assert!(
+            line("connections=10 ").contains("+15.0% (p=0.002)"),
+            "{text}"
+        );
+        assert!(
+            line("connections=100 ").contains("-10.0% (p=0.002)"),
+            "{text}"
+        );
+        assert!(line("connections=1000").contains("~ (p=1.00)"), "{text}");
+        // (1.15 * 0.9 * 1.0)^(1/3) = 1.0115
+        assert!(line("geomean").contains("+1.2%"), "{text}");
+        assert!(line("kernel").contains("6.1.0-21"), "{text}");
+        assert!(text.contains("run 2 is 15.0% faster (95% CI"), "{text}");
+        assert!(!text.contains("NaN"), "{text}");
+    }
+
+    #[test]
+    fn unknown_runs_and_missing_stores_are_clear_errors() {
+        let (_dir, store) = two_runs();
+        let out = scalelab(&["--store", &store, "compare", "1", "9"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("no run `9`"), "{}", stderr(&out));
+        let out = scalelab(&["--store", "/nonexistent/s.sqlite", "compare", "1", "2"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("no store at /nonexistent/s.sqlite"));
+        let out = scalelab(&["--store", &store, "compare", "1", "2", "--noise=-3"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("--noise"), "{}", stderr(&out));
+    }
+}

@@ -1,0 +1,100 @@
+//! The nginx target against the real nginx: start, serve, stop, and leave
+//! nothing behind.
+
+use scalelab::placement::Placement;
+use scalelab::shutdown::Shutdown;
+use scalelab::target::{self, process::is_alive};
+use std::io::{Read, Write};
+
+fn get(uri: &str, path: &str) -> String {
+    let addr = uri.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+fn settings(text: &str) -> toml::Table {
+    toml::from_str(text).unwrap()
+}
+
+#[test]
+fn serves_the_seed_files_and_stops_cleanly() {
+    let base = tempfile::tempdir().unwrap();
+    let mut t = target::build("nginx", &settings("worker_processes = 2"), base.path()).unwrap();
+    let ep = t
+        .start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap();
+    let root = t.root_pid().unwrap();
+    let workers = target::process::children_of(root);
+    assert_eq!(workers.len(), 2, "two workers asked for");
+    assert!(get(&ep.uri, "/").ends_with("{}"));
+    let resp = get(&ep.uri, "/8k.bin");
+    assert!(resp.contains("Content-Length: 8192"), "{resp}");
+    assert!(t.version().unwrap().starts_with("nginx/"));
+    t.stop().unwrap();
+    assert!(!is_alive(root));
+    assert!(
+        workers.iter().all(|w| !is_alive(*w)),
+        "no worker left behind"
+    );
+    assert_eq!(
+        std::fs::read_dir(base.path()).unwrap().count(),
+        0,
+        "run directory removed"
+    );
+}
+
+#[test]
+fn a_bad_setting_gives_nginx_own_words() {
+    let base = tempfile::tempdir().unwrap();
+    let mut t = target::build(
+        "nginx",
+        &settings("extra_http = \"no_such_directive on;\""),
+        base.path(),
+    )
+    .unwrap();
+    let err = t
+        .start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no_such_directive"), "{err}");
+    assert!(!t.is_running());
+}
+
+#[test]
+fn drop_stops_the_server() {
+    let base = tempfile::tempdir().unwrap();
+    let mut t = target::build("nginx", &toml::Table::new(), base.path()).unwrap();
+    t.start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap();
+    let root = t.root_pid().unwrap();
+    drop(t);
+    assert!(!is_alive(root));
+}
+
+#[test]
+fn pinned_nginx_runs_only_on_its_cpus() {
+    let base = tempfile::tempdir().unwrap();
+    let last = scalelab::placement::online_cpus() - 1;
+    let placement = Placement::create("it-nginx-pin", Some(vec![last]), None).unwrap();
+    let mut t = target::build("nginx", &settings("worker_processes = 2"), base.path()).unwrap();
+    t.start(&placement, &Shutdown::new()).unwrap();
+    let root = t.root_pid().unwrap();
+    for pid in std::iter::once(root).chain(target::process::children_of(root)) {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let allowed = status
+            .lines()
+            .find(|l| l.starts_with("Cpus_allowed_list"))
+            .unwrap();
+        assert!(
+            allowed.ends_with(&format!("\t{last}")),
+            "pid {pid}: {allowed}"
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! The runner end to end with the real binary and a real nginx: stored
+//! trials, a run killed and resumed, a server killed mid-trial.
+
+use crate::support::{run, scalelab, stderr};
+use scalelab::store::{Store, TrialStatus};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn experiment(dir: &Path, body: &str) -> std::path::PathBuf {
+    let text = format!(
+        "name = \"it\"\n[server]\nkind = \"nginx\"\n[load]\nkind = \"http\"\npath = \"/\"\n{body}"
+    );
+    let path = dir.join("exp.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_run_stores_every_trial_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = experiment(
+        dir.path(),
+        "[sweep]\nconnections = [2, 8]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\n\
+         [[system]]\nlabel = \"one\"\nserver = { worker_processes = 1 }\n\
+         [[system]]\nlabel = \"two\"\nserver = { worker_processes = 2 }\n",
+    );
+    let store = dir.path().join("s.sqlite");
+    let html = dir.path().join("r.html");
+    let out = scalelab()
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ])
+        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    assert_eq!(data.trials.len(), 2 * 2 * 2);
+    assert!(
+        data.trials.iter().all(|t| t.status == TrialStatus::Ok),
+        "{:?}",
+        data.trials
+    );
+    // Interleaved: A B A B at each point.
+    let order: Vec<&str> = data
+        .trials
+        .iter()
+        .take(4)
+        .map(|t| t.system.as_str())
+        .collect();
+    assert_eq!(order, ["one", "two", "one", "two"]);
+    assert_eq!(data.run.status, "finished");
+    assert!(data
+        .run
+        .server_version
+        .as_deref()
+        .unwrap_or("")
+        .starts_with("nginx/"));
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
+}
+
+fn count_trials(store: &Path) -> usize {
+    Store::open(store)
+        .ok()
+        .and_then(|s| s.load_run("latest").ok())
+        .map_or(0, |d| d.trials.len())
+}
+
+#[test]
+fn a_killed_run_loses_nothing_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = experiment(
+        dir.path(),
+        "[sweep]\nconnections = [1, 2, 3, 4]\n[trials]\nduration = \"400ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\nrestart = \"never\"\n",
+    );
+    let store = dir.path().join("s.sqlite");
+    let mut child = scalelab()
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+        ])
+        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count_trials(&store) < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL: no chance to clean up or flush
+    child.wait().unwrap();
+    let before = Store::open(&store).unwrap().load_run("latest").unwrap();
+    assert!(
+        before.trials.len() >= 3 && before.trials.len() < 8,
+        "killed mid-run: {}",
+        before.trials.len()
+    );
+    assert_eq!(before.run.status, "running");
+
+    let out = run(&[
+        "--store",
+        store.to_str().unwrap(),
+        "run",
+        exp.to_str().unwrap(),
+        "--resume",
+        &before.run.id.to_string(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = Store::open(&store).unwrap().load_run("latest").unwrap();
+    assert_eq!(after.run.id, before.run.id);
+    assert_eq!(after.trials.len(), 8, "every point and trial exactly once");
+    for t in &before.trials {
+        assert!(after.trials.contains(t), "trial {} kept as it was", t.id);
+    }
+    assert_eq!(after.run.status, "finished");
+}
+
+#[test]
+fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = experiment(
+        dir.path(),
+        "[sweep]\nconnections = [4, 8]\n[trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"per_trial\"\n",
+    );
+    let store = dir.path().join("s.sqlite");
+    let child = scalelab()
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+        ])
+        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Find the first nginx master (scalelab's child) and kill it with its workers.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let master = loop {
+        let kids = scalelab::target::process::children_of(child.id());
+        if let Some(&pid) = kids.first() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "nginx never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(700));
+    let workers = scalelab::target::process::children_of(master);
+    for pid in std::iter::once(master).chain(workers) {
+        scalelab::target::process::signal(pid, libc::SIGKILL);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    assert_eq!(data.trials.len(), 2, "the sweep went on");
+    let first = &data.trials[0];
+    assert_eq!(first.status, TrialStatus::Failed);
+    assert!(
+        first.error.as_deref().unwrap_or("").contains("server died"),
+        "{:?}",
+        first.error
+    );
+    assert!(
+        first.measurement.is_some(),
+        "what was measured before the death is kept"
+    );
+    assert_eq!(
+        data.trials[1].status,
+        TrialStatus::Ok,
+        "{:?}",
+        data.trials[1].error
+    );
+}

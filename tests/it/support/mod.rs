@@ -1,0 +1,32 @@
+//! Shared test helpers.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The built `scalelab` binary.
+pub fn scalelab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_scalelab"))
+}
+
+/// Runs `scalelab` with `args` and returns its output.
+pub fn run(args: &[&str]) -> Output {
+    scalelab()
+        .args(args)
+        .output()
+        .expect("the scalelab binary runs")
+}
+
+pub fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[allow(dead_code)] // used by some test modules only
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
