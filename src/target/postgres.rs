@@ -130,6 +130,33 @@ impl Postgres {
         self.instance.join("server.log")
     }
 
+    /// The PID of the scalelab process that started the running server.
+    fn owner_path(&self) -> PathBuf {
+        self.instance.join("owner.pid")
+    }
+
+    /// A server still running on this data directory is left over when the
+    /// scalelab that started it is gone (killed before it could stop it):
+    /// stop it. One whose owner is alive belongs to a concurrent run.
+    fn reclaim_leftover(&self) -> Result<(), TargetError> {
+        let data = self.data_dir();
+        let Some(pid) = os::postmaster_pid(&data).filter(|&p| server_process(p)) else {
+            return Ok(());
+        };
+        let owner: Option<u32> = std::fs::read_to_string(self.owner_path())
+            .ok()
+            .and_then(|t| t.trim().parse().ok());
+        if let Some(o) = owner.filter(|&o| o != std::process::id() && process::is_alive(o)) {
+            return Err(start_error(format!(
+                "{} is in use by a postgres (pid {pid}) that scalelab process {o} started; \
+                 wait for that run, or use another SCALELAB_WORKDIR",
+                data.display()
+            )));
+        }
+        self.kill_leftovers();
+        Ok(())
+    }
+
     fn marker_path(&self) -> PathBuf {
         self.instance.join("dataset.json")
     }
@@ -412,7 +439,8 @@ impl Postgres {
         let data = self.data_dir();
         if let Some(pid) = os::postmaster_pid(&data) {
             if server_process(pid) {
-                process::stop_pid(pid, libc::SIGQUIT, Duration::from_secs(5));
+                // SIGINT is a fast shutdown; stop_pid escalates to SIGKILL.
+                process::stop_pid(pid, libc::SIGINT, Duration::from_secs(10));
             }
         }
         let end = Instant::now() + Duration::from_secs(5);
@@ -482,20 +510,15 @@ impl Target for Postgres {
     ) -> Result<Endpoint, TargetError> {
         self.stop()?;
         self.prepare_dirs()?;
-        if let Some(pid) = os::postmaster_pid(&self.data_dir()).filter(|&p| server_process(p)) {
-            return Err(start_error(format!(
-                "a postgres (pid {pid}) is already running on {}: another scalelab run, or a \
-                 leftover; stop it with `runuser -u postgres -- {}/pg_ctl -D {} stop`",
-                self.data_dir().display(),
-                self.bin_dir.display(),
-                self.data_dir().display()
-            )));
-        }
+        self.reclaim_leftover()?;
         let fresh = !self.is_complete();
         if fresh {
             self.initdb(shutdown)?;
         }
         let (pid, port, socket_dir, conf) = self.launch_on_a_port(placement, shutdown)?;
+        let owner = self.owner_path();
+        std::fs::write(&owner, std::process::id().to_string())
+            .map_err(|e| TargetError::io(&owner, e))?;
         self.running = Some(Running {
             pid,
             port,
@@ -537,6 +560,7 @@ impl Target for Postgres {
             }
         }
         self.kill_leftovers();
+        let _ = std::fs::remove_file(self.owner_path());
         if process::is_alive(running.pid) {
             return Err(start_error(format!(
                 "postmaster {} is still running after SIGKILL",

@@ -487,3 +487,20 @@ fn postgres_cli_initializes_and_reports_json() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("loopback"));
 }
+
+#[test]
+fn postgres_reclaims_a_server_left_by_a_dead_run() {
+    let base = tempfile::tempdir().unwrap();
+    let left = server_in(tempfile::tempdir_in(base.path()).unwrap(), "");
+    let orphan = left.pg.root_pid().unwrap();
+    let base_path = left._base.path().to_path_buf();
+    // As if scalelab had been killed: the server is never stopped.
+    std::mem::forget(left);
+    assert!(alive(orphan));
+    let mut pg = Postgres::new(&toml::Table::new(), &base_path).unwrap();
+    pg.start(&Placement::unconstrained(), &Shutdown::new()).unwrap();
+    assert!(!alive(orphan), "the leftover postmaster {orphan} was not stopped");
+    assert!(pg.is_running());
+    pg.stop().unwrap();
+    assert!(server_processes(&pg.data_dir()).is_empty());
+}
