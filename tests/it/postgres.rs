@@ -498,8 +498,12 @@ fn postgres_reclaims_a_server_left_by_a_dead_run() {
     std::mem::forget(left);
     assert!(alive(orphan));
     let mut pg = Postgres::new(&toml::Table::new(), &base_path).unwrap();
-    pg.start(&Placement::unconstrained(), &Shutdown::new()).unwrap();
-    assert!(!alive(orphan), "the leftover postmaster {orphan} was not stopped");
+    pg.start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap();
+    assert!(
+        !alive(orphan),
+        "the leftover postmaster {orphan} was not stopped"
+    );
     assert!(pg.is_running());
     pg.stop().unwrap();
     assert!(server_processes(&pg.data_dir()).is_empty());

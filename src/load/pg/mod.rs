@@ -18,6 +18,7 @@ pub mod conninfo;
 pub mod dataset;
 pub mod script;
 mod stream;
+mod timerfd;
 mod worker;
 
 pub use conninfo::ConnConfig;

@@ -10,6 +10,7 @@
 use super::conn::Conn;
 use super::conninfo::ConnConfig;
 use super::script::{ScriptKind, STATEMENT_NAMES};
+use super::timerfd::TimerFd;
 use crate::load::{result::new_histogram, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
 use crate::units::Micros;
@@ -178,8 +179,12 @@ impl Gate {
     }
 }
 
+/// The poll token of the timerfd (connections use 0..count).
+const TIMER_TOKEN: mio::Token = mio::Token(usize::MAX - 1);
+
 struct Worker<'a> {
     events: Events,
+    timer: TimerFd,
     conns: Vec<Conn>,
     ctx: Ctx<'a>,
 }
@@ -194,6 +199,7 @@ impl<'a> Worker<'a> {
         let poll = Poll::new()?;
         let mut w = Worker {
             events: Events::with_capacity(count.clamp(16, 1024) as usize),
+            timer: TimerFd::new(poll.registry(), TIMER_TOKEN)?,
             conns: Vec::with_capacity(count as usize),
             ctx: Ctx {
                 shared,
@@ -260,7 +266,9 @@ impl<'a> Worker<'a> {
                 self.ctx.stage = Stage::Drain;
                 self.conns.iter_mut().for_each(Conn::wind_down);
             }
-            if self.conns.iter().all(Conn::is_finished) {
+            // Connections only finish for good while draining (or when the
+            // budget, which starts the drain, is spent).
+            if self.ctx.stage == Stage::Drain && self.conns.iter().all(Conn::is_finished) {
                 break;
             }
             if now >= next_scan {
@@ -313,13 +321,18 @@ impl<'a> Worker<'a> {
         let next_timer = self.ctx.timers.peek().map(|Reverse((t, _))| *t);
         let until = next_timer.map_or(wake, |t| t.min(wake));
         let sleep = until.saturating_duration_since(now).min(MAX_SLEEP);
+        if let Some(t) = next_timer.filter(|&t| t > now && t - now < MAX_SLEEP) {
+            self.timer.arm(t, now)?;
+        }
         if let Err(e) = poll.poll(&mut self.events, Some(sleep)) {
             if e.kind() != std::io::ErrorKind::Interrupted {
                 return Err(e);
             }
         }
         for ev in self.events.iter() {
-            if let Some(c) = self.conns.get_mut(ev.token().0) {
+            if ev.token() == TIMER_TOKEN {
+                self.timer.fired();
+            } else if let Some(c) = self.conns.get_mut(ev.token().0) {
                 let readable = ev.is_readable() || ev.is_error() || ev.is_read_closed();
                 c.on_event(&mut self.ctx, readable, ev.is_writable());
             }
