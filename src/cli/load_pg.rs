@@ -1,11 +1,214 @@
-//! `scalelab load pg`.
+//! `scalelab load pg`: one pgbench-style run, or `--init` to build the
+//! dataset (pgbench -i).
+
+use anyhow::Context;
+use scalelab::load::pg::{self, PgDriver, PgSettings, ScriptKind};
+use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
+use scalelab::units::{parse_duration, Bytes, Micros};
+use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 pub struct LoadPgArgs {
+    /// libpq connection string (`host=127.0.0.1 port=5432 user=postgres`)
+    /// or URI (`postgresql://postgres@127.0.0.1:5432/postgres`).
     pub conninfo: String,
+    /// Built-in script: select-only, simple-update or tpcb-like.
+    #[arg(long, default_value = "tpcb-like", value_parser = parse_script)]
+    pub script: ScriptKind,
+    /// Concurrent clients (connections).
+    #[arg(short = 'c', long = "clients", default_value_t = 1)]
+    pub clients: u32,
+    /// Worker threads.
+    #[arg(short = 'j', long = "threads", default_value_t = 1)]
+    pub threads: u32,
+    /// How long to run: 500ms, 10s, 2m.
+    #[arg(short = 'd', long, default_value = "10s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Open loop: total transactions per second, spread over the clients;
+    /// latency counts from each transaction's scheduled start.
+    #[arg(long, value_name = "TPS")]
+    pub rate: Option<f64>,
+    /// Tries per transaction on serialization failure or deadlock.
+    #[arg(long, default_value_t = 1)]
+    pub max_tries: u32,
+    /// Open a new connection for every transaction (pgbench -C).
+    #[arg(short = 'C', long = "connect")]
+    pub connect: bool,
+    /// A transaction still unanswered after this long counts as a timeout.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Skip pgbench's pre-run vacuum of tellers/branches and history
+    /// truncation.
+    #[arg(short = 'n', long)]
+    pub no_vacuum: bool,
+    /// Build the pgbench dataset (drops existing pgbench tables) and exit.
+    #[arg(short = 'i', long)]
+    pub init: bool,
+    /// Scale for --init (default 1); for a run, overrides detection.
+    #[arg(short = 's', long)]
+    pub scale: Option<u32>,
+    /// Print one JSON object instead of the text summary.
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_a: &LoadPgArgs, _shutdown: &Shutdown) -> anyhow::Result<i32> {
-    anyhow::bail!("not yet")
+fn parse_script(s: &str) -> Result<ScriptKind, String> {
+    s.parse()
+}
+
+pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
+    if a.init {
+        return init(a);
+    }
+    let settings = PgSettings {
+        script: a.script,
+        max_tries: a.max_tries.max(1),
+        scale: a.scale,
+        vacuum: !a.no_vacuum,
+    };
+    let driver = PgDriver::new(settings, &a.conninfo).context("bad connection string")?;
+    let spec = spec(a);
+    spec.validate()?;
+    let scale = driver.scale()?;
+    let result = driver.run(&spec, shutdown)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json(a, scale, &result))?
+        );
+    } else {
+        print_summary(a, scale, &result);
+    }
+    Ok(if result.requests == 0 { 1 } else { 0 })
+}
+
+fn spec(a: &LoadPgArgs) -> LoadSpec {
+    let mut spec = LoadSpec::closed(a.clients, a.threads, a.duration);
+    spec.timeout = a.timeout;
+    if let Some(rate) = a.rate {
+        spec.pacing = Pacing::Open { rate };
+    }
+    if a.connect {
+        spec.requests_per_connection = Some(1);
+    }
+    spec
+}
+
+fn init(a: &LoadPgArgs) -> anyhow::Result<i32> {
+    let scale = a.scale.unwrap_or(1);
+    if !a.json {
+        eprintln!("creating the pgbench dataset at scale {scale}...");
+    }
+    let made = pg::init_dataset(&a.conninfo, scale)?;
+    if a.json {
+        let v = serde_json::json!({
+            "scale": made.scale,
+            "bytes": made.bytes,
+            "elapsed_s": made.elapsed.as_secs_f64(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "done in {:.2} s: scale {}, database size {}",
+            made.elapsed.as_secs_f64(),
+            made.scale,
+            Bytes(made.bytes)
+        );
+    }
+    Ok(0)
+}
+
+fn ms(us: f64) -> String {
+    format!("{:.3} ms", us / 1000.0)
+}
+
+fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
+    let failed = r.errors.serialization + r.errors.deadlock + r.errors.other;
+    let attempted = r.requests + failed;
+    let pct = if attempted > 0 {
+        100.0 * failed as f64 / attempted as f64
+    } else {
+        0.0
+    };
+    let lat = r.latency_summary();
+    println!("transaction type: {}", a.script.pgbench_title());
+    println!("scaling factor: {scale}");
+    println!("query mode: prepared");
+    println!("number of clients: {}", a.clients);
+    println!(
+        "number of threads: {}",
+        a.threads.clamp(1, a.clients.max(1))
+    );
+    println!("maximum number of tries: {}", a.max_tries.max(1));
+    println!("duration: {} s", a.duration.as_secs_f64());
+    if let Some(rate) = a.rate {
+        println!("rate limit: {rate} tps");
+    }
+    println!("number of transactions actually processed: {}", r.requests);
+    println!("number of failed transactions: {failed} ({pct:.3}%)");
+    if r.errors.serialization + r.errors.deadlock > 0 {
+        println!(
+            "number of serialization failures: {}",
+            r.errors.serialization
+        );
+        println!("number of deadlock failures: {}", r.errors.deadlock);
+    }
+    if a.max_tries > 1 {
+        println!("total number of retries: {}", r.retries);
+    }
+    let socket = r.errors.socket_errors();
+    if socket > 0 {
+        let e = &r.errors;
+        println!(
+            "connection errors: connect {}, read {}, write {}, timeout {}, protocol {}",
+            e.connect, e.read, e.write, e.timeout, e.protocol
+        );
+    }
+    println!("latency average = {}", ms(lat.mean));
+    println!("latency stddev = {}", ms(lat.stdev));
+    println!(
+        "latency p50 = {}, p90 = {}, p99 = {}, max = {}",
+        lat.p50, lat.p90, lat.p99, lat.max
+    );
+    println!("tps = {:.6} (without initial connection time)", r.rps());
+    let per_txn = if r.requests > 0 {
+        Micros((r.client_cpu.0 / r.requests as f64 * 1e6) as u64).to_string()
+    } else {
+        "-".into()
+    };
+    println!(
+        "client CPU = {:.3} s ({per_txn} per transaction)",
+        r.client_cpu.0
+    );
+    for note in &r.notes {
+        println!("note: {note}");
+    }
+}
+
+fn json(a: &LoadPgArgs, scale: u32, r: &LoadResult) -> serde_json::Value {
+    let lat = r.latency_summary();
+    serde_json::json!({
+        "script": a.script.name(),
+        "scale": scale,
+        "clients": a.clients,
+        "threads": a.threads.clamp(1, a.clients.max(1)),
+        "transactions": r.requests,
+        "tps": r.rps(),
+        "latency_us": {
+            "p50": lat.p50.0,
+            "p90": lat.p90.0,
+            "p99": lat.p99.0,
+            "max": lat.max.0,
+            "mean": lat.mean,
+            "stdev": lat.stdev,
+        },
+        "failures": r.errors,
+        "retries": r.retries,
+        "client_cpu_s": r.client_cpu.0,
+        "duration_s": r.elapsed.as_secs_f64(),
+        "connections_opened": r.connections_opened,
+        "target_rate": r.target_rate,
+        "notes": r.notes,
+    })
 }

@@ -1,43 +1,600 @@
-//! postgres lifecycle.
-use super::*;
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PostgresSettings {}
-impl PostgresSettings {
-    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
-        parse_settings("postgres", t)
+//! A managed PostgreSQL: initdb, start, stop, and pgbench's dataset.
+//!
+//! The cluster lives under `BASE/postgres/scale-<S>-<hash>/` (`data/`,
+//! `server.log`, `dataset.json`), where the hash covers what initdb and the
+//! dataset depend on (server binary and version). It is kept across trials
+//! and runs: a marker written after initdb and the dataset load say it is
+//! complete, so a later start at the same scale reuses it, and an
+//! interrupted build is redone. Settings that only need a restart
+//! (`shared_buffers`, ...) go to `data/scalelab.conf`, rewritten at every
+//! start, so changing them never forces a re-init.
+//!
+//! PostgreSQL refuses to run as root, so as root every server command runs
+//! as `postgres` through `runuser`. The server listens on 127.0.0.1 and a
+//! private socket directory, trusts local connections, and is started with
+//! `pg_ctl start` inside the placement so every server process inherits
+//! its CPU and memory limits.
+
+mod os;
+mod settings;
+
+pub use settings::{ConfValue, PostgresSettings};
+
+use super::process::{self, log_tail};
+use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
+use crate::load::pg::client::Client;
+use crate::load::pg::{dataset, ConnConfig};
+use os::ServerUser;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+const KIND: &str = "postgres";
+const INITDB_ARGS: &[&str] = &[
+    "-U",
+    "postgres",
+    "--auth=trust",
+    "--encoding=UTF8",
+    "--locale=C",
+    "--no-sync",
+];
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+const LOG_LINES: usize = 15;
+
+/// Written once the cluster (and dataset, if any) is complete.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Marker {
+    scale: u32,
+    version: String,
+}
+
+struct Running {
+    pid: u32,
+    port: u16,
+    /// Private socket directory, short enough for the socket path limit;
+    /// removed when dropped.
+    _socket_dir: tempfile::TempDir,
+}
+
+pub struct Postgres {
+    settings: PostgresSettings,
+    bin_dir: PathBuf,
+    version: String,
+    user: ServerUser,
+    base_dir: PathBuf,
+    instance: PathBuf,
+    running: Option<Running>,
+    dataset: Option<DatasetInfo>,
+    effective: Option<String>,
+}
+
+fn start_error(message: impl Into<String>) -> TargetError {
+    TargetError::Start {
+        kind: KIND,
+        message: message.into(),
     }
 }
-pub struct Postgres;
+
 impl Postgres {
-    pub fn new(t: &toml::Table, _base: &Path) -> Result<Self, TargetError> {
-        PostgresSettings::parse(t)?;
-        Err(TargetError::Start {
-            kind: "postgres",
-            message: "not yet".into(),
+    pub fn new(settings: &toml::Table, base_dir: &Path) -> Result<Postgres, TargetError> {
+        let settings = PostgresSettings::parse(settings)?;
+        let bin_dir = match &settings.bin_dir {
+            Some(d) => d.clone(),
+            None => os::newest_bin_dir().ok_or_else(|| TargetError::Missing {
+                kind: KIND,
+                message: "no /usr/lib/postgresql/*/bin/postgres found (install postgresql, \
+                          or set bin_dir)"
+                    .into(),
+            })?,
+        };
+        for tool in ["postgres", "initdb", "pg_ctl"] {
+            if !bin_dir.join(tool).is_file() {
+                return Err(TargetError::Missing {
+                    kind: KIND,
+                    message: format!(
+                        "{} does not exist (check bin_dir)",
+                        bin_dir.join(tool).display()
+                    ),
+                });
+            }
+        }
+        let version = server_version(&bin_dir)?;
+        let hash = os::stable_hash(&[
+            &version,
+            &bin_dir.display().to_string(),
+            &INITDB_ARGS.join(" "),
+        ]);
+        let instance = base_dir
+            .join("postgres")
+            .join(format!("scale-{}-{hash:016x}", settings.scale));
+        Ok(Postgres {
+            settings,
+            bin_dir,
+            version,
+            user: ServerUser::detect()?,
+            base_dir: base_dir.to_path_buf(),
+            instance,
+            running: None,
+            dataset: None,
+            effective: None,
         })
     }
-}
-impl Target for Postgres {
-    fn kind(&self) -> &'static str {
-        "postgres"
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.instance.join("data")
     }
-    fn start(&mut self, _p: &Placement, _s: &Shutdown) -> Result<Endpoint, TargetError> {
-        unimplemented!()
+
+    pub fn log_path(&self) -> PathBuf {
+        self.instance.join("server.log")
     }
-    fn stop(&mut self) -> Result<(), TargetError> {
+
+    /// The PID of the scalelab process that started the running server.
+    fn owner_path(&self) -> PathBuf {
+        self.instance.join("owner.pid")
+    }
+
+    /// A server still running on this data directory is left over when the
+    /// scalelab that started it is gone (killed before it could stop it):
+    /// stop it. One whose owner is alive belongs to a concurrent run.
+    fn reclaim_leftover(&self) -> Result<(), TargetError> {
+        let data = self.data_dir();
+        let Some(pid) = os::postmaster_pid(&data).filter(|&p| server_process(p)) else {
+            return Ok(());
+        };
+        let owner: Option<u32> = std::fs::read_to_string(self.owner_path())
+            .ok()
+            .and_then(|t| t.trim().parse().ok());
+        if let Some(o) = owner.filter(|&o| o != std::process::id() && process::is_alive(o)) {
+            return Err(start_error(format!(
+                "{} is in use by a postgres (pid {pid}) that scalelab process {o} started; \
+                 wait for that run, or use another SCALELAB_WORKDIR",
+                data.display()
+            )));
+        }
+        self.kill_leftovers();
         Ok(())
     }
+
+    fn marker_path(&self) -> PathBuf {
+        self.instance.join("dataset.json")
+    }
+
+    /// The libpq connection string of the running server.
+    pub fn conninfo(&self) -> Option<String> {
+        self.running.as_ref().map(|r| {
+            format!(
+                "host=127.0.0.1 port={} user=postgres dbname=postgres",
+                r.port
+            )
+        })
+    }
+
+    fn conn_config(&self) -> Result<ConnConfig, TargetError> {
+        let info = self
+            .conninfo()
+            .ok_or_else(|| start_error("the server is not running"))?;
+        ConnConfig::parse_with_env(&info, |_| None).map_err(|e| start_error(e.to_string()))
+    }
+
+    /// A setup connection to the running server.
+    pub fn connect(&self) -> Result<Client, TargetError> {
+        Client::connect(&self.conn_config()?, Duration::from_secs(10))
+            .map_err(|e| start_error(format!("cannot connect to the server: {e}")))
+    }
+
+    /// Creates the directories the server user needs, owned by it.
+    fn prepare_dirs(&self) -> Result<(), TargetError> {
+        let parent = self.base_dir.join("postgres");
+        std::fs::create_dir_all(&self.instance).map_err(|e| TargetError::io(&self.instance, e))?;
+        os::make_traversable(&self.base_dir)?;
+        os::make_traversable(&parent)?;
+        self.user.own(&self.instance)?;
+        self.user.check_writable(&self.instance)
+    }
+
+    /// Whether a complete cluster for this scale and version is on disk.
+    fn is_complete(&self) -> bool {
+        let marker: Option<Marker> = std::fs::read_to_string(self.marker_path())
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        marker.is_some_and(|m| m.scale == self.settings.scale && m.version == self.version)
+            && self.data_dir().join("PG_VERSION").is_file()
+    }
+
+    fn initdb(&self, shutdown: &Shutdown) -> Result<(), TargetError> {
+        let data = self.data_dir();
+        let _ = std::fs::remove_file(self.marker_path());
+        if data.exists() {
+            std::fs::remove_dir_all(&data).map_err(|e| TargetError::io(&data, e))?;
+        }
+        let mut cmd = self.user.command(&self.bin_dir.join("initdb"));
+        cmd.args(INITDB_ARGS).arg("-D").arg(&data);
+        let (status, output) = self.run_bounded(cmd, "initdb", START_TIMEOUT, shutdown, None)?;
+        if !status.success() {
+            return Err(start_error(format!("initdb failed ({status}):\n{output}")));
+        }
+        let conf = data.join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf).map_err(|e| TargetError::io(&conf, e))?;
+        text.push_str(
+            "\n# Per-start settings written by scalelab.\ninclude_if_exists = 'scalelab.conf'\n",
+        );
+        std::fs::write(&conf, text).map_err(|e| TargetError::io(&conf, e))
+    }
+
+    fn write_marker(&self) -> Result<(), TargetError> {
+        let m = Marker {
+            scale: self.settings.scale,
+            version: self.version.clone(),
+        };
+        let path = self.marker_path();
+        let text = serde_json::to_string_pretty(&m).unwrap_or_default();
+        std::fs::write(&path, text).map_err(|e| TargetError::io(&path, e))
+    }
+
+    fn write_conf(&self, port: u16, socket_dir: &Path) -> Result<String, TargetError> {
+        let data = self.data_dir();
+        let conf = self.settings.render_conf(port, socket_dir);
+        let path = data.join("scalelab.conf");
+        std::fs::write(&path, &conf).map_err(|e| TargetError::io(&path, e))?;
+        let hba = data.join("pg_hba.conf");
+        let rules = "# Written by scalelab: local and loopback connections are trusted.\n\
+                     local all all trust\n\
+                     host all all 127.0.0.1/32 trust\n";
+        std::fs::write(&hba, rules).map_err(|e| TargetError::io(&hba, e))?;
+        Ok(conf)
+    }
+
+    fn socket_dir(&self) -> Result<tempfile::TempDir, TargetError> {
+        let dir = tempfile::Builder::new()
+            .prefix("scalelab-pg-")
+            .tempdir_in("/tmp")
+            .map_err(|e| TargetError::io(Path::new("/tmp"), e))?;
+        self.user.own(dir.path())?;
+        Ok(dir)
+    }
+
+    /// Starts on the configured port, or on a free one; a free port taken by
+    /// someone else before the server binds it is retried with another.
+    fn launch_on_a_port(
+        &self,
+        placement: &Placement,
+        shutdown: &Shutdown,
+    ) -> Result<(u32, u16, tempfile::TempDir, String), TargetError> {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let port = match self.settings.port {
+                Some(p) => p,
+                None => {
+                    process::free_port().map_err(|e| start_error(format!("no free port: {e}")))?
+                }
+            };
+            let socket_dir = self.socket_dir()?;
+            let conf = self.write_conf(port, socket_dir.path())?;
+            match self.launch(placement, shutdown) {
+                Ok(pid) => return Ok((pid, port, socket_dir, conf)),
+                Err(e) if self.settings.port.is_none() && attempts < 3 && port_taken(&e) => {
+                    continue
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// `pg_ctl start -w` inside the placement; returns the postmaster PID.
+    fn launch(&self, placement: &Placement, shutdown: &Shutdown) -> Result<u32, TargetError> {
+        let data = self.data_dir();
+        let log = self.log_path();
+        std::fs::write(&log, "").map_err(|e| TargetError::io(&log, e))?;
+        self.user.own(&log)?;
+        let mut cmd = self.user.command(&self.bin_dir.join("pg_ctl"));
+        cmd.arg("-D").arg(&data).arg("-l").arg(&log);
+        cmd.args(["-w", "-t", &START_TIMEOUT.as_secs().to_string(), "start"]);
+        let ran = self.run_bounded(
+            cmd,
+            "pg_ctl start",
+            START_TIMEOUT + Duration::from_secs(5),
+            shutdown,
+            Some(placement),
+        );
+        let failure = match ran {
+            Ok((status, _)) if status.success() => match os::postmaster_pid(&data) {
+                Some(pid) if process::is_alive(pid) => return Ok(pid),
+                _ => "pg_ctl reported success but no postmaster is running".to_string(),
+            },
+            Ok((status, output)) => format!("pg_ctl start failed ({status}): {}", output.trim()),
+            Err(e) => {
+                self.kill_leftovers();
+                return Err(e);
+            }
+        };
+        self.kill_leftovers();
+        Err(start_error(format!(
+            "{failure}\nlast lines of {}:\n{}",
+            log.display(),
+            log_tail(&log, LOG_LINES)
+        )))
+    }
+
+    /// Runs a command to completion, bounded by `limit` and `shutdown`;
+    /// returns its status and combined output.
+    fn run_bounded(
+        &self,
+        mut cmd: Command,
+        what: &str,
+        limit: Duration,
+        shutdown: &Shutdown,
+        placement: Option<&Placement>,
+    ) -> Result<(ExitStatus, String), TargetError> {
+        let out_path = self
+            .instance
+            .join(format!("{}.out", what.replace(' ', "-")));
+        let out = std::fs::File::create(&out_path).map_err(|e| TargetError::io(&out_path, e))?;
+        let err = out.try_clone().map_err(|e| TargetError::io(&out_path, e))?;
+        cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+        let spawned = match placement {
+            Some(p) => process::spawn(cmd, p),
+            None => cmd.spawn(),
+        };
+        let mut child = spawned.map_err(|e| start_error(format!("cannot run {what}: {e}")))?;
+        let end = Instant::now() + limit;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if shutdown.is_triggered() || Instant::now() >= end => {
+                    process::stop_pid(child.id(), libc::SIGTERM, Duration::from_secs(2));
+                    let _ = child.wait();
+                    if shutdown.is_triggered() {
+                        return Err(TargetError::Interrupted);
+                    }
+                    return Err(start_error(format!(
+                        "{what} did not finish within {limit:?}"
+                    )));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) => return Err(start_error(format!("waiting for {what}: {e}"))),
+            }
+        };
+        let output = std::fs::read_to_string(&out_path).unwrap_or_default();
+        Ok((status, output))
+    }
+
+    /// Waits until the server answers a query.
+    fn wait_ready(&self, pid: u32, shutdown: &Shutdown) -> Result<(), TargetError> {
+        let cfg = self.conn_config()?;
+        let mut last_error = String::new();
+        let waited = process::wait_ready(
+            READY_TIMEOUT,
+            shutdown,
+            || process::is_alive(pid),
+            || match Client::connect(&cfg, Duration::from_secs(1))
+                .and_then(|mut c| c.execute("select 1"))
+            {
+                Ok(()) => true,
+                Err(e) => {
+                    last_error = e.to_string();
+                    false
+                }
+            },
+        );
+        match waited {
+            Ok(()) => Ok(()),
+            Err(process::WaitError::Interrupted) => Err(TargetError::Interrupted),
+            Err(w) => Err(TargetError::NotReady {
+                kind: KIND,
+                waited_s: READY_TIMEOUT.as_secs_f64(),
+                message: format!(
+                    "{} ({last_error}); last lines of {}:\n{}",
+                    if w == process::WaitError::Died {
+                        "the server exited"
+                    } else {
+                        "no answer"
+                    },
+                    self.log_path().display(),
+                    log_tail(&self.log_path(), LOG_LINES)
+                ),
+            }),
+        }
+    }
+
+    /// After the server is up: builds the dataset on a fresh cluster, then
+    /// records the dataset size and the effective settings.
+    fn after_launch(
+        &mut self,
+        fresh: bool,
+        conf: String,
+        shutdown: &Shutdown,
+    ) -> Result<(), TargetError> {
+        let pid = self.running.as_ref().map_or(0, |r| r.pid);
+        self.wait_ready(pid, shutdown)?;
+        let mut client = self.connect()?;
+        if fresh {
+            if self.settings.scale > 0 {
+                dataset::create(&mut client, self.settings.scale).map_err(|e| {
+                    start_error(format!(
+                        "building the pgbench dataset at scale {} failed: {e}",
+                        self.settings.scale
+                    ))
+                })?;
+            }
+            self.write_marker()?;
+        }
+        if self.settings.scale > 0 {
+            let bytes = dataset::database_size(&mut client)
+                .map_err(|e| start_error(format!("reading the database size: {e}")))?;
+            self.dataset = Some(DatasetInfo {
+                description: format!("pgbench scale {}", self.settings.scale),
+                bytes,
+            });
+        }
+        self.effective = Some(conf + &non_default_settings(&mut client));
+        Ok(())
+    }
+
+    /// Ends every process still working in the data directory: the
+    /// postmaster from `postmaster.pid`, then any orphaned backends.
+    fn kill_leftovers(&self) {
+        let data = self.data_dir();
+        if let Some(pid) = os::postmaster_pid(&data) {
+            if server_process(pid) {
+                // SIGINT is a fast shutdown; stop_pid escalates to SIGKILL.
+                process::stop_pid(pid, libc::SIGINT, Duration::from_secs(10));
+            }
+        }
+        let end = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left: Vec<u32> = os::processes_in(&data)
+                .into_iter()
+                .filter(|&p| server_process(p))
+                .collect();
+            if left.is_empty() {
+                return;
+            }
+            if Instant::now() >= end {
+                for pid in left {
+                    process::stop_pid(pid, libc::SIGKILL, Duration::from_secs(2));
+                }
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn port_taken(e: &TargetError) -> bool {
+    e.to_string().contains("could not bind")
+}
+
+/// Whether `pid` is a PostgreSQL server process (its command name).
+fn server_process(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres")
+}
+
+fn server_version(bin_dir: &Path) -> Result<String, TargetError> {
+    let out = Command::new(bin_dir.join("postgres"))
+        .arg("--version")
+        .output()
+        .map_err(|e| TargetError::Missing {
+            kind: KIND,
+            message: format!("cannot run {}/postgres: {e}", bin_dir.display()),
+        })?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// `SHOW ALL` restricted to what differs from the built-in defaults.
+fn non_default_settings(client: &mut Client) -> String {
+    let sql = "select name, setting, coalesce(unit, '') from pg_settings \
+               where source not in ('default', 'override') order by name";
+    let Ok(rows) = client.query(sql) else {
+        return String::new();
+    };
+    let mut out = String::from("\n# Effective non-default settings (pg_settings):\n");
+    for row in rows {
+        let col = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+        out.push_str(&format!("# {} = {}{}\n", col(0), col(1), col(2)));
+    }
+    out
+}
+
+impl Target for Postgres {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn start(
+        &mut self,
+        placement: &Placement,
+        shutdown: &Shutdown,
+    ) -> Result<Endpoint, TargetError> {
+        self.stop()?;
+        self.prepare_dirs()?;
+        self.reclaim_leftover()?;
+        let fresh = !self.is_complete();
+        if fresh {
+            self.initdb(shutdown)?;
+        }
+        let (pid, port, socket_dir, conf) = self.launch_on_a_port(placement, shutdown)?;
+        let owner = self.owner_path();
+        std::fs::write(&owner, std::process::id().to_string())
+            .map_err(|e| TargetError::io(&owner, e))?;
+        self.running = Some(Running {
+            pid,
+            port,
+            _socket_dir: socket_dir,
+        });
+        if let Err(e) = self.after_launch(fresh, conf, shutdown) {
+            let _ = self.stop();
+            return Err(e);
+        }
+        Ok(Endpoint {
+            uri: self.conninfo().unwrap_or_default(),
+        })
+    }
+
+    fn stop(&mut self) -> Result<(), TargetError> {
+        let Some(running) = self.running.take() else {
+            return Ok(());
+        };
+        if process::is_alive(running.pid) {
+            let mut cmd = self.user.command(&self.bin_dir.join("pg_ctl"));
+            cmd.arg("-D").arg(self.data_dir());
+            cmd.args([
+                "-m",
+                "fast",
+                "-w",
+                "-t",
+                &STOP_TIMEOUT.as_secs().to_string(),
+                "stop",
+            ]);
+            let _ = self.run_bounded(
+                cmd,
+                "pg_ctl stop",
+                STOP_TIMEOUT + Duration::from_secs(5),
+                &Shutdown::new(),
+                None,
+            );
+            if !process::wait_gone(running.pid, Duration::from_secs(5)) {
+                process::stop_pid(running.pid, libc::SIGKILL, Duration::from_secs(5));
+            }
+        }
+        self.kill_leftovers();
+        let _ = std::fs::remove_file(self.owner_path());
+        if process::is_alive(running.pid) {
+            return Err(start_error(format!(
+                "postmaster {} is still running after SIGKILL",
+                running.pid
+            )));
+        }
+        Ok(())
+    }
+
     fn is_running(&self) -> bool {
-        false
+        self.running
+            .as_ref()
+            .is_some_and(|r| process::is_alive(r.pid))
     }
+
     fn root_pid(&self) -> Option<u32> {
-        None
+        self.running.as_ref().map(|r| r.pid)
     }
+
     fn version(&self) -> Option<String> {
-        None
+        Some(self.version.clone())
     }
+
     fn effective_config(&self) -> Option<String> {
-        None
+        self.effective.clone()
+    }
+
+    fn dataset(&self) -> Option<DatasetInfo> {
+        self.dataset.clone()
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = self.stop();
     }
 }

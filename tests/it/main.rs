@@ -4,6 +4,7 @@
 mod analysis;
 mod http_driver;
 mod nginx;
+mod postgres;
 mod probe;
 mod report;
 mod runner;

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# scalelab's PostgreSQL driver against pgbench, side by side.
+#
+# One private PostgreSQL (pinned to CPU 1), a pgbench dataset, then for each
+# script and client count, alternating runs of `pgbench -M prepared` and
+# `scalelab load pg` (both pinned to CPU 0, one client thread each). Client
+# CPU (user + system) is measured the same way for both, with /usr/bin/time.
+# Reports the median TPS, the client CPU seconds per 10k transactions, and
+# the scalelab/pgbench ratios (want: TPS ratio >= 1, CPU ratio <= 1).
+# The server runs with synchronous_commit=off so tpcb-like measures the
+# clients and the server's CPU, not this machine's fsync latency.
+#
+# Usage: bench/pg-vs-pgbench.sh
+# Environment: DURATION (s per run, 4), SCALE (10), CLIENTS ("1 4 16"),
+#   SCRIPTS ("select-only tpcb-like"), ROUNDS (alternations, 3),
+#   SERVER_CPU (1), CLIENT_CPU (0).
+# Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
+set -euo pipefail
+
+DURATION=${DURATION:-4}
+SCALE=${SCALE:-10}
+CLIENTS=${CLIENTS:-"1 4 16"}
+SCRIPTS=${SCRIPTS:-"select-only tpcb-like"}
+ROUNDS=${ROUNDS:-3}
+SERVER_CPU=${SERVER_CPU:-1}
+CLIENT_CPU=${CLIENT_CPU:-0}
+
+cd "$(dirname "$0")/.."
+BIN_DIR=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+for tool in pgbench taskset /usr/bin/time "$BIN_DIR/pg_ctl"; do
+    command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
+done
+
+echo "building scalelab (release)..." >&2
+cargo build --release --quiet
+SCALELAB=$PWD/target/release/scalelab
+
+WORK=$(mktemp -d /tmp/pg-vs-pgbench.XXXXXX)
+chmod 755 "$WORK"
+AS_PG=()
+if [ "$(id -u)" = 0 ]; then
+    chown postgres "$WORK"
+    AS_PG=(runuser -u postgres --)
+fi
+
+cleanup() {
+    "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -m fast -w stop >/dev/null 2>&1 || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+PORT=$(
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
+        echo 55432
+)
+"${AS_PG[@]}" "$BIN_DIR/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync \
+    --encoding=UTF8 --locale=C >"$WORK/initdb.out"
+taskset -c "$SERVER_CPU" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -l "$WORK/server.log" -w \
+    -o "-c listen_addresses=127.0.0.1 -p $PORT -c unix_socket_directories=$WORK -c synchronous_commit=off" \
+    start >/dev/null
+CONN="host=127.0.0.1 port=$PORT user=postgres dbname=postgres"
+echo "server: $("$BIN_DIR/postgres" --version), CPU $SERVER_CPU, port $PORT; clients on CPU $CLIENT_CPU" >&2
+pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PORT" -U postgres postgres 2>"$WORK/init.out"
+
+# run TOOL SCRIPT CLIENTS -> "tps transactions cpu_seconds"
+run() {
+    local tool=$1 script=$2 clients=$3 out="$WORK/run.out" cpu="$WORK/cpu.out"
+    if [ "$tool" = pgbench ]; then
+        local flag=()
+        [ "$script" = select-only ] && flag=(-S)
+        [ "$script" = simple-update ] && flag=(-N)
+        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S" -o "$cpu" \
+            pgbench -h 127.0.0.1 -p "$PORT" -U postgres -M prepared "${flag[@]}" \
+            -c "$clients" -j 1 -T "$DURATION" postgres >"$out" 2>&1
+    else
+        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S" -o "$cpu" \
+            "$SCALELAB" load pg "$CONN" --script "$script" -c "$clients" -j 1 \
+            -d "${DURATION}s" >"$out" 2>&1
+    fi
+    local tps txns
+    tps=$(awk '/^tps = / {print $3}' "$out")
+    txns=$(awk -F': ' '/number of transactions actually processed/ {split($2, a, "/"); print a[1]}' "$out")
+    echo "$tps $txns $(awk '{print $1 + $2}' "$cpu")"
+}
+
+RESULTS="$WORK/results"
+: >"$RESULTS"
+for script in $SCRIPTS; do
+    for clients in $CLIENTS; do
+        for round in $(seq "$ROUNDS"); do
+            # Alternate which tool goes first, so drift does not favour one.
+            if [ $((round % 2)) = 1 ]; then order="pgbench scalelab"; else order="scalelab pgbench"; fi
+            for tool in $order; do
+                read -r tps txns cpu < <(run "$tool" "$script" "$clients")
+                echo "$script $clients $tool $round tps=$tps txns=$txns cpu_s=$cpu" >&2
+                echo "$script $clients $tool $tps $txns $cpu" >>"$RESULTS"
+            done
+        done
+    done
+done
+
+# Medians per (script, clients, tool), then the ratios.
+awk '
+function median(list,   n, a, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{
+    key = $1 " " $2
+    if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+    tps[key, $3] = tps[key, $3] " " $4
+    cpu[key, $3] = cpu[key, $3] " " ($6 / $5 * 10000)
+}
+END {
+    printf "%-12s %7s | %11s %11s %7s | %13s %13s %7s\n", "script", "clients", "pgbench tps", "scalelab tps", "ratio", "pgbench cpu", "scalelab cpu", "ratio"
+    printf "%-12s %7s | %11s %11s %7s | %13s %13s %7s\n", "", "", "", "", "", "s/10k txn", "s/10k txn", ""
+    for (i = 1; i <= n; i++) {
+        k = order[i]; split(k, p, " ")
+        pt = median(tps[k, "pgbench"]); st = median(tps[k, "scalelab"])
+        pc = median(cpu[k, "pgbench"]); sc = median(cpu[k, "scalelab"])
+        printf "%-12s %7d | %11.0f %11.0f %7.2f | %13.3f %13.3f %7.2f\n", p[1], p[2], pt, st, st / pt, pc, sc, sc / pc
+    }
+}' "$RESULTS"

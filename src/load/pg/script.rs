@@ -1,0 +1,256 @@
+//! pgbench's built-in scripts: the same statements, in the same order, with
+//! the same uniform random ranges (PostgreSQL's `pgbench` documentation,
+//! "Built-in Scripts"). One statement per round trip, as pgbench sends them.
+
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+/// Which built-in script to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScriptKind {
+    /// `pgbench -S`: one primary-key lookup.
+    SelectOnly,
+    /// `pgbench -N`: tpcb-like without the tellers and branches updates.
+    SimpleUpdate,
+    /// pgbench's default, "TPC-B (sort of)".
+    TpcbLike,
+}
+
+/// A script variable, drawn once per transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Var {
+    Aid,
+    Bid,
+    Tid,
+    Delta,
+}
+
+/// One SQL statement with its parameters in `$n` order.
+#[derive(Debug)]
+pub struct Statement {
+    pub sql: &'static str,
+    pub params: &'static [Var],
+}
+
+const BEGIN: Statement = Statement {
+    sql: "BEGIN",
+    params: &[],
+};
+const END: Statement = Statement {
+    sql: "END",
+    params: &[],
+};
+const UPDATE_ACCOUNT: Statement = Statement {
+    sql: "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
+    params: &[Var::Delta, Var::Aid],
+};
+const SELECT_ACCOUNT: Statement = Statement {
+    sql: "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+    params: &[Var::Aid],
+};
+const UPDATE_TELLER: Statement = Statement {
+    sql: "UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2",
+    params: &[Var::Delta, Var::Tid],
+};
+const UPDATE_BRANCH: Statement = Statement {
+    sql: "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2",
+    params: &[Var::Delta, Var::Bid],
+};
+const INSERT_HISTORY: Statement = Statement {
+    sql: "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) \
+          VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)",
+    params: &[Var::Tid, Var::Bid, Var::Aid, Var::Delta],
+};
+
+const TPCB_LIKE: &[Statement] = &[
+    BEGIN,
+    UPDATE_ACCOUNT,
+    SELECT_ACCOUNT,
+    UPDATE_TELLER,
+    UPDATE_BRANCH,
+    INSERT_HISTORY,
+    END,
+];
+const SIMPLE_UPDATE: &[Statement] = &[BEGIN, UPDATE_ACCOUNT, SELECT_ACCOUNT, INSERT_HISTORY, END];
+const SELECT_ONLY: &[Statement] = &[SELECT_ACCOUNT];
+
+/// Prepared-statement names, by position in the script.
+pub const STATEMENT_NAMES: &[&str] = &["s0", "s1", "s2", "s3", "s4", "s5", "s6"];
+
+impl ScriptKind {
+    pub const ALL: [ScriptKind; 3] = [
+        ScriptKind::SelectOnly,
+        ScriptKind::SimpleUpdate,
+        ScriptKind::TpcbLike,
+    ];
+
+    pub fn statements(self) -> &'static [Statement] {
+        match self {
+            ScriptKind::SelectOnly => SELECT_ONLY,
+            ScriptKind::SimpleUpdate => SIMPLE_UPDATE,
+            ScriptKind::TpcbLike => TPCB_LIKE,
+        }
+    }
+
+    /// The name used in settings and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScriptKind::SelectOnly => "select-only",
+            ScriptKind::SimpleUpdate => "simple-update",
+            ScriptKind::TpcbLike => "tpcb-like",
+        }
+    }
+
+    /// pgbench's "transaction type" line.
+    pub fn pgbench_title(self) -> &'static str {
+        match self {
+            ScriptKind::SelectOnly => "<builtin: select only>",
+            ScriptKind::SimpleUpdate => "<builtin: simple update>",
+            ScriptKind::TpcbLike => "<builtin: TPC-B (sort of)>",
+        }
+    }
+
+    /// Whether the script writes (and so wants pgbench's pre-run vacuum).
+    pub fn writes(self) -> bool {
+        self != ScriptKind::SelectOnly
+    }
+}
+
+impl std::str::FromStr for ScriptKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ScriptKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                format!("unknown script `{s}`; expected select-only, simple-update or tpcb-like")
+            })
+    }
+}
+
+/// One transaction's random values. Kept across retries, as pgbench
+/// replays a failed transaction with the same random state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TxnValues {
+    pub aid: i64,
+    pub bid: i64,
+    pub tid: i64,
+    pub delta: i64,
+}
+
+/// Rows per scale unit, as in pgbench.
+pub const BRANCHES: i64 = 1;
+pub const TELLERS: i64 = 10;
+pub const ACCOUNTS: i64 = 100_000;
+
+impl TxnValues {
+    /// Draws `aid` in [1, 100000*scale], `bid` in [1, scale], `tid` in
+    /// [1, 10*scale] and `delta` in [-5000, 5000], uniformly.
+    pub fn draw(rng: &mut SmallRng, scale: i64) -> Self {
+        let scale = scale.max(1);
+        TxnValues {
+            aid: rng.gen_range(1..=ACCOUNTS * scale),
+            bid: rng.gen_range(1..=BRANCHES * scale),
+            tid: rng.gen_range(1..=TELLERS * scale),
+            delta: rng.gen_range(-5000..=5000),
+        }
+    }
+
+    pub fn get(&self, v: Var) -> i64 {
+        match v {
+            Var::Aid => self.aid,
+            Var::Bid => self.bid,
+            Var::Tid => self.tid,
+            Var::Delta => self.delta,
+        }
+    }
+
+    /// The parameters of `stmt`, in a fixed-size array (no allocation).
+    pub fn params(&self, stmt: &Statement) -> ([i64; 4], usize) {
+        let mut out = [0; 4];
+        for (slot, v) in out.iter_mut().zip(stmt.params) {
+            *slot = self.get(*v);
+        }
+        (out, stmt.params.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn scripts_match_pgbench() {
+        assert_eq!(ScriptKind::TpcbLike.statements().len(), 7);
+        assert_eq!(ScriptKind::SimpleUpdate.statements().len(), 5);
+        assert_eq!(ScriptKind::SelectOnly.statements().len(), 1);
+        for kind in ScriptKind::ALL {
+            assert!(kind.statements().len() <= STATEMENT_NAMES.len());
+            for s in kind.statements() {
+                let placeholders = (1..=4).filter(|i| s.sql.contains(&format!("${i}"))).count();
+                assert_eq!(placeholders, s.params.len(), "{}", s.sql);
+            }
+            assert_eq!(kind.name().parse::<ScriptKind>().unwrap(), kind);
+        }
+        assert!("tpcb"
+            .parse::<ScriptKind>()
+            .unwrap_err()
+            .contains("tpcb-like"));
+    }
+
+    #[test]
+    fn draws_cover_pgbench_ranges_and_stay_inside() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        let scale = 2;
+        let (mut lo, mut hi) = (
+            TxnValues {
+                aid: i64::MAX,
+                bid: i64::MAX,
+                tid: i64::MAX,
+                delta: i64::MAX,
+            },
+            TxnValues {
+                aid: i64::MIN,
+                bid: i64::MIN,
+                tid: i64::MIN,
+                delta: i64::MIN,
+            },
+        );
+        for _ in 0..200_000 {
+            let v = TxnValues::draw(&mut rng, scale);
+            lo = TxnValues {
+                aid: lo.aid.min(v.aid),
+                bid: lo.bid.min(v.bid),
+                tid: lo.tid.min(v.tid),
+                delta: lo.delta.min(v.delta),
+            };
+            hi = TxnValues {
+                aid: hi.aid.max(v.aid),
+                bid: hi.bid.max(v.bid),
+                tid: hi.tid.max(v.tid),
+                delta: hi.delta.max(v.delta),
+            };
+        }
+        assert_eq!((lo.bid, hi.bid), (1, 2));
+        assert_eq!((lo.tid, hi.tid), (1, 20));
+        assert_eq!((lo.delta, hi.delta), (-5000, 5000));
+        assert!(lo.aid >= 1 && lo.aid < 100, "{}", lo.aid);
+        assert!(hi.aid <= 200_000 && hi.aid > 199_900, "{}", hi.aid);
+    }
+
+    #[test]
+    fn params_follow_placeholder_order() {
+        let v = TxnValues {
+            aid: 11,
+            bid: 2,
+            tid: 13,
+            delta: -4,
+        };
+        let (p, n) = v.params(&INSERT_HISTORY);
+        assert_eq!(&p[..n], &[13, 2, 11, -4]);
+        let (p, n) = v.params(&UPDATE_ACCOUNT);
+        assert_eq!(&p[..n], &[-4, 11]);
+    }
+}

@@ -1,0 +1,193 @@
+//! Operating-system chores for a managed PostgreSQL: the server user,
+//! directory ownership, and finding the server's processes by PID.
+
+use crate::target::TargetError;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The account PostgreSQL runs as. PostgreSQL refuses to run as root, so
+/// as root the server runs as `postgres`; otherwise as the current user.
+#[derive(Clone, Debug)]
+pub struct ServerUser {
+    /// `Some((uid, gid))` when commands must switch to `postgres`.
+    switch_to: Option<(u32, u32)>,
+}
+
+impl ServerUser {
+    pub fn detect() -> Result<Self, TargetError> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Ok(ServerUser { switch_to: None });
+        }
+        lookup_user("postgres")
+            .map(|ids| ServerUser {
+                switch_to: Some(ids),
+            })
+            .ok_or_else(|| TargetError::Missing {
+                kind: "postgres",
+                message: "there is no `postgres` user to run the server as (PostgreSQL refuses \
+                          to run as root)"
+                    .into(),
+            })
+    }
+
+    /// A command that runs `program` as the server user.
+    pub fn command(&self, program: &Path) -> Command {
+        match self.switch_to {
+            Some(_) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", "postgres", "--"]).arg(program);
+                c
+            }
+            None => Command::new(program),
+        }
+    }
+
+    /// Gives `path` to the server user (a no-op when not switching).
+    pub fn own(&self, path: &Path) -> Result<(), TargetError> {
+        if let Some((uid, gid)) = self.switch_to {
+            std::os::unix::fs::chown(path, Some(uid), Some(gid))
+                .map_err(|e| TargetError::io(path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Checks the server user can write in `dir`, naming the fix if not.
+    pub fn check_writable(&self, dir: &Path) -> Result<(), TargetError> {
+        if self.switch_to.is_none() {
+            return Ok(());
+        }
+        let ok = self
+            .command(Path::new("test"))
+            .arg("-w")
+            .arg(dir)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if ok {
+            return Ok(());
+        }
+        Err(TargetError::Start {
+            kind: "postgres",
+            message: format!(
+                "the postgres user cannot reach {}: a directory above it is not traversable \
+                 (e.g. mode 0700 and owned by root). Use a base directory postgres can \
+                 traverse, such as one under /tmp or /var/tmp, or `chmod o+x` the parents",
+                dir.display()
+            ),
+        })
+    }
+}
+
+fn lookup_user(name: &str) -> Option<(u32, u32)> {
+    let cname = std::ffi::CString::new(name).ok()?;
+    // SAFETY: getpwnam returns static storage or null; fields are copied
+    // out at once.
+    unsafe {
+        let pw = libc::getpwnam(cname.as_ptr());
+        if pw.is_null() {
+            None
+        } else {
+            Some(((*pw).pw_uid, (*pw).pw_gid))
+        }
+    }
+}
+
+/// Adds search (execute) permission for others to `dir`, so the server user
+/// can pass through it without being able to list it.
+pub fn make_traversable(dir: &Path) -> Result<(), TargetError> {
+    let meta = std::fs::metadata(dir).map_err(|e| TargetError::io(dir, e))?;
+    let mode = meta.permissions().mode();
+    if mode & 0o001 == 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o001))
+            .map_err(|e| TargetError::io(dir, e))?;
+    }
+    Ok(())
+}
+
+/// The postmaster PID from `DATA/postmaster.pid`.
+pub fn postmaster_pid(data: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(data.join("postmaster.pid")).ok()?;
+    text.lines().next()?.trim().parse().ok()
+}
+
+/// Processes whose working directory is `dir`. Every PostgreSQL process
+/// changes into its data directory, so this finds a server's processes
+/// exactly, even after the postmaster is gone and they were re-parented.
+pub fn processes_in(dir: &Path) -> Vec<u32> {
+    let Ok(target) = dir.canonicalize() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd"))
+                .ok()
+                .as_deref()
+                == Some(target.as_path())
+        })
+        .collect()
+}
+
+/// The newest `/usr/lib/postgresql/<major>/bin` that has a `postgres`.
+pub fn newest_bin_dir() -> Option<PathBuf> {
+    let entries = std::fs::read_dir("/usr/lib/postgresql").ok()?;
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let major: u32 = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("postgres").exists().then_some((major, bin))
+        })
+        .max_by_key(|(major, _)| *major)
+        .map(|(_, bin)| bin)
+}
+
+/// FNV-1a: a small hash that is stable across builds (std's hasher is not
+/// guaranteed to be), used to name dataset directories.
+pub fn stable_hash(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain(std::iter::once(0)) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_processes_by_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new("sleep")
+            .arg("30")
+            .current_dir(dir.path())
+            .spawn()
+            .unwrap();
+        let found = processes_in(dir.path());
+        crate::target::process::stop_pid(
+            child.id(),
+            libc::SIGKILL,
+            std::time::Duration::from_secs(2),
+        );
+        let _ = child.wait();
+        assert_eq!(found, vec![child.id()]);
+        assert!(processes_in(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn stable_hash_is_stable() {
+        assert_eq!(stable_hash(&["a", "b"]), stable_hash(&["a", "b"]));
+        assert_ne!(stable_hash(&["ab", ""]), stable_hash(&["a", "b"]));
+        assert_eq!(stable_hash(&[]), 0xcbf2_9ce4_8422_2325);
+    }
+}

@@ -1,0 +1,227 @@
+//! The `[server]` settings of a managed PostgreSQL and the
+//! `postgresql.conf` lines they become.
+
+use crate::target::{parse_settings, TargetError};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+/// Settings scalelab itself writes; users cannot override them.
+const MANAGED: &[&str] = &[
+    "listen_addresses",
+    "port",
+    "unix_socket_directories",
+    "data_directory",
+    "hba_file",
+    "ident_file",
+    "config_file",
+    "include",
+    "include_dir",
+    "include_if_exists",
+];
+
+/// A postgresql.conf value as TOML spells it.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(untagged)]
+pub enum ConfValue {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl ConfValue {
+    fn render(&self) -> String {
+        match self {
+            ConfValue::Bool(b) => if *b { "on" } else { "off" }.to_string(),
+            ConfValue::Int(i) => i.to_string(),
+            ConfValue::Float(f) => f.to_string(),
+            ConfValue::Text(s) => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''")),
+        }
+    }
+}
+
+/// `[server]` for `kind = "postgres"`. Unset settings keep PostgreSQL's
+/// defaults; nothing is derived from the host's memory.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PostgresSettings {
+    /// e.g. "128MB" (or a number of 8 kB pages).
+    pub shared_buffers: Option<ConfValue>,
+    pub max_connections: Option<u32>,
+    pub fsync: Option<bool>,
+    /// on | off | local | remote_write | remote_apply (or true/false).
+    pub synchronous_commit: Option<ConfValue>,
+    /// Any other postgresql.conf settings, passed through.
+    #[serde(default)]
+    pub settings: BTreeMap<String, ConfValue>,
+    /// pgbench dataset scale; 0 = no dataset.
+    #[serde(default)]
+    pub scale: u32,
+    /// Loopback port; default: a free one at each start.
+    pub port: Option<u16>,
+    /// Directory with postgres, initdb and pg_ctl; default: the newest
+    /// /usr/lib/postgresql/*/bin.
+    pub bin_dir: Option<PathBuf>,
+}
+
+fn bad(message: String) -> TargetError {
+    TargetError::Settings {
+        kind: "postgres",
+        message,
+    }
+}
+
+impl PostgresSettings {
+    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+        let s: PostgresSettings = parse_settings("postgres", t)?;
+        s.check()?;
+        Ok(s)
+    }
+
+    fn check(&self) -> Result<(), TargetError> {
+        for (name, value) in &self.settings {
+            let valid_name = name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.')
+                && name.starts_with(|c: char| c.is_ascii_lowercase());
+            if !valid_name {
+                return Err(bad(format!(
+                    "settings.{name}: not a PostgreSQL setting name (lowercase letters, digits, \
+                     `_` and `.`)"
+                )));
+            }
+            if MANAGED.contains(&name.as_str()) {
+                return Err(bad(format!(
+                    "settings.{name} is managed by scalelab (it runs the server on a private \
+                     loopback port and socket); remove it"
+                )));
+            }
+            if self.typed().iter().any(|(n, _)| n == name) {
+                return Err(bad(format!(
+                    "`{name}` is set both as a server setting and in `settings`; keep one"
+                )));
+            }
+            if let ConfValue::Text(t) = value {
+                if t.chars().any(char::is_control) {
+                    return Err(bad(format!(
+                        "settings.{name}: the value has a control character"
+                    )));
+                }
+            }
+        }
+        if self.max_connections == Some(0) {
+            return Err(bad("max_connections must be at least 1".into()));
+        }
+        if self.port == Some(0) {
+            return Err(bad(
+                "port must be 1-65535, or left out for a free port".into()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The first-class settings that are set, as (name, value).
+    fn typed(&self) -> Vec<(String, ConfValue)> {
+        let mut out = Vec::new();
+        if let Some(v) = &self.shared_buffers {
+            out.push(("shared_buffers".to_string(), v.clone()));
+        }
+        if let Some(n) = self.max_connections {
+            out.push(("max_connections".to_string(), ConfValue::Int(i64::from(n))));
+        }
+        if let Some(b) = self.fsync {
+            out.push(("fsync".to_string(), ConfValue::Bool(b)));
+        }
+        if let Some(v) = &self.synchronous_commit {
+            out.push(("synchronous_commit".to_string(), v.clone()));
+        }
+        out
+    }
+
+    /// The conf include written at every start: the private listener, then
+    /// the user's settings.
+    pub fn render_conf(&self, port: u16, socket_dir: &std::path::Path) -> String {
+        let mut out = String::from("# Written by scalelab at each start; edits are overwritten.\n");
+        let socket = ConfValue::Text(socket_dir.display().to_string());
+        let _ = writeln!(out, "listen_addresses = '127.0.0.1'");
+        let _ = writeln!(out, "port = {port}");
+        let _ = writeln!(out, "unix_socket_directories = {}", socket.render());
+        let user = self.typed().into_iter().chain(self.settings.clone());
+        for (name, value) in user {
+            let _ = writeln!(out, "{name} = {}", value.render());
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<PostgresSettings, TargetError> {
+        PostgresSettings::parse(&s.parse::<toml::Table>().unwrap())
+    }
+
+    #[test]
+    fn settings_render_into_conf_lines() {
+        let s = parse(
+            r#"shared_buffers = "64MB"
+               fsync = false
+               synchronous_commit = "off"
+               max_connections = 300
+               scale = 4
+               settings = { work_mem = "4MB", default_transaction_isolation = "serializable", jit = false, random_page_cost = 1.5, application_name = "it's" }"#,
+        )
+        .unwrap();
+        assert_eq!(s.scale, 4);
+        let conf = s.render_conf(5433, std::path::Path::new("/tmp/sock"));
+        for line in [
+            "listen_addresses = '127.0.0.1'",
+            "port = 5433",
+            "unix_socket_directories = '/tmp/sock'",
+            "shared_buffers = '64MB'",
+            "fsync = off",
+            "synchronous_commit = 'off'",
+            "max_connections = 300",
+            "work_mem = '4MB'",
+            "jit = off",
+            "random_page_cost = 1.5",
+            "application_name = 'it''s'",
+        ] {
+            assert!(
+                conf.lines().any(|l| l == line),
+                "missing `{line}` in\n{conf}"
+            );
+        }
+    }
+
+    #[test]
+    fn defaults_set_nothing() {
+        let s = parse("").unwrap();
+        assert_eq!(s.scale, 0);
+        let conf = s.render_conf(1, std::path::Path::new("/s"));
+        assert_eq!(conf.lines().count(), 4, "{conf}");
+    }
+
+    #[test]
+    fn bad_settings_name_the_field_and_the_fix() {
+        let e = parse("shared_buffer = \"1GB\"").unwrap_err().to_string();
+        assert!(e.contains("shared_buffer"), "{e}");
+        let e = parse("settings = { port = 5 }").unwrap_err().to_string();
+        assert!(e.contains("managed by scalelab"), "{e}");
+        let e = parse("fsync = false\nsettings = { fsync = true }")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("both"), "{e}");
+        let e = parse("settings = { \"Work Mem\" = 1 }")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a PostgreSQL setting name"), "{e}");
+        let e = parse("settings = { work_mem = \"4MB\\n#x\" }")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("control character"), "{e}");
+        assert!(parse("scale = -1").is_err());
+    }
+}

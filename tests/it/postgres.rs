@@ -1,0 +1,510 @@
+//! The PostgreSQL workload against a real server: the managed target's
+//! lifecycle, pgbench's dataset, each script's effect on the data, failure
+//! counting and a server killed mid-run. Each test runs its own server in
+//! its own directory on its own port.
+
+use scalelab::load::pg::client::Client;
+use scalelab::load::pg::{ConnConfig, PgDriver, PgSettings, ScriptKind};
+use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::placement::Placement;
+use scalelab::shutdown::Shutdown;
+use scalelab::target::postgres::Postgres;
+use scalelab::target::Target;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A managed server in a private base directory, stopped on drop.
+struct Server {
+    pg: Postgres,
+    uri: String,
+    _base: tempfile::TempDir,
+}
+
+fn server(settings: &str) -> Server {
+    let base = tempfile::tempdir().unwrap();
+    server_in(base, settings)
+}
+
+fn server_in(base: tempfile::TempDir, settings: &str) -> Server {
+    let table: toml::Table = settings.parse().unwrap();
+    let mut pg = Postgres::new(&table, base.path()).unwrap();
+    let endpoint = pg
+        .start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap();
+    Server {
+        pg,
+        uri: endpoint.uri,
+        _base: base,
+    }
+}
+
+impl Server {
+    fn client(&self) -> Client {
+        let cfg = ConnConfig::parse_with_env(&self.uri, |_| None).unwrap();
+        Client::connect(&cfg, Duration::from_secs(10)).unwrap()
+    }
+
+    fn int(&self, sql: &str) -> i64 {
+        self.client().query_i64(sql).unwrap()
+    }
+
+    fn run(&self, settings: PgSettings, spec: &LoadSpec) -> LoadResult {
+        let driver = PgDriver::new(settings, &self.uri).unwrap();
+        driver.run(spec, &Shutdown::new()).unwrap()
+    }
+}
+
+fn script(kind: ScriptKind) -> PgSettings {
+    PgSettings {
+        script: kind,
+        ..PgSettings::default()
+    }
+}
+
+fn spec(connections: u32, threads: u32, secs: f64) -> LoadSpec {
+    let mut s = LoadSpec::closed(connections, threads, Duration::from_secs_f64(secs));
+    // Generous: a slow shared machine must not turn waits into timeouts.
+    s.timeout = Duration::from_secs(30);
+    s
+}
+
+/// PostgreSQL processes working in `data` (each one chdirs there).
+fn server_processes(data: &Path) -> Vec<u32> {
+    let data = data.canonicalize().unwrap_or(data.to_path_buf());
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd"))
+                .ok()
+                .as_deref()
+                == Some(data.as_path())
+        })
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    scalelab::target::process::is_alive(pid)
+}
+
+/// The pgbench invariant: every delta lands once in each balance table and
+/// once in history.
+fn assert_balances_agree(s: &Server, transactions: u64) {
+    let sums = [
+        s.int("select coalesce(sum(abalance), 0) from pgbench_accounts"),
+        s.int("select coalesce(sum(bbalance), 0) from pgbench_branches"),
+        s.int("select coalesce(sum(tbalance), 0) from pgbench_tellers"),
+        s.int("select coalesce(sum(delta), 0) from pgbench_history"),
+    ];
+    assert!(sums.iter().all(|&x| x == sums[0]), "sums differ: {sums:?}");
+    assert_eq!(
+        s.int("select count(*) from pgbench_history") as u64,
+        transactions
+    );
+}
+
+#[test]
+fn postgres_starts_stops_and_reuses_its_cluster() {
+    let base = tempfile::tempdir().unwrap();
+    let base_path = base.path().to_path_buf();
+    let mut s = server_in(base, "shared_buffers = \"32MB\"");
+    let pid = s.pg.root_pid().unwrap();
+    assert!(s.pg.is_running() && alive(pid));
+    assert!(s.pg.version().unwrap().contains("PostgreSQL"));
+    let conf = s.pg.effective_config().unwrap();
+    assert!(conf.contains("listen_addresses = '127.0.0.1'"), "{conf}");
+    assert!(
+        conf.contains("# shared_buffers = 4096"),
+        "pg_settings shows it in use:\n{conf}"
+    );
+    assert!(s.uri.contains("host=127.0.0.1"), "{}", s.uri);
+    s.client()
+        .execute("create table sentinel(x int); insert into sentinel values (42)")
+        .unwrap();
+    let data = s.pg.data_dir();
+    assert!(!server_processes(&data).is_empty());
+
+    s.pg.stop().unwrap();
+    assert!(!alive(pid), "postmaster {pid} survived stop");
+    assert!(
+        server_processes(&data).is_empty(),
+        "server processes left behind"
+    );
+    assert!(!s.pg.is_running());
+    s.pg.stop().unwrap();
+
+    // A restart with a restart-only setting changed keeps the cluster.
+    let table: toml::Table = "shared_buffers = \"48MB\"".parse().unwrap();
+    let mut again = Postgres::new(&table, &base_path).unwrap();
+    let endpoint = again
+        .start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap();
+    let cfg = ConnConfig::parse_with_env(&endpoint.uri, |_| None).unwrap();
+    let mut c = Client::connect(&cfg, Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        c.query_i64("select x from sentinel").unwrap(),
+        42,
+        "the cluster was re-initialized"
+    );
+    assert_eq!(
+        c.query("show shared_buffers").unwrap()[0][0].as_deref(),
+        Some("48MB")
+    );
+    drop(c);
+    let pid2 = again.root_pid().unwrap();
+    drop(again);
+    assert!(!alive(pid2), "drop must stop the server");
+}
+
+#[test]
+fn postgres_with_a_bad_setting_fails_clearly_and_leaves_nothing() {
+    let base = tempfile::tempdir().unwrap();
+    let table: toml::Table = "shared_buffers = \"lots\"".parse().unwrap();
+    let mut pg = Postgres::new(&table, base.path()).unwrap();
+    let err = pg
+        .start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("shared_buffers") && err.contains("lots"),
+        "no log tail in: {err}"
+    );
+    assert!(!pg.is_running());
+    assert!(
+        server_processes(&pg.data_dir()).is_empty(),
+        "processes left after a failed start"
+    );
+
+    let typo: toml::Table = "shared_buffer = \"1GB\"".parse().unwrap();
+    let e = Postgres::new(&typo, base.path()).err().unwrap().to_string();
+    assert!(e.contains("shared_buffer"), "{e}");
+}
+
+#[test]
+fn postgres_dataset_has_pgbench_rows_per_scale() {
+    let s = server("scale = 2");
+    assert_eq!(s.int("select count(*) from pgbench_branches"), 2);
+    assert_eq!(s.int("select count(*) from pgbench_tellers"), 20);
+    assert_eq!(s.int("select count(*) from pgbench_accounts"), 200_000);
+    assert_eq!(s.int("select count(*) from pgbench_history"), 0);
+    assert_eq!(s.int("select max(bid) from pgbench_accounts"), 2);
+    assert_eq!(s.int("select max(bid) from pgbench_tellers"), 2);
+    assert_eq!(
+        s.int("select count(*) from pgbench_tellers where filler is null"),
+        20
+    );
+    assert_eq!(
+        s.int("select count(*) from pgbench_accounts where octet_length(filler) = 84"),
+        200_000
+    );
+    assert_eq!(
+        s.int("select count(*) from pgbench_accounts where abalance <> 0"),
+        0
+    );
+    let pkeys = s.int(
+        "select count(*) from pg_constraint where contype = 'p' and conrelid::regclass::text like 'pgbench_%'",
+    );
+    assert_eq!(pkeys, 3);
+    let info = s.pg.dataset().unwrap();
+    assert_eq!(info.description, "pgbench scale 2");
+    let size = s.int("select pg_database_size(current_database())") as u64;
+    assert!(
+        info.bytes > 20 << 20 && info.bytes.abs_diff(size) < 1 << 20,
+        "{info:?} vs {size}"
+    );
+}
+
+#[test]
+fn postgres_tpcb_like_keeps_balances_consistent() {
+    let s = server("scale = 1");
+    let r = s.run(script(ScriptKind::TpcbLike), &spec(4, 2, 2.0));
+    assert!(r.requests > 0, "{r:?}");
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.latency.len(), r.requests);
+    assert_eq!(r.timeline.iter().sum::<u64>(), r.requests);
+    assert!(r.client_cpu.0 > 0.0);
+    assert_balances_agree(&s, r.requests);
+}
+
+#[test]
+fn postgres_select_only_changes_nothing_and_reconnects_per_transaction() {
+    let s = server("scale = 1");
+    s.client()
+        .execute("insert into pgbench_history values (1, 1, 1, 7, now(), null)")
+        .unwrap();
+    let keep = PgSettings {
+        vacuum: false,
+        ..script(ScriptKind::SelectOnly)
+    };
+    let before =
+        s.int("select xact_commit from pg_stat_database where datname = current_database()");
+    let r = s.run(keep.clone(), &spec(2, 1, 1.0));
+    assert!(r.requests > 0);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.connections_opened, 2);
+    assert_eq!(
+        s.int("select count(*) from pgbench_accounts where abalance <> 0"),
+        0
+    );
+    assert_eq!(s.int("select count(*) from pgbench_history"), 1);
+    std::thread::sleep(Duration::from_millis(1500)); // statistics flush at most every second
+    let after =
+        s.int("select xact_commit from pg_stat_database where datname = current_database()");
+    assert!(
+        after - before >= r.requests as i64,
+        "server saw {} commits for {} transactions",
+        after - before,
+        r.requests
+    );
+
+    // Like pgbench -C: a new connection for every transaction.
+    let mut per_txn = spec(2, 1, 1.0);
+    per_txn.requests_per_connection = Some(1);
+    let r = s.run(keep, &per_txn);
+    assert!(r.requests > 0);
+    assert!(
+        r.connections_opened >= r.requests,
+        "{} connections for {} transactions",
+        r.connections_opened,
+        r.requests
+    );
+}
+
+#[test]
+fn postgres_simple_update_touches_only_accounts_and_history() {
+    let s = server("scale = 1");
+    // One client on one thread: the blocking-read path.
+    let r = s.run(script(ScriptKind::SimpleUpdate), &spec(1, 1, 1.5));
+    assert!(r.requests > 0);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(
+        s.int("select count(*) from pgbench_tellers where tbalance <> 0"),
+        0
+    );
+    assert_eq!(
+        s.int("select count(*) from pgbench_branches where bbalance <> 0"),
+        0
+    );
+    assert_eq!(
+        s.int("select coalesce(sum(abalance), 0) from pgbench_accounts"),
+        s.int("select coalesce(sum(delta), 0) from pgbench_history")
+    );
+    assert_eq!(
+        s.int("select count(*) from pgbench_history") as u64,
+        r.requests
+    );
+}
+
+#[test]
+fn postgres_serialization_failures_are_counted_and_retried() {
+    let s = server("scale = 1\nsettings = { default_transaction_isolation = \"serializable\" }");
+    // Every tpcb-like transaction updates the single branch row, so
+    // concurrent clients conflict.
+    let once = s.run(script(ScriptKind::TpcbLike), &spec(8, 2, 2.0));
+    assert!(
+        once.errors.serialization > 0,
+        "no serialization failures: {:?}",
+        once.errors
+    );
+    assert_eq!(once.retries, 0, "max_tries = 1 never retries");
+    assert_eq!(
+        once.errors.socket_errors() + once.errors.other,
+        0,
+        "{:?}",
+        once.errors
+    );
+    assert_balances_agree(&s, once.requests);
+
+    s.client()
+        .execute("update pgbench_accounts set abalance = 0 where abalance <> 0; update pgbench_tellers set tbalance = 0; update pgbench_branches set bbalance = 0")
+        .unwrap();
+    let retrying = PgSettings {
+        max_tries: 1000,
+        ..script(ScriptKind::TpcbLike)
+    };
+    let r = s.run(retrying, &spec(8, 2, 2.0));
+    assert!(r.retries > 0, "no retries: {r:?}");
+    assert!(r.requests > 0);
+    assert!(
+        r.errors.serialization < once.errors.serialization,
+        "retries should turn most failures into successes: {:?} vs {:?}",
+        r.errors,
+        once.errors
+    );
+    assert_balances_agree(&s, r.requests);
+}
+
+/// SIGKILLs the postmaster while `connections` clients over `threads`
+/// threads run select-only: the driver must count the failures, back off,
+/// and return by its deadline.
+fn kill_mid_run(connections: u32, threads: u32) {
+    let mut s = server("scale = 1");
+    let pid = s.pg.root_pid().unwrap();
+    let uri = s.uri.clone();
+    let duration = 4.0;
+    let started = Instant::now();
+    let runner = std::thread::spawn(move || {
+        let mut sp = spec(connections, threads, duration);
+        sp.timeout = Duration::from_secs(2);
+        let driver = PgDriver::new(script(ScriptKind::SelectOnly), &uri).unwrap();
+        driver.run(&sp, &Shutdown::new())
+    });
+    std::thread::sleep(Duration::from_millis(1200));
+    scalelab::target::process::signal(pid, libc::SIGKILL);
+    let r = runner
+        .join()
+        .expect("the driver panicked")
+        .expect("the driver failed");
+    let took = started.elapsed().as_secs_f64();
+    assert!(took < duration + 2.0 + 3.0, "the driver took {took:.1}s");
+    assert!(r.requests > 0, "nothing measured before the kill");
+    assert!(
+        r.errors.connect > 0,
+        "reconnects to a dead server must fail: {:?}",
+        r.errors
+    );
+    // Backoff keeps a dead server from being spun on: at most one attempt
+    // per 10 ms per connection.
+    let most = u64::from(connections) * 300;
+    assert!(r.errors.connect < most, "{:?}", r.errors);
+    s.pg.stop().unwrap();
+    assert!(!s.pg.is_running());
+    assert!(
+        server_processes(&s.pg.data_dir()).is_empty(),
+        "orphaned backends left"
+    );
+}
+
+#[test]
+fn postgres_killed_mid_run_is_counted_not_hung() {
+    kill_mid_run(4, 2);
+}
+
+#[test]
+fn postgres_killed_under_a_single_blocking_client_is_counted_not_hung() {
+    kill_mid_run(1, 1);
+}
+
+#[test]
+fn postgres_open_loop_and_exact_counts() {
+    let s = server("scale = 1");
+    let mut open = spec(2, 1, 2.0);
+    open.pacing = Pacing::Open { rate: 200.0 };
+    let r = s.run(script(ScriptKind::SelectOnly), &open);
+    assert!(
+        r.requests <= 2 * 200 + 2,
+        "the schedule caps the rate: {}",
+        r.requests
+    );
+    assert!(r.requests >= 100, "{}", r.requests);
+    assert_eq!(r.target_rate, Some(200.0));
+    assert!(
+        r.notes.iter().any(|n| n.contains("schedule lag")),
+        "{:?}",
+        r.notes
+    );
+
+    let mut exact = spec(3, 2, 0.0);
+    exact.max_requests = Some(500);
+    let r = s.run(script(ScriptKind::TpcbLike), &exact);
+    assert_eq!(r.requests, 500, "{:?}", r.errors);
+    assert_balances_agree(&s, 500);
+}
+
+#[test]
+fn postgres_unreachable_server_is_a_clear_error() {
+    let port = scalelab::target::process::free_port().unwrap();
+    let driver = PgDriver::new(
+        script(ScriptKind::SelectOnly),
+        &format!("host=127.0.0.1 port={port} user=postgres"),
+    )
+    .unwrap();
+    let e = driver
+        .run(&spec(1, 1, 1.0), &Shutdown::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cannot connect") && e.contains(&port.to_string()),
+        "{e}"
+    );
+}
+
+#[test]
+fn postgres_cli_initializes_and_reports_json() {
+    let s = server("");
+    let exe = env!("CARGO_BIN_EXE_scalelab");
+    let init = std::process::Command::new(exe)
+        .args(["load", "pg", &s.uri, "--init", "--scale", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    assert_eq!(s.int("select count(*) from pgbench_accounts"), 100_000);
+    let uri = format!(
+        "postgresql://postgres@{}",
+        s.uri
+            .split_whitespace()
+            .filter_map(|kv| kv.split_once('='))
+            .filter(|(k, _)| *k == "host" || *k == "port")
+            .map(|(_, v)| v)
+            .collect::<Vec<_>>()
+            .join(":")
+    );
+    let run = std::process::Command::new(exe)
+        .args([
+            "load",
+            "pg",
+            &uri,
+            "--script",
+            "select-only",
+            "-c",
+            "2",
+            "-d",
+            "1s",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert!(v["transactions"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["tps"].as_f64().unwrap() > 0.0);
+    assert!(v["latency_us"]["p99"].as_u64().unwrap() >= v["latency_us"]["p50"].as_u64().unwrap());
+    assert_eq!(v["failures"]["serialization"], 0);
+    assert!(v["client_cpu_s"].as_f64().unwrap() > 0.0);
+
+    let bad = std::process::Command::new(exe)
+        .args(["load", "pg", "host=10.1.2.3", "-d", "1s"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("loopback"));
+}
+
+#[test]
+fn postgres_reclaims_a_server_left_by_a_dead_run() {
+    let base = tempfile::tempdir().unwrap();
+    let left = server_in(tempfile::tempdir_in(base.path()).unwrap(), "");
+    let orphan = left.pg.root_pid().unwrap();
+    let base_path = left._base.path().to_path_buf();
+    // As if scalelab had been killed: the server is never stopped.
+    std::mem::forget(left);
+    assert!(alive(orphan));
+    let mut pg = Postgres::new(&toml::Table::new(), &base_path).unwrap();
+    pg.start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap();
+    assert!(
+        !alive(orphan),
+        "the leftover postmaster {orphan} was not stopped"
+    );
+    assert!(pg.is_running());
+    pg.stop().unwrap();
+    assert!(server_processes(&pg.data_dir()).is_empty());
+}
