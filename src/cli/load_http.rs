@@ -77,12 +77,12 @@ pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     };
     spec.validate()?;
     if !a.json {
-        println!(
+        outln!(
             "Running {} test @ {}",
             scalelab::units::format_duration(a.duration),
             driver.url()
         );
-        println!(
+        outln!(
             "  {} threads and {} connections",
             spec.effective_threads(),
             spec.connections
@@ -92,7 +92,7 @@ pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         .run(&spec, shutdown)
         .with_context(|| format!("load run against {} failed", driver.url()))?;
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json(&driver, &spec, &result))?
         );
@@ -135,8 +135,8 @@ fn json(driver: &HttpDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Val
 fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
     let l = r.latency_summary();
     let secs = r.elapsed.as_secs_f64();
-    println!("  Thread Stats   Avg      Stdev     Max   +/- Stdev");
-    println!(
+    outln!("  Thread Stats   Avg      Stdev     Max   +/- Stdev");
+    outln!(
         "    Latency {:>10} {:>9} {:>9} {:>8.2}%",
         Micros(l.mean.round() as u64).to_string(),
         Micros(l.stdev.round() as u64).to_string(),
@@ -145,7 +145,7 @@ fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
     );
     let per_thread = per_thread_rates(r, spec.effective_threads());
     if let Some((mean, stdev, max, within)) = per_thread {
-        println!(
+        outln!(
             "    Req/Sec {:>10} {:>9} {:>9} {:>8.2}%",
             metric(mean),
             metric(stdev),
@@ -154,37 +154,43 @@ fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
         );
     }
     if distribution {
-        println!("  Latency Distribution");
+        outln!("  Latency Distribution");
         for q in [0.50, 0.75, 0.90, 0.99] {
             let v = Micros(r.latency.value_at_quantile(q));
-            println!("  {:>4.0}% {:>10}", q * 100.0, v.to_string());
+            outln!("  {:>4.0}% {:>10}", q * 100.0, v.to_string());
         }
     }
-    println!(
+    outln!(
         "  {} requests in {:.2}s, {} read",
-        r.requests, secs, r.bytes
+        r.requests,
+        secs,
+        r.bytes
     );
     let e = &r.errors;
     if e.socket_errors() > 0 {
-        println!(
+        outln!(
             "  Socket errors: connect {}, read {}, write {}, timeout {}, protocol {}",
-            e.connect, e.read, e.write, e.timeout, e.protocol
+            e.connect,
+            e.read,
+            e.write,
+            e.timeout,
+            e.protocol
         );
     }
     if e.status > 0 {
-        println!("  Non-2xx responses: {}", e.status);
+        outln!("  Non-2xx responses: {}", e.status);
     }
-    println!("Requests/sec: {:>10.2}", r.rps());
+    outln!("Requests/sec: {:>10.2}", r.rps());
     let per_sec = Bytes((r.bytes.0 as f64 / secs.max(1e-9)) as u64);
-    println!("Transfer/sec: {:>10}", per_sec.to_string());
+    outln!("Transfer/sec: {:>10}", per_sec.to_string());
     if let Some(target) = r.target_rate {
-        println!(
+        outln!(
             "Target rate: {target:.2} req/s, achieved: {:.2} req/s",
             r.rps()
         );
     }
     if r.requests > 0 {
-        println!(
+        outln!(
             "Client CPU: {:.2}s ({:.2}us per request), connections opened: {}",
             r.client_cpu.0,
             r.client_cpu.0 * 1e6 / r.requests as f64,
@@ -192,7 +198,7 @@ fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
         );
     }
     for note in &r.notes {
-        println!("Note: {note}");
+        outln!("Note: {note}");
     }
 }
 
