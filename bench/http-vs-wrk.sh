@@ -151,6 +151,7 @@ done
 python3 - "$RESULTS" <<'PY'
 import statistics as st, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
+QUIET = 25
 print()
 print(f"{'mode':<10}{'tool':<10}{'median req/s':>14}{'cpu s/100k req':>16}{'runs':>6}")
 for mode in ("keepalive", "close"):
@@ -171,5 +172,10 @@ for mode in ("keepalive", "close"):
     rr = st.median(float(s[3]) / float(w[3]) for s, w in pairs)
     cr = st.median((float(s[5]) / int(s[4])) / (float(w[5]) / int(w[4])) for s, w in pairs)
     print(f"{mode:<10}{'paired':<10}{rr:>13.2f}x{cr:>15.2f}x        median of per-round scalelab/wrk")
+    quiet = [(s, w) for s, w in pairs if float(s[6]) < QUIET and float(w[6]) < QUIET]
+    if quiet:
+        rr = st.median(float(s[3]) / float(w[3]) for s, w in quiet)
+        cr = st.median((float(s[5]) / int(s[4])) / (float(w[5]) / int(w[4])) for s, w in quiet)
+        print(f"{mode:<10}{'quiet':<10}{rr:>13.2f}x{cr:>15.2f}x        same, {len(quiet)} rounds where other load < {QUIET}% in both runs")
 print("(req/s: higher is better; cpu s per 100k requests: lower is better)")
 PY
