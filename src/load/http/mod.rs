@@ -2,21 +2,24 @@
 //! like wrk2 `-R`).
 //!
 //! - [`codec`]: sans-IO request serialisation and response parsing.
-//! - `worker`: one mio event loop per thread over its share of connections.
+//! - `worker`: one mio event loop per thread over its share of connections;
+//!   `plan`: what each worker is given; `pacer`: open-loop scheduling.
 //! - `sys`: clock, connect from a chosen source address, timerfd, pinning.
 //! - [`url`]: the `http://host:port/path` endpoint.
 
 pub mod codec;
+mod pacer;
+mod plan;
 mod sys;
 pub mod url;
 mod worker;
 
 use crate::load::{process_cpu, raise_fd_limit, Driver, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
+use plan::{Assignment, Extra, OpenLoop, Plan};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use url::HttpUrl;
-use worker::{Assignment, Extra, OpenLoop, Plan};
 
 /// Kind-specific settings of an HTTP load (the experiment's `[load]` table).
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
