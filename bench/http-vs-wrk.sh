@@ -90,10 +90,18 @@ curl -sf -o /dev/null "$URL" || { echo "nginx did not answer at $URL" >&2; cat "
 
 RESULTS=$WORK/results.tsv
 : >"$RESULTS"
+NGINX_WORKER=$(cat "/proc/$NGINX_PID/task/$NGINX_PID/children" | awk '{print $1}')
+TICKS=$(getconf CLK_TCK)
 
-# run_one TOOL MODE ROUND: appends "mode tool round rps requests cpu_s".
+# CPU ticks: all CPUs busy, and nginx's worker.
+busy_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+nginx_ticks() { awk '{print $14+$15}' "/proc/$NGINX_WORKER/stat"; }
+
+# run_one TOOL MODE ROUND: appends "mode tool round rps requests cpu_s
+# other%", where other% is the CPU share (of both CPUs) used by neither the
+# client nor nginx during the run: noise from the rest of the machine.
 run_one() {
-    local tool=$1 mode=$2 round=$3 out=$WORK/out.txt cmd
+    local tool=$1 mode=$2 round=$3 out=$WORK/out.txt cmd b0 n0 b1 n1
     if [ "$tool" = wrk ]; then
         cmd=(wrk -t1 -c"$CONNS" -d"${SECS}s")
         [ "$mode" = close ] && cmd+=(-H 'Connection: close')
@@ -101,10 +109,13 @@ run_one() {
         cmd=("$SCALELAB" load http -t1 -c"$CONNS" -d"${SECS}s" --json)
         [ "$mode" = close ] && cmd+=(--connreqs 1)
     fi
-    /usr/bin/time -f '%U %S' -o "$WORK/time.txt" taskset -c 0 "${cmd[@]}" "$URL" >"$out"
-    python3 - "$tool" "$mode" "$round" "$out" "$WORK/time.txt" >>"$RESULTS" <<'PY'
+    b0=$(busy_ticks) n0=$(nginx_ticks)
+    /usr/bin/time -f '%U %S %e' -o "$WORK/time.txt" taskset -c 0 "${cmd[@]}" "$URL" >"$out"
+    b1=$(busy_ticks) n1=$(nginx_ticks)
+    python3 - "$tool" "$mode" "$round" "$out" "$WORK/time.txt" \
+        $((b1 - b0)) $((n1 - n0)) "$TICKS" >>"$RESULTS" <<'PY'
 import json, re, sys
-tool, mode, rnd, out, tm = sys.argv[1:]
+tool, mode, rnd, out, tm, busy, ngx, hz = sys.argv[1:]
 text = open(out).read()
 if tool == "wrk":
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
@@ -118,8 +129,9 @@ else:
     bad = {k: v for k, v in j["errors"].items() if v}
     if bad or j["notes"]:
         print(f"scalelab {mode} round {rnd}: errors {bad} notes {j['notes']}", file=sys.stderr)
-user, sys_ = map(float, open(tm).read().split()[-2:])
-print(f"{mode}\t{tool}\t{rnd}\t{rps:.1f}\t{reqs}\t{user + sys_:.3f}")
+user, sys_, wall = map(float, open(tm).read().split()[-3:])
+other = (int(busy) / int(hz) - int(ngx) / int(hz) - user - sys_) / (2 * wall) * 100
+print(f"{mode}\t{tool}\t{rnd}\t{rps:.1f}\t{reqs}\t{user + sys_:.3f}\t{max(other, 0):.0f}")
 PY
 }
 
@@ -129,7 +141,7 @@ for mode in keepalive close; do
     for round in $(seq "$ROUNDS"); do
         for tool in wrk scalelab; do
             run_one "$tool" "$mode" "$round"
-            tail -n1 "$RESULTS" | awk -F'\t' '{printf "  %-9s %-8s round %s: %10.0f req/s  cpu %.2fs\n", $1, $2, $3, $4, $6}'
+            tail -n1 "$RESULTS" | awk -F'\t' '{printf "  %-9s %-8s round %s: %10.0f req/s  cpu %.2fs  other load %s%%\n", $1, $2, $3, $4, $6, $7}'
             # Let TIME_WAIT sockets age out so close mode never runs out of ports.
             [ "$mode" = close ] && sleep "$COOLDOWN"
         done
@@ -139,6 +151,7 @@ done
 python3 - "$RESULTS" <<'PY'
 import statistics as st, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
+QUIET = 25
 print()
 print(f"{'mode':<10}{'tool':<10}{'median req/s':>14}{'cpu s/100k req':>16}{'runs':>6}")
 for mode in ("keepalive", "close"):
@@ -159,5 +172,10 @@ for mode in ("keepalive", "close"):
     rr = st.median(float(s[3]) / float(w[3]) for s, w in pairs)
     cr = st.median((float(s[5]) / int(s[4])) / (float(w[5]) / int(w[4])) for s, w in pairs)
     print(f"{mode:<10}{'paired':<10}{rr:>13.2f}x{cr:>15.2f}x        median of per-round scalelab/wrk")
+    quiet = [(s, w) for s, w in pairs if float(s[6]) < QUIET and float(w[6]) < QUIET]
+    if quiet:
+        rr = st.median(float(s[3]) / float(w[3]) for s, w in quiet)
+        cr = st.median((float(s[5]) / int(s[4])) / (float(w[5]) / int(w[4])) for s, w in quiet)
+        print(f"{mode:<10}{'quiet':<10}{rr:>13.2f}x{cr:>15.2f}x        same, {len(quiet)} rounds where other load < {QUIET}% in both runs")
 print("(req/s: higher is better; cpu s per 100k requests: lower is better)")
 PY

@@ -166,6 +166,19 @@ fn source_addrs_spreads_connections() {
 }
 
 #[test]
+fn pinned_threads_run_and_missing_cpus_are_refused() {
+    let server = TestServer::start(Behaviour::Ok);
+    let mut s = spec(4, 2, 30_000);
+    s.max_requests = Some(200);
+    s.client_cpus = Some(vec![0]);
+    assert_eq!(run(&server.url(), &s).requests, 200);
+    s.client_cpus = Some(vec![4096]);
+    let driver = HttpDriver::new(HttpSettings::default(), &server.url()).unwrap();
+    let err = driver.run(&s, &Shutdown::new()).unwrap_err().to_string();
+    assert!(err.contains("4096"), "{err}");
+}
+
+#[test]
 fn shutdown_ends_a_long_run_early() {
     let server = TestServer::start(Behaviour::Ok);
     let driver = HttpDriver::new(HttpSettings::default(), &server.url()).unwrap();

@@ -2,21 +2,24 @@
 //! like wrk2 `-R`).
 //!
 //! - [`codec`]: sans-IO request serialisation and response parsing.
-//! - `worker`: one mio event loop per thread over its share of connections.
+//! - `worker`: one mio event loop per thread over its share of connections;
+//!   `plan`: what each worker is given; `pacer`: open-loop scheduling.
 //! - `sys`: clock, connect from a chosen source address, timerfd, pinning.
 //! - [`url`]: the `http://host:port/path` endpoint.
 
 pub mod codec;
+mod pacer;
+mod plan;
 mod sys;
 pub mod url;
 mod worker;
 
 use crate::load::{process_cpu, raise_fd_limit, Driver, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
+use plan::{Assignment, Extra, OpenLoop, Plan};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use url::HttpUrl;
-use worker::{Assignment, Extra, OpenLoop, Plan};
 
 /// Kind-specific settings of an HTTP load (the experiment's `[load]` table).
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -171,35 +174,15 @@ impl Driver for HttpDriver {
 
     fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
         spec.validate()?;
+        check_cpus(spec.client_cpus.as_deref())?;
         check_fd_budget(spec.connections)?;
         let plan = self.plan(spec)?;
         let jobs = assignments(spec, sys::now_ns());
         let cpu_before = process_cpu();
         let started = Instant::now();
-        let outcomes: Vec<_> = std::thread::scope(|s| {
-            let handles: Vec<_> = jobs
-                .into_iter()
-                .map(|job| {
-                    let plan = &plan;
-                    std::thread::Builder::new()
-                        .name("scalelab-http".into())
-                        .spawn_scoped(s, move || worker::run(plan, job, shutdown))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| match h {
-                    Ok(h) => h
-                        .join()
-                        .map_err(|_| LoadError::Setup("an HTTP load thread panicked".into()))?
-                        .map_err(LoadError::Io),
-                    Err(e) => Err(LoadError::Io(e)),
-                })
-                .collect()
-        });
         let mut result = LoadResult::new();
         let mut extra = Extra::default();
-        for outcome in outcomes {
+        for outcome in run_workers(&plan, jobs, shutdown) {
             let (r, e) = outcome?;
             result.merge(&r);
             extra = merge_extra(extra, e);
@@ -211,6 +194,46 @@ impl Driver for HttpDriver {
         }
         result.notes = notes(&result, &extra, self.addr);
         Ok(result)
+    }
+}
+
+/// One thread per assignment; waits for all of them.
+fn run_workers(
+    plan: &Plan,
+    jobs: Vec<Assignment>,
+    shutdown: &Shutdown,
+) -> Vec<Result<(LoadResult, Extra), LoadError>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| {
+                std::thread::Builder::new()
+                    .name("scalelab-http".into())
+                    .spawn_scoped(s, move || worker::run(plan, job, shutdown))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .map_err(|_| LoadError::Setup("an HTTP load thread panicked".into()))?
+                    .map_err(LoadError::Io),
+                Err(e) => Err(LoadError::Io(e)),
+            })
+            .collect()
+    })
+}
+
+/// Refuses client CPUs this machine does not have.
+fn check_cpus(cpus: Option<&[usize]>) -> Result<(), LoadError> {
+    let online = crate::placement::online_cpus();
+    match cpus {
+        Some(c) if c.is_empty() || c.iter().any(|&i| i >= online) => Err(LoadError::Spec(format!(
+            "client CPUs {c:?} do not exist here: this machine has CPUs 0 to {}",
+            online - 1
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -390,6 +413,14 @@ mod tests {
         assert!(all.contains("ip_local_port_range is "));
         assert!(all.contains("source_addrs"));
         assert!(all.contains("achieved 500 req/s, below the target 1000"));
+    }
+
+    #[test]
+    fn missing_client_cpus_are_refused() {
+        assert!(check_cpus(None).is_ok());
+        assert!(check_cpus(Some(&[0])).is_ok());
+        let err = check_cpus(Some(&[4096])).unwrap_err().to_string();
+        assert!(err.contains("4096") && err.contains("CPUs 0 to"), "{err}");
     }
 
     #[test]

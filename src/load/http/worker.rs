@@ -10,18 +10,16 @@
 //! this thread; they are merged when the run ends.
 
 use super::codec::{Eof, Parsed, Response, ResponseParser};
-use super::sys::{self, Timer};
+use super::pacer::Pacer;
+use super::plan::{Assignment, Extra, Plan};
+use super::sys;
 use crate::load::{ErrorKind, LoadResult};
 use crate::shutdown::Shutdown;
 use crate::units::Micros;
 use mio::event::Event;
 use mio::net::TcpStream;
-use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 const TIMER: Token = Token(usize::MAX);
@@ -33,64 +31,6 @@ const BACKOFF_MAX_NS: u64 = 100_000_000;
 /// Re-read the clock after this many events within one batch.
 const EVENTS_PER_CLOCK_READ: usize = 8;
 const READ_BUF: usize = 64 * 1024;
-
-/// What every worker shares, read-only.
-#[derive(Debug)]
-pub struct Plan {
-    pub addr: SocketAddr,
-    /// The request, and the same with `Connection: close` for the last
-    /// request on a connection.
-    pub request: Vec<u8>,
-    pub last_request: Vec<u8>,
-    pub head_request: bool,
-    /// Spread connections over 127.0.0.1..=127.0.0.N (0: let the kernel pick).
-    pub source_addrs: u32,
-    pub nodelay: bool,
-    pub requests_per_connection: Option<u32>,
-    pub timeout_ns: u64,
-}
-
-impl Plan {
-    fn source_for(&self, client: u32) -> Option<Ipv4Addr> {
-        (self.source_addrs > 0)
-            .then(|| Ipv4Addr::new(127, 0, 0, (1 + client % self.source_addrs) as u8))
-    }
-}
-
-/// This worker's part of the run.
-#[derive(Clone, Debug)]
-pub struct Assignment {
-    pub connections: u32,
-    /// Global index of this worker's first connection.
-    pub first_client: u32,
-    /// Requests this worker completes before stopping.
-    pub quota: Option<u64>,
-    pub start_ns: u64,
-    /// When to stop (`u64::MAX`: run until quota, shutdown or a stall).
-    pub deadline_ns: u64,
-    /// Open loop: each connection's spacing between sends, and the offset
-    /// between consecutive connections' first sends.
-    pub open: Option<OpenLoop>,
-    pub cpus: Option<Vec<usize>>,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct OpenLoop {
-    pub interval_ns: u64,
-    pub stagger_ns: f64,
-}
-
-/// Facts the merged result turns into notes.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Extra {
-    pub addr_not_avail: u64,
-    pub fd_exhausted: u64,
-    pub stalled: bool,
-    /// Connections retired after the server's FIN had arrived (server-side
-    /// TIME_WAIT), and those the client had to close first.
-    pub server_closed_first: u64,
-    pub client_closed_first: u64,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -152,31 +92,12 @@ struct Worker<'a> {
     pacer: Option<Pacer>,
 }
 
-struct Pacer {
-    interval_ns: u64,
-    /// (due, client) for idle connections waiting for their slot.
-    queue: BinaryHeap<Reverse<(u64, u32)>>,
-    timer: Timer,
-}
-
 impl<'a> Worker<'a> {
     fn new(plan: &'a Plan, job: Assignment) -> io::Result<Self> {
         let poll = Poll::new()?;
         let n = job.connections as usize;
         let pacer = match job.open {
-            Some(open) => {
-                let timer = Timer::new()?;
-                poll.registry().register(
-                    &mut SourceFd(&timer.raw_fd()),
-                    TIMER,
-                    Interest::READABLE,
-                )?;
-                Some(Pacer {
-                    interval_ns: open.interval_ns,
-                    queue: BinaryHeap::with_capacity(n),
-                    timer,
-                })
-            }
+            Some(open) => Some(Pacer::new(poll.registry(), TIMER, open.interval_ns, n)?),
             None => None,
         };
         let clients = (0..job.connections)
@@ -372,26 +293,14 @@ impl<'a> Worker<'a> {
     fn ready(&mut self, i: usize) {
         let due = self.clients[i].due_ns;
         match &mut self.pacer {
-            Some(p) if due > self.now => {
-                p.queue.push(Reverse((due, i as u32)));
-                p.timer.arm_by(due, self.now);
-            }
+            Some(p) if due > self.now => p.schedule(due, i as u32, self.now),
             _ => self.send(i),
         }
     }
 
     /// Sends the open-loop requests whose slots have come.
     fn send_due(&mut self) {
-        loop {
-            let Some(p) = &mut self.pacer else { return };
-            let Some(&Reverse((due, i))) = p.queue.peek() else {
-                return;
-            };
-            if due > self.now {
-                p.timer.arm_by(due, self.now);
-                return;
-            }
-            p.queue.pop();
+        while let Some((due, i)) = self.pacer.as_mut().and_then(|p| p.pop_due(self.now)) {
             // Entries of replaced or already-sent connections are stale.
             let c = &self.clients[i as usize];
             if c.phase == Phase::Idle && c.due_ns == due {
