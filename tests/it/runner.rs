@@ -26,17 +26,8 @@ fn a_run_stores_every_trial_and_reports() {
     );
     let store = dir.path().join("s.sqlite");
     let html = dir.path().join("r.html");
-    let out = scalelab()
-        .args([
-            "--store",
-            store.to_str().unwrap(),
-            "run",
-            exp.to_str().unwrap(),
-            "-o",
-            html.to_str().unwrap(),
-        ])
-        .env("SCALELAB_WORKDIR", dir.path().join("work"))
-        .current_dir(dir.path())
+    let out = run_cmd(dir.path(), &store, &exp)
+        .args(["-o", html.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -65,6 +56,20 @@ fn a_run_stores_every_trial_and_reports() {
     assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
 }
 
+/// `scalelab --store STORE run EXP` with its servers and report inside `dir`.
+fn run_cmd(dir: &Path, store: &Path, exp: &Path) -> std::process::Command {
+    let mut cmd = scalelab();
+    cmd.args([
+        "--store",
+        store.to_str().unwrap(),
+        "run",
+        exp.to_str().unwrap(),
+    ])
+    .env("SCALELAB_WORKDIR", dir.join("work"))
+    .current_dir(dir);
+    cmd
+}
+
 fn count_trials(store: &Path) -> usize {
     Store::open(store)
         .ok()
@@ -80,15 +85,7 @@ fn a_killed_run_loses_nothing_and_resumes() {
         "[sweep]\nconnections = [1, 2, 3, 4]\n[trials]\nduration = \"400ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\nrestart = \"never\"\n",
     );
     let store = dir.path().join("s.sqlite");
-    let mut child = scalelab()
-        .args([
-            "--store",
-            store.to_str().unwrap(),
-            "run",
-            exp.to_str().unwrap(),
-        ])
-        .env("SCALELAB_WORKDIR", dir.path().join("work"))
-        .current_dir(dir.path())
+    let mut child = run_cmd(dir.path(), &store, &exp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -107,16 +104,8 @@ fn a_killed_run_loses_nothing_and_resumes() {
     );
     assert_eq!(before.run.status, "running");
 
-    let out = scalelab()
-        .args([
-            "--store",
-            store.to_str().unwrap(),
-            "run",
-            exp.to_str().unwrap(),
-        ])
+    let out = run_cmd(dir.path(), &store, &exp)
         .args(["--resume", &before.run.id.to_string()])
-        .env("SCALELAB_WORKDIR", dir.path().join("work"))
-        .current_dir(dir.path())
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -137,15 +126,7 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         "[sweep]\nconnections = [4, 8]\n[trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"per_trial\"\n",
     );
     let store = dir.path().join("s.sqlite");
-    let child = scalelab()
-        .args([
-            "--store",
-            store.to_str().unwrap(),
-            "run",
-            exp.to_str().unwrap(),
-        ])
-        .env("SCALELAB_WORKDIR", dir.path().join("work"))
-        .current_dir(dir.path())
+    let child = run_cmd(dir.path(), &store, &exp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
