@@ -196,7 +196,7 @@ impl<'a> GroupCtx<'a> {
             self.agg.unit,
         );
         c.value_format = format::rate;
-        c.categories = points
+        c.axes.categories = points
             .iter()
             .map(|p| self.agg.layout.short_label(p))
             .collect();
@@ -393,9 +393,9 @@ impl<'a> GroupCtx<'a> {
             "system",
             "% of all CPUs",
         );
-        c.y_format = |v| format!("{v:.0}%");
+        c.axes.y_format = |v| format!("{v:.0}%");
         c.y_max = Some(100.0);
-        c.categories = cells.iter().map(|c| c.system.clone()).collect();
+        c.axes.categories = cells.iter().map(|c| c.system.clone()).collect();
         // user, nice, system, irq, softirq, iowait, steal (Okabe-Ito).
         let colors = [
             "#0072B2", "#56B4E9", "#D55E00", "#CC79A7", "#E69F00", "#009E73", "#000000",
