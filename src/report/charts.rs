@@ -145,7 +145,7 @@ impl<'a> GroupCtx<'a> {
         let fits = c.series.iter().any(|s| s.fit.is_some());
         let caption = format!(
             "Markers: {} of the successful trials; bars: min–max{}{}.",
-            headline_word(self.agg),
+            self.agg.headline_word(),
             if bands {
                 "; shading: 95% CI of the median"
             } else {
@@ -231,7 +231,7 @@ impl<'a> GroupCtx<'a> {
             svg: c.render(),
             caption: format!(
                 "Bars: {} of the successful trials; whiskers: min–max.",
-                headline_word(self.agg)
+                self.agg.headline_word()
             ),
         })
     }
@@ -438,13 +438,6 @@ impl<'a> GroupCtx<'a> {
             svg: c.render(),
             caption,
         })
-    }
-}
-
-fn headline_word(agg: &Aggregate) -> &'static str {
-    match agg.headline {
-        crate::analysis::summary::Headline::Median => "median",
-        crate::analysis::summary::Headline::Best => "best",
     }
 }
 

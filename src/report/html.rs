@@ -157,7 +157,7 @@ fn summary(agg: &Aggregate) -> String {
             escape(&ranking_line(&agg.ranking)),
             escape(agg.baseline.as_deref().unwrap_or("the baseline")),
             if points == 1 { "" } else { "s" },
-            headline_word(agg)
+            agg.headline_word()
         );
     }
     let bound = agg.client_bound().count();
@@ -170,7 +170,7 @@ fn summary(agg: &Aggregate) -> String {
         count(agg.points.len(), "point"),
         count(agg.systems.len(), "system"),
         agg.unit,
-        headline_word(agg)
+        agg.headline_word()
     );
     if bound > 0 {
         let _ = write!(
@@ -260,13 +260,6 @@ fn nav(body: &str) -> String {
 /// `1 point`, `5 points`.
 fn count(n: usize, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
-}
-
-pub(super) fn headline_word(agg: &Aggregate) -> &'static str {
-    match agg.headline {
-        crate::analysis::summary::Headline::Median => "median",
-        crate::analysis::summary::Headline::Best => "best",
-    }
 }
 
 const CSS: &str = r#"

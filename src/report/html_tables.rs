@@ -3,7 +3,6 @@
 
 use super::fits::shape_sentence;
 use super::format::{self, escape};
-use super::html::headline_word;
 use super::rows::{Aggregate, Cell};
 use super::verdict::{self, Tone};
 use serde_json::Value;
@@ -116,7 +115,7 @@ fn usl_notes(agg: &Aggregate, axis: &str) -> String {
          fitted to the {} throughput at each {axis} value. σ is the serial fraction \
          (contention), κ the cost of keeping shared state coherent; \
          N* = √((1−σ)/κ) is where throughput peaks.</p>",
-        headline_word(agg)
+        agg.headline_word()
     );
     out
 }
@@ -243,7 +242,7 @@ pub fn points(agg: &Aggregate) -> String {
     let heads = [
         ("point", false),
         ("system", false),
-        (headline_word(agg), true),
+        (agg.headline_word(), true),
         ("min–max", true),
         ("95% CI", true),
         ("trials", true),

@@ -7,7 +7,6 @@ use super::format;
 use super::rows::{aggregate, Aggregate, Cell};
 use super::text_table::{Column, Style, TextTable};
 use super::verdict::{self, Tone};
-use crate::analysis::summary::Headline;
 use crate::store::{Run, RunData};
 use std::fmt::Write;
 
@@ -49,10 +48,7 @@ fn header(agg: &Aggregate, run: &Run, color: bool) -> String {
         run.status,
         format::date(run.started_at)
     );
-    let headline = match agg.headline {
-        Headline::Median => "median",
-        Headline::Best => "best",
-    };
+    let headline = agg.headline_word();
     let base = agg
         .baseline
         .as_deref()
@@ -71,10 +67,7 @@ fn header(agg: &Aggregate, run: &Run, color: bool) -> String {
 
 fn point_table(agg: &Aggregate, group: usize) -> TextTable {
     let first = agg.layout.x_axis.as_deref().unwrap_or("point");
-    let headline = match agg.headline {
-        Headline::Median => "median",
-        Headline::Best => "best",
-    };
+    let headline = agg.headline_word();
     let vs = agg
         .baseline
         .as_deref()
