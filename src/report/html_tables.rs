@@ -491,39 +491,30 @@ pub fn fingerprint_table(columns: &[(String, &Value)]) -> String {
     out
 }
 
-/// Dotted keys to display strings; arrays of scalars join with commas.
+/// Dotted keys to display strings, in document order; arrays of scalars
+/// join with commas.
 fn flatten(v: &Value) -> Vec<(String, String)> {
+    let scalar = |x: &Value| !x.is_object() && !x.is_array();
     let mut out = Vec::new();
-    walk("", v, &mut out);
+    crate::probe::diff::walk_leaves(
+        v,
+        &|x| match x {
+            Value::Array(a) => a.iter().all(scalar),
+            other => scalar(other),
+        },
+        &mut |k, x| {
+            let shown = match x {
+                Value::Array(a) => {
+                    let items: Vec<String> = a.iter().map(crate::store::display_value).collect();
+                    items.join(", ")
+                }
+                Value::Null => "–".into(),
+                other => crate::store::display_value(other),
+            };
+            out.push((k, shown));
+        },
+    );
     out
-}
-
-fn walk(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
-    let key = |k: &str| {
-        if prefix.is_empty() {
-            k.to_string()
-        } else {
-            format!("{prefix}.{k}")
-        }
-    };
-    match v {
-        Value::Object(m) => {
-            for (k, v) in m {
-                walk(&key(k), v, out);
-            }
-        }
-        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
-            let items: Vec<String> = a.iter().map(crate::store::display_value).collect();
-            out.push((prefix.to_string(), items.join(", ")));
-        }
-        Value::Array(a) => {
-            for (i, v) in a.iter().enumerate() {
-                walk(&key(&i.to_string()), v, out);
-            }
-        }
-        Value::Null => out.push((prefix.to_string(), "–".into())),
-        other => out.push((prefix.to_string(), crate::store::display_value(other))),
-    }
 }
 
 #[cfg(test)]
