@@ -1,11 +1,32 @@
 //! Comparing two runs' fingerprints (or any two JSON values) key by key.
 
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Flattens JSON to dotted keys: `{"a":{"b":1},"c":[x,y]}` gives `a.b`,
 /// `c.0`, `c.1`. Strings appear without quotes.
-pub fn flatten(value: &serde_json::Value) -> BTreeMap<String, String> {
-    fn walk(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+pub fn flatten(value: &Value) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    walk_leaves(value, &|v| !v.is_object() && !v.is_array(), &mut |k, v| {
+        out.insert(k, crate::store::display_value(v));
+    });
+    out
+}
+
+/// Visits JSON depth first, calling `visit` with the dotted key (object
+/// keys and array indices joined by `.`) of every value `is_leaf` accepts;
+/// objects and arrays it does not accept are walked into.
+pub fn walk_leaves(
+    value: &Value,
+    is_leaf: &dyn Fn(&Value) -> bool,
+    visit: &mut dyn FnMut(String, &Value),
+) {
+    fn walk(
+        prefix: &str,
+        v: &Value,
+        is_leaf: &dyn Fn(&Value) -> bool,
+        visit: &mut dyn FnMut(String, &Value),
+    ) {
         let key = |k: &str| {
             if prefix.is_empty() {
                 k.to_string()
@@ -14,28 +35,22 @@ pub fn flatten(value: &serde_json::Value) -> BTreeMap<String, String> {
             }
         };
         match v {
-            serde_json::Value::Object(m) => m.iter().for_each(|(k, v)| walk(&key(k), v, out)),
-            serde_json::Value::Array(a) => a
+            _ if is_leaf(v) => visit(prefix.to_string(), v),
+            Value::Object(m) => m.iter().for_each(|(k, v)| walk(&key(k), v, is_leaf, visit)),
+            Value::Array(a) => a
                 .iter()
                 .enumerate()
-                .for_each(|(i, v)| walk(&key(&i.to_string()), v, out)),
-            serde_json::Value::String(s) => {
-                out.insert(prefix.to_string(), s.clone());
-            }
-            other => {
-                out.insert(prefix.to_string(), other.to_string());
-            }
+                .for_each(|(i, v)| walk(&key(&i.to_string()), v, is_leaf, visit)),
+            _ => {}
         }
     }
-    let mut out = BTreeMap::new();
-    walk("", value, &mut out);
-    out
+    walk("", value, is_leaf, visit)
 }
 
 /// The keys whose values differ between two fingerprints (or any two JSON
 /// values), as `(dotted key, value in a, value in b)`, sorted by key. A key
 /// missing on one side shows as `(absent)`.
-pub fn diff(a: &serde_json::Value, b: &serde_json::Value) -> Vec<(String, String, String)> {
+pub fn diff(a: &Value, b: &Value) -> Vec<(String, String, String)> {
     let (fa, fb) = (flatten(a), flatten(b));
     let absent = || "(absent)".to_string();
     let mut keys: Vec<&String> = fa.keys().chain(fb.keys()).collect();

@@ -122,25 +122,7 @@ impl Tracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn stat(pid: u32, ppid: u32, ticks: u64, start: u64) -> PidStat {
-        PidStat {
-            pid,
-            ppid,
-            comm: format!("p{pid}"),
-            state: 'S',
-            utime: ticks,
-            num_threads: 1,
-            starttime: start,
-            rss_pages: 10,
-            vsize_bytes: 1000,
-            ..PidStat::default()
-        }
-    }
-
-    fn info(s: PidStat, ctx: (u64, u64)) -> ProcInfo {
-        ProcInfo { stat: s, ctx }
-    }
+    use crate::probe::tree::fixtures::{info, stat};
 
     #[test]
     fn tracker_counts_only_the_window_across_exits_and_births() {

@@ -171,11 +171,12 @@ pub fn totals(tree: &[ProcInfo], page_size: u64) -> TreeTotals {
     }
 }
 
+/// Process fixtures for this module's and the tracker's tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(super) mod fixtures {
+    use super::{PidStat, ProcInfo};
 
-    fn stat(pid: u32, ppid: u32, ticks: u64, start: u64) -> PidStat {
+    pub fn stat(pid: u32, ppid: u32, ticks: u64, start: u64) -> PidStat {
         PidStat {
             pid,
             ppid,
@@ -190,9 +191,15 @@ mod tests {
         }
     }
 
-    fn info(s: PidStat, ctx: (u64, u64)) -> ProcInfo {
+    pub fn info(s: PidStat, ctx: (u64, u64)) -> ProcInfo {
         ProcInfo { stat: s, ctx }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{info, stat};
+    use super::*;
 
     #[test]
     fn tree_is_root_and_descendants_only() {

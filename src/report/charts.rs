@@ -145,7 +145,7 @@ impl<'a> GroupCtx<'a> {
         let fits = c.series.iter().any(|s| s.fit.is_some());
         let caption = format!(
             "Markers: {} of the successful trials; bars: min–max{}{}.",
-            headline_word(self.agg),
+            self.agg.headline_word(),
             if bands {
                 "; shading: 95% CI of the median"
             } else {
@@ -196,7 +196,7 @@ impl<'a> GroupCtx<'a> {
             self.agg.unit,
         );
         c.value_format = format::rate;
-        c.categories = points
+        c.axes.categories = points
             .iter()
             .map(|p| self.agg.layout.short_label(p))
             .collect();
@@ -231,7 +231,7 @@ impl<'a> GroupCtx<'a> {
             svg: c.render(),
             caption: format!(
                 "Bars: {} of the successful trials; whiskers: min–max.",
-                headline_word(self.agg)
+                self.agg.headline_word()
             ),
         })
     }
@@ -393,9 +393,9 @@ impl<'a> GroupCtx<'a> {
             "system",
             "% of all CPUs",
         );
-        c.y_format = |v| format!("{v:.0}%");
+        c.axes.y_format = |v| format!("{v:.0}%");
         c.y_max = Some(100.0);
-        c.categories = cells.iter().map(|c| c.system.clone()).collect();
+        c.axes.categories = cells.iter().map(|c| c.system.clone()).collect();
         // user, nice, system, irq, softirq, iowait, steal (Okabe-Ito).
         let colors = [
             "#0072B2", "#56B4E9", "#D55E00", "#CC79A7", "#E69F00", "#009E73", "#000000",
@@ -438,13 +438,6 @@ impl<'a> GroupCtx<'a> {
             svg: c.render(),
             caption,
         })
-    }
-}
-
-fn headline_word(agg: &Aggregate) -> &'static str {
-    match agg.headline {
-        crate::analysis::summary::Headline::Median => "median",
-        crate::analysis::summary::Headline::Best => "best",
     }
 }
 

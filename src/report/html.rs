@@ -157,7 +157,7 @@ fn summary(agg: &Aggregate) -> String {
             escape(&ranking_line(&agg.ranking)),
             escape(agg.baseline.as_deref().unwrap_or("the baseline")),
             if points == 1 { "" } else { "s" },
-            headline_word(agg)
+            agg.headline_word()
         );
     }
     let bound = agg.client_bound().count();
@@ -170,7 +170,7 @@ fn summary(agg: &Aggregate) -> String {
         count(agg.points.len(), "point"),
         count(agg.systems.len(), "system"),
         agg.unit,
-        headline_word(agg)
+        agg.headline_word()
     );
     if bound > 0 {
         let _ = write!(
@@ -193,41 +193,33 @@ fn summary(agg: &Aggregate) -> String {
 }
 
 fn warnings(agg: &Aggregate) -> String {
+    let lists: [(&str, &str, &str, Vec<_>); 3] = [
+        (
+            "callout-warn",
+            "Client-bound trials",
+            "The load generator, not the server, was the limit: these points understate what the server can do. They are drawn with hollow markers.",
+            agg.client_bound().collect(),
+        ),
+        (
+            "callout-bad",
+            "Failed trials",
+            "Listed here and left out of every statistic.",
+            agg.failures().collect(),
+        ),
+        (
+            "callout-warn",
+            "Probe warnings",
+            "Caveats the server-side sampler raised about its own figures.",
+            agg.probe_warnings().collect(),
+        ),
+    ];
     let mut out = String::new();
-    let bound: Vec<_> = agg.client_bound().collect();
-    if !bound.is_empty() {
-        out.push_str(r#"<div class="callout callout-warn"><h3>Client-bound trials</h3><p>The load generator, not the server, was the limit: these points understate what the server can do. They are drawn with hollow markers.</p><ul>"#);
-        for (c, n) in bound {
-            let _ = write!(
-                out,
-                "<li><b>{}</b> {} trial {}: {}</li>",
-                escape(&c.system),
-                escape(&c.point.label()),
-                n.trial,
-                escape(&n.reason)
-            );
-        }
-        out.push_str("</ul></div>");
-    }
-    let failed: Vec<_> = agg.failures().collect();
-    if !failed.is_empty() {
-        out.push_str(r#"<div class="callout callout-bad"><h3>Failed trials</h3><p>Listed here and left out of every statistic.</p><ul>"#);
-        for (c, n) in failed {
-            let _ = write!(
-                out,
-                "<li><b>{}</b> {} trial {}: {}</li>",
-                escape(&c.system),
-                escape(&c.point.label()),
-                n.trial,
-                escape(&n.reason)
-            );
-        }
-        out.push_str("</ul></div>");
-    }
-    let probe: Vec<_> = agg.probe_warnings().collect();
-    if !probe.is_empty() {
-        out.push_str(r#"<div class="callout callout-warn"><h3>Probe warnings</h3><p>Caveats the server-side sampler raised about its own figures.</p><ul>"#);
-        for (c, n) in probe {
+    for (class, title, blurb, notes) in lists.iter().filter(|l| !l.3.is_empty()) {
+        let _ = write!(
+            out,
+            r#"<div class="callout {class}"><h3>{title}</h3><p>{blurb}</p><ul>"#
+        );
+        for (c, n) in notes {
             let _ = write!(
                 out,
                 "<li><b>{}</b> {} trial {}: {}</li>",
@@ -268,13 +260,6 @@ fn nav(body: &str) -> String {
 /// `1 point`, `5 points`.
 fn count(n: usize, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
-}
-
-pub(super) fn headline_word(agg: &Aggregate) -> &'static str {
-    match agg.headline {
-        crate::analysis::summary::Headline::Median => "median",
-        crate::analysis::summary::Headline::Best => "best",
-    }
 }
 
 const CSS: &str = r#"

@@ -3,7 +3,6 @@
 
 use super::fits::shape_sentence;
 use super::format::{self, escape};
-use super::html::headline_word;
 use super::rows::{Aggregate, Cell};
 use super::verdict::{self, Tone};
 use serde_json::Value;
@@ -116,7 +115,7 @@ fn usl_notes(agg: &Aggregate, axis: &str) -> String {
          fitted to the {} throughput at each {axis} value. σ is the serial fraction \
          (contention), κ the cost of keeping shared state coherent; \
          N* = √((1−σ)/κ) is where throughput peaks.</p>",
-        headline_word(agg)
+        agg.headline_word()
     );
     out
 }
@@ -243,7 +242,7 @@ pub fn points(agg: &Aggregate) -> String {
     let heads = [
         ("point", false),
         ("system", false),
-        (headline_word(agg), true),
+        (agg.headline_word(), true),
         ("min–max", true),
         ("95% CI", true),
         ("trials", true),
@@ -492,39 +491,30 @@ pub fn fingerprint_table(columns: &[(String, &Value)]) -> String {
     out
 }
 
-/// Dotted keys to display strings; arrays of scalars join with commas.
+/// Dotted keys to display strings, in document order; arrays of scalars
+/// join with commas.
 fn flatten(v: &Value) -> Vec<(String, String)> {
+    let scalar = |x: &Value| !x.is_object() && !x.is_array();
     let mut out = Vec::new();
-    walk("", v, &mut out);
+    crate::probe::diff::walk_leaves(
+        v,
+        &|x| match x {
+            Value::Array(a) => a.iter().all(scalar),
+            other => scalar(other),
+        },
+        &mut |k, x| {
+            let shown = match x {
+                Value::Array(a) => {
+                    let items: Vec<String> = a.iter().map(crate::store::display_value).collect();
+                    items.join(", ")
+                }
+                Value::Null => "–".into(),
+                other => crate::store::display_value(other),
+            };
+            out.push((k, shown));
+        },
+    );
     out
-}
-
-fn walk(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
-    let key = |k: &str| {
-        if prefix.is_empty() {
-            k.to_string()
-        } else {
-            format!("{prefix}.{k}")
-        }
-    };
-    match v {
-        Value::Object(m) => {
-            for (k, v) in m {
-                walk(&key(k), v, out);
-            }
-        }
-        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
-            let items: Vec<String> = a.iter().map(crate::store::display_value).collect();
-            out.push((prefix.to_string(), items.join(", ")));
-        }
-        Value::Array(a) => {
-            for (i, v) in a.iter().enumerate() {
-                walk(&key(&i.to_string()), v, out);
-            }
-        }
-        Value::Null => out.push((prefix.to_string(), "–".into())),
-        other => out.push((prefix.to_string(), crate::store::display_value(other))),
-    }
 }
 
 #[cfg(test)]

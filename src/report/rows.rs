@@ -137,6 +137,14 @@ impl Aggregate {
             .flat_map(|c| c.probe_warnings.iter().map(move |n| (c, n)))
     }
 
+    /// `median` or `best`: what the headline throughput is.
+    pub fn headline_word(&self) -> &'static str {
+        match self.headline {
+            Headline::Median => "median",
+            Headline::Best => "best",
+        }
+    }
+
     /// All failed trials, with the cell they belong to.
     pub fn failures(&self) -> impl Iterator<Item = (&Cell, &TrialNote)> {
         self.cells

@@ -4,10 +4,9 @@
 
 use super::fits::{ranking_line, shape_sentence, usl_params};
 use super::format;
-use super::rows::{aggregate, Aggregate, Cell};
+use super::rows::{aggregate, Aggregate, Cell, TrialNote};
 use super::text_table::{Column, Style, TextTable};
 use super::verdict::{self, Tone};
-use crate::analysis::summary::Headline;
 use crate::store::{Run, RunData};
 use std::fmt::Write;
 
@@ -49,10 +48,7 @@ fn header(agg: &Aggregate, run: &Run, color: bool) -> String {
         run.status,
         format::date(run.started_at)
     );
-    let headline = match agg.headline {
-        Headline::Median => "median",
-        Headline::Best => "best",
-    };
+    let headline = agg.headline_word();
     let base = agg
         .baseline
         .as_deref()
@@ -71,10 +67,7 @@ fn header(agg: &Aggregate, run: &Run, color: bool) -> String {
 
 fn point_table(agg: &Aggregate, group: usize) -> TextTable {
     let first = agg.layout.x_axis.as_deref().unwrap_or("point");
-    let headline = match agg.headline {
-        Headline::Median => "median",
-        Headline::Best => "best",
-    };
+    let headline = agg.headline_word();
     let vs = agg
         .baseline
         .as_deref()
@@ -246,17 +239,7 @@ fn warnings(agg: &Aggregate, color: bool) -> String {
     let bound: Vec<_> = agg.client_bound().collect();
     if !bound.is_empty() {
         let title = "Client-bound (marked !): the load generator, not the server, was the limit:";
-        let _ = writeln!(out, "\n{}", Style::Yellow.paint(title, color));
-        for (c, n) in bound {
-            let _ = writeln!(
-                out,
-                "  {} {} trial {}: {}",
-                c.system,
-                c.point.label(),
-                n.trial,
-                n.reason
-            );
-        }
+        trial_list(&mut out, &Style::Yellow.paint(title, color), &bound);
     }
     let probe = agg.probe_warnings().count();
     if probe > 0 {
@@ -266,19 +249,24 @@ fn warnings(agg: &Aggregate, color: bool) -> String {
     let failed: Vec<_> = agg.failures().collect();
     if !failed.is_empty() {
         let title = format!("Failed trials ({}), not in the statistics:", failed.len());
-        let _ = writeln!(out, "\n{}", Style::Red.paint(&title, color));
-        for (c, n) in failed {
-            let _ = writeln!(
-                out,
-                "  {} {} trial {}: {}",
-                c.system,
-                c.point.label(),
-                n.trial,
-                n.reason
-            );
-        }
+        trial_list(&mut out, &Style::Red.paint(&title, color), &failed);
     }
     out
+}
+
+/// A heading, then one line per trial note.
+fn trial_list(out: &mut String, heading: &str, notes: &[(&Cell, &TrialNote)]) {
+    let _ = writeln!(out, "\n{heading}");
+    for (c, n) in notes {
+        let _ = writeln!(
+            out,
+            "  {} {} trial {}: {}",
+            c.system,
+            c.point.label(),
+            n.trial,
+            n.reason
+        );
+    }
 }
 
 /// The terminal's width when standard output is a terminal (from

@@ -4,16 +4,15 @@
 
 #[path = "support/http_test_server.rs"]
 mod http_test_server;
-#[path = "support/test_nginx.rs"]
-mod test_nginx;
 
 use http_test_server::{Behaviour, TestServer};
 use scalelab::load::http::{HttpDriver, HttpSettings};
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::placement::Placement;
 use scalelab::shutdown::Shutdown;
+use scalelab::target::{self, Target};
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
-use test_nginx::TestNginx;
 
 fn run_with(url: &str, settings: HttpSettings, spec: &LoadSpec) -> LoadResult {
     let driver = HttpDriver::new(settings, url).expect("driver builds");
@@ -227,10 +226,58 @@ fn open_loop_shows_a_stall_that_closed_loop_hides() {
     );
 }
 
+/// The real nginx target in a private directory, serving `{}` at `/`.
+/// Fields drop in order: the target stops nginx (by PID), then the
+/// directory goes.
+struct Nginx {
+    _target: Box<dyn Target>,
+    url: String,
+    base: tempfile::TempDir,
+}
+
+impl Nginx {
+    /// Starts nginx able to hold `connections` client connections.
+    fn start(connections: u32) -> Nginx {
+        // nginx closes idle keep-alive connections ("reusing connections")
+        // once fewer than 1/16 of worker_connections are free, so leave
+        // plenty.
+        let settings: toml::Table = toml::from_str(&format!(
+            "worker_processes = 1\nworker_connections = {}\nkeepalive_requests = 1000000",
+            2 * connections + 256
+        ))
+        .expect("nginx settings parse");
+        let base = tempfile::tempdir().expect("temp dir");
+        let mut target = target::build("nginx", &settings, base.path()).expect("nginx target");
+        let mut last_error = None;
+        // A free port can be taken by someone else before nginx binds it.
+        for _ in 0..3 {
+            match target.start(&Placement::unconstrained(), &Shutdown::new()) {
+                Ok(ep) => {
+                    return Nginx {
+                        _target: target,
+                        url: format!("{}/", ep.uri),
+                        base,
+                    }
+                }
+                Err(e) => last_error = Some(e),
+            }
+        }
+        panic!("nginx did not start: {last_error:?}");
+    }
+
+    /// nginx's error log, for failure messages.
+    fn error_log(&self) -> String {
+        let runs = std::fs::read_dir(self.base.path()).into_iter().flatten();
+        runs.flatten()
+            .map(|run| std::fs::read_to_string(run.path().join("error.log")).unwrap_or_default())
+            .collect()
+    }
+}
+
 #[test]
 fn nginx_keepalive_and_one_request_per_connection() {
-    let nginx = TestNginx::start(100);
-    let r = run(&nginx.url(), &spec(20, 2, 1_000));
+    let nginx = Nginx::start(100);
+    let r = run(&nginx.url, &spec(20, 2, 1_000));
     assert!(r.requests > 100, "{} requests", r.requests);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
     assert_eq!(r.connections_opened, 20, "keep-alive reuses connections");
@@ -238,7 +285,7 @@ fn nginx_keepalive_and_one_request_per_connection() {
     let mut short = spec(20, 2, 60_000);
     short.requests_per_connection = Some(1);
     short.max_requests = Some(2000);
-    let r = run(&nginx.url(), &short);
+    let r = run(&nginx.url, &short);
     assert_eq!(r.requests, 2000);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
     assert_eq!(r.connections_opened, 2000);
@@ -246,10 +293,10 @@ fn nginx_keepalive_and_one_request_per_connection() {
 
 #[test]
 fn nginx_holds_4000_concurrent_connections() {
-    let nginx = TestNginx::start(4000);
+    let nginx = Nginx::start(4000);
     let mut s = spec(4000, 2, 3_000);
     s.timeout = Duration::from_secs(10);
-    let r = run(&nginx.url(), &s);
+    let r = run(&nginx.url, &s);
     assert_eq!(
         r.errors.total(),
         0,

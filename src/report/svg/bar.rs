@@ -8,15 +8,21 @@ use crate::report::format::{escape, tick};
 /// Bars grouped by category, one bar per series in each group.
 #[derive(Clone, Debug)]
 pub struct BarChart {
+    pub axes: BarAxes,
+    pub series: Vec<BarSeries>,
+    /// The label printed above each bar.
+    pub value_format: fn(f64) -> String,
+}
+
+/// The titles, categories and y axis both kinds of bar chart share.
+#[derive(Clone, Debug)]
+pub struct BarAxes {
     pub id: String,
     pub title: String,
     pub x_label: String,
     pub y_label: String,
     pub categories: Vec<String>,
-    pub series: Vec<BarSeries>,
     pub y_format: fn(f64) -> String,
-    /// The label printed above each bar.
-    pub value_format: fn(f64) -> String,
     pub width: f64,
     pub plot_height: f64,
 }
@@ -40,17 +46,10 @@ pub struct Bar {
 /// Bars whose segments stack to a total.
 #[derive(Clone, Debug)]
 pub struct StackedBarChart {
-    pub id: String,
-    pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    pub categories: Vec<String>,
+    pub axes: BarAxes,
     pub components: Vec<Component>,
-    pub y_format: fn(f64) -> String,
     /// Fix the top of the y axis (100% for shares of the CPUs).
     pub y_max: Option<f64>,
-    pub width: f64,
-    pub plot_height: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -135,19 +134,68 @@ fn layout(width: f64, y: &Axis, fmt: fn(f64) -> String, plot_height: f64) -> Fra
     }
 }
 
-impl BarChart {
-    pub fn new(id: &str, title: &str, x_label: &str, y_label: &str) -> BarChart {
-        BarChart {
+impl BarAxes {
+    fn new(id: &str, title: &str, x_label: &str, y_label: &str) -> BarAxes {
+        BarAxes {
             id: id.into(),
             title: title.into(),
             x_label: x_label.into(),
             y_label: y_label.into(),
             categories: Vec::new(),
-            series: Vec::new(),
             y_format: tick,
-            value_format: tick,
             width: 860.0,
             plot_height: 300.0,
+        }
+    }
+}
+
+/// A bar chart's document with its title, y axis and category slots laid
+/// out; the caller draws the bars, [`Canvas::finish`] the axes and legend.
+struct Canvas<'a> {
+    axes: &'a BarAxes,
+    doc: Doc,
+    f: Frame,
+    ya: Axis,
+    cats: Categories<'a>,
+    legend: Vec<LegendEntry>,
+    bottom: f64,
+}
+
+impl<'a> Canvas<'a> {
+    fn new(axes: &'a BarAxes, ya: Axis, legend: Vec<LegendEntry>) -> Self {
+        let f = layout(axes.width, &ya, axes.y_format, axes.plot_height);
+        let cats = Categories::new(&axes.categories, f.w);
+        let bottom = f.bottom() + cats.height();
+        let height = bottom + legend_height(&legend, f.w) + 10.0;
+        let mut doc = Doc::new(axes.width, height, &axes.title);
+        frame::draw_title(&mut doc, axes.width, &axes.title);
+        frame::draw_y_axis(&mut doc, &f, &ya, axes.y_format, &axes.y_label);
+        Canvas {
+            axes,
+            doc,
+            f,
+            ya,
+            cats,
+            legend,
+            bottom,
+        }
+    }
+
+    fn finish(mut self) -> String {
+        let f = &self.f;
+        frame::draw_axis_lines(&mut self.doc, f);
+        self.cats.draw(&mut self.doc, f, &self.axes.x_label);
+        draw_legend(&mut self.doc, &self.legend, f.left, self.bottom, f.w);
+        self.doc.finish()
+    }
+}
+
+impl BarChart {
+    pub fn new(id: &str, title: &str, x_label: &str, y_label: &str) -> BarChart {
+        BarChart {
+            axes: BarAxes::new(id, title, x_label, y_label),
+            series: Vec::new(),
+            value_format: tick,
         }
     }
 
@@ -157,21 +205,13 @@ impl BarChart {
             .map(|b| b.hi.unwrap_or(b.value).max(b.value))
             .fold(0.0, f64::max);
         let ya = Axis::linear(0.0, max * 1.08, true, 6);
-        let f = layout(self.width, &ya, self.y_format, self.plot_height);
-        let cats = Categories::new(&self.categories, f.w);
-        let legend: Vec<LegendEntry> = self
+        let legend = self
             .series
             .iter()
             .map(|s| LegendEntry::new(Sample::Swatch(color(s.color)), s.label.clone()))
             .collect();
-        let bottom = f.bottom() + cats.height();
-        let mut doc = Doc::new(
-            self.width,
-            bottom + legend_height(&legend, f.w) + 10.0,
-            &self.title,
-        );
-        frame::draw_title(&mut doc, self.width, &self.title);
-        frame::draw_y_axis(&mut doc, &f, &ya, self.y_format, &self.y_label);
+        let mut canvas = Canvas::new(&self.axes, ya, legend);
+        let (f, ya, cats, doc) = (canvas.f, &canvas.ya, &canvas.cats, &mut canvas.doc);
         let n = self.series.len().max(1) as f64;
         let bar_w = (cats.slot(&f) * 0.72 / n).min(56.0);
         for (si, s) in self.series.iter().enumerate() {
@@ -179,7 +219,7 @@ impl BarChart {
             for (ci, bar) in s.values.iter().enumerate() {
                 let Some(b) = bar else { continue };
                 let x = cats.center(&f, ci) + (si as f64 - (n - 1.0) / 2.0) * bar_w;
-                let top = f.py(&ya, b.value);
+                let top = f.py(ya, b.value);
                 doc.push(&format!(
                     r#"<g><title>{}</title><rect class="bar" data-series="{}" x="{:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{c}"/></g>"#,
                     escape(&b.tip),
@@ -190,7 +230,7 @@ impl BarChart {
                 ));
                 let mut label_y = top;
                 if let (Some(lo), Some(hi)) = (b.lo, b.hi) {
-                    let (y1, y2) = (f.py(&ya, lo), f.py(&ya, hi));
+                    let (y1, y2) = (f.py(ya, lo), f.py(ya, hi));
                     doc.push(&format!(
                         r##"<path class="err" d="M{x:.1},{y1:.1}V{y2:.1}M{:.1},{y1:.1}H{:.1}M{:.1},{y2:.1}H{:.1}" stroke="#222" stroke-width="1.2" fill="none"/>"##,
                         x - 4.0, x + 4.0, x - 4.0, x + 4.0
@@ -207,26 +247,16 @@ impl BarChart {
                 );
             }
         }
-        frame::draw_axis_lines(&mut doc, &f);
-        cats.draw(&mut doc, &f, &self.x_label);
-        draw_legend(&mut doc, &legend, f.left, bottom, f.w);
-        doc.finish()
+        canvas.finish()
     }
 }
 
 impl StackedBarChart {
     pub fn new(id: &str, title: &str, x_label: &str, y_label: &str) -> StackedBarChart {
         StackedBarChart {
-            id: id.into(),
-            title: title.into(),
-            x_label: x_label.into(),
-            y_label: y_label.into(),
-            categories: Vec::new(),
+            axes: BarAxes::new(id, title, x_label, y_label),
             components: Vec::new(),
-            y_format: tick,
             y_max: None,
-            width: 860.0,
-            plot_height: 300.0,
         }
     }
 
@@ -238,57 +268,46 @@ impl StackedBarChart {
     }
 
     pub fn render(&self) -> String {
-        let max = (0..self.categories.len())
+        let max = (0..self.axes.categories.len())
             .map(|i| self.total(i))
             .fold(0.0, f64::max);
         let ya = Axis::linear(0.0, self.y_max.unwrap_or(max).max(max), true, 6);
-        let f = layout(self.width, &ya, self.y_format, self.plot_height);
-        let cats = Categories::new(&self.categories, f.w);
-        let legend: Vec<LegendEntry> = self
+        let legend = self
             .components
             .iter()
             .map(|c| LegendEntry::new(Sample::Swatch(c.color), c.label.clone()))
             .collect();
-        let bottom = f.bottom() + cats.height();
-        let mut doc = Doc::new(
-            self.width,
-            bottom + legend_height(&legend, f.w) + 10.0,
-            &self.title,
-        );
-        frame::draw_title(&mut doc, self.width, &self.title);
-        frame::draw_y_axis(&mut doc, &f, &ya, self.y_format, &self.y_label);
+        let mut canvas = Canvas::new(&self.axes, ya, legend);
+        let (f, ya, cats, doc) = (canvas.f, &canvas.ya, &canvas.cats, &mut canvas.doc);
         let bar_w = (cats.slot(&f) * 0.55).min(90.0);
-        for ci in 0..self.categories.len() {
+        for ci in 0..self.axes.categories.len() {
             let x = cats.center(&f, ci) - bar_w / 2.0;
             let mut base = 0.0;
             for comp in &self.components {
                 let v = comp.values.get(ci).copied().unwrap_or(0.0).max(0.0);
                 if v > 0.0 {
-                    let (y_top, y_base) = (f.py(&ya, base + v), f.py(&ya, base));
+                    let (y_top, y_base) = (f.py(ya, base + v), f.py(ya, base));
                     doc.push(&format!(
                         r#"<g><title>{}: {}</title><rect class="stack" x="{x:.1}" y="{y_top:.1}" width="{bar_w:.1}" height="{:.1}" fill="{}"/></g>"#,
-                        escape(&self.categories[ci]),
-                        escape(&format!("{} {}", comp.label, (self.y_format)(v))),
+                        escape(&self.axes.categories[ci]),
+                        escape(&format!("{} {}", comp.label, (self.axes.y_format)(v))),
                         y_base - y_top,
                         comp.color
                     ));
                 }
                 base += v;
             }
-            let top = f.py(&ya, base);
+            let top = f.py(ya, base);
             doc.text(
                 x + bar_w / 2.0,
                 top - 5.0,
-                &(self.y_format)(base),
+                &(self.axes.y_format)(base),
                 10.5,
                 "middle",
                 INK,
             );
         }
-        frame::draw_axis_lines(&mut doc, &f);
-        cats.draw(&mut doc, &f, &self.x_label);
-        draw_legend(&mut doc, &legend, f.left, bottom, f.w);
-        doc.finish()
+        canvas.finish()
     }
 }
 
@@ -299,7 +318,7 @@ mod tests {
     #[test]
     fn grouped_bars_per_series_and_category() {
         let mut c = BarChart::new("b", "Throughput at c=4000", "system", "requests/s");
-        c.categories = vec!["c=4000".into()];
+        c.axes.categories = vec!["c=4000".into()];
         for (i, (l, v)) in [("Debian", 63_936.0), ("FreeBSD", 82_122.0)]
             .iter()
             .enumerate()
@@ -324,8 +343,8 @@ mod tests {
     #[test]
     fn stacks_sum_to_their_total() {
         let mut c = StackedBarChart::new("s", "CPU", "system", "% of all CPUs");
-        c.categories = vec!["a".into(), "b".into()];
-        c.y_format = |v| format!("{:.0}%", v);
+        c.axes.categories = vec!["a".into(), "b".into()];
+        c.axes.y_format = |v| format!("{:.0}%", v);
         c.components = vec![
             Component {
                 label: "user".into(),
