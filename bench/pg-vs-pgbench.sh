@@ -6,22 +6,23 @@
 # `scalelab load pg` (both pinned to CPU 0, one client thread each). Client
 # CPU (user + system) is measured the same way for both, with /usr/bin/time.
 # Reports the median TPS, the client CPU seconds per 10k transactions, and
-# the scalelab/pgbench ratios (want: TPS ratio >= 1, CPU ratio <= 1).
+# the median per-round scalelab/pgbench ratios (want: TPS ratio >= 1, CPU
+# ratio <= 1). Per-run lines go to stderr.
 # The server runs with synchronous_commit=off so tpcb-like measures the
 # clients and the server's CPU, not this machine's fsync latency.
 #
 # Usage: bench/pg-vs-pgbench.sh
-# Environment: DURATION (s per run, 4), SCALE (10), CLIENTS ("1 4 16"),
-#   SCRIPTS ("select-only tpcb-like"), ROUNDS (alternations, 3),
+# Environment: DURATION (s per run, 2), SCALE (10), CLIENTS ("1 4 16"),
+#   SCRIPTS ("select-only tpcb-like"), ROUNDS (alternations, 6),
 #   SERVER_CPU (1), CLIENT_CPU (0).
 # Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
 set -euo pipefail
 
-DURATION=${DURATION:-4}
+DURATION=${DURATION:-2}
 SCALE=${SCALE:-10}
 CLIENTS=${CLIENTS:-"1 4 16"}
 SCRIPTS=${SCRIPTS:-"select-only tpcb-like"}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-6}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 
@@ -94,13 +95,15 @@ for script in $SCRIPTS; do
             for tool in $order; do
                 read -r tps txns cpu < <(run "$tool" "$script" "$clients")
                 echo "$script $clients $tool $round tps=$tps txns=$txns cpu_s=$cpu" >&2
-                echo "$script $clients $tool $tps $txns $cpu" >>"$RESULTS"
+                echo "$script $clients $tool $round $tps $txns $cpu" >>"$RESULTS"
             done
         done
     done
 done
 
-# Medians per (script, clients, tool), then the ratios.
+# Per (script, clients): the median TPS and CPU per 10k transactions of each
+# tool, and the median of the per-round ratios (each round's two runs are
+# adjacent, so the ratio cancels the machine's drift between rounds).
 awk '
 function median(list,   n, a, i, j, t) {
     n = split(list, a, " ")
@@ -110,16 +113,22 @@ function median(list,   n, a, i, j, t) {
 {
     key = $1 " " $2
     if (!(key in seen)) { seen[key] = 1; order[++n] = key }
-    tps[key, $3] = tps[key, $3] " " $4
-    cpu[key, $3] = cpu[key, $3] " " ($6 / $5 * 10000)
+    tps[key, $3] = tps[key, $3] " " $5
+    cpu[key, $3] = cpu[key, $3] " " ($7 / $6 * 10000)
+    r_tps[key, $4, $3] = $5
+    r_cpu[key, $4, $3] = $7 / $6 * 10000
+    if ((key, $4, "pgbench") in r_tps && (key, $4, "scalelab") in r_tps) {
+        tps_ratio[key] = tps_ratio[key] " " (r_tps[key, $4, "scalelab"] / r_tps[key, $4, "pgbench"])
+        cpu_ratio[key] = cpu_ratio[key] " " (r_cpu[key, $4, "scalelab"] / r_cpu[key, $4, "pgbench"])
+    }
 }
 END {
-    printf "%-12s %7s | %11s %11s %7s | %13s %13s %7s\n", "script", "clients", "pgbench tps", "scalelab tps", "ratio", "pgbench cpu", "scalelab cpu", "ratio"
-    printf "%-12s %7s | %11s %11s %7s | %13s %13s %7s\n", "", "", "", "", "", "s/10k txn", "s/10k txn", ""
+    printf "%-12s %7s | %11s %12s %7s | %11s %12s %7s\n", "script", "clients", "pgbench", "scalelab", "TPS", "pgbench", "scalelab", "CPU"
+    printf "%-12s %7s | %11s %12s %7s | %11s %12s %7s\n", "", "", "TPS", "TPS", "ratio", "s/10k txn", "s/10k txn", "ratio"
     for (i = 1; i <= n; i++) {
         k = order[i]; split(k, p, " ")
-        pt = median(tps[k, "pgbench"]); st = median(tps[k, "scalelab"])
-        pc = median(cpu[k, "pgbench"]); sc = median(cpu[k, "scalelab"])
-        printf "%-12s %7d | %11.0f %11.0f %7.2f | %13.3f %13.3f %7.2f\n", p[1], p[2], pt, st, st / pt, pc, sc, sc / pc
+        printf "%-12s %7d | %11.0f %12.0f %7.2f | %11.3f %12.3f %7.2f\n", p[1], p[2],
+            median(tps[k, "pgbench"]), median(tps[k, "scalelab"]), median(tps_ratio[k]),
+            median(cpu[k, "pgbench"]), median(cpu[k, "scalelab"]), median(cpu_ratio[k])
     }
 }' "$RESULTS"
