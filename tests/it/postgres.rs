@@ -443,16 +443,12 @@ fn postgres_cli_initializes_and_reports_json() {
         String::from_utf8_lossy(&init.stderr)
     );
     assert_eq!(s.int("select count(*) from pgbench_accounts"), 100_000);
-    let uri = format!(
-        "postgresql://postgres@{}",
-        s.uri
-            .split_whitespace()
-            .filter_map(|kv| kv.split_once('='))
-            .filter(|(k, _)| *k == "host" || *k == "port")
-            .map(|(_, v)| v)
-            .collect::<Vec<_>>()
-            .join(":")
-    );
+    // The same server as a URI: the driver reads both spellings.
+    let addr = match ConnConfig::parse_with_env(&s.uri, |_| None).unwrap().host {
+        scalelab::load::pg::conninfo::Host::Tcp(addr) => addr,
+        other => panic!("expected TCP, got {other:?}"),
+    };
+    let uri = format!("postgresql://postgres@{addr}/postgres");
     let run = std::process::Command::new(exe)
         .args([
             "load",
