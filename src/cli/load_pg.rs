@@ -155,7 +155,7 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
         println!("number of deadlock failures: {}", r.errors.deadlock);
     }
     if a.max_tries > 1 {
-        println!("total number of retries: {}", r.retries);
+        println!("number of transactions retried: {}", r.retries);
     }
     let socket = r.errors.socket_errors();
     if socket > 0 {

@@ -324,6 +324,13 @@ fn postgres_serialization_failures_are_counted_and_retried() {
     };
     let r = s.run(retrying, &spec(8, 2, 2.0));
     assert!(r.retries > 0, "no retries: {r:?}");
+    // `retries` counts transactions, each retried once or more.
+    let attempted = r.requests + r.errors.serialization + r.errors.deadlock;
+    assert!(
+        r.retries <= attempted,
+        "{} retried of {attempted}",
+        r.retries
+    );
     assert!(r.requests > 0);
     assert!(
         r.errors.serialization < once.errors.serialization,
