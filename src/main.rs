@@ -1,6 +1,28 @@
 //! The scalelab binary: parse arguments, run, print the error chain, set
 //! the exit code. Everything else lives in the library and in `cli/`.
 
+/// `print!` that ends the process quietly when stdout is a closed pipe
+/// (`scalelab list | head`), as C tools do, instead of panicking. SIGPIPE
+/// stays ignored because the load generators write to sockets.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if write!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
+/// `println!` with the same closed-pipe handling as [`out!`].
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 mod cli;
 
 use clap::Parser;

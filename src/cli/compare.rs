@@ -36,9 +36,9 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
     let run_b = store.load_run(&a.run_b)?;
     let c = compare_runs(&run_a, &run_b, a.noise / 100.0);
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
+        outln!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        print!("{}", render(&c));
+        out!("{}", render(&c));
     }
     Ok(0)
 }

@@ -20,11 +20,11 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
     let mut needed: Vec<Requirement> = Vec::new();
     for (recipe, reqs) in recipe_requirements(&a.recipes)? {
         let names: Vec<String> = reqs.iter().map(mark).collect();
-        println!("{recipe:<40} {}", names.join(", "));
+        outln!("{recipe:<40} {}", names.join(", "));
         needed.extend(reqs);
     }
     let tools: Vec<String> = requirements::BENCH_TOOLS.iter().map(mark).collect();
-    println!("{:<40} {}", "benchmarks (bench/)", tools.join(", "));
+    outln!("{:<40} {}", "benchmarks (bench/)", tools.join(", "));
     needed.extend(requirements::BENCH_TOOLS);
     let mut missing: Vec<&str> = needed
         .iter()
@@ -34,12 +34,12 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
     missing.sort_unstable();
     missing.dedup();
     if missing.is_empty() {
-        println!("\neverything is installed");
+        outln!("\neverything is installed");
         return Ok(0);
     }
-    println!("\nmissing Debian packages: {}", missing.join(" "));
+    outln!("\nmissing Debian packages: {}", missing.join(" "));
     if !a.install {
-        println!("install them with: scalelab doctor --install");
+        outln!("install them with: scalelab doctor --install");
         return Ok(1);
     }
     install(&missing)?;
@@ -93,6 +93,6 @@ fn install(packages: &[&str]) -> anyhow::Result<()> {
     if !status.success() {
         anyhow::bail!("apt-get install {} failed", packages.join(" "));
     }
-    println!("installed: {}", packages.join(" "));
+    outln!("installed: {}", packages.join(" "));
     Ok(())
 }

@@ -1,11 +1,249 @@
-//! `scalelab load http`.
+//! `scalelab load http`: one ad-hoc HTTP load run, printed like wrk (or as
+//! one JSON object).
+
+use anyhow::Context;
+use scalelab::load::http::{HttpDriver, HttpSettings};
+use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
+use scalelab::units::{parse_duration, Bytes, Micros};
+use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 pub struct LoadHttpArgs {
+    /// Target URL, such as http://127.0.0.1:8080/ (loopback only).
     pub url: String,
+    /// Concurrent connections.
+    #[arg(short = 'c', long, default_value_t = 10, value_name = "N")]
+    pub connections: u32,
+    /// Worker threads.
+    #[arg(short = 't', long, default_value_t = 2, value_name = "N")]
+    pub threads: u32,
+    /// How long to run: 500ms, 10s, 2m...
+    #[arg(short = 'd', long, default_value = "10s", value_parser = duration_arg)]
+    pub duration: Duration,
+    /// Requests per connection before it is closed and replaced (the last
+    /// one carries `Connection: close`); default: keep-alive.
+    #[arg(long, value_name = "K")]
+    pub connreqs: Option<u32>,
+    /// Constant total rate in requests/s (open loop, latency measured from
+    /// each request's scheduled time, like wrk2 -R).
+    #[arg(short = 'R', long, value_name = "REQ/S")]
+    pub rate: Option<f64>,
+    /// A request not answered within this long counts as a timeout.
+    #[arg(long, default_value = "2s", value_parser = duration_arg)]
+    pub timeout: Duration,
+    /// Extra request header, repeatable.
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Request method.
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// Request body.
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Spread connections over 127.0.0.1..=127.0.0.N as source addresses.
+    #[arg(long, value_name = "N")]
+    pub source_addrs: Option<u32>,
+    /// Stop after this many completed requests.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub requests: Option<u64>,
+    /// Print the latency distribution.
+    #[arg(long)]
+    pub latency: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_a: &LoadHttpArgs, _shutdown: &Shutdown) -> anyhow::Result<i32> {
-    anyhow::bail!("not yet")
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    parse_duration(text).map_err(|e| e.to_string())
+}
+
+pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
+    let settings = HttpSettings {
+        method: Some(a.method.clone()),
+        headers: a.headers.clone(),
+        body: a.body.clone(),
+        source_addrs: a.source_addrs,
+        ..HttpSettings::default()
+    };
+    let driver = HttpDriver::new(settings, &a.url)?;
+    let spec = LoadSpec {
+        pacing: a.rate.map_or(Pacing::Closed, |rate| Pacing::Open { rate }),
+        requests_per_connection: a.connreqs,
+        timeout: a.timeout,
+        max_requests: a.requests,
+        ..LoadSpec::closed(a.connections, a.threads, a.duration)
+    };
+    spec.validate()?;
+    if !a.json {
+        outln!(
+            "Running {} test @ {}",
+            scalelab::units::format_duration(a.duration),
+            driver.url()
+        );
+        outln!(
+            "  {} threads and {} connections",
+            spec.effective_threads(),
+            spec.connections
+        );
+    }
+    let result = driver
+        .run(&spec, shutdown)
+        .with_context(|| format!("load run against {} failed", driver.url()))?;
+    if a.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&json(&driver, &spec, &result))?
+        );
+    } else {
+        print_text(&spec, &result, a.latency);
+    }
+    Ok(0)
+}
+
+fn json(driver: &HttpDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {
+    let l = r.latency_summary();
+    let secs = r.elapsed.as_secs_f64();
+    let e = &r.errors;
+    serde_json::json!({
+        "url": driver.url(),
+        "connections": spec.connections,
+        "threads": spec.effective_threads(),
+        "requests": r.requests,
+        "duration_s": secs,
+        "rps": r.rps(),
+        "bytes": r.bytes.0,
+        "gbit_s": r.bytes.gbit_per_s(secs),
+        "errors": {
+            "connect": e.connect, "read": e.read, "write": e.write,
+            "timeout": e.timeout, "status": e.status, "protocol": e.protocol,
+        },
+        "latency_us": {
+            "p50": l.p50.0, "p75": r.latency.value_at_quantile(0.75), "p90": l.p90.0,
+            "p99": l.p99.0, "p999": l.p999.0, "max": l.max.0, "mean": l.mean, "stdev": l.stdev,
+        },
+        "client_cpu_s": r.client_cpu.0,
+        "target_rate": r.target_rate,
+        "achieved_rate": r.rps(),
+        "connections_opened": r.connections_opened,
+        "timeline": r.timeline,
+        "notes": r.notes,
+    })
+}
+
+fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
+    let l = r.latency_summary();
+    let secs = r.elapsed.as_secs_f64();
+    outln!("  Thread Stats   Avg      Stdev     Max   +/- Stdev");
+    outln!(
+        "    Latency {:>10} {:>9} {:>9} {:>8.2}%",
+        Micros(l.mean.round() as u64).to_string(),
+        Micros(l.stdev.round() as u64).to_string(),
+        l.max.to_string(),
+        within_one_stdev(r),
+    );
+    let per_thread = per_thread_rates(r, spec.effective_threads());
+    if let Some((mean, stdev, max, within)) = per_thread {
+        outln!(
+            "    Req/Sec {:>10} {:>9} {:>9} {:>8.2}%",
+            metric(mean),
+            metric(stdev),
+            metric(max),
+            within
+        );
+    }
+    if distribution {
+        outln!("  Latency Distribution");
+        for q in [0.50, 0.75, 0.90, 0.99] {
+            let v = Micros(r.latency.value_at_quantile(q));
+            outln!("  {:>4.0}% {:>10}", q * 100.0, v.to_string());
+        }
+    }
+    outln!(
+        "  {} requests in {:.2}s, {} read",
+        r.requests,
+        secs,
+        r.bytes
+    );
+    let e = &r.errors;
+    if e.socket_errors() > 0 {
+        outln!(
+            "  Socket errors: connect {}, read {}, write {}, timeout {}, protocol {}",
+            e.connect,
+            e.read,
+            e.write,
+            e.timeout,
+            e.protocol
+        );
+    }
+    if e.status > 0 {
+        outln!("  Non-2xx responses: {}", e.status);
+    }
+    outln!("Requests/sec: {:>10.2}", r.rps());
+    let per_sec = Bytes((r.bytes.0 as f64 / secs.max(1e-9)) as u64);
+    outln!("Transfer/sec: {:>10}", per_sec.to_string());
+    if let Some(target) = r.target_rate {
+        outln!(
+            "Target rate: {target:.2} req/s, achieved: {:.2} req/s",
+            r.rps()
+        );
+    }
+    if r.requests > 0 {
+        outln!(
+            "Client CPU: {:.2}s ({:.2}us per request), connections opened: {}",
+            r.client_cpu.0,
+            r.client_cpu.0 * 1e6 / r.requests as f64,
+            r.connections_opened
+        );
+    }
+    for note in &r.notes {
+        outln!("Note: {note}");
+    }
+}
+
+/// Share of latencies within one standard deviation of the mean (wrk's
+/// "+/- Stdev" column).
+fn within_one_stdev(r: &LoadResult) -> f64 {
+    let h = &r.latency;
+    if h.is_empty() {
+        return 0.0;
+    }
+    let (mean, sd) = (h.mean(), h.stdev());
+    let inside: u64 = h
+        .iter_recorded()
+        .filter(|v| (v.value_iterated_to() as f64 - mean).abs() <= sd)
+        .map(|v| v.count_at_value())
+        .sum();
+    inside as f64 * 100.0 / h.len() as f64
+}
+
+/// Mean, stdev, max and share-within-one-stdev of the per-thread request
+/// rate over whole seconds (the last, partial second is left out).
+fn per_thread_rates(r: &LoadResult, threads: u32) -> Option<(f64, f64, f64, f64)> {
+    let whole = (r.elapsed.as_secs() as usize).min(r.timeline.len());
+    if whole == 0 {
+        return None;
+    }
+    let rates: Vec<f64> = r.timeline[..whole]
+        .iter()
+        .map(|&n| n as f64 / f64::from(threads))
+        .collect();
+    let n = rates.len() as f64;
+    let mean = rates.iter().sum::<f64>() / n;
+    let sd = (rates.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let max = rates.iter().copied().fold(0.0, f64::max);
+    let within = rates.iter().filter(|x| (*x - mean).abs() <= sd).count() as f64 * 100.0 / n;
+    Some((mean, sd, max, within))
+}
+
+/// `42.85k`, like wrk.
+fn metric(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.2}k", v / 1e3)
+    } else {
+        format!("{v:.2}")
+    }
 }

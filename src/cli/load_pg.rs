@@ -73,7 +73,7 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     let scale = driver.scale()?;
     let result = driver.run(&spec, shutdown)?;
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json(a, scale, &result))?
         );
@@ -107,9 +107,9 @@ fn init(a: &LoadPgArgs) -> anyhow::Result<i32> {
             "bytes": made.bytes,
             "elapsed_s": made.elapsed.as_secs_f64(),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!(
+        outln!(
             "done in {:.2} s: scale {}, database size {}",
             made.elapsed.as_secs_f64(),
             made.scale,
@@ -132,57 +132,64 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
         0.0
     };
     let lat = r.latency_summary();
-    println!("transaction type: {}", a.script.pgbench_title());
-    println!("scaling factor: {scale}");
-    println!("query mode: prepared");
-    println!("number of clients: {}", a.clients);
-    println!(
+    outln!("transaction type: {}", a.script.pgbench_title());
+    outln!("scaling factor: {scale}");
+    outln!("query mode: prepared");
+    outln!("number of clients: {}", a.clients);
+    outln!(
         "number of threads: {}",
         a.threads.clamp(1, a.clients.max(1))
     );
-    println!("maximum number of tries: {}", a.max_tries);
-    println!("duration: {} s", a.duration.as_secs_f64());
+    outln!("maximum number of tries: {}", a.max_tries);
+    outln!("duration: {} s", a.duration.as_secs_f64());
     if let Some(rate) = a.rate {
-        println!("rate limit: {rate} tps");
+        outln!("rate limit: {rate} tps");
     }
-    println!("number of transactions actually processed: {}", r.requests);
-    println!("number of failed transactions: {failed} ({pct:.3}%)");
+    outln!("number of transactions actually processed: {}", r.requests);
+    outln!("number of failed transactions: {failed} ({pct:.3}%)");
     if r.errors.serialization + r.errors.deadlock > 0 {
-        println!(
+        outln!(
             "number of serialization failures: {}",
             r.errors.serialization
         );
-        println!("number of deadlock failures: {}", r.errors.deadlock);
+        outln!("number of deadlock failures: {}", r.errors.deadlock);
     }
     if a.max_tries > 1 {
-        println!("number of transactions retried: {}", r.retries);
+        outln!("number of transactions retried: {}", r.retries);
     }
     let socket = r.errors.socket_errors();
     if socket > 0 {
         let e = &r.errors;
-        println!(
+        outln!(
             "connection errors: connect {}, read {}, write {}, timeout {}, protocol {}",
-            e.connect, e.read, e.write, e.timeout, e.protocol
+            e.connect,
+            e.read,
+            e.write,
+            e.timeout,
+            e.protocol
         );
     }
-    println!("latency average = {}", ms(lat.mean));
-    println!("latency stddev = {}", ms(lat.stdev));
-    println!(
+    outln!("latency average = {}", ms(lat.mean));
+    outln!("latency stddev = {}", ms(lat.stdev));
+    outln!(
         "latency p50 = {}, p90 = {}, p99 = {}, max = {}",
-        lat.p50, lat.p90, lat.p99, lat.max
+        lat.p50,
+        lat.p90,
+        lat.p99,
+        lat.max
     );
-    println!("tps = {:.6} (without initial connection time)", r.rps());
+    outln!("tps = {:.6} (without initial connection time)", r.rps());
     let per_txn = if r.requests > 0 {
         Micros((r.client_cpu.0 / r.requests as f64 * 1e6) as u64).to_string()
     } else {
         "-".into()
     };
-    println!(
+    outln!(
         "client CPU = {:.3} s ({per_txn} per transaction)",
         r.client_cpu.0
     );
     for note in &r.notes {
-        println!("note: {note}");
+        outln!("note: {note}");
     }
 }
 

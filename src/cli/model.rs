@@ -25,9 +25,9 @@ pub fn run(a: &ModelArgs) -> anyhow::Result<i32> {
     let rse = usl::residual_standard_error(&fit, &points);
     if a.json {
         let out = ModelJson::new(&path.to_string(), &fit, rse);
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print!("{}", render(&path.to_string(), &fit, rse));
+        out!("{}", render(&path.to_string(), &fit, rse));
     }
     Ok(0)
 }

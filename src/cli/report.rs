@@ -55,7 +55,7 @@ pub fn report(a: &ReportArgs, store: &Path) -> anyhow::Result<i32> {
         .unwrap_or_else(|| default_html_path(data.run.id));
     std::fs::write(&path, scalelab::report::html::render(&data))
         .with_context(|| format!("cannot write the report to {}", path.display()))?;
-    println!("{}", path.display());
+    outln!("{}", path.display());
     Ok(0)
 }
 
@@ -71,7 +71,7 @@ pub fn export(a: &ExportArgs, store: &Path) -> anyhow::Result<i32> {
         Some(p) => {
             std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?
         }
-        None => print!("{text}"),
+        None => out!("{text}"),
     }
     Ok(0)
 }
@@ -79,15 +79,20 @@ pub fn export(a: &ExportArgs, store: &Path) -> anyhow::Result<i32> {
 pub fn list(store: &Path) -> anyhow::Result<i32> {
     let runs = open_existing(store)?.list_runs()?;
     if runs.is_empty() {
-        println!("no runs in {}", store.display());
+        outln!("no runs in {}", store.display());
         return Ok(0);
     }
-    println!(
+    outln!(
         "{:>4}  {:<24} {:<12} {:>6} {:>7}  {:<20} server",
-        "id", "name", "status", "ok", "failed", "started (UTC)"
+        "id",
+        "name",
+        "status",
+        "ok",
+        "failed",
+        "started (UTC)"
     );
     for r in runs {
-        println!(
+        outln!(
             "{:>4}  {:<24} {:<12} {:>6} {:>7}  {:<20} {}",
             r.run.id,
             r.run.name,

@@ -46,7 +46,7 @@ pub fn run(a: &RunArgs, store_path: &Path, shutdown: &Shutdown) -> anyhow::Resul
     };
     let summary = runner::run(&exp, &mut store, &opts, shutdown)?;
     let data = store.load_run(&summary.run_id.to_string())?;
-    print!(
+    out!(
         "{}",
         scalelab::report::terminal::render(&data, std::io::stdout().is_terminal())
     );
@@ -56,11 +56,13 @@ pub fn run(a: &RunArgs, store_path: &Path, shutdown: &Shutdown) -> anyhow::Resul
         .unwrap_or_else(|| super::report::default_html_path(summary.run_id));
     std::fs::write(&html, scalelab::report::html::render(&data))
         .with_context(|| format!("cannot write the report to {}", html.display()))?;
-    println!(
+    outln!(
         "\nrun {}: {} trial(s), {} failed",
-        summary.run_id, summary.trials_run, summary.trials_failed
+        summary.run_id,
+        summary.trials_run,
+        summary.trials_failed
     );
-    println!("report: {}", html.display());
+    outln!("report: {}", html.display());
     if summary.interrupted {
         eprintln!(
             "interrupted: every finished trial is stored; continue with\n  scalelab run {} --resume {}{}",

@@ -3,16 +3,53 @@
 //! A [`Placement`] is created per server start from the sweep point's
 //! `server_cpus` / `server_memory`, applied in the child before exec (so the
 //! whole process tree inherits it), and removed by name when dropped.
+//!
+//! CPUs are pinned twice, belt and braces: a cpuset cgroup (which the server
+//! cannot widen) and `sched_setaffinity` in the child. Memory is limited with
+//! the memory cgroup, with swap disabled for the cgroup where the kernel
+//! accounts swap. A requested limit whose controller is missing is an error:
+//! a placement never runs the server unconstrained without saying so.
+
+pub mod affinity;
+pub mod cgroup;
+pub mod hierarchy;
 
 use crate::units::Bytes;
+use cgroup::{Cgroup, Controller};
+use std::ffi::CString;
+use std::path::PathBuf;
 use std::process::Command;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlacementError {
-    #[error("cannot pin to CPUs {cpus:?}: this machine has CPUs 0..{online}")]
-    NoSuchCpu { cpus: Vec<usize>, online: usize },
+    #[error("cannot pin to CPUs {cpus:?}: the online CPUs are {online}")]
+    NoSuchCpu { cpus: Vec<usize>, online: String },
+    #[error("the server CPU list is empty; list at least one CPU or leave it unset")]
+    NoCpus,
+    #[error("a memory limit of 0 bytes cannot run anything; give a size such as 256M")]
+    ZeroMemory,
+    #[error(
+        "the cgroup `{controller}` controller is not available on this machine \
+         (no v1 hierarchy mounted with it, and not listed in a v2 mount's cgroup.controllers); \
+         mount it, or remove the setting that needs it ({})",
+        needed_by(controller)
+    )]
+    ControllerMissing { controller: &'static str },
+    #[error(
+        "the cgroup {path} already exists and has processes in it (another scalelab run?); \
+         stop them or pick another name"
+    )]
+    Busy { path: String },
     #[error("cgroup setup failed at {path}: {message}")]
     Cgroup { path: String, message: String },
+}
+
+fn needed_by(controller: &str) -> &'static str {
+    if controller == "memory" {
+        "server_memory"
+    } else {
+        "server_cpus"
+    }
 }
 
 /// Resource constraints for one server start.
@@ -22,6 +59,9 @@ pub struct Placement {
     pub cpus: Option<Vec<usize>>,
     /// Memory limit (`None`: unlimited).
     pub memory: Option<Bytes>,
+    cgroups: Vec<Cgroup>,
+    /// Each cgroup's `cgroup.procs`, prepared before fork.
+    procs_files: Vec<CString>,
 }
 
 impl Placement {
@@ -30,49 +70,72 @@ impl Placement {
         Placement::default()
     }
 
-    /// Creates the placement named `name` (cgroups are named after it).
+    /// Creates the placement: cgroups named `scalelab-<name>` (sanitised)
+    /// for the limits requested. Nothing is created when both are `None`.
     pub fn create(
-        _name: &str,
+        name: &str,
         cpus: Option<Vec<usize>>,
         memory: Option<Bytes>,
     ) -> Result<Self, PlacementError> {
         if let Some(c) = &cpus {
-            let online = online_cpus();
-            if c.iter().any(|&i| i >= online) {
-                return Err(PlacementError::NoSuchCpu {
-                    cpus: c.clone(),
-                    online,
-                });
-            }
+            check_cpus(c)?;
         }
-        if memory.is_some() {
-            return Err(PlacementError::Cgroup {
-                path: "(memory)".into(),
-                message: "memory limits are not implemented yet".into(),
-            });
+        if memory == Some(Bytes(0)) {
+            return Err(PlacementError::ZeroMemory);
         }
-        Ok(Placement { cpus, memory })
+        let mut placement = Placement {
+            cpus,
+            memory,
+            ..Placement::default()
+        };
+        let dir_name = cgroup_name(name);
+        for (h, controllers) in hierarchies(placement.memory.is_some(), placement.cpus.is_some())? {
+            // On any error below, `cg` and the placement drop, removing
+            // every cgroup made so far.
+            let cg = Cgroup::make(&h, &dir_name, &controllers)?;
+            placement.apply_limits(&cg, &controllers)?;
+            placement.procs_files.push(cg.procs_file()?);
+            placement.cgroups.push(cg);
+        }
+        Ok(placement)
     }
 
-    /// Arranges for the child spawned by `cmd` to start inside this placement.
+    fn apply_limits(&self, cg: &Cgroup, controllers: &[Controller]) -> Result<(), PlacementError> {
+        for c in controllers {
+            match (c, &self.cpus, self.memory) {
+                (Controller::Cpuset, Some(cpus), _) => {
+                    cg.set_cpus(&affinity::format_cpu_list(cpus))?
+                }
+                (Controller::Memory, _, Some(limit)) => cg.set_memory(limit.0)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Arranges for the child spawned by `cmd` to start inside this
+    /// placement: it joins each cgroup and pins itself before exec, so every
+    /// process it forks inherits both.
     pub fn configure(&self, cmd: &mut Command) {
         use std::os::unix::process::CommandExt;
-        if let Some(cpus) = self.cpus.clone() {
-            // SAFETY: sched_setaffinity is async-signal-safe; the set is built
-            // before fork by the closure capture.
-            unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                for c in &cpus {
-                    libc::CPU_SET(*c, &mut set);
+        if self.procs_files.is_empty() && self.cpus.is_none() {
+            return;
+        }
+        let procs = self.procs_files.clone();
+        let set = self.cpus.as_deref().map(affinity::cpu_set);
+        // SAFETY: the closure runs between fork and exec. It only makes raw
+        // open/write/close/sched_setaffinity calls on data built before fork
+        // (no allocation, no locks), all async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                for p in &procs {
+                    cgroup::join_raw(p)?;
                 }
-                cmd.pre_exec(move || {
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
+                if let Some(set) = &set {
+                    affinity::set_current_raw(set)?;
+                }
+                Ok(())
+            });
         }
     }
 
@@ -80,7 +143,10 @@ impl Placement {
     /// the server, or `None` when the server may use them all.
     pub fn client_cpus(&self) -> Option<Vec<usize>> {
         let server = self.cpus.as_ref()?;
-        let rest: Vec<usize> = (0..online_cpus()).filter(|c| !server.contains(c)).collect();
+        let rest: Vec<usize> = online_cpu_list()
+            .into_iter()
+            .filter(|c| !server.contains(c))
+            .collect();
         if rest.is_empty() {
             None
         } else {
@@ -88,18 +154,155 @@ impl Placement {
         }
     }
 
+    /// The cgroup directories this placement created.
+    pub fn cgroup_dirs(&self) -> Vec<PathBuf> {
+        self.cgroups.iter().map(|c| c.dir.clone()).collect()
+    }
+
     /// A JSON description stored with the trial.
     pub fn describe(&self) -> serde_json::Value {
         serde_json::json!({
             "cpus": self.cpus,
             "memory_bytes": self.memory.map(|b| b.0),
+            "cgroups": self.cgroups.iter().map(|c| serde_json::json!({
+                "path": c.dir.display().to_string(),
+                "version": c.version,
+            })).collect::<Vec<_>>(),
+            "affinity": self.cpus.as_deref().map(affinity::format_cpu_list),
         })
+    }
+
+    /// Removes the cgroups now (moving any process still inside to the
+    /// parent cgroup first), reporting failure. Idempotent; dropping the
+    /// placement removes them too.
+    pub fn remove(&mut self) -> Result<(), PlacementError> {
+        let mut first_error = None;
+        for cg in self.cgroups.drain(..) {
+            if let Err(e) = cg.remove() {
+                first_error.get_or_insert(e);
+            }
+        }
+        self.procs_files.clear();
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// The hierarchies serving the wanted controllers, one entry per cgroup
+/// directory to create (on v2 both controllers share one).
+fn hierarchies(
+    memory: bool,
+    cpus: bool,
+) -> Result<Vec<(hierarchy::Hierarchy, Vec<Controller>)>, PlacementError> {
+    let wanted = [(memory, Controller::Memory), (cpus, Controller::Cpuset)];
+    let mut groups: Vec<(hierarchy::Hierarchy, Vec<Controller>)> = Vec::new();
+    for (_, c) in wanted.into_iter().filter(|(want, _)| *want) {
+        let h = hierarchy::locate_here(c)?;
+        match groups.iter_mut().find(|(g, _)| g.parent == h.parent) {
+            Some((_, cs)) => cs.push(c),
+            None => groups.push((h, vec![c])),
+        }
+    }
+    Ok(groups)
+}
+
+fn check_cpus(cpus: &[usize]) -> Result<(), PlacementError> {
+    if cpus.is_empty() {
+        return Err(PlacementError::NoCpus);
+    }
+    let online = online_cpu_list();
+    if cpus.iter().any(|c| !online.contains(c)) {
+        return Err(PlacementError::NoSuchCpu {
+            cpus: cpus.to_vec(),
+            online: affinity::format_cpu_list(&online),
+        });
+    }
+    Ok(())
+}
+
+/// `scalelab-<name>` with anything but `[A-Za-z0-9_.-]` replaced by `_`.
+pub fn cgroup_name(name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .take(100)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.is_empty() {
+        "scalelab-placement".into()
+    } else {
+        format!("scalelab-{clean}")
     }
 }
 
 /// Number of online CPUs.
 pub fn online_cpus() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
+    online_cpu_list().len().max(1)
+}
+
+/// The online CPUs, from `/sys/devices/system/cpu/online` (falling back to
+/// `0..sysconf(_SC_NPROCESSORS_ONLN)`).
+pub fn online_cpu_list() -> Vec<usize> {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|t| affinity::parse_cpu_list(&t).ok())
+        .filter(|l| !l.is_empty())
+        .unwrap_or_else(|| {
+            // SAFETY: sysconf has no preconditions.
+            let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+            (0..n.max(1) as usize).collect()
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_sanitised() {
+        assert_eq!(cgroup_name("nginx w=2"), "scalelab-nginx_w_2");
+        assert_eq!(cgroup_name("../etc"), "scalelab-.._etc");
+        assert_eq!(cgroup_name(""), "scalelab-placement");
+        assert!(cgroup_name(&"x".repeat(500)).len() <= 109);
+    }
+
+    #[test]
+    fn bad_cpu_lists_are_rejected_before_touching_cgroups() {
+        let e = Placement::create("t", Some(vec![]), None).unwrap_err();
+        assert!(matches!(e, PlacementError::NoCpus));
+        let e = Placement::create("t", Some(vec![4096]), None).unwrap_err();
+        assert!(e.to_string().contains("online CPUs are"), "{e}");
+        let e = Placement::create("t", None, Some(Bytes(0))).unwrap_err();
+        assert!(e.to_string().contains("256M"), "{e}");
+    }
+
+    #[test]
+    fn unconstrained_touches_nothing() {
+        let p = Placement::unconstrained();
+        assert_eq!(p.client_cpus(), None);
+        assert!(p.cgroup_dirs().is_empty());
+        let mut cmd = Command::new("true");
+        p.configure(&mut cmd);
+        assert!(cmd.status().unwrap().success());
+    }
+
+    #[test]
+    fn client_gets_the_other_cpus() {
+        let online = online_cpu_list();
+        let p = Placement {
+            cpus: Some(vec![online[0]]),
+            ..Placement::default()
+        };
+        let rest = p.client_cpus().unwrap_or_default();
+        assert_eq!(rest, online[1..].to_vec());
+        let all = Placement {
+            cpus: Some(online),
+            ..Placement::default()
+        };
+        assert_eq!(all.client_cpus(), None);
+    }
 }

@@ -1,31 +1,52 @@
-//! INTERIM (replaced by the probe branch).
-use std::time::Duration;
-pub struct SamplerConfig {
-    pub interval: Duration,
-}
-#[derive(serde::Serialize)]
-pub struct ProbeData {
-    pub timeline: Vec<serde_json::Value>,
-    pub summary: serde_json::Value,
-}
-pub struct Sampler;
-impl Sampler {
-    pub fn start(_c: SamplerConfig, _root: Option<u32>) -> Sampler {
-        Sampler
-    }
-    pub fn stop(self) -> ProbeData {
-        ProbeData {
-            timeline: vec![],
-            summary: serde_json::json!({}),
-        }
-    }
-}
-pub fn client_bound(cpu: f64, elapsed: f64, cpus: usize) -> Option<String> {
-    (elapsed > 0.0 && cpu / (elapsed * cpus as f64) >= 0.9)
-        .then(|| "client used >= 90% of its CPUs".into())
-}
-pub mod fingerprint {
-    pub fn capture() -> serde_json::Value {
-        serde_json::json!({})
-    }
+//! Server-side metrics sampled while a trial runs, and the environment
+//! fingerprint.
+//!
+//! [`Sampler::start`] takes a baseline reading of `/proc` and then samples
+//! every interval on its own thread until [`Sampler::stop`], which returns
+//! a timeline of per-interval deltas and a summary over the whole window
+//! ([`ProbeData`]). The runner starts it after warmup. Each source has its
+//! own file with a pure parser (text in, values out) apart from the reading:
+//!
+//! - [`cpu`] reads `/proc/stat`: CPU time split per CPU, and the run queue;
+//! - [`freq`] reads cpufreq or the MHz in `/proc/cpuinfo`;
+//! - [`loadavg`] reads `/proc/loadavg`;
+//! - [`netdev`] reads `/proc/net/dev`;
+//! - [`process`], [`tree`] and [`tracker`] follow the server's process tree;
+//! - [`own`] measures this process (the load generator) and the sampler.
+//!
+//! Every field is documented in `docs/probe-metrics.md`.
+
+pub mod client;
+pub mod cpu;
+pub mod data;
+pub mod diff;
+pub mod fingerprint;
+pub mod freq;
+pub mod loadavg;
+pub mod netdev;
+pub mod own;
+pub mod process;
+pub mod sampler;
+pub mod summary;
+pub mod tracker;
+pub mod tree;
+mod window;
+
+pub use client::{
+    client_bound, client_bound_reason, client_verdict, server_cpu_per_request,
+    CLIENT_BOUND_FRACTION,
+};
+pub use data::{
+    CpuSplit, NetDelta, PerCpu, ProbeData, ProbeSample, ProbeSummary, ProcessSummary, ServerSample,
+};
+pub use diff::{diff, flatten};
+pub use fingerprint::{capture, Fingerprint};
+pub use sampler::{Sampler, SamplerConfig};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("the probe's sampling interval must be at least 10ms (the kernel's CPU counters tick at 100 Hz), not {0:?}")]
+    Interval(std::time::Duration),
+    #[error("could not start the probe's sampler thread: {0}")]
+    Spawn(std::io::Error),
 }

@@ -1,25 +1,26 @@
-//! INTERIM (replaced by the report branch).
-pub mod terminal {
-    pub fn render(d: &crate::store::RunData, _c: bool) -> String {
-        let mut s = String::new();
-        for t in &d.trials {
-            s += &format!("{} {} {:?}\n", t.system, t.point.label(), t.throughput());
-        }
-        s
-    }
-}
-pub mod html {
-    pub fn render(_d: &crate::store::RunData) -> String {
-        "<html></html>".into()
-    }
-}
-pub mod json {
-    pub fn export(d: &crate::store::RunData) -> serde_json::Value {
-        serde_json::to_value(d).unwrap_or_default()
-    }
-}
-pub mod csv {
-    pub fn export(_d: &crate::store::RunData) -> String {
-        String::new()
-    }
-}
+//! Reports: terminal, JSON, CSV, SVG and HTML, one file per format.
+//!
+//! Every format renders the same [`rows::Aggregate`], built once per run by
+//! [`rows::aggregate`]: per-(system, point) summaries, comparisons against
+//! the baseline, USL fits, curve shapes and the ranking. What each chart and
+//! column means, and the export field names, are in `docs/report.md`.
+//!
+//! Entry points: [`terminal::render`], [`html::render`], [`json::export`]
+//! and [`csv::export`].
+
+pub mod charts;
+pub mod csv;
+pub mod fits;
+pub mod format;
+pub mod html;
+mod html_tables;
+pub mod json;
+pub mod layout;
+pub mod probe_view;
+pub mod rows;
+pub mod svg;
+pub mod terminal;
+#[cfg(test)]
+mod test_support;
+mod text_table;
+pub mod verdict;

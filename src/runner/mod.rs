@@ -205,7 +205,7 @@ fn open_run(exp: &Experiment, store: &mut Store, resume: Option<i64>) -> Result<
         store.set_run_status(id, "running")?;
         return Ok(id);
     }
-    let env = serde_json::to_value(crate::probe::fingerprint::capture()).unwrap_or_default();
+    let env = serde_json::to_value(crate::probe::capture()).unwrap_or_default();
     let headline = match exp.trials.headline {
         crate::analysis::summary::Headline::Median => "median",
         crate::analysis::summary::Headline::Best => "best",

@@ -58,11 +58,7 @@ pub fn run_trial(
         ),
         Ok(m) => {
             let judged = judge(&m);
-            let bound = crate::probe::client_bound(
-                m.result.client_cpu.0,
-                m.result.elapsed.as_secs_f64(),
-                m.client_cpus,
-            );
+            let bound = client_bound(&m);
             context["client_bound"] = bound.is_some().into();
             if let Some(reason) = bound {
                 context["client_bound_reason"] = reason.into();
@@ -183,7 +179,8 @@ fn measure(
             interval: cx.exp.trials.sample_interval,
         },
         root_pid,
-    );
+    )
+    .map_err(|e| e.to_string())?;
     let result = driver.run(&spec, cx.shutdown);
     let probe = sampler.stop();
     let result = result.map_err(|e| format!("load failed: {e}"))?;
@@ -226,6 +223,19 @@ fn load_spec(exp: &Experiment, r: &Resolved, client_cpus: Option<Vec<usize>>) ->
         max_requests: None,
         client_cpus,
     }
+}
+
+/// Why the trial describes the client rather than the server, if it does:
+/// the load generator used (or waited for) 90% of the CPUs it may use.
+fn client_bound(m: &Measured) -> Option<String> {
+    let r = &m.result;
+    let by_cpu =
+        crate::probe::client_bound_reason(r.client_cpu.0, r.elapsed.as_secs_f64(), m.client_cpus);
+    by_cpu.or_else(|| {
+        m.probe
+            .as_ref()
+            .and_then(|p| crate::probe::client_verdict(&p.summary, m.client_cpus))
+    })
 }
 
 /// Why a measured trial counts as failed, or `None` when it is good.

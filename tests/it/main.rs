@@ -2,8 +2,11 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod analysis;
+mod http_driver;
 mod nginx;
 mod postgres;
+mod probe;
+mod report;
 mod runner;
 mod spec_errors;
 mod support;

@@ -1,7 +1,7 @@
 //! The runner end to end with the real binary and a real nginx: stored
 //! trials, a run killed and resumed, a server killed mid-trial.
 
-use crate::support::{run, scalelab, stderr};
+use crate::support::{scalelab, stderr};
 use scalelab::store::{Store, TrialStatus};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -26,16 +26,8 @@ fn a_run_stores_every_trial_and_reports() {
     );
     let store = dir.path().join("s.sqlite");
     let html = dir.path().join("r.html");
-    let out = scalelab()
-        .args([
-            "--store",
-            store.to_str().unwrap(),
-            "run",
-            exp.to_str().unwrap(),
-            "-o",
-            html.to_str().unwrap(),
-        ])
-        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+    let out = run_cmd(dir.path(), &store, &exp)
+        .args(["-o", html.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -64,6 +56,20 @@ fn a_run_stores_every_trial_and_reports() {
     assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
 }
 
+/// `scalelab --store STORE run EXP` with its servers and report inside `dir`.
+fn run_cmd(dir: &Path, store: &Path, exp: &Path) -> std::process::Command {
+    let mut cmd = scalelab();
+    cmd.args([
+        "--store",
+        store.to_str().unwrap(),
+        "run",
+        exp.to_str().unwrap(),
+    ])
+    .env("SCALELAB_WORKDIR", dir.join("work"))
+    .current_dir(dir);
+    cmd
+}
+
 fn count_trials(store: &Path) -> usize {
     Store::open(store)
         .ok()
@@ -79,14 +85,7 @@ fn a_killed_run_loses_nothing_and_resumes() {
         "[sweep]\nconnections = [1, 2, 3, 4]\n[trials]\nduration = \"400ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\nrestart = \"never\"\n",
     );
     let store = dir.path().join("s.sqlite");
-    let mut child = scalelab()
-        .args([
-            "--store",
-            store.to_str().unwrap(),
-            "run",
-            exp.to_str().unwrap(),
-        ])
-        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+    let mut child = run_cmd(dir.path(), &store, &exp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -105,14 +104,10 @@ fn a_killed_run_loses_nothing_and_resumes() {
     );
     assert_eq!(before.run.status, "running");
 
-    let out = run(&[
-        "--store",
-        store.to_str().unwrap(),
-        "run",
-        exp.to_str().unwrap(),
-        "--resume",
-        &before.run.id.to_string(),
-    ]);
+    let out = run_cmd(dir.path(), &store, &exp)
+        .args(["--resume", &before.run.id.to_string()])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let after = Store::open(&store).unwrap().load_run("latest").unwrap();
     assert_eq!(after.run.id, before.run.id);
@@ -131,23 +126,15 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         "[sweep]\nconnections = [4, 8]\n[trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"per_trial\"\n",
     );
     let store = dir.path().join("s.sqlite");
-    let child = scalelab()
-        .args([
-            "--store",
-            store.to_str().unwrap(),
-            "run",
-            exp.to_str().unwrap(),
-        ])
-        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+    let child = run_cmd(dir.path(), &store, &exp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Find the first nginx master (scalelab's child) and kill it with its workers.
+    // The first nginx master, found by the pid file in its private run directory.
     let deadline = Instant::now() + Duration::from_secs(30);
     let master = loop {
-        let kids = scalelab::target::process::children_of(child.id());
-        if let Some(&pid) = kids.first() {
+        if let Some(pid) = nginx_pid(&dir.path().join("work")) {
             break pid;
         }
         assert!(Instant::now() < deadline, "nginx never started");
@@ -179,4 +166,12 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         "{:?}",
         data.trials[1].error
     );
+}
+
+/// The PID in the first `nginx-*/nginx.pid` under `work`.
+fn nginx_pid(work: &Path) -> Option<u32> {
+    std::fs::read_dir(work).ok()?.flatten().find_map(|e| {
+        let text = std::fs::read_to_string(e.path().join("nginx.pid")).ok()?;
+        text.trim().parse().ok()
+    })
 }

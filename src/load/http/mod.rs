@@ -1,27 +1,440 @@
-//! http load driver.
-use crate::load::{Driver, LoadError, LoadResult, LoadSpec};
-use crate::shutdown::Shutdown;
+//! The native HTTP/1.1 load driver (closed loop like wrk, constant rate
+//! like wrk2 `-R`).
+//!
+//! - [`codec`]: sans-IO request serialisation and response parsing.
+//! - `worker`: one mio event loop per thread over its share of connections;
+//!   `plan`: what each worker is given; `pacer`: open-loop scheduling.
+//! - `sys`: clock, connect from a chosen source address, timerfd, pinning.
+//! - [`url`]: the `http://host:port/path` endpoint.
 
-#[derive(Debug, serde::Deserialize)]
+pub mod codec;
+mod pacer;
+mod plan;
+mod sys;
+pub mod url;
+mod worker;
+
+use crate::load::{process_cpu, raise_fd_limit, Driver, LoadError, LoadResult, LoadSpec, Pacing};
+use crate::shutdown::Shutdown;
+use plan::{Assignment, Extra, OpenLoop, Plan};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use url::HttpUrl;
+
+/// Kind-specific settings of an HTTP load (the experiment's `[load]` table).
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HttpSettings {}
+pub struct HttpSettings {
+    /// Request path (and query); overrides the endpoint URL's path.
+    pub path: Option<String>,
+    /// Request method; `GET` when absent.
+    pub method: Option<String>,
+    /// Extra request headers, each `"Name: value"`.
+    #[serde(default)]
+    pub headers: Vec<String>,
+    /// Request body (sent with a `Content-Length`).
+    pub body: Option<String>,
+    /// Spread connections over the source addresses 127.0.0.1..=127.0.0.N,
+    /// so short-connection sweeps do not run out of ephemeral ports.
+    pub source_addrs: Option<u32>,
+    /// Permit a target that is not a loopback address.
+    #[serde(default)]
+    pub allow_remote: bool,
+}
+
 impl HttpSettings {
-    pub fn parse(t: &toml::Table) -> Result<Self, LoadError> {
-        crate::load::parse_settings(t)
+    pub fn parse(settings: &toml::Table) -> Result<HttpSettings, LoadError> {
+        let s: HttpSettings = crate::load::parse_settings(settings)?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Checks the values serde cannot, naming the field and the fix.
+    pub fn validate(&self) -> Result<(), LoadError> {
+        let bad = |m: String| Err(LoadError::Spec(m));
+        if let Some(p) = &self.path {
+            url::check_path(p).map_err(|e| LoadError::Spec(format!("`path`: {e}")))?;
+        }
+        let method = self.method();
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return bad(format!(
+                "`method` = `{method}` is not an HTTP method; use GET, POST, HEAD, ..."
+            ));
+        }
+        for h in &self.headers {
+            parse_header(h).map_err(LoadError::Spec)?;
+        }
+        if let Some(n) = self.source_addrs {
+            if !(1..=254).contains(&n) {
+                return bad(format!(
+                    "`source_addrs` = {n}: use 1 to 254 (127.0.0.1 to 127.0.0.N)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn method(&self) -> &str {
+        self.method.as_deref().unwrap_or("GET")
     }
 }
-pub struct HttpDriver;
+
+/// Splits `"Name: value"`, refusing what would corrupt the request.
+pub fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("header `{text}` has no `:`; write it as \"Name: value\""))?;
+    let name = name.trim();
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(token) {
+        return Err(format!("header `{text}` has an invalid name `{name}`"));
+    }
+    if value.contains(['\r', '\n']) {
+        return Err(format!("header `{name}` has a line break in its value"));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+/// Drives an HTTP/1.1 server on loopback.
+#[derive(Debug)]
+pub struct HttpDriver {
+    url: HttpUrl,
+    addr: SocketAddr,
+    settings: HttpSettings,
+}
+
 impl HttpDriver {
-    pub fn from_settings(t: &toml::Table, _endpoint: &str) -> Result<Self, LoadError> {
-        HttpSettings::parse(t)?;
-        Ok(HttpDriver)
+    /// Builds the driver from the `[load]` table's HTTP settings, aimed at
+    /// `endpoint` (`http://127.0.0.1:8080` or with a path).
+    pub fn from_settings(settings: &toml::Table, endpoint: &str) -> Result<HttpDriver, LoadError> {
+        HttpDriver::new(HttpSettings::parse(settings)?, endpoint)
+    }
+
+    /// Builds the driver from already-parsed settings.
+    pub fn new(settings: HttpSettings, endpoint: &str) -> Result<HttpDriver, LoadError> {
+        settings.validate()?;
+        let target_err = |reason: String| LoadError::Target {
+            target: endpoint.to_string(),
+            reason,
+        };
+        let mut url = HttpUrl::parse(endpoint).map_err(target_err)?;
+        let addr = url.resolve(settings.allow_remote).map_err(target_err)?;
+        if settings.source_addrs.is_some() && !(addr.is_ipv4() && addr.ip().is_loopback()) {
+            return Err(target_err(
+                "`source_addrs` needs an IPv4 loopback target (127.x.x.x)".into(),
+            ));
+        }
+        if let Some(p) = &settings.path {
+            url.path = p.clone();
+        }
+        Ok(HttpDriver {
+            url,
+            addr,
+            settings,
+        })
+    }
+
+    /// The URL requests go to (with the `path` setting applied).
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.url.host_header(), self.url.path)
+    }
+
+    fn plan(&self, spec: &LoadSpec) -> Result<Plan, LoadError> {
+        let headers = self
+            .settings
+            .headers
+            .iter()
+            .map(|h| parse_header(h).map_err(LoadError::Spec))
+            .collect::<Result<Vec<_>, _>>()?;
+        let body = self.settings.body.as_deref().map(str::as_bytes);
+        let method = self.settings.method();
+        let host = self.url.host_header();
+        let build =
+            |close| codec::build_request(method, &self.url.path, &host, &headers, body, close);
+        let request = build(false);
+        Ok(Plan {
+            addr: self.addr,
+            // Only a request that may span several segments can be held
+            // back by Nagle; one small write per round trip never is.
+            nodelay: request.len() > 1400,
+            last_request: build(true),
+            request,
+            head_request: method.eq_ignore_ascii_case("HEAD"),
+            source_addrs: self.settings.source_addrs.unwrap_or(0),
+            requests_per_connection: spec.requests_per_connection,
+            timeout_ns: duration_ns(spec.timeout).max(1),
+        })
     }
 }
+
 impl Driver for HttpDriver {
     fn name(&self) -> &'static str {
         "http"
     }
-    fn run(&self, _spec: &LoadSpec, _s: &Shutdown) -> Result<LoadResult, LoadError> {
-        Err(LoadError::Setup("not yet".into()))
+
+    fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
+        spec.validate()?;
+        check_cpus(spec.client_cpus.as_deref())?;
+        check_fd_budget(spec.connections)?;
+        let plan = self.plan(spec)?;
+        let jobs = assignments(spec, sys::now_ns());
+        let cpu_before = process_cpu();
+        let started = Instant::now();
+        let mut result = LoadResult::new();
+        let mut extra = Extra::default();
+        for outcome in run_workers(&plan, jobs, shutdown) {
+            let (r, e) = outcome?;
+            result.merge(&r);
+            extra = merge_extra(extra, e);
+        }
+        result.elapsed = started.elapsed();
+        result.client_cpu = process_cpu() - cpu_before;
+        if let Pacing::Open { rate } = spec.pacing {
+            result.target_rate = Some(rate);
+        }
+        result.notes = notes(&result, &extra, self.addr);
+        Ok(result)
+    }
+}
+
+/// One thread per assignment; waits for all of them.
+fn run_workers(
+    plan: &Plan,
+    jobs: Vec<Assignment>,
+    shutdown: &Shutdown,
+) -> Vec<Result<(LoadResult, Extra), LoadError>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| {
+                std::thread::Builder::new()
+                    .name("scalelab-http".into())
+                    .spawn_scoped(s, move || worker::run(plan, job, shutdown))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .map_err(|_| LoadError::Setup("an HTTP load thread panicked".into()))?
+                    .map_err(LoadError::Io),
+                Err(e) => Err(LoadError::Io(e)),
+            })
+            .collect()
+    })
+}
+
+/// Refuses client CPUs this machine does not have.
+fn check_cpus(cpus: Option<&[usize]>) -> Result<(), LoadError> {
+    let online = crate::placement::online_cpus();
+    match cpus {
+        Some(c) if c.is_empty() || c.iter().any(|&i| i >= online) => Err(LoadError::Spec(format!(
+            "client CPUs {c:?} do not exist here: this machine has CPUs 0 to {}",
+            online - 1
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn duration_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Refuses a connection count the open-files limit cannot hold.
+fn check_fd_budget(connections: u32) -> Result<(), LoadError> {
+    let limit = raise_fd_limit();
+    let need = u64::from(connections) + 64;
+    if need > limit {
+        return Err(LoadError::Spec(format!(
+            "{connections} connections need about {need} file descriptors, but the \
+             open-files limit is {limit}; lower the connection count or raise `ulimit -n`"
+        )));
+    }
+    Ok(())
+}
+
+/// Splits connections, the request quota and the rate over the threads.
+fn assignments(spec: &LoadSpec, start_ns: u64) -> Vec<Assignment> {
+    let threads = spec.effective_threads();
+    let deadline_ns = if spec.duration.is_zero() {
+        u64::MAX
+    } else {
+        start_ns.saturating_add(duration_ns(spec.duration))
+    };
+    let open = match spec.pacing {
+        Pacing::Closed => None,
+        Pacing::Open { rate } => {
+            let stagger_ns = 1e9 / rate;
+            Some(OpenLoop {
+                interval_ns: ((stagger_ns * f64::from(spec.connections)) as u64).max(1),
+                stagger_ns,
+            })
+        }
+    };
+    let mut first_client = 0;
+    (0..threads)
+        .map(|t| {
+            let connections = spec.connections_for_thread(t);
+            let quota = spec
+                .max_requests
+                .map(|m| m / u64::from(threads) + u64::from(u64::from(t) < m % u64::from(threads)));
+            let job = Assignment {
+                connections,
+                first_client,
+                quota,
+                start_ns,
+                deadline_ns,
+                open,
+                cpus: spec.client_cpus.clone(),
+            };
+            first_client += connections;
+            job
+        })
+        .collect()
+}
+
+fn merge_extra(a: Extra, b: Extra) -> Extra {
+    Extra {
+        addr_not_avail: a.addr_not_avail + b.addr_not_avail,
+        fd_exhausted: a.fd_exhausted + b.fd_exhausted,
+        stalled: a.stalled || b.stalled,
+        server_closed_first: a.server_closed_first + b.server_closed_first,
+        client_closed_first: a.client_closed_first + b.client_closed_first,
+    }
+}
+
+/// Plain-words warnings for what the counters alone would hide.
+fn notes(r: &LoadResult, extra: &Extra, addr: SocketAddr) -> Vec<String> {
+    let mut notes = Vec::new();
+    if extra.addr_not_avail > 0 {
+        let range =
+            sys::local_port_range().map_or("unknown".to_string(), |(lo, hi)| format!("{lo} {hi}"));
+        notes.push(format!(
+            "ephemeral ports exhausted: {} connects failed with EADDRNOTAVAIL; \
+             net.ipv4.ip_local_port_range is {range}; use source_addrs = N or a \
+             cooldown between trials",
+            extra.addr_not_avail
+        ));
+    }
+    if extra.fd_exhausted > 0 {
+        notes.push(format!(
+            "open-files limit reached: {} sockets could not be created (EMFILE/ENFILE); \
+             lower the connection count",
+            extra.fd_exhausted
+        ));
+    }
+    let retired = extra.server_closed_first + extra.client_closed_first;
+    if extra.client_closed_first > 1000 && extra.client_closed_first * 10 > retired {
+        notes.push(format!(
+            "{} of {retired} connections were closed by scalelab before the server's FIN \
+             arrived, so their TIME_WAIT holds client ports",
+            extra.client_closed_first
+        ));
+    }
+    if extra.stalled {
+        notes.push("stopped early: no request completed for several seconds".into());
+    }
+    if r.connections_opened == 0 && r.errors.connect > extra.addr_not_avail {
+        notes.push(format!(
+            "no connection could be made: all {} connects to {addr} failed; is the server running?",
+            r.errors.connect
+        ));
+    }
+    if let Some(target) = r.target_rate {
+        let achieved = r.rps();
+        if achieved < 0.95 * target {
+            notes.push(format!(
+                "achieved {achieved:.0} req/s, below the target {target:.0} req/s: the server \
+                 or the connections could not keep up; latencies include the wait from each \
+                 request's scheduled time"
+            ));
+        }
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn settings_parse_and_name_bad_fields() {
+        let s = HttpSettings::parse(&table(
+            "path = \"/x\"\nmethod = \"POST\"\nheaders = [\"X-A: 1\"]\nbody = \"{}\"\nsource_addrs = 4",
+        ))
+        .unwrap();
+        assert_eq!(s.method(), "POST");
+        assert_eq!(s.source_addrs, Some(4));
+        for (text, needle) in [
+            ("pth = \"/x\"", "pth"),
+            ("path = \"x\"", "path"),
+            ("method = \"G T\"", "method"),
+            ("headers = [\"NoColon\"]", "NoColon"),
+            ("source_addrs = 0", "source_addrs"),
+            ("source_addrs = 300", "source_addrs"),
+        ] {
+            let err = HttpSettings::parse(&table(text)).unwrap_err().to_string();
+            assert!(err.contains(needle), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn driver_refuses_remote_and_bad_urls() {
+        let none = toml::Table::new();
+        assert!(HttpDriver::from_settings(&none, "http://127.0.0.1:9/").is_ok());
+        let err = HttpDriver::from_settings(&none, "http://192.0.2.1:80/").unwrap_err();
+        assert!(err.to_string().contains("allow_remote"), "{err}");
+        let err = HttpDriver::from_settings(&none, "https://127.0.0.1/").unwrap_err();
+        assert!(err.to_string().contains("TLS"), "{err}");
+        let d = HttpDriver::from_settings(&table("path = \"/p?q\""), "http://127.0.0.1:8080/a")
+            .unwrap();
+        assert_eq!(d.url(), "http://127.0.0.1:8080/p?q");
+    }
+
+    #[test]
+    fn port_exhaustion_and_shortfalls_are_told_in_words() {
+        let mut r = LoadResult::new();
+        r.errors.connect = 1234;
+        r.target_rate = Some(1000.0);
+        r.elapsed = Duration::from_secs(1);
+        r.requests = 500;
+        let extra = Extra {
+            addr_not_avail: 1234,
+            ..Extra::default()
+        };
+        let notes = notes(&r, &extra, "127.0.0.1:80".parse().unwrap());
+        let all = notes.join("\n");
+        assert!(all.contains("ephemeral ports exhausted: 1234 connects failed with EADDRNOTAVAIL"));
+        assert!(all.contains("ip_local_port_range is "));
+        assert!(all.contains("source_addrs"));
+        assert!(all.contains("achieved 500 req/s, below the target 1000"));
+    }
+
+    #[test]
+    fn missing_client_cpus_are_refused() {
+        assert!(check_cpus(None).is_ok());
+        assert!(check_cpus(Some(&[0])).is_ok());
+        let err = check_cpus(Some(&[4096])).unwrap_err().to_string();
+        assert!(err.contains("4096") && err.contains("CPUs 0 to"), "{err}");
+    }
+
+    #[test]
+    fn quota_and_rate_split_exactly() {
+        let mut spec = LoadSpec::closed(7, 3, Duration::from_secs(1));
+        spec.max_requests = Some(1000);
+        spec.pacing = Pacing::Open { rate: 700.0 };
+        let jobs = assignments(&spec, 0);
+        let quotas: Vec<u64> = jobs.iter().map(|j| j.quota.unwrap()).collect();
+        assert_eq!(quotas, vec![334, 333, 333]);
+        let firsts: Vec<u32> = jobs.iter().map(|j| j.first_client).collect();
+        assert_eq!(firsts, vec![0, 3, 5]);
+        let open = jobs[0].open.unwrap();
+        // 7 connections at 700/s in total: each sends every 10 ms.
+        assert_eq!(open.interval_ns, 10_000_000);
     }
 }

@@ -1,0 +1,174 @@
+//! The small part of URL syntax a loopback load generator needs:
+//! `http://host[:port][/path][?query]`.
+
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+
+/// A parsed `http://` URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpUrl {
+    /// Host as written (brackets kept for IPv6), for the `Host` header.
+    pub host: String,
+    pub port: u16,
+    /// Path and query, always starting with `/`.
+    pub path: String,
+}
+
+impl HttpUrl {
+    pub fn parse(url: &str) -> Result<HttpUrl, String> {
+        let rest = strip_scheme(url)?;
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        if authority.contains('@') {
+            return Err("user names and passwords in the URL are not supported".into());
+        }
+        let (host, port) = split_host_port(authority)?;
+        let tail = tail.split('#').next().unwrap_or("");
+        let path = match tail.chars().next() {
+            None => "/".to_string(),
+            Some('?') => format!("/{tail}"),
+            Some(_) => tail.to_string(),
+        };
+        check_path(&path)?;
+        Ok(HttpUrl {
+            host: host.to_string(),
+            port,
+            path,
+        })
+    }
+
+    /// `host:port` as the `Host` header carries it (port omitted when 80).
+    pub fn host_header(&self) -> String {
+        if self.port == 80 {
+            self.host.clone()
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    /// Resolves the host; the first address is used. Unless `allow_remote`,
+    /// it must be a loopback address.
+    pub fn resolve(&self, allow_remote: bool) -> Result<SocketAddr, String> {
+        let bare = self.host.trim_start_matches('[').trim_end_matches(']');
+        let addr = (bare, self.port)
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve `{bare}`: {e}"))?
+            .next()
+            .ok_or_else(|| format!("`{bare}` resolves to no address"))?;
+        if !allow_remote && !is_loopback(addr.ip()) {
+            return Err(format!(
+                "`{bare}` is {}, not a loopback address; scalelab sends load only to \
+                 127.0.0.0/8 or ::1 unless the setting `allow_remote = true` is given",
+                addr.ip()
+            ));
+        }
+        Ok(addr)
+    }
+}
+
+fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v| v.is_loopback()),
+    }
+}
+
+fn strip_scheme(url: &str) -> Result<&str, String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err("expected a URL such as http://127.0.0.1:8080/".into());
+    };
+    if scheme.eq_ignore_ascii_case("http") {
+        Ok(rest)
+    } else if scheme.eq_ignore_ascii_case("https") {
+        Err("https is not supported (no TLS); use an http:// URL".into())
+    } else {
+        Err(format!(
+            "unsupported scheme `{scheme}`; only http:// URLs are supported"
+        ))
+    }
+}
+
+fn split_host_port(authority: &str) -> Result<(&str, u16), String> {
+    let (host, port) = if let Some(v6_end) = authority.strip_prefix('[').and(authority.find(']')) {
+        let (host, rest) = authority.split_at(v6_end + 1);
+        (host, rest.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() || host == "[]" {
+        return Err("the URL has no host".into());
+    }
+    let port = match port {
+        None => 80,
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p != 0)
+            .ok_or_else(|| format!("`{p}` is not a valid port (1-65535)"))?,
+    };
+    Ok((host, port))
+}
+
+/// A request target must be visible ASCII without spaces.
+pub fn check_path(path: &str) -> Result<(), String> {
+    if !path.starts_with('/') {
+        return Err(format!("path `{path}` must start with `/`"));
+    }
+    if path.bytes().any(|b| !b.is_ascii_graphic()) {
+        return Err(format!(
+            "path `{path}` contains spaces or control characters; percent-encode them"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_usual_forms() {
+        let u = HttpUrl::parse("http://127.0.0.1:8080").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("127.0.0.1", 8080, "/")
+        );
+        let u = HttpUrl::parse("HTTP://localhost/a/b?c=1#frag").unwrap();
+        assert_eq!((u.port, u.path.as_str()), (80, "/a/b?c=1"));
+        assert_eq!(u.host_header(), "localhost");
+        let u = HttpUrl::parse("http://[::1]:81?x").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("[::1]", 81, "/?x")
+        );
+        assert_eq!(u.host_header(), "[::1]:81");
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_do() {
+        for (url, why) in [
+            ("https://127.0.0.1/", "no TLS"),
+            ("ftp://127.0.0.1/", "unsupported scheme"),
+            ("127.0.0.1:80", "expected a URL"),
+            ("http://:80/", "no host"),
+            ("http://127.0.0.1:99999/", "valid port"),
+            ("http://127.0.0.1:0/", "valid port"),
+            ("http://u:p@127.0.0.1/", "passwords"),
+        ] {
+            let err = HttpUrl::parse(url).unwrap_err();
+            assert!(err.contains(why), "{url}: {err}");
+        }
+    }
+
+    #[test]
+    fn only_loopback_unless_allowed() {
+        let local = HttpUrl::parse("http://127.0.0.2:8080/").unwrap();
+        assert!(local.resolve(false).is_ok());
+        let remote = HttpUrl::parse("http://10.1.2.3:8080/").unwrap();
+        let err = remote.resolve(false).unwrap_err();
+        assert!(err.contains("allow_remote"), "{err}");
+        assert!(remote.resolve(true).is_ok());
+    }
+}

@@ -1,0 +1,251 @@
+//! Finding the cgroup hierarchy that serves a controller: v1 (a mount per
+//! controller) or v2 (the unified mount), from `/proc/self/mountinfo` and
+//! `/proc/self/cgroup`. Pure parsers, plus [`locate_here`] which reads them.
+//!
+//! Where scalelab's cgroups go:
+//! - v1: under the cgroup this process is already in, in that controller's
+//!   hierarchy, so limits set by whatever runs scalelab still apply to the
+//!   server (v1 allows processes in non-leaf cgroups).
+//! - v2: directly under the top of the unified mount. A non-root v2 cgroup
+//!   that holds processes cannot hand controllers to children (the
+//!   "no internal processes" rule), and scalelab's own cgroup holds scalelab.
+
+use super::cgroup::{Controller, Version};
+use super::PlacementError;
+use std::path::{Path, PathBuf};
+
+/// One line of `/proc/self/mountinfo`, the fields scalelab needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mount {
+    /// The root of the mount within its filesystem (for cgroups: the cgroup
+    /// path that appears at the mount point).
+    pub root: String,
+    pub mount_point: PathBuf,
+    pub fstype: String,
+    pub super_options: Vec<String>,
+}
+
+/// Parses `/proc/self/mountinfo` (proc(5)): `id parent maj:min root mount
+/// options [optional...] - fstype source super_options`.
+pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let l: Vec<&str> = left.split(' ').collect();
+            let r: Vec<&str> = right.split(' ').collect();
+            Some(Mount {
+                root: unescape(l.get(3)?),
+                mount_point: PathBuf::from(unescape(l.get(4)?)),
+                fstype: r.first()?.to_string(),
+                super_options: r.get(2).map(|o| o.split(',').map(String::from).collect())?,
+            })
+        })
+        .collect()
+}
+
+/// Undoes mountinfo's octal escapes (`\040` is a space).
+fn unescape(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|b| (b'0'..=b'7').contains(b)));
+        match (bytes[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One line of `/proc/<pid>/cgroup`: `hierarchy-id:controllers:path`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Membership {
+    pub hierarchy_id: u32,
+    /// Empty for the v2 hierarchy (`0::/path`).
+    pub controllers: Vec<String>,
+    pub path: String,
+}
+
+pub fn parse_proc_cgroup(text: &str) -> Vec<Membership> {
+    text.lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, ':');
+            let id = parts.next()?.parse().ok()?;
+            let controllers = parts.next()?;
+            Some(Membership {
+                hierarchy_id: id,
+                controllers: controllers
+                    .split(',')
+                    .filter(|c| !c.is_empty())
+                    .map(String::from)
+                    .collect(),
+                path: parts.next()?.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Where cgroups for one controller are created.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hierarchy {
+    pub version: Version,
+    /// The directory under which `scalelab-<name>` is created.
+    pub parent: PathBuf,
+}
+
+/// Finds the hierarchy serving `controller`. `v2_controllers` reads a v2
+/// mount's `cgroup.controllers` (injected so this stays testable).
+pub fn locate(
+    controller: Controller,
+    mounts: &[Mount],
+    membership: &[Membership],
+    v2_controllers: impl Fn(&Path) -> Option<String>,
+) -> Option<Hierarchy> {
+    let name = controller.name();
+    let v1 = mounts
+        .iter()
+        .find(|m| m.fstype == "cgroup" && m.super_options.iter().any(|o| o == name));
+    if let Some(m) = v1 {
+        let own = membership
+            .iter()
+            .find(|c| c.controllers.iter().any(|n| n == name))
+            .map(|c| c.path.as_str())
+            .unwrap_or("/");
+        return Some(Hierarchy {
+            version: Version::V1,
+            parent: under_mount(m, own),
+        });
+    }
+    mounts
+        .iter()
+        .filter(|m| m.fstype == "cgroup2")
+        .find(|m| {
+            v2_controllers(&m.mount_point)
+                .is_some_and(|list| list.split_whitespace().any(|c| c == name))
+        })
+        .map(|m| Hierarchy {
+            version: Version::V2,
+            parent: m.mount_point.clone(),
+        })
+}
+
+/// The directory of cgroup `path` inside mount `m` (whose root may be a
+/// sub-cgroup, as in containers).
+fn under_mount(m: &Mount, path: &str) -> PathBuf {
+    let root = m.root.trim_end_matches('/');
+    let rel = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .trim_start_matches('/');
+    if rel.is_empty() {
+        m.mount_point.clone()
+    } else {
+        m.mount_point.join(rel)
+    }
+}
+
+/// Locates every controller on this machine, naming what is missing.
+pub fn locate_here(controller: Controller) -> Result<Hierarchy, PlacementError> {
+    let mountinfo = read("/proc/self/mountinfo")?;
+    let membership = read("/proc/self/cgroup")?;
+    locate(
+        controller,
+        &parse_mountinfo(&mountinfo),
+        &parse_proc_cgroup(&membership),
+        |mount| std::fs::read_to_string(mount.join("cgroup.controllers")).ok(),
+    )
+    .ok_or(PlacementError::ControllerMissing {
+        controller: controller.name(),
+    })
+}
+
+fn read(path: &str) -> Result<String, PlacementError> {
+    std::fs::read_to_string(path).map_err(|e| PlacementError::Cgroup {
+        path: path.to_string(),
+        message: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Captured from this project's Debian 12 VM (cgroup v1, hybrid).
+    const MOUNTINFO_V1: &str = "\
+23 1 0:21 / /sys rw,nosuid,nodev,noexec,relatime - sysfs sysfs rw
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+    const CGROUP_V1: &str = "\
+4:memory:/process_api/0534
+3:cpuset:/
+0::/
+";
+    // A typical systemd machine with only the unified hierarchy.
+    const MOUNTINFO_V2: &str =
+        "30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n";
+
+    #[test]
+    fn v1_cgroups_nest_under_our_own() {
+        let mounts = parse_mountinfo(MOUNTINFO_V1);
+        let member = parse_proc_cgroup(CGROUP_V1);
+        let mem = locate(Controller::Memory, &mounts, &member, |_| None).unwrap();
+        assert_eq!(mem.version, Version::V1);
+        assert_eq!(
+            mem.parent,
+            PathBuf::from("/sys/fs/cgroup/memory/process_api/0534")
+        );
+        let cpuset = locate(Controller::Cpuset, &mounts, &member, |_| None).unwrap();
+        assert_eq!(cpuset.parent, PathBuf::from("/sys/fs/cgroup/cpuset"));
+    }
+
+    #[test]
+    fn v2_is_found_by_its_controllers_file() {
+        let mounts = parse_mountinfo(MOUNTINFO_V2);
+        let member = parse_proc_cgroup("0::/user.slice/session-1.scope\n");
+        let with = |_: &Path| Some("cpuset cpu io memory pids\n".to_string());
+        let h = locate(Controller::Memory, &mounts, &member, with).unwrap();
+        assert_eq!(h.version, Version::V2);
+        assert_eq!(h.parent, PathBuf::from("/sys/fs/cgroup"));
+        let without = |_: &Path| Some("cpu io pids\n".to_string());
+        assert_eq!(locate(Controller::Cpuset, &mounts, &member, without), None);
+    }
+
+    #[test]
+    fn a_missing_controller_is_none() {
+        // The unified mount on the v1 machine has only hugetlb.
+        let mounts = parse_mountinfo(MOUNTINFO_V1);
+        let h = locate(Controller::Memory, &mounts[..2], &[], |_| {
+            Some("hugetlb".into())
+        });
+        assert_eq!(h, None);
+    }
+
+    #[test]
+    fn container_mount_roots_are_stripped() {
+        let line = "50 40 0:32 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n";
+        let mounts = parse_mountinfo(line);
+        let member = parse_proc_cgroup("4:memory:/docker/abc\n");
+        let h = locate(Controller::Memory, &mounts, &member, |_| None).unwrap();
+        assert_eq!(h.parent, PathBuf::from("/sys/fs/cgroup/memory"));
+    }
+
+    #[test]
+    fn mountinfo_escapes_are_undone() {
+        let m = parse_mountinfo("1 2 0:1 / /mnt/a\\040b rw - tmpfs x rw\n");
+        assert_eq!(m[0].mount_point, PathBuf::from("/mnt/a b"));
+        assert_eq!(m[0].fstype, "tmpfs");
+        assert_eq!(parse_mountinfo("garbage\n"), vec![]);
+    }
+}

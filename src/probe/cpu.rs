@@ -1,0 +1,184 @@
+//! `/proc/stat`: CPU time per CPU and in total, and the run queue.
+
+use super::data::CpuSplit;
+
+/// Cumulative jiffies (USER_HZ ticks) of one `cpu` line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+impl CpuTimes {
+    /// All time. Guest time is left out: the kernel already counts it in
+    /// `user` and `nice`.
+    pub fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+}
+
+/// The parts of `/proc/stat` the probe uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProcStat {
+    pub total: CpuTimes,
+    /// `(cpu number, times)` for each online CPU.
+    pub per_cpu: Vec<(u32, CpuTimes)>,
+    pub procs_running: u32,
+    pub procs_blocked: u32,
+}
+
+pub fn parse_proc_stat(text: &str) -> ProcStat {
+    let mut out = ProcStat::default();
+    for line in text.lines() {
+        let mut fields = line.split_ascii_whitespace();
+        let Some(key) = fields.next() else { continue };
+        if key == "cpu" {
+            out.total = parse_times(fields);
+        } else if let Some(n) = key.strip_prefix("cpu").and_then(|n| n.parse().ok()) {
+            out.per_cpu.push((n, parse_times(fields)));
+        } else if key == "procs_running" {
+            out.procs_running = fields.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+        } else if key == "procs_blocked" {
+            out.procs_blocked = fields.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+        }
+    }
+    out
+}
+
+fn parse_times<'a>(fields: impl Iterator<Item = &'a str>) -> CpuTimes {
+    let mut v = [0u64; 8];
+    for (slot, f) in v.iter_mut().zip(fields) {
+        *slot = f.parse().unwrap_or(0);
+    }
+    let [user, nice, system, idle, iowait, irq, softirq, steal] = v;
+    CpuTimes {
+        user,
+        nice,
+        system,
+        idle,
+        iowait,
+        irq,
+        softirq,
+        steal,
+    }
+}
+
+/// How the time between two readings was spent. Counters that went
+/// backwards (the kernel's idle/iowait accounting can) count as zero.
+pub fn split(before: &CpuTimes, after: &CpuTimes) -> CpuSplit {
+    let d = |a: u64, b: u64| b.saturating_sub(a) as f64;
+    let parts = [
+        d(before.user, after.user),
+        d(before.nice, after.nice),
+        d(before.system, after.system),
+        d(before.irq, after.irq),
+        d(before.softirq, after.softirq),
+        d(before.iowait, after.iowait),
+        d(before.steal, after.steal),
+        d(before.idle, after.idle),
+    ];
+    let total: f64 = parts.iter().sum();
+    if total <= 0.0 {
+        return CpuSplit::default();
+    }
+    let [user, nice, system, irq, softirq, iowait, steal, idle] = parts.map(|p| p / total);
+    CpuSplit {
+        user,
+        nice,
+        system,
+        irq,
+        softirq,
+        iowait,
+        steal,
+        idle,
+        busy: (1.0 - idle - iowait).max(0.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Captured on the project VM (2 vCPUs).
+    const BEFORE: &str = "\
+cpu  26545 0 9010 87781 681 0 85 184 0 0
+cpu0 11498 0 3788 46674 89 0 7 86 0 0
+cpu1 15047 0 5222 41107 591 0 77 98 0 0
+intr 1 2 3
+ctxt 440608
+btime 1700000000
+processes 11973
+procs_running 1
+procs_blocked 0
+";
+    const AFTER: &str = "\
+cpu  26645 10 9060 87811 681 5 95 214 0 0
+cpu0 11598 10 3788 46674 89 0 7 86 0 0
+cpu1 15047 0 5272 41137 591 5 87 128 0 0
+procs_running 3
+procs_blocked 1
+";
+
+    #[test]
+    fn parses_totals_cpus_and_run_queue() {
+        let s = parse_proc_stat(BEFORE);
+        assert_eq!(s.total.user, 26545);
+        assert_eq!(s.total.steal, 184);
+        assert_eq!(s.per_cpu.len(), 2);
+        assert_eq!(s.per_cpu[1].0, 1);
+        assert_eq!(s.per_cpu[1].1.iowait, 591);
+        assert_eq!(s.procs_running, 1);
+        let a = parse_proc_stat(AFTER);
+        assert_eq!((a.procs_running, a.procs_blocked), (3, 1));
+    }
+
+    #[test]
+    fn split_is_fractions_of_elapsed_time() {
+        let (b, a) = (parse_proc_stat(BEFORE), parse_proc_stat(AFTER));
+        // cpu0: 100 user + 10 nice of 110 jiffies: fully busy.
+        let c0 = split(&b.per_cpu[0].1, &a.per_cpu[0].1);
+        assert!((c0.user - 100.0 / 110.0).abs() < 1e-12);
+        assert!((c0.busy - 1.0).abs() < 1e-12);
+        // cpu1: 50 sys, 30 idle, 5 irq, 10 softirq, 30 steal = 125.
+        let c1 = split(&b.per_cpu[1].1, &a.per_cpu[1].1);
+        assert!((c1.idle - 30.0 / 125.0).abs() < 1e-12);
+        assert!((c1.steal - 30.0 / 125.0).abs() < 1e-12);
+        assert!((c1.busy - 95.0 / 125.0).abs() < 1e-12);
+        let all = split(&b.total, &a.total);
+        let sum = all.user
+            + all.nice
+            + all.system
+            + all.irq
+            + all.softirq
+            + all.iowait
+            + all.steal
+            + all.idle;
+        assert!((sum - 1.0).abs() < 1e-12);
+        assert!((all.busy - 205.0 / 235.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn no_elapsed_time_and_backwards_counters_are_harmless() {
+        let t = parse_proc_stat(BEFORE).total;
+        assert_eq!(split(&t, &t), CpuSplit::default());
+        let mut back = t;
+        back.idle -= 5;
+        back.user += 10;
+        let s = split(&t, &back);
+        assert_eq!(s.idle, 0.0);
+        assert_eq!(s.busy, 1.0);
+    }
+}

@@ -1,0 +1,32 @@
+//! `/proc/loadavg`.
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LoadAvg {
+    pub one: f64,
+    pub five: f64,
+    pub fifteen: f64,
+}
+
+/// Parses `0.25 0.49 0.35 1/91 11973`.
+pub fn parse_loadavg(text: &str) -> LoadAvg {
+    let mut f = text
+        .split_ascii_whitespace()
+        .map(|v| v.parse::<f64>().unwrap_or(0.0));
+    LoadAvg {
+        one: f.next().unwrap_or(0.0),
+        five: f.next().unwrap_or(0.0),
+        fifteen: f.next().unwrap_or(0.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_three_averages() {
+        let l = parse_loadavg("0.25 0.49 0.35 1/91 11973\n");
+        assert_eq!((l.one, l.five, l.fifteen), (0.25, 0.49, 0.35));
+        assert_eq!(parse_loadavg(""), LoadAvg::default());
+    }
+}

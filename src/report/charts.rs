@@ -1,0 +1,492 @@
+//! Which charts a run gets, built from the aggregate.
+//!
+//! Per group (one per combination of the non-x axes, see [`super::layout`]):
+//! throughput, latency p50/p99, Gbit/s (when any trial moved bytes), the
+//! efficiency curve, server CPU, and the CPU breakdown at the group's
+//! highest x. A group with fewer than two x values gets bar charts instead
+//! of lines. Each system keeps one colour and marker across all charts.
+
+use super::fits::usl_params;
+use super::format;
+use super::rows::{Aggregate, Cell};
+use super::svg::{
+    scale, Bar, BarChart, BarSeries, Component, Fit, LineChart, LineStyle, Pt, ScaleKind, Series,
+    StackedBarChart, YScale,
+};
+use crate::analysis::usl::predict;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChartKind {
+    Throughput,
+    Latency,
+    Bandwidth,
+    Efficiency,
+    ServerCpu,
+    CpuBreakdown,
+}
+
+#[derive(Clone, Debug)]
+pub struct Chart {
+    pub kind: ChartKind,
+    pub group: usize,
+    pub svg: String,
+    /// One sentence on how to read the chart.
+    pub caption: String,
+}
+
+/// Every chart for the run, grouped by kind then group.
+pub fn charts(agg: &Aggregate) -> Vec<Chart> {
+    let mut out = Vec::new();
+    for g in 0..agg.layout.groups.len() {
+        let ctx = GroupCtx::new(agg, g);
+        out.extend(ctx.throughput());
+        out.extend(ctx.latency());
+        out.extend(ctx.bandwidth());
+        out.extend(ctx.efficiency());
+        out.extend(ctx.server_cpu());
+        out.extend(ctx.cpu_breakdown());
+    }
+    out
+}
+
+struct GroupCtx<'a> {
+    agg: &'a Aggregate,
+    group: usize,
+    /// ` (load.script=tpcb)` when there are several groups.
+    suffix: String,
+    axis: String,
+    x_kind: ScaleKind,
+    /// Two or more x values: line charts; else bar charts.
+    lines: bool,
+}
+
+impl<'a> GroupCtx<'a> {
+    fn new(agg: &'a Aggregate, group: usize) -> Self {
+        let xs: Vec<f64> = agg.cells_in_group(group).filter_map(|c| c.x).collect();
+        let label = &agg.layout.groups[group].label;
+        GroupCtx {
+            agg,
+            group,
+            suffix: if agg.layout.groups.len() > 1 && !label.is_empty() {
+                format!(" ({label})")
+            } else {
+                String::new()
+            },
+            axis: agg.layout.x_axis.clone().unwrap_or_else(|| "point".into()),
+            x_kind: scale::choose_kind(&xs),
+            lines: scale::distinct(&xs).len() >= 2,
+        }
+    }
+
+    fn id(&self, kind: &str) -> String {
+        format!("{kind}-{}", self.group)
+    }
+
+    fn cells(&self, system: &str) -> Vec<&'a Cell> {
+        let mut v: Vec<&Cell> = self
+            .agg
+            .cells_in_group(self.group)
+            .filter(|c| c.system == system)
+            .collect();
+        v.sort_by(|a, b| a.x.unwrap_or(0.0).total_cmp(&b.x.unwrap_or(0.0)));
+        v
+    }
+
+    fn line_chart(&self, kind: &str, title: &str, y_label: &str) -> LineChart {
+        let mut c = LineChart::new(
+            &self.id(kind),
+            &format!("{title}{}", self.suffix),
+            &self.axis,
+            y_label,
+        );
+        c.x_kind = self.x_kind;
+        c.x_format = format::axis_value;
+        c.hollow_meaning = "hollow marker: a trial at this point was client-bound".into();
+        c
+    }
+
+    /// One series per system of `value(cell)`, as line-chart points.
+    fn series_of(&self, value: impl Fn(&Cell) -> Option<Pt>) -> Vec<Series> {
+        self.agg
+            .systems
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let points: Vec<Pt> = self.cells(s).into_iter().filter_map(&value).collect();
+                (!points.is_empty()).then(|| plain_series(s, i, points))
+            })
+            .collect()
+    }
+
+    fn throughput(&self) -> Option<Chart> {
+        if !self.lines {
+            return self.throughput_bars();
+        }
+        let mut c = self.line_chart("throughput", "Throughput", self.agg.unit);
+        let mut bands = false;
+        for (i, s) in self.agg.systems.iter().enumerate() {
+            let cells = self.cells(s);
+            let points: Vec<Pt> = cells.iter().filter_map(|c| throughput_point(c)).collect();
+            if points.is_empty() {
+                continue;
+            }
+            let mut series = plain_series(s, i, points);
+            series.band = cells
+                .iter()
+                .filter_map(|c| {
+                    let (lo, hi) = c.summary.as_ref()?.median_ci?;
+                    Some((c.x?, lo, hi))
+                })
+                .collect();
+            bands |= !series.band.is_empty();
+            series.fit = self.usl_curve(s);
+            c.series.push(series);
+        }
+        let fits = c.series.iter().any(|s| s.fit.is_some());
+        let caption = format!(
+            "Markers: {} of the successful trials; bars: min–max{}{}.",
+            headline_word(self.agg),
+            if bands {
+                "; shading: 95% CI of the median"
+            } else {
+                ""
+            },
+            if fits {
+                "; dashed: Universal Scalability Law fit"
+            } else {
+                ""
+            }
+        );
+        self.finish(ChartKind::Throughput, c, caption)
+    }
+
+    fn usl_curve(&self, system: &str) -> Option<Fit> {
+        let sf = self.agg.fit(system, self.group)?;
+        let usl = sf.usl.as_ref()?.as_ref().ok()?;
+        let (x0, x1) = (sf.points.first()?.0, sf.points.last()?.0);
+        let log = self.x_kind.is_log() && x0 > 0.0;
+        let curve = (0..=64)
+            .map(|k| {
+                let t = k as f64 / 64.0;
+                let x = if log {
+                    x0 * (x1 / x0).powf(t)
+                } else {
+                    x0 + (x1 - x0) * t
+                };
+                (x, predict(usl, x))
+            })
+            .filter(|(_, y)| y.is_finite())
+            .collect();
+        Some(Fit {
+            curve,
+            label: format!("USL fit: {}", usl_params(usl)),
+        })
+    }
+
+    fn throughput_bars(&self) -> Option<Chart> {
+        let points: Vec<_> = self.agg.layout.groups[self.group]
+            .points
+            .iter()
+            .filter_map(|i| self.agg.points.iter().find(|p| p.index == *i))
+            .collect();
+        let mut c = BarChart::new(
+            &self.id("throughput"),
+            &format!("Throughput{}", self.suffix),
+            &self.axis,
+            self.agg.unit,
+        );
+        c.value_format = format::rate;
+        c.categories = points
+            .iter()
+            .map(|p| self.agg.layout.short_label(p))
+            .collect();
+        for (i, s) in self.agg.systems.iter().enumerate() {
+            let values: Vec<Option<Bar>> = points
+                .iter()
+                .map(|p| {
+                    let cell = self.agg.cell(s, p.index)?;
+                    let sum = cell.summary.as_ref()?;
+                    Some(Bar {
+                        value: sum.headline,
+                        lo: Some(sum.min),
+                        hi: Some(sum.max),
+                        tip: tip(cell, sum.headline, format::rate),
+                    })
+                })
+                .collect();
+            if values.iter().any(Option::is_some) {
+                c.series.push(BarSeries {
+                    label: s.clone(),
+                    color: i,
+                    values,
+                });
+            }
+        }
+        if c.series.is_empty() {
+            return None;
+        }
+        Some(Chart {
+            kind: ChartKind::Throughput,
+            group: self.group,
+            svg: c.render(),
+            caption: format!(
+                "Bars: {} of the successful trials; whiskers: min–max.",
+                headline_word(self.agg)
+            ),
+        })
+    }
+
+    fn latency(&self) -> Option<Chart> {
+        if !self.lines {
+            return None;
+        }
+        let mut c = self.line_chart("latency", "Latency percentiles", "latency");
+        c.y_format = |v| format::latency_us(v).replace(".00", "");
+        for (i, s) in self.agg.systems.iter().enumerate() {
+            for (name, style, get) in [
+                (
+                    "p50",
+                    LineStyle::Solid,
+                    (|c: &Cell| c.latency.p50_us) as fn(&Cell) -> Option<f64>,
+                ),
+                ("p99", LineStyle::Dashed, |c: &Cell| c.latency.p99_us),
+            ] {
+                let points: Vec<Pt> = self
+                    .cells(s)
+                    .into_iter()
+                    .filter_map(|c| {
+                        let v = get(c)?;
+                        Some(point(c, v, format::latency_us))
+                    })
+                    .collect();
+                if !points.is_empty() {
+                    let mut series = plain_series(&format!("{s} {name}"), i, points);
+                    series.style = style;
+                    c.series.push(series);
+                }
+            }
+        }
+        let ys: Vec<f64> = c
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.y))
+            .collect();
+        let (lo, hi) = ys
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(a, b), y| (a.min(*y), b.max(*y)));
+        if hi / lo > 30.0 {
+            c.y_scale = YScale::Log10;
+        }
+        let caption =
+            "Solid: p50, dashed: p99; each the median across trials of that trial's percentile.";
+        self.finish(ChartKind::Latency, c, caption.into())
+    }
+
+    fn bandwidth(&self) -> Option<Chart> {
+        if !self.lines || !self.agg.cells.iter().any(|c| c.gbit_s.unwrap_or(0.0) > 0.0) {
+            return None;
+        }
+        let mut c = self.line_chart("bandwidth", "Bandwidth", "Gbit/s");
+        c.series = self.series_of(|c| Some(point(c, c.gbit_s?, |v| format!("{v:.3} Gbit/s"))));
+        let caption = "Response bytes read by the load generator, median across trials.";
+        self.finish(ChartKind::Bandwidth, c, caption.into())
+    }
+
+    fn efficiency(&self) -> Option<Chart> {
+        if !self.lines {
+            return None;
+        }
+        let mut base = None;
+        let mut c = self.line_chart(
+            "efficiency",
+            "Scaling efficiency",
+            "efficiency (1 = linear scaling)",
+        );
+        c.y_scale = YScale::FromZero;
+        for (i, s) in self.agg.systems.iter().enumerate() {
+            let Some(shape) = self.agg.fit(s, self.group).and_then(|f| f.shape.as_ref()) else {
+                continue;
+            };
+            base = base.or(shape.efficiency.first().map(|e| e.0));
+            let points = shape
+                .efficiency
+                .iter()
+                .map(|(n, e)| Pt {
+                    x: *n,
+                    y: *e,
+                    tip: format!("{s}, {}={}: {:.2}", self.axis, format::axis_value(*n), e),
+                    ..Pt::default()
+                })
+                .collect();
+            c.series.push(plain_series(s, i, points));
+        }
+        let base = base?;
+        c.reference = Some((1.0, "linear scaling".into()));
+        let caption = format!(
+            "Throughput per unit of {axis}, normalised to {axis}={}: 1.0 is perfect linear \
+             scaling, lower means each added unit buys less.",
+            format::axis_value(base),
+            axis = self.axis
+        );
+        self.finish(ChartKind::Efficiency, c, caption)
+    }
+
+    fn server_cpu(&self) -> Option<Chart> {
+        if !self.lines {
+            return None;
+        }
+        let has_util = self.agg.cells.iter().any(|c| c.server.cpu_util.is_some());
+        let (y_label, caption) = if has_util {
+            (
+                "server CPU (CPUs busy)",
+                "CPU time of the server's processes per second of wall time: \
+                 1.0 is one CPU fully busy.",
+            )
+        } else {
+            (
+                "machine CPU busy (% of all CPUs)",
+                "Share of all CPUs not idle while the trial ran (machine-wide).",
+            )
+        };
+        let mut c = self.line_chart("cpu", "Server CPU", y_label);
+        c.series = self.series_of(|c| {
+            let v = if has_util {
+                c.server.cpu_util?
+            } else {
+                c.server.cpu_busy? * 100.0
+            };
+            Some(point(c, v, |v| format!("{v:.2}")))
+        });
+        self.finish(ChartKind::ServerCpu, c, caption.into())
+    }
+
+    fn cpu_breakdown(&self) -> Option<Chart> {
+        let top_x = self
+            .agg
+            .cells_in_group(self.group)
+            .filter(|c| c.server.cpu_shares.is_some())
+            .filter_map(|c| c.x)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let cells: Vec<&Cell> = self
+            .agg
+            .systems
+            .iter()
+            .filter_map(|s| {
+                let mut cs = self.cells(s);
+                cs.retain(|c| {
+                    c.server.cpu_shares.is_some() && (c.x.is_none() || c.x == Some(top_x))
+                });
+                cs.pop()
+            })
+            .collect();
+        if cells.is_empty() {
+            return None;
+        }
+        let at = if top_x.is_finite() {
+            format!(" at {}={}", self.axis, format::axis_value(top_x))
+        } else {
+            String::new()
+        };
+        let mut c = StackedBarChart::new(
+            &self.id("cpu-split"),
+            &format!("Where the CPUs went{at}{}", self.suffix),
+            "system",
+            "% of all CPUs",
+        );
+        c.y_format = |v| format!("{v:.0}%");
+        c.y_max = Some(100.0);
+        c.categories = cells.iter().map(|c| c.system.clone()).collect();
+        // user, nice, system, irq, softirq, iowait, steal (Okabe-Ito).
+        let colors = [
+            "#0072B2", "#56B4E9", "#D55E00", "#CC79A7", "#E69F00", "#009E73", "#000000",
+        ];
+        for (k, name) in super::probe_view::CpuShares::NAMES.iter().enumerate() {
+            let values: Vec<f64> = cells
+                .iter()
+                .map(|c| {
+                    c.server
+                        .cpu_shares
+                        .map(|s| s.values()[k] * 100.0)
+                        .unwrap_or(0.0)
+                })
+                .collect();
+            if values.iter().any(|v| *v > 0.0) {
+                c.components.push(Component {
+                    label: name.to_string(),
+                    color: colors[k],
+                    values,
+                });
+            }
+        }
+        Some(Chart {
+            kind: ChartKind::CpuBreakdown,
+            group: self.group,
+            svg: c.render(),
+            caption: "Machine-wide CPU time by state (mean over CPUs, median trial), \
+                      including the load generator's share."
+                .into(),
+        })
+    }
+
+    fn finish(&self, kind: ChartKind, c: LineChart, caption: String) -> Option<Chart> {
+        if c.series.is_empty() {
+            return None;
+        }
+        Some(Chart {
+            kind,
+            group: self.group,
+            svg: c.render(),
+            caption,
+        })
+    }
+}
+
+fn headline_word(agg: &Aggregate) -> &'static str {
+    match agg.headline {
+        crate::analysis::summary::Headline::Median => "median",
+        crate::analysis::summary::Headline::Best => "best",
+    }
+}
+
+fn plain_series(label: &str, index: usize, points: Vec<Pt>) -> Series {
+    Series {
+        label: label.to_string(),
+        color: index,
+        marker: index,
+        style: LineStyle::Solid,
+        points,
+        band: Vec::new(),
+        fit: None,
+    }
+}
+
+fn throughput_point(c: &Cell) -> Option<Pt> {
+    let s = c.summary.as_ref()?;
+    let mut p = point(c, s.headline, format::rate);
+    p.lo = Some(s.min);
+    p.hi = Some(s.max);
+    p.tip = format!(
+        "{} (min {}, max {}, {} ok of {} trials)",
+        p.tip,
+        format::rate(s.min),
+        format::rate(s.max),
+        s.n,
+        c.trials()
+    );
+    Some(p)
+}
+
+fn point(c: &Cell, y: f64, fmt: fn(f64) -> String) -> Pt {
+    Pt {
+        x: c.x.unwrap_or(0.0),
+        y,
+        lo: None,
+        hi: None,
+        hollow: !c.client_bound.is_empty(),
+        tip: tip(c, y, fmt),
+    }
+}
+
+fn tip(c: &Cell, y: f64, fmt: fn(f64) -> String) -> String {
+    format!("{}, {}: {}", c.system, c.point.label(), fmt(y))
+}

@@ -1,0 +1,201 @@
+//! Per-series fits (USL, curve shape) and the relative ranking of systems.
+
+use super::format;
+use super::rows::{Aggregate, NOISE};
+use crate::analysis::shape::{shape, CurveShape, PastPeak};
+use crate::analysis::usl::{fit, UslFit};
+use serde::Serialize;
+
+/// One system's curve within one group.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeriesFit {
+    pub system: String,
+    pub group: usize,
+    /// (x, headline throughput), sorted by x.
+    pub points: Vec<(f64, f64)>,
+    /// The USL fit; `None` when not attempted (see [`usl_applies`]), the
+    /// error text when the fit failed.
+    pub usl: Option<Result<UslFit, String>>,
+    pub shape: Option<CurveShape>,
+}
+
+/// A system's throughput relative to the baseline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Rank {
+    pub system: String,
+    /// Geometric mean over shared points of headline / baseline headline.
+    pub relative: f64,
+    /// How many points the mean is over.
+    pub points: usize,
+}
+
+/// Axis names on which the USL's N (concurrency or processors) makes sense.
+const CONCURRENCY_LIKE: &[&str] = &[
+    "connections",
+    "clients",
+    "threads",
+    "cpus",
+    "workers",
+    "worker_processes",
+    "concurrency",
+    "jobs",
+];
+
+/// The USL is fitted when the x axis counts concurrency or processors (its
+/// name contains one of [`CONCURRENCY_LIKE`]) and a series has at least
+/// three distinct x values. A rate or memory axis gets no fit.
+pub fn usl_applies(axis: &str) -> bool {
+    let a = axis.to_ascii_lowercase();
+    CONCURRENCY_LIKE.iter().any(|k| a.contains(k))
+}
+
+/// Fits every (system, group) series of the aggregate.
+pub fn fit_series(agg: &Aggregate) -> Vec<SeriesFit> {
+    let Some(axis) = agg.layout.x_axis.as_deref() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for g in 0..agg.layout.groups.len() {
+        for s in &agg.systems {
+            let mut points: Vec<(f64, f64)> = agg
+                .cells_in_group(g)
+                .filter(|c| &c.system == s)
+                .filter_map(|c| Some((c.x?, c.headline()?)))
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let usl = (usl_applies(axis) && points.len() >= 3)
+                .then(|| fit(&points).map_err(|e| e.to_string()));
+            let base_n = points[0].0;
+            let shape = (points.len() >= 2)
+                .then(|| shape(&points, base_n))
+                .flatten();
+            out.push(SeriesFit {
+                system: s.clone(),
+                group: g,
+                points,
+                usl,
+                shape,
+            });
+        }
+    }
+    out
+}
+
+/// Ranks systems by the geometric mean, over the points both have, of their
+/// headline throughput divided by the baseline's. The geometric mean is the
+/// right average of ratios (Fleming & Wallace, CACM 1986) and, unlike the
+/// peak, it sees a collapse past the peak.
+pub fn rank(agg: &Aggregate) -> Vec<Rank> {
+    let Some(base) = agg.baseline.as_deref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<Rank> = agg
+        .systems
+        .iter()
+        .filter_map(|s| {
+            let logs: Vec<f64> = agg
+                .cells
+                .iter()
+                .filter(|c| &c.system == s)
+                .filter_map(|c| {
+                    let b = agg.cell(base, c.point.index)?.headline()?;
+                    let v = c.headline()?;
+                    (b > 0.0 && v > 0.0).then(|| (v / b).ln())
+                })
+                .collect();
+            (!logs.is_empty()).then(|| Rank {
+                system: s.clone(),
+                relative: (logs.iter().sum::<f64>() / logs.len() as f64).exp(),
+                points: logs.len(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.relative.total_cmp(&a.relative));
+    out
+}
+
+/// `FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)`; neighbours
+/// within the noise threshold are joined by `≈` instead of `>`.
+pub fn ranking_line(ranks: &[Rank]) -> String {
+    let mut out = String::new();
+    for (i, r) in ranks.iter().enumerate() {
+        if i > 0 {
+            let prev = ranks[i - 1].relative;
+            let close = (prev - r.relative).abs() < NOISE * prev.abs();
+            out.push_str(if close { " ≈ " } else { " > " });
+        }
+        out.push_str(&format!("{} ({})", r.system, format::percent(r.relative)));
+    }
+    out
+}
+
+/// `peak 82.12k at 100; past the peak: mild decline (-8.0%)`
+pub fn shape_sentence(s: &CurveShape, axis: &str) -> String {
+    let past = match &s.past_peak {
+        PastPeak::StillRising => "still rising at the last point".to_string(),
+        PastPeak::Plateau { drop } => format!("plateau ({})", format::change(1.0 - drop)),
+        PastPeak::MildDecline { drop } => {
+            format!("mild decline ({})", format::change(1.0 - drop))
+        }
+        PastPeak::Collapse { drop } => format!("collapse ({})", format::change(1.0 - drop)),
+    };
+    format!(
+        "peak {} at {axis}={}; past the peak: {past}",
+        format::rate(s.peak_x),
+        format::axis_value(s.peak_n)
+    )
+}
+
+/// `σ=0.0123 κ=0.00031 N*=56`
+pub fn usl_params(f: &UslFit) -> String {
+    let n_star = f
+        .peak_concurrency
+        .map(|n| format!("{n:.0}"))
+        .unwrap_or_else(|| "∞".into());
+    format!(
+        "σ={} κ={} N*={n_star}",
+        format::sig(f.sigma, 3),
+        format::sig(f.kappa, 2)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(system: &str, relative: f64) -> Rank {
+        Rank {
+            system: system.into(),
+            relative,
+            points: 1,
+        }
+    }
+
+    #[test]
+    fn ranking_reads_like_seed_003() {
+        let line = ranking_line(&[
+            r("FreeBSD", 1.284),
+            r("DragonflyBSD", 1.103),
+            r("Debian", 1.0),
+        ]);
+        assert_eq!(line, "FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)");
+    }
+
+    #[test]
+    fn ties_within_noise_use_approx() {
+        let line = ranking_line(&[r("Linux", 1.016), r("FreeBSD", 1.0)]);
+        assert_eq!(line, "Linux (102%) ≈ FreeBSD (100%)");
+    }
+
+    #[test]
+    fn usl_only_on_concurrency_axes() {
+        assert!(usl_applies("connections"));
+        assert!(usl_applies("server_cpus"));
+        assert!(usl_applies("server.worker_processes"));
+        assert!(!usl_applies("rate"));
+        assert!(!usl_applies("server_memory"));
+    }
+}

@@ -1,0 +1,211 @@
+//! Which sweep axis the charts put on x, and how the other axes split the
+//! points into groups (one chart per group).
+//!
+//! The x axis is `connections` when it is numeric and varies, else the first
+//! numeric axis that varies, else the first numeric axis at all. Every other
+//! axis becomes a group key: the pgbench recipe sweeps `load.script` x
+//! `connections`, so it gets one chart per script, with connections on x.
+//! A run with no numeric axis has one group and no x values; its charts are
+//! bar charts with one bar group per point.
+
+use crate::store::{display_value, Point};
+
+/// The preferred x axis.
+pub const CONCURRENCY_AXIS: &str = "connections";
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    /// The numeric axis on x, if any.
+    pub x_axis: Option<String>,
+    /// The other axes; each combination of their values is one group.
+    pub group_axes: Vec<String>,
+    pub groups: Vec<Group>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    /// `load.script=select-only`, or empty when there is only one group.
+    pub label: String,
+    /// Point indices in sweep order.
+    pub points: Vec<u32>,
+}
+
+impl Layout {
+    pub fn new(points: &[Point]) -> Layout {
+        let axes = axis_names(points);
+        let x_axis = pick_x_axis(points, &axes);
+        // Without an x axis every point is a category of one chart.
+        let group_axes: Vec<String> = match &x_axis {
+            Some(x) => axes.into_iter().filter(|a| a != x).collect(),
+            None => Vec::new(),
+        };
+        let mut groups: Vec<Group> = Vec::new();
+        for p in points {
+            let label = group_label(p, &group_axes);
+            match groups.iter_mut().find(|g| g.label == label) {
+                Some(g) => g.points.push(p.index),
+                None => groups.push(Group {
+                    label,
+                    points: vec![p.index],
+                }),
+            }
+        }
+        Layout {
+            x_axis,
+            group_axes,
+            groups,
+        }
+    }
+
+    /// The point's x value, when the layout has a numeric x axis.
+    pub fn x_of(&self, p: &Point) -> Option<f64> {
+        self.x_axis.as_deref().and_then(|a| p.number(a))
+    }
+
+    /// The group a point index belongs to.
+    pub fn group_of(&self, index: u32) -> usize {
+        self.groups
+            .iter()
+            .position(|g| g.points.contains(&index))
+            .unwrap_or(0)
+    }
+
+    /// A short label for a point within its group: the x value, or the full
+    /// coordinates when there is no x axis.
+    pub fn short_label(&self, p: &Point) -> String {
+        match &self.x_axis {
+            Some(axis) => p
+                .coords
+                .iter()
+                .find(|c| &c.axis == axis)
+                .map(|c| display_value(&c.value))
+                .unwrap_or_else(|| p.label()),
+            None => p.label(),
+        }
+    }
+}
+
+fn axis_names(points: &[Point]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in points.iter().flat_map(|p| &p.coords) {
+        if !out.contains(&c.axis) {
+            out.push(c.axis.clone());
+        }
+    }
+    out
+}
+
+fn pick_x_axis(points: &[Point], axes: &[String]) -> Option<String> {
+    let numeric: Vec<&str> = axes
+        .iter()
+        .map(String::as_str)
+        .filter(|a| is_numeric(points, a))
+        .collect();
+    let varies = |a: &&str| distinct_values(points, a) >= 2;
+    let preferred = numeric.iter().copied().find(|a| *a == CONCURRENCY_AXIS);
+    preferred
+        .filter(varies)
+        .or_else(|| numeric.iter().copied().find(varies))
+        .or(preferred)
+        .or(numeric.first().copied())
+        .map(str::to_string)
+}
+
+fn is_numeric(points: &[Point], axis: &str) -> bool {
+    points
+        .iter()
+        .filter(|p| p.coords.iter().any(|c| c.axis == axis))
+        .all(|p| p.number(axis).is_some())
+}
+
+fn distinct_values(points: &[Point], axis: &str) -> usize {
+    let mut seen: Vec<f64> = Vec::new();
+    for v in points.iter().filter_map(|p| p.number(axis)) {
+        if !seen.contains(&v) {
+            seen.push(v);
+        }
+    }
+    seen.len()
+}
+
+fn group_label(p: &Point, group_axes: &[String]) -> String {
+    p.coords
+        .iter()
+        .filter(|c| group_axes.contains(&c.axis))
+        .map(|c| format!("{}={}", c.axis, display_value(&c.value)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Coord;
+    use serde_json::json;
+
+    fn point(index: u32, coords: &[(&str, serde_json::Value)]) -> Point {
+        Point {
+            index,
+            coords: coords
+                .iter()
+                .map(|(a, v)| Coord {
+                    axis: a.to_string(),
+                    value: v.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn connections_win_and_other_axes_group() {
+        let mut pts = Vec::new();
+        for (i, (script, c)) in [("select", 1), ("select", 8), ("tpcb", 1), ("tpcb", 8)]
+            .iter()
+            .enumerate()
+        {
+            pts.push(point(
+                i as u32,
+                &[("load.script", json!(script)), ("connections", json!(c))],
+            ));
+        }
+        let l = Layout::new(&pts);
+        assert_eq!(l.x_axis.as_deref(), Some("connections"));
+        assert_eq!(l.group_axes, vec!["load.script".to_string()]);
+        assert_eq!(l.groups.len(), 2);
+        assert_eq!(l.groups[1].label, "load.script=tpcb");
+        assert_eq!(l.groups[1].points, vec![2, 3]);
+        assert_eq!(l.group_of(3), 1);
+        assert_eq!(l.short_label(&pts[3]), "8");
+    }
+
+    #[test]
+    fn a_varying_numeric_axis_beats_constant_connections() {
+        let pts: Vec<Point> = [1, 2, 4]
+            .iter()
+            .enumerate()
+            .map(|(i, cpus)| {
+                point(
+                    i as u32,
+                    &[("connections", json!(64)), ("server_cpus", json!(cpus))],
+                )
+            })
+            .collect();
+        let l = Layout::new(&pts);
+        assert_eq!(l.x_axis.as_deref(), Some("server_cpus"));
+        assert_eq!(l.groups.len(), 1);
+        assert_eq!(l.groups[0].label, "connections=64");
+    }
+
+    #[test]
+    fn no_numeric_axis_means_categories() {
+        let pts = vec![
+            point(0, &[("server.profile", json!("a"))]),
+            point(1, &[("server.profile", json!("b"))]),
+        ];
+        let l = Layout::new(&pts);
+        assert_eq!(l.x_axis, None);
+        assert_eq!(l.groups.len(), 1);
+        assert_eq!(l.groups[0].points, vec![0, 1]);
+        assert_eq!(l.x_of(&pts[0]), None);
+    }
+}

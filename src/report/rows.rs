@@ -1,0 +1,421 @@
+//! The per-(system, point) aggregation every format renders. It is built
+//! once by [`aggregate`]: [`collect`] gathers the trials' facts without any
+//! statistics, then the analysis pass adds summaries, comparisons against
+//! the baseline, fits and the ranking. Renderers only read the result.
+
+use super::fits::{fit_series, rank, Rank, SeriesFit};
+use super::layout::Layout;
+use super::probe_view::{self, CpuShares};
+use crate::analysis::compare::{compare, Comparison};
+use crate::analysis::summary::{summarize, Headline, Summary};
+use crate::load::result::ErrorCounts;
+use crate::store::{Point, RunData, Trial, TrialStatus};
+
+/// Relative differences below this are never called a difference (2%).
+pub const NOISE: f64 = 0.02;
+
+/// Everything the reports show about one run.
+#[derive(Clone, Debug)]
+pub struct Aggregate {
+    pub headline: Headline,
+    /// The baseline system, when it has trials.
+    pub baseline: Option<String>,
+    pub systems: Vec<String>,
+    pub points: Vec<Point>,
+    pub layout: Layout,
+    /// One cell per (point, system) that has trials, in sweep then system
+    /// order.
+    pub cells: Vec<Cell>,
+    /// One per (system, group) with at least one headline value.
+    pub fits: Vec<SeriesFit>,
+    /// Relative throughput against the baseline, best first.
+    pub ranking: Vec<Rank>,
+    /// `requests/s`, `transactions/s` or `queries/s`.
+    pub unit: &'static str,
+    /// Caveats about the run as a whole.
+    pub notes: Vec<String>,
+}
+
+/// One system at one sweep point, over all its trials.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub system: String,
+    pub point: Point,
+    pub x: Option<f64>,
+    pub group: usize,
+    /// Throughput of each successful trial, in trial order.
+    pub throughput: Vec<f64>,
+    pub failed: Vec<TrialNote>,
+    pub client_bound: Vec<TrialNote>,
+    /// The probe's caveats, per trial.
+    pub probe_warnings: Vec<TrialNote>,
+    /// Medians across successful trials.
+    pub latency: Latency,
+    pub gbit_s: Option<f64>,
+    pub server: Server,
+    /// Summed over successful trials.
+    pub errors: ErrorCounts,
+    pub requests: u64,
+    pub summary: Option<Summary>,
+    /// Against the baseline system at the same point.
+    pub comparison: Option<Comparison>,
+}
+
+/// A trial-level remark: a failure or a client-bound flag.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct TrialNote {
+    pub trial: u32,
+    pub reason: String,
+}
+
+/// Latency percentiles in microseconds: the median across trials of each
+/// trial's percentile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Latency {
+    pub p50_us: Option<f64>,
+    pub p90_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub p999_us: Option<f64>,
+    pub max_us: Option<f64>,
+}
+
+/// Server-side figures from the probe: medians across successful trials.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Server {
+    /// Server CPU in CPUs (1.0 = one CPU busy).
+    pub cpu_util: Option<f64>,
+    /// Machine-wide busy fraction of all CPUs.
+    pub cpu_busy: Option<f64>,
+    pub cpu_shares: Option<CpuShares>,
+    pub freq_mhz: Option<f64>,
+    pub load_x_freq: Option<f64>,
+    pub rss_per_worker: Option<f64>,
+    pub vsz_per_worker: Option<f64>,
+    pub processes: Option<f64>,
+    pub threads: Option<f64>,
+}
+
+impl Cell {
+    /// The headline throughput (median or best of the successful trials).
+    pub fn headline(&self) -> Option<f64> {
+        self.summary.as_ref().map(|s| s.headline)
+    }
+
+    pub fn trials(&self) -> usize {
+        self.throughput.len() + self.failed.len()
+    }
+}
+
+impl Aggregate {
+    pub fn cell(&self, system: &str, point: u32) -> Option<&Cell> {
+        self.cells
+            .iter()
+            .find(|c| c.system == system && c.point.index == point)
+    }
+
+    pub fn cells_in_group(&self, group: usize) -> impl Iterator<Item = &Cell> {
+        self.cells.iter().filter(move |c| c.group == group)
+    }
+
+    pub fn fit(&self, system: &str, group: usize) -> Option<&SeriesFit> {
+        self.fits
+            .iter()
+            .find(|f| f.system == system && f.group == group)
+    }
+
+    /// All client-bound flags, with the cell they belong to.
+    pub fn client_bound(&self) -> impl Iterator<Item = (&Cell, &TrialNote)> {
+        self.cells
+            .iter()
+            .flat_map(|c| c.client_bound.iter().map(move |n| (c, n)))
+    }
+
+    /// All probe warnings, with the cell they belong to.
+    pub fn probe_warnings(&self) -> impl Iterator<Item = (&Cell, &TrialNote)> {
+        self.cells
+            .iter()
+            .flat_map(|c| c.probe_warnings.iter().map(move |n| (c, n)))
+    }
+
+    /// All failed trials, with the cell they belong to.
+    pub fn failures(&self) -> impl Iterator<Item = (&Cell, &TrialNote)> {
+        self.cells
+            .iter()
+            .flat_map(|c| c.failed.iter().map(move |n| (c, n)))
+    }
+}
+
+/// Builds the aggregate: facts, then statistics.
+pub fn aggregate(data: &RunData) -> Aggregate {
+    let mut agg = collect(data);
+    analyse(&mut agg);
+    agg
+}
+
+/// Gathers every cell's facts from the trials; no statistics yet.
+pub fn collect(data: &RunData) -> Aggregate {
+    let systems = data.systems();
+    let points = data.points();
+    let layout = Layout::new(&points);
+    let mut notes = Vec::new();
+    let headline = match data.run.headline.as_str() {
+        "best" => Headline::Best,
+        "median" | "" => Headline::Median,
+        other => {
+            notes.push(format!(
+                "unknown headline statistic `{other}`; the median is shown"
+            ));
+            Headline::Median
+        }
+    };
+    let baseline = pick_baseline(data, &systems, &mut notes);
+    let mut cells = Vec::new();
+    for p in &points {
+        for s in &systems {
+            let trials: Vec<&Trial> = data.trials_at(s, p.index).collect();
+            if !trials.is_empty() {
+                cells.push(cell(s, p, &layout, &trials));
+            }
+        }
+    }
+    Aggregate {
+        headline,
+        baseline,
+        systems,
+        points,
+        layout,
+        cells,
+        fits: Vec::new(),
+        ranking: Vec::new(),
+        unit: throughput_unit(data),
+        notes,
+    }
+}
+
+/// Adds summaries, comparisons, fits and the ranking.
+pub fn analyse(agg: &mut Aggregate) {
+    for c in &mut agg.cells {
+        c.summary = summarize(&c.throughput, agg.headline);
+    }
+    if let Some(base) = agg.baseline.clone() {
+        let base_values: Vec<(u32, Vec<f64>)> = agg
+            .cells
+            .iter()
+            .filter(|c| c.system == base)
+            .map(|c| (c.point.index, c.throughput.clone()))
+            .collect();
+        for c in agg.cells.iter_mut().filter(|c| c.system != base) {
+            let at = base_values.iter().find(|(i, _)| *i == c.point.index);
+            if let Some((_, b)) = at.filter(|(_, b)| !b.is_empty()) {
+                if !c.throughput.is_empty() {
+                    c.comparison = Some(compare(b, &c.throughput, NOISE));
+                }
+            }
+        }
+    }
+    agg.fits = fit_series(agg);
+    agg.ranking = rank(agg);
+}
+
+fn pick_baseline(data: &RunData, systems: &[String], notes: &mut Vec<String>) -> Option<String> {
+    match &data.run.baseline {
+        Some(b) if systems.contains(b) => Some(b.clone()),
+        Some(b) => {
+            notes.push(format!(
+                "baseline `{b}` has no trials; comparing against `{}` instead",
+                systems.first().map(String::as_str).unwrap_or("-")
+            ));
+            systems.first().cloned()
+        }
+        None => systems.first().cloned(),
+    }
+}
+
+fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell {
+    let ok: Vec<&Trial> = trials
+        .iter()
+        .copied()
+        .filter(|t| t.throughput().is_some())
+        .collect();
+    let failed = trials
+        .iter()
+        .filter(|t| t.throughput().is_none())
+        .map(|t| TrialNote {
+            trial: t.trial,
+            reason: failure_reason(t),
+        })
+        .collect();
+    let client_bound = trials
+        .iter()
+        .filter_map(|t| {
+            probe_view::client_bound(&t.context, t.probe.as_ref()).map(|reason| TrialNote {
+                trial: t.trial,
+                reason,
+            })
+        })
+        .collect();
+    let probe_warnings = trials
+        .iter()
+        .flat_map(|t| {
+            probe_view::warnings(t.probe.as_ref())
+                .into_iter()
+                .map(|reason| TrialNote {
+                    trial: t.trial,
+                    reason,
+                })
+        })
+        .collect();
+    let mut errors = ErrorCounts::default();
+    let mut requests = 0;
+    for m in ok.iter().filter_map(|t| t.measurement.as_ref()) {
+        errors.merge(&m.errors);
+        requests += m.requests;
+    }
+    Cell {
+        system: system.to_string(),
+        point: point.clone(),
+        x: layout.x_of(point),
+        group: layout.group_of(point.index),
+        throughput: ok.iter().filter_map(|t| t.throughput()).collect(),
+        failed,
+        client_bound,
+        probe_warnings,
+        latency: latency(&ok),
+        gbit_s: median_of(&ok, |t| t.measurement.as_ref().map(|m| m.gbit_s)),
+        server: server(&ok),
+        errors,
+        requests,
+        summary: None,
+        comparison: None,
+    }
+}
+
+fn failure_reason(t: &Trial) -> String {
+    match (&t.status, &t.error) {
+        (_, Some(e)) if !e.trim().is_empty() => e.clone(),
+        (TrialStatus::Ok, _) => "no measurement recorded".into(),
+        (TrialStatus::Failed, _) => "failed without an error message".into(),
+    }
+}
+
+fn latency(ok: &[&Trial]) -> Latency {
+    let pct = |f: fn(&crate::load::result::LatencySummary) -> u64| {
+        median_of(ok, move |t| {
+            t.measurement
+                .as_ref()
+                .map(|m| f(&m.latency_us) as f64)
+                .filter(|v| *v > 0.0)
+        })
+    };
+    Latency {
+        p50_us: pct(|l| l.p50.0),
+        p90_us: pct(|l| l.p90.0),
+        p99_us: pct(|l| l.p99.0),
+        p999_us: pct(|l| l.p999.0),
+        max_us: pct(|l| l.max.0),
+    }
+}
+
+fn server(ok: &[&Trial]) -> Server {
+    let num = |key: &'static str| median_of(ok, move |t| probe_view::number(t.probe.as_ref(), key));
+    let shares: Vec<CpuShares> = ok
+        .iter()
+        .filter_map(|t| probe_view::cpu_shares(t.probe.as_ref()))
+        .collect();
+    Server {
+        cpu_util: num("server_cpu_util"),
+        cpu_busy: num("cpu_busy"),
+        cpu_shares: CpuShares::mean(&shares),
+        freq_mhz: num("freq_mhz_mean"),
+        load_x_freq: num("load_x_freq"),
+        rss_per_worker: num("mem_per_worker_rss_bytes"),
+        vsz_per_worker: num("mem_per_worker_vsz_bytes"),
+        processes: num("processes"),
+        threads: num("threads"),
+    }
+}
+
+/// The median of a per-trial quantity over the trials that have it.
+fn median_of(trials: &[&Trial], f: impl Fn(&Trial) -> Option<f64>) -> Option<f64> {
+    let mut v: Vec<f64> = trials
+        .iter()
+        .filter_map(|t| f(t))
+        .filter(|x| x.is_finite())
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// The throughput unit, from the load kind: the trials' context `driver`
+/// (or `protocol`), else `load.kind` in the experiment file. PostgreSQL
+/// counts transactions, DNS queries, anything else requests.
+fn throughput_unit(data: &RunData) -> &'static str {
+    let named = |t: &Trial| {
+        ["driver", "protocol"]
+            .iter()
+            .find_map(|k| t.context.get(*k).and_then(|v| v.as_str()))
+            .map(str::to_ascii_lowercase)
+    };
+    let from_file = || {
+        let doc: toml::Table = data.run.experiment.parse().ok()?;
+        let kind = doc.get("load")?.get("kind")?.as_str()?;
+        Some(kind.to_ascii_lowercase())
+    };
+    match data.trials.iter().find_map(named).or_else(from_file) {
+        Some(d) if d.starts_with("pg") || d.contains("postgres") => "transactions/s",
+        Some(d) if d.contains("dns") => "queries/s",
+        _ => "requests/s",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even() {
+        let mk = |v: f64| Trial {
+            id: 0,
+            run_id: 0,
+            system: "a".into(),
+            point: Point {
+                index: 0,
+                coords: vec![],
+            },
+            trial: 1,
+            status: TrialStatus::Ok,
+            error: None,
+            started_at: 0,
+            measurement: Some(crate::store::Measurement {
+                rps: v,
+                ..Default::default()
+            }),
+            probe: None,
+            timeline: vec![],
+            context: serde_json::json!({}),
+        };
+        let ts = [mk(3.0), mk(1.0), mk(2.0)];
+        let refs: Vec<&Trial> = ts.iter().collect();
+        assert_eq!(median_of(&refs, |t| t.throughput()), Some(2.0));
+        assert_eq!(median_of(&refs[..2], |t| t.throughput()), Some(2.0));
+        assert_eq!(median_of(&[], |t| t.throughput()), None);
+    }
+
+    #[test]
+    fn the_unit_follows_the_load_kind() {
+        let mut data = crate::report::test_support::run_data(&["a", "b"]);
+        assert_eq!(throughput_unit(&data), "requests/s");
+        data.run.experiment = "[load]\nkind = \"pg\"\nscript = \"select-only\"\n".into();
+        assert_eq!(throughput_unit(&data), "transactions/s");
+        data.trials[0].context = serde_json::json!({"driver": "dns"});
+        assert_eq!(throughput_unit(&data), "queries/s");
+    }
+}

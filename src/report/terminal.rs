@@ -1,0 +1,356 @@
+//! The terminal report: one row per (point, system) with the headline
+//! throughput, its spread, latency, errors and a benchstat-style verdict
+//! against the baseline; then the ranking, fits, warnings and failures.
+
+use super::fits::{ranking_line, shape_sentence, usl_params};
+use super::format;
+use super::rows::{aggregate, Aggregate, Cell};
+use super::text_table::{Column, Style, TextTable};
+use super::verdict::{self, Tone};
+use crate::analysis::summary::Headline;
+use crate::store::{Run, RunData};
+use std::fmt::Write;
+
+/// The whole terminal report. `color` adds ANSI styles (pass whether
+/// standard output is a terminal). The table fits the terminal's width when
+/// standard output is one; piped output keeps every column.
+pub fn render(data: &RunData, color: bool) -> String {
+    render_width(data, color, terminal_width())
+}
+
+/// As [`render`], at an explicit width.
+pub fn render_width(data: &RunData, color: bool, width: usize) -> String {
+    render_aggregate(&aggregate(data), &data.run, color, width)
+}
+
+pub fn render_aggregate(agg: &Aggregate, run: &Run, color: bool, width: usize) -> String {
+    let mut out = header(agg, run, color);
+    for (g, group) in agg.layout.groups.iter().enumerate() {
+        if agg.layout.groups.len() > 1 {
+            let _ = writeln!(out, "\n{}", Style::Bold.paint(&group.label, color));
+        } else {
+            out.push('\n');
+        }
+        out.push_str(&point_table(agg, g).render(width, color));
+    }
+    out.push_str(&ranking(agg, color));
+    out.push_str(&fits(agg, color));
+    out.push_str(&warnings(agg, color));
+    out
+}
+
+fn header(agg: &Aggregate, run: &Run, color: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}  run {} ({}), started {}",
+        Style::Bold.paint(&run.name, color),
+        run.id,
+        run.status,
+        format::date(run.started_at)
+    );
+    let headline = match agg.headline {
+        Headline::Median => "median",
+        Headline::Best => "best",
+    };
+    let base = agg
+        .baseline
+        .as_deref()
+        .map(|b| format!("; verdicts against {b} (Mann-Whitney U, 2% noise floor)"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "throughput in {}, {headline} of the successful trials{base}",
+        agg.unit
+    );
+    for n in &agg.notes {
+        let _ = writeln!(out, "{}", Style::Yellow.paint(&format!("note: {n}"), color));
+    }
+    out
+}
+
+fn point_table(agg: &Aggregate, group: usize) -> TextTable {
+    let first = agg.layout.x_axis.as_deref().unwrap_or("point");
+    let headline = match agg.headline {
+        Headline::Median => "median",
+        Headline::Best => "best",
+    };
+    let vs = agg
+        .baseline
+        .as_deref()
+        .map(|b| format!("vs {b}"))
+        .unwrap_or_default();
+    let mut t = TextTable::new(vec![
+        Column::left(first, 255),
+        Column::left("system", 255),
+        Column::right(headline, 255),
+        Column::right("min–max", 5),
+        Column::right("95% CI", 1),
+        Column::right("n", 3),
+        Column::right("p50", 4),
+        Column::right("p99", 6),
+        Column::right("errors", 2),
+        Column::left(&vs, 254),
+    ]);
+    let mut last_point = None;
+    for c in agg.cells_in_group(group) {
+        let label = if last_point == Some(c.point.index) {
+            String::new()
+        } else {
+            agg.layout.short_label(&c.point)
+        };
+        last_point = Some(c.point.index);
+        t.row(cell_row(agg, c, label));
+    }
+    // The CI of the median needs 6+ trials; without any, the column goes.
+    t.drop_if_blank("95% CI", "-");
+    t
+}
+
+fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
+    let plain = |s: String| (s, Style::Plain);
+    let s = c.summary.as_ref();
+    let flag = if c.client_bound.is_empty() { "" } else { " !" };
+    let headline = s
+        .map(|s| format!("{}{flag}", format::rate(s.headline)))
+        .unwrap_or_else(|| "failed".into());
+    let range = s
+        .filter(|s| s.n > 1)
+        .map(|s| format!("{}–{}", format::rate(s.min), format::rate(s.max)));
+    let ci = s
+        .and_then(|s| s.median_ci)
+        .map(|(lo, hi)| format!("{}–{}", format::rate(lo), format::rate(hi)));
+    let n = if c.failed.is_empty() {
+        c.throughput.len().to_string()
+    } else {
+        format!("{}/{}", c.throughput.len(), c.trials())
+    };
+    let lat = |v: Option<f64>| v.map(format::latency_us).unwrap_or_else(|| "-".into());
+    let errors = c.errors.total();
+    let verdict = if Some(&c.system) == agg.baseline.as_ref() {
+        ("baseline".to_string(), Style::Dim)
+    } else {
+        match &c.comparison {
+            Some(cmp) => {
+                let (text, tone) = verdict::short(cmp);
+                (text, tone_style(tone))
+            }
+            None => ("-".into(), Style::Dim),
+        }
+    };
+    vec![
+        plain(label),
+        plain(c.system.clone()),
+        (headline, if s.is_some() { Style::Bold } else { Style::Red }),
+        plain(range.unwrap_or_else(|| "-".into())),
+        plain(ci.unwrap_or_else(|| "-".into())),
+        (
+            n,
+            if c.failed.is_empty() {
+                Style::Plain
+            } else {
+                Style::Red
+            },
+        ),
+        plain(lat(c.latency.p50_us)),
+        plain(lat(c.latency.p99_us)),
+        (
+            errors.to_string(),
+            if errors > 0 {
+                Style::Yellow
+            } else {
+                Style::Plain
+            },
+        ),
+        verdict,
+    ]
+}
+
+fn tone_style(t: Tone) -> Style {
+    match t {
+        Tone::Better => Style::Green,
+        Tone::Worse => Style::Red,
+        Tone::Same | Tone::Unknown => Style::Dim,
+    }
+}
+
+fn ranking(agg: &Aggregate, color: bool) -> String {
+    if agg.ranking.len() < 2 {
+        return String::new();
+    }
+    let points = agg.ranking.iter().map(|r| r.points).max().unwrap_or(0);
+    format!(
+        "\n{} {}\n  (geometric mean over {points} point{} of throughput relative to {})\n",
+        Style::Bold.paint("Ranking:", color),
+        ranking_line(&agg.ranking),
+        if points == 1 { "" } else { "s" },
+        agg.baseline.as_deref().unwrap_or("the baseline")
+    )
+}
+
+fn fits(agg: &Aggregate, color: bool) -> String {
+    let Some(axis) = agg.layout.x_axis.as_deref() else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let width = agg
+        .systems
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0);
+    for f in &agg.fits {
+        let group = &agg.layout.groups[f.group].label;
+        let who = if group.is_empty() {
+            format!("{:width$}", f.system)
+        } else {
+            format!("{:width$} {group}", f.system)
+        };
+        let usl = match &f.usl {
+            Some(Ok(u)) => format!(
+                "USL {} λ={} R²={:.3}",
+                usl_params(u),
+                format::rate(u.lambda),
+                u.r_squared
+            ),
+            Some(Err(e)) => format!("USL fit failed: {e}"),
+            None => String::new(),
+        };
+        let shape = f
+            .shape
+            .as_ref()
+            .map(|s| shape_sentence(s, axis))
+            .unwrap_or_default();
+        if !usl.is_empty() || !shape.is_empty() {
+            let _ = writeln!(out, "  {who}  {usl}");
+            let pad = who.chars().count();
+            if !shape.is_empty() {
+                let _ = writeln!(out, "  {:pad$}  {shape}", "");
+            }
+            for w in f.usl.iter().flatten().flat_map(|u| &u.warnings) {
+                let _ = writeln!(out, "  {:pad$}  {}", "", Style::Yellow.paint(w, color));
+            }
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!(
+        "\n{}\n{out}",
+        Style::Bold.paint(&format!("Scaling over {axis}:"), color)
+    )
+}
+
+fn warnings(agg: &Aggregate, color: bool) -> String {
+    let mut out = String::new();
+    let bound: Vec<_> = agg.client_bound().collect();
+    if !bound.is_empty() {
+        let title = "Client-bound (marked !): the load generator, not the server, was the limit:";
+        let _ = writeln!(out, "\n{}", Style::Yellow.paint(title, color));
+        for (c, n) in bound {
+            let _ = writeln!(
+                out,
+                "  {} {} trial {}: {}",
+                c.system,
+                c.point.label(),
+                n.trial,
+                n.reason
+            );
+        }
+    }
+    let probe = agg.probe_warnings().count();
+    if probe > 0 {
+        let text = format!("{probe} probe warning(s); see the HTML report or the JSON export.");
+        let _ = writeln!(out, "\n{}", Style::Yellow.paint(&text, color));
+    }
+    let failed: Vec<_> = agg.failures().collect();
+    if !failed.is_empty() {
+        let title = format!("Failed trials ({}), not in the statistics:", failed.len());
+        let _ = writeln!(out, "\n{}", Style::Red.paint(&title, color));
+        for (c, n) in failed {
+            let _ = writeln!(
+                out,
+                "  {} {} trial {}: {}",
+                c.system,
+                c.point.label(),
+                n.trial,
+                n.reason
+            );
+        }
+    }
+    out
+}
+
+/// The terminal's width when standard output is a terminal (from
+/// `COLUMNS`, else the kernel's window size), else unlimited.
+fn terminal_width() -> usize {
+    // SAFETY: isatty only reads the descriptor's state.
+    if unsafe { libc::isatty(libc::STDOUT_FILENO) } != 1 {
+        return usize::MAX;
+    }
+    if let Some(w) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return w;
+    }
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one winsize into the struct we own.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    if ok && ws.ws_col > 0 {
+        ws.ws_col as usize
+    } else {
+        100
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_support::aggregate;
+
+    #[test]
+    fn a_row_per_point_and_system_with_spread() {
+        let (data, agg) = aggregate(&["linux", "freebsd"]);
+        let out = render_aggregate(&agg, &data.run, false, usize::MAX);
+        for c in &agg.cells {
+            let s = c.summary.as_ref().unwrap();
+            let row = out
+                .lines()
+                .find(|l| l.contains(&c.system) && l.contains(&format::rate(s.median)))
+                .unwrap_or_else(|| panic!("no row for {} {}", c.system, c.point.label()));
+            if s.n > 1 {
+                let range = format!("{}–{}", format::rate(s.min), format::rate(s.max));
+                assert!(row.contains(&range), "{row}");
+            }
+        }
+        assert!(out.contains("baseline"));
+        assert!(out.contains("~ (p=0.010)") || out.contains("(p=0.010)"));
+        assert!(!out.contains('\x1b'));
+    }
+
+    #[test]
+    fn failures_client_bound_and_fits_are_reported() {
+        let (data, agg) = aggregate(&["linux", "freebsd"]);
+        let out = render_aggregate(&agg, &data.run, true, usize::MAX);
+        assert!(out.contains("Failed trials (1)"));
+        assert!(out.contains("freebsd connections=1000 trial 2: server exited with signal 9"));
+        assert!(out.contains("linux connections=4000 trial 3: client CPU 99% of its cores"));
+        assert!(out.contains("USL σ=0.0200 κ=2.0e-5 N*=221"));
+        assert!(out.contains("R² = 0.99 <fixture>"));
+        assert!(out.contains("Ranking:"));
+        assert!(out.contains('\x1b'));
+    }
+
+    #[test]
+    fn narrow_terminals_lose_optional_columns_first() {
+        let (data, agg) = aggregate(&["linux", "freebsd"]);
+        let wide = render_aggregate(&agg, &data.run, false, usize::MAX);
+        let narrow = render_aggregate(&agg, &data.run, false, 60);
+        assert!(wide.contains("95% CI") && !narrow.contains("95% CI"));
+        assert!(wide.contains("min–max") && !narrow.contains("min–max"));
+        assert!(narrow.contains("median") && narrow.contains("vs linux"));
+    }
+}

@@ -1,0 +1,208 @@
+//! Test fixtures for the renderers: a two-system concurrency sweep, and a
+//! stand-in for the statistics so rendering is tested on its own.
+
+use super::fits::{rank, SeriesFit};
+use super::rows::{collect, Aggregate};
+use crate::analysis::compare::{Comparison, Verdict};
+use crate::analysis::shape::{CurveShape, PastPeak};
+use crate::analysis::summary::Summary;
+use crate::analysis::usl::UslFit;
+use crate::load::result::LatencySummary;
+use crate::store::{Coord, Measurement, Point, Run, RunData, Trial, TrialStatus};
+use crate::units::Micros;
+use serde_json::json;
+
+pub const CONNECTIONS: [u32; 5] = [1, 10, 100, 1000, 4000];
+
+/// USL-shaped throughput with a per-trial wobble.
+fn rps(system: usize, n: f64, trial: u32) -> f64 {
+    let (lambda, sigma, kappa) = [(9000.0, 0.02, 0.00002), (10000.0, 0.01, 0.00001)][system];
+    let x = lambda * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0));
+    x * (1.0 + 0.01 * (trial as f64 - 2.0))
+}
+
+pub fn run_data(systems: &[&str]) -> RunData {
+    let mut trials = Vec::new();
+    for (pi, c) in CONNECTIONS.iter().enumerate() {
+        for trial in 1..=3 {
+            for (si, s) in systems.iter().enumerate() {
+                let failed = si == 1 && pi == 3 && trial == 2;
+                let bound = si == 0 && pi == 4 && trial == 3;
+                let r = rps(si % 2, f64::from(*c), trial);
+                trials.push(Trial {
+                    id: trials.len() as i64 + 1,
+                    run_id: 7,
+                    system: s.to_string(),
+                    point: Point {
+                        index: pi as u32,
+                        coords: vec![Coord {
+                            axis: "connections".into(),
+                            value: json!(c),
+                        }],
+                    },
+                    trial,
+                    status: if failed { TrialStatus::Failed } else { TrialStatus::Ok },
+                    error: failed.then(|| "server exited with signal 9, \"OOM\"".to_string()),
+                    started_at: 1_714_564_800 + trials.len() as i64 * 10,
+                    measurement: (!failed).then(|| Measurement {
+                        requests: (r * 10.0) as u64,
+                        duration_s: 10.0,
+                        rps: r,
+                        bytes: (r * 10.0 * 150.0) as u64,
+                        gbit_s: r * 150.0 * 8.0 / 1e9,
+                        latency_us: LatencySummary {
+                            p50: Micros(100 + u64::from(*c) * 10 + u64::from(trial)),
+                            p90: Micros(150 + u64::from(*c) * 20),
+                            p99: Micros(300 + u64::from(*c) * 40 + u64::from(trial) * 7),
+                            p999: Micros(500 + u64::from(*c) * 80),
+                            max: Micros(900 + u64::from(*c) * 100),
+                            mean: 120.0,
+                            stdev: 30.0,
+                        },
+                        client_cpu_s: 4.0,
+                        ..Default::default()
+                    }),
+                    probe: Some(json!({
+                        "server_cpu_util": 0.3 * (pi as f64 + 1.0),
+                        "cpu_busy": 0.2 * (pi as f64 + 1.0),
+                        "cpu": {"user": 0.1 * (pi as f64 + 1.0), "system": 0.05, "softirq": 0.02},
+                        "mem_per_worker_rss_bytes": 4_000_000 + si * 1_000_000,
+                        "freq_source": "cpufreq",
+                    })),
+                    timeline: vec![],
+                    context: if bound {
+                        json!({"client_bound": true, "client_bound_reason": "client CPU 99% of its cores"})
+                    } else {
+                        json!({})
+                    },
+                });
+            }
+        }
+    }
+    RunData {
+        run: Run {
+            id: 7,
+            name: "nginx <scaling>".into(),
+            description: "two kernels, one nginx".into(),
+            started_at: 1_714_564_800,
+            finished_at: Some(1_714_565_400),
+            status: "finished".into(),
+            experiment: "[experiment]\nname = \"nginx <scaling>\"\n".into(),
+            experiment_path: "recipes/nginx.toml".into(),
+            environment: json!({"kernel": "6.1.0", "cpus": 2}),
+            scalelab_version: "0.1.0".into(),
+            server_version: Some("nginx/1.22.1".into()),
+            baseline: Some(systems[0].to_string()),
+            headline: "median".into(),
+        },
+        trials,
+    }
+}
+
+fn sorted(v: &[f64]) -> Vec<f64> {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Fills the aggregate's statistics with simple stand-ins (median, min,
+/// max; a ratio with a made-up p; fixed fit parameters), so rendering can
+/// be tested without the analysis module.
+pub fn fake_analyse(agg: &mut Aggregate) {
+    for c in &mut agg.cells {
+        let v = sorted(&c.throughput);
+        if v.is_empty() {
+            continue;
+        }
+        let median = v[v.len() / 2];
+        c.summary = Some(Summary {
+            n: v.len(),
+            median,
+            mean: median,
+            stdev: 0.0,
+            min: v[0],
+            max: v[v.len() - 1],
+            median_ci: (v.len() >= 3).then(|| (v[0], v[v.len() - 1])),
+            outliers: vec![],
+            headline: median,
+            notes: vec![],
+        });
+    }
+    let base = agg.baseline.clone();
+    let heads: Vec<(String, u32, f64)> = agg
+        .cells
+        .iter()
+        .filter_map(|c| Some((c.system.clone(), c.point.index, c.headline()?)))
+        .collect();
+    for c in &mut agg.cells {
+        let b = heads
+            .iter()
+            .find(|(s, i, _)| Some(s) == base.as_ref() && *i == c.point.index);
+        if let (Some((_, _, b)), Some(v), false) =
+            (b, c.headline(), Some(&c.system) == base.as_ref())
+        {
+            let ratio = v / b;
+            c.comparison = Some(Comparison {
+                ratio,
+                ratio_ci: Some((ratio * 0.98, ratio * 1.02)),
+                p_value: Some(0.01),
+                verdict: if ratio > 1.02 {
+                    Verdict::Faster
+                } else {
+                    Verdict::NoDifference
+                },
+                sentence: "stand-in".into(),
+            });
+        }
+    }
+    agg.fits = agg
+        .systems
+        .iter()
+        .map(|s| SeriesFit {
+            system: s.clone(),
+            group: 0,
+            points: agg
+                .cells
+                .iter()
+                .filter(|c| &c.system == s)
+                .filter_map(|c| Some((c.x?, c.headline()?)))
+                .collect(),
+            usl: Some(Ok(usl(0.02, 0.00002, 9000.0))),
+            shape: Some(CurveShape {
+                peak_n: 100.0,
+                peak_x: 300_000.0,
+                efficiency: vec![(1.0, 1.0), (10.0, 0.8), (100.0, 0.3)],
+                past_peak: PastPeak::MildDecline { drop: 0.08 },
+            }),
+        })
+        .collect();
+    agg.ranking = rank(agg);
+}
+
+pub fn usl(sigma: f64, kappa: f64, lambda: f64) -> UslFit {
+    UslFit {
+        sigma,
+        kappa,
+        lambda,
+        sigma_se: 0.0,
+        kappa_se: 0.0,
+        lambda_se: 0.0,
+        sigma_ci: (sigma, sigma),
+        kappa_ci: (kappa, kappa),
+        lambda_ci: (lambda, lambda),
+        peak_concurrency: Some(((1.0 - sigma) / kappa).sqrt()),
+        peak_throughput: 0.0,
+        amdahl_ceiling: None,
+        r_squared: 0.99,
+        points: 5,
+        warnings: vec!["R² = 0.99 <fixture>".into()],
+    }
+}
+
+/// The fixture's aggregate with stand-in statistics.
+pub fn aggregate(systems: &[&str]) -> (RunData, Aggregate) {
+    let data = run_data(systems);
+    let mut agg = collect(&data);
+    fake_analyse(&mut agg);
+    (data, agg)
+}

@@ -1,0 +1,596 @@
+//! Reports rendered from hand-built runs (two systems, a five-point
+//! concurrency sweep, three trials each, one failed and one client-bound
+//! trial): HTML, terminal, CSV and JSON, through the library and through
+//! `scalelab report` / `scalelab export` on a real store.
+
+use crate::support;
+use scalelab::load::result::LatencySummary;
+use scalelab::report::{csv, format, html, json, terminal};
+use scalelab::store::{Coord, Measurement, Point, Run, RunData, Trial, TrialStatus};
+use scalelab::units::Micros;
+use serde_json::{json, Value};
+
+const LINUX: &str = "linux";
+const EVIL: &str = "bsd <script>alert(1)</script>";
+const CONNECTIONS: [u32; 5] = [1, 10, 100, 1000, 4000];
+/// Irregular per-trial factors, so medians, minima and maxima differ.
+const WOBBLE: [f64; 7] = [0.97, 1.03, 1.0, 0.985, 1.045, 0.99, 1.02];
+
+fn point(index: u32, coords: &[(&str, Value)]) -> Point {
+    Point {
+        index,
+        coords: coords
+            .iter()
+            .map(|(a, v)| Coord {
+                axis: a.to_string(),
+                value: v.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn measurement(rps: f64, p50: u64) -> Measurement {
+    Measurement {
+        requests: (rps * 5.0) as u64,
+        duration_s: 5.0,
+        rps,
+        bytes: (rps * 5.0 * 200.0) as u64,
+        gbit_s: rps * 200.0 * 8.0 / 1e9,
+        latency_us: LatencySummary {
+            p50: Micros(p50),
+            p90: Micros(p50 * 2),
+            p99: Micros(p50 * 5),
+            p999: Micros(p50 * 9),
+            max: Micros(p50 * 20),
+            mean: p50 as f64 * 1.2,
+            stdev: p50 as f64 * 0.5,
+        },
+        client_cpu_s: 3.5,
+        ..Default::default()
+    }
+}
+
+fn trial(system: &str, p: &Point, n: u32, rps: f64, id: i64) -> Trial {
+    Trial {
+        id,
+        run_id: 3,
+        system: system.into(),
+        point: p.clone(),
+        trial: n,
+        status: TrialStatus::Ok,
+        error: None,
+        started_at: 1_700_000_000 + id * 7,
+        measurement: Some(measurement(rps, 50 + (rps as u64 % 997))),
+        probe: Some(json!({
+            "server_cpu_util": rps / 50_000.0,
+            "cpu_busy": 0.4,
+            "cpu": {"user": 0.25, "system": 0.1, "softirq": 0.05},
+            "mem_per_worker_rss_bytes": 5_000_000,
+            "freq_source": "cpufreq",
+        })),
+        timeline: vec![],
+        context: json!({}),
+    }
+}
+
+fn run(name: &str, baseline: &str, headline: &str) -> Run {
+    Run {
+        id: 3,
+        name: name.into(),
+        description: "nginx on two kernels".into(),
+        started_at: 1_700_000_000,
+        finished_at: Some(1_700_000_900),
+        status: "finished".into(),
+        experiment: "name = \"sweep\"\n[load]\nconnections = [1, 10, 100, 1000, 4000]\n".into(),
+        experiment_path: "recipes/sweep.toml".into(),
+        environment: json!({"kernel": "6.1.0-18-amd64", "cpu": {"model": "EPYC", "count": 2}}),
+        scalelab_version: "0.1.0".into(),
+        server_version: Some("nginx/1.22.1".into()),
+        baseline: Some(baseline.into()),
+        headline: headline.into(),
+    }
+}
+
+/// USL-shaped throughput: linux peaks early, the other system scales further.
+fn sweep() -> RunData {
+    let mut trials = Vec::new();
+    for (pi, c) in CONNECTIONS.iter().enumerate() {
+        let p = point(pi as u32, &[("connections", json!(c))]);
+        let n = f64::from(*c);
+        for t in 1..=3u32 {
+            for (si, s) in [LINUX, EVIL].iter().enumerate() {
+                let (l, sg, k) = [(20_000.0, 0.05, 0.0001), (18_000.0, 0.02, 0.00002)][si];
+                let x = l * n / (1.0 + sg * (n - 1.0) + k * n * (n - 1.0));
+                let w = WOBBLE[(pi * 3 + t as usize + si * 2) % WOBBLE.len()];
+                let id = trials.len() as i64 + 1;
+                let mut tr = trial(s, &p, t, x * w, id);
+                if si == 1 && pi == 2 && t == 2 {
+                    tr.status = TrialStatus::Failed;
+                    tr.error = Some("server died: exit status 1, \"bind\" failed".into());
+                    tr.measurement = None;
+                }
+                if si == 0 && pi == 0 && t == 1 {
+                    tr.probe.as_mut().expect("probe")["warnings"] =
+                        json!(["frequency from /proc/cpuinfo <estimate>"]);
+                }
+                if si == 0 && pi == 4 && t == 3 {
+                    tr.context =
+                        json!({"client_bound": true, "client_bound_reason": "client CPU at 98%"});
+                }
+                trials.push(tr);
+            }
+        }
+    }
+    RunData {
+        run: run("kernel <sweep>", LINUX, "median"),
+        trials,
+    }
+}
+
+fn ok_values(data: &RunData, system: &str, index: u32) -> Vec<f64> {
+    let mut v: Vec<f64> = data
+        .trials_at(system, index)
+        .filter_map(Trial::throughput)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+/// The first `<svg>...</svg>` after `<section id="{id}">`.
+fn first_svg<'a>(html: &'a str, section: &str) -> &'a str {
+    let start = html
+        .find(&format!(r#"<section id="{section}">"#))
+        .unwrap_or_else(|| panic!("no {section} section"));
+    let rest = &html[start..];
+    let svg = rest.find("<svg").expect("an svg in the section");
+    let end = rest.find("</svg>").expect("the svg ends");
+    &rest[svg..end + 6]
+}
+
+#[test]
+fn html_is_self_contained_with_a_line_and_a_fit_per_system() {
+    let html = html::render(&sweep());
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    let without_ns = html.replace(r#"xmlns="http://www.w3.org/2000/svg""#, "");
+    assert!(!without_ns.contains("http://"), "no network references");
+    assert!(!without_ns.contains("https://"), "no network references");
+    assert!(!html.contains("<link") && !html.contains("<script"));
+
+    let chart = first_svg(&html, "throughput");
+    assert!(chart.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg""#));
+    assert_eq!(
+        chart.matches(r#"class="series""#).count(),
+        2,
+        "one line per system"
+    );
+    assert_eq!(
+        chart.matches(r#"class="fit""#).count(),
+        2,
+        "one USL curve per system"
+    );
+    assert!(chart.contains(">linux</text>"), "legend has linux");
+    assert!(chart.contains(">bsd &lt;script&gt;alert(1)&lt;/script&gt;</text>"));
+    assert_eq!(chart.matches("USL fit: σ=").count(), 2);
+    assert!(chart.contains("N*="));
+    assert!(chart.contains("client-bound"), "hollow-marker legend");
+    assert!(
+        chart.contains(">4000</text>"),
+        "x ticks at the sweep points"
+    );
+
+    let latency = first_svg(&html, "latency");
+    assert_eq!(
+        latency.matches(r#"class="series""#).count(),
+        4,
+        "p50 and p99 per system"
+    );
+    for section in [
+        "efficiency",
+        "relative",
+        "server",
+        "warnings",
+        "environment",
+        "experiment",
+    ] {
+        assert!(
+            html.contains(&format!(r#"<section id="{section}">"#)),
+            "{section}"
+        );
+    }
+}
+
+#[test]
+fn html_escapes_every_label_and_shows_failures() {
+    let html = html::render(&sweep());
+    assert!(!html.contains("<script>alert(1)"));
+    assert!(html.contains("bsd &lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(html.contains("kernel &lt;sweep&gt;") && !html.contains("kernel <sweep>"));
+    assert!(html.contains("server died: exit status 1, &quot;bind&quot; failed"));
+    assert!(html.contains("client CPU at 98%"));
+    assert!(html.contains("frequency from /proc/cpuinfo &lt;estimate&gt;"));
+    assert!(html.contains("6.1.0-18-amd64"), "environment fingerprint");
+    assert!(
+        html.contains("connections = [1, 10, 100, 1000, 4000]"),
+        "experiment text"
+    );
+}
+
+#[test]
+fn terminal_has_a_row_per_point_with_median_and_range() {
+    let data = sweep();
+    let out = terminal::render_width(&data, false, usize::MAX);
+    assert!(!out.contains('\x1b'), "no colour codes when not asked");
+    for (pi, _) in CONNECTIONS.iter().enumerate() {
+        for system in [LINUX, EVIL] {
+            let v = ok_values(&data, system, pi as u32);
+            let med = format::rate(median(&v));
+            let range = format!("{}–{}", format::rate(v[0]), format::rate(v[v.len() - 1]));
+            let row = out
+                .lines()
+                .find(|l| l.contains(system) && l.contains(&med) && l.contains(&range));
+            assert!(
+                row.is_some(),
+                "no row for {system} at point {pi} with {med} and {range}:\n{out}"
+            );
+        }
+    }
+    assert!(out.contains("vs linux"));
+    assert!(out.contains("Failed trials (1)"));
+    assert!(out.contains("connections=100 trial 2: server died"));
+    assert!(out.contains("client CPU at 98%"));
+    assert!(out.contains("Ranking:"));
+    assert!(out.contains("USL σ="));
+}
+
+#[test]
+fn terminal_colour_and_width_are_respected() {
+    let data = sweep();
+    assert!(terminal::render(&data, true).contains("\x1b[1m"));
+    let narrow = terminal::render_width(&data, false, 70);
+    let widest = narrow
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains("linux"))
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    assert!(
+        widest <= 90,
+        "table rows fit a narrow terminal: {widest}\n{narrow}"
+    );
+    assert!(narrow.contains("median"));
+}
+
+/// RFC 4180 records: quoted fields may hold commas, quotes and newlines.
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let (mut rows, mut row, mut field) = (Vec::new(), Vec::new(), String::new());
+    let (mut quoted, mut chars) = (false, text.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut field)),
+            (false, '\r') => {}
+            (false, '\n') => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    rows
+}
+
+#[test]
+fn csv_parses_back_one_row_per_trial() {
+    let data = sweep();
+    let text = csv::export(&data);
+    assert!(text.ends_with("\r\n"));
+    let rows = parse_csv(&text);
+    assert_eq!(rows.len(), data.trials.len() + 1);
+    let header = &rows[0];
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name}"))
+    };
+    for r in &rows {
+        assert_eq!(r.len(), header.len(), "every record has every column");
+    }
+    for (t, r) in data.trials.iter().zip(&rows[1..]) {
+        assert_eq!(r[col("system")], t.system);
+        assert_eq!(r[col("connections")], t.point.coords[0].value.to_string());
+        assert_eq!(r[col("trial")], t.trial.to_string());
+        match t.throughput() {
+            Some(x) => assert_eq!(r[col("rps")].parse::<f64>().ok(), Some(x)),
+            None => {
+                assert_eq!(r[col("status")], "failed");
+                assert_eq!(r[col("rps")], "");
+                assert_eq!(Some(r[col("error")].as_str()), t.error.as_deref());
+            }
+        }
+    }
+    let bound: Vec<_> = rows[1..]
+        .iter()
+        .filter(|r| r[col("client_bound")] == "true")
+        .collect();
+    assert_eq!(bound.len(), 1);
+    assert_eq!(bound[0][col("client_bound_reason")], "client CPU at 98%");
+    for name in [
+        "run_id",
+        "latency_p50_us",
+        "latency_p99_us",
+        "errors_timeout",
+        "client_cpu_s",
+        "server_cpu_s",
+        "mem_per_worker_rss_bytes",
+        "cpu_softirq",
+    ] {
+        col(name);
+    }
+    assert_eq!(rows[1][col("mem_per_worker_rss_bytes")], "5000000");
+}
+
+#[test]
+fn json_has_the_documented_fields() {
+    let data = sweep();
+    let v = json::export(&data);
+    assert_eq!(v["schema"], json::SCHEMA);
+    assert_eq!(v["run"]["name"], "kernel <sweep>");
+    assert_eq!(v["baseline"], LINUX);
+    assert_eq!(v["layout"]["x_axis"], "connections");
+    assert_eq!(
+        v["trials"].as_array().map(Vec::len),
+        Some(data.trials.len())
+    );
+    let points = v["points"].as_array().expect("points");
+    assert_eq!(points.len(), 10);
+    for p in points {
+        let system = p["system"].as_str().expect("system");
+        let index = p["point_index"].as_u64().expect("index") as u32;
+        let values = ok_values(&data, system, index);
+        assert_eq!(p["summary"]["median"].as_f64(), Some(median(&values)));
+        assert_eq!(p["summary"]["min"].as_f64(), Some(values[0]));
+        assert!(p["latency_us"]["p99_us"].is_number());
+        if system == LINUX {
+            assert!(p["comparison"].is_null());
+        } else {
+            assert!(p["comparison"]["ratio"].is_number());
+            assert!(p["comparison"]["verdict"]["verdict"].is_string());
+            assert!(p["verdict_text"].is_string());
+        }
+    }
+    let failed = points
+        .iter()
+        .find(|p| !p["failed"].as_array().map(Vec::is_empty).unwrap_or(true))
+        .expect("a point with a failure");
+    assert_eq!(failed["ok"], 2);
+    assert_eq!(failed["trials"], 3);
+    let fits = v["fits"].as_array().expect("fits");
+    assert_eq!(fits.len(), 2);
+    for f in fits {
+        assert!(f["usl"]["sigma"].is_number(), "{f}");
+        assert!(f["shape"]["peak_n"].is_number());
+    }
+    assert!(v["ranking"]["text"]
+        .as_str()
+        .unwrap_or("")
+        .contains("linux (100%)"));
+}
+
+/// Seed 003: one point, three systems, best of three; the ranking reads
+/// "FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)".
+#[test]
+fn single_point_best_of_three_ranks_like_seed_003() {
+    let p = point(0, &[("connections", json!(4000))]);
+    let best = [
+        ("Debian", 63_936.47),
+        ("FreeBSD", 82_122.38),
+        ("DragonflyBSD", 70_510.98),
+    ];
+    let mut trials = Vec::new();
+    for (s, top) in best {
+        for (t, f) in [0.93, 1.0, 0.97].iter().enumerate() {
+            let id = trials.len() as i64 + 1;
+            trials.push(trial(s, &p, t as u32 + 1, top * f, id));
+        }
+    }
+    let data = RunData {
+        run: run("nginx return 200", "Debian", "best"),
+        trials,
+    };
+    let pct = |x: f64| format::percent(x / best[0].1);
+    let expected = format!(
+        "FreeBSD ({}) > DragonflyBSD ({}) > Debian (100%)",
+        pct(best[1].1),
+        pct(best[2].1)
+    );
+    assert_eq!(
+        expected,
+        "FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)"
+    );
+    let out = terminal::render_width(&data, false, usize::MAX);
+    assert!(out.contains(&expected), "{out}");
+    assert!(
+        out.contains(&format::rate(82_122.38)),
+        "best of three is the headline"
+    );
+    let html = html::render(&data);
+    assert!(html.contains(&expected.replace('>', "&gt;")));
+    let chart = first_svg(&html, "throughput");
+    assert_eq!(
+        chart.matches(r#"class="bar""#).count(),
+        3,
+        "a bar per system"
+    );
+    assert!(!chart.contains(r#"class="series""#));
+}
+
+/// A rate sweep per script: x is `rate`, one chart per script, no USL.
+#[test]
+fn other_axes_get_their_own_charts() {
+    let mut trials = Vec::new();
+    let mut index = 0;
+    for script in ["select-only", "tpcb-like"] {
+        for rate in [1000, 2000, 4000] {
+            let p = point(
+                index,
+                &[("load.script", json!(script)), ("rate", json!(rate))],
+            );
+            index += 1;
+            for s in ["a", "b"] {
+                for t in 1..=3 {
+                    let id = trials.len() as i64 + 1;
+                    trials.push(trial(
+                        s,
+                        &p,
+                        t,
+                        f64::from(rate) * (0.9 + 0.01 * f64::from(t)),
+                        id,
+                    ));
+                }
+            }
+        }
+    }
+    let data = RunData {
+        run: run("rates", "a", "median"),
+        trials,
+    };
+    let html = html::render(&data);
+    let section = &html[html.find(r#"<section id="throughput">"#).expect("section")..];
+    let section = &section[..section.find("</section>").expect("end")];
+    assert_eq!(
+        section.matches("<svg").count(),
+        2,
+        "one throughput chart per script"
+    );
+    assert!(section.contains("Throughput (load.script=select-only)"));
+    assert!(section.contains("Throughput (load.script=tpcb-like)"));
+    assert!(section.contains(">rate</text>"), "x axis is the rate");
+    assert!(
+        !section.contains(r#"class="fit""#),
+        "no USL fit on a rate axis"
+    );
+    let v = json::export(&data);
+    assert_eq!(v["layout"]["x_axis"], "rate");
+    assert_eq!(v["layout"]["group_axes"], json!(["load.script"]));
+    assert!(v["fits"][0]["usl"].is_null());
+}
+
+#[test]
+fn report_and_export_commands_read_a_stored_run() {
+    use scalelab::store::{NewRun, NewTrial, Store};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("s.sqlite");
+    let data = sweep();
+    {
+        let mut store = Store::open(&db).expect("store");
+        let r = &data.run;
+        let run_id = store
+            .create_run(&NewRun {
+                name: &r.name,
+                description: &r.description,
+                experiment: &r.experiment,
+                experiment_path: &r.experiment_path,
+                quick: false,
+                environment: &r.environment,
+                baseline: LINUX,
+                headline: "median",
+            })
+            .expect("run");
+        for t in &data.trials {
+            store
+                .insert_trial(&NewTrial {
+                    run_id,
+                    system: &t.system,
+                    point: &t.point,
+                    trial: t.trial,
+                    status: t.status,
+                    error: t.error.as_deref(),
+                    started_at: t.started_at,
+                    context: &t.context,
+                    measurement: t.measurement.as_ref(),
+                    timeline: &t.timeline,
+                    histogram: None,
+                    probe_summary: t.probe.as_ref(),
+                    probe_timeline: None,
+                })
+                .expect("trial");
+        }
+        store.set_run_status(run_id, "finished").expect("status");
+    }
+    let db = db.to_string_lossy().into_owned();
+    let html_path = dir.path().join("r.html").to_string_lossy().into_owned();
+    let out = support::run(&["--store", &db, "report", "latest", "-o", &html_path]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let html = std::fs::read_to_string(&html_path).expect("report written");
+    assert_eq!(
+        first_svg(&html, "throughput")
+            .matches(r#"class="series""#)
+            .count(),
+        2
+    );
+
+    let out = support::run(&["--store", &db, "export", "latest", "--format", "csv"]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let rows = parse_csv(&support::stdout(&out));
+    assert_eq!(rows.len(), data.trials.len() + 1);
+
+    let out = support::run(&["--store", &db, "export", "latest", "--format", "json"]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["points"].as_array().map(Vec::len), Some(10));
+}
+
+/// An empty run, a run whose every trial failed and one with non-finite
+/// numbers all render in every format without panicking.
+#[test]
+fn degenerate_runs_still_render() {
+    let empty = RunData {
+        run: run("empty", LINUX, "median"),
+        trials: vec![],
+    };
+    let mut failed = sweep();
+    for t in &mut failed.trials {
+        t.status = TrialStatus::Failed;
+        t.error = Some("connection refused".into());
+        t.measurement = None;
+    }
+    let mut odd = sweep();
+    for t in odd.trials.iter_mut().step_by(2) {
+        if let Some(m) = t.measurement.as_mut() {
+            m.rps = f64::NAN;
+            m.gbit_s = f64::INFINITY;
+        }
+        t.probe = Some(json!({"server_cpu_util": "busy", "cpu": [1, 2]}));
+    }
+    for data in [&empty, &failed, &odd] {
+        let html = html::render(data);
+        assert!(html.ends_with("</html>\n"));
+        for bad in ["NaN", "\"inf", "inf\"", ",inf", "inf,", "-inf"] {
+            if let Some(i) = html.find(bad) {
+                panic!("{bad} in {}", &html[i.saturating_sub(300)..i + 50]);
+            }
+        }
+        let text = terminal::render_width(data, false, 80);
+        assert!(text.contains(&data.run.name));
+        assert_eq!(parse_csv(&csv::export(data)).len(), data.trials.len() + 1);
+        assert_eq!(json::export(data)["schema"], json::SCHEMA);
+    }
+    let text = terminal::render_width(&failed, false, usize::MAX);
+    assert!(text.contains(&format!("Failed trials ({})", failed.trials.len())));
+}
