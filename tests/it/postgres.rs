@@ -511,3 +511,40 @@ fn postgres_reclaims_a_server_left_by_a_dead_run() {
     pg.stop().unwrap();
     assert!(server_processes(&pg.data_dir()).is_empty());
 }
+
+#[test]
+fn postgres_runs_wholly_inside_its_placement() {
+    let base = tempfile::tempdir().unwrap();
+    let name = format!("pg-it-{}", std::process::id());
+    let cpus = vec![scalelab::placement::online_cpus() - 1];
+    let mut placement = Placement::create(
+        &name,
+        Some(cpus.clone()),
+        Some(scalelab::units::Bytes(256 << 20)),
+    )
+    .unwrap();
+    let dirs = placement.cgroup_dirs();
+    assert!(!dirs.is_empty());
+    let mut pg = Postgres::new(&"scale = 1".parse::<toml::Table>().unwrap(), base.path()).unwrap();
+    pg.start(&placement, &Shutdown::new()).unwrap();
+    let postmaster = pg.root_pid().unwrap();
+    let tree = server_processes(&pg.data_dir());
+    assert!(tree.len() > 3, "postmaster and its helpers: {tree:?}");
+    for dir in &dirs {
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap();
+        let inside: Vec<u32> = procs.lines().filter_map(|l| l.parse().ok()).collect();
+        for pid in &tree {
+            assert!(
+                inside.contains(pid),
+                "pid {pid} is outside {}",
+                dir.display()
+            );
+        }
+    }
+    let affinity = scalelab::placement::affinity::allowed_cpus(postmaster).unwrap();
+    assert_eq!(affinity, cpus);
+    pg.stop().unwrap();
+    placement
+        .remove()
+        .expect("the cgroups are empty once the server stopped");
+}
