@@ -42,6 +42,9 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 const LOG_LINES: usize = 15;
+/// Private socket directories are `/tmp/scalelab-pg-XXXXXX`: short, as
+/// socket paths are limited to 107 bytes.
+const SOCKET_DIR_PREFIX: &str = "/tmp/scalelab-pg-";
 
 /// Written once the cluster (and dataset, if any) is complete.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -153,7 +156,13 @@ impl Postgres {
                 data.display()
             )));
         }
+        let socket_dir = os::postmaster_socket_dir(&data);
         self.kill_leftovers();
+        // The dead run's private socket directory, if it was one of ours.
+        let ours = |d: &PathBuf| d.to_str().is_some_and(|s| s.starts_with(SOCKET_DIR_PREFIX));
+        if let Some(dir) = socket_dir.filter(ours) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         Ok(())
     }
 
@@ -248,7 +257,7 @@ impl Postgres {
 
     fn socket_dir(&self) -> Result<tempfile::TempDir, TargetError> {
         let dir = tempfile::Builder::new()
-            .prefix("scalelab-pg-")
+            .prefix(SOCKET_DIR_PREFIX.trim_start_matches("/tmp/"))
             .tempdir_in("/tmp")
             .map_err(|e| TargetError::io(Path::new("/tmp"), e))?;
         self.user.own(dir.path())?;

@@ -497,6 +497,13 @@ fn postgres_reclaims_a_server_left_by_a_dead_run() {
     let left = server_in(tempfile::tempdir_in(base.path()).unwrap(), "");
     let orphan = left.pg.root_pid().unwrap();
     let base_path = left._base.path().to_path_buf();
+    let socket_dir = std::fs::read_to_string(left.pg.data_dir().join("postmaster.pid"))
+        .unwrap()
+        .lines()
+        .nth(4)
+        .unwrap()
+        .to_string();
+    assert!(Path::new(&socket_dir).is_dir());
     // As if scalelab had been killed: the server is never stopped.
     std::mem::forget(left);
     assert!(alive(orphan));
@@ -506,6 +513,10 @@ fn postgres_reclaims_a_server_left_by_a_dead_run() {
     assert!(
         !alive(orphan),
         "the leftover postmaster {orphan} was not stopped"
+    );
+    assert!(
+        !Path::new(&socket_dir).exists(),
+        "its socket directory {socket_dir} was left behind"
     );
     assert!(pg.is_running());
     pg.stop().unwrap();

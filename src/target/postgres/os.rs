@@ -115,6 +115,13 @@ pub fn postmaster_pid(data: &Path) -> Option<u32> {
     text.lines().next()?.trim().parse().ok()
 }
 
+/// The socket directory recorded in `DATA/postmaster.pid` (line 5).
+pub fn postmaster_socket_dir(data: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(data.join("postmaster.pid")).ok()?;
+    let dir = text.lines().nth(4)?.trim();
+    (!dir.is_empty()).then(|| PathBuf::from(dir))
+}
+
 /// Processes whose working directory is `dir`. Every PostgreSQL process
 /// changes into its data directory, so this finds a server's processes
 /// exactly, even after the postmaster is gone and they were re-parented.
