@@ -6,22 +6,24 @@
 # `scalelab load pg` (both pinned to CPU 0, one client thread each). Client
 # CPU (user + system) is measured the same way for both, with /usr/bin/time.
 # Reports the median TPS, the client CPU seconds per 10k transactions, and
-# the scalelab/pgbench ratios (want: TPS ratio >= 1, CPU ratio <= 1).
+# the median per-round scalelab/pgbench ratios (want: TPS ratio >= 1, CPU
+# ratio <= 1), also over the quiet rounds only (where the rest of the
+# machine used < 25% of the CPUs in both runs). Per-run lines go to stderr.
 # The server runs with synchronous_commit=off so tpcb-like measures the
 # clients and the server's CPU, not this machine's fsync latency.
 #
 # Usage: bench/pg-vs-pgbench.sh
-# Environment: DURATION (s per run, 4), SCALE (10), CLIENTS ("1 4 16"),
-#   SCRIPTS ("select-only tpcb-like"), ROUNDS (alternations, 3),
+# Environment: DURATION (s per run, 2), SCALE (10), CLIENTS ("1 4 16"),
+#   SCRIPTS ("select-only tpcb-like"), ROUNDS (alternations, 6),
 #   SERVER_CPU (1), CLIENT_CPU (0).
 # Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
 set -euo pipefail
 
-DURATION=${DURATION:-4}
+DURATION=${DURATION:-2}
 SCALE=${SCALE:-10}
 CLIENTS=${CLIENTS:-"1 4 16"}
 SCRIPTS=${SCRIPTS:-"select-only tpcb-like"}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-6}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 
@@ -63,25 +65,46 @@ CONN="host=127.0.0.1 port=$PORT user=postgres dbname=postgres"
 echo "server: $("$BIN_DIR/postgres" --version), CPU $SERVER_CPU, port $PORT; clients on CPU $CLIENT_CPU" >&2
 pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PORT" -U postgres postgres 2>"$WORK/init.out"
 
-# run TOOL SCRIPT CLIENTS -> "tps transactions cpu_seconds"
+POSTMASTER=$(head -n 1 "$WORK/data/postmaster.pid")
+HZ=$(getconf CLK_TCK)
+NCPU=$(nproc)
+# Busy ticks of all CPUs, and of the server: the postmaster, its reaped
+# backends (cutime/cstime) and its live children.
+busy_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+server_ticks() {
+    local t=0 p
+    for p in $POSTMASTER $(pgrep -P "$POSTMASTER"); do
+        t=$((t + $(awk '{print $14+$15+$16+$17}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$t"
+}
+
+# run TOOL SCRIPT CLIENTS -> "tps transactions cpu_seconds other%", where
+# other% is the share of all CPUs used by neither the client nor the
+# server during the run: noise from the rest of the machine.
 run() {
     local tool=$1 script=$2 clients=$3 out="$WORK/run.out" cpu="$WORK/cpu.out"
+    local b0 s0 b1 s1
+    b0=$(busy_ticks) s0=$(server_ticks)
     if [ "$tool" = pgbench ]; then
         local flag=()
         [ "$script" = select-only ] && flag=(-S)
         [ "$script" = simple-update ] && flag=(-N)
-        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S" -o "$cpu" \
+        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
             pgbench -h 127.0.0.1 -p "$PORT" -U postgres -M prepared "${flag[@]}" \
             -c "$clients" -j 1 -T "$DURATION" postgres >"$out" 2>&1
     else
-        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S" -o "$cpu" \
+        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
             "$SCALELAB" load pg "$CONN" --script "$script" -c "$clients" -j 1 \
             -d "${DURATION}s" >"$out" 2>&1
     fi
+    b1=$(busy_ticks) s1=$(server_ticks)
     local tps txns
     tps=$(awk '/^tps = / {print $3}' "$out")
     txns=$(awk -F': ' '/number of transactions actually processed/ {split($2, a, "/"); print a[1]}' "$out")
-    echo "$tps $txns $(awk '{print $1 + $2}' "$cpu")"
+    awk -v tps="$tps" -v n="$txns" -v busy=$((b1 - b0)) -v srv=$((s1 - s0)) -v hz="$HZ" -v ncpu="$NCPU" \
+        '{ cpu = $1 + $2; other = ((busy - srv) / hz - cpu) / (ncpu * $3) * 100
+           printf "%s %s %.2f %.0f\n", tps, n, cpu, (other > 0 ? other : 0) }' "$cpu"
 }
 
 RESULTS="$WORK/results"
@@ -92,16 +115,18 @@ for script in $SCRIPTS; do
             # Alternate which tool goes first, so drift does not favour one.
             if [ $((round % 2)) = 1 ]; then order="pgbench scalelab"; else order="scalelab pgbench"; fi
             for tool in $order; do
-                read -r tps txns cpu < <(run "$tool" "$script" "$clients")
-                echo "$script $clients $tool $round tps=$tps txns=$txns cpu_s=$cpu" >&2
-                echo "$script $clients $tool $tps $txns $cpu" >>"$RESULTS"
+                read -r tps txns cpu other < <(run "$tool" "$script" "$clients")
+                echo "$script $clients $tool $round tps=$tps txns=$txns cpu_s=$cpu other_load=$other%" >&2
+                echo "$script $clients $tool $round $tps $txns $cpu $other" >>"$RESULTS"
             done
         done
     done
 done
 
-# Medians per (script, clients, tool), then the ratios.
-awk '
+# Per (script, clients): the median TPS and CPU per 10k transactions of each
+# tool, and the median of the per-round ratios (each round's two runs are
+# adjacent, so the ratio cancels the machine's drift between rounds).
+awk -v QUIET=25 '
 function median(list,   n, a, i, j, t) {
     n = split(list, a, " ")
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
@@ -110,16 +135,33 @@ function median(list,   n, a, i, j, t) {
 {
     key = $1 " " $2
     if (!(key in seen)) { seen[key] = 1; order[++n] = key }
-    tps[key, $3] = tps[key, $3] " " $4
-    cpu[key, $3] = cpu[key, $3] " " ($6 / $5 * 10000)
+    tps[key, $3] = tps[key, $3] " " $5
+    cpu[key, $3] = cpu[key, $3] " " ($7 / $6 * 10000)
+    r_tps[key, $4, $3] = $5
+    r_cpu[key, $4, $3] = $7 / $6 * 10000
+    r_other[key, $4, $3] = $8
+    if ((key, $4, "pgbench") in r_tps && (key, $4, "scalelab") in r_tps) {
+        tr = r_tps[key, $4, "scalelab"] / r_tps[key, $4, "pgbench"]
+        cr = r_cpu[key, $4, "scalelab"] / r_cpu[key, $4, "pgbench"]
+        tps_ratio[key] = tps_ratio[key] " " tr
+        cpu_ratio[key] = cpu_ratio[key] " " cr
+        if (r_other[key, $4, "scalelab"] < QUIET && r_other[key, $4, "pgbench"] < QUIET) {
+            quiet_tps[key] = quiet_tps[key] " " tr
+            quiet_cpu[key] = quiet_cpu[key] " " cr
+            quiet_n[key]++
+        }
+    }
 }
 END {
-    printf "%-12s %7s | %11s %11s %7s | %13s %13s %7s\n", "script", "clients", "pgbench tps", "scalelab tps", "ratio", "pgbench cpu", "scalelab cpu", "ratio"
-    printf "%-12s %7s | %11s %11s %7s | %13s %13s %7s\n", "", "", "", "", "", "s/10k txn", "s/10k txn", ""
+    printf "%-12s %7s | %11s %12s %7s | %11s %12s %7s | %s\n", "script", "clients", "pgbench", "scalelab", "TPS", "pgbench", "scalelab", "CPU", "quiet rounds"
+    printf "%-12s %7s | %11s %12s %7s | %11s %12s %7s | %s\n", "", "", "TPS", "TPS", "ratio", "s/10k txn", "s/10k txn", "ratio", "TPS, CPU ratio"
     for (i = 1; i <= n; i++) {
         k = order[i]; split(k, p, " ")
-        pt = median(tps[k, "pgbench"]); st = median(tps[k, "scalelab"])
-        pc = median(cpu[k, "pgbench"]); sc = median(cpu[k, "scalelab"])
-        printf "%-12s %7d | %11.0f %11.0f %7.2f | %13.3f %13.3f %7.2f\n", p[1], p[2], pt, st, st / pt, pc, sc, sc / pc
+        q = quiet_n[k] ? sprintf("%.2f, %.2f (%d)", median(quiet_tps[k]), median(quiet_cpu[k]), quiet_n[k]) : "none"
+        printf "%-12s %7d | %11.0f %12.0f %7.2f | %11.3f %12.3f %7.2f | %s\n", p[1], p[2],
+            median(tps[k, "pgbench"]), median(tps[k, "scalelab"]), median(tps_ratio[k]),
+            median(cpu[k, "pgbench"]), median(cpu[k, "scalelab"]), median(cpu_ratio[k]), q
     }
+    print "(TPS: higher is better; CPU s per 10k transactions: lower is better; ratios are"
+    print " medians of per-round scalelab/pgbench; quiet rounds: other load < " QUIET "% in both runs)"
 }' "$RESULTS"

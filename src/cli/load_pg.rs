@@ -30,7 +30,7 @@ pub struct LoadPgArgs {
     #[arg(long, value_name = "TPS")]
     pub rate: Option<f64>,
     /// Tries per transaction on serialization failure or deadlock.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tries: u32,
     /// Open a new connection for every transaction (pgbench -C).
     #[arg(short = 'C', long = "connect")]
@@ -46,7 +46,7 @@ pub struct LoadPgArgs {
     #[arg(short = 'i', long)]
     pub init: bool,
     /// Scale for --init (default 1); for a run, overrides detection.
-    #[arg(short = 's', long)]
+    #[arg(short = 's', long, value_parser = clap::value_parser!(u32).range(1..))]
     pub scale: Option<u32>,
     /// Print one JSON object instead of the text summary.
     #[arg(long)]
@@ -63,7 +63,7 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     }
     let settings = PgSettings {
         script: a.script,
-        max_tries: a.max_tries.max(1),
+        max_tries: a.max_tries,
         scale: a.scale,
         vacuum: !a.no_vacuum,
     };
@@ -140,7 +140,7 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
         "number of threads: {}",
         a.threads.clamp(1, a.clients.max(1))
     );
-    outln!("maximum number of tries: {}", a.max_tries.max(1));
+    outln!("maximum number of tries: {}", a.max_tries);
     outln!("duration: {} s", a.duration.as_secs_f64());
     if let Some(rate) = a.rate {
         outln!("rate limit: {rate} tps");
@@ -155,7 +155,7 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
         outln!("number of deadlock failures: {}", r.errors.deadlock);
     }
     if a.max_tries > 1 {
-        outln!("total number of retries: {}", r.retries);
+        outln!("number of transactions retried: {}", r.retries);
     }
     let socket = r.errors.socket_errors();
     if socket > 0 {

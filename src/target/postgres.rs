@@ -26,8 +26,8 @@ use crate::load::pg::client::Client;
 use crate::load::pg::{dataset, ConnConfig};
 use os::ServerUser;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, ExitStatus};
+use std::time::Duration;
 
 const KIND: &str = "postgres";
 const INITDB_ARGS: &[&str] = &[
@@ -42,6 +42,9 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 const LOG_LINES: usize = 15;
+/// Private socket directories are `/tmp/scalelab-pg-XXXXXX`: short, as
+/// socket paths are limited to 107 bytes.
+const SOCKET_DIR_PREFIX: &str = "/tmp/scalelab-pg-";
 
 /// Written once the cluster (and dataset, if any) is complete.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -140,7 +143,7 @@ impl Postgres {
     /// stop it. One whose owner is alive belongs to a concurrent run.
     fn reclaim_leftover(&self) -> Result<(), TargetError> {
         let data = self.data_dir();
-        let Some(pid) = os::postmaster_pid(&data).filter(|&p| server_process(p)) else {
+        let Some(pid) = os::postmaster_pid(&data).filter(|&p| os::is_server_process(p)) else {
             return Ok(());
         };
         let owner: Option<u32> = std::fs::read_to_string(self.owner_path())
@@ -153,7 +156,13 @@ impl Postgres {
                 data.display()
             )));
         }
+        let socket_dir = os::postmaster_socket_dir(&data);
         self.kill_leftovers();
+        // The dead run's private socket directory, if it was one of ours.
+        let ours = |d: &PathBuf| d.to_str().is_some_and(|s| s.starts_with(SOCKET_DIR_PREFIX));
+        if let Some(dir) = socket_dir.filter(ours) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         Ok(())
     }
 
@@ -248,7 +257,7 @@ impl Postgres {
 
     fn socket_dir(&self) -> Result<tempfile::TempDir, TargetError> {
         let dir = tempfile::Builder::new()
-            .prefix("scalelab-pg-")
+            .prefix(SOCKET_DIR_PREFIX.trim_start_matches("/tmp/"))
             .tempdir_in("/tmp")
             .map_err(|e| TargetError::io(Path::new("/tmp"), e))?;
         self.user.own(dir.path())?;
@@ -316,49 +325,6 @@ impl Postgres {
             log.display(),
             log_tail(&log, LOG_LINES)
         )))
-    }
-
-    /// Runs a command to completion, bounded by `limit` and `shutdown`;
-    /// returns its status and combined output.
-    fn run_bounded(
-        &self,
-        mut cmd: Command,
-        what: &str,
-        limit: Duration,
-        shutdown: &Shutdown,
-        placement: Option<&Placement>,
-    ) -> Result<(ExitStatus, String), TargetError> {
-        let out_path = self
-            .instance
-            .join(format!("{}.out", what.replace(' ', "-")));
-        let out = std::fs::File::create(&out_path).map_err(|e| TargetError::io(&out_path, e))?;
-        let err = out.try_clone().map_err(|e| TargetError::io(&out_path, e))?;
-        cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-        let spawned = match placement {
-            Some(p) => process::spawn(cmd, p),
-            None => cmd.spawn(),
-        };
-        let mut child = spawned.map_err(|e| start_error(format!("cannot run {what}: {e}")))?;
-        let end = Instant::now() + limit;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if shutdown.is_triggered() || Instant::now() >= end => {
-                    process::stop_pid(child.id(), libc::SIGTERM, Duration::from_secs(2));
-                    let _ = child.wait();
-                    if shutdown.is_triggered() {
-                        return Err(TargetError::Interrupted);
-                    }
-                    return Err(start_error(format!(
-                        "{what} did not finish within {limit:?}"
-                    )));
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-                Err(e) => return Err(start_error(format!("waiting for {what}: {e}"))),
-            }
-        };
-        let output = std::fs::read_to_string(&out_path).unwrap_or_default();
-        Ok((status, output))
     }
 
     /// Waits until the server answers a query.
@@ -436,40 +402,28 @@ impl Postgres {
     /// Ends every process still working in the data directory: the
     /// postmaster from `postmaster.pid`, then any orphaned backends.
     fn kill_leftovers(&self) {
-        let data = self.data_dir();
-        if let Some(pid) = os::postmaster_pid(&data) {
-            if server_process(pid) {
-                // SIGINT is a fast shutdown; stop_pid escalates to SIGKILL.
-                process::stop_pid(pid, libc::SIGINT, Duration::from_secs(10));
-            }
-        }
-        let end = Instant::now() + Duration::from_secs(5);
-        loop {
-            let left: Vec<u32> = os::processes_in(&data)
-                .into_iter()
-                .filter(|&p| server_process(p))
-                .collect();
-            if left.is_empty() {
-                return;
-            }
-            if Instant::now() >= end {
-                for pid in left {
-                    process::stop_pid(pid, libc::SIGKILL, Duration::from_secs(2));
-                }
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        os::stop_server_processes(&self.data_dir());
+    }
+
+    /// Runs a server command to completion, its output in the instance
+    /// directory.
+    fn run_bounded(
+        &self,
+        cmd: Command,
+        what: &str,
+        limit: Duration,
+        shutdown: &Shutdown,
+        placement: Option<&Placement>,
+    ) -> Result<(ExitStatus, String), TargetError> {
+        let out = self
+            .instance
+            .join(format!("{}.out", what.replace(' ', "-")));
+        os::run_bounded(cmd, what, &out, limit, shutdown, placement)
     }
 }
 
 fn port_taken(e: &TargetError) -> bool {
     e.to_string().contains("could not bind")
-}
-
-/// Whether `pid` is a PostgreSQL server process (its command name).
-fn server_process(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres")
 }
 
 fn server_version(bin_dir: &Path) -> Result<String, TargetError> {

@@ -324,6 +324,13 @@ fn postgres_serialization_failures_are_counted_and_retried() {
     };
     let r = s.run(retrying, &spec(8, 2, 2.0));
     assert!(r.retries > 0, "no retries: {r:?}");
+    // `retries` counts transactions, each retried once or more.
+    let attempted = r.requests + r.errors.serialization + r.errors.deadlock;
+    assert!(
+        r.retries <= attempted,
+        "{} retried of {attempted}",
+        r.retries
+    );
     assert!(r.requests > 0);
     assert!(
         r.errors.serialization < once.errors.serialization,
@@ -443,16 +450,12 @@ fn postgres_cli_initializes_and_reports_json() {
         String::from_utf8_lossy(&init.stderr)
     );
     assert_eq!(s.int("select count(*) from pgbench_accounts"), 100_000);
-    let uri = format!(
-        "postgresql://postgres@{}",
-        s.uri
-            .split_whitespace()
-            .filter_map(|kv| kv.split_once('='))
-            .filter(|(k, _)| *k == "host" || *k == "port")
-            .map(|(_, v)| v)
-            .collect::<Vec<_>>()
-            .join(":")
-    );
+    // The same server as a URI: the driver reads both spellings.
+    let addr = match ConnConfig::parse_with_env(&s.uri, |_| None).unwrap().host {
+        scalelab::load::pg::conninfo::Host::Tcp(addr) => addr,
+        other => panic!("expected TCP, got {other:?}"),
+    };
+    let uri = format!("postgresql://postgres@{addr}/postgres");
     let run = std::process::Command::new(exe)
         .args([
             "load",
@@ -494,6 +497,13 @@ fn postgres_reclaims_a_server_left_by_a_dead_run() {
     let left = server_in(tempfile::tempdir_in(base.path()).unwrap(), "");
     let orphan = left.pg.root_pid().unwrap();
     let base_path = left._base.path().to_path_buf();
+    let socket_dir = std::fs::read_to_string(left.pg.data_dir().join("postmaster.pid"))
+        .unwrap()
+        .lines()
+        .nth(4)
+        .unwrap()
+        .to_string();
+    assert!(Path::new(&socket_dir).is_dir());
     // As if scalelab had been killed: the server is never stopped.
     std::mem::forget(left);
     assert!(alive(orphan));
@@ -504,7 +514,48 @@ fn postgres_reclaims_a_server_left_by_a_dead_run() {
         !alive(orphan),
         "the leftover postmaster {orphan} was not stopped"
     );
+    assert!(
+        !Path::new(&socket_dir).exists(),
+        "its socket directory {socket_dir} was left behind"
+    );
     assert!(pg.is_running());
     pg.stop().unwrap();
     assert!(server_processes(&pg.data_dir()).is_empty());
+}
+
+#[test]
+fn postgres_runs_wholly_inside_its_placement() {
+    let base = tempfile::tempdir().unwrap();
+    let name = format!("pg-it-{}", std::process::id());
+    let cpus = vec![scalelab::placement::online_cpus() - 1];
+    let mut placement = Placement::create(
+        &name,
+        Some(cpus.clone()),
+        Some(scalelab::units::Bytes(256 << 20)),
+    )
+    .unwrap();
+    let dirs = placement.cgroup_dirs();
+    assert!(!dirs.is_empty());
+    let mut pg = Postgres::new(&"scale = 1".parse::<toml::Table>().unwrap(), base.path()).unwrap();
+    pg.start(&placement, &Shutdown::new()).unwrap();
+    let postmaster = pg.root_pid().unwrap();
+    let tree = server_processes(&pg.data_dir());
+    assert!(tree.len() > 3, "postmaster and its helpers: {tree:?}");
+    for dir in &dirs {
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap();
+        let inside: Vec<u32> = procs.lines().filter_map(|l| l.parse().ok()).collect();
+        for pid in &tree {
+            assert!(
+                inside.contains(pid),
+                "pid {pid} is outside {}",
+                dir.display()
+            );
+        }
+    }
+    let affinity = scalelab::placement::affinity::allowed_cpus(postmaster).unwrap();
+    assert_eq!(affinity, cpus);
+    pg.stop().unwrap();
+    placement
+        .remove()
+        .expect("the cgroups are empty once the server stopped");
 }

@@ -484,7 +484,11 @@ impl Conn {
     fn resolve_failure(&mut self, ctx: &mut Ctx, kind: ErrorKind, now: Instant) {
         let retryable = matches!(kind, ErrorKind::Serialization | ErrorKind::Deadlock);
         if retryable && self.txn.tries < ctx.shared.max_tries && ctx.stage != Stage::Drain {
-            ctx.result.retries += 1;
+            // `retries` counts transactions retried (LoadResult's contract),
+            // as pgbench's "number of transactions retried".
+            if self.txn.tries == 1 {
+                ctx.result.retries += 1;
+            }
             self.txn.tries += 1;
             self.txn.step = 0;
             self.txn.failure = None;

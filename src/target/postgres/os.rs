@@ -1,10 +1,13 @@
 //! Operating-system chores for a managed PostgreSQL: the server user,
 //! directory ownership, and finding the server's processes by PID.
 
-use crate::target::TargetError;
+use crate::placement::Placement;
+use crate::shutdown::Shutdown;
+use crate::target::{process, TargetError};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 /// The account PostgreSQL runs as. PostgreSQL refuses to run as root, so
 /// as root the server runs as `postgres`; otherwise as the current user.
@@ -112,6 +115,13 @@ pub fn postmaster_pid(data: &Path) -> Option<u32> {
     text.lines().next()?.trim().parse().ok()
 }
 
+/// The socket directory recorded in `DATA/postmaster.pid` (line 5).
+pub fn postmaster_socket_dir(data: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(data.join("postmaster.pid")).ok()?;
+    let dir = text.lines().nth(4)?.trim();
+    (!dir.is_empty()).then(|| PathBuf::from(dir))
+}
+
 /// Processes whose working directory is `dir`. Every PostgreSQL process
 /// changes into its data directory, so this finds a server's processes
 /// exactly, even after the postmaster is gone and they were re-parented.
@@ -132,6 +142,80 @@ pub fn processes_in(dir: &Path) -> Vec<u32> {
                 == Some(target.as_path())
         })
         .collect()
+}
+
+/// Whether `pid` is a PostgreSQL server process (by its command name).
+pub fn is_server_process(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres")
+}
+
+/// Ends every server process working in `data`: the postmaster from
+/// `postmaster.pid` with a fast shutdown (SIGINT, then SIGKILL), then any
+/// orphaned backends, which get 5 s to notice and exit on their own.
+pub fn stop_server_processes(data: &Path) {
+    if let Some(pid) = postmaster_pid(data).filter(|&p| is_server_process(p)) {
+        process::stop_pid(pid, libc::SIGINT, Duration::from_secs(10));
+    }
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left: Vec<u32> = processes_in(data)
+            .into_iter()
+            .filter(|&p| is_server_process(p))
+            .collect();
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() >= end {
+            for pid in left {
+                process::stop_pid(pid, libc::SIGKILL, Duration::from_secs(2));
+            }
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs `cmd` to completion (inside `placement` if given), bounded by
+/// `limit` and `shutdown`; its output goes to `out` and is returned.
+pub fn run_bounded(
+    mut cmd: Command,
+    what: &str,
+    out: &Path,
+    limit: Duration,
+    shutdown: &Shutdown,
+    placement: Option<&Placement>,
+) -> Result<(ExitStatus, String), TargetError> {
+    let start_error = |message: String| TargetError::Start {
+        kind: "postgres",
+        message,
+    };
+    let file = std::fs::File::create(out).map_err(|e| TargetError::io(out, e))?;
+    let err = file.try_clone().map_err(|e| TargetError::io(out, e))?;
+    cmd.stdin(Stdio::null()).stdout(file).stderr(err);
+    let spawned = match placement {
+        Some(p) => process::spawn(cmd, p),
+        None => cmd.spawn(),
+    };
+    let mut child = spawned.map_err(|e| start_error(format!("cannot run {what}: {e}")))?;
+    let end = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if shutdown.is_triggered() || Instant::now() >= end => {
+                process::stop_pid(child.id(), libc::SIGTERM, Duration::from_secs(2));
+                let _ = child.wait();
+                if shutdown.is_triggered() {
+                    return Err(TargetError::Interrupted);
+                }
+                return Err(start_error(format!(
+                    "{what} did not finish within {limit:?}"
+                )));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(start_error(format!("waiting for {what}: {e}"))),
+        }
+    };
+    Ok((status, std::fs::read_to_string(out).unwrap_or_default()))
 }
 
 /// The newest `/usr/lib/postgresql/<major>/bin` that has a `postgres`.
