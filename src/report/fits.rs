@@ -2,6 +2,7 @@
 
 use super::format;
 use super::rows::{Aggregate, NOISE};
+use crate::analysis::compare::Verdict;
 use crate::analysis::shape::{shape, CurveShape, PastPeak};
 use crate::analysis::usl::{fit, UslFit};
 use serde::Serialize;
@@ -27,6 +28,10 @@ pub struct Rank {
     pub relative: f64,
     /// How many points the mean is over.
     pub points: usize,
+    /// Points where the verdict against the baseline is significant
+    /// (faster or slower), out of the points with enough trials to test;
+    /// `None` for the baseline and when no point could be tested.
+    pub significant: Option<usize>,
 }
 
 /// Axis names on which the USL's N (concurrency or processors) makes sense.
@@ -106,10 +111,25 @@ pub fn rank(agg: &Aggregate) -> Vec<Rank> {
                     (b > 0.0 && v > 0.0).then(|| (v / b).ln())
                 })
                 .collect();
+            let verdicts: Vec<&Verdict> = agg
+                .cells
+                .iter()
+                .filter(|c| &c.system == s)
+                .filter_map(|c| c.comparison.as_ref().map(|cmp| &cmp.verdict))
+                .filter(|v| !matches!(v, Verdict::NeedsMoreTrials { .. }))
+                .collect();
+            // Only points the test could decide count; too few trials is "untested".
+            let significant = (s != base && !verdicts.is_empty()).then(|| {
+                verdicts
+                    .iter()
+                    .filter(|v| matches!(v, Verdict::Faster | Verdict::Slower))
+                    .count()
+            });
             (!logs.is_empty()).then(|| Rank {
                 system: s.clone(),
                 relative: (logs.iter().sum::<f64>() / logs.len() as f64).exp(),
                 points: logs.len(),
+                significant,
             })
         })
         .collect();
@@ -118,7 +138,9 @@ pub fn rank(agg: &Aggregate) -> Vec<Rank> {
 }
 
 /// `FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)`; neighbours
-/// within the noise threshold are joined by `≈` instead of `>`.
+/// within the noise threshold are joined by `≈` instead of `>`, and a system
+/// that differs significantly from the baseline at no point is marked
+/// `n.s.`, so an A/A run never reads as a ranking.
 pub fn ranking_line(ranks: &[Rank]) -> String {
     let mut out = String::new();
     for (i, r) in ranks.iter().enumerate() {
@@ -127,7 +149,19 @@ pub fn ranking_line(ranks: &[Rank]) -> String {
             let close = (prev - r.relative).abs() < NOISE * prev.abs();
             out.push_str(if close { " ≈ " } else { " > " });
         }
-        out.push_str(&format!("{} ({})", r.system, format::percent(r.relative)));
+        let ns = if r.significant == Some(0) {
+            ", n.s."
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "{} ({}{ns})",
+            r.system,
+            format::percent(r.relative)
+        ));
+    }
+    if ranks.iter().any(|r| r.significant == Some(0)) {
+        out.push_str("  [n.s.: not significantly different from the baseline at any point]");
     }
     out
 }
@@ -171,6 +205,7 @@ mod tests {
             system: system.into(),
             relative,
             points: 1,
+            significant: None,
         }
     }
 
@@ -182,6 +217,18 @@ mod tests {
             r("Debian", 1.0),
         ]);
         assert_eq!(line, "FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)");
+    }
+
+    #[test]
+    fn a_difference_significant_nowhere_is_marked() {
+        let mut a = r("A again", 1.05);
+        a.significant = Some(0);
+        let line = ranking_line(&[a, r("A", 1.0)]);
+        assert!(
+            line.starts_with("A again (105%, n.s.) > A (100%)"),
+            "{line}"
+        );
+        assert!(line.contains("not significantly different"), "{line}");
     }
 
     #[test]
