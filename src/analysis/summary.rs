@@ -24,6 +24,25 @@ pub enum Headline {
     Best,
 }
 
+impl Headline {
+    /// The word used in experiment files and the store: `median` or `best`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Headline::Median => "median",
+            Headline::Best => "best",
+        }
+    }
+
+    /// Reads [`Headline::as_str`]'s words back.
+    pub fn parse(word: &str) -> Option<Headline> {
+        match word {
+            "median" => Some(Headline::Median),
+            "best" => Some(Headline::Best),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub n: usize,

@@ -139,10 +139,7 @@ impl Aggregate {
 
     /// `median` or `best`: what the headline throughput is.
     pub fn headline_word(&self) -> &'static str {
-        match self.headline {
-            Headline::Median => "median",
-            Headline::Best => "best",
-        }
+        self.headline.as_str()
     }
 
     /// All failed trials, with the cell they belong to.
@@ -166,10 +163,11 @@ pub fn collect(data: &RunData) -> Aggregate {
     let points = data.points();
     let layout = Layout::new(&points);
     let mut notes = Vec::new();
-    let headline = match data.run.headline.as_str() {
-        "best" => Headline::Best,
-        "median" | "" => Headline::Median,
-        other => {
+    let headline = match Headline::parse(&data.run.headline) {
+        Some(h) => h,
+        None if data.run.headline.is_empty() => Headline::Median,
+        None => {
+            let other = &data.run.headline;
             notes.push(format!(
                 "unknown headline statistic `{other}`; the median is shown"
             ));

@@ -206,10 +206,6 @@ fn open_run(exp: &Experiment, store: &mut Store, resume: Option<i64>) -> Result<
         return Ok(id);
     }
     let env = serde_json::to_value(crate::probe::capture()).unwrap_or_default();
-    let headline = match exp.trials.headline {
-        crate::analysis::summary::Headline::Median => "median",
-        crate::analysis::summary::Headline::Best => "best",
-    };
     Ok(store.create_run(&NewRun {
         name: &exp.name,
         description: &exp.description,
@@ -218,7 +214,7 @@ fn open_run(exp: &Experiment, store: &mut Store, resume: Option<i64>) -> Result<
         quick: exp.quick,
         environment: &env,
         baseline: exp.baseline(),
-        headline,
+        headline: exp.trials.headline.as_str(),
     })?)
 }
 

@@ -237,17 +237,14 @@ fn trials(cx: &Ctx, t: &RawTrials) -> Result<TrialPolicy, SpecError> {
             ))
         }
     };
-    let headline = match t.headline.as_deref().unwrap_or("median") {
-        "median" => Headline::Median,
-        "best" => Headline::Best,
-        other => {
-            return Err(cx.err(
-                &["trials", "headline"],
-                format!("unknown headline `{other}`"),
-                "use median or best",
-            ))
-        }
-    };
+    let word = t.headline.as_deref().unwrap_or("median");
+    let headline = Headline::parse(word).ok_or_else(|| {
+        cx.err(
+            &["trials", "headline"],
+            format!("unknown headline `{word}`"),
+            "use median or best",
+        )
+    })?;
     let budget = match &t.budget {
         None => None,
         Some(_) => Some(duration(cx, "budget", &t.budget, Duration::ZERO)?),
