@@ -140,21 +140,7 @@ fn group_label(p: &Point, group_axes: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Coord;
     use serde_json::json;
-
-    fn point(index: u32, coords: &[(&str, serde_json::Value)]) -> Point {
-        Point {
-            index,
-            coords: coords
-                .iter()
-                .map(|(a, v)| Coord {
-                    axis: a.to_string(),
-                    value: v.clone(),
-                })
-                .collect(),
-        }
-    }
 
     #[test]
     fn connections_win_and_other_axes_group() {
@@ -163,7 +149,7 @@ mod tests {
             .iter()
             .enumerate()
         {
-            pts.push(point(
+            pts.push(Point::new(
                 i as u32,
                 &[("load.script", json!(script)), ("connections", json!(c))],
             ));
@@ -184,7 +170,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, cpus)| {
-                point(
+                Point::new(
                     i as u32,
                     &[("connections", json!(64)), ("server_cpus", json!(cpus))],
                 )
@@ -199,8 +185,8 @@ mod tests {
     #[test]
     fn no_numeric_axis_means_categories() {
         let pts = vec![
-            point(0, &[("server.profile", json!("a"))]),
-            point(1, &[("server.profile", json!("b"))]),
+            Point::new(0, &[("server.profile", json!("a"))]),
+            Point::new(1, &[("server.profile", json!("b"))]),
         ];
         let l = Layout::new(&pts);
         assert_eq!(l.x_axis, None);

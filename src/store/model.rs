@@ -18,6 +18,18 @@ pub struct Point {
 }
 
 impl Point {
+    /// A point from `(axis, value)` pairs.
+    pub fn new(index: u32, coords: &[(&str, serde_json::Value)]) -> Point {
+        let coords = coords
+            .iter()
+            .map(|(a, v)| Coord {
+                axis: a.to_string(),
+                value: v.clone(),
+            })
+            .collect();
+        Point { index, coords }
+    }
+
     /// The numeric value of `axis` at this point, if it has one.
     pub fn number(&self, axis: &str) -> Option<f64> {
         self.coords

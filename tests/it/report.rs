@@ -6,7 +6,7 @@
 use crate::support;
 use scalelab::load::result::LatencySummary;
 use scalelab::report::{csv, format, html, json, terminal};
-use scalelab::store::{Coord, Measurement, Point, Run, RunData, Trial, TrialStatus};
+use scalelab::store::{Measurement, Point, Run, RunData, Trial, TrialStatus};
 use scalelab::units::Micros;
 use serde_json::{json, Value};
 
@@ -15,19 +15,6 @@ const EVIL: &str = "bsd <script>alert(1)</script>";
 const CONNECTIONS: [u32; 5] = [1, 10, 100, 1000, 4000];
 /// Irregular per-trial factors, so medians, minima and maxima differ.
 const WOBBLE: [f64; 7] = [0.97, 1.03, 1.0, 0.985, 1.045, 0.99, 1.02];
-
-fn point(index: u32, coords: &[(&str, Value)]) -> Point {
-    Point {
-        index,
-        coords: coords
-            .iter()
-            .map(|(a, v)| Coord {
-                axis: a.to_string(),
-                value: v.clone(),
-            })
-            .collect(),
-    }
-}
 
 fn measurement(rps: f64, p50: u64) -> Measurement {
     Measurement {
@@ -95,7 +82,7 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
 fn sweep() -> RunData {
     let mut trials = Vec::new();
     for (pi, c) in CONNECTIONS.iter().enumerate() {
-        let p = point(pi as u32, &[("connections", json!(c))]);
+        let p = Point::new(pi as u32, &[("connections", json!(c))]);
         let n = f64::from(*c);
         for t in 1..=3u32 {
             for (si, s) in [LINUX, EVIL].iter().enumerate() {
@@ -396,7 +383,7 @@ fn json_has_the_documented_fields() {
 /// "FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)".
 #[test]
 fn single_point_best_of_three_ranks_like_seed_003() {
-    let p = point(0, &[("connections", json!(4000))]);
+    let p = Point::new(0, &[("connections", json!(4000))]);
     let best = [
         ("Debian", 63_936.47),
         ("FreeBSD", 82_122.38),
@@ -447,7 +434,7 @@ fn other_axes_get_their_own_charts() {
     let mut index = 0;
     for script in ["select-only", "tpcb-like"] {
         for rate in [1000, 2000, 4000] {
-            let p = point(
+            let p = Point::new(
                 index,
                 &[("load.script", json!(script)), ("rate", json!(rate))],
             );
