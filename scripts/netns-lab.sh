@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# A lab of hosts for multi-host experiments, made of network namespaces on
+# this machine:
+#
+#   scripts/netns-lab.sh up N     # N+1 hosts: sl-lab-h0 (the coordinator) .. sl-lab-hN
+#   scripts/netns-lab.sh status   # the hosts, their addresses and sshd PIDs
+#   scripts/netns-lab.sh down     # removes everything `up` made
+#
+# Every host namespace holds `lo` and one veth, `eth0`, addressed
+# 198.18.0.(10+i)/24 (198.18.0.0/15 is the range RFC 2544 reserves for
+# benchmarking). The veths' other ends sit on the bridge `br0` inside the
+# namespace sl-lab-br, which has no other port: nothing in the lab can reach
+# anything outside it, and nothing outside can reach in.
+#
+# Each host runs its own sshd on its address (port 22) with a generated host
+# key, and accepts the lab's generated client key for root. `up` prints the
+# SCALELAB_SSH_COMMAND to use, e.g. from the coordinator host:
+#
+#   eval "$(scripts/netns-lab.sh up 3)"
+#   ip netns exec sl-lab-h0 $SCALELAB_SSH_COMMAND root@198.18.0.11 uname -a
+#
+# State (keys, sshd configs, PID files, the list of namespaces made) lives in
+# $SCALELAB_LAB_DIR (default /var/tmp/scalelab-lab). `down` removes exactly
+# the namespaces listed there and kills exactly the sshd PIDs recorded there,
+# so it never touches anything it did not make. `up` on a lab that is already
+# up takes it down first.
+set -euo pipefail
+
+LAB_DIR=${SCALELAB_LAB_DIR:-/var/tmp/scalelab-lab}
+PREFIX=sl-lab
+BRIDGE_NS=$PREFIX-br
+SUBNET=198.18.0
+FIRST_HOST=10
+
+die() {
+  echo "netns-lab: $*" >&2
+  exit 1
+}
+
+need() {
+  command -v "$1" >/dev/null || die "$1 is missing; fix: apt-get install -y $2"
+}
+
+host_ns() { echo "$PREFIX-h$1"; }
+host_addr() { echo "$SUBNET.$((FIRST_HOST + $1))"; }
+
+ssh_command() {
+  echo "ssh -i $LAB_DIR/client_key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR -o ConnectTimeout=5"
+}
+
+down() {
+  [[ -d $LAB_DIR ]] || return 0
+  local pidfile pid ns
+  for pidfile in "$LAB_DIR"/sshd-*.pid; do
+    [[ -f $pidfile ]] || continue
+    pid=$(cat "$pidfile")
+    # Kill only the sshd we started: its PID file names it, and its
+    # command line must still be our config.
+    if [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$LAB_DIR/"; then
+      kill "$pid" 2>/dev/null || true
+    fi
+  done
+  if [[ -f $LAB_DIR/namespaces ]]; then
+    while read -r ns; do
+      [[ -n $ns ]] || continue
+      ip netns list | grep -qx "$ns\( (id: [0-9]*)\)\?" || continue
+      # Anything still running in the namespace was started in the lab
+      # (an agent, a server under test): stop it by PID before deleting.
+      for pid in $(ip netns pids "$ns" 2>/dev/null); do
+        kill -9 "$pid" 2>/dev/null || true
+      done
+      ip netns del "$ns" 2>/dev/null || true
+    done <"$LAB_DIR/namespaces"
+  fi
+  rm -rf "$LAB_DIR"
+}
+
+write_sshd_config() {
+  local i=$1 addr
+  addr=$(host_addr "$i")
+  cat >"$LAB_DIR/sshd-$i.conf" <<EOF
+ListenAddress $addr
+Port 22
+HostKey $LAB_DIR/host_key
+PidFile $LAB_DIR/sshd-$i.pid
+AuthorizedKeysFile $LAB_DIR/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+StrictModes no
+UsePAM no
+PrintMotd no
+MaxSessions 64
+MaxStartups 64:30:128
+AcceptEnv SCALELAB_*
+Subsystem sftp internal-sftp
+EOF
+}
+
+up() {
+  local n=$1 i ns addr
+  [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 40)) || die "up takes a number of hosts from 1 to 40, got '$n'; fix: scripts/netns-lab.sh up 3"
+  [[ $(id -u) -eq 0 ]] || die "must run as root (it creates network namespaces)"
+  need ip iproute2
+  need sshd openssh-server
+  need ssh-keygen openssh-client
+  down
+  mkdir -p "$LAB_DIR" /run/sshd
+  chmod 700 "$LAB_DIR"
+  ssh-keygen -q -t ed25519 -N '' -C scalelab-lab-host -f "$LAB_DIR/host_key"
+  ssh-keygen -q -t ed25519 -N '' -C scalelab-lab-client -f "$LAB_DIR/client_key"
+  cp "$LAB_DIR/client_key.pub" "$LAB_DIR/authorized_keys"
+  : >"$LAB_DIR/namespaces"
+
+  ip netns add "$BRIDGE_NS"
+  echo "$BRIDGE_NS" >>"$LAB_DIR/namespaces"
+  ip -n "$BRIDGE_NS" link set lo up
+  ip -n "$BRIDGE_NS" link add br0 type bridge
+  ip -n "$BRIDGE_NS" link set br0 up
+
+  for ((i = 0; i <= n; i++)); do
+    ns=$(host_ns "$i")
+    addr=$(host_addr "$i")
+    ip netns add "$ns"
+    echo "$ns" >>"$LAB_DIR/namespaces"
+    ip -n "$ns" link set lo up
+    # Create the pair inside the host namespace, then move its peer to the
+    # bridge: no interface of the lab ever exists in the root namespace.
+    ip -n "$ns" link add eth0 type veth peer name "p$i" netns "$BRIDGE_NS"
+    ip -n "$ns" addr add "$addr/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$BRIDGE_NS" link set "p$i" master br0
+    ip -n "$BRIDGE_NS" link set "p$i" up
+    write_sshd_config "$i"
+    ip netns exec "$ns" /usr/sbin/sshd -f "$LAB_DIR/sshd-$i.conf"
+  done
+  for ((i = 0; i <= n; i++)); do
+    wait_for_sshd "$i"
+  done
+  echo "# netns-lab: $((n + 1)) hosts up: $(host_addr 0) (coordinator, $(host_ns 0)) .. $(host_addr "$n")" >&2
+  echo "export SCALELAB_SSH_COMMAND='$(ssh_command)'"
+  echo "export SCALELAB_LAB_COORDINATOR_NS=$(host_ns 0)"
+}
+
+wait_for_sshd() {
+  local i=$1 tries
+  for ((tries = 0; tries < 50; tries++)); do
+    if ip netns exec "$(host_ns 0)" $(ssh_command) "root@$(host_addr "$i")" true 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  die "sshd on $(host_addr "$i") did not answer within 5 s; see its config $LAB_DIR/sshd-$i.conf"
+}
+
+status() {
+  [[ -f $LAB_DIR/namespaces ]] || {
+    echo "netns-lab: down"
+    return 0
+  }
+  local ns i=0
+  grep -v "^$BRIDGE_NS\$" "$LAB_DIR/namespaces" | while read -r ns; do
+    echo "$ns $(host_addr "$i") sshd=$(cat "$LAB_DIR/sshd-$i.pid" 2>/dev/null || echo none)"
+    i=$((i + 1))
+  done
+  echo "export SCALELAB_SSH_COMMAND='$(ssh_command)'"
+}
+
+case ${1:-} in
+  up) up "${2:-}" ;;
+  down) down ;;
+  status) status ;;
+  *) die "usage: scripts/netns-lab.sh up N | status | down" ;;
+esac
