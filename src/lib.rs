@@ -29,6 +29,9 @@
 //! - [`report`]: terminal tables, JSON, CSV, SVG charts and the
 //!   self-contained HTML report. One file per format.
 //!
+//! - [`remote`]: other hosts over OpenSSH: the agent, its protocol, clock
+//!   offsets and lossless result transfer.
+//!
 //! Cross-cutting pieces: [`units`] (newtypes for quantities) and
 //! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed).
 //!
@@ -38,6 +41,7 @@ pub mod analysis;
 pub mod load;
 pub mod placement;
 pub mod probe;
+pub mod remote;
 pub mod report;
 pub mod runner;
 pub mod shutdown;

@@ -1,6 +1,7 @@
 //! Command-line arguments: raw clap arguments, cross-checked into what each
 //! command needs (as ripgrep separates parsing from high-level arguments).
 
+pub mod agent;
 pub mod compare;
 pub mod doctor;
 pub mod load_http;
@@ -51,6 +52,9 @@ pub enum Command {
     Model(model::ModelArgs),
     /// Show which servers and tools each recipe needs, and which are missing.
     Doctor(doctor::DoctorArgs),
+    /// The remote end of a multi-host run (started by the coordinator over ssh).
+    #[command(hide = true)]
+    Agent(agent::AgentArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -84,5 +88,6 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::Compare(a) => compare::run(a, &store),
         Command::Model(a) => model::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Agent(a) => agent::run(a),
     }
 }

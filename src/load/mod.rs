@@ -12,6 +12,7 @@
 
 pub mod http;
 pub mod pg;
+pub mod policy;
 pub mod result;
 
 pub use result::{ErrorCounts, ErrorKind, LoadResult};
@@ -34,7 +35,7 @@ pub enum Pacing {
 }
 
 /// The shape of one load run, shared by every driver.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LoadSpec {
     /// Concurrent connections (clients).
     pub connections: u32,

@@ -37,9 +37,6 @@ pub struct HttpSettings {
     /// Spread connections over the source addresses 127.0.0.1..=127.0.0.N,
     /// so short-connection sweeps do not run out of ephemeral ports.
     pub source_addrs: Option<u32>,
-    /// Permit a target that is not a loopback address.
-    #[serde(default)]
-    pub allow_remote: bool,
 }
 
 impl HttpSettings {
@@ -118,7 +115,7 @@ impl HttpDriver {
             reason,
         };
         let mut url = HttpUrl::parse(endpoint).map_err(target_err)?;
-        let addr = url.resolve(settings.allow_remote).map_err(target_err)?;
+        let addr = url.resolve().map_err(target_err)?;
         if settings.source_addrs.is_some() && !(addr.is_ipv4() && addr.ip().is_loopback()) {
             return Err(target_err(
                 "`source_addrs` needs an IPv4 loopback target (127.x.x.x)".into(),
@@ -388,7 +385,7 @@ mod tests {
         let none = toml::Table::new();
         assert!(HttpDriver::from_settings(&none, "http://127.0.0.1:9/").is_ok());
         let err = HttpDriver::from_settings(&none, "http://192.0.2.1:80/").unwrap_err();
-        assert!(err.to_string().contains("allow_remote"), "{err}");
+        assert!(err.to_string().contains("[hosts]"), "{err}");
         let err = HttpDriver::from_settings(&none, "https://127.0.0.1/").unwrap_err();
         assert!(err.to_string().contains("TLS"), "{err}");
         let d = HttpDriver::from_settings(&table("path = \"/p?q\""), "http://127.0.0.1:8080/a")

@@ -1,7 +1,7 @@
 //! The small part of URL syntax a loopback load generator needs:
 //! `http://host[:port][/path][?query]`.
 
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{SocketAddr, ToSocketAddrs};
 
 /// A parsed `http://` URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,30 +45,17 @@ impl HttpUrl {
         }
     }
 
-    /// Resolves the host; the first address is used. Unless `allow_remote`,
-    /// it must be a loopback address.
-    pub fn resolve(&self, allow_remote: bool) -> Result<SocketAddr, String> {
+    /// Resolves the host; the first address is used. It must be a loopback
+    /// address or one the experiment names in `[hosts]` ([`crate::load::policy`]).
+    pub fn resolve(&self) -> Result<SocketAddr, String> {
         let bare = self.host.trim_start_matches('[').trim_end_matches(']');
         let addr = (bare, self.port)
             .to_socket_addrs()
             .map_err(|e| format!("cannot resolve `{bare}`: {e}"))?
             .next()
             .ok_or_else(|| format!("`{bare}` resolves to no address"))?;
-        if !allow_remote && !is_loopback(addr.ip()) {
-            return Err(format!(
-                "`{bare}` is {}, not a loopback address; scalelab sends load only to \
-                 127.0.0.0/8 or ::1 unless the setting `allow_remote = true` is given",
-                addr.ip()
-            ));
-        }
+        crate::load::policy::check(addr.ip()).map_err(|e| format!("`{bare}`: {e}"))?;
         Ok(addr)
-    }
-}
-
-fn is_loopback(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => v4.is_loopback(),
-        IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v| v.is_loopback()),
     }
 }
 
@@ -163,12 +150,11 @@ mod tests {
     }
 
     #[test]
-    fn only_loopback_unless_allowed() {
+    fn only_loopback_unless_named_in_hosts() {
         let local = HttpUrl::parse("http://127.0.0.2:8080/").unwrap();
-        assert!(local.resolve(false).is_ok());
+        assert!(local.resolve().is_ok());
         let remote = HttpUrl::parse("http://10.1.2.3:8080/").unwrap();
-        let err = remote.resolve(false).unwrap_err();
-        assert!(err.contains("allow_remote"), "{err}");
-        assert!(remote.resolve(true).is_ok());
+        let err = remote.resolve().unwrap_err();
+        assert!(err.contains("[hosts]"), "{err}");
     }
 }

@@ -300,12 +300,7 @@ fn resolve_host(host: &str, port: u16) -> Result<Host, ConnInfoError> {
             ))
         })?
     };
-    if !ip.is_loopback() {
-        return Err(err(format!(
-            "connection string: host {ip} is not a loopback address; scalelab sends load only \
-             to 127.0.0.0/8 or ::1"
-        )));
-    }
+    crate::load::policy::check(ip).map_err(|e| err(format!("connection string: host {e}")))?;
     Ok(Host::Tcp(SocketAddr::new(ip, port)))
 }
 

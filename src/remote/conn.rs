@@ -1,0 +1,242 @@
+//! The coordinator's side of one agent: an ssh session running
+//! `scalelab agent`, requests written as lines, replies read by a thread so
+//! that every wait is bounded.
+
+use super::clock::{self, Exchange, Offset};
+use super::protocol::{request_line, Reply, Request, PROTOCOL_VERSION};
+use super::ssh::{shell_quote, Ssh};
+use super::{Host, RemoteError};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+/// How long a plain request (not a load run or a server start) may take.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Exchanges used for the clock offset; the shortest round trip wins.
+const CLOCK_EXCHANGES: usize = 8;
+
+/// Facts the agent gave at hello.
+#[derive(Clone, Debug)]
+pub struct AgentFacts {
+    pub version: String,
+    pub hostname: String,
+    pub cpus: usize,
+}
+
+/// One connected agent.
+pub struct AgentConn {
+    pub host: Host,
+    pub facts: AgentFacts,
+    /// The agent's clock minus the coordinator's.
+    pub offset: Offset,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    replies: mpsc::Receiver<Result<Reply, String>>,
+}
+
+impl AgentConn {
+    /// Starts the agent at `path` on `host` over `ssh`, checks its protocol
+    /// version and measures its clock offset.
+    pub fn connect(
+        ssh: &Ssh,
+        host: &Host,
+        path: &str,
+        workdir: &str,
+    ) -> Result<AgentConn, RemoteError> {
+        let remote = format!(
+            "exec {} agent --workdir {}",
+            shell_quote(path),
+            shell_quote(workdir)
+        );
+        let mut child = ssh
+            .command(host, &remote)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| RemoteError::Ssh {
+                host: host.to_string(),
+                message: e.to_string(),
+            })?;
+        let stdout = child.stdout.take().ok_or_else(|| RemoteError::Lost {
+            host: host.to_string(),
+            detail: ": no stdout".into(),
+        })?;
+        let (tx, replies) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let parsed = serde_json::from_str::<Reply>(&line)
+                    .map_err(|e| format!("unreadable reply `{line}`: {e}"));
+                if tx.send(parsed).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut conn = AgentConn {
+            host: host.clone(),
+            facts: AgentFacts {
+                version: String::new(),
+                hostname: String::new(),
+                cpus: 0,
+            },
+            offset: Offset {
+                offset_ns: 0,
+                bound_ns: 0,
+            },
+            child,
+            stdin,
+            replies,
+        };
+        conn.hello(path)?;
+        conn.offset = conn.measure_clock()?;
+        Ok(conn)
+    }
+
+    fn hello(&mut self, path: &str) -> Result<(), RemoteError> {
+        match self.call(Request::Hello, Duration::from_secs(20))? {
+            Reply::Hello {
+                protocol,
+                version,
+                hostname,
+                cpus,
+            } => {
+                if protocol != PROTOCOL_VERSION {
+                    return Err(RemoteError::Version {
+                        host: self.host.to_string(),
+                        ours: PROTOCOL_VERSION,
+                        theirs: protocol,
+                        path: path.into(),
+                    });
+                }
+                self.facts = AgentFacts {
+                    version,
+                    hostname,
+                    cpus,
+                };
+                Ok(())
+            }
+            other => Err(self.unexpected("hello", &other)),
+        }
+    }
+
+    fn measure_clock(&mut self) -> Result<Offset, RemoteError> {
+        let mut exchanges = Vec::with_capacity(CLOCK_EXCHANGES);
+        for _ in 0..CLOCK_EXCHANGES {
+            let sent = clock::now_ns();
+            let reply = self.call(Request::Clock, CALL_TIMEOUT)?;
+            let received = clock::now_ns();
+            match reply {
+                Reply::Clock { unix_ns } => exchanges.push(Exchange {
+                    sent,
+                    remote: unix_ns as i128,
+                    received,
+                }),
+                other => return Err(self.unexpected("clock", &other)),
+            }
+        }
+        clock::estimate(&exchanges).ok_or_else(|| RemoteError::Agent {
+            host: self.host.to_string(),
+            message: "the local clock went backwards while measuring the offset".into(),
+        })
+    }
+
+    /// Sends `request` without waiting for its reply.
+    pub fn send(&mut self, request: Request) -> Result<(), RemoteError> {
+        let line = request_line(request);
+        let stdin = self.stdin.as_mut().ok_or_else(|| RemoteError::Lost {
+            host: self.host.to_string(),
+            detail: String::new(),
+        })?;
+        stdin
+            .write_all(line.as_bytes())
+            .and_then(|_| stdin.flush())
+            .map_err(|e| RemoteError::Lost {
+                host: self.host.to_string(),
+                detail: format!(": {e}"),
+            })
+    }
+
+    /// Waits up to `limit` for the next reply. An `error` reply becomes a
+    /// [`RemoteError::Agent`].
+    pub fn receive(&mut self, limit: Duration, what: &str) -> Result<Reply, RemoteError> {
+        match self.replies.recv_timeout(limit) {
+            Ok(Ok(Reply::Error { message })) => Err(RemoteError::Agent {
+                host: self.host.to_string(),
+                message,
+            }),
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(message)) => Err(RemoteError::Agent {
+                host: self.host.to_string(),
+                message,
+            }),
+            Err(RecvTimeoutError::Timeout) => Err(RemoteError::Timeout {
+                host: self.host.to_string(),
+                waited_s: limit.as_secs_f64(),
+                what: what.into(),
+            }),
+            Err(RecvTimeoutError::Disconnected) => Err(RemoteError::Lost {
+                host: self.host.to_string(),
+                detail: self.exit_detail(),
+            }),
+        }
+    }
+
+    /// Sends `request` and waits up to `limit` for its reply.
+    pub fn call(&mut self, request: Request, limit: Duration) -> Result<Reply, RemoteError> {
+        let what = format!("{request:?}");
+        let what = what
+            .split([' ', '(', '{'])
+            .next()
+            .unwrap_or("request")
+            .to_string();
+        self.send(request)?;
+        self.receive(limit, &what)
+    }
+
+    /// Whether the ssh session is still up.
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    fn exit_detail(&mut self) -> String {
+        std::thread::sleep(Duration::from_millis(50));
+        match self.child.try_wait() {
+            Ok(Some(status)) => format!(" (ssh exited with {status})"),
+            _ => String::new(),
+        }
+    }
+
+    fn unexpected(&self, what: &str, reply: &Reply) -> RemoteError {
+        RemoteError::Agent {
+            host: self.host.to_string(),
+            message: format!("unexpected reply to {what}: {reply:?}"),
+        }
+    }
+
+    /// Asks the agent to stop its server and exit, then ends the session.
+    pub fn close(&mut self) {
+        if self.stdin.is_some() && self.is_alive() {
+            let _ = self.send(Request::Exit);
+            let _ = self.receive(Duration::from_secs(10), "exit");
+        }
+        self.stdin.take();
+        for _ in 0..50 {
+            if !self.is_alive() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for AgentConn {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
