@@ -9,4 +9,5 @@ mod probe;
 mod report;
 mod runner;
 mod spec_errors;
+mod store_compat;
 mod support;
