@@ -2,6 +2,7 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod analysis;
+mod doctor;
 mod http_driver;
 mod nginx;
 mod postgres;
@@ -9,4 +10,5 @@ mod probe;
 mod report;
 mod runner;
 mod spec_errors;
+mod store_compat;
 mod support;
