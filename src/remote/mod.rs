@@ -26,11 +26,14 @@
 
 pub mod agent;
 pub mod clock;
+pub mod cluster;
 pub mod conn;
 pub mod deploy;
 pub mod hosts;
 pub mod protocol;
+pub mod split;
 pub mod ssh;
+pub mod target;
 pub mod wire;
 
 pub use conn::AgentConn;

@@ -6,6 +6,7 @@
 //! fix ([`SpecError`]).
 
 pub mod error;
+pub mod hosts;
 pub mod locate;
 pub mod raw;
 pub mod sweep;
@@ -90,6 +91,8 @@ pub struct Experiment {
     pub axes: Vec<Axis>,
     pub trials: TrialPolicy,
     pub systems: Vec<System>,
+    /// `[hosts]`: where the server and the load run (default: here).
+    pub hosts: hosts::Hosts,
 }
 
 impl Experiment {

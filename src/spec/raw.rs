@@ -18,6 +18,8 @@ pub struct RawExperiment {
     #[serde(default)]
     pub system: Vec<RawSystem>,
     pub quick: Option<RawQuick>,
+    #[serde(default)]
+    pub hosts: super::hosts::RawHosts,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -76,6 +76,11 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
     let axes = axes(&cx, &raw.sweep)?;
     let trials = trials(&cx, &raw.trials)?;
     let systems = systems(&cx, raw.system)?;
+    let hosts = super::hosts::check(&raw.hosts)
+        .map_err(|(field, message, fix)| cx.err(&["hosts", &field], message, fix))?;
+    if let Some(server_host) = &hosts.server {
+        check_remote_server(&cx, &server, server_host)?;
+    }
     let exp = Experiment {
         name: raw.name,
         description: raw.description,
@@ -88,9 +93,38 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
         axes,
         trials,
         systems,
+        hosts,
     };
     check_every_trial(&cx, &exp)?;
     Ok(exp)
+}
+
+/// A server on another host must be able to listen on that host's address:
+/// its kind needs a `listen` setting (managed kinds), or it is `external`.
+fn check_remote_server(
+    cx: &Ctx,
+    server: &Component,
+    host: &crate::remote::Host,
+) -> Result<(), SpecError> {
+    let Some(ip) = host.ip() else {
+        return Err(cx.err(
+            &["hosts", "server"],
+            format!("`{host}`: the server host must be named by its IP address, which the server listens on and the clients connect to"),
+            "write it as \"root@198.18.0.11\"",
+        ));
+    };
+    if server.kind == "external" {
+        return Ok(());
+    }
+    let mut settings = server.settings.clone();
+    settings.insert("listen".into(), toml::Value::String(ip.to_string()));
+    crate::target::check_settings(&server.kind, &settings).map_err(|e| {
+        cx.err(
+            &["hosts", "server"],
+            format!("server kind `{}` cannot run on another host: {e}", server.kind),
+            "run it on this machine (remove hosts.server), or use kind = \"external\"",
+        )
+    })
 }
 
 fn apply_quick(raw: &mut RawExperiment) {

@@ -71,6 +71,9 @@ pub struct NginxSettings {
     pub worker_cpu_affinity: Option<String>,
     /// Fixed port; default: a free loopback port.
     pub port: Option<u16>,
+    /// Address to listen on; default 127.0.0.1. A multi-host run sets it to
+    /// the server host's address from `[hosts]`.
+    pub listen: Option<std::net::IpAddr>,
     /// Extra static files: name -> size, e.g. `{ "64k.bin" = "64K" }`.
     #[serde(default)]
     pub files: toml::Table,
@@ -92,6 +95,11 @@ fn default_backlog() -> u32 {
 }
 
 impl NginxSettings {
+    /// The address nginx listens on.
+    pub fn listen_addr(&self) -> std::net::IpAddr {
+        self.listen.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into())
+    }
+
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: NginxSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
@@ -164,10 +172,11 @@ impl NginxSettings {
              \x20   fastcgi_temp_path {d}/tmp/fastcgi;\n    uwsgi_temp_path {d}/tmp/uwsgi;\n\
              \x20   scgi_temp_path {d}/tmp/scgi;\n\
              \x20   types {{ application/octet-stream bin; }}\n\
-             \x20   server {{\n        listen 127.0.0.1:{port}{reuse} backlog={bl};\n\
+             \x20   server {{\n        listen {addr}:{port}{reuse} backlog={bl};\n\
              \x20       root {d}/html;\n\
              \x20       location = / {{ default_type application/json; return 200 \"{{}}\"; }}\n\
              \x20       location / {{ }}\n    }}\n{extra}}}\n",
+            addr = self.listen_addr(),
             wc = self.worker_connections,
             ma = onoff(self.multi_accept),
             sf = onoff(self.sendfile),
@@ -255,10 +264,10 @@ impl Nginx {
 }
 
 /// Whether nginx answers `GET /` on `port` with an HTTP status line.
-fn answers(port: u16) -> bool {
+fn answers(addr: std::net::IpAddr, port: u16) -> bool {
     use std::io::{Read, Write};
     let Ok(mut s) = std::net::TcpStream::connect_timeout(
-        &([127, 0, 0, 1], port).into(),
+        &(addr, port).into(),
         Duration::from_millis(200),
     ) else {
         return false;
@@ -289,6 +298,7 @@ impl Target for Nginx {
             Some(p) => p,
             None => process::free_port().map_err(|e| TargetError::io(Path::new("127.0.0.1"), e))?,
         };
+        let addr = self.settings.listen_addr();
         let dir = self.prepare(port)?;
         let stderr =
             std::fs::File::create(dir.join("stderr.log")).map_err(|e| TargetError::io(&dir, e))?;
@@ -308,10 +318,10 @@ impl Target for Nginx {
             Duration::from_secs(10),
             shutdown,
             || process::is_alive(pid),
-            || answers(port),
+            || answers(addr, port),
         ) {
             Ok(()) => Ok(Endpoint {
-                uri: format!("http://127.0.0.1:{port}"),
+                uri: format!("http://{}", std::net::SocketAddr::new(addr, port)),
             }),
             Err(e) => {
                 let err = match e {
@@ -319,7 +329,7 @@ impl Target for Nginx {
                     WaitError::TimedOut => TargetError::NotReady {
                         kind: KIND,
                         waited_s: 10.0,
-                        message: format!("no answer on 127.0.0.1:{port}"),
+                        message: format!("no answer on {}", std::net::SocketAddr::new(addr, port)),
                     },
                     WaitError::Interrupted => TargetError::Interrupted,
                 };

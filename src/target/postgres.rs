@@ -193,7 +193,8 @@ impl Postgres {
     pub fn conninfo(&self) -> Option<String> {
         self.running.as_ref().map(|r| {
             format!(
-                "host=127.0.0.1 port={} user=postgres dbname=postgres",
+                "host={} port={} user=postgres dbname=postgres",
+                self.settings.listen_addr(),
                 r.port
             )
         })
@@ -267,9 +268,16 @@ impl Postgres {
         let path = data.join("scalelab.conf");
         std::fs::write(&path, &conf).map_err(|e| TargetError::io(&path, e))?;
         let hba = data.join("pg_hba.conf");
-        let rules = "# Written by scalelab: local and loopback connections are trusted.\n\
-                     local all all trust\n\
-                     host all all 127.0.0.1/32 trust\n";
+        let mut rules = String::from(
+            "# Written by scalelab: local and loopback connections are trusted.\n\
+             local all all trust\n\
+             host all all 127.0.0.1/32 trust\n",
+        );
+        if self.settings.listen.is_some() {
+            // A multi-host run: the load comes from the client hosts on the
+            // lab's own subnet (scalelab listens only on the [hosts] address).
+            rules.push_str("host all all samenet trust\n");
+        }
         std::fs::write(&hba, rules).map_err(|e| TargetError::io(&hba, e))?;
         Ok(conf)
     }

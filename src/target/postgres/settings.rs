@@ -60,6 +60,9 @@ pub struct PostgresSettings {
     pub scale: u32,
     /// Loopback port; default: a free one at each start.
     pub port: Option<u16>,
+    /// Address to listen on; default 127.0.0.1. A multi-host run sets it to
+    /// the server host's address from `[hosts]`.
+    pub listen: Option<std::net::IpAddr>,
     /// Directory with postgres, initdb and pg_ctl; default: the newest
     /// /usr/lib/postgresql/*/bin.
     pub bin_dir: Option<PathBuf>,
@@ -140,12 +143,17 @@ impl PostgresSettings {
         out
     }
 
+    /// The address the server listens on.
+    pub fn listen_addr(&self) -> std::net::IpAddr {
+        self.listen.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into())
+    }
+
     /// The conf include written at every start: the private listener, then
     /// the user's settings.
     pub fn render_conf(&self, port: u16, socket_dir: &std::path::Path) -> String {
         let mut out = String::from("# Written by scalelab at each start; edits are overwritten.\n");
         let socket = ConfValue::Text(socket_dir.display().to_string());
-        let _ = writeln!(out, "listen_addresses = '127.0.0.1'");
+        let _ = writeln!(out, "listen_addresses = '{}'", self.listen_addr());
         let _ = writeln!(out, "port = {port}");
         let _ = writeln!(out, "unix_socket_directories = {}", socket.render());
         let user = self.typed().into_iter().chain(self.settings.clone());

@@ -1,0 +1,261 @@
+//! The coordinator's view of every remote host of a run: the server host's
+//! agent and the client hosts' agents, connected once at the start of the
+//! run, and a load run coordinated over all clients.
+//!
+//! A coordinated trial: every client gets its share of the load
+//! ([`super::split`]) and one common start instant, a little in the future
+//! on the coordinator's clock, translated into each host's clock with its
+//! measured offset ([`super::clock`]). Each client returns its mergeable
+//! result; the coordinator merges them as a driver merges its threads.
+
+use super::clock::{self, Offset};
+use super::conn::{AgentConn, CALL_TIMEOUT};
+use super::deploy;
+use super::protocol::{LoadRequest, Reply, Request};
+use super::ssh::Ssh;
+use super::wire::WireResult;
+use super::{Host, RemoteError};
+use crate::load::{LoadResult, LoadSpec};
+use crate::shutdown::Shutdown;
+use crate::spec::hosts::Hosts;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How far ahead of "now" a coordinated start is set: enough for the
+/// request to reach every client over ssh.
+const START_LEAD: Duration = Duration::from_millis(300);
+
+/// A connected agent, shared between the runner's pieces.
+pub type SharedAgent = Arc<Mutex<AgentConn>>;
+
+/// Every agent of a run.
+pub struct Cluster {
+    ssh: Ssh,
+    hosts: Vec<Host>,
+    pub server: Option<SharedAgent>,
+    pub clients: Vec<SharedAgent>,
+    /// Non-loopback addresses load may go to.
+    pub allowed: Vec<std::net::IpAddr>,
+}
+
+/// One client's part of a coordinated load.
+#[derive(Debug)]
+pub struct ClientPart {
+    pub host: Host,
+    pub result: LoadResult,
+    /// When its measured window began, on the coordinator's clock (ns).
+    pub started_ns: i128,
+}
+
+/// What a coordinated load returned.
+#[derive(Debug)]
+pub struct ClusterLoad {
+    pub merged: LoadResult,
+    pub parts: Vec<ClientPart>,
+    /// Latest minus earliest client start (coordinator clock), the bound on
+    /// how unevenly the clients began.
+    pub start_skew: Duration,
+    /// Wall time the coordination added beyond the load's own duration.
+    pub overhead: Duration,
+}
+
+impl Cluster {
+    /// Copies the agent to every host that lacks this build and connects,
+    /// all hosts at once. An unreachable host fails within seconds, named.
+    pub fn connect(hosts: &Hosts, workdir: &str) -> Result<Cluster, RemoteError> {
+        let ssh = Ssh::from_env()?;
+        let all = hosts.all();
+        let handles: Vec<_> = all
+            .iter()
+            .map(|h| {
+                let (ssh, h, workdir) = (ssh.clone(), h.clone(), workdir.to_string());
+                std::thread::spawn(move || {
+                    let path = deploy::ensure_agent(&ssh, &h)?;
+                    AgentConn::connect(&ssh, &h, &path, &workdir)
+                })
+            })
+            .collect();
+        let mut conns = Vec::new();
+        let mut first_err = None;
+        for (h, handle) in all.iter().zip(handles) {
+            match handle.join() {
+                Ok(Ok(c)) => conns.push((h.clone(), Arc::new(Mutex::new(c)))),
+                Ok(Err(e)) => {
+                    first_err.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_err.get_or_insert(RemoteError::Agent {
+                        host: h.to_string(),
+                        message: "connecting failed unexpectedly".into(),
+                    });
+                }
+            }
+        }
+        if let Some(e) = first_err {
+            drop(conns);
+            ssh.close(&all);
+            return Err(e);
+        }
+        let find = |h: &Host| conns.iter().find(|(x, _)| x == h).map(|(_, c)| c.clone());
+        let cluster = Cluster {
+            server: hosts.server.as_ref().and_then(find),
+            clients: hosts.clients.iter().filter_map(find).collect(),
+            allowed: hosts.addresses(),
+            ssh,
+            hosts: all,
+        };
+        Ok(cluster)
+    }
+
+    /// The clients' clock offsets, for the report.
+    pub fn offsets(&self) -> Vec<(Host, Offset)> {
+        self.clients
+            .iter()
+            .map(|c| {
+                let c = lock(c);
+                (c.host.clone(), c.offset)
+            })
+            .collect()
+    }
+
+    /// Every host's environment fingerprint.
+    pub fn fingerprints(&self) -> Vec<(Host, Result<crate::probe::Fingerprint, RemoteError>)> {
+        let mut out = Vec::new();
+        for agent in self.server.iter().chain(&self.clients) {
+            let mut a = lock(agent);
+            let host = a.host.clone();
+            if out.iter().any(|(h, _)| *h == host) {
+                continue;
+            }
+            let fp = match a.call(Request::Fingerprint, CALL_TIMEOUT) {
+                Ok(Reply::Fingerprint(f)) => Ok(*f),
+                Ok(other) => Err(RemoteError::Agent {
+                    host: host.to_string(),
+                    message: format!("unexpected reply to fingerprint: {other:?}"),
+                }),
+                Err(e) => Err(e),
+            };
+            out.push((host, fp));
+        }
+        out
+    }
+
+    /// Runs `spec` (totals) split over the client hosts, all starting at one
+    /// instant. A client that fails or drops its connection fails the whole
+    /// load with an error naming that host.
+    pub fn run_load(
+        &self,
+        kind: &str,
+        settings: &toml::Table,
+        endpoint: &str,
+        spec: &LoadSpec,
+        shutdown: &Shutdown,
+    ) -> Result<ClusterLoad, RemoteError> {
+        let began = Instant::now();
+        let shares = super::split::split(spec, self.clients.len());
+        let start_local = clock::now_ns() + START_LEAD.as_nanos() as i128;
+        let settings_text = toml::to_string(settings).unwrap_or_default();
+        let mut active = Vec::new();
+        for (agent, share) in self.clients.iter().zip(shares) {
+            let Some(share) = share else { continue };
+            let mut a = lock(agent);
+            let request = LoadRequest {
+                kind: kind.to_string(),
+                settings: settings_text.clone(),
+                endpoint: endpoint.to_string(),
+                spec: share,
+                start_at_ns: Some(a.offset.to_remote(start_local) as i64),
+                allowed: self.allowed.clone(),
+            };
+            a.send(Request::RunLoad(request))?;
+            active.push(agent.clone());
+        }
+        let limit = START_LEAD + spec.duration + spec.timeout + Duration::from_secs(30);
+        let parts = collect(&active, limit, shutdown)?;
+        let mut merged = LoadResult::new();
+        for p in &parts {
+            merged.merge(&p.result);
+        }
+        let starts: Vec<i128> = parts.iter().map(|p| p.started_ns).collect();
+        let skew = starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0);
+        let overhead = began.elapsed().saturating_sub(merged.elapsed);
+        Ok(ClusterLoad {
+            merged,
+            parts,
+            start_skew: Duration::from_nanos(skew.max(0) as u64),
+            overhead,
+        })
+    }
+
+    /// Stops every agent (and so every remote server) and closes the
+    /// shared ssh connections.
+    pub fn close(&mut self) {
+        for a in self.server.iter().chain(&self.clients) {
+            lock(a).close();
+        }
+        self.ssh.close(&self.hosts);
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Waits for every active client's load reply, in order. Ctrl-C sends
+/// `cancel` to all of them, so they return what they measured at once.
+fn collect(
+    active: &[SharedAgent],
+    limit: Duration,
+    shutdown: &Shutdown,
+) -> Result<Vec<ClientPart>, RemoteError> {
+    let deadline = Instant::now() + limit;
+    let mut parts = Vec::new();
+    let mut cancelled = false;
+    for agent in active {
+        loop {
+            if shutdown.is_triggered() && !cancelled {
+                cancelled = true;
+                for a in active {
+                    let _ = lock(a).send(Request::Cancel);
+                }
+            }
+            let mut a = lock(agent);
+            let left = deadline.saturating_duration_since(Instant::now());
+            match a.receive(left.min(Duration::from_millis(200)), "run_load") {
+                Ok(Reply::Load(reply)) => {
+                    let host = a.host.clone();
+                    let result = reply_result(&host, reply.result)?;
+                    let started_ns = reply.started_ns as i128 - a.offset.offset_ns as i128;
+                    parts.push(ClientPart {
+                        host,
+                        result,
+                        started_ns,
+                    });
+                    break;
+                }
+                Ok(other) => {
+                    return Err(RemoteError::Agent {
+                        host: a.host.to_string(),
+                        message: format!("unexpected reply to run_load: {other:?}"),
+                    })
+                }
+                Err(RemoteError::Timeout { .. }) if !left.is_zero() => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(parts)
+}
+
+fn reply_result(host: &Host, w: WireResult) -> Result<LoadResult, RemoteError> {
+    w.into_result().map_err(|message| RemoteError::Agent {
+        host: host.to_string(),
+        message,
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -1,0 +1,119 @@
+//! A server under test on another host: a [`Target`] whose lifecycle runs in
+//! that host's agent, with the same guarantees as locally (the agent's own
+//! target stops the server; the agent stops it when its session ends).
+
+use super::cluster::SharedAgent;
+use super::conn::CALL_TIMEOUT;
+use super::protocol::{Reply, Request, ServerInfo, ServerRequest};
+use crate::placement::Placement;
+use crate::shutdown::Shutdown;
+use crate::target::{DatasetInfo, Endpoint, Target, TargetError};
+use std::time::Duration;
+
+/// Longest a remote server start may take (a dataset load included).
+const START_TIMEOUT: Duration = Duration::from_secs(600);
+
+pub struct RemoteTarget {
+    agent: SharedAgent,
+    request: ServerRequest,
+    info: Option<ServerInfo>,
+}
+
+impl RemoteTarget {
+    /// `settings` must already carry `listen` = the host's address.
+    pub fn new(
+        agent: SharedAgent,
+        kind: &str,
+        settings: &toml::Table,
+        server_cpus: Option<Vec<usize>>,
+        server_memory: Option<u64>,
+    ) -> RemoteTarget {
+        RemoteTarget {
+            agent,
+            request: ServerRequest {
+                kind: kind.to_string(),
+                settings: toml::to_string(settings).unwrap_or_default(),
+                server_cpus,
+                server_memory,
+            },
+            info: None,
+        }
+    }
+
+    fn call(&self, request: Request, limit: Duration) -> Result<Reply, TargetError> {
+        let mut a = self.agent.lock().unwrap_or_else(|p| p.into_inner());
+        a.call(request, limit).map_err(|e| TargetError::Start {
+            kind: "remote",
+            message: e.to_string(),
+        })
+    }
+
+    /// The agent, for the probe.
+    pub fn agent(&self) -> &SharedAgent {
+        &self.agent
+    }
+}
+
+impl Target for RemoteTarget {
+    fn kind(&self) -> &'static str {
+        "remote"
+    }
+
+    /// The placement is made on the server host by its agent, from the
+    /// CPUs and memory in the request; the local one is unused.
+    fn start(&mut self, _placement: &Placement, shutdown: &Shutdown) -> Result<Endpoint, TargetError> {
+        if shutdown.is_triggered() {
+            return Err(TargetError::Interrupted);
+        }
+        match self.call(Request::StartServer(self.request.clone()), START_TIMEOUT)? {
+            Reply::ServerStarted(info) => {
+                let uri = info.endpoint.clone();
+                self.info = Some(info);
+                Ok(Endpoint { uri })
+            }
+            other => Err(TargetError::Start {
+                kind: "remote",
+                message: format!("unexpected reply to start_server: {other:?}"),
+            }),
+        }
+    }
+
+    fn stop(&mut self) -> Result<(), TargetError> {
+        if self.info.take().is_some() {
+            self.call(Request::StopServer, CALL_TIMEOUT)?;
+        }
+        Ok(())
+    }
+
+    fn is_running(&self) -> bool {
+        self.info.is_some()
+            && matches!(
+                self.call(Request::ServerStatus, CALL_TIMEOUT),
+                Ok(Reply::ServerStatus { running: true })
+            )
+    }
+
+    /// The server's processes are on another host: the local probe has no
+    /// tree to follow (the runner asks the agent's probe instead).
+    fn root_pid(&self) -> Option<u32> {
+        None
+    }
+
+    fn version(&self) -> Option<String> {
+        self.info.as_ref().and_then(|i| i.version.clone())
+    }
+
+    fn effective_config(&self) -> Option<String> {
+        self.info.as_ref().and_then(|i| i.config.clone())
+    }
+
+    fn dataset(&self) -> Option<DatasetInfo> {
+        self.info.as_ref().and_then(|i| i.dataset.clone())
+    }
+}
+
+impl Drop for RemoteTarget {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
