@@ -3,6 +3,7 @@
 
 mod analysis;
 mod http_driver;
+mod lifecycle;
 mod nginx;
 mod postgres;
 mod probe;
