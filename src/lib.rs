@@ -31,12 +31,16 @@
 //! - [`report`]: terminal tables, JSON, CSV, SVG charts and the
 //!   self-contained HTML report. One file per format.
 //!
-//! Cross-cutting pieces: [`units`] (newtypes for quantities) and
-//! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed).
+//! Cross-cutting pieces: [`units`] (newtypes for quantities),
+//! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed) and
+//! [`kinds`] (what every server and load kind shares: the settings parser
+//! and installation requirements; each family keeps one registry of kinds,
+//! [`target::KINDS`] and [`load::KINDS`]).
 //!
 //! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
 
 pub mod analysis;
+pub mod kinds;
 pub mod load;
 pub mod placement;
 pub mod probe;

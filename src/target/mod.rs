@@ -15,12 +15,26 @@
 //! typed settings, so unknown or mistyped fields are reported by name.
 
 pub mod external;
+#[cfg(test)]
+mod fake;
+mod kind;
 pub mod lifecycle;
 pub mod nginx;
 pub mod ports;
 pub mod postgres;
 pub mod process;
-pub mod requirements;
+
+pub use kind::ServerKind;
+
+/// Every server kind scalelab can run: adding a kind is its module plus one
+/// line here.
+pub const KINDS: &[&ServerKind] = &[
+    &nginx::SERVER_KIND,
+    &postgres::SERVER_KIND,
+    &external::SERVER_KIND,
+    #[cfg(test)]
+    &fake::SERVER_KIND,
+];
 
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;
@@ -66,6 +80,11 @@ pub enum TargetError {
 }
 
 impl TargetError {
+    /// A settings error of `kind` (wraps [`crate::kinds::parse_settings`]).
+    pub fn settings(kind: &'static str, message: String) -> Self {
+        TargetError::Settings { kind, message }
+    }
+
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         TargetError::Io {
             path: path.to_path_buf(),
@@ -116,6 +135,26 @@ pub trait Target: Send {
     }
 }
 
+/// The registered server kind called `name`, or an error listing the kinds.
+pub fn kind(name: &str) -> Result<&'static ServerKind, TargetError> {
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.name == name)
+        .ok_or_else(|| TargetError::Settings {
+            kind: "server",
+            message: format!(
+                "unknown server kind `{name}`; expected one of: {}",
+                kind_names().join(", ")
+            ),
+        })
+}
+
+/// The names of the registered server kinds, in registry order.
+pub fn kind_names() -> Vec<&'static str> {
+    KINDS.iter().map(|k| k.name).collect()
+}
+
 /// Builds the target for `kind` from its settings table. `base_dir` is the
 /// directory under which private run directories are created.
 pub fn build(
@@ -123,49 +162,10 @@ pub fn build(
     settings: &toml::Table,
     base_dir: &Path,
 ) -> Result<Box<dyn Target>, TargetError> {
-    match kind {
-        "nginx" => Ok(Box::new(nginx::Nginx::new(settings, base_dir)?)),
-        "postgres" => Ok(Box::new(postgres::Postgres::new(settings, base_dir)?)),
-        "external" => Ok(Box::new(external::External::new(settings)?)),
-        other => Err(TargetError::Settings {
-            kind: "server",
-            message: format!(
-                "unknown server kind `{other}`; expected one of: {}",
-                KINDS.join(", ")
-            ),
-        }),
-    }
+    (self::kind(kind)?.build)(settings, base_dir)
 }
-
-/// Server kinds scalelab can run.
-pub const KINDS: &[&str] = &["nginx", "postgres", "external"];
 
 /// Checks a settings table without starting anything (spec validation).
 pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), TargetError> {
-    match kind {
-        "nginx" => nginx::NginxSettings::parse(settings).map(|_| ()),
-        "postgres" => postgres::PostgresSettings::parse(settings).map(|_| ()),
-        "external" => external::ExternalSettings::parse(settings).map(|_| ()),
-        other => Err(TargetError::Settings {
-            kind: "server",
-            message: format!(
-                "unknown server kind `{other}`; expected one of: {}",
-                KINDS.join(", ")
-            ),
-        }),
-    }
-}
-
-/// Deserializes a settings table into a kind's typed settings, turning serde's
-/// message into one that names the field.
-pub fn parse_settings<T: serde::de::DeserializeOwned>(
-    kind: &'static str,
-    settings: &toml::Table,
-) -> Result<T, TargetError> {
-    toml::Value::Table(settings.clone())
-        .try_into()
-        .map_err(|e: toml::de::Error| TargetError::Settings {
-            kind,
-            message: e.message().to_string(),
-        })
+    (self::kind(kind)?.check)(settings)
 }

@@ -7,13 +7,25 @@
 
 use super::lifecycle::ServerProcess;
 use super::process::{self, WaitError};
-use super::{parse_settings, Endpoint, Placement, Shutdown, Target, TargetError};
+use super::{Endpoint, Placement, Shutdown, Target, TargetError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const KIND: &str = "nginx";
+
+/// The `nginx` server kind.
+pub const SERVER_KIND: super::ServerKind = super::ServerKind {
+    name: KIND,
+    requires: &[crate::kinds::Requirement {
+        what: "nginx",
+        package: "nginx",
+        paths: &["/usr/sbin/nginx"],
+    }],
+    check: |t| NginxSettings::parse(t).map(|_| ()),
+    build: |t, base_dir| Ok(Box::new(Nginx::new(t, base_dir)?)),
+};
 
 /// `worker_processes`: a count or `auto`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -83,7 +95,8 @@ fn default_backlog() -> u32 {
 
 impl NginxSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
-        let s: NginxSettings = parse_settings(KIND, t)?;
+        let s: NginxSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
         if s.worker_processes == Workers::Count(0) {
             return Err(settings_err(
                 "worker_processes must be at least 1 or \"auto\"",

@@ -34,6 +34,25 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 const KIND: &str = "postgres";
+
+/// The `postgres` server kind.
+pub const SERVER_KIND: super::ServerKind = super::ServerKind {
+    name: KIND,
+    requires: &[
+        crate::kinds::Requirement {
+            what: "PostgreSQL server",
+            package: "postgresql",
+            paths: &["/usr/lib/postgresql/*/bin/postgres"],
+        },
+        crate::kinds::Requirement {
+            what: "runuser (PostgreSQL refuses root)",
+            package: "util-linux",
+            paths: &["/usr/sbin/runuser", "/sbin/runuser"],
+        },
+    ],
+    check: |t| PostgresSettings::parse(t).map(|_| ()),
+    build: |t, base_dir| Ok(Box::new(Postgres::new(t, base_dir)?)),
+};
 const INITDB_ARGS: &[&str] = &[
     "-U",
     "postgres",

@@ -10,14 +10,20 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The server and load sections of a short experiment for each kind.
-const KINDS: &[(&str, &str)] = &[
+/// For each managed server kind: its name, the command name of its
+/// processes, how many run once it serves, and the server and load sections
+/// of a short experiment. A new kind adds its row here.
+const KINDS: &[(&str, &str, usize, &str)] = &[
     (
         "nginx",
+        "nginx",
+        3,
         "[server]\nkind = \"nginx\"\nworker_processes = 2\n[load]\nkind = \"http\"\npath = \"/\"\n",
     ),
     (
         "postgres",
+        "postgres",
+        4,
         "[server]\nkind = \"postgres\"\nscale = 1\n[load]\nkind = \"pg\"\nscript = \"select-only\"\n",
     ),
 ];
@@ -94,7 +100,15 @@ fn cgroups_of(pid: u32) -> Vec<PathBuf> {
 
 #[test]
 fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
-    for (kind, sections) in KINDS {
+    for kind in scalelab::target::KINDS
+        .iter()
+        .filter(|k| k.name != "external")
+    {
+        let (_, server, min, sections) = KINDS
+            .iter()
+            .find(|row| row.0 == kind.name)
+            .unwrap_or_else(|| panic!("add server kind `{}` to this test's KINDS", kind.name));
+        let kind = kind.name;
         let dir = tempfile::tempdir().unwrap();
         let exp = experiment(
             dir.path(),
@@ -104,8 +118,7 @@ fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
         );
         let mut child = run_cmd(dir.path(), &exp).spawn().unwrap();
         let pid = child.id();
-        let min = if *kind == "postgres" { 4 } else { 3 };
-        wait_for_server(&child, kind, min);
+        wait_for_server(&child, server, *min);
         std::thread::sleep(Duration::from_millis(800)); // mid-trial
         let before = descendants(pid);
         let cgroups = cgroups_of(pid);
@@ -137,7 +150,7 @@ fn ctrl_c_at_the_terminal_does_not_reach_the_servers() {
     let dir = tempfile::tempdir().unwrap();
     let exp = experiment(
         dir.path(),
-        KINDS[0].1,
+        KINDS[0].3,
         "[trials]\nduration = \"4s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
     );
     // scalelab leads its own process group, as a shell's foreground job.
@@ -173,7 +186,7 @@ fn a_stranger_on_the_port_fails_the_trial_with_its_name() {
     let port = scalelab::target::process::free_port().unwrap();
     let exp = experiment(
         dir.path(),
-        &KINDS[0].1.replace(
+        &KINDS[0].3.replace(
             "worker_processes = 2\n",
             &format!("worker_processes = 2\nport = {port}\n"),
         ),

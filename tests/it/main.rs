@@ -2,6 +2,7 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod analysis;
+mod doctor;
 mod http_driver;
 mod lifecycle;
 mod nginx;
@@ -10,4 +11,5 @@ mod probe;
 mod report;
 mod runner;
 mod spec_errors;
+mod store_compat;
 mod support;
