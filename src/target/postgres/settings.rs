@@ -63,7 +63,7 @@ pub struct PostgresSettings {
     /// Address to listen on; default 127.0.0.1. A multi-host run sets it to
     /// the server host's address from `[hosts]`.
     pub listen: Option<std::net::IpAddr>,
-    /// Directory with postgres, initdb and pg_ctl; default: the newest
+    /// Directory with postgres and initdb; default: the newest
     /// /usr/lib/postgresql/*/bin.
     pub bin_dir: Option<PathBuf>,
 }
