@@ -334,11 +334,7 @@ impl Target for Nginx {
             Duration::from_secs(10),
             shutdown,
             || process::is_alive(pid),
-<<<<<<< HEAD
-            || answers(addr, port),
-=======
-            || answers(port) && self.workers_started(pid),
->>>>>>> main
+            || answers(addr, port) && self.workers_started(pid),
         ) {
             Ok(()) => Ok(Endpoint {
                 uri: format!("http://{}", std::net::SocketAddr::new(addr, port)),
