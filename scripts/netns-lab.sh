@@ -19,6 +19,9 @@
 #   eval "$(scripts/netns-lab.sh up 3)"
 #   ip netns exec sl-lab-h0 $SCALELAB_SSH_COMMAND root@198.18.0.11 uname -a
 #
+# SCALELAB_LAB_PREFIX (default sl-lab) names the namespaces, so several labs
+# (one per test) can be up at once.
+#
 # State (keys, sshd configs, PID files, the list of namespaces made) lives in
 # $SCALELAB_LAB_DIR (default /var/tmp/scalelab-lab). `down` removes exactly
 # the namespaces listed there and kills exactly the sshd PIDs recorded there,
@@ -27,7 +30,8 @@
 set -euo pipefail
 
 LAB_DIR=${SCALELAB_LAB_DIR:-/var/tmp/scalelab-lab}
-PREFIX=sl-lab
+# Namespace names start with this; tests give each lab its own.
+PREFIX=${SCALELAB_LAB_PREFIX:-sl-lab}
 BRIDGE_NS=$PREFIX-br
 SUBNET=198.18.0
 FIRST_HOST=10
@@ -99,6 +103,7 @@ EOF
 
 up() {
   local n=$1 i ns addr
+  [[ $PREFIX =~ ^[a-z0-9-]{1,10}$ ]] || die "SCALELAB_LAB_PREFIX must be 1-10 of a-z, 0-9 and -, got '$PREFIX'"
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 40)) || die "up takes a number of hosts from 1 to 40, got '$n'; fix: scripts/netns-lab.sh up 3"
   [[ $(id -u) -eq 0 ]] || die "must run as root (it creates network namespaces)"
   need ip iproute2

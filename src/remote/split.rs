@@ -18,6 +18,8 @@ pub fn split(spec: &LoadSpec, clients: usize) -> Vec<Option<LoadSpec>> {
             let mut s = spec.clone();
             s.connections = conns;
             s.threads = spec.threads.min(conns).max(1);
+            // CPU lists name this machine's CPUs, not the client host's.
+            s.client_cpus = None;
             if let Pacing::Open { rate } = spec.pacing {
                 s.pacing = Pacing::Open { rate: rate * share };
             }

@@ -61,7 +61,11 @@ impl Target for RemoteTarget {
 
     /// The placement is made on the server host by its agent, from the
     /// CPUs and memory in the request; the local one is unused.
-    fn start(&mut self, _placement: &Placement, shutdown: &Shutdown) -> Result<Endpoint, TargetError> {
+    fn start(
+        &mut self,
+        _placement: &Placement,
+        shutdown: &Shutdown,
+    ) -> Result<Endpoint, TargetError> {
         if shutdown.is_triggered() {
             return Err(TargetError::Interrupted);
         }

@@ -8,6 +8,7 @@
 
 mod progress;
 mod servers;
+mod sites;
 mod trial;
 
 use crate::shutdown::Shutdown;
@@ -26,6 +27,8 @@ pub enum RunError {
     Store(#[from] StoreError),
     #[error("experiment: {0}")]
     Spec(String),
+    #[error(transparent)]
+    Remote(#[from] crate::remote::RemoteError),
     #[error("run {run} was made from a different experiment ({theirs}); resume it with that file")]
     ResumeMismatch { run: i64, theirs: String },
 }
@@ -70,13 +73,17 @@ pub fn run(
     opts: &RunOptions,
     shutdown: &Shutdown,
 ) -> Result<RunSummary, RunError> {
-    let run_id = open_run(exp, store, opts.resume)?;
+    let cluster = sites::connect(exp, &opts.base_dir)?;
+    let run_id = open_run(exp, store, opts.resume, cluster.as_ref())?;
     let points = exp.points();
     let mut states = existing_trials(exp, store, run_id, &points)?;
     let expected = (points.len() * exp.systems.len()) as u64 * exp.trials.min_trials as u64;
     let already: u64 = states.iter().map(|s| s.done.len() as u64).sum();
     let progress = Progress::new(expected.saturating_sub(already), opts.progress);
-    let mut servers = Servers::new(exp.systems.len());
+    let mut servers = Servers::new(
+        exp.systems.len(),
+        sites::server_agent(exp, cluster.as_ref()),
+    );
     let mut summary = RunSummary {
         run_id,
         trials_run: 0,
@@ -90,6 +97,7 @@ pub fn run(
         run_id,
         base_dir: &opts.base_dir,
         shutdown,
+        cluster: cluster.as_ref(),
     };
     for (point, state) in points.iter().zip(states.iter_mut()) {
         let reason = run_point(&mut cx, point, state, &progress, &mut summary)?;
@@ -193,7 +201,12 @@ fn stop_reason(
     }
 }
 
-fn open_run(exp: &Experiment, store: &mut Store, resume: Option<i64>) -> Result<i64, RunError> {
+fn open_run(
+    exp: &Experiment,
+    store: &mut Store,
+    resume: Option<i64>,
+    cluster: Option<&crate::remote::cluster::Cluster>,
+) -> Result<i64, RunError> {
     if let Some(id) = resume {
         let run = store.run(id)?;
         if run.name != exp.name {
@@ -205,7 +218,7 @@ fn open_run(exp: &Experiment, store: &mut Store, resume: Option<i64>) -> Result<
         store.set_run_status(id, "running")?;
         return Ok(id);
     }
-    let env = serde_json::to_value(crate::probe::capture()).unwrap_or_default();
+    let env = sites::environment(cluster);
     Ok(store.create_run(&NewRun {
         name: &exp.name,
         description: &exp.description,

@@ -2,10 +2,13 @@
 //! experiment's restart policy or when its settings change.
 
 use crate::placement::Placement;
+use crate::remote::cluster::SharedAgent;
+use crate::remote::target::RemoteTarget;
 use crate::shutdown::Shutdown;
 use crate::spec::sweep::{server_cpu_list, Resolved};
 use crate::spec::Restart;
 use crate::target::{self, Endpoint, Target, TargetError};
+use std::net::IpAddr;
 use std::path::Path;
 
 /// A running server. Field order matters: the target (and its processes)
@@ -38,13 +41,50 @@ fn key_of(r: &Resolved) -> String {
 #[derive(Default)]
 pub struct Servers {
     slots: Vec<Option<ActiveServer>>,
+    /// The server host's agent and address, when `[hosts] server` is set.
+    remote: Option<(SharedAgent, IpAddr)>,
 }
 
 impl Servers {
-    pub fn new(systems: usize) -> Self {
+    pub fn new(systems: usize, remote: Option<(SharedAgent, IpAddr)>) -> Self {
         Servers {
             slots: (0..systems).map(|_| None).collect(),
+            remote,
         }
+    }
+
+    /// The server host's agent, when the server runs on another host.
+    pub fn remote_agent(&self) -> Option<&SharedAgent> {
+        self.remote.as_ref().map(|(a, _)| a)
+    }
+
+    /// Builds the system's target and its placement: here, or through the
+    /// server host's agent (which makes the placement there).
+    fn build(
+        &self,
+        system: usize,
+        resolved: &Resolved,
+        base_dir: &Path,
+    ) -> Result<(Box<dyn Target>, Placement), ServerError> {
+        let cpus = resolved.server_cpus.map(server_cpu_list);
+        if let Some((agent, ip)) = &self.remote {
+            let mut settings = resolved.server.settings.clone();
+            if resolved.server.kind != "external" {
+                settings.insert("listen".into(), toml::Value::String(ip.to_string()));
+            }
+            let target = RemoteTarget::new(
+                agent.clone(),
+                &resolved.server.kind,
+                &settings,
+                cpus,
+                resolved.server_memory.map(|b| b.0),
+            );
+            return Ok((Box::new(target), Placement::unconstrained()));
+        }
+        let name = format!("{}-{}", std::process::id(), system);
+        let placement = Placement::create(&name, cpus, resolved.server_memory)?;
+        let target = target::build(&resolved.server.kind, &resolved.server.settings, base_dir)?;
+        Ok((target, placement))
     }
 
     /// Returns the system's server for this trial, (re)starting it when the
@@ -69,11 +109,7 @@ impl Servers {
         };
         if !keep {
             self.stop(system);
-            let name = format!("{}-{}", std::process::id(), system);
-            let cpus = resolved.server_cpus.map(server_cpu_list);
-            let placement = Placement::create(&name, cpus, resolved.server_memory)?;
-            let mut target =
-                target::build(&resolved.server.kind, &resolved.server.settings, base_dir)?;
+            let (mut target, placement) = self.build(system, resolved, base_dir)?;
             let endpoint = target.start(&placement, shutdown)?;
             self.slots[system] = Some(ActiveServer {
                 target,
@@ -85,6 +121,11 @@ impl Servers {
         }
         let slot = self.slots[system].as_mut();
         Ok(slot.expect("slot was just filled"))
+    }
+
+    /// The system's running server, if any.
+    pub fn active(&mut self, system: usize) -> Option<&mut ActiveServer> {
+        self.slots.get_mut(system)?.as_mut()
     }
 
     /// Stops and forgets the system's server (after it died, or at the end).

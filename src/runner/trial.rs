@@ -2,8 +2,9 @@
 //! running, judge the outcome, and commit it to the store.
 
 use super::servers::Servers;
+use super::sites::{self, ServerProbe};
 use super::RunError;
-use crate::load::{self, LoadResult, LoadSpec, Pacing};
+use crate::load::{LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
 use crate::spec::sweep::{resolve, Resolved};
 use crate::spec::Experiment;
@@ -25,6 +26,8 @@ pub struct TrialCtx<'a> {
     pub run_id: i64,
     pub base_dir: &'a Path,
     pub shutdown: &'a Shutdown,
+    /// The remote hosts of a multi-host run.
+    pub cluster: Option<&'a crate::remote::cluster::Cluster>,
 }
 
 /// What a trial produced before it was judged.
@@ -33,6 +36,8 @@ struct Measured {
     probe: Option<crate::probe::ProbeData>,
     server_died: bool,
     client_cpus: usize,
+    /// Each client host's share, in a multi-host run.
+    client_hosts: Vec<sites::ClientShare>,
 }
 
 pub fn run_trial(
@@ -158,33 +163,34 @@ fn measure(
         "rate": resolved.common.rate, "connreqs": spec.requests_per_connection,
         "client_cpus": client_cpus,
     });
-    let driver = load::build(
-        &resolved.load.kind,
-        &resolved.load.settings,
-        &server.endpoint.uri,
-    )
-    .map_err(|e| format!("load setup failed: {e}"))?;
+    let endpoint = server.endpoint.uri.clone();
     let root_pid = server.target.root_pid();
+    let (kind, settings) = (&resolved.load.kind, &resolved.load.settings);
     if !cx.exp.trials.warmup.is_zero() {
         let warm = LoadSpec {
             duration: cx.exp.trials.warmup,
             max_requests: None,
             ..spec.clone()
         };
-        driver
-            .run(&warm, cx.shutdown)
+        sites::run_load(cx.cluster, kind, settings, &endpoint, &warm, cx.shutdown)
             .map_err(|e| format!("warmup failed: {e}"))?;
     }
-    let sampler = crate::probe::Sampler::start(
-        crate::probe::SamplerConfig {
-            interval: cx.exp.trials.sample_interval,
-        },
-        root_pid,
-    )
-    .map_err(|e| e.to_string())?;
-    let result = driver.run(&spec, cx.shutdown);
-    let probe = sampler.stop();
-    let result = result.map_err(|e| format!("load failed: {e}"))?;
+    let interval = cx.exp.trials.sample_interval;
+    let probe = ServerProbe::start(cx.servers.remote_agent(), interval, root_pid)?;
+    let run = sites::run_load(cx.cluster, kind, settings, &endpoint, &spec, cx.shutdown);
+    let probe = probe.stop();
+    let run = run.map_err(|e| format!("load failed: {e}"))?;
+    if !run.clients.is_empty() {
+        context["clients"] = serde_json::to_value(&run.clients).unwrap_or_default();
+    }
+    if let Some((skew_us, overhead_us)) = run.coordination {
+        context["coordination"] =
+            serde_json::json!({ "start_skew_us": skew_us, "overhead_us": overhead_us });
+    }
+    let server = cx
+        .servers
+        .active(system)
+        .ok_or("the server was stopped during the trial")?;
     let server_died = !server.target.is_running();
     if server_died {
         cx.servers.stop(system);
@@ -193,10 +199,11 @@ fn measure(
         .map(|c| c.len())
         .unwrap_or_else(crate::placement::online_cpus);
     Ok(Measured {
-        result,
+        result: run.result,
         probe: Some(probe),
         server_died,
         client_cpus,
+        client_hosts: run.clients,
     })
 }
 
@@ -229,6 +236,14 @@ fn load_spec(exp: &Experiment, r: &Resolved, client_cpus: Option<Vec<usize>>) ->
 /// Why the trial describes the client rather than the server, if it does:
 /// the load generator used (or waited for) 90% of the CPUs it may use.
 fn client_bound(m: &Measured) -> Option<String> {
+    if !m.client_hosts.is_empty() {
+        // Each client host is judged on its own CPUs.
+        return m.client_hosts.iter().find_map(|c| {
+            c.client_bound
+                .as_ref()
+                .map(|reason| format!("client host {}: {reason}", c.host))
+        });
+    }
     let r = &m.result;
     let by_cpu =
         crate::probe::client_bound_reason(r.client_cpu.0, r.elapsed.as_secs_f64(), m.client_cpus);

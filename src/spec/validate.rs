@@ -117,11 +117,15 @@ fn check_remote_server(
         return Ok(());
     }
     let mut settings = server.settings.clone();
+    settings.remove("kind");
     settings.insert("listen".into(), toml::Value::String(ip.to_string()));
     crate::target::check_settings(&server.kind, &settings).map_err(|e| {
         cx.err(
             &["hosts", "server"],
-            format!("server kind `{}` cannot run on another host: {e}", server.kind),
+            format!(
+                "server kind `{}` cannot run on another host: {e}",
+                server.kind
+            ),
             "run it on this machine (remove hosts.server), or use kind = \"external\"",
         )
     })

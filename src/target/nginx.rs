@@ -59,6 +59,10 @@ pub struct NginxSettings {
     pub keepalive_requests: u32,
     #[serde(default)]
     pub access_log: bool,
+    /// Write the access log to this file instead of the private directory
+    /// (kept after the run, e.g. to check scalelab's counts against it).
+    /// Implies `access_log = true`.
+    pub access_log_path: Option<PathBuf>,
     #[serde(default = "yes")]
     pub sendfile: bool,
     #[serde(default = "yes")]
@@ -154,7 +158,9 @@ impl NginxSettings {
             .as_ref()
             .map(|a| format!("worker_cpu_affinity {a};\n"))
             .unwrap_or_default();
-        let access = if self.access_log {
+        let access = if let Some(path) = &self.access_log_path {
+            format!("access_log {};", path.display())
+        } else if self.access_log {
             format!("access_log {d}/access.log;")
         } else {
             "access_log off;".into()
@@ -281,10 +287,9 @@ impl Nginx {
 /// Whether nginx answers `GET /` on `port` with an HTTP status line.
 fn answers(addr: std::net::IpAddr, port: u16) -> bool {
     use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect_timeout(
-        &(addr, port).into(),
-        Duration::from_millis(200),
-    ) else {
+    let Ok(mut s) =
+        std::net::TcpStream::connect_timeout(&(addr, port).into(), Duration::from_millis(200))
+    else {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));

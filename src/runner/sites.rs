@@ -1,0 +1,194 @@
+//! Where a run's pieces run: the server and the load on this machine, or on
+//! the hosts of the experiment's `[hosts]` through their agents. The trial
+//! asks this module for its load and its server probe, and does not care
+//! which.
+
+use super::RunError;
+use crate::load::{self, LoadResult, LoadSpec};
+use crate::probe::{ProbeData, Sampler, SamplerConfig};
+use crate::remote::cluster::{Cluster, SharedAgent};
+use crate::remote::protocol::{Reply, Request};
+use crate::shutdown::Shutdown;
+use crate::spec::Experiment;
+use std::net::IpAddr;
+use std::path::Path;
+use std::time::Duration;
+
+/// Connects every host of `[hosts]` (none: `None`). Load to their
+/// addresses is allowed from here on; any other non-loopback address is
+/// still refused.
+pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, RunError> {
+    if exp.hosts.is_local() {
+        return Ok(None);
+    }
+    load::policy::allow(&exp.hosts.addresses());
+    let workdir = base_dir.display().to_string();
+    Ok(Some(Cluster::connect(&exp.hosts, &workdir)?))
+}
+
+/// The server host's agent and address, when the server runs elsewhere.
+pub fn server_agent(exp: &Experiment, cluster: Option<&Cluster>) -> Option<(SharedAgent, IpAddr)> {
+    let agent = cluster?.server.clone()?;
+    let ip = exp.hosts.server.as_ref()?.ip()?;
+    Some((agent, ip))
+}
+
+/// The run's environment: this machine's fingerprint, plus each remote
+/// host's under `hosts` (so `compare` diffs the server hosts of two runs).
+pub fn environment(cluster: Option<&Cluster>) -> serde_json::Value {
+    let mut env = serde_json::to_value(crate::probe::capture()).unwrap_or_default();
+    if let (Some(c), Some(obj)) = (cluster, env.as_object_mut()) {
+        let mut hosts = serde_json::Map::new();
+        for (host, fp) in c.fingerprints() {
+            let value = match fp {
+                Ok(fp) => serde_json::to_value(fp).unwrap_or_default(),
+                Err(e) => serde_json::json!({ "error": e.to_string() }),
+            };
+            hosts.insert(host.to_string(), value);
+        }
+        obj.insert("hosts".into(), hosts.into());
+    }
+    env
+}
+
+/// The server probe of one trial: here, or in the server host's agent.
+pub enum ServerProbe {
+    Local(Sampler),
+    Remote(SharedAgent),
+}
+
+impl ServerProbe {
+    pub fn start(
+        remote: Option<&SharedAgent>,
+        interval: Duration,
+        root_pid: Option<u32>,
+    ) -> Result<ServerProbe, String> {
+        match remote {
+            None => Sampler::start(SamplerConfig { interval }, root_pid)
+                .map(ServerProbe::Local)
+                .map_err(|e| e.to_string()),
+            Some(agent) => {
+                let ms = interval.as_millis() as u64;
+                lock(agent)
+                    .call(
+                        Request::ProbeStart { interval_ms: ms },
+                        Duration::from_secs(30),
+                    )
+                    .map_err(|e| e.to_string())?;
+                Ok(ServerProbe::Remote(agent.clone()))
+            }
+        }
+    }
+
+    pub fn stop(self) -> ProbeData {
+        match self {
+            ServerProbe::Local(s) => s.stop(),
+            ServerProbe::Remote(agent) => {
+                match lock(&agent).call(Request::ProbeStop, Duration::from_secs(30)) {
+                    Ok(Reply::Probe(data)) => *data,
+                    other => {
+                        let mut data = ProbeData::default();
+                        data.summary.warnings.push(format!(
+                            "no server metrics from the server host: {}",
+                            match other {
+                                Err(e) => e.to_string(),
+                                Ok(r) => format!("unexpected reply {r:?}"),
+                            }
+                        ));
+                        data
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What one client host did in a coordinated trial (stored in the trial's
+/// context and shown in the report).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ClientShare {
+    pub host: String,
+    pub requests: u64,
+    pub rps: f64,
+    pub connections: u64,
+    pub client_cpu_s: f64,
+    /// Its start, relative to the earliest client's, in microseconds.
+    pub start_offset_us: f64,
+    /// Why this client's numbers describe the client, if they do.
+    pub client_bound: Option<String>,
+}
+
+/// A load run's outcome, with the per-client split of a multi-host run.
+pub struct LoadRun {
+    pub result: LoadResult,
+    pub clients: Vec<ClientShare>,
+    /// Latest minus earliest client start, and the wall time coordination
+    /// added, in microseconds.
+    pub coordination: Option<(f64, f64)>,
+}
+
+/// Runs `spec` here, or split over the client hosts.
+pub fn run_load(
+    cluster: Option<&Cluster>,
+    kind: &str,
+    settings: &toml::Table,
+    endpoint: &str,
+    spec: &LoadSpec,
+    shutdown: &Shutdown,
+) -> Result<LoadRun, String> {
+    let remote = cluster.filter(|c| !c.clients.is_empty());
+    let Some(cluster) = remote else {
+        let driver =
+            load::build(kind, settings, endpoint).map_err(|e| format!("load setup failed: {e}"))?;
+        let result = driver.run(spec, shutdown).map_err(|e| e.to_string())?;
+        return Ok(LoadRun {
+            result,
+            clients: Vec::new(),
+            coordination: None,
+        });
+    };
+    let out = cluster
+        .run_load(kind, settings, endpoint, spec, shutdown)
+        .map_err(|e| e.to_string())?;
+    let first = out.parts.iter().map(|p| p.started_ns).min().unwrap_or(0);
+    let cpus = cluster_cpus(cluster);
+    let clients = out
+        .parts
+        .iter()
+        .map(|p| ClientShare {
+            host: p.host.to_string(),
+            requests: p.result.requests,
+            rps: p.result.rps(),
+            connections: p.result.connections_opened,
+            client_cpu_s: p.result.client_cpu.0,
+            start_offset_us: (p.started_ns - first) as f64 / 1e3,
+            client_bound: crate::probe::client_bound_reason(
+                p.result.client_cpu.0,
+                p.result.elapsed.as_secs_f64(),
+                cpus.get(&p.host.to_string()).copied().unwrap_or(1),
+            ),
+        })
+        .collect();
+    Ok(LoadRun {
+        result: out.merged,
+        clients,
+        coordination: Some((
+            out.start_skew.as_secs_f64() * 1e6,
+            out.overhead.as_secs_f64() * 1e6,
+        )),
+    })
+}
+
+fn cluster_cpus(c: &Cluster) -> std::collections::HashMap<String, usize> {
+    c.clients
+        .iter()
+        .map(|a| {
+            let a = lock(a);
+            (a.host.to_string(), a.facts.cpus.max(1))
+        })
+        .collect()
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

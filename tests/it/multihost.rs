@@ -1,0 +1,287 @@
+//! Multi-host runs in a lab of network-namespace hosts with real sshd
+//! (`scripts/netns-lab.sh`): the coordinator in one namespace, the server
+//! and the clients in others, all over the system ssh client.
+
+use crate::support::{fixture, stderr, stdout};
+use scalelab::store::{Store, TrialStatus};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// A lab that is up for one test and down when dropped.
+struct Lab {
+    dir: PathBuf,
+    prefix: String,
+    ssh_command: String,
+}
+
+impl Lab {
+    fn up(hosts: u32) -> Lab {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let prefix = format!(
+            "slt{}-{}",
+            std::process::id() % 100_000,
+            N.fetch_add(1, Ordering::SeqCst)
+        );
+        let dir = std::env::temp_dir().join(format!("scalelab-{prefix}"));
+        let out = Command::new(fixture("../../scripts/netns-lab.sh"))
+            .args(["up", &hosts.to_string()])
+            .env("SCALELAB_LAB_DIR", &dir)
+            .env("SCALELAB_LAB_PREFIX", &prefix)
+            .output()
+            .unwrap();
+        let text = stdout(&out);
+        assert!(out.status.success(), "lab up: {}", stderr(&out));
+        let ssh_command = text
+            .lines()
+            .find_map(|l| l.strip_prefix("export SCALELAB_SSH_COMMAND="))
+            .unwrap()
+            .trim_matches('\'')
+            .to_string();
+        Lab {
+            dir,
+            prefix,
+            ssh_command,
+        }
+    }
+
+    fn ns(&self, host: u32) -> String {
+        format!("{}-h{host}", self.prefix)
+    }
+
+    /// `scalelab ARGS` on the coordinator host (h0).
+    fn scalelab(&self, workdir: &Path) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.ns(0), env!("CARGO_BIN_EXE_scalelab")])
+            .env("SCALELAB_SSH_COMMAND", &self.ssh_command)
+            .env("SCALELAB_WORKDIR", workdir)
+            .current_dir(workdir);
+        c
+    }
+
+    /// PIDs of the processes in a host's namespace.
+    fn pids(&self, host: u32) -> Vec<u32> {
+        let out = Command::new("ip")
+            .args(["netns", "pids", &self.ns(host)])
+            .output()
+            .unwrap();
+        stdout(&out)
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    }
+
+    /// The host's processes whose command line contains `needle`.
+    fn processes(&self, host: u32, needle: &str) -> Vec<u32> {
+        self.pids(host)
+            .into_iter()
+            .filter(|p| {
+                std::fs::read(format!("/proc/{p}/cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).contains(needle))
+                    .unwrap_or(false)
+            })
+            .collect()
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = Command::new(fixture("../../scripts/netns-lab.sh"))
+            .arg("down")
+            .env("SCALELAB_LAB_DIR", &self.dir)
+            .env("SCALELAB_LAB_PREFIX", &self.prefix)
+            .output();
+    }
+}
+
+fn write_experiment(dir: &Path, hosts: &str, body: &str) -> PathBuf {
+    let path = dir.join("exp.toml");
+    let text = format!(
+        "name = \"multihost\"\n[hosts]\n{hosts}\n[load]\nkind = \"http\"\npath = \"/\"\n{body}"
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run(lab: &Lab, dir: &Path, exp: &Path) -> Output {
+    lab.scalelab(dir)
+        .args(["--store", "s.sqlite", "run"])
+        .arg(exp)
+        .args(["-o", "r.html"])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn two_client_hosts_carry_their_share_and_agree_with_the_servers_log() {
+    let lab = Lab::up(3);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\", \"root@198.18.0.13\"]",
+        &format!(
+            "[server]\nkind = \"nginx\"\nworker_processes = 1\naccess_log_path = \"{}\"\n\
+             [sweep]\nconnections = [4]\n[trials]\nduration = \"1s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+            log.display()
+        ),
+    );
+    let out = run(&lab, dir.path(), &exp);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    assert_eq!(data.trials.len(), 1);
+    let t = &data.trials[0];
+    assert_eq!(t.status, TrialStatus::Ok, "{:?}", t.error);
+    let m = t.measurement.as_ref().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    // The server ran on the server host (only it has 198.18.0.11): its own
+    // readiness checks come from that address, every measured request from a
+    // client host, and none from the coordinator.
+    let from = |addr: &str| text.lines().filter(|l| l.starts_with(addr)).count() as u64;
+    let (a, b) = (from("198.18.0.12 "), from("198.18.0.13 "));
+    // The measured window ends at its deadline, as wrk's does: a request in
+    // flight then (at most one per connection) reaches nginx's log but is
+    // not counted. Everything else agrees exactly.
+    assert!(
+        m.requests <= a + b && a + b <= m.requests + 4,
+        "scalelab's count {} vs nginx's log {}",
+        m.requests,
+        a + b
+    );
+    assert!(a > 0 && b > 0, "each client carries a share: {a} and {b}");
+    assert_eq!(
+        text.lines().count() as u64,
+        a + b + from("198.18.0.11 "),
+        "no request from anywhere else"
+    );
+    let clients = t.context["clients"].as_array().unwrap();
+    assert_eq!(clients.len(), 2);
+    let sum: u64 = clients
+        .iter()
+        .map(|c| c["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, m.requests);
+    assert!(t.context["coordination"]["start_skew_us"]
+        .as_f64()
+        .is_some());
+    let env = &data.run.environment["hosts"];
+    for host in ["root@198.18.0.11", "root@198.18.0.12", "root@198.18.0.13"] {
+        assert!(
+            env[host]["kernel_release"].is_string(),
+            "no fingerprint of {host}"
+        );
+    }
+    // Nothing is left running on the server host but its sshd.
+    assert!(lab.processes(1, "nginx").is_empty());
+}
+
+#[test]
+fn an_unreachable_host_fails_within_seconds_and_is_named() {
+    let lab = Lab::up(1);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.99\"",
+        "[server]\nkind = \"nginx\"\n[sweep]\nconnections = [1]\n[trials]\nduration = \"300ms\"\nmin = 1\nmax = 1\n",
+    );
+    let started = Instant::now();
+    let out = run(&lab, dir.path(), &exp);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("198.18.0.99"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn load_to_an_address_not_in_hosts_is_refused() {
+    let lab = Lab::up(1);
+    let dir = tempfile::tempdir().unwrap();
+    let out = lab
+        .scalelab(dir.path())
+        .args(["load", "http", "http://198.18.0.11:22/", "-d", "1s"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("[hosts]"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_client_killed_mid_trial_fails_that_trial_naming_the_host() {
+    let lab = Lab::up(3);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\", \"root@198.18.0.13\"]",
+        "[server]\nkind = \"nginx\"\n[sweep]\nconnections = [2, 4]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let child = lab
+        .scalelab(dir.path())
+        .args(["--store", "s.sqlite", "run"])
+        .arg(&exp)
+        .args(["-o", "r.html"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the client agent on h3 to be running a trial, then kill it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let victim = loop {
+        let agents = lab.processes(3, "agent\0--workdir");
+        if let Some(p) = agents.first() {
+            std::thread::sleep(Duration::from_millis(1500));
+            break *p;
+        }
+        assert!(Instant::now() < deadline, "no agent on the client host");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    let failed: Vec<_> = data
+        .trials
+        .iter()
+        .filter(|t| t.status == TrialStatus::Failed)
+        .collect();
+    assert!(!failed.is_empty(), "{}", stderr(&out));
+    let reason = failed[0].error.as_deref().unwrap_or("");
+    assert!(reason.contains("198.18.0.13"), "{reason}");
+    // The sweep went on to the second point, and nothing is left behind.
+    assert_eq!(data.trials.len(), 2, "{:?}", data.trials);
+    assert!(lab.processes(1, "nginx").is_empty());
+    assert!(lab.processes(2, "agent\0--workdir").is_empty());
+}
+
+#[test]
+fn an_agent_of_another_protocol_version_is_refused_clearly() {
+    use std::io::Write;
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .arg("agent")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    agent
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(b"{\"v\":99,\"op\":\"hello\"}\n")
+        .unwrap();
+    let out = agent.wait_with_output().unwrap();
+    let reply = stdout(&out);
+    assert!(
+        reply.contains("mismatch") && reply.contains("99"),
+        "{reply}"
+    );
+}
