@@ -31,6 +31,11 @@ install_missing() {
 
 install_missing "${base[@]}"
 
+# Multi-host runs reach other hosts with the system ssh client; the tests
+# and scripts/netns-lab.sh run a real sshd in each lab host.
+remote=(openssh-client openssh-server)
+install_missing "${remote[@]}"
+
 if ! command -v cargo >/dev/null; then
   [[ -x "$HOME/.cargo/bin/cargo" ]] && export PATH="$HOME/.cargo/bin:$PATH"
 fi
