@@ -62,10 +62,30 @@ pub struct ClusterLoad {
 impl Cluster {
     /// Copies the agent to every host that lacks this build and connects,
     /// all hosts at once. An unreachable host fails within seconds, named.
-    pub fn connect(hosts: &Hosts, workdir: &str) -> Result<Cluster, RemoteError> {
+    /// `server_agent` false: the server host gets no agent (an `external`
+    /// server, on a host that may not run scalelab); it is only reached
+    /// with plain ssh commands.
+    pub fn connect(
+        hosts: &Hosts,
+        workdir: &str,
+        server_agent: bool,
+    ) -> Result<Cluster, RemoteError> {
         let ssh = Ssh::from_env()?;
         let all = hosts.all();
-        let handles: Vec<_> = all
+        let agent_hosts: Vec<Host> = all
+            .iter()
+            .filter(|h| {
+                server_agent || Some(*h) != hosts.server.as_ref() || hosts.clients.contains(h)
+            })
+            .cloned()
+            .collect();
+        if !server_agent {
+            if let Some(server) = &hosts.server {
+                // Reachable within seconds, or a clear error naming it.
+                ssh.run(server, "true", None, Duration::from_secs(15))?;
+            }
+        }
+        let handles: Vec<_> = agent_hosts
             .iter()
             .map(|h| {
                 let (ssh, h, workdir) = (ssh.clone(), h.clone(), workdir.to_string());
@@ -77,7 +97,7 @@ impl Cluster {
             .collect();
         let mut conns = Vec::new();
         let mut first_err = None;
-        for (h, handle) in all.iter().zip(handles) {
+        for (h, handle) in agent_hosts.iter().zip(handles) {
             match handle.join() {
                 Ok(Ok(c)) => conns.push((h.clone(), Arc::new(Mutex::new(c)))),
                 Ok(Err(e)) => {
@@ -105,6 +125,11 @@ impl Cluster {
             hosts: all,
         };
         Ok(cluster)
+    }
+
+    /// The ssh command line every host is reached with.
+    pub fn ssh(&self) -> &Ssh {
+        &self.ssh
     }
 
     /// The clients' clock offsets, for the report.

@@ -30,6 +30,7 @@ pub mod cluster;
 pub mod conn;
 pub mod deploy;
 pub mod hosts;
+pub mod portable;
 pub mod protocol;
 pub mod split;
 pub mod ssh;

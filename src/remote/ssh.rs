@@ -133,6 +133,21 @@ impl Ssh {
     }
 }
 
+/// The user's shell commands (an external server's start, stop and
+/// pid_command) run on one host over ssh.
+pub struct SshShell {
+    pub ssh: Ssh,
+    pub host: Host,
+}
+
+impl crate::target::external::CommandRunner for SshShell {
+    fn run(&self, command: &str, limit: Duration) -> Result<String, String> {
+        self.ssh
+            .run(&self.host, command, None, limit)
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// Waits for `child` for at most `limit`, then kills it.
 fn wait_bounded(
     mut child: std::process::Child,

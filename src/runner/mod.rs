@@ -80,10 +80,7 @@ pub fn run(
     let expected = (points.len() * exp.systems.len()) as u64 * exp.trials.min_trials as u64;
     let already: u64 = states.iter().map(|s| s.done.len() as u64).sum();
     let progress = Progress::new(expected.saturating_sub(already), opts.progress);
-    let mut servers = Servers::new(
-        exp.systems.len(),
-        sites::server_agent(exp, cluster.as_ref()),
-    );
+    let mut servers = Servers::new(exp.systems.len(), sites::server_site(exp, cluster.as_ref()));
     let mut summary = RunSummary {
         run_id,
         trials_run: 0,
@@ -218,7 +215,7 @@ fn open_run(
         store.set_run_status(id, "running")?;
         return Ok(id);
     }
-    let env = sites::environment(cluster);
+    let env = sites::environment(exp, cluster);
     Ok(store.create_run(&NewRun {
         name: &exp.name,
         description: &exp.description,

@@ -1,14 +1,15 @@
 //! The servers a run keeps: one per system, restarted according to the
 //! experiment's restart policy or when its settings change.
 
+use super::sites::ServerSite;
 use crate::placement::Placement;
-use crate::remote::cluster::SharedAgent;
+use crate::remote::ssh::SshShell;
 use crate::remote::target::RemoteTarget;
 use crate::shutdown::Shutdown;
 use crate::spec::sweep::{server_cpu_list, Resolved};
 use crate::spec::Restart;
+use crate::target::external::External;
 use crate::target::{self, Endpoint, Target, TargetError};
-use std::net::IpAddr;
 use std::path::Path;
 
 /// A running server. Field order matters: the target (and its processes)
@@ -38,24 +39,23 @@ fn key_of(r: &Resolved) -> String {
 }
 
 /// One slot per system.
-#[derive(Default)]
 pub struct Servers {
     slots: Vec<Option<ActiveServer>>,
-    /// The server host's agent and address, when `[hosts] server` is set.
-    remote: Option<(SharedAgent, IpAddr)>,
+    /// Where the servers run (`[hosts] server`, or here).
+    site: ServerSite,
 }
 
 impl Servers {
-    pub fn new(systems: usize, remote: Option<(SharedAgent, IpAddr)>) -> Self {
+    pub fn new(systems: usize, site: ServerSite) -> Self {
         Servers {
             slots: (0..systems).map(|_| None).collect(),
-            remote,
+            site,
         }
     }
 
-    /// The server host's agent, when the server runs on another host.
-    pub fn remote_agent(&self) -> Option<&SharedAgent> {
-        self.remote.as_ref().map(|(a, _)| a)
+    /// Where the servers run, for the probe.
+    pub fn site(&self) -> &ServerSite {
+        &self.site
     }
 
     /// Builds the system's target and its placement: here, or through the
@@ -67,7 +67,15 @@ impl Servers {
         base_dir: &Path,
     ) -> Result<(Box<dyn Target>, Placement), ServerError> {
         let cpus = resolved.server_cpus.map(server_cpu_list);
-        if let Some((agent, ip)) = &self.remote {
+        if let ServerSite::Ssh(ssh, host) = &self.site {
+            let shell = SshShell {
+                ssh: ssh.clone(),
+                host: host.clone(),
+            };
+            let target = External::with_shell(&resolved.server.settings, Box::new(shell))?;
+            return Ok((Box::new(target), Placement::unconstrained()));
+        }
+        if let ServerSite::Agent(agent, ip) = &self.site {
             let mut settings = resolved.server.settings.clone();
             if resolved.server.kind != "external" {
                 settings.insert("listen".into(), toml::Value::String(ip.to_string()));

@@ -7,7 +7,10 @@ use super::RunError;
 use crate::load::{self, LoadResult, LoadSpec};
 use crate::probe::{ProbeData, Sampler, SamplerConfig};
 use crate::remote::cluster::{Cluster, SharedAgent};
+use crate::remote::portable::PortableProbe;
 use crate::remote::protocol::{Reply, Request};
+use crate::remote::ssh::Ssh;
+use crate::remote::Host;
 use crate::shutdown::Shutdown;
 use crate::spec::Experiment;
 use std::net::IpAddr;
@@ -23,22 +26,44 @@ pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, Run
     }
     load::policy::allow(&exp.hosts.addresses());
     let workdir = base_dir.display().to_string();
-    Ok(Some(Cluster::connect(&exp.hosts, &workdir)?))
+    let server_agent = exp.server.kind != "external";
+    Ok(Some(Cluster::connect(&exp.hosts, &workdir, server_agent)?))
 }
 
-/// The server host's agent and address, when the server runs elsewhere.
-pub fn server_agent(exp: &Experiment, cluster: Option<&Cluster>) -> Option<(SharedAgent, IpAddr)> {
-    let agent = cluster?.server.clone()?;
-    let ip = exp.hosts.server.as_ref()?.ip()?;
-    Some((agent, ip))
+/// Where the server under test runs.
+#[derive(Clone)]
+pub enum ServerSite {
+    /// On this machine.
+    Local,
+    /// On the server host, managed by its agent, listening on its address.
+    Agent(SharedAgent, IpAddr),
+    /// On a server host without an agent (an `external` server, maybe on
+    /// another OS): its commands and probe run over plain ssh.
+    Ssh(Ssh, Host),
+}
+
+/// The server's site for this run.
+pub fn server_site(exp: &Experiment, cluster: Option<&Cluster>) -> ServerSite {
+    let (Some(c), Some(host)) = (cluster, exp.hosts.server.as_ref()) else {
+        return ServerSite::Local;
+    };
+    match (&c.server, host.ip()) {
+        (Some(agent), Some(ip)) => ServerSite::Agent(agent.clone(), ip),
+        _ => ServerSite::Ssh(c.ssh().clone(), host.clone()),
+    }
 }
 
 /// The run's environment: this machine's fingerprint, plus each remote
 /// host's under `hosts` (so `compare` diffs the server hosts of two runs).
-pub fn environment(cluster: Option<&Cluster>) -> serde_json::Value {
+/// A server host without an agent gets what `uname` and `sysctl` tell.
+pub fn environment(exp: &Experiment, cluster: Option<&Cluster>) -> serde_json::Value {
     let mut env = serde_json::to_value(crate::probe::capture()).unwrap_or_default();
     if let (Some(c), Some(obj)) = (cluster, env.as_object_mut()) {
         let mut hosts = serde_json::Map::new();
+        if let (ServerSite::Ssh(ssh, host), true) = (server_site(exp, Some(c)), c.server.is_none())
+        {
+            hosts.insert(host.to_string(), portable_fingerprint(&ssh, &host));
+        }
         for (host, fp) in c.fingerprints() {
             let value = match fp {
                 Ok(fp) => serde_json::to_value(fp).unwrap_or_default(),
@@ -51,23 +76,44 @@ pub fn environment(cluster: Option<&Cluster>) -> serde_json::Value {
     env
 }
 
-/// The server probe of one trial: here, or in the server host's agent.
+/// `uname` and a few `sysctl`s of a host without an agent.
+fn portable_fingerprint(ssh: &Ssh, host: &Host) -> serde_json::Value {
+    let script = "echo \"uname=$(uname -srm)\"; \
+        for k in hw.model hw.ncpu hw.physmem kern.osrelease kern.hz; do \
+        v=$(sysctl -n $k 2>/dev/null) && echo \"$k=$v\"; done; true";
+    match ssh.run(host, script, None, Duration::from_secs(15)) {
+        Ok(text) => text
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), serde_json::Value::from(v.trim())))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        Err(e) => serde_json::json!({ "error": e.to_string() }),
+    }
+}
+
+/// The server probe of one trial: here, in the server host's agent, or
+/// over plain ssh with portable commands.
 pub enum ServerProbe {
     Local(Sampler),
     Remote(SharedAgent),
+    Portable(PortableProbe),
 }
 
 impl ServerProbe {
     pub fn start(
-        remote: Option<&SharedAgent>,
+        site: &ServerSite,
         interval: Duration,
         root_pid: Option<u32>,
     ) -> Result<ServerProbe, String> {
-        match remote {
-            None => Sampler::start(SamplerConfig { interval }, root_pid)
+        match site {
+            ServerSite::Local => Sampler::start(SamplerConfig { interval }, root_pid)
                 .map(ServerProbe::Local)
                 .map_err(|e| e.to_string()),
-            Some(agent) => {
+            ServerSite::Ssh(ssh, host) => {
+                PortableProbe::start(ssh.clone(), host.clone(), root_pid).map(ServerProbe::Portable)
+            }
+            ServerSite::Agent(agent, _) => {
                 let ms = interval.as_millis() as u64;
                 lock(agent)
                     .call(
@@ -83,6 +129,7 @@ impl ServerProbe {
     pub fn stop(self) -> ProbeData {
         match self {
             ServerProbe::Local(s) => s.stop(),
+            ServerProbe::Portable(p) => p.stop(),
             ServerProbe::Remote(agent) => {
                 match lock(&agent).call(Request::ProbeStop, Duration::from_secs(30)) {
                     Ok(Reply::Probe(data)) => *data,

@@ -176,7 +176,7 @@ fn measure(
             .map_err(|e| format!("warmup failed: {e}"))?;
     }
     let interval = cx.exp.trials.sample_interval;
-    let probe = ServerProbe::start(cx.servers.remote_agent(), interval, root_pid)?;
+    let probe = ServerProbe::start(cx.servers.site(), interval, root_pid)?;
     let run = sites::run_load(cx.cluster, kind, settings, &endpoint, &spec, cx.shutdown);
     let probe = probe.stop();
     let run = run.map_err(|e| format!("load failed: {e}"))?;

@@ -1,8 +1,13 @@
-//! A server that is already running, named by its URL or connection string.
-//! scalelab neither starts nor stops it.
+//! A server scalelab does not manage, named by its URL or connection
+//! string. It is either already running, or started and stopped by the
+//! user's own `start` and `stop` commands, with `pid_command` printing its
+//! PID for the probe. On a server host named in `[hosts]`, the commands run
+//! there over ssh (a host that cannot run scalelab, such as FreeBSD); here,
+//! through `sh -c`.
 
 use super::{Endpoint, Placement, Shutdown, Target, TargetError};
 use serde::Deserialize;
+use std::time::Duration;
 
 const KIND: &str = "external";
 
@@ -23,7 +28,87 @@ pub struct ExternalSettings {
     pub version: Option<String>,
     /// Root PID of the server, so the probe can sample it.
     pub pid: Option<u32>,
+    /// Shell command that starts the server (and returns); run at each start.
+    pub start: Option<String>,
+    /// Shell command that stops the server; run at each stop.
+    pub stop: Option<String>,
+    /// Shell command that prints the server's root PID (for the probe and
+    /// to tell whether it still runs), e.g. `cat /var/run/nginx.pid`.
+    pub pid_command: Option<String>,
 }
+
+/// Runs the user's shell commands where the server is: here or over ssh.
+pub trait CommandRunner: Send + Sync {
+    /// Runs `command` in a POSIX shell and returns its stdout, or why not.
+    fn run(&self, command: &str, limit: Duration) -> Result<String, String>;
+}
+
+/// `sh -c` on this machine, bounded in time.
+pub struct LocalShell;
+
+impl CommandRunner for LocalShell {
+    fn run(&self, command: &str, limit: Duration) -> Result<String, String> {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", command])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            match child.try_wait().map_err(|e| e.to_string())? {
+                Some(_) => break,
+                None if std::time::Instant::now() >= deadline => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!("still running after {:.0}s", limit.as_secs_f64()));
+                }
+                None => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "exited with {}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+/// After a `start` command: waits until the URL's `host:port` accepts TCP
+/// connections (URLs of the `scheme://host:port/...` form; others are
+/// not waited for).
+fn wait_for_listener(url: &str, shutdown: &Shutdown) -> Result<(), TargetError> {
+    use std::net::ToSocketAddrs;
+    let Some((_, rest)) = url.split_once("://") else {
+        return Ok(());
+    };
+    let authority = rest.split('/').next().unwrap_or("");
+    let Some(addr) = authority.to_socket_addrs().ok().and_then(|mut a| a.next()) else {
+        return Ok(());
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        if std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok() {
+            return Ok(());
+        }
+        if shutdown.sleep(Duration::from_millis(100)) {
+            return Err(TargetError::Interrupted);
+        }
+    }
+    Err(TargetError::NotReady {
+        kind: KIND,
+        waited_s: 30.0,
+        message: format!("nothing accepts connections at {addr} after the start command"),
+    })
+}
+
+/// How long the user's start and stop commands may take.
+const COMMAND_LIMIT: Duration = Duration::from_secs(60);
 
 impl ExternalSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
@@ -41,13 +126,51 @@ impl ExternalSettings {
 
 pub struct External {
     settings: ExternalSettings,
+    shell: Box<dyn CommandRunner>,
+    /// The PID `pid_command` printed after the last start.
+    started_pid: Option<u32>,
+    started: bool,
 }
 
 impl External {
     pub fn new(t: &toml::Table) -> Result<Self, TargetError> {
+        Self::with_shell(t, Box::new(LocalShell))
+    }
+
+    /// The commands run through `shell` (over ssh for a server host).
+    pub fn with_shell(t: &toml::Table, shell: Box<dyn CommandRunner>) -> Result<Self, TargetError> {
         Ok(External {
             settings: ExternalSettings::parse(t)?,
+            shell,
+            started_pid: None,
+            started: false,
         })
+    }
+
+    fn command(&self, what: &str, command: &str) -> Result<String, TargetError> {
+        self.shell
+            .run(command, COMMAND_LIMIT)
+            .map_err(|e| TargetError::Start {
+                kind: KIND,
+                message: format!("the {what} command `{command}` failed: {e}"),
+            })
+    }
+
+    /// The PID `pid_command` prints now, if it prints one.
+    fn current_pid(&self) -> Option<u32> {
+        let cmd = self.settings.pid_command.as_deref()?;
+        self.shell
+            .run(cmd, Duration::from_secs(15))
+            .ok()?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    }
+
+    /// The server's PID where it runs (which may be another host).
+    pub fn server_pid(&self) -> Option<u32> {
+        self.started_pid.or(self.settings.pid)
     }
 }
 
@@ -68,21 +191,47 @@ impl Target for External {
                     .into(),
             });
         }
+        if let Some(cmd) = self.settings.start.clone() {
+            self.command("start", &cmd)?;
+            self.started = true;
+            wait_for_listener(&self.settings.url, _shutdown)?;
+        }
+        if self.settings.pid_command.is_some() {
+            self.started_pid = self.current_pid();
+            if self.started_pid.is_none() {
+                return Err(TargetError::Start {
+                    kind: KIND,
+                    message: "`pid_command` printed no PID after the start".into(),
+                });
+            }
+        }
         Ok(Endpoint {
             uri: self.settings.url.clone(),
         })
     }
 
     fn stop(&mut self) -> Result<(), TargetError> {
-        Ok(())
+        if !std::mem::take(&mut self.started) {
+            return Ok(());
+        }
+        self.started_pid = None;
+        match self.settings.stop.clone() {
+            Some(cmd) => self.command("stop", &cmd).map(|_| ()),
+            None => Ok(()),
+        }
     }
 
     fn is_running(&self) -> bool {
+        if self.settings.pid_command.is_some() {
+            return self.current_pid().is_some();
+        }
         self.settings.pid.map_or(true, super::process::is_alive)
     }
 
+    /// The PID where the server runs: on a server host named in `[hosts]`
+    /// that is the host's PID, which the runner probes there over ssh.
     fn root_pid(&self) -> Option<u32> {
-        self.settings.pid
+        self.server_pid()
     }
 
     fn version(&self) -> Option<String> {

@@ -285,3 +285,53 @@ fn an_agent_of_another_protocol_version_is_refused_clearly() {
         "{reply}"
     );
 }
+
+#[test]
+fn an_external_server_without_an_agent_is_started_stopped_and_probed_over_ssh() {
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("server.pid");
+    let start = format!(
+        "cd {d}; setsid python3 -m http.server 8080 --bind 198.18.0.11 </dev/null >/dev/null 2>&1 & echo $! > {p}",
+        d = dir.path().display(),
+        p = pidfile.display()
+    );
+    let stop = format!("kill $(cat {p}) && rm -f {p}", p = pidfile.display());
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
+        &format!(
+            "[server]\nkind = \"external\"\nurl = \"http://198.18.0.11:8080/\"\n\
+             start = '{start}'\nstop = '{stop}'\npid_command = 'cat {p}'\n\
+             [sweep]\nconnections = [2]\n[trials]\nduration = \"1s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+            p = pidfile.display()
+        ),
+    );
+    let out = run(&lab, dir.path(), &exp);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    let t = &data.trials[0];
+    assert_eq!(t.status, TrialStatus::Ok, "{:?}", t.error);
+    let probe = t.probe.as_ref().expect("a probe summary");
+    // Linux's procps prints whole CPU seconds (BSD's ps, centiseconds), so
+    // a one-second window may show 0: the figure exists, the tree was found.
+    assert!(probe["server_cpu_s"].as_f64().is_some(), "no server CPU");
+    assert_eq!(
+        probe["processes"].as_u64(),
+        Some(1),
+        "the server's one process"
+    );
+    assert!(probe["cpu"]["busy"].as_f64().unwrap() > 0.0);
+    let warnings = probe["warnings"].to_string();
+    assert!(
+        warnings.contains("portable") && warnings.contains("Linux"),
+        "{warnings}"
+    );
+    assert!(data.run.environment["hosts"]["root@198.18.0.11"]["uname"].is_string());
+    // The stop command ran: the server is gone from its host.
+    assert!(!pidfile.exists());
+    assert!(lab.processes(1, "http.server").is_empty());
+}
