@@ -12,7 +12,11 @@ pub use write::{NewRun, NewTrial};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
-pub const SCHEMA_VERSION: i64 = 1;
+mod migrate;
+
+/// The schema version this scalelab writes. Older stores are upgraded in
+/// place when opened (see `migrate`); changes are additive only.
+pub const SCHEMA_VERSION: i64 = migrate::LATEST;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -21,7 +25,7 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
-    #[error("the store {path} has schema version {found}, this scalelab reads version {SCHEMA_VERSION}; use a new --store path")]
+    #[error("the store {path} has schema version {found}, newer than this scalelab reads ({SCHEMA_VERSION}); use a newer scalelab or a new --store path")]
     Version { path: PathBuf, found: i64 },
     #[error("no run `{0}` in the store; `scalelab list` shows the runs")]
     NoSuchRun(String),
@@ -63,21 +67,13 @@ impl Store {
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(open_err)?;
-        match version {
-            0 => {
-                conn.execute_batch(include_str!("schema.sql"))
-                    .map_err(open_err)?;
-                conn.pragma_update(None, "user_version", SCHEMA_VERSION)
-                    .map_err(open_err)?;
-            }
-            SCHEMA_VERSION => {}
-            found => {
-                return Err(StoreError::Version {
-                    path: path.to_path_buf(),
-                    found,
-                })
-            }
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::Version {
+                path: path.to_path_buf(),
+                found: version,
+            });
         }
+        migrate::upgrade(&conn, version).map_err(open_err)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -104,6 +100,8 @@ mod tests {
                 environment: &serde_json::json!({"kernel": "6.1"}),
                 baseline: "a",
                 headline: "median",
+                load_kind: "http",
+                noise: 0.02,
             })
             .unwrap()
     }
