@@ -11,21 +11,33 @@ pub const LATEST: i64 = 1 + MIGRATIONS.len() as i64;
 /// `MIGRATIONS[i]` upgrades a store from version `i + 1` to `i + 2`.
 const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[v2_run_kind_and_noise];
 
-/// Brings a store at `version` (0: empty file) up to [`LATEST`], each step
-/// in its own transaction.
-pub fn upgrade(conn: &Connection, version: i64) -> rusqlite::Result<()> {
+/// Brings the store up to [`LATEST`] and returns the version it had (0: an
+/// empty file). All steps run in one `BEGIN IMMEDIATE` transaction that
+/// re-reads the version under the write lock, so two processes opening the
+/// same new or old store (a runner and a reader) upgrade it exactly once.
+pub fn upgrade(conn: &Connection) -> rusqlite::Result<i64> {
+    let read = |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
+    let seen = read(conn)?;
+    if seen >= LATEST {
+        return Ok(seen);
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let done = read(conn).and_then(|version| steps(conn, version).map(|()| version));
+    conn.execute_batch(if done.is_ok() { "COMMIT" } else { "ROLLBACK" })?;
+    done
+}
+
+fn steps(conn: &Connection, version: i64) -> rusqlite::Result<()> {
     if version == 0 {
         conn.execute_batch(include_str!("schema.sql"))?;
-        conn.pragma_update(None, "user_version", 1)?;
     }
     for (step, migration) in MIGRATIONS.iter().enumerate() {
-        let to = step as i64 + 2;
-        if version.max(1) < to {
-            conn.execute_batch("BEGIN")?;
-            let done = migration(conn).and_then(|()| conn.pragma_update(None, "user_version", to));
-            conn.execute_batch(if done.is_ok() { "COMMIT" } else { "ROLLBACK" })?;
-            done?;
+        if version.max(1) < step as i64 + 2 {
+            migration(conn)?;
         }
+    }
+    if version < LATEST {
+        conn.pragma_update(None, "user_version", LATEST)?;
     }
     Ok(())
 }

@@ -64,16 +64,13 @@ impl Store {
             .map_err(open_err)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(open_err)?;
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(open_err)?;
+        let version = migrate::upgrade(&conn).map_err(open_err)?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::Version {
                 path: path.to_path_buf(),
                 found: version,
             });
         }
-        migrate::upgrade(&conn, version).map_err(open_err)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -170,6 +167,23 @@ mod tests {
         assert_eq!(data.systems(), vec!["a", "b"]);
         let listing = store.list_runs().unwrap();
         assert_eq!((listing[0].trials_ok, listing[0].trials_failed), (1, 1));
+    }
+
+    #[test]
+    fn concurrent_openers_upgrade_a_new_store_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let openers: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || Store::open(&path).map(|_| ()))
+            })
+            .collect();
+        for o in openers {
+            o.join().unwrap().unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(run(&mut store), 1);
     }
 
     #[test]
