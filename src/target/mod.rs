@@ -2,9 +2,13 @@
 //!
 //! A [`Target`] writes its server's config into a private run directory,
 //! starts the real server as a child (no systemd) on a loopback port, waits
-//! until it answers, and stops it by PID: at the end, on error, on Ctrl-C
-//! (through [`Shutdown`]) and on drop. The `external` kind names a server
-//! that is already running and has no lifecycle.
+//! until it answers, and stops it: at the end, on error, on Ctrl-C (through
+//! [`Shutdown`]) and on drop. Every managed kind starts its server through
+//! [`lifecycle::ServerProcess`] (own session, tracking cgroup, watchdog), so
+//! a stop takes the whole server down and nothing outlives `kill -9` of
+//! scalelab; read [`lifecycle`] before adding a kind. [`ports`] checks that
+//! nothing else listens on the server's port. The `external` kind names a
+//! server that is already running and has no lifecycle.
 //!
 //! Settings arrive as a TOML table (the experiment's `[server]` merged with a
 //! system's overrides and the sweep point); each kind deserializes its own
@@ -14,7 +18,9 @@ pub mod external;
 #[cfg(test)]
 mod fake;
 mod kind;
+pub mod lifecycle;
 pub mod nginx;
+pub mod ports;
 pub mod postgres;
 pub mod process;
 
@@ -54,6 +60,8 @@ pub enum TargetError {
     Settings { kind: &'static str, message: String },
     #[error("could not start {kind}: {message}")]
     Start { kind: &'static str, message: String },
+    #[error("could not stop {kind}: {message}")]
+    Stop { kind: &'static str, message: String },
     #[error("{kind} did not become ready within {waited_s:.0}s: {message}")]
     NotReady {
         kind: &'static str,
@@ -101,6 +109,22 @@ pub trait Target: Send {
     fn is_running(&self) -> bool;
     /// PID of the server's root process, for the probe's process tree.
     fn root_pid(&self) -> Option<u32>;
+    /// Every live process of the server (see [`lifecycle::ServerProcess`]).
+    fn processes(&self) -> Vec<u32> {
+        Vec::new()
+    }
+    /// The port the server listens on, when scalelab manages the server.
+    fn listen_port(&self) -> Option<u16> {
+        None
+    }
+    /// Checks that no process but this server listens on its port
+    /// ([`ports::ensure_exclusive`]); run before every trial.
+    fn check_port(&self) -> Result<(), ports::PortError> {
+        match self.listen_port() {
+            Some(port) => ports::ensure_exclusive(port, &self.processes()),
+            None => Ok(()),
+        }
+    }
     /// The server's version string, e.g. `nginx/1.22.1`.
     fn version(&self) -> Option<String>;
     /// The config the server actually runs with, as text.

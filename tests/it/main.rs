@@ -4,6 +4,7 @@
 mod analysis;
 mod doctor;
 mod http_driver;
+mod lifecycle;
 mod nginx;
 mod postgres;
 mod probe;

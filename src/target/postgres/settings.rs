@@ -60,7 +60,7 @@ pub struct PostgresSettings {
     pub scale: u32,
     /// Loopback port; default: a free one at each start.
     pub port: Option<u16>,
-    /// Directory with postgres, initdb and pg_ctl; default: the newest
+    /// Directory with postgres and initdb; default: the newest
     /// /usr/lib/postgresql/*/bin.
     pub bin_dir: Option<PathBuf>,
 }
