@@ -225,6 +225,8 @@ fn open_run(
         environment: &env,
         baseline: exp.baseline(),
         headline: exp.trials.headline.as_str(),
+        load_kind: &exp.load.kind,
+        noise: exp.trials.noise,
     })?)
 }
 
