@@ -39,6 +39,17 @@ pub fn run(a: &RunArgs, store_path: &Path, shutdown: &Shutdown) -> anyhow::Resul
         scalelab::units::format_duration(exp.trials.warmup),
         store_path.display()
     );
+    if let Some(server) = &exp.hosts.server {
+        eprintln!("server on {server} (over ssh)");
+    }
+    if !exp.hosts.clients.is_empty() {
+        let names: Vec<String> = exp.hosts.clients.iter().map(|h| h.to_string()).collect();
+        eprintln!(
+            "load split evenly over {} client hosts ({}): connections and rate are totals",
+            names.len(),
+            names.join(", ")
+        );
+    }
     let opts = RunOptions {
         resume: a.resume,
         base_dir: runner::default_base_dir(),

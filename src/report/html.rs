@@ -11,10 +11,17 @@ use crate::store::{Run, RunData};
 use std::fmt::Write;
 
 pub fn render(data: &RunData) -> String {
-    render_aggregate(&aggregate(data), &data.run)
+    // A multi-host run gets its client hosts' split before the server view.
+    render_with_hosts(&aggregate(data), &data.run, &super::hosts::section(data))
 }
 
 pub fn render_aggregate(agg: &Aggregate, run: &Run) -> String {
+    render_with_hosts(agg, run, "")
+}
+
+/// The page, with `hosts` (the multi-host section, or nothing) before the
+/// server section.
+fn render_with_hosts(agg: &Aggregate, run: &Run, hosts: &str) -> String {
     let charts = charts(agg);
     let mut body = String::new();
     body.push_str(&header(agg, run));
@@ -61,6 +68,7 @@ pub fn render_aggregate(agg: &Aggregate, run: &Run) -> String {
             );
         }
     }
+    body.push_str(hosts);
     let server =
         figures(&charts, &[ChartKind::ServerCpu, ChartKind::CpuBreakdown]) + &tables::server(agg);
     let _ = write!(

@@ -12,6 +12,7 @@ pub mod charts;
 pub mod csv;
 pub mod fits;
 pub mod format;
+pub mod hosts;
 pub mod html;
 mod html_tables;
 pub mod json;

@@ -6,9 +6,9 @@
 //! fix ([`SpecError`]).
 
 pub mod error;
-pub mod hosts;
 #[cfg(test)]
 mod fuzz;
+pub mod hosts;
 pub mod locate;
 pub mod plain;
 pub mod raw;

@@ -168,6 +168,12 @@ fn two_client_hosts_carry_their_share_and_agree_with_the_servers_log() {
     assert!(t.context["coordination"]["start_skew_us"]
         .as_f64()
         .is_some());
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(
+        html.contains(r#"<section id="hosts">"#),
+        "the report shows the client split"
+    );
+    assert!(html.contains("split evenly over 2 client hosts"));
     let env = &data.run.environment["hosts"];
     for host in ["root@198.18.0.11", "root@198.18.0.12", "root@198.18.0.13"] {
         assert!(

@@ -1,0 +1,82 @@
+//! The multi-host view: how each client host carried its share of the load
+//! in every trial, how evenly the clients started, and what coordination
+//! cost. Empty for a run on one machine.
+
+use super::format::escape;
+use crate::store::RunData;
+use std::fmt::Write;
+
+/// One client host's share in one trial, as the runner stored it.
+#[derive(Debug, serde::Deserialize)]
+struct Share {
+    host: String,
+    requests: u64,
+    rps: f64,
+    client_cpu_s: f64,
+    start_offset_us: f64,
+    client_bound: Option<String>,
+}
+
+/// The "Client hosts" section, or nothing for a single-machine run.
+pub fn section(data: &RunData) -> String {
+    let mut rows = String::new();
+    let mut skews = Vec::new();
+    let mut overheads = Vec::new();
+    let mut hosts = std::collections::BTreeSet::new();
+    for t in &data.trials {
+        let Some(shares) = t
+            .context
+            .get("clients")
+            .and_then(|c| serde_json::from_value::<Vec<Share>>(c.clone()).ok())
+        else {
+            continue;
+        };
+        if let Some(c) = t.context.get("coordination") {
+            skews.extend(c["start_skew_us"].as_f64());
+            overheads.extend(c["overhead_us"].as_f64());
+        }
+        let total: u64 = shares.iter().map(|s| s.requests).sum::<u64>().max(1);
+        for s in &shares {
+            hosts.insert(s.host.clone());
+            let _ = write!(
+                rows,
+                "<tr><td>{}</td><td>{}</td><td>#{}</td><td>{}</td><td class=\"num\">{:.0}</td>\
+                 <td class=\"num\">{:.1}%</td><td class=\"num\">{:.3}</td><td class=\"num\">{:.0}</td><td>{}</td></tr>",
+                escape(&t.system),
+                escape(&t.point.label()),
+                t.trial,
+                escape(&s.host),
+                s.rps,
+                100.0 * s.requests as f64 / total as f64,
+                s.client_cpu_s,
+                s.start_offset_us,
+                escape(s.client_bound.as_deref().unwrap_or("")),
+            );
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let max = |v: &[f64]| v.iter().cloned().fold(0.0_f64, f64::max);
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let (skew_max, overhead_max) = (max(&skews), max(&overheads));
+    format!(
+        "<section id=\"hosts\"><h2>Client hosts</h2>\
+         <p>The load of every point was split evenly over {n} client hosts ({list}): \
+         the sweep's connections and rate are totals. Clients start their measured \
+         windows at one instant; the start skew was at most {skew_max:.0} µs \
+         (median {skew_med:.0} µs), and coordination added at most {ovh:.1} ms \
+         (median {ovh_med:.1} ms) per trial.</p>\
+         <table><thead><tr><th>system</th><th>point</th><th>trial</th><th>client host</th>\
+         <th>req/s</th><th>share</th><th>client CPU s</th><th>start offset µs</th><th>client-bound</th></tr></thead>\
+         <tbody>{rows}</tbody></table></section>",
+        n = hosts.len(),
+        list = escape(&hosts.into_iter().collect::<Vec<_>>().join(", ")),
+        skew_med = median(&mut skews),
+        ovh = overhead_max / 1e3,
+        ovh_med = median(&mut overheads) / 1e3,
+    )
+}
