@@ -25,13 +25,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
             a.noise
         );
     }
-    if !store.exists() {
-        anyhow::bail!(
-            "no store at {}; run an experiment first or pass --store PATH",
-            store.display()
-        );
-    }
-    let store = Store::open(store)?;
+    let store = Store::open_existing(store)?;
     let run_a = store.load_run(&a.run_a)?;
     let run_b = store.load_run(&a.run_b)?;
     let c = compare_runs(&run_a, &run_b, a.noise / 100.0);

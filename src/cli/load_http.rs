@@ -99,7 +99,7 @@ pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     } else {
         print_text(&spec, &result, a.latency);
     }
-    Ok(0)
+    Ok(super::exit::for_requests(result.requests))
 }
 
 fn json(driver: &HttpDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {

@@ -2,17 +2,26 @@
 //! it ends, so a killed run keeps everything measured before it. The schema
 //! is in `schema.sql` and documented in `docs/store-schema.md`.
 
+pub mod events;
+pub mod lease;
 pub mod model;
 mod read;
 pub mod write;
 
+pub use events::{RunEvent, RunEventKind};
+pub use lease::Owner;
 pub use model::*;
+pub use read::RunListing;
 pub use write::{NewRun, NewTrial};
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// Additive migrations: `MIGRATIONS[i]` takes a store from version `i + 1`
+/// to `i + 2`, so stores made by older versions keep opening.
+const MIGRATIONS: &[&str] = &[include_str!("migrate_2.sql")];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -23,6 +32,10 @@ pub enum StoreError {
     },
     #[error("the store {path} has schema version {found}, this scalelab reads version {SCHEMA_VERSION}; use a new --store path")]
     Version { path: PathBuf, found: i64 },
+    #[error("no store at {0}; run an experiment first, or pass the right --store PATH")]
+    Missing(PathBuf),
+    #[error("run {run} is being run right now by scalelab PID {pid}; wait for it to finish or stop it (kill {pid}) before resuming")]
+    RunBusy { run: i64, pid: u32 },
     #[error("no run `{0}` in the store; `scalelab list` shows the runs")]
     NoSuchRun(String),
     #[error(
@@ -41,6 +54,15 @@ pub struct Store {
 }
 
 impl Store {
+    /// Opens an existing store; a missing file is [`StoreError::Missing`]
+    /// (only `run` and `load` create stores).
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing(path.to_path_buf()));
+        }
+        Self::open(path)
+    }
+
     /// Opens (creating if needed) the store at `path`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -63,21 +85,13 @@ impl Store {
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(open_err)?;
-        match version {
-            0 => {
-                conn.execute_batch(include_str!("schema.sql"))
-                    .map_err(open_err)?;
-                conn.pragma_update(None, "user_version", SCHEMA_VERSION)
-                    .map_err(open_err)?;
-            }
-            SCHEMA_VERSION => {}
-            found => {
-                return Err(StoreError::Version {
-                    path: path.to_path_buf(),
-                    found,
-                })
-            }
+        if !(0..=SCHEMA_VERSION).contains(&version) {
+            return Err(StoreError::Version {
+                path: path.to_path_buf(),
+                found: version,
+            });
         }
+        migrate(&conn, version).map_err(open_err)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -86,6 +100,31 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Brings a store at `version` (0: empty file) up to [`SCHEMA_VERSION`],
+/// in one transaction.
+fn migrate(conn: &Connection, version: i64) -> rusqlite::Result<()> {
+    if version == SCHEMA_VERSION {
+        return Ok(());
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let steps = || -> rusqlite::Result<()> {
+        if version == 0 {
+            conn.execute_batch(include_str!("schema.sql"))?;
+        }
+        for sql in &MIGRATIONS[(version.max(1) - 1) as usize..] {
+            conn.execute_batch(sql)?;
+        }
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+    };
+    match steps() {
+        Ok(()) => conn.execute_batch("COMMIT"),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
     }
 }
 

@@ -175,3 +175,12 @@ mod tests {
         assert_eq!(r, Err(WaitError::Died));
     }
 }
+
+/// Whether something already holds TCP `port` on loopback (any socket
+/// bound to it, reuseport or not, on 127.0.0.1 or a wildcard address).
+pub fn port_in_use(port: u16) -> bool {
+    matches!(
+        TcpListener::bind(("127.0.0.1", port)),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse
+    )
+}

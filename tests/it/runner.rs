@@ -1,19 +1,10 @@
 //! The runner end to end with the real binary and a real nginx: stored
 //! trials, a run killed and resumed, a server killed mid-trial.
 
-use crate::support::{scalelab, stderr};
+use crate::support::run::{count_trials, experiment, nginx_pid, run_cmd};
+use crate::support::stderr;
 use scalelab::store::{Store, TrialStatus};
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn experiment(dir: &Path, body: &str) -> std::path::PathBuf {
-    let text = format!(
-        "name = \"it\"\n[server]\nkind = \"nginx\"\n[load]\nkind = \"http\"\npath = \"/\"\n{body}"
-    );
-    let path = dir.join("exp.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 #[test]
 fn a_run_stores_every_trial_and_reports() {
@@ -54,27 +45,6 @@ fn a_run_stores_every_trial_and_reports() {
         .unwrap_or("")
         .starts_with("nginx/"));
     assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
-}
-
-/// `scalelab --store STORE run EXP` with its servers and report inside `dir`.
-fn run_cmd(dir: &Path, store: &Path, exp: &Path) -> std::process::Command {
-    let mut cmd = scalelab();
-    cmd.args([
-        "--store",
-        store.to_str().unwrap(),
-        "run",
-        exp.to_str().unwrap(),
-    ])
-    .env("SCALELAB_WORKDIR", dir.join("work"))
-    .current_dir(dir);
-    cmd
-}
-
-fn count_trials(store: &Path) -> usize {
-    Store::open(store)
-        .ok()
-        .and_then(|s| s.load_run("latest").ok())
-        .map_or(0, |d| d.trials.len())
 }
 
 #[test]
@@ -146,7 +116,12 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         scalelab::target::process::signal(pid, libc::SIGKILL);
     }
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "some trials failed: {}",
+        stderr(&out)
+    );
     let data = Store::open(&store).unwrap().load_run("latest").unwrap();
     assert_eq!(data.trials.len(), 2, "the sweep went on");
     let first = &data.trials[0];
@@ -166,12 +141,4 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         "{:?}",
         data.trials[1].error
     );
-}
-
-/// The PID in the first `nginx-*/nginx.pid` under `work`.
-fn nginx_pid(work: &Path) -> Option<u32> {
-    std::fs::read_dir(work).ok()?.flatten().find_map(|e| {
-        let text = std::fs::read_to_string(e.path().join("nginx.pid")).ok()?;
-        text.trim().parse().ok()
-    })
 }

@@ -1,0 +1,171 @@
+//! What differs between two experiments in ways that change the
+//! measurement: `--resume` refuses to mix trials made under different
+//! recipes in one run.
+//!
+//! Fields that only change the analysis (name, description, headline,
+//! noise, which system is the baseline) may differ; everything that shapes
+//! a trial (servers, load, sweep, durations, restart policy, stopping rule,
+//! `--quick`) may not.
+
+use super::{Experiment, System};
+
+/// One field that differs: its name in the experiment file, and both values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldChange {
+    pub field: String,
+    pub stored: String,
+    pub given: String,
+}
+
+impl std::fmt::Display for FieldChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: the run has {}, this file gives {}",
+            self.field, self.stored, self.given
+        )
+    }
+}
+
+/// Every measurement-changing difference between the `stored` run's
+/// experiment and the `given` one, in file order; empty when they agree.
+pub fn measurement_changes(stored: &Experiment, given: &Experiment) -> Vec<FieldChange> {
+    let mut out = Vec::new();
+    let mut check = |field: &str, a: String, b: String| {
+        if a != b {
+            out.push(FieldChange {
+                field: field.into(),
+                stored: a,
+                given: b,
+            });
+        }
+    };
+    let quick = |q: bool| if q { "--quick" } else { "no --quick" }.to_string();
+    check("--quick", quick(stored.quick), quick(given.quick));
+    let (s, g) = (&stored.trials, &given.trials);
+    check("trials.duration", dur(s.duration), dur(g.duration));
+    check("trials.warmup", dur(s.warmup), dur(g.warmup));
+    check("trials.cooldown", dur(s.cooldown), dur(g.cooldown));
+    check("trials.restart", dbg(&s.restart), dbg(&g.restart));
+    check(
+        "trials.min",
+        s.min_trials.to_string(),
+        g.min_trials.to_string(),
+    );
+    check(
+        "trials.max",
+        s.max_trials.to_string(),
+        g.max_trials.to_string(),
+    );
+    check(
+        "trials.target_ci",
+        s.target_ci.to_string(),
+        g.target_ci.to_string(),
+    );
+    check(
+        "trials.budget",
+        s.budget.map(dur).unwrap_or("none".into()),
+        g.budget.map(dur).unwrap_or("none".into()),
+    );
+    check(
+        "trials.sample_interval",
+        dur(s.sample_interval),
+        dur(g.sample_interval),
+    );
+    check("server", dbg(&stored.server), dbg(&given.server));
+    check("load", dbg(&stored.load), dbg(&given.load));
+    check(
+        "load (common settings)",
+        dbg(&stored.load_common),
+        dbg(&given.load_common),
+    );
+    check("sweep", dbg(&stored.axes), dbg(&given.axes));
+    check(
+        "system labels",
+        labels(&stored.systems),
+        labels(&given.systems),
+    );
+    for (a, b) in stored.systems.iter().zip(&given.systems) {
+        let name = format!("system `{}`", a.label);
+        check(&format!("{name} server"), dbg(&a.server), dbg(&b.server));
+        check(&format!("{name} load"), dbg(&a.load), dbg(&b.load));
+    }
+    out
+}
+
+fn dur(d: std::time::Duration) -> String {
+    crate::units::format_duration(d)
+}
+
+fn dbg<T: std::fmt::Debug>(v: &T) -> String {
+    format!("{v:?}")
+}
+
+fn labels(systems: &[System]) -> String {
+    let l: Vec<&str> = systems.iter().map(|s| s.label.as_str()).collect();
+    l.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const BASE: &str = "name = \"t\"\n[server]\nkind = \"nginx\"\n[load]\nkind = \"http\"\n\
+        [sweep]\nconnections = [1, 2]\n[trials]\nduration = \"500ms\"\nwarmup = \"0s\"\n\
+        [quick]\ntrials = { duration = \"150ms\" }\n";
+
+    fn exp(text: &str, quick: bool) -> Experiment {
+        Experiment::parse(Path::new("t.toml"), text, quick).unwrap()
+    }
+
+    fn fields(a: &Experiment, b: &Experiment) -> Vec<String> {
+        measurement_changes(a, b)
+            .into_iter()
+            .map(|c| c.field)
+            .collect()
+    }
+
+    #[test]
+    fn an_unchanged_recipe_has_no_changes() {
+        assert!(fields(&exp(BASE, false), &exp(BASE, false)).is_empty());
+        let described = BASE.replace(
+            "name = \"t\"",
+            "name = \"t\"\ndescription = \"now explained\"",
+        );
+        assert!(fields(&exp(BASE, false), &exp(&described, false)).is_empty());
+    }
+
+    #[test]
+    fn quick_against_full_names_both() {
+        let f = fields(&exp(BASE, false), &exp(BASE, true));
+        assert_eq!(f, ["--quick", "trials.duration"]);
+    }
+
+    #[test]
+    fn each_measurement_field_is_named() {
+        let base = exp(BASE, false);
+        for (edit, field) in [
+            (
+                ("duration = \"500ms\"", "duration = \"400ms\""),
+                "trials.duration",
+            ),
+            (("warmup = \"0s\"", "warmup = \"1s\""), "trials.warmup"),
+            (
+                (
+                    "warmup = \"0s\"",
+                    "warmup = \"0s\"\nrestart = \"per_trial\"",
+                ),
+                "trials.restart",
+            ),
+            (("connections = [1, 2]", "connections = [1, 3]"), "sweep"),
+            (
+                ("kind = \"nginx\"", "kind = \"nginx\"\nworker_processes = 2"),
+                "server",
+            ),
+        ] {
+            let text = BASE.replace(edit.0, edit.1);
+            assert_eq!(fields(&base, &exp(&text, false)), [field], "{}", edit.1);
+        }
+    }
+}
