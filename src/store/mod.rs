@@ -214,6 +214,42 @@ mod tests {
     }
 
     #[test]
+    fn a_version_1_store_is_migrated_and_keeps_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(include_str!("schema.sql")).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute(
+                "INSERT INTO runs (name, started_at, status, experiment, experiment_path, environment, scalelab_version)
+                 VALUES ('old', 1, 'finished', '', 'old.toml', '{}', '0.1.0')",
+                [],
+            )
+            .unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        let version: i64 = store
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        assert_eq!(store.list_runs().unwrap()[0].run.name, "old");
+        store.acquire_lease(1).unwrap();
+        assert!(store.live_owner(1).unwrap().is_some());
+        assert!(store.run_events(1).unwrap().is_empty());
+    }
+
+    #[test]
+    fn missing_stores_are_not_created_by_open_existing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("typo.sqlite");
+        let err = Store::open_existing(&path).err().unwrap().to_string();
+        assert!(err.contains(&path.display().to_string()), "{err}");
+        assert!(!path.exists());
+    }
+
+    #[test]
     fn unknown_runs_are_named() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("s.sqlite")).unwrap();

@@ -155,6 +155,15 @@ pub fn children_of(pid: u32) -> Vec<u32> {
     out
 }
 
+/// Whether something already holds TCP `port` on loopback (any socket
+/// bound to it, reuseport or not, on 127.0.0.1 or a wildcard address).
+pub fn port_in_use(port: u16) -> bool {
+    matches!(
+        TcpListener::bind(("127.0.0.1", port)),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,13 +183,4 @@ mod tests {
         let r = wait_ready(Duration::from_secs(5), &Shutdown::new(), || false, || false);
         assert_eq!(r, Err(WaitError::Died));
     }
-}
-
-/// Whether something already holds TCP `port` on loopback (any socket
-/// bound to it, reuseport or not, on 127.0.0.1 or a wildcard address).
-pub fn port_in_use(port: u16) -> bool {
-    matches!(
-        TcpListener::bind(("127.0.0.1", port)),
-        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse
-    )
 }
