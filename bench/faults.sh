@@ -114,16 +114,27 @@ EOF
 q() { sqlite3 -batch -noheader "$1" "$2" 2>/dev/null; }
 latest() { q "$1" "SELECT max(id) FROM runs"; }
 
-# PIDs of processes started from this matrix's work directory (servers).
+# PIDs of the processes tied to this matrix's work directory, where every
+# server's private directory lives: named in their command line (nginx
+# master, postmaster), working in it (PostgreSQL backends) or holding a file
+# of it open (nginx workers: error.log). One grep and one find, so it is
+# cheap enough to poll.
 ours() {
-    local p
-    for p in /proc/[0-9]*; do
-        [ "${p#/proc/}" = $$ ] && continue
-        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "$WORK/work" && echo "${p#/proc/}"
+    {
+        grep -alsF -- "$WORK/work" /proc/[0-9]*/cmdline
+        find /proc/[0-9]*/cwd /proc/[0-9]*/fd/* -maxdepth 0 -lname "$WORK/work*" 2>/dev/null
+    } | cut -d/ -f3 | sort -un | while read -r p; do
+        # grep and find named the directory themselves; they are gone now.
+        [ "$p" != $$ ] && [ -d "/proc/$p" ] && echo "$p"
     done
 }
-# server_pids KIND: the server's processes (all of them).
-server_pids() { ours; }
+# server_pids: the servers' processes (ours, without scalelab itself).
+server_pids() {
+    local p
+    for p in $(ours); do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = scalelab ] || echo "$p"
+    done
+}
 # master_pid KIND: the server's root process (a live one of ours only: a
 # pid file left by an earlier kill may name a reused PID).
 master_pid() {
@@ -255,10 +266,10 @@ scenario_server() {
     sleep 0.8
     local victims
     case $what in
-        whole) victims=$(server_pids "$kind"); kill -9 $victims 2>/dev/null ;;
+        whole) victims=$(server_pids); kill -9 $victims 2>/dev/null ;;
         master) kill -9 "$master" 2>/dev/null ;;
         sigstop)
-            victims=$(server_pids "$kind")
+            victims=$(server_pids)
             kill -STOP $victims 2>/dev/null
             sleep 3
             kill -CONT $victims 2>/dev/null ;;
@@ -303,9 +314,9 @@ scenario_busy_port() {
     local trials
     trials=$(q "$dir/s.sqlite" "SELECT count(*) FROM trials")
     local ok=1
-    grep -q "fixed port $port is already in use" "$dir/err" && [ "$code" = 2 ] && [ "${trials:-0}" = 0 ] && [ "$took" -lt 10 ] && ok=0
+    grep -q "port $port is already in use" "$dir/err" && [ "$code" = 2 ] && [ "${trials:-0}" = 0 ] && [ "$took" -lt 10 ] && ok=0
     row "busy-port" "refused once before the sweep, exit 2, port named, 0 trials" \
-        "exit $code in ${took}s, $(grep -o 'fixed port [0-9]* is already in use' "$dir/err" | head -1), trials=${trials:-0}" $ok
+        "exit $code in ${took}s, $(grep -o 'port [0-9]* is already in use by [^;]*' "$dir/err" | head -1), trials=${trials:-0}" $ok
 }
 
 scenario_full_fs() {
@@ -318,11 +329,11 @@ scenario_full_fs() {
     local code=$? left
     left=$(left_running)
     local err
-    err=$(grep -m1 -i "full\|space" "$dir/err")
+    err=$(grep -m1 '^error' "$dir/err")
     local readable
     readable=$(q "$MNT/s.sqlite" "SELECT count(*) FROM trials t JOIN measurements m ON m.trial_id = t.id")
     local ok=1
-    [ "$code" = 2 ] && [ -n "$err" ] && [ "$left" = 0 ] && [ "${readable:-0}" -gt 0 ] && ok=0
+    [ "$code" = 2 ] && grep -qi "full" <<<"$err" && [ "$left" = 0 ] && [ "${readable:-0}" -gt 0 ] && ok=0
     row "full-fs" "clear error naming the full disk, exit 2, stored trials readable, 0 left" \
         "exit $code, '${err:0:70}', $readable trials readable, left=$left" $ok
     umount "$MNT" && MNT=

@@ -32,8 +32,11 @@ pub enum RunError {
     RecipeChanged { run: i64, changes: String },
     #[error("cannot read the experiment stored with run {run}: {message}")]
     StoredRecipe { run: i64, message: String },
-    #[error("system `{system}`: the fixed port {port} is already in use on 127.0.0.1; stop what listens there (`ss -ltnp 'sport = :{port}'`) or remove `port` so scalelab picks a free one")]
-    PortBusy { system: String, port: u16 },
+    #[error("system `{system}`: {reason}")]
+    PortBusy {
+        system: String,
+        reason: crate::target::ports::PortError,
+    },
 }
 
 pub struct RunOptions {
@@ -232,12 +235,10 @@ fn check_fixed_ports(exp: &Experiment, base_dir: &std::path::Path) -> Result<(),
             };
             if !checked.contains(&port) {
                 checked.push(port);
-                if crate::target::process::port_in_use(port) {
-                    return Err(RunError::PortBusy {
-                        system: sys.label.clone(),
-                        port,
-                    });
-                }
+                crate::target::ports::ensure_free(port).map_err(|reason| RunError::PortBusy {
+                    system: sys.label.clone(),
+                    reason,
+                })?;
             }
         }
     }

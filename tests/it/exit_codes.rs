@@ -51,7 +51,7 @@ fn a_busy_fixed_port_is_refused_once_before_the_sweep() {
     let msg = stderr(&out);
     assert!(
         msg.contains(&format!(
-            "system `fixed`: the fixed port {port} is already in use"
+            "system `fixed`: port {port} is already in use by pid"
         )),
         "{msg}"
     );

@@ -2,8 +2,10 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod analysis;
+mod doctor;
 mod exit_codes;
 mod http_driver;
+mod lifecycle;
 mod nginx;
 mod postgres;
 mod probe;
@@ -11,4 +13,5 @@ mod report;
 mod resume;
 mod runner;
 mod spec_errors;
+mod store_compat;
 mod support;
