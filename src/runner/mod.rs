@@ -310,6 +310,8 @@ fn create_run(exp: &Experiment, store: &mut Store) -> Result<i64, RunError> {
         environment: &env,
         baseline: exp.baseline(),
         headline: exp.trials.headline.as_str(),
+        load_kind: &exp.load.kind,
+        noise: exp.trials.noise,
     })?)
 }
 

@@ -17,11 +17,11 @@ pub use write::{NewRun, NewTrial};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
-pub const SCHEMA_VERSION: i64 = 2;
+mod migrate;
 
-/// Additive migrations: `MIGRATIONS[i]` takes a store from version `i + 1`
-/// to `i + 2`, so stores made by older versions keep opening.
-const MIGRATIONS: &[&str] = &[include_str!("migrate_2.sql")];
+/// The schema version this scalelab writes. Older stores are upgraded in
+/// place when opened (see `migrate`); changes are additive only.
+pub const SCHEMA_VERSION: i64 = migrate::LATEST;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -30,7 +30,7 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
-    #[error("the store {path} has schema version {found}, this scalelab reads version {SCHEMA_VERSION}; use a new --store path")]
+    #[error("the store {path} has schema version {found}, newer than this scalelab reads ({SCHEMA_VERSION}); use a newer scalelab or a new --store path")]
     Version { path: PathBuf, found: i64 },
     #[error("no store at {0}; run an experiment first, or pass the right --store PATH")]
     Missing(PathBuf),
@@ -82,16 +82,13 @@ impl Store {
             .map_err(open_err)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(open_err)?;
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(open_err)?;
-        if !(0..=SCHEMA_VERSION).contains(&version) {
+        let version = migrate::upgrade(&conn).map_err(open_err)?;
+        if version > SCHEMA_VERSION {
             return Err(StoreError::Version {
                 path: path.to_path_buf(),
                 found: version,
             });
         }
-        migrate(&conn, version).map_err(open_err)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -100,31 +97,6 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-}
-
-/// Brings a store at `version` (0: empty file) up to [`SCHEMA_VERSION`],
-/// in one transaction.
-fn migrate(conn: &Connection, version: i64) -> rusqlite::Result<()> {
-    if version == SCHEMA_VERSION {
-        return Ok(());
-    }
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let steps = || -> rusqlite::Result<()> {
-        if version == 0 {
-            conn.execute_batch(include_str!("schema.sql"))?;
-        }
-        for sql in &MIGRATIONS[(version.max(1) - 1) as usize..] {
-            conn.execute_batch(sql)?;
-        }
-        conn.pragma_update(None, "user_version", SCHEMA_VERSION)
-    };
-    match steps() {
-        Ok(()) => conn.execute_batch("COMMIT"),
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
     }
 }
 
@@ -143,6 +115,8 @@ mod tests {
                 environment: &serde_json::json!({"kernel": "6.1"}),
                 baseline: "a",
                 headline: "median",
+                load_kind: "http",
+                noise: 0.02,
             })
             .unwrap()
     }
@@ -247,6 +221,23 @@ mod tests {
         let err = Store::open_existing(&path).err().unwrap().to_string();
         assert!(err.contains(&path.display().to_string()), "{err}");
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn concurrent_openers_upgrade_a_new_store_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let openers: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || Store::open(&path).map(|_| ()))
+            })
+            .collect();
+        for o in openers {
+            o.join().unwrap().unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(run(&mut store), 1);
     }
 
     #[test]

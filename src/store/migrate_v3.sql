@@ -1,4 +1,4 @@
--- scalelab store, schema version 2 (additive over version 1). Documented in docs/store-schema.md.
+-- scalelab store, schema version 3 (additive over version 2): run events and run leases. See docs/store-schema.md.
 CREATE TABLE IF NOT EXISTS run_events (
     id           INTEGER PRIMARY KEY,
     run_id       INTEGER NOT NULL REFERENCES runs(id),
