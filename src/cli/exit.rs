@@ -22,7 +22,8 @@ Exit codes:
   3    the run finished but some trials failed (reasons are in the store)
   4    nothing was measured: every trial failed, or a load run completed
        no request
-  130  interrupted (SIGINT/SIGTERM); `scalelab run FILE --resume ID` continues";
+  130  interrupted (SIGINT/SIGTERM); `scalelab run FILE --resume ID` continues
+       a run; a load run prints what it measured before the signal";
 
 /// The exit code of a run that was not interrupted, from its trial counts.
 pub fn for_trials(ok: usize, failed: usize) -> i32 {
@@ -33,9 +34,12 @@ pub fn for_trials(ok: usize, failed: usize) -> i32 {
     }
 }
 
-/// The exit code of a load run that completed `requests` requests.
-pub fn for_requests(requests: u64) -> i32 {
-    if requests == 0 {
+/// The exit code of a load run that completed `requests` requests (cut
+/// short when `shutdown` was triggered).
+pub fn for_load(requests: u64, shutdown: &scalelab::shutdown::Shutdown) -> i32 {
+    if shutdown.is_triggered() {
+        INTERRUPTED
+    } else if requests == 0 {
         eprintln!("nothing was measured: no request completed");
         NOTHING_MEASURED
     } else {

@@ -80,7 +80,7 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     } else {
         print_summary(a, scale, &result);
     }
-    Ok(super::exit::for_requests(result.requests))
+    Ok(super::exit::for_load(result.requests, shutdown))
 }
 
 fn spec(a: &LoadPgArgs) -> LoadSpec {
