@@ -175,6 +175,9 @@ check_run() {
 
 scenario_kill9() {
     local kind=$1 dir=$WORK/kill9-$1 points=$((QUICK ? 4 : 8))
+    # The latest moment to kill at: past startup and a few trials.
+    local kill_max=2.5
+    [ "$kind" = postgres ] && kill_max=5
     mkdir -p "$dir"
     recipe "$kind" "$dir/exp.toml" "$points"
     local store=$dir/s.sqlite run= lost=0 left=0 pid ids= before after
@@ -186,7 +189,7 @@ scenario_kill9() {
         fi
         pid=$!
         # A random moment: startup, server start, warmup, window, between trials.
-        sleep "$(python3 -c "import random; print(round(random.uniform(0.1, ${KILL_MAX:-2.5}), 2))")"
+        sleep "$(python3 -c "import random; print(round(random.uniform(0.1, $kill_max), 2))")"
         kill -9 "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
         left=$((left + $(left_running)))
