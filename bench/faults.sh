@@ -64,51 +64,29 @@ row() {
     printf '%-24s %-4s %s\n' "$1" "$verdict" "$3" >&2
 }
 
-# recipe KIND FILE POINTS: an experiment of POINTS sweep points, 1 trial each.
+# recipe KIND FILE POINTS: an experiment of POINTS sweep points, 1 trial
+# each; DURATION, WARMUP and RESTART override the trial settings. A new
+# server kind adds its [server] and [load] tables here.
 recipe() {
-    local points
-    points=$(seq -s, 1 "$3")
     case $1 in
-        nginx) cat >"$2" <<EOF
-name = "faults-nginx"
-[server]
-kind = "nginx"
-worker_processes = 2
-[load]
-kind = "http"
-timeout = "1s"
-[sweep]
-connections = [$points]
-[trials]
-duration = "${DURATION:-400ms}"
-warmup = "${WARMUP:-100ms}"
-min = 1
-max = 1
-restart = "${RESTART:-per_point}"
-EOF
-        ;;
-        postgres) cat >"$2" <<EOF
-name = "faults-postgres"
-[server]
-kind = "postgres"
-shared_buffers = "32MB"
-max_connections = 30
-[load]
-kind = "pg"
-script = "select-only"
-timeout = "1s"
-[sweep]
-connections = [$points]
-[trials]
-duration = "${DURATION:-400ms}"
-warmup = "${WARMUP:-100ms}"
-min = 1
-max = 1
-restart = "${RESTART:-per_point}"
-EOF
-        ;;
+        nginx) printf '%s\n' 'name = "faults-nginx"' '[server]' 'kind = "nginx"' \
+            'worker_processes = 2' '[load]' 'kind = "http"' ;;
+        postgres) printf '%s\n' 'name = "faults-postgres"' '[server]' 'kind = "postgres"' \
+            'shared_buffers = "32MB"' 'max_connections = 30' '[load]' 'kind = "pg"' \
+            'script = "select-only"' ;;
         *) echo "no recipe for kind $1" >&2; exit 2 ;;
-    esac
+    esac >"$2"
+    cat >>"$2" <<EOF
+timeout = "1s"
+[sweep]
+connections = [$(seq -s, 1 "$3")]
+[trials]
+duration = "${DURATION:-400ms}"
+warmup = "${WARMUP:-100ms}"
+min = 1
+max = 1
+restart = "${RESTART:-per_point}"
+EOF
 }
 
 q() { sqlite3 -batch -noheader "$1" "$2" 2>/dev/null; }

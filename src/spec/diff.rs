@@ -30,67 +30,59 @@ impl std::fmt::Display for FieldChange {
 /// Every measurement-changing difference between the `stored` run's
 /// experiment and the `given` one, in file order; empty when they agree.
 pub fn measurement_changes(stored: &Experiment, given: &Experiment) -> Vec<FieldChange> {
-    let mut out = Vec::new();
-    let mut check = |field: &str, a: String, b: String| {
-        if a != b {
-            out.push(FieldChange {
-                field: field.into(),
-                stored: a,
-                given: b,
-            });
-        }
-    };
-    let quick = |q: bool| if q { "--quick" } else { "no --quick" }.to_string();
-    check("--quick", quick(stored.quick), quick(given.quick));
+    let mut c = Changes(Vec::new());
+    let quick = |q: bool| if q { "--quick" } else { "no --quick" };
+    c.check("--quick", quick(stored.quick), quick(given.quick));
     let (s, g) = (&stored.trials, &given.trials);
-    check("trials.duration", dur(s.duration), dur(g.duration));
-    check("trials.warmup", dur(s.warmup), dur(g.warmup));
-    check("trials.cooldown", dur(s.cooldown), dur(g.cooldown));
-    check("trials.restart", dbg(&s.restart), dbg(&g.restart));
-    check(
-        "trials.min",
-        s.min_trials.to_string(),
-        g.min_trials.to_string(),
-    );
-    check(
-        "trials.max",
-        s.max_trials.to_string(),
-        g.max_trials.to_string(),
-    );
-    check(
-        "trials.target_ci",
-        s.target_ci.to_string(),
-        g.target_ci.to_string(),
-    );
-    check(
-        "trials.budget",
-        s.budget.map(dur).unwrap_or("none".into()),
-        g.budget.map(dur).unwrap_or("none".into()),
-    );
-    check(
+    c.check("trials.duration", dur(s.duration), dur(g.duration));
+    c.check("trials.warmup", dur(s.warmup), dur(g.warmup));
+    c.check("trials.cooldown", dur(s.cooldown), dur(g.cooldown));
+    c.check("trials.restart", dbg(&s.restart), dbg(&g.restart));
+    c.check("trials.min", s.min_trials, g.min_trials);
+    c.check("trials.max", s.max_trials, g.max_trials);
+    c.check("trials.target_ci", s.target_ci, g.target_ci);
+    let budget = |b: Option<std::time::Duration>| b.map_or("none".into(), dur);
+    c.check("trials.budget", budget(s.budget), budget(g.budget));
+    c.check(
         "trials.sample_interval",
         dur(s.sample_interval),
         dur(g.sample_interval),
     );
-    check("server", dbg(&stored.server), dbg(&given.server));
-    check("load", dbg(&stored.load), dbg(&given.load));
-    check(
+    c.check("server", dbg(&stored.server), dbg(&given.server));
+    c.check("load", dbg(&stored.load), dbg(&given.load));
+    c.check(
         "load (common settings)",
         dbg(&stored.load_common),
         dbg(&given.load_common),
     );
-    check("sweep", dbg(&stored.axes), dbg(&given.axes));
-    check(
+    c.check("sweep", dbg(&stored.axes), dbg(&given.axes));
+    c.check(
         "system labels",
         labels(&stored.systems),
         labels(&given.systems),
     );
     for (a, b) in stored.systems.iter().zip(&given.systems) {
         let name = format!("system `{}`", a.label);
-        check(&format!("{name} server"), dbg(&a.server), dbg(&b.server));
-        check(&format!("{name} load"), dbg(&a.load), dbg(&b.load));
+        c.check(&format!("{name} server"), dbg(&a.server), dbg(&b.server));
+        c.check(&format!("{name} load"), dbg(&a.load), dbg(&b.load));
     }
-    out
+    c.0
+}
+
+/// The changes found so far.
+struct Changes(Vec<FieldChange>);
+
+impl Changes {
+    fn check(&mut self, field: &str, stored: impl ToString, given: impl ToString) {
+        let (stored, given) = (stored.to_string(), given.to_string());
+        if stored != given {
+            self.0.push(FieldChange {
+                field: field.into(),
+                stored,
+                given,
+            });
+        }
+    }
 }
 
 fn dur(d: std::time::Duration) -> String {

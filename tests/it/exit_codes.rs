@@ -1,9 +1,8 @@
 //! Exit codes a script can trust, busy ports, missing stores and leftover
 //! directories (issue 9, defects 7 and 8).
 
-use crate::support::run::{count_trials, experiment, nginx_dirs, run_cmd, wait_for};
+use crate::support::run::{count_trials, nginx_dirs, run_cmd, spawn_quiet, wait_for, Lab};
 use crate::support::{run as scalelab_run, scalelab, stderr};
-use scalelab::store::Store;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -34,19 +33,16 @@ fn a_run_where_every_trial_failed_exits_4() {
 
 #[test]
 fn a_busy_fixed_port_is_refused_once_before_the_sweep() {
-    let dir = tempfile::tempdir().unwrap();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
-    let exp = experiment(
-        dir.path(),
+    let lab = Lab::new(
         &format!(
             "[sweep]\nconnections = [1, 2, 3]\n[trials]\nduration = \"200ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\n\
              [[system]]\nlabel = \"fixed\"\nserver = {{ port = {port} }}\n"
         ),
     );
-    let store = dir.path().join("s.sqlite");
     let started = Instant::now();
-    let out = run_cmd(dir.path(), &store, &exp).output().unwrap();
+    let out = lab.run().output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let msg = stderr(&out);
     assert!(
@@ -59,7 +55,7 @@ fn a_busy_fixed_port_is_refused_once_before_the_sweep() {
         started.elapsed() < Duration::from_secs(10),
         "not retried per trial"
     );
-    assert_eq!(count_trials(&store), 0, "no trial was attempted");
+    assert_eq!(count_trials(&lab.store), 0, "no trial was attempted");
 }
 
 #[test]
@@ -111,18 +107,11 @@ fn reading_commands_never_create_a_store() {
 
 #[test]
 fn a_killed_runs_nginx_directories_are_removed_by_the_next_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = experiment(
-        dir.path(),
+    let lab = Lab::new(
         "[sweep]\nconnections = [1, 2]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
     );
-    let store = dir.path().join("s.sqlite");
-    let work = dir.path().join("work");
-    let mut child = run_cmd(dir.path(), &store, &exp)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let work = lab.work();
+    let mut child = spawn_quiet(lab.run());
     assert!(
         wait_for(30, || !nginx_dirs(&work).is_empty()),
         "nginx dir made"
@@ -131,11 +120,8 @@ fn a_killed_runs_nginx_directories_are_removed_by_the_next_run() {
     child.wait().unwrap();
     let left = nginx_dirs(&work);
     assert!(!left.is_empty(), "a SIGKILL leaves its directory behind");
-    let id = Store::open(&store).unwrap().resolve_run("latest").unwrap();
-    let out = run_cmd(dir.path(), &store, &exp)
-        .args(["--resume", &id.to_string()])
-        .output()
-        .unwrap();
+    let id = lab.latest();
+    let out = lab.resume(id).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         nginx_dirs(&work),

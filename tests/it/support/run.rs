@@ -82,3 +82,54 @@ pub fn nginx_dirs(work: &Path) -> Vec<PathBuf> {
 pub fn signal(child: &std::process::Child, sig: libc::c_int) {
     scalelab::target::process::signal(child.id(), sig);
 }
+
+/// A private directory holding an nginx experiment (`exp.toml`), its store
+/// (`s.sqlite`) and the servers' work directory (`work/`).
+pub struct Lab {
+    pub dir: tempfile::TempDir,
+    pub exp: PathBuf,
+    pub store: PathBuf,
+}
+
+impl Lab {
+    /// An nginx + HTTP experiment with `body` appended (see [`experiment`]).
+    pub fn new(body: &str) -> Lab {
+        let dir = tempfile::tempdir().unwrap();
+        let exp = experiment(dir.path(), body);
+        let store = dir.path().join("s.sqlite");
+        Lab { dir, exp, store }
+    }
+
+    /// `scalelab --store STORE run EXP`, servers under `work/`.
+    pub fn run(&self) -> std::process::Command {
+        run_cmd(self.dir.path(), &self.store, &self.exp)
+    }
+
+    /// `scalelab --store STORE run EXP --resume ID`.
+    pub fn resume(&self, id: i64) -> std::process::Command {
+        let mut cmd = self.run();
+        cmd.args(["--resume", &id.to_string()]);
+        cmd
+    }
+
+    /// Where the servers' private directories go.
+    pub fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    /// The latest run's id.
+    pub fn latest(&self) -> i64 {
+        Store::open(&self.store)
+            .unwrap()
+            .resolve_run("latest")
+            .unwrap()
+    }
+}
+
+/// Spawns `cmd` with stdout discarded and stderr kept for the assertions.
+pub fn spawn_quiet(mut cmd: std::process::Command) -> std::process::Child {
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
