@@ -7,7 +7,10 @@
 
 pub mod diff;
 pub mod error;
+#[cfg(test)]
+mod fuzz;
 pub mod locate;
+pub mod plain;
 pub mod raw;
 pub mod sweep;
 pub mod validate;
