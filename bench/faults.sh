@@ -135,6 +135,11 @@ left_running() {
     done
     echo "$n"
 }
+# cgroups_left PID: cgroups still named after a dead scalelab PID (its
+# placement and tracking cgroups are `scalelab-PID-*`).
+cgroups_left() {
+    find /sys/fs/cgroup -maxdepth 5 -type d -name "scalelab-$1-*" 2>/dev/null | wc -l
+}
 # wait_trials STORE N [SECS]: until the latest run has N trials.
 wait_trials() {
     for _ in $(seq $((${3:-60} * 10))); do
@@ -158,7 +163,7 @@ scenario_kill9() {
     [ "$kind" = postgres ] && kill_max=5
     mkdir -p "$dir"
     recipe "$kind" "$dir/exp.toml" "$points"
-    local store=$dir/s.sqlite run= lost=0 left=0 pid ids= before after
+    local store=$dir/s.sqlite run= lost=0 left=0 cgroups=0 pid ids= before after
     for i in $(seq "$KILLS"); do
         if [ -z "$run" ]; then
             "$SCALELAB" --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>&1 &
@@ -171,6 +176,7 @@ scenario_kill9() {
         kill -9 "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
         left=$((left + $(left_running)))
+        cgroups=$((cgroups + $(cgroups_left "$pid")))
         [ -z "$run" ] && run=$(latest "$store")
         [ -z "$run" ] && continue
         before=$(q "$store" "SELECT group_concat(id) FROM trials WHERE run_id = $run")
@@ -194,9 +200,9 @@ scenario_kill9() {
     local got
     got=$(check_run "$store" "$run" "$points" 0.35)
     local ok=1
-    [ "$status" = 0 ] && [ "$got" = "trials=$points dups=0 short=0 failed=0" ] && [ "$lost" = 0 ] && [ "$left" = 0 ] && ok=0
+    [ "$status" = 0 ] && [ "$got" = "trials=$points dups=0 short=0 failed=0" ] && [ "$lost" = 0 ] && [ "$left" = 0 ] && [ "$cgroups" = 0 ] && ok=0
     row "kill9-$kind" "$KILLS kill -9 + resume: $points trials once, none lost/short, 0 left" \
-        "$KILLS kills, exit $status, $got, lost=$lost, left running=$left" $ok
+        "$KILLS kills, exit $status, $got, lost=$lost, left running=$left, cgroups left=$cgroups" $ok
 }
 
 # scenario_signal KIND SIG
