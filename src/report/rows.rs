@@ -376,7 +376,9 @@ fn throughput_unit(data: &RunData) -> &'static str {
         Some(kind.to_ascii_lowercase())
     };
     match data.trials.iter().find_map(named).or_else(from_file) {
-        Some(d) if d.starts_with("pg") || d.contains("postgres") => "transactions/s",
+        Some(d) if d.starts_with("pg") || d.contains("postgres") || d.contains("mysql") => {
+            "transactions/s"
+        }
         Some(d) if d.contains("dns") => "queries/s",
         _ => "requests/s",
     }

@@ -11,6 +11,7 @@
 //! typed settings, so unknown or mistyped fields are reported by name.
 
 pub mod external;
+pub mod mariadb;
 pub mod nginx;
 pub mod postgres;
 pub mod process;
@@ -102,6 +103,7 @@ pub fn build(
     match kind {
         "nginx" => Ok(Box::new(nginx::Nginx::new(settings, base_dir)?)),
         "postgres" => Ok(Box::new(postgres::Postgres::new(settings, base_dir)?)),
+        "mariadb" => Ok(Box::new(mariadb::Mariadb::new(settings, base_dir)?)),
         "external" => Ok(Box::new(external::External::new(settings)?)),
         other => Err(TargetError::Settings {
             kind: "server",
@@ -114,13 +116,14 @@ pub fn build(
 }
 
 /// Server kinds scalelab can run.
-pub const KINDS: &[&str] = &["nginx", "postgres", "external"];
+pub const KINDS: &[&str] = &["nginx", "postgres", "mariadb", "external"];
 
 /// Checks a settings table without starting anything (spec validation).
 pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), TargetError> {
     match kind {
         "nginx" => nginx::NginxSettings::parse(settings).map(|_| ()),
         "postgres" => postgres::PostgresSettings::parse(settings).map(|_| ()),
+        "mariadb" => mariadb::MariadbSettings::parse(settings).map(|_| ()),
         "external" => external::ExternalSettings::parse(settings).map(|_| ()),
         other => Err(TargetError::Settings {
             kind: "server",

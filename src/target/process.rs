@@ -50,6 +50,15 @@ pub fn signal(pid: u32, sig: libc::c_int) {
     }
 }
 
+/// Sends `sig` to the process group led by `pgid` (a child spawned with
+/// `process_group(0)`).
+pub fn signal_group(pgid: u32, sig: libc::c_int) {
+    // SAFETY: plain syscall on a process group we created.
+    unsafe {
+        libc::kill(-(pgid as libc::pid_t), sig);
+    }
+}
+
 /// Reaps `pid` if it is our exited child; harmless otherwise.
 pub fn reap(pid: u32) {
     // SAFETY: non-blocking waitpid on a specific PID.

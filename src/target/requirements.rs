@@ -22,6 +22,11 @@ const POSTGRES: Requirement = Requirement {
     package: "postgresql",
     paths: &["/usr/lib/postgresql/*/bin/postgres"],
 };
+const MARIADB: Requirement = Requirement {
+    what: "MariaDB server",
+    package: "mariadb-server",
+    paths: &["/usr/sbin/mariadbd", "/usr/sbin/mysqld"],
+};
 const RUNUSER: Requirement = Requirement {
     what: "runuser (PostgreSQL refuses root)",
     package: "util-linux",
@@ -40,6 +45,11 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         package: "postgresql-contrib",
         paths: &["/usr/bin/pgbench"],
     },
+    Requirement {
+        what: "sysbench (bench/mysql-vs-sysbench.sh)",
+        package: "sysbench",
+        paths: &["/usr/bin/sysbench"],
+    },
 ];
 
 /// What a server kind needs.
@@ -47,6 +57,7 @@ pub fn for_server(kind: &str) -> Vec<Requirement> {
     match kind {
         "nginx" => vec![NGINX],
         "postgres" => vec![POSTGRES, RUNUSER],
+        "mariadb" => vec![MARIADB],
         _ => Vec::new(),
     }
 }

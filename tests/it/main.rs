@@ -3,6 +3,7 @@
 
 mod analysis;
 mod http_driver;
+mod mysql;
 mod nginx;
 mod postgres;
 mod probe;
