@@ -1,6 +1,7 @@
 //! A managed MariaDB: `mariadb-install-db` into a private directory, then
-//! `mariadbd --defaults-file=...` as our own foreground child in its own
-//! process group, on a 127.0.0.1 port.
+//! `mariadbd --defaults-file=...` in the foreground through
+//! [`ServerProcess`] (its own session, tracking cgroup and watchdog), on a
+//! 127.0.0.1 port.
 //!
 //! Each start gets a fresh directory under `BASE/mariadb-XXXXXX/` (`my.cnf`,
 //! `data/`, `error.log`, `init.sql`), removed at stop, and sysbench's
@@ -10,23 +11,35 @@
 //! `mysql://sbtest:sbtest@127.0.0.1:PORT/sbtest`.
 //!
 //! The server runs as the invoking user (`user = root` when root), so it
-//! never changes credentials and keeps the parent-death signal: a
-//! `kill -9` of scalelab takes the server with it. It is stopped with
-//! SIGTERM to its process group, then SIGKILL.
+//! never switches credentials itself. It is stopped with SIGTERM (a clean
+//! InnoDB shutdown), then as a whole by [`ServerProcess::stop`].
 
 mod settings;
 
 pub use settings::{MariadbSettings, ThreadHandling};
 
+use super::lifecycle::ServerProcess;
 use super::process::{self, log_tail, WaitError};
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
 use crate::load::mysql::client::Client;
 use crate::load::mysql::{dataset, MysqlUrl};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 const KIND: &str = "mariadb";
+
+/// The `mariadb` server kind.
+pub const SERVER_KIND: super::ServerKind = super::ServerKind {
+    name: KIND,
+    requires: &[crate::kinds::Requirement {
+        what: "MariaDB server",
+        package: "mariadb-server",
+        paths: &["/usr/sbin/mariadbd", "/usr/sbin/mysqld"],
+    }],
+    check: |t| MariadbSettings::parse(t).map(|_| ()),
+    build: |t, base_dir| Ok(Box::new(Mariadb::new(t, base_dir)?)),
+};
 const SERVER_BINARIES: &[&str] = &["/usr/sbin/mariadbd", "/usr/sbin/mysqld"];
 const INSTALL_DB: &[&str] = &["/usr/bin/mariadb-install-db", "/usr/bin/mysql_install_db"];
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -41,7 +54,7 @@ pub struct Mariadb {
     settings: MariadbSettings,
     base_dir: PathBuf,
     dir: Option<tempfile::TempDir>,
-    child: Option<Child>,
+    server: Option<ServerProcess>,
     port: u16,
     version: Option<String>,
     effective: Option<String>,
@@ -89,7 +102,7 @@ impl Mariadb {
             settings: MariadbSettings::parse(settings)?,
             base_dir: base_dir.to_path_buf(),
             dir: None,
-            child: None,
+            server: None,
             port: 0,
             version: None,
             effective: None,
@@ -112,8 +125,13 @@ impl Mariadb {
             .map_err(|e| start_error(format!("cannot connect to the server: {e}")))
     }
 
-    /// Writes `my.cnf` and `init.sql` and runs `mariadb-install-db`.
-    fn prepare(&mut self, shutdown: &Shutdown) -> Result<PathBuf, TargetError> {
+    /// Writes `my.cnf` and `init.sql` and runs `mariadb-install-db` inside
+    /// the placement.
+    fn prepare(
+        &mut self,
+        placement: &Placement,
+        shutdown: &Shutdown,
+    ) -> Result<PathBuf, TargetError> {
         std::fs::create_dir_all(&self.base_dir).map_err(|e| TargetError::io(&self.base_dir, e))?;
         let dir = tempfile::Builder::new()
             .prefix("mariadb-")
@@ -135,7 +153,15 @@ impl Mariadb {
             .arg(format!("--user={}", server_user()))
             .args(["--skip-test-db", "--auth-root-authentication-method=socket"]);
         let out = path.join("install-db.log");
-        let status = run_bounded(cmd, &out, INSTALL_TIMEOUT, shutdown)?;
+        let (status, _) = process::run_bounded(
+            cmd,
+            KIND,
+            "mariadb-install-db",
+            &out,
+            INSTALL_TIMEOUT,
+            shutdown,
+            placement,
+        )?;
         if !status.success() {
             return Err(start_error(format!(
                 "mariadb-install-db failed ({status}):\n{}",
@@ -146,7 +172,6 @@ impl Mariadb {
     }
 
     fn launch(&mut self, dir: &Path, placement: &Placement) -> Result<u32, TargetError> {
-        use std::os::unix::process::CommandExt;
         let stderr =
             std::fs::File::create(dir.join("stderr.log")).map_err(|e| TargetError::io(dir, e))?;
         let mut cmd = Command::new(find(SERVER_BINARIES)?);
@@ -155,10 +180,9 @@ impl Mariadb {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr);
-        cmd.process_group(0);
-        let child = process::spawn(cmd, placement).map_err(|e| TargetError::io(dir, e))?;
-        let pid = child.id();
-        self.child = Some(child);
+        let server = ServerProcess::spawn(cmd, placement).map_err(|e| TargetError::io(dir, e))?;
+        let pid = server.pid();
+        self.server = Some(server);
         Ok(pid)
     }
 
@@ -240,40 +264,6 @@ fn write(path: &Path, text: &str) -> Result<(), TargetError> {
     std::fs::write(path, text).map_err(|e| TargetError::io(path, e))
 }
 
-/// Runs `cmd` to completion, bounded by `limit` and `shutdown`, its output
-/// in `out`. The child dies with scalelab.
-fn run_bounded(
-    mut cmd: Command,
-    out: &Path,
-    limit: Duration,
-    shutdown: &Shutdown,
-) -> Result<std::process::ExitStatus, TargetError> {
-    let file = std::fs::File::create(out).map_err(|e| TargetError::io(out, e))?;
-    let err = file.try_clone().map_err(|e| TargetError::io(out, e))?;
-    cmd.stdin(Stdio::null()).stdout(file).stderr(err);
-    let mut child = process::spawn(cmd, &Placement::unconstrained())
-        .map_err(|e| start_error(format!("cannot run mariadb-install-db: {e}")))?;
-    let end = Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Ok(status),
-            Ok(None) if shutdown.is_triggered() || Instant::now() >= end => {
-                process::stop_pid(child.id(), libc::SIGKILL, Duration::from_secs(2));
-                let _ = child.wait();
-                return Err(if shutdown.is_triggered() {
-                    TargetError::Interrupted
-                } else {
-                    start_error(format!(
-                        "mariadb-install-db did not finish within {limit:?}"
-                    ))
-                });
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(start_error(format!("waiting for mariadb-install-db: {e}"))),
-        }
-    }
-}
-
 impl Target for Mariadb {
     fn kind(&self) -> &'static str {
         KIND
@@ -289,7 +279,7 @@ impl Target for Mariadb {
             Some(p) => p,
             None => process::free_port().map_err(|e| start_error(format!("no free port: {e}")))?,
         };
-        let started = self.prepare(shutdown).and_then(|dir| {
+        let started = self.prepare(placement, shutdown).and_then(|dir| {
             let pid = self.launch(&dir, placement)?;
             self.wait_ready(pid, &dir, shutdown)?;
             self.after_launch()
@@ -302,35 +292,35 @@ impl Target for Mariadb {
     }
 
     fn stop(&mut self) -> Result<(), TargetError> {
-        if let Some(mut child) = self.child.take() {
-            let pid = child.id();
-            if process::is_alive(pid) {
-                // The whole process group: mariadbd and anything it forked.
-                process::signal_group(pid, libc::SIGTERM);
-                if !process::wait_gone(pid, STOP_GRACE) {
-                    process::signal_group(pid, libc::SIGKILL);
-                    process::wait_gone(pid, Duration::from_secs(5));
-                }
-            }
-            let _ = child.try_wait();
-            if process::is_alive(pid) {
-                return Err(start_error(format!(
-                    "mariadbd {pid} is still running after SIGKILL"
-                )));
-            }
-        }
+        let stopped = match self.server.as_mut() {
+            Some(server) => server.stop(libc::SIGTERM, STOP_GRACE),
+            None => Ok(()),
+        };
+        self.server = None;
         self.dir = None;
-        Ok(())
+        stopped.map_err(|e| TargetError::Stop {
+            kind: KIND,
+            message: e.to_string(),
+        })
     }
 
     fn is_running(&self) -> bool {
-        self.child
-            .as_ref()
-            .is_some_and(|c| process::is_alive(c.id()))
+        self.server.as_ref().is_some_and(ServerProcess::is_running)
     }
 
     fn root_pid(&self) -> Option<u32> {
-        self.child.as_ref().map(|c| c.id())
+        self.server.as_ref().map(ServerProcess::pid)
+    }
+
+    fn processes(&self) -> Vec<u32> {
+        self.server
+            .as_ref()
+            .map(ServerProcess::processes)
+            .unwrap_or_default()
+    }
+
+    fn listen_port(&self) -> Option<u16> {
+        self.server.as_ref().map(|_| self.port)
     }
 
     fn version(&self) -> Option<String> {

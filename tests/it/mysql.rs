@@ -373,36 +373,3 @@ fn mariadbd_pid(work: &std::path::Path) -> Option<u32> {
         scalelab::target::process::is_alive(pid).then_some(pid)
     })
 }
-
-#[test]
-fn mariadb_dies_with_a_killed_scalelab() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = dir.path().join("exp.toml");
-    std::fs::write(
-        &exp,
-        "name = \"it\"\n[server]\nkind = \"mariadb\"\ntables = 1\ntable_size = 100\n\
-         [load]\nkind = \"mysql\"\n[sweep]\nconnections = [1]\n[trials]\nduration = \"30s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
-    )
-    .unwrap();
-    let work = dir.path().join("work");
-    let mut child = scalelab()
-        .args([
-            "--store",
-            dir.path().join("s.sqlite").to_str().unwrap(),
-            "run",
-            exp.to_str().unwrap(),
-        ])
-        .env("SCALELAB_WORKDIR", &work)
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = server_under_load(&work);
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(
-        scalelab::target::process::wait_gone(pid, Duration::from_secs(30)),
-        "mariadbd {pid} outlived a kill -9 of scalelab"
-    );
-}

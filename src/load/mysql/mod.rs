@@ -21,10 +21,28 @@ pub use script::{Options, ScriptKind};
 pub use url::MysqlUrl;
 
 use crate::load::pg::worker::Gate;
-use crate::load::{Driver, LoadError, LoadResult, LoadSpec};
+use crate::load::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec};
 use crate::shutdown::Shutdown;
 use client::{Client, ClientError};
 use std::time::Duration;
+
+/// The `mysql` load kind.
+pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
+    name: "mysql",
+    unit: crate::units::RateUnit::Transactions,
+    error_kinds: &[
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Protocol,
+        ErrorKind::Deadlock,
+        ErrorKind::Other,
+    ],
+    requires: &[],
+    check: |t| MysqlSettings::parse(t).map(|_| ()),
+    build: |t, endpoint| Ok(Box::new(MysqlDriver::from_settings(t, endpoint)?)),
+};
 
 /// The mysql driver's settings (the `[load]` keys besides the common ones).
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
@@ -65,7 +83,7 @@ impl Default for MysqlSettings {
 
 impl MysqlSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, LoadError> {
-        let s: MysqlSettings = crate::load::parse_settings(t)?;
+        let s: MysqlSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
         for (name, v) in [("tables", s.tables), ("table_size", s.table_size)] {
             if v == Some(0) {
                 return Err(LoadError::Spec(format!(

@@ -1,7 +1,7 @@
 //! The `[server]` settings of a managed MariaDB and the `my.cnf` they
 //! become.
 
-use crate::target::{parse_settings, TargetError};
+use crate::target::TargetError;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -83,7 +83,8 @@ fn settings_err(message: String) -> TargetError {
 
 impl MariadbSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
-        let s: MariadbSettings = parse_settings(KIND, t)?;
+        let s: MariadbSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
         if s.thread_pool_size == Some(0) || s.thread_pool_size.is_some_and(|n| n > 128) {
             return Err(settings_err(
                 "thread_pool_size must be from 1 to 128 (thread groups)".into(),
