@@ -96,23 +96,8 @@ fn resolve(hostport: &str) -> Result<SocketAddr, UrlError> {
 }
 
 fn percent_decode(s: &str) -> Result<String, UrlError> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| err(format!("bad percent-escape in `{s}`")))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| err(format!("`{s}` is not UTF-8 once decoded")))
+    crate::load::pg::conninfo::percent_decode(s)
+        .map_err(|e| err(e.to_string().replace("connection URI: ", "")))
 }
 
 #[cfg(test)]

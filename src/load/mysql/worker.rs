@@ -9,7 +9,7 @@ use super::conn::{Conn, IGNORED_ERRORS};
 use super::script::{Options, ScriptKind};
 use super::url::MysqlUrl;
 use crate::load::pg::timerfd::TimerFd;
-use crate::load::pg::worker::{pin_thread, Gate};
+use crate::load::pg::worker::{interval, pin_thread, Gate};
 use crate::load::{result::new_histogram, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
 use crate::units::Micros;
@@ -135,12 +135,7 @@ impl<'a> Worker<'a> {
         count: u32,
     ) -> std::io::Result<(Poll, Worker<'a>)> {
         let poll = Poll::new()?;
-        let interval = match shared.spec.pacing {
-            Pacing::Open { rate } => Some(Duration::from_secs_f64(
-                f64::from(shared.spec.connections.max(1)) / rate,
-            )),
-            Pacing::Closed => None,
-        };
+        let interval = interval(&shared.spec);
         let mut w = Worker {
             events: Events::with_capacity(count.clamp(16, 1024) as usize),
             timer: TimerFd::new(poll.registry(), TIMER_TOKEN)?,

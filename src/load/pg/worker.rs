@@ -355,7 +355,8 @@ impl<'a> Worker<'a> {
     }
 }
 
-fn interval(spec: &LoadSpec) -> Option<Duration> {
+/// Open loop: time between one connection's scheduled transactions.
+pub(crate) fn interval(spec: &LoadSpec) -> Option<Duration> {
     match spec.pacing {
         Pacing::Open { rate } => Some(Duration::from_secs_f64(
             f64::from(spec.connections.max(1)) / rate,
