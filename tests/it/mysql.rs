@@ -293,7 +293,7 @@ fn mariadb_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         &exp,
         "name = \"it\"\n[server]\nkind = \"mariadb\"\ntables = 1\ntable_size = 1000\n\
          [load]\nkind = \"mysql\"\nscript = \"oltp_point_select\"\ntimeout = \"2s\"\n\
-         [sweep]\nconnections = [2, 4]\n[trials]\nduration = \"4s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
+         [sweep]\nconnections = [2, 4]\n[trials]\nduration = \"6s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
          restart = \"per_trial\"\n",
     )
     .unwrap();
@@ -318,7 +318,12 @@ fn mariadb_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
     assert!(out.status.success(), "{}", stderr(&out));
     let data = Store::open(&store).unwrap().load_run("latest").unwrap();
     assert_eq!(data.trials.len(), 2, "the sweep went on");
-    assert_eq!(data.trials[0].status, TrialStatus::Failed);
+    assert_eq!(
+        data.trials[0].status,
+        TrialStatus::Failed,
+        "{:?}",
+        data.trials
+    );
     assert!(
         data.trials[0]
             .error
