@@ -6,6 +6,7 @@ mod doctor;
 mod exit_codes;
 mod http_driver;
 mod lifecycle;
+mod mysql;
 mod nginx;
 mod postgres;
 mod probe;
