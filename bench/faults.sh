@@ -19,7 +19,7 @@
 # and once: a busy fixed port, a store on a full filesystem, two concurrent
 # resumes, the parser fuzz.
 #
-# Usage: bench/faults.sh [--quick] [--kinds "nginx postgres"]
+# Usage: bench/faults.sh [--quick] [--kinds "nginx postgres mariadb"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
 # Needs root (tmpfs mount for the full-filesystem row), sqlite3, nginx and
 # PostgreSQL (scripts/setup.sh installs them). Exit status: 0 when every row
@@ -27,7 +27,7 @@
 set -uo pipefail
 
 QUICK=0
-KINDS="nginx postgres"
+KINDS="nginx postgres mariadb"
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) QUICK=1 ;;
@@ -74,6 +74,8 @@ recipe() {
         postgres) printf '%s\n' 'name = "faults-postgres"' '[server]' 'kind = "postgres"' \
             'shared_buffers = "32MB"' 'max_connections = 30' '[load]' 'kind = "pg"' \
             'script = "select-only"' ;;
+        mariadb) printf '%s\n' 'name = "faults-mariadb"' '[server]' 'kind = "mariadb"' \
+            'tables = 1' 'table_size = 1000' '[load]' 'kind = "mysql"' 'script = "oltp_read_only"' ;;
         *) echo "no recipe for kind $1" >&2; exit 2 ;;
     esac >"$2"
     cat >>"$2" <<EOF
@@ -120,6 +122,7 @@ master_pid() {
     case $1 in
         nginx) files=("$WORK"/work/nginx-*/nginx.pid) ;;
         postgres) files=("$WORK"/work/postgres/*/data/postmaster.pid) ;;
+        mariadb) files=("$WORK"/work/mariadb-*/mysqld.pid) ;;
     esac
     for pid in $(head -qn1 "${files[@]}" 2>/dev/null); do
         ours | grep -qx "$pid" && { echo "$pid"; return; }
@@ -161,6 +164,7 @@ scenario_kill9() {
     # The latest moment to kill at: past startup and a few trials.
     local kill_max=2.5
     [ "$kind" = postgres ] && kill_max=5
+    [ "$kind" = mariadb ] && kill_max=10
     mkdir -p "$dir"
     recipe "$kind" "$dir/exp.toml" "$points"
     local store=$dir/s.sqlite run= lost=0 left=0 cgroups=0 pid ids= before after
