@@ -3,13 +3,16 @@
 
 mod analysis;
 mod doctor;
+mod exit_codes;
 mod http_driver;
 mod lifecycle;
 mod multihost;
+mod mysql;
 mod nginx;
 mod postgres;
 mod probe;
 mod report;
+mod resume;
 mod runner;
 mod spec_errors;
 mod store_compat;
