@@ -22,8 +22,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How far ahead of "now" a coordinated start is set: enough for the
-/// request to reach every client over ssh.
-const START_LEAD: Duration = Duration::from_millis(300);
+/// request to reach every client over ssh, i.e. several of the slowest
+/// client's measured round trips, within these bounds.
+const MIN_START_LEAD: Duration = Duration::from_millis(20);
+const MAX_START_LEAD: Duration = Duration::from_secs(1);
+
+/// The lead for clients whose offset bounds (half round trips) are given:
+/// ten round trips of the slowest, clamped to [20 ms, 1 s].
+pub fn start_lead(bounds_ns: &[i64]) -> Duration {
+    let worst = bounds_ns.iter().copied().max().unwrap_or(0).max(0) as u64;
+    Duration::from_nanos(worst.saturating_mul(20)).clamp(MIN_START_LEAD, MAX_START_LEAD)
+}
 
 /// A connected agent, shared between the runner's pieces.
 pub type SharedAgent = Arc<Mutex<AgentConn>>;
@@ -178,7 +187,13 @@ impl Cluster {
     ) -> Result<ClusterLoad, RemoteError> {
         let began = Instant::now();
         let shares = super::split::split(spec, self.clients.len());
-        let start_local = clock::now_ns() + START_LEAD.as_nanos() as i128;
+        let bounds: Vec<i64> = self
+            .clients
+            .iter()
+            .map(|c| lock(c).offset.bound_ns)
+            .collect();
+        let lead = start_lead(&bounds);
+        let start_local = clock::now_ns() + lead.as_nanos() as i128;
         let settings_text = toml::to_string(settings).unwrap_or_default();
         let mut active = Vec::new();
         for (agent, share) in self.clients.iter().zip(shares) {
@@ -195,7 +210,7 @@ impl Cluster {
             a.send(Request::RunLoad(request))?;
             active.push(agent.clone());
         }
-        let limit = START_LEAD + spec.duration + spec.timeout + Duration::from_secs(30);
+        let limit = lead + spec.duration + spec.timeout + Duration::from_secs(30);
         let parts = collect(&active, limit, shutdown)?;
         let mut merged = LoadResult::new();
         for p in &parts {
@@ -279,6 +294,19 @@ fn reply_result(host: &Host, w: WireResult) -> Result<LoadResult, RemoteError> {
         host: host.to_string(),
         message,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_start_lead_follows_the_slowest_round_trip() {
+        assert_eq!(start_lead(&[]), MIN_START_LEAD);
+        // 2.5 ms half round trip: ten 5 ms round trips.
+        assert_eq!(start_lead(&[100_000, 2_500_000]), Duration::from_millis(50));
+        assert_eq!(start_lead(&[10_000_000_000]), MAX_START_LEAD);
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
