@@ -57,9 +57,10 @@ pub enum Pacing {
 pub const MAX_CONNECTIONS: u32 = 1_000_000;
 /// The most load-generator threads.
 pub const MAX_THREADS: u32 = 1024;
-/// The lowest and highest open-loop rates, per second. The lowest keeps a
-/// connection's interval (connections / rate) a duration that exists.
+/// The lowest open-loop rate, per second: it keeps a connection's interval
+/// (connections / rate) a duration that exists.
 pub const MIN_RATE: f64 = 1e-3;
+/// The highest open-loop rate, per second.
 pub const MAX_RATE: f64 = 1e9;
 
 /// The shape of one load run, shared by every driver.
