@@ -12,9 +12,12 @@
 
 #[cfg(test)]
 mod fake;
+pub(crate) mod gate;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod http;
 mod kind;
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
+pub mod mysql;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod pg;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
@@ -28,6 +31,7 @@ pub use result::{ErrorCounts, ErrorKind, LoadResult};
 pub const KINDS: &[&LoadKind] = &[
     &http::LOAD_KIND,
     &pg::LOAD_KIND,
+    &mysql::LOAD_KIND,
     #[cfg(test)]
     &fake::LOAD_KIND,
 ];

@@ -21,6 +21,8 @@ mod fake;
 mod kind;
 pub mod lifecycle;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
+pub mod mariadb;
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod nginx;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod ports;
@@ -36,6 +38,7 @@ pub use kind::ServerKind;
 pub const KINDS: &[&ServerKind] = &[
     &nginx::SERVER_KIND,
     &postgres::SERVER_KIND,
+    &mariadb::SERVER_KIND,
     &external::SERVER_KIND,
     #[cfg(test)]
     &fake::SERVER_KIND,

@@ -15,8 +15,9 @@ use mio::Registry;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+pub(crate) use crate::load::gate::Gate;
 
 /// What every worker of one run reads.
 pub(super) struct Shared {
@@ -92,44 +93,6 @@ impl Ctx<'_> {
                  net.ipv4.ip_local_port_range"
                     .into(),
             );
-        }
-    }
-}
-
-/// A start line for the workers and the thread that times them. Waits are
-/// bounded, so a worker that never arrives cannot hang the run.
-pub(super) struct Gate {
-    arrived: Mutex<u32>,
-    all: Condvar,
-    total: u32,
-    limit: Duration,
-}
-
-impl Gate {
-    pub fn new(total: u32, limit: Duration) -> Self {
-        Gate {
-            arrived: Mutex::new(0),
-            all: Condvar::new(),
-            total,
-            limit,
-        }
-    }
-
-    pub fn arrive_and_wait(&self) {
-        let end = Instant::now() + self.limit;
-        let mut n = self.arrived.lock().unwrap_or_else(|e| e.into_inner());
-        *n += 1;
-        self.all.notify_all();
-        while *n < self.total {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            n = self
-                .all
-                .wait_timeout(n, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
         }
     }
 }

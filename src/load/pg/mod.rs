@@ -19,8 +19,8 @@ mod ctx;
 pub mod dataset;
 pub mod script;
 mod stream;
-mod timerfd;
-mod worker;
+pub(crate) mod timerfd;
+pub(crate) mod worker;
 
 pub use conninfo::ConnConfig;
 pub use script::ScriptKind;

@@ -237,7 +237,8 @@ impl<'a> Worker<'a> {
     }
 }
 
-fn interval(spec: &LoadSpec) -> Option<Duration> {
+/// Open loop: time between one connection's scheduled transactions.
+pub(crate) fn interval(spec: &LoadSpec) -> Option<Duration> {
     match spec.pacing {
         Pacing::Open { rate } => Some(Duration::from_secs_f64(
             f64::from(spec.connections.max(1)) / rate,
@@ -267,7 +268,7 @@ fn rollback_message() -> BytesMut {
 }
 
 /// Pins the calling thread to `cpus` (no-op for `None`).
-fn pin_thread(cpus: Option<&[usize]>) {
+pub(crate) fn pin_thread(cpus: Option<&[usize]>) {
     let Some(cpus) = cpus.filter(|c| !c.is_empty()) else {
         return;
     };
