@@ -12,19 +12,20 @@ use std::time::{Duration, Instant};
 
 /// For each managed server kind: its name, the command name of its
 /// processes, how many run once it serves, and the server and load sections
-/// of a short experiment. A new kind adds its row here.
+/// of a short experiment (at a low open-loop rate, to leave the shared
+/// machine's CPUs to the other tests). A new kind adds its row here.
 const KINDS: &[(&str, &str, usize, &str)] = &[
     (
         "nginx",
         "nginx",
         3,
-        "[server]\nkind = \"nginx\"\nworker_processes = 2\n[load]\nkind = \"http\"\npath = \"/\"\n",
+        "[server]\nkind = \"nginx\"\nworker_processes = 2\n[load]\nkind = \"http\"\npath = \"/\"\nrate = 200\n",
     ),
     (
         "postgres",
         "postgres",
         4,
-        "[server]\nkind = \"postgres\"\nscale = 1\n[load]\nkind = \"pg\"\nscript = \"select-only\"\n",
+        "[server]\nkind = \"postgres\"\nscale = 1\n[load]\nkind = \"pg\"\nscript = \"select-only\"\nrate = 200\n",
     ),
 ];
 
