@@ -30,6 +30,7 @@ pub mod ports;
 pub mod postgres;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod process;
+pub mod rundir;
 
 pub use kind::ServerKind;
 
@@ -154,6 +155,11 @@ pub trait Target: Send {
     fn effective_config(&self) -> Option<String>;
     /// The loaded dataset, if the target has one.
     fn dataset(&self) -> Option<DatasetInfo> {
+        None
+    }
+    /// The loopback port the settings fix, if any (`None`: a free port is
+    /// picked at start). The runner refuses a busy fixed port before a sweep.
+    fn fixed_port(&self) -> Option<u16> {
         None
     }
 }
