@@ -15,6 +15,7 @@ pub mod nginx;
 pub mod postgres;
 pub mod process;
 pub mod requirements;
+pub mod router;
 
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;
@@ -90,6 +91,11 @@ pub trait Target: Send {
     fn dataset(&self) -> Option<DatasetInfo> {
         None
     }
+    /// Settings worth recording with every trial beyond the version and
+    /// config (the router's lab: queues, RPS, firewall, namespaces).
+    fn describe(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// Builds the target for `kind` from its settings table. `base_dir` is the
@@ -103,6 +109,7 @@ pub fn build(
         "nginx" => Ok(Box::new(nginx::Nginx::new(settings, base_dir)?)),
         "postgres" => Ok(Box::new(postgres::Postgres::new(settings, base_dir)?)),
         "external" => Ok(Box::new(external::External::new(settings)?)),
+        "router" => Ok(Box::new(router::Router::new(settings)?)),
         other => Err(TargetError::Settings {
             kind: "server",
             message: format!(
@@ -114,7 +121,7 @@ pub fn build(
 }
 
 /// Server kinds scalelab can run.
-pub const KINDS: &[&str] = &["nginx", "postgres", "external"];
+pub const KINDS: &[&str] = &["nginx", "postgres", "external", "router"];
 
 /// Checks a settings table without starting anything (spec validation).
 pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), TargetError> {
@@ -122,6 +129,7 @@ pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), TargetEr
         "nginx" => nginx::NginxSettings::parse(settings).map(|_| ()),
         "postgres" => postgres::PostgresSettings::parse(settings).map(|_| ()),
         "external" => external::ExternalSettings::parse(settings).map(|_| ()),
+        "router" => router::RouterSettings::parse(settings).map(|_| ()),
         other => Err(TargetError::Settings {
             kind: "server",
             message: format!(

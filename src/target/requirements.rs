@@ -28,12 +28,33 @@ const RUNUSER: Requirement = Requirement {
     paths: &["/usr/sbin/runuser", "/sbin/runuser"],
 };
 
+const IPROUTE2: Requirement = Requirement {
+    what: "ip (router lab namespaces and veths)",
+    package: "iproute2",
+    paths: &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"],
+};
+const NFTABLES: Requirement = Requirement {
+    what: "nft (router firewall rules)",
+    package: "nftables",
+    paths: &["/usr/sbin/nft", "/sbin/nft"],
+};
+const ETHTOOL: Requirement = Requirement {
+    what: "ethtool (router GRO/GSO settings)",
+    package: "ethtool",
+    paths: &["/usr/sbin/ethtool", "/sbin/ethtool"],
+};
+
 /// Peer tools the side-by-side benchmarks compare against.
 pub const BENCH_TOOLS: &[Requirement] = &[
     Requirement {
         what: "wrk (bench/http-vs-wrk.sh)",
         package: "wrk",
         paths: &["/usr/bin/wrk"],
+    },
+    Requirement {
+        what: "iperf3 (bench/forward-vs-iperf3.sh)",
+        package: "iperf3",
+        paths: &["/usr/bin/iperf3"],
     },
     Requirement {
         what: "pgbench (bench/pg-vs-pgbench.sh)",
@@ -47,6 +68,7 @@ pub fn for_server(kind: &str) -> Vec<Requirement> {
     match kind {
         "nginx" => vec![NGINX],
         "postgres" => vec![POSTGRES, RUNUSER],
+        "router" => vec![IPROUTE2, NFTABLES, ETHTOOL],
         _ => Vec::new(),
     }
 }

@@ -7,6 +7,7 @@ mod nginx;
 mod postgres;
 mod probe;
 mod report;
+mod router;
 mod runner;
 mod spec_errors;
 mod support;
