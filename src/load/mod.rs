@@ -10,12 +10,28 @@
 //! thread owns its histogram, counters and timeline, and the driver merges
 //! them once at the end. Nothing is shared on the hot path.
 
+#[cfg(test)]
+mod fake;
 pub mod forward;
 pub mod http;
+mod kind;
+pub mod mysql;
 pub mod pg;
 pub mod result;
 
+pub use kind::LoadKind;
 pub use result::{ErrorCounts, ErrorKind, LoadResult};
+
+/// Every load kind scalelab can generate: adding a kind is its module plus
+/// one line here.
+pub const KINDS: &[&LoadKind] = &[
+    &http::LOAD_KIND,
+    &pg::LOAD_KIND,
+    &mysql::LOAD_KIND,
+    &forward::LOAD_KIND,
+    #[cfg(test)]
+    &fake::LOAD_KIND,
+];
 
 use crate::shutdown::Shutdown;
 use std::time::Duration;
@@ -33,6 +49,16 @@ pub enum Pacing {
     /// (no coordinated omission; wrk2 `-R`, pgbench `--rate`).
     Open { rate: f64 },
 }
+
+/// The most connections one load run opens (far above the open-files
+/// limits of this kind of machine, but never an allocation that fails).
+pub const MAX_CONNECTIONS: u32 = 1_000_000;
+/// The most load-generator threads.
+pub const MAX_THREADS: u32 = 1024;
+/// The lowest and highest open-loop rates, per second. The lowest keeps a
+/// connection's interval (connections / rate) a duration that exists.
+pub const MIN_RATE: f64 = 1e-3;
+pub const MAX_RATE: f64 = 1e9;
 
 /// The shape of one load run, shared by every driver.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,20 +112,29 @@ impl LoadSpec {
 
     /// Checks the spec for values no driver can honour.
     pub fn validate(&self) -> Result<(), LoadError> {
-        if self.connections == 0 {
-            return Err(LoadError::Spec("connections must be at least 1".into()));
+        if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
+            return Err(LoadError::Spec(format!(
+                "connections must be 1 to {MAX_CONNECTIONS}"
+            )));
         }
-        if self.threads == 0 {
-            return Err(LoadError::Spec("threads must be at least 1".into()));
+        if !(1..=MAX_THREADS).contains(&self.threads) {
+            return Err(LoadError::Spec(format!(
+                "threads must be 1 to {MAX_THREADS}"
+            )));
+        }
+        if self.duration > crate::units::MAX_DURATION || self.timeout > crate::units::MAX_DURATION {
+            return Err(LoadError::Spec(
+                "durations must be at most 720h (30 days)".into(),
+            ));
         }
         if self.duration.is_zero() && self.max_requests.is_none() {
             return Err(LoadError::Spec("duration must be greater than zero".into()));
         }
         if let Pacing::Open { rate } = self.pacing {
-            if !(rate.is_finite() && rate > 0.0) {
-                return Err(LoadError::Spec(
-                    "rate must be a positive number per second".into(),
-                ));
+            if !(MIN_RATE..=MAX_RATE).contains(&rate) {
+                return Err(LoadError::Spec(format!(
+                    "rate must be a number per second from {MIN_RATE} to {MAX_RATE:e}"
+                )));
             }
         }
         if self.requests_per_connection == Some(0) {
@@ -135,8 +170,24 @@ pub trait Driver: Send + Sync {
     fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError>;
 }
 
-/// Load kinds scalelab can generate.
-pub const KINDS: &[&str] = &["http", "pg", "forward"];
+/// The registered load kind called `name`, or an error listing the kinds.
+pub fn kind(name: &str) -> Result<&'static LoadKind, LoadError> {
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.name == name)
+        .ok_or_else(|| {
+            LoadError::Spec(format!(
+                "unknown load kind `{name}`; expected one of: {}",
+                kind_names().join(", ")
+            ))
+        })
+}
+
+/// The names of the registered load kinds, in registry order.
+pub fn kind_names() -> Vec<&'static str> {
+    KINDS.iter().map(|k| k.name).collect()
+}
 
 /// Builds the driver for `kind` from its kind-specific settings (the
 /// experiment's `[load]` table minus the [`LoadSpec`] fields) aimed at
@@ -146,41 +197,12 @@ pub fn build(
     settings: &toml::Table,
     endpoint: &str,
 ) -> Result<Box<dyn Driver>, LoadError> {
-    match kind {
-        "http" => Ok(Box::new(http::HttpDriver::from_settings(
-            settings, endpoint,
-        )?)),
-        "pg" => Ok(Box::new(pg::PgDriver::from_settings(settings, endpoint)?)),
-        "forward" => Ok(Box::new(forward::ForwardDriver::from_settings(
-            settings, endpoint,
-        )?)),
-        other => Err(LoadError::Spec(format!(
-            "unknown load kind `{other}`; expected one of: {}",
-            KINDS.join(", ")
-        ))),
-    }
+    (self::kind(kind)?.build)(settings, endpoint)
 }
 
 /// Checks kind-specific settings without building a driver.
 pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), LoadError> {
-    match kind {
-        "http" => http::HttpSettings::parse(settings).map(|_| ()),
-        "pg" => pg::PgSettings::parse(settings).map(|_| ()),
-        "forward" => forward::ForwardSettings::parse(settings).map(|_| ()),
-        other => Err(LoadError::Spec(format!(
-            "unknown load kind `{other}`; expected one of: {}",
-            KINDS.join(", ")
-        ))),
-    }
-}
-
-/// Deserializes kind-specific settings, naming the offending field.
-pub fn parse_settings<T: serde::de::DeserializeOwned>(
-    settings: &toml::Table,
-) -> Result<T, LoadError> {
-    toml::Value::Table(settings.clone())
-        .try_into()
-        .map_err(|e: toml::de::Error| LoadError::Spec(e.message().to_string()))
+    (self::kind(kind)?.check)(settings)
 }
 
 /// Raises RLIMIT_NOFILE's soft limit to the hard limit and returns the new

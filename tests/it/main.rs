@@ -2,7 +2,10 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod analysis;
+mod doctor;
 mod http_driver;
+mod lifecycle;
+mod mysql;
 mod nginx;
 mod postgres;
 mod probe;
@@ -10,4 +13,5 @@ mod report;
 mod router;
 mod runner;
 mod spec_errors;
+mod store_compat;
 mod support;

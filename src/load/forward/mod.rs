@@ -19,7 +19,7 @@ pub mod search;
 pub mod trial;
 pub mod worker;
 
-use super::{parse_settings, Driver, LoadError, LoadResult, LoadSpec, Pacing};
+use super::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
 use crate::target::router::topology::{Topology, A_IF};
 use crate::units::{Bytes, CpuSeconds};
@@ -28,6 +28,16 @@ use search::{Observation, Outcome, SearchConfig};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use trial::{TrialPlan, TrialReport};
+
+/// The registry entry: `[load] kind = "forward"`.
+pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
+    name: "forward",
+    unit: crate::units::RateUnit::Frames,
+    error_kinds: &[ErrorKind::Write],
+    requires: &[],
+    check: |t| ForwardSettings::parse(t).map(|_| ()),
+    build: |t, endpoint| Ok(Box::new(ForwardDriver::from_settings(t, endpoint)?)),
+};
 
 /// `[load] kind = "forward"` settings.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -48,7 +58,7 @@ pub struct ForwardSettings {
 
 impl ForwardSettings {
     pub fn parse(t: &toml::Table) -> Result<ForwardSettings, LoadError> {
-        let s: ForwardSettings = parse_settings(t)?;
+        let s: ForwardSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
         s.validate()?;
         Ok(s)
     }

@@ -3,9 +3,10 @@
 //! reaches the counters), forwarding on in R, then R's settings.
 //!
 //! Namespaces are named `slr-<pid>-<n>-{a,r,b}`. Removing a namespace
-//! removes its veths and nftables tables with it. A run killed with
-//! `kill -9` leaves its namespaces; the next lab built anywhere removes those
-//! whose owner PID is gone ([`reclaim_dead`]), by exact name.
+//! removes its veths and nftables tables with it. Each lab has a guard
+//! process that removes it when scalelab dies, `kill -9` included; should
+//! the guard die too, the next lab built anywhere removes namespaces whose
+//! owner PID is gone ([`reclaim_dead`]), by exact name.
 
 use super::settings::{cpu_mask, Firewall, RouterSettings};
 use super::topology::*;
@@ -54,6 +55,38 @@ pub struct Lab {
     pub topology: Topology,
     ip: PathBuf,
     removed: bool,
+    guard: Option<std::process::Child>,
+}
+
+/// Starts the lab's guard: a shell in its own session that waits for
+/// end-of-file on a pipe only scalelab holds, then deletes the namespaces by
+/// name. However scalelab dies (`kill -9` included), the pipe closes and
+/// the lab goes within milliseconds. After a normal stop it finds nothing
+/// left to delete.
+fn spawn_guard(ip: &Path, t: &Topology) -> Result<std::process::Child, TargetError> {
+    use std::os::unix::process::CommandExt;
+    let script = t
+        .namespaces()
+        .iter()
+        .map(|ns| format!("\"$0\" netns del {ns} 2>/dev/null; "))
+        .collect::<String>();
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args(["-c", &format!("cat >/dev/null; {script}")])
+        .arg(ip)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: setsid is async-signal-safe; only the child is affected.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(|e| TargetError::Start {
+        kind: KIND,
+        message: format!("cannot start the lab's clean-up guard (/bin/sh): {e}"),
+    })
 }
 
 static NEXT_LAB: AtomicU32 = AtomicU32::new(0);
@@ -67,10 +100,13 @@ impl Lab {
         reclaim_dead(&ip);
         let n = NEXT_LAB.fetch_add(1, Ordering::Relaxed);
         let prefix = format!("{PREFIX}-{}-{n}", std::process::id());
+        let topology = Topology::named(&prefix);
+        let guard = spawn_guard(&ip, &topology)?;
         let mut lab = Lab {
-            topology: Topology::named(&prefix),
+            topology,
             ip,
             removed: false,
+            guard: Some(guard),
         };
         lab.wire(settings)?;
         lab.configure_router(settings, rps, &tools)?;
@@ -240,6 +276,10 @@ impl Lab {
                     first_error.get_or_insert(e);
                 }
             }
+        }
+        if let Some(mut guard) = self.guard.take() {
+            drop(guard.stdin.take());
+            let _ = guard.wait();
         }
         first_error.map_or(Ok(()), Err)
     }

@@ -24,6 +24,30 @@ pub use settings::RouterSettings;
 
 const KIND: &str = "router";
 
+/// The registry entry: `[server] kind = "router"`.
+pub const SERVER_KIND: super::ServerKind = super::ServerKind {
+    name: KIND,
+    requires: &[
+        crate::kinds::Requirement {
+            what: "ip (router lab namespaces and veths)",
+            package: "iproute2",
+            paths: &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"],
+        },
+        crate::kinds::Requirement {
+            what: "nft (router firewall rules)",
+            package: "nftables",
+            paths: &["/usr/sbin/nft", "/sbin/nft"],
+        },
+        crate::kinds::Requirement {
+            what: "ethtool (router GRO/GSO settings)",
+            package: "ethtool",
+            paths: &["/usr/sbin/ethtool", "/sbin/ethtool"],
+        },
+    ],
+    check: |t| RouterSettings::parse(t).map(|_| ()),
+    build: |t, _base_dir| Ok(Box::new(Router::new(t)?)),
+};
+
 pub struct Router {
     settings: RouterSettings,
     lab: Option<Lab>,

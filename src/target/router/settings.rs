@@ -1,7 +1,7 @@
 //! The router's typed settings (`[server] kind = "router"`), checked before
 //! anything is built so a bad value is named with its fix.
 
-use super::super::{parse_settings, TargetError};
+use super::super::TargetError;
 use serde::Deserialize;
 
 const KIND: &str = "router";
@@ -53,7 +53,8 @@ pub const MAX_FIREWALL_RULES: u32 = 100_000;
 
 impl RouterSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
-        let s: RouterSettings = parse_settings(KIND, t)?;
+        let s: RouterSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
         s.check()?;
         Ok(s)
     }

@@ -1,4 +1,6 @@
-//! What each server and load kind needs installed, as Debian packages.
+//! What a kind needs installed, as Debian packages. Each server and load
+//! kind lists its own requirements in its registry entry; this module holds
+//! the type, the peer tools of the benchmarks, and the check.
 
 /// One thing a recipe needs on the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,38 +14,6 @@ pub struct Requirement {
     pub paths: &'static [&'static str],
 }
 
-const NGINX: Requirement = Requirement {
-    what: "nginx",
-    package: "nginx",
-    paths: &["/usr/sbin/nginx"],
-};
-const POSTGRES: Requirement = Requirement {
-    what: "PostgreSQL server",
-    package: "postgresql",
-    paths: &["/usr/lib/postgresql/*/bin/postgres"],
-};
-const RUNUSER: Requirement = Requirement {
-    what: "runuser (PostgreSQL refuses root)",
-    package: "util-linux",
-    paths: &["/usr/sbin/runuser", "/sbin/runuser"],
-};
-
-const IPROUTE2: Requirement = Requirement {
-    what: "ip (router lab namespaces and veths)",
-    package: "iproute2",
-    paths: &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"],
-};
-const NFTABLES: Requirement = Requirement {
-    what: "nft (router firewall rules)",
-    package: "nftables",
-    paths: &["/usr/sbin/nft", "/sbin/nft"],
-};
-const ETHTOOL: Requirement = Requirement {
-    what: "ethtool (router GRO/GSO settings)",
-    package: "ethtool",
-    paths: &["/usr/sbin/ethtool", "/sbin/ethtool"],
-};
-
 /// Peer tools the side-by-side benchmarks compare against.
 pub const BENCH_TOOLS: &[Requirement] = &[
     Requirement {
@@ -52,28 +22,24 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         paths: &["/usr/bin/wrk"],
     },
     Requirement {
+        what: "pgbench (bench/pg-vs-pgbench.sh)",
+        package: "postgresql-contrib",
+        paths: &["/usr/bin/pgbench"],
+    },
+    Requirement {
         what: "iperf3 (bench/forward-vs-iperf3.sh)",
         package: "iperf3",
         paths: &["/usr/bin/iperf3"],
     },
     Requirement {
-        what: "pgbench (bench/pg-vs-pgbench.sh)",
-        package: "postgresql-contrib",
-        paths: &["/usr/bin/pgbench"],
+        what: "sysbench (bench/mysql-vs-sysbench.sh)",
+        package: "sysbench",
+        paths: &["/usr/bin/sysbench"],
     },
 ];
 
-/// What a server kind needs.
-pub fn for_server(kind: &str) -> Vec<Requirement> {
-    match kind {
-        "nginx" => vec![NGINX],
-        "postgres" => vec![POSTGRES, RUNUSER],
-        "router" => vec![IPROUTE2, NFTABLES, ETHTOOL],
-        _ => Vec::new(),
-    }
-}
-
 impl Requirement {
+    /// Whether any of its paths exists on this machine.
     pub fn installed(&self) -> bool {
         self.paths.iter().any(|p| glob_exists(p))
     }

@@ -1,0 +1,22 @@
+//! What every kind of every family shares: its settings parser and what it
+//! needs installed.
+//!
+//! A *kind* is one value in a family's registry: [`crate::load::KINDS`]
+//! (load generators) and [`crate::target::KINDS`] (servers). Each entry says
+//! its name, how to check and build its settings, and what it needs; nothing
+//! else in the code matches on a kind's name.
+
+pub mod requirements;
+
+pub use requirements::{Requirement, BENCH_TOOLS};
+
+/// Deserializes a kind's settings table (the experiment's `[server]` or
+/// `[load]` table) into its typed settings. The error names the unknown or
+/// mistyped field and says in plain words what to write
+/// ([`crate::spec::plain`]); each family wraps it in its own error type.
+pub fn parse_settings<T: serde::de::DeserializeOwned>(settings: &toml::Table) -> Result<T, String> {
+    crate::spec::plain::from_value(toml::Value::Table(settings.clone()))
+}
+
+#[cfg(test)]
+mod tests;
