@@ -3,6 +3,7 @@
 //! Each pre-aggregates what it saw; the trial merges them once at the end.
 
 use super::frame::{self, FrameSize, SeqTracker};
+use crate::load::http::sys::{now_ns, pin_current_thread};
 use crate::load::result::new_histogram;
 use crate::probe::netns;
 use crate::shutdown::Shutdown;
@@ -16,24 +17,37 @@ use std::time::{Duration, Instant};
 /// Frames handed to the kernel per `sendmmsg`/`recvmmsg` call.
 pub const BATCH: usize = 64;
 
-/// Nanoseconds on CLOCK_MONOTONIC, comparable across this machine's threads.
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime fills the struct we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+/// `BATCH` datagram buffers of `len` bytes, each behind its own iovec and
+/// mmsghdr, as `sendmmsg`/`recvmmsg` take them. The pointers aim into heap
+/// blocks that never move, so the batch itself may move.
+struct MsgBatch {
+    bufs: Vec<Vec<u8>>,
+    _iovs: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
 }
 
-/// Pins the calling thread to one CPU (best effort).
-pub fn pin(cpu: usize) {
-    // SAFETY: sched_setaffinity on this thread with a set we built.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+impl MsgBatch {
+    fn new(len: usize) -> MsgBatch {
+        let mut bufs = vec![vec![0u8; len]; BATCH];
+        let mut iovs: Vec<libc::iovec> = bufs
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: len,
+            })
+            .collect();
+        // SAFETY: a zeroed mmsghdr is valid; each then points at its iovec.
+        let mut msgs: Vec<libc::mmsghdr> =
+            (0..BATCH).map(|_| unsafe { std::mem::zeroed() }).collect();
+        for (m, iov) in msgs.iter_mut().zip(iovs.iter_mut()) {
+            m.msg_hdr.msg_iov = iov;
+            m.msg_hdr.msg_iovlen = 1;
+        }
+        MsgBatch {
+            bufs,
+            _iovs: iovs,
+            msgs,
+        }
     }
 }
 
@@ -72,7 +86,7 @@ fn socket_in(job_ns: &str, bind: SocketAddrV4) -> std::io::Result<Socket> {
 /// frames are due, so the rate holds on average over any ~BATCH frames.
 pub fn send(job: &SendJob, stop: &Shutdown) -> std::io::Result<SendStats> {
     if let Some(cpu) = job.cpu {
-        pin(cpu);
+        let _ = pin_current_thread(&[cpu]);
     }
     // SAFETY: prctl on this thread only; 1ns slack makes short sleeps exact.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64) };
@@ -80,21 +94,7 @@ pub fn send(job: &SendJob, stop: &Shutdown) -> std::io::Result<SendStats> {
     sock.set_send_buffer_size(4 << 20)?;
     sock.connect(&job.to.into())?;
     let fd = sock.as_raw_fd();
-    let len = job.frame.payload();
-    let mut bufs = vec![vec![0u8; len]; BATCH];
-    let mut iovs: Vec<libc::iovec> = bufs
-        .iter_mut()
-        .map(|b| libc::iovec {
-            iov_base: b.as_mut_ptr().cast(),
-            iov_len: len,
-        })
-        .collect();
-    // SAFETY: zeroed mmsghdr is valid; we then point each at its iovec.
-    let mut msgs: Vec<libc::mmsghdr> = (0..BATCH).map(|_| unsafe { std::mem::zeroed() }).collect();
-    for (m, iov) in msgs.iter_mut().zip(iovs.iter_mut()) {
-        m.msg_hdr.msg_iov = iov;
-        m.msg_hdr.msg_iovlen = 1;
-    }
+    let mut batch = MsgBatch::new(job.frame.payload());
     let mut stats = SendStats::default();
     let start = Instant::now();
     let mut seq = 0u64;
@@ -138,11 +138,11 @@ pub fn send(job: &SendJob, stop: &Shutdown) -> std::io::Result<SendStats> {
             None => BATCH,
         };
         let ts = now_ns();
-        for (i, b) in bufs.iter_mut().take(due).enumerate() {
+        for (i, b) in batch.bufs.iter_mut().take(due).enumerate() {
             frame::encode(b, seq + i as u64, ts);
         }
         // SAFETY: msgs point at live iovecs and buffers of `len` bytes.
-        let n = unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), due as u32, 0) };
+        let n = unsafe { libc::sendmmsg(fd, batch.msgs.as_mut_ptr(), due as u32, 0) };
         if n < 0 {
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
@@ -203,25 +203,11 @@ impl Receiver {
     /// Reads until `stop` is set, counting every frame of ours.
     pub fn run(self, stop: &AtomicBool) -> std::io::Result<RecvStats> {
         if let Some(cpu) = self.job.cpu {
-            pin(cpu);
+            let _ = pin_current_thread(&[cpu]);
         }
         let fd = self.sock.as_raw_fd();
         let len = self.job.frame.payload().max(frame::HEADER) + 64;
-        let mut bufs = vec![vec![0u8; len]; BATCH];
-        let mut iovs: Vec<libc::iovec> = bufs
-            .iter_mut()
-            .map(|b| libc::iovec {
-                iov_base: b.as_mut_ptr().cast(),
-                iov_len: len,
-            })
-            .collect();
-        // SAFETY: zeroed mmsghdr is valid; we then point each at its iovec.
-        let mut msgs: Vec<libc::mmsghdr> =
-            (0..BATCH).map(|_| unsafe { std::mem::zeroed() }).collect();
-        for (m, iov) in msgs.iter_mut().zip(iovs.iter_mut()) {
-            m.msg_hdr.msg_iov = iov;
-            m.msg_hdr.msg_iovlen = 1;
-        }
+        let mut batch = MsgBatch::new(len);
         let mut stats = RecvStats {
             seq: SeqTracker::default(),
             datagrams: 0,
@@ -230,7 +216,13 @@ impl Receiver {
         loop {
             // SAFETY: msgs point at live buffers of `len` bytes.
             let n = unsafe {
-                libc::recvmmsg(fd, msgs.as_mut_ptr(), BATCH as u32, 0, std::ptr::null_mut())
+                libc::recvmmsg(
+                    fd,
+                    batch.msgs.as_mut_ptr(),
+                    BATCH as u32,
+                    0,
+                    std::ptr::null_mut(),
+                )
             };
             if n <= 0 {
                 let e = std::io::Error::last_os_error();
@@ -244,7 +236,7 @@ impl Receiver {
                 continue;
             }
             let now = now_ns();
-            for (m, b) in msgs.iter().zip(&bufs).take(n as usize) {
+            for (m, b) in batch.msgs.iter().zip(&batch.bufs).take(n as usize) {
                 stats.datagrams += 1;
                 if let Some((seq, ts)) = frame::decode(&b[..m.msg_len as usize]) {
                     stats.seq.observe(seq);

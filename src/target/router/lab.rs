@@ -141,37 +141,14 @@ impl Lab {
             (&t.b.netns, B_IF, 3, &t.r.netns, R_B_IF, 4),
         ];
         for (ns, ifname, m, peer_ns, peer, pm) in pairs {
-            self.ip(
-                ns,
-                &[
-                    "link",
-                    "add",
-                    ifname,
-                    "address",
-                    &mac(m),
-                    "numtxqueues",
-                    &q,
-                    "numrxqueues",
-                    &q,
-                    "mtu",
-                    &mtu,
-                    "type",
-                    "veth",
-                    "peer",
-                    "name",
-                    peer,
-                    "address",
-                    &mac(pm),
-                    "numtxqueues",
-                    &q,
-                    "numrxqueues",
-                    &q,
-                    "mtu",
-                    &mtu,
-                    "netns",
-                    peer_ns,
-                ],
-            )?;
+            let side =
+                |mac: String| format!("address {mac} numtxqueues {q} numrxqueues {q} mtu {mtu}");
+            let args = format!(
+                "link add {ifname} {} type veth peer name {peer} {} netns {peer_ns}",
+                side(mac(m)),
+                side(mac(pm))
+            );
+            self.ip(ns, &args.split(' ').collect::<Vec<_>>())?;
         }
         let addrs = [
             (&t.a.netns, A_IF, A_ADDR, R_A_ADDR, mac(2)),
