@@ -25,6 +25,7 @@ pub mod ports;
 pub mod postgres;
 pub mod process;
 pub mod router;
+pub mod rundir;
 
 pub use kind::ServerKind;
 
@@ -140,6 +141,11 @@ pub trait Target: Send {
     /// Settings worth recording with every trial beyond the version and
     /// config (the router's lab: queues, RPS, firewall, namespaces).
     fn describe(&self) -> Option<serde_json::Value> {
+        None
+    }
+    /// The loopback port the settings fix, if any (`None`: a free port is
+    /// picked at start). The runner refuses a busy fixed port before a sweep.
+    fn fixed_port(&self) -> Option<u16> {
         None
     }
 }
