@@ -12,6 +12,8 @@
 
 #[cfg(test)]
 mod fake;
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
+pub mod forward;
 pub(crate) mod gate;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod http;
@@ -32,6 +34,7 @@ pub const KINDS: &[&LoadKind] = &[
     &http::LOAD_KIND,
     &pg::LOAD_KIND,
     &mysql::LOAD_KIND,
+    &forward::LOAD_KIND,
     #[cfg(test)]
     &fake::LOAD_KIND,
 ];
