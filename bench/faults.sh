@@ -43,8 +43,10 @@ for tool in sqlite3 nginx python3 mount; do
 done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-(cd "$ROOT" && cargo build --release --quiet) || exit 2
-SCALELAB=$ROOT/target/release/scalelab
+# A debug build: the matrix checks what is stored and what is left, not
+# speed, and the debug build is the one the test suite keeps warm.
+(cd "$ROOT" && cargo build --quiet) || exit 2
+SCALELAB=$ROOT/target/debug/scalelab
 WORK=$(mktemp -d /var/tmp/scalelab-faults.XXXXXX)
 export SCALELAB_WORKDIR=$WORK/work
 MNT=
