@@ -48,6 +48,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 (cd "$ROOT" && cargo build --quiet) || exit 2
 SCALELAB=$ROOT/target/debug/scalelab
 WORK=$(mktemp -d /var/tmp/scalelab-faults.XXXXXX)
+chmod 755 "$WORK" # the postgres and mysql users must reach their data directories
 export SCALELAB_WORKDIR=$WORK/work
 MNT=
 cleanup() {
@@ -127,6 +128,7 @@ master_pid() {
 # server runs in its own session) and the master's children (PostgreSQL
 # backends make sessions of their own).
 server_pids() {
+    [ -n "$1" ] || return 0
     { pgrep -g "$1"; pgrep -P "$1"; echo "$1"; } | sort -un
 }
 # left_running: what is still running a few seconds after scalelab ended.
