@@ -296,6 +296,10 @@ fn reply_result(host: &Host, w: WireResult) -> Result<LoadResult, RemoteError> {
     })
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,8 +311,4 @@ mod tests {
         assert_eq!(start_lead(&[100_000, 2_500_000]), Duration::from_millis(50));
         assert_eq!(start_lead(&[10_000_000_000]), MAX_START_LEAD);
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

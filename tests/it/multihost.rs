@@ -249,6 +249,7 @@ fn a_client_killed_mid_trial_fails_that_trial_naming_the_host() {
         assert!(Instant::now() < deadline, "no agent on the client host");
         std::thread::sleep(Duration::from_millis(100));
     };
+    // SAFETY: kill(2) on a PID we just read from the lab host's namespace.
     unsafe { libc::kill(victim as i32, libc::SIGKILL) };
     let out = child.wait_with_output().unwrap();
     let data = Store::open(&dir.path().join("s.sqlite"))
