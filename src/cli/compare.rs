@@ -1,6 +1,7 @@
 //! `scalelab compare`: two runs point by point, benchstat style.
-use scalelab::analysis::compare::{delta_cell, sentence_for, Verdict, DEFAULT_NOISE};
+use scalelab::analysis::compare::{sentence_for, Verdict, DEFAULT_NOISE};
 use scalelab::analysis::runs::{compare_runs, RunComparison};
+use scalelab::report::verdict;
 use scalelab::store::Store;
 use std::path::Path;
 
@@ -55,6 +56,7 @@ fn render(c: &RunComparison) -> String {
         out += "no point was measured in both runs\n";
     } else {
         out += &table(c, &a, &b);
+        out += &format!("\n{}\n", verdict::legend());
     }
     for (which, list) in [(&a, &c.only_in_a), (&b, &c.only_in_b)] {
         if !list.is_empty() {
@@ -64,7 +66,12 @@ fn render(c: &RunComparison) -> String {
     let verdicts: Vec<String> = c
         .points
         .iter()
-        .filter(|p| matches!(p.comparison.verdict, Verdict::Faster | Verdict::Slower))
+        .filter(|p| {
+            matches!(
+                p.comparison.verdict,
+                Verdict::Faster | Verdict::Slower | Verdict::NotComparable { .. }
+            )
+        })
         .map(|p| {
             format!(
                 "  {} {}: {}",
@@ -82,12 +89,13 @@ fn render(c: &RunComparison) -> String {
 }
 
 fn table(c: &RunComparison, a: &str, b: &str) -> String {
+    let stat = c.statistic.as_str();
     let mut rows = vec![[
         "system".to_string(),
         "point".to_string(),
-        format!("{a} median"),
-        format!("{b} median"),
-        "delta".to_string(),
+        format!("{a} {stat}"),
+        format!("{b} {stat}"),
+        format!("delta of {stat}s"),
     ]];
     for p in &c.points {
         let system = if p.system == p.system_b {
@@ -100,7 +108,7 @@ fn table(c: &RunComparison, a: &str, b: &str) -> String {
             p.point.clone(),
             with_spread(p.median_a, p.spread_a),
             with_spread(p.median_b, p.spread_b),
-            delta_cell(&p.comparison),
+            verdict::short(&p.comparison).0,
         ]);
     }
     if let Some(g) = c.geomean_ratio {

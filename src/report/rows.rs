@@ -6,7 +6,7 @@
 use super::fits::{fit_series, rank, Rank, SeriesFit};
 use super::layout::Layout;
 use super::probe_view::{self, CpuShares};
-use crate::analysis::compare::{compare, Comparison};
+use crate::analysis::compare::{compare_by, too_many_errors, Comparison};
 use crate::analysis::summary::{summarize, Headline, Summary};
 use crate::load::result::ErrorCounts;
 use crate::store::{Point, RunData, Trial, TrialStatus};
@@ -56,6 +56,10 @@ pub struct Cell {
     /// Summed over successful trials.
     pub errors: ErrorCounts,
     pub requests: u64,
+    /// `32948 errors (31042 timeouts, 1906 connect)` when the errors exceed
+    /// [`crate::analysis::compare::MAX_ERROR_RATE`] of the attempts: the
+    /// cell is then in no verdict and no ranking.
+    pub not_comparable: Option<String>,
     pub summary: Option<Summary>,
     /// Against the baseline system at the same point.
     pub comparison: Option<Comparison>,
@@ -142,6 +146,32 @@ impl Aggregate {
         self.headline.as_str()
     }
 
+    /// What actually ran: `2 points (connections=4, connections=64), 2
+    /// trials per point and system` (a quick run's sweep, not the file's).
+    pub fn ran(&self) -> String {
+        let mut labels: Vec<String> = self.points.iter().take(8).map(|p| p.label()).collect();
+        if self.points.len() > 8 {
+            labels.push("…".into());
+        }
+        let counts: Vec<usize> = self.cells.iter().map(Cell::trials).collect();
+        let (lo, hi) = (
+            counts.iter().min().copied().unwrap_or(0),
+            counts.iter().max().copied().unwrap_or(0),
+        );
+        let trials = if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        };
+        format!(
+            "{} point{} ({}), {trials} trial{} per point and system",
+            self.points.len(),
+            if self.points.len() == 1 { "" } else { "s" },
+            labels.join(", "),
+            if hi == 1 { "" } else { "s" }
+        )
+    }
+
     /// All failed trials, with the cell they belong to.
     pub fn failures(&self) -> impl Iterator<Item = (&Cell, &TrialNote)> {
         self.cells
@@ -204,17 +234,32 @@ pub fn analyse(agg: &mut Aggregate) {
         c.summary = summarize(&c.throughput, agg.headline);
     }
     if let Some(base) = agg.baseline.clone() {
-        let base_values: Vec<(u32, Vec<f64>)> = agg
+        let base_values: Vec<(u32, Vec<f64>, Option<String>)> = agg
             .cells
             .iter()
             .filter(|c| c.system == base)
-            .map(|c| (c.point.index, c.throughput.clone()))
+            .map(|c| {
+                (
+                    c.point.index,
+                    c.throughput.clone(),
+                    c.not_comparable.clone(),
+                )
+            })
             .collect();
         for c in agg.cells.iter_mut().filter(|c| c.system != base) {
-            let at = base_values.iter().find(|(i, _)| *i == c.point.index);
-            if let Some((_, b)) = at.filter(|(_, b)| !b.is_empty()) {
+            let at = base_values.iter().find(|(i, ..)| *i == c.point.index);
+            if let Some((_, b, base_errors)) = at.filter(|(_, b, _)| !b.is_empty()) {
                 if !c.throughput.is_empty() {
-                    c.comparison = Some(compare(b, &c.throughput, NOISE));
+                    let cmp = compare_by(b, &c.throughput, NOISE, agg.headline);
+                    let why = c
+                        .not_comparable
+                        .as_ref()
+                        .map(|r| format!("{r} in {}", c.system))
+                        .or_else(|| base_errors.as_ref().map(|r| format!("{r} in {base}")));
+                    c.comparison = Some(match why {
+                        Some(reason) => cmp.not_comparable(reason),
+                        None => cmp,
+                    });
                 }
             }
         }
@@ -289,6 +334,8 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
         latency: latency(&ok),
         gbit_s: median_of(&ok, |t| t.measurement.as_ref().map(|m| m.gbit_s)),
         server: server(&ok),
+        not_comparable: too_many_errors(errors.total(), requests)
+            .then(|| format!("{} errors ({})", errors.total(), errors.kinds())),
         errors,
         requests,
         summary: None,

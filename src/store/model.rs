@@ -138,6 +138,9 @@ pub struct Run {
     pub baseline: Option<String>,
     /// The headline statistic: `median` or `best`.
     pub headline: String,
+    /// Run with `--quick`: the experiment's `[quick]` sweep and trials.
+    #[serde(default)]
+    pub quick: bool,
 }
 
 /// A run with all its trials.

@@ -56,6 +56,69 @@ fn a_run_stores_every_trial_and_reports() {
     assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
 }
 
+/// A real nginx with too few `worker_connections` for the load drops
+/// connections: its point is "not comparable" in the terminal, the report
+/// and `compare`, and the ranking leaves it out.
+#[test]
+fn errors_above_the_threshold_make_a_point_not_comparable() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = experiment(
+        dir.path(),
+        "[sweep]\nconnections = [48]\n[trials]\nduration = \"400ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\n\
+         [[system]]\nlabel = \"roomy\"\nbaseline = true\nserver = { worker_connections = 1024 }\n\
+         [[system]]\nlabel = \"cramped\"\nserver = { worker_connections = 16 }\n",
+    );
+    let store = dir.path().join("s.sqlite");
+    let html = dir.path().join("r.html");
+    let out = run_cmd(dir.path(), &store, &exp)
+        .args(["-o", html.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}{text}", stderr(&out));
+    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    let cramped_errors: u64 = data
+        .trials
+        .iter()
+        .filter(|t| t.system == "cramped")
+        .filter_map(|t| t.measurement.as_ref())
+        .map(|m| m.errors.total())
+        .sum();
+    assert!(
+        cramped_errors > 0,
+        "nginx with 16 worker_connections dropped nothing"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.contains("cramped"))
+        .unwrap_or_else(|| panic!("no cramped row:\n{text}"));
+    assert!(
+        row.contains(&format!("✗ not comparable: {cramped_errors} errors (")),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 point left out: errors above 0.1% of requests"),
+        "{text}"
+    );
+    let report = std::fs::read_to_string(&html).unwrap();
+    assert!(report.contains(r#"class="first excluded""#) || report.contains(r#"class="excluded""#));
+    assert!(report.contains("not comparable: "));
+    let cmp = scalelab()
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "compare",
+            "latest",
+            "latest",
+        ])
+        .output()
+        .unwrap();
+    let cmp_text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    let line = cmp_text.lines().find(|l| l.starts_with("cramped")).unwrap();
+    assert!(line.contains("✗ not comparable"), "{cmp_text}");
+}
+
 /// `scalelab --store STORE run EXP` with its servers and report inside `dir`.
 fn run_cmd(dir: &Path, store: &Path, exp: &Path) -> std::process::Command {
     let mut cmd = scalelab();
