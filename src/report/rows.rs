@@ -10,6 +10,7 @@ use crate::analysis::compare::{compare_by, too_many_errors, Comparison};
 use crate::analysis::summary::{summarize, Headline, Summary};
 use crate::load::result::ErrorCounts;
 use crate::store::{Point, RunData, Trial, TrialStatus};
+use crate::units::RateUnit;
 
 /// Relative differences below this are never called a difference (2%).
 pub const NOISE: f64 = 0.02;
@@ -223,7 +224,7 @@ pub fn collect(data: &RunData) -> Aggregate {
         cells,
         fits: Vec::new(),
         ranking: Vec::new(),
-        unit: throughput_unit(data),
+        unit: throughput_unit(data, &mut notes).as_str(),
         notes,
     }
 }
@@ -407,25 +408,25 @@ fn median_of(trials: &[&Trial], f: impl Fn(&Trial) -> Option<f64>) -> Option<f64
     })
 }
 
-/// The throughput unit, from the load kind: the trials' context `driver`
-/// (or `protocol`), else `load.kind` in the experiment file. PostgreSQL
-/// counts transactions, DNS queries, anything else requests.
-fn throughput_unit(data: &RunData) -> &'static str {
-    let named = |t: &Trial| {
-        ["driver", "protocol"]
-            .iter()
-            .find_map(|k| t.context.get(*k).and_then(|v| v.as_str()))
-            .map(str::to_ascii_lowercase)
+/// The throughput unit: the one the run's load kind declares (from the
+/// experiment file as run). A kind this scalelab does not know (a store
+/// written by a newer version) gets `requests/s` and a note saying so.
+fn throughput_unit(data: &RunData, notes: &mut Vec<String>) -> RateUnit {
+    let doc: Option<toml::Table> = data.run.experiment.parse().ok();
+    let name = doc
+        .as_ref()
+        .and_then(|d| d.get("load")?.get("kind")?.as_str().map(str::to_string));
+    let Some(name) = name else {
+        return RateUnit::Requests;
     };
-    let from_file = || {
-        let doc: toml::Table = data.run.experiment.parse().ok()?;
-        let kind = doc.get("load")?.get("kind")?.as_str()?;
-        Some(kind.to_ascii_lowercase())
-    };
-    match data.trials.iter().find_map(named).or_else(from_file) {
-        Some(d) if d.starts_with("pg") || d.contains("postgres") => "transactions/s",
-        Some(d) if d.contains("dns") => "queries/s",
-        _ => "requests/s",
+    match crate::load::kind(&name) {
+        Ok(kind) => kind.unit,
+        Err(_) => {
+            notes.push(format!(
+                "unknown load kind `{name}`; throughput is shown as requests/s"
+            ));
+            RateUnit::Requests
+        }
     }
 }
 
@@ -465,10 +466,16 @@ mod tests {
     #[test]
     fn the_unit_follows_the_load_kind() {
         let mut data = crate::report::test_support::run_data(&["a", "b"]);
-        assert_eq!(throughput_unit(&data), "requests/s");
+        let unit = |data: &RunData| {
+            let mut notes = Vec::new();
+            (throughput_unit(data, &mut notes).as_str(), notes.len())
+        };
+        assert_eq!(unit(&data), ("requests/s", 0));
         data.run.experiment = "[load]\nkind = \"pg\"\nscript = \"select-only\"\n".into();
-        assert_eq!(throughput_unit(&data), "transactions/s");
-        data.trials[0].context = serde_json::json!({"driver": "dns"});
-        assert_eq!(throughput_unit(&data), "queries/s");
+        assert_eq!(unit(&data), ("transactions/s", 0));
+        data.run.experiment = "[load]\nkind = \"fake\"\n".into();
+        assert_eq!(unit(&data), ("frames/s", 0));
+        data.run.experiment = "[load]\nkind = \"carrier-pigeon\"\n".into();
+        assert_eq!(unit(&data), ("requests/s", 1));
     }
 }

@@ -2,11 +2,14 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod analysis;
+mod doctor;
 mod http_driver;
+mod lifecycle;
 mod nginx;
 mod postgres;
 mod probe;
 mod report;
 mod runner;
 mod spec_errors;
+mod store_compat;
 mod support;
