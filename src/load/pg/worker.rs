@@ -9,7 +9,7 @@
 
 use super::conn::Conn;
 use super::conninfo::ConnConfig;
-use super::script::{ScriptKind, STATEMENT_NAMES};
+use super::script::{QueryMode, ScriptKind, STATEMENT_NAMES};
 use super::timerfd::TimerFd;
 use crate::load::{result::new_histogram, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
@@ -34,6 +34,9 @@ const TIMEOUT_SCAN: Duration = Duration::from_millis(100);
 pub(super) struct Shared {
     pub cfg: ConnConfig,
     pub script: ScriptKind,
+    pub mode: QueryMode,
+    /// Completed transactions, counted live for a progress display.
+    pub progress: Option<std::sync::Arc<AtomicU64>>,
     pub scale: i64,
     pub max_tries: u32,
     pub spec: LoadSpec,
@@ -92,6 +95,9 @@ impl Ctx<'_> {
             since = since.min(duration - Duration::from_nanos(1));
         }
         self.result.record(latency, since);
+        if let Some(p) = &self.shared.progress {
+            p.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     pub fn note_connect_error(&mut self, e: &std::io::Error) {
@@ -210,7 +216,7 @@ impl<'a> Worker<'a> {
                 stage: Stage::Warm,
                 start: Instant::now(),
                 interval: interval(&shared.spec),
-                prepare: prepare_message(shared.script),
+                prepare: prepare_message(shared.script, shared.mode),
                 rollback: rollback_message(),
                 blocking_io: count == 1
                     && shared.spec.pacing == Pacing::Closed
@@ -364,8 +370,13 @@ fn interval(spec: &LoadSpec) -> Option<Duration> {
     }
 }
 
-fn prepare_message(script: ScriptKind) -> BytesMut {
+/// The statements to parse once per connection: the script's, named, in
+/// prepared mode; none otherwise.
+fn prepare_message(script: ScriptKind, mode: QueryMode) -> BytesMut {
     let mut out = BytesMut::new();
+    if mode != QueryMode::Prepared {
+        return out;
+    }
     let stmts = script.statements();
     super::codec::prepare_all(
         STATEMENT_NAMES
