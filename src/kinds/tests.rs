@@ -73,11 +73,12 @@ label = "fast"
 server = { speed = 3 }
 "#;
 
-#[test]
-fn a_fake_kind_runs_end_to_end_through_the_registry() {
+/// Runs `text` through the real runner into a fresh store; returns the
+/// stored run and how many trials ran.
+fn run_fake(text: &str) -> (crate::store::RunData, u32) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fake.toml");
-    std::fs::write(&path, FAKE_EXPERIMENT).unwrap();
+    std::fs::write(&path, text).unwrap();
     let exp = Experiment::load(&path, false).unwrap();
     let mut store = Store::open(&dir.path().join("s.sqlite")).unwrap();
     let opts = RunOptions {
@@ -86,8 +87,14 @@ fn a_fake_kind_runs_end_to_end_through_the_registry() {
         progress: false,
     };
     let summary = runner::run(&exp, &mut store, &opts, &Shutdown::new()).unwrap();
-    assert_eq!((summary.trials_run, summary.trials_failed), (16, 0));
-    let data = store.load_run("latest").unwrap();
+    assert_eq!(summary.trials_failed, 0);
+    (store.load_run("latest").unwrap(), summary.trials_run)
+}
+
+#[test]
+fn a_fake_kind_runs_end_to_end_through_the_registry() {
+    let (data, trials) = run_fake(FAKE_EXPERIMENT);
+    assert_eq!(trials, 16);
     // 50 frames per connection per second over 0.2 s, times the speed.
     let at = |system: &str, point: u32| {
         let t = data.trials_at(system, point).next().unwrap();
@@ -110,4 +117,29 @@ fn a_fake_kind_is_checked_by_its_own_rules() {
     let bad = FAKE_EXPERIMENT.replace("frames = 50", "frames = \"many\"");
     let err = Experiment::parse(std::path::Path::new("f.toml"), &bad, false).unwrap_err();
     assert!(err.to_string().contains("expected u64"), "{err}");
+}
+
+/// `[trials] noise` is stored with the run, printed in the header and used
+/// for the verdicts: a deterministic +20% is a difference under the default
+/// 2% floor and noise under a 30% one.
+#[test]
+fn the_runs_own_noise_floor_prints_and_judges() {
+    let plus_20 = FAKE_EXPERIMENT
+        .replace("speed = 3 }", "speed = 1 }\nload = { frames = 60 }")
+        .replace("connections = [1, 2]", "connections = [1]");
+    let (data, _) = run_fake(&plus_20);
+    assert_eq!(data.run.noise, 0.02);
+    let text = crate::report::terminal::render_width(&data, false, 120);
+    assert!(text.contains("2% noise floor"), "{text}");
+    assert!(text.contains("+20.0% (p="), "{text}");
+
+    let noisy = plus_20.replace("warmup = \"0s\"", "warmup = \"0s\"\nnoise = 0.3");
+    let (data, _) = run_fake(&noisy);
+    assert_eq!(data.run.noise, 0.3);
+    let text = crate::report::terminal::render_width(&data, false, 120);
+    assert!(text.contains("(Mann-Whitney U, 30% noise floor)"), "{text}");
+    assert!(!text.contains("+20.0% (p="), "{text}");
+    assert!(text.contains("~ (p="), "{text}");
+    let html = crate::report::html::render(&data);
+    assert!(html.contains("or under the 30% noise floor"));
 }

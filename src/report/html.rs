@@ -163,7 +163,7 @@ fn summary(agg: &Aggregate) -> String {
         let _ = write!(
             out,
             r#"<p class="ranking">{}</p>{}<p class="muted">Throughput relative to {}: geometric mean over {points} shared point{} of the {} throughput ratio.</p>"#,
-            escape(&ranking_line(&agg.ranking)),
+            escape(&ranking_line(&agg.ranking, agg.noise)),
             status(agg),
             escape(agg.baseline.as_deref().unwrap_or("the baseline")),
             if points == 1 { "" } else { "s" },
@@ -217,7 +217,10 @@ fn status(agg: &Aggregate) -> String {
         Standing::NotSignificant { .. } => "status-ns",
         Standing::TooFewTrials { .. } => "status-few",
     };
-    format!(r#"<p class="status {class}">{}</p>"#, escape(&s.sentence()))
+    format!(
+        r#"<p class="status {class}">{}</p>"#,
+        escape(&s.sentence(agg.noise))
+    )
 }
 
 fn warnings(agg: &Aggregate) -> String {

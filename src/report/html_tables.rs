@@ -243,7 +243,7 @@ pub fn verdicts(agg: &Aggregate) -> String {
     let _ = write!(
         out,
         r#"<p class="muted">Change: ratio of the {stat}s. 95% CI: percentile bootstrap of the ratio of medians (none for best). p: two-sided Mann-Whitney U. {}.</p>"#,
-        escape(&verdict::legend())
+        escape(&verdict::legend(agg.noise))
     );
     out
 }

@@ -12,9 +12,6 @@ use crate::load::result::ErrorCounts;
 use crate::store::{Point, RunData, Trial, TrialStatus};
 use crate::units::RateUnit;
 
-/// Relative differences below this are never called a difference (2%).
-pub const NOISE: f64 = 0.02;
-
 /// Everything the reports show about one run.
 #[derive(Clone, Debug)]
 pub struct Aggregate {
@@ -31,8 +28,11 @@ pub struct Aggregate {
     pub fits: Vec<SeriesFit>,
     /// Relative throughput against the baseline, best first.
     pub ranking: Vec<Rank>,
-    /// `requests/s`, `transactions/s` or `queries/s`.
+    /// What the throughput counts, from the run's load kind.
     pub unit: &'static str,
+    /// The run's `[trials] noise`: relative differences below it are never
+    /// called a difference.
+    pub noise: f64,
     /// Caveats about the run as a whole.
     pub notes: Vec<String>,
 }
@@ -225,6 +225,7 @@ pub fn collect(data: &RunData) -> Aggregate {
         fits: Vec::new(),
         ranking: Vec::new(),
         unit: throughput_unit(data, &mut notes).as_str(),
+        noise: data.run.noise,
         notes,
     }
 }
@@ -251,7 +252,7 @@ pub fn analyse(agg: &mut Aggregate) {
             let at = base_values.iter().find(|(i, ..)| *i == c.point.index);
             if let Some((_, b, base_errors)) = at.filter(|(_, b, _)| !b.is_empty()) {
                 if !c.throughput.is_empty() {
-                    let cmp = compare_by(b, &c.throughput, NOISE, agg.headline);
+                    let cmp = compare_by(b, &c.throughput, agg.noise, agg.headline);
                     let why = c
                         .not_comparable
                         .as_ref()
@@ -408,18 +409,12 @@ fn median_of(trials: &[&Trial], f: impl Fn(&Trial) -> Option<f64>) -> Option<f64
     })
 }
 
-/// The throughput unit: the one the run's load kind declares (from the
-/// experiment file as run). A kind this scalelab does not know (a store
-/// written by a newer version) gets `requests/s` and a note saying so.
+/// The throughput unit: the one the run's load kind declares. A kind this
+/// scalelab does not know (a store written by a newer version) gets
+/// `requests/s` and a note saying so.
 fn throughput_unit(data: &RunData, notes: &mut Vec<String>) -> RateUnit {
-    let doc: Option<toml::Table> = data.run.experiment.parse().ok();
-    let name = doc
-        .as_ref()
-        .and_then(|d| d.get("load")?.get("kind")?.as_str().map(str::to_string));
-    let Some(name) = name else {
-        return RateUnit::Requests;
-    };
-    match crate::load::kind(&name) {
+    let name = &data.run.load_kind;
+    match crate::load::kind(name) {
         Ok(kind) => kind.unit,
         Err(_) => {
             notes.push(format!(
@@ -471,11 +466,11 @@ mod tests {
             (throughput_unit(data, &mut notes).as_str(), notes.len())
         };
         assert_eq!(unit(&data), ("requests/s", 0));
-        data.run.experiment = "[load]\nkind = \"pg\"\nscript = \"select-only\"\n".into();
+        data.run.load_kind = "pg".into();
         assert_eq!(unit(&data), ("transactions/s", 0));
-        data.run.experiment = "[load]\nkind = \"fake\"\n".into();
+        data.run.load_kind = "fake".into();
         assert_eq!(unit(&data), ("frames/s", 0));
-        data.run.experiment = "[load]\nkind = \"carrier-pigeon\"\n".into();
+        data.run.load_kind = "carrier-pigeon".into();
         assert_eq!(unit(&data), ("requests/s", 1));
     }
 }

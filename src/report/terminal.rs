@@ -66,7 +66,10 @@ fn header(agg: &Aggregate, run: &Run, color: bool) -> String {
     let base = agg
         .baseline
         .as_deref()
-        .map(|b| format!("; verdicts against {b} (Mann-Whitney U, 2% noise floor)"))
+        .map(|b| {
+            let floor = format::percent_fine(agg.noise);
+            format!("; verdicts against {b} (Mann-Whitney U, {floor} noise floor)")
+        })
         .unwrap_or_default();
     let _ = writeln!(
         out,
@@ -209,7 +212,7 @@ fn table_notes(agg: &Aggregate) -> String {
         .iter()
         .filter_map(|c| c.comparison.as_ref().map(|cmp| &cmp.verdict))
         .collect();
-    for (mark, meaning) in verdict::legend_items() {
+    for (mark, meaning) in verdict::legend_items(agg.noise) {
         let used = shown.iter().any(|v| verdict::mark(v) == Some(mark));
         if used {
             let _ = writeln!(out, "  {mark} {meaning}");
@@ -237,13 +240,13 @@ fn ranking(agg: &Aggregate, color: bool) -> String {
                 Standing::NotSignificant { .. } => Style::Dim,
                 Standing::TooFewTrials { .. } => Style::Yellow,
             };
-            format!("  {}\n", style.paint(&s.sentence(), color))
+            format!("  {}\n", style.paint(&s.sentence(agg.noise), color))
         })
         .unwrap_or_default();
     format!(
         "\n{} {}\n{status}  (geometric mean over {points} point{} of the {} throughput relative to {})\n",
         Style::Bold.paint("Ranking:", color),
-        ranking_line(&agg.ranking),
+        ranking_line(&agg.ranking, agg.noise),
         if points == 1 { "" } else { "s" },
         agg.headline_word(),
         agg.baseline.as_deref().unwrap_or("the baseline")

@@ -21,11 +21,15 @@ pub const TOO_FEW: char = '?';
 pub const EXCLUDED: char = '✗';
 
 /// What each mark means, printed under the tables that use it.
-pub fn legend_items() -> [(char, String); 3] {
+/// `noise` is the run's noise floor (0.02 = 2%).
+pub fn legend_items(noise: f64) -> [(char, String); 3] {
     [
         (
             SAME,
-            "no significant difference (Mann-Whitney p ≥ 0.05, or under the 2% noise floor)".into(),
+            format!(
+                "no significant difference (Mann-Whitney p ≥ 0.05, or under the {} noise floor)",
+                format::percent_fine(noise)
+            ),
         ),
         (
             TOO_FEW,
@@ -42,8 +46,8 @@ pub fn legend_items() -> [(char, String); 3] {
 }
 
 /// Every mark's meaning on one line.
-pub fn legend() -> String {
-    legend_items()
+pub fn legend(noise: f64) -> String {
+    legend_items(noise)
         .iter()
         .map(|(m, t)| format!("{m} {t}"))
         .collect::<Vec<_>>()
@@ -134,7 +138,16 @@ mod tests {
                 Tone::Worse
             )
         );
-        assert!(legend().contains("0.1% of requests"), "{}", legend());
+        assert!(
+            legend(0.02).contains("0.1% of requests"),
+            "{}",
+            legend(0.02)
+        );
+        assert!(
+            legend(0.02).contains("under the 2% noise floor"),
+            "{}",
+            legend(0.02)
+        );
         assert_eq!(
             ci(&cmp(1.12, None, Verdict::Faster)).unwrap(),
             "+9.0% .. +15.0%"

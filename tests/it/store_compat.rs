@@ -33,6 +33,16 @@ fn a_version_1_store_opens_and_reports_its_numbers() {
     assert_eq!(before.len(), 8);
     let data = Store::open(&path).unwrap().load_run("1").unwrap();
     assert_eq!(data.systems(), vec!["1 worker", "2 workers"]);
+    // Version 2 filled the run's load kind and noise from its experiment.
+    assert_eq!(
+        (data.run.load_kind.as_str(), data.run.noise),
+        ("http", 0.02)
+    );
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, scalelab::store::SCHEMA_VERSION);
     let typed: Vec<f64> = data.trials.iter().filter_map(|t| t.throughput()).collect();
     assert_eq!(typed, before);
     let text = scalelab::report::terminal::render_width(&data, false, 120);
@@ -56,4 +66,31 @@ fn the_binary_exports_a_version_1_store() {
     let csv = support::stdout(&out);
     assert_eq!(csv.lines().count(), 9, "{csv}");
     assert!(csv.contains("43775.89"), "{csv}");
+}
+
+#[test]
+fn upgrading_keeps_a_declared_noise_and_refuses_newer_stores() {
+    let (_dir, path) = copy_of("stores/quickstart-v1.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let text: String = conn
+            .query_row("SELECT experiment FROM runs WHERE id = 1", [], |r| r.get(0))
+            .unwrap();
+        let text = text.replace(
+            "restart = \"per_point\"",
+            "restart = \"per_point\"\nnoise = 0.3",
+        );
+        conn.execute("UPDATE runs SET experiment = ?1 WHERE id = 1", [text])
+            .unwrap();
+    }
+    let data = Store::open(&path).unwrap().load_run("1").unwrap();
+    assert_eq!(data.run.noise, 0.3);
+    let text = scalelab::report::terminal::render_width(&data, false, 120);
+    assert!(text.contains("30% noise floor"), "{text}");
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+    let err = Store::open(&path).err().unwrap().to_string();
+    assert!(err.contains("schema version 99, newer than"), "{err}");
 }
