@@ -49,7 +49,7 @@ pub struct LoadPgArgs {
     /// latency counts from each transaction's scheduled start (pgbench -R).
     #[arg(long, short = 'R', value_name = "TPS")]
     pub rate: Option<f64>,
-    /// Print throughput and latency every SEC seconds to stderr (pgbench
+    /// Print the throughput of the last SEC seconds to stderr (pgbench
     /// -P).
     #[arg(short = 'P', long, value_name = "SEC", value_parser = clap::value_parser!(u32).range(1..))]
     pub progress: Option<u32>,
@@ -174,7 +174,8 @@ fn report_progress_while<T>(
     out
 }
 
-fn spec(a: &LoadPgArgs) -> LoadSpec {
+/// The load shape the arguments ask for (checked by `LoadSpec::validate`).
+pub fn spec(a: &LoadPgArgs) -> LoadSpec {
     let mut spec = LoadSpec::closed(a.clients, a.threads(), a.duration);
     spec.timeout = a.timeout;
     if let Some(rate) = a.rate {
