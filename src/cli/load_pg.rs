@@ -151,20 +151,19 @@ fn report_progress_while<T>(
     let reporter = {
         let done = done.clone();
         std::thread::spawn(move || {
+            // Lines at nominal times (1.0 s, 2.0 s, ...), as pgbench prints
+            // them; the rate is over the interval actually elapsed.
             let start = std::time::Instant::now();
-            let (mut last_at, mut last_n) = (start, 0);
+            let (mut last_at, mut last_n, mut k) = (start, 0, 1u32);
             while !done.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(50));
-                if last_at.elapsed() < every {
+                std::thread::sleep(Duration::from_millis(20));
+                if start.elapsed() < every * k {
                     continue;
                 }
                 let (now, n) = (std::time::Instant::now(), counter.load(Ordering::Relaxed));
                 let tps = (n - last_n) as f64 / (now - last_at).as_secs_f64();
-                eprintln!(
-                    "progress: {:.1} s, {tps:.1} tps",
-                    (now - start).as_secs_f64()
-                );
-                (last_at, last_n) = (now, n);
+                eprintln!("progress: {:.1} s, {tps:.1} tps", (every * k).as_secs_f64());
+                (last_at, last_n, k) = (now, n, k + 1);
             }
         })
     };
