@@ -137,7 +137,7 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     } else {
         print_summary(a, scale, &result);
     }
-    Ok(if result.requests == 0 { 1 } else { 0 })
+    Ok(super::exit::for_load(result.requests, shutdown))
 }
 
 /// Runs `work`, printing pgbench's `progress: 5.0 s, 12345.6 tps` line to

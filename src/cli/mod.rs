@@ -3,7 +3,9 @@
 
 pub mod compare;
 pub mod doctor;
+pub mod exit;
 pub mod load_http;
+pub mod load_mysql;
 pub mod load_pg;
 pub mod model;
 pub mod report;
@@ -20,7 +22,8 @@ pub const DEFAULT_STORE: &str = "scalelab.sqlite";
 #[command(
     name = "scalelab",
     version,
-    about = "Measure how servers and the systems under them scale."
+    about = "Measure how servers and the systems under them scale.",
+    after_help = exit::HELP
 )]
 pub struct Cli {
     /// SQLite store holding every run and trial [env: SCALELAB_STORE]
@@ -59,6 +62,8 @@ pub enum LoadCommand {
     Http(load_http::LoadHttpArgs),
     /// PostgreSQL load with pgbench's built-in scripts.
     Pg(load_pg::LoadPgArgs),
+    /// MySQL/MariaDB load with sysbench's OLTP scripts.
+    Mysql(load_mysql::LoadMysqlArgs),
 }
 
 impl Cli {
@@ -75,9 +80,10 @@ impl Cli {
 pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
     let store = cli.store_path();
     match &cli.command {
-        Command::Run(a) => run::run(a, &store, shutdown),
+        Command::Run(a) => run::run(a, &store, cli.store.is_some(), shutdown),
         Command::Load(LoadCommand::Http(a)) => load_http::run(a, shutdown),
         Command::Load(LoadCommand::Pg(a)) => load_pg::run(a, shutdown),
+        Command::Load(LoadCommand::Mysql(a)) => load_mysql::run(a, shutdown),
         Command::Report(a) => report::report(a, &store),
         Command::Export(a) => report::export(a, &store),
         Command::List => report::list(&store),

@@ -26,6 +26,11 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         package: "postgresql-contrib",
         paths: &["/usr/bin/pgbench"],
     },
+    Requirement {
+        what: "sysbench (bench/mysql-vs-sysbench.sh)",
+        package: "sysbench",
+        paths: &["/usr/bin/sysbench"],
+    },
 ];
 
 impl Requirement {

@@ -19,10 +19,12 @@ pub mod external;
 mod fake;
 mod kind;
 pub mod lifecycle;
+pub mod mariadb;
 pub mod nginx;
 pub mod ports;
 pub mod postgres;
 pub mod process;
+pub mod rundir;
 
 pub use kind::ServerKind;
 
@@ -31,6 +33,7 @@ pub use kind::ServerKind;
 pub const KINDS: &[&ServerKind] = &[
     &nginx::SERVER_KIND,
     &postgres::SERVER_KIND,
+    &mariadb::SERVER_KIND,
     &external::SERVER_KIND,
     #[cfg(test)]
     &fake::SERVER_KIND,
@@ -131,6 +134,11 @@ pub trait Target: Send {
     fn effective_config(&self) -> Option<String>;
     /// The loaded dataset, if the target has one.
     fn dataset(&self) -> Option<DatasetInfo> {
+        None
+    }
+    /// The loopback port the settings fix, if any (`None`: a free port is
+    /// picked at start). The runner refuses a busy fixed port before a sweep.
+    fn fixed_port(&self) -> Option<u16> {
         None
     }
 }

@@ -449,7 +449,15 @@ impl Postgres {
         let out = self
             .instance
             .join(format!("{}.out", what.replace(' ', "-")));
-        os::run_bounded(cmd, what, &out, limit, shutdown)
+        process::run_bounded(
+            cmd,
+            KIND,
+            what,
+            &out,
+            limit,
+            shutdown,
+            &Placement::unconstrained(),
+        )
     }
 }
 
@@ -486,6 +494,10 @@ fn non_default_settings(client: &mut Client) -> String {
 impl Target for Postgres {
     fn kind(&self) -> &'static str {
         KIND
+    }
+
+    fn fixed_port(&self) -> Option<u16> {
+        self.settings.port
     }
 
     fn start(

@@ -3,12 +3,15 @@
 
 mod analysis;
 mod doctor;
+mod exit_codes;
 mod http_driver;
 mod lifecycle;
+mod mysql;
 mod nginx;
 mod postgres;
 mod probe;
 mod report;
+mod resume;
 mod runner;
 mod spec_errors;
 mod store_compat;

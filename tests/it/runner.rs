@@ -1,37 +1,26 @@
 //! The runner end to end with the real binary and a real nginx: stored
 //! trials, a run killed and resumed, a server killed mid-trial.
 
-use crate::support::{scalelab, stderr};
+use crate::support::run::{count_trials, nginx_pid, Lab};
+use crate::support::stderr;
 use scalelab::store::{Store, TrialStatus};
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn experiment(dir: &Path, body: &str) -> std::path::PathBuf {
-    let text = format!(
-        "name = \"it\"\n[server]\nkind = \"nginx\"\n[load]\nkind = \"http\"\npath = \"/\"\n{body}"
-    );
-    let path = dir.join("exp.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 #[test]
 fn a_run_stores_every_trial_and_reports() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = experiment(
-        dir.path(),
+    let lab = Lab::new(
         "[sweep]\nconnections = [2, 8]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\n\
          [[system]]\nlabel = \"one\"\nserver = { worker_processes = 1 }\n\
          [[system]]\nlabel = \"two\"\nserver = { worker_processes = 2 }\n",
     );
-    let store = dir.path().join("s.sqlite");
-    let html = dir.path().join("r.html");
-    let out = run_cmd(dir.path(), &store, &exp)
+    let html = lab.dir.path().join("r.html");
+    let out = lab
+        .run()
         .args(["-o", html.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
     assert_eq!(data.trials.len(), 2 * 2 * 2);
     assert!(
         data.trials.iter().all(|t| t.status == TrialStatus::Ok),
@@ -56,27 +45,114 @@ fn a_run_stores_every_trial_and_reports() {
     assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
 }
 
+#[test]
+fn a_killed_run_loses_nothing_and_resumes() {
+    let lab = Lab::new(
+        "[sweep]\nconnections = [1, 2, 3, 4]\n[trials]\nduration = \"400ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\nrestart = \"never\"\n",
+    );
+    let mut child = lab
+        .run()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count_trials(&lab.store) < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL: no chance to clean up or flush
+    child.wait().unwrap();
+    let before = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    assert!(
+        before.trials.len() >= 3 && before.trials.len() < 8,
+        "killed mid-run: {}",
+        before.trials.len()
+    );
+    assert_eq!(before.run.status, "running");
+
+    let out = lab.resume(before.run.id).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    assert_eq!(after.run.id, before.run.id);
+    assert_eq!(after.trials.len(), 8, "every point and trial exactly once");
+    for t in &before.trials {
+        assert!(after.trials.contains(t), "trial {} kept as it was", t.id);
+    }
+    assert_eq!(after.run.status, "finished");
+}
+
+#[test]
+fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
+    let lab = Lab::new(
+        "[sweep]\nconnections = [4, 8]\n[trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"per_trial\"\n",
+    );
+    let child = lab
+        .run()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first nginx master, found by the pid file in its private run directory.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let master = loop {
+        if let Some(pid) = nginx_pid(&lab.work()) {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "nginx never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(700));
+    let workers = scalelab::target::process::children_of(master);
+    for pid in std::iter::once(master).chain(workers) {
+        scalelab::target::process::signal(pid, libc::SIGKILL);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "some trials failed: {}",
+        stderr(&out)
+    );
+    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    assert_eq!(data.trials.len(), 2, "the sweep went on");
+    let first = &data.trials[0];
+    assert_eq!(first.status, TrialStatus::Failed);
+    assert!(
+        first.error.as_deref().unwrap_or("").contains("server died"),
+        "{:?}",
+        first.error
+    );
+    assert!(
+        first.measurement.is_some(),
+        "what was measured before the death is kept"
+    );
+    assert_eq!(
+        data.trials[1].status,
+        TrialStatus::Ok,
+        "{:?}",
+        data.trials[1].error
+    );
+}
+
 /// A real nginx with too few `worker_connections` for the load drops
 /// connections: its point is "not comparable" in the terminal, the report
 /// and `compare`, and the ranking leaves it out.
 #[test]
 fn errors_above_the_threshold_make_a_point_not_comparable() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = experiment(
-        dir.path(),
+    let lab = Lab::new(
         "[sweep]\nconnections = [48]\n[trials]\nduration = \"400ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\n\
          [[system]]\nlabel = \"roomy\"\nbaseline = true\nserver = { worker_connections = 1024 }\n\
          [[system]]\nlabel = \"cramped\"\nserver = { worker_connections = 16 }\n",
     );
-    let store = dir.path().join("s.sqlite");
-    let html = dir.path().join("r.html");
-    let out = run_cmd(dir.path(), &store, &exp)
+    let html = lab.dir.path().join("r.html");
+    let out = lab
+        .run()
         .args(["-o", html.to_str().unwrap()])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}{text}", stderr(&out));
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
     let cramped_errors: u64 = data
         .trials
         .iter()
@@ -101,140 +177,12 @@ fn errors_above_the_threshold_make_a_point_not_comparable() {
         "{text}"
     );
     let report = std::fs::read_to_string(&html).unwrap();
-    assert!(report.contains(r#"class="first excluded""#) || report.contains(r#"class="excluded""#));
+    assert!(report.contains(r#"excluded""#), "no red row in the report");
     assert!(report.contains("not comparable: "));
-    let cmp = scalelab()
-        .args([
-            "--store",
-            store.to_str().unwrap(),
-            "compare",
-            "latest",
-            "latest",
-        ])
-        .output()
-        .unwrap();
+    let store = lab.store.to_str().unwrap();
+    let cmp = crate::support::run(&["--store", store, "compare", "latest", "latest"]);
     let cmp_text = String::from_utf8_lossy(&cmp.stdout);
     assert!(cmp.status.success(), "{}", stderr(&cmp));
     let line = cmp_text.lines().find(|l| l.starts_with("cramped")).unwrap();
     assert!(line.contains("✗ not comparable"), "{cmp_text}");
-}
-
-/// `scalelab --store STORE run EXP` with its servers and report inside `dir`.
-fn run_cmd(dir: &Path, store: &Path, exp: &Path) -> std::process::Command {
-    let mut cmd = scalelab();
-    cmd.args([
-        "--store",
-        store.to_str().unwrap(),
-        "run",
-        exp.to_str().unwrap(),
-    ])
-    .env("SCALELAB_WORKDIR", dir.join("work"))
-    .current_dir(dir);
-    cmd
-}
-
-fn count_trials(store: &Path) -> usize {
-    Store::open(store)
-        .ok()
-        .and_then(|s| s.load_run("latest").ok())
-        .map_or(0, |d| d.trials.len())
-}
-
-#[test]
-fn a_killed_run_loses_nothing_and_resumes() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = experiment(
-        dir.path(),
-        "[sweep]\nconnections = [1, 2, 3, 4]\n[trials]\nduration = \"400ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\nrestart = \"never\"\n",
-    );
-    let store = dir.path().join("s.sqlite");
-    let mut child = run_cmd(dir.path(), &store, &exp)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while count_trials(&store) < 3 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.kill().unwrap(); // SIGKILL: no chance to clean up or flush
-    child.wait().unwrap();
-    let before = Store::open(&store).unwrap().load_run("latest").unwrap();
-    assert!(
-        before.trials.len() >= 3 && before.trials.len() < 8,
-        "killed mid-run: {}",
-        before.trials.len()
-    );
-    assert_eq!(before.run.status, "running");
-
-    let out = run_cmd(dir.path(), &store, &exp)
-        .args(["--resume", &before.run.id.to_string()])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let after = Store::open(&store).unwrap().load_run("latest").unwrap();
-    assert_eq!(after.run.id, before.run.id);
-    assert_eq!(after.trials.len(), 8, "every point and trial exactly once");
-    for t in &before.trials {
-        assert!(after.trials.contains(t), "trial {} kept as it was", t.id);
-    }
-    assert_eq!(after.run.status, "finished");
-}
-
-#[test]
-fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = experiment(
-        dir.path(),
-        "[sweep]\nconnections = [4, 8]\n[trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"per_trial\"\n",
-    );
-    let store = dir.path().join("s.sqlite");
-    let child = run_cmd(dir.path(), &store, &exp)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The first nginx master, found by the pid file in its private run directory.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let master = loop {
-        if let Some(pid) = nginx_pid(&dir.path().join("work")) {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "nginx never started");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    std::thread::sleep(Duration::from_millis(700));
-    let workers = scalelab::target::process::children_of(master);
-    for pid in std::iter::once(master).chain(workers) {
-        scalelab::target::process::signal(pid, libc::SIGKILL);
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
-    assert_eq!(data.trials.len(), 2, "the sweep went on");
-    let first = &data.trials[0];
-    assert_eq!(first.status, TrialStatus::Failed);
-    assert!(
-        first.error.as_deref().unwrap_or("").contains("server died"),
-        "{:?}",
-        first.error
-    );
-    assert!(
-        first.measurement.is_some(),
-        "what was measured before the death is kept"
-    );
-    assert_eq!(
-        data.trials[1].status,
-        TrialStatus::Ok,
-        "{:?}",
-        data.trials[1].error
-    );
-}
-
-/// The PID in the first `nginx-*/nginx.pid` under `work`.
-fn nginx_pid(work: &Path) -> Option<u32> {
-    std::fs::read_dir(work).ok()?.flatten().find_map(|e| {
-        let text = std::fs::read_to_string(e.path().join("nginx.pid")).ok()?;
-        text.trim().parse().ok()
-    })
 }
