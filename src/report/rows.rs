@@ -1,13 +1,15 @@
 //! The per-(system, point) aggregation every format renders. It is built
-//! once by [`aggregate`]: [`collect`] gathers the trials' facts without any
-//! statistics, then the analysis pass adds summaries, comparisons against
-//! the baseline, fits and the ranking. Renderers only read the result.
+//! once by [`super::analyse::aggregate`]: [`collect`] here gathers the
+//! trials' facts without any statistics, then the analysis pass adds
+//! summaries, comparisons against the baseline, fits and the ranking.
+//! Renderers only read the result.
 
-use super::fits::{fit_series, rank, Rank, SeriesFit};
 use super::layout::Layout;
 use super::probe_view::{self, CpuShares};
-use crate::analysis::compare::{compare_by, too_many_errors, Comparison};
-use crate::analysis::summary::{summarize, Headline, Summary};
+use crate::analysis::compare::{too_many_errors, Comparison};
+use crate::analysis::shape::CurveShape;
+use crate::analysis::summary::{Headline, Summary};
+use crate::analysis::usl::UslFit;
 use crate::load::result::ErrorCounts;
 use crate::store::{Point, RunData, Trial, TrialStatus};
 use crate::units::RateUnit;
@@ -35,6 +37,39 @@ pub struct Aggregate {
     pub noise: f64,
     /// Caveats about the run as a whole.
     pub notes: Vec<String>,
+}
+
+/// One system's curve within one group.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SeriesFit {
+    pub system: String,
+    pub group: usize,
+    /// (x, headline throughput), sorted by x.
+    pub points: Vec<(f64, f64)>,
+    /// The USL fit; `None` when not attempted (see [`super::fits::usl_applies`]), the
+    /// error text when the fit failed.
+    pub usl: Option<Result<UslFit, String>>,
+    pub shape: Option<CurveShape>,
+}
+
+/// A system's throughput relative to the baseline.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Rank {
+    pub system: String,
+    /// Geometric mean over shared points of headline / baseline headline;
+    /// 0 when every point was left out (`points` is then 0).
+    pub relative: f64,
+    /// How many points the mean is over.
+    pub points: usize,
+    /// Points where the verdict against the baseline is significant
+    /// (faster or slower), out of the points with enough trials to test;
+    /// `None` for the baseline and when no point could be tested.
+    pub significant: Option<usize>,
+    /// No point had enough trials to test (never the baseline).
+    pub too_few_trials: bool,
+    /// Points left out of the mean because this system or the baseline
+    /// had errors above the threshold there.
+    pub excluded: usize,
 }
 
 /// One system at one sweep point, over all its trials.
@@ -181,13 +216,6 @@ impl Aggregate {
     }
 }
 
-/// Builds the aggregate: facts, then statistics.
-pub fn aggregate(data: &RunData) -> Aggregate {
-    let mut agg = collect(data);
-    analyse(&mut agg);
-    agg
-}
-
 /// Gathers every cell's facts from the trials; no statistics yet.
 pub fn collect(data: &RunData) -> Aggregate {
     let systems = data.systems();
@@ -228,46 +256,6 @@ pub fn collect(data: &RunData) -> Aggregate {
         noise: data.run.noise,
         notes,
     }
-}
-
-/// Adds summaries, comparisons, fits and the ranking.
-pub fn analyse(agg: &mut Aggregate) {
-    for c in &mut agg.cells {
-        c.summary = summarize(&c.throughput, agg.headline);
-    }
-    if let Some(base) = agg.baseline.clone() {
-        let base_values: Vec<(u32, Vec<f64>, Option<String>)> = agg
-            .cells
-            .iter()
-            .filter(|c| c.system == base)
-            .map(|c| {
-                (
-                    c.point.index,
-                    c.throughput.clone(),
-                    c.not_comparable.clone(),
-                )
-            })
-            .collect();
-        for c in agg.cells.iter_mut().filter(|c| c.system != base) {
-            let at = base_values.iter().find(|(i, ..)| *i == c.point.index);
-            if let Some((_, b, base_errors)) = at.filter(|(_, b, _)| !b.is_empty()) {
-                if !c.throughput.is_empty() {
-                    let cmp = compare_by(b, &c.throughput, agg.noise, agg.headline);
-                    let why = c
-                        .not_comparable
-                        .as_ref()
-                        .map(|r| format!("{r} in {}", c.system))
-                        .or_else(|| base_errors.as_ref().map(|r| format!("{r} in {base}")));
-                    c.comparison = Some(match why {
-                        Some(reason) => cmp.not_comparable(reason),
-                        None => cmp,
-                    });
-                }
-            }
-        }
-    }
-    agg.fits = fit_series(agg);
-    agg.ranking = rank(agg);
 }
 
 fn pick_baseline(data: &RunData, systems: &[String], notes: &mut Vec<String>) -> Option<String> {

@@ -12,6 +12,7 @@ mod postgres;
 mod probe;
 mod report;
 mod resume;
+mod router;
 mod runner;
 mod spec_errors;
 mod store_compat;
