@@ -4,7 +4,10 @@
 # peer tools. Idempotent: apt runs only when something is missing.
 set -euo pipefail
 
-packages=(nginx postgresql postgresql-contrib wrk time iproute2 procps util-linux python3 ca-certificates)
+# linux-perf: `run --profile` flame graphs (its integration tests run perf);
+# strace: bench/syscalls.sh.
+packages=(nginx postgresql postgresql-contrib wrk time iproute2 procps util-linux python3 ca-certificates
+  linux-perf strace)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -26,6 +26,12 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
     let tools: Vec<String> = requirements::BENCH_TOOLS.iter().map(mark).collect();
     outln!("{:<40} {}", "benchmarks (bench/)", tools.join(", "));
     needed.extend(requirements::BENCH_TOOLS);
+    outln!(
+        "{:<40} {}",
+        "profiling (run --profile)",
+        mark(&requirements::PROFILER)
+    );
+    needed.push(requirements::PROFILER);
     let mut missing: Vec<&str> = needed
         .iter()
         .filter(|r| !r.installed())

@@ -96,6 +96,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
             headline: "median".into(),
         },
         trials,
+        profiles: Vec::new(),
     }
 }
 

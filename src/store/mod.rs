@@ -3,10 +3,12 @@
 //! is in `schema.sql` and documented in `docs/store-schema.md`.
 
 pub mod model;
+mod profiles;
 mod read;
 pub mod write;
 
 pub use model::*;
+pub use profiles::ProfileRecord;
 pub use write::{NewRun, NewTrial};
 
 use rusqlite::Connection;
@@ -78,6 +80,9 @@ impl Store {
                 })
             }
         }
+        // Additive tables, created in stores of any version that lack them.
+        conn.execute_batch(include_str!("profiles.sql"))
+            .map_err(open_err)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),

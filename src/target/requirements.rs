@@ -40,7 +40,19 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         package: "postgresql-contrib",
         paths: &["/usr/bin/pgbench"],
     },
+    Requirement {
+        what: "strace (bench/syscalls.sh)",
+        package: "strace",
+        paths: &["/usr/bin/strace"],
+    },
 ];
+
+/// The profiler behind `run --profile` (flame graphs of the server).
+pub const PROFILER: Requirement = Requirement {
+    what: "perf (run --profile)",
+    package: "linux-perf",
+    paths: &["/usr/bin/perf"],
+};
 
 /// What a server kind needs.
 pub fn for_server(kind: &str) -> Vec<Requirement> {

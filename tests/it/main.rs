@@ -6,6 +6,7 @@ mod http_driver;
 mod nginx;
 mod postgres;
 mod probe;
+mod profile;
 mod report;
 mod runner;
 mod spec_errors;

@@ -111,6 +111,7 @@ fn sweep() -> RunData {
     RunData {
         run: run("kernel <sweep>", LINUX, "median"),
         trials,
+        profiles: Vec::new(),
     }
 }
 
@@ -399,6 +400,7 @@ fn single_point_best_of_three_ranks_like_seed_003() {
     let data = RunData {
         run: run("nginx return 200", "Debian", "best"),
         trials,
+        profiles: Vec::new(),
     };
     let pct = |x: f64| format::percent(x / best[0].1);
     let expected = format!(
@@ -456,6 +458,7 @@ fn other_axes_get_their_own_charts() {
     let data = RunData {
         run: run("rates", "a", "median"),
         trials,
+        profiles: Vec::new(),
     };
     let html = html::render(&data);
     let section = &html[html.find(r#"<section id="throughput">"#).expect("section")..];
@@ -550,6 +553,7 @@ fn degenerate_runs_still_render() {
     let empty = RunData {
         run: run("empty", LINUX, "median"),
         trials: vec![],
+        profiles: Vec::new(),
     };
     let mut failed = sweep();
     for t in &mut failed.trials {
