@@ -1,6 +1,5 @@
--- Flame-graph profiles (`scalelab run --profile`), added after schema
--- version 1 without changing it: created on open when missing, so older
--- stores keep opening and simply have no profiles.
+-- Schema version 3: flame-graph profiles (`scalelab run --profile`).
+-- Older stores are upgraded by adding this table; their runs have none.
 CREATE TABLE IF NOT EXISTS profiles (
     id            INTEGER PRIMARY KEY,
     run_id        INTEGER NOT NULL REFERENCES runs(id),

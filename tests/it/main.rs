@@ -2,7 +2,9 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod analysis;
+mod doctor;
 mod http_driver;
+mod lifecycle;
 mod nginx;
 mod postgres;
 mod probe;
@@ -10,4 +12,5 @@ mod profile;
 mod report;
 mod runner;
 mod spec_errors;
+mod store_compat;
 mod support;

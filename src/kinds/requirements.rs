@@ -1,4 +1,6 @@
-//! What each server and load kind needs installed, as Debian packages.
+//! What a kind needs installed, as Debian packages. Each server and load
+//! kind lists its own requirements in its registry entry; this module holds
+//! the type, the peer tools of the benchmarks, and the check.
 
 /// One thing a recipe needs on the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -11,22 +13,6 @@ pub struct Requirement {
     /// path component, for versioned directories).
     pub paths: &'static [&'static str],
 }
-
-const NGINX: Requirement = Requirement {
-    what: "nginx",
-    package: "nginx",
-    paths: &["/usr/sbin/nginx"],
-};
-const POSTGRES: Requirement = Requirement {
-    what: "PostgreSQL server",
-    package: "postgresql",
-    paths: &["/usr/lib/postgresql/*/bin/postgres"],
-};
-const RUNUSER: Requirement = Requirement {
-    what: "runuser (PostgreSQL refuses root)",
-    package: "util-linux",
-    paths: &["/usr/sbin/runuser", "/sbin/runuser"],
-};
 
 /// Peer tools the side-by-side benchmarks compare against.
 pub const BENCH_TOOLS: &[Requirement] = &[
@@ -54,16 +40,8 @@ pub const PROFILER: Requirement = Requirement {
     paths: &["/usr/bin/perf"],
 };
 
-/// What a server kind needs.
-pub fn for_server(kind: &str) -> Vec<Requirement> {
-    match kind {
-        "nginx" => vec![NGINX],
-        "postgres" => vec![POSTGRES, RUNUSER],
-        _ => Vec::new(),
-    }
-}
-
 impl Requirement {
+    /// Whether any of its paths exists on this machine.
     pub fn installed(&self) -> bool {
         self.paths.iter().any(|p| glob_exists(p))
     }
