@@ -81,4 +81,3 @@ fn v2_run_kind_and_noise(conn: &Connection) -> rusqlite::Result<()> {
 fn v3_profiles(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(include_str!("profiles.sql"))
 }
-
