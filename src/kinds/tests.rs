@@ -116,7 +116,12 @@ fn a_fake_kind_is_checked_by_its_own_rules() {
     );
     let bad = FAKE_EXPERIMENT.replace("frames = 50", "frames = \"many\"");
     let err = Experiment::parse(std::path::Path::new("f.toml"), &bad, false).unwrap_err();
-    assert!(err.to_string().contains("expected u64"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("`frames`: expected a whole number"),
+        "{err}"
+    );
+    assert_eq!(err.field, "load.frames");
 }
 
 /// `[trials] noise` is stored with the run, printed in the header and used
