@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod doctor;
 pub mod load_http;
+pub mod load_mysql;
 pub mod load_pg;
 pub mod model;
 pub mod report;
@@ -59,6 +60,8 @@ pub enum LoadCommand {
     Http(load_http::LoadHttpArgs),
     /// PostgreSQL load with pgbench's built-in scripts.
     Pg(load_pg::LoadPgArgs),
+    /// MySQL/MariaDB load with sysbench's OLTP scripts.
+    Mysql(load_mysql::LoadMysqlArgs),
 }
 
 impl Cli {
@@ -78,6 +81,7 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::Run(a) => run::run(a, &store, shutdown),
         Command::Load(LoadCommand::Http(a)) => load_http::run(a, shutdown),
         Command::Load(LoadCommand::Pg(a)) => load_pg::run(a, shutdown),
+        Command::Load(LoadCommand::Mysql(a)) => load_mysql::run(a, shutdown),
         Command::Report(a) => report::report(a, &store),
         Command::Export(a) => report::export(a, &store),
         Command::List => report::list(&store),

@@ -31,6 +31,11 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         package: "strace",
         paths: &["/usr/bin/strace"],
     },
+    Requirement {
+        what: "sysbench (bench/mysql-vs-sysbench.sh)",
+        package: "sysbench",
+        paths: &["/usr/bin/sysbench"],
+    },
 ];
 
 /// The profiler behind `run --profile` (flame graphs of the server).

@@ -45,9 +45,9 @@ fn every_requirement_names_a_package_and_a_path() {
 #[test]
 fn unknown_kinds_are_refused_with_the_list() {
     let err = crate::target::kind("apache").unwrap_err().to_string();
-    assert!(err.contains("nginx, postgres, external"), "{err}");
+    assert!(err.contains("nginx, postgres, mariadb, external"), "{err}");
     let err = crate::load::kind("grpc").unwrap_err().to_string();
-    assert!(err.contains("http, pg"), "{err}");
+    assert!(err.contains("http, pg, mysql"), "{err}");
 }
 
 const FAKE_EXPERIMENT: &str = r#"

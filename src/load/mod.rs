@@ -14,6 +14,7 @@
 mod fake;
 pub mod http;
 mod kind;
+pub mod mysql;
 pub mod pg;
 pub mod result;
 
@@ -25,6 +26,7 @@ pub use result::{ErrorCounts, ErrorKind, LoadResult};
 pub const KINDS: &[&LoadKind] = &[
     &http::LOAD_KIND,
     &pg::LOAD_KIND,
+    &mysql::LOAD_KIND,
     #[cfg(test)]
     &fake::LOAD_KIND,
 ];

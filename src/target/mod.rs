@@ -19,6 +19,7 @@ pub mod external;
 mod fake;
 mod kind;
 pub mod lifecycle;
+pub mod mariadb;
 pub mod nginx;
 pub mod ports;
 pub mod postgres;
@@ -31,6 +32,7 @@ pub use kind::ServerKind;
 pub const KINDS: &[&ServerKind] = &[
     &nginx::SERVER_KIND,
     &postgres::SERVER_KIND,
+    &mariadb::SERVER_KIND,
     &external::SERVER_KIND,
     #[cfg(test)]
     &fake::SERVER_KIND,

@@ -26,6 +26,13 @@ const KINDS: &[(&str, &str, usize, &str)] = &[
         4,
         "[server]\nkind = \"postgres\"\nscale = 1\n[load]\nkind = \"pg\"\nscript = \"select-only\"\n",
     ),
+    (
+        "mariadb",
+        "mariadbd",
+        1,
+        "[server]\nkind = \"mariadb\"\ntables = 1\ntable_size = 100\n\
+         [load]\nkind = \"mysql\"\nscript = \"oltp_point_select\"\n",
+    ),
 ];
 
 fn experiment(dir: &Path, sections: &str, rest: &str) -> PathBuf {

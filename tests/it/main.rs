@@ -5,6 +5,7 @@ mod analysis;
 mod doctor;
 mod http_driver;
 mod lifecycle;
+mod mysql;
 mod nginx;
 mod postgres;
 mod probe;
