@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod doctor;
+pub mod exit;
 pub mod load_http;
 pub mod load_mysql;
 pub mod load_pg;
@@ -21,7 +22,8 @@ pub const DEFAULT_STORE: &str = "scalelab.sqlite";
 #[command(
     name = "scalelab",
     version,
-    about = "Measure how servers and the systems under them scale."
+    about = "Measure how servers and the systems under them scale.",
+    after_help = exit::HELP
 )]
 pub struct Cli {
     /// SQLite store holding every run and trial [env: SCALELAB_STORE]
@@ -78,7 +80,7 @@ impl Cli {
 pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
     let store = cli.store_path();
     match &cli.command {
-        Command::Run(a) => run::run(a, &store, shutdown),
+        Command::Run(a) => run::run(a, &store, cli.store.is_some(), shutdown),
         Command::Load(LoadCommand::Http(a)) => load_http::run(a, shutdown),
         Command::Load(LoadCommand::Pg(a)) => load_pg::run(a, shutdown),
         Command::Load(LoadCommand::Mysql(a)) => load_mysql::run(a, shutdown),

@@ -9,7 +9,7 @@ use crate::shutdown::Shutdown;
 use crate::spec::sweep::{resolve, Resolved};
 use crate::spec::Experiment;
 use crate::spec::ProfilePolicy;
-use crate::store::{Measurement, NewTrial, Point, Store, TrialStatus};
+use crate::store::{Measurement, NewTrial, Point, RunEvent, RunEventKind, Store, TrialStatus};
 use std::path::Path;
 
 /// What the runner needs to know about a finished trial.
@@ -39,18 +39,26 @@ struct Measured {
     profile: Option<Result<Folded, ProfileError>>,
 }
 
+/// Runs and stores one trial. `None`: SIGINT or SIGTERM arrived while it
+/// ran; nothing is stored as a trial (a shortened window is not a
+/// measurement), the interruption is recorded as a run event, and
+/// `--resume` runs the trial again.
 pub fn run_trial(
     cx: &mut TrialCtx,
     system: usize,
     point: &Point,
     trial: u32,
-) -> Result<Outcome, RunError> {
+) -> Result<Option<Outcome>, RunError> {
     let label = cx.exp.systems[system].label.clone();
     let started_at = crate::store::write::now();
     let resolved =
         resolve(cx.exp, system, point).map_err(|(f, m)| RunError::Spec(format!("{f}: {m}")))?;
     let mut context = serde_json::json!({});
     let measured = measure(cx, system, point, &resolved, &mut context, None);
+    if cx.shutdown.is_triggered() {
+        record_interruption(cx, &label, point, trial, &measured)?;
+        return Ok(None);
+    }
     let (status, error, measurement, histogram, timeline, probe) = match measured {
         Err(reason) => (
             TrialStatus::Failed,
@@ -118,12 +126,42 @@ pub fn run_trial(
         &context,
     );
     let server_version = context["server_version"].as_str().map(str::to_string);
-    Ok(Outcome {
+    Ok(Some(Outcome {
         status,
         throughput,
         line,
         server_version,
-    })
+    }))
+}
+
+/// Records that `trial` was interrupted, and how far it had got.
+fn record_interruption(
+    cx: &mut TrialCtx,
+    system: &str,
+    point: &Point,
+    trial: u32,
+    measured: &Result<Measured, String>,
+) -> Result<(), RunError> {
+    let window = crate::units::format_duration(cx.exp.trials.duration);
+    let detail = match measured {
+        Ok(m) => format!(
+            "interrupted {:.2}s into the {window} measured window; the trial was discarded",
+            m.result.elapsed.as_secs_f64()
+        ),
+        Err(e) => format!("interrupted before the measured window ({e}); the trial was discarded"),
+    };
+    cx.store.record_event(
+        cx.run_id,
+        &RunEvent {
+            at: crate::store::write::now(),
+            kind: RunEventKind::TrialInterrupted,
+            system: Some(system.to_string()),
+            point_index: Some(point.index),
+            trial: Some(trial),
+            detail,
+        },
+    )?;
+    Ok(())
 }
 
 /// An extra trial, not stored and not used for statistics: its throughput,
@@ -197,6 +235,9 @@ fn measure(
         driver
             .run(&warm, cx.shutdown)
             .map_err(|e| format!("warmup failed: {e}"))?;
+        if cx.shutdown.is_triggered() {
+            return Err("during warmup".into());
+        }
     }
     let sampler = crate::probe::Sampler::start(
         crate::probe::SamplerConfig {

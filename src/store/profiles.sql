@@ -1,4 +1,4 @@
--- Schema version 3: flame-graph profiles (`scalelab run --profile`).
+-- Schema version 4: flame-graph profiles (`scalelab run --profile`).
 -- Older stores are upgraded by adding this table; their runs have none.
 CREATE TABLE IF NOT EXISTS profiles (
     id            INTEGER PRIMARY KEY,

@@ -24,6 +24,7 @@ pub mod nginx;
 pub mod ports;
 pub mod postgres;
 pub mod process;
+pub mod rundir;
 
 pub use kind::ServerKind;
 
@@ -133,6 +134,11 @@ pub trait Target: Send {
     fn effective_config(&self) -> Option<String>;
     /// The loaded dataset, if the target has one.
     fn dataset(&self) -> Option<DatasetInfo> {
+        None
+    }
+    /// The loopback port the settings fix, if any (`None`: a free port is
+    /// picked at start). The runner refuses a busy fixed port before a sweep.
+    fn fixed_port(&self) -> Option<u16> {
         None
     }
 }

@@ -3,6 +3,7 @@
 
 mod analysis;
 mod doctor;
+mod exit_codes;
 mod http_driver;
 mod lifecycle;
 mod mysql;
@@ -11,6 +12,7 @@ mod postgres;
 mod probe;
 mod profile;
 mod report;
+mod resume;
 mod runner;
 mod spec_errors;
 mod store_compat;
