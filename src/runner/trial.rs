@@ -71,6 +71,9 @@ pub fn run_trial(
         Ok(m) => {
             let judged = judge(&m);
             let bound = client_bound(&m);
+            if let Some(f) = &m.result.forward {
+                context["forward"] = serde_json::to_value(f).unwrap_or_default();
+            }
             context["client_bound"] = bound.is_some().into();
             if let Some(reason) = bound {
                 context["client_bound_reason"] = reason.into();
@@ -212,6 +215,9 @@ fn measure(
     if let Some(v) = server.target.version() {
         context["server_version"] = v.into();
     }
+    if let Some(d) = server.target.describe() {
+        context["server_settings"] = d;
+    }
     let client_cpus = server.placement.client_cpus();
     let spec = load_spec(cx.exp, resolved, client_cpus.clone());
     context["load"] = serde_json::json!({
@@ -320,6 +326,12 @@ fn load_spec(exp: &Experiment, r: &Resolved, client_cpus: Option<Vec<usize>>) ->
 /// the load generator used (or waited for) 90% of the CPUs it may use.
 fn client_bound(m: &Measured) -> Option<String> {
     let r = &m.result;
+    if let Some(f) = &r.forward {
+        // The search checked every step's sent rate against its offered one.
+        return f.client_bound.then(|| {
+            "the packet generator could not offer more than the router forwarded".to_string()
+        });
+    }
     let by_cpu =
         crate::probe::client_bound_reason(r.client_cpu.0, r.elapsed.as_secs_f64(), m.client_cpus);
     by_cpu.or_else(|| {

@@ -13,6 +13,7 @@ mod probe;
 mod profile;
 mod report;
 mod resume;
+mod router;
 mod runner;
 mod spec_errors;
 mod store_compat;
