@@ -19,16 +19,24 @@ pub use recorder::{Folded, Recorder};
 /// Samples per second per CPU, when the experiment does not say.
 pub const DEFAULT_FREQUENCY: u32 = 997;
 
+/// Why a profile could not be taken.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
     /// perf cannot run here at all: the run goes on without profiles.
     #[error("{reason}")]
-    Unavailable { reason: String },
+    Unavailable {
+        /// perf's complaint, in one line.
+        reason: String,
+    },
+    /// This profile failed (perf stopped badly, no samples, ...).
     #[error("{0}")]
     Failed(String),
+    /// A file or pipe of the profiler failed.
     #[error("profile: {what}: {source}")]
     Io {
+        /// What was being done.
         what: String,
+        /// The OS error.
         source: std::io::Error,
     },
 }
@@ -45,6 +53,7 @@ pub enum Role {
 }
 
 impl Role {
+    /// The word stored in `profiles.role`.
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Peak => "peak",
@@ -53,6 +62,7 @@ impl Role {
         }
     }
 
+    /// The role a stored word names.
     pub fn parse(s: &str) -> Option<Role> {
         [Role::Peak, Role::Collapse, Role::Compare]
             .into_iter()

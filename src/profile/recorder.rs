@@ -47,6 +47,7 @@ struct Control {
 /// period).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Folded {
+    /// The folded lines.
     pub text: String,
     /// Samples of the server's tree that went into `text`.
     pub samples: u64,

@@ -3,11 +3,12 @@
 //! the flame graphs' own (search and zoom), each inside its graph's
 //! `data:` iframe. Every string that comes from the data is escaped.
 
+use super::analyse::aggregate;
 use super::charts::{charts, Chart, ChartKind};
 use super::fits::ranking_line;
 use super::format::{self, escape};
 use super::html_tables as tables;
-use super::rows::{aggregate, Aggregate};
+use super::rows::Aggregate;
 use crate::store::{Run, RunData};
 use std::fmt::Write;
 
