@@ -61,8 +61,14 @@ pub fn render_aggregate(agg: &Aggregate, run: &Run) -> String {
             );
         }
     }
-    let server =
-        figures(&charts, &[ChartKind::ServerCpu, ChartKind::CpuBreakdown]) + &tables::server(agg);
+    let server = figures(
+        &charts,
+        &[
+            ChartKind::ServerCpu,
+            ChartKind::ServerCost,
+            ChartKind::CpuBreakdown,
+        ],
+    ) + &tables::server(agg);
     let _ = write!(
         body,
         r#"<section id="server"><h2>Server</h2>{server}</section>"#
