@@ -3,6 +3,8 @@
 
 pub mod compare;
 pub mod doctor;
+pub mod exit;
+pub mod load_forward;
 pub mod load_http;
 pub mod load_mysql;
 pub mod load_pg;
@@ -21,7 +23,8 @@ pub const DEFAULT_STORE: &str = "scalelab.sqlite";
 #[command(
     name = "scalelab",
     version,
-    about = "Measure how servers and the systems under them scale."
+    about = "Measure how servers and the systems under them scale.",
+    after_help = exit::HELP
 )]
 pub struct Cli {
     /// SQLite store holding every run and trial [env: SCALELAB_STORE]
@@ -60,6 +63,9 @@ pub enum LoadCommand {
     Http(load_http::LoadHttpArgs),
     /// PostgreSQL load with pgbench's built-in scripts.
     Pg(load_pg::LoadPgArgs),
+    /// IPv4 forwarding through a lab router (A - R - B namespaces): the
+    /// RFC 2544 zero-loss throughput search.
+    Forward(load_forward::LoadForwardArgs),
     /// MySQL/MariaDB load with sysbench's OLTP scripts.
     Mysql(load_mysql::LoadMysqlArgs),
 }
@@ -78,9 +84,10 @@ impl Cli {
 pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
     let store = cli.store_path();
     match &cli.command {
-        Command::Run(a) => run::run(a, &store, shutdown),
+        Command::Run(a) => run::run(a, &store, cli.store.is_some(), shutdown),
         Command::Load(LoadCommand::Http(a)) => load_http::run(a, shutdown),
         Command::Load(LoadCommand::Pg(a)) => load_pg::run(a, shutdown),
+        Command::Load(LoadCommand::Forward(a)) => load_forward::run(a, shutdown),
         Command::Load(LoadCommand::Mysql(a)) => load_mysql::run(a, shutdown),
         Command::Report(a) => report::report(a, &store),
         Command::Export(a) => report::export(a, &store),

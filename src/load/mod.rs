@@ -12,6 +12,7 @@
 
 #[cfg(test)]
 mod fake;
+pub mod forward;
 pub mod http;
 mod kind;
 pub mod mysql;
@@ -27,6 +28,7 @@ pub const KINDS: &[&LoadKind] = &[
     &http::LOAD_KIND,
     &pg::LOAD_KIND,
     &mysql::LOAD_KIND,
+    &forward::LOAD_KIND,
     #[cfg(test)]
     &fake::LOAD_KIND,
 ];

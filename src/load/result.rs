@@ -116,6 +116,8 @@ pub struct LoadResult {
     pub target_rate: Option<f64>,
     /// Plain-words warnings, such as ephemeral port exhaustion.
     pub notes: Vec<String>,
+    /// The forwarding search's steps and kernel counters (`forward` load).
+    pub forward: Option<Box<crate::load::forward::ForwardReport>>,
 }
 
 impl Default for LoadResult {
@@ -138,6 +140,7 @@ impl LoadResult {
             connections_opened: 0,
             target_rate: None,
             notes: Vec::new(),
+            forward: None,
         }
     }
 
@@ -173,6 +176,9 @@ impl LoadResult {
         self.client_cpu = CpuSeconds(self.client_cpu.0.max(o.client_cpu.0));
         self.connections_opened += o.connections_opened;
         self.target_rate = self.target_rate.or(o.target_rate);
+        if self.forward.is_none() {
+            self.forward.clone_from(&o.forward);
+        }
         for n in &o.notes {
             if !self.notes.contains(n) {
                 self.notes.push(n.clone());

@@ -3,6 +3,7 @@
 
 mod analysis;
 mod doctor;
+mod exit_codes;
 mod http_driver;
 mod lifecycle;
 mod mysql;
@@ -10,6 +11,8 @@ mod nginx;
 mod postgres;
 mod probe;
 mod report;
+mod resume;
+mod router;
 mod runner;
 mod spec_errors;
 mod store_compat;
