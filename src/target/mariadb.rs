@@ -163,9 +163,11 @@ impl Mariadb {
             placement,
         )?;
         if !status.success() {
+            // The bootstrap server logs its reasons to log-error, not stdout.
             return Err(start_error(format!(
-                "mariadb-install-db failed ({status}):\n{}",
-                log_tail(&out, LOG_LINES)
+                "mariadb-install-db failed ({status}); last lines of {}:\n{}",
+                path.join("error.log").display(),
+                log_tail(&path.join("error.log"), LOG_LINES)
             )));
         }
         Ok(path)
