@@ -103,13 +103,15 @@ fn dropping_the_router_removes_the_lab() {
 }
 
 #[test]
-fn lossless_trial_agrees_with_every_kernel_counter() {
+fn bidirectional_trial_agrees_with_every_kernel_counter() {
     let mut r = router("");
     let t = started(&mut r);
-    let rep = trial::run(&plan(&t, Some(20_000.0), true), &Shutdown::new()).unwrap();
+    let rep = trial::run(&plan(&t, Some(10_000.0), true), &Shutdown::new()).unwrap();
     assert_eq!(rep.directions.len(), 2);
+    // A busy machine may drop frames even at this rate; whatever it drops,
+    // the generator's figures must be the kernel's.
     for d in &rep.directions {
-        assert!(d.sent > 3_000, "{} sent {}", d.name, d.sent);
+        assert!(d.sent > 1_500, "{} sent {}", d.name, d.sent);
         assert_eq!(
             d.sent, d.sent_kernel,
             "{}: generator vs sending interface",
@@ -120,30 +122,40 @@ fn lossless_trial_agrees_with_every_kernel_counter() {
             "{}: socket vs interface",
             d.name
         );
-        assert_eq!((d.lost, d.lost_kernel), (0, 0));
+        assert_eq!(d.lost, d.lost_kernel, "{}", d.name);
+        assert_eq!(d.lost, d.sent - d.received_kernel, "{}", d.name);
         assert_eq!(d.duplicates, 0);
     }
-    assert_eq!(
-        rep.forwarded, rep.sent,
-        "R forwarded every frame (ForwDatagrams)"
+    let k = &rep.kernel;
+    let link = |c: &scalelab::probe::netns::NsCounters, i: &str| c.link(i).unwrap().clone();
+    let (a0, b0, r0, r1) = (
+        link(&k.a, "a0"),
+        link(&k.b, "b0"),
+        link(&k.r, "r0"),
+        link(&k.r, "r1"),
     );
+    assert_eq!(k.r.ip.in_discards, 0);
     assert_eq!(
-        rep.kernel.r.link("r0").unwrap().rx_packets + rep.kernel.r.link("r1").unwrap().rx_packets,
-        rep.sent
+        rep.forwarded,
+        r0.rx_packets + r1.rx_packets,
+        "R forwarded all it took in"
     );
+    assert_eq!(r0.rx_packets, a0.tx_packets);
+    assert_eq!(r1.rx_packets, b0.tx_packets);
+    let to_b = &rep.directions[0];
     assert_eq!(
-        rep.kernel.b.udp.in_datagrams,
-        rep.directions[0].received_kernel
+        k.b.udp.in_datagrams + k.b.udp.rcvbuf_errors,
+        to_b.received_kernel
     );
     assert!(rep.reconciled);
-    assert!(rep.latency.as_ref().unwrap().len() == rep.received);
+    assert_eq!(rep.latency.as_ref().unwrap().len(), rep.received);
 }
 
 #[test]
 fn loss_reported_is_the_loss_the_kernel_saw() {
     let mut r = router("firewall = \"small\"");
     let t = started(&mut r);
-    // R drops every 10th forwarded packet before it counts as forwarded.
+    // R drops every 10th forwarded packet in its firewall.
     nft(
         &t.r.netns,
         "insert rule inet scalelab forward numgen inc mod 10 0 counter drop",
@@ -152,19 +164,20 @@ fn loss_reported_is_the_loss_the_kernel_saw() {
     let d = &rep.directions[0];
     assert!(d.sent > 3_000);
     assert_eq!(d.sent, d.sent_kernel);
-    assert_eq!(d.sent, rep.kernel.r.link("r0").unwrap().rx_packets);
     assert_eq!(d.lost, d.lost_kernel);
+    let k = &rep.kernel;
+    let queue_drops = k.a.link("a0").unwrap().tx_dropped + k.r.link("r1").unwrap().tx_dropped;
+    let dropped = nft_drops(&t.r.netns);
     assert_eq!(
         d.lost,
-        nft_drops(&t.r.netns),
-        "lost = what R's firewall dropped"
+        dropped + queue_drops,
+        "lost = R's firewall drops + queue drops"
     );
-    assert_eq!(
-        d.received_kernel,
-        rep.kernel.r.link("r1").unwrap().tx_packets
+    assert!(
+        dropped.abs_diff(rep.forwarded / 10) <= 1,
+        "{dropped} of {}",
+        rep.forwarded
     );
-    let tenth = d.sent / 10;
-    assert!(d.lost.abs_diff(tenth) <= 1, "lost {} of {}", d.lost, d.sent);
     assert!(rep.reconciled);
 }
 
@@ -278,20 +291,40 @@ fn bad_input_gets_a_clear_error() {
 
 #[test]
 fn unknown_sysctl_is_named_and_the_partial_lab_removed() {
-    let before = labs_of(std::process::id());
-    let mut r = router("sysctls = { \"net.ipv4.no_such_knob\" = 1 }");
-    let err = r
-        .start(&Placement::unconstrained(), &Shutdown::new())
-        .unwrap_err()
-        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        "name = \"t\"\n[server]\nkind = \"router\"\n\
+         sysctls = { \"net.ipv4.no_such_knob\" = 1 }\n\
+         [load]\nkind = \"forward\"\n\
+         [trials]\nduration = \"100ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    )
+    .unwrap();
+    let store = dir.path().join("s.sqlite");
+    let child = scalelab()
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let text = format!("{}{}", stdout(&out), stderr(&out));
     assert!(
-        err.contains("unknown sysctl `net.ipv4.no_such_knob`"),
-        "{err}"
+        text.contains("unknown sysctl `net.ipv4.no_such_knob`"),
+        "{text}"
     );
-    assert_eq!(
-        labs_of(std::process::id()),
-        before,
-        "nothing left by the failed build"
+    assert!(
+        labs_of(pid).is_empty(),
+        "the failed build left {:?}",
+        labs_of(pid)
     );
     let err = router("sysctls = { \"net.core.netdev_max_backlog\" = 5000 }")
         .start(&Placement::unconstrained(), &Shutdown::new())
