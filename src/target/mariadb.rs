@@ -136,6 +136,9 @@ impl Mariadb {
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
         self.dir = Some(dir);
+        // A private tmpdir: concurrent servers' temporary table names collide in /tmp.
+        let tmp = path.join("tmp");
+        std::fs::create_dir_all(&tmp).map_err(|e| TargetError::io(&tmp, e))?;
         let cnf = self.settings.render(&path, self.port, &server_user());
         write(&path.join("my.cnf"), &cnf)?;
         let init = format!(
