@@ -1,6 +1,7 @@
 //! The self-contained HTML report: one file, inline CSS and inline SVG, no
-//! scripts, fonts or anything else fetched from the network. Every string
-//! that comes from the data is escaped.
+//! fonts or anything else fetched from the network. The only scripts are
+//! the flame graphs' own (search and zoom), each inside its graph's
+//! `data:` iframe. Every string that comes from the data is escaped.
 
 use super::analyse::aggregate;
 use super::charts::{charts, Chart, ChartKind};
@@ -12,17 +13,28 @@ use crate::store::{Run, RunData};
 use std::fmt::Write;
 
 pub fn render(data: &RunData) -> String {
-    // A multi-host run gets its client hosts' split before the server view.
-    render_with_hosts(&aggregate(data), &data.run, &super::hosts::section(data))
+    let extra = Extra {
+        hosts: super::hosts::section(data),
+        profiles: super::flames::section(data),
+    };
+    render_with(&aggregate(data), &data.run, &extra)
 }
 
 pub fn render_aggregate(agg: &Aggregate, run: &Run) -> String {
-    render_with_hosts(agg, run, "")
+    render_with(agg, run, &Extra::default())
 }
 
-/// The page, with `hosts` (the multi-host section, or nothing) before the
-/// server section.
-fn render_with_hosts(agg: &Aggregate, run: &Run, hosts: &str) -> String {
+/// Sections made from the trials themselves rather than the aggregate;
+/// each may be empty.
+#[derive(Default)]
+struct Extra {
+    /// A multi-host run's client split, before the server section.
+    hosts: String,
+    /// Flame graphs, after the server section.
+    profiles: String,
+}
+
+fn render_with(agg: &Aggregate, run: &Run, extra: &Extra) -> String {
     let charts = charts(agg);
     let mut body = String::new();
     body.push_str(&header(agg, run));
@@ -69,13 +81,20 @@ fn render_with_hosts(agg: &Aggregate, run: &Run, hosts: &str) -> String {
             );
         }
     }
-    body.push_str(hosts);
-    let server =
-        figures(&charts, &[ChartKind::ServerCpu, ChartKind::CpuBreakdown]) + &tables::server(agg);
+    body.push_str(&extra.hosts);
+    let server = figures(
+        &charts,
+        &[
+            ChartKind::ServerCpu,
+            ChartKind::ServerCost,
+            ChartKind::CpuBreakdown,
+        ],
+    ) + &tables::server(agg);
     let _ = write!(
         body,
         r#"<section id="server"><h2>Server</h2>{server}</section>"#
     );
+    body.push_str(&extra.profiles);
     body.push_str(&warnings(agg));
     let _ = write!(
         body,
@@ -325,6 +344,7 @@ a{color:#0550ae;text-decoration:none}a:hover{text-decoration:underline}
 tr.excluded td{background:#ffebe9;color:var(--bad)}
 .note{border-left:3px solid var(--warn);padding:2px 10px;background:#fff8c5}
 figure{margin:18px 0 24px}figure svg{display:block;max-width:100%;height:auto;margin:0 auto}
+figure.flame iframe{display:block;width:100%;border:0}
 figcaption{color:var(--muted);font-size:13px;text-align:center;margin-top:4px}
 table{border-collapse:collapse;margin:12px 0 20px;font-size:13px;width:100%}
 th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}

@@ -2,12 +2,14 @@
 //! running, judge the outcome, and commit it to the store.
 
 use super::servers::Servers;
-use super::sites::{self, ServerProbe};
+use super::sites::{self, ServerProbe, ServerSite};
 use super::RunError;
 use crate::load::{LoadResult, LoadSpec, Pacing};
+use crate::profile::{Folded, ProfileError, Recorder};
 use crate::shutdown::Shutdown;
 use crate::spec::sweep::{resolve, Resolved};
 use crate::spec::Experiment;
+use crate::spec::ProfilePolicy;
 use crate::store::{Measurement, NewTrial, Point, RunEvent, RunEventKind, Store, TrialStatus};
 use std::path::Path;
 
@@ -38,6 +40,8 @@ struct Measured {
     client_cpus: usize,
     /// Each client host's share, in a multi-host run.
     client_hosts: Vec<sites::ClientShare>,
+    /// The server's folded stacks, when the trial was profiled.
+    profile: Option<Result<Folded, ProfileError>>,
 }
 
 /// Runs and stores one trial. `None`: SIGINT or SIGTERM arrived while it
@@ -55,7 +59,7 @@ pub fn run_trial(
     let resolved =
         resolve(cx.exp, system, point).map_err(|(f, m)| RunError::Spec(format!("{f}: {m}")))?;
     let mut context = serde_json::json!({});
-    let measured = measure(cx, system, point, &resolved, &mut context);
+    let measured = measure(cx, system, point, &resolved, &mut context, None);
     if cx.shutdown.is_triggered() {
         record_interruption(cx, &label, point, trial, &measured)?;
         return Ok(None);
@@ -168,14 +172,33 @@ fn record_interruption(
     Ok(())
 }
 
-/// Starts what is needed and runs warmup plus the measured window. An `Err`
-/// is a failure before anything was measured.
+/// An extra trial, not stored and not used for statistics: its throughput,
+/// and with `profile` the server's folded stacks over the measured window.
+pub fn extra_trial(
+    cx: &mut TrialCtx,
+    system: usize,
+    point: &Point,
+    profile: Option<ProfilePolicy>,
+) -> Result<(f64, Option<Result<Folded, ProfileError>>), String> {
+    let resolved = resolve(cx.exp, system, point).map_err(|(f, m)| format!("{f}: {m}"))?;
+    let mut context = serde_json::json!({});
+    let m = measure(cx, system, point, &resolved, &mut context, profile)?;
+    if let Some(reason) = judge(&m) {
+        return Err(reason);
+    }
+    Ok((m.result.rps(), m.profile))
+}
+
+/// Starts what is needed and runs warmup plus the measured window (under
+/// `perf record` with `profile`). An `Err` is a failure before anything
+/// was measured.
 fn measure(
     cx: &mut TrialCtx,
     system: usize,
     point: &Point,
     resolved: &Resolved,
     context: &mut serde_json::Value,
+    profile: Option<ProfilePolicy>,
 ) -> Result<Measured, String> {
     let policy = cx.exp.trials.restart;
     let server = cx
@@ -222,10 +245,22 @@ fn measure(
             return Err("during warmup".into());
         }
     }
+    let server_cpus = server.placement.cpus.clone();
     let interval = cx.exp.trials.sample_interval;
-    let probe = ServerProbe::start(cx.servers.site(), interval, root_pid)?;
+    let site = cx.servers.site().clone();
+    let probe = ServerProbe::start(&site, interval, root_pid)?;
+    let recorder = profile.map(|p| match site {
+        ServerSite::Local => start_recorder(cx.base_dir, server_cpus.as_deref(), p),
+        _ => Err(ProfileError::Failed(
+            "the server runs on another host; flame graphs are taken on this machine only".into(),
+        )),
+    });
     let run = sites::run_load(cx.cluster, kind, settings, &endpoint, &spec, cx.shutdown);
     let probe = probe.stop();
+    let profile = recorder.map(|r| {
+        let root = root_pid.ok_or_else(|| ProfileError::Failed("the server has no PID".into()));
+        r.and_then(|(rec, _dir)| rec.finish(root?))
+    });
     let run = run.map_err(|e| format!("load failed: {e}"))?;
     if !run.clients.is_empty() {
         context["clients"] = serde_json::to_value(&run.clients).unwrap_or_default();
@@ -251,7 +286,27 @@ fn measure(
         server_died,
         client_cpus,
         client_hosts: run.clients,
+        profile,
     })
+}
+
+/// Starts `perf record` on the server's CPUs (all CPUs when it is not
+/// pinned), writing into a fresh directory under `base`.
+fn start_recorder(
+    base: &Path,
+    cpus: Option<&[usize]>,
+    p: ProfilePolicy,
+) -> Result<(Recorder, tempfile::TempDir), ProfileError> {
+    let io = |e| ProfileError::Io {
+        what: format!("make a directory under {}", base.display()),
+        source: e,
+    };
+    std::fs::create_dir_all(base).map_err(io)?;
+    let dir = tempfile::Builder::new()
+        .prefix("perf-")
+        .tempdir_in(base)
+        .map_err(io)?;
+    Ok((Recorder::start(dir.path(), cpus, p.frequency)?, dir))
 }
 
 fn load_spec(exp: &Experiment, r: &Resolved, client_cpus: Option<Vec<usize>>) -> LoadSpec {

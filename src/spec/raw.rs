@@ -20,6 +20,18 @@ pub struct RawExperiment {
     pub quick: Option<RawQuick>,
     #[serde(default)]
     pub hosts: super::hosts::RawHosts,
+    pub profile: Option<RawProfile>,
+}
+
+/// `[profile]`: flame graphs of the server at each system's peak and
+/// collapse points.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProfile {
+    /// `false` keeps the table but turns profiling off.
+    pub enabled: Option<bool>,
+    /// Samples per second per CPU.
+    pub frequency: Option<i64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
