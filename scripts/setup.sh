@@ -4,7 +4,7 @@
 # peer tools. Idempotent: apt runs only when something is missing.
 set -euo pipefail
 
-packages=(nginx postgresql postgresql-contrib wrk time iproute2 procps util-linux python3 ca-certificates)
+packages=(nginx postgresql postgresql-contrib wrk time iproute2 procps util-linux python3 ca-certificates nsd unbound bind9 bind9-utils dnsperf)
 
 missing=()
 for p in "${packages[@]}"; do

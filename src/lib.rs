@@ -29,13 +29,15 @@
 //! - [`report`]: terminal tables, JSON, CSV, SVG charts and the
 //!   self-contained HTML report. One file per format.
 //!
-//! Cross-cutting pieces: [`units`] (newtypes for quantities) and
+//! Cross-cutting pieces: [`units`] (newtypes for quantities),
+//! [`netns`] (private network namespaces for labs that must not leak) and
 //! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed).
 //!
 //! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
 
 pub mod analysis;
 pub mod load;
+pub mod netns;
 pub mod placement;
 pub mod probe;
 pub mod report;

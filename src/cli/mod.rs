@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod doctor;
+pub mod load_dns;
 pub mod load_http;
 pub mod load_pg;
 pub mod model;
@@ -51,6 +52,16 @@ pub enum Command {
     Model(model::ModelArgs),
     /// Show which servers and tools each recipe needs, and which are missing.
     Doctor(doctor::DoctorArgs),
+    /// DNS helpers: query sets for the DNS lab.
+    #[command(subcommand)]
+    Dns(DnsCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DnsCommand {
+    /// Write a dnsperf-format query file drawn from the lab's names with a
+    /// heavy-tailed (Zipf) popularity, deterministic per seed.
+    Queries(load_dns::DnsQueriesArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -59,6 +70,8 @@ pub enum LoadCommand {
     Http(load_http::LoadHttpArgs),
     /// PostgreSQL load with pgbench's built-in scripts.
     Pg(load_pg::LoadPgArgs),
+    /// DNS over UDP, like dnsperf (-q, -Q) or resperf (--ramp).
+    Dns(load_dns::LoadDnsArgs),
 }
 
 impl Cli {
@@ -78,6 +91,8 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::Run(a) => run::run(a, &store, shutdown),
         Command::Load(LoadCommand::Http(a)) => load_http::run(a, shutdown),
         Command::Load(LoadCommand::Pg(a)) => load_pg::run(a, shutdown),
+        Command::Load(LoadCommand::Dns(a)) => load_dns::run(a, shutdown),
+        Command::Dns(DnsCommand::Queries(a)) => load_dns::queries(a),
         Command::Report(a) => report::report(a, &store),
         Command::Export(a) => report::export(a, &store),
         Command::List => report::list(&store),

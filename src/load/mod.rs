@@ -10,6 +10,7 @@
 //! thread owns its histogram, counters and timeline, and the driver merges
 //! them once at the end. Nothing is shared on the hot path.
 
+pub mod dns;
 pub mod http;
 pub mod pg;
 pub mod result;
@@ -135,7 +136,7 @@ pub trait Driver: Send + Sync {
 }
 
 /// Load kinds scalelab can generate.
-pub const KINDS: &[&str] = &["http", "pg"];
+pub const KINDS: &[&str] = &["http", "pg", "dns"];
 
 /// Builds the driver for `kind` from its kind-specific settings (the
 /// experiment's `[load]` table minus the [`LoadSpec`] fields) aimed at
@@ -150,6 +151,7 @@ pub fn build(
             settings, endpoint,
         )?)),
         "pg" => Ok(Box::new(pg::PgDriver::from_settings(settings, endpoint)?)),
+        "dns" => Ok(Box::new(dns::DnsDriver::from_settings(settings, endpoint)?)),
         other => Err(LoadError::Spec(format!(
             "unknown load kind `{other}`; expected one of: {}",
             KINDS.join(", ")
@@ -162,6 +164,7 @@ pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), LoadErro
     match kind {
         "http" => http::HttpSettings::parse(settings).map(|_| ()),
         "pg" => pg::PgSettings::parse(settings).map(|_| ()),
+        "dns" => dns::DnsSettings::parse(settings).map(|_| ()),
         other => Err(LoadError::Spec(format!(
             "unknown load kind `{other}`; expected one of: {}",
             KINDS.join(", ")

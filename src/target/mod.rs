@@ -10,6 +10,7 @@
 //! system's overrides and the sweep point); each kind deserializes its own
 //! typed settings, so unknown or mistyped fields are reported by name.
 
+pub mod dns;
 pub mod external;
 pub mod nginx;
 pub mod postgres;
@@ -103,6 +104,9 @@ pub fn build(
         "nginx" => Ok(Box::new(nginx::Nginx::new(settings, base_dir)?)),
         "postgres" => Ok(Box::new(postgres::Postgres::new(settings, base_dir)?)),
         "external" => Ok(Box::new(external::External::new(settings)?)),
+        "nsd" => Ok(Box::new(dns::nsd::target(settings, base_dir)?)),
+        "unbound" => Ok(Box::new(dns::unbound::target(settings, base_dir)?)),
+        "bind" => Ok(Box::new(dns::bind::target(settings, base_dir)?)),
         other => Err(TargetError::Settings {
             kind: "server",
             message: format!(
@@ -114,7 +118,7 @@ pub fn build(
 }
 
 /// Server kinds scalelab can run.
-pub const KINDS: &[&str] = &["nginx", "postgres", "external"];
+pub const KINDS: &[&str] = &["nginx", "postgres", "external", "nsd", "unbound", "bind"];
 
 /// Checks a settings table without starting anything (spec validation).
 pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), TargetError> {
@@ -122,6 +126,9 @@ pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), TargetEr
         "nginx" => nginx::NginxSettings::parse(settings).map(|_| ()),
         "postgres" => postgres::PostgresSettings::parse(settings).map(|_| ()),
         "external" => external::ExternalSettings::parse(settings).map(|_| ()),
+        "nsd" => dns::nsd::NsdSettings::parse(settings).map(|_| ()),
+        "unbound" => dns::unbound::UnboundSettings::parse(settings).map(|_| ()),
+        "bind" => dns::bind::BindSettings::parse(settings).map(|_| ()),
         other => Err(TargetError::Settings {
             kind: "server",
             message: format!(

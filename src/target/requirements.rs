@@ -27,6 +27,26 @@ const RUNUSER: Requirement = Requirement {
     package: "util-linux",
     paths: &["/usr/sbin/runuser", "/sbin/runuser"],
 };
+const NSD: Requirement = Requirement {
+    what: "NSD (the DNS lab's authoritative server)",
+    package: "nsd",
+    paths: &["/usr/sbin/nsd"],
+};
+const UNBOUND: Requirement = Requirement {
+    what: "Unbound",
+    package: "unbound",
+    paths: &["/usr/sbin/unbound"],
+};
+const BIND: Requirement = Requirement {
+    what: "BIND 9 (named)",
+    package: "bind9",
+    paths: &["/usr/sbin/named"],
+};
+const IPROUTE: Requirement = Requirement {
+    what: "ip (network namespaces for the DNS lab)",
+    package: "iproute2",
+    paths: &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"],
+};
 
 /// Peer tools the side-by-side benchmarks compare against.
 pub const BENCH_TOOLS: &[Requirement] = &[
@@ -40,6 +60,11 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         package: "postgresql-contrib",
         paths: &["/usr/bin/pgbench"],
     },
+    Requirement {
+        what: "dnsperf and resperf (bench/dns-vs-dnsperf.sh)",
+        package: "dnsperf",
+        paths: &["/usr/bin/dnsperf"],
+    },
 ];
 
 /// What a server kind needs.
@@ -47,6 +72,9 @@ pub fn for_server(kind: &str) -> Vec<Requirement> {
     match kind {
         "nginx" => vec![NGINX],
         "postgres" => vec![POSTGRES, RUNUSER],
+        "nsd" => vec![NSD, IPROUTE],
+        "unbound" => vec![NSD, UNBOUND, IPROUTE],
+        "bind" => vec![NSD, BIND, IPROUTE],
         _ => Vec::new(),
     }
 }

@@ -2,6 +2,7 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod analysis;
+mod dns;
 mod http_driver;
 mod nginx;
 mod postgres;
