@@ -219,3 +219,59 @@ pub fn queries(a: &DnsQueriesArgs) -> anyhow::Result<i32> {
     outln!("wrote {} queries to {}", a.count, a.output.display());
     Ok(0)
 }
+
+#[derive(clap::Args, Debug)]
+pub struct DnsLabArgs {
+    /// Which server the lab is for: nsd, unbound or bind.
+    pub kind: String,
+    /// The server's settings as TOML, such as 'threads = 2, names = 10000'.
+    #[arg(long, default_value = "", value_name = "TOML")]
+    pub settings: String,
+    /// CPUs for the lab's servers, such as 1 or 1-3.
+    #[arg(long, value_name = "CPUS")]
+    pub server_cpus: Option<String>,
+    /// The command to run inside the lab's namespace (after `--`). It gets
+    /// SCALELAB_DNS_SERVER (ADDRESS:PORT), SCALELAB_DNS_NETNS and
+    /// SCALELAB_DNS_DIR (the lab's run directory) in its environment.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// Starts a DNS lab, runs a command inside its namespace, tears it down.
+pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
+    use scalelab::target::dns::{bind, nsd, unbound};
+    let settings: toml::Table = toml::from_str(&a.settings.replace(", ", "\n"))
+        .with_context(|| format!("--settings `{}` is not TOML", a.settings))?;
+    let base = scalelab::runner::default_base_dir();
+    let mut target = match a.kind.as_str() {
+        "nsd" => nsd::target(&settings, &base)?,
+        "unbound" => unbound::target(&settings, &base)?,
+        "bind" => bind::target(&settings, &base)?,
+        other => bail!("unknown DNS lab kind `{other}`; expected nsd, unbound or bind"),
+    };
+    let cpus = match &a.server_cpus {
+        Some(c) => Some(
+            scalelab::placement::affinity::parse_cpu_list(c)
+                .map_err(|e| anyhow::anyhow!("--server-cpus: {e}"))?,
+        ),
+        None => None,
+    };
+    let placement = scalelab::placement::Placement::create(
+        &format!("dnslab-{}", std::process::id()),
+        cpus,
+        None,
+    )?;
+    let ep = scalelab::target::Target::start(&mut target, &placement, shutdown)?;
+    let (server, ns) = scalelab::load::dns::parse_endpoint(&ep.uri)?;
+    let ns = ns.unwrap_or_default();
+    let status = std::process::Command::new("ip")
+        .args(["netns", "exec", &ns])
+        .args(&a.command)
+        .env("SCALELAB_DNS_SERVER", server.to_string())
+        .env("SCALELAB_DNS_NETNS", &ns)
+        .env("SCALELAB_DNS_DIR", target.run_dir().unwrap_or(&base))
+        .status()
+        .with_context(|| format!("cannot run {:?} in namespace {ns}", a.command))?;
+    drop(target);
+    Ok(status.code().unwrap_or(1))
+}

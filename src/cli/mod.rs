@@ -62,6 +62,10 @@ pub enum DnsCommand {
     /// Write a dnsperf-format query file drawn from the lab's names with a
     /// heavy-tailed (Zipf) popularity, deterministic per seed.
     Queries(load_dns::DnsQueriesArgs),
+    /// Start a DNS lab (a private namespace with NSD, and Unbound or BIND),
+    /// run a command inside it, and remove it: for dnsperf, dig, and
+    /// `scalelab load dns` by hand.
+    Lab(load_dns::DnsLabArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -93,6 +97,7 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::Load(LoadCommand::Pg(a)) => load_pg::run(a, shutdown),
         Command::Load(LoadCommand::Dns(a)) => load_dns::run(a, shutdown),
         Command::Dns(DnsCommand::Queries(a)) => load_dns::queries(a),
+        Command::Dns(DnsCommand::Lab(a)) => load_dns::lab(a, shutdown),
         Command::Report(a) => report::report(a, &store),
         Command::Export(a) => report::export(a, &store),
         Command::List => report::list(&store),

@@ -59,6 +59,9 @@ pub fn run_trial(
         Ok(m) => {
             let judged = judge(&m);
             let bound = client_bound(&m);
+            if let Some(d) = &m.result.datagrams {
+                context["datagrams"] = serde_json::to_value(d).unwrap_or_default();
+            }
             context["client_bound"] = bound.is_some().into();
             if let Some(reason) = bound {
                 context["client_bound_reason"] = reason.into();
@@ -229,6 +232,9 @@ fn load_spec(exp: &Experiment, r: &Resolved, client_cpus: Option<Vec<usize>>) ->
 /// the load generator used (or waited for) 90% of the CPUs it may use.
 fn client_bound(m: &Measured) -> Option<String> {
     let r = &m.result;
+    if let Some(lag) = r.datagrams.as_ref().and_then(|d| d.fell_behind.clone()) {
+        return Some(lag);
+    }
     let by_cpu =
         crate::probe::client_bound_reason(r.client_cpu.0, r.elapsed.as_secs_f64(), m.client_cpus);
     by_cpu.or_else(|| {
@@ -265,7 +271,7 @@ fn measurement(r: &LoadResult) -> Measurement {
     Measurement {
         requests: r.requests,
         duration_s: secs,
-        rps: r.rps(),
+        rps: r.throughput(),
         bytes: r.bytes.0,
         gbit_s: r.bytes.gbit_per_s(secs),
         errors: r.errors,
