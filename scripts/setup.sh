@@ -2,15 +2,23 @@
 # Installs what scalelab's recipes, tests and benchmarks need on Debian:
 # the real servers (started by scalelab itself, never by systemd) and the
 # peer tools. Idempotent: apt runs only when something is missing.
+#
+# The servers' packages are not listed here: each server and load kind
+# declares what it needs in its registry entry, and `scalelab doctor
+# --packages` prints them. So this script first installs what building
+# scalelab needs, builds it, then asks it.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-packages=(nginx postgresql postgresql-contrib wrk time iproute2 procps util-linux python3 ca-certificates nsd unbound bind9 bind9-utils dnsperf)
+# Building scalelab (a C compiler for the bundled SQLite) and the scripts.
+base=(gcc libc6-dev time iproute2 procps util-linux python3 ca-certificates)
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
+install_missing() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
   if [[ $(id -u) -ne 0 ]]; then
     echo "setup: missing packages ${missing[*]}; run as root (or with sudo)" >&2
     exit 1
@@ -19,7 +27,9 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+}
+
+install_missing "${base[@]}"
 
 if ! command -v cargo >/dev/null; then
   [[ -x "$HOME/.cargo/bin/cargo" ]] && export PATH="$HOME/.cargo/bin:$PATH"
@@ -28,4 +38,12 @@ if ! command -v cargo >/dev/null; then
   echo "setup: no Rust toolchain found (cargo); install Rust 1.80 or newer" >&2
   exit 1
 fi
+
+# Every registered kind's packages, and the benchmarks' peer tools.
+mapfile -t kinds < <(cargo run --quiet --bin scalelab -- doctor --packages)
+if ((${#kinds[@]} == 0)); then
+  echo "setup: \`scalelab doctor --packages\` listed nothing" >&2
+  exit 1
+fi
+install_missing "${kinds[@]}"
 echo "setup: ready ($(cargo --version))"

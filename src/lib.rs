@@ -8,8 +8,10 @@
 //!   file/line/field errors, and expansion of the sweep into points.
 //! - [`target`]: server lifecycles (nginx, PostgreSQL, an external server).
 //!   Each target writes its config into a private directory, starts the real
-//!   server on loopback without systemd, waits until it answers, and stops it
-//!   by PID.
+//!   server on loopback without systemd, waits until it answers, and stops
+//!   it as a whole (process group and cgroup). [`target::lifecycle`] is the
+//!   one mechanism every kind starts its server with: own session, tracking
+//!   cgroup, and a watchdog so nothing outlives `kill -9` of scalelab.
 //! - [`placement`]: where the server may run: CPU pinning and cgroup memory
 //!   limits, created and removed by name.
 //! - [`load`]: the load generators. One [`load::Driver`] trait, one driver per
@@ -30,12 +32,16 @@
 //!   self-contained HTML report. One file per format.
 //!
 //! Cross-cutting pieces: [`units`] (newtypes for quantities),
-//! [`netns`] (private network namespaces for labs that must not leak) and
-//! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed).
+//! [`netns`] (private network namespaces for labs that must not leak),
+//! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed) and
+//! [`kinds`] (what every server and load kind shares: the settings parser
+//! and installation requirements; each family keeps one registry of kinds,
+//! [`target::KINDS`] and [`load::KINDS`]).
 //!
 //! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
 
 pub mod analysis;
+pub mod kinds;
 pub mod load;
 pub mod netns;
 pub mod placement;

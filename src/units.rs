@@ -33,6 +33,39 @@ impl fmt::Display for Micros {
     }
 }
 
+/// What a load kind's throughput counts, per second: the unit its reports
+/// print. Each load kind declares one (see [`crate::load::LoadKind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RateUnit {
+    /// HTTP requests (wrk's `Requests/sec`).
+    Requests,
+    /// Database transactions (pgbench's `tps`).
+    Transactions,
+    /// DNS queries (dnsperf's `Queries per second`).
+    Queries,
+    /// Forwarded frames (RFC 2544 throughput).
+    Frames,
+}
+
+impl RateUnit {
+    /// `requests/s`, `transactions/s`, `queries/s` or `frames/s`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RateUnit::Requests => "requests/s",
+            RateUnit::Transactions => "transactions/s",
+            RateUnit::Queries => "queries/s",
+            RateUnit::Frames => "frames/s",
+        }
+    }
+}
+
+impl fmt::Display for RateUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// CPU time (user + system) in seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize)]
 #[serde(transparent)]

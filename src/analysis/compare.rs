@@ -11,8 +11,6 @@ use serde::{Deserialize, Serialize};
 
 /// Significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
-/// Relative differences below this are called noise by default (2%).
-pub const DEFAULT_NOISE: f64 = 0.02;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "verdict")]
@@ -204,6 +202,9 @@ fn interval(c: &Comparison, sign: f64, p: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The noise floor the tests judge by (2%).
+    const NOISE: f64 = 0.02;
+
     const A: [f64; 6] = [100.0, 102.0, 98.0, 101.0, 99.0, 100.5];
 
     fn scaled(f: f64) -> Vec<f64> {
@@ -212,7 +213,7 @@ mod tests {
 
     #[test]
     fn clearly_faster() {
-        let c = compare(&A, &scaled(1.12), DEFAULT_NOISE);
+        let c = compare(&A, &scaled(1.12), NOISE);
         assert_eq!(c.verdict, Verdict::Faster);
         assert!((c.ratio - 1.12).abs() < 1e-12);
         // Exact test, complete separation of 6 vs 6: 2 / C(12, 6) = 0.002165
@@ -231,7 +232,7 @@ mod tests {
 
     #[test]
     fn clearly_slower() {
-        let c = compare(&A, &scaled(0.92), DEFAULT_NOISE);
+        let c = compare(&A, &scaled(0.92), NOISE);
         assert_eq!(c.verdict, Verdict::Slower);
         assert!(
             c.sentence.starts_with("B is 8.0% slower (95% CI "),
@@ -257,7 +258,7 @@ mod tests {
     fn significant_but_within_noise_is_no_difference() {
         let base = [100.0, 100.1, 100.2, 100.3, 100.4, 100.5];
         let cand: Vec<f64> = base.iter().map(|v| v * 1.01).collect();
-        let c = compare(&base, &cand, DEFAULT_NOISE);
+        let c = compare(&base, &cand, NOISE);
         assert!(c.p_value.unwrap() < ALPHA);
         assert_eq!(c.verdict, Verdict::NoDifference);
         assert!(c.sentence.contains("within the 2% noise"), "{}", c.sentence);
@@ -269,7 +270,7 @@ mod tests {
     #[test]
     fn overlapping_samples_are_no_difference() {
         let b = [99.5, 101.5, 98.5, 100.2, 100.8, 99.0];
-        let c = compare(&A, &b, DEFAULT_NOISE);
+        let c = compare(&A, &b, NOISE);
         assert_eq!(c.verdict, Verdict::NoDifference);
         // scipy 1.17.1 mannwhitneyu(A, b, alternative='two-sided'): one tie
         // (99.0), so the normal approximation: U = 19.5, p = 0.8725590308923818.
@@ -280,7 +281,7 @@ mod tests {
 
     #[test]
     fn two_versus_two_needs_four_trials() {
-        let c = compare(&[100.0, 101.0], &[200.0, 201.0], DEFAULT_NOISE);
+        let c = compare(&[100.0, 101.0], &[200.0, 201.0], NOISE);
         assert_eq!(c.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
         assert_eq!(c.sentence, "needs at least 4 trials per system");
         assert_eq!(delta_cell(&c), "~ (needs 4 trials)");
@@ -301,17 +302,17 @@ mod tests {
 
     #[test]
     fn single_trials_and_empty_samples() {
-        let c = compare(&[100.0], &[120.0], DEFAULT_NOISE);
+        let c = compare(&[100.0], &[120.0], NOISE);
         assert_eq!(c.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
         assert_eq!(c.ratio_ci, None);
-        let e = compare(&[], &[1.0, 2.0], DEFAULT_NOISE);
+        let e = compare(&[], &[1.0, 2.0], NOISE);
         assert_eq!(e.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
         assert_eq!((e.ratio, e.p_value), (1.0, None));
     }
 
     #[test]
     fn all_equal_is_no_difference() {
-        let c = compare(&[7.0; 5], &[7.0; 5], DEFAULT_NOISE);
+        let c = compare(&[7.0; 5], &[7.0; 5], NOISE);
         assert_eq!(c.verdict, Verdict::NoDifference);
         assert_eq!(
             (c.ratio, c.p_value, c.ratio_ci),
@@ -323,7 +324,7 @@ mod tests {
     fn zero_baseline_never_gives_nan() {
         // scipy 1.17.1: mannwhitneyu([0] * 5, [50, 51, 52, 53, 54]) (ties, so
         // asymptotic) p = 0.007494957516935239.
-        let c = compare(&[0.0; 5], &[50.0, 51.0, 52.0, 53.0, 54.0], DEFAULT_NOISE);
+        let c = compare(&[0.0; 5], &[50.0, 51.0, 52.0, 53.0, 54.0], NOISE);
         assert_eq!(c.verdict, Verdict::Faster);
         assert_eq!((c.ratio, c.ratio_ci), (1.0, None));
         assert!(
@@ -338,8 +339,8 @@ mod tests {
     fn failed_and_non_finite_values_are_left_out() {
         let noisy = [100.0, f64::NAN, 102.0, -1.0, 98.0, 101.0, 99.0, 100.5];
         assert_eq!(
-            compare(&noisy, &scaled(1.12), DEFAULT_NOISE),
-            compare(&A, &scaled(1.12), DEFAULT_NOISE)
+            compare(&noisy, &scaled(1.12), NOISE),
+            compare(&A, &scaled(1.12), NOISE)
         );
     }
 

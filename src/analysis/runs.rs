@@ -270,6 +270,8 @@ mod tests {
             server_version: server.map(str::to_string),
             baseline: None,
             headline: "median".into(),
+            load_kind: "http".into(),
+            noise: 0.02,
         }
     }
 

@@ -1,50 +1,80 @@
 //! `scalelab compare`: two runs point by point, benchstat style.
-use scalelab::analysis::compare::{delta_cell, sentence_for, Verdict, DEFAULT_NOISE};
+//!
+//! The two runs may live in different stores (two machines, two OSes):
+//! `scalelab compare linux.sqlite:1 freebsd.sqlite:1`, or `--store-b`.
+use super::report::open_existing;
+use scalelab::analysis::compare::{delta_cell, sentence_for, Verdict};
 use scalelab::analysis::runs::{compare_runs, RunComparison};
-use scalelab::store::Store;
-use std::path::Path;
+use scalelab::store::RunData;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
-    /// The baseline run id (or `latest`).
+    /// The baseline run: an id, `latest`, or `STORE:RUN` for a run in
+    /// another store file (`linux.sqlite:1`).
     pub run_a: String,
-    /// The run compared against it (or `latest`).
+    /// The run compared against it, in the same forms.
     pub run_b: String,
+    /// Read RUN_B from this store (default: --store), e.g. a store copied
+    /// from another machine.
+    #[arg(long, value_name = "PATH")]
+    pub store_b: Option<PathBuf>,
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Differences smaller than this many percent are called noise.
-    #[arg(long, default_value_t = DEFAULT_NOISE * 100.0, value_name = "PERCENT")]
-    pub noise: f64,
+    /// Differences smaller than this many percent are called noise
+    /// (default: the baseline run's `[trials] noise`).
+    #[arg(long, value_name = "PERCENT")]
+    pub noise: Option<f64>,
 }
 
 pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
-    if !(a.noise.is_finite() && (0.0..100.0).contains(&a.noise)) {
+    if let Some(n) = a
+        .noise
+        .filter(|n| !(n.is_finite() && (0.0..100.0).contains(n)))
+    {
         anyhow::bail!(
-            "--noise {} is not a percentage between 0 and 100 (the default is 2)",
-            a.noise
+            "--noise {n} is not a percentage between 0 and 100 (the default is the baseline run's [trials] noise)"
         );
     }
-    if !store.exists() {
-        anyhow::bail!(
-            "no store at {}; run an experiment first or pass --store PATH",
-            store.display()
-        );
-    }
-    let store = Store::open(store)?;
-    let run_a = store.load_run(&a.run_a)?;
-    let run_b = store.load_run(&a.run_b)?;
-    let c = compare_runs(&run_a, &run_b, a.noise / 100.0);
+    let (store_a, sel_a) = run_ref(&a.run_a, store);
+    let (store_b, sel_b) = run_ref(&a.run_b, a.store_b.as_deref().unwrap_or(store));
+    let run_a = open_existing(&store_a)?.load_run(&sel_a)?;
+    let run_b = open_existing(&store_b)?.load_run(&sel_b)?;
+    let noise = a.noise.map_or(run_a.run.noise, |n| n / 100.0);
+    let c = compare_runs(&run_a, &run_b, noise);
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        out!("{}", render(&c));
+        let names = if store_a == store_b {
+            (format!("run {}", c.run_a), format!("run {}", c.run_b))
+        } else {
+            (label(&store_a, &run_a), label(&store_b, &run_b))
+        };
+        out!("{}", render(&c, names));
     }
     Ok(0)
 }
 
-fn render(c: &RunComparison) -> String {
-    let (a, b) = (format!("run {}", c.run_a), format!("run {}", c.run_b));
+/// Splits `STORE:RUN` into its store file and run selector; a plain
+/// selector (`3`, `latest`) names a run in `default_store`.
+fn run_ref(text: &str, default_store: &Path) -> (PathBuf, String) {
+    match text.rsplit_once(':') {
+        Some((path, run)) if !path.is_empty() => (PathBuf::from(path), run.to_string()),
+        _ => (default_store.to_path_buf(), text.to_string()),
+    }
+}
+
+/// `linux.sqlite:1`: how a run in another store is named in the table.
+fn label(store: &Path, data: &RunData) -> String {
+    let file = store.file_name().map_or_else(
+        || store.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
+    format!("{file}:{}", data.run.id)
+}
+
+fn render(c: &RunComparison, (a, b): (String, String)) -> String {
     let mut out = format!(
         "{b} ({}) against {a} ({}, the baseline); differences under {:.0}% are noise\n\n",
         c.name_b,

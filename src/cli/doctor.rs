@@ -1,8 +1,8 @@
 //! `scalelab doctor`: which servers and tools each recipe needs, which are
 //! missing, and (`--install`) installing them with apt.
 
+use scalelab::kinds::{Requirement, BENCH_TOOLS};
 use scalelab::spec::Experiment;
-use scalelab::target::requirements::{self, Requirement};
 use std::path::Path;
 use std::process::Command;
 
@@ -14,18 +14,28 @@ pub struct DoctorArgs {
     /// Directory of recipes to check.
     #[arg(long, default_value = "recipes")]
     pub recipes: std::path::PathBuf,
+    /// Print the Debian packages every registered kind and benchmark needs,
+    /// one per line, and nothing else (`scripts/setup.sh` reads this).
+    #[arg(long, conflicts_with = "install")]
+    pub packages: bool,
 }
 
 pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
+    if a.packages {
+        for p in all_packages() {
+            outln!("{p}");
+        }
+        return Ok(0);
+    }
     let mut needed: Vec<Requirement> = Vec::new();
     for (recipe, reqs) in recipe_requirements(&a.recipes)? {
         let names: Vec<String> = reqs.iter().map(mark).collect();
         outln!("{recipe:<40} {}", names.join(", "));
         needed.extend(reqs);
     }
-    let tools: Vec<String> = requirements::BENCH_TOOLS.iter().map(mark).collect();
+    let tools: Vec<String> = BENCH_TOOLS.iter().map(mark).collect();
     outln!("{:<40} {}", "benchmarks (bench/)", tools.join(", "));
-    needed.extend(requirements::BENCH_TOOLS);
+    needed.extend(BENCH_TOOLS);
     let mut missing: Vec<&str> = needed
         .iter()
         .filter(|r| !r.installed())
@@ -71,12 +81,26 @@ fn recipe_requirements(dir: &Path) -> anyhow::Result<Vec<(String, Vec<Requiremen
     let mut out = Vec::new();
     for f in files {
         let exp = Experiment::load(&f, false)?;
-        out.push((
-            f.display().to_string(),
-            requirements::for_server(&exp.server.kind),
-        ));
+        let server = scalelab::target::kind(&exp.server.kind)?.requires;
+        let load = scalelab::load::kind(&exp.load.kind)?.requires;
+        out.push((f.display().to_string(), [server, load].concat()));
     }
     Ok(out)
+}
+
+/// Every package any registered server or load kind, or a benchmark, needs:
+/// sorted, without duplicates.
+fn all_packages() -> Vec<&'static str> {
+    let servers = scalelab::target::KINDS.iter().flat_map(|k| k.requires);
+    let loads = scalelab::load::KINDS.iter().flat_map(|k| k.requires);
+    let mut out: Vec<&str> = servers
+        .chain(loads)
+        .chain(BENCH_TOOLS)
+        .map(|r| r.package)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 fn install(packages: &[&str]) -> anyhow::Result<()> {

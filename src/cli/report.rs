@@ -37,7 +37,7 @@ pub fn default_html_path(run_id: i64) -> PathBuf {
 }
 
 /// Opens an existing store; a missing file is an error, not a new store.
-fn open_existing(store: &Path) -> anyhow::Result<Store> {
+pub fn open_existing(store: &Path) -> anyhow::Result<Store> {
     if !store.exists() {
         anyhow::bail!(
             "no store at {}; run an experiment first or pass --store PATH",

@@ -11,11 +11,25 @@
 //! them once at the end. Nothing is shared on the hot path.
 
 pub mod dns;
+#[cfg(test)]
+mod fake;
 pub mod http;
+mod kind;
 pub mod pg;
 pub mod result;
 
+pub use kind::LoadKind;
 pub use result::{ErrorCounts, ErrorKind, LoadResult};
+
+/// Every load kind scalelab can generate: adding a kind is its module plus
+/// one line here.
+pub const KINDS: &[&LoadKind] = &[
+    &http::LOAD_KIND,
+    &pg::LOAD_KIND,
+    &dns::LOAD_KIND,
+    #[cfg(test)]
+    &fake::LOAD_KIND,
+];
 
 use crate::shutdown::Shutdown;
 use std::time::Duration;
@@ -135,8 +149,24 @@ pub trait Driver: Send + Sync {
     fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError>;
 }
 
-/// Load kinds scalelab can generate.
-pub const KINDS: &[&str] = &["http", "pg", "dns"];
+/// The registered load kind called `name`, or an error listing the kinds.
+pub fn kind(name: &str) -> Result<&'static LoadKind, LoadError> {
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.name == name)
+        .ok_or_else(|| {
+            LoadError::Spec(format!(
+                "unknown load kind `{name}`; expected one of: {}",
+                kind_names().join(", ")
+            ))
+        })
+}
+
+/// The names of the registered load kinds, in registry order.
+pub fn kind_names() -> Vec<&'static str> {
+    KINDS.iter().map(|k| k.name).collect()
+}
 
 /// Builds the driver for `kind` from its kind-specific settings (the
 /// experiment's `[load]` table minus the [`LoadSpec`] fields) aimed at
@@ -146,39 +176,12 @@ pub fn build(
     settings: &toml::Table,
     endpoint: &str,
 ) -> Result<Box<dyn Driver>, LoadError> {
-    match kind {
-        "http" => Ok(Box::new(http::HttpDriver::from_settings(
-            settings, endpoint,
-        )?)),
-        "pg" => Ok(Box::new(pg::PgDriver::from_settings(settings, endpoint)?)),
-        "dns" => Ok(Box::new(dns::DnsDriver::from_settings(settings, endpoint)?)),
-        other => Err(LoadError::Spec(format!(
-            "unknown load kind `{other}`; expected one of: {}",
-            KINDS.join(", ")
-        ))),
-    }
+    (self::kind(kind)?.build)(settings, endpoint)
 }
 
 /// Checks kind-specific settings without building a driver.
 pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), LoadError> {
-    match kind {
-        "http" => http::HttpSettings::parse(settings).map(|_| ()),
-        "pg" => pg::PgSettings::parse(settings).map(|_| ()),
-        "dns" => dns::DnsSettings::parse(settings).map(|_| ()),
-        other => Err(LoadError::Spec(format!(
-            "unknown load kind `{other}`; expected one of: {}",
-            KINDS.join(", ")
-        ))),
-    }
-}
-
-/// Deserializes kind-specific settings, naming the offending field.
-pub fn parse_settings<T: serde::de::DeserializeOwned>(
-    settings: &toml::Table,
-) -> Result<T, LoadError> {
-    toml::Value::Table(settings.clone())
-        .try_into()
-        .map_err(|e: toml::de::Error| LoadError::Spec(e.message().to_string()))
+    (self::kind(kind)?.check)(settings)
 }
 
 /// Raises RLIMIT_NOFILE's soft limit to the hard limit and returns the new

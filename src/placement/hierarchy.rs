@@ -138,6 +138,46 @@ pub fn locate(
         })
 }
 
+/// A hierarchy where scalelab can make a cgroup only to keep track of a
+/// server's processes (no controller needed): the unified (v2) mount if
+/// there is one, else a v1 hierarchy (`pids` first), under our own cgroup.
+pub fn locate_tracking(mounts: &[Mount], membership: &[Membership]) -> Vec<Hierarchy> {
+    let v2 = mounts
+        .iter()
+        .filter(|m| m.fstype == "cgroup2")
+        .map(|m| Hierarchy {
+            version: Version::V2,
+            parent: m.mount_point.clone(),
+        });
+    let rank = |m: &Mount| !m.super_options.iter().any(|o| o == "pids");
+    let mut v1: Vec<&Mount> = mounts.iter().filter(|m| m.fstype == "cgroup").collect();
+    v1.sort_by_key(|m| rank(m));
+    let v1 = v1.into_iter().filter_map(|m| {
+        let own = membership.iter().find(|c| {
+            c.controllers
+                .iter()
+                .any(|n| m.super_options.iter().any(|o| o == n))
+        })?;
+        Some(Hierarchy {
+            version: Version::V1,
+            parent: under_mount(m, &own.path),
+        })
+    });
+    v2.chain(v1).collect()
+}
+
+/// [`locate_tracking`] for this machine.
+pub fn locate_tracking_here() -> Vec<Hierarchy> {
+    let (Ok(mountinfo), Ok(membership)) = (read("/proc/self/mountinfo"), read("/proc/self/cgroup"))
+    else {
+        return Vec::new();
+    };
+    locate_tracking(
+        &parse_mountinfo(&mountinfo),
+        &parse_proc_cgroup(&membership),
+    )
+}
+
 /// The directory of cgroup `path` inside mount `m` (whose root may be a
 /// sub-cgroup, as in containers).
 fn under_mount(m: &Mount, path: &str) -> PathBuf {
@@ -239,6 +279,23 @@ mod tests {
         let member = parse_proc_cgroup("4:memory:/docker/abc\n");
         let h = locate(Controller::Memory, &mounts, &member, |_| None).unwrap();
         assert_eq!(h.parent, PathBuf::from("/sys/fs/cgroup/memory"));
+    }
+
+    #[test]
+    fn tracking_prefers_the_unified_mount_then_v1_under_our_cgroup() {
+        let mounts = parse_mountinfo(MOUNTINFO_V1);
+        let member = parse_proc_cgroup(CGROUP_V1);
+        let found = locate_tracking(&mounts, &member);
+        assert_eq!(found[0].parent, PathBuf::from("/sys/fs/cgroup/unified"));
+        assert_eq!(found[0].version, Version::V2);
+        let v1: Vec<PathBuf> = found[1..].iter().map(|h| h.parent.clone()).collect();
+        assert_eq!(
+            v1,
+            [
+                PathBuf::from("/sys/fs/cgroup/cpuset"),
+                PathBuf::from("/sys/fs/cgroup/memory/process_api/0534")
+            ]
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Per-series fits (USL, curve shape) and the relative ranking of systems.
 
 use super::format;
-use super::rows::{Aggregate, NOISE};
+use super::rows::Aggregate;
 use crate::analysis::compare::Verdict;
 use crate::analysis::shape::{shape, CurveShape, PastPeak};
 use crate::analysis::usl::{fit, UslFit};
@@ -138,15 +138,16 @@ pub fn rank(agg: &Aggregate) -> Vec<Rank> {
 }
 
 /// `FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)`; neighbours
-/// within the noise threshold are joined by `≈` instead of `>`, and a system
+/// within the run's noise floor (a fraction) are joined by `≈` instead of
+/// `>`, and a system
 /// that differs significantly from the baseline at no point is marked
 /// `n.s.`, so an A/A run never reads as a ranking.
-pub fn ranking_line(ranks: &[Rank]) -> String {
+pub fn ranking_line(ranks: &[Rank], noise: f64) -> String {
     let mut out = String::new();
     for (i, r) in ranks.iter().enumerate() {
         if i > 0 {
             let prev = ranks[i - 1].relative;
-            let close = (prev - r.relative).abs() < NOISE * prev.abs();
+            let close = (prev - r.relative).abs() < noise * prev.abs();
             out.push_str(if close { " ≈ " } else { " > " });
         }
         let ns = if r.significant == Some(0) {
@@ -211,11 +212,14 @@ mod tests {
 
     #[test]
     fn ranking_reads_like_seed_003() {
-        let line = ranking_line(&[
-            r("FreeBSD", 1.284),
-            r("DragonflyBSD", 1.103),
-            r("Debian", 1.0),
-        ]);
+        let line = ranking_line(
+            &[
+                r("FreeBSD", 1.284),
+                r("DragonflyBSD", 1.103),
+                r("Debian", 1.0),
+            ],
+            0.02,
+        );
         assert_eq!(line, "FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)");
     }
 
@@ -223,7 +227,7 @@ mod tests {
     fn a_difference_significant_nowhere_is_marked() {
         let mut a = r("A again", 1.05);
         a.significant = Some(0);
-        let line = ranking_line(&[a, r("A", 1.0)]);
+        let line = ranking_line(&[a, r("A", 1.0)], 0.02);
         assert!(
             line.starts_with("A again (105%, n.s.) > A (100%)"),
             "{line}"
@@ -233,7 +237,7 @@ mod tests {
 
     #[test]
     fn ties_within_noise_use_approx() {
-        let line = ranking_line(&[r("Linux", 1.016), r("FreeBSD", 1.0)]);
+        let line = ranking_line(&[r("Linux", 1.016), r("FreeBSD", 1.0)], 0.02);
         assert_eq!(line, "Linux (102%) ≈ FreeBSD (100%)");
     }
 

@@ -64,6 +64,16 @@ pub fn percent(ratio: f64) -> String {
     format!("{:.0}%", ratio * 100.0)
 }
 
+/// A fraction as a percentage with at most one decimal: `30%`, `2.5%`.
+pub fn percent_fine(ratio: f64) -> String {
+    let p = (ratio * 1000.0).round() / 10.0;
+    if p.fract() == 0.0 {
+        format!("{p:.0}%")
+    } else {
+        format!("{p:.1}%")
+    }
+}
+
 /// A p-value with three decimals, or `p<0.001`.
 pub fn p_value(p: f64) -> String {
     if p < 0.001 {

@@ -154,7 +154,7 @@ fn summary(agg: &Aggregate) -> String {
         let _ = write!(
             out,
             r#"<p class="ranking">{}</p><p class="muted">Throughput relative to {}: geometric mean over {points} shared point{} of the {} throughput ratio.</p>"#,
-            escape(&ranking_line(&agg.ranking)),
+            escape(&ranking_line(&agg.ranking, agg.noise)),
             escape(agg.baseline.as_deref().unwrap_or("the baseline")),
             if points == 1 { "" } else { "s" },
             agg.headline_word()

@@ -231,7 +231,11 @@ pub fn verdicts(agg: &Aggregate) -> String {
         );
     }
     out.push_str("</table></div>");
-    out.push_str(r#"<p class="muted">Change: ratio of medians. 95% CI: percentile bootstrap of that ratio. p: two-sided Mann-Whitney U. “~” means no significant difference, or one under the 2% noise floor.</p>"#);
+    let _ = write!(
+        out,
+        r#"<p class="muted">Change: ratio of medians. 95% CI: percentile bootstrap of that ratio. p: two-sided Mann-Whitney U. “~” means no significant difference, or one under the {} noise floor.</p>"#,
+        format::percent_fine(agg.noise)
+    );
     out
 }
 

@@ -31,7 +31,7 @@ pub fn export_aggregate(agg: &Aggregate, data: &RunData) -> Value {
         "fits": agg.fits.iter().map(|f| fit(agg, f)).collect::<Vec<_>>(),
         "ranking": {
             "method": "geometric mean over shared points of headline / baseline headline",
-            "text": ranking_line(&agg.ranking),
+            "text": ranking_line(&agg.ranking, agg.noise),
             "order": agg.ranking,
         },
         "notes": agg.notes,

@@ -10,9 +10,7 @@ use crate::analysis::compare::{compare, Comparison};
 use crate::analysis::summary::{summarize, Headline, Summary};
 use crate::load::result::ErrorCounts;
 use crate::store::{Point, RunData, Trial, TrialStatus};
-
-/// Relative differences below this are never called a difference (2%).
-pub const NOISE: f64 = 0.02;
+use crate::units::RateUnit;
 
 /// Everything the reports show about one run.
 #[derive(Clone, Debug)]
@@ -30,8 +28,11 @@ pub struct Aggregate {
     pub fits: Vec<SeriesFit>,
     /// Relative throughput against the baseline, best first.
     pub ranking: Vec<Rank>,
-    /// `requests/s`, `transactions/s` or `queries/s`.
+    /// What the throughput counts, from the run's load kind.
     pub unit: &'static str,
+    /// The run's `[trials] noise`: relative differences below it are never
+    /// called a difference.
+    pub noise: f64,
     /// Caveats about the run as a whole.
     pub notes: Vec<String>,
 }
@@ -193,7 +194,8 @@ pub fn collect(data: &RunData) -> Aggregate {
         cells,
         fits: Vec::new(),
         ranking: Vec::new(),
-        unit: throughput_unit(data),
+        unit: throughput_unit(data, &mut notes).as_str(),
+        noise: data.run.noise,
         notes,
     }
 }
@@ -214,7 +216,7 @@ pub fn analyse(agg: &mut Aggregate) {
             let at = base_values.iter().find(|(i, _)| *i == c.point.index);
             if let Some((_, b)) = at.filter(|(_, b)| !b.is_empty()) {
                 if !c.throughput.is_empty() {
-                    c.comparison = Some(compare(b, &c.throughput, NOISE));
+                    c.comparison = Some(compare(b, &c.throughput, agg.noise));
                 }
             }
         }
@@ -360,25 +362,19 @@ fn median_of(trials: &[&Trial], f: impl Fn(&Trial) -> Option<f64>) -> Option<f64
     })
 }
 
-/// The throughput unit, from the load kind: the trials' context `driver`
-/// (or `protocol`), else `load.kind` in the experiment file. PostgreSQL
-/// counts transactions, DNS queries, anything else requests.
-fn throughput_unit(data: &RunData) -> &'static str {
-    let named = |t: &Trial| {
-        ["driver", "protocol"]
-            .iter()
-            .find_map(|k| t.context.get(*k).and_then(|v| v.as_str()))
-            .map(str::to_ascii_lowercase)
-    };
-    let from_file = || {
-        let doc: toml::Table = data.run.experiment.parse().ok()?;
-        let kind = doc.get("load")?.get("kind")?.as_str()?;
-        Some(kind.to_ascii_lowercase())
-    };
-    match data.trials.iter().find_map(named).or_else(from_file) {
-        Some(d) if d.starts_with("pg") || d.contains("postgres") => "transactions/s",
-        Some(d) if d.contains("dns") => "queries/s",
-        _ => "requests/s",
+/// The throughput unit: the one the run's load kind declares. A kind this
+/// scalelab does not know (a store written by a newer version) gets
+/// `requests/s` and a note saying so.
+fn throughput_unit(data: &RunData, notes: &mut Vec<String>) -> RateUnit {
+    let name = &data.run.load_kind;
+    match crate::load::kind(name) {
+        Ok(kind) => kind.unit,
+        Err(_) => {
+            notes.push(format!(
+                "unknown load kind `{name}`; throughput is shown as requests/s"
+            ));
+            RateUnit::Requests
+        }
     }
 }
 
@@ -418,10 +414,16 @@ mod tests {
     #[test]
     fn the_unit_follows_the_load_kind() {
         let mut data = crate::report::test_support::run_data(&["a", "b"]);
-        assert_eq!(throughput_unit(&data), "requests/s");
-        data.run.experiment = "[load]\nkind = \"pg\"\nscript = \"select-only\"\n".into();
-        assert_eq!(throughput_unit(&data), "transactions/s");
-        data.trials[0].context = serde_json::json!({"driver": "dns"});
-        assert_eq!(throughput_unit(&data), "queries/s");
+        let unit = |data: &RunData| {
+            let mut notes = Vec::new();
+            (throughput_unit(data, &mut notes).as_str(), notes.len())
+        };
+        assert_eq!(unit(&data), ("requests/s", 0));
+        data.run.load_kind = "pg".into();
+        assert_eq!(unit(&data), ("transactions/s", 0));
+        data.run.load_kind = "fake".into();
+        assert_eq!(unit(&data), ("frames/s", 0));
+        data.run.load_kind = "carrier-pigeon".into();
+        assert_eq!(unit(&data), ("requests/s", 1));
     }
 }

@@ -52,7 +52,10 @@ fn header(agg: &Aggregate, run: &Run, color: bool) -> String {
     let base = agg
         .baseline
         .as_deref()
-        .map(|b| format!("; verdicts against {b} (Mann-Whitney U, 2% noise floor)"))
+        .map(|b| {
+            let floor = format::percent_fine(agg.noise);
+            format!("; verdicts against {b} (Mann-Whitney U, {floor} noise floor)")
+        })
         .unwrap_or_default();
     let _ = writeln!(
         out,
@@ -175,7 +178,7 @@ fn ranking(agg: &Aggregate, color: bool) -> String {
     format!(
         "\n{} {}\n  (geometric mean over {points} point{} of throughput relative to {})\n",
         Style::Bold.paint("Ranking:", color),
-        ranking_line(&agg.ranking),
+        ranking_line(&agg.ranking, agg.noise),
         if points == 1 { "" } else { "s" },
         agg.baseline.as_deref().unwrap_or("the baseline")
     )

@@ -94,6 +94,8 @@ pub fn run_data(systems: &[&str]) -> RunData {
             server_version: Some("nginx/1.22.1".into()),
             baseline: Some(systems[0].to_string()),
             headline: "median".into(),
+            load_kind: "http".into(),
+            noise: 0.02,
         },
         trials,
     }

@@ -215,6 +215,8 @@ fn open_run(exp: &Experiment, store: &mut Store, resume: Option<i64>) -> Result<
         environment: &env,
         baseline: exp.baseline(),
         headline: exp.trials.headline.as_str(),
+        load_kind: &exp.load.kind,
+        noise: exp.trials.noise,
     })?)
 }
 

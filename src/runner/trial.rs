@@ -146,6 +146,7 @@ fn measure(
             cx.shutdown,
         )
         .map_err(|e| format!("server failed to start: {e}"))?;
+    server.target.check_port().map_err(|e| e.to_string())?;
     context["placement"] = server.placement.describe();
     if let Some(d) = server.target.dataset() {
         context["dataset"] = serde_json::to_value(d).unwrap_or_default();

@@ -12,7 +12,11 @@ pub use write::{NewRun, NewTrial};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
-pub const SCHEMA_VERSION: i64 = 1;
+mod migrate;
+
+/// The schema version this scalelab writes. Older stores are upgraded in
+/// place when opened (see `migrate`); changes are additive only.
+pub const SCHEMA_VERSION: i64 = migrate::LATEST;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -21,7 +25,7 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
-    #[error("the store {path} has schema version {found}, this scalelab reads version {SCHEMA_VERSION}; use a new --store path")]
+    #[error("the store {path} has schema version {found}, newer than this scalelab reads ({SCHEMA_VERSION}); use a newer scalelab or a new --store path")]
     Version { path: PathBuf, found: i64 },
     #[error("no run `{0}` in the store; `scalelab list` shows the runs")]
     NoSuchRun(String),
@@ -60,23 +64,12 @@ impl Store {
             .map_err(open_err)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(open_err)?;
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(open_err)?;
-        match version {
-            0 => {
-                conn.execute_batch(include_str!("schema.sql"))
-                    .map_err(open_err)?;
-                conn.pragma_update(None, "user_version", SCHEMA_VERSION)
-                    .map_err(open_err)?;
-            }
-            SCHEMA_VERSION => {}
-            found => {
-                return Err(StoreError::Version {
-                    path: path.to_path_buf(),
-                    found,
-                })
-            }
+        let version = migrate::upgrade(&conn).map_err(open_err)?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::Version {
+                path: path.to_path_buf(),
+                found: version,
+            });
         }
         Ok(Store {
             conn,
@@ -104,6 +97,8 @@ mod tests {
                 environment: &serde_json::json!({"kernel": "6.1"}),
                 baseline: "a",
                 headline: "median",
+                load_kind: "http",
+                noise: 0.02,
             })
             .unwrap()
     }
@@ -172,6 +167,23 @@ mod tests {
         assert_eq!(data.systems(), vec!["a", "b"]);
         let listing = store.list_runs().unwrap();
         assert_eq!((listing[0].trials_ok, listing[0].trials_failed), (1, 1));
+    }
+
+    #[test]
+    fn concurrent_openers_upgrade_a_new_store_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let openers: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || Store::open(&path).map(|_| ()))
+            })
+            .collect();
+        for o in openers {
+            o.join().unwrap().unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(run(&mut store), 1);
     }
 
     #[test]

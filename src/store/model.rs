@@ -138,6 +138,12 @@ pub struct Run {
     pub baseline: Option<String>,
     /// The headline statistic: `median` or `best`.
     pub headline: String,
+    /// The load kind's registry name (`http`, `pg`, ...): it fixes the
+    /// throughput unit.
+    pub load_kind: String,
+    /// `[trials] noise`: relative differences below this are never called a
+    /// difference.
+    pub noise: f64,
 }
 
 /// A run with all its trials.

@@ -14,7 +14,8 @@ pub struct RunListing {
 }
 
 const RUN_COLUMNS: &str = "id, name, description, started_at, finished_at, status, experiment,
-    experiment_path, environment, scalelab_version, server_version, baseline, headline";
+    experiment_path, environment, scalelab_version, server_version, baseline, headline, load_kind,
+    noise";
 
 fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
     let env: String = r.get(8)?;
@@ -32,6 +33,8 @@ fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
         server_version: r.get(10)?,
         baseline: r.get(11)?,
         headline: r.get(12)?,
+        load_kind: r.get(13)?,
+        noise: r.get(14)?,
     })
 }
 

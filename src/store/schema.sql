@@ -1,4 +1,5 @@
--- scalelab store, schema version 1. Documented in docs/store-schema.md.
+-- scalelab store, schema version 1; later versions are the migrations in
+-- migrate.rs, applied in order. Documented in docs/store-schema.md.
 CREATE TABLE IF NOT EXISTS runs (
     id               INTEGER PRIMARY KEY,
     name             TEXT NOT NULL,

@@ -13,6 +13,10 @@ pub struct NewRun<'a> {
     pub environment: &'a serde_json::Value,
     pub baseline: &'a str,
     pub headline: &'a str,
+    /// The load kind's registry name (it fixes the throughput unit).
+    pub load_kind: &'a str,
+    /// Relative differences below this are never called a difference.
+    pub noise: f64,
 }
 
 /// A trial as it ends: everything is written in one transaction.
@@ -43,8 +47,8 @@ impl Store {
     pub fn create_run(&mut self, r: &NewRun) -> Result<i64, StoreError> {
         self.conn.execute(
             "INSERT INTO runs (name, description, started_at, status, experiment, experiment_path,
-                quick, environment, scalelab_version, baseline, headline)
-             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                quick, environment, scalelab_version, baseline, headline, load_kind, noise)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 r.name,
                 r.description,
@@ -55,7 +59,9 @@ impl Store {
                 serde_json::to_string(r.environment)?,
                 env!("CARGO_PKG_VERSION"),
                 r.baseline,
-                r.headline
+                r.headline,
+                r.load_kind,
+                r.noise
             ],
         )?;
         Ok(self.conn.last_insert_rowid())

@@ -1,10 +1,18 @@
 //! A server that is already running, named by its URL or connection string.
 //! scalelab neither starts nor stops it.
 
-use super::{parse_settings, Endpoint, Placement, Shutdown, Target, TargetError};
+use super::{Endpoint, Placement, Shutdown, Target, TargetError};
 use serde::Deserialize;
 
 const KIND: &str = "external";
+
+/// The `external` server kind: nothing to install, no lifecycle.
+pub const SERVER_KIND: super::ServerKind = super::ServerKind {
+    name: KIND,
+    requires: &[],
+    check: |t| ExternalSettings::parse(t).map(|_| ()),
+    build: |t, _base_dir| Ok(Box::new(External::new(t)?)),
+};
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -19,7 +27,8 @@ pub struct ExternalSettings {
 
 impl ExternalSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
-        let s: ExternalSettings = parse_settings(KIND, t)?;
+        let s: ExternalSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
         if s.url.trim().is_empty() {
             return Err(TargetError::Settings {
                 kind: KIND,

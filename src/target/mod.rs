@@ -2,9 +2,13 @@
 //!
 //! A [`Target`] writes its server's config into a private run directory,
 //! starts the real server as a child (no systemd) on a loopback port, waits
-//! until it answers, and stops it by PID: at the end, on error, on Ctrl-C
-//! (through [`Shutdown`]) and on drop. The `external` kind names a server
-//! that is already running and has no lifecycle.
+//! until it answers, and stops it: at the end, on error, on Ctrl-C (through
+//! [`Shutdown`]) and on drop. Every managed kind starts its server through
+//! [`lifecycle::ServerProcess`] (own session, tracking cgroup, watchdog), so
+//! a stop takes the whole server down and nothing outlives `kill -9` of
+//! scalelab; read [`lifecycle`] before adding a kind. [`ports`] checks that
+//! nothing else listens on the server's port. The `external` kind names a
+//! server that is already running and has no lifecycle.
 //!
 //! Settings arrive as a TOML table (the experiment's `[server]` merged with a
 //! system's overrides and the sweep point); each kind deserializes its own
@@ -12,10 +16,29 @@
 
 pub mod dns;
 pub mod external;
+#[cfg(test)]
+mod fake;
+mod kind;
+pub mod lifecycle;
 pub mod nginx;
+pub mod ports;
 pub mod postgres;
 pub mod process;
-pub mod requirements;
+
+pub use kind::ServerKind;
+
+/// Every server kind scalelab can run: adding a kind is its module plus one
+/// line here.
+pub const KINDS: &[&ServerKind] = &[
+    &nginx::SERVER_KIND,
+    &postgres::SERVER_KIND,
+    &external::SERVER_KIND,
+    &dns::nsd::SERVER_KIND,
+    &dns::unbound::SERVER_KIND,
+    &dns::bind::SERVER_KIND,
+    #[cfg(test)]
+    &fake::SERVER_KIND,
+];
 
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;
@@ -41,6 +64,8 @@ pub enum TargetError {
     Settings { kind: &'static str, message: String },
     #[error("could not start {kind}: {message}")]
     Start { kind: &'static str, message: String },
+    #[error("could not stop {kind}: {message}")]
+    Stop { kind: &'static str, message: String },
     #[error("{kind} did not become ready within {waited_s:.0}s: {message}")]
     NotReady {
         kind: &'static str,
@@ -59,6 +84,11 @@ pub enum TargetError {
 }
 
 impl TargetError {
+    /// A settings error of `kind` (wraps [`crate::kinds::parse_settings`]).
+    pub fn settings(kind: &'static str, message: String) -> Self {
+        TargetError::Settings { kind, message }
+    }
+
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         TargetError::Io {
             path: path.to_path_buf(),
@@ -83,6 +113,22 @@ pub trait Target: Send {
     fn is_running(&self) -> bool;
     /// PID of the server's root process, for the probe's process tree.
     fn root_pid(&self) -> Option<u32>;
+    /// Every live process of the server (see [`lifecycle::ServerProcess`]).
+    fn processes(&self) -> Vec<u32> {
+        Vec::new()
+    }
+    /// The port the server listens on, when scalelab manages the server.
+    fn listen_port(&self) -> Option<u16> {
+        None
+    }
+    /// Checks that no process but this server listens on its port
+    /// ([`ports::ensure_exclusive`]); run before every trial.
+    fn check_port(&self) -> Result<(), ports::PortError> {
+        match self.listen_port() {
+            Some(port) => ports::ensure_exclusive(port, &self.processes()),
+            None => Ok(()),
+        }
+    }
     /// The server's version string, e.g. `nginx/1.22.1`.
     fn version(&self) -> Option<String>;
     /// The config the server actually runs with, as text.
@@ -93,6 +139,26 @@ pub trait Target: Send {
     }
 }
 
+/// The registered server kind called `name`, or an error listing the kinds.
+pub fn kind(name: &str) -> Result<&'static ServerKind, TargetError> {
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.name == name)
+        .ok_or_else(|| TargetError::Settings {
+            kind: "server",
+            message: format!(
+                "unknown server kind `{name}`; expected one of: {}",
+                kind_names().join(", ")
+            ),
+        })
+}
+
+/// The names of the registered server kinds, in registry order.
+pub fn kind_names() -> Vec<&'static str> {
+    KINDS.iter().map(|k| k.name).collect()
+}
+
 /// Builds the target for `kind` from its settings table. `base_dir` is the
 /// directory under which private run directories are created.
 pub fn build(
@@ -100,55 +166,10 @@ pub fn build(
     settings: &toml::Table,
     base_dir: &Path,
 ) -> Result<Box<dyn Target>, TargetError> {
-    match kind {
-        "nginx" => Ok(Box::new(nginx::Nginx::new(settings, base_dir)?)),
-        "postgres" => Ok(Box::new(postgres::Postgres::new(settings, base_dir)?)),
-        "external" => Ok(Box::new(external::External::new(settings)?)),
-        "nsd" => Ok(Box::new(dns::nsd::target(settings, base_dir)?)),
-        "unbound" => Ok(Box::new(dns::unbound::target(settings, base_dir)?)),
-        "bind" => Ok(Box::new(dns::bind::target(settings, base_dir)?)),
-        other => Err(TargetError::Settings {
-            kind: "server",
-            message: format!(
-                "unknown server kind `{other}`; expected one of: {}",
-                KINDS.join(", ")
-            ),
-        }),
-    }
+    (self::kind(kind)?.build)(settings, base_dir)
 }
-
-/// Server kinds scalelab can run.
-pub const KINDS: &[&str] = &["nginx", "postgres", "external", "nsd", "unbound", "bind"];
 
 /// Checks a settings table without starting anything (spec validation).
 pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), TargetError> {
-    match kind {
-        "nginx" => nginx::NginxSettings::parse(settings).map(|_| ()),
-        "postgres" => postgres::PostgresSettings::parse(settings).map(|_| ()),
-        "external" => external::ExternalSettings::parse(settings).map(|_| ()),
-        "nsd" => dns::nsd::NsdSettings::parse(settings).map(|_| ()),
-        "unbound" => dns::unbound::UnboundSettings::parse(settings).map(|_| ()),
-        "bind" => dns::bind::BindSettings::parse(settings).map(|_| ()),
-        other => Err(TargetError::Settings {
-            kind: "server",
-            message: format!(
-                "unknown server kind `{other}`; expected one of: {}",
-                KINDS.join(", ")
-            ),
-        }),
-    }
-}
-
-/// Deserializes a settings table into a kind's typed settings, turning serde's
-/// message into one that names the field.
-pub fn parse_settings<T: serde::de::DeserializeOwned>(
-    kind: &'static str,
-    settings: &toml::Table,
-) -> Result<T, TargetError> {
-    toml::Value::Table(settings.clone())
-        .try_into()
-        .map_err(|e: toml::de::Error| TargetError::Settings {
-            kind,
-            message: e.message().to_string(),
-        })
+    (self::kind(kind)?.check)(settings)
 }

@@ -1,17 +1,31 @@
-//! nginx: config written into a private run directory, started as our own
-//! child with `daemon off`, stopped with SIGQUIT by PID.
+//! nginx: config written into a private run directory, started with
+//! `daemon off` through [`ServerProcess`], stopped with SIGQUIT (graceful)
+//! and then as a whole: workers that outlive their master are killed too.
 //!
 //! Serves `return 200 "{}"` at `/` (seed 003) and static files `/1k.bin`,
 //! `/8k.bin`, `/16k.bin` (seed 001) from the run directory.
 
+use super::lifecycle::ServerProcess;
 use super::process::{self, WaitError};
-use super::{parse_settings, Endpoint, Placement, Shutdown, Target, TargetError};
+use super::{Endpoint, Placement, Shutdown, Target, TargetError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const KIND: &str = "nginx";
+
+/// The `nginx` server kind.
+pub const SERVER_KIND: super::ServerKind = super::ServerKind {
+    name: KIND,
+    requires: &[crate::kinds::Requirement {
+        what: "nginx",
+        package: "nginx",
+        paths: &["/usr/sbin/nginx"],
+    }],
+    check: |t| NginxSettings::parse(t).map(|_| ()),
+    build: |t, base_dir| Ok(Box::new(Nginx::new(t, base_dir)?)),
+};
 
 /// `worker_processes`: a count or `auto`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -81,7 +95,8 @@ fn default_backlog() -> u32 {
 
 impl NginxSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
-        let s: NginxSettings = parse_settings(KIND, t)?;
+        let s: NginxSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
         if s.worker_processes == Workers::Count(0) {
             return Err(settings_err(
                 "worker_processes must be at least 1 or \"auto\"",
@@ -178,7 +193,8 @@ pub struct Nginx {
     settings: NginxSettings,
     base_dir: PathBuf,
     run_dir: Option<tempfile::TempDir>,
-    child: Option<Child>,
+    server: Option<ServerProcess>,
+    port: Option<u16>,
     config: Option<String>,
 }
 
@@ -188,7 +204,8 @@ impl Nginx {
             settings: NginxSettings::parse(t)?,
             base_dir: base_dir.to_path_buf(),
             run_dir: None,
-            child: None,
+            server: None,
+            port: None,
             config: None,
         })
     }
@@ -241,6 +258,17 @@ impl Nginx {
     }
 }
 
+impl Nginx {
+    /// Whether the master has forked every worker asked for (a fixed
+    /// count), so a trial never starts with part of the server missing.
+    fn workers_started(&self, master: u32) -> bool {
+        match self.settings.worker_processes {
+            Workers::Count(n) => process::children_of(master).len() >= n as usize,
+            Workers::Auto(_) => true,
+        }
+    }
+}
+
 /// Whether nginx answers `GET /` on `port` with an HTTP status line.
 fn answers(port: u16) -> bool {
     use std::io::{Read, Write};
@@ -288,14 +316,15 @@ impl Target for Nginx {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr);
-        let child = process::spawn(cmd, placement).map_err(|e| TargetError::io(&dir, e))?;
-        let pid = child.id();
-        self.child = Some(child);
+        let server = ServerProcess::spawn(cmd, placement).map_err(|e| TargetError::io(&dir, e))?;
+        let pid = server.pid();
+        self.server = Some(server);
+        self.port = Some(port);
         match process::wait_ready(
             Duration::from_secs(10),
             shutdown,
             || process::is_alive(pid),
-            || answers(port),
+            || answers(port) && self.workers_started(pid),
         ) {
             Ok(()) => Ok(Endpoint {
                 uri: format!("http://127.0.0.1:{port}"),
@@ -317,27 +346,36 @@ impl Target for Nginx {
     }
 
     fn stop(&mut self) -> Result<(), TargetError> {
-        if let Some(child) = self.child.take() {
-            let pid = child.id();
-            // Workers are children of the master; note them so we can wait for them too.
-            let workers = crate::target::process::children_of(pid);
-            process::stop_pid(pid, libc::SIGQUIT, Duration::from_secs(5));
-            for w in workers {
-                process::stop_pid(w, libc::SIGKILL, Duration::from_secs(2));
-            }
-        }
+        let stopped = match self.server.as_mut() {
+            Some(server) => server.stop(libc::SIGQUIT, Duration::from_secs(5)),
+            None => Ok(()),
+        };
+        self.server = None;
+        self.port = None;
         self.run_dir = None;
-        Ok(())
+        stopped.map_err(|e| TargetError::Stop {
+            kind: KIND,
+            message: e.to_string(),
+        })
     }
 
     fn is_running(&self) -> bool {
-        self.child
-            .as_ref()
-            .is_some_and(|c| process::is_alive(c.id()))
+        self.server.as_ref().is_some_and(ServerProcess::is_running)
     }
 
     fn root_pid(&self) -> Option<u32> {
-        self.child.as_ref().map(|c| c.id())
+        self.server.as_ref().map(ServerProcess::pid)
+    }
+
+    fn processes(&self) -> Vec<u32> {
+        self.server
+            .as_ref()
+            .map(ServerProcess::processes)
+            .unwrap_or_default()
+    }
+
+    fn listen_port(&self) -> Option<u16> {
+        self.port
     }
 
     fn version(&self) -> Option<String> {

@@ -9,27 +9,50 @@
 //! (`shared_buffers`, ...) go to `data/scalelab.conf`, rewritten at every
 //! start, so changing them never forces a re-init.
 //!
-//! PostgreSQL refuses to run as root, so as root every server command runs
-//! as `postgres` through `runuser`. The server listens on 127.0.0.1 and a
-//! private socket directory, trusts local connections, and is started with
-//! `pg_ctl start` inside the placement so every server process inherits
-//! its CPU and memory limits.
+//! PostgreSQL refuses to run as root, so as root `initdb` runs as
+//! `postgres` through `runuser`, and the server runs as `postgres` by a
+//! uid switch in the child. The server listens on 127.0.0.1 and a private
+//! socket directory and trusts local connections. The `postgres` binary
+//! itself runs in the foreground through [`ServerProcess`] (not `pg_ctl`,
+//! which daemonizes and would outlive a killed scalelab), inside the
+//! placement, so every server process inherits its CPU and memory limits
+//! and a stop or a dead scalelab takes down every backend too.
 
 mod os;
 mod settings;
 
 pub use settings::{ConfValue, PostgresSettings};
 
+use super::lifecycle::ServerProcess;
 use super::process::{self, log_tail};
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
 use crate::load::pg::client::Client;
 use crate::load::pg::{dataset, ConnConfig};
 use os::ServerUser;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 const KIND: &str = "postgres";
+
+/// The `postgres` server kind.
+pub const SERVER_KIND: super::ServerKind = super::ServerKind {
+    name: KIND,
+    requires: &[
+        crate::kinds::Requirement {
+            what: "PostgreSQL server",
+            package: "postgresql",
+            paths: &["/usr/lib/postgresql/*/bin/postgres"],
+        },
+        crate::kinds::Requirement {
+            what: "runuser (PostgreSQL refuses root)",
+            package: "util-linux",
+            paths: &["/usr/sbin/runuser", "/sbin/runuser"],
+        },
+    ],
+    check: |t| PostgresSettings::parse(t).map(|_| ()),
+    build: |t, base_dir| Ok(Box::new(Postgres::new(t, base_dir)?)),
+};
 const INITDB_ARGS: &[&str] = &[
     "-U",
     "postgres",
@@ -54,7 +77,7 @@ struct Marker {
 }
 
 struct Running {
-    pid: u32,
+    server: ServerProcess,
     port: u16,
     /// Private socket directory, short enough for the socket path limit;
     /// removed when dropped.
@@ -92,7 +115,7 @@ impl Postgres {
                     .into(),
             })?,
         };
-        for tool in ["postgres", "initdb", "pg_ctl"] {
+        for tool in ["postgres", "initdb"] {
             if !bin_dir.join(tool).is_file() {
                 return Err(TargetError::Missing {
                     kind: KIND,
@@ -220,7 +243,7 @@ impl Postgres {
         }
         let mut cmd = self.user.command(&self.bin_dir.join("initdb"));
         cmd.args(INITDB_ARGS).arg("-D").arg(&data);
-        let (status, output) = self.run_bounded(cmd, "initdb", START_TIMEOUT, shutdown, None)?;
+        let (status, output) = self.run_bounded(cmd, "initdb", START_TIMEOUT, shutdown)?;
         if !status.success() {
             return Err(start_error(format!("initdb failed ({status}):\n{output}")));
         }
@@ -270,7 +293,7 @@ impl Postgres {
         &self,
         placement: &Placement,
         shutdown: &Shutdown,
-    ) -> Result<(u32, u16, tempfile::TempDir, String), TargetError> {
+    ) -> Result<(ServerProcess, u16, tempfile::TempDir, String), TargetError> {
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -282,8 +305,8 @@ impl Postgres {
             };
             let socket_dir = self.socket_dir()?;
             let conf = self.write_conf(port, socket_dir.path())?;
-            match self.launch(placement, shutdown) {
-                Ok(pid) => return Ok((pid, port, socket_dir, conf)),
+            match self.launch(placement, port, shutdown) {
+                Ok(server) => return Ok((server, port, socket_dir, conf)),
                 Err(e) if self.settings.port.is_none() && attempts < 3 && port_taken(&e) => {
                     continue
                 }
@@ -292,39 +315,48 @@ impl Postgres {
         }
     }
 
-    /// `pg_ctl start -w` inside the placement; returns the postmaster PID.
-    fn launch(&self, placement: &Placement, shutdown: &Shutdown) -> Result<u32, TargetError> {
+    /// Starts `postgres -D DATA` in the foreground inside the placement and
+    /// waits until it accepts TCP connections on `port`.
+    fn launch(
+        &self,
+        placement: &Placement,
+        port: u16,
+        shutdown: &Shutdown,
+    ) -> Result<ServerProcess, TargetError> {
         let data = self.data_dir();
         let log = self.log_path();
-        std::fs::write(&log, "").map_err(|e| TargetError::io(&log, e))?;
+        let file = std::fs::File::create(&log).map_err(|e| TargetError::io(&log, e))?;
+        let err = file.try_clone().map_err(|e| TargetError::io(&log, e))?;
         self.user.own(&log)?;
-        let mut cmd = self.user.command(&self.bin_dir.join("pg_ctl"));
-        cmd.arg("-D").arg(&data).arg("-l").arg(&log);
-        cmd.args(["-w", "-t", &START_TIMEOUT.as_secs().to_string(), "start"]);
-        let ran = self.run_bounded(
-            cmd,
-            "pg_ctl start",
-            START_TIMEOUT + Duration::from_secs(5),
+        let mut cmd = Command::new(self.bin_dir.join("postgres"));
+        cmd.arg("-D").arg(&data).current_dir(&data);
+        cmd.stdin(Stdio::null()).stdout(file).stderr(err);
+        let mut server = ServerProcess::spawn_as(cmd, placement, self.user.ids())
+            .map_err(|e| start_error(format!("cannot run postgres: {e}")))?;
+        let pid = server.pid();
+        let addr = ([127, 0, 0, 1], port).into();
+        let waited = process::wait_ready(
+            START_TIMEOUT,
             shutdown,
-            Some(placement),
+            || process::is_alive(pid),
+            || process::tcp_accepts(addr),
         );
-        let failure = match ran {
-            Ok((status, _)) if status.success() => match os::postmaster_pid(&data) {
-                Some(pid) if process::is_alive(pid) => return Ok(pid),
-                _ => "pg_ctl reported success but no postmaster is running".to_string(),
-            },
-            Ok((status, output)) => format!("pg_ctl start failed ({status}): {}", output.trim()),
-            Err(e) => {
-                self.kill_leftovers();
-                return Err(e);
-            }
+        let failure = match waited {
+            Ok(()) => return Ok(server),
+            Err(process::WaitError::Interrupted) => None,
+            Err(process::WaitError::Died) => Some("postgres exited during startup"),
+            Err(process::WaitError::TimedOut) => Some("postgres did not listen in time"),
         };
+        let _ = server.stop(libc::SIGQUIT, Duration::from_secs(2));
         self.kill_leftovers();
-        Err(start_error(format!(
-            "{failure}\nlast lines of {}:\n{}",
-            log.display(),
-            log_tail(&log, LOG_LINES)
-        )))
+        match failure {
+            None => Err(TargetError::Interrupted),
+            Some(what) => Err(start_error(format!(
+                "{what}; last lines of {}:\n{}",
+                log.display(),
+                log_tail(&log, LOG_LINES)
+            ))),
+        }
     }
 
     /// Waits until the server answers a query.
@@ -373,7 +405,7 @@ impl Postgres {
         conf: String,
         shutdown: &Shutdown,
     ) -> Result<(), TargetError> {
-        let pid = self.running.as_ref().map_or(0, |r| r.pid);
+        let pid = self.running.as_ref().map_or(0, |r| r.server.pid());
         self.wait_ready(pid, shutdown)?;
         let mut client = self.connect()?;
         if fresh {
@@ -413,12 +445,11 @@ impl Postgres {
         what: &str,
         limit: Duration,
         shutdown: &Shutdown,
-        placement: Option<&Placement>,
     ) -> Result<(ExitStatus, String), TargetError> {
         let out = self
             .instance
             .join(format!("{}.out", what.replace(' ', "-")));
-        os::run_bounded(cmd, what, &out, limit, shutdown, placement)
+        os::run_bounded(cmd, what, &out, limit, shutdown)
     }
 }
 
@@ -469,12 +500,12 @@ impl Target for Postgres {
         if fresh {
             self.initdb(shutdown)?;
         }
-        let (pid, port, socket_dir, conf) = self.launch_on_a_port(placement, shutdown)?;
+        let (server, port, socket_dir, conf) = self.launch_on_a_port(placement, shutdown)?;
         let owner = self.owner_path();
         std::fs::write(&owner, std::process::id().to_string())
             .map_err(|e| TargetError::io(&owner, e))?;
         self.running = Some(Running {
-            pid,
+            server,
             port,
             _socket_dir: socket_dir,
         });
@@ -488,50 +519,37 @@ impl Target for Postgres {
     }
 
     fn stop(&mut self) -> Result<(), TargetError> {
-        let Some(running) = self.running.take() else {
+        let Some(mut running) = self.running.take() else {
             return Ok(());
         };
-        if process::is_alive(running.pid) {
-            let mut cmd = self.user.command(&self.bin_dir.join("pg_ctl"));
-            cmd.arg("-D").arg(self.data_dir());
-            cmd.args([
-                "-m",
-                "fast",
-                "-w",
-                "-t",
-                &STOP_TIMEOUT.as_secs().to_string(),
-                "stop",
-            ]);
-            let _ = self.run_bounded(
-                cmd,
-                "pg_ctl stop",
-                STOP_TIMEOUT + Duration::from_secs(5),
-                &Shutdown::new(),
-                None,
-            );
-            if !process::wait_gone(running.pid, Duration::from_secs(5)) {
-                process::stop_pid(running.pid, libc::SIGKILL, Duration::from_secs(5));
-            }
-        }
+        // SIGINT is PostgreSQL's fast shutdown: abort transactions, close
+        // connections, checkpoint, exit.
+        let stopped = running.server.stop(libc::SIGINT, STOP_TIMEOUT);
         self.kill_leftovers();
         let _ = std::fs::remove_file(self.owner_path());
-        if process::is_alive(running.pid) {
-            return Err(start_error(format!(
-                "postmaster {} is still running after SIGKILL",
-                running.pid
-            )));
-        }
-        Ok(())
+        stopped.map_err(|e| TargetError::Stop {
+            kind: KIND,
+            message: e.to_string(),
+        })
     }
 
     fn is_running(&self) -> bool {
-        self.running
-            .as_ref()
-            .is_some_and(|r| process::is_alive(r.pid))
+        self.running.as_ref().is_some_and(|r| r.server.is_running())
     }
 
     fn root_pid(&self) -> Option<u32> {
-        self.running.as_ref().map(|r| r.pid)
+        self.running.as_ref().map(|r| r.server.pid())
+    }
+
+    fn processes(&self) -> Vec<u32> {
+        self.running
+            .as_ref()
+            .map(|r| r.server.processes())
+            .unwrap_or_default()
+    }
+
+    fn listen_port(&self) -> Option<u16> {
+        self.running.as_ref().map(|r| r.port)
     }
 
     fn version(&self) -> Option<String> {

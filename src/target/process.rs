@@ -1,46 +1,16 @@
-//! Child-process helpers shared by the targets: spawning inside a
-//! placement, waiting for readiness, and stopping by PID (never by pattern).
+//! Child-process helpers shared by the targets: reading process state from
+//! /proc, waiting for readiness, and stopping by PID (never by pattern).
+//! Servers themselves are started through [`super::lifecycle`].
 
-use crate::placement::Placement;
 use crate::shutdown::Shutdown;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command};
 use std::time::{Duration, Instant};
-
-/// Spawns `cmd` inside `placement` (cgroup and CPU affinity are applied in
-/// the child before exec, so every process it forks inherits them).
-///
-/// The child also gets SIGTERM if scalelab itself dies (even by SIGKILL), so
-/// a killed run leaves no server behind. A daemonising child (pg_ctl) is not
-/// covered; its target stops the server by PID instead.
-pub fn spawn(mut cmd: Command, placement: &Placement) -> std::io::Result<Child> {
-    use std::os::unix::process::CommandExt;
-    placement.configure(&mut cmd);
-    // SAFETY: prctl is async-signal-safe and touches only the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    cmd.spawn()
-}
 
 /// Whether `pid` exists and is not a zombie. `kill -0` succeeds on zombies,
 /// so this reads the state from /proc instead.
 pub fn is_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            // The state follows the parenthesised command name.
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next());
-            !matches!(state, Some('Z') | Some('X') | None)
-        }
-        Err(_) => false,
-    }
+    let state = stat_fields(pid).and_then(|f| f.first()?.chars().next());
+    !matches!(state, Some('Z') | Some('X') | None)
 }
 
 pub fn signal(pid: u32, sig: libc::c_int) {
@@ -138,6 +108,34 @@ pub fn log_tail(path: &std::path::Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
+/// The fields after the parenthesised command name in `/proc/<pid>/stat`
+/// (state, ppid, pgrp, session, ...).
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
+/// The session ID of `pid`.
+pub fn session_of(pid: u32) -> Option<u32> {
+    stat_fields(pid)?.get(3)?.parse().ok()
+}
+
+/// Every process whose process group is `pgid`.
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| {
+            stat_fields(pid)
+                .and_then(|f| f.get(2)?.parse::<u32>().ok())
+                .is_some_and(|g| g == pgid)
+        })
+        .collect()
+}
+
 /// Direct children of `pid`, from /proc/<pid>/task/*/children.
 pub fn children_of(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
@@ -158,6 +156,7 @@ pub fn children_of(pid: u32) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     #[test]
     #[allow(clippy::zombie_processes)] // stop_pid reaps it: that is the test

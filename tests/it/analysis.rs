@@ -149,6 +149,16 @@ mod compare {
     /// A run with one system at three connection counts; `scale` multiplies
     /// the throughput per point.
     fn add_run(store: &mut Store, env: serde_json::Value, scale: [f64; 3]) -> i64 {
+        add_run_with_noise(store, env, scale, 0.02)
+    }
+
+    /// [`add_run`] with the run's `[trials] noise`.
+    fn add_run_with_noise(
+        store: &mut Store,
+        env: serde_json::Value,
+        scale: [f64; 3],
+        noise: f64,
+    ) -> i64 {
         let run_id = store
             .create_run(&NewRun {
                 name: "synthetic",
@@ -159,6 +169,8 @@ mod compare {
                 environment: &env,
                 baseline: "nginx",
                 headline: "median",
+                load_kind: "http",
+                noise,
             })
             .expect("create run");
         // Six trials per point, spread about ±1% (synthetic, as the brief allows).
@@ -290,5 +302,63 @@ mod compare {
         let out = scalelab(&["--store", &store, "compare", "1", "2", "--noise=-3"]);
         assert_eq!(out.status.code(), Some(2));
         assert!(stderr(&out).contains("--noise"), "{}", stderr(&out));
+    }
+
+    /// Runs A and B of [`two_runs`], each in its own store file, A with
+    /// `noise` as its `[trials] noise`.
+    fn two_stores(noise: f64) -> (tempfile::TempDir, String, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let a = dir.path().join("linux-6.1.sqlite");
+        let b = dir.path().join("linux-6.12.sqlite");
+        let env = |k: &str| json!({"kernel": k, "cpus": 2});
+        add_run_with_noise(
+            &mut Store::open(&a).unwrap(),
+            env("6.1.0-18"),
+            [1.0; 3],
+            noise,
+        );
+        add_run(
+            &mut Store::open(&b).unwrap(),
+            env("6.12.0-1"),
+            [1.15, 0.9, 1.0],
+        );
+        let s = |p: std::path::PathBuf| p.to_string_lossy().into_owned();
+        (dir, s(a), s(b))
+    }
+
+    #[test]
+    fn runs_from_two_stores_compare_as_the_readme_shows() {
+        let (_dir, a, b) = two_stores(0.02);
+        let out = scalelab(&["compare", &format!("{a}:1"), &format!("{b}:1")]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.starts_with("linux-6.12.sqlite:1 (synthetic) against linux-6.1.sqlite:1"),
+            "{text}"
+        );
+        assert!(text.contains("+15.0% (p=0.002)"), "{text}");
+        assert!(text.contains("6.12.0-1"), "{text}");
+        // The same with --store-b.
+        let out = scalelab(&["--store", &a, "compare", "1", "latest", "--store-b", &b]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&out), text);
+    }
+
+    #[test]
+    fn the_baseline_runs_noise_judges_unless_overridden() {
+        // A declared 20% noise: +15% and -10% are noise.
+        let (_dir, a, b) = two_stores(0.2);
+        let (ra, rb) = (format!("{a}:1"), format!("{b}:1"));
+        let out = scalelab(&["compare", &ra, &rb]);
+        let text = stdout(&out);
+        assert!(text.contains("differences under 20% are noise"), "{text}");
+        assert!(
+            !text.contains("faster") && !text.contains("slower"),
+            "{text}"
+        );
+        let out = scalelab(&["compare", &ra, &rb, "--noise", "2"]);
+        let text = stdout(&out);
+        assert!(text.contains("differences under 2% are noise"), "{text}");
+        assert!(text.contains("15.0% faster"), "{text}");
     }
 }

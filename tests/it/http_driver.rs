@@ -227,7 +227,7 @@ fn open_loop_shows_a_stall_that_closed_loop_hides() {
 }
 
 /// The real nginx target in a private directory, serving `{}` at `/`.
-/// Fields drop in order: the target stops nginx (by PID), then the
+/// Fields drop in order: the target stops nginx (its whole process group and cgroup), then the
 /// directory goes.
 struct Nginx {
     _target: Box<dyn Target>,

@@ -3,11 +3,14 @@
 
 mod analysis;
 mod dns;
+mod doctor;
 mod http_driver;
+mod lifecycle;
 mod nginx;
 mod postgres;
 mod probe;
 mod report;
 mod runner;
 mod spec_errors;
+mod store_compat;
 mod support;

@@ -98,3 +98,27 @@ fn pinned_nginx_runs_only_on_its_cpus() {
         );
     }
 }
+
+#[test]
+fn workers_that_outlive_a_killed_master_are_stopped_with_it() {
+    let base = tempfile::tempdir().unwrap();
+    let mut t = target::build("nginx", &settings("worker_processes = 2"), base.path()).unwrap();
+    t.start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap();
+    let master = t.root_pid().unwrap();
+    let workers = target::process::children_of(master);
+    assert_eq!(workers.len(), 2);
+    target::process::signal(master, libc::SIGKILL);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while t.is_running() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!t.is_running(), "the master is dead");
+    assert!(
+        workers.iter().all(|&w| is_alive(w)),
+        "workers outlive a SIGKILLed master"
+    );
+    t.stop().unwrap();
+    let left: Vec<u32> = workers.into_iter().filter(|&w| is_alive(w)).collect();
+    assert!(left.is_empty(), "workers {left:?} survived the stop");
+}

@@ -75,6 +75,8 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
         server_version: Some("nginx/1.22.1".into()),
         baseline: Some(baseline.into()),
         headline: headline.into(),
+        load_kind: "http".into(),
+        noise: 0.02,
     }
 }
 
@@ -497,6 +499,8 @@ fn report_and_export_commands_read_a_stored_run() {
                 environment: &r.environment,
                 baseline: LINUX,
                 headline: "median",
+                load_kind: "http",
+                noise: 0.02,
             })
             .expect("run");
         for t in &data.trials {

@@ -24,7 +24,7 @@ pub mod tally;
 mod worker;
 
 use super::result::Datagrams;
-use super::{parse_settings, Driver, LoadError, LoadResult, LoadSpec, Pacing};
+use super::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
 use codec::Template;
 use queries::QuerySetSpec;
@@ -34,6 +34,27 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tally::Tally;
+
+/// The `dns` entry of the load-kind registry.
+pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
+    name: "dns",
+    unit: crate::units::RateUnit::Queries,
+    error_kinds: &[
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Status,
+        ErrorKind::Protocol,
+    ],
+    requires: &[crate::kinds::Requirement {
+        what: "ip (the DNS lab's network namespaces)",
+        package: "iproute2",
+        paths: &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"],
+    }],
+    check: |t| DnsSettings::parse(t).map(|_| ()),
+    build: |t, endpoint| Ok(Box::new(DnsDriver::from_settings(t, endpoint)?)),
+};
 
 /// Where the queries come from: a dnsperf-format file, or a set drawn
 /// from the lab's names.
@@ -63,7 +84,7 @@ fn default_outstanding() -> u32 {
 
 impl DnsSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, LoadError> {
-        let s: DnsSettings = parse_settings(t)?;
+        let s: DnsSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
         s.validate()?;
         Ok(s)
     }

@@ -122,7 +122,7 @@ impl Worker<'_> {
             .unwrap_or((IDS as u64 - BATCH as u64) * self.flights.len() as u64);
         loop {
             let now = self.now_ns();
-            let sending = now < send_end && self.plan.quota.is_none_or(|q| self.tally.sent < q);
+            let sending = now < send_end && self.plan.quota.map_or(true, |q| self.tally.sent < q);
             if shutdown.is_triggered() || now >= hard_end || (!sending && self.pending.is_empty()) {
                 break;
             }

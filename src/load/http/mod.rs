@@ -14,12 +14,31 @@ mod sys;
 pub mod url;
 mod worker;
 
-use crate::load::{process_cpu, raise_fd_limit, Driver, LoadError, LoadResult, LoadSpec, Pacing};
+use crate::load::{
+    process_cpu, raise_fd_limit, Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing,
+};
 use crate::shutdown::Shutdown;
 use plan::{Assignment, Extra, OpenLoop, Plan};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use url::HttpUrl;
+
+/// The `http` load kind.
+pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
+    name: "http",
+    unit: crate::units::RateUnit::Requests,
+    error_kinds: &[
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Status,
+        ErrorKind::Protocol,
+    ],
+    requires: &[],
+    check: |t| HttpSettings::parse(t).map(|_| ()),
+    build: |t, endpoint| Ok(Box::new(HttpDriver::from_settings(t, endpoint)?)),
+};
 
 /// Kind-specific settings of an HTTP load (the experiment's `[load]` table).
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -44,7 +63,7 @@ pub struct HttpSettings {
 
 impl HttpSettings {
     pub fn parse(settings: &toml::Table) -> Result<HttpSettings, LoadError> {
-        let s: HttpSettings = crate::load::parse_settings(settings)?;
+        let s: HttpSettings = crate::kinds::parse_settings(settings).map_err(LoadError::Spec)?;
         s.validate()?;
         Ok(s)
     }

@@ -24,10 +24,29 @@ mod worker;
 pub use conninfo::ConnConfig;
 pub use script::ScriptKind;
 
-use crate::load::{Driver, LoadError, LoadResult, LoadSpec};
+use crate::load::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec};
 use crate::shutdown::Shutdown;
 use client::Client;
 use std::time::Duration;
+
+/// The `pg` load kind.
+pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
+    name: "pg",
+    unit: crate::units::RateUnit::Transactions,
+    error_kinds: &[
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Protocol,
+        ErrorKind::Serialization,
+        ErrorKind::Deadlock,
+        ErrorKind::Other,
+    ],
+    requires: &[],
+    check: |t| PgSettings::parse(t).map(|_| ()),
+    build: |t, endpoint| Ok(Box::new(PgDriver::from_settings(t, endpoint)?)),
+};
 
 /// The pg driver's settings (the `[load]` keys besides the common ones).
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
@@ -72,7 +91,7 @@ impl Default for PgSettings {
 
 impl PgSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, LoadError> {
-        let s: PgSettings = crate::load::parse_settings(t)?;
+        let s: PgSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
         if s.max_tries == 0 {
             return Err(LoadError::Spec(
                 "max_tries must be at least 1 (1 means no retries)".into(),

@@ -19,6 +19,7 @@ pub mod nsd;
 pub mod unbound;
 pub mod zones;
 
+use super::lifecycle::ServerProcess;
 use super::process::{self, WaitError};
 use super::{Endpoint, Placement, Shutdown, Target, TargetError};
 use crate::load::dns::names;
@@ -28,8 +29,21 @@ use hickory_proto::rr::RecordType;
 use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
+
+/// Every DNS lab runs NSD.
+pub const NSD_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
+    what: "NSD (the DNS lab's authoritative server)",
+    package: "nsd",
+    paths: &["/usr/sbin/nsd"],
+};
+/// The lab's namespace is made with `ip netns`.
+pub const IPROUTE: crate::kinds::Requirement = crate::kinds::Requirement {
+    what: "ip (the DNS lab's network namespaces)",
+    package: "iproute2",
+    paths: &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"],
+};
 
 /// How long a server may take to answer its first question.
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
@@ -85,7 +99,7 @@ pub fn version_line(program: &str, args: &[&str]) -> Option<String> {
 /// A running server inside the lab.
 struct Running {
     kind: &'static str,
-    child: Child,
+    process: ServerProcess,
     dir: PathBuf,
     log: Option<PathBuf>,
 }
@@ -103,7 +117,7 @@ impl Running {
     }
 
     fn stop(&mut self) {
-        process::stop_pid(self.child.id(), libc::SIGTERM, Duration::from_secs(5));
+        let _ = self.process.stop(libc::SIGTERM, Duration::from_secs(5));
     }
 }
 
@@ -205,14 +219,14 @@ impl DnsLab {
                 kind: self.kind,
                 message: e.to_string(),
             })?;
-        let child = process::spawn(cmd, placement).map_err(|e| TargetError::Start {
+        let process = ServerProcess::spawn(cmd, placement).map_err(|e| TargetError::Start {
             kind: self.kind,
             message: format!("{}: {e}", launch.program.display()),
         })?;
         Ok((
             Running {
                 kind,
-                child,
+                process,
                 dir: dir.to_path_buf(),
                 log: launch.log,
             },
@@ -229,7 +243,7 @@ impl DnsLab {
         shutdown: &Shutdown,
     ) -> Result<(), TargetError> {
         let server: SocketAddr = format!("{addr}:53").parse().expect("a literal address");
-        let pid = running.child.id();
+        let pid = running.process.pid();
         let name = format!("ns.{}", names::FORWARD_ZONE);
         let mut last = String::new();
         let r = process::wait_ready(
@@ -345,14 +359,14 @@ impl Target for DnsLab {
     fn is_running(&self) -> bool {
         self.lab
             .as_ref()
-            .is_some_and(|l| l.servers.iter().all(|s| process::is_alive(s.child.id())))
+            .is_some_and(|l| l.servers.iter().all(|s| s.process.is_running()))
     }
 
     fn root_pid(&self) -> Option<u32> {
         self.lab
             .as_ref()
             .and_then(|l| l.servers.last())
-            .map(|s| s.child.id())
+            .map(|s| s.process.pid())
     }
 
     fn version(&self) -> Option<String> {

@@ -3,10 +3,18 @@
 //! default limit answers about 3k qps and drops the rest).
 
 use super::{binary, check_names, check_threads, default_names, zones, DnsLab, LabServer, Launch};
-use crate::target::{parse_settings, TargetError};
+use crate::target::TargetError;
 use std::path::Path;
 
 const KIND: &str = "nsd";
+
+/// The `nsd` entry of the server-kind registry.
+pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
+    name: KIND,
+    requires: &[super::NSD_PACKAGE, super::IPROUTE],
+    check: |t| NsdSettings::parse(t).map(|_| ()),
+    build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+};
 
 fn one() -> u32 {
     1
@@ -28,7 +36,8 @@ pub struct NsdSettings {
 
 impl NsdSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
-        let s: NsdSettings = parse_settings(KIND, t)?;
+        let s: NsdSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
         check_names(KIND, s.names)?;
         check_threads(KIND, "threads", s.threads)?;
         Ok(s)

@@ -5,10 +5,24 @@
 
 use super::nsd::Nsd;
 use super::{binary, check_names, check_threads, default_names, zones, DnsLab, LabServer, Launch};
-use crate::target::{parse_settings, TargetError};
+use crate::target::TargetError;
 use std::path::Path;
 
 const KIND: &str = "unbound";
+
+const UNBOUND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
+    what: "Unbound",
+    package: "unbound",
+    paths: &["/usr/sbin/unbound"],
+};
+
+/// The `unbound` entry of the server-kind registry.
+pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
+    name: KIND,
+    requires: &[super::NSD_PACKAGE, UNBOUND_PACKAGE, super::IPROUTE],
+    check: |t| UnboundSettings::parse(t).map(|_| ()),
+    build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+};
 
 fn one() -> u32 {
     1
@@ -36,7 +50,8 @@ pub struct UnboundSettings {
 
 impl UnboundSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
-        let s: UnboundSettings = parse_settings(KIND, t)?;
+        let s: UnboundSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
         check_names(KIND, s.names)?;
         check_threads(KIND, "threads", s.threads)?;
         check_threads(KIND, "nsd_threads", s.nsd_threads)?;

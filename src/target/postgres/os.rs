@@ -1,7 +1,6 @@
 //! Operating-system chores for a managed PostgreSQL: the server user,
 //! directory ownership, and finding the server's processes by PID.
 
-use crate::placement::Placement;
 use crate::shutdown::Shutdown;
 use crate::target::{process, TargetError};
 use std::os::unix::fs::PermissionsExt;
@@ -45,6 +44,13 @@ impl ServerUser {
             }
             None => Command::new(program),
         }
+    }
+
+    /// The (uid, gid) a server process switches to before exec, if any
+    /// (see `ServerProcess::spawn_as`): no wrapper process, so the server
+    /// binary itself is scalelab's direct child.
+    pub fn ids(&self) -> Option<(u32, u32)> {
+        self.switch_to
     }
 
     /// Gives `path` to the server user (a no-op when not switching).
@@ -175,15 +181,14 @@ pub fn stop_server_processes(data: &Path) {
     }
 }
 
-/// Runs `cmd` to completion (inside `placement` if given), bounded by
-/// `limit` and `shutdown`; its output goes to `out` and is returned.
+/// Runs `cmd` to completion, bounded by `limit` and `shutdown`; its output
+/// goes to `out` and is returned.
 pub fn run_bounded(
     mut cmd: Command,
     what: &str,
     out: &Path,
     limit: Duration,
     shutdown: &Shutdown,
-    placement: Option<&Placement>,
 ) -> Result<(ExitStatus, String), TargetError> {
     let start_error = |message: String| TargetError::Start {
         kind: "postgres",
@@ -192,11 +197,9 @@ pub fn run_bounded(
     let file = std::fs::File::create(out).map_err(|e| TargetError::io(out, e))?;
     let err = file.try_clone().map_err(|e| TargetError::io(out, e))?;
     cmd.stdin(Stdio::null()).stdout(file).stderr(err);
-    let spawned = match placement {
-        Some(p) => process::spawn(cmd, p),
-        None => cmd.spawn(),
-    };
-    let mut child = spawned.map_err(|e| start_error(format!("cannot run {what}: {e}")))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| start_error(format!("cannot run {what}: {e}")))?;
     let end = Instant::now() + limit;
     let status = loop {
         match child.try_wait() {

@@ -1,7 +1,7 @@
 //! The `[server]` settings of a managed PostgreSQL and the
 //! `postgresql.conf` lines they become.
 
-use crate::target::{parse_settings, TargetError};
+use crate::target::TargetError;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -60,7 +60,7 @@ pub struct PostgresSettings {
     pub scale: u32,
     /// Loopback port; default: a free one at each start.
     pub port: Option<u16>,
-    /// Directory with postgres, initdb and pg_ctl; default: the newest
+    /// Directory with postgres and initdb; default: the newest
     /// /usr/lib/postgresql/*/bin.
     pub bin_dir: Option<PathBuf>,
 }
@@ -74,7 +74,8 @@ fn bad(message: String) -> TargetError {
 
 impl PostgresSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
-        let s: PostgresSettings = parse_settings("postgres", t)?;
+        let s: PostgresSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings("postgres", m))?;
         s.check()?;
         Ok(s)
     }

@@ -1,4 +1,6 @@
-//! What each server and load kind needs installed, as Debian packages.
+//! What a kind needs installed, as Debian packages. Each server and load
+//! kind lists its own requirements in its registry entry; this module holds
+//! the type, the peer tools of the benchmarks, and the check.
 
 /// One thing a recipe needs on the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -11,42 +13,6 @@ pub struct Requirement {
     /// path component, for versioned directories).
     pub paths: &'static [&'static str],
 }
-
-const NGINX: Requirement = Requirement {
-    what: "nginx",
-    package: "nginx",
-    paths: &["/usr/sbin/nginx"],
-};
-const POSTGRES: Requirement = Requirement {
-    what: "PostgreSQL server",
-    package: "postgresql",
-    paths: &["/usr/lib/postgresql/*/bin/postgres"],
-};
-const RUNUSER: Requirement = Requirement {
-    what: "runuser (PostgreSQL refuses root)",
-    package: "util-linux",
-    paths: &["/usr/sbin/runuser", "/sbin/runuser"],
-};
-const NSD: Requirement = Requirement {
-    what: "NSD (the DNS lab's authoritative server)",
-    package: "nsd",
-    paths: &["/usr/sbin/nsd"],
-};
-const UNBOUND: Requirement = Requirement {
-    what: "Unbound",
-    package: "unbound",
-    paths: &["/usr/sbin/unbound"],
-};
-const BIND: Requirement = Requirement {
-    what: "BIND 9 (named)",
-    package: "bind9",
-    paths: &["/usr/sbin/named"],
-};
-const IPROUTE: Requirement = Requirement {
-    what: "ip (network namespaces for the DNS lab)",
-    package: "iproute2",
-    paths: &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"],
-};
 
 /// Peer tools the side-by-side benchmarks compare against.
 pub const BENCH_TOOLS: &[Requirement] = &[
@@ -67,19 +33,8 @@ pub const BENCH_TOOLS: &[Requirement] = &[
     },
 ];
 
-/// What a server kind needs.
-pub fn for_server(kind: &str) -> Vec<Requirement> {
-    match kind {
-        "nginx" => vec![NGINX],
-        "postgres" => vec![POSTGRES, RUNUSER],
-        "nsd" => vec![NSD, IPROUTE],
-        "unbound" => vec![NSD, UNBOUND, IPROUTE],
-        "bind" => vec![NSD, BIND, IPROUTE],
-        _ => Vec::new(),
-    }
-}
-
 impl Requirement {
+    /// Whether any of its paths exists on this machine.
     pub fn installed(&self) -> bool {
         self.paths.iter().any(|p| glob_exists(p))
     }

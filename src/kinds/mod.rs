@@ -1,0 +1,24 @@
+//! What every kind of every family shares: its settings parser and what it
+//! needs installed.
+//!
+//! A *kind* is one value in a family's registry: [`crate::load::KINDS`]
+//! (load generators) and [`crate::target::KINDS`] (servers). Each entry says
+//! its name, how to check and build its settings, and what it needs; nothing
+//! else in the code matches on a kind's name.
+
+pub mod requirements;
+
+pub use requirements::{Requirement, BENCH_TOOLS};
+
+/// Deserializes a kind's settings table (the experiment's `[server]` or
+/// `[load]` table) into its typed settings. The error is serde's message,
+/// which names the unknown or mistyped field; each family wraps it in its
+/// own error type.
+pub fn parse_settings<T: serde::de::DeserializeOwned>(settings: &toml::Table) -> Result<T, String> {
+    toml::Value::Table(settings.clone())
+        .try_into()
+        .map_err(|e: toml::de::Error| e.message().to_string())
+}
+
+#[cfg(test)]
+mod tests;

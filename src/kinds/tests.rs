@@ -1,0 +1,145 @@
+//! The registries, and the proof that a new kind is one module plus one
+//! registry line: the test-only `fake` server kind (`target/fake.rs`) and
+//! `fake` load kind (`load/fake.rs`) are registered that way and nothing
+//! else knows them, yet a whole run with them validates, runs, stores and
+//! reports in the fake kind's own unit.
+
+use crate::runner::{self, RunOptions};
+use crate::shutdown::Shutdown;
+use crate::spec::Experiment;
+use crate::store::Store;
+
+#[test]
+fn kind_names_are_unique_in_each_family() {
+    let mut servers = crate::target::kind_names();
+    let mut loads = crate::load::kind_names();
+    let (ns, nl) = (servers.len(), loads.len());
+    servers.sort_unstable();
+    servers.dedup();
+    loads.sort_unstable();
+    loads.dedup();
+    assert_eq!((servers.len(), loads.len()), (ns, nl));
+}
+
+#[test]
+fn every_load_kind_declares_distinct_error_kinds() {
+    for k in crate::load::KINDS {
+        assert!(!k.error_kinds.is_empty(), "{} counts no errors", k.name);
+        for (i, e) in k.error_kinds.iter().enumerate() {
+            assert!(!k.error_kinds[..i].contains(e), "{}: {e:?} twice", k.name);
+        }
+    }
+}
+
+#[test]
+fn every_requirement_names_a_package_and_a_path() {
+    let servers = crate::target::KINDS.iter().flat_map(|k| k.requires);
+    let loads = crate::load::KINDS.iter().flat_map(|k| k.requires);
+    for r in servers.chain(loads).chain(super::BENCH_TOOLS) {
+        assert!(!r.package.is_empty() && !r.paths.is_empty(), "{r:?}");
+    }
+    let fake = crate::target::kind("fake").unwrap();
+    assert_eq!(fake.requires[0].package, "fake-server-package");
+}
+
+#[test]
+fn unknown_kinds_are_refused_with_the_list() {
+    let err = crate::target::kind("apache").unwrap_err().to_string();
+    assert!(err.contains("nginx, postgres, external"), "{err}");
+    let err = crate::load::kind("grpc").unwrap_err().to_string();
+    assert!(err.contains("http, pg"), "{err}");
+}
+
+const FAKE_EXPERIMENT: &str = r#"
+name = "fake"
+[server]
+kind = "fake"
+[load]
+kind = "fake"
+frames = 50
+[sweep]
+connections = [1, 2]
+[trials]
+duration = "200ms"
+warmup = "0s"
+min = 4
+max = 4
+[[system]]
+label = "slow"
+baseline = true
+server = { speed = 1 }
+[[system]]
+label = "fast"
+server = { speed = 3 }
+"#;
+
+/// Runs `text` through the real runner into a fresh store; returns the
+/// stored run and how many trials ran.
+fn run_fake(text: &str) -> (crate::store::RunData, u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fake.toml");
+    std::fs::write(&path, text).unwrap();
+    let exp = Experiment::load(&path, false).unwrap();
+    let mut store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+    let opts = RunOptions {
+        resume: None,
+        base_dir: dir.path().join("work"),
+        progress: false,
+    };
+    let summary = runner::run(&exp, &mut store, &opts, &Shutdown::new()).unwrap();
+    assert_eq!(summary.trials_failed, 0);
+    (store.load_run("latest").unwrap(), summary.trials_run)
+}
+
+#[test]
+fn a_fake_kind_runs_end_to_end_through_the_registry() {
+    let (data, trials) = run_fake(FAKE_EXPERIMENT);
+    assert_eq!(trials, 16);
+    // 50 frames per connection per second over 0.2 s, times the speed.
+    let at = |system: &str, point: u32| {
+        let t = data.trials_at(system, point).next().unwrap();
+        t.measurement.as_ref().unwrap().requests
+    };
+    assert_eq!((at("slow", 0), at("fast", 0), at("fast", 1)), (10, 30, 60));
+    let text = crate::report::terminal::render_width(&data, false, 120);
+    assert!(text.contains("throughput in frames/s"), "{text}");
+    assert!(text.contains("+200.0%"), "{text}");
+}
+
+#[test]
+fn a_fake_kind_is_checked_by_its_own_rules() {
+    let bad = FAKE_EXPERIMENT.replace("speed = 3", "speed = 0");
+    let err = Experiment::parse(std::path::Path::new("f.toml"), &bad, false).unwrap_err();
+    assert!(
+        err.to_string().contains("speed must be at least 1"),
+        "{err}"
+    );
+    let bad = FAKE_EXPERIMENT.replace("frames = 50", "frames = \"many\"");
+    let err = Experiment::parse(std::path::Path::new("f.toml"), &bad, false).unwrap_err();
+    assert!(err.to_string().contains("expected u64"), "{err}");
+}
+
+/// `[trials] noise` is stored with the run, printed in the header and used
+/// for the verdicts: a deterministic +20% is a difference under the default
+/// 2% floor and noise under a 30% one.
+#[test]
+fn the_runs_own_noise_floor_prints_and_judges() {
+    let plus_20 = FAKE_EXPERIMENT
+        .replace("speed = 3 }", "speed = 1 }\nload = { frames = 60 }")
+        .replace("connections = [1, 2]", "connections = [1]");
+    let (data, _) = run_fake(&plus_20);
+    assert_eq!(data.run.noise, 0.02);
+    let text = crate::report::terminal::render_width(&data, false, 120);
+    assert!(text.contains("2% noise floor"), "{text}");
+    assert!(text.contains("+20.0% (p="), "{text}");
+
+    let noisy = plus_20.replace("warmup = \"0s\"", "warmup = \"0s\"\nnoise = 0.3");
+    let (data, _) = run_fake(&noisy);
+    assert_eq!(data.run.noise, 0.3);
+    let text = crate::report::terminal::render_width(&data, false, 120);
+    assert!(text.contains("(Mann-Whitney U, 30% noise floor)"), "{text}");
+    assert!(!text.contains("+20.0% (p="), "{text}");
+    assert!(text.contains("~ (p="), "{text}");
+    let html = crate::report::html::render(&data);
+    assert!(html.contains("one under the 30% noise floor"));
+}

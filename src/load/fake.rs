@@ -1,0 +1,69 @@
+//! A trivial load kind that exists only in tests: it proves that a new kind
+//! is this module plus one line in [`KINDS`](super::KINDS). It sends
+//! nothing; it "completes" `frames × connections × speed` frames, where the
+//! speed comes from the fake server's endpoint `fake://<speed>`.
+
+use super::{Driver, ErrorKind, LoadError, LoadKind, LoadResult, LoadSpec};
+use crate::shutdown::Shutdown;
+use crate::units::{Micros, RateUnit};
+
+/// The `fake` load kind.
+pub const LOAD_KIND: LoadKind = LoadKind {
+    name: "fake",
+    unit: RateUnit::Frames,
+    error_kinds: &[ErrorKind::Timeout],
+    requires: &[],
+    check: |t| FakeSettings::parse(t).map(|_| ()),
+    build: |t, endpoint| {
+        let speed = endpoint
+            .strip_prefix("fake://")
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| LoadError::Target {
+                target: endpoint.into(),
+                reason: "not a fake:// endpoint".into(),
+            })?;
+        Ok(Box::new(FakeDriver {
+            frames: FakeSettings::parse(t)?.frames,
+            speed,
+        }))
+    },
+};
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FakeSettings {
+    /// Frames each connection "completes" per second of the run.
+    #[serde(default = "hundred")]
+    frames: u64,
+}
+
+fn hundred() -> u64 {
+    100
+}
+
+impl FakeSettings {
+    fn parse(t: &toml::Table) -> Result<Self, LoadError> {
+        crate::kinds::parse_settings(t).map_err(LoadError::Spec)
+    }
+}
+
+struct FakeDriver {
+    frames: u64,
+    speed: u64,
+}
+
+impl Driver for FakeDriver {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+    fn run(&self, spec: &LoadSpec, _: &Shutdown) -> Result<LoadResult, LoadError> {
+        let mut r = LoadResult::new();
+        let secs = spec.duration.as_secs_f64();
+        let n = (self.frames as f64 * secs) as u64 * u64::from(spec.connections) * self.speed;
+        for _ in 0..n {
+            r.record(Micros(100), std::time::Duration::ZERO);
+        }
+        r.elapsed = spec.duration;
+        Ok(r)
+    }
+}

@@ -1,0 +1,78 @@
+//! Schema versions: a new store gets `schema.sql` (version 1) and then every
+//! migration in order, so new and upgraded stores have the same shape. Each
+//! migration is additive (new tables or columns, filled for the runs already
+//! stored), so an old store opens and reports what it reported before.
+
+use rusqlite::{params, Connection};
+
+/// The newest schema version.
+pub const LATEST: i64 = 1 + MIGRATIONS.len() as i64;
+
+/// `MIGRATIONS[i]` upgrades a store from version `i + 1` to `i + 2`.
+const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[v2_run_kind_and_noise];
+
+/// Brings the store up to [`LATEST`] and returns the version it had (0: an
+/// empty file). All steps run in one `BEGIN IMMEDIATE` transaction that
+/// re-reads the version under the write lock, so two processes opening the
+/// same new or old store (a runner and a reader) upgrade it exactly once.
+pub fn upgrade(conn: &Connection) -> rusqlite::Result<i64> {
+    let read = |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
+    let seen = read(conn)?;
+    if seen >= LATEST {
+        return Ok(seen);
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let done = read(conn).and_then(|version| steps(conn, version).map(|()| version));
+    conn.execute_batch(if done.is_ok() { "COMMIT" } else { "ROLLBACK" })?;
+    done
+}
+
+fn steps(conn: &Connection, version: i64) -> rusqlite::Result<()> {
+    if version == 0 {
+        conn.execute_batch(include_str!("schema.sql"))?;
+    }
+    for (step, migration) in MIGRATIONS.iter().enumerate() {
+        if version.max(1) < step as i64 + 2 {
+            migration(conn)?;
+        }
+    }
+    if version < LATEST {
+        conn.pragma_update(None, "user_version", LATEST)?;
+    }
+    Ok(())
+}
+
+/// Version-1 reports judged every run by a fixed 2% noise floor.
+const V1_REPORT_NOISE: f64 = 0.02;
+
+/// Version 2: each run records its load kind (the report's unit) and its
+/// `[trials] noise`, so readers need not re-parse the experiment file.
+/// Existing runs get them from their stored experiment text.
+fn v2_run_kind_and_noise(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "ALTER TABLE runs ADD COLUMN load_kind TEXT NOT NULL DEFAULT '';
+         ALTER TABLE runs ADD COLUMN noise REAL NOT NULL DEFAULT 0.02;",
+    )?;
+    let runs: Vec<(i64, String)> = conn
+        .prepare("SELECT id, experiment FROM runs")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (id, text) in runs {
+        let doc: toml::Table = text.parse().unwrap_or_default();
+        let kind = doc
+            .get("load")
+            .and_then(|l| l.get("kind"))
+            .and_then(|k| k.as_str())
+            .unwrap_or("");
+        let noise = doc
+            .get("trials")
+            .and_then(|t| t.get("noise"))
+            .and_then(|n| n.as_float())
+            .unwrap_or(V1_REPORT_NOISE);
+        conn.execute(
+            "UPDATE runs SET load_kind = ?1, noise = ?2 WHERE id = ?3",
+            params![kind, noise, id],
+        )?;
+    }
+    Ok(())
+}

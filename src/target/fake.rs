@@ -1,0 +1,84 @@
+//! A trivial server kind that exists only in tests: it proves that a new
+//! kind is this module plus one line in [`KINDS`](super::KINDS). It starts
+//! no process; its endpoint `fake://<speed>` tells the fake load kind how
+//! fast to "answer".
+
+use super::{Endpoint, Placement, Shutdown, Target, TargetError};
+
+const KIND: &str = "fake";
+
+/// The `fake` server kind.
+pub const SERVER_KIND: super::ServerKind = super::ServerKind {
+    name: KIND,
+    requires: &[crate::kinds::Requirement {
+        what: "fake server (tests only)",
+        package: "fake-server-package",
+        paths: &["/"],
+    }],
+    check: |t| FakeSettings::parse(t).map(|_| ()),
+    build: |t, _base_dir| {
+        Ok(Box::new(FakeServer {
+            settings: FakeSettings::parse(t)?,
+            running: false,
+        }))
+    },
+};
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FakeSettings {
+    /// Answers per request slot: the fake load multiplies its count by it.
+    #[serde(default = "one")]
+    speed: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl FakeSettings {
+    fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+        let s: FakeSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+        if s.speed == 0 {
+            return Err(TargetError::settings(
+                KIND,
+                "speed must be at least 1".into(),
+            ));
+        }
+        Ok(s)
+    }
+}
+
+struct FakeServer {
+    settings: FakeSettings,
+    running: bool,
+}
+
+impl Target for FakeServer {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+    fn start(&mut self, _: &Placement, _: &Shutdown) -> Result<Endpoint, TargetError> {
+        self.running = true;
+        Ok(Endpoint {
+            uri: format!("fake://{}", self.settings.speed),
+        })
+    }
+    fn stop(&mut self) -> Result<(), TargetError> {
+        self.running = false;
+        Ok(())
+    }
+    fn is_running(&self) -> bool {
+        self.running
+    }
+    fn root_pid(&self) -> Option<u32> {
+        None
+    }
+    fn version(&self) -> Option<String> {
+        Some("fake/1".into())
+    }
+    fn effective_config(&self) -> Option<String> {
+        None
+    }
+}

@@ -1,0 +1,251 @@
+//! Server lifecycles end to end with the real binary, for every managed
+//! kind: `kill -9` of scalelab mid-trial leaves no server process, watchdog
+//! or cgroup behind; a Ctrl-C at the terminal does not reach the servers;
+//! a stranger listening on the server's port fails the trial.
+
+use crate::support::{scalelab, stderr};
+use scalelab::store::{Store, TrialStatus};
+use scalelab::target::process::{children_of, is_alive};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// For each managed server kind: its name, the command name of its
+/// processes, how many run once it serves, and the server and load sections
+/// of a short experiment. A new kind adds its row here.
+const KINDS: &[(&str, &str, usize, &str)] = &[
+    (
+        "nginx",
+        "nginx",
+        3,
+        "[server]\nkind = \"nginx\"\nworker_processes = 2\n[load]\nkind = \"http\"\npath = \"/\"\n",
+    ),
+    (
+        "postgres",
+        "postgres",
+        4,
+        "[server]\nkind = \"postgres\"\nscale = 1\n[load]\nkind = \"pg\"\nscript = \"select-only\"\n",
+    ),
+    (
+        "nsd",
+        "nsd: server 1", // NSD renames its processes
+        1,
+        "[server]\nkind = \"nsd\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+    ),
+    (
+        "unbound",
+        "unbound",
+        1,
+        "[server]\nkind = \"unbound\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+    ),
+    (
+        "bind",
+        "named",
+        1,
+        "[server]\nkind = \"bind\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+    ),
+];
+
+fn experiment(dir: &Path, sections: &str, rest: &str) -> PathBuf {
+    let path = dir.join("exp.toml");
+    std::fs::write(&path, format!("name = \"lifecycle\"\n{sections}{rest}")).unwrap();
+    path
+}
+
+fn run_cmd(dir: &Path, exp: &Path) -> Command {
+    let mut cmd = scalelab();
+    cmd.args([
+        "--store",
+        dir.join("s.sqlite").to_str().unwrap(),
+        "run",
+        exp.to_str().unwrap(),
+    ])
+    .env("SCALELAB_WORKDIR", dir.join("work"))
+    .current_dir(dir)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    cmd
+}
+
+/// Every descendant of `pid`.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        for c in children_of(p) {
+            out.push(c);
+            todo.push(c);
+        }
+    }
+    out
+}
+
+fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// Waits until scalelab runs `server` with at least `min` processes, then
+/// returns all of scalelab's descendants.
+fn wait_for_server(child: &Child, server: &str, min: usize) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let all = descendants(child.id());
+        if all.iter().filter(|&&p| comm(p) == server).count() >= min {
+            return all;
+        }
+        assert!(Instant::now() < deadline, "{server} never started: {all:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Cgroups named after scalelab process `pid` in any hierarchy.
+fn cgroups_of(pid: u32) -> Vec<PathBuf> {
+    let prefix = format!("scalelab-{pid}-");
+    scalelab::placement::hierarchy::locate_tracking_here()
+        .into_iter()
+        .flat_map(|h| std::fs::read_dir(h.parent).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix))
+        })
+        .collect()
+}
+
+#[test]
+fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
+    for kind in scalelab::target::KINDS
+        .iter()
+        .filter(|k| k.name != "external")
+    {
+        let (_, server, min, sections) = KINDS
+            .iter()
+            .find(|row| row.0 == kind.name)
+            .unwrap_or_else(|| panic!("add server kind `{}` to this test's KINDS", kind.name));
+        let kind = kind.name;
+        let dir = tempfile::tempdir().unwrap();
+        let exp = experiment(
+            dir.path(),
+            sections,
+            "[sweep]\nconnections = [2]\nserver_cpus = [1]\n\
+             [trials]\nduration = \"20s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+        );
+        let mut child = run_cmd(dir.path(), &exp).spawn().unwrap();
+        let pid = child.id();
+        wait_for_server(&child, server, *min);
+        std::thread::sleep(Duration::from_millis(800)); // mid-trial
+        let before = descendants(pid);
+        let cgroups = cgroups_of(pid);
+        assert!(!cgroups.is_empty(), "{kind}: no cgroup was made");
+        child.kill().unwrap(); // SIGKILL: no chance to clean up
+        child.wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let alive: Vec<(u32, String)> = before
+                .iter()
+                .filter(|&&p| is_alive(p))
+                .map(|&p| (p, comm(p)))
+                .collect();
+            let left = cgroups_of(pid);
+            if alive.is_empty() && left.is_empty() {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{kind}: 5 s after kill -9 of scalelab, still alive {alive:?}, cgroups {left:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // A lab's namespace outlives kill -9; the next run reclaims it.
+        scalelab::netns::reclaim_stale();
+        let prefix = format!("scalelab-dns-{pid}-");
+        let left: Vec<String> = std::fs::read_dir("/run/netns")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&prefix))
+            .collect();
+        assert!(left.is_empty(), "{kind}: namespaces {left:?} not reclaimed");
+    }
+}
+
+#[test]
+fn ctrl_c_at_the_terminal_does_not_reach_the_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = experiment(
+        dir.path(),
+        KINDS[0].3,
+        "[trials]\nduration = \"4s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    // scalelab leads its own process group, as a shell's foreground job.
+    let mut cmd = run_cmd(dir.path(), &exp);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let child = cmd.spawn().unwrap();
+    let servers = wait_for_server(&child, "nginx", 3);
+    std::thread::sleep(Duration::from_millis(800));
+    // What the terminal does on Ctrl-C: SIGINT to the foreground group.
+    // SAFETY: kill(2) on the process group we just created.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(err.contains("interrupted"), "{err}");
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    for t in &data.trials {
+        let e = t.error.as_deref().unwrap_or("");
+        assert!(
+            !e.contains("server died"),
+            "the interrupt reached the server: {e}"
+        );
+    }
+    let left: Vec<u32> = servers.into_iter().filter(|&p| is_alive(p)).collect();
+    assert!(left.is_empty(), "left running after Ctrl-C: {left:?}");
+}
+
+#[test]
+fn a_stranger_on_the_port_fails_the_trial_with_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = scalelab::target::process::free_port().unwrap();
+    let exp = experiment(
+        dir.path(),
+        &KINDS[0].3.replace(
+            "worker_processes = 2\n",
+            &format!("worker_processes = 2\nport = {port}\n"),
+        ),
+        "[trials]\nduration = \"1s\"\nwarmup = \"0s\"\nmin = 3\nmax = 3\nrestart = \"never\"\n",
+    );
+    let child = run_cmd(dir.path(), &exp).spawn().unwrap();
+    wait_for_server(&child, "nginx", 3);
+    // A second listener on the port, as a leftover worker would hold.
+    let stranger =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    stranger.set_reuse_port(true).unwrap();
+    stranger
+        .bind(&std::net::SocketAddr::from(([127, 0, 0, 1], port)).into())
+        .unwrap();
+    stranger.listen(16).unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stranger);
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    assert_eq!(data.trials.len(), 3, "{}", stderr(&out));
+    let me = format!("pid {}", std::process::id());
+    for t in &data.trials[1..] {
+        assert_eq!(t.status, TrialStatus::Failed, "trial {}", t.trial);
+        let e = t.error.as_deref().unwrap_or("");
+        assert!(
+            e.contains(&format!("port {port} is also listened on")) && e.contains(&me),
+            "{e}"
+        );
+        assert!(t.measurement.is_none(), "nothing measured with a stranger");
+    }
+}
