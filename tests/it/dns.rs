@@ -238,3 +238,221 @@ fn a_dead_runs_namespace_is_reclaimed() {
     netns::reclaim_stale();
     assert!(!netns::exists(&name), "{name} left behind");
 }
+
+#[test]
+fn ramp_and_fixed_rate_keep_their_schedule() {
+    let base = tempfile::tempdir().unwrap();
+    let (_lab, uri) = start(nsd::target(&table("names = 100"), base.path()).unwrap());
+    let q = query_file(base.path(), "h1.bench.test A\nh2.bench.test A\n");
+    let ramp = DnsDriver::new(
+        DnsSettings {
+            queries: QuerySource::File(q.clone()),
+            max_outstanding: 100,
+            max_rate: Some(4000.0),
+        },
+        &uri,
+    )
+    .unwrap();
+    let spec = LoadSpec {
+        timeout: Duration::from_secs(1),
+        ..LoadSpec::closed(2, 1, Duration::from_secs(3))
+    };
+    let r = ramp.run(&spec, &Shutdown::new()).unwrap();
+    let d = r.datagrams.clone().unwrap();
+    // 0 to 4000 qps over 3 s: 6000 queries, rising second by second.
+    assert!((5900..=6000).contains(&d.sent), "{}", d.sent);
+    let ramp = d.ramp.unwrap();
+    let offered: Vec<u64> = ramp.seconds.iter().map(|s| s.offered).collect();
+    assert!(
+        offered[0] < offered[1] && offered[1] < offered[2],
+        "{offered:?}"
+    );
+    assert!(ramp.max_throughput >= 2500.0, "{}", ramp.max_throughput);
+    assert_eq!(ramp.loss_at_max, 0.0);
+    assert!(ramp.at_half_max.is_some());
+    assert!(d.fell_behind.is_none());
+    assert_eq!(r.throughput(), ramp.max_throughput);
+
+    let fixed = driver(&uri, &q);
+    let spec = LoadSpec {
+        pacing: scalelab::load::Pacing::Open { rate: 2000.0 },
+        ..spec
+    };
+    let r = fixed.run(&spec, &Shutdown::new()).unwrap();
+    let d = r.datagrams.clone().unwrap();
+    assert!((5900..=6000).contains(&d.sent), "{}", d.sent);
+    assert_eq!(r.requests, d.sent);
+}
+
+fn cli(args: &[&str]) -> (bool, String) {
+    let out = crate::support::run(args);
+    (out.status.success(), crate::support::stderr(&out))
+}
+
+#[test]
+fn bad_input_gets_errors_that_name_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "h1.bench.test A\nh2.bench.test\n").unwrap();
+    let (ok, err) = cli(&[
+        "load",
+        "dns",
+        "127.0.0.1:53",
+        "--queries",
+        bad.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(err.contains("bad.txt:2: expected two fields"), "{err}");
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "; nothing\n").unwrap();
+    let (ok, err) = cli(&[
+        "load",
+        "dns",
+        "127.0.0.1:53",
+        "--queries",
+        empty.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(err.contains("empty.txt holds no queries"), "{err}");
+    let good = query_file(dir.path(), "h1.bench.test A\n");
+    let good = good.to_str().unwrap();
+    let (ok, err) = cli(&[
+        "load",
+        "dns",
+        "127.0.0.1:53",
+        "--queries",
+        good,
+        "--rate",
+        "0",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("--rate must be a positive number"), "{err}");
+    let (ok, err) = cli(&["load", "dns", "192.0.2.1:53", "--queries", good]);
+    assert!(!ok);
+    assert!(err.contains("only to loopback"), "{err}");
+    // Nothing listens on this port: the ICMP refusals and timeouts are named.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = format!("127.0.0.1:{port}");
+    let (ok, err) = cli(&[
+        "load",
+        "dns",
+        &server,
+        "--queries",
+        good,
+        "-d",
+        "300ms",
+        "--timeout",
+        "300ms",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("answered none of"), "{err}");
+    assert!(err.contains("is a DNS server listening there?"), "{err}");
+}
+
+#[test]
+fn the_query_command_writes_a_deterministic_dnsperf_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, seed: &str| {
+        let p = dir.path().join(name);
+        let args = [
+            "dns",
+            "queries",
+            "--names",
+            "500",
+            "--zipf",
+            "1.1",
+            "--reverse-share",
+            "0.3",
+            "--count",
+            "2000",
+            "--seed",
+            seed,
+            "-o",
+            p.to_str().unwrap(),
+        ];
+        let (ok, err) = cli(&args);
+        assert!(ok, "{err}");
+        std::fs::read_to_string(p).unwrap()
+    };
+    let a = write("a.txt", "3");
+    assert_eq!(a, write("b.txt", "3"));
+    assert_ne!(a, write("c.txt", "4"));
+    let q = scalelab::load::dns::queries::parse(&a, "a.txt").unwrap();
+    assert_eq!(q.len(), 2000);
+    let (ok, err) = cli(&["dns", "queries", "--names", "0", "-o", "/dev/null"]);
+    assert!(!ok && err.contains("names must be"), "{err}");
+}
+
+/// scalelab's descendants whose command name is `comm`.
+fn descendant_named(root: u32, comm: &str) -> Option<u32> {
+    let mut todo = vec![root];
+    while let Some(p) = todo.pop() {
+        for c in scalelab::target::process::children_of(p) {
+            let name = std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default();
+            if name.trim() == comm {
+                return Some(c);
+            }
+            todo.push(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn a_resolver_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
+    use scalelab::store::{Store, TrialStatus};
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        "name = \"dns-death\"\n[server]\nkind = \"unbound\"\nnames = 200\n\
+         [load]\nkind = \"dns\"\nqueries = { names = 200, count = 2000 }\ntimeout = \"500ms\"\n\
+         [sweep]\nconnections = [1, 2]\n\
+         [trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"per_trial\"\n",
+    )
+    .unwrap();
+    let store = dir.path().join("s.sqlite");
+    let child = crate::support::scalelab()
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+        ])
+        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let unbound = loop {
+        if let Some(p) = descendant_named(child.id(), "unbound") {
+            break p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "unbound never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(800));
+    scalelab::target::process::signal(unbound, libc::SIGKILL);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    assert_eq!(data.trials.len(), 2, "the sweep went on");
+    assert_eq!(data.trials[0].status, TrialStatus::Failed);
+    let why = data.trials[0].error.clone().unwrap_or_default();
+    assert!(why.contains("server died"), "{why}");
+    assert_eq!(
+        data.trials[1].status,
+        TrialStatus::Ok,
+        "{:?}",
+        data.trials[1].error
+    );
+}
