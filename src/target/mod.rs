@@ -36,6 +36,7 @@ pub const KINDS: &[&ServerKind] = &[
     &dns::nsd::SERVER_KIND,
     &dns::unbound::SERVER_KIND,
     &dns::bind::SERVER_KIND,
+    &dns::resolver::SERVER_KIND,
     #[cfg(test)]
     &fake::SERVER_KIND,
 ];

@@ -9,7 +9,7 @@ use std::path::Path;
 
 const KIND: &str = "bind";
 
-const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
+pub const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
     what: "BIND 9 (named)",
     package: "bind9",
     paths: &["/usr/sbin/named"],

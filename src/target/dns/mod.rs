@@ -16,6 +16,7 @@
 pub mod ask;
 pub mod bind;
 pub mod nsd;
+pub mod resolver;
 pub mod unbound;
 pub mod zones;
 

@@ -10,7 +10,7 @@ use std::path::Path;
 
 const KIND: &str = "unbound";
 
-const UNBOUND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
+pub const UNBOUND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
     what: "Unbound",
     package: "unbound",
     paths: &["/usr/sbin/unbound"],
