@@ -44,6 +44,12 @@ const KINDS: &[(&str, &str, usize, &str)] = &[
         1,
         "[server]\nkind = \"bind\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
     ),
+    (
+        "resolver",
+        "unbound",
+        1,
+        "[server]\nkind = \"resolver\"\nsoftware = \"unbound\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+    ),
 ];
 
 fn experiment(dir: &Path, sections: &str, rest: &str) -> PathBuf {
