@@ -6,7 +6,7 @@
 //!
 //! - [`spec`]: the experiment file (TOML): parsing, validation with
 //!   file/line/field errors, and expansion of the sweep into points.
-//! - [`target`]: server lifecycles (nginx, PostgreSQL, an external server).
+//! - [`target`]: server lifecycles (nginx, PostgreSQL, MariaDB, an external server).
 //!   Each target writes its config into a private directory, starts the real
 //!   server on loopback without systemd, waits until it answers, and stops
 //!   it as a whole (process group and cgroup). [`target::lifecycle`] is the

@@ -25,7 +25,11 @@ impl Shutdown {
 
     /// Sleep up to `d`, waking early (and returning `true`) on shutdown.
     pub fn sleep(&self, d: std::time::Duration) -> bool {
-        let end = std::time::Instant::now() + d;
+        let now = std::time::Instant::now();
+        // A duration too long to add (never from a parsed spec) sleeps until shutdown.
+        let end = now
+            .checked_add(d)
+            .unwrap_or(now + std::time::Duration::from_secs(1 << 32));
         loop {
             if self.is_triggered() {
                 return true;

@@ -128,8 +128,16 @@ pub struct PerSecond(pub f64);
 #[error("{0}")]
 pub struct UnitError(String);
 
+/// The longest duration scalelab accepts anywhere (30 days): every load run
+/// is bounded, and `Instant + duration` can never overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// The largest size scalelab accepts anywhere (1 PiB).
+pub const MAX_BYTES: Bytes = Bytes(1 << 50);
+
 /// Parses a duration the way wrk does: a number with an optional unit
 /// `ms`, `s`, `m` or `h`; a bare number means seconds (`10` = `10s`).
+/// Anything longer than [`MAX_DURATION`] is refused.
 pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     let t = text.trim();
     let split = t
@@ -152,10 +160,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
             )))
         }
     };
-    if !value.is_finite() || value < 0.0 {
-        return Err(UnitError(format!("`{text}` must not be negative")));
+    let secs = value * scale;
+    if !secs.is_finite() || secs > MAX_DURATION.as_secs_f64() {
+        return Err(UnitError(format!(
+            "`{text}` is too long; the longest duration is 720h (30 days)"
+        )));
     }
-    Ok(Duration::from_secs_f64(value * scale))
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// Formats a duration as `parse_duration` reads it back.
@@ -192,10 +203,16 @@ pub fn parse_bytes(text: &str) -> Result<Bytes, UnitError> {
             "`{text}` is not a size; write a number with K, M or G, such as 256M"
         ))
     })?;
-    if !value.is_finite() || value < 0.0 {
+    if value < 0.0 {
         return Err(UnitError(format!("`{text}` must not be negative")));
     }
-    Ok(Bytes((value * mult as f64) as u64))
+    let bytes = value * mult as f64;
+    if !bytes.is_finite() || bytes > MAX_BYTES.0 as f64 {
+        return Err(UnitError(format!(
+            "`{text}` is too large; the largest size is 1024T"
+        )));
+    }
+    Ok(Bytes(bytes as u64))
 }
 
 #[cfg(test)]
@@ -215,6 +232,31 @@ mod tests {
             .to_string()
             .contains("ms, s, m or h"));
         assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn huge_durations_and_sizes_are_refused_not_panics() {
+        for text in [
+            "99999999999999999999s",
+            "18446744073709551615s",
+            "721h",
+            "1e400",
+        ] {
+            let err = parse_duration(text).unwrap_err().to_string();
+            assert!(err.contains(text), "{err}");
+        }
+        assert_eq!(parse_duration("720h").unwrap(), MAX_DURATION);
+        let digits = "9".repeat(400);
+        assert!(parse_duration(&digits)
+            .unwrap_err()
+            .to_string()
+            .contains("too long"));
+        assert!(parse_bytes("99999999999999999999T")
+            .unwrap_err()
+            .to_string()
+            .contains("too large"));
+        assert!(parse_bytes(&digits).is_err());
+        assert_eq!(parse_bytes("1024T").unwrap(), MAX_BYTES);
     }
 
     #[test]

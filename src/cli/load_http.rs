@@ -59,6 +59,17 @@ fn duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
 }
 
+/// The load shape the arguments ask for (checked by `LoadSpec::validate`).
+pub fn spec(a: &LoadHttpArgs) -> LoadSpec {
+    LoadSpec {
+        pacing: a.rate.map_or(Pacing::Closed, |rate| Pacing::Open { rate }),
+        requests_per_connection: a.connreqs,
+        timeout: a.timeout,
+        max_requests: a.requests,
+        ..LoadSpec::closed(a.connections, a.threads, a.duration)
+    }
+}
+
 pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     let settings = HttpSettings {
         method: Some(a.method.clone()),
@@ -68,13 +79,7 @@ pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         ..HttpSettings::default()
     };
     let driver = HttpDriver::new(settings, &a.url)?;
-    let spec = LoadSpec {
-        pacing: a.rate.map_or(Pacing::Closed, |rate| Pacing::Open { rate }),
-        requests_per_connection: a.connreqs,
-        timeout: a.timeout,
-        max_requests: a.requests,
-        ..LoadSpec::closed(a.connections, a.threads, a.duration)
-    };
+    let spec = spec(a);
     spec.validate()?;
     if !a.json {
         outln!(

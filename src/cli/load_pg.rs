@@ -83,7 +83,8 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     Ok(if result.requests == 0 { 1 } else { 0 })
 }
 
-fn spec(a: &LoadPgArgs) -> LoadSpec {
+/// The load shape the arguments ask for (checked by `LoadSpec::validate`).
+pub fn spec(a: &LoadPgArgs) -> LoadSpec {
     let mut spec = LoadSpec::closed(a.clients, a.threads, a.duration);
     spec.timeout = a.timeout;
     if let Some(rate) = a.rate {

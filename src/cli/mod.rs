@@ -5,6 +5,7 @@ pub mod compare;
 pub mod doctor;
 pub mod load_dns;
 pub mod load_http;
+pub mod load_mysql;
 pub mod load_pg;
 pub mod model;
 pub mod report;
@@ -76,6 +77,8 @@ pub enum LoadCommand {
     Pg(load_pg::LoadPgArgs),
     /// DNS over UDP, like dnsperf (-q, -Q) or resperf (--ramp).
     Dns(load_dns::LoadDnsArgs),
+    /// MySQL/MariaDB load with sysbench's OLTP scripts.
+    Mysql(load_mysql::LoadMysqlArgs),
 }
 
 impl Cli {
@@ -98,11 +101,139 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::Load(LoadCommand::Dns(a)) => load_dns::run(a, shutdown),
         Command::Dns(DnsCommand::Queries(a)) => load_dns::queries(a),
         Command::Dns(DnsCommand::Lab(a)) => load_dns::lab(a, shutdown),
+        Command::Load(LoadCommand::Mysql(a)) => load_mysql::run(a, shutdown),
         Command::Report(a) => report::report(a, &store),
         Command::Export(a) => report::export(a, &store),
         Command::List => report::list(&store),
         Command::Compare(a) => compare::run(a, &store),
         Command::Model(a) => model::run(a),
         Command::Doctor(a) => doctor::run(a),
+    }
+}
+
+#[cfg(test)]
+mod fuzz {
+    //! Fuzzing the argument parsing with proptest, in the normal test suite
+    //! with a fixed budget: flags from the real vocabulary with hostile
+    //! values (huge, negative, NaN, garbage). Parsing, and checking the load
+    //! shape the arguments ask for, never panic.
+
+    use super::{Cli, Command, LoadCommand};
+    use clap::Parser;
+    use proptest::prelude::*;
+
+    const FLAGS: &[&str] = &[
+        "-c",
+        "-t",
+        "-d",
+        "-R",
+        "--timeout",
+        "--connreqs",
+        "-n",
+        "--source-addrs",
+        "-j",
+        "--rate",
+        "--max-tries",
+        "-s",
+        "--clients",
+        "--threads",
+        "--duration",
+        "--resume",
+        "--script",
+        "-H",
+        "-m",
+    ];
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<u64>().prop_map(|n| n.to_string()),
+            any::<f64>().prop_map(|x| x.to_string()),
+            "[0-9]{1,25}(\\.[0-9]{1,3})?(ms|s|m|h|x|)",
+            prop_oneof![
+                Just("NaN"),
+                Just("inf"),
+                Just("-inf"),
+                Just("1e400"),
+                Just("")
+            ]
+            .prop_map(str::to_string),
+            "\\PC{0,6}",
+        ]
+    }
+
+    fn args() -> impl Strategy<Value = Vec<String>> {
+        let head = prop_oneof![
+            Just(vec!["load", "http", "http://127.0.0.1:9/"]),
+            Just(vec!["load", "pg", "host=127.0.0.1 port=9"]),
+            Just(vec!["run", "x.toml"]),
+        ];
+        let pairs = proptest::collection::vec((proptest::sample::select(FLAGS), value()), 0..5);
+        (head, pairs).prop_map(|(head, pairs)| {
+            let mut out: Vec<String> = std::iter::once("scalelab")
+                .chain(head)
+                .map(str::to_string)
+                .collect();
+            for (flag, value) in pairs {
+                out.push(flag.to_string());
+                out.push(value);
+            }
+            out
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+        #[test]
+        fn parsing_arguments_never_panics(args in args()) {
+            let Ok(cli) = Cli::try_parse_from(&args) else {
+                return Ok(());
+            };
+            let spec = match &cli.command {
+                Command::Load(LoadCommand::Http(a)) => super::load_http::spec(a),
+                Command::Load(LoadCommand::Pg(a)) => super::load_pg::spec(a),
+                _ => return Ok(()),
+            };
+            if spec.validate().is_ok() {
+                let d = spec.duration.max(spec.timeout);
+                prop_assert!(std::time::Instant::now().checked_add(d * 2).is_some());
+                if let scalelab::load::Pacing::Open { rate } = spec.pacing {
+                    // The drivers' per-connection interval.
+                    let gap = std::time::Duration::try_from_secs_f64(f64::from(spec.connections) / rate);
+                    prop_assert!(gap.is_ok_and(|g| std::time::Instant::now().checked_add(g).is_some()));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_defect_arguments_are_errors() {
+        let huge = [
+            "scalelab",
+            "load",
+            "http",
+            "http://127.0.0.1:9/",
+            "-d",
+            "99999999999999999999s",
+        ];
+        assert!(Cli::try_parse_from(huge).is_err());
+        let many = [
+            "scalelab",
+            "load",
+            "http",
+            "http://127.0.0.1:9/",
+            "-c",
+            "4000000000",
+        ];
+        let cli = Cli::try_parse_from(many).unwrap();
+        let Command::Load(LoadCommand::Http(a)) = &cli.command else {
+            panic!("parsed as load http");
+        };
+        let err = super::load_http::spec(a)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("connections must be 1 to 1000000"), "{err}");
     }
 }

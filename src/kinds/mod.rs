@@ -11,13 +11,11 @@ pub mod requirements;
 pub use requirements::{Requirement, BENCH_TOOLS};
 
 /// Deserializes a kind's settings table (the experiment's `[server]` or
-/// `[load]` table) into its typed settings. The error is serde's message,
-/// which names the unknown or mistyped field; each family wraps it in its
-/// own error type.
+/// `[load]` table) into its typed settings. The error names the unknown or
+/// mistyped field and says in plain words what to write
+/// ([`crate::spec::plain`]); each family wraps it in its own error type.
 pub fn parse_settings<T: serde::de::DeserializeOwned>(settings: &toml::Table) -> Result<T, String> {
-    toml::Value::Table(settings.clone())
-        .try_into()
-        .map_err(|e: toml::de::Error| e.message().to_string())
+    crate::spec::plain::from_value(toml::Value::Table(settings.clone()))
 }
 
 #[cfg(test)]

@@ -31,6 +31,11 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         package: "dnsperf",
         paths: &["/usr/bin/dnsperf"],
     },
+    Requirement {
+        what: "sysbench (bench/mysql-vs-sysbench.sh)",
+        package: "sysbench",
+        paths: &["/usr/bin/sysbench"],
+    },
 ];
 
 impl Requirement {

@@ -45,9 +45,9 @@ fn every_requirement_names_a_package_and_a_path() {
 #[test]
 fn unknown_kinds_are_refused_with_the_list() {
     let err = crate::target::kind("apache").unwrap_err().to_string();
-    assert!(err.contains("nginx, postgres, external"), "{err}");
+    assert!(err.contains("nginx, postgres, mariadb, external"), "{err}");
     let err = crate::load::kind("grpc").unwrap_err().to_string();
-    assert!(err.contains("http, pg"), "{err}");
+    assert!(err.contains("http, pg, mysql"), "{err}");
 }
 
 const FAKE_EXPERIMENT: &str = r#"
@@ -116,7 +116,12 @@ fn a_fake_kind_is_checked_by_its_own_rules() {
     );
     let bad = FAKE_EXPERIMENT.replace("frames = 50", "frames = \"many\"");
     let err = Experiment::parse(std::path::Path::new("f.toml"), &bad, false).unwrap_err();
-    assert!(err.to_string().contains("expected u64"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("`frames`: expected a whole number"),
+        "{err}"
+    );
+    assert_eq!(err.field, "load.frames");
 }
 
 /// `[trials] noise` is stored with the run, printed in the header and used

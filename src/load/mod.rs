@@ -15,6 +15,7 @@ pub mod dns;
 mod fake;
 pub mod http;
 mod kind;
+pub mod mysql;
 pub mod pg;
 pub mod result;
 
@@ -27,6 +28,7 @@ pub const KINDS: &[&LoadKind] = &[
     &http::LOAD_KIND,
     &pg::LOAD_KIND,
     &dns::LOAD_KIND,
+    &mysql::LOAD_KIND,
     #[cfg(test)]
     &fake::LOAD_KIND,
 ];
@@ -47,6 +49,16 @@ pub enum Pacing {
     /// (no coordinated omission; wrk2 `-R`, pgbench `--rate`).
     Open { rate: f64 },
 }
+
+/// The most connections one load run opens (far above the open-files
+/// limits of this kind of machine, but never an allocation that fails).
+pub const MAX_CONNECTIONS: u32 = 1_000_000;
+/// The most load-generator threads.
+pub const MAX_THREADS: u32 = 1024;
+/// The lowest and highest open-loop rates, per second. The lowest keeps a
+/// connection's interval (connections / rate) a duration that exists.
+pub const MIN_RATE: f64 = 1e-3;
+pub const MAX_RATE: f64 = 1e9;
 
 /// The shape of one load run, shared by every driver.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,20 +112,29 @@ impl LoadSpec {
 
     /// Checks the spec for values no driver can honour.
     pub fn validate(&self) -> Result<(), LoadError> {
-        if self.connections == 0 {
-            return Err(LoadError::Spec("connections must be at least 1".into()));
+        if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
+            return Err(LoadError::Spec(format!(
+                "connections must be 1 to {MAX_CONNECTIONS}"
+            )));
         }
-        if self.threads == 0 {
-            return Err(LoadError::Spec("threads must be at least 1".into()));
+        if !(1..=MAX_THREADS).contains(&self.threads) {
+            return Err(LoadError::Spec(format!(
+                "threads must be 1 to {MAX_THREADS}"
+            )));
+        }
+        if self.duration > crate::units::MAX_DURATION || self.timeout > crate::units::MAX_DURATION {
+            return Err(LoadError::Spec(
+                "durations must be at most 720h (30 days)".into(),
+            ));
         }
         if self.duration.is_zero() && self.max_requests.is_none() {
             return Err(LoadError::Spec("duration must be greater than zero".into()));
         }
         if let Pacing::Open { rate } = self.pacing {
-            if !(rate.is_finite() && rate > 0.0) {
-                return Err(LoadError::Spec(
-                    "rate must be a positive number per second".into(),
-                ));
+            if !(MIN_RATE..=MAX_RATE).contains(&rate) {
+                return Err(LoadError::Spec(format!(
+                    "rate must be a number per second from {MIN_RATE} to {MAX_RATE:e}"
+                )));
             }
         }
         if self.requests_per_connection == Some(0) {

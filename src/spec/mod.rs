@@ -6,7 +6,10 @@
 //! fix ([`SpecError`]).
 
 pub mod error;
+#[cfg(test)]
+mod fuzz;
 pub mod locate;
+pub mod plain;
 pub mod raw;
 pub mod sweep;
 pub mod validate;

@@ -177,11 +177,16 @@ fn merge(base: &mut toml::Table, over: &toml::Table) {
 type FieldError = (String, String);
 
 fn positive_int(key: &str, v: &toml::Value) -> Result<u32, FieldError> {
+    bounded_int(key, v, u32::MAX)
+}
+
+/// A whole number from 1 to `max`.
+fn bounded_int(key: &str, v: &toml::Value, max: u32) -> Result<u32, FieldError> {
     match v.as_integer() {
-        Some(i) if i >= 1 && i <= u32::MAX as i64 => Ok(i as u32),
+        Some(i) if i >= 1 && i <= i64::from(max) => Ok(i as u32),
         _ => Err((
             key.into(),
-            format!("expected a whole number of at least 1, got {v}"),
+            format!("expected a whole number from 1 to {max}, got {v}"),
         )),
     }
 }
@@ -189,10 +194,10 @@ fn positive_int(key: &str, v: &toml::Value) -> Result<u32, FieldError> {
 /// Moves the common keys out of a load table into `common`.
 pub fn apply_common(common: &mut LoadCommon, load: &mut toml::Table) -> Result<(), FieldError> {
     if let Some(v) = load.remove("connections") {
-        common.connections = positive_int("connections", &v)?;
+        common.connections = bounded_int("connections", &v, crate::load::MAX_CONNECTIONS)?;
     }
     if let Some(v) = load.remove("threads") {
-        common.threads = Some(positive_int("threads", &v)?);
+        common.threads = Some(bounded_int("threads", &v, crate::load::MAX_THREADS)?);
     }
     if let Some(v) = load.remove("connreqs") {
         common.connreqs = Some(positive_int("connreqs", &v)?);
@@ -200,11 +205,17 @@ pub fn apply_common(common: &mut LoadCommon, load: &mut toml::Table) -> Result<(
     if let Some(v) = load.remove("rate") {
         let r = v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
         match r {
-            Some(r) if r > 0.0 && r.is_finite() => common.rate = Some(r),
+            Some(r) if (crate::load::MIN_RATE..=crate::load::MAX_RATE).contains(&r) => {
+                common.rate = Some(r)
+            }
             _ => {
                 return Err((
                     "rate".into(),
-                    format!("expected a positive number per second, got {v}"),
+                    format!(
+                        "expected a number per second from {} to {:e}, got {v}",
+                        crate::load::MIN_RATE,
+                        crate::load::MAX_RATE
+                    ),
                 ))
             }
         }

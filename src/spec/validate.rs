@@ -49,13 +49,7 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
         path,
         loc: Locator::new(text),
     };
-    let mut raw: RawExperiment = toml::from_str(text).map_err(|e| SpecError {
-        file: path.to_path_buf(),
-        line: e.span().map(|s| cx.loc.line_of(s.start)),
-        field: String::new(),
-        message: e.message().trim().to_string(),
-        fix: Some(FORMAT_DOC.into()),
-    })?;
+    let mut raw = parse_raw(&cx, text)?;
     if quick {
         apply_quick(&mut raw);
     }
@@ -91,6 +85,31 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
     };
     check_every_trial(&cx, &exp)?;
     Ok(exp)
+}
+
+/// The file as written: TOML syntax and the types of the common fields. A
+/// type error names the field by its path and says what to write.
+fn parse_raw(cx: &Ctx, text: &str) -> Result<RawExperiment, SpecError> {
+    let de = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = super::plain::path_segments(e.path());
+        let inner = e.into_inner();
+        let line = inner.span().map(|s| cx.loc.line_of(s.start));
+        let message = super::plain::plain(inner.message());
+        // A syntax error or an unknown key names no field of its own.
+        let typed = message.starts_with("expected ");
+        SpecError {
+            file: cx.path.to_path_buf(),
+            line: line.or_else(|| cx.loc.line(&refs(&path))),
+            field: if typed {
+                dotted(&refs(&path))
+            } else {
+                String::new()
+            },
+            message,
+            fix: Some(FORMAT_DOC.into()),
+        }
+    })
 }
 
 fn apply_quick(raw: &mut RawExperiment) {
@@ -401,12 +420,17 @@ fn setting_error(
     locate: &dyn Fn(&str, &str) -> Vec<String>,
     system: &str,
 ) -> SpecError {
-    // serde names the field in backquotes: "unknown field `x`", "missing field `y`".
-    let field = message.split('`').nth(1).unwrap_or("").to_string();
-    let path = if field.is_empty() {
-        vec![section.to_string()]
-    } else {
-        locate(&field, section)
+    // The field comes first in backquotes: "unknown field `x`", "`y`: expected
+    // ...", "`settings.work_mem`: ..." (a nested path).
+    let field = message.split('`').nth(1).unwrap_or("");
+    let mut segments = field.split('.').filter(|s| !s.is_empty());
+    let path = match segments.next() {
+        None => vec![section.to_string()],
+        Some(head) => {
+            let mut p = locate(head, section);
+            p.extend(segments.map(str::to_string));
+            p
+        }
     };
     cx.err(
         &refs(&path),
@@ -493,6 +517,6 @@ mod tests {
     fn axis_values_are_checked_per_point() {
         let err = parse("[sweep]\nrate = [100, -5]\n", false).unwrap_err();
         assert_eq!(err.field, "sweep.rate");
-        assert!(err.message.contains("positive"), "{}", err.message);
+        assert!(err.message.contains("from 0.001"), "{}", err.message);
     }
 }

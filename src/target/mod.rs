@@ -20,6 +20,7 @@ pub mod external;
 mod fake;
 mod kind;
 pub mod lifecycle;
+pub mod mariadb;
 pub mod nginx;
 pub mod ports;
 pub mod postgres;
@@ -32,6 +33,7 @@ pub use kind::ServerKind;
 pub const KINDS: &[&ServerKind] = &[
     &nginx::SERVER_KIND,
     &postgres::SERVER_KIND,
+    &mariadb::SERVER_KIND,
     &external::SERVER_KIND,
     &dns::nsd::SERVER_KIND,
     &dns::unbound::SERVER_KIND,

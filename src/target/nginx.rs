@@ -14,6 +14,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const KIND: &str = "nginx";
+/// The most workers and the largest static file scalelab will set up.
+const MAX_WORKERS: u32 = 1024;
+const MAX_FILE: crate::units::Bytes = crate::units::Bytes(1 << 30);
 
 /// The `nginx` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
@@ -28,17 +31,39 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
 };
 
 /// `worker_processes`: a count or `auto`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Workers {
     Count(u32),
-    Auto(AutoWord),
+    Auto,
 }
 
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-pub enum AutoWord {
-    #[serde(rename = "auto")]
-    Auto,
+impl<'de> Deserialize<'de> for Workers {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Workers;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of workers or \"auto\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Workers, E> {
+                u32::try_from(n)
+                    .map(Workers::Count)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(n), &self))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Workers, E> {
+                u32::try_from(n)
+                    .map(Workers::Count)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Workers, E> {
+                match s {
+                    "auto" => Ok(Workers::Auto),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(s), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 fn yes() -> bool {
@@ -97,19 +122,21 @@ impl NginxSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: NginxSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
-        if s.worker_processes == Workers::Count(0) {
-            return Err(settings_err(
-                "worker_processes must be at least 1 or \"auto\"",
-            ));
+        if let Workers::Count(n) = s.worker_processes {
+            if !(1..=MAX_WORKERS).contains(&n) {
+                return Err(settings_err(&format!(
+                    "`worker_processes` must be 1 to {MAX_WORKERS} or \"auto\", got {n}"
+                )));
+            }
         }
         for (name, size) in &s.files {
             let ok = size
                 .as_str()
                 .map(crate::units::parse_bytes)
-                .is_some_and(|r| r.is_ok());
+                .is_some_and(|r| r.is_ok_and(|b| b <= MAX_FILE));
             if !ok || name.contains('/') || name.starts_with('.') {
                 return Err(settings_err(&format!(
-                    "files.`{name}` must map a plain file name to a size such as \"64K\""
+                    "`files.{name}` must map a plain file name to a size up to 1G, such as \"64K\""
                 )));
             }
         }
@@ -138,7 +165,7 @@ impl NginxSettings {
         let d = dir.display();
         let workers = match &self.worker_processes {
             Workers::Count(n) => n.to_string(),
-            Workers::Auto(_) => "auto".into(),
+            Workers::Auto => "auto".into(),
         };
         let onoff = |b: bool| if b { "on" } else { "off" };
         let affinity = self
@@ -264,7 +291,7 @@ impl Nginx {
     fn workers_started(&self, master: u32) -> bool {
         match self.settings.worker_processes {
             Workers::Count(n) => process::children_of(master).len() >= n as usize,
-            Workers::Auto(_) => true,
+            Workers::Auto => true,
         }
     }
 }

@@ -449,7 +449,15 @@ impl Postgres {
         let out = self
             .instance
             .join(format!("{}.out", what.replace(' ', "-")));
-        os::run_bounded(cmd, what, &out, limit, shutdown)
+        process::run_bounded(
+            cmd,
+            KIND,
+            what,
+            &out,
+            limit,
+            shutdown,
+            &Placement::unconstrained(),
+        )
     }
 }
 

@@ -386,7 +386,7 @@ fn cli_rejects_bad_input_clearly() {
     for (args, needle) in [
         (
             vec!["http://127.0.0.1:9/", "-c", "0"],
-            "connections must be at least 1",
+            "connections must be 1 to 1000000",
         ),
         (vec!["https://127.0.0.1/"], "no TLS"),
         (vec!["127.0.0.1:80"], "expected a URL"),
@@ -395,7 +395,7 @@ fn cli_rejects_bad_input_clearly() {
         (vec!["http://127.0.0.1:9/", "-H", "NoColon"], "Name: value"),
         (
             vec!["http://127.0.0.1:9/", "-R", "0"],
-            "rate must be a positive",
+            "rate must be a number per second from 0.001",
         ),
     ] {
         let out = cli(&args);

@@ -50,6 +50,13 @@ const KINDS: &[(&str, &str, usize, &str)] = &[
         1,
         "[server]\nkind = \"resolver\"\nsoftware = \"unbound\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
     ),
+    (
+        "mariadb",
+        "mariadbd",
+        1,
+        "[server]\nkind = \"mariadb\"\ntables = 1\ntable_size = 100\n\
+         [load]\nkind = \"mysql\"\nscript = \"oltp_point_select\"\n",
+    ),
 ];
 
 fn experiment(dir: &Path, sections: &str, rest: &str) -> PathBuf {

@@ -6,6 +6,7 @@ mod dns;
 mod doctor;
 mod http_driver;
 mod lifecycle;
+mod mysql;
 mod nginx;
 mod postgres;
 mod probe;

@@ -15,7 +15,15 @@ fn expected(file: &std::path::Path) -> (usize, String) {
     (i + 1, field)
 }
 
-fn check(name: &str) {
+/// [`check`], and the message also says each of `words`.
+fn check_says(name: &str, words: &[&str]) {
+    let err = check(name);
+    for w in words {
+        assert!(err.contains(w), "{name}: expected `{w}` in: {err}");
+    }
+}
+
+fn check(name: &str) -> String {
     let file = fixture(&format!("specs/{name}"));
     let (line, field) = expected(&file);
     let dir = tempfile::tempdir().unwrap();
@@ -41,6 +49,7 @@ fn check(name: &str) {
         assert!(err.contains("fix:"), "{name}: no fix in: {err}");
     }
     assert!(!store.exists(), "{name}: a bad file must not create a run");
+    err
 }
 
 #[test]
@@ -86,6 +95,92 @@ fn syntax_error() {
 #[test]
 fn too_many_cpus() {
     check("too_many_cpus.toml");
+}
+
+#[test]
+fn type_error_names_the_field_and_a_whole_number() {
+    check_says(
+        "type_min_three.toml",
+        &["a whole number such as 3", "got \"three\""],
+    );
+}
+
+#[test]
+fn type_error_in_a_server_setting_is_on_its_own_line() {
+    check_says(
+        "type_workers_two.toml",
+        &["a number of workers or \"auto\"", "got \"two\""],
+    );
+}
+
+#[test]
+fn type_error_in_an_array_of_tables() {
+    check_says("type_system_label.toml", &["text in quotes", "got 2"]);
+}
+
+#[test]
+fn type_error_in_a_nested_setting() {
+    check_says(
+        "type_pg_setting.toml",
+        &["`settings.work_mem`", "a PostgreSQL setting", "got a list"],
+    );
+}
+
+#[test]
+fn port_out_of_range() {
+    check_says("port_out_of_range.toml", &["from 0 to 65535", "got 70000"]);
+}
+
+#[test]
+fn huge_timeout_is_refused_not_a_panic() {
+    check_says("huge_timeout.toml", &["too long", "720h"]);
+}
+
+#[test]
+fn huge_cooldown_is_refused_before_the_run() {
+    check_says("huge_cooldown.toml", &["too long", "720h"]);
+}
+
+/// Every fixture's error is free of Rust type names (i64, enum, ...).
+#[test]
+fn no_error_speaks_rust() {
+    let dir = fixture("specs");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let err = scalelab::spec::Experiment::load(&path, false)
+            .expect_err("every spec fixture is broken")
+            .to_string();
+        let words = scalelab::spec::plain::rust_words_in(&err);
+        assert!(words.is_empty(), "{}: {words:?} in: {err}", path.display());
+    }
+}
+
+#[test]
+fn huge_cli_numbers_are_usage_errors_not_panics() {
+    for args in [
+        &[
+            "load",
+            "http",
+            "http://127.0.0.1:9/",
+            "-d",
+            "99999999999999999999s",
+        ][..],
+        &[
+            "load",
+            "http",
+            "http://127.0.0.1:9/",
+            "--timeout",
+            "18446744073709551615s",
+        ],
+        &["load", "pg", "host=127.0.0.1 port=9", "-d", "1e400"],
+        &["load", "http", "http://127.0.0.1:9/", "-c", "99999999999"],
+    ] {
+        let out = run(args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.contains("error:"), "{args:?}: {err}");
+    }
 }
 
 #[test]

@@ -198,7 +198,8 @@ fn push_nonempty(out: &mut Pairs, key: &str, value: String) {
     }
 }
 
-fn percent_decode(s: &str) -> Result<String, ConnInfoError> {
+/// Decodes `%XX` escapes of a URI component (also used for mysql:// URLs).
+pub(crate) fn percent_decode(s: &str) -> Result<String, ConnInfoError> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

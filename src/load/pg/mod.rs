@@ -18,8 +18,8 @@ pub mod conninfo;
 pub mod dataset;
 pub mod script;
 mod stream;
-mod timerfd;
-mod worker;
+pub(crate) mod timerfd;
+pub(crate) mod worker;
 
 pub use conninfo::ConnConfig;
 pub use script::ScriptKind;

@@ -143,7 +143,7 @@ pub(super) fn run(
 
 /// A start line for the workers and the thread that times them. Waits are
 /// bounded, so a worker that never arrives cannot hang the run.
-pub(super) struct Gate {
+pub(crate) struct Gate {
     arrived: Mutex<u32>,
     all: Condvar,
     total: u32,
@@ -355,7 +355,8 @@ impl<'a> Worker<'a> {
     }
 }
 
-fn interval(spec: &LoadSpec) -> Option<Duration> {
+/// Open loop: time between one connection's scheduled transactions.
+pub(crate) fn interval(spec: &LoadSpec) -> Option<Duration> {
     match spec.pacing {
         Pacing::Open { rate } => Some(Duration::from_secs_f64(
             f64::from(spec.connections.max(1)) / rate,
@@ -385,7 +386,7 @@ fn rollback_message() -> BytesMut {
 }
 
 /// Pins the calling thread to `cpus` (no-op for `None`).
-fn pin_thread(cpus: Option<&[usize]>) {
+pub(crate) fn pin_thread(cpus: Option<&[usize]>) {
     let Some(cpus) = cpus.filter(|c| !c.is_empty()) else {
         return;
     };

@@ -160,6 +160,12 @@ impl ServerProcess {
         self.tracking.as_ref().map(|c| c.dir.clone())
     }
 
+    /// The root's exit status if it has exited (reaping it), for setup
+    /// commands run as a [`ServerProcess`] (initdb, mariadb-install-db).
+    pub fn try_wait(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        self.child.try_wait()
+    }
+
     /// Whether the root process is alive (not exited, not a zombie).
     pub fn is_running(&self) -> bool {
         !self.stopped && process::is_alive(self.pid())

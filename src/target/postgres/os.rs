@@ -1,11 +1,10 @@
 //! Operating-system chores for a managed PostgreSQL: the server user,
 //! directory ownership, and finding the server's processes by PID.
 
-use crate::shutdown::Shutdown;
 use crate::target::{process, TargetError};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The account PostgreSQL runs as. PostgreSQL refuses to run as root, so
@@ -179,46 +178,6 @@ pub fn stop_server_processes(data: &Path) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// Runs `cmd` to completion, bounded by `limit` and `shutdown`; its output
-/// goes to `out` and is returned.
-pub fn run_bounded(
-    mut cmd: Command,
-    what: &str,
-    out: &Path,
-    limit: Duration,
-    shutdown: &Shutdown,
-) -> Result<(ExitStatus, String), TargetError> {
-    let start_error = |message: String| TargetError::Start {
-        kind: "postgres",
-        message,
-    };
-    let file = std::fs::File::create(out).map_err(|e| TargetError::io(out, e))?;
-    let err = file.try_clone().map_err(|e| TargetError::io(out, e))?;
-    cmd.stdin(Stdio::null()).stdout(file).stderr(err);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| start_error(format!("cannot run {what}: {e}")))?;
-    let end = Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if shutdown.is_triggered() || Instant::now() >= end => {
-                process::stop_pid(child.id(), libc::SIGTERM, Duration::from_secs(2));
-                let _ = child.wait();
-                if shutdown.is_triggered() {
-                    return Err(TargetError::Interrupted);
-                }
-                return Err(start_error(format!(
-                    "{what} did not finish within {limit:?}"
-                )));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(start_error(format!("waiting for {what}: {e}"))),
-        }
-    };
-    Ok((status, std::fs::read_to_string(out).unwrap_or_default()))
 }
 
 /// The newest `/usr/lib/postgresql/<major>/bin` that has a `postgres`.

@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;
 
+/// The largest pgbench scale accepted (about 1.5 TB of data).
+const MAX_SCALE: u32 = 100_000;
+
 /// Settings scalelab itself writes; users cannot override them.
 const MANAGED: &[&str] = &[
     "listen_addresses",
@@ -21,13 +24,42 @@ const MANAGED: &[&str] = &[
 ];
 
 /// A postgresql.conf value as TOML spells it.
-#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ConfValue {
     Bool(bool),
     Int(i64),
     Float(f64),
     Text(String),
+}
+
+impl<'de> serde::Deserialize<'de> for ConfValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = ConfValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a PostgreSQL setting: text such as \"128MB\", a number, or true/false")
+            }
+            fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<ConfValue, E> {
+                Ok(ConfValue::Bool(b))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<ConfValue, E> {
+                Ok(ConfValue::Int(n))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<ConfValue, E> {
+                i64::try_from(n)
+                    .map(ConfValue::Int)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+            }
+            fn visit_f64<E: serde::de::Error>(self, x: f64) -> Result<ConfValue, E> {
+                Ok(ConfValue::Float(x))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<ConfValue, E> {
+                Ok(ConfValue::Text(s.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl ConfValue {
@@ -110,6 +142,12 @@ impl PostgresSettings {
                     )));
                 }
             }
+        }
+        if self.scale > MAX_SCALE {
+            return Err(bad(format!(
+                "`scale` must be 0 to {MAX_SCALE} (pgbench's dataset is about 15 MB per unit), got {}",
+                self.scale
+            )));
         }
         if self.max_connections == Some(0) {
             return Err(bad("max_connections must be at least 1".into()));

@@ -1,0 +1,249 @@
+//! `scalelab load mysql`: one sysbench-style OLTP run, or `--init` to build
+//! sysbench's dataset (`sysbench oltp_* prepare`).
+
+use scalelab::load::mysql::{self, MysqlDriver, MysqlSettings, Options, ScriptKind};
+use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::shutdown::Shutdown;
+use scalelab::units::{parse_duration, Bytes};
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct LoadMysqlArgs {
+    /// mysql://USER:PASS@127.0.0.1:PORT/DB (loopback only).
+    pub url: String,
+    /// oltp_read_only, oltp_read_write, oltp_point_select, oltp_write_only
+    /// or oltp_update_index.
+    #[arg(long, default_value = "oltp_read_write", value_parser = parse_script)]
+    pub script: ScriptKind,
+    /// Tables to use (sysbench --tables); default: all in the schema.
+    /// With --init: tables to create (default 1).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub tables: Option<u32>,
+    /// Rows per table (sysbench --table-size); default: as in the schema.
+    /// With --init: rows to create (default 10000).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub table_size: Option<u32>,
+    /// Concurrent connections (sysbench --threads).
+    #[arg(short = 'c', long = "connections", default_value_t = 1)]
+    pub connections: u32,
+    /// Worker threads (default: one per connection up to the CPU count).
+    #[arg(short = 'j', long = "threads")]
+    pub threads: Option<u32>,
+    /// How long to run: 500ms, 10s, 2m.
+    #[arg(short = 'd', long, default_value = "10s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Open loop: total transactions per second over all connections;
+    /// latency counts from each transaction's scheduled start.
+    #[arg(long, value_name = "TPS")]
+    pub rate: Option<f64>,
+    /// A transaction unanswered after this long counts as a timeout.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Build sysbench's dataset (drops sbtest1..N first) and exit.
+    #[arg(long)]
+    pub init: bool,
+    /// Print one JSON object instead of the text summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_script(s: &str) -> Result<ScriptKind, String> {
+    s.parse()
+}
+
+pub fn run(a: &LoadMysqlArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
+    if a.init {
+        return init(a);
+    }
+    let settings = MysqlSettings {
+        script: a.script,
+        tables: a.tables,
+        table_size: a.table_size,
+        ..MysqlSettings::default()
+    };
+    let driver = MysqlDriver::new(settings, &a.url)?;
+    let spec = spec(a);
+    spec.validate()?;
+    let opts = driver.options(&mut driver.connect()?)?;
+    let result = driver.run(&spec, shutdown)?;
+    if a.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&json(a, &opts, &result))?
+        );
+    } else {
+        print_summary(a, &opts, &spec, &result);
+    }
+    Ok(if result.requests == 0 { 1 } else { 0 })
+}
+
+fn spec(a: &LoadMysqlArgs) -> LoadSpec {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let threads = a.threads.unwrap_or(a.connections.min(cpus));
+    let mut spec = LoadSpec::closed(a.connections, threads, a.duration);
+    spec.timeout = a.timeout;
+    if let Some(rate) = a.rate {
+        spec.pacing = Pacing::Open { rate };
+    }
+    spec
+}
+
+fn init(a: &LoadMysqlArgs) -> anyhow::Result<i32> {
+    let tables = a.tables.unwrap_or(1);
+    let size = a.table_size.unwrap_or(10_000);
+    if !a.json {
+        eprintln!("creating {tables} sysbench table(s) of {size} rows...");
+    }
+    let made = mysql::init_dataset(&a.url, tables, size)?;
+    if a.json {
+        let v = serde_json::json!({
+            "tables": made.tables,
+            "table_size": made.table_size,
+            "bytes": made.bytes,
+            "elapsed_s": made.elapsed.as_secs_f64(),
+        });
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        outln!(
+            "done in {:.2} s: {} table(s) of {} rows, {} of data and indexes",
+            made.elapsed.as_secs_f64(),
+            made.tables,
+            made.table_size,
+            Bytes(made.bytes)
+        );
+    }
+    Ok(0)
+}
+
+fn per_sec(n: u64, r: &LoadResult) -> f64 {
+    n as f64 / r.elapsed.as_secs_f64().max(1e-9)
+}
+
+fn print_summary(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadResult) {
+    let mix = a.script.mix(opts);
+    let txns = r.requests;
+    let (reads, writes, other) = (mix.reads * txns, mix.writes * txns, mix.other * txns);
+    let queries = reads + writes + other;
+    let ms = |us: f64| format!("{:.2}", us / 1000.0);
+    let lat = r.latency_summary();
+    outln!(
+        "scalelab load mysql: {} ({})",
+        a.script.name(),
+        a.url_describe()
+    );
+    outln!(
+        "Number of connections: {}, threads: {}, tables: {} x {} rows",
+        a.connections,
+        spec.effective_threads(),
+        opts.tables,
+        opts.table_size
+    );
+    if let Some(rate) = a.rate {
+        outln!("Target rate: {rate} transactions/s (open loop)");
+    }
+    outln!();
+    outln!("SQL statistics:");
+    outln!("    queries performed:");
+    outln!("        read:                            {reads}");
+    outln!("        write:                           {writes}");
+    outln!("        other:                           {other}");
+    outln!("        total:                           {queries}");
+    outln!(
+        "    transactions:                        {txns:<8} ({:.2} per sec.)",
+        r.rps()
+    );
+    outln!(
+        "    queries:                             {queries:<8} ({:.2} per sec.)",
+        per_sec(queries, r)
+    );
+    outln!(
+        "    ignored errors:                      {:<8} ({:.2} per sec.)",
+        r.retries,
+        per_sec(r.retries, r)
+    );
+    let e = &r.errors;
+    if e.total() > 0 {
+        outln!(
+            "    errors: connect {}, read {}, write {}, timeout {}, protocol {}, deadlock {}, other {}",
+            e.connect, e.read, e.write, e.timeout, e.protocol, e.deadlock, e.other
+        );
+    }
+    outln!();
+    outln!("General statistics:");
+    outln!(
+        "    total time:                          {:.4}s",
+        r.elapsed.as_secs_f64()
+    );
+    outln!("    total number of events:              {txns}");
+    outln!();
+    outln!("Latency (ms):");
+    outln!("         avg:                            {}", ms(lat.mean));
+    outln!(
+        "         p50:                            {}",
+        ms(lat.p50.0 as f64)
+    );
+    outln!(
+        "         p90:                            {}",
+        ms(lat.p90.0 as f64)
+    );
+    outln!(
+        "         p99:                            {}",
+        ms(lat.p99.0 as f64)
+    );
+    outln!(
+        "         max:                            {}",
+        ms(lat.max.0 as f64)
+    );
+    outln!();
+    let per_txn = if txns > 0 {
+        format!("{:.1} us", r.client_cpu.0 / txns as f64 * 1e6)
+    } else {
+        "-".into()
+    };
+    outln!(
+        "Client CPU: {:.3} s ({per_txn} per transaction), connections opened: {}",
+        r.client_cpu.0,
+        r.connections_opened
+    );
+    for note in &r.notes {
+        outln!("note: {note}");
+    }
+}
+
+impl LoadMysqlArgs {
+    fn url_describe(&self) -> String {
+        mysql::MysqlUrl::parse(&self.url)
+            .map(|u| u.describe())
+            .unwrap_or_default()
+    }
+}
+
+fn json(a: &LoadMysqlArgs, opts: &Options, r: &LoadResult) -> serde_json::Value {
+    let lat = r.latency_summary();
+    let queries = a.script.statements_per_transaction(opts) * r.requests;
+    serde_json::json!({
+        "script": a.script.name(),
+        "tables": opts.tables,
+        "table_size": opts.table_size,
+        "connections": a.connections,
+        "transactions": r.requests,
+        "queries": queries,
+        "tps": r.rps(),
+        "qps": per_sec(queries, r),
+        "duration_s": r.elapsed.as_secs_f64(),
+        "latency_us": {
+            "p50": lat.p50.0,
+            "p90": lat.p90.0,
+            "p99": lat.p99.0,
+            "p999": lat.p999.0,
+            "max": lat.max.0,
+            "mean": lat.mean,
+        },
+        "errors": r.errors,
+        "retries": r.retries,
+        "client_cpu_s": r.client_cpu.0,
+        "connections_opened": r.connections_opened,
+        "target_rate": r.target_rate,
+        "notes": r.notes,
+    })
+}

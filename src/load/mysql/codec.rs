@@ -1,0 +1,458 @@
+//! The MySQL client protocol, sans-IO: bytes in, events out, bytes to send.
+//!
+//! Packet framing, the handshake, `mysql_native_password` and the binary
+//! `COM_STMT_EXECUTE` request come from the `mysql_common` crate; this
+//! module strings them into small state machines that never touch a socket:
+//! [`Framer`] (packets and sequence ids), [`Handshake`] (greeting to OK),
+//! [`PrepareReader`] (a `COM_STMT_PREPARE` reply) and [`ReplyReader`] (OK,
+//! ERR or a result set of text or binary rows).
+
+use bytes::BytesMut;
+use mysql_common::constants::CapabilityFlags;
+use mysql_common::io::ParseBuf;
+use mysql_common::packets::{
+    AuthPlugin, AuthSwitchRequest, ComStmtExecuteRequestBuilder, ErrPacket, HandshakePacket,
+    HandshakeResponse, StmtPacket,
+};
+use mysql_common::proto::MySerialize;
+use mysql_common::Value;
+
+/// Capabilities scalelab asks for (those the server lacks are dropped).
+/// No `CLIENT_DEPRECATE_EOF`: result sets end with the classic EOF packet.
+const CLIENT_CAPS: CapabilityFlags = CapabilityFlags::CLIENT_LONG_PASSWORD
+    .union(CapabilityFlags::CLIENT_LONG_FLAG)
+    .union(CapabilityFlags::CLIENT_PROTOCOL_41)
+    .union(CapabilityFlags::CLIENT_TRANSACTIONS)
+    .union(CapabilityFlags::CLIENT_SECURE_CONNECTION)
+    .union(CapabilityFlags::CLIENT_MULTI_RESULTS)
+    .union(CapabilityFlags::CLIENT_PS_MULTI_RESULTS)
+    .union(CapabilityFlags::CLIENT_PLUGIN_AUTH);
+
+const COM_QUERY: u8 = 0x03;
+const COM_STMT_PREPARE: u8 = 0x16;
+const COM_QUIT: u8 = 0x01;
+const COM_PING: u8 = 0x0e;
+
+/// Why the conversation cannot go on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProtocolError {
+    #[error("the server on this port does not speak the MySQL protocol ({0})")]
+    NotMysql(String),
+    #[error("malformed packet: {0}")]
+    Malformed(String),
+    #[error("authentication needs plugin `{0}`, which scalelab does not support; create the user WITH mysql_native_password")]
+    Plugin(String),
+    #[error("{0}")]
+    Server(ServerError),
+}
+
+/// An ERR packet: MySQL error number, SQLSTATE and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerError {
+    pub code: u16,
+    pub state: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ERROR {} ({}): {}", self.code, self.state, self.message)
+    }
+}
+
+fn malformed(what: impl std::fmt::Display) -> ProtocolError {
+    ProtocolError::Malformed(what.to_string())
+}
+
+/// Parses an ERR packet (first byte 0xFF).
+pub fn server_error(pkt: &[u8]) -> ProtocolError {
+    match ParseBuf(pkt).parse::<ErrPacket>(CLIENT_CAPS) {
+        Ok(ErrPacket::Error(e)) => ProtocolError::Server(ServerError {
+            code: e.error_code(),
+            state: e
+                .sql_state_ref()
+                .map(|s| s.as_str().into_owned())
+                .unwrap_or_default(),
+            message: e.message_str().into_owned(),
+        }),
+        Ok(ErrPacket::Progress(_)) => malformed("unexpected progress report"),
+        Err(e) => malformed(e),
+    }
+}
+
+/// Packet framing with sequence ids (mysql_common's `PacketCodec`).
+#[derive(Debug, Default)]
+pub struct Framer {
+    codec: mysql_common::proto::codec::PacketCodec,
+    scratch: Vec<u8>,
+}
+
+impl Framer {
+    /// Frames `payload` as a new command (sequence id 0).
+    pub fn command(&mut self, payload: &[u8], out: &mut BytesMut) {
+        self.codec.reset_seq_id();
+        self.reply(payload, out);
+    }
+
+    /// Frames `payload` as the next packet of the current exchange.
+    pub fn reply(&mut self, mut payload: &[u8], out: &mut BytesMut) {
+        // Only packets over max_allowed_packet fail, and ours are tiny.
+        let _ = self.codec.encode(&mut payload, out);
+    }
+
+    /// Moves the next whole packet out of `recv` into `pkt` (cleared
+    /// first); false if `recv` holds no whole packet yet.
+    pub fn next_packet(
+        &mut self,
+        recv: &mut BytesMut,
+        pkt: &mut Vec<u8>,
+    ) -> Result<bool, ProtocolError> {
+        pkt.clear();
+        self.codec.decode(recv, pkt).map_err(malformed)
+    }
+
+    /// `COM_QUERY` with `sql`.
+    pub fn query(&mut self, sql: &str, out: &mut BytesMut) {
+        self.command_with(COM_QUERY, sql.as_bytes(), out);
+    }
+
+    /// `COM_STMT_PREPARE` of `sql`.
+    pub fn prepare(&mut self, sql: &str, out: &mut BytesMut) {
+        self.command_with(COM_STMT_PREPARE, sql.as_bytes(), out);
+    }
+
+    pub fn ping(&mut self, out: &mut BytesMut) {
+        self.command_with(COM_PING, &[], out);
+    }
+
+    pub fn quit(&mut self, out: &mut BytesMut) {
+        self.command_with(COM_QUIT, &[], out);
+    }
+
+    /// `COM_STMT_EXECUTE` of statement `id` with `params` (binary protocol).
+    pub fn execute(&mut self, id: u32, params: &[Value], out: &mut BytesMut) {
+        let (req, _) = ComStmtExecuteRequestBuilder::new(id).build(params);
+        let mut payload = std::mem::take(&mut self.scratch);
+        payload.clear();
+        req.serialize(&mut payload);
+        self.command(&payload, out);
+        self.scratch = payload;
+    }
+
+    fn command_with(&mut self, cmd: u8, body: &[u8], out: &mut BytesMut) {
+        let mut payload = std::mem::take(&mut self.scratch);
+        payload.clear();
+        payload.push(cmd);
+        payload.extend_from_slice(body);
+        self.command(&payload, out);
+        self.scratch = payload;
+    }
+}
+
+/// Credentials and schema for the handshake.
+#[derive(Clone, Debug)]
+pub struct Login {
+    pub user: String,
+    pub password: String,
+    pub database: String,
+}
+
+/// Where the handshake stands after a packet.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Bytes were queued; wait for the next packet.
+    Continue,
+    /// Authenticated.
+    Ready,
+}
+
+/// The connection phase: greeting, response, optional auth switch, OK.
+#[derive(Debug)]
+pub struct Handshake {
+    login: Login,
+    greeted: bool,
+    server_version: String,
+}
+
+impl Handshake {
+    pub fn new(login: Login) -> Self {
+        Handshake {
+            login,
+            greeted: false,
+            server_version: String::new(),
+        }
+    }
+
+    /// The version the server announced in its greeting.
+    pub fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    pub fn on_packet(
+        &mut self,
+        pkt: &[u8],
+        framer: &mut Framer,
+        out: &mut BytesMut,
+    ) -> Result<Progress, ProtocolError> {
+        if !self.greeted {
+            self.greeted = true;
+            return self.on_greeting(pkt, framer, out);
+        }
+        match pkt.first() {
+            Some(0x00) => Ok(Progress::Ready),
+            Some(0xFF) => Err(server_error(pkt)),
+            Some(0xFE) => self.on_auth_switch(pkt, framer, out),
+            // caching_sha2_password's "fast auth succeeded"; the OK follows.
+            Some(0x01) if pkt == [0x01, 0x03] => Ok(Progress::Continue),
+            Some(0x01) => Err(ProtocolError::Plugin(
+                "caching_sha2_password (full auth)".into(),
+            )),
+            _ => Err(malformed("unexpected packet during authentication")),
+        }
+    }
+
+    fn on_greeting(
+        &mut self,
+        pkt: &[u8],
+        framer: &mut Framer,
+        out: &mut BytesMut,
+    ) -> Result<Progress, ProtocolError> {
+        match pkt.first() {
+            Some(0xFF) => return Err(server_error(pkt)),
+            Some(10) => {}
+            _ => {
+                return Err(ProtocolError::NotMysql(
+                    "its first packet is not a protocol-10 greeting".into(),
+                ))
+            }
+        }
+        let hello: HandshakePacket = ParseBuf(pkt)
+            .parse(())
+            .map_err(|e| ProtocolError::NotMysql(format!("unreadable greeting: {e}")))?;
+        self.server_version = hello.server_version_str().into_owned();
+        let nonce = hello.nonce();
+        let scramble = self.scramble(&nonce);
+        let caps = CLIENT_CAPS & hello.capabilities();
+        let resp = HandshakeResponse::new(
+            Some(scramble.as_slice()),
+            hello.server_version_parsed().unwrap_or((5, 5, 0)),
+            Some(self.login.user.as_bytes()),
+            Some(self.login.database.as_bytes()),
+            Some(AuthPlugin::MysqlNativePassword),
+            caps,
+            None,
+            16 << 20,
+        );
+        let mut payload = Vec::new();
+        resp.serialize(&mut payload);
+        framer.reply(&payload, out);
+        Ok(Progress::Continue)
+    }
+
+    fn on_auth_switch(
+        &mut self,
+        pkt: &[u8],
+        framer: &mut Framer,
+        out: &mut BytesMut,
+    ) -> Result<Progress, ProtocolError> {
+        let switch: AuthSwitchRequest = ParseBuf(pkt).parse(()).map_err(malformed)?;
+        match switch.auth_plugin() {
+            AuthPlugin::MysqlNativePassword => {
+                let nonce: Vec<u8> = switch
+                    .plugin_data()
+                    .iter()
+                    .copied()
+                    .take_while(|&b| b != 0)
+                    .collect();
+                let scramble = self.scramble(&nonce);
+                framer.reply(&scramble, out);
+                Ok(Progress::Continue)
+            }
+            other => Err(ProtocolError::Plugin(
+                String::from_utf8_lossy(other.as_bytes()).into_owned(),
+            )),
+        }
+    }
+
+    fn scramble(&self, nonce: &[u8]) -> Vec<u8> {
+        mysql_common::auth::plugins::mysql_native_password::scramble_native(
+            nonce,
+            self.login.password.as_bytes(),
+        )
+        .map(|s| s.to_vec())
+        .unwrap_or_default()
+    }
+}
+
+/// The reply to `COM_STMT_PREPARE`: the statement packet, then parameter
+/// and column definitions, each list followed by an EOF packet.
+#[derive(Debug, Default)]
+pub struct PrepareReader {
+    id: Option<u32>,
+    left: u32,
+}
+
+impl PrepareReader {
+    /// Feeds one packet; returns the statement id once the reply is whole.
+    pub fn feed(&mut self, pkt: &[u8]) -> Result<Option<u32>, ProtocolError> {
+        if self.id.is_none() {
+            if pkt.first() == Some(&0xFF) {
+                return Err(server_error(pkt));
+            }
+            let stmt: StmtPacket = ParseBuf(pkt).parse(()).map_err(malformed)?;
+            let block = |n: u16| if n > 0 { u32::from(n) + 1 } else { 0 };
+            self.left = block(stmt.num_params()) + block(stmt.num_columns());
+            self.id = Some(stmt.statement_id());
+        } else {
+            self.left = self.left.saturating_sub(1);
+        }
+        Ok(if self.left == 0 { self.id } else { None })
+    }
+}
+
+/// The outcome of one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// An OK packet (statements that return no rows).
+    Done,
+    /// A result set with this many rows.
+    Rows(u64),
+    Error(ServerError),
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum ReplyState {
+    #[default]
+    First,
+    Columns(u64),
+    ColumnsEof,
+    Rows(u64),
+}
+
+/// Reads the reply to `COM_QUERY`, `COM_STMT_EXECUTE` or `COM_PING` packet
+/// by packet. Rows are counted, not decoded: the load only needs to know
+/// the server answered in full.
+#[derive(Debug, Default)]
+pub struct ReplyReader {
+    state: ReplyState,
+}
+
+/// Whether `pkt` is an EOF packet (0xFE and short; a row can start with
+/// 0xFE only in a packet of 9 bytes or more).
+fn is_eof(pkt: &[u8]) -> bool {
+    pkt.first() == Some(&0xFE) && pkt.len() < 9
+}
+
+impl ReplyReader {
+    /// Whether `pkt`, fed next, is a row of the result set.
+    pub fn at_row(&self, pkt: &[u8]) -> bool {
+        matches!(self.state, ReplyState::Rows(_)) && !is_eof(pkt) && pkt.first() != Some(&0xFF)
+    }
+
+    pub fn feed(&mut self, pkt: &[u8]) -> Result<Option<Reply>, ProtocolError> {
+        let error = |pkt: &[u8]| match server_error(pkt) {
+            ProtocolError::Server(e) => Ok(Some(Reply::Error(e))),
+            other => Err(other),
+        };
+        let (next, reply) = match self.state {
+            ReplyState::First => match pkt.first() {
+                Some(0x00) => (ReplyState::First, Some(Reply::Done)),
+                Some(0xFF) => return error(pkt),
+                Some(0xFB) | None => return Err(malformed("unexpected reply")),
+                Some(_) => {
+                    let n = ParseBuf(pkt)
+                        .checked_eat_lenenc_int()
+                        .ok_or_else(|| malformed("bad column count"))?;
+                    (ReplyState::Columns(n), None)
+                }
+            },
+            ReplyState::Columns(n) if n > 1 => (ReplyState::Columns(n - 1), None),
+            ReplyState::Columns(_) => (ReplyState::ColumnsEof, None),
+            ReplyState::ColumnsEof if is_eof(pkt) => (ReplyState::Rows(0), None),
+            ReplyState::ColumnsEof => return Err(malformed("missing EOF after columns")),
+            ReplyState::Rows(_) if pkt.first() == Some(&0xFF) => {
+                self.state = ReplyState::First;
+                return error(pkt);
+            }
+            ReplyState::Rows(n) if is_eof(pkt) => (ReplyState::First, Some(Reply::Rows(n))),
+            ReplyState::Rows(n) => (ReplyState::Rows(n + 1), None),
+        };
+        self.state = next;
+        Ok(reply)
+    }
+}
+
+/// The columns of a text-protocol row (`None` for SQL NULL).
+pub fn text_row(pkt: &[u8]) -> Result<Vec<Option<String>>, ProtocolError> {
+    let mut buf = ParseBuf(pkt);
+    let mut out = Vec::new();
+    while !buf.is_empty() {
+        if buf.0.first() == Some(&0xFB) {
+            buf.skip(1);
+            out.push(None);
+            continue;
+        }
+        let s = buf
+            .checked_eat_lenenc_str()
+            .ok_or_else(|| malformed("truncated text row"))?;
+        out.push(Some(String::from_utf8_lossy(s).into_owned()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_sets_are_counted_to_their_eof() {
+        let mut r = ReplyReader::default();
+        assert_eq!(r.feed(&[1]).unwrap(), None); // one column
+        assert_eq!(r.feed(b"\x03defcoldef").unwrap(), None);
+        assert_eq!(r.feed(&[0xFE, 0, 0, 2, 0]).unwrap(), None);
+        assert_eq!(r.feed(&[0x00, 0x00, 0x01]).unwrap(), None);
+        assert_eq!(r.feed(&[0x00, 0x00, 0x02]).unwrap(), None);
+        assert_eq!(r.feed(&[0xFE, 0, 0, 2, 0]).unwrap(), Some(Reply::Rows(2)));
+        assert_eq!(
+            r.feed(&[0x00, 0, 0, 2, 0, 0, 0]).unwrap(),
+            Some(Reply::Done)
+        );
+    }
+
+    #[test]
+    fn errors_carry_code_and_state() {
+        let mut pkt = vec![0xFF, 0xBD, 0x04, b'#'];
+        pkt.extend_from_slice(b"40001Deadlock found");
+        let mut r = ReplyReader::default();
+        match r.feed(&pkt).unwrap() {
+            Some(Reply::Error(e)) => {
+                assert_eq!((e.code, e.state.as_str()), (1213, "40001"));
+                assert!(e.message.contains("Deadlock"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_non_mysql_greeting_is_named() {
+        let mut h = Handshake::new(Login {
+            user: "u".into(),
+            password: "p".into(),
+            database: "d".into(),
+        });
+        let e = h
+            .on_packet(
+                b"HTTP/1.1 400",
+                &mut Framer::default(),
+                &mut BytesMut::new(),
+            )
+            .unwrap_err();
+        assert!(matches!(e, ProtocolError::NotMysql(_)), "{e}");
+    }
+
+    #[test]
+    fn text_rows_decode_nulls_and_strings() {
+        let row = text_row(&[3, b'a', b'b', b'c', 0xFB, 1, b'7']).unwrap();
+        assert_eq!(row, vec![Some("abc".into()), None, Some("7".into())]);
+    }
+}

@@ -1,0 +1,325 @@
+//! The MySQL/MariaDB load driver: sysbench's OLTP scripts over server-side
+//! prepared statements, from a native client (no libmysqlclient).
+//!
+//! - [`codec`]: the wire protocol, sans-IO, on top of `mysql_common`.
+//! - [`url`]: `mysql://USER:PASS@HOST:PORT/DB` endpoints (loopback only).
+//! - [`script`]: the scripts as data, and sysbench's random values.
+//! - [`dataset`]: `sysbench oltp_* prepare`'s tables.
+//! - `worker` / `conn`: one `mio` poll per thread, one state machine per
+//!   connection.
+//! - [`client`]: a blocking client for setup and checks.
+
+pub mod client;
+pub mod codec;
+mod conn;
+pub mod dataset;
+pub mod script;
+pub mod url;
+mod worker;
+
+pub use script::{Options, ScriptKind};
+pub use url::MysqlUrl;
+
+use crate::load::pg::worker::Gate;
+use crate::load::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec};
+use crate::shutdown::Shutdown;
+use client::{Client, ClientError};
+use std::time::Duration;
+
+/// The `mysql` load kind.
+pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
+    name: "mysql",
+    unit: crate::units::RateUnit::Transactions,
+    error_kinds: &[
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Protocol,
+        ErrorKind::Deadlock,
+        ErrorKind::Other,
+    ],
+    requires: &[],
+    check: |t| MysqlSettings::parse(t).map(|_| ()),
+    build: |t, endpoint| Ok(Box::new(MysqlDriver::from_settings(t, endpoint)?)),
+};
+
+/// The mysql driver's settings (the `[load]` keys besides the common ones).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MysqlSettings {
+    /// oltp_read_only | oltp_read_write | oltp_point_select |
+    /// oltp_write_only | oltp_update_index.
+    #[serde(default = "default_script")]
+    pub script: ScriptKind,
+    /// Tables to spread over (`--tables`); by default all found.
+    #[serde(default)]
+    pub tables: Option<u32>,
+    /// Rows per table (`--table-size`); by default the rows of sbtest1.
+    #[serde(default)]
+    pub table_size: Option<u32>,
+    /// `--range_size` of the range selects.
+    #[serde(default = "default_range_size")]
+    pub range_size: u32,
+}
+
+fn default_script() -> ScriptKind {
+    ScriptKind::OltpReadWrite
+}
+fn default_range_size() -> u32 {
+    100
+}
+
+impl Default for MysqlSettings {
+    fn default() -> Self {
+        MysqlSettings {
+            script: default_script(),
+            tables: None,
+            table_size: None,
+            range_size: default_range_size(),
+        }
+    }
+}
+
+impl MysqlSettings {
+    pub fn parse(t: &toml::Table) -> Result<Self, LoadError> {
+        let s: MysqlSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
+        for (name, v) in [("tables", s.tables), ("table_size", s.table_size)] {
+            if v == Some(0) {
+                return Err(LoadError::Spec(format!(
+                    "{name} must be at least 1, or left out to use what the schema has"
+                )));
+            }
+        }
+        if s.range_size == 0 {
+            return Err(LoadError::Spec("range_size must be at least 1".into()));
+        }
+        Ok(s)
+    }
+}
+
+const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct MysqlDriver {
+    settings: MysqlSettings,
+    url: MysqlUrl,
+}
+
+impl MysqlDriver {
+    pub fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
+        Self::new(MysqlSettings::parse(t)?, endpoint)
+    }
+
+    pub fn new(settings: MysqlSettings, endpoint: &str) -> Result<Self, LoadError> {
+        let url = MysqlUrl::parse(endpoint).map_err(|e| LoadError::Target {
+            target: "(mysql endpoint)".into(),
+            reason: e.to_string(),
+        })?;
+        Ok(MysqlDriver { settings, url })
+    }
+
+    pub fn url(&self) -> &MysqlUrl {
+        &self.url
+    }
+
+    /// A setup connection, with a message that says what went wrong and
+    /// how to fix it.
+    pub fn connect(&self) -> Result<Client, LoadError> {
+        Client::connect(&self.url, SETUP_TIMEOUT).map_err(|e| setup_error(&self.url, &e))
+    }
+
+    /// The tables and rows the run uses: the settings, checked against the
+    /// schema, or what the schema has.
+    pub fn options(&self, c: &mut Client) -> Result<Options, LoadError> {
+        let (found_tables, found_size) = dataset::detect(c)
+            .map_err(|e| LoadError::Setup(format!("cannot read the schema: {e}")))?;
+        if found_tables == 0 {
+            return Err(LoadError::Setup(format!(
+                "database `{}` has no sbtest tables; create them with `scalelab load mysql \
+                 URL --init --tables N --table-size M` (or sysbench oltp_read_write prepare)",
+                self.url.database
+            )));
+        }
+        let tables = self.settings.tables.unwrap_or(found_tables);
+        if tables > found_tables {
+            return Err(LoadError::Setup(format!(
+                "--tables {tables} is more than the schema has (sbtest1..sbtest{found_tables}); \
+                 use --tables {found_tables} or rebuild with --init --tables {tables}"
+            )));
+        }
+        let mut opts = Options::new(tables, self.settings.table_size.unwrap_or(found_size));
+        opts.range_size = self.settings.range_size;
+        if self.settings.script == ScriptKind::OltpPointSelect {
+            opts.point_selects = 1;
+        }
+        Ok(opts)
+    }
+}
+
+/// Turns a failed setup connection into an error that names the fix.
+fn setup_error(url: &MysqlUrl, e: &ClientError) -> LoadError {
+    let at = url.describe();
+    let hint = match e.server_code() {
+        Some(1045) => format!(
+            "wrong user or password for `{}` (check USER:PASS in the URL)",
+            url.user
+        ),
+        Some(1049) => format!(
+            "database `{}` does not exist (create it, or name another one in the URL)",
+            url.database
+        ),
+        Some(1044) => format!(
+            "user `{}` may not use database `{}` (GRANT it, or name another one)",
+            url.user, url.database
+        ),
+        _ => match e {
+            ClientError::Connect { .. } => {
+                format!("{e} (is the server running and listening on that port?)")
+            }
+            other => other.to_string(),
+        },
+    };
+    LoadError::Setup(format!("cannot connect to MySQL at {at}: {hint}"))
+}
+
+impl Driver for MysqlDriver {
+    fn name(&self) -> &'static str {
+        "mysql"
+    }
+
+    fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
+        spec.validate()?;
+        crate::load::raise_fd_limit();
+        let opts = {
+            let mut c = self.connect()?;
+            self.options(&mut c)?
+        };
+        let script = self.settings.script;
+        let mut prepares = Vec::new();
+        for t in 1..=opts.tables {
+            for q in script.queries() {
+                prepares.push((script::statement_slot(t, q), q.sql(t)));
+            }
+        }
+        let begin_slot = script::statement_slot(opts.tables + 1, script::Query::PointSelect);
+        if script.explicit_transaction() {
+            prepares.push((begin_slot, "BEGIN".into()));
+            prepares.push((begin_slot + 1, "COMMIT".into()));
+        }
+        let threads = spec.effective_threads();
+        let shared = worker::Shared {
+            url: self.url.clone(),
+            script,
+            opts,
+            spec: spec.clone(),
+            shutdown: shutdown.clone(),
+            claimed: Default::default(),
+            gate: Gate::new(threads + 1, spec.timeout + Duration::from_secs(5)),
+            seed: run_seed(),
+            prepares,
+            begin_slot,
+        };
+        run_workers(&shared, threads)
+    }
+}
+
+fn run_workers(shared: &worker::Shared, threads: u32) -> Result<LoadResult, LoadError> {
+    let (outs, cpu) = std::thread::scope(|scope| {
+        let mut first = 0;
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let count = shared.spec.connections_for_thread(i);
+                let first_client = first;
+                first += count;
+                scope.spawn(move || worker::run(shared, i, first_client, count))
+            })
+            .collect();
+        shared.gate.arrive_and_wait();
+        let cpu_start = crate::load::process_cpu();
+        let outs: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        (outs, crate::load::process_cpu() - cpu_start)
+    });
+    let mut result = LoadResult::new();
+    let mut lag = crate::load::result::new_histogram();
+    let mut ignored = [0u64; 3];
+    for out in outs {
+        let out = out
+            .map_err(|_| LoadError::Setup("a load worker thread panicked".into()))?
+            .map_err(LoadError::Io)?;
+        result.merge(&out.result);
+        let _ = lag.add(&out.lag);
+        for (sum, n) in ignored.iter_mut().zip(out.ignored) {
+            *sum += n;
+        }
+    }
+    result.client_cpu = cpu;
+    if ignored.iter().any(|&n| n > 0) {
+        let parts: Vec<String> = conn::IGNORED_ERRORS
+            .iter()
+            .zip(ignored)
+            .filter(|(_, n)| *n > 0)
+            .map(|(code, n)| format!("{n} x error {code}"))
+            .collect();
+        result.notes.push(format!(
+            "ignored errors (rolled back and retried, as sysbench --mysql-ignore-errors): {}",
+            parts.join(", ")
+        ));
+    }
+    if !lag.is_empty() {
+        result.notes.push(format!(
+            "schedule lag (open loop): p50 {}, p99 {}, max {}",
+            crate::units::Micros(lag.value_at_quantile(0.5)),
+            crate::units::Micros(lag.value_at_quantile(0.99)),
+            crate::units::Micros(lag.max()),
+        ));
+    }
+    Ok(result)
+}
+
+fn run_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Builds sysbench's dataset on the server at `endpoint`.
+pub fn init_dataset(
+    endpoint: &str,
+    tables: u32,
+    table_size: u32,
+) -> Result<dataset::DatasetSize, LoadError> {
+    if tables == 0 || table_size == 0 {
+        return Err(LoadError::Spec(
+            "--tables and --table-size must be at least 1".into(),
+        ));
+    }
+    let driver = MysqlDriver::new(MysqlSettings::default(), endpoint)?;
+    let mut c = driver.connect()?;
+    dataset::create(&mut c, tables, table_size)
+        .map_err(|e| LoadError::Setup(format!("building the sysbench dataset failed: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(s: &str) -> toml::Table {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn settings_default_like_sysbench_and_name_bad_fields() {
+        let s = MysqlSettings::parse(&toml::Table::new()).unwrap();
+        assert_eq!(s, MysqlSettings::default());
+        let s = MysqlSettings::parse(&table("script = \"oltp_read_only\"\ntables = 4")).unwrap();
+        assert_eq!((s.script, s.tables), (ScriptKind::OltpReadOnly, Some(4)));
+        let e = MysqlSettings::parse(&table("script = \"oltp_insert\""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("oltp_read_only"), "{e}");
+        let e = MysqlSettings::parse(&table("tables = 0"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tables"), "{e}");
+    }
+}

@@ -1,0 +1,418 @@
+//! sysbench's OLTP scripts as data: the statements of `oltp_common.lua`,
+//! the groups each script runs per transaction, and sysbench's random
+//! values (the default `special` distribution for ids and `k`, `#`-digit
+//! templates for `c` and `pad`).
+//!
+//! Each group picks one table uniformly and runs its statements `count`
+//! times, drawing fresh ids each time, as `execute_point_selects`,
+//! `execute_range`, `execute_index_updates` and friends do in sysbench 1.0.
+
+use mysql_common::Value;
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+/// One statement of `oltp_common.lua`; `{t}` is the table number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Query {
+    PointSelect,
+    SimpleRange,
+    SumRange,
+    OrderRange,
+    DistinctRange,
+    IndexUpdate,
+    NonIndexUpdate,
+    Delete,
+    Insert,
+}
+
+impl Query {
+    pub const ALL: [Query; 9] = [
+        Query::PointSelect,
+        Query::SimpleRange,
+        Query::SumRange,
+        Query::OrderRange,
+        Query::DistinctRange,
+        Query::IndexUpdate,
+        Query::NonIndexUpdate,
+        Query::Delete,
+        Query::Insert,
+    ];
+
+    pub fn sql(self, table: u32) -> String {
+        let t = table;
+        match self {
+            Query::PointSelect => format!("SELECT c FROM sbtest{t} WHERE id=?"),
+            Query::SimpleRange => format!("SELECT c FROM sbtest{t} WHERE id BETWEEN ? AND ?"),
+            Query::SumRange => format!("SELECT SUM(k) FROM sbtest{t} WHERE id BETWEEN ? AND ?"),
+            Query::OrderRange => {
+                format!("SELECT c FROM sbtest{t} WHERE id BETWEEN ? AND ? ORDER BY c")
+            }
+            Query::DistinctRange => {
+                format!("SELECT DISTINCT c FROM sbtest{t} WHERE id BETWEEN ? AND ? ORDER BY c")
+            }
+            Query::IndexUpdate => format!("UPDATE sbtest{t} SET k=k+1 WHERE id=?"),
+            Query::NonIndexUpdate => format!("UPDATE sbtest{t} SET c=? WHERE id=?"),
+            Query::Delete => format!("DELETE FROM sbtest{t} WHERE id=?"),
+            Query::Insert => format!("INSERT INTO sbtest{t} (id, k, c, pad) VALUES (?, ?, ?, ?)"),
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Query::IndexUpdate | Query::NonIndexUpdate | Query::Delete | Query::Insert
+        )
+    }
+}
+
+/// How many times a group runs per transaction: one of sysbench's options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Count {
+    PointSelects,
+    /// Once (the range, update and delete/insert options all default to 1).
+    One,
+}
+
+/// Statements run against one randomly chosen table, `count` times.
+#[derive(Clone, Copy, Debug)]
+pub struct Group {
+    pub queries: &'static [Query],
+    pub count: Count,
+}
+
+const POINT_SELECTS: Group = Group {
+    queries: &[Query::PointSelect],
+    count: Count::PointSelects,
+};
+const fn once(queries: &'static [Query]) -> Group {
+    Group {
+        queries,
+        count: Count::One,
+    }
+}
+const RANGES: [Group; 4] = [
+    once(&[Query::SimpleRange]),
+    once(&[Query::SumRange]),
+    once(&[Query::OrderRange]),
+    once(&[Query::DistinctRange]),
+];
+const WRITES: [Group; 3] = [
+    once(&[Query::IndexUpdate]),
+    once(&[Query::NonIndexUpdate]),
+    once(&[Query::Delete, Query::Insert]),
+];
+
+/// A sysbench OLTP script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptKind {
+    OltpReadOnly,
+    OltpReadWrite,
+    OltpPointSelect,
+    OltpWriteOnly,
+    OltpUpdateIndex,
+}
+
+const READ_ONLY: &[Group] = &[POINT_SELECTS, RANGES[0], RANGES[1], RANGES[2], RANGES[3]];
+const READ_WRITE: &[Group] = &[
+    POINT_SELECTS,
+    RANGES[0],
+    RANGES[1],
+    RANGES[2],
+    RANGES[3],
+    WRITES[0],
+    WRITES[1],
+    WRITES[2],
+];
+const WRITE_ONLY: &[Group] = &[WRITES[0], WRITES[1], WRITES[2]];
+const ONE_POINT_SELECT: &[Group] = &[once(&[Query::PointSelect])];
+const INDEX_UPDATE: &[Group] = &[WRITES[0]];
+
+impl ScriptKind {
+    pub const ALL: [ScriptKind; 5] = [
+        ScriptKind::OltpReadOnly,
+        ScriptKind::OltpReadWrite,
+        ScriptKind::OltpPointSelect,
+        ScriptKind::OltpWriteOnly,
+        ScriptKind::OltpUpdateIndex,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScriptKind::OltpReadOnly => "oltp_read_only",
+            ScriptKind::OltpReadWrite => "oltp_read_write",
+            ScriptKind::OltpPointSelect => "oltp_point_select",
+            ScriptKind::OltpWriteOnly => "oltp_write_only",
+            ScriptKind::OltpUpdateIndex => "oltp_update_index",
+        }
+    }
+
+    /// The groups of one transaction (event), in order.
+    pub fn groups(self) -> &'static [Group] {
+        match self {
+            ScriptKind::OltpReadOnly => READ_ONLY,
+            ScriptKind::OltpReadWrite => READ_WRITE,
+            ScriptKind::OltpPointSelect => ONE_POINT_SELECT,
+            ScriptKind::OltpWriteOnly => WRITE_ONLY,
+            ScriptKind::OltpUpdateIndex => INDEX_UPDATE,
+        }
+    }
+
+    /// Whether the event is wrapped in BEGIN ... COMMIT.
+    pub fn explicit_transaction(self) -> bool {
+        !matches!(
+            self,
+            ScriptKind::OltpPointSelect | ScriptKind::OltpUpdateIndex
+        )
+    }
+
+    /// The statements this script prepares (for every table).
+    pub fn queries(self) -> Vec<Query> {
+        Query::ALL
+            .into_iter()
+            .filter(|q| self.groups().iter().any(|g| g.queries.contains(q)))
+            .collect()
+    }
+
+    /// Statements per transaction as sysbench counts them: reads, writes
+    /// and other (BEGIN and COMMIT).
+    pub fn mix(self, opts: &Options) -> QueryMix {
+        let mut mix = QueryMix::default();
+        for g in self.groups() {
+            let n = u64::from(opts.count(g.count));
+            for q in g.queries {
+                if q.writes() {
+                    mix.writes += n;
+                } else {
+                    mix.reads += n;
+                }
+            }
+        }
+        if self.explicit_transaction() {
+            mix.other = 2;
+        }
+        mix
+    }
+
+    /// Statements per transaction, BEGIN and COMMIT included.
+    pub fn statements_per_transaction(self, opts: &Options) -> u64 {
+        let m = self.mix(opts);
+        m.reads + m.writes + m.other
+    }
+}
+
+/// Statements of one transaction by sysbench's classes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryMix {
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+}
+
+impl std::str::FromStr for ScriptKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ScriptKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s || k.name() == s.trim_end_matches(".lua"))
+            .ok_or_else(|| {
+                let names: Vec<_> = ScriptKind::ALL.iter().map(|k| k.name()).collect();
+                format!(
+                    "unknown script `{s}`; expected one of: {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// sysbench's OLTP options that shape a transaction (defaults of
+/// `oltp_common.lua`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub tables: u32,
+    pub table_size: u32,
+    pub range_size: u32,
+    pub point_selects: u32,
+}
+
+impl Options {
+    pub fn new(tables: u32, table_size: u32) -> Self {
+        Options {
+            tables,
+            table_size,
+            range_size: 100,
+            point_selects: 10,
+        }
+    }
+
+    fn count(&self, c: Count) -> u32 {
+        match c {
+            Count::PointSelects => self.point_selects,
+            Count::One => 1,
+        }
+    }
+}
+
+/// Where a prepared statement lives among a connection's statements:
+/// table-major, then [`Query::ALL`] order.
+pub fn statement_slot(table: u32, q: Query) -> usize {
+    (table as usize - 1) * Query::ALL.len() + q.index()
+}
+
+/// One statement of a transaction, with its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    pub slot: usize,
+    pub params: Vec<Value>,
+}
+
+/// Draws one transaction: every statement with fresh random values, in
+/// sysbench's order (without BEGIN and COMMIT).
+pub fn draw(kind: ScriptKind, opts: &Options, rng: &mut SmallRng, out: &mut Vec<Call>) {
+    out.clear();
+    for g in kind.groups() {
+        let table = rng.gen_range(1..=opts.tables.max(1));
+        for _ in 0..opts.count(g.count) {
+            let id = special(rng, 1, opts.table_size);
+            let k = special(rng, 1, opts.table_size);
+            for &q in g.queries {
+                out.push(Call {
+                    slot: statement_slot(table, q),
+                    params: params(q, id, k, opts, rng),
+                });
+            }
+        }
+    }
+}
+
+fn params(q: Query, id: u32, k: u32, opts: &Options, rng: &mut SmallRng) -> Vec<Value> {
+    let int = |v: u32| Value::Int(i64::from(v));
+    match q {
+        Query::PointSelect | Query::IndexUpdate | Query::Delete => vec![int(id)],
+        Query::SimpleRange | Query::SumRange | Query::OrderRange | Query::DistinctRange => {
+            vec![int(id), int(id + opts.range_size - 1)]
+        }
+        Query::NonIndexUpdate => vec![Value::Bytes(c_value(rng)), int(id)],
+        Query::Insert => vec![
+            int(id),
+            int(k),
+            Value::Bytes(c_value(rng)),
+            Value::Bytes(pad_value(rng)),
+        ],
+    }
+}
+
+/// `--rand-spec-iter`, `--rand-spec-pct`, `--rand-spec-res` defaults.
+const SPEC_ITER: u32 = 12;
+const SPEC_PCT: f64 = 1.0;
+const SPEC_RES: f64 = 75.0;
+
+/// sysbench 1.0's default `special` distribution on [a, b]: with
+/// probability 1 - 75% a bell curve (mean of 12 uniforms) over the whole
+/// range; otherwise uniform over the middle 1% of it (`sb_rand_special`).
+pub fn special(rng: &mut SmallRng, a: u32, b: u32) -> u32 {
+    if b <= a {
+        return a;
+    }
+    let t = f64::from(b - a);
+    let rnd: f64 = rng.gen();
+    if rnd * t * (100.0 / (100.0 - SPEC_RES)) < t {
+        let sum: f64 = (0..SPEC_ITER).map(|_| rng.gen::<f64>()).sum();
+        return a + (sum * t / f64::from(SPEC_ITER)) as u32;
+    }
+    let d = t * SPEC_PCT / 100.0;
+    let res = rnd * (d + 1.0) + t / 2.0 - t * SPEC_PCT / 200.0;
+    a + res as u32
+}
+
+/// sysbench's `c` template: ten groups of 11 digits joined by `-`.
+pub fn c_value(rng: &mut SmallRng) -> Vec<u8> {
+    digits_template(rng, 10)
+}
+
+/// sysbench's `pad` template: five groups of 11 digits joined by `-`.
+pub fn pad_value(rng: &mut SmallRng) -> Vec<u8> {
+    digits_template(rng, 5)
+}
+
+fn digits_template(rng: &mut SmallRng, groups: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(groups * 12);
+    for g in 0..groups {
+        if g > 0 {
+            out.push(b'-');
+        }
+        out.extend((0..11).map(|_| b'0' + rng.gen_range(0..10u8)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn mixes_match_sysbench() {
+        let o = Options::new(4, 10_000);
+        let per = |k: ScriptKind| k.statements_per_transaction(&o);
+        assert_eq!(per(ScriptKind::OltpReadOnly), 16); // BEGIN, 10 points, 4 ranges, COMMIT
+        assert_eq!(per(ScriptKind::OltpReadWrite), 20);
+        assert_eq!(per(ScriptKind::OltpWriteOnly), 6);
+        assert_eq!(per(ScriptKind::OltpPointSelect), 1);
+        assert_eq!(per(ScriptKind::OltpUpdateIndex), 1);
+        let mut rng = SmallRng::seed_from_u64(3);
+        let mut calls = Vec::new();
+        draw(ScriptKind::OltpReadWrite, &o, &mut rng, &mut calls);
+        assert_eq!(calls.len(), 18);
+        let del = &calls[16];
+        let ins = &calls[17];
+        assert_eq!(
+            del.params[0], ins.params[0],
+            "delete and insert share the id"
+        );
+        for k in ScriptKind::ALL {
+            assert_eq!(k.name().parse::<ScriptKind>().unwrap(), k);
+            for q in k.queries() {
+                let marks = q.sql(1).matches('?').count();
+                let p = params(q, 5, 6, &o, &mut rng);
+                assert_eq!(marks, p.len(), "{}", q.sql(1));
+            }
+        }
+        assert!("oltp_insert"
+            .parse::<ScriptKind>()
+            .unwrap_err()
+            .contains("oltp_read_only"));
+    }
+
+    #[test]
+    fn special_distribution_is_hot_in_the_middle_and_stays_in_range() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        let n = 200_000;
+        let (mut lo, mut hi, mut middle) = (u32::MAX, 0, 0);
+        for _ in 0..n {
+            let v = special(&mut rng, 1, 10_000);
+            lo = lo.min(v);
+            hi = hi.max(v);
+            // sysbench's hot band: the middle 1% (ids 4951..5051).
+            if (4950..=5051).contains(&v) {
+                middle += 1;
+            }
+        }
+        assert!(lo >= 1 && hi <= 10_000, "{lo}..{hi}");
+        let share = f64::from(middle) / f64::from(n);
+        assert!((0.74..0.80).contains(&share), "{share}");
+    }
+
+    #[test]
+    fn strings_follow_the_templates() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        let c = c_value(&mut rng);
+        assert_eq!(c.len(), 119);
+        assert_eq!(c.iter().filter(|&&b| b == b'-').count(), 9);
+        assert_eq!(pad_value(&mut rng).len(), 59);
+    }
+}

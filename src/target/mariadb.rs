@@ -1,0 +1,343 @@
+//! A managed MariaDB: `mariadb-install-db` into a private directory, then
+//! `mariadbd --defaults-file=...` in the foreground through
+//! [`ServerProcess`] (its own session, tracking cgroup and watchdog), on a
+//! 127.0.0.1 port.
+//!
+//! Each start gets a fresh directory under `BASE/mariadb-XXXXXX/` (`my.cnf`,
+//! `data/`, `error.log`, `init.sql`), removed at stop, and sysbench's
+//! dataset is built into it when `tables` > 0: one load per server start.
+//! An init file creates the database `sbtest` and the TCP user
+//! `sbtest`/`sbtest` on 127.0.0.1, so the endpoint is
+//! `mysql://sbtest:sbtest@127.0.0.1:PORT/sbtest`.
+//!
+//! The server runs as the invoking user (`user = root` when root), so it
+//! never switches credentials itself. It is stopped with SIGTERM (a clean
+//! InnoDB shutdown), then as a whole by [`ServerProcess::stop`].
+
+mod settings;
+
+pub use settings::{MariadbSettings, ThreadHandling};
+
+use super::lifecycle::ServerProcess;
+use super::process::{self, log_tail, WaitError};
+use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
+use crate::load::mysql::client::Client;
+use crate::load::mysql::{dataset, MysqlUrl};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const KIND: &str = "mariadb";
+
+/// The `mariadb` server kind.
+pub const SERVER_KIND: super::ServerKind = super::ServerKind {
+    name: KIND,
+    requires: &[crate::kinds::Requirement {
+        what: "MariaDB server",
+        package: "mariadb-server",
+        paths: &["/usr/sbin/mariadbd", "/usr/sbin/mysqld"],
+    }],
+    check: |t| MariadbSettings::parse(t).map(|_| ()),
+    build: |t, base_dir| Ok(Box::new(Mariadb::new(t, base_dir)?)),
+};
+const SERVER_BINARIES: &[&str] = &["/usr/sbin/mariadbd", "/usr/sbin/mysqld"];
+const INSTALL_DB: &[&str] = &["/usr/bin/mariadb-install-db", "/usr/bin/mysql_install_db"];
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(120);
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+const STOP_GRACE: Duration = Duration::from_secs(30);
+const LOG_LINES: usize = 15;
+pub const USER: &str = "sbtest";
+pub const PASSWORD: &str = "sbtest";
+pub const DATABASE: &str = "sbtest";
+
+pub struct Mariadb {
+    settings: MariadbSettings,
+    base_dir: PathBuf,
+    dir: Option<tempfile::TempDir>,
+    server: Option<ServerProcess>,
+    port: u16,
+    version: Option<String>,
+    effective: Option<String>,
+    dataset: Option<DatasetInfo>,
+}
+
+fn start_error(message: impl Into<String>) -> TargetError {
+    TargetError::Start {
+        kind: KIND,
+        message: message.into(),
+    }
+}
+
+fn find(candidates: &[&str]) -> Result<PathBuf, TargetError> {
+    candidates
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .ok_or_else(|| TargetError::Missing {
+            kind: KIND,
+            message: format!(
+                "none of {} exists (install mariadb-server)",
+                candidates.join(", ")
+            ),
+        })
+}
+
+/// The user the server runs as: ours, so it keeps the parent-death signal.
+fn server_user() -> String {
+    // SAFETY: getuid cannot fail; getpwuid returns a static entry or null.
+    unsafe {
+        let pw = libc::getpwuid(libc::getuid());
+        if pw.is_null() {
+            return "root".into();
+        }
+        std::ffi::CStr::from_ptr((*pw).pw_name)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+impl Mariadb {
+    pub fn new(settings: &toml::Table, base_dir: &Path) -> Result<Mariadb, TargetError> {
+        Ok(Mariadb {
+            settings: MariadbSettings::parse(settings)?,
+            base_dir: base_dir.to_path_buf(),
+            dir: None,
+            server: None,
+            port: 0,
+            version: None,
+            effective: None,
+            dataset: None,
+        })
+    }
+
+    /// The endpoint of the running server.
+    pub fn url(&self) -> String {
+        format!(
+            "mysql://{USER}:{PASSWORD}@127.0.0.1:{}/{DATABASE}",
+            self.port
+        )
+    }
+
+    /// A setup connection to the running server.
+    pub fn connect(&self) -> Result<Client, TargetError> {
+        let url = MysqlUrl::parse(&self.url()).map_err(|e| start_error(e.to_string()))?;
+        Client::connect(&url, Duration::from_secs(30))
+            .map_err(|e| start_error(format!("cannot connect to the server: {e}")))
+    }
+
+    /// Writes `my.cnf` and `init.sql` and runs `mariadb-install-db` inside
+    /// the placement.
+    fn prepare(
+        &mut self,
+        placement: &Placement,
+        shutdown: &Shutdown,
+    ) -> Result<PathBuf, TargetError> {
+        std::fs::create_dir_all(&self.base_dir).map_err(|e| TargetError::io(&self.base_dir, e))?;
+        let dir = tempfile::Builder::new()
+            .prefix("mariadb-")
+            .tempdir_in(&self.base_dir)
+            .map_err(|e| TargetError::io(&self.base_dir, e))?;
+        let path = dir.path().to_path_buf();
+        self.dir = Some(dir);
+        let cnf = self.settings.render(&path, self.port, &server_user());
+        write(&path.join("my.cnf"), &cnf)?;
+        let init = format!(
+            "CREATE DATABASE IF NOT EXISTS {DATABASE};\n\
+             CREATE USER IF NOT EXISTS '{USER}'@'127.0.0.1' IDENTIFIED BY '{PASSWORD}';\n\
+             GRANT ALL ON *.* TO '{USER}'@'127.0.0.1';\n"
+        );
+        write(&path.join("init.sql"), &init)?;
+        self.effective = Some(cnf);
+        let mut cmd = Command::new(find(INSTALL_DB)?);
+        cmd.arg(format!("--defaults-file={}", path.join("my.cnf").display()))
+            .arg(format!("--user={}", server_user()))
+            .args(["--skip-test-db", "--auth-root-authentication-method=socket"]);
+        let out = path.join("install-db.log");
+        let (status, _) = process::run_bounded(
+            cmd,
+            KIND,
+            "mariadb-install-db",
+            &out,
+            INSTALL_TIMEOUT,
+            shutdown,
+            placement,
+        )?;
+        if !status.success() {
+            return Err(start_error(format!(
+                "mariadb-install-db failed ({status}):\n{}",
+                log_tail(&out, LOG_LINES)
+            )));
+        }
+        Ok(path)
+    }
+
+    fn launch(&mut self, dir: &Path, placement: &Placement) -> Result<u32, TargetError> {
+        let stderr =
+            std::fs::File::create(dir.join("stderr.log")).map_err(|e| TargetError::io(dir, e))?;
+        let mut cmd = Command::new(find(SERVER_BINARIES)?);
+        // --defaults-file must come first.
+        cmd.arg(format!("--defaults-file={}", dir.join("my.cnf").display()));
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr);
+        let server = ServerProcess::spawn(cmd, placement).map_err(|e| TargetError::io(dir, e))?;
+        let pid = server.pid();
+        self.server = Some(server);
+        Ok(pid)
+    }
+
+    fn start_failure(&self, dir: &Path, what: &str) -> TargetError {
+        start_error(format!(
+            "{what}; last lines of {}:\n{}",
+            dir.join("error.log").display(),
+            log_tail(&dir.join("error.log"), LOG_LINES)
+        ))
+    }
+
+    fn wait_ready(&self, pid: u32, dir: &Path, shutdown: &Shutdown) -> Result<(), TargetError> {
+        let url = MysqlUrl::parse(&self.url()).map_err(|e| start_error(e.to_string()))?;
+        let mut last = String::new();
+        let waited = process::wait_ready(
+            READY_TIMEOUT,
+            shutdown,
+            || process::is_alive(pid),
+            || match Client::connect(&url, Duration::from_secs(1)) {
+                Ok(_) => true,
+                Err(e) => {
+                    last = e.to_string();
+                    false
+                }
+            },
+        );
+        match waited {
+            Ok(()) => Ok(()),
+            Err(WaitError::Interrupted) => Err(TargetError::Interrupted),
+            Err(WaitError::Died) => Err(self.start_failure(dir, "mariadbd exited during startup")),
+            Err(WaitError::TimedOut) => Err(TargetError::NotReady {
+                kind: KIND,
+                waited_s: READY_TIMEOUT.as_secs_f64(),
+                message: format!(
+                    "{last}; last lines of error.log:\n{}",
+                    log_tail(&dir.join("error.log"), LOG_LINES)
+                ),
+            }),
+        }
+    }
+
+    /// Builds the dataset and records version and effective variables.
+    fn after_launch(&mut self) -> Result<(), TargetError> {
+        let mut c = self.connect()?;
+        self.version = Some(c.server_version().to_string());
+        if self.settings.tables > 0 {
+            let made = dataset::create(&mut c, self.settings.tables, self.settings.table_size)
+                .map_err(|e| start_error(format!("building the sysbench dataset failed: {e}")))?;
+            self.dataset = Some(DatasetInfo {
+                description: format!("sysbench {} tables x {} rows", made.tables, made.table_size),
+                bytes: made.bytes,
+            });
+        }
+        let names: Vec<String> = self
+            .settings
+            .variable_names()
+            .iter()
+            .map(|n| format!("'{}'", n.replace('\'', "")))
+            .collect();
+        let sql = format!(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})",
+            names.join(", ")
+        );
+        let rows = c
+            .query(&sql)
+            .map_err(|e| start_error(format!("reading the effective variables: {e}")))?;
+        let mut text = self.effective.take().unwrap_or_default();
+        text.push_str("\n# Effective values (SHOW GLOBAL VARIABLES):\n");
+        for row in rows {
+            let col = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+            text.push_str(&format!("# {} = {}\n", col(0), col(1)));
+        }
+        self.effective = Some(text);
+        Ok(())
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), TargetError> {
+    std::fs::write(path, text).map_err(|e| TargetError::io(path, e))
+}
+
+impl Target for Mariadb {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn start(
+        &mut self,
+        placement: &Placement,
+        shutdown: &Shutdown,
+    ) -> Result<Endpoint, TargetError> {
+        self.stop()?;
+        self.port = match self.settings.port {
+            Some(p) => p,
+            None => process::free_port().map_err(|e| start_error(format!("no free port: {e}")))?,
+        };
+        let started = self.prepare(placement, shutdown).and_then(|dir| {
+            let pid = self.launch(&dir, placement)?;
+            self.wait_ready(pid, &dir, shutdown)?;
+            self.after_launch()
+        });
+        if let Err(e) = started {
+            let _ = self.stop();
+            return Err(e);
+        }
+        Ok(Endpoint { uri: self.url() })
+    }
+
+    fn stop(&mut self) -> Result<(), TargetError> {
+        let stopped = match self.server.as_mut() {
+            Some(server) => server.stop(libc::SIGTERM, STOP_GRACE),
+            None => Ok(()),
+        };
+        self.server = None;
+        self.dir = None;
+        stopped.map_err(|e| TargetError::Stop {
+            kind: KIND,
+            message: e.to_string(),
+        })
+    }
+
+    fn is_running(&self) -> bool {
+        self.server.as_ref().is_some_and(ServerProcess::is_running)
+    }
+
+    fn root_pid(&self) -> Option<u32> {
+        self.server.as_ref().map(ServerProcess::pid)
+    }
+
+    fn processes(&self) -> Vec<u32> {
+        self.server
+            .as_ref()
+            .map(ServerProcess::processes)
+            .unwrap_or_default()
+    }
+
+    fn listen_port(&self) -> Option<u16> {
+        self.server.as_ref().map(|_| self.port)
+    }
+
+    fn version(&self) -> Option<String> {
+        self.version.clone()
+    }
+
+    fn effective_config(&self) -> Option<String> {
+        self.effective.clone()
+    }
+
+    fn dataset(&self) -> Option<DatasetInfo> {
+        self.dataset.clone()
+    }
+}
+
+impl Drop for Mariadb {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}

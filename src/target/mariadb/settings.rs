@@ -1,0 +1,245 @@
+//! The `[server]` settings of a managed MariaDB and the `my.cnf` they
+//! become.
+
+use crate::target::TargetError;
+use std::fmt::Write;
+use std::path::Path;
+
+const KIND: &str = "mariadb";
+
+/// Options scalelab itself writes; `extra` cannot override them.
+const MANAGED: &[&str] = &[
+    "port",
+    "bind-address",
+    "bind_address",
+    "socket",
+    "datadir",
+    "pid-file",
+    "pid_file",
+    "log-error",
+    "log_error",
+    "user",
+    "init-file",
+    "init_file",
+];
+
+/// How MariaDB maps connections to threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThreadHandling {
+    /// One server thread per client connection (the default).
+    #[default]
+    OneThreadPerConnection,
+    /// A pool of `thread_pool_size` thread groups serving all connections.
+    PoolOfThreads,
+}
+
+impl ThreadHandling {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThreadHandling::OneThreadPerConnection => "one-thread-per-connection",
+            ThreadHandling::PoolOfThreads => "pool-of-threads",
+        }
+    }
+}
+
+/// `[server]` for `kind = "mariadb"`. Unset settings keep MariaDB's
+/// defaults; nothing is derived from the host.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MariadbSettings {
+    #[serde(default)]
+    pub thread_handling: ThreadHandling,
+    /// Thread groups of the pool (pool-of-threads only; default: CPUs).
+    pub thread_pool_size: Option<u32>,
+    /// e.g. "256M", "1G".
+    pub innodb_buffer_pool_size: Option<String>,
+    pub max_connections: Option<u32>,
+    /// 0, 1 (durable, MariaDB's default) or 2.
+    pub innodb_flush_log_at_trx_commit: Option<u8>,
+    /// Any other `my.cnf` lines for `[mysqld]`, e.g. `["table_open_cache = 4000"]`.
+    #[serde(default)]
+    pub extra: Vec<String>,
+    /// sysbench dataset built at each start: tables `sbtest1..N`; 0 = none.
+    #[serde(default)]
+    pub tables: u32,
+    /// Rows per table (sysbench's `--table-size`).
+    #[serde(default = "default_table_size")]
+    pub table_size: u32,
+    /// Fixed loopback port; default: a free one at each start.
+    pub port: Option<u16>,
+}
+
+fn default_table_size() -> u32 {
+    10_000
+}
+
+fn settings_err(message: String) -> TargetError {
+    TargetError::Settings {
+        kind: KIND,
+        message,
+    }
+}
+
+impl MariadbSettings {
+    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+        let s: MariadbSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+        if s.thread_pool_size == Some(0) || s.thread_pool_size.is_some_and(|n| n > 128) {
+            return Err(settings_err(
+                "thread_pool_size must be from 1 to 128 (thread groups)".into(),
+            ));
+        }
+        if s.thread_pool_size.is_some() && s.thread_handling != ThreadHandling::PoolOfThreads {
+            return Err(settings_err(
+                "thread_pool_size needs thread_handling = \"pool-of-threads\"".into(),
+            ));
+        }
+        if let Some(size) = &s.innodb_buffer_pool_size {
+            crate::units::parse_bytes(size).map_err(|e| {
+                settings_err(format!(
+                    "innodb_buffer_pool_size = \"{size}\": {e} (write a size such as \"256M\")"
+                ))
+            })?;
+        }
+        if s.max_connections == Some(0) {
+            return Err(settings_err("max_connections must be at least 1".into()));
+        }
+        if s.innodb_flush_log_at_trx_commit.is_some_and(|v| v > 2) {
+            return Err(settings_err(
+                "innodb_flush_log_at_trx_commit must be 0, 1 or 2".into(),
+            ));
+        }
+        if s.tables > 0 && s.table_size == 0 {
+            return Err(settings_err("table_size must be at least 1".into()));
+        }
+        for line in &s.extra {
+            let name = option_name(line);
+            if name.is_empty() || line.contains('\n') || line.trim_start().starts_with('[') {
+                return Err(settings_err(format!(
+                    "extra line `{line}` is not one `name = value` my.cnf option"
+                )));
+            }
+            if MANAGED.contains(&name.as_str()) {
+                return Err(settings_err(format!(
+                    "extra sets `{name}`, which scalelab manages itself; remove it"
+                )));
+            }
+        }
+        Ok(s)
+    }
+
+    /// The variables to read back with SHOW GLOBAL VARIABLES.
+    pub fn variable_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = [
+            "thread_handling",
+            "thread_pool_size",
+            "innodb_buffer_pool_size",
+            "max_connections",
+            "innodb_flush_log_at_trx_commit",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        names.extend(self.extra.iter().map(|l| option_name(l).replace('-', "_")));
+        names
+    }
+
+    /// The `my.cnf` for a server in `dir` on `port`.
+    pub fn render(&self, dir: &Path, port: u16, user: &str) -> String {
+        let d = dir.display();
+        let mut out = String::from("# written by scalelab\n[mysqld]\n");
+        let _ = write!(
+            out,
+            "user = {user}\ndatadir = {d}/data\nsocket = {d}/mysqld.sock\n\
+             pid-file = {d}/mysqld.pid\nlog-error = {d}/error.log\n\
+             port = {port}\nbind-address = 127.0.0.1\nskip-name-resolve\n\
+             init-file = {d}/init.sql\n",
+        );
+        let _ = writeln!(out, "thread_handling = {}", self.thread_handling.as_str());
+        let mut opt = |name: &str, v: Option<String>| {
+            if let Some(v) = v {
+                let _ = writeln!(out, "{name} = {v}");
+            }
+        };
+        opt(
+            "thread_pool_size",
+            self.thread_pool_size.map(|v| v.to_string()),
+        );
+        let pool = self.innodb_buffer_pool_size.as_deref();
+        let pool = pool.and_then(|p| crate::units::parse_bytes(p).ok());
+        opt("innodb_buffer_pool_size", pool.map(|b| b.0.to_string()));
+        opt(
+            "max_connections",
+            self.max_connections.map(|v| v.to_string()),
+        );
+        opt(
+            "innodb_flush_log_at_trx_commit",
+            self.innodb_flush_log_at_trx_commit.map(|v| v.to_string()),
+        );
+        for line in &self.extra {
+            let _ = writeln!(out, "{}", line.trim());
+        }
+        out
+    }
+}
+
+/// The option a `name = value` (or bare `name`) line sets.
+fn option_name(line: &str) -> String {
+    line.split('=')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<MariadbSettings, TargetError> {
+        MariadbSettings::parse(&text.parse().unwrap())
+    }
+
+    #[test]
+    fn settings_name_the_bad_field_and_the_fix() {
+        let e = parse("thread_handling = \"pool\"").unwrap_err().to_string();
+        assert!(e.contains("pool-of-threads"), "{e}");
+        let e = parse("thread_pool_size = 4").unwrap_err().to_string();
+        assert!(e.contains("pool-of-threads"), "{e}");
+        let e = parse("innodb_buffer_pool_size = \"lots\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("256M"), "{e}");
+        let e = parse("innodb_flush_log_at_trx_commit = 3")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("0, 1 or 2"), "{e}");
+        let e = parse("extra = [\"port = 1\"]").unwrap_err().to_string();
+        assert!(e.contains("manages"), "{e}");
+        let e = parse("thread_count = 4").unwrap_err().to_string();
+        assert!(e.contains("thread_count"), "{e}");
+    }
+
+    #[test]
+    fn config_is_private_and_on_loopback() {
+        let s = parse(
+            "thread_handling = \"pool-of-threads\"\nthread_pool_size = 2\n\
+             innodb_flush_log_at_trx_commit = 2\nextra = [\"table_open_cache = 400\"]",
+        )
+        .unwrap();
+        let cnf = s.render(Path::new("/x"), 3307, "root");
+        for line in [
+            "datadir = /x/data",
+            "bind-address = 127.0.0.1",
+            "port = 3307",
+            "thread_handling = pool-of-threads",
+            "thread_pool_size = 2",
+            "innodb_flush_log_at_trx_commit = 2",
+            "table_open_cache = 400",
+        ] {
+            assert!(cnf.contains(line), "{line} missing from\n{cnf}");
+        }
+        assert!(s.variable_names().contains(&"table_open_cache".to_string()));
+    }
+}

@@ -1,0 +1,380 @@
+//! The MySQL workload against a real MariaDB: the managed target, sysbench's
+//! dataset, counts checked against SHOW GLOBAL STATUS, oltp_read_write's
+//! effect on the data, clear errors, and a server killed mid-trial. Each
+//! test runs its own server in its own directory on its own port.
+
+use crate::support::{run, scalelab, stderr, stdout};
+use scalelab::load::mysql::client::Client;
+use scalelab::load::mysql::{MysqlDriver, MysqlSettings, MysqlUrl, ScriptKind};
+use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::placement::Placement;
+use scalelab::shutdown::Shutdown;
+use scalelab::store::{Store, TrialStatus};
+use scalelab::target::mariadb::Mariadb;
+use scalelab::target::Target;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+struct Server {
+    db: Mariadb,
+    url: String,
+    _base: tempfile::TempDir,
+}
+
+fn server(settings: &str) -> Server {
+    let base = tempfile::tempdir().unwrap();
+    let table: toml::Table = settings.parse().unwrap();
+    let mut db = Mariadb::new(&table, base.path()).unwrap();
+    let endpoint = db
+        .start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap();
+    Server {
+        db,
+        url: endpoint.uri,
+        _base: base,
+    }
+}
+
+impl Server {
+    fn client(&self) -> Client {
+        Client::connect(
+            &MysqlUrl::parse(&self.url).unwrap(),
+            Duration::from_secs(10),
+        )
+        .unwrap()
+    }
+
+    fn status(&self, name: &str) -> u64 {
+        self.client().global_status(name).unwrap()
+    }
+
+    fn run(&self, script: ScriptKind, spec: &LoadSpec) -> LoadResult {
+        let settings = MysqlSettings {
+            script,
+            ..MysqlSettings::default()
+        };
+        let driver = MysqlDriver::new(settings, &self.url).unwrap();
+        driver.run(spec, &Shutdown::new()).unwrap()
+    }
+}
+
+fn exact(connections: u32, threads: u32, transactions: u64) -> LoadSpec {
+    let mut s = LoadSpec::closed(connections, threads, Duration::ZERO);
+    s.max_requests = Some(transactions);
+    s.timeout = Duration::from_secs(10);
+    s
+}
+
+#[test]
+fn mariadb_records_version_settings_and_sysbench_dataset() {
+    let mut s = server(
+        "tables = 2\ntable_size = 500\nthread_handling = \"pool-of-threads\"\n\
+         thread_pool_size = 3\ninnodb_flush_log_at_trx_commit = 2\nextra = [\"table_open_cache = 321\"]",
+    );
+    assert!(
+        s.db.version().unwrap().contains("MariaDB"),
+        "{:?}",
+        s.db.version()
+    );
+    let eff = s.db.effective_config().unwrap();
+    for line in [
+        "# thread_handling = pool-of-threads",
+        "# thread_pool_size = 3",
+        "# innodb_flush_log_at_trx_commit = 2",
+        "# table_open_cache = 321",
+    ] {
+        assert!(eff.contains(line), "{line} not in\n{eff}");
+    }
+    let mut c = s.client();
+    for t in [1, 2] {
+        let count = c
+            .query_i64(&format!("SELECT COUNT(*) FROM sbtest{t}"))
+            .unwrap();
+        assert_eq!(count, 500);
+        let rows = c
+            .query(&format!("SELECT MIN(id), MAX(id), MIN(k), MAX(k), MIN(LENGTH(c)), MAX(LENGTH(pad)) FROM sbtest{t}"))
+            .unwrap();
+        let v: Vec<i64> = rows[0]
+            .iter()
+            .map(|x| x.clone().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!((v[0], v[1]), (1, 500), "ids 1..N as auto-increment gives");
+        assert!(v[2] >= 1 && v[3] <= 500, "k within [1, table_size]: {v:?}");
+        assert_eq!((v[4], v[5]), (119, 59), "sysbench's templates");
+        let idx = c
+            .query(&format!(
+                "SHOW INDEX FROM sbtest{t} WHERE Key_name = 'k_{t}'"
+            ))
+            .unwrap();
+        assert_eq!(idx.len(), 1, "secondary index k_{t}");
+    }
+    assert!(s.db.dataset().unwrap().bytes > 0);
+    let pid = s.db.root_pid().unwrap();
+    s.db.stop().unwrap();
+    assert!(!scalelab::target::process::is_alive(pid));
+}
+
+#[test]
+fn mariadb_counts_agree_with_show_global_status() {
+    let s = server("tables = 2\ntable_size = 1000");
+    let (commits, executes) = (s.status("Com_commit"), s.status("Com_stmt_execute"));
+    let r = s.run(ScriptKind::OltpReadOnly, &exact(4, 2, 300));
+    assert_eq!(r.requests, 300, "{:?}", r.errors);
+    assert_eq!(s.status("Com_commit") - commits, 300);
+    assert_eq!(s.status("Com_stmt_execute") - executes, 300 * 16);
+
+    let executes = s.status("Com_stmt_execute");
+    let r = s.run(
+        ScriptKind::OltpPointSelect,
+        &LoadSpec::closed(3, 1, Duration::from_secs(1)),
+    );
+    assert!(r.requests > 100, "{}", r.requests);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(s.status("Com_stmt_execute") - executes, r.requests);
+    assert!(r.latency.len() == r.requests);
+}
+
+#[test]
+fn mariadb_read_write_keeps_the_data_consistent() {
+    let s = server("tables = 2\ntable_size = 200\ninnodb_flush_log_at_trx_commit = 2");
+    let (commits, rollbacks) = (s.status("Com_commit"), s.status("Com_rollback"));
+    // A small, hot table and 8 connections: conflicts happen.
+    let r = s.run(ScriptKind::OltpReadWrite, &exact(8, 2, 800));
+    assert_eq!(r.requests, 800, "{:?} {:?}", r.errors, r.notes);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(s.status("Com_commit") - commits, 800);
+    assert_eq!(
+        s.status("Com_rollback") - rollbacks,
+        r.retries,
+        "one ROLLBACK per retry"
+    );
+    let mut c = s.client();
+    for t in [1, 2] {
+        // Every delete is followed by an insert of the same id.
+        let rows = c
+            .query(&format!(
+                "SELECT COUNT(*), COUNT(DISTINCT id), MIN(id), MAX(id) FROM sbtest{t}"
+            ))
+            .unwrap();
+        let v: Vec<i64> = rows[0]
+            .iter()
+            .map(|x| x.clone().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(v, vec![200, 200, 1, 200], "sbtest{t}");
+    }
+    let r = s.run(ScriptKind::OltpWriteOnly, &exact(2, 1, 100));
+    assert_eq!(r.requests, 100, "{:?}", r.errors);
+    let updates = s.status("Com_update");
+    let r = s.run(ScriptKind::OltpUpdateIndex, &exact(2, 1, 100));
+    assert_eq!(r.requests, 100, "{:?}", r.errors);
+    assert_eq!(s.status("Com_update") - updates, 100 + r.retries);
+}
+
+#[test]
+fn mariadb_open_loop_holds_the_rate() {
+    let s = server("tables = 1\ntable_size = 1000");
+    let mut open = LoadSpec::closed(2, 1, Duration::from_secs(2));
+    open.pacing = Pacing::Open { rate: 200.0 };
+    let r = s.run(ScriptKind::OltpPointSelect, &open);
+    assert!(r.requests <= 402 && r.requests >= 300, "{}", r.requests);
+    assert_eq!(r.target_rate, Some(200.0));
+    assert!(
+        r.notes.iter().any(|n| n.contains("schedule lag")),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[test]
+fn mariadb_cli_initializes_runs_and_explains_bad_input() {
+    let s = server("tables = 0");
+    let url = &s.url;
+    let out = run(&[
+        "load",
+        "mysql",
+        url,
+        "--init",
+        "--tables",
+        "2",
+        "--table-size",
+        "300",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["tables"], 2);
+    let out = run(&[
+        "load",
+        "mysql",
+        url,
+        "--script",
+        "oltp_read_only",
+        "-c",
+        "2",
+        "-d",
+        "1s",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    for key in [
+        "tps",
+        "qps",
+        "transactions",
+        "queries",
+        "duration_s",
+        "retries",
+        "client_cpu_s",
+        "connections_opened",
+    ] {
+        assert!(v.get(key).is_some(), "{key} missing: {v}");
+    }
+    for p in ["p50", "p90", "p99", "p999", "max"] {
+        assert!(v["latency_us"][p].as_u64().unwrap() > 0, "{v}");
+    }
+    assert_eq!(
+        v["queries"].as_u64(),
+        v["transactions"].as_u64().map(|t| t * 16)
+    );
+    let out = run(&[
+        "load",
+        "mysql",
+        url,
+        "--script",
+        "oltp_point_select",
+        "-d",
+        "500ms",
+    ]);
+    assert!(stdout(&out).contains("transactions:"), "{}", stdout(&out));
+
+    let bad = |args: &[&str], needle: &str| {
+        let out = run(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let e = stderr(&out);
+        assert!(e.contains(needle), "{args:?}: {e}");
+        assert!(!e.contains("panicked"), "{e}");
+    };
+    bad(
+        &["load", "mysql", url, "--script", "oltp_insert"],
+        "oltp_read_only",
+    );
+    let port = MysqlUrl::parse(url).unwrap().addr.port();
+    let wrong = format!("mysql://sbtest:nope@127.0.0.1:{port}/sbtest");
+    bad(
+        &["load", "mysql", &wrong, "-d", "1s"],
+        "wrong user or password",
+    );
+    let nodb = format!("mysql://sbtest:sbtest@127.0.0.1:{port}/nosuchdb");
+    bad(&["load", "mysql", &nodb, "-d", "1s"], "does not exist");
+    bad(
+        &["load", "mysql", url, "--tables", "5", "-d", "1s"],
+        "more than the schema has",
+    );
+    // Something on the port that is not MySQL.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let _ = conn.write_all(b"SSH-2.0-OpenSSH_9.2\r\n");
+        }
+    });
+    let not_mysql = format!("mysql://sbtest:sbtest@127.0.0.1:{other}/sbtest");
+    bad(
+        &["load", "mysql", &not_mysql, "-d", "1s"],
+        "does not speak the MySQL protocol",
+    );
+}
+
+#[test]
+fn mariadb_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        "name = \"it\"\n[server]\nkind = \"mariadb\"\ntables = 1\ntable_size = 1000\n\
+         [load]\nkind = \"mysql\"\nscript = \"oltp_point_select\"\ntimeout = \"2s\"\n\
+         [sweep]\nconnections = [2, 4]\n[trials]\nduration = \"6s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
+         restart = \"per_trial\"\n",
+    )
+    .unwrap();
+    let store = dir.path().join("s.sqlite");
+    let work = dir.path().join("work");
+    let child = scalelab()
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+        ])
+        .env("SCALELAB_WORKDIR", &work)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = server_under_load(&work);
+    scalelab::target::process::signal(pid, libc::SIGKILL);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    assert_eq!(data.trials.len(), 2, "the sweep went on");
+    assert_eq!(
+        data.trials[0].status,
+        TrialStatus::Failed,
+        "{:?}",
+        data.trials
+    );
+    assert!(
+        data.trials[0]
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("server died"),
+        "{:?}",
+        data.trials[0].error
+    );
+    assert_eq!(
+        data.trials[1].status,
+        TrialStatus::Ok,
+        "{:?}",
+        data.trials[1].error
+    );
+    assert!(mariadbd_pid(&work).is_none(), "no server left behind");
+}
+
+/// Waits until a managed mariadbd under `work` is executing statements;
+/// returns its PID.
+fn server_under_load(work: &std::path::Path) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        assert!(Instant::now() < deadline, "no mariadbd under load");
+        std::thread::sleep(Duration::from_millis(50));
+        let (Some(pid), Some(port)) = (mariadbd_pid(work), mariadbd_port(work)) else {
+            continue;
+        };
+        let url = format!("mysql://sbtest:sbtest@127.0.0.1:{port}/sbtest");
+        let executed = Client::connect(&MysqlUrl::parse(&url).unwrap(), Duration::from_secs(1))
+            .and_then(|mut c| c.global_status("Com_stmt_execute"));
+        if executed.is_ok_and(|n| n > 0) {
+            return pid;
+        }
+    }
+}
+
+fn mariadbd_port(work: &std::path::Path) -> Option<u16> {
+    std::fs::read_dir(work).ok()?.flatten().find_map(|e| {
+        let cnf = std::fs::read_to_string(e.path().join("my.cnf")).ok()?;
+        cnf.lines()
+            .find_map(|l| l.strip_prefix("port = "))
+            .and_then(|p| p.trim().parse().ok())
+    })
+}
+
+/// The PID in the first `mariadb-*/mysqld.pid` under `work`, if alive.
+fn mariadbd_pid(work: &std::path::Path) -> Option<u32> {
+    std::fs::read_dir(work).ok()?.flatten().find_map(|e| {
+        let text = std::fs::read_to_string(e.path().join("mysqld.pid")).ok()?;
+        let pid: u32 = text.trim().parse().ok()?;
+        scalelab::target::process::is_alive(pid).then_some(pid)
+    })
+}
