@@ -228,7 +228,7 @@ impl Driver for DnsDriver {
         let cpu_before = super::process_cpu();
         let started = Instant::now();
         let mut total: Option<Tally> = None;
-        for outcome in run_workers(&plans, shutdown) {
+        for outcome in super::run_threads("dns", &plans, |plan| worker::run(plan, shutdown)) {
             let t = outcome?;
             match &mut total {
                 Some(acc) => acc.merge(&t),
@@ -243,29 +243,6 @@ impl Driver for DnsDriver {
         }
         Ok(result)
     }
-}
-
-fn run_workers(plans: &[worker::Plan], shutdown: &Shutdown) -> Vec<Result<Tally, LoadError>> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = plans
-            .iter()
-            .map(|plan| {
-                std::thread::Builder::new()
-                    .name("scalelab-dns".into())
-                    .spawn_scoped(s, move || worker::run(plan, shutdown))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => h
-                    .join()
-                    .map_err(|_| LoadError::Setup("a DNS load thread panicked".into()))?
-                    .map_err(LoadError::Io),
-                Err(e) => Err(LoadError::Io(e)),
-            })
-            .collect()
-    })
 }
 
 /// Turns the merged tally into the run's result.

@@ -3,6 +3,7 @@
 //! names with a heavy-tailed (Zipf) popularity, deterministic per seed.
 
 use super::names;
+use crate::analysis::bootstrap::SplitMix64;
 use hickory_proto::rr::{Name, RecordType};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -178,25 +179,6 @@ fn scatter(rank: u32, n: u32) -> u32 {
         if x < n as u64 {
             return x as u32;
         }
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, and its output for a seed
-/// never changes with a dependency's version.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
