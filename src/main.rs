@@ -35,7 +35,7 @@ fn main() {
             for cause in err.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            2
+            cli::exit::ERROR
         }
     });
 }
@@ -48,7 +48,7 @@ fn run() -> anyhow::Result<i32> {
     // a second one exits at once.
     ctrlc::set_handler(move || {
         if on_signal.is_triggered() {
-            std::process::exit(130);
+            std::process::exit(cli::exit::INTERRUPTED);
         }
         eprintln!("\ninterrupted: stopping servers and saving what was measured...");
         on_signal.trigger();

@@ -79,8 +79,12 @@ impl Netns {
     }
 
     /// Network interfaces inside the namespace with their packet counters.
-    pub fn interfaces(&self) -> Vec<Interface> {
-        interfaces_of(&self.name)
+    pub fn interfaces(&self) -> Vec<crate::probe::netdev::NetCounters> {
+        crate::probe::netns::in_netns(&self.name, || {
+            let text = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
+            Ok(crate::probe::netdev::parse_net_dev(&text))
+        })
+        .unwrap_or_default()
     }
 }
 
@@ -90,56 +94,13 @@ impl Drop for Netns {
     }
 }
 
-/// One interface's name and packet counters (from `/sys/class/net`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Interface {
-    pub name: String,
-    pub tx_packets: u64,
-    pub rx_packets: u64,
-}
-
-/// Interfaces of namespace `name`, read from inside it by a helper thread.
-pub fn interfaces_of(name: &str) -> Vec<Interface> {
-    let name = name.to_string();
-    std::thread::spawn(move || {
-        if enter(&name).is_err() {
-            return Vec::new();
-        }
-        // /sys shows the mounting namespace's devices; /proc/self/net/dev
-        // follows the calling thread's namespace.
-        let text = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
-        text.lines().skip(2).filter_map(parse_dev_line).collect()
-    })
-    .join()
-    .unwrap_or_default()
-}
-
-/// Parses one `/proc/net/dev` line: `name: rx_bytes rx_packets ... tx_bytes tx_packets ...`.
-fn parse_dev_line(line: &str) -> Option<Interface> {
-    let (name, rest) = line.split_once(':')?;
-    let f: Vec<u64> = rest
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    Some(Interface {
-        name: name.trim().to_string(),
-        rx_packets: *f.get(1)?,
-        tx_packets: *f.get(9)?,
-    })
-}
-
 /// Moves the calling thread into namespace `name` (sockets it opens
 /// afterwards live there).
 pub fn enter(name: &str) -> Result<(), NetnsError> {
-    let fd = open(name)?;
-    // SAFETY: setns affects only the calling thread's network namespace.
-    if unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(NetnsError::Enter {
-            name: name.into(),
-            source: std::io::Error::last_os_error(),
-        });
-    }
-    Ok(())
+    crate::probe::netns::join(name).map_err(|e| NetnsError::Enter {
+        name: name.into(),
+        source: std::io::Error::other(e.to_string()),
+    })
 }
 
 /// Whether the calling thread runs in a network namespace other than the
@@ -261,15 +222,5 @@ mod tests {
         assert_eq!(owner_pid("scalelab-dns-lab-77-3"), Some(77));
         assert_eq!(owner_pid("other-1234-0"), None);
         assert_eq!(owner_pid("scalelab-dns"), None);
-    }
-
-    #[test]
-    fn dev_lines_parse() {
-        let l = "    lo:  1000      10    0    0    0     0          0         0     1000      12    0    0    0     0       0          0";
-        let i = parse_dev_line(l).unwrap();
-        assert_eq!(
-            (i.name.as_str(), i.rx_packets, i.tx_packets),
-            ("lo", 10, 12)
-        );
     }
 }

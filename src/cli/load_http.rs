@@ -104,7 +104,7 @@ pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     } else {
         print_text(&spec, &result, a.latency);
     }
-    Ok(0)
+    Ok(super::exit::for_load(result.requests, shutdown))
 }
 
 fn json(driver: &HttpDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {

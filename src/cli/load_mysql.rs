@@ -74,7 +74,7 @@ pub fn run(a: &LoadMysqlArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     } else {
         print_summary(a, &opts, &spec, &result);
     }
-    Ok(if result.requests == 0 { 1 } else { 0 })
+    Ok(super::exit::for_load(result.requests, shutdown))
 }
 
 fn spec(a: &LoadMysqlArgs) -> LoadSpec {

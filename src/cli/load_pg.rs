@@ -80,7 +80,7 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     } else {
         print_summary(a, scale, &result);
     }
-    Ok(if result.requests == 0 { 1 } else { 0 })
+    Ok(super::exit::for_load(result.requests, shutdown))
 }
 
 /// The load shape the arguments ask for (checked by `LoadSpec::validate`).

@@ -3,7 +3,9 @@
 
 pub mod compare;
 pub mod doctor;
+pub mod exit;
 pub mod load_dns;
+pub mod load_forward;
 pub mod load_http;
 pub mod load_mysql;
 pub mod load_pg;
@@ -22,7 +24,8 @@ pub const DEFAULT_STORE: &str = "scalelab.sqlite";
 #[command(
     name = "scalelab",
     version,
-    about = "Measure how servers and the systems under them scale."
+    about = "Measure how servers and the systems under them scale.",
+    after_help = exit::HELP
 )]
 pub struct Cli {
     /// SQLite store holding every run and trial [env: SCALELAB_STORE]
@@ -77,6 +80,9 @@ pub enum LoadCommand {
     Pg(load_pg::LoadPgArgs),
     /// DNS over UDP, like dnsperf (-q, -Q) or resperf (--ramp).
     Dns(load_dns::LoadDnsArgs),
+    /// IPv4 forwarding through a lab router (A - R - B namespaces): the
+    /// RFC 2544 zero-loss throughput search.
+    Forward(load_forward::LoadForwardArgs),
     /// MySQL/MariaDB load with sysbench's OLTP scripts.
     Mysql(load_mysql::LoadMysqlArgs),
 }
@@ -95,12 +101,13 @@ impl Cli {
 pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
     let store = cli.store_path();
     match &cli.command {
-        Command::Run(a) => run::run(a, &store, shutdown),
+        Command::Run(a) => run::run(a, &store, cli.store.is_some(), shutdown),
         Command::Load(LoadCommand::Http(a)) => load_http::run(a, shutdown),
         Command::Load(LoadCommand::Pg(a)) => load_pg::run(a, shutdown),
         Command::Load(LoadCommand::Dns(a)) => load_dns::run(a, shutdown),
         Command::Dns(DnsCommand::Queries(a)) => load_dns::queries(a),
         Command::Dns(DnsCommand::Lab(a)) => load_dns::lab(a, shutdown),
+        Command::Load(LoadCommand::Forward(a)) => load_forward::run(a, shutdown),
         Command::Load(LoadCommand::Mysql(a)) => load_mysql::run(a, shutdown),
         Command::Report(a) => report::report(a, &store),
         Command::Export(a) => report::export(a, &store),

@@ -38,13 +38,7 @@ pub fn default_html_path(run_id: i64) -> PathBuf {
 
 /// Opens an existing store; a missing file is an error, not a new store.
 pub fn open_existing(store: &Path) -> anyhow::Result<Store> {
-    if !store.exists() {
-        anyhow::bail!(
-            "no store at {}; run an experiment first or pass --store PATH",
-            store.display()
-        );
-    }
-    Ok(Store::open(store)?)
+    Ok(Store::open_existing(store)?)
 }
 
 pub fn report(a: &ReportArgs, store: &Path) -> anyhow::Result<i32> {
@@ -83,7 +77,7 @@ pub fn list(store: &Path) -> anyhow::Result<i32> {
         return Ok(0);
     }
     outln!(
-        "{:>4}  {:<24} {:<12} {:>6} {:>7}  {:<20} server",
+        "{:>4}  {:<24} {:<23} {:>6} {:>7}  {:<20} server",
         "id",
         "name",
         "status",
@@ -93,10 +87,10 @@ pub fn list(store: &Path) -> anyhow::Result<i32> {
     );
     for r in runs {
         outln!(
-            "{:>4}  {:<24} {:<12} {:>6} {:>7}  {:<20} {}",
+            "{:>4}  {:<24} {:<23} {:>6} {:>7}  {:<20} {}",
             r.run.id,
             r.run.name,
-            r.run.status,
+            r.shown_status(),
             r.trials_ok,
             r.trials_failed,
             utc(r.run.started_at),

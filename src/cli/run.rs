@@ -5,7 +5,7 @@ use anyhow::Context;
 use scalelab::runner::{self, RunOptions};
 use scalelab::shutdown::Shutdown;
 use scalelab::spec::Experiment;
-use scalelab::store::Store;
+use scalelab::store::{Store, TrialStatus};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -24,7 +24,14 @@ pub struct RunArgs {
     pub output: Option<PathBuf>,
 }
 
-pub fn run(a: &RunArgs, store_path: &Path, shutdown: &Shutdown) -> anyhow::Result<i32> {
+/// Runs the experiment; `store_given` says whether `--store` was passed
+/// (then the resume hint repeats it).
+pub fn run(
+    a: &RunArgs,
+    store_path: &Path,
+    store_given: bool,
+    shutdown: &Shutdown,
+) -> anyhow::Result<i32> {
     let exp = Experiment::load(&a.experiment, a.quick)?;
     let mut store = Store::open(store_path)?;
     let points = exp.points().len();
@@ -64,13 +71,40 @@ pub fn run(a: &RunArgs, store_path: &Path, shutdown: &Shutdown) -> anyhow::Resul
     );
     outln!("report: {}", html.display());
     if summary.interrupted {
+        let store = if store_given {
+            format!("--store {} ", shell_word(&store_path.display().to_string()))
+        } else {
+            String::new()
+        };
         eprintln!(
-            "interrupted: every finished trial is stored; continue with\n  scalelab run {} --resume {}{}",
-            a.experiment.display(),
+            "interrupted: every finished trial is stored; continue with\n  scalelab {store}run {} --resume {}{}",
+            shell_word(&a.experiment.display().to_string()),
             summary.run_id,
             if a.quick { " --quick" } else { "" }
         );
-        return Ok(130);
+        return Ok(super::exit::INTERRUPTED);
     }
-    Ok(0)
+    let ok = data
+        .trials
+        .iter()
+        .filter(|t| t.status == TrialStatus::Ok)
+        .count();
+    let code = super::exit::for_trials(ok, data.trials.len() - ok);
+    if code == super::exit::NOTHING_MEASURED {
+        eprintln!(
+            "nothing was measured: every trial of run {} failed",
+            summary.run_id
+        );
+    }
+    Ok(code)
+}
+
+/// `word` as one shell word: quoted when it holds anything but safe characters.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }

@@ -32,6 +32,11 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         paths: &["/usr/bin/dnsperf"],
     },
     Requirement {
+        what: "iperf3 (bench/forward-vs-iperf3.sh)",
+        package: "iperf3",
+        paths: &["/usr/bin/iperf3"],
+    },
+    Requirement {
         what: "sysbench (bench/mysql-vs-sysbench.sh)",
         package: "sysbench",
         paths: &["/usr/bin/sysbench"],

@@ -13,6 +13,7 @@
 pub mod dns;
 #[cfg(test)]
 mod fake;
+pub mod forward;
 pub mod http;
 mod kind;
 pub mod mysql;
@@ -29,6 +30,7 @@ pub const KINDS: &[&LoadKind] = &[
     &pg::LOAD_KIND,
     &mysql::LOAD_KIND,
     &dns::LOAD_KIND,
+    &forward::LOAD_KIND,
     #[cfg(test)]
     &fake::LOAD_KIND,
 ];

@@ -161,6 +161,8 @@ pub struct LoadResult {
     pub notes: Vec<String>,
     /// Datagram drivers' extra counts (`None` for connection protocols).
     pub datagrams: Option<Datagrams>,
+    /// The forwarding search's steps and kernel counters (`forward` load).
+    pub forward: Option<Box<crate::load::forward::ForwardReport>>,
 }
 
 impl Default for LoadResult {
@@ -184,6 +186,7 @@ impl LoadResult {
             target_rate: None,
             notes: Vec::new(),
             datagrams: None,
+            forward: None,
         }
     }
 
@@ -219,6 +222,9 @@ impl LoadResult {
         self.client_cpu = CpuSeconds(self.client_cpu.0.max(o.client_cpu.0));
         self.connections_opened += o.connections_opened;
         self.target_rate = self.target_rate.or(o.target_rate);
+        if self.forward.is_none() {
+            self.forward.clone_from(&o.forward);
+        }
         for n in &o.notes {
             if !self.notes.contains(n) {
                 self.notes.push(n.clone());

@@ -24,6 +24,7 @@ pub mod fingerprint;
 pub mod freq;
 pub mod loadavg;
 pub mod netdev;
+pub mod netns;
 pub mod own;
 pub mod process;
 pub mod sampler;

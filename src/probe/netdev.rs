@@ -11,10 +11,15 @@ pub struct NetCounters {
     pub rx_packets: u64,
     pub tx_bytes: u64,
     pub tx_packets: u64,
+    /// Packets the interface dropped on receive (`ip -s link` RX dropped).
+    pub rx_dropped: u64,
+    /// Packets the interface dropped on transmit (`ip -s link` TX dropped).
+    pub tx_dropped: u64,
 }
 
 /// Parses the table: two header lines, then `iface: rx_bytes rx_packets
-/// errs drop fifo frame compressed multicast tx_bytes tx_packets ...`.
+/// errs drop fifo frame compressed multicast tx_bytes tx_packets errs
+/// drop ...`.
 pub fn parse_net_dev(text: &str) -> Vec<NetCounters> {
     text.lines()
         .filter_map(|line| {
@@ -32,6 +37,8 @@ pub fn parse_net_dev(text: &str) -> Vec<NetCounters> {
                 rx_packets: v[1],
                 tx_bytes: v[8],
                 tx_packets: v[9],
+                rx_dropped: v[3],
+                tx_dropped: v[11],
             })
         })
         .collect()

@@ -12,11 +12,11 @@ mod trial;
 
 use crate::shutdown::Shutdown;
 use crate::spec::Experiment;
-use crate::store::{NewRun, Point, Store, StoreError, TrialStatus};
+use crate::store::{NewRun, Point, RunEvent, RunEventKind, Store, StoreError, TrialStatus};
 use progress::Progress;
 use servers::Servers;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trial::{run_trial, TrialCtx};
 
@@ -28,6 +28,15 @@ pub enum RunError {
     Spec(String),
     #[error("run {run} was made from a different experiment ({theirs}); resume it with that file")]
     ResumeMismatch { run: i64, theirs: String },
+    #[error("cannot resume run {run}: the experiment changed in ways that change the measurement:\n  {changes}\nresume with the recipe (and --quick setting) the run was made with, or start a new run")]
+    RecipeChanged { run: i64, changes: String },
+    #[error("cannot read the experiment stored with run {run}: {message}")]
+    StoredRecipe { run: i64, message: String },
+    #[error("system `{system}`: {reason}")]
+    PortBusy {
+        system: String,
+        reason: crate::target::ports::PortError,
+    },
 }
 
 pub struct RunOptions {
@@ -70,7 +79,22 @@ pub fn run(
     opts: &RunOptions,
     shutdown: &Shutdown,
 ) -> Result<RunSummary, RunError> {
+    check_fixed_ports(exp, &opts.base_dir)?;
     let run_id = open_run(exp, store, opts.resume)?;
+    let result = sweep(exp, store, run_id, opts, shutdown);
+    // The lease only speeds up `list`; a stale one is taken over anyway.
+    let _ = store.release_lease(run_id);
+    result
+}
+
+/// Runs every point of an opened run.
+fn sweep(
+    exp: &Experiment,
+    store: &mut Store,
+    run_id: i64,
+    opts: &RunOptions,
+    shutdown: &Shutdown,
+) -> Result<RunSummary, RunError> {
     let points = exp.points();
     let mut states = existing_trials(exp, store, run_id, &points)?;
     let expected = (points.len() * exp.systems.len()) as u64 * exp.trials.min_trials as u64;
@@ -149,7 +173,9 @@ fn run_point(
                 cx.exp.systems[system].label,
                 point.label()
             ));
-            let mut outcome = run_trial(cx, system, point, round)?;
+            let Some(mut outcome) = run_trial(cx, system, point, round)? else {
+                return Ok(None); // interrupted: not stored, resume runs it again
+            };
             summary.trials_run += 1;
             if outcome.status == TrialStatus::Failed {
                 summary.trials_failed += 1;
@@ -193,18 +219,87 @@ fn stop_reason(
     }
 }
 
+/// Refuses a sweep whose server settings fix a loopback port that something
+/// else already holds: every trial would fail the same way.
+fn check_fixed_ports(exp: &Experiment, base_dir: &std::path::Path) -> Result<(), RunError> {
+    let mut checked = Vec::new();
+    for point in exp.points() {
+        for (system, sys) in exp.systems.iter().enumerate() {
+            let resolved = crate::spec::sweep::resolve(exp, system, &point)
+                .map_err(|(f, m)| RunError::Spec(format!("{f}: {m}")))?;
+            let target =
+                crate::target::build(&resolved.server.kind, &resolved.server.settings, base_dir)
+                    .map_err(|e| RunError::Spec(e.to_string()))?;
+            let Some(port) = target.fixed_port() else {
+                continue;
+            };
+            if !checked.contains(&port) {
+                checked.push(port);
+                crate::target::ports::ensure_free(port).map_err(|reason| RunError::PortBusy {
+                    system: sys.label.clone(),
+                    reason,
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Opens the run (a new one, or the one to resume) and takes its lease.
 fn open_run(exp: &Experiment, store: &mut Store, resume: Option<i64>) -> Result<i64, RunError> {
     if let Some(id) = resume {
-        let run = store.run(id)?;
-        if run.name != exp.name {
-            return Err(RunError::ResumeMismatch {
-                run: id,
-                theirs: run.experiment_path,
-            });
-        }
+        check_resumable(exp, store, id)?;
+        store.acquire_lease(id)?;
+        store.record_event(
+            id,
+            &RunEvent {
+                at: crate::store::write::now(),
+                kind: RunEventKind::Resumed,
+                system: None,
+                point_index: None,
+                trial: None,
+                detail: format!("resumed by PID {}", std::process::id()),
+            },
+        )?;
         store.set_run_status(id, "running")?;
         return Ok(id);
     }
+    let id = create_run(exp, store)?;
+    store.acquire_lease(id)?;
+    Ok(id)
+}
+
+/// Whether `exp` may continue run `id`: same experiment, and no difference
+/// that changes the measurement (see [`crate::spec::diff`]).
+fn check_resumable(exp: &Experiment, store: &Store, id: i64) -> Result<(), RunError> {
+    let run = store.run(id)?;
+    if run.name != exp.name {
+        return Err(RunError::ResumeMismatch {
+            run: id,
+            theirs: run.experiment_path,
+        });
+    }
+    let stored = Experiment::parse(
+        Path::new(&run.experiment_path),
+        &run.experiment,
+        store.run_quick(id)?,
+    )
+    .map_err(|e| RunError::StoredRecipe {
+        run: id,
+        message: e.to_string(),
+    })?;
+    let changes = crate::spec::diff::measurement_changes(&stored, exp);
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let changes: Vec<String> = changes.iter().map(ToString::to_string).collect();
+    Err(RunError::RecipeChanged {
+        run: id,
+        changes: changes.join("\n  "),
+    })
+}
+
+fn create_run(exp: &Experiment, store: &mut Store) -> Result<i64, RunError> {
     let env = serde_json::to_value(crate::probe::capture()).unwrap_or_default();
     Ok(store.create_run(&NewRun {
         name: &exp.name,

@@ -7,7 +7,7 @@ use crate::load::{self, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
 use crate::spec::sweep::{resolve, Resolved};
 use crate::spec::Experiment;
-use crate::store::{Measurement, NewTrial, Point, Store, TrialStatus};
+use crate::store::{Measurement, NewTrial, Point, RunEvent, RunEventKind, Store, TrialStatus};
 use std::path::Path;
 
 /// What the runner needs to know about a finished trial.
@@ -35,18 +35,26 @@ struct Measured {
     client_cpus: usize,
 }
 
+/// Runs and stores one trial. `None`: SIGINT or SIGTERM arrived while it
+/// ran; nothing is stored as a trial (a shortened window is not a
+/// measurement), the interruption is recorded as a run event, and
+/// `--resume` runs the trial again.
 pub fn run_trial(
     cx: &mut TrialCtx,
     system: usize,
     point: &Point,
     trial: u32,
-) -> Result<Outcome, RunError> {
+) -> Result<Option<Outcome>, RunError> {
     let label = cx.exp.systems[system].label.clone();
     let started_at = crate::store::write::now();
     let resolved =
         resolve(cx.exp, system, point).map_err(|(f, m)| RunError::Spec(format!("{f}: {m}")))?;
     let mut context = serde_json::json!({});
     let measured = measure(cx, system, point, &resolved, &mut context);
+    if cx.shutdown.is_triggered() {
+        record_interruption(cx, &label, point, trial, &measured)?;
+        return Ok(None);
+    }
     let (status, error, measurement, histogram, timeline, probe) = match measured {
         Err(reason) => (
             TrialStatus::Failed,
@@ -61,6 +69,9 @@ pub fn run_trial(
             let bound = client_bound(&m);
             if let Some(d) = &m.result.datagrams {
                 context["datagrams"] = serde_json::to_value(d).unwrap_or_default();
+            }
+            if let Some(f) = &m.result.forward {
+                context["forward"] = serde_json::to_value(f).unwrap_or_default();
             }
             context["client_bound"] = bound.is_some().into();
             if let Some(reason) = bound {
@@ -117,12 +128,42 @@ pub fn run_trial(
         &context,
     );
     let server_version = context["server_version"].as_str().map(str::to_string);
-    Ok(Outcome {
+    Ok(Some(Outcome {
         status,
         throughput,
         line,
         server_version,
-    })
+    }))
+}
+
+/// Records that `trial` was interrupted, and how far it had got.
+fn record_interruption(
+    cx: &mut TrialCtx,
+    system: &str,
+    point: &Point,
+    trial: u32,
+    measured: &Result<Measured, String>,
+) -> Result<(), RunError> {
+    let window = crate::units::format_duration(cx.exp.trials.duration);
+    let detail = match measured {
+        Ok(m) => format!(
+            "interrupted {:.2}s into the {window} measured window; the trial was discarded",
+            m.result.elapsed.as_secs_f64()
+        ),
+        Err(e) => format!("interrupted before the measured window ({e}); the trial was discarded"),
+    };
+    cx.store.record_event(
+        cx.run_id,
+        &RunEvent {
+            at: crate::store::write::now(),
+            kind: RunEventKind::TrialInterrupted,
+            system: Some(system.to_string()),
+            point_index: Some(point.index),
+            trial: Some(trial),
+            detail,
+        },
+    )?;
+    Ok(())
 }
 
 /// Starts what is needed and runs warmup plus the measured window. An `Err`
@@ -154,6 +195,9 @@ fn measure(
     if let Some(v) = server.target.version() {
         context["server_version"] = v.into();
     }
+    if let Some(d) = server.target.describe() {
+        context["server_settings"] = d;
+    }
     let client_cpus = server.placement.client_cpus();
     let spec = load_spec(cx.exp, resolved, client_cpus.clone());
     context["load"] = serde_json::json!({
@@ -177,6 +221,9 @@ fn measure(
         driver
             .run(&warm, cx.shutdown)
             .map_err(|e| format!("warmup failed: {e}"))?;
+        if cx.shutdown.is_triggered() {
+            return Err("during warmup".into());
+        }
     }
     let sampler = crate::probe::Sampler::start(
         crate::probe::SamplerConfig {
@@ -235,6 +282,12 @@ fn client_bound(m: &Measured) -> Option<String> {
     let r = &m.result;
     if let Some(lag) = r.datagrams.as_ref().and_then(|d| d.fell_behind.clone()) {
         return Some(lag);
+    }
+    if let Some(f) = &r.forward {
+        // The search checked every step's sent rate against its offered one.
+        return f.client_bound.then(|| {
+            "the packet generator could not offer more than the router forwarded".to_string()
+        });
     }
     let by_cpu =
         crate::probe::client_bound_reason(r.client_cpu.0, r.elapsed.as_secs_f64(), m.client_cpus);

@@ -5,6 +5,7 @@
 //! [`Experiment`]; every error names the file, the line, the field and the
 //! fix ([`SpecError`]).
 
+pub mod diff;
 pub mod error;
 #[cfg(test)]
 mod fuzz;

@@ -9,7 +9,8 @@ use rusqlite::{params, Connection};
 pub const LATEST: i64 = 1 + MIGRATIONS.len() as i64;
 
 /// `MIGRATIONS[i]` upgrades a store from version `i + 1` to `i + 2`.
-const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[v2_run_kind_and_noise];
+const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] =
+    &[v2_run_kind_and_noise, v3_run_events_and_leases];
 
 /// Brings the store up to [`LATEST`] and returns the version it had (0: an
 /// empty file). All steps run in one `BEGIN IMMEDIATE` transaction that
@@ -75,4 +76,11 @@ fn v2_run_kind_and_noise(conn: &Connection) -> rusqlite::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Version 3: `run_events` (a trial interrupted by SIGINT/SIGTERM is an
+/// event, not a trial; resumes) and `run_leases` (which live scalelab
+/// process runs a run). New tables only; old runs have no events or leases.
+fn v3_run_events_and_leases(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(include_str!("migrate_v3.sql"))
 }

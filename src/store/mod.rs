@@ -2,11 +2,16 @@
 //! it ends, so a killed run keeps everything measured before it. The schema
 //! is in `schema.sql` and documented in `docs/store-schema.md`.
 
+pub mod events;
+pub mod lease;
 pub mod model;
 mod read;
 pub mod write;
 
+pub use events::{RunEvent, RunEventKind};
+pub use lease::Owner;
 pub use model::*;
+pub use read::RunListing;
 pub use write::{NewRun, NewTrial};
 
 use rusqlite::Connection;
@@ -27,6 +32,10 @@ pub enum StoreError {
     },
     #[error("the store {path} has schema version {found}, newer than this scalelab reads ({SCHEMA_VERSION}); use a newer scalelab or a new --store path")]
     Version { path: PathBuf, found: i64 },
+    #[error("no store at {0}; run an experiment first, or pass the right --store PATH")]
+    Missing(PathBuf),
+    #[error("run {run} is being run right now by scalelab PID {pid}; wait for it to finish or stop it (kill {pid}) before resuming")]
+    RunBusy { run: i64, pid: u32 },
     #[error("no run `{0}` in the store; `scalelab list` shows the runs")]
     NoSuchRun(String),
     #[error(
@@ -45,6 +54,15 @@ pub struct Store {
 }
 
 impl Store {
+    /// Opens an existing store; a missing file is [`StoreError::Missing`]
+    /// (only `run` and `load` create stores).
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing(path.to_path_buf()));
+        }
+        Self::open(path)
+    }
+
     /// Opens (creating if needed) the store at `path`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -167,6 +185,42 @@ mod tests {
         assert_eq!(data.systems(), vec!["a", "b"]);
         let listing = store.list_runs().unwrap();
         assert_eq!((listing[0].trials_ok, listing[0].trials_failed), (1, 1));
+    }
+
+    #[test]
+    fn a_version_1_store_is_migrated_and_keeps_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(include_str!("schema.sql")).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute(
+                "INSERT INTO runs (name, started_at, status, experiment, experiment_path, environment, scalelab_version)
+                 VALUES ('old', 1, 'finished', '', 'old.toml', '{}', '0.1.0')",
+                [],
+            )
+            .unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        let version: i64 = store
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        assert_eq!(store.list_runs().unwrap()[0].run.name, "old");
+        store.acquire_lease(1).unwrap();
+        assert!(store.live_owner(1).unwrap().is_some());
+        assert!(store.run_events(1).unwrap().is_empty());
+    }
+
+    #[test]
+    fn missing_stores_are_not_created_by_open_existing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("typo.sqlite");
+        let err = Store::open_existing(&path).err().unwrap().to_string();
+        assert!(err.contains(&path.display().to_string()), "{err}");
+        assert!(!path.exists());
     }
 
     #[test]

@@ -11,6 +11,20 @@ pub struct RunListing {
     pub run: Run,
     pub trials_ok: u64,
     pub trials_failed: u64,
+    /// A live scalelab process holds the run's lease.
+    pub owner_alive: bool,
+}
+
+impl RunListing {
+    /// The status a user should see: a `running` run whose owner is gone
+    /// was killed, and like an interrupted one it can be resumed.
+    pub fn shown_status(&self) -> String {
+        match self.run.status.as_str() {
+            "running" if self.owner_alive => "running".into(),
+            "running" | "interrupted" => "interrupted (resumable)".into(),
+            other => other.into(),
+        }
+    }
 }
 
 const RUN_COLUMNS: &str = "id, name, description, started_at, finished_at, status, experiment,
@@ -70,6 +84,13 @@ impl Store {
             .ok_or(StoreError::NoSuchRun(id.to_string()))
     }
 
+    /// Whether the run was made with `--quick`.
+    pub fn run_quick(&self, id: i64) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT quick FROM runs WHERE id = ?1", [id], |r| r.get(0))?)
+    }
+
     /// A run and all its trials, in the order they ran.
     pub fn load_run(&self, selector: &str) -> Result<RunData, StoreError> {
         let id = self.resolve_run(selector)?;
@@ -107,7 +128,8 @@ impl Store {
                     [run.id],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )?;
-                Ok(RunListing { run, trials_ok: ok as u64, trials_failed: failed as u64 })
+                let owner_alive = self.live_owner(run.id)?.is_some();
+                Ok(RunListing { run, trials_ok: ok as u64, trials_failed: failed as u64, owner_alive })
             })
             .collect()
     }

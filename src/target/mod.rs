@@ -25,6 +25,8 @@ pub mod nginx;
 pub mod ports;
 pub mod postgres;
 pub mod process;
+pub mod router;
+pub mod rundir;
 
 pub use kind::ServerKind;
 
@@ -39,6 +41,7 @@ pub const KINDS: &[&ServerKind] = &[
     &dns::unbound::SERVER_KIND,
     &dns::bind::SERVER_KIND,
     &dns::resolver::SERVER_KIND,
+    &router::SERVER_KIND,
     #[cfg(test)]
     &fake::SERVER_KIND,
 ];
@@ -138,6 +141,16 @@ pub trait Target: Send {
     fn effective_config(&self) -> Option<String>;
     /// The loaded dataset, if the target has one.
     fn dataset(&self) -> Option<DatasetInfo> {
+        None
+    }
+    /// Settings worth recording with every trial beyond the version and
+    /// config (the router's lab: queues, RPS, firewall, namespaces).
+    fn describe(&self) -> Option<serde_json::Value> {
+        None
+    }
+    /// The loopback port the settings fix, if any (`None`: a free port is
+    /// picked at start). The runner refuses a busy fixed port before a sweep.
+    fn fixed_port(&self) -> Option<u16> {
         None
     }
 }

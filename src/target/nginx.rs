@@ -250,10 +250,7 @@ impl Nginx {
 
     /// Creates the run directory with config, temp dirs and static files.
     fn prepare(&mut self, port: u16) -> Result<PathBuf, TargetError> {
-        std::fs::create_dir_all(&self.base_dir).map_err(|e| TargetError::io(&self.base_dir, e))?;
-        let dir = tempfile::Builder::new()
-            .prefix("nginx-")
-            .tempdir_in(&self.base_dir)
+        let dir = super::rundir::create(&self.base_dir, "nginx-")
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
         for sub in ["html", "tmp"] {
@@ -318,6 +315,10 @@ fn answers(port: u16) -> bool {
 impl Target for Nginx {
     fn kind(&self) -> &'static str {
         KIND
+    }
+
+    fn fixed_port(&self) -> Option<u16> {
+        self.settings.port
     }
 
     fn start(

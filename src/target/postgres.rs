@@ -496,6 +496,10 @@ impl Target for Postgres {
         KIND
     }
 
+    fn fixed_port(&self) -> Option<u16> {
+        self.settings.port
+    }
+
     fn start(
         &mut self,
         placement: &Placement,

@@ -65,7 +65,7 @@ fn exact(n: u64) -> LoadSpec {
 /// namespace's counters show the lab's own traffic stayed on `lo`.
 fn assert_only_lo(lab: &DnsLab) {
     let ifs = lab.netns().unwrap().interfaces();
-    let names: Vec<&str> = ifs.iter().map(|i| i.name.as_str()).collect();
+    let names: Vec<&str> = ifs.iter().map(|i| i.iface.as_str()).collect();
     assert_eq!(names, vec!["lo"], "the lab holds only lo");
     assert!(ifs[0].tx_packets > 0, "the lab's traffic went over lo");
 }

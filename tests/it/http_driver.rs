@@ -474,8 +474,10 @@ fn ephemeral_port_exhaustion_is_reported_and_source_addrs_cures_it() {
             .args(extra)
             .output()
             .unwrap();
+        // 4: no request completed (the listener never accepts); the JSON
+        // with the error counts is printed either way.
         assert!(
-            out.status.success(),
+            matches!(out.status.code(), Some(0 | 4)),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );

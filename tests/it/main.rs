@@ -4,6 +4,7 @@
 mod analysis;
 mod dns;
 mod doctor;
+mod exit_codes;
 mod http_driver;
 mod lifecycle;
 mod mysql;
@@ -11,6 +12,8 @@ mod nginx;
 mod postgres;
 mod probe;
 mod report;
+mod resume;
+mod router;
 mod runner;
 mod spec_errors;
 mod store_compat;

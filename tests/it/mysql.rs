@@ -315,7 +315,12 @@ fn mariadb_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
     let pid = server_under_load(&work);
     scalelab::target::process::signal(pid, libc::SIGKILL);
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "some trials failed: {}",
+        stderr(&out)
+    );
     let data = Store::open(&store).unwrap().load_run("latest").unwrap();
     assert_eq!(data.trials.len(), 2, "the sweep went on");
     assert_eq!(

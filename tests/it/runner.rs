@@ -1,37 +1,26 @@
 //! The runner end to end with the real binary and a real nginx: stored
 //! trials, a run killed and resumed, a server killed mid-trial.
 
-use crate::support::{scalelab, stderr};
+use crate::support::run::{count_trials, nginx_pid, Lab};
+use crate::support::stderr;
 use scalelab::store::{Store, TrialStatus};
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn experiment(dir: &Path, body: &str) -> std::path::PathBuf {
-    let text = format!(
-        "name = \"it\"\n[server]\nkind = \"nginx\"\n[load]\nkind = \"http\"\npath = \"/\"\n{body}"
-    );
-    let path = dir.join("exp.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 #[test]
 fn a_run_stores_every_trial_and_reports() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = experiment(
-        dir.path(),
+    let lab = Lab::new(
         "[sweep]\nconnections = [2, 8]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\n\
          [[system]]\nlabel = \"one\"\nserver = { worker_processes = 1 }\n\
          [[system]]\nlabel = \"two\"\nserver = { worker_processes = 2 }\n",
     );
-    let store = dir.path().join("s.sqlite");
-    let html = dir.path().join("r.html");
-    let out = run_cmd(dir.path(), &store, &exp)
+    let html = lab.dir.path().join("r.html");
+    let out = lab
+        .run()
         .args(["-o", html.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
     assert_eq!(data.trials.len(), 2 * 2 * 2);
     assert!(
         data.trials.iter().all(|t| t.status == TrialStatus::Ok),
@@ -56,47 +45,24 @@ fn a_run_stores_every_trial_and_reports() {
     assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
 }
 
-/// `scalelab --store STORE run EXP` with its servers and report inside `dir`.
-fn run_cmd(dir: &Path, store: &Path, exp: &Path) -> std::process::Command {
-    let mut cmd = scalelab();
-    cmd.args([
-        "--store",
-        store.to_str().unwrap(),
-        "run",
-        exp.to_str().unwrap(),
-    ])
-    .env("SCALELAB_WORKDIR", dir.join("work"))
-    .current_dir(dir);
-    cmd
-}
-
-fn count_trials(store: &Path) -> usize {
-    Store::open(store)
-        .ok()
-        .and_then(|s| s.load_run("latest").ok())
-        .map_or(0, |d| d.trials.len())
-}
-
 #[test]
 fn a_killed_run_loses_nothing_and_resumes() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = experiment(
-        dir.path(),
+    let lab = Lab::new(
         "[sweep]\nconnections = [1, 2, 3, 4]\n[trials]\nduration = \"400ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\nrestart = \"never\"\n",
     );
-    let store = dir.path().join("s.sqlite");
-    let mut child = run_cmd(dir.path(), &store, &exp)
+    let mut child = lab
+        .run()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while count_trials(&store) < 3 && Instant::now() < deadline {
+    while count_trials(&lab.store) < 3 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
     child.kill().unwrap(); // SIGKILL: no chance to clean up or flush
     child.wait().unwrap();
-    let before = Store::open(&store).unwrap().load_run("latest").unwrap();
+    let before = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
     assert!(
         before.trials.len() >= 3 && before.trials.len() < 8,
         "killed mid-run: {}",
@@ -104,12 +70,9 @@ fn a_killed_run_loses_nothing_and_resumes() {
     );
     assert_eq!(before.run.status, "running");
 
-    let out = run_cmd(dir.path(), &store, &exp)
-        .args(["--resume", &before.run.id.to_string()])
-        .output()
-        .unwrap();
+    let out = lab.resume(before.run.id).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let after = Store::open(&store).unwrap().load_run("latest").unwrap();
+    let after = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
     assert_eq!(after.run.id, before.run.id);
     assert_eq!(after.trials.len(), 8, "every point and trial exactly once");
     for t in &before.trials {
@@ -120,13 +83,11 @@ fn a_killed_run_loses_nothing_and_resumes() {
 
 #[test]
 fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = experiment(
-        dir.path(),
+    let lab = Lab::new(
         "[sweep]\nconnections = [4, 8]\n[trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"per_trial\"\n",
     );
-    let store = dir.path().join("s.sqlite");
-    let child = run_cmd(dir.path(), &store, &exp)
+    let child = lab
+        .run()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -134,7 +95,7 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
     // The first nginx master, found by the pid file in its private run directory.
     let deadline = Instant::now() + Duration::from_secs(30);
     let master = loop {
-        if let Some(pid) = nginx_pid(&dir.path().join("work")) {
+        if let Some(pid) = nginx_pid(&lab.work()) {
             break pid;
         }
         assert!(Instant::now() < deadline, "nginx never started");
@@ -146,8 +107,13 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         scalelab::target::process::signal(pid, libc::SIGKILL);
     }
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "some trials failed: {}",
+        stderr(&out)
+    );
+    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
     assert_eq!(data.trials.len(), 2, "the sweep went on");
     let first = &data.trials[0];
     assert_eq!(first.status, TrialStatus::Failed);
@@ -166,12 +132,4 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         "{:?}",
         data.trials[1].error
     );
-}
-
-/// The PID in the first `nginx-*/nginx.pid` under `work`.
-fn nginx_pid(work: &Path) -> Option<u32> {
-    std::fs::read_dir(work).ok()?.flatten().find_map(|e| {
-        let text = std::fs::read_to_string(e.path().join("nginx.pid")).ok()?;
-        text.trim().parse().ok()
-    })
 }

@@ -10,7 +10,7 @@
 pub mod codec;
 mod pacer;
 mod plan;
-mod sys;
+pub(crate) mod sys;
 pub mod url;
 mod worker;
 

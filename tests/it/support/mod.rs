@@ -1,5 +1,7 @@
 //! Shared test helpers.
 
+pub mod run;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

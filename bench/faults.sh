@@ -1,0 +1,394 @@
+#!/usr/bin/env bash
+# The fault matrix (issue 9): runs scalelab against the real servers, injects
+# one fault per scenario, and prints a table with each scenario's expected
+# and observed outcome. Green means: nothing lost, nothing duplicated, no
+# shortened or wrong trial stored, nothing left running, a clear error.
+#
+# Scenarios, for every server kind in KINDS (later kinds add a recipe to
+# `recipe` below and their name to KINDS):
+#   kill9-KIND         kill -9 of scalelab at N random moments, resumed after
+#                      each; then a final resume: every trial exactly once,
+#                      every trial kept, none shortened, nothing left running
+#   sigint-/sigterm-   the signal mid-trial: exit 130, the trial is an event
+#                      not a trial, resume completes the run
+#   server-whole-      the whole server killed mid-trial: that trial failed,
+#                      the sweep goes on, exit 3, nothing left running
+#   server-master-     only the master (nginx master, postmaster) killed
+#   server-sigstop-    the server stopped for 3 s mid-trial: the stall shows
+#                      (timeouts or an empty second), the run completes
+# and once: a busy fixed port, a store on a full filesystem, two concurrent
+# resumes, the parser fuzz.
+#
+# Usage: bench/faults.sh [--quick] [--kinds "nginx postgres mariadb"]
+#   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
+# Needs root (tmpfs mount for the full-filesystem row), sqlite3, nginx and
+# PostgreSQL (scripts/setup.sh installs them). Exit status: 0 when every row
+# passes, 1 otherwise.
+set -uo pipefail
+
+QUICK=0
+KINDS="nginx postgres mariadb"
+while [ $# -gt 0 ]; do
+    case $1 in
+        --quick) QUICK=1 ;;
+        --kinds) KINDS=$2; shift ;;
+        *) sed -n '2,27p' "$0"; exit 2 ;;
+    esac
+    shift
+done
+KILLS=$((QUICK ? 3 : 10))
+
+for tool in sqlite3 nginx python3 mount; do
+    command -v "$tool" >/dev/null || { echo "missing: $tool (scripts/setup.sh)" >&2; exit 2; }
+done
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+(cd "$ROOT" && cargo build --release --quiet) || exit 2
+SCALELAB=$ROOT/target/release/scalelab
+WORK=$(mktemp -d /var/tmp/scalelab-faults.XXXXXX)
+export SCALELAB_WORKDIR=$WORK/work
+MNT=
+cleanup() {
+    [ -n "$MNT" ] && umount "$MNT" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ROWS=()
+FAILED=0
+# row SCENARIO EXPECTED OBSERVED OK(0/1)
+row() {
+    local verdict=PASS
+    [ "$4" = 0 ] || { verdict=FAIL; FAILED=1; }
+    ROWS+=("$1|$2|$3|$verdict")
+    printf '%-24s %-4s %s\n' "$1" "$verdict" "$3" >&2
+}
+
+# recipe KIND FILE POINTS: an experiment of POINTS sweep points, 1 trial
+# each; DURATION, WARMUP and RESTART override the trial settings. A new
+# server kind adds its [server] and [load] tables here.
+recipe() {
+    case $1 in
+        nginx) printf '%s\n' 'name = "faults-nginx"' '[server]' 'kind = "nginx"' \
+            'worker_processes = 2' '[load]' 'kind = "http"' ;;
+        postgres) printf '%s\n' 'name = "faults-postgres"' '[server]' 'kind = "postgres"' \
+            'shared_buffers = "32MB"' 'max_connections = 30' '[load]' 'kind = "pg"' \
+            'script = "select-only"' ;;
+        mariadb) printf '%s\n' 'name = "faults-mariadb"' '[server]' 'kind = "mariadb"' \
+            'tables = 1' 'table_size = 1000' '[load]' 'kind = "mysql"' 'script = "oltp_read_only"' ;;
+        *) echo "no recipe for kind $1" >&2; exit 2 ;;
+    esac >"$2"
+    cat >>"$2" <<EOF
+timeout = "1s"
+[sweep]
+connections = [$(seq -s, 1 "$3")]
+[trials]
+duration = "${DURATION:-400ms}"
+warmup = "${WARMUP:-100ms}"
+min = 1
+max = 1
+restart = "${RESTART:-per_point}"
+EOF
+}
+
+q() { sqlite3 -batch -noheader "$1" "$2" 2>/dev/null; }
+latest() { q "$1" "SELECT max(id) FROM runs"; }
+
+# PIDs of the processes tied to this matrix's work directory, where every
+# server's private directory lives: named in their command line (nginx
+# master, postmaster), working in it (PostgreSQL backends) or holding a file
+# of it open (nginx workers: error.log). One grep and one find, so it is
+# cheap enough to poll.
+ours() {
+    {
+        grep -alsF -- "$WORK/work" /proc/[0-9]*/cmdline
+        find /proc/[0-9]*/cwd /proc/[0-9]*/fd/* -maxdepth 0 -lname "$WORK/work*" 2>/dev/null
+    } | cut -d/ -f3 | sort -un | while read -r p; do
+        # grep and find named the directory themselves; they are gone now.
+        [ "$p" != $$ ] && [ -d "/proc/$p" ] && echo "$p"
+    done
+}
+# server_pids: the servers' processes (ours, without scalelab itself).
+server_pids() {
+    local p
+    for p in $(ours); do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = scalelab ] || echo "$p"
+    done
+}
+# master_pid KIND: the server's root process (a live one of ours only: a
+# pid file left by an earlier kill may name a reused PID).
+master_pid() {
+    local files pid
+    case $1 in
+        nginx) files=("$WORK"/work/nginx-*/nginx.pid) ;;
+        postgres) files=("$WORK"/work/postgres/*/data/postmaster.pid) ;;
+        mariadb) files=("$WORK"/work/mariadb-*/mysqld.pid) ;;
+    esac
+    for pid in $(head -qn1 "${files[@]}" 2>/dev/null); do
+        ours | grep -qx "$pid" && { echo "$pid"; return; }
+    done
+}
+# left_running: what is still running a few seconds after scalelab ended.
+left_running() {
+    local n
+    for _ in $(seq 50); do
+        n=$(ours | wc -l)
+        [ "$n" = 0 ] && break
+        sleep 0.1
+    done
+    echo "$n"
+}
+# cgroups_left PID: cgroups still named after a dead scalelab PID (its
+# placement and tracking cgroups are `scalelab-PID-*`).
+cgroups_left() {
+    find /sys/fs/cgroup -maxdepth 5 -type d -name "scalelab-$1-*" 2>/dev/null | wc -l
+}
+# wait_trials STORE N [SECS]: until the latest run has N trials.
+wait_trials() {
+    for _ in $(seq $((${3:-60} * 10))); do
+        [ "$(q "$1" "SELECT count(*) FROM trials WHERE run_id = (SELECT max(id) FROM runs)")" -ge "$2" ] 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# check_run STORE RUN POINTS MIN_S: "trials=N dups=D short=S failed=F".
+check_run() {
+    q "$1" "SELECT 'trials=' || count(*) || ' dups=' || (count(*) - count(DISTINCT system || '/' || point_index || '/' || trial))
+      || ' short=' || (SELECT count(*) FROM trials t JOIN measurements m ON m.trial_id = t.id WHERE t.run_id = $2 AND m.duration_s < $4)
+      || ' failed=' || (SELECT count(*) FROM trials WHERE run_id = $2 AND status != 'ok')
+      FROM trials WHERE run_id = $2"
+}
+
+scenario_kill9() {
+    local kind=$1 dir=$WORK/kill9-$1 points=$((QUICK ? 4 : 8))
+    # The latest moment to kill at: past startup and a few trials.
+    local kill_max=2.5
+    [ "$kind" = postgres ] && kill_max=5
+    [ "$kind" = mariadb ] && kill_max=10
+    mkdir -p "$dir"
+    recipe "$kind" "$dir/exp.toml" "$points"
+    local store=$dir/s.sqlite run= lost=0 left=0 cgroups=0 pid ids= before after
+    for i in $(seq "$KILLS"); do
+        if [ -z "$run" ]; then
+            "$SCALELAB" --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>&1 &
+        else
+            "$SCALELAB" --store "$store" run "$dir/exp.toml" --resume "$run" -o "$dir/r.html" >/dev/null 2>&1 &
+        fi
+        pid=$!
+        # A random moment: startup, server start, warmup, window, between trials.
+        sleep "$(python3 -c "import random; print(round(random.uniform(0.1, $kill_max), 2))")"
+        kill -9 "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        left=$((left + $(left_running)))
+        cgroups=$((cgroups + $(cgroups_left "$pid")))
+        [ -z "$run" ] && run=$(latest "$store")
+        [ -z "$run" ] && continue
+        before=$(q "$store" "SELECT group_concat(id) FROM trials WHERE run_id = $run")
+        for id in ${ids//,/ }; do
+            case ",$before," in *",$id,"*) ;; *) lost=$((lost + 1)) ;; esac
+        done
+        ids=$before
+    done
+    local status=0
+    if [ -z "$run" ]; then
+        "$SCALELAB" --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err" || status=$?
+        run=$(latest "$store")
+    else
+        "$SCALELAB" --store "$store" run "$dir/exp.toml" --resume "$run" -o "$dir/r.html" >/dev/null 2>"$dir/err" || status=$?
+    fi
+    after=$(q "$store" "SELECT group_concat(id) FROM trials WHERE run_id = $run")
+    for id in ${ids//,/ }; do
+        case ",$after," in *",$id,"*) ;; *) lost=$((lost + 1)) ;; esac
+    done
+    left=$((left + $(left_running)))
+    local got
+    got=$(check_run "$store" "$run" "$points" 0.35)
+    local ok=1
+    [ "$status" = 0 ] && [ "$got" = "trials=$points dups=0 short=0 failed=0" ] && [ "$lost" = 0 ] && [ "$left" = 0 ] && [ "$cgroups" = 0 ] && ok=0
+    row "kill9-$kind" "$KILLS kill -9 + resume: $points trials once, none lost/short, 0 left" \
+        "$KILLS kills, exit $status, $got, lost=$lost, left running=$left, cgroups left=$cgroups" $ok
+}
+
+# scenario_signal KIND SIG
+scenario_signal() {
+    local kind=$1 sig=$2 dir=$WORK/$2-$1
+    mkdir -p "$dir"
+    DURATION=2s WARMUP=0s recipe "$kind" "$dir/exp.toml" 2
+    local store=$dir/s.sqlite
+    "$SCALELAB" --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err" &
+    local pid=$!
+    wait_trials "$store" 1
+    sleep 0.7
+    kill "-$sig" "$pid"
+    wait "$pid"
+    local code=$? run
+    run=$(latest "$store")
+    local stored events left
+    stored=$(q "$store" "SELECT count(*) FROM trials WHERE run_id = $run")
+    events=$(q "$store" "SELECT count(*) FROM run_events WHERE run_id = $run AND kind = 'trial_interrupted'")
+    left=$(left_running)
+    local hint=0
+    grep -q -- "--store $store run" "$dir/err" && hint=1
+    "$SCALELAB" --store "$store" run "$dir/exp.toml" --resume "$run" -o "$dir/r.html" >/dev/null 2>&1
+    local resumed=$? got
+    got=$(check_run "$store" "$run" 2 1.9)
+    local ok=1
+    [ "$code" = 130 ] && [ "$stored" = 1 ] && [ "$events" = 1 ] && [ "$hint" = 1 ] && [ "$left" = 0 ] \
+        && [ "$resumed" = 0 ] && [ "$got" = "trials=2 dups=0 short=0 failed=0" ] && ok=0
+    row "${sig,,}-$kind" "exit 130, trial 2 an event not a trial, resume: 2 full trials" \
+        "exit $code, stored $stored + $events event(s), hint with --store=$hint, left=$left; resume exit $resumed, $got" $ok
+}
+
+# scenario_server KIND WHAT(whole|master|sigstop)
+scenario_server() {
+    local kind=$1 what=$2 dir=$WORK/server-$2-$1
+    mkdir -p "$dir"
+    local dur=1500ms
+    [ "$what" = sigstop ] && dur=5s
+    DURATION=$dur WARMUP=0s RESTART=per_trial recipe "$kind" "$dir/exp.toml" 2
+    local store=$dir/s.sqlite
+    "$SCALELAB" --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err" &
+    local pid=$! master=
+    for _ in $(seq 300); do
+        master=$(master_pid "$kind")
+        [ -n "$master" ] && break
+        sleep 0.1
+    done
+    sleep 0.8
+    local victims
+    case $what in
+        whole) victims=$(server_pids); kill -9 $victims 2>/dev/null ;;
+        master) kill -9 "$master" 2>/dev/null ;;
+        sigstop)
+            victims=$(server_pids)
+            kill -STOP $victims 2>/dev/null
+            sleep 3
+            kill -CONT $victims 2>/dev/null ;;
+    esac
+    wait "$pid"
+    local code=$? run first second left
+    run=$(latest "$store")
+    first=$(q "$store" "SELECT status || ':' || coalesce(error, '') FROM trials WHERE run_id = $run AND point_index = 0")
+    second=$(q "$store" "SELECT status FROM trials WHERE run_id = $run AND point_index = 1")
+    left=$(left_running)
+    local ok=1
+    if [ "$what" = sigstop ]; then
+        local stall
+        stall=$(q "$store" "SELECT (SELECT count(*) FROM json_each(tl.per_second) WHERE value = 0) || ' empty s, '
+            || json_extract(m.errors, '$.timeout') || ' timeouts'
+            FROM trials t JOIN timelines tl ON tl.trial_id = t.id JOIN measurements m ON m.trial_id = t.id
+            WHERE t.run_id = $run AND t.point_index = 0")
+        case $stall in 0\ empty\ s,\ 0\ timeouts|"") ;; *) [ "$second" = ok ] && [ "$left" = 0 ] && { [ "$code" = 0 ] || [ "$code" = 3 ]; } && ok=0 ;; esac
+        row "server-sigstop-$kind" "3 s stall visible in trial 1 (empty seconds/timeouts), trial 2 ok, 0 left" \
+            "exit $code, trial 1 ${first%%:*} ($stall), trial 2 $second, left=$left" $ok
+        return
+    fi
+    case $first in failed:*died*) [ "$second" = ok ] && [ "$code" = 3 ] && [ "$left" = 0 ] && ok=0 ;; esac
+    row "server-$what-$kind" "trial 1 failed (server died), trial 2 ok, exit 3, 0 left" \
+        "exit $code, trial 1 ${first:0:60}, trial 2 $second, left=$left" $ok
+}
+
+scenario_busy_port() {
+    local dir=$WORK/busy-port
+    mkdir -p "$dir"
+    recipe nginx "$dir/exp.toml" 3
+    python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$dir/port" &
+    local holder=$!
+    for _ in $(seq 50); do [ -s "$dir/port" ] && break; sleep 0.1; done
+    local port
+    port=$(cat "$dir/port")
+    sed -i "s/^worker_processes = 2/worker_processes = 2\nport = $port/" "$dir/exp.toml"
+    local start=$SECONDS
+    "$SCALELAB" --store "$dir/s.sqlite" run "$dir/exp.toml" >/dev/null 2>"$dir/err"
+    local code=$? took=$((SECONDS - start))
+    kill "$holder"; wait "$holder" 2>/dev/null
+    local trials
+    trials=$(q "$dir/s.sqlite" "SELECT count(*) FROM trials")
+    local ok=1
+    grep -q "port $port is already in use" "$dir/err" && [ "$code" = 2 ] && [ "${trials:-0}" = 0 ] && [ "$took" -lt 10 ] && ok=0
+    row "busy-port" "refused once before the sweep, exit 2, port named, 0 trials" \
+        "exit $code in ${took}s, $(grep -o 'port [0-9]* is already in use by [^;]*' "$dir/err" | head -1), trials=${trials:-0}" $ok
+}
+
+scenario_full_fs() {
+    local dir=$WORK/full-fs
+    mkdir -p "$dir/mnt"
+    MNT=$dir/mnt
+    mount -t tmpfs -o size=160k tmpfs "$MNT" || { row full-fs "clear error" "cannot mount a tmpfs (needs root)" 1; MNT=; return; }
+    recipe nginx "$dir/exp.toml" 40
+    "$SCALELAB" --store "$MNT/s.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err"
+    local code=$? left
+    left=$(left_running)
+    local err
+    err=$(grep -m1 '^error' "$dir/err")
+    local readable
+    readable=$(q "$MNT/s.sqlite" "SELECT count(*) FROM trials t JOIN measurements m ON m.trial_id = t.id")
+    local ok=1
+    [ "$code" = 2 ] && grep -qi "full" <<<"$err" && [ "$left" = 0 ] && [ "${readable:-0}" -gt 0 ] && ok=0
+    row "full-fs" "clear error naming the full disk, exit 2, stored trials readable, 0 left" \
+        "exit $code, '${err:0:70}', $readable trials readable, left=$left" $ok
+    umount "$MNT" && MNT=
+}
+
+scenario_concurrent_resumes() {
+    local dir=$WORK/two-resumes
+    mkdir -p "$dir"
+    recipe nginx "$dir/exp.toml" 6
+    local store=$dir/s.sqlite
+    "$SCALELAB" --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>&1 &
+    local pid=$!
+    wait_trials "$store" 2
+    kill -9 "$pid"; wait "$pid" 2>/dev/null
+    local run
+    run=$(latest "$store")
+    "$SCALELAB" --store "$store" run "$dir/exp.toml" --resume "$run" -o "$dir/a.html" >/dev/null 2>"$dir/a.err" &
+    local a=$!
+    "$SCALELAB" --store "$store" run "$dir/exp.toml" --resume "$run" -o "$dir/b.html" >/dev/null 2>"$dir/b.err" &
+    local b=$!
+    wait "$a"; local ca=$?
+    wait "$b"; local cb=$?
+    local got refused unique left
+    got=$(check_run "$store" "$run" 6 0.35)
+    refused=$(cat "$dir/a.err" "$dir/b.err" | grep -c "is being run right now")
+    unique=$(cat "$dir/a.err" "$dir/b.err" | grep -c "UNIQUE")
+    left=$(left_running)
+    local ok=1
+    { [ "$ca.$cb" = 0.2 ] || [ "$ca.$cb" = 2.0 ]; } && [ "$refused" = 1 ] && [ "$unique" = 0 ] \
+        && [ "$got" = "trials=6 dups=0 short=0 failed=0" ] && [ "$left" = 0 ] && ok=0
+    row "two-resumes" "one resumes, the other refused clearly (exit 2), 6 trials once" \
+        "exits $ca/$cb, refusals $refused, UNIQUE errors $unique, $got, left=$left" $ok
+}
+
+scenario_fuzz() {
+    local log=$WORK/fuzz.log
+    (cd "$ROOT" && cargo test --all-targets fuzz 2>&1) >"$log"
+    local code=$? passed
+    passed=$(grep -o '[0-9]* passed' "$log" | awk '{s += $1} END {print s + 0}')
+    local ok=1
+    [ "$code" = 0 ] && [ "$passed" -gt 0 ] && ok=0
+    row "parser-fuzz" "the proptest fuzz over spec and CLI: no panic" \
+        "cargo test fuzz: exit $code, $passed test(s) passed" $ok
+}
+
+echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
+for kind in $KINDS; do
+    scenario_kill9 "$kind"
+    scenario_signal "$kind" SIGINT
+    scenario_signal "$kind" SIGTERM
+    scenario_server "$kind" whole
+    scenario_server "$kind" master
+    scenario_server "$kind" sigstop
+done
+scenario_busy_port
+scenario_full_fs
+scenario_concurrent_resumes
+scenario_fuzz
+
+echo
+echo "| scenario | expected | observed | result |"
+echo "|---|---|---|---|"
+for r in "${ROWS[@]}"; do
+    IFS='|' read -r s e o v <<<"$r"
+    echo "| $s | $e | $o | $v |"
+done
+exit $FAILED

@@ -1,0 +1,62 @@
+//! The exit codes, so that a script can tell a partial run from an empty
+//! one. Listed in `--help` ([`HELP`]) and the README.
+
+/// Every trial (or the load run) measured what it should.
+pub const OK: i32 = 0;
+/// An error before anything ran: bad input, a missing store, a busy fixed
+/// port, a run that is already being resumed (also clap's usage errors).
+pub const ERROR: i32 = 2;
+/// The run finished, but some trials failed (their reasons are stored).
+pub const SOME_FAILED: i32 = 3;
+/// Nothing was measured: every trial failed, or a load run completed no
+/// request.
+pub const NOTHING_MEASURED: i32 = 4;
+/// Interrupted by SIGINT or SIGTERM; `--resume` continues a run.
+pub const INTERRUPTED: i32 = 130;
+
+pub const HELP: &str = "\
+Exit codes:
+  0    every trial (or the load run) measured what it should
+  2    error before anything ran (bad input, missing store, busy fixed port,
+       run already being resumed)
+  3    the run finished but some trials failed (reasons are in the store)
+  4    nothing was measured: every trial failed, or a load run completed
+       no request
+  130  interrupted (SIGINT/SIGTERM); `scalelab run FILE --resume ID` continues
+       a run; a load run prints what it measured before the signal";
+
+/// The exit code of a run that was not interrupted, from its trial counts.
+pub fn for_trials(ok: usize, failed: usize) -> i32 {
+    match (ok, failed) {
+        (0, _) => NOTHING_MEASURED,
+        (_, 0) => OK,
+        _ => SOME_FAILED,
+    }
+}
+
+/// The exit code of a load run that completed `requests` requests (cut
+/// short when `shutdown` was triggered).
+pub fn for_load(requests: u64, shutdown: &scalelab::shutdown::Shutdown) -> i32 {
+    if shutdown.is_triggered() {
+        INTERRUPTED
+    } else if requests == 0 {
+        eprintln!("nothing was measured: no request completed");
+        NOTHING_MEASURED
+    } else {
+        OK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_and_empty_runs_are_told_apart() {
+        assert_eq!(for_trials(4, 0), OK);
+        assert_eq!(for_trials(3, 1), SOME_FAILED);
+        assert_eq!(for_trials(0, 4), NOTHING_MEASURED);
+        assert_ne!(SOME_FAILED, ERROR);
+        assert_ne!(NOTHING_MEASURED, ERROR);
+    }
+}

@@ -1,0 +1,157 @@
+//! `scalelab load forward`: builds its own router lab, runs the RFC 2544
+//! throughput search through it, removes the lab, and prints the result
+//! (text, or one JSON object).
+
+use anyhow::Context;
+use scalelab::load::forward::{ForwardDriver, ForwardReport, ForwardSettings};
+use scalelab::load::{LoadSpec, Pacing};
+use scalelab::shutdown::Shutdown;
+use scalelab::target::router::{settings::Firewall, Router, RouterSettings};
+use scalelab::target::Target;
+use scalelab::units::parse_duration;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct LoadForwardArgs {
+    /// Ethernet frame size in bytes, FCS included (RFC 2544: 64..1518).
+    #[arg(long, default_value_t = 64, value_name = "BYTES")]
+    pub frame_size: u32,
+    /// Send A→B and B→A at once.
+    #[arg(long)]
+    pub bidirectional: bool,
+    /// Length of each search trial: 500ms, 2s...
+    #[arg(short = 'd', long, default_value = "2s", value_parser = duration_arg)]
+    pub duration: Duration,
+    /// Acceptable loss in percent of frames sent.
+    #[arg(long, default_value_t = 0.0, value_name = "PERCENT")]
+    pub loss: f64,
+    /// Search precision in percent of the rate.
+    #[arg(long, default_value_t = 2.0, value_name = "PERCENT")]
+    pub precision: f64,
+    /// One trial at this total rate (frames/s) instead of the search.
+    #[arg(short = 'R', long, value_name = "FRAMES/S")]
+    pub rate: Option<f64>,
+    /// R's CPUs (RPS on R's interfaces), comma-separated; default: the last
+    /// CPU, with the generator on the others.
+    #[arg(long, value_delimiter = ',', value_name = "CPUS")]
+    pub router_cpus: Option<Vec<usize>>,
+    /// nftables rules in R that every packet walks (0: no firewall).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub firewall_rules: u32,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    parse_duration(text).map_err(|e| e.to_string())
+}
+
+pub fn run(a: &LoadForwardArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
+    let settings = ForwardSettings {
+        frame_size: Some(a.frame_size),
+        bidirectional: a.bidirectional,
+        loss: Some(a.loss),
+        precision: Some(a.precision),
+        max_steps: None,
+    };
+    settings.validate()?;
+    let spec = LoadSpec {
+        pacing: a.rate.map_or(Pacing::Closed, |rate| Pacing::Open { rate }),
+        client_cpus: None,
+        ..LoadSpec::closed(1, 1, a.duration)
+    };
+    spec.validate()?;
+    let online = scalelab::placement::online_cpus();
+    let router_cpus = a
+        .router_cpus
+        .clone()
+        .or_else(|| (online > 1).then(|| vec![online - 1]));
+    let client_cpus: Option<Vec<usize>> = router_cpus
+        .as_ref()
+        .map(|r| (0..online).filter(|c| !r.contains(c)).collect::<Vec<_>>());
+    let spec = LoadSpec {
+        client_cpus: client_cpus.filter(|c| !c.is_empty()),
+        ..spec
+    };
+    let mut router = Router::from_settings(router_settings(a));
+    let endpoint = router
+        .build(router_cpus.clone())
+        .context("building the router lab")?;
+    let driver = ForwardDriver::new(settings, &endpoint.uri)?;
+    let report = driver.forward(&spec, shutdown);
+    router.stop()?;
+    let report = report.context("forwarding run through the lab failed")?;
+    if a.json {
+        let json = serde_json::json!({
+            "pps": report.pps,
+            "gbit_s": report.gbit_s,
+            "frame_size": report.frame_size,
+            "loss": report.loss,
+            "bidirectional": report.bidirectional,
+            "client_bound": report.client_bound,
+            "trial_s": a.duration.as_secs_f64(),
+            "router": router.describe(),
+            "kernel": report.best().map(|b| &b.kernel),
+            "best": report.best(),
+            "steps": report.search.steps,
+        });
+        outln!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        print_text(&report);
+    }
+    Ok(0)
+}
+
+fn router_settings(a: &LoadForwardArgs) -> RouterSettings {
+    let rules = (a.firewall_rules > 0).then_some(a.firewall_rules);
+    RouterSettings {
+        firewall: if rules.is_some() {
+            Firewall::Rules
+        } else {
+            Firewall::None
+        },
+        firewall_rules: rules,
+        ..RouterSettings::default()
+    }
+}
+
+fn print_text(r: &ForwardReport) {
+    let dirs = if r.bidirectional { "A<->B" } else { "A->B" };
+    outln!(
+        "RFC 2544 throughput, {}-byte frames, {dirs}, loss <= {}%",
+        r.frame_size,
+        r.loss
+    );
+    outln!("  step  offered pps     sent pps     received        lost  forwarded(R)  result");
+    for (i, s) in r.search.steps.iter().enumerate() {
+        let t = &s.trial;
+        let offered = s
+            .offered_pps
+            .map_or("unpaced".to_string(), |p| format!("{p:.0}"));
+        let verdict = match (s.passed, s.client_bound && s.offered_pps.is_some()) {
+            (true, false) => "pass",
+            (true, true) => "pass at sent rate (client-bound)",
+            (false, _) => "loss",
+        };
+        outln!(
+            "  {:>4}  {:>11}  {:>11.0}  {:>10}  {:>10}  {:>12}  {verdict}",
+            i,
+            offered,
+            t.sent_pps,
+            t.received,
+            t.lost,
+            t.forwarded
+        );
+    }
+    outln!(
+        "Throughput: {:.0} frames/s ({:.3} Gbit/s){}",
+        r.pps,
+        r.gbit_s,
+        if r.client_bound {
+            "  [client-bound: the generator, not the router, was the limit]"
+        } else {
+            ""
+        }
+    );
+}

@@ -1,0 +1,255 @@
+//! The `forward` load: a UDP packet generator and counter that drives
+//! frames from A through the router R to B (and back, bidirectionally), and
+//! the RFC 2544 throughput search on top of it.
+//!
+//! - [`frame`]: frame sizes, the payload (sequence number + timestamp), the
+//!   receiver's sequence tracker (sans IO);
+//! - [`worker`]: the paced `sendmmsg` sender and the `recvmmsg` receiver;
+//! - [`trial`]: one fixed-rate trial, reconciled against the kernel's
+//!   counters in A, R and B;
+//! - [`search`]: the binary search for the zero-loss rate.
+//!
+//! A run with a rate (`Pacing::Open`) is one trial at that rate. A closed
+//! run is the RFC 2544 search, each step lasting the run's duration; its
+//! result is the best passing step, with every step in
+//! [`LoadResult::forward`].
+
+pub mod frame;
+pub mod search;
+pub mod trial;
+pub mod worker;
+
+use super::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing};
+use crate::shutdown::Shutdown;
+use crate::target::router::topology::{Topology, A_IF};
+use crate::units::{Bytes, CpuSeconds};
+use frame::FrameSize;
+use search::{Observation, Outcome, SearchConfig};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use trial::{TrialPlan, TrialReport};
+
+/// The registry entry: `[load] kind = "forward"`.
+pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
+    name: "forward",
+    unit: crate::units::RateUnit::Frames,
+    error_kinds: &[ErrorKind::Write],
+    requires: &[],
+    check: |t| ForwardSettings::parse(t).map(|_| ()),
+    build: |t, endpoint| Ok(Box::new(ForwardDriver::from_settings(t, endpoint)?)),
+};
+
+/// `[load] kind = "forward"` settings.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ForwardSettings {
+    /// Ethernet frame size in bytes, FCS included (RFC 2544: 64 to 1518).
+    pub frame_size: Option<u32>,
+    /// Send A→B and B→A at once (the rate is split between them).
+    #[serde(default)]
+    pub bidirectional: bool,
+    /// Acceptable loss in percent of frames sent (default 0).
+    pub loss: Option<f64>,
+    /// Search precision in percent of the rate (default 2).
+    pub precision: Option<f64>,
+    /// Most trials per search (default 12).
+    pub max_steps: Option<u32>,
+}
+
+impl ForwardSettings {
+    pub fn parse(t: &toml::Table) -> Result<ForwardSettings, LoadError> {
+        let s: ForwardSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    pub fn frame_size(&self) -> u32 {
+        self.frame_size.unwrap_or(64)
+    }
+
+    /// Checks values no run can honour (the MTU is checked at run time).
+    pub fn validate(&self) -> Result<(), LoadError> {
+        FrameSize::checked(self.frame_size(), 9000).map_err(LoadError::Spec)?;
+        let pct = |name: &str, v: Option<f64>, lo: f64| match v {
+            Some(v) if !(v.is_finite() && v >= lo && v < 100.0) => Err(LoadError::Spec(format!(
+                "`{name}` is {v}; give a percentage from {lo} to below 100"
+            ))),
+            _ => Ok(()),
+        };
+        pct("loss", self.loss, 0.0)?;
+        pct("precision", self.precision, 0.1)?;
+        if self.max_steps.is_some_and(|n| !(2..=64).contains(&n)) {
+            return Err(LoadError::Spec("`max_steps` must be 2 to 64".into()));
+        }
+        Ok(())
+    }
+
+    pub fn search_config(&self) -> SearchConfig {
+        let d = SearchConfig::default();
+        SearchConfig {
+            loss: self.loss.map_or(d.loss, |p| p / 100.0),
+            precision: self.precision.map_or(d.precision, |p| p / 100.0),
+            max_steps: self.max_steps.unwrap_or(d.max_steps),
+            ..d
+        }
+    }
+}
+
+/// Everything a forwarding run found, stored with the trial.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ForwardReport {
+    pub frame_size: u32,
+    pub bidirectional: bool,
+    /// Acceptable loss, percent.
+    pub loss: f64,
+    /// The highest offered rate that passed (frames/s over all directions);
+    /// 0 when none did.
+    pub pps: f64,
+    /// `pps` as Gbit/s of frame bytes.
+    pub gbit_s: f64,
+    /// The generator, not the router, bounded the result.
+    pub client_bound: bool,
+    /// Every search step, in order, with its reconciled kernel counters.
+    pub search: Outcome<TrialReport>,
+}
+
+impl ForwardReport {
+    /// The trial that gave the result.
+    pub fn best(&self) -> Option<&TrialReport> {
+        self.search.best_step().map(|s| &s.trial)
+    }
+}
+
+pub struct ForwardDriver {
+    settings: ForwardSettings,
+    topology: Topology,
+}
+
+impl ForwardDriver {
+    pub fn new(settings: ForwardSettings, endpoint: &str) -> Result<Self, LoadError> {
+        let topology = Topology::parse(endpoint).map_err(|reason| LoadError::Target {
+            target: endpoint.to_string(),
+            reason: format!("{reason}; the forward load needs `[server] kind = \"router\"`"),
+        })?;
+        Ok(ForwardDriver { settings, topology })
+    }
+
+    pub fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
+        Self::new(ForwardSettings::parse(t)?, endpoint)
+    }
+
+    fn frame(&self) -> Result<FrameSize, LoadError> {
+        let mtu = worker::link_mtu(&self.topology.a.netns, A_IF)
+            .map_err(|e| LoadError::Setup(e.to_string()))?;
+        FrameSize::checked(self.settings.frame_size(), mtu).map_err(LoadError::Spec)
+    }
+
+    /// Runs the search (or one trial at `spec`'s rate) and reports it.
+    pub fn forward(
+        &self,
+        spec: &LoadSpec,
+        shutdown: &Shutdown,
+    ) -> Result<ForwardReport, LoadError> {
+        spec.validate()?;
+        let frame = self.frame()?;
+        let plan = |rate| TrialPlan {
+            topology: self.topology.clone(),
+            frame,
+            bidirectional: self.settings.bidirectional,
+            rate,
+            duration: spec.duration,
+            cpus: spec.client_cpus.clone(),
+        };
+        let cfg = self.settings.search_config();
+        let run = |rate| {
+            if shutdown.is_triggered() {
+                return Err(LoadError::Setup(
+                    "interrupted: a search cut short has no result".into(),
+                ));
+            }
+            trial::run(&plan(rate), shutdown)
+        };
+        let observe = |t: &TrialReport| Observation {
+            sent_pps: t.sent_pps,
+            received_pps: t.received as f64 / t.duration_s.max(1e-9),
+            loss_fraction: t.loss_fraction(),
+        };
+        let outcome = match spec.pacing {
+            Pacing::Closed => search::search(&cfg, run, observe)?,
+            Pacing::Open { rate } => one_step(&cfg, run(Some(rate))?, rate, observe),
+        };
+        if shutdown.is_triggered() {
+            return Err(LoadError::Setup(
+                "interrupted: a search cut short has no result".into(),
+            ));
+        }
+        let pps = outcome.best_step().map_or(0.0, |s| s.rate_pps);
+        Ok(ForwardReport {
+            frame_size: frame.0,
+            bidirectional: self.settings.bidirectional,
+            loss: cfg.loss * 100.0,
+            pps,
+            gbit_s: frame.gbit_s(pps),
+            client_bound: outcome.client_bound,
+            search: outcome,
+        })
+    }
+}
+
+/// A fixed-rate run as a one-step outcome.
+fn one_step(
+    cfg: &SearchConfig,
+    t: TrialReport,
+    rate: f64,
+    observe: impl Fn(&TrialReport) -> Observation,
+) -> Outcome<TrialReport> {
+    let o = observe(&t);
+    let client_bound = o.sent_pps < rate * cfg.sent_tolerance;
+    let passed = o.loss_fraction <= cfg.loss;
+    Outcome {
+        steps: vec![search::Step {
+            offered_pps: Some(rate),
+            rate_pps: if client_bound { o.sent_pps } else { rate },
+            passed,
+            client_bound,
+            trial: t,
+        }],
+        best: passed.then_some(0),
+        client_bound,
+    }
+}
+
+impl Driver for ForwardDriver {
+    fn name(&self) -> &'static str {
+        "forward"
+    }
+
+    /// `requests` are the frames received in the best step and `elapsed`
+    /// its length, so `rps()` is the frames/s delivered at the found rate.
+    fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
+        let cpu0 = super::process_cpu();
+        let report = self.forward(spec, shutdown)?;
+        let mut r = LoadResult::new();
+        if let Some(best) = report.best() {
+            r.requests = best.received;
+            r.bytes = Bytes(best.received * u64::from(report.frame_size));
+            r.elapsed = Duration::from_secs_f64(best.duration_s);
+            if let Some(h) = &best.latency {
+                r.latency = h.clone();
+            }
+            r.timeline = vec![best.received];
+        }
+        r.target_rate = Some(report.pps);
+        // The CPU of the whole search, prorated to the reported step.
+        let searched: f64 = report.search.steps.iter().map(|s| s.trial.duration_s).sum();
+        let share = r.elapsed.as_secs_f64() / searched.max(1e-9);
+        r.client_cpu = CpuSeconds((super::process_cpu().0 - cpu0.0) * share);
+        if report.client_bound {
+            r.notes.push(
+                "client-bound: the generator could not offer more than the router took".into(),
+            );
+        }
+        r.forward = Some(Box::new(report));
+        Ok(r)
+    }
+}

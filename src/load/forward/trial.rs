@@ -1,0 +1,285 @@
+//! One fixed-rate trial through the lab: receivers bound, kernel counters
+//! read in A, R and B, senders run, in-flight frames drained, counters read
+//! again, and the generator's counts reconciled with the kernel's.
+
+use super::frame::FrameSize;
+use super::worker::{self, Receiver, RecvJob, RecvStats, SendJob, SendStats};
+use crate::load::LoadError;
+use crate::probe::netns::NsCounters;
+use crate::shutdown::Shutdown;
+use crate::target::router::topology::*;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddrV4;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// UDP ports: senders bind SRC_PORT, receivers listen on DST_PORT.
+const SRC_PORT: u16 = 9000;
+const DST_PORT: u16 = 9001;
+/// How long receivers keep reading after the senders stop.
+const DRAIN: Duration = Duration::from_millis(100);
+
+/// How one trial is run.
+#[derive(Clone, Debug)]
+pub struct TrialPlan {
+    pub topology: Topology,
+    pub frame: FrameSize,
+    pub bidirectional: bool,
+    /// Total frames/s over both directions; `None`: as fast as possible.
+    pub rate: Option<f64>,
+    pub duration: Duration,
+    /// CPUs the generator's threads are spread over.
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// Where the receiver's count came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CountedBy {
+    /// `recvmmsg` saw every frame the receiving interface took in.
+    Socket,
+    /// The socket fell behind (its buffer overflowed), so frames received
+    /// are the receiving interface's RX packets.
+    Interface,
+}
+
+/// One direction of a trial.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Direction {
+    /// `a_to_b` or `b_to_a`.
+    pub name: String,
+    /// Frames the generator handed to the kernel.
+    pub sent: u64,
+    /// Frames the sending interface took from the generator: its `ip -s
+    /// link` TX packets plus TX dropped (a veth drops when the router's
+    /// input queue is full, which is the router's loss).
+    pub sent_kernel: u64,
+    /// Frames that reached the receiving host (its interface's RX packets).
+    pub received_kernel: u64,
+    /// Distinct frames the receiving socket read.
+    pub received_socket: u64,
+    pub counted_by: CountedBy,
+    /// `sent - received`, with `received` from `counted_by`.
+    pub lost: u64,
+    /// The kernel's loss: `sent_kernel - received_kernel`.
+    pub lost_kernel: u64,
+    pub duplicates: u64,
+    pub reordered: u64,
+}
+
+/// The kernel's counters over the trial, per node.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct KernelCounters {
+    pub a: NsCounters,
+    pub r: NsCounters,
+    pub b: NsCounters,
+}
+
+/// What one trial measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TrialReport {
+    /// The offered total rate (frames/s); `None` when unpaced.
+    pub offered_pps: Option<f64>,
+    /// Frames sent per second of sending, summed over directions.
+    pub sent_pps: f64,
+    pub duration_s: f64,
+    pub directions: Vec<Direction>,
+    pub kernel: KernelCounters,
+    /// Frames lost over all directions.
+    pub lost: u64,
+    pub sent: u64,
+    pub received: u64,
+    /// Frames R routed onward (its `ForwDatagrams`; this kernel counts a
+    /// packet before the nftables forward hook, so firewall drops are in
+    /// it, and they show as loss at B).
+    pub forwarded: u64,
+    /// Generator send calls the kernel refused.
+    pub send_errors: u64,
+    /// Every direction's generator counts equal the kernel's: frames sent
+    /// as the sending interface counted them, and the loss as the kernel
+    /// saw it.
+    pub reconciled: bool,
+    #[serde(skip)]
+    pub latency: Option<Histogram<u64>>,
+}
+
+impl TrialReport {
+    /// Lost frames as a fraction of frames sent.
+    pub fn loss_fraction(&self) -> f64 {
+        if self.sent == 0 {
+            return 1.0;
+        }
+        self.lost as f64 / self.sent as f64
+    }
+}
+
+struct Flow {
+    name: &'static str,
+    send: SendJob,
+    recv: RecvJob,
+    tx_ns: &'static str,
+    tx_if: &'static str,
+    rx_if: &'static str,
+}
+
+fn flows(plan: &TrialPlan) -> Vec<Flow> {
+    let t = &plan.topology;
+    let dirs = if plan.bidirectional { 2.0 } else { 1.0 };
+    let cpu = |i: usize| plan.cpus.as_ref().map(|c| c[i % c.len()]);
+    let flow = |name, from_ns: &str, from, to_ns: &str, to, i, tx_ns, tx_if, rx_if| Flow {
+        name,
+        send: SendJob {
+            netns: from_ns.to_string(),
+            from: SocketAddrV4::new(from, SRC_PORT),
+            to: SocketAddrV4::new(to, DST_PORT),
+            frame: plan.frame,
+            rate: plan.rate.map(|r| r / dirs),
+            duration: plan.duration,
+            cpu: cpu(i),
+        },
+        recv: RecvJob {
+            netns: to_ns.to_string(),
+            bind: SocketAddrV4::new(to, DST_PORT),
+            frame: plan.frame,
+            cpu: cpu(i + 1),
+        },
+        tx_ns,
+        tx_if,
+        rx_if,
+    };
+    let mut v = vec![flow(
+        "a_to_b", &t.a.netns, A_ADDR, &t.b.netns, B_ADDR, 0, "a", A_IF, B_IF,
+    )];
+    if plan.bidirectional {
+        v.push(flow(
+            "b_to_a", &t.b.netns, B_ADDR, &t.a.netns, A_ADDR, 1, "b", B_IF, A_IF,
+        ));
+    }
+    v
+}
+
+fn read_all(t: &Topology) -> Result<KernelCounters, LoadError> {
+    let read = |ns: &str| NsCounters::read(ns).map_err(|e| LoadError::Setup(e.to_string()));
+    Ok(KernelCounters {
+        a: read(&t.a.netns)?,
+        r: read(&t.r.netns)?,
+        b: read(&t.b.netns)?,
+    })
+}
+
+/// Runs one trial. `stop` ends it early (Ctrl-C).
+pub fn run(plan: &TrialPlan, stop: &Shutdown) -> Result<TrialReport, LoadError> {
+    let flows = flows(plan);
+    let receivers = flows
+        .iter()
+        .map(|f| Receiver::bind(f.recv.clone()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| LoadError::Setup(format!("receiver socket in the lab: {e}")))?;
+    let before = read_all(&plan.topology)?;
+    let recv_stop = AtomicBool::new(false);
+    let (sent, received) = std::thread::scope(|s| {
+        let rx: Vec<_> = receivers
+            .into_iter()
+            .map(|r| s.spawn(|| r.run(&recv_stop)))
+            .collect();
+        let tx: Vec<_> = flows
+            .iter()
+            .map(|f| s.spawn(|| worker::send(&f.send, stop)))
+            .collect();
+        let sent: Vec<_> = tx.into_iter().map(join).collect();
+        std::thread::sleep(DRAIN);
+        recv_stop.store(true, Ordering::Relaxed);
+        let received: Vec<_> = rx.into_iter().map(join).collect();
+        (sent, received)
+    });
+    let sent = sent.into_iter().collect::<Result<Vec<SendStats>, _>>()?;
+    let received = received
+        .into_iter()
+        .collect::<Result<Vec<RecvStats>, _>>()?;
+    let after = read_all(&plan.topology)?;
+    let kernel = KernelCounters {
+        a: after.a.since(&before.a),
+        r: after.r.since(&before.r),
+        b: after.b.since(&before.b),
+    };
+    Ok(reconcile(plan, &flows, &sent, received, kernel))
+}
+
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, std::io::Result<T>>) -> Result<T, LoadError> {
+    h.join()
+        .map_err(|_| LoadError::Setup("a generator thread panicked".into()))?
+        .map_err(LoadError::Io)
+}
+
+fn reconcile(
+    plan: &TrialPlan,
+    flows: &[Flow],
+    sent: &[SendStats],
+    received: Vec<RecvStats>,
+    kernel: KernelCounters,
+) -> TrialReport {
+    let mut latency = crate::load::result::new_histogram();
+    let mut directions = Vec::new();
+    for ((f, s), r) in flows.iter().zip(sent).zip(received) {
+        let (tx_node, rx_node) = if f.tx_ns == "a" {
+            (&kernel.a, &kernel.b)
+        } else {
+            (&kernel.b, &kernel.a)
+        };
+        let sent_kernel = tx_node
+            .link(f.tx_if)
+            .map_or(0, |l| l.tx_packets + l.tx_dropped);
+        let received_kernel = rx_node.link(f.rx_if).map_or(0, |l| l.rx_packets);
+        let counted_by = if r.seq.unique >= received_kernel {
+            CountedBy::Socket
+        } else {
+            CountedBy::Interface
+        };
+        let received = match counted_by {
+            CountedBy::Socket => r.seq.unique,
+            CountedBy::Interface => received_kernel,
+        };
+        let _ = latency.add(&r.latency);
+        directions.push(Direction {
+            name: f.name.to_string(),
+            sent: s.sent,
+            sent_kernel,
+            received_kernel,
+            received_socket: r.seq.unique,
+            counted_by,
+            lost: s.sent.saturating_sub(received),
+            lost_kernel: sent_kernel.saturating_sub(received_kernel),
+            duplicates: r.seq.duplicates,
+            reordered: r.seq.reordered,
+        });
+    }
+    let elapsed = sent
+        .iter()
+        .map(|s| s.elapsed)
+        .max()
+        .unwrap_or_default()
+        .as_secs_f64();
+    let total_sent: u64 = directions.iter().map(|d| d.sent).sum();
+    let lost: u64 = directions.iter().map(|d| d.lost).sum();
+    TrialReport {
+        offered_pps: plan.rate,
+        sent_pps: if elapsed > 0.0 {
+            total_sent as f64 / elapsed
+        } else {
+            0.0
+        },
+        duration_s: elapsed,
+        lost,
+        sent: total_sent,
+        received: total_sent - lost,
+        forwarded: kernel.r.ip.forw_datagrams,
+        send_errors: sent.iter().map(|s| s.errors).sum(),
+        reconciled: directions
+            .iter()
+            .all(|d| d.sent == d.sent_kernel && d.lost == d.lost_kernel),
+        directions,
+        kernel,
+        latency: Some(latency),
+    }
+}

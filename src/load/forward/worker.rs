@@ -1,0 +1,294 @@
+//! The socket loops: a paced `sendmmsg(2)` sender and a `recvmmsg(2)`
+//! receiver, each on its own thread inside its node's network namespace.
+//! Each pre-aggregates what it saw; the trial merges them once at the end.
+
+use super::frame::{self, FrameSize, SeqTracker};
+use crate::load::http::sys::{now_ns, pin_current_thread};
+use crate::load::result::new_histogram;
+use crate::probe::netns;
+use crate::shutdown::Shutdown;
+use hdrhistogram::Histogram;
+use socket2::{Domain, Socket, Type};
+use std::net::SocketAddrV4;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Frames handed to the kernel per `sendmmsg`/`recvmmsg` call.
+pub const BATCH: usize = 64;
+
+/// `BATCH` datagram buffers of `len` bytes, each behind its own iovec and
+/// mmsghdr, as `sendmmsg`/`recvmmsg` take them. The pointers aim into heap
+/// blocks that never move, so the batch itself may move.
+struct MsgBatch {
+    bufs: Vec<Vec<u8>>,
+    _iovs: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
+}
+
+impl MsgBatch {
+    fn new(len: usize) -> MsgBatch {
+        let mut bufs = vec![vec![0u8; len]; BATCH];
+        let mut iovs: Vec<libc::iovec> = bufs
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: len,
+            })
+            .collect();
+        // SAFETY: a zeroed mmsghdr is valid; each then points at its iovec.
+        let mut msgs: Vec<libc::mmsghdr> =
+            (0..BATCH).map(|_| unsafe { std::mem::zeroed() }).collect();
+        for (m, iov) in msgs.iter_mut().zip(iovs.iter_mut()) {
+            m.msg_hdr.msg_iov = iov;
+            m.msg_hdr.msg_iovlen = 1;
+        }
+        MsgBatch {
+            bufs,
+            _iovs: iovs,
+            msgs,
+        }
+    }
+}
+
+/// One direction's sending job.
+#[derive(Clone, Debug)]
+pub struct SendJob {
+    pub netns: String,
+    pub from: SocketAddrV4,
+    pub to: SocketAddrV4,
+    pub frame: FrameSize,
+    /// Frames/s; `None` sends as fast as the generator can.
+    pub rate: Option<f64>,
+    pub duration: Duration,
+    pub cpu: Option<usize>,
+}
+
+/// What a sender did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SendStats {
+    /// Frames the kernel accepted from `sendmmsg`.
+    pub sent: u64,
+    /// Failed `sendmmsg` calls (ENOBUFS and the like); their frames are not sent.
+    pub errors: u64,
+    pub elapsed: Duration,
+}
+
+fn socket_in(job_ns: &str, bind: SocketAddrV4) -> std::io::Result<Socket> {
+    netns::join(job_ns).map_err(std::io::Error::other)?;
+    let s = Socket::new(Domain::IPV4, Type::DGRAM, None)?;
+    s.bind(&bind.into())?;
+    Ok(s)
+}
+
+/// Sends `job.frame` frames to `job.to` at `job.rate` for `job.duration`,
+/// `BATCH` at a time: a batch goes out whenever the schedule says that many
+/// frames are due, so the rate holds on average over any ~BATCH frames.
+pub fn send(job: &SendJob, stop: &Shutdown) -> std::io::Result<SendStats> {
+    if let Some(cpu) = job.cpu {
+        let _ = pin_current_thread(&[cpu]);
+    }
+    // SAFETY: prctl on this thread only; 1ns slack makes short sleeps exact.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64) };
+    let sock = socket_in(&job.netns, job.from)?;
+    sock.set_send_buffer_size(4 << 20)?;
+    sock.connect(&job.to.into())?;
+    let fd = sock.as_raw_fd();
+    let mut batch = MsgBatch::new(job.frame.payload());
+    let mut stats = SendStats::default();
+    let start = Instant::now();
+    let mut seq = 0u64;
+    // A paced sender sends exactly the frames its schedule holds, catching
+    // up after a late wakeup, within a grace period past the duration.
+    let budget = job
+        .rate
+        .map(|r| (r * job.duration.as_secs_f64()).round() as u64);
+    let deadline = job.duration + job.duration / 4;
+    while !stop.is_triggered() {
+        let elapsed = start.elapsed();
+        let done = stats.sent + stats.errors;
+        let finished = match budget {
+            Some(n) => done >= n || elapsed >= deadline,
+            None => elapsed >= job.duration,
+        };
+        if finished {
+            break;
+        }
+        let due = match job.rate {
+            Some(rate) => {
+                let scheduled =
+                    ((rate * elapsed.as_secs_f64()) as u64).min(budget.unwrap_or(u64::MAX));
+                let behind = scheduled.saturating_sub(done);
+                // A batch spans at most ~100µs of the schedule.
+                let want = ((rate * 100e-6) as u64).clamp(1, BATCH as u64);
+                if behind < want.min(budget.unwrap_or(u64::MAX) - done) {
+                    // Spin through short waits, as hardware-less generators
+                    // do: a sleeping thread on a busy machine wakes late and
+                    // loses its CPU to others, and the schedule slips.
+                    let wait = (done + want) as f64 / rate - elapsed.as_secs_f64();
+                    if wait > 2e-3 {
+                        std::thread::sleep(Duration::from_secs_f64(wait - 1e-3));
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                    continue;
+                }
+                behind.min(BATCH as u64) as usize
+            }
+            None => BATCH,
+        };
+        let ts = now_ns();
+        for (i, b) in batch.bufs.iter_mut().take(due).enumerate() {
+            frame::encode(b, seq + i as u64, ts);
+        }
+        // SAFETY: msgs point at live iovecs and buffers of `len` bytes.
+        let n = unsafe { libc::sendmmsg(fd, batch.msgs.as_mut_ptr(), due as u32, 0) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::ECONNREFUSED) => {
+                    stats.errors += 1;
+                    continue;
+                }
+                _ => return Err(e),
+            }
+        }
+        stats.sent += n as u64;
+        seq += n as u64;
+    }
+    stats.elapsed = start.elapsed();
+    Ok(stats)
+}
+
+/// One direction's receiving job.
+#[derive(Clone, Debug)]
+pub struct RecvJob {
+    pub netns: String,
+    pub bind: SocketAddrV4,
+    pub frame: FrameSize,
+    pub cpu: Option<usize>,
+}
+
+/// What a receiver saw.
+#[derive(Clone, Debug)]
+pub struct RecvStats {
+    pub seq: SeqTracker,
+    /// Datagrams read from the socket, ours or not.
+    pub datagrams: u64,
+    /// One-way latency of each frame, in microseconds.
+    pub latency: Histogram<u64>,
+}
+
+/// A bound receiving socket, made ready before any frame is sent.
+pub struct Receiver {
+    sock: Socket,
+    job: RecvJob,
+}
+
+impl Receiver {
+    pub fn bind(job: RecvJob) -> std::io::Result<Receiver> {
+        let sock = std::thread::scope(|s| {
+            s.spawn(|| {
+                let sock = socket_in(&job.netns, job.bind)?;
+                force_rcvbuf(&sock, 64 << 20)?;
+                sock.set_read_timeout(Some(Duration::from_millis(10)))?;
+                Ok::<_, std::io::Error>(sock)
+            })
+            .join()
+            .map_err(|_| std::io::Error::other("receiver setup panicked"))?
+        })?;
+        Ok(Receiver { sock, job })
+    }
+
+    /// Reads until `stop` is set, counting every frame of ours.
+    pub fn run(self, stop: &AtomicBool) -> std::io::Result<RecvStats> {
+        if let Some(cpu) = self.job.cpu {
+            let _ = pin_current_thread(&[cpu]);
+        }
+        let fd = self.sock.as_raw_fd();
+        let len = self.job.frame.payload().max(frame::HEADER) + 64;
+        let mut batch = MsgBatch::new(len);
+        let mut stats = RecvStats {
+            seq: SeqTracker::default(),
+            datagrams: 0,
+            latency: new_histogram(),
+        };
+        loop {
+            // SAFETY: msgs point at live buffers of `len` bytes.
+            let n = unsafe {
+                libc::recvmmsg(
+                    fd,
+                    batch.msgs.as_mut_ptr(),
+                    BATCH as u32,
+                    0,
+                    std::ptr::null_mut(),
+                )
+            };
+            if n <= 0 {
+                let e = std::io::Error::last_os_error();
+                let idle = matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR));
+                if n < 0 && !idle {
+                    return Err(e);
+                }
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                continue;
+            }
+            let now = now_ns();
+            for (m, b) in batch.msgs.iter().zip(&batch.bufs).take(n as usize) {
+                stats.datagrams += 1;
+                if let Some((seq, ts)) = frame::decode(&b[..m.msg_len as usize]) {
+                    stats.seq.observe(seq);
+                    let _ = stats.latency.record((now.saturating_sub(ts) / 1000).max(1));
+                }
+            }
+        }
+        Ok(stats)
+    }
+}
+
+/// SO_RCVBUFFORCE (root may exceed rmem_max), falling back to SO_RCVBUF.
+fn force_rcvbuf(sock: &Socket, bytes: usize) -> std::io::Result<()> {
+    let v = bytes as libc::c_int;
+    // SAFETY: setsockopt with an int option on our socket.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        sock.set_recv_buffer_size(bytes)?;
+    }
+    Ok(())
+}
+
+/// The MTU of interface `ifname` inside namespace `ns` (SIOCGIFMTU).
+pub fn link_mtu(ns: &str, ifname: &str) -> Result<u32, netns::NetnsError> {
+    let name = ifname.to_string();
+    let owned = ns.to_string();
+    netns::in_netns(ns, move || {
+        let err = |source| netns::NetnsError::Read {
+            name: owned.clone(),
+            what: "the link MTU",
+            source,
+        };
+        let sock = Socket::new(Domain::IPV4, Type::DGRAM, None).map_err(err)?;
+        // SAFETY: ifreq zeroed, name copied with a terminating NUL; the
+        // ioctl writes only into the struct.
+        unsafe {
+            let mut req: libc::ifreq = std::mem::zeroed();
+            for (d, s) in req.ifr_name.iter_mut().zip(name.bytes().take(15)) {
+                *d = s as libc::c_char;
+            }
+            if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFMTU, &mut req) != 0 {
+                return Err(err(std::io::Error::last_os_error()));
+            }
+            Ok(req.ifr_ifru.ifru_mtu as u32)
+        }
+    })
+}

@@ -1,0 +1,292 @@
+//! Kernel counters read *inside* a network namespace: `/proc/net/snmp` (IP
+//! forwarding and UDP counters) and `/proc/net/dev` (the counters `ip -s
+//! link` prints), for the router lab's reconciliation.
+//!
+//! A thread that joins a namespace with `setns(2)` sees that namespace's
+//! `/proc/thread-self/net`, so [`in_netns`] runs a closure on a short-lived
+//! thread that joins the namespace first; the calling thread never moves.
+//! Sockets created there stay in that namespace for their whole life.
+
+use super::netdev::{parse_net_dev, NetCounters};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Where `ip netns add` puts the namespaces' handles.
+pub const NETNS_DIR: &str = "/run/netns";
+
+#[derive(Debug, thiserror::Error)]
+pub enum NetnsError {
+    #[error("network namespace `{name}` cannot be opened ({path}): {source}")]
+    Open {
+        name: String,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot join network namespace `{name}`: {source}")]
+    Join {
+        name: String,
+        source: std::io::Error,
+    },
+    #[error("cannot read {what} inside namespace `{name}`: {source}")]
+    Read {
+        name: String,
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("the thread that joined namespace `{0}` panicked")]
+    Thread(String),
+}
+
+/// Moves the calling thread into the named network namespace. Only for
+/// threads that stay there (the generator's workers); everything else uses
+/// [`in_netns`].
+pub fn join(name: &str) -> Result<(), NetnsError> {
+    use std::os::fd::AsRawFd;
+    let path = PathBuf::from(NETNS_DIR).join(name);
+    let file = std::fs::File::open(&path).map_err(|source| NetnsError::Open {
+        name: name.to_string(),
+        path: path.clone(),
+        source,
+    })?;
+    // SAFETY: setns on a namespace file we hold open; affects only this thread.
+    if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(NetnsError::Join {
+            name: name.to_string(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
+/// Runs `f` on a thread inside namespace `name` and returns its result.
+pub fn in_netns<T: Send>(
+    name: &str,
+    f: impl FnOnce() -> Result<T, NetnsError> + Send,
+) -> Result<T, NetnsError> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            join(name)?;
+            f()
+        })
+        .join()
+        .map_err(|_| NetnsError::Thread(name.to_string()))?
+    })
+}
+
+/// The counters of one namespace at one moment.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NsCounters {
+    pub ip: IpCounters,
+    pub udp: UdpCounters,
+    /// Per interface, loopback left out.
+    pub links: Vec<LinkCounters>,
+}
+
+/// The `Ip:` line of `/proc/net/snmp` (RFC 4293 ipSystemStats names).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IpCounters {
+    pub in_receives: u64,
+    pub in_hdr_errors: u64,
+    pub in_addr_errors: u64,
+    pub forw_datagrams: u64,
+    pub in_discards: u64,
+    pub in_delivers: u64,
+    pub out_requests: u64,
+    pub out_discards: u64,
+    pub out_no_routes: u64,
+}
+
+/// The `Udp:` line of `/proc/net/snmp`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UdpCounters {
+    pub in_datagrams: u64,
+    pub no_ports: u64,
+    pub in_errors: u64,
+    pub out_datagrams: u64,
+    pub rcvbuf_errors: u64,
+    pub sndbuf_errors: u64,
+}
+
+/// One interface's `ip -s link` counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkCounters {
+    pub iface: String,
+    pub rx_packets: u64,
+    pub rx_dropped: u64,
+    pub tx_packets: u64,
+    pub tx_dropped: u64,
+}
+
+impl NsCounters {
+    /// Reads the namespace's counters (on a thread that joins it).
+    pub fn read(name: &str) -> Result<NsCounters, NetnsError> {
+        let owned = name.to_string();
+        in_netns(name, move || {
+            let read = |what: &'static str| {
+                std::fs::read_to_string(format!("/proc/thread-self/net/{what}")).map_err(|source| {
+                    NetnsError::Read {
+                        name: owned.clone(),
+                        what,
+                        source,
+                    }
+                })
+            };
+            let snmp = read("snmp")?;
+            let dev = read("dev")?;
+            Ok(NsCounters::parse(&snmp, &dev))
+        })
+    }
+
+    /// Builds the counters from the texts of `/proc/net/snmp` and `/proc/net/dev`.
+    pub fn parse(snmp: &str, dev: &str) -> NsCounters {
+        let ip = snmp_line(snmp, "Ip");
+        let udp = snmp_line(snmp, "Udp");
+        let get = |t: &[(String, u64)], k: &str| {
+            t.iter().find(|(name, _)| name == k).map_or(0, |(_, v)| *v)
+        };
+        NsCounters {
+            ip: IpCounters {
+                in_receives: get(&ip, "InReceives"),
+                in_hdr_errors: get(&ip, "InHdrErrors"),
+                in_addr_errors: get(&ip, "InAddrErrors"),
+                forw_datagrams: get(&ip, "ForwDatagrams"),
+                in_discards: get(&ip, "InDiscards"),
+                in_delivers: get(&ip, "InDelivers"),
+                out_requests: get(&ip, "OutRequests"),
+                out_discards: get(&ip, "OutDiscards"),
+                out_no_routes: get(&ip, "OutNoRoutes"),
+            },
+            udp: UdpCounters {
+                in_datagrams: get(&udp, "InDatagrams"),
+                no_ports: get(&udp, "NoPorts"),
+                in_errors: get(&udp, "InErrors"),
+                out_datagrams: get(&udp, "OutDatagrams"),
+                rcvbuf_errors: get(&udp, "RcvbufErrors"),
+                sndbuf_errors: get(&udp, "SndbufErrors"),
+            },
+            links: parse_net_dev(dev)
+                .into_iter()
+                .filter(|c| c.iface != "lo")
+                .map(LinkCounters::from)
+                .collect(),
+        }
+    }
+
+    /// What changed from `before` to `self` (counters only grow; a
+    /// recreated interface counts from zero).
+    pub fn since(&self, before: &NsCounters) -> NsCounters {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        let (a, b) = (&self.ip, &before.ip);
+        let (u, v) = (&self.udp, &before.udp);
+        NsCounters {
+            ip: IpCounters {
+                in_receives: d(a.in_receives, b.in_receives),
+                in_hdr_errors: d(a.in_hdr_errors, b.in_hdr_errors),
+                in_addr_errors: d(a.in_addr_errors, b.in_addr_errors),
+                forw_datagrams: d(a.forw_datagrams, b.forw_datagrams),
+                in_discards: d(a.in_discards, b.in_discards),
+                in_delivers: d(a.in_delivers, b.in_delivers),
+                out_requests: d(a.out_requests, b.out_requests),
+                out_discards: d(a.out_discards, b.out_discards),
+                out_no_routes: d(a.out_no_routes, b.out_no_routes),
+            },
+            udp: UdpCounters {
+                in_datagrams: d(u.in_datagrams, v.in_datagrams),
+                no_ports: d(u.no_ports, v.no_ports),
+                in_errors: d(u.in_errors, v.in_errors),
+                out_datagrams: d(u.out_datagrams, v.out_datagrams),
+                rcvbuf_errors: d(u.rcvbuf_errors, v.rcvbuf_errors),
+                sndbuf_errors: d(u.sndbuf_errors, v.sndbuf_errors),
+            },
+            links: self
+                .links
+                .iter()
+                .map(|l| {
+                    let old = before.link(&l.iface).cloned().unwrap_or_default();
+                    LinkCounters {
+                        iface: l.iface.clone(),
+                        rx_packets: d(l.rx_packets, old.rx_packets),
+                        rx_dropped: d(l.rx_dropped, old.rx_dropped),
+                        tx_packets: d(l.tx_packets, old.tx_packets),
+                        tx_dropped: d(l.tx_dropped, old.tx_dropped),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// The counters of interface `iface`.
+    pub fn link(&self, iface: &str) -> Option<&LinkCounters> {
+        self.links.iter().find(|l| l.iface == iface)
+    }
+}
+
+impl From<NetCounters> for LinkCounters {
+    fn from(c: NetCounters) -> Self {
+        LinkCounters {
+            iface: c.iface,
+            rx_packets: c.rx_packets,
+            rx_dropped: c.rx_dropped,
+            tx_packets: c.tx_packets,
+            tx_dropped: c.tx_dropped,
+        }
+    }
+}
+
+/// One protocol's pair of lines in `/proc/net/snmp` (a header line of
+/// names, then a line of values, both starting `Proto:`), zipped.
+fn snmp_line(text: &str, proto: &str) -> Vec<(String, u64)> {
+    let prefix = format!("{proto}:");
+    let mut lines = text.lines().filter(|l| l.starts_with(&prefix));
+    let (Some(names), Some(values)) = (lines.next(), lines.next()) else {
+        return Vec::new();
+    };
+    names
+        .split_ascii_whitespace()
+        .skip(1)
+        .zip(values.split_ascii_whitespace().skip(1))
+        .map(|(n, v)| (n.to_string(), v.parse().unwrap_or(0)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SNMP: &str = "Ip: Forwarding DefaultTTL InReceives InHdrErrors InAddrErrors ForwDatagrams InUnknownProtos InDiscards InDelivers OutRequests OutDiscards OutNoRoutes\n\
+Ip: 1 64 1000 0 0 990 0 10 0 0 3 0\n\
+Icmp: InMsgs\nIcmp: 0\n\
+Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors\n\
+Udp: 500 1 7 600 7 0 0 0 0\n";
+    const DEV: &str = "Inter-|   Receive                            |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n\
+    lo: 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\
+    r0: 64000 1000 0 10 0 0 0 0 0 0 0 0 0 0 0 0\n\
+    r1: 0 0 0 0 0 0 0 0 63360 990 0 2 0 0 0 0\n";
+
+    #[test]
+    fn parses_forwarding_udp_and_link_counters() {
+        let c = NsCounters::parse(SNMP, DEV);
+        assert_eq!(c.ip.in_receives, 1000);
+        assert_eq!(c.ip.forw_datagrams, 990);
+        assert_eq!(c.ip.in_discards, 10);
+        assert_eq!(c.ip.out_discards, 3);
+        assert_eq!(c.udp.in_datagrams, 500);
+        assert_eq!(c.udp.rcvbuf_errors, 7);
+        assert_eq!(c.links.len(), 2, "loopback is left out");
+        assert_eq!(c.link("r0").unwrap().rx_dropped, 10);
+        assert_eq!(c.link("r1").unwrap().tx_packets, 990);
+        assert_eq!(c.link("r1").unwrap().tx_dropped, 2);
+    }
+
+    #[test]
+    fn deltas_subtract_field_by_field() {
+        let before = NsCounters::parse(SNMP, DEV);
+        let mut after = before.clone();
+        after.ip.forw_datagrams += 5;
+        after.links[0].rx_packets += 5;
+        let d = after.since(&before);
+        assert_eq!(d.ip.forw_datagrams, 5);
+        assert_eq!(d.ip.in_receives, 0);
+        assert_eq!(d.link("r0").unwrap().rx_packets, 5);
+    }
+}

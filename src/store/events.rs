@@ -1,0 +1,84 @@
+//! Run events: what happened to a run that is not a measurement, such as a
+//! trial interrupted by Ctrl-C (not stored as a trial, so `--resume` runs it
+//! again) or a resume.
+
+use super::{Store, StoreError};
+use rusqlite::params;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunEventKind {
+    /// SIGINT or SIGTERM arrived while a trial ran; the trial was discarded.
+    TrialInterrupted,
+    /// The run was continued with `--resume`.
+    Resumed,
+}
+
+impl RunEventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunEventKind::TrialInterrupted => "trial_interrupted",
+            RunEventKind::Resumed => "resumed",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        [RunEventKind::TrialInterrupted, RunEventKind::Resumed]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+}
+
+/// One event of a run; the trial fields name the trial it concerns, if any.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct RunEvent {
+    pub at: i64,
+    pub kind: RunEventKind,
+    pub system: Option<String>,
+    pub point_index: Option<u32>,
+    pub trial: Option<u32>,
+    pub detail: String,
+}
+
+impl Store {
+    pub fn record_event(&mut self, run_id: i64, e: &RunEvent) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT INTO run_events (run_id, at, kind, system, point_index, trial, detail)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                run_id,
+                e.at,
+                e.kind.as_str(),
+                e.system,
+                e.point_index,
+                e.trial,
+                e.detail
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The run's events in the order they happened (unknown kinds skipped).
+    pub fn run_events(&self, run_id: i64) -> Result<Vec<RunEvent>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT at, kind, system, point_index, trial, detail FROM run_events
+             WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([run_id], |r| {
+            let kind: String = r.get(1)?;
+            let Some(kind) = RunEventKind::parse(&kind) else {
+                return Ok(None);
+            };
+            Ok(Some(RunEvent {
+                at: r.get(0)?,
+                kind,
+                system: r.get(2)?,
+                point_index: r.get(3)?,
+                trial: r.get(4)?,
+                detail: r.get(5)?,
+            }))
+        })?;
+        let events = rows.collect::<Result<Vec<_>, _>>()?;
+        Ok(events.into_iter().flatten().collect())
+    }
+}

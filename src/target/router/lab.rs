@@ -1,0 +1,420 @@
+//! Building and removing the A — R — B lab: three network namespaces joined
+//! by veth pairs, static addresses and neighbours (so no ARP or IPv6 noise
+//! reaches the counters), forwarding on in R, then R's settings.
+//!
+//! Namespaces are named `slr-<pid>-<n>-{a,r,b}`. Removing a namespace
+//! removes its veths and nftables tables with it. Each lab has a guard
+//! process that removes it when scalelab dies, `kill -9` included; should
+//! the guard die too, the next lab built anywhere removes namespaces whose
+//! owner PID is gone ([`reclaim_dead`]), by exact name.
+
+use super::settings::{cpu_mask, Firewall, RouterSettings};
+use super::topology::*;
+use crate::probe::netns::{in_netns, NETNS_DIR};
+use crate::target::TargetError;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+const KIND: &str = "router";
+/// Namespace name prefix for every lab scalelab builds.
+pub const PREFIX: &str = "slr";
+
+/// Finds `tool` on `PATH`, or says which package provides it.
+pub fn find_tool(tool: &'static str, package: &'static str) -> Result<PathBuf, TargetError> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(tool))
+        .find(|p| p.is_file())
+        .ok_or_else(|| TargetError::Missing {
+            kind: KIND,
+            message: format!("`{tool}` (Debian package {package}) is not on PATH"),
+        })
+}
+
+/// Runs a command and turns a failure into an error that shows it.
+fn run(cmd: &mut Command) -> Result<(), TargetError> {
+    let out = cmd.output().map_err(|e| TargetError::Start {
+        kind: KIND,
+        message: format!("cannot run {cmd:?}: {e}"),
+    })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(TargetError::Start {
+        kind: KIND,
+        message: format!(
+            "{cmd:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+    })
+}
+
+/// A built lab. Dropping it removes it.
+pub struct Lab {
+    pub topology: Topology,
+    ip: PathBuf,
+    removed: bool,
+    guard: Option<std::process::Child>,
+}
+
+/// Starts the lab's guard: a shell in its own session that waits for
+/// end-of-file on a pipe only scalelab holds, then deletes the namespaces by
+/// name. However scalelab dies (`kill -9` included), the pipe closes and
+/// the lab goes within milliseconds. After a normal stop it finds nothing
+/// left to delete.
+fn spawn_guard(ip: &Path, t: &Topology) -> Result<std::process::Child, TargetError> {
+    use std::os::unix::process::CommandExt;
+    let script = t
+        .namespaces()
+        .iter()
+        .map(|ns| format!("\"$0\" netns del {ns} 2>/dev/null; "))
+        .collect::<String>();
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args(["-c", &format!("cat >/dev/null; {script}")])
+        .arg(ip)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: setsid is async-signal-safe; only the child is affected.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(|e| TargetError::Start {
+        kind: KIND,
+        message: format!("cannot start the lab's clean-up guard (/bin/sh): {e}"),
+    })
+}
+
+static NEXT_LAB: AtomicU32 = AtomicU32::new(0);
+
+impl Lab {
+    /// Builds a fresh lab with `settings` applied and `rps` (R's CPUs, if
+    /// any) as R's RPS mask. On any error the partial lab is removed.
+    pub fn build(settings: &RouterSettings, rps: Option<&[usize]>) -> Result<Lab, TargetError> {
+        let ip = find_tool("ip", "iproute2")?;
+        let tools = Tools::for_settings(settings)?;
+        reclaim_dead(&ip);
+        let n = NEXT_LAB.fetch_add(1, Ordering::Relaxed);
+        let prefix = format!("{PREFIX}-{}-{n}", std::process::id());
+        let topology = Topology::named(&prefix);
+        let guard = spawn_guard(&ip, &topology)?;
+        let mut lab = Lab {
+            topology,
+            ip,
+            removed: false,
+            guard: Some(guard),
+        };
+        lab.wire(settings)?;
+        lab.configure_router(settings, rps, &tools)?;
+        Ok(lab)
+    }
+
+    fn ip(&self, ns: &str, args: &[&str]) -> Result<(), TargetError> {
+        run(Command::new(&self.ip).arg("-n").arg(ns).args(args))
+    }
+
+    fn exec(&self, ns: &str, program: &Path, args: &[&str]) -> Result<(), TargetError> {
+        run(Command::new(&self.ip)
+            .args(["netns", "exec", ns])
+            .arg(program)
+            .args(args))
+    }
+
+    /// Namespaces, veths, addresses, static neighbours, routes, forwarding.
+    fn wire(&mut self, s: &RouterSettings) -> Result<(), TargetError> {
+        let t = self.topology.clone();
+        for ns in t.namespaces() {
+            run(Command::new(&self.ip).args(["netns", "add", ns]))?;
+            write_sysctl(ns, "net.ipv6.conf.all.disable_ipv6", "1")?;
+            write_sysctl(ns, "net.ipv6.conf.default.disable_ipv6", "1")?;
+            self.ip(ns, &["link", "set", "lo", "up"])?;
+        }
+        let q = s.queues().to_string();
+        let mtu = s.mtu().to_string();
+        let mac = |i: u8| format!("02:00:c6:12:00:{i:02x}");
+        let pairs = [
+            (&t.a.netns, A_IF, 1, &t.r.netns, R_A_IF, 2),
+            (&t.b.netns, B_IF, 3, &t.r.netns, R_B_IF, 4),
+        ];
+        for (ns, ifname, m, peer_ns, peer, pm) in pairs {
+            let side =
+                |mac: String| format!("address {mac} numtxqueues {q} numrxqueues {q} mtu {mtu}");
+            let args = format!(
+                "link add {ifname} {} type veth peer name {peer} {} netns {peer_ns}",
+                side(mac(m)),
+                side(mac(pm))
+            );
+            self.ip(ns, &args.split(' ').collect::<Vec<_>>())?;
+        }
+        let addrs = [
+            (&t.a.netns, A_IF, A_ADDR, R_A_ADDR, mac(2)),
+            (&t.r.netns, R_A_IF, R_A_ADDR, A_ADDR, mac(1)),
+            (&t.r.netns, R_B_IF, R_B_ADDR, B_ADDR, mac(3)),
+            (&t.b.netns, B_IF, B_ADDR, R_B_ADDR, mac(4)),
+        ];
+        for (ns, ifname, addr, neighbour, lladdr) in addrs {
+            let cidr = format!("{addr}/{PREFIX_LEN}");
+            self.ip(ns, &["addr", "add", &cidr, "dev", ifname])?;
+            self.ip(ns, &["link", "set", ifname, "up"])?;
+            let nb = neighbour.to_string();
+            self.ip(
+                ns,
+                &[
+                    "neigh",
+                    "replace",
+                    &nb,
+                    "lladdr",
+                    &lladdr,
+                    "dev",
+                    ifname,
+                    "nud",
+                    "permanent",
+                ],
+            )?;
+        }
+        self.ip(
+            &t.a.netns,
+            &["route", "add", "default", "via", &R_A_ADDR.to_string()],
+        )?;
+        self.ip(
+            &t.b.netns,
+            &["route", "add", "default", "via", &R_B_ADDR.to_string()],
+        )?;
+        write_sysctl(&t.r.netns, "net.ipv4.ip_forward", "1")
+    }
+
+    /// Sysctls, offloads, RPS/XPS and the firewall in R.
+    fn configure_router(
+        &self,
+        s: &RouterSettings,
+        rps: Option<&[usize]>,
+        tools: &Tools,
+    ) -> Result<(), TargetError> {
+        let r = self.topology.r.netns.clone();
+        for (key, value) in s.sysctl_pairs() {
+            write_sysctl(&r, &key, &value)?;
+        }
+        if let Some(ethtool) = &tools.ethtool {
+            for ifname in [R_A_IF, R_B_IF] {
+                let mut args = vec!["-K", ifname];
+                for (name, on) in [("gro", s.gro), ("gso", s.gso)] {
+                    if let Some(on) = on {
+                        args.extend([name, if on { "on" } else { "off" }]);
+                    }
+                }
+                self.exec(&r, ethtool, &args)?;
+            }
+        }
+        let mut writes = Vec::new();
+        for ifname in [R_A_IF, R_B_IF] {
+            for q in 0..s.queues() {
+                if let Some(cpus) = rps {
+                    writes.push((format!("{ifname}/queues/rx-{q}/rps_cpus"), cpu_mask(cpus)));
+                }
+                if let Some(cpus) = &s.xps_cpus {
+                    writes.push((format!("{ifname}/queues/tx-{q}/xps_cpus"), cpu_mask(cpus)));
+                }
+            }
+        }
+        if !writes.is_empty() {
+            let script: String = writes
+                .iter()
+                .map(|(f, mask)| format!("echo {mask} > /sys/class/net/{f} && "))
+                .collect::<String>()
+                + "true";
+            self.exec(&r, Path::new("/bin/sh"), &["-c", &script])?;
+        }
+        if let Some(nft) = &tools.nft {
+            let rules = nft_ruleset(s.firewall, s.firewall_rules.unwrap_or(0));
+            let file = tempfile::NamedTempFile::new()
+                .map_err(|e| TargetError::io(Path::new("/tmp"), e))?;
+            std::fs::write(file.path(), rules).map_err(|e| TargetError::io(file.path(), e))?;
+            let path = file.path().display().to_string();
+            self.exec(&r, nft, &["-f", &path])?;
+        }
+        Ok(())
+    }
+
+    /// Removes the lab's namespaces (their veths and nftables tables go with
+    /// them). Idempotent.
+    pub fn remove(&mut self) -> Result<(), TargetError> {
+        if self.removed {
+            return Ok(());
+        }
+        self.removed = true;
+        let mut first_error = None;
+        for ns in self.topology.namespaces() {
+            if Path::new(NETNS_DIR).join(ns).exists() {
+                if let Err(e) = run(Command::new(&self.ip).args(["netns", "del", ns])) {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(mut guard) = self.guard.take() {
+            drop(guard.stdin.take());
+            let _ = guard.wait();
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Whether all three namespaces still exist.
+    pub fn exists(&self) -> bool {
+        self.topology
+            .namespaces()
+            .iter()
+            .all(|ns| Path::new(NETNS_DIR).join(ns).exists())
+    }
+
+    /// The nftables ruleset R runs, as text (empty without a firewall).
+    pub fn ruleset(s: &RouterSettings) -> String {
+        nft_ruleset(s.firewall, s.firewall_rules.unwrap_or(0))
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = self.remove();
+    }
+}
+
+/// The optional tools a lab with these settings needs.
+struct Tools {
+    ethtool: Option<PathBuf>,
+    nft: Option<PathBuf>,
+}
+
+impl Tools {
+    fn for_settings(s: &RouterSettings) -> Result<Tools, TargetError> {
+        let ethtool = if s.gro.is_some() || s.gso.is_some() {
+            Some(find_tool("ethtool", "ethtool")?)
+        } else {
+            None
+        };
+        let nft = if s.firewall == Firewall::None {
+            None
+        } else {
+            Some(find_tool("nft", "nftables")?)
+        };
+        Ok(Tools { ethtool, nft })
+    }
+}
+
+/// Writes a sysctl inside namespace `ns` (`/proc/sys/net` is per namespace
+/// for whoever opens it). An unknown name is an error that says so.
+pub fn write_sysctl(ns: &str, key: &str, value: &str) -> Result<(), TargetError> {
+    let path = PathBuf::from("/proc/sys").join(key.replace('.', "/"));
+    let (key2, value2) = (key.to_string(), value.to_string());
+    let result = in_netns(ns, move || {
+        if !path.exists() {
+            return Ok(Err(TargetError::Settings {
+                kind: KIND,
+                message: format!(
+                    "unknown sysctl `{key2}`: there is no {} in R's network namespace (some net.core settings are global, not per namespace; `sysctl -a | grep net.` inside `ip netns exec` lists the ones that are)",
+                    path.display()
+                ),
+            }));
+        }
+        Ok(
+            std::fs::write(&path, &value2).map_err(|e| TargetError::Settings {
+                kind: KIND,
+                message: format!("sysctl `{key2}` = `{value2}` was refused: {e}"),
+            }),
+        )
+    });
+    result.map_err(|e| TargetError::Start {
+        kind: KIND,
+        message: e.to_string(),
+    })?
+}
+
+/// The ruleset text: a table `inet scalelab` with a forward chain.
+pub fn nft_ruleset(firewall: Firewall, rules: u32) -> String {
+    let body = match firewall {
+        Firewall::None => return String::new(),
+        Firewall::Small => "\t\tct state established,related counter accept\n\
+             \t\tct state invalid counter drop\n\
+             \t\tiifname \"r0\" oifname \"r1\" ip daddr 198.19.0.0/24 counter accept\n\
+             \t\tiifname \"r1\" oifname \"r0\" ip daddr 198.18.0.0/24 counter accept\n\
+             \t\tcounter drop\n"
+            .to_string(),
+        Firewall::Rules => {
+            // Never-matching rules (10.0.0.0/8 sources never reach the lab),
+            // so each packet is compared against every one of them.
+            let mut b = String::with_capacity(rules as usize * 48);
+            for i in 0..rules {
+                b.push_str(&format!(
+                    "\t\tip saddr 10.{}.{}.{} udp dport {} drop\n",
+                    (i >> 16) & 255,
+                    (i >> 8) & 255,
+                    i & 255,
+                    1024 + i % 60000
+                ));
+            }
+            b + "\t\tcounter accept\n"
+        }
+    };
+    format!(
+        "table inet scalelab {{\n\tchain forward {{\n\t\ttype filter hook forward priority filter; policy accept;\n{body}\t}}\n}}\n"
+    )
+}
+
+/// Removes every lab namespace whose owner (the PID in its name) is gone:
+/// what a run killed with `kill -9` left. Names are matched exactly.
+pub fn reclaim_dead(ip: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(NETNS_DIR) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = owner_pid(&name) else {
+            continue;
+        };
+        if crate::target::process::is_alive(pid) {
+            continue;
+        }
+        if run(Command::new(ip).args(["netns", "del", &name])).is_ok() {
+            removed.push(name);
+        }
+    }
+    removed
+}
+
+/// The owner PID of a lab namespace name `slr-<pid>-<n>-<a|r|b>`.
+pub fn owner_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(PREFIX)?.strip_prefix('-')?;
+    let mut parts = rest.split('-');
+    let pid = parts.next()?.parse().ok()?;
+    parts.next()?.parse::<u32>().ok()?;
+    let node = parts.next()?;
+    (parts.next().is_none() && matches!(node, "a" | "r" | "b")).then_some(pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_pids_come_only_from_exact_lab_names() {
+        assert_eq!(owner_pid("slr-1234-0-a"), Some(1234));
+        assert_eq!(owner_pid("slr-1234-17-r"), Some(1234));
+        assert_eq!(owner_pid("slr-1234-0-x"), None);
+        assert_eq!(owner_pid("slr-1234-a"), None);
+        assert_eq!(owner_pid("slr-1234-0-a-b"), None);
+        assert_eq!(owner_pid("dns-1234"), None);
+        assert_eq!(owner_pid("slrx-1-0-a"), None);
+    }
+
+    #[test]
+    fn rulesets_hold_the_asked_number_of_rules() {
+        assert_eq!(nft_ruleset(Firewall::None, 0), "");
+        let r = nft_ruleset(Firewall::Rules, 100);
+        assert_eq!(r.matches(" drop\n").count(), 100);
+        assert!(r.contains("hook forward"));
+        assert!(nft_ruleset(Firewall::Small, 0).contains("ct state established"));
+    }
+}

@@ -1,0 +1,159 @@
+//! The router under test (`[server] kind = "router"`): scalelab builds the
+//! lab A — R — B (three network namespaces joined by veth pairs, addresses
+//! in 198.18.0.0/15, forwarding on in R) with R's settings applied, and the
+//! `forward` load drives packets from A through R to B.
+//!
+//! - [`settings`]: the typed settings and their checks;
+//! - [`topology`]: names and addresses of the nodes (the seam where real
+//!   hosts will replace namespaces);
+//! - [`lab`]: building, configuring and removing the namespaces, and
+//!   removing what a killed run left.
+//!
+//! The server's CPUs (`server_cpus`) are R's CPUs: forwarding on veth runs in
+//! softirq context, which RPS on R's interfaces places on those CPUs.
+
+pub mod lab;
+pub mod settings;
+pub mod topology;
+
+use super::{Endpoint, Target, TargetError};
+use crate::placement::Placement;
+use crate::shutdown::Shutdown;
+use lab::Lab;
+pub use settings::RouterSettings;
+
+const KIND: &str = "router";
+
+/// The registry entry: `[server] kind = "router"`.
+pub const SERVER_KIND: super::ServerKind = super::ServerKind {
+    name: KIND,
+    requires: &[
+        crate::kinds::Requirement {
+            what: "ip (router lab namespaces and veths)",
+            package: "iproute2",
+            paths: &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"],
+        },
+        crate::kinds::Requirement {
+            what: "nft (router firewall rules)",
+            package: "nftables",
+            paths: &["/usr/sbin/nft", "/sbin/nft"],
+        },
+        crate::kinds::Requirement {
+            what: "ethtool (router GRO/GSO settings)",
+            package: "ethtool",
+            paths: &["/usr/sbin/ethtool", "/sbin/ethtool"],
+        },
+    ],
+    check: |t| RouterSettings::parse(t).map(|_| ()),
+    build: |t, _base_dir| Ok(Box::new(Router::new(t)?)),
+};
+
+pub struct Router {
+    settings: RouterSettings,
+    lab: Option<Lab>,
+    /// R's CPUs as placed by the runner (RPS mask), for the description.
+    rps: Option<Vec<usize>>,
+}
+
+impl Router {
+    pub fn new(t: &toml::Table) -> Result<Self, TargetError> {
+        Ok(Router::from_settings(RouterSettings::parse(t)?))
+    }
+
+    /// A router from settings already checked.
+    pub fn from_settings(settings: RouterSettings) -> Self {
+        Router {
+            settings,
+            lab: None,
+            rps: None,
+        }
+    }
+
+    /// The lab's node names, once started.
+    pub fn topology(&self) -> Option<&topology::Topology> {
+        self.lab.as_ref().map(|l| &l.topology)
+    }
+
+    /// Builds the lab outside the runner (`scalelab load forward`), with R's
+    /// CPUs given directly.
+    pub fn build(&mut self, r_cpus: Option<Vec<usize>>) -> Result<Endpoint, TargetError> {
+        self.stop()?;
+        let rps = self.settings.rps_cpus.clone().or(r_cpus);
+        let lab = Lab::build(&self.settings, rps.as_deref())?;
+        let uri = lab.topology.to_uri();
+        self.lab = Some(lab);
+        self.rps = rps;
+        Ok(Endpoint { uri })
+    }
+
+    /// R's settings as recorded with every trial.
+    pub fn describe(&self) -> serde_json::Value {
+        serde_json::json!({
+            "settings": self.settings,
+            "rps_cpus": self.rps,
+            "queues": self.settings.queues(),
+            "mtu": self.settings.mtu(),
+            "namespaces": self.topology().map(|t| t.namespaces().map(str::to_string)),
+        })
+    }
+}
+
+impl Target for Router {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn start(
+        &mut self,
+        placement: &Placement,
+        shutdown: &Shutdown,
+    ) -> Result<Endpoint, TargetError> {
+        if placement.memory.is_some() {
+            return Err(TargetError::Settings {
+                kind: KIND,
+                message:
+                    "server_memory does not apply to the router (it runs no process); leave it out"
+                        .into(),
+            });
+        }
+        if shutdown.is_triggered() {
+            return Err(TargetError::Interrupted);
+        }
+        self.build(placement.cpus.clone())
+    }
+
+    fn stop(&mut self) -> Result<(), TargetError> {
+        match self.lab.take() {
+            Some(mut lab) => lab.remove(),
+            None => Ok(()),
+        }
+    }
+
+    fn is_running(&self) -> bool {
+        self.lab.as_ref().is_some_and(Lab::exists)
+    }
+
+    fn root_pid(&self) -> Option<u32> {
+        None
+    }
+
+    fn version(&self) -> Option<String> {
+        std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|v| format!("linux/{}", v.trim()))
+    }
+
+    fn effective_config(&self) -> Option<String> {
+        Some(self.describe().to_string())
+    }
+
+    fn describe(&self) -> Option<serde_json::Value> {
+        Some(Router::describe(self))
+    }
+}
+
+impl Drop for Router {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}

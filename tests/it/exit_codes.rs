@@ -1,0 +1,131 @@
+//! Exit codes a script can trust, busy ports, missing stores and leftover
+//! directories (issue 9, defects 7 and 8).
+
+use crate::support::run::{count_trials, nginx_dirs, run_cmd, spawn_quiet, wait_for, Lab};
+use crate::support::{run as scalelab_run, scalelab, stderr};
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_run_where_every_trial_failed_exits_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = scalelab::target::process::free_port().unwrap(); // nothing listens
+    let text = format!(
+        "name = \"refused\"\n[server]\nkind = \"external\"\nurl = \"http://127.0.0.1:{port}/\"\n\
+         [load]\nkind = \"http\"\n[sweep]\nconnections = [1, 2]\n\
+         [trials]\nduration = \"200ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n"
+    );
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(&exp, text).unwrap();
+    let store = dir.path().join("s.sqlite");
+    let out = run_cmd(dir.path(), &store, &exp).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing was measured"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        count_trials(&store),
+        2,
+        "the failures are stored with reasons"
+    );
+}
+
+#[test]
+fn a_busy_fixed_port_is_refused_once_before_the_sweep() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let lab = Lab::new(
+        &format!(
+            "[sweep]\nconnections = [1, 2, 3]\n[trials]\nduration = \"200ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\n\
+             [[system]]\nlabel = \"fixed\"\nserver = {{ port = {port} }}\n"
+        ),
+    );
+    let started = Instant::now();
+    let out = lab.run().output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let msg = stderr(&out);
+    assert!(
+        msg.contains(&format!(
+            "system `fixed`: port {port} is already in use by pid"
+        )),
+        "{msg}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "not retried per trial"
+    );
+    assert_eq!(count_trials(&lab.store), 0, "no trial was attempted");
+}
+
+#[test]
+fn load_http_with_no_completed_request_exits_4() {
+    let port = scalelab::target::process::free_port().unwrap();
+    let out = scalelab_run(&[
+        "load",
+        "http",
+        &format!("http://127.0.0.1:{port}/"),
+        "-c",
+        "1",
+        "-d",
+        "300ms",
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no request completed"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn reading_commands_never_create_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("tpyo.sqlite");
+    let s = typo.to_str().unwrap();
+    for args in [
+        vec!["list"],
+        vec!["report", "latest"],
+        vec!["export", "latest", "--format", "csv"],
+        vec!["compare", "1", "2"],
+    ] {
+        let out = scalelab()
+            .args(["--store", s])
+            .args(&args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("no store at {s}")),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(!typo.exists(), "{args:?} created the store");
+    }
+}
+
+#[test]
+fn a_killed_runs_nginx_directories_are_removed_by_the_next_run() {
+    let lab = Lab::new(
+        "[sweep]\nconnections = [1, 2]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let work = lab.work();
+    let mut child = spawn_quiet(lab.run());
+    assert!(
+        wait_for(30, || !nginx_dirs(&work).is_empty()),
+        "nginx dir made"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = nginx_dirs(&work);
+    assert!(!left.is_empty(), "a SIGKILL leaves its directory behind");
+    let id = lab.latest();
+    let out = lab.resume(id).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        nginx_dirs(&work),
+        Vec::<std::path::PathBuf>::new(),
+        "nothing left behind"
+    );
+}

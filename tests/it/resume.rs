@@ -1,0 +1,179 @@
+//! Interruptions, leases and resume (issue 9, defects 1, 5 and 6), with the
+//! real binary and a real nginx.
+
+use crate::support::run::{count_trials, nginx_pid, signal, spawn_quiet, wait_for, Lab};
+use crate::support::{run as scalelab_run, stderr, stdout};
+use scalelab::store::{RunEventKind, Store, TrialStatus};
+use std::time::Duration;
+
+/// The `list` line of run `id`.
+fn list_line(store: &std::path::Path, id: i64) -> String {
+    let out = scalelab_run(&["--store", store.to_str().unwrap(), "list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(&id.to_string()))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn sigint_in_the_measured_window_stores_no_trial_and_resume_reruns_it() {
+    let lab = Lab::new(
+        "[sweep]\nconnections = [2, 4]\n[trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"never\"\n",
+    );
+    let child = spawn_quiet(lab.run());
+    assert!(
+        wait_for(60, || count_trials(&lab.store) == 1),
+        "first trial"
+    );
+    std::thread::sleep(Duration::from_millis(600)); // into trial 2's window
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let hint = format!("scalelab --store {} run", lab.store.display());
+    assert!(
+        stderr(&out).contains(&hint),
+        "the hint names the store: {}",
+        stderr(&out)
+    );
+
+    let s = Store::open(&lab.store).unwrap();
+    let before = s.load_run("latest").unwrap();
+    assert_eq!(
+        before.trials.len(),
+        1,
+        "the interrupted trial is not a trial"
+    );
+    assert_eq!(before.run.status, "interrupted");
+    let events = s.run_events(before.run.id).unwrap();
+    let ev = events
+        .iter()
+        .find(|e| e.kind == RunEventKind::TrialInterrupted)
+        .expect("the interruption is a run event");
+    assert_eq!((ev.point_index, ev.trial), (Some(1), Some(1)));
+    assert!(ev.detail.contains("measured window"), "{}", ev.detail);
+    assert!(list_line(&lab.store, before.run.id).contains("interrupted (resumable)"));
+
+    let out = lab.resume(before.run.id).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    assert_eq!(after.trials.len(), 2, "resume ran the interrupted trial");
+    for t in &after.trials {
+        assert_eq!(t.status, TrialStatus::Ok, "{:?}", t.error);
+        let secs = t.measurement.as_ref().unwrap().duration_s;
+        assert!(secs > 1.9, "a full 2 s window, not {secs}");
+    }
+}
+
+#[test]
+fn sigterm_in_warmup_stores_no_failed_trial() {
+    let lab = Lab::new(
+        "[sweep]\nconnections = [2]\n[trials]\nduration = \"300ms\"\nwarmup = \"4s\"\nmin = 1\nmax = 1\n",
+    );
+    let child = spawn_quiet(lab.run());
+    let work = lab.work();
+    assert!(wait_for(30, || nginx_pid(&work).is_some()), "nginx started");
+    std::thread::sleep(Duration::from_millis(1000)); // inside the 4 s warmup
+    signal(&child, libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let s = Store::open(&lab.store).unwrap();
+    let data = s.load_run("latest").unwrap();
+    assert!(data.trials.is_empty(), "stored: {:?}", data.trials);
+    let events = s.run_events(data.run.id).unwrap();
+    assert!(
+        events.iter().any(|e| e.detail.contains("warmup")),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_killed_run_is_listed_resumable_and_a_second_live_resume_is_refused() {
+    let lab = Lab::new(
+        "[sweep]\nconnections = [1, 2, 3, 4]\n[trials]\nduration = \"500ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"never\"\n",
+    );
+    let mut first = spawn_quiet(lab.run());
+    assert!(wait_for(60, || count_trials(&lab.store) >= 1));
+    let id = lab.latest();
+    assert!(
+        list_line(&lab.store, id).contains(" running "),
+        "live: {}",
+        list_line(&lab.store, id)
+    );
+    first.kill().unwrap(); // SIGKILL: the lease stays behind, its owner is gone
+    first.wait().unwrap();
+    assert!(
+        list_line(&lab.store, id).contains("interrupted (resumable)"),
+        "{}",
+        list_line(&lab.store, id)
+    );
+
+    let resume = || lab.resume(id);
+    let a = spawn_quiet(resume());
+    assert!(wait_for(30, || list_line(&lab.store, id).contains(" running ")));
+    let b = resume().output().unwrap();
+    assert_eq!(b.status.code(), Some(2), "{}", stderr(&b));
+    let msg = stderr(&b);
+    assert!(
+        msg.contains(&format!(
+            "run {id} is being run right now by scalelab PID {}",
+            a.id()
+        )),
+        "{msg}"
+    );
+    assert!(!msg.contains("UNIQUE"), "{msg}");
+    let out = a.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    assert_eq!(data.trials.len(), 4, "each trial exactly once");
+    assert!(list_line(&lab.store, id).contains("finished"));
+}
+
+#[test]
+fn resume_refuses_a_recipe_that_changes_the_measurement() {
+    let body = "[sweep]\nconnections = [2]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
+                [quick]\ntrials = { duration = \"150ms\" }\n";
+    let lab = Lab::new(body);
+    let out = lab.run().output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = lab.latest();
+
+    std::fs::write(
+        &lab.exp,
+        std::fs::read_to_string(&lab.exp)
+            .unwrap()
+            .replace("\"300ms\"", "\"500ms\""),
+    )
+    .unwrap();
+    let out = lab.resume(id).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("trials.duration: the run has 300ms, this file gives 500ms"),
+        "{}",
+        stderr(&out)
+    );
+
+    std::fs::write(
+        &lab.exp,
+        std::fs::read_to_string(&lab.exp)
+            .unwrap()
+            .replace("\"500ms\"", "\"300ms\""),
+    )
+    .unwrap();
+    let out = lab.resume(id).arg("--quick").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--quick: the run has no --quick"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = lab.resume(id).output().unwrap();
+    assert!(
+        out.status.success(),
+        "an unchanged recipe resumes: {}",
+        stderr(&out)
+    );
+    assert_eq!(count_trials(&lab.store), 1);
+}
