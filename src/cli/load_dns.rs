@@ -80,8 +80,8 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         .with_context(|| format!("DNS load against {} failed", driver.server()))?;
     let d = r.datagrams.clone().unwrap_or_default();
     if d.sent > 0 && r.requests == 0 && !shutdown.is_triggered() {
-        bail!(
-            "{} answered none of {} queries within {} (lost {}, ICMP refused {}): \
+        eprintln!(
+            "error: {} answered none of {} queries within {} (lost {}, ICMP refused {}): \
              is a DNS server listening there?",
             driver.server(),
             d.sent,
@@ -89,6 +89,7 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
             d.lost,
             r.errors.connect
         );
+        return Ok(super::exit::NOTHING_MEASURED);
     }
     if a.json {
         outln!(
@@ -98,7 +99,7 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     } else {
         print_text(&r);
     }
-    Ok(0)
+    Ok(super::exit::for_load(r.requests, shutdown))
 }
 
 fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {

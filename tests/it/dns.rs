@@ -351,6 +351,20 @@ fn bad_input_gets_errors_that_name_the_line() {
     assert!(!ok);
     assert!(err.contains("answered none of"), "{err}");
     assert!(err.contains("is a DNS server listening there?"), "{err}");
+    let code = crate::support::run(&[
+        "load",
+        "dns",
+        &server,
+        "--queries",
+        good,
+        "-d",
+        "300ms",
+        "--timeout",
+        "300ms",
+    ])
+    .status
+    .code();
+    assert_eq!(code, Some(4), "nothing measured");
 }
 
 #[test]
@@ -443,7 +457,13 @@ fn a_resolver_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
     std::thread::sleep(Duration::from_millis(800));
     scalelab::target::process::signal(unbound, libc::SIGKILL);
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    // Exit 3: the run finished, but some trials failed.
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        crate::support::stderr(&out)
+    );
     let data = Store::open(&store).unwrap().load_run("latest").unwrap();
     assert_eq!(data.trials.len(), 2, "the sweep went on");
     assert_eq!(data.trials[0].status, TrialStatus::Failed);
