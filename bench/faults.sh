@@ -43,9 +43,12 @@ for tool in sqlite3 nginx python3 mount; do
 done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-(cd "$ROOT" && cargo build --release --quiet) || exit 2
-SCALELAB=$ROOT/target/release/scalelab
+# A debug build: the matrix checks what is stored and what is left, not
+# speed, and the debug build is the one the test suite keeps warm.
+(cd "$ROOT" && cargo build --quiet) || exit 2
+SCALELAB=$ROOT/target/debug/scalelab
 WORK=$(mktemp -d /var/tmp/scalelab-faults.XXXXXX)
+chmod 755 "$WORK" # the postgres and mysql users must reach their data directories
 export SCALELAB_WORKDIR=$WORK/work
 MNT=
 cleanup() {
@@ -108,15 +111,8 @@ ours() {
         [ "$p" != $$ ] && [ -d "/proc/$p" ] && echo "$p"
     done
 }
-# server_pids: the servers' processes (ours, without scalelab itself).
-server_pids() {
-    local p
-    for p in $(ours); do
-        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = scalelab ] || echo "$p"
-    done
-}
-# master_pid KIND: the server's root process (a live one of ours only: a
-# pid file left by an earlier kill may name a reused PID).
+# master_pid KIND: the server's root process (a live one of this matrix
+# only: a pid file left by an earlier kill may name a reused PID).
 master_pid() {
     local files pid
     case $1 in
@@ -125,8 +121,15 @@ master_pid() {
         mariadb) files=("$WORK"/work/mariadb-*/mysqld.pid) ;;
     esac
     for pid in $(head -qn1 "${files[@]}" 2>/dev/null); do
-        ours | grep -qx "$pid" && { echo "$pid"; return; }
+        grep -qaF -- "$WORK/work" "/proc/$pid/cmdline" 2>/dev/null && { echo "$pid"; return; }
     done
+}
+# server_pids MASTER: the server's processes: its process group (each
+# server runs in its own session) and the master's children (PostgreSQL
+# backends make sessions of their own).
+server_pids() {
+    [ -n "$1" ] || return 0
+    { pgrep -g "$1"; pgrep -P "$1"; echo "$1"; } | sort -un
 }
 # left_running: what is still running a few seconds after scalelab ended.
 left_running() {
@@ -243,8 +246,8 @@ scenario_signal() {
 scenario_server() {
     local kind=$1 what=$2 dir=$WORK/server-$2-$1
     mkdir -p "$dir"
-    local dur=1500ms
-    [ "$what" = sigstop ] && dur=5s
+    local dur=3s
+    [ "$what" = sigstop ] && dur=6s
     DURATION=$dur WARMUP=0s RESTART=per_trial recipe "$kind" "$dir/exp.toml" 2
     local store=$dir/s.sqlite
     "$SCALELAB" --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err" &
@@ -257,10 +260,10 @@ scenario_server() {
     sleep 0.8
     local victims
     case $what in
-        whole) victims=$(server_pids); kill -9 $victims 2>/dev/null ;;
+        whole) victims=$(server_pids "$master"); kill -9 $victims 2>/dev/null ;;
         master) kill -9 "$master" 2>/dev/null ;;
         sigstop)
-            victims=$(server_pids)
+            victims=$(server_pids "$master")
             kill -STOP $victims 2>/dev/null
             sleep 3
             kill -CONT $victims 2>/dev/null ;;

@@ -40,16 +40,24 @@
 //!
 //! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
 
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod analysis;
 pub mod kinds;
 pub mod load;
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod netns;
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod placement;
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod probe;
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod report;
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod runner;
 pub mod shutdown;
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod spec;
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod store;
 pub mod target;
 pub mod units;

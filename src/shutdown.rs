@@ -6,10 +6,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// The flag: clones share it; triggering any clone stops every holder.
 #[derive(Clone, Debug, Default)]
 pub struct Shutdown(Arc<AtomicBool>);
 
 impl Shutdown {
+    /// A flag that is not triggered.
     pub fn new() -> Self {
         Self::default()
     }
@@ -19,6 +21,7 @@ impl Shutdown {
         self.0.store(true, Ordering::SeqCst);
     }
 
+    /// Whether shutdown was asked for.
     pub fn is_triggered(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }

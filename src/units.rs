@@ -11,9 +11,11 @@ use std::time::Duration;
 pub struct Micros(pub u64);
 
 impl Micros {
+    /// Whole microseconds of `d`, saturating.
     pub fn from_duration(d: Duration) -> Self {
         Micros(d.as_micros().min(u64::MAX as u128) as u64)
     }
+    /// The span in milliseconds.
     pub fn as_millis_f64(self) -> f64 {
         self.0 as f64 / 1000.0
     }

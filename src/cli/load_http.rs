@@ -2,7 +2,8 @@
 //! one JSON object).
 
 use anyhow::Context;
-use scalelab::load::http::{HttpDriver, HttpSettings};
+use scalelab::load::http::{self, HttpDriver, HttpSettings};
+use scalelab::load::result::Measurement;
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::{parse_duration, Bytes, Micros};
@@ -108,32 +109,33 @@ pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
 }
 
 fn json(driver: &HttpDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {
-    let l = r.latency_summary();
-    let secs = r.elapsed.as_secs_f64();
-    let e = &r.errors;
+    let m = Measurement::from(r);
+    let l = &m.latency_us;
+    let errors: serde_json::Map<String, serde_json::Value> = http::LOAD_KIND
+        .error_kinds
+        .iter()
+        .map(|k| (k.name().to_string(), m.errors.get(*k).into()))
+        .collect();
     serde_json::json!({
         "url": driver.url(),
         "connections": spec.connections,
         "threads": spec.effective_threads(),
-        "requests": r.requests,
-        "duration_s": secs,
-        "rps": r.rps(),
-        "bytes": r.bytes.0,
-        "gbit_s": r.bytes.gbit_per_s(secs),
-        "errors": {
-            "connect": e.connect, "read": e.read, "write": e.write,
-            "timeout": e.timeout, "status": e.status, "protocol": e.protocol,
-        },
+        "requests": m.requests,
+        "duration_s": m.duration_s,
+        "rps": m.rps,
+        "bytes": m.bytes,
+        "gbit_s": m.gbit_s,
+        "errors": errors,
         "latency_us": {
             "p50": l.p50.0, "p75": r.latency.value_at_quantile(0.75), "p90": l.p90.0,
             "p99": l.p99.0, "p999": l.p999.0, "max": l.max.0, "mean": l.mean, "stdev": l.stdev,
         },
-        "client_cpu_s": r.client_cpu.0,
-        "target_rate": r.target_rate,
-        "achieved_rate": r.rps(),
-        "connections_opened": r.connections_opened,
+        "client_cpu_s": m.client_cpu_s,
+        "target_rate": m.target_rate,
+        "achieved_rate": m.rps,
+        "connections_opened": m.connections_opened,
         "timeline": r.timeline,
-        "notes": r.notes,
+        "notes": m.notes,
     })
 }
 

@@ -3,6 +3,7 @@
 
 use anyhow::Context;
 use scalelab::load::pg::{self, PgDriver, PgSettings, ScriptKind};
+use scalelab::load::result::Measurement;
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::{parse_duration, Bytes, Micros};
@@ -195,14 +196,15 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
 }
 
 fn json(a: &LoadPgArgs, scale: u32, r: &LoadResult) -> serde_json::Value {
-    let lat = r.latency_summary();
+    let m = Measurement::from(r);
+    let lat = &m.latency_us;
     serde_json::json!({
         "script": a.script.name(),
         "scale": scale,
         "clients": a.clients,
         "threads": a.threads.clamp(1, a.clients.max(1)),
-        "transactions": r.requests,
-        "tps": r.rps(),
+        "transactions": m.requests,
+        "tps": m.rps,
         "latency_us": {
             "p50": lat.p50.0,
             "p90": lat.p90.0,
@@ -211,12 +213,12 @@ fn json(a: &LoadPgArgs, scale: u32, r: &LoadResult) -> serde_json::Value {
             "mean": lat.mean,
             "stdev": lat.stdev,
         },
-        "failures": r.errors,
-        "retries": r.retries,
-        "client_cpu_s": r.client_cpu.0,
-        "duration_s": r.elapsed.as_secs_f64(),
-        "connections_opened": r.connections_opened,
-        "target_rate": r.target_rate,
-        "notes": r.notes,
+        "failures": m.errors,
+        "retries": m.retries,
+        "client_cpu_s": m.client_cpu_s,
+        "duration_s": m.duration_s,
+        "connections_opened": m.connections_opened,
+        "target_rate": m.target_rate,
+        "notes": m.notes,
     })
 }

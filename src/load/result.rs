@@ -26,6 +26,9 @@ pub struct ErrorCounts {
     pub other: u64,
 }
 
+/// One kind of per-request failure: the one list every report, CSV column
+/// and JSON export iterates ([`ErrorKind::ALL`]); each load kind declares
+/// the subset its driver counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
     Connect,
@@ -39,9 +42,39 @@ pub enum ErrorKind {
     Other,
 }
 
+impl ErrorKind {
+    /// Every kind, in report and CSV column order.
+    pub const ALL: [ErrorKind; 9] = [
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Status,
+        ErrorKind::Protocol,
+        ErrorKind::Serialization,
+        ErrorKind::Deadlock,
+        ErrorKind::Other,
+    ];
+
+    /// The name in reports, CSV columns (`errors_<name>`) and JSON keys.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Read => "read",
+            ErrorKind::Write => "write",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Status => "status",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::Serialization => "serialization",
+            ErrorKind::Deadlock => "deadlock",
+            ErrorKind::Other => "other",
+        }
+    }
+}
+
 impl ErrorCounts {
-    pub fn add(&mut self, kind: ErrorKind) {
-        let slot = match kind {
+    fn slot(&mut self, kind: ErrorKind) -> &mut u64 {
+        match kind {
             ErrorKind::Connect => &mut self.connect,
             ErrorKind::Read => &mut self.read,
             ErrorKind::Write => &mut self.write,
@@ -51,20 +84,34 @@ impl ErrorCounts {
             ErrorKind::Serialization => &mut self.serialization,
             ErrorKind::Deadlock => &mut self.deadlock,
             ErrorKind::Other => &mut self.other,
-        };
-        *slot += 1;
+        }
     }
 
+    /// The count of one kind.
+    pub fn get(&self, kind: ErrorKind) -> u64 {
+        let mut copy = *self;
+        *copy.slot(kind)
+    }
+
+    /// Counts one failure.
+    pub fn add(&mut self, kind: ErrorKind) {
+        *self.slot(kind) += 1;
+    }
+
+    /// Adds another worker's counts.
     pub fn merge(&mut self, o: &ErrorCounts) {
-        self.connect += o.connect;
-        self.read += o.read;
-        self.write += o.write;
-        self.timeout += o.timeout;
-        self.status += o.status;
-        self.protocol += o.protocol;
-        self.serialization += o.serialization;
-        self.deadlock += o.deadlock;
-        self.other += o.other;
+        for k in ErrorKind::ALL {
+            *self.slot(k) += o.get(k);
+        }
+    }
+
+    /// `(kind, count)` for every kind with failures, in [`ErrorKind::ALL`]
+    /// order.
+    pub fn nonzero(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
+        ErrorKind::ALL
+            .into_iter()
+            .map(|k| (k, self.get(k)))
+            .filter(|(_, n)| *n > 0)
     }
 
     /// Socket-level and protocol failures (everything but non-2xx statuses).
@@ -74,6 +121,45 @@ impl ErrorCounts {
 
     pub fn total(&self) -> u64 {
         self.socket_errors() + self.status + self.serialization + self.deadlock + self.other
+    }
+}
+
+/// What one load run measured, summarised: what the store keeps per trial
+/// and what `scalelab load --json` prints. Built from a [`LoadResult`] in
+/// one place (`From<&LoadResult>`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub requests: u64,
+    pub duration_s: f64,
+    pub rps: f64,
+    pub bytes: u64,
+    pub gbit_s: f64,
+    pub errors: ErrorCounts,
+    pub retries: u64,
+    pub latency_us: LatencySummary,
+    pub client_cpu_s: f64,
+    pub target_rate: Option<f64>,
+    pub connections_opened: u64,
+    pub notes: Vec<String>,
+}
+
+impl From<&LoadResult> for Measurement {
+    fn from(r: &LoadResult) -> Self {
+        let secs = r.elapsed.as_secs_f64();
+        Measurement {
+            requests: r.requests,
+            duration_s: secs,
+            rps: r.throughput(),
+            bytes: r.bytes.0,
+            gbit_s: r.bytes.gbit_per_s(secs),
+            errors: r.errors,
+            retries: r.retries,
+            latency_us: r.latency_summary(),
+            client_cpu_s: r.client_cpu.0,
+            target_rate: r.target_rate,
+            connections_opened: r.connections_opened,
+            notes: r.notes.clone(),
+        }
     }
 }
 

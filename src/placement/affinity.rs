@@ -98,6 +98,7 @@ pub fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
 pub fn current_thread_cpus() -> io::Result<Vec<usize>> {
     // SAFETY: sched_getaffinity fills the zeroed set we pass in.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the pointer and size describe `set`, which outlives the call.
     let rc =
         unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if rc != 0 {

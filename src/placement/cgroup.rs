@@ -4,35 +4,13 @@
 //! [`super::hierarchy`].
 
 use super::hierarchy::Hierarchy;
+pub use super::hierarchy::{Controller, Version};
 use super::PlacementError;
 use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Version {
-    V1,
-    V2,
-}
-
-/// The controllers scalelab uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Controller {
-    Memory,
-    Cpuset,
-}
-
-impl Controller {
-    pub fn name(self) -> &'static str {
-        match self {
-            Controller::Memory => "memory",
-            Controller::Cpuset => "cpuset",
-        }
-    }
-}
 
 fn cgroup_err(path: &Path, e: io::Error) -> PlacementError {
     PlacementError::Cgroup {

@@ -10,9 +10,32 @@
 //!   that holds processes cannot hand controllers to children (the
 //!   "no internal processes" rule), and scalelab's own cgroup holds scalelab.
 
-use super::cgroup::{Controller, Version};
 use super::PlacementError;
 use std::path::{Path, PathBuf};
+
+/// The cgroup version of a hierarchy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Version {
+    V1,
+    V2,
+}
+
+/// The controllers scalelab uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Controller {
+    Memory,
+    Cpuset,
+}
+
+impl Controller {
+    pub fn name(self) -> &'static str {
+        match self {
+            Controller::Memory => "memory",
+            Controller::Cpuset => "cpuset",
+        }
+    }
+}
 
 /// One line of `/proc/self/mountinfo`, the fields scalelab needs.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,13 +3,15 @@
 //! have empty measurement columns; absent probe fields are empty.
 
 use super::probe_view::{self, CpuShares};
-use crate::load::result::ErrorCounts;
+use crate::load::result::ErrorKind;
 use crate::store::{display_value, Measurement, RunData, Trial, TrialStatus};
 
 type Getter = fn(&Measurement) -> String;
+/// A column's reader that may capture what it reads (an error kind).
+type Reader = Box<dyn Fn(&Measurement) -> String>;
 
-/// Measurement columns and how to read them.
-const MEASUREMENT: &[(&str, Getter)] = &[
+/// Measurement columns before the error counts, and how to read them.
+const MEASUREMENT_HEAD: &[(&str, Getter)] = &[
     ("requests", |m| m.requests.to_string()),
     ("duration_s", |m| num(m.duration_s)),
     ("rps", |m| num(m.rps)),
@@ -22,20 +24,10 @@ const MEASUREMENT: &[(&str, Getter)] = &[
     ("latency_max_us", |m| m.latency_us.max.0.to_string()),
     ("latency_mean_us", |m| num(m.latency_us.mean)),
     ("latency_stdev_us", |m| num(m.latency_us.stdev)),
-    ("errors_connect", |m| m.errors.connect.to_string()),
-    ("errors_read", |m| m.errors.read.to_string()),
-    ("errors_write", |m| m.errors.write.to_string()),
-    ("errors_timeout", |m| m.errors.timeout.to_string()),
-    ("errors_status", |m| m.errors.status.to_string()),
-    ("errors_protocol", |m| m.errors.protocol.to_string()),
-    ("errors_serialization", |m| {
-        m.errors.serialization.to_string()
-    }),
-    ("errors_deadlock", |m| m.errors.deadlock.to_string()),
-    ("errors_other", |m| m.errors.other.to_string()),
-    ("errors_total", |m| {
-        ErrorCounts::total(&m.errors).to_string()
-    }),
+];
+
+/// Measurement columns after the error counts.
+const MEASUREMENT_TAIL: &[(&str, Getter)] = &[
     ("retries", |m| m.retries.to_string()),
     ("client_cpu_s", |m| num(m.client_cpu_s)),
     ("target_rate", |m| {
@@ -44,6 +36,27 @@ const MEASUREMENT: &[(&str, Getter)] = &[
     ("connections_opened", |m| m.connections_opened.to_string()),
     ("notes", |m| m.notes.join("; ")),
 ];
+
+/// Every measurement column with its reader: the head, one
+/// `errors_<kind>` column per [`ErrorKind::ALL`], `errors_total`, the tail.
+fn measurement_columns() -> Vec<(String, Reader)> {
+    let fixed = |cols: &'static [(&str, Getter)]| {
+        cols.iter().map(|(n, get)| {
+            let reader: Reader = Box::new(*get);
+            (n.to_string(), reader)
+        })
+    };
+    let errors = ErrorKind::ALL.into_iter().map(|k| {
+        let reader: Reader = Box::new(move |m| m.errors.get(k).to_string());
+        (format!("errors_{}", k.name()), reader)
+    });
+    let total: Reader = Box::new(|m| m.errors.total().to_string());
+    fixed(MEASUREMENT_HEAD)
+        .chain(errors)
+        .chain(std::iter::once(("errors_total".to_string(), total)))
+        .chain(fixed(MEASUREMENT_TAIL))
+        .collect()
+}
 
 const FIRST: &[&str] = &["run_id", "system", "point_index"];
 const TRIAL: &[&str] = &["trial", "status", "error", "started_at"];
@@ -98,7 +111,7 @@ fn header(axes: &[String]) -> Vec<String> {
 
 fn fixed_columns() -> Vec<String> {
     let mut v: Vec<String> = FIRST.iter().chain(TRIAL).map(|s| s.to_string()).collect();
-    v.extend(MEASUREMENT.iter().map(|(n, _)| n.to_string()));
+    v.extend(measurement_columns().into_iter().map(|(n, _)| n));
     v.extend(probe_view::PROBE_NUMBERS.iter().map(|k| probe_column(k)));
     v.extend(probe_view::PROBE_TEXTS.iter().map(|k| k.to_string()));
     v.extend(CpuShares::NAMES.iter().map(|n| format!("cpu_{n}")));
@@ -126,8 +139,8 @@ fn row(t: &Trial, axes: &[String]) -> Vec<String> {
         t.error.clone().unwrap_or_default(),
         t.started_at.to_string(),
     ]);
-    for (_, get) in MEASUREMENT {
-        r.push(t.measurement.as_ref().map(get).unwrap_or_default());
+    for (_, get) in measurement_columns() {
+        r.push(t.measurement.as_ref().map(&get).unwrap_or_default());
     }
     let probe = t.probe.as_ref();
     for k in probe_view::PROBE_NUMBERS {

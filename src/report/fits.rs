@@ -1,38 +1,10 @@
 //! Per-series fits (USL, curve shape) and the relative ranking of systems.
 
 use super::format;
-use super::rows::Aggregate;
+use super::rows::{Aggregate, Rank, SeriesFit};
 use crate::analysis::compare::Verdict;
 use crate::analysis::shape::{shape, CurveShape, PastPeak};
 use crate::analysis::usl::{fit, UslFit};
-use serde::Serialize;
-
-/// One system's curve within one group.
-#[derive(Clone, Debug, Serialize)]
-pub struct SeriesFit {
-    pub system: String,
-    pub group: usize,
-    /// (x, headline throughput), sorted by x.
-    pub points: Vec<(f64, f64)>,
-    /// The USL fit; `None` when not attempted (see [`usl_applies`]), the
-    /// error text when the fit failed.
-    pub usl: Option<Result<UslFit, String>>,
-    pub shape: Option<CurveShape>,
-}
-
-/// A system's throughput relative to the baseline.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Rank {
-    pub system: String,
-    /// Geometric mean over shared points of headline / baseline headline.
-    pub relative: f64,
-    /// How many points the mean is over.
-    pub points: usize,
-    /// Points where the verdict against the baseline is significant
-    /// (faster or slower), out of the points with enough trials to test;
-    /// `None` for the baseline and when no point could be tested.
-    pub significant: Option<usize>,
-}
 
 /// Axis names on which the USL's N (concurrency or processors) makes sense.
 const CONCURRENCY_LIKE: &[&str] = &[

@@ -2,11 +2,12 @@
 //! scripts, fonts or anything else fetched from the network. Every string
 //! that comes from the data is escaped.
 
+use super::analyse::aggregate;
 use super::charts::{charts, Chart, ChartKind};
 use super::fits::ranking_line;
 use super::format::{self, escape};
 use super::html_tables as tables;
-use super::rows::{aggregate, Aggregate};
+use super::rows::Aggregate;
 use crate::store::{Run, RunData};
 use std::fmt::Write;
 

@@ -359,23 +359,11 @@ fn footnote(notes: &mut Vec<String>, note: &str) -> usize {
 }
 
 fn error_kinds(c: &Cell) -> String {
-    let e = &c.errors;
-    [
-        ("connect", e.connect),
-        ("read", e.read),
-        ("write", e.write),
-        ("timeout", e.timeout),
-        ("status", e.status),
-        ("protocol", e.protocol),
-        ("serialization", e.serialization),
-        ("deadlock", e.deadlock),
-        ("other", e.other),
-    ]
-    .iter()
-    .filter(|(_, n)| *n > 0)
-    .map(|(k, n)| format!("{k} {n}"))
-    .collect::<Vec<_>>()
-    .join(", ")
+    c.errors
+        .nonzero()
+        .map(|(k, n)| format!("{} {n}", k.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Server CPU and memory per worker, columns only for what was measured.

@@ -2,9 +2,10 @@
 //! their comparisons and verdicts, the fits and the ranking, in one
 //! document. Field names are listed in `docs/report.md`.
 
-use super::fits::{ranking_line, SeriesFit};
+use super::analyse::aggregate;
+use super::fits::ranking_line;
 use super::probe_view;
-use super::rows::{aggregate, Aggregate, Cell};
+use super::rows::{Aggregate, Cell, SeriesFit};
 use super::svg::scale;
 use super::verdict;
 use crate::store::{Point, Run, RunData, Trial};

@@ -1,13 +1,14 @@
 //! Reports: terminal, JSON, CSV, SVG and HTML, one file per format.
 //!
 //! Every format renders the same [`rows::Aggregate`], built once per run by
-//! [`rows::aggregate`]: per-(system, point) summaries, comparisons against
+//! [`analyse::aggregate`]: per-(system, point) summaries, comparisons against
 //! the baseline, USL fits, curve shapes and the ranking. What each chart and
 //! column means, and the export field names, are in `docs/report.md`.
 //!
 //! Entry points: [`terminal::render`], [`html::render`], [`json::export`]
 //! and [`csv::export`].
 
+pub mod analyse;
 pub mod charts;
 pub mod csv;
 pub mod fits;

@@ -1,13 +1,15 @@
 //! The per-(system, point) aggregation every format renders. It is built
-//! once by [`aggregate`]: [`collect`] gathers the trials' facts without any
-//! statistics, then the analysis pass adds summaries, comparisons against
-//! the baseline, fits and the ranking. Renderers only read the result.
+//! once by [`super::analyse::aggregate`]: [`collect`] here gathers the
+//! trials' facts without any statistics, then the analysis pass adds
+//! summaries, comparisons against the baseline, fits and the ranking.
+//! Renderers only read the result.
 
-use super::fits::{fit_series, rank, Rank, SeriesFit};
 use super::layout::Layout;
 use super::probe_view::{self, CpuShares};
-use crate::analysis::compare::{compare, Comparison};
-use crate::analysis::summary::{summarize, Headline, Summary};
+use crate::analysis::compare::Comparison;
+use crate::analysis::shape::CurveShape;
+use crate::analysis::summary::{Headline, Summary};
+use crate::analysis::usl::UslFit;
 use crate::load::result::ErrorCounts;
 use crate::store::{Point, RunData, Trial, TrialStatus};
 use crate::units::RateUnit;
@@ -35,6 +37,33 @@ pub struct Aggregate {
     pub noise: f64,
     /// Caveats about the run as a whole.
     pub notes: Vec<String>,
+}
+
+/// One system's curve within one group.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SeriesFit {
+    pub system: String,
+    pub group: usize,
+    /// (x, headline throughput), sorted by x.
+    pub points: Vec<(f64, f64)>,
+    /// The USL fit; `None` when not attempted (see [`super::fits::usl_applies`]), the
+    /// error text when the fit failed.
+    pub usl: Option<Result<UslFit, String>>,
+    pub shape: Option<CurveShape>,
+}
+
+/// A system's throughput relative to the baseline.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Rank {
+    pub system: String,
+    /// Geometric mean over shared points of headline / baseline headline.
+    pub relative: f64,
+    /// How many points the mean is over.
+    pub points: usize,
+    /// Points where the verdict against the baseline is significant
+    /// (faster or slower), out of the points with enough trials to test;
+    /// `None` for the baseline and when no point could be tested.
+    pub significant: Option<usize>,
 }
 
 /// One system at one sweep point, over all its trials.
@@ -151,13 +180,6 @@ impl Aggregate {
     }
 }
 
-/// Builds the aggregate: facts, then statistics.
-pub fn aggregate(data: &RunData) -> Aggregate {
-    let mut agg = collect(data);
-    analyse(&mut agg);
-    agg
-}
-
 /// Gathers every cell's facts from the trials; no statistics yet.
 pub fn collect(data: &RunData) -> Aggregate {
     let systems = data.systems();
@@ -198,31 +220,6 @@ pub fn collect(data: &RunData) -> Aggregate {
         noise: data.run.noise,
         notes,
     }
-}
-
-/// Adds summaries, comparisons, fits and the ranking.
-pub fn analyse(agg: &mut Aggregate) {
-    for c in &mut agg.cells {
-        c.summary = summarize(&c.throughput, agg.headline);
-    }
-    if let Some(base) = agg.baseline.clone() {
-        let base_values: Vec<(u32, Vec<f64>)> = agg
-            .cells
-            .iter()
-            .filter(|c| c.system == base)
-            .map(|c| (c.point.index, c.throughput.clone()))
-            .collect();
-        for c in agg.cells.iter_mut().filter(|c| c.system != base) {
-            let at = base_values.iter().find(|(i, _)| *i == c.point.index);
-            if let Some((_, b)) = at.filter(|(_, b)| !b.is_empty()) {
-                if !c.throughput.is_empty() {
-                    c.comparison = Some(compare(b, &c.throughput, agg.noise));
-                }
-            }
-        }
-    }
-    agg.fits = fit_series(agg);
-    agg.ranking = rank(agg);
 }
 
 fn pick_baseline(data: &RunData, systems: &[String], notes: &mut Vec<String>) -> Option<String> {

@@ -2,9 +2,10 @@
 //! throughput, its spread, latency, errors and a benchstat-style verdict
 //! against the baseline; then the ranking, fits, warnings and failures.
 
+use super::analyse::aggregate;
 use super::fits::{ranking_line, shape_sentence, usl_params};
 use super::format;
-use super::rows::{aggregate, Aggregate, Cell, TrialNote};
+use super::rows::{Aggregate, Cell, TrialNote};
 use super::text_table::{Column, Style, TextTable};
 use super::verdict::{self, Tone};
 use crate::store::{Run, RunData};

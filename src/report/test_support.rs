@@ -1,7 +1,8 @@
 //! Test fixtures for the renderers: a two-system concurrency sweep, and a
 //! stand-in for the statistics so rendering is tested on its own.
 
-use super::fits::{rank, SeriesFit};
+use super::fits::rank;
+use super::rows::SeriesFit;
 use super::rows::{collect, Aggregate};
 use crate::analysis::compare::{Comparison, Verdict};
 use crate::analysis::shape::{CurveShape, PastPeak};

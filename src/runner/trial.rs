@@ -85,7 +85,7 @@ pub fn run_trial(
             (
                 status,
                 judged,
-                Some(measurement(&m.result)),
+                Some(Measurement::from(&m.result)),
                 Some(m.result.histogram_bytes()),
                 m.result.timeline,
                 m.probe,
@@ -318,24 +318,6 @@ fn judge(m: &Measured) -> Option<String> {
         ));
     }
     None
-}
-
-fn measurement(r: &LoadResult) -> Measurement {
-    let secs = r.elapsed.as_secs_f64();
-    Measurement {
-        requests: r.requests,
-        duration_s: secs,
-        rps: r.throughput(),
-        bytes: r.bytes.0,
-        gbit_s: r.bytes.gbit_per_s(secs),
-        errors: r.errors,
-        retries: r.retries,
-        latency_us: r.latency_summary(),
-        client_cpu_s: r.client_cpu.0,
-        target_rate: r.target_rate,
-        connections_opened: r.connections_opened,
-        notes: r.notes.clone(),
-    }
 }
 
 fn trial_line(

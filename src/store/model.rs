@@ -1,6 +1,6 @@
 //! The records the store holds and hands to analysis and reports.
 
-use crate::load::result::{ErrorCounts, LatencySummary};
+pub use crate::load::result::Measurement;
 use serde::{Deserialize, Serialize};
 
 /// One sweep coordinate: axis name and value, e.g. `connections = 100`.
@@ -67,23 +67,6 @@ pub fn display_value(v: &serde_json::Value) -> String {
 pub enum TrialStatus {
     Ok,
     Failed,
-}
-
-/// What the load generator measured in one trial.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Measurement {
-    pub requests: u64,
-    pub duration_s: f64,
-    pub rps: f64,
-    pub bytes: u64,
-    pub gbit_s: f64,
-    pub errors: ErrorCounts,
-    pub retries: u64,
-    pub latency_us: LatencySummary,
-    pub client_cpu_s: f64,
-    pub target_rate: Option<f64>,
-    pub connections_opened: u64,
-    pub notes: Vec<String>,
 }
 
 /// One stored trial.

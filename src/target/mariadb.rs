@@ -132,10 +132,7 @@ impl Mariadb {
         placement: &Placement,
         shutdown: &Shutdown,
     ) -> Result<PathBuf, TargetError> {
-        std::fs::create_dir_all(&self.base_dir).map_err(|e| TargetError::io(&self.base_dir, e))?;
-        let dir = tempfile::Builder::new()
-            .prefix("mariadb-")
-            .tempdir_in(&self.base_dir)
+        let dir = super::rundir::create(&self.base_dir, "mariadb-")
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
         self.dir = Some(dir);

@@ -20,7 +20,7 @@ mod worker;
 pub use script::{Options, ScriptKind};
 pub use url::MysqlUrl;
 
-use crate::load::pg::worker::Gate;
+use crate::load::gate::Gate;
 use crate::load::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec};
 use crate::shutdown::Shutdown;
 use client::{Client, ClientError};

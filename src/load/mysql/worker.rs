@@ -8,8 +8,9 @@
 use super::conn::{Conn, IGNORED_ERRORS};
 use super::script::{Options, ScriptKind};
 use super::url::MysqlUrl;
+use crate::load::gate::Gate;
 use crate::load::pg::timerfd::TimerFd;
-use crate::load::pg::worker::{interval, pin_thread, Gate};
+use crate::load::pg::worker::{interval, pin_thread};
 use crate::load::{result::new_histogram, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
 use crate::units::Micros;

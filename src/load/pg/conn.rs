@@ -6,9 +6,9 @@
 
 use super::auth::{Handshake, Progress};
 use super::codec::{self, TxStatus};
+use super::ctx::{Ctx, Stage};
 use super::script::{TxnValues, STATEMENT_NAMES};
 use super::stream::Stream;
-use super::worker::{Ctx, Stage};
 use crate::load::{ErrorKind, Pacing};
 use crate::units::Micros;
 use bytes::BytesMut;

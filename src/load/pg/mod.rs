@@ -15,6 +15,7 @@ pub mod client;
 pub mod codec;
 mod conn;
 pub mod conninfo;
+mod ctx;
 pub mod dataset;
 pub mod script;
 mod stream;
@@ -211,7 +212,7 @@ impl Driver for PgDriver {
         }
         drop(setup);
         let threads = spec.effective_threads();
-        let shared = worker::Shared {
+        let shared = ctx::Shared {
             cfg: self.config.clone(),
             script: self.settings.script,
             scale: i64::from(scale),
@@ -219,7 +220,7 @@ impl Driver for PgDriver {
             spec: spec.clone(),
             shutdown: shutdown.clone(),
             claimed: Default::default(),
-            gate: worker::Gate::new(threads + 1, spec.timeout + Duration::from_secs(5)),
+            gate: ctx::Gate::new(threads + 1, spec.timeout + Duration::from_secs(5)),
             seed: run_seed(),
         };
         run_workers(&shared, threads)
@@ -228,7 +229,7 @@ impl Driver for PgDriver {
 
 /// Spawns the workers, measures the process's CPU over the measured
 /// window, and merges what they return.
-fn run_workers(shared: &worker::Shared, threads: u32) -> Result<LoadResult, LoadError> {
+fn run_workers(shared: &ctx::Shared, threads: u32) -> Result<LoadResult, LoadError> {
     let outputs = std::thread::scope(|scope| {
         let mut first = 0;
         let handles: Vec<_> = (0..threads)

@@ -8,104 +8,24 @@
 //! finish, bounded by the timeout, as pgbench finishes them).
 
 use super::conn::Conn;
-use super::conninfo::ConnConfig;
+use super::ctx::{Ctx, Shared, Stage};
 use super::script::{ScriptKind, STATEMENT_NAMES};
 use super::timerfd::TimerFd;
 use crate::load::{result::new_histogram, LoadResult, LoadSpec, Pacing};
-use crate::shutdown::Shutdown;
-use crate::units::Micros;
 use bytes::BytesMut;
 use hdrhistogram::Histogram;
-use mio::{Events, Poll, Registry};
+use mio::{Events, Poll};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// The longest the loop sleeps, so shutdown is noticed promptly.
 const MAX_SLEEP: Duration = Duration::from_millis(50);
 /// How often connections are checked against the timeout.
 const TIMEOUT_SCAN: Duration = Duration::from_millis(100);
-
-/// What every worker of one run reads.
-pub(super) struct Shared {
-    pub cfg: ConnConfig,
-    pub script: ScriptKind,
-    pub scale: i64,
-    pub max_tries: u32,
-    pub spec: LoadSpec,
-    pub shutdown: Shutdown,
-    /// Transactions started so far, when `spec.max_requests` caps them.
-    pub claimed: AtomicU64,
-    /// Workers meet here after the warm stage, so all start measuring
-    /// together.
-    pub gate: Gate,
-    pub seed: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Stage {
-    Warm,
-    Measure,
-    Drain,
-}
-
-/// A worker's state that its connections update.
-pub(super) struct Ctx<'a> {
-    pub shared: &'a Shared,
-    pub registry: Registry,
-    pub timers: BinaryHeap<Reverse<(Instant, usize)>>,
-    pub result: LoadResult,
-    /// Open loop: how late transactions started against their schedule.
-    pub lag: Histogram<u64>,
-    pub stage: Stage,
-    pub start: Instant,
-    /// Open loop: time between one connection's scheduled transactions.
-    pub interval: Option<Duration>,
-    /// Parse messages for the script's statements, then Sync.
-    pub prepare: BytesMut,
-    pub rollback: BytesMut,
-    /// One closed-loop, keep-alive connection on this thread: it blocks in
-    /// read instead of polling, one syscall less per round trip.
-    pub blocking_io: bool,
-    ports_noted: bool,
-}
-
-impl Ctx<'_> {
-    /// Takes one transaction from the `max_requests` budget.
-    pub fn claim(&self) -> bool {
-        match self.shared.spec.max_requests {
-            None => true,
-            Some(max) => self.shared.claimed.fetch_add(1, Ordering::Relaxed) < max,
-        }
-    }
-
-    /// Records a completed transaction. Transactions that finish while
-    /// draining count in the last second of the timeline.
-    pub fn record(&mut self, latency: Micros, now: Instant) {
-        let mut since = now.saturating_duration_since(self.start);
-        let duration = self.shared.spec.duration;
-        if !duration.is_zero() {
-            since = since.min(duration - Duration::from_nanos(1));
-        }
-        self.result.record(latency, since);
-    }
-
-    pub fn note_connect_error(&mut self, e: &std::io::Error) {
-        if e.raw_os_error() == Some(libc::EADDRNOTAVAIL) && !self.ports_noted {
-            self.ports_noted = true;
-            self.result.notes.push(
-                "ephemeral ports exhausted (EADDRNOTAVAIL) while reconnecting: connect errors \
-                 include these; wait between short-connection trials or widen \
-                 net.ipv4.ip_local_port_range"
-                    .into(),
-            );
-        }
-    }
-}
 
 /// What a worker hands back.
 pub(super) struct WorkerOutput {
@@ -139,44 +59,6 @@ pub(super) fn run(
         result,
         lag: w.ctx.lag,
     })
-}
-
-/// A start line for the workers and the thread that times them. Waits are
-/// bounded, so a worker that never arrives cannot hang the run.
-pub(crate) struct Gate {
-    arrived: Mutex<u32>,
-    all: Condvar,
-    total: u32,
-    limit: Duration,
-}
-
-impl Gate {
-    pub fn new(total: u32, limit: Duration) -> Self {
-        Gate {
-            arrived: Mutex::new(0),
-            all: Condvar::new(),
-            total,
-            limit,
-        }
-    }
-
-    pub fn arrive_and_wait(&self) {
-        let end = Instant::now() + self.limit;
-        let mut n = self.arrived.lock().unwrap_or_else(|e| e.into_inner());
-        *n += 1;
-        self.all.notify_all();
-        while *n < self.total {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            n = self
-                .all
-                .wait_timeout(n, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-    }
 }
 
 /// The poll token of the timerfd (connections use 0..count).

@@ -99,6 +99,8 @@ impl ServerProcess {
         // SAFETY: runs between fork and exec, after std's uid/gid switch;
         // only raw async-signal-safe calls on data built before fork.
         let parent = unsafe { libc::getpid() };
+        // SAFETY: the closure runs in the child between fork and exec and
+        // makes only async-signal-safe calls on data captured before fork.
         unsafe {
             cmd.pre_exec(move || {
                 if libc::setsid() < 0 {

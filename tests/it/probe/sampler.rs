@@ -123,6 +123,8 @@ fn uid_gid(user: &str) -> (u32, u32) {
         !pw.is_null(),
         "user {user} missing (PostgreSQL is installed on these machines)"
     );
+    // SAFETY: `pw` is non-null (checked above) and nothing has called
+    // getpwnam since, so the static record is still this user's.
     unsafe { ((*pw).pw_uid, (*pw).pw_gid) }
 }
 
