@@ -239,9 +239,33 @@ fn tracking_cgroup() -> Option<Cgroup> {
     static SERIAL: AtomicU32 = AtomicU32::new(0);
     let n = SERIAL.fetch_add(1, Ordering::Relaxed);
     let name = cgroup_name(&format!("{}-server-{n}", std::process::id()));
-    hierarchy::locate_tracking_here()
-        .iter()
-        .find_map(|h| Cgroup::make(h, &name, &[]).ok())
+    hierarchy::locate_tracking_here().iter().find_map(|h| {
+        reclaim_stale(&h.parent);
+        Cgroup::make(h, &name, &[]).ok()
+    })
+}
+
+/// Removes empty tracking cgroups (`scalelab-<pid>-server-<n>`) whose
+/// scalelab is gone: a watchdog gives up on a cgroup whose killed processes
+/// took too long to leave it, and the next start tidies it away.
+fn reclaim_stale(parent: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let owner = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("scalelab-"))
+            .and_then(|n| n.split_once("-server-"))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok());
+        let Some(owner) = owner else { continue };
+        let empty = std::fs::read_to_string(entry.path().join("cgroup.procs"))
+            .is_ok_and(|p| p.trim().is_empty());
+        if empty && !process::is_alive(owner) {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -252,6 +276,22 @@ mod tests {
         let mut c = Command::new("sh");
         c.args(["-c", script]);
         c
+    }
+
+    #[test]
+    fn an_empty_cgroup_of_a_dead_scalelab_is_reclaimed() {
+        let Some(h) = hierarchy::locate_tracking_here().into_iter().next() else {
+            panic!("no cgroup hierarchy to track servers in");
+        };
+        let mut gone = Command::new("true").spawn().unwrap();
+        gone.wait().unwrap();
+        let stale = h.parent.join(format!("scalelab-{}-server-0", gone.id()));
+        std::fs::create_dir(&stale).unwrap();
+        let fresh = tracking_cgroup().unwrap();
+        let removed = !stale.exists();
+        let _ = std::fs::remove_dir(&stale);
+        drop(fresh);
+        assert!(removed, "{} was left", stale.display());
     }
 
     #[test]

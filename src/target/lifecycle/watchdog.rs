@@ -197,8 +197,9 @@ unsafe fn kill_everything(plan: &Plan) {
         sleep_ms(20);
     }
     for cg in &plan.cgroups {
-        // Exited tasks leave a cgroup asynchronously: retry while busy.
-        for _ in 0..150 {
+        // Exited tasks leave a cgroup asynchronously: retry while busy, up
+        // to 10 s (a loaded machine's dying server can be slow to go).
+        for _ in 0..500 {
             if libc::rmdir(cg.dir.as_ptr()) == 0 || *libc::__errno_location() != libc::EBUSY {
                 break;
             }
