@@ -2,8 +2,9 @@
 # scalelab's PostgreSQL driver against pgbench, side by side.
 #
 # One private PostgreSQL (pinned to CPU 1), a pgbench dataset, then for each
-# script and client count, alternating runs of `pgbench -M prepared` and
-# `scalelab load pg` (both pinned to CPU 0, one client thread each). Client
+# script and client count, alternating runs of `pgbench -M MODE` and
+# `scalelab load pg -M MODE` (both pinned to CPU 0, one client thread each;
+# MODE is prepared, extended or simple, prepared by default). Client
 # CPU (user + system) is measured the same way for both, with /usr/bin/time.
 # Reports the median TPS, the client CPU seconds per 10k transactions, and
 # the median per-round scalelab/pgbench ratios (want: TPS ratio >= 1, CPU
@@ -12,12 +13,24 @@
 # The server runs with synchronous_commit=off so tpcb-like measures the
 # clients and the server's CPU, not this machine's fsync latency.
 #
-# Usage: bench/pg-vs-pgbench.sh
+# Usage: bench/pg-vs-pgbench.sh [-M prepared|extended|simple]
 # Environment: DURATION (s per run, 2), SCALE (10), CLIENTS ("1 4 16"),
 #   SCRIPTS ("select-only tpcb-like"), ROUNDS (alternations, 6),
 #   SERVER_CPU (1), CLIENT_CPU (0).
 # Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
 set -euo pipefail
+
+MODE=${MODE:-prepared}
+while getopts "M:" opt; do
+    case $opt in
+    M) MODE=$OPTARG ;;
+    *) echo "usage: $0 [-M prepared|extended|simple]" >&2; exit 2 ;;
+    esac
+done
+case $MODE in
+prepared | extended | simple) ;;
+*) echo "-M $MODE: expected prepared, extended or simple" >&2; exit 2 ;;
+esac
 
 DURATION=${DURATION:-2}
 SCALE=${SCALE:-10}
@@ -62,7 +75,7 @@ taskset -c "$SERVER_CPU" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -l "$WO
     -o "-c listen_addresses=127.0.0.1 -p $PORT -c unix_socket_directories=$WORK -c synchronous_commit=off" \
     start >/dev/null
 CONN="host=127.0.0.1 port=$PORT user=postgres dbname=postgres"
-echo "server: $("$BIN_DIR/postgres" --version), CPU $SERVER_CPU, port $PORT; clients on CPU $CLIENT_CPU" >&2
+echo "server: $("$BIN_DIR/postgres" --version), CPU $SERVER_CPU, port $PORT; clients on CPU $CLIENT_CPU; -M $MODE" >&2
 pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PORT" -U postgres postgres 2>"$WORK/init.out"
 
 POSTMASTER=$(head -n 1 "$WORK/data/postmaster.pid")
@@ -91,11 +104,11 @@ run() {
         [ "$script" = select-only ] && flag=(-S)
         [ "$script" = simple-update ] && flag=(-N)
         taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
-            pgbench -h 127.0.0.1 -p "$PORT" -U postgres -M prepared "${flag[@]}" \
+            pgbench -h 127.0.0.1 -p "$PORT" -U postgres -M "$MODE" "${flag[@]}" \
             -c "$clients" -j 1 -T "$DURATION" postgres >"$out" 2>&1
     else
         taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
-            "$SCALELAB" load pg "$CONN" --script "$script" -c "$clients" -j 1 \
+            "$SCALELAB" load pg "$CONN" --script "$script" -M "$MODE" -c "$clients" -j 1 \
             -d "${DURATION}s" >"$out" 2>&1
     fi
     b1=$(busy_ticks) s1=$(server_ticks)

@@ -6,9 +6,11 @@
 //! measured under different names). Each match compares the per-trial
 //! throughputs with [`compare`]; the summary is the geometric mean of the
 //! ratios of medians, as benchstat's "geomean" row.
-use super::compare::{compare, Comparison};
+use super::compare::{compare_by, too_many_errors, Comparison, Verdict};
 use super::stopping::relative_half_width;
 use super::summary::median;
+use super::summary::Headline;
+use crate::load::result::ErrorCounts;
 use crate::store::{display_value, Coord, RunData};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -23,6 +25,8 @@ pub struct PointComparison {
     pub coords: Vec<Coord>,
     pub trials_a: usize,
     pub trials_b: usize,
+    /// The compared statistic (see [`RunComparison::statistic`]): the
+    /// median, or the best trial.
     pub median_a: Option<f64>,
     pub median_b: Option<f64>,
     /// Relative half-width of each median's 95% CI (benchstat's "±");
@@ -47,6 +51,9 @@ pub struct RunComparison {
     pub name_a: String,
     pub name_b: String,
     pub noise: f64,
+    /// The statistic compared and shown: run A's headline (median or best).
+    #[serde(default)]
+    pub statistic: Headline,
     pub points: Vec<PointComparison>,
     /// `system point` of points measured in only one of the runs.
     pub only_in_a: Vec<String>,
@@ -62,6 +69,7 @@ pub fn compare_runs(a: &RunData, b: &RunData, noise: f64) -> RunComparison {
     let groups_a = groups(a);
     let groups_b = groups(b);
     let pairing = system_pairing(a, b);
+    let statistic = Headline::parse(&a.run.headline).unwrap_or_default();
     let mut points = Vec::new();
     let mut only_in_a = Vec::new();
     for ((system, key), group) in &groups_a {
@@ -70,7 +78,12 @@ pub fn compare_runs(a: &RunData, b: &RunData, noise: f64) -> RunComparison {
             .cloned()
             .unwrap_or_else(|| system.clone());
         match groups_b.get(&(system_b.clone(), key.clone())) {
-            Some(other) => points.push(compare_group(system, &system_b, group, other, noise)),
+            Some(other) => points.push(compare_group(
+                (system, &system_b),
+                (group, other),
+                noise,
+                statistic,
+            )),
             None => only_in_a.push(format!("{system} {}", group.label)),
         }
     }
@@ -95,6 +108,7 @@ pub fn compare_runs(a: &RunData, b: &RunData, noise: f64) -> RunComparison {
         name_a: a.run.name.clone(),
         name_b: b.run.name.clone(),
         noise,
+        statistic,
         geomean_ratio: geomean(&points),
         points,
         only_in_a,
@@ -109,6 +123,23 @@ struct Group {
     coords: Vec<Coord>,
     throughputs: Vec<f64>,
     trials: usize,
+    errors: ErrorCounts,
+    requests: u64,
+}
+
+impl Group {
+    /// `N errors (kinds)` when the errors exceed the threshold.
+    fn too_many_errors(&self) -> Option<String> {
+        too_many_errors(self.errors.total(), self.requests)
+            .then(|| format!("{} errors ({})", self.errors.total(), self.errors.kinds()))
+    }
+
+    fn statistic(&self, statistic: Headline) -> Option<f64> {
+        match statistic {
+            Headline::Median => median(&self.throughputs),
+            Headline::Best => self.throughputs.iter().copied().reduce(f64::max),
+        }
+    }
 }
 
 /// Trials grouped by (system, canonical coordinates).
@@ -121,9 +152,15 @@ fn groups(run: &RunData) -> BTreeMap<(String, String), Group> {
             coords: t.point.coords.clone(),
             throughputs: Vec::new(),
             trials: 0,
+            errors: ErrorCounts::default(),
+            requests: 0,
         });
         g.trials += 1;
         g.throughputs.extend(t.throughput());
+        if let (Some(m), Some(_)) = (&t.measurement, t.throughput()) {
+            g.errors.merge(&m.errors);
+            g.requests += m.requests;
+        }
     }
     out
 }
@@ -150,12 +187,16 @@ fn system_pairing(a: &RunData, b: &RunData) -> BTreeMap<String, String> {
 }
 
 fn compare_group(
-    system: &str,
-    system_b: &str,
-    a: &Group,
-    b: &Group,
+    (system, system_b): (&str, &str),
+    (a, b): (&Group, &Group),
     noise: f64,
+    statistic: Headline,
 ) -> PointComparison {
+    let comparison = compare_by(&a.throughputs, &b.throughputs, noise, statistic);
+    let why = a
+        .too_many_errors()
+        .map(|r| format!("{r} in run A"))
+        .or_else(|| b.too_many_errors().map(|r| format!("{r} in run B")));
     PointComparison {
         system: system.to_string(),
         system_b: system_b.to_string(),
@@ -163,11 +204,14 @@ fn compare_group(
         coords: a.coords.clone(),
         trials_a: a.trials,
         trials_b: b.trials,
-        median_a: median(&a.throughputs),
-        median_b: median(&b.throughputs),
+        median_a: a.statistic(statistic),
+        median_b: b.statistic(statistic),
         spread_a: relative_half_width(&a.throughputs),
         spread_b: relative_half_width(&b.throughputs),
-        comparison: compare(&a.throughputs, &b.throughputs, noise),
+        comparison: match why {
+            Some(reason) => comparison.not_comparable(reason),
+            None => comparison,
+        },
     }
 }
 
@@ -187,9 +231,11 @@ fn order_in(run: &RunData, system: &str, coords: &[Coord]) -> (usize, u32) {
     (s, index)
 }
 
+/// Over the comparable points only.
 fn geomean(points: &[PointComparison]) -> Option<f64> {
     let logs: Vec<f64> = points
         .iter()
+        .filter(|p| !matches!(p.comparison.verdict, Verdict::NotComparable { .. }))
         .filter_map(|p| match (p.median_a, p.median_b) {
             (Some(x), Some(y)) if x > 0.0 && y > 0.0 => Some((y / x).ln()),
             _ => None,
@@ -251,7 +297,6 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::compare::Verdict;
     use crate::store::{Measurement, Point, Run, Trial, TrialStatus};
     use serde_json::json;
 
@@ -272,6 +317,7 @@ mod tests {
             headline: "median".into(),
             load_kind: "http".into(),
             noise: 0.02,
+            quick: false,
         }
     }
 

@@ -12,20 +12,30 @@
 //! |---------------|---------------------------------------------------------|
 //! | `StillRising` | the peak is the last point                              |
 //! | `Plateau`     | `drop <= 5%` (within run-to-run noise of a peak)        |
-//! | `Collapse`    | `drop >= 50%`, or `drop >= 20%` with `retained <= 25%` (back near the lowest-N level: seed 004's Linux "asymptotes to essentially single-threaded levels") |
-//! | `MildDecline` | anything between (seed 004's FreeBSD: 8% drop)          |
+//! | `MildDecline` | `5% < drop <= 15%` (seed 004's FreeBSD: 8% drop)        |
+//! | `Decline`     | `15% < drop < 40%`, unless it is a collapse             |
+//! | `Collapse`    | `drop >= 40%`, or `drop > 15%` with `retained <= 25%` (back near the lowest-N level: seed 004's Linux "asymptotes to essentially single-threaded levels") |
+//!
+//! Efficiency above 1 at some N ([`CurveShape::superlinear`]) means more
+//! than N times the lowest level's throughput per unit: the lowest level was
+//! bound by latency (one client waiting on each round trip), not by a
+//! resource, so it is no baseline for "linear".
 use serde::{Deserialize, Serialize};
 
 /// Largest drop from the peak still called a plateau.
 pub const PLATEAU_MAX_DROP: f64 = 0.05;
+/// Largest drop from the peak still called a mild decline.
+pub const MILD_MAX_DROP: f64 = 0.15;
 /// A drop this large from the peak is a collapse whatever the curve.
-pub const COLLAPSE_MIN_DROP: f64 = 0.5;
+pub const COLLAPSE_MIN_DROP: f64 = 0.4;
+/// Efficiency above this (1 + noise) is flagged as superlinear.
+pub const SUPERLINEAR_MIN: f64 = 1.05;
 /// Keeping no more than this share of the gain over the lowest-N
 /// throughput is a collapse...
 pub const COLLAPSE_MAX_RETAINED: f64 = 0.25;
 /// ...provided the drop is at least this (a curve that never scaled and
 /// dips 6% is not a collapse).
-pub const COLLAPSE_NEAR_BASE_MIN_DROP: f64 = 0.2;
+pub const COLLAPSE_NEAR_BASE_MIN_DROP: f64 = MILD_MAX_DROP;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -36,6 +46,8 @@ pub enum PastPeak {
     Plateau { drop: f64 },
     /// A drop, but well above single-client levels (seed 004: "an 8% drop").
     MildDecline { drop: f64 },
+    /// A clear drop (15–40%) that keeps more than a quarter of the gain.
+    Decline { drop: f64 },
     /// Falls towards single-client levels (seed 004: Linux "asymptotes to
     /// essentially single-threaded levels").
     Collapse { drop: f64 },
@@ -50,6 +62,19 @@ pub struct CurveShape {
     /// baseline point has no positive throughput.
     pub efficiency: Vec<(f64, f64)>,
     pub past_peak: PastPeak,
+}
+
+impl CurveShape {
+    /// The highest efficiency, as (N, efficiency), when it exceeds
+    /// [`SUPERLINEAR_MIN`].
+    pub fn superlinear(&self) -> Option<(f64, f64)> {
+        self.efficiency
+            .iter()
+            .copied()
+            .filter(|(_, e)| e.is_finite())
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|(_, e)| *e > SUPERLINEAR_MIN)
+    }
 }
 
 /// `points` are (N, X) sorted by N; `baseline_n` picks the efficiency base
@@ -119,8 +144,10 @@ fn classify(pts: &[(f64, f64)], peak_index: usize) -> PastPeak {
         || (drop >= COLLAPSE_NEAR_BASE_MIN_DROP && retained <= COLLAPSE_MAX_RETAINED)
     {
         PastPeak::Collapse { drop }
-    } else {
+    } else if drop <= MILD_MAX_DROP {
         PastPeak::MildDecline { drop }
+    } else {
+        PastPeak::Decline { drop }
     }
 }
 
@@ -132,6 +159,7 @@ mod tests {
         match p {
             PastPeak::Plateau { drop }
             | PastPeak::MildDecline { drop }
+            | PastPeak::Decline { drop }
             | PastPeak::Collapse { drop } => *drop,
             PastPeak::StillRising => 0.0,
         }
@@ -216,6 +244,33 @@ mod tests {
             "{:?}",
             f.past_peak
         );
+    }
+
+    #[test]
+    fn a_quarter_off_the_peak_is_a_decline_not_mild() {
+        // The issue's case: 25% below the peak, most of the gain kept.
+        let pts = [(1.0, 100.0), (4.0, 400.0), (16.0, 300.0)];
+        let s = shape(&pts, 1.0).unwrap();
+        assert_eq!(s.past_peak, PastPeak::Decline { drop: 0.25 });
+        let steep = [(1.0, 100.0), (4.0, 400.0), (16.0, 230.0)];
+        assert!(matches!(
+            shape(&steep, 1.0).unwrap().past_peak,
+            PastPeak::Collapse { .. }
+        ));
+        let mild = [(1.0, 100.0), (4.0, 400.0), (16.0, 350.0)];
+        assert!(matches!(
+            shape(&mild, 1.0).unwrap().past_peak,
+            PastPeak::MildDecline { .. }
+        ));
+    }
+
+    #[test]
+    fn superlinear_efficiency_is_flagged() {
+        // One latency-bound client: 2 clients do 8x the work (efficiency 4).
+        let s = shape(&[(1.0, 10.0), (2.0, 80.0), (4.0, 100.0)], 1.0).unwrap();
+        assert_eq!(s.superlinear(), Some((2.0, 4.0)));
+        let linear = shape(&[(1.0, 10.0), (2.0, 20.0), (4.0, 40.0)], 1.0).unwrap();
+        assert_eq!(linear.superlinear(), None);
     }
 
     #[test]

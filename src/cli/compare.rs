@@ -3,8 +3,9 @@
 //! The two runs may live in different stores (two machines, two OSes):
 //! `scalelab compare linux.sqlite:1 freebsd.sqlite:1`, or `--store-b`.
 use super::report::open_existing;
-use scalelab::analysis::compare::{delta_cell, sentence_for, Verdict};
+use scalelab::analysis::compare::{sentence_for, Verdict};
 use scalelab::analysis::runs::{compare_runs, RunComparison};
+use scalelab::report::verdict;
 use scalelab::store::RunData;
 use std::path::{Path, PathBuf};
 
@@ -85,6 +86,7 @@ fn render(c: &RunComparison, (a, b): (String, String)) -> String {
         out += "no point was measured in both runs\n";
     } else {
         out += &table(c, &a, &b);
+        out += &format!("\n{}\n", verdict::legend(c.noise));
     }
     for (which, list) in [(&a, &c.only_in_a), (&b, &c.only_in_b)] {
         if !list.is_empty() {
@@ -94,7 +96,12 @@ fn render(c: &RunComparison, (a, b): (String, String)) -> String {
     let verdicts: Vec<String> = c
         .points
         .iter()
-        .filter(|p| matches!(p.comparison.verdict, Verdict::Faster | Verdict::Slower))
+        .filter(|p| {
+            matches!(
+                p.comparison.verdict,
+                Verdict::Faster | Verdict::Slower | Verdict::NotComparable { .. }
+            )
+        })
         .map(|p| {
             format!(
                 "  {} {}: {}",
@@ -112,12 +119,13 @@ fn render(c: &RunComparison, (a, b): (String, String)) -> String {
 }
 
 fn table(c: &RunComparison, a: &str, b: &str) -> String {
+    let stat = c.statistic.as_str();
     let mut rows = vec![[
         "system".to_string(),
         "point".to_string(),
-        format!("{a} median"),
-        format!("{b} median"),
-        "delta".to_string(),
+        format!("{a} {stat}"),
+        format!("{b} {stat}"),
+        format!("delta of {stat}s"),
     ]];
     for p in &c.points {
         let system = if p.system == p.system_b {
@@ -130,7 +138,7 @@ fn table(c: &RunComparison, a: &str, b: &str) -> String {
             p.point.clone(),
             with_spread(p.median_a, p.spread_a),
             with_spread(p.median_b, p.spread_b),
-            delta_cell(&p.comparison),
+            verdict::short(&p.comparison).0,
         ]);
     }
     if let Some(g) = c.geomean_ratio {

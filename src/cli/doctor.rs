@@ -3,7 +3,7 @@
 
 use scalelab::kinds::{Requirement, BENCH_TOOLS};
 use scalelab::spec::Experiment;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[derive(clap::Args, Debug)]
@@ -11,9 +11,10 @@ pub struct DoctorArgs {
     /// Install the missing Debian packages (needs root and apt).
     #[arg(long)]
     pub install: bool,
-    /// Directory of recipes to check.
-    #[arg(long, default_value = "recipes")]
-    pub recipes: std::path::PathBuf,
+    /// Directory of recipes to check; by default the `recipes` directory
+    /// next to the binary (or its source tree), else `./recipes`.
+    #[arg(long)]
+    pub recipes: Option<PathBuf>,
     /// Print the Debian packages every registered kind and benchmark needs,
     /// one per line, and nothing else (`scripts/setup.sh` reads this).
     #[arg(long, conflicts_with = "install")]
@@ -27,15 +28,40 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
         }
         return Ok(0);
     }
+    // What each kind needs comes from the registries, wherever we run.
+    let mut rows: Vec<(String, Vec<Requirement>)> = scalelab::target::KINDS
+        .iter()
+        .map(|k| (format!("server kind `{}`", k.name), k.requires.to_vec()))
+        .chain(
+            scalelab::load::KINDS
+                .iter()
+                .filter(|k| !k.requires.is_empty())
+                .map(|k| (format!("load kind `{}`", k.name), k.requires.to_vec())),
+        )
+        .collect();
+    match recipes_dir(a.recipes.as_deref()) {
+        Some(dir) => rows.extend(recipe_requirements(&dir)?),
+        None => outln!("no recipes directory found next to the binary or here; pass --recipes DIR to check recipes\n"),
+    }
+    rows.push(("benchmarks (bench/)".into(), BENCH_TOOLS.to_vec()));
+    // The first column is as wide as its longest entry, so long paths
+    // never push the requirements out of line.
+    let width = rows
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .max()
+        .unwrap_or(0);
     let mut needed: Vec<Requirement> = Vec::new();
-    for (recipe, reqs) in recipe_requirements(&a.recipes)? {
-        let names: Vec<String> = reqs.iter().map(mark).collect();
-        outln!("{recipe:<40} {}", names.join(", "));
+    for (name, reqs) in rows {
+        let marks: Vec<String> = reqs.iter().map(mark).collect();
+        let marks = if marks.is_empty() {
+            "nothing to install".to_string()
+        } else {
+            marks.join(", ")
+        };
+        outln!("{name:<width$}  {marks}");
         needed.extend(reqs);
     }
-    let tools: Vec<String> = BENCH_TOOLS.iter().map(mark).collect();
-    outln!("{:<40} {}", "benchmarks (bench/)", tools.join(", "));
-    needed.extend(BENCH_TOOLS);
     let mut missing: Vec<&str> = needed
         .iter()
         .filter(|r| !r.installed())
@@ -62,6 +88,24 @@ fn mark(r: &Requirement) -> String {
         r.what,
         if r.installed() { "ok" } else { "MISSING" }
     )
+}
+
+/// `--recipes`, else the first of `recipes` next to the binary, in the
+/// source tree above `target/<profile>/`, and in the current directory.
+fn recipes_dir(given: Option<&Path>) -> Option<PathBuf> {
+    if let Some(dir) = given {
+        return Some(dir.to_path_buf());
+    }
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf));
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(d) = exe_dir {
+        candidates.push(d.join("recipes"));
+        candidates.extend(d.ancestors().nth(2).map(|root| root.join("recipes")));
+    }
+    candidates.push(PathBuf::from("recipes"));
+    candidates.into_iter().find(|d| d.is_dir())
 }
 
 /// Each recipe file with what its server kind needs.

@@ -2,34 +2,58 @@
 //! dataset (pgbench -i).
 
 use anyhow::Context;
-use scalelab::load::pg::{self, PgDriver, PgSettings, ScriptKind};
+use scalelab::load::pg::{self, PgDriver, PgSettings, QueryMode, ScriptKind};
 use scalelab::load::result::Measurement;
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::{parse_duration, Bytes, Micros};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
+#[command(
+    after_help = "pgbench's own flags work too: -T SEC, -R TPS, -S, -N, -b NAME, \
+-M prepared|extended|simple, -P SEC, -c, -j, -C, -n, -i, -s."
+)]
 pub struct LoadPgArgs {
     /// libpq connection string (`host=127.0.0.1 port=5432 user=postgres`)
     /// or URI (`postgresql://postgres@127.0.0.1:5432/postgres`).
     pub conninfo: String,
-    /// Built-in script: select-only, simple-update or tpcb-like.
-    #[arg(long, default_value = "tpcb-like", value_parser = parse_script)]
+    /// Built-in script: select-only, simple-update or tpcb-like (pgbench
+    /// `-b NAME`; `-S` and `-N` are select-only and simple-update).
+    #[arg(long, short = 'b', default_value = "tpcb-like", value_parser = parse_script)]
     pub script: ScriptKind,
+    /// pgbench -S: the select-only script.
+    #[arg(short = 'S', conflicts_with_all = ["script", "simple_update"])]
+    pub select_only: bool,
+    /// pgbench -N: the simple-update script.
+    #[arg(short = 'N', conflicts_with = "script")]
+    pub simple_update: bool,
+    /// How statements are sent (pgbench -M): prepared (parsed once per
+    /// connection), extended (parsed every time), simple (Query protocol,
+    /// values in the text).
+    #[arg(short = 'M', long = "protocol", default_value = "prepared", value_parser = parse_mode)]
+    pub protocol: QueryMode,
     /// Concurrent clients (connections).
     #[arg(short = 'c', long = "clients", default_value_t = 1)]
     pub clients: u32,
-    /// Worker threads.
-    #[arg(short = 'j', long = "threads", default_value_t = 1)]
-    pub threads: u32,
-    /// How long to run: 500ms, 10s, 2m.
-    #[arg(short = 'd', long, default_value = "10s", value_parser = parse_duration)]
+    /// Worker threads; by default one per CPU this process may run on (as
+    /// the recipes do), never more than the clients.
+    #[arg(short = 'j', long = "threads")]
+    pub threads: Option<u32>,
+    /// How long to run: 500ms, 10s, 2m; a bare number is seconds (pgbench
+    /// -T).
+    #[arg(short = 'd', short_alias = 'T', long, default_value = "10s", value_parser = parse_duration)]
     pub duration: Duration,
     /// Open loop: total transactions per second, spread over the clients;
-    /// latency counts from each transaction's scheduled start.
-    #[arg(long, value_name = "TPS")]
+    /// latency counts from each transaction's scheduled start (pgbench -R).
+    #[arg(long, short = 'R', value_name = "TPS")]
     pub rate: Option<f64>,
+    /// Print the throughput of the last SEC seconds to stderr (pgbench
+    /// -P).
+    #[arg(short = 'P', long, value_name = "SEC", value_parser = clap::value_parser!(u32).range(1..))]
+    pub progress: Option<u32>,
     /// Tries per transaction on serialization failure or deadlock.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tries: u32,
@@ -58,21 +82,54 @@ fn parse_script(s: &str) -> Result<ScriptKind, String> {
     s.parse()
 }
 
+fn parse_mode(s: &str) -> Result<QueryMode, String> {
+    s.parse()
+}
+
+impl LoadPgArgs {
+    /// The script, with pgbench's -S and -N.
+    fn script(&self) -> ScriptKind {
+        if self.select_only {
+            ScriptKind::SelectOnly
+        } else if self.simple_update {
+            ScriptKind::SimpleUpdate
+        } else {
+            self.script
+        }
+    }
+
+    /// -j, else one thread per usable CPU; never more than the clients.
+    fn threads(&self) -> u32 {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        self.threads.unwrap_or(cpus).clamp(1, self.clients.max(1))
+    }
+}
+
 pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     if a.init {
         return init(a);
     }
     let settings = PgSettings {
-        script: a.script,
+        script: a.script(),
         max_tries: a.max_tries,
         scale: a.scale,
         vacuum: !a.no_vacuum,
+        protocol: a.protocol,
     };
-    let driver = PgDriver::new(settings, &a.conninfo).context("bad connection string")?;
+    let mut driver = PgDriver::new(settings, &a.conninfo).context("bad connection string")?;
     let spec = spec(a);
     spec.validate()?;
     let scale = driver.scale()?;
-    let result = driver.run(&spec, shutdown)?;
+    let result = match a.progress {
+        Some(every) => {
+            let counter = Arc::new(AtomicU64::new(0));
+            driver.count_into(counter.clone());
+            report_progress_while(counter, Duration::from_secs(every.into()), || {
+                driver.run(&spec, shutdown)
+            })?
+        }
+        None => driver.run(&spec, shutdown)?,
+    };
     if a.json {
         outln!(
             "{}",
@@ -84,9 +141,42 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     Ok(super::exit::for_load(result.requests, shutdown))
 }
 
+/// Runs `work`, printing pgbench's `progress: 5.0 s, 12345.6 tps` line to
+/// stderr every `every` from the transactions counted into `counter`.
+fn report_progress_while<T>(
+    counter: Arc<AtomicU64>,
+    every: Duration,
+    work: impl FnOnce() -> T,
+) -> T {
+    let done = Arc::new(AtomicBool::new(false));
+    let reporter = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            // Lines at nominal times (1.0 s, 2.0 s, ...), as pgbench prints
+            // them; the rate is over the interval actually elapsed.
+            let start = std::time::Instant::now();
+            let (mut last_at, mut last_n, mut k) = (start, 0, 1u32);
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(20));
+                if start.elapsed() < every * k {
+                    continue;
+                }
+                let (now, n) = (std::time::Instant::now(), counter.load(Ordering::Relaxed));
+                let tps = (n - last_n) as f64 / (now - last_at).as_secs_f64();
+                eprintln!("progress: {:.1} s, {tps:.1} tps", (every * k).as_secs_f64());
+                (last_at, last_n, k) = (now, n, k + 1);
+            }
+        })
+    };
+    let out = work();
+    done.store(true, Ordering::Relaxed);
+    let _ = reporter.join();
+    out
+}
+
 /// The load shape the arguments ask for (checked by `LoadSpec::validate`).
 pub fn spec(a: &LoadPgArgs) -> LoadSpec {
-    let mut spec = LoadSpec::closed(a.clients, a.threads, a.duration);
+    let mut spec = LoadSpec::closed(a.clients, a.threads(), a.duration);
     spec.timeout = a.timeout;
     if let Some(rate) = a.rate {
         spec.pacing = Pacing::Open { rate };
@@ -134,14 +224,11 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
         0.0
     };
     let lat = r.latency_summary();
-    outln!("transaction type: {}", a.script.pgbench_title());
+    outln!("transaction type: {}", a.script().pgbench_title());
     outln!("scaling factor: {scale}");
-    outln!("query mode: prepared");
+    outln!("query mode: {}", a.protocol.name());
     outln!("number of clients: {}", a.clients);
-    outln!(
-        "number of threads: {}",
-        a.threads.clamp(1, a.clients.max(1))
-    );
+    outln!("number of threads: {}", a.threads());
     outln!("maximum number of tries: {}", a.max_tries);
     outln!("duration: {} s", a.duration.as_secs_f64());
     if let Some(rate) = a.rate {
@@ -199,10 +286,11 @@ fn json(a: &LoadPgArgs, scale: u32, r: &LoadResult) -> serde_json::Value {
     let m = Measurement::from(r);
     let lat = &m.latency_us;
     serde_json::json!({
-        "script": a.script.name(),
+        "script": a.script().name(),
+        "protocol": a.protocol.name(),
         "scale": scale,
         "clients": a.clients,
-        "threads": a.threads.clamp(1, a.clients.max(1)),
+        "threads": a.threads(),
         "transactions": m.requests,
         "tps": m.rps,
         "latency_us": {

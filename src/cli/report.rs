@@ -19,6 +19,9 @@ pub struct ExportArgs {
     /// Run id, or `latest`.
     #[arg(default_value = "latest")]
     pub run: String,
+    /// json: one object with the run, every trial, per-point summaries,
+    /// verdicts, fits and the ranking (docs/report.md); csv: one row per
+    /// trial, units in the column names.
     #[arg(long, value_enum)]
     pub format: Format,
     /// Write to this file instead of standard output.

@@ -146,5 +146,5 @@ fn the_runs_own_noise_floor_prints_and_judges() {
     assert!(!text.contains("+20.0% (p="), "{text}");
     assert!(text.contains("~ (p="), "{text}");
     let html = crate::report::html::render(&data);
-    assert!(html.contains("one under the 30% noise floor"));
+    assert!(html.contains("or under the 30% noise floor"));
 }

@@ -122,6 +122,28 @@ impl ErrorCounts {
     pub fn total(&self) -> u64 {
         self.socket_errors() + self.status + self.serialization + self.deadlock + self.other
     }
+
+    /// The non-zero kinds, largest first: `31042 timeouts, 1906 connect`.
+    pub fn kinds(&self) -> String {
+        let mut kinds = [
+            (self.timeout, "timeouts"),
+            (self.connect, "connect"),
+            (self.read, "read"),
+            (self.write, "write"),
+            (self.status, "status"),
+            (self.protocol, "protocol"),
+            (self.serialization, "serialization"),
+            (self.deadlock, "deadlock"),
+            (self.other, "other"),
+        ];
+        kinds.sort_by_key(|k| std::cmp::Reverse(k.0));
+        kinds
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, k)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// What one load run measured, summarised: what the store keeps per trial

@@ -1,10 +1,77 @@
 //! Per-series fits (USL, curve shape) and the relative ranking of systems.
 
 use super::format;
-use super::rows::{Aggregate, Rank, SeriesFit};
+use super::rows::{Aggregate, Cell, Rank, SeriesFit};
 use crate::analysis::compare::Verdict;
 use crate::analysis::shape::{shape, CurveShape, PastPeak};
 use crate::analysis::usl::{fit, UslFit};
+use serde::Serialize;
+
+/// What the headline (the ranking) may claim, from every verdict against
+/// the baseline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum Standing {
+    /// Some comparisons are significant: `points` of the `tested` ones.
+    Significant { points: usize, tested: usize },
+    /// Every tested comparison is within noise.
+    NotSignificant { tested: usize },
+    /// No comparison had enough trials to be tested.
+    TooFewTrials { at_least: usize },
+}
+
+impl Standing {
+    /// The status line printed with the headline; `noise` is the run's
+    /// noise floor.
+    pub fn sentence(&self, noise: f64) -> String {
+        match self {
+            Standing::Significant { points, tested } => format!(
+                "significant: a difference at {points} of {tested} point{} (Mann-Whitney p < 0.05, beyond the {} noise floor)",
+                if *tested == 1 { "" } else { "s" },
+                format::percent_fine(noise)
+            ),
+            Standing::NotSignificant { tested } => format!(
+                "not significant: no difference beyond noise at any of the {tested} point{} tested",
+                if *tested == 1 { "" } else { "s" }
+            ),
+            Standing::TooFewTrials { at_least } => format!(
+                "{} not enough trials to judge: a difference needs ≥{at_least} trials per system at a point; the percentages claim nothing",
+                super::verdict::TOO_FEW
+            ),
+        }
+    }
+}
+
+/// The headline's status; `None` when nothing is compared.
+pub fn standing(agg: &Aggregate) -> Option<Standing> {
+    let verdicts: Vec<&Verdict> = agg
+        .cells
+        .iter()
+        .filter_map(|c| c.comparison.as_ref().map(|cmp| &cmp.verdict))
+        .filter(|v| !matches!(v, Verdict::NotComparable { .. }))
+        .collect();
+    let tested = verdicts
+        .iter()
+        .filter(|v| !matches!(v, Verdict::NeedsMoreTrials { .. }))
+        .count();
+    let points = verdicts
+        .iter()
+        .filter(|v| matches!(v, Verdict::Faster | Verdict::Slower))
+        .count();
+    let at_least = verdicts
+        .iter()
+        .filter_map(|v| match v {
+            Verdict::NeedsMoreTrials { at_least } => Some(*at_least),
+            _ => None,
+        })
+        .max();
+    match (tested, points, at_least) {
+        (0, _, Some(at_least)) => Some(Standing::TooFewTrials { at_least }),
+        (0, _, None) => None,
+        (tested, 0, _) => Some(Standing::NotSignificant { tested }),
+        (tested, points, _) => Some(Standing::Significant { points, tested }),
+    }
+}
 
 /// Axis names on which the USL's N (concurrency or processors) makes sense.
 const CONCURRENCY_LIKE: &[&str] = &[
@@ -73,21 +140,29 @@ pub fn rank(agg: &Aggregate) -> Vec<Rank> {
         .systems
         .iter()
         .filter_map(|s| {
-            let logs: Vec<f64> = agg
-                .cells
-                .iter()
-                .filter(|c| &c.system == s)
+            let mine = || agg.cells.iter().filter(|c| &c.system == s);
+            // A point where either side has too many errors is left out.
+            let excluded_at = |c: &Cell| {
+                c.not_comparable.is_some()
+                    || agg
+                        .cell(base, c.point.index)
+                        .is_some_and(|b| b.not_comparable.is_some())
+            };
+            let excluded = mine().filter(|c| excluded_at(c)).count();
+            let logs: Vec<f64> = mine()
+                .filter(|c| !excluded_at(c))
                 .filter_map(|c| {
                     let b = agg.cell(base, c.point.index)?.headline()?;
                     let v = c.headline()?;
                     (b > 0.0 && v > 0.0).then(|| (v / b).ln())
                 })
                 .collect();
-            let verdicts: Vec<&Verdict> = agg
-                .cells
-                .iter()
-                .filter(|c| &c.system == s)
+            let compared: Vec<&Verdict> = mine()
                 .filter_map(|c| c.comparison.as_ref().map(|cmp| &cmp.verdict))
+                .filter(|v| !matches!(v, Verdict::NotComparable { .. }))
+                .collect();
+            let verdicts: Vec<&&Verdict> = compared
+                .iter()
                 .filter(|v| !matches!(v, Verdict::NeedsMoreTrials { .. }))
                 .collect();
             // Only points the test could decide count; too few trials is "untested".
@@ -97,11 +172,19 @@ pub fn rank(agg: &Aggregate) -> Vec<Rank> {
                     .filter(|v| matches!(v, Verdict::Faster | Verdict::Slower))
                     .count()
             });
-            (!logs.is_empty()).then(|| Rank {
+            // A system left out everywhere still appears, last, so the
+            // ranking says why it is missing.
+            (!logs.is_empty() || excluded > 0).then(|| Rank {
                 system: s.clone(),
-                relative: (logs.iter().sum::<f64>() / logs.len() as f64).exp(),
+                relative: if logs.is_empty() {
+                    0.0
+                } else {
+                    (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+                },
                 points: logs.len(),
                 significant,
+                too_few_trials: s != base && verdicts.is_empty() && !compared.is_empty(),
+                excluded,
             })
         })
         .collect();
@@ -116,16 +199,19 @@ pub fn rank(agg: &Aggregate) -> Vec<Rank> {
 /// `n.s.`, so an A/A run never reads as a ranking.
 pub fn ranking_line(ranks: &[Rank], noise: f64) -> String {
     let mut out = String::new();
-    for (i, r) in ranks.iter().enumerate() {
+    let (ranked, unranked): (Vec<&Rank>, Vec<&Rank>) = ranks.iter().partition(|r| r.points > 0);
+    for (i, r) in ranked.iter().enumerate() {
         if i > 0 {
-            let prev = ranks[i - 1].relative;
+            let prev = ranked[i - 1].relative;
             let close = (prev - r.relative).abs() < noise * prev.abs();
             out.push_str(if close { " ≈ " } else { " > " });
         }
         let ns = if r.significant == Some(0) {
-            ", n.s."
+            ", n.s.".to_string()
+        } else if r.too_few_trials {
+            format!(", {}", super::verdict::TOO_FEW)
         } else {
-            ""
+            String::new()
         };
         out.push_str(&format!(
             "{} ({}{ns})",
@@ -133,8 +219,30 @@ pub fn ranking_line(ranks: &[Rank], noise: f64) -> String {
             format::percent(r.relative)
         ));
     }
+    for r in unranked {
+        out.push_str(&format!(
+            "{}{} ({} not comparable)",
+            if out.is_empty() { "" } else { ", " },
+            r.system,
+            super::verdict::EXCLUDED
+        ));
+    }
     if ranks.iter().any(|r| r.significant == Some(0)) {
         out.push_str("  [n.s.: not significantly different from the baseline at any point]");
+    }
+    if ranks.iter().any(|r| r.too_few_trials) {
+        out.push_str(&format!(
+            "  [{}: too few trials to judge]",
+            super::verdict::TOO_FEW
+        ));
+    }
+    let excluded = ranks.iter().map(|r| r.excluded).max().unwrap_or(0);
+    if excluded > 0 {
+        out.push_str(&format!(
+            "  [{excluded} point{} left out: errors above {}% of requests]",
+            if excluded == 1 { "" } else { "s" },
+            crate::analysis::compare::MAX_ERROR_RATE * 100.0
+        ));
     }
     out
 }
@@ -147,13 +255,56 @@ pub fn shape_sentence(s: &CurveShape, axis: &str) -> String {
         PastPeak::MildDecline { drop } => {
             format!("mild decline ({})", format::change(1.0 - drop))
         }
+        PastPeak::Decline { drop } => format!("decline ({})", format::change(1.0 - drop)),
         PastPeak::Collapse { drop } => format!("collapse ({})", format::change(1.0 - drop)),
     };
+    let superlinear = s
+        .superlinear()
+        .map(|(n, e)| {
+            format!(
+                "; superlinear: efficiency {e:.1} at {axis}={} (the lowest level was latency-bound, not resource-bound)",
+                format::axis_value(n)
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "peak {} at {axis}={}; past the peak: {past}",
+        "peak {} at {axis}={}; past the peak: {past}{superlinear}",
         format::rate(s.peak_x),
         format::axis_value(s.peak_n)
     )
+}
+
+impl SeriesFit {
+    /// The curve's name: `postgres`, or `postgres, load.script=select-only`
+    /// when the run has groups.
+    pub fn name(&self, agg: &Aggregate) -> String {
+        match agg.layout.groups.get(self.group).map(|g| g.label.as_str()) {
+            Some(g) if !g.is_empty() => format!("{}, {g}", self.system),
+            _ => self.system.clone(),
+        }
+    }
+}
+
+/// A single system's verdict on its own curves, one line per curve: the
+/// peak, the USL's N* when fitted, and the shape past the peak.
+pub fn curve_verdicts(agg: &Aggregate) -> Vec<String> {
+    let Some(axis) = agg.layout.x_axis.as_deref() else {
+        return Vec::new();
+    };
+    agg.fits
+        .iter()
+        .filter_map(|f| {
+            let shape = shape_sentence(f.shape.as_ref()?, axis);
+            let n_star = match &f.usl {
+                Some(Ok(u)) => u
+                    .peak_concurrency
+                    .map(|n| format!("; USL N*={n:.0}"))
+                    .unwrap_or_else(|| "; USL N*=∞ (no peak within reach)".into()),
+                _ => String::new(),
+            };
+            Some(format!("{}: {shape}{n_star}", f.name(agg)))
+        })
+        .collect()
 }
 
 /// `σ=0.0123 κ=0.00031 N*=56`
@@ -179,6 +330,8 @@ mod tests {
             relative,
             points: 1,
             significant: None,
+            too_few_trials: false,
+            excluded: 0,
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::analyse::aggregate;
 use super::charts::{charts, Chart, ChartKind};
-use super::fits::ranking_line;
+use super::fits::{curve_verdicts, ranking_line, standing, Standing};
 use super::format::{self, escape};
 use super::html_tables as tables;
 use super::rows::Aggregate;
@@ -133,17 +133,26 @@ fn header(agg: &Aggregate, run: &Run) -> String {
         meta.push(("Baseline", b.clone()));
     }
     let axis = agg.layout.x_axis.clone().unwrap_or_else(|| "none".into());
-    meta.push((
-        "Sweep",
-        format!("{}, x axis: {axis}", count(agg.points.len(), "point")),
-    ));
+    if run.quick {
+        meta.push((
+            "Mode",
+            "quick (--quick: the file's [quick] sweep and trials)".into(),
+        ));
+    }
+    meta.push(("Sweep", format!("{}; x axis: {axis}", agg.ran())));
     let mut dl = String::new();
     for (k, v) in meta {
         let _ = write!(dl, "<div><dt>{k}</dt><dd>{}</dd></div>", escape(&v));
     }
     format!(
-        r#"<header><p class="kicker">scalelab report</p><h1>{}</h1><p class="desc">{}</p><dl class="meta">{dl}</dl></header>"#,
+        r#"<header><p class="kicker">scalelab report{}</p><h1>{}{}</h1><p class="desc">{}</p><dl class="meta">{dl}</dl></header>"#,
+        if run.quick { " · quick run" } else { "" },
         escape(&run.name),
+        if run.quick {
+            r#" <span class="quick">quick</span>"#
+        } else {
+            ""
+        },
         escape(&run.description)
     )
 }
@@ -154,12 +163,18 @@ fn summary(agg: &Aggregate) -> String {
         let points = agg.ranking.iter().map(|r| r.points).max().unwrap_or(0);
         let _ = write!(
             out,
-            r#"<p class="ranking">{}</p><p class="muted">Throughput relative to {}: geometric mean over {points} shared point{} of the {} throughput ratio.</p>"#,
+            r#"<p class="ranking">{}</p>{}<p class="muted">Throughput relative to {}: geometric mean over {points} shared point{} of the {} throughput ratio.</p>"#,
             escape(&ranking_line(&agg.ranking, agg.noise)),
+            status(agg),
             escape(agg.baseline.as_deref().unwrap_or("the baseline")),
             if points == 1 { "" } else { "s" },
             agg.headline_word()
         );
+    }
+    if agg.systems.len() == 1 {
+        for line in curve_verdicts(agg) {
+            let _ = write!(out, r#"<p class="ranking">{}</p>"#, escape(&line));
+        }
     }
     let bound = agg.client_bound().count();
     let failed = agg.failures().count();
@@ -191,6 +206,22 @@ fn summary(agg: &Aggregate) -> String {
     }
     out.push_str("</section>");
     out
+}
+
+/// The headline's status, coloured by what it may claim.
+fn status(agg: &Aggregate) -> String {
+    let Some(s) = standing(agg) else {
+        return String::new();
+    };
+    let class = match s {
+        Standing::Significant { .. } => "status-sig",
+        Standing::NotSignificant { .. } => "status-ns",
+        Standing::TooFewTrials { .. } => "status-few",
+    };
+    format!(
+        r#"<p class="status {class}">{}</p>"#,
+        escape(&s.sentence(agg.noise))
+    )
 }
 
 fn warnings(agg: &Aggregate) -> String {
@@ -280,6 +311,10 @@ nav{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:13px;padding:8px 0;border
 a{color:#0550ae;text-decoration:none}a:hover{text-decoration:underline}
 .ranking{font-size:22px;font-weight:600;margin:8px 0 2px}
 .muted{color:var(--muted);font-size:13px}
+.quick{font-size:14px;vertical-align:middle;background:#fff8c5;color:var(--warn);border:1px solid #d4a72c;border-radius:4px;padding:1px 6px}
+.status{font-size:16px;font-weight:600;margin:2px 0 6px;padding:4px 10px;border-left:4px solid}
+.status-sig{border-color:var(--good)}.status-ns{border-color:var(--muted);color:var(--muted)}.status-few{border-color:var(--warn);background:#fff8c5;color:var(--warn)}
+tr.excluded td{background:#ffebe9;color:var(--bad)}
 .note{border-left:3px solid var(--warn);padding:2px 10px;background:#fff8c5}
 figure{margin:18px 0 24px}figure svg{display:block;max-width:100%;height:auto;margin:0 auto}
 figcaption{color:var(--muted);font-size:13px;text-align:center;margin-top:4px}

@@ -104,7 +104,7 @@ fn usl_notes(agg: &Aggregate, axis: &str) -> String {
             let _ = write!(
                 out,
                 r#"<p class="note">USL fit of {}: {}</p>"#,
-                escape(&f.system),
+                escape(&f.name(agg)),
                 escape(w)
             );
         }
@@ -148,15 +148,23 @@ pub fn relative(agg: &Aggregate) -> String {
             .fold(f64::NEG_INFINITY, f64::max);
         let b = agg.cell(base, p.index).and_then(Cell::headline);
         let _ = write!(out, "<tr>{}", td(&p.label()));
-        for v in &values {
+        for (v, s) in values.iter().zip(&agg.systems) {
+            let excluded = agg
+                .cell(s, p.index)
+                .is_some_and(|c| c.not_comparable.is_some());
             let text = match (v, b) {
+                (Some(v), _) if excluded => {
+                    format!("{} {}", format::rate(*v), verdict::EXCLUDED)
+                }
                 (Some(v), Some(b)) if b > 0.0 => {
                     format!("{} ({})", format::rate(*v), format::percent(v / b))
                 }
                 (Some(v), _) => format::rate(*v),
                 (None, _) => "–".into(),
             };
-            let class = if *v == Some(best) && values.len() > 1 {
+            let class = if excluded {
+                "n bad"
+            } else if *v == Some(best) && values.len() > 1 {
                 "n best"
             } else {
                 "n"
@@ -193,9 +201,10 @@ pub fn verdicts(agg: &Aggregate) -> String {
         r#"<h3>Verdicts against {}</h3><div class=scroll><table class="grid"><tr>"#,
         escape(base)
     );
-    // Comparisons are of medians, whatever the headline statistic.
-    let base_head = format!("{base} median");
-    let head = "median";
+    // Comparisons are of the statistic the tables show.
+    let stat = agg.headline_word();
+    let base_head = format!("{base} {stat}");
+    let head = stat;
     for (h, n) in [
         ("point", false),
         ("system", false),
@@ -216,7 +225,7 @@ pub fn verdicts(agg: &Aggregate) -> String {
             Tone::Worse => "bad",
             Tone::Same | Tone::Unknown => "same",
         };
-        let median = |c: &Cell| c.summary.as_ref().map(|s| s.median);
+        let median = |c: &Cell| c.headline();
         let b = agg.cell(base, c.point.index).and_then(median);
         let _ = write!(
             out,
@@ -233,8 +242,8 @@ pub fn verdicts(agg: &Aggregate) -> String {
     out.push_str("</table></div>");
     let _ = write!(
         out,
-        r#"<p class="muted">Change: ratio of medians. 95% CI: percentile bootstrap of that ratio. p: two-sided Mann-Whitney U. “~” means no significant difference, or one under the {} noise floor.</p>"#,
-        format::percent_fine(agg.noise)
+        r#"<p class="muted">Change: ratio of the {stat}s. 95% CI: percentile bootstrap of the ratio of medians (none for best). p: two-sided Mann-Whitney U. {}.</p>"#,
+        escape(&verdict::legend(agg.noise))
     );
     out
 }
@@ -282,10 +291,15 @@ pub fn points(agg: &Aggregate) -> String {
         } else {
             r#" <span class="flag" title="client-bound">!</span>"#.into()
         };
+        let class = match (first, c.not_comparable.is_some()) {
+            (true, true) => r#" class="first excluded""#,
+            (false, true) => r#" class="excluded""#,
+            (true, false) => r#" class="first""#,
+            (false, false) => "",
+        };
         let _ = write!(
             out,
-            r#"<tr{}><td>{}</td>{}<td class="n"><b>{}</b>{flag}</td>"#,
-            if first { r#" class="first""# } else { "" },
+            r#"<tr{class}><td>{}</td>{}<td class="n"><b>{}</b>{flag}</td>"#,
             if first {
                 escape(&c.point.label())
             } else {
@@ -316,7 +330,8 @@ pub fn points(agg: &Aggregate) -> String {
             c.latency.p99_us,
             c.latency.p999_us,
         ] {
-            out.push_str(&tdn(&opt(v, format::latency_us)));
+            let cut = if c.errors.timeout > 0 { "†" } else { "" };
+            out.push_str(&tdn(&opt(v, |v| format!("{}{cut}", format::latency_us(v)))));
         }
         if bytes {
             out.push_str(&tdn(&opt(c.gbit_s, |v| format!("{v:.3}"))));
@@ -324,19 +339,28 @@ pub fn points(agg: &Aggregate) -> String {
         let _ = write!(
             out,
             r#"<td class="n" title="{}">{}</td>"#,
-            escape(&error_kinds(c)),
+            escape(&c.errors.kinds()),
             c.errors.total()
         );
-        let marks: Vec<String> = s
+        let mut marks: Vec<String> = s
             .map(|s| s.notes.as_slice())
             .unwrap_or_default()
             .iter()
             .map(|n| format!("[{}]", footnote(&mut notes, n)))
             .collect();
+        if let Some(why) = &c.not_comparable {
+            marks.insert(0, format!("{} not comparable: {why}", verdict::EXCLUDED));
+        }
         out.push_str(&td(&marks.join(" ")));
         out.push_str("</tr>");
     }
     out.push_str("</table></div>");
+    let timeouts: u64 = agg.cells.iter().map(|c| c.errors.timeout).sum();
+    if timeouts > 0 {
+        notes.push(format!(
+            "† Latency percentiles leave out the {timeouts} timed-out requests, which have no latency."
+        ));
+    }
     if !notes.is_empty() {
         out.push_str(r#"<ol class="notes">"#);
         for n in &notes {
@@ -356,14 +380,6 @@ fn footnote(notes: &mut Vec<String>, note: &str) -> usize {
             notes.len()
         }
     }
-}
-
-fn error_kinds(c: &Cell) -> String {
-    c.errors
-        .nonzero()
-        .map(|(k, n)| format!("{} {n}", k.name()))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Server CPU and memory per worker, columns only for what was measured.

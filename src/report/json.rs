@@ -34,8 +34,10 @@ pub fn export_aggregate(agg: &Aggregate, data: &RunData) -> Value {
             "method": "geometric mean over shared points of headline / baseline headline",
             "text": ranking_line(&agg.ranking, agg.noise),
             "order": agg.ranking,
+            "standing": super::fits::standing(agg),
         },
         "notes": agg.notes,
+        "quick": data.run.quick,
     })
 }
 
@@ -126,6 +128,7 @@ fn cell(c: &Cell) -> Value {
         "errors_total": c.errors.total(),
         "server": c.server,
         "comparison": c.comparison,
+        "not_comparable": c.not_comparable,
         "verdict_text": short,
         "ratio_ci_text": c.comparison.as_ref().and_then(verdict::ci),
     })

@@ -6,7 +6,7 @@
 
 use super::layout::Layout;
 use super::probe_view::{self, CpuShares};
-use crate::analysis::compare::Comparison;
+use crate::analysis::compare::{too_many_errors, Comparison};
 use crate::analysis::shape::CurveShape;
 use crate::analysis::summary::{Headline, Summary};
 use crate::analysis::usl::UslFit;
@@ -56,7 +56,8 @@ pub struct SeriesFit {
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Rank {
     pub system: String,
-    /// Geometric mean over shared points of headline / baseline headline.
+    /// Geometric mean over shared points of headline / baseline headline;
+    /// 0 when every point was left out (`points` is then 0).
     pub relative: f64,
     /// How many points the mean is over.
     pub points: usize,
@@ -64,6 +65,11 @@ pub struct Rank {
     /// (faster or slower), out of the points with enough trials to test;
     /// `None` for the baseline and when no point could be tested.
     pub significant: Option<usize>,
+    /// No point had enough trials to test (never the baseline).
+    pub too_few_trials: bool,
+    /// Points left out of the mean because this system or the baseline
+    /// had errors above the threshold there.
+    pub excluded: usize,
 }
 
 /// One system at one sweep point, over all its trials.
@@ -86,6 +92,10 @@ pub struct Cell {
     /// Summed over successful trials.
     pub errors: ErrorCounts,
     pub requests: u64,
+    /// `32948 errors (31042 timeouts, 1906 connect)` when the errors exceed
+    /// [`crate::analysis::compare::MAX_ERROR_RATE`] of the attempts: the
+    /// cell is then in no verdict and no ranking.
+    pub not_comparable: Option<String>,
     pub summary: Option<Summary>,
     /// Against the baseline system at the same point.
     pub comparison: Option<Comparison>,
@@ -170,6 +180,32 @@ impl Aggregate {
     /// `median` or `best`: what the headline throughput is.
     pub fn headline_word(&self) -> &'static str {
         self.headline.as_str()
+    }
+
+    /// What actually ran: `2 points (connections=4, connections=64), 2
+    /// trials per point and system` (a quick run's sweep, not the file's).
+    pub fn ran(&self) -> String {
+        let mut labels: Vec<String> = self.points.iter().take(8).map(|p| p.label()).collect();
+        if self.points.len() > 8 {
+            labels.push("…".into());
+        }
+        let counts: Vec<usize> = self.cells.iter().map(Cell::trials).collect();
+        let (lo, hi) = (
+            counts.iter().min().copied().unwrap_or(0),
+            counts.iter().max().copied().unwrap_or(0),
+        );
+        let trials = if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        };
+        format!(
+            "{} point{} ({}), {trials} trial{} per point and system",
+            self.points.len(),
+            if self.points.len() == 1 { "" } else { "s" },
+            labels.join(", "),
+            if hi == 1 { "" } else { "s" }
+        )
     }
 
     /// All failed trials, with the cell they belong to.
@@ -288,6 +324,8 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
         latency: latency(&ok),
         gbit_s: median_of(&ok, |t| t.measurement.as_ref().map(|m| m.gbit_s)),
         server: server(&ok),
+        not_comparable: too_many_errors(errors.total(), requests)
+            .then(|| format!("{} errors ({})", errors.total(), errors.kinds())),
         errors,
         requests,
         summary: None,

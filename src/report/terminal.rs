@@ -3,11 +3,12 @@
 //! against the baseline; then the ranking, fits, warnings and failures.
 
 use super::analyse::aggregate;
-use super::fits::{ranking_line, shape_sentence, usl_params};
+use super::fits::{ranking_line, shape_sentence, standing, usl_params, Standing};
 use super::format;
 use super::rows::{Aggregate, Cell, TrialNote};
 use super::text_table::{Column, Style, TextTable};
 use super::verdict::{self, Tone};
+use crate::analysis::compare::Verdict;
 use crate::store::{Run, RunData};
 use std::fmt::Write;
 
@@ -33,7 +34,9 @@ pub fn render_aggregate(agg: &Aggregate, run: &Run, color: bool, width: usize) -
         }
         out.push_str(&point_table(agg, g).render(width, color));
     }
+    out.push_str(&table_notes(agg));
     out.push_str(&ranking(agg, color));
+    out.push_str(&curve_verdict(agg, color));
     out.push_str(&fits(agg, color));
     out.push_str(&warnings(agg, color));
     out
@@ -41,14 +44,25 @@ pub fn render_aggregate(agg: &Aggregate, run: &Run, color: bool, width: usize) -
 
 fn header(agg: &Aggregate, run: &Run, color: bool) -> String {
     let mut out = String::new();
+    let quick = if run.quick {
+        format!(" {}", Style::Yellow.paint("QUICK", color))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{}  run {} ({}), started {}",
+        "{}{quick}  run {} ({}), started {}",
         Style::Bold.paint(&run.name, color),
         run.id,
         run.status,
         format::date(run.started_at)
     );
+    let kind = if run.quick {
+        "quick run (--quick: the file's [quick] sweep and trials)"
+    } else {
+        "ran"
+    };
+    let _ = writeln!(out, "{kind}: {}", agg.ran());
     let headline = agg.headline_word();
     let base = agg
         .baseline
@@ -75,9 +89,10 @@ fn point_table(agg: &Aggregate, group: usize) -> TextTable {
     let vs = agg
         .baseline
         .as_deref()
+        .filter(|_| agg.systems.len() > 1)
         .map(|b| format!("vs {b}"))
         .unwrap_or_default();
-    let mut t = TextTable::new(vec![
+    let mut columns = vec![
         Column::left(first, 255),
         Column::left("system", 255),
         Column::right(headline, 255),
@@ -88,7 +103,13 @@ fn point_table(agg: &Aggregate, group: usize) -> TextTable {
         Column::right("p99", 6),
         Column::right("errors", 2),
         Column::left(&vs, 254),
-    ]);
+    ];
+    // A single system is compared with nothing: no "vs" column.
+    if vs.is_empty() {
+        columns.pop();
+    }
+    let compared = !vs.is_empty();
+    let mut t = TextTable::new(columns);
     let mut last_point = None;
     for c in agg.cells_in_group(group) {
         let label = if last_point == Some(c.point.index) {
@@ -97,7 +118,11 @@ fn point_table(agg: &Aggregate, group: usize) -> TextTable {
             agg.layout.short_label(&c.point)
         };
         last_point = Some(c.point.index);
-        t.row(cell_row(agg, c, label));
+        let mut row = cell_row(agg, c, label);
+        if !compared {
+            row.pop();
+        }
+        t.row(row);
     }
     // The CI of the median needs 6+ trials; without any, the column goes.
     t.drop_if_blank("95% CI", "-");
@@ -122,10 +147,19 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
     } else {
         format!("{}/{}", c.throughput.len(), c.trials())
     };
-    let lat = |v: Option<f64>| v.map(format::latency_us).unwrap_or_else(|| "-".into());
+    // Timed-out requests have no latency: percentiles that leave them out
+    // are marked.
+    let cut = if c.errors.timeout > 0 { "†" } else { "" };
+    let lat = |v: Option<f64>| {
+        v.map(|v| format!("{}{cut}", format::latency_us(v)))
+            .unwrap_or_else(|| "-".into())
+    };
     let errors = c.errors.total();
     let verdict = if Some(&c.system) == agg.baseline.as_ref() {
-        ("baseline".to_string(), Style::Dim)
+        match &c.not_comparable {
+            Some(why) => (format!("baseline, {} {why}", verdict::EXCLUDED), Style::Red),
+            None => ("baseline".to_string(), Style::Dim),
+        }
     } else {
         match &c.comparison {
             Some(cmp) => {
@@ -153,10 +187,10 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
         plain(lat(c.latency.p99_us)),
         (
             errors.to_string(),
-            if errors > 0 {
-                Style::Yellow
-            } else {
-                Style::Plain
+            match (errors, &c.not_comparable) {
+                (_, Some(_)) => Style::Red,
+                (0, None) => Style::Plain,
+                _ => Style::Yellow,
             },
         ),
         verdict,
@@ -171,18 +205,69 @@ fn tone_style(t: Tone) -> Style {
     }
 }
 
+/// The legend of the verdict marks, and what the † on latencies means.
+fn table_notes(agg: &Aggregate) -> String {
+    let mut out = String::new();
+    let shown: Vec<&Verdict> = agg
+        .cells
+        .iter()
+        .filter_map(|c| c.comparison.as_ref().map(|cmp| &cmp.verdict))
+        .collect();
+    for (mark, meaning) in verdict::legend_items(agg.noise) {
+        let used = shown.iter().any(|v| verdict::mark(v) == Some(mark));
+        if used {
+            let _ = writeln!(out, "  {mark} {meaning}");
+        }
+    }
+    let timeouts: u64 = agg.cells.iter().map(|c| c.errors.timeout).sum();
+    if timeouts > 0 {
+        let _ = writeln!(
+            out,
+            "  † latency percentiles leave out the {timeouts} timed-out requests, which have no latency"
+        );
+    }
+    out
+}
+
 fn ranking(agg: &Aggregate, color: bool) -> String {
     if agg.ranking.len() < 2 {
         return String::new();
     }
     let points = agg.ranking.iter().map(|r| r.points).max().unwrap_or(0);
+    let status = standing(agg)
+        .map(|s| {
+            let style = match s {
+                Standing::Significant { .. } => Style::Bold,
+                Standing::NotSignificant { .. } => Style::Dim,
+                Standing::TooFewTrials { .. } => Style::Yellow,
+            };
+            format!("  {}\n", style.paint(&s.sentence(agg.noise), color))
+        })
+        .unwrap_or_default();
     format!(
-        "\n{} {}\n  (geometric mean over {points} point{} of throughput relative to {})\n",
+        "\n{} {}\n{status}  (geometric mean over {points} point{} of the {} throughput relative to {})\n",
         Style::Bold.paint("Ranking:", color),
         ranking_line(&agg.ranking, agg.noise),
         if points == 1 { "" } else { "s" },
+        agg.headline_word(),
         agg.baseline.as_deref().unwrap_or("the baseline")
     )
+}
+
+/// A single system has no ranking: its summary is the curve's own verdict.
+fn curve_verdict(agg: &Aggregate, color: bool) -> String {
+    if agg.systems.len() != 1 {
+        return String::new();
+    }
+    let lines = super::fits::curve_verdicts(agg);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\n{}\n", Style::Bold.paint("Verdict:", color));
+    for l in lines {
+        let _ = writeln!(out, "  {l}");
+    }
+    out
 }
 
 fn fits(agg: &Aggregate, color: bool) -> String {
@@ -219,10 +304,16 @@ fn fits(agg: &Aggregate, color: bool) -> String {
             .map(|s| shape_sentence(s, axis))
             .unwrap_or_default();
         if !usl.is_empty() || !shape.is_empty() {
-            let _ = writeln!(out, "  {who}  {usl}");
+            // The first line carries the label, whichever of the two exists.
+            let (first, second) = if usl.is_empty() {
+                (shape, String::new())
+            } else {
+                (usl, shape)
+            };
+            let _ = writeln!(out, "  {who}  {first}");
             let pad = who.chars().count();
-            if !shape.is_empty() {
-                let _ = writeln!(out, "  {:pad$}  {shape}", "");
+            if !second.is_empty() {
+                let _ = writeln!(out, "  {:pad$}  {second}", "");
             }
             for w in f.usl.iter().flatten().flat_map(|u| &u.warnings) {
                 let _ = writeln!(out, "  {:pad$}  {}", "", Style::Yellow.paint(w, color));

@@ -97,6 +97,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
             headline: "median".into(),
             load_kind: "http".into(),
             noise: 0.02,
+            quick: false,
         },
         trials,
     }

@@ -12,10 +12,63 @@ pub enum Tone {
     Unknown,
 }
 
+/// The mark of "no significant difference" (benchstat's).
+pub const SAME: char = '~';
+/// The mark of "too few trials to judge": never `~`, which claims there is
+/// no difference.
+pub const TOO_FEW: char = '?';
+/// The mark of "not comparable": errors above the threshold on one side.
+pub const EXCLUDED: char = '✗';
+
+/// What each mark means, printed under the tables that use it.
+/// `noise` is the run's noise floor (0.02 = 2%).
+pub fn legend_items(noise: f64) -> [(char, String); 3] {
+    [
+        (
+            SAME,
+            format!(
+                "no significant difference (Mann-Whitney p ≥ 0.05, or under the {} noise floor)",
+                format::percent_fine(noise)
+            ),
+        ),
+        (
+            TOO_FEW,
+            "too few trials to judge: the change is shown, nothing is claimed".into(),
+        ),
+        (
+            EXCLUDED,
+            format!(
+                "not comparable: errors above {}% of requests",
+                crate::analysis::compare::MAX_ERROR_RATE * 100.0
+            ),
+        ),
+    ]
+}
+
+/// Every mark's meaning on one line.
+pub fn legend(noise: f64) -> String {
+    legend_items(noise)
+        .iter()
+        .map(|(m, t)| format!("{m} {t}"))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The mark a verdict is shown with, if any.
+pub fn mark(v: &Verdict) -> Option<char> {
+    match v {
+        Verdict::Faster | Verdict::Slower => None,
+        Verdict::NoDifference => Some(SAME),
+        Verdict::NeedsMoreTrials { .. } => Some(TOO_FEW),
+        Verdict::NotComparable { .. } => Some(EXCLUDED),
+    }
+}
+
 /// `+12.0% (p=0.002)` for a significant change, `~ (p=0.310)` for no
-/// significant difference (as benchstat prints it), `+30.0% (? need ≥4
-/// trials)` when the test cannot reach significance with this many trials:
-/// the change is shown but nothing is claimed.
+/// significant difference (as benchstat prints it), `? +30.0% (needs ≥4
+/// trials)` when the test cannot reach significance with this many trials
+/// (the change is shown but nothing is claimed), `✗ not comparable: …`
+/// when one side's errors exceed the threshold.
 pub fn short(c: &Comparison) -> (String, Tone) {
     let p = c
         .p_value
@@ -24,11 +77,17 @@ pub fn short(c: &Comparison) -> (String, Tone) {
     match &c.verdict {
         Verdict::Faster => (format!("{}{p}", format::change(c.ratio)), Tone::Better),
         Verdict::Slower => (format!("{}{p}", format::change(c.ratio)), Tone::Worse),
-        Verdict::NoDifference => (format!("~{p}"), Tone::Same),
+        Verdict::NoDifference => (format!("{SAME}{p}"), Tone::Same),
         Verdict::NeedsMoreTrials { at_least } => (
-            format!("{} (? need ≥{at_least} trials)", format::change(c.ratio)),
+            format!(
+                "{TOO_FEW} {} (needs ≥{at_least} trials)",
+                format::change(c.ratio)
+            ),
             Tone::Unknown,
         ),
+        Verdict::NotComparable { reason } => {
+            (format!("{EXCLUDED} not comparable: {reason}"), Tone::Worse)
+        }
     }
 }
 
@@ -68,7 +127,26 @@ mod tests {
         );
         assert_eq!(
             short(&cmp(1.3, None, Verdict::NeedsMoreTrials { at_least: 4 })).0,
-            "+30.0% (? need ≥4 trials)"
+            "? +30.0% (needs ≥4 trials)"
+        );
+        let excluded =
+            cmp(1.03, Some(0.01), Verdict::Faster).not_comparable("5 errors (5 timeouts)".into());
+        assert_eq!(
+            short(&excluded),
+            (
+                "✗ not comparable: 5 errors (5 timeouts)".into(),
+                Tone::Worse
+            )
+        );
+        assert!(
+            legend(0.02).contains("0.1% of requests"),
+            "{}",
+            legend(0.02)
+        );
+        assert!(
+            legend(0.02).contains("under the 2% noise floor"),
+            "{}",
+            legend(0.02)
         );
         assert_eq!(
             ci(&cmp(1.12, None, Verdict::Faster)).unwrap(),

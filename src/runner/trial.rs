@@ -345,7 +345,9 @@ fn trial_line(
             };
             format!(
                 "{head}  {:>12.0}/s  p99 {}{errs}{bound}",
-                m.rps, m.latency_us.p99
+                m.rps,
+                // `112µs`, as the tables print it.
+                crate::report::format::latency_us(m.latency_us.p99.0 as f64)
             )
         }
         _ => format!("{head}  FAILED: {}", error.unwrap_or("unknown")),

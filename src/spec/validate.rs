@@ -50,6 +50,13 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
         loc: Locator::new(text),
     };
     let mut raw = parse_raw(&cx, text)?;
+    if quick && raw.quick.is_none() {
+        return Err(cx.err(
+            &["quick"],
+            "--quick was given, but the file has no [quick] table, so there is no short version to run",
+            "add a [quick] table with a shorter sweep and fewer trials, e.g.\n  [quick]\n  sweep = { connections = [4, 64] }\n  trials = { duration = \"1s\", min = 2, max = 2 }\nor run without --quick",
+        ));
+    }
     if quick {
         apply_quick(&mut raw);
     }
@@ -463,6 +470,17 @@ mod tests {
             !e.load.settings.contains_key("threads"),
             "common keys leave the driver's table"
         );
+    }
+
+    #[test]
+    fn quick_without_a_quick_table_is_an_error_naming_the_fix() {
+        let e = parse("", true).unwrap_err().to_string();
+        assert!(e.contains("no [quick] table"), "{e}");
+        assert!(
+            e.contains("add a [quick] table") && e.contains("without --quick"),
+            "{e}"
+        );
+        assert!(parse("", false).is_ok());
     }
 
     #[test]

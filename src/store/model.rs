@@ -127,6 +127,9 @@ pub struct Run {
     /// `[trials] noise`: relative differences below this are never called a
     /// difference.
     pub noise: f64,
+    /// Run with `--quick`: the experiment's `[quick]` sweep and trials.
+    #[serde(default)]
+    pub quick: bool,
 }
 
 /// A run with all its trials.

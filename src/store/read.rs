@@ -29,7 +29,7 @@ impl RunListing {
 
 const RUN_COLUMNS: &str = "id, name, description, started_at, finished_at, status, experiment,
     experiment_path, environment, scalelab_version, server_version, baseline, headline, load_kind,
-    noise";
+    noise, quick";
 
 fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
     let env: String = r.get(8)?;
@@ -49,6 +49,7 @@ fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
         headline: r.get(12)?,
         load_kind: r.get(13)?,
         noise: r.get(14)?,
+        quick: r.get(15)?,
     })
 }
 

@@ -282,7 +282,7 @@ mod compare {
             line("connections=100 ").contains("-10.0% (p=0.002)"),
             "{text}"
         );
-        assert!(line("connections=1000").contains("~ (p=1.00)"), "{text}");
+        assert!(line("connections=1000").contains("~ (p=1.000)"), "{text}");
         // (1.15 * 0.9 * 1.0)^(1/3) = 1.0115
         assert!(line("geomean").contains("+1.2%"), "{text}");
         assert!(line("kernel").contains("6.1.0-21"), "{text}");

@@ -4,7 +4,7 @@
 //! its own directory on its own port.
 
 use scalelab::load::pg::client::Client;
-use scalelab::load::pg::{ConnConfig, PgDriver, PgSettings, ScriptKind};
+use scalelab::load::pg::{ConnConfig, PgDriver, PgSettings, QueryMode, ScriptKind};
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::placement::Placement;
 use scalelab::shutdown::Shutdown;
@@ -418,6 +418,29 @@ fn postgres_open_loop_and_exact_counts() {
     assert_balances_agree(&s, 500);
 }
 
+/// pgbench's -M extended (Parse every time) and -M simple (Query with the
+/// values in the text) run the same transactions: the server's history and
+/// balances count exactly what the driver counted.
+#[test]
+fn postgres_extended_and_simple_protocols_count_exactly() {
+    let s = server("scale = 1");
+    let mut done = 0;
+    for mode in [QueryMode::Extended, QueryMode::Simple] {
+        let mut exact = spec(3, 2, 0.0);
+        exact.max_requests = Some(300);
+        let settings = PgSettings {
+            protocol: mode,
+            vacuum: false,
+            ..script(ScriptKind::TpcbLike)
+        };
+        let r = s.run(settings, &exact);
+        assert_eq!(r.requests, 300, "{mode:?}: {:?}", r.errors);
+        assert_eq!(r.errors.total(), 0, "{mode:?}: {:?}", r.errors);
+        done += 300;
+        assert_balances_agree(&s, done);
+    }
+}
+
 #[test]
 fn postgres_unreachable_server_is_a_clear_error() {
     let port = scalelab::target::process::free_port().unwrap();
@@ -482,6 +505,26 @@ fn postgres_cli_initializes_and_reports_json() {
     assert!(v["latency_us"]["p99"].as_u64().unwrap() >= v["latency_us"]["p50"].as_u64().unwrap());
     assert_eq!(v["failures"]["serialization"], 0);
     assert!(v["client_cpu_s"].as_f64().unwrap() > 0.0);
+
+    // pgbench's own flags: -S -M -T -c -P.
+    let pgbench_like = std::process::Command::new(exe)
+        .args([
+            "load", "pg", &uri, "-S", "-M", "simple", "-T", "2", "-c", "2", "-P", "1", "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        pgbench_like.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pgbench_like.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&pgbench_like.stdout).unwrap();
+    assert_eq!(
+        (v["script"].as_str(), v["protocol"].as_str()),
+        (Some("select-only"), Some("simple"))
+    );
+    assert!((v["duration_s"].as_f64().unwrap() - 2.0).abs() < 0.5, "{v}");
+    assert!(String::from_utf8_lossy(&pgbench_like.stderr).contains("progress: 1.0 s, "));
 
     let bad = std::process::Command::new(exe)
         .args(["load", "pg", "host=10.1.2.3", "-d", "1s"])

@@ -77,6 +77,7 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
         headline: headline.into(),
         load_kind: "http".into(),
         noise: 0.02,
+        quick: false,
     }
 }
 
@@ -403,17 +404,25 @@ fn single_point_best_of_three_ranks_like_seed_003() {
         trials,
     };
     let pct = |x: f64| format::percent(x / best[0].1);
+    // Three trials cannot reach p < 0.05: each percentage carries `?` and
+    // the headline says there are not enough trials to judge.
     let expected = format!(
-        "FreeBSD ({}) > DragonflyBSD ({}) > Debian (100%)",
+        "FreeBSD ({}, ?) > DragonflyBSD ({}, ?) > Debian (100%)",
         pct(best[1].1),
         pct(best[2].1)
     );
     assert_eq!(
         expected,
-        "FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)"
+        "FreeBSD (128%, ?) > DragonflyBSD (110%, ?) > Debian (100%)"
     );
     let out = terminal::render_width(&data, false, usize::MAX);
     assert!(out.contains(&expected), "{out}");
+    assert!(out.contains("not enough trials to judge"), "{out}");
+    // The relative column uses the statistic shown: the bests.
+    assert!(
+        out.contains(&format::change(best[1].1 / best[0].1)),
+        "{out}"
+    );
     assert!(
         out.contains(&format::rate(82_122.38)),
         "best of three is the headline"

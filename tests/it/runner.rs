@@ -133,3 +133,56 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         data.trials[1].error
     );
 }
+
+/// A real nginx with too few `worker_connections` for the load drops
+/// connections: its point is "not comparable" in the terminal, the report
+/// and `compare`, and the ranking leaves it out.
+#[test]
+fn errors_above_the_threshold_make_a_point_not_comparable() {
+    let lab = Lab::new(
+        "[sweep]\nconnections = [48]\n[trials]\nduration = \"400ms\"\nwarmup = \"0s\"\nmin = 2\nmax = 2\n\
+         [[system]]\nlabel = \"roomy\"\nbaseline = true\nserver = { worker_connections = 1024 }\n\
+         [[system]]\nlabel = \"cramped\"\nserver = { worker_connections = 16 }\n",
+    );
+    let html = lab.dir.path().join("r.html");
+    let out = lab
+        .run()
+        .args(["-o", html.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}{text}", stderr(&out));
+    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    let cramped_errors: u64 = data
+        .trials
+        .iter()
+        .filter(|t| t.system == "cramped")
+        .filter_map(|t| t.measurement.as_ref())
+        .map(|m| m.errors.total())
+        .sum();
+    assert!(
+        cramped_errors > 0,
+        "nginx with 16 worker_connections dropped nothing"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.contains("cramped"))
+        .unwrap_or_else(|| panic!("no cramped row:\n{text}"));
+    assert!(
+        row.contains(&format!("✗ not comparable: {cramped_errors} errors (")),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 point left out: errors above 0.1% of requests"),
+        "{text}"
+    );
+    let report = std::fs::read_to_string(&html).unwrap();
+    assert!(report.contains(r#"excluded""#), "no red row in the report");
+    assert!(report.contains("not comparable: "));
+    let store = lab.store.to_str().unwrap();
+    let cmp = crate::support::run(&["--store", store, "compare", "latest", "latest"]);
+    let cmp_text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    let line = cmp_text.lines().find(|l| l.starts_with("cramped")).unwrap();
+    assert!(line.contains("✗ not comparable"), "{cmp_text}");
+}

@@ -286,6 +286,44 @@ pub fn bind_execute_sync(name: &str, params: &[i64], out: &mut BytesMut) {
     frontend::sync(out);
 }
 
+/// Parse of `sql` as the unnamed statement, then Bind, Execute and Sync
+/// with `params` (pgbench `-M extended`): one round trip, parsed every time.
+pub fn parse_bind_execute_sync(sql: &str, params: &[i64], out: &mut BytesMut) {
+    // Only SQL containing NUL could fail; the scripts' statements are fixed.
+    let _ = frontend::parse("", sql, std::iter::empty(), out);
+    bind_execute_sync("", params, out);
+}
+
+/// A simple-protocol Query with `$1`..`$9` in `sql` replaced by the
+/// integer `params` (pgbench `-M simple`), written straight into `out`.
+pub fn literal_query(sql: &str, params: &[i64], out: &mut BytesMut) {
+    out.put_u8(b'Q');
+    let len_at = out.len();
+    out.put_i32(0);
+    let bytes = sql.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let slot = (bytes[i] == b'$')
+            .then(|| bytes.get(i + 1))
+            .flatten()
+            .filter(|d| d.is_ascii_digit() && **d != b'0')
+            .map(|d| usize::from(d - b'1'));
+        match slot.and_then(|k| params.get(k)) {
+            Some(v) => {
+                put_int(*v, out);
+                i += 2;
+            }
+            None => {
+                out.put_u8(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    out.put_u8(0);
+    let len = (out.len() - len_at) as i32;
+    out[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+}
+
 /// Parse messages for `statements` (named `s0`, `s1`, ...) and one Sync.
 pub fn prepare_all<'a>(
     statements: impl IntoIterator<Item = (&'a str, &'a str)>,
@@ -392,6 +430,46 @@ mod tests {
             put_int(v, &mut out);
             assert_eq!(std::str::from_utf8(&out).unwrap(), v.to_string());
         }
+    }
+
+    #[test]
+    fn literal_queries_substitute_parameters() {
+        let mut out = BytesMut::new();
+        literal_query(
+            "UPDATE t SET a = a + $1 WHERE aid = $2",
+            &[-4, 11],
+            &mut out,
+        );
+        let text = b"UPDATE t SET a = a + -4 WHERE aid = 11\0";
+        assert_eq!(out[0], b'Q');
+        assert_eq!(&out[1..5], &((4 + text.len()) as i32).to_be_bytes());
+        assert_eq!(&out[5..], text);
+        // The same bytes as the library's Query message of that text.
+        let mut lib = BytesMut::new();
+        simple_query("UPDATE t SET a = a + -4 WHERE aid = 11", &mut lib).unwrap();
+        assert_eq!(out, lib);
+    }
+
+    #[test]
+    fn extended_parses_the_unnamed_statement_every_time() {
+        let mut out = BytesMut::new();
+        parse_bind_execute_sync("SELECT $1", &[7], &mut out);
+        let tags: Vec<u8> = frames(&out).iter().map(|f| f.0).collect();
+        assert_eq!(tags, b"PBES");
+        let parse = &frames(&out)[0].1;
+        assert_eq!(&parse[..1], b"\0", "the unnamed statement");
+    }
+
+    /// (tag, body) of each frontend message in `bytes`.
+    fn frames(bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let len = i32::from_be_bytes(rest[1..5].try_into().unwrap()) as usize;
+            out.push((rest[0], rest[5..1 + len].to_vec()));
+            rest = &rest[1 + len..];
+        }
+        out
     }
 
     #[test]

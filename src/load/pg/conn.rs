@@ -7,7 +7,7 @@
 use super::auth::{Handshake, Progress};
 use super::codec::{self, TxStatus};
 use super::ctx::{Ctx, Stage};
-use super::script::{TxnValues, STATEMENT_NAMES};
+use super::script::{QueryMode, TxnValues, STATEMENT_NAMES};
 use super::stream::Stream;
 use crate::load::{ErrorKind, Pacing};
 use crate::units::Micros;
@@ -366,8 +366,12 @@ impl Conn {
             Ok(Progress::Continue) => self.flush(ctx, now),
             Ok(Progress::Ready) => {
                 self.handshake = None;
-                self.phase = Phase::Preparing;
                 self.prepare_failed = false;
+                if ctx.prepare.is_empty() {
+                    // Extended and simple modes prepare nothing up front.
+                    return self.on_prepared(ctx, now);
+                }
+                self.phase = Phase::Preparing;
                 self.send.extend_from_slice(&ctx.prepare);
                 self.flush(ctx, now)
             }
@@ -454,7 +458,14 @@ impl Conn {
     fn send_statement(&mut self, ctx: &mut Ctx, now: Instant) {
         let stmt = &ctx.shared.script.statements()[self.txn.step];
         let (params, n) = self.txn.values.params(stmt);
-        codec::bind_execute_sync(STATEMENT_NAMES[self.txn.step], &params[..n], &mut self.send);
+        let params = &params[..n];
+        match ctx.shared.mode {
+            QueryMode::Prepared => {
+                codec::bind_execute_sync(STATEMENT_NAMES[self.txn.step], params, &mut self.send)
+            }
+            QueryMode::Extended => codec::parse_bind_execute_sync(stmt.sql, params, &mut self.send),
+            QueryMode::Simple => codec::literal_query(stmt.sql, params, &mut self.send),
+        }
         self.flush(ctx, now);
     }
 

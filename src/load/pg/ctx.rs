@@ -23,6 +23,9 @@ pub(crate) use crate::load::gate::Gate;
 pub(super) struct Shared {
     pub cfg: ConnConfig,
     pub script: ScriptKind,
+    pub mode: super::script::QueryMode,
+    /// Completed transactions, counted live for a progress display.
+    pub progress: Option<std::sync::Arc<AtomicU64>>,
     pub scale: i64,
     pub max_tries: u32,
     pub spec: LoadSpec,
@@ -82,6 +85,9 @@ impl Ctx<'_> {
             since = since.min(duration - Duration::from_nanos(1));
         }
         self.result.record(latency, since);
+        if let Some(p) = &self.shared.progress {
+            p.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     pub fn note_connect_error(&mut self, e: &std::io::Error) {

@@ -23,7 +23,7 @@ pub(crate) mod timerfd;
 pub(crate) mod worker;
 
 pub use conninfo::ConnConfig;
-pub use script::ScriptKind;
+pub use script::{QueryMode, ScriptKind};
 
 use crate::load::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec};
 use crate::shutdown::Shutdown;
@@ -67,6 +67,10 @@ pub struct PgSettings {
     /// history (`false` is pgbench `-n`).
     #[serde(default = "default_vacuum")]
     pub vacuum: bool,
+    /// prepared | extended | simple (pgbench `-M`); scalelab's default is
+    /// prepared, as the recipes and `pgbench -M prepared` measure.
+    #[serde(default)]
+    pub protocol: QueryMode,
 }
 
 fn default_script() -> ScriptKind {
@@ -86,6 +90,7 @@ impl Default for PgSettings {
             max_tries: default_max_tries(),
             scale: None,
             vacuum: default_vacuum(),
+            protocol: QueryMode::default(),
         }
     }
 }
@@ -113,6 +118,8 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct PgDriver {
     settings: PgSettings,
     config: ConnConfig,
+    /// Completed transactions are counted here while a run goes (`-P`).
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 impl PgDriver {
@@ -125,7 +132,17 @@ impl PgDriver {
             target: redact(endpoint),
             reason: e.to_string(),
         })?;
-        Ok(PgDriver { settings, config })
+        Ok(PgDriver {
+            settings,
+            config,
+            progress: None,
+        })
+    }
+
+    /// Counts completed transactions into `counter` as runs go, for a
+    /// progress display.
+    pub fn count_into(&mut self, counter: std::sync::Arc<std::sync::atomic::AtomicU64>) {
+        self.progress = Some(counter);
     }
 
     pub fn settings(&self) -> &PgSettings {
@@ -215,6 +232,8 @@ impl Driver for PgDriver {
         let shared = ctx::Shared {
             cfg: self.config.clone(),
             script: self.settings.script,
+            mode: self.settings.protocol,
+            progress: self.progress.clone(),
             scale: i64::from(scale),
             max_tries: self.settings.max_tries,
             spec: spec.clone(),

@@ -17,6 +17,45 @@ pub enum ScriptKind {
     TpcbLike,
 }
 
+/// How statements are sent (pgbench `-M`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueryMode {
+    /// Each statement parsed once per connection (named), then Bind,
+    /// Execute, Sync per run.
+    #[default]
+    Prepared,
+    /// The extended protocol with the unnamed statement: Parse, Bind,
+    /// Execute, Sync every time (pgbench's default).
+    Extended,
+    /// The simple Query protocol, the values written into the SQL text.
+    Simple,
+}
+
+impl QueryMode {
+    pub const ALL: [QueryMode; 3] = [QueryMode::Prepared, QueryMode::Extended, QueryMode::Simple];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            QueryMode::Prepared => "prepared",
+            QueryMode::Extended => "extended",
+            QueryMode::Simple => "simple",
+        }
+    }
+}
+
+impl std::str::FromStr for QueryMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        QueryMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                format!("unknown query mode `{s}`; expected prepared, extended or simple")
+            })
+    }
+}
+
 /// A script variable, drawn once per transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Var {

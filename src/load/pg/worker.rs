@@ -9,7 +9,7 @@
 
 use super::conn::Conn;
 use super::ctx::{Ctx, Shared, Stage};
-use super::script::{ScriptKind, STATEMENT_NAMES};
+use super::script::{QueryMode, ScriptKind, STATEMENT_NAMES};
 use super::timerfd::TimerFd;
 use crate::load::{result::new_histogram, LoadResult, LoadSpec, Pacing};
 use bytes::BytesMut;
@@ -92,7 +92,7 @@ impl<'a> Worker<'a> {
                 stage: Stage::Warm,
                 start: Instant::now(),
                 interval: interval(&shared.spec),
-                prepare: prepare_message(shared.script),
+                prepare: prepare_message(shared.script, shared.mode),
                 rollback: rollback_message(),
                 blocking_io: count == 1
                     && shared.spec.pacing == Pacing::Closed
@@ -247,8 +247,13 @@ pub(crate) fn interval(spec: &LoadSpec) -> Option<Duration> {
     }
 }
 
-fn prepare_message(script: ScriptKind) -> BytesMut {
+/// The statements to parse once per connection: the script's, named, in
+/// prepared mode; none otherwise.
+fn prepare_message(script: ScriptKind, mode: QueryMode) -> BytesMut {
     let mut out = BytesMut::new();
+    if mode != QueryMode::Prepared {
+        return out;
+    }
     let stmts = script.statements();
     super::codec::prepare_all(
         STATEMENT_NAMES
