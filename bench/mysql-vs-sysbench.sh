@@ -14,7 +14,8 @@
 # Usage: bench/mysql-vs-sysbench.sh
 # Environment: DURATION (s per run, 3), TABLES (4), TABLE_SIZE (10000),
 #   CONNECTIONS ("8"), SCRIPTS ("oltp_read_only oltp_point_select"),
-#   ROUNDS (alternations, 3), SERVER_CPU (1), CLIENT_CPU (0).
+#   ROUNDS (alternations, 3), SERVER_CPU (1), CLIENT_CPU (0), SCALELAB (a
+#   prebuilt scalelab binary; default: build target/release/scalelab).
 # Takes about 2 * 2 * ROUNDS * DURATION s plus ~15 s of setup.
 set -euo pipefail
 
@@ -32,9 +33,11 @@ for tool in sysbench taskset /usr/bin/time mariadbd mariadb-install-db; do
     command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
 done
 
-echo "building scalelab (release)..." >&2
-cargo build --release --quiet
-SCALELAB=$PWD/target/release/scalelab
+if [ -z "${SCALELAB:-}" ]; then
+    echo "building scalelab (release)..." >&2
+    cargo build --release --quiet
+    SCALELAB=$PWD/target/release/scalelab
+fi
 
 WORK=$(mktemp -d /tmp/mysql-vs-sysbench.XXXXXX)
 SERVER_PID=

@@ -22,6 +22,8 @@ pub enum ChartKind {
     Bandwidth,
     Efficiency,
     ServerCpu,
+    /// Server CPU and context switches per request.
+    ServerCost,
     CpuBreakdown,
 }
 
@@ -44,6 +46,7 @@ pub fn charts(agg: &Aggregate) -> Vec<Chart> {
         out.extend(ctx.bandwidth());
         out.extend(ctx.efficiency());
         out.extend(ctx.server_cpu());
+        out.extend(ctx.server_cost());
         out.extend(ctx.cpu_breakdown());
     }
     out
@@ -360,6 +363,42 @@ impl<'a> GroupCtx<'a> {
         self.finish(ChartKind::ServerCpu, c, caption.into())
     }
 
+    /// What each request costs the server: CPU microseconds and context
+    /// switches per request, one chart each.
+    fn server_cost(&self) -> Vec<Chart> {
+        if !self.lines {
+            return Vec::new();
+        }
+        let metrics: [(&str, &str, &str, CellValue); 2] = [
+            (
+                "cpu-per-req",
+                "Server CPU per request",
+                "server CPU (us per request)",
+                |c| c.server.cpu_us_per_request,
+            ),
+            (
+                "cs-per-req",
+                "Server context switches per request",
+                "context switches per request",
+                |c| c.server.ctx_per_request,
+            ),
+        ];
+        let mut out = Vec::new();
+        for (id, title, y_label, value) in metrics {
+            let mut c = self.line_chart(id, title, y_label);
+            c.y_scale = YScale::FromZero;
+            c.series =
+                self.series_of(|cell| Some(point(cell, value(cell)?, |v| format!("{v:.1}"))));
+            let caption = format!(
+                "{title} (one request is one transaction for database loads), from the \
+                 server's process tree over the measured window: a rise past the peak shows \
+                 the server spending more per unit of work."
+            );
+            out.extend(self.finish(ChartKind::ServerCost, c, caption));
+        }
+        out
+    }
+
     fn cpu_breakdown(&self) -> Option<Chart> {
         let top_x = self
             .agg
@@ -468,6 +507,9 @@ fn throughput_point(c: &Cell) -> Option<Pt> {
     );
     Some(p)
 }
+
+/// One number read off a cell.
+type CellValue = fn(&Cell) -> Option<f64>;
 
 fn point(c: &Cell, y: f64, fmt: fn(f64) -> String) -> Pt {
     Pt {

@@ -62,8 +62,14 @@ pub fn render_aggregate(agg: &Aggregate, run: &Run) -> String {
             );
         }
     }
-    let server =
-        figures(&charts, &[ChartKind::ServerCpu, ChartKind::CpuBreakdown]) + &tables::server(agg);
+    let server = figures(
+        &charts,
+        &[
+            ChartKind::ServerCpu,
+            ChartKind::ServerCost,
+            ChartKind::CpuBreakdown,
+        ],
+    ) + &tables::server(agg);
     let _ = write!(
         body,
         r#"<section id="server"><h2>Server</h2>{server}</section>"#
@@ -331,7 +337,7 @@ tr.diff td{background:#fff8c5}
 .callout{border-left:4px solid;padding:8px 14px;margin:12px 0;background:var(--soft)}
 .callout-warn{border-color:#d4a72c}.callout-bad{border-color:var(--bad)}
 .scroll{overflow-x:auto}
-table.grid td{white-space:nowrap}table.grid th,table.grid td{padding:4px 7px}table.grid td.wrap{white-space:normal}
+table.grid td{white-space:nowrap}table.grid th.n{white-space:normal}table.grid th,table.grid td{padding:4px 7px}table.grid td.wrap{white-space:normal}
 ol.notes{font-size:12.5px;color:var(--muted);margin:-8px 0 16px;padding-left:28px}
 .callout ul{margin:4px 0;padding-left:20px}
 pre{background:var(--soft);border:1px solid var(--line);padding:12px;overflow-x:auto;font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}

@@ -428,7 +428,14 @@ pub fn server(agg: &Aggregate) -> String {
             String::new()
         };
         let class = if first { r#" class="first""# } else { "" };
-        let _ = write!(out, "<tr{class}>{}{}", td(&label), td(&c.system));
+        // The point label (every axis of a grouped sweep) may wrap, so the
+        // table fits a 1400 px window without scrolling.
+        let _ = write!(
+            out,
+            r#"<tr{class}><td class="wrap">{}</td>{}"#,
+            escape(&label),
+            td(&c.system)
+        );
         for (_, get, fmt) in &present {
             out.push_str(&tdn(&opt(get(c), fmt)));
         }

@@ -133,6 +133,10 @@ pub struct Server {
     pub vsz_per_worker: Option<f64>,
     pub processes: Option<f64>,
     pub threads: Option<f64>,
+    /// Server CPU microseconds per completed request (transaction).
+    pub cpu_us_per_request: Option<f64>,
+    /// Server context switches (voluntary + involuntary) per request.
+    pub ctx_per_request: Option<f64>,
 }
 
 impl Cell {
@@ -375,7 +379,22 @@ fn server(ok: &[&Trial]) -> Server {
         vsz_per_worker: num("mem_per_worker_vsz_bytes"),
         processes: num("processes"),
         threads: num("threads"),
+        cpu_us_per_request: per_request(ok, &["server_cpu_s"], 1e6),
+        ctx_per_request: per_request(ok, &["ctx_voluntary", "ctx_involuntary"], 1.0),
     }
+}
+
+/// The median over trials of the summed probe counters `keys` divided by
+/// the trial's completed requests, times `scale`.
+fn per_request(ok: &[&Trial], keys: &[&'static str], scale: f64) -> Option<f64> {
+    median_of(ok, |t| {
+        let requests = t.measurement.as_ref()?.requests;
+        let total: f64 = keys
+            .iter()
+            .map(|k| probe_view::number(t.probe.as_ref(), k))
+            .sum::<Option<f64>>()?;
+        (requests > 0).then(|| total / requests as f64 * scale)
+    })
 }
 
 /// The median of a per-trial quantity over the trials that have it.
@@ -460,5 +479,28 @@ mod tests {
         assert_eq!(unit(&data), ("frames/s", 0));
         data.run.load_kind = "carrier-pigeon".into();
         assert_eq!(unit(&data), ("requests/s", 1));
+    }
+
+    #[test]
+    fn server_cost_is_per_completed_request() {
+        let data = crate::report::test_support::run_data(&["a"]);
+        let trial = data
+            .trials
+            .iter()
+            .find(|t| t.measurement.is_some())
+            .unwrap();
+        let requests = trial.measurement.as_ref().unwrap().requests as f64;
+        let cpu_s = probe_view::number(trial.probe.as_ref(), "server_cpu_s").unwrap();
+        let ok = [trial];
+        let cost = server(&ok);
+        assert_eq!(cost.cpu_us_per_request, Some(cpu_s / requests * 1e6));
+        assert_eq!(cost.ctx_per_request, Some(1500.0 / requests));
+        let mut bare = trial.clone();
+        bare.probe = None;
+        assert_eq!(
+            server(&[&bare]).ctx_per_request,
+            None,
+            "no probe, no figure"
+        );
     }
 }

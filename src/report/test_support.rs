@@ -65,6 +65,9 @@ pub fn run_data(systems: &[&str]) -> RunData {
                     }),
                     probe: Some(json!({
                         "server_cpu_util": 0.3 * (pi as f64 + 1.0),
+                        "server_cpu_s": 3.0 * (pi as f64 + 1.0),
+                        "ctx_voluntary": 1000,
+                        "ctx_involuntary": 500,
                         "cpu_busy": 0.2 * (pi as f64 + 1.0),
                         "cpu": {"user": 0.1 * (pi as f64 + 1.0), "system": 0.05, "softirq": 0.02},
                         "mem_per_worker_rss_bytes": 4_000_000 + si * 1_000_000,

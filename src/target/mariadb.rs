@@ -136,6 +136,9 @@ impl Mariadb {
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
         self.dir = Some(dir);
+        // A private tmpdir: concurrent servers' temporary table names collide in /tmp.
+        let tmp = path.join("tmp");
+        std::fs::create_dir_all(&tmp).map_err(|e| TargetError::io(&tmp, e))?;
         let cnf = self.settings.render(&path, self.port, &server_user());
         write(&path.join("my.cnf"), &cnf)?;
         let init = format!(
@@ -160,9 +163,11 @@ impl Mariadb {
             placement,
         )?;
         if !status.success() {
+            // The bootstrap server logs its reasons to log-error, not stdout.
             return Err(start_error(format!(
-                "mariadb-install-db failed ({status}):\n{}",
-                log_tail(&out, LOG_LINES)
+                "mariadb-install-db failed ({status}); last lines of {}:\n{}",
+                path.join("error.log").display(),
+                log_tail(&path.join("error.log"), LOG_LINES)
             )));
         }
         Ok(path)

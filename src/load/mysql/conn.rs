@@ -489,7 +489,9 @@ impl Conn {
 
     /// A failed event is restarted (ignored errors) or counted.
     fn after_failure(&mut self, ctx: &mut Ctx, retry: bool, now: Instant) {
-        if retry && ctx.stage != Stage::Drain && !ctx.shared.shutdown.is_triggered() {
+        // A claimed transaction is retried even while draining (bounded by
+        // the timeout), as sysbench finishes its events.
+        if retry && !ctx.shared.shutdown.is_triggered() {
             ctx.result.retries += 1;
             return self.start_event(ctx, now);
         }

@@ -21,6 +21,7 @@ const MANAGED: &[&str] = &[
     "user",
     "init-file",
     "init_file",
+    "tmpdir",
 ];
 
 /// How MariaDB maps connections to threads.
@@ -152,7 +153,7 @@ impl MariadbSettings {
         let _ = write!(
             out,
             "user = {user}\ndatadir = {d}/data\nsocket = {d}/mysqld.sock\n\
-             pid-file = {d}/mysqld.pid\nlog-error = {d}/error.log\n\
+             pid-file = {d}/mysqld.pid\nlog-error = {d}/error.log\ntmpdir = {d}/tmp\n\
              port = {port}\nbind-address = 127.0.0.1\nskip-name-resolve\n\
              init-file = {d}/init.sql\n",
         );
