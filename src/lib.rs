@@ -28,6 +28,9 @@
 //! - [`analysis`]: small pure statistics functions, each citing its method:
 //!   summaries, confidence intervals, Mann-Whitney, bootstrap, the Universal
 //!   Scalability Law fit, curve shape, comparisons and verdicts.
+//! - [`profile`]: `run --profile`: `perf record` of the server at each
+//!   system's peak and collapse points, folded with inferno, drawn as flame
+//!   graphs and differential flame graphs.
 //! - [`report`]: terminal tables, JSON, CSV, SVG charts and the
 //!   self-contained HTML report. One file per format.
 //!
@@ -47,6 +50,7 @@ pub mod load;
 pub mod placement;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod probe;
+pub mod profile;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod report;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented

@@ -377,10 +377,12 @@ mod tests {
         let a = RunData {
             run: run(1, json!({}), None),
             trials: a_trials,
+            profiles: Vec::new(),
         };
         let b = RunData {
             run: run(2, json!({}), None),
             trials: b_trials,
+            profiles: Vec::new(),
         };
         let c = compare_runs(&a, &b, 0.02);
         assert_eq!(c.points.len(), 2);
@@ -399,10 +401,12 @@ mod tests {
         let a = RunData {
             run: run(1, json!({}), None),
             trials: trials("old", &p, &BASE),
+            profiles: Vec::new(),
         };
         let b = RunData {
             run: run(2, json!({}), None),
             trials: trials("new", &p, &BASE),
+            profiles: Vec::new(),
         };
         let c = compare_runs(&a, &b, 0.02);
         assert_eq!(c.points.len(), 1);
@@ -419,10 +423,12 @@ mod tests {
         let a = RunData {
             run: run(1, json!({}), None),
             trials: trials("s", &p, &BASE),
+            profiles: Vec::new(),
         };
         let b = RunData {
             run: run(2, json!({}), None),
             trials: trials("s", &p, &[1000.0, 0.0, 0.0, 0.0, 0.0]),
+            profiles: Vec::new(),
         };
         let c = compare_runs(&a, &b, 0.02);
         assert_eq!(
@@ -445,10 +451,12 @@ mod tests {
         let a = RunData {
             run: run(1, env_a, Some("nginx/1.22.1")),
             trials: vec![],
+            profiles: Vec::new(),
         };
         let b = RunData {
             run: run(2, env_b, Some("nginx/1.25.3")),
             trials: vec![],
+            profiles: Vec::new(),
         };
         let d = environment_differences(&a, &b);
         let keys: Vec<&str> = d.iter().map(|e| e.key.as_str()).collect();
@@ -472,6 +480,7 @@ mod tests {
         let a = RunData {
             run: run(1, json!({}), None),
             trials: trials("a", &point(0, 1), &BASE),
+            profiles: Vec::new(),
         };
         let b = RunData {
             run: run(2, json!({}), None),
@@ -480,6 +489,7 @@ mod tests {
                 trials("c", &point(0, 1), &BASE),
             ]
             .concat(),
+            profiles: Vec::new(),
         };
         let c = compare_runs(&a, &b, 0.02);
         assert!(c.points.is_empty());

@@ -1,7 +1,7 @@
 //! `scalelab doctor`: which servers and tools each recipe needs, which are
 //! missing, and (`--install`) installing them with apt.
 
-use scalelab::kinds::{Requirement, BENCH_TOOLS};
+use scalelab::kinds::{Requirement, BENCH_TOOLS, PROFILER};
 use scalelab::spec::Experiment;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,6 +44,7 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
         None => outln!("no recipes directory found next to the binary or here; pass --recipes DIR to check recipes\n"),
     }
     rows.push(("benchmarks (bench/)".into(), BENCH_TOOLS.to_vec()));
+    rows.push(("profiling (run --profile)".into(), vec![PROFILER]));
     // The first column is as wide as its longest entry, so long paths
     // never push the requirements out of line.
     let width = rows
@@ -140,6 +141,7 @@ fn all_packages() -> Vec<&'static str> {
     let mut out: Vec<&str> = servers
         .chain(loads)
         .chain(BENCH_TOOLS)
+        .chain([&PROFILER])
         .map(|r| r.package)
         .collect();
     out.sort_unstable();

@@ -19,6 +19,10 @@ pub struct RunArgs {
     /// Apply the experiment's [quick] overrides (a short version of the sweep).
     #[arg(long)]
     pub quick: bool,
+    /// Flame graphs of the server at each system's peak and collapse points
+    /// (extra trials under `perf record`; as `[profile]` in the experiment).
+    #[arg(long)]
+    pub profile: bool,
     /// Where to write the HTML report (default: scalelab-report-<RUN_ID>.html).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -32,7 +36,10 @@ pub fn run(
     store_given: bool,
     shutdown: &Shutdown,
 ) -> anyhow::Result<i32> {
-    let exp = Experiment::load(&a.experiment, a.quick)?;
+    let mut exp = Experiment::load(&a.experiment, a.quick)?;
+    if a.profile && exp.profile.is_none() {
+        exp.profile = Some(scalelab::spec::ProfilePolicy::default());
+    }
     let mut store = Store::open(store_path)?;
     let points = exp.points().len();
     eprintln!(
@@ -52,6 +59,9 @@ pub fn run(
         progress: std::io::stderr().is_terminal(),
     };
     let summary = runner::run(&exp, &mut store, &opts, shutdown)?;
+    for line in &summary.profile_lines {
+        eprintln!("{line}");
+    }
     let data = store.load_run(&summary.run_id.to_string())?;
     out!(
         "{}",

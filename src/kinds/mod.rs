@@ -8,7 +8,7 @@
 
 pub mod requirements;
 
-pub use requirements::{Requirement, BENCH_TOOLS};
+pub use requirements::{Requirement, BENCH_TOOLS, PROFILER};
 
 /// Deserializes a kind's settings table (the experiment's `[server]` or
 /// `[load]` table) into its typed settings. The error names the unknown or

@@ -27,6 +27,11 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         paths: &["/usr/bin/pgbench"],
     },
     Requirement {
+        what: "strace (bench/syscalls.sh)",
+        package: "strace",
+        paths: &["/usr/bin/strace"],
+    },
+    Requirement {
         what: "iperf3 (bench/forward-vs-iperf3.sh)",
         package: "iperf3",
         paths: &["/usr/bin/iperf3"],
@@ -37,6 +42,13 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         paths: &["/usr/bin/sysbench"],
     },
 ];
+
+/// The profiler behind `run --profile` (flame graphs of the server).
+pub const PROFILER: Requirement = Requirement {
+    what: "perf (run --profile)",
+    package: "linux-perf",
+    paths: &["/usr/bin/perf"],
+};
 
 impl Requirement {
     /// Whether any of its paths exists on this machine.

@@ -1,6 +1,7 @@
 //! The self-contained HTML report: one file, inline CSS and inline SVG, no
-//! scripts, fonts or anything else fetched from the network. Every string
-//! that comes from the data is escaped.
+//! fonts or anything else fetched from the network. The only scripts are
+//! the flame graphs' own (search and zoom), each inside its graph's
+//! `data:` iframe. Every string that comes from the data is escaped.
 
 use super::analyse::aggregate;
 use super::charts::{charts, Chart, ChartKind};
@@ -12,10 +13,16 @@ use crate::store::{Run, RunData};
 use std::fmt::Write;
 
 pub fn render(data: &RunData) -> String {
-    render_aggregate(&aggregate(data), &data.run)
+    render_with(&aggregate(data), &data.run, &super::flames::section(data))
 }
 
 pub fn render_aggregate(agg: &Aggregate, run: &Run) -> String {
+    render_with(agg, run, "")
+}
+
+/// The page, with `profiles` (the flame-graph section, may be empty)
+/// after the server section.
+fn render_with(agg: &Aggregate, run: &Run, profiles: &str) -> String {
     let charts = charts(agg);
     let mut body = String::new();
     body.push_str(&header(agg, run));
@@ -74,6 +81,7 @@ pub fn render_aggregate(agg: &Aggregate, run: &Run) -> String {
         body,
         r#"<section id="server"><h2>Server</h2>{server}</section>"#
     );
+    body.push_str(profiles);
     body.push_str(&warnings(agg));
     let _ = write!(
         body,
@@ -323,6 +331,7 @@ a{color:#0550ae;text-decoration:none}a:hover{text-decoration:underline}
 tr.excluded td{background:#ffebe9;color:var(--bad)}
 .note{border-left:3px solid var(--warn);padding:2px 10px;background:#fff8c5}
 figure{margin:18px 0 24px}figure svg{display:block;max-width:100%;height:auto;margin:0 auto}
+figure.flame iframe{display:block;width:100%;border:0}
 figcaption{color:var(--muted);font-size:13px;text-align:center;margin-top:4px}
 table{border-collapse:collapse;margin:12px 0 20px;font-size:13px;width:100%}
 th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}

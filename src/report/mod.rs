@@ -12,6 +12,7 @@ pub mod analyse;
 pub mod charts;
 pub mod csv;
 pub mod fits;
+pub mod flames;
 pub mod format;
 pub mod html;
 mod html_tables;

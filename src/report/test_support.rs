@@ -103,6 +103,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
             quick: false,
         },
         trials,
+        profiles: Vec::new(),
     }
 }
 

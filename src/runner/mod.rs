@@ -6,6 +6,7 @@
 //! Every trial is committed to the store as it ends; `--resume` skips the
 //! trials a run already has.
 
+mod profiling;
 mod progress;
 mod servers;
 mod trial;
@@ -63,6 +64,8 @@ pub struct RunSummary {
     pub trials_run: u32,
     pub trials_failed: u32,
     pub interrupted: bool,
+    /// One line per profile taken, or why there is none (`--profile`).
+    pub profile_lines: Vec<String>,
 }
 
 /// Samples so far at one point: throughput of ok trials per system, and
@@ -106,6 +109,7 @@ fn sweep(
         trials_run: 0,
         trials_failed: 0,
         interrupted: false,
+        profile_lines: Vec::new(),
     };
     let mut cx = TrialCtx {
         exp,
@@ -127,6 +131,10 @@ fn sweep(
         if exp.trials.restart != crate::spec::Restart::Never {
             cx.servers.stop_all();
         }
+    }
+    if let Some(policy) = exp.profile.filter(|_| !shutdown.is_triggered()) {
+        progress.starting("profiling the peak and collapse points");
+        summary.profile_lines = profiling::profile_run(&mut cx, policy, &points, &states)?;
     }
     cx.servers.stop_all();
     progress.done();

@@ -4,9 +4,11 @@
 use super::servers::Servers;
 use super::RunError;
 use crate::load::{self, LoadResult, LoadSpec, Pacing};
+use crate::profile::{Folded, ProfileError, Recorder};
 use crate::shutdown::Shutdown;
 use crate::spec::sweep::{resolve, Resolved};
 use crate::spec::Experiment;
+use crate::spec::ProfilePolicy;
 use crate::store::{Measurement, NewTrial, Point, RunEvent, RunEventKind, Store, TrialStatus};
 use std::path::Path;
 
@@ -33,6 +35,8 @@ struct Measured {
     probe: Option<crate::probe::ProbeData>,
     server_died: bool,
     client_cpus: usize,
+    /// The server's folded stacks, when the trial was profiled.
+    profile: Option<Result<Folded, ProfileError>>,
 }
 
 /// Runs and stores one trial. `None`: SIGINT or SIGTERM arrived while it
@@ -50,7 +54,7 @@ pub fn run_trial(
     let resolved =
         resolve(cx.exp, system, point).map_err(|(f, m)| RunError::Spec(format!("{f}: {m}")))?;
     let mut context = serde_json::json!({});
-    let measured = measure(cx, system, point, &resolved, &mut context);
+    let measured = measure(cx, system, point, &resolved, &mut context, None);
     if cx.shutdown.is_triggered() {
         record_interruption(cx, &label, point, trial, &measured)?;
         return Ok(None);
@@ -163,14 +167,33 @@ fn record_interruption(
     Ok(())
 }
 
-/// Starts what is needed and runs warmup plus the measured window. An `Err`
-/// is a failure before anything was measured.
+/// An extra trial, not stored and not used for statistics: its throughput,
+/// and with `profile` the server's folded stacks over the measured window.
+pub fn extra_trial(
+    cx: &mut TrialCtx,
+    system: usize,
+    point: &Point,
+    profile: Option<ProfilePolicy>,
+) -> Result<(f64, Option<Result<Folded, ProfileError>>), String> {
+    let resolved = resolve(cx.exp, system, point).map_err(|(f, m)| format!("{f}: {m}"))?;
+    let mut context = serde_json::json!({});
+    let m = measure(cx, system, point, &resolved, &mut context, profile)?;
+    if let Some(reason) = judge(&m) {
+        return Err(reason);
+    }
+    Ok((m.result.rps(), m.profile))
+}
+
+/// Starts what is needed and runs warmup plus the measured window (under
+/// `perf record` with `profile`). An `Err` is a failure before anything
+/// was measured.
 fn measure(
     cx: &mut TrialCtx,
     system: usize,
     point: &Point,
     resolved: &Resolved,
     context: &mut serde_json::Value,
+    profile: Option<ProfilePolicy>,
 ) -> Result<Measured, String> {
     let policy = cx.exp.trials.restart;
     let server = cx
@@ -229,8 +252,14 @@ fn measure(
         root_pid,
     )
     .map_err(|e| e.to_string())?;
+    let recorder =
+        profile.map(|p| start_recorder(cx.base_dir, server.placement.cpus.as_deref(), p));
     let result = driver.run(&spec, cx.shutdown);
     let probe = sampler.stop();
+    let profile = recorder.map(|r| {
+        let root = root_pid.ok_or_else(|| ProfileError::Failed("the server has no PID".into()));
+        r.and_then(|(rec, _dir)| rec.finish(root?))
+    });
     let result = result.map_err(|e| format!("load failed: {e}"))?;
     let server_died = !server.target.is_running();
     if server_died {
@@ -244,7 +273,27 @@ fn measure(
         probe: Some(probe),
         server_died,
         client_cpus,
+        profile,
     })
+}
+
+/// Starts `perf record` on the server's CPUs (all CPUs when it is not
+/// pinned), writing into a fresh directory under `base`.
+fn start_recorder(
+    base: &Path,
+    cpus: Option<&[usize]>,
+    p: ProfilePolicy,
+) -> Result<(Recorder, tempfile::TempDir), ProfileError> {
+    let io = |e| ProfileError::Io {
+        what: format!("make a directory under {}", base.display()),
+        source: e,
+    };
+    std::fs::create_dir_all(base).map_err(io)?;
+    let dir = tempfile::Builder::new()
+        .prefix("perf-")
+        .tempdir_in(base)
+        .map_err(io)?;
+    Ok((Recorder::start(dir.path(), cpus, p.frequency)?, dir))
 }
 
 fn load_spec(exp: &Experiment, r: &Resolved, client_cpus: Option<Vec<usize>>) -> LoadSpec {

@@ -94,6 +94,24 @@ pub struct Experiment {
     pub axes: Vec<Axis>,
     pub trials: TrialPolicy,
     pub systems: Vec<System>,
+    /// Flame graphs at the peak and collapse points (`[profile]` or
+    /// `run --profile`); `None`: no profiling.
+    pub profile: Option<ProfilePolicy>,
+}
+
+/// How the server is profiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProfilePolicy {
+    /// `perf record -F`: samples per second per CPU.
+    pub frequency: u32,
+}
+
+impl Default for ProfilePolicy {
+    fn default() -> Self {
+        ProfilePolicy {
+            frequency: crate::profile::DEFAULT_FREQUENCY,
+        }
+    }
 }
 
 impl Experiment {

@@ -18,6 +18,18 @@ pub struct RawExperiment {
     #[serde(default)]
     pub system: Vec<RawSystem>,
     pub quick: Option<RawQuick>,
+    pub profile: Option<RawProfile>,
+}
+
+/// `[profile]`: flame graphs of the server at each system's peak and
+/// collapse points.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProfile {
+    /// `false` keeps the table but turns profiling off.
+    pub enabled: Option<bool>,
+    /// Samples per second per CPU.
+    pub frequency: Option<i64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -2,9 +2,11 @@
 //! naming file, line, field and fix.
 
 use super::locate::Locator;
-use super::raw::{RawExperiment, RawTrials};
+use super::raw::{RawExperiment, RawProfile, RawTrials};
 use super::sweep::{apply_common, resolve, Axis, AxisTarget};
-use super::{Component, Experiment, LoadCommon, Restart, SpecError, System, TrialPolicy};
+use super::{
+    Component, Experiment, LoadCommon, ProfilePolicy, Restart, SpecError, System, TrialPolicy,
+};
 use crate::analysis::summary::Headline;
 use crate::units::parse_duration;
 use std::path::Path;
@@ -77,6 +79,7 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
     let axes = axes(&cx, &raw.sweep)?;
     let trials = trials(&cx, &raw.trials)?;
     let systems = systems(&cx, raw.system)?;
+    let profile = profile(&cx, raw.profile.as_ref())?;
     let exp = Experiment {
         name: raw.name,
         description: raw.description,
@@ -89,6 +92,7 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
         axes,
         trials,
         systems,
+        profile,
     };
     check_every_trial(&cx, &exp)?;
     Ok(exp)
@@ -208,6 +212,25 @@ fn duration(
             )
         }),
     }
+}
+
+fn profile(cx: &Ctx, p: Option<&RawProfile>) -> Result<Option<ProfilePolicy>, SpecError> {
+    let Some(p) = p.filter(|p| p.enabled != Some(false)) else {
+        return Ok(None);
+    };
+    let frequency = p
+        .frequency
+        .unwrap_or(i64::from(crate::profile::DEFAULT_FREQUENCY));
+    if !(1..=20_000).contains(&frequency) {
+        return Err(cx.err(
+            &["profile", "frequency"],
+            format!("expected 1 to 20000 samples per second, got {frequency}"),
+            "frequency = 997",
+        ));
+    }
+    Ok(Some(ProfilePolicy {
+        frequency: frequency as u32,
+    }))
 }
 
 fn trials(cx: &Ctx, t: &RawTrials) -> Result<TrialPolicy, SpecError> {

@@ -10,7 +10,7 @@ pub const LATEST: i64 = 1 + MIGRATIONS.len() as i64;
 
 /// `MIGRATIONS[i]` upgrades a store from version `i + 1` to `i + 2`.
 const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] =
-    &[v2_run_kind_and_noise, v3_run_events_and_leases];
+    &[v2_run_kind_and_noise, v3_run_events_and_leases, v4_profiles];
 
 /// Brings the store up to [`LATEST`] and returns the version it had (0: an
 /// empty file). All steps run in one `BEGIN IMMEDIATE` transaction that
@@ -83,4 +83,9 @@ fn v2_run_kind_and_noise(conn: &Connection) -> rusqlite::Result<()> {
 /// process runs a run). New tables only; old runs have no events or leases.
 fn v3_run_events_and_leases(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(include_str!("migrate_v3.sql"))
+}
+
+/// Version 4: flame-graph profiles (`run --profile`); older runs have none.
+fn v4_profiles(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(include_str!("profiles.sql"))
 }

@@ -5,12 +5,14 @@
 pub mod events;
 pub mod lease;
 pub mod model;
+mod profiles;
 mod read;
 pub mod write;
 
 pub use events::{RunEvent, RunEventKind};
 pub use lease::Owner;
 pub use model::*;
+pub use profiles::ProfileRecord;
 pub use read::RunListing;
 pub use write::{NewRun, NewTrial};
 

@@ -137,6 +137,9 @@ pub struct Run {
 pub struct RunData {
     pub run: Run,
     pub trials: Vec<Trial>,
+    /// Flame-graph profiles (`run --profile`); empty when not profiled.
+    #[serde(default)]
+    pub profiles: Vec<super::ProfileRecord>,
 }
 
 impl RunData {

@@ -111,7 +111,12 @@ impl Store {
         )?;
         let rows = stmt.query_map([id], |r| trial_from_row(id, r))?;
         let trials = rows.collect::<Result<Vec<_>, _>>()?;
-        Ok(RunData { run, trials })
+        let profiles = self.profiles(id)?;
+        Ok(RunData {
+            run,
+            trials,
+            profiles,
+        })
     }
 
     pub fn list_runs(&self) -> Result<Vec<RunListing>, StoreError> {

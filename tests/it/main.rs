@@ -10,6 +10,7 @@ mod mysql;
 mod nginx;
 mod postgres;
 mod probe;
+mod profile;
 mod report;
 mod resume;
 mod router;

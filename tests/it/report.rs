@@ -114,6 +114,7 @@ fn sweep() -> RunData {
     RunData {
         run: run("kernel <sweep>", LINUX, "median"),
         trials,
+        profiles: Vec::new(),
     }
 }
 
@@ -402,6 +403,7 @@ fn single_point_best_of_three_ranks_like_seed_003() {
     let data = RunData {
         run: run("nginx return 200", "Debian", "best"),
         trials,
+        profiles: Vec::new(),
     };
     let pct = |x: f64| format::percent(x / best[0].1);
     // Three trials cannot reach p < 0.05: each percentage carries `?` and
@@ -467,6 +469,7 @@ fn other_axes_get_their_own_charts() {
     let data = RunData {
         run: run("rates", "a", "median"),
         trials,
+        profiles: Vec::new(),
     };
     let html = html::render(&data);
     let section = &html[html.find(r#"<section id="throughput">"#).expect("section")..];
@@ -563,6 +566,7 @@ fn degenerate_runs_still_render() {
     let empty = RunData {
         run: run("empty", LINUX, "median"),
         trials: vec![],
+        profiles: Vec::new(),
     };
     let mut failed = sweep();
     for t in &mut failed.trials {

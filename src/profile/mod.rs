@@ -1,0 +1,160 @@
+//! Flame graphs of the server (`scalelab run --profile`, `[profile]`).
+//!
+//! After the sweep, each system's curve names two points: its peak (highest
+//! median throughput) and, when the curve falls after it, the last point
+//! past the knee (the collapse). At every such point, every system runs two
+//! extra trials back to back, one plain and one under `perf record`; their
+//! throughputs give the profiling overhead, paired. Neither trial enters the
+//! statistics. The folded stacks are stored; the report draws them.
+//!
+//! - [`recorder`]: `perf record` for one window, the server's tree from
+//!   perf's fork events, folding with inferno.
+//! - [`flame`]: SVG flame graphs and differential flame graphs.
+
+pub mod flame;
+pub mod recorder;
+
+pub use recorder::{Folded, Recorder};
+
+/// Samples per second per CPU, when the experiment does not say.
+pub const DEFAULT_FREQUENCY: u32 = 997;
+
+/// Why a profile could not be taken.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// perf cannot run here at all: the run goes on without profiles.
+    #[error("{reason}")]
+    Unavailable {
+        /// perf's complaint, in one line.
+        reason: String,
+    },
+    /// This profile failed (perf stopped badly, no samples, ...).
+    #[error("{0}")]
+    Failed(String),
+    /// A file or pipe of the profiler failed.
+    #[error("profile: {what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// Why a system's point is profiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The system's highest median throughput.
+    Peak,
+    /// The system's last point, past the peak and below it.
+    Collapse,
+    /// Another system's peak or collapse, profiled for the comparison.
+    Compare,
+}
+
+impl Role {
+    /// The word stored in `profiles.role`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Peak => "peak",
+            Role::Collapse => "collapse",
+            Role::Compare => "compare",
+        }
+    }
+
+    /// The role a stored word names.
+    pub fn parse(s: &str) -> Option<Role> {
+        [Role::Peak, Role::Collapse, Role::Compare]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+/// A system's peak and collapse point indices, from its median throughput
+/// per point in sweep order (`None`: no good trial there). The collapse is
+/// the last point when it lies after the peak and below it.
+pub fn peak_and_collapse(medians: &[Option<f64>]) -> Option<(usize, Option<usize>)> {
+    let peak = medians
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| m.map(|m| (i, m)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let last = medians.iter().rposition(Option::is_some)?;
+    let collapse = (last > peak.0 && medians[last].is_some_and(|m| m < peak.1)).then_some(last);
+    Some((peak.0, collapse))
+}
+
+/// The points to profile (sweep order) and each system's role there:
+/// every system at every system's peak and collapse, so that systems can
+/// be compared at the same point.
+pub fn plan(medians_per_system: &[Vec<Option<f64>>]) -> Vec<(usize, Vec<Role>)> {
+    let marks: Vec<Option<(usize, Option<usize>)>> = medians_per_system
+        .iter()
+        .map(|m| peak_and_collapse(m))
+        .collect();
+    let mut points: Vec<usize> = marks
+        .iter()
+        .flatten()
+        .flat_map(|&(p, c)| std::iter::once(p).chain(c))
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    points
+        .into_iter()
+        .map(|p| {
+            let roles = marks
+                .iter()
+                .map(|m| match m {
+                    Some((peak, _)) if *peak == p => Role::Peak,
+                    Some((_, Some(c))) if *c == p => Role::Collapse,
+                    _ => Role::Compare,
+                })
+                .collect();
+            (p, roles)
+        })
+        .collect()
+}
+
+/// Throughput lost to profiling: 1 - profiled / plain (paired trials).
+pub fn overhead(plain_rps: f64, profiled_rps: f64) -> Option<f64> {
+    (plain_rps > 0.0).then(|| 1.0 - profiled_rps / plain_rps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_curve_that_falls_has_a_collapse_point() {
+        let m = [Some(10.0), Some(30.0), Some(25.0), Some(12.0)];
+        assert_eq!(peak_and_collapse(&m), Some((1, Some(3))));
+    }
+
+    #[test]
+    fn a_curve_that_peaks_at_its_end_has_no_collapse() {
+        let m = [Some(10.0), None, Some(30.0)];
+        assert_eq!(peak_and_collapse(&m), Some((2, None)));
+        assert_eq!(peak_and_collapse(&[None, None]), None);
+    }
+
+    #[test]
+    fn every_system_is_profiled_at_every_marked_point() {
+        let a = vec![Some(10.0), Some(30.0), Some(20.0)];
+        let b = vec![Some(10.0), Some(15.0), Some(40.0)];
+        let p = plan(&[a, b]);
+        assert_eq!(
+            p,
+            vec![
+                (1, vec![Role::Peak, Role::Compare]),
+                (2, vec![Role::Collapse, Role::Peak]),
+            ]
+        );
+    }
+
+    #[test]
+    fn overhead_is_the_share_of_throughput_lost() {
+        assert!((overhead(1000.0, 950.0).unwrap() - 0.05).abs() < 1e-12);
+        assert_eq!(overhead(0.0, 10.0), None);
+        assert_eq!(Role::parse("collapse"), Some(Role::Collapse));
+    }
+}

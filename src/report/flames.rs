@@ -1,0 +1,231 @@
+//! The report's "Profiles" section: a flame graph of the server per
+//! profiled system and point, differential flame graphs (each system
+//! against the baseline at the same point, and each system's collapse
+//! against its peak), and the measured profiling overhead.
+//!
+//! Each graph is inferno's standalone SVG, with its search and zoom script,
+//! in an `<iframe>` of its own (a `data:` URL): the script expects to own
+//! its document, and the report stays one self-contained file.
+
+use super::format::escape;
+use crate::profile::flame::{diff_svg, flame_svg};
+use crate::store::{ProfileRecord, RunData};
+use base64::Engine;
+use std::fmt::Write;
+
+/// The section, or an empty string when the run was not profiled.
+pub fn section(data: &RunData) -> String {
+    let profiles = &data.profiles;
+    if profiles.is_empty() {
+        return String::new();
+    }
+    let mut body = String::new();
+    let drawn: Vec<&ProfileRecord> = profiles.iter().filter(|p| p.folded.is_some()).collect();
+    if drawn.is_empty() {
+        let why = profiles
+            .iter()
+            .find_map(|p| p.error.as_deref())
+            .unwrap_or("no samples");
+        let _ = write!(body, r#"<p class="note">no profile: {}</p>"#, escape(why));
+    } else {
+        body.push_str(
+            r#"<p class="muted">Server stacks sampled with <code>perf record -e cpu-clock -g</code> over one extra trial's measured window (not used for the statistics). Kernel frames end in <code>_[k]</code> and are orange. Click a frame to zoom, Ctrl-F or "Search" to highlight. In a differential graph the frames are those of the second profile, red where it spends a larger share than the first, blue where a smaller one.</p>"#,
+        );
+        body.push_str(&overhead_table(profiles));
+        for p in &drawn {
+            figure(&mut body, &single(p));
+        }
+        for (title, svg) in differentials(&drawn, data.run.baseline.as_deref()) {
+            figure(&mut body, &(title, svg));
+        }
+    }
+    for p in profiles.iter().filter(|p| p.folded.is_none()) {
+        let _ = write!(
+            body,
+            r#"<p class="muted">{} at {}: no profile: {}</p>"#,
+            escape(&p.system),
+            escape(&p.point.label()),
+            escape(p.error.as_deref().unwrap_or("unknown"))
+        );
+    }
+    format!(r#"<section id="profiles"><h2>Profiles</h2>{body}</section>"#)
+}
+
+type Graph = (String, Result<String, crate::profile::ProfileError>);
+
+fn single(p: &ProfileRecord) -> Graph {
+    let title = format!("{} at {} ({})", p.system, p.point.label(), p.role);
+    let sub = format!("{} samples of the server's processes", p.samples);
+    let svg = flame_svg(&title, &sub, p.folded.as_deref().unwrap_or(""));
+    (title, svg)
+}
+
+/// Baseline -> each other system at the same point; peak -> collapse of
+/// each system.
+fn differentials(drawn: &[&ProfileRecord], baseline: Option<&str>) -> Vec<Graph> {
+    let mut out = Vec::new();
+    let folded = |p: &ProfileRecord| p.folded.clone().unwrap_or_default();
+    for base in drawn.iter().filter(|p| Some(p.system.as_str()) == baseline) {
+        for other in drawn
+            .iter()
+            .filter(|p| p.point.index == base.point.index && p.system != base.system)
+        {
+            let title = format!(
+                "{} against {} at {}",
+                other.system,
+                base.system,
+                base.point.label()
+            );
+            let sub = "differential: red = larger share than the baseline, blue = smaller";
+            let svg = diff_svg(&title, sub, &folded(base), &folded(other));
+            out.push((title, svg));
+        }
+    }
+    for peak in drawn.iter().filter(|p| p.role == "peak") {
+        let collapse = drawn
+            .iter()
+            .find(|p| p.system == peak.system && p.role == "collapse");
+        if let Some(c) = collapse {
+            let title = format!(
+                "{}: collapse at {} against peak at {}",
+                peak.system,
+                c.point.label(),
+                peak.point.label()
+            );
+            let sub = "differential: red = larger share at the collapse than at the peak";
+            out.push((
+                title.clone(),
+                diff_svg(&title, sub, &folded(peak), &folded(c)),
+            ));
+        }
+    }
+    out
+}
+
+fn figure(body: &mut String, (title, svg): &Graph) {
+    match svg {
+        Ok(svg) => {
+            let height = svg_height(svg).unwrap_or(600);
+            let data = base64::engine::general_purpose::STANDARD.encode(svg);
+            let _ = write!(
+                body,
+                r#"<figure class="flame"><iframe title="{t}" style="height:{h}px" src="data:image/svg+xml;base64,{data}"></iframe><figcaption>{t}</figcaption></figure>"#,
+                t = escape(title),
+                h = height + 4,
+            );
+        }
+        Err(e) => {
+            let _ = write!(
+                body,
+                r#"<p class="muted">{}: {}</p>"#,
+                escape(title),
+                escape(&e.to_string())
+            );
+        }
+    }
+}
+
+/// The root element's `height` attribute.
+fn svg_height(svg: &str) -> Option<u32> {
+    let root = &svg[svg.find("<svg")?..];
+    let root = &root[..root.find('>')?];
+    let at = root.find(" height=\"")? + " height=\"".len();
+    root[at..].split('"').next()?.parse().ok()
+}
+
+fn overhead_table(profiles: &[ProfileRecord]) -> String {
+    let mut rows = String::new();
+    for p in profiles {
+        let cell = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.0}"));
+        let _ = write!(
+            rows,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
+            escape(&p.system),
+            escape(&p.point.label()),
+            escape(&p.role),
+            p.samples,
+            cell(p.plain_rps),
+            cell(p.profiled_rps),
+            p.overhead()
+                .map_or("–".into(), |o| format!("{:+.1}%", o * 100.0)),
+        );
+    }
+    format!(
+        "<table><thead><tr><th>system</th><th>point</th><th>role</th><th>samples</th><th>plain req/s</th><th>under perf req/s</th><th>overhead</th></tr></thead><tbody>{rows}</tbody></table><p class=\"muted\">Overhead: throughput lost under perf, from a plain trial and a profiled trial run back to back.</p>"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Point;
+
+    fn record(system: &str, index: u32, role: &str, folded: Option<&str>) -> ProfileRecord {
+        ProfileRecord {
+            system: system.into(),
+            point: Point::new(index, &[("connections", (index * 10).into())]),
+            role: role.into(),
+            samples: 40,
+            folded: folded.map(str::to_string),
+            plain_rps: Some(1000.0),
+            profiled_rps: Some(980.0),
+            error: folded
+                .is_none()
+                .then(|| "perf is not installed".to_string()),
+        }
+    }
+
+    fn data(profiles: Vec<ProfileRecord>) -> RunData {
+        let mut d = super::super::test_support::run_data(&["a", "b"]);
+        d.run.baseline = Some("a".into());
+        d.profiles = profiles;
+        d
+    }
+
+    const F: &str = "nginx;ngx_worker;tcp_sendmsg_[k] 30\nnginx;ngx_worker;tcp_recvmsg_[k] 10\n";
+
+    #[test]
+    fn graphs_and_differentials_are_embedded_with_their_script() {
+        let html = section(&data(vec![
+            record("a", 1, "peak", Some(F)),
+            record("b", 1, "peak", Some(F)),
+            record("a", 2, "collapse", Some(F)),
+        ]));
+        assert_eq!(
+            html.matches("<iframe").count(),
+            5,
+            "3 graphs + b vs a + a collapse vs peak"
+        );
+        assert!(html.contains("b against a at connections=10"));
+        assert!(html.contains("a: collapse at connections=20 against peak at connections=10"));
+        assert!(html.contains("+2.0%"), "overhead shown");
+        let b64 = html
+            .split("base64,")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let svg = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        assert!(svg.contains("function search") && svg.contains("<title>tcp_sendmsg ("));
+    }
+
+    #[test]
+    fn a_run_without_perf_says_no_profile() {
+        let html = section(&data(vec![record("a", 1, "peak", None)]));
+        assert!(html.contains("no profile: perf is not installed"), "{html}");
+        assert!(!html.contains("<iframe"));
+        assert_eq!(section(&data(Vec::new())), "");
+    }
+
+    #[test]
+    fn the_height_comes_from_the_root_element() {
+        assert_eq!(
+            svg_height(r#"<?xml?><svg version="1.1" width="1200" height="358">"#),
+            Some(358)
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! The profiling pass after the sweep (`run --profile`): at each point that
+//! is some system's peak or collapse, every system runs a plain trial and
+//! then a trial under `perf record`, back to back. Both are extra trials:
+//! they are stored as a profile (folded stacks plus the paired throughputs
+//! that give the overhead), never as trials, so the statistics ignore them.
+
+use super::trial::{extra_trial, TrialCtx};
+use super::{PointState, RunError};
+use crate::profile::{self, ProfileError, Role};
+use crate::spec::ProfilePolicy;
+use crate::store::{Point, ProfileRecord};
+
+/// Profiles the run's marked points; returns one line per profile taken or
+/// the one line saying why there is none.
+pub(super) fn profile_run(
+    cx: &mut TrialCtx,
+    policy: ProfilePolicy,
+    points: &[Point],
+    states: &[PointState],
+) -> Result<Vec<String>, RunError> {
+    let systems = cx.exp.systems.len();
+    let medians: Vec<Vec<Option<f64>>> = (0..systems)
+        .map(|s| {
+            states
+                .iter()
+                .map(|st| crate::analysis::summary::median(&st.samples[s]))
+                .collect()
+        })
+        .collect();
+    let plan = profile::plan(&medians);
+    if plan.is_empty() {
+        return Ok(vec!["no profile: no point had a successful trial".into()]);
+    }
+    let mut lines = Vec::new();
+    for (index, roles) in plan {
+        let point = &points[index];
+        for (system, role) in roles.into_iter().enumerate() {
+            if cx.shutdown.is_triggered() {
+                return Ok(lines);
+            }
+            let (record, unavailable) = profile_one(cx, policy, system, point, role);
+            lines.push(describe(&record));
+            cx.store.insert_profile(cx.run_id, &record)?;
+            if unavailable {
+                // perf cannot run here: one line, and the run goes on.
+                return Ok(lines);
+            }
+        }
+    }
+    Ok(lines)
+}
+
+/// One (system, point): a plain trial, then a profiled one. The flag says
+/// perf is unavailable on this machine (no use trying other points).
+fn profile_one(
+    cx: &mut TrialCtx,
+    policy: ProfilePolicy,
+    system: usize,
+    point: &Point,
+    role: Role,
+) -> (ProfileRecord, bool) {
+    let mut record = ProfileRecord {
+        system: cx.exp.systems[system].label.clone(),
+        point: point.clone(),
+        role: role.as_str().into(),
+        samples: 0,
+        folded: None,
+        plain_rps: None,
+        profiled_rps: None,
+        error: None,
+    };
+    match extra_trial(cx, system, point, None) {
+        Ok((rps, _)) => record.plain_rps = Some(rps),
+        Err(e) => {
+            record.error = Some(format!("the plain trial failed: {e}"));
+            return (record, false);
+        }
+    }
+    match extra_trial(cx, system, point, Some(policy)) {
+        Ok((rps, folded)) => {
+            record.profiled_rps = Some(rps);
+            match folded {
+                Some(Ok(f)) if f.samples > 0 => {
+                    record.samples = f.samples;
+                    record.folded = Some(f.text);
+                }
+                Some(Ok(_)) => record.error = Some("perf saw no samples of the server".into()),
+                Some(Err(ProfileError::Unavailable { reason })) => {
+                    record.error = Some(reason);
+                    return (record, true);
+                }
+                Some(Err(e)) => record.error = Some(e.to_string()),
+                None => record.error = Some("the trial was not profiled".into()),
+            }
+        }
+        Err(e) => record.error = Some(format!("the profiled trial failed: {e}")),
+    }
+    (record, false)
+}
+
+fn describe(r: &ProfileRecord) -> String {
+    let head = format!("profile {:<16} {:<28}", r.system, r.point.label());
+    match (&r.folded, r.overhead()) {
+        (Some(_), Some(o)) => format!(
+            "{head} {} samples ({}), overhead {:+.1}% ({:.0}/s plain, {:.0}/s under perf)",
+            r.samples,
+            r.role,
+            o * 100.0,
+            r.plain_rps.unwrap_or(0.0),
+            r.profiled_rps.unwrap_or(0.0)
+        ),
+        _ => format!(
+            "{head} no profile: {}",
+            r.error.as_deref().unwrap_or("unknown")
+        ),
+    }
+}

@@ -1,0 +1,148 @@
+//! `run --profile` with a real `perf record` against real nginx and a real
+//! PostgreSQL: folded stacks with the kernel's TCP path are stored, the
+//! profiled trials stay out of the statistics, the overhead is recorded,
+//! the report embeds the flame graphs; and a perf that may not run leaves
+//! the run going with "no profile".
+
+use crate::support::{scalelab, stderr};
+use scalelab::store::{ProfileRecord, RunData, Store, TrialStatus};
+use std::path::Path;
+
+fn run(dir: &Path, body: &str, extra_path: Option<&Path>) -> (RunData, String, String) {
+    let exp = dir.join("exp.toml");
+    std::fs::write(&exp, body).unwrap();
+    let store = dir.join("s.sqlite");
+    let html = dir.join("r.html");
+    let mut cmd = scalelab();
+    cmd.args(["--store", store.to_str().unwrap(), "run"])
+        .arg(&exp)
+        .args(["--profile", "-o", html.to_str().unwrap()])
+        .env("SCALELAB_WORKDIR", dir.join("work"))
+        .current_dir(dir);
+    if let Some(p) = extra_path {
+        let path = std::env::var("PATH").unwrap_or_default();
+        cmd.env("PATH", format!("{}:{path}", p.display()));
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    (data, std::fs::read_to_string(&html).unwrap(), stderr(&out))
+}
+
+fn drawn<'a>(data: &'a RunData, system: &str) -> &'a ProfileRecord {
+    data.profiles
+        .iter()
+        .find(|p| p.system == system && p.folded.is_some())
+        .unwrap_or_else(|| panic!("no profile of {system}: {:?}", errors(data)))
+}
+
+fn errors(data: &RunData) -> Vec<Option<String>> {
+    data.profiles.iter().map(|p| p.error.clone()).collect()
+}
+
+/// Weight of the folded lines that pass through any of `frames`.
+fn weight_through(folded: &str, frames: &[&str]) -> u64 {
+    folded
+        .lines()
+        .filter(|l| frames.iter().any(|f| l.contains(f)))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok())
+        .sum()
+}
+
+#[test]
+fn nginx_flame_graphs_show_the_kernel_tcp_path_and_a_differential() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, html, err) = run(
+        dir.path(),
+        "name = \"prof\"\n[server]\nkind = \"nginx\"\naccess_log = false\n\
+         [load]\nkind = \"http\"\npath = \"/\"\n[sweep]\nconnections = [2, 16]\n\
+         [trials]\nduration = \"600ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
+         [[system]]\nlabel = \"one\"\nbaseline = true\nserver = { worker_processes = 1 }\n\
+         [[system]]\nlabel = \"two\"\nserver = { worker_processes = 2 }\n",
+        None,
+    );
+    // Profiled trials are extra: the statistics see 2 systems x 2 points.
+    assert_eq!(data.trials.len(), 4);
+    assert!(data.trials.iter().all(|t| t.status == TrialStatus::Ok));
+    for system in ["one", "two"] {
+        let p = drawn(&data, system);
+        let folded = p.folded.as_deref().unwrap();
+        assert!(p.samples > 0);
+        assert!(folded.lines().all(|l| l.starts_with("nginx;")), "{folded}");
+        let tcp = weight_through(
+            folded,
+            &["tcp_sendmsg_[k]", "tcp_recvmsg_[k]", "tcp_v4_rcv_[k]"],
+        );
+        assert!(tcp > 0, "no kernel TCP frames in {system}'s profile");
+        assert!(p.plain_rps.unwrap() > 0.0 && p.profiled_rps.unwrap() > 0.0);
+        assert!(p.overhead().is_some());
+    }
+    // Both systems at the same point, so a differential is drawn.
+    assert_eq!(drawn(&data, "one").point, drawn(&data, "two").point);
+    assert!(
+        html.contains("two against one at connections="),
+        "no differential"
+    );
+    assert!(html.matches("<iframe").count() >= 3);
+    assert!(html.contains("data:image/svg+xml;base64,"));
+    assert!(err.contains("overhead"), "{err}");
+}
+
+#[test]
+fn postgres_flame_graphs_cover_the_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, html, _) = run(
+        dir.path(),
+        "name = \"prof\"\n[server]\nkind = \"postgres\"\nscale = 1\nsynchronous_commit = \"off\"\n\
+         [load]\nkind = \"pg\"\nscript = \"select-only\"\n[sweep]\nconnections = [4]\n\
+         [trials]\nduration = \"600ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
+         [[system]]\nlabel = \"pg\"\n",
+        None,
+    );
+    assert_eq!(data.trials.len(), 1);
+    let p = drawn(&data, "pg");
+    let folded = p.folded.as_deref().unwrap();
+    // The backends are forked for the trial's connections, after perf
+    // started: they are found through perf's fork events.
+    assert!(
+        folded.lines().all(|l| l.starts_with("postgres;")),
+        "{folded}"
+    );
+    assert!(weight_through(folded, &["_[k]"]) > 0, "no kernel frames");
+    assert!(
+        weight_through(folded, &["recv", "send", "epoll"]) > 0,
+        "no socket path"
+    );
+    assert_eq!(p.role, "peak");
+    assert!(html.contains("pg at connections=4 (peak)"));
+}
+
+#[test]
+fn a_perf_that_may_not_run_leaves_the_run_going_with_no_profile() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let fake = bin.join("perf");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'Error:' >&2\necho 'Access to performance monitoring and observability operations is limited.' >&2\nexit 255\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (data, html, err) = run(
+        dir.path(),
+        "name = \"prof\"\n[server]\nkind = \"nginx\"\n[load]\nkind = \"http\"\npath = \"/\"\n\
+         [sweep]\nconnections = [2]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
+         [[system]]\nlabel = \"a\"\n[[system]]\nlabel = \"b\"\n",
+        Some(&bin),
+    );
+    assert_eq!(data.trials.len(), 2);
+    assert!(data.trials.iter().all(|t| t.status == TrialStatus::Ok));
+    // One attempt, one line: perf is not retried at every point.
+    assert_eq!(data.profiles.len(), 1, "{:?}", errors(&data));
+    let line = "no profile: perf record failed: Access to performance monitoring";
+    assert_eq!(err.matches(line).count(), 1, "{err}");
+    assert!(html.contains(line), "report does not say no profile");
+    assert!(!html.contains("<iframe"));
+}
