@@ -71,10 +71,10 @@ mariadb-install-db --defaults-file="$WORK/my.cnf" --user="$(id -un)" --skip-test
 taskset -c "$SERVER_CPU" mariadbd --defaults-file="$WORK/my.cnf" &
 SERVER_PID=$!
 for _ in $(seq 200); do
-    mariadb-admin --defaults-file="$WORK/my.cnf" -uroot ping >/dev/null 2>&1 && break
+    mariadb-admin -S "$WORK/mysqld.sock" -uroot ping >/dev/null 2>&1 && break
     sleep 0.1
 done
-mariadb --defaults-file="$WORK/my.cnf" -uroot -e "CREATE DATABASE sbtest;
+mariadb -S "$WORK/mysqld.sock" -uroot -e "CREATE DATABASE sbtest;
     CREATE USER 'sbtest'@'127.0.0.1' IDENTIFIED BY 'sbtest';
     GRANT ALL ON *.* TO 'sbtest'@'127.0.0.1';"
 URL="mysql://sbtest:sbtest@127.0.0.1:$PORT/sbtest"

@@ -58,10 +58,13 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
 }
 
-struct SplitMix64(u64);
+/// SplitMix64 (Steele, Lea & Flood, OOPSLA 2014): tiny, and its output for
+/// a seed never changes with a dependency's version (the DNS query sets use
+/// it too, so a seed gives the same file forever).
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -73,6 +76,11 @@ impl SplitMix64 {
     /// n / 2^64, far below anything a bootstrap can see.
     fn below(&mut self, n: usize) -> usize {
         ((self.next() as u128 * n as u128) >> 64) as usize
+    }
+
+    /// Uniform in [0, 1): the top 53 bits as a double's mantissa.
+    pub(crate) fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

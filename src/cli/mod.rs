@@ -5,6 +5,7 @@ pub mod agent;
 pub mod compare;
 pub mod doctor;
 pub mod exit;
+pub mod load_dns;
 pub mod load_forward;
 pub mod load_http;
 pub mod load_mysql;
@@ -59,6 +60,20 @@ pub enum Command {
     /// The remote end of a multi-host run (started by the coordinator over ssh).
     #[command(hide = true)]
     Agent(agent::AgentArgs),
+    /// DNS helpers: query sets for the DNS lab.
+    #[command(subcommand)]
+    Dns(DnsCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DnsCommand {
+    /// Write a dnsperf-format query file drawn from the lab's names with a
+    /// heavy-tailed (Zipf) popularity, deterministic per seed.
+    Queries(load_dns::DnsQueriesArgs),
+    /// Start a DNS lab (a private namespace with NSD, and Unbound or BIND),
+    /// run a command inside it, and remove it: for dnsperf, dig, and
+    /// `scalelab load dns` by hand.
+    Lab(load_dns::DnsLabArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -67,6 +82,8 @@ pub enum LoadCommand {
     Http(load_http::LoadHttpArgs),
     /// PostgreSQL load with pgbench's built-in scripts.
     Pg(load_pg::LoadPgArgs),
+    /// DNS over UDP, like dnsperf (-q, -Q) or resperf (--ramp).
+    Dns(load_dns::LoadDnsArgs),
     /// IPv4 forwarding through a lab router (A - R - B namespaces): the
     /// RFC 2544 zero-loss throughput search.
     Forward(load_forward::LoadForwardArgs),
@@ -91,6 +108,9 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::Run(a) => run::run(a, &store, cli.store.is_some(), shutdown),
         Command::Load(LoadCommand::Http(a)) => load_http::run(a, shutdown),
         Command::Load(LoadCommand::Pg(a)) => load_pg::run(a, shutdown),
+        Command::Load(LoadCommand::Dns(a)) => load_dns::run(a, shutdown),
+        Command::Dns(DnsCommand::Queries(a)) => load_dns::queries(a),
+        Command::Dns(DnsCommand::Lab(a)) => load_dns::lab(a, shutdown),
         Command::Load(LoadCommand::Forward(a)) => load_forward::run(a, shutdown),
         Command::Load(LoadCommand::Mysql(a)) => load_mysql::run(a, shutdown),
         Command::Report(a) => report::report(a, &store),

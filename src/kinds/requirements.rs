@@ -27,6 +27,11 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         paths: &["/usr/bin/pgbench"],
     },
     Requirement {
+        what: "dnsperf and resperf (bench/dns-vs-dnsperf.sh)",
+        package: "dnsperf",
+        paths: &["/usr/bin/dnsperf"],
+    },
+    Requirement {
         what: "strace (bench/syscalls.sh)",
         package: "strace",
         paths: &["/usr/bin/strace"],

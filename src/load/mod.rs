@@ -10,6 +10,8 @@
 //! thread owns its histogram, counters and timeline, and the driver merges
 //! them once at the end. Nothing is shared on the hot path.
 
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
+pub mod dns;
 #[cfg(test)]
 mod fake;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
@@ -35,6 +37,7 @@ pub const KINDS: &[&LoadKind] = &[
     &http::LOAD_KIND,
     &pg::LOAD_KIND,
     &mysql::LOAD_KIND,
+    &dns::LOAD_KIND,
     &forward::LOAD_KIND,
     #[cfg(test)]
     &fake::LOAD_KIND,
@@ -225,6 +228,36 @@ pub fn build(
 /// Checks kind-specific settings without building a driver.
 pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), LoadError> {
     (self::kind(kind)?.check)(settings)
+}
+
+/// Runs `work` on each job in its own named scoped thread and returns each
+/// thread's result in job order; a panicking thread becomes a setup error.
+pub fn run_threads<J: Send, R: Send>(
+    name: &str,
+    jobs: impl IntoIterator<Item = J>,
+    work: impl Fn(J) -> std::io::Result<R> + Sync,
+) -> Vec<Result<R, LoadError>> {
+    let work = &work;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| {
+                std::thread::Builder::new()
+                    .name(format!("scalelab-{name}"))
+                    .spawn_scoped(s, move || work(job))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .map_err(|_| LoadError::Setup(format!("a {name} load thread panicked")))?
+                    .map_err(LoadError::Io),
+                Err(e) => Err(LoadError::Io(e)),
+            })
+            .collect()
+    })
 }
 
 /// Raises RLIMIT_NOFILE's soft limit to the hard limit and returns the new

@@ -171,7 +171,7 @@ impl From<&LoadResult> for Measurement {
         Measurement {
             requests: r.requests,
             duration_s: secs,
-            rps: r.rps(),
+            rps: r.throughput(),
             bytes: r.bytes.0,
             gbit_s: r.bytes.gbit_per_s(secs),
             errors: r.errors,
@@ -195,6 +195,49 @@ pub struct LatencySummary {
     pub max: Micros,
     pub mean: f64,
     pub stdev: f64,
+}
+
+/// What datagram drivers (DNS) add to a run: queries sent and lost, answers
+/// by protocol code, the schedule lag and, for a rate ramp, resperf's view.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Datagrams {
+    pub sent: u64,
+    /// Queries that got no answer within the timeout.
+    pub lost: u64,
+    /// Datagrams that matched no query in flight (late or wrong question).
+    pub mismatched: u64,
+    /// Answers by protocol code (DNS RCODE name).
+    pub codes: std::collections::BTreeMap<String, u64>,
+    /// Set when the generator could not keep its schedule: the run then
+    /// describes the client, not the server ("fell behind", as resperf says).
+    pub fell_behind: Option<String>,
+    pub ramp: Option<Ramp>,
+}
+
+/// A linear rate ramp, second by second, summarised as resperf does.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ramp {
+    pub seconds: Vec<RampSecond>,
+    /// The highest answer rate of any second (resperf "maximum throughput").
+    pub max_throughput: f64,
+    /// Share of the queries sent in that second that were lost, 0 to 1.
+    pub loss_at_max: f64,
+    pub max_at_second: u32,
+    /// The first second whose offered rate reached half the maximum
+    /// throughput: latency at 50% load.
+    pub at_half_max: Option<RampSecond>,
+}
+
+/// One second of a ramp: offered and answered rates, losses among the
+/// queries sent that second, and their latency.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RampSecond {
+    pub second: u32,
+    pub offered: u64,
+    pub answered: u64,
+    pub lost: u64,
+    pub p50_us: u64,
+    pub p99_us: u64,
 }
 
 /// What one load run measured. Threads each build one and [`merge`] them.
@@ -224,6 +267,8 @@ pub struct LoadResult {
     pub target_rate: Option<f64>,
     /// Plain-words warnings, such as ephemeral port exhaustion.
     pub notes: Vec<String>,
+    /// Datagram drivers' extra counts (`None` for connection protocols).
+    pub datagrams: Option<Datagrams>,
     /// The forwarding search's steps and kernel counters (`forward` load).
     pub forward: Option<Box<crate::load::forward::ForwardReport>>,
 }
@@ -248,6 +293,7 @@ impl LoadResult {
             connections_opened: 0,
             target_rate: None,
             notes: Vec::new(),
+            datagrams: None,
             forward: None,
         }
     }
@@ -291,6 +337,15 @@ impl LoadResult {
             if !self.notes.contains(n) {
                 self.notes.push(n.clone());
             }
+        }
+    }
+
+    /// The run's headline throughput: a ramp's maximum answer rate, else
+    /// completed requests per second of wall time.
+    pub fn throughput(&self) -> f64 {
+        match self.datagrams.as_ref().and_then(|d| d.ramp.as_ref()) {
+            Some(r) => r.max_throughput,
+            None => self.rps(),
         }
     }
 

@@ -76,6 +76,9 @@ pub fn run_trial(
         Ok(m) => {
             let judged = judge(&m);
             let bound = client_bound(&m);
+            if let Some(d) = &m.result.datagrams {
+                context["datagrams"] = serde_json::to_value(d).unwrap_or_default();
+            }
             if let Some(f) = &m.result.forward {
                 context["forward"] = serde_json::to_value(f).unwrap_or_default();
             }
@@ -347,6 +350,9 @@ fn client_bound(m: &Measured) -> Option<String> {
         });
     }
     let r = &m.result;
+    if let Some(lag) = r.datagrams.as_ref().and_then(|d| d.fell_behind.clone()) {
+        return Some(lag);
+    }
     if let Some(f) = &r.forward {
         // The search checked every step's sent rate against its offered one.
         return f.client_bound.then(|| {

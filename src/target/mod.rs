@@ -15,6 +15,8 @@
 //! typed settings, so unknown or mistyped fields are reported by name.
 
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
+pub mod dns;
+#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod external;
 #[cfg(test)]
 mod fake;
@@ -43,6 +45,10 @@ pub const KINDS: &[&ServerKind] = &[
     &postgres::SERVER_KIND,
     &mariadb::SERVER_KIND,
     &external::SERVER_KIND,
+    &dns::nsd::SERVER_KIND,
+    &dns::unbound::SERVER_KIND,
+    &dns::bind::SERVER_KIND,
+    &dns::resolver::SERVER_KIND,
     &router::SERVER_KIND,
     #[cfg(test)]
     &fake::SERVER_KIND,

@@ -28,6 +28,30 @@ const KINDS: &[(&str, &str, usize, &str)] = &[
         "[server]\nkind = \"postgres\"\nscale = 1\n[load]\nkind = \"pg\"\nscript = \"select-only\"\nrate = 200\n",
     ),
     (
+        "nsd",
+        "nsd: server 1", // NSD renames its processes
+        1,
+        "[server]\nkind = \"nsd\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+    ),
+    (
+        "unbound",
+        "unbound",
+        1,
+        "[server]\nkind = \"unbound\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+    ),
+    (
+        "bind",
+        "named",
+        1,
+        "[server]\nkind = \"bind\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+    ),
+    (
+        "resolver",
+        "unbound",
+        1,
+        "[server]\nkind = \"resolver\"\nsoftware = \"unbound\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+    ),
+    (
         "mariadb",
         "mariadbd",
         1,
@@ -171,6 +195,17 @@ fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+        // A lab's namespace outlives kill -9; the next run reclaims it.
+        scalelab::netns::reclaim_stale();
+        let prefix = format!("scalelab-dns-{pid}-");
+        let left: Vec<String> = std::fs::read_dir("/run/netns")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&prefix))
+            .collect();
+        assert!(left.is_empty(), "{kind}: namespaces {left:?} not reclaimed");
     }
 }
 

@@ -2,6 +2,7 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod analysis;
+mod dns;
 mod doctor;
 mod exit_codes;
 mod http_driver;

@@ -198,7 +198,7 @@ impl Driver for HttpDriver {
         let started = Instant::now();
         let mut result = LoadResult::new();
         let mut extra = Extra::default();
-        for outcome in run_workers(&plan, jobs, shutdown) {
+        for outcome in super::run_threads("http", jobs, |job| worker::run(&plan, job, shutdown)) {
             let (r, e) = outcome?;
             result.merge(&r);
             extra = merge_extra(extra, e);
@@ -211,34 +211,6 @@ impl Driver for HttpDriver {
         result.notes = notes(&result, &extra, self.addr);
         Ok(result)
     }
-}
-
-/// One thread per assignment; waits for all of them.
-fn run_workers(
-    plan: &Plan,
-    jobs: Vec<Assignment>,
-    shutdown: &Shutdown,
-) -> Vec<Result<(LoadResult, Extra), LoadError>> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .into_iter()
-            .map(|job| {
-                std::thread::Builder::new()
-                    .name("scalelab-http".into())
-                    .spawn_scoped(s, move || worker::run(plan, job, shutdown))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => h
-                    .join()
-                    .map_err(|_| LoadError::Setup("an HTTP load thread panicked".into()))?
-                    .map_err(LoadError::Io),
-                Err(e) => Err(LoadError::Io(e)),
-            })
-            .collect()
-    })
 }
 
 /// Refuses client CPUs this machine does not have.

@@ -1,0 +1,278 @@
+//! `scalelab load dns`: one ad-hoc DNS load run over UDP, like dnsperf (as
+//! fast as the outstanding cap allows, or `--rate`) or resperf (`--ramp`).
+//! Also `scalelab dns queries`, which writes a query set.
+
+use anyhow::{bail, Context};
+use scalelab::load::dns::queries::QuerySetSpec;
+use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
+use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::shutdown::Shutdown;
+use scalelab::units::parse_duration;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct LoadDnsArgs {
+    /// Server as ADDRESS:PORT, such as 127.0.0.1:53 (loopback only, unless
+    /// scalelab runs inside a network namespace with `ip netns exec`).
+    pub server: String,
+    /// Query file in dnsperf's format (`NAME TYPE` per line); it is replayed
+    /// in a loop for as long as the run lasts.
+    #[arg(long, value_name = "FILE")]
+    pub queries: PathBuf,
+    /// Worker threads.
+    #[arg(short = 't', long, default_value_t = 1, value_name = "N")]
+    pub threads: u32,
+    /// UDP sockets in all (spread over the threads).
+    #[arg(short = 'c', long, default_value_t = 1, value_name = "N")]
+    pub sockets: u32,
+    /// How long to send: 500ms, 10s, 2m... (with --ramp, the ramp sets it).
+    #[arg(short = 'd', long, default_value = "10s", value_parser = duration_arg)]
+    pub duration: Duration,
+    /// Queries in flight at most, when neither --rate nor --ramp is given
+    /// (dnsperf -q).
+    #[arg(short = 'q', long, default_value_t = 100, value_name = "N")]
+    pub outstanding: u32,
+    /// Constant rate in queries/s, latency from each query's scheduled time
+    /// (dnsperf -Q, free of coordinated omission).
+    #[arg(short = 'Q', long, value_name = "QPS", conflicts_with = "ramp")]
+    pub rate: Option<f64>,
+    /// Ramp the rate linearly from 0 to --max-rate over this long (resperf).
+    #[arg(long, value_parser = duration_arg, requires = "max_rate")]
+    pub ramp: Option<Duration>,
+    /// The ramp's final rate in queries/s (resperf -m).
+    #[arg(long, value_name = "QPS", requires = "ramp")]
+    pub max_rate: Option<f64>,
+    /// A query not answered within this long is lost.
+    #[arg(long, default_value = "5s", value_parser = duration_arg)]
+    pub timeout: Duration,
+    /// Stop after this many queries sent.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub requests: Option<u64>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    parse_duration(text).map_err(|e| e.to_string())
+}
+
+pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
+    if a.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        bail!("--rate must be a positive number of queries per second, such as --rate 20000");
+    }
+    let settings = DnsSettings {
+        queries: QuerySource::File(a.queries.clone()),
+        max_outstanding: a.outstanding,
+        max_rate: a.max_rate,
+    };
+    let driver = DnsDriver::new(settings, &a.server)?;
+    let spec = LoadSpec {
+        pacing: a.rate.map_or(Pacing::Closed, |rate| Pacing::Open { rate }),
+        timeout: a.timeout,
+        max_requests: a.requests,
+        ..LoadSpec::closed(a.sockets, a.threads, a.ramp.unwrap_or(a.duration))
+    };
+    spec.validate()?;
+    let r = driver
+        .run(&spec, shutdown)
+        .with_context(|| format!("DNS load against {} failed", driver.server()))?;
+    let d = r.datagrams.clone().unwrap_or_default();
+    if d.sent > 0 && r.requests == 0 && !shutdown.is_triggered() {
+        eprintln!(
+            "error: {} answered none of {} queries within {} (lost {}, ICMP refused {}): \
+             is a DNS server listening there?",
+            driver.server(),
+            d.sent,
+            scalelab::units::format_duration(a.timeout),
+            d.lost,
+            r.errors.connect
+        );
+        return Ok(super::exit::NOTHING_MEASURED);
+    }
+    if a.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&json(&driver, &spec, &r))?
+        );
+    } else {
+        print_text(&r);
+    }
+    Ok(super::exit::for_load(r.requests, shutdown))
+}
+
+fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {
+    let l = r.latency_summary();
+    let d = r.datagrams.clone().unwrap_or_default();
+    let mut v = serde_json::json!({
+        "server": driver.server().to_string(),
+        "threads": spec.effective_threads(),
+        "sockets": spec.connections,
+        "duration_s": r.elapsed.as_secs_f64(),
+        "qps": r.rps(),
+        "sent": d.sent,
+        "responses": r.requests,
+        "lost": d.lost,
+        "mismatched": d.mismatched,
+        "rcodes": d.codes,
+        "latency_us": {
+            "p50": l.p50.0, "p90": l.p90.0, "p99": l.p99.0, "p999": l.p999.0,
+            "max": l.max.0, "mean": l.mean, "stdev": l.stdev,
+        },
+        "client_cpu_s": r.client_cpu.0,
+        "target_rate": r.target_rate,
+        "timeline": r.timeline,
+        "fell_behind": d.fell_behind,
+        "notes": r.notes,
+    });
+    if let Some(ramp) = &d.ramp {
+        v["max_throughput"] = ramp.max_throughput.into();
+        v["loss_at_max"] = ramp.loss_at_max.into();
+        v["ramp"] = serde_json::to_value(ramp).unwrap_or_default();
+    }
+    v
+}
+
+fn print_text(r: &LoadResult) {
+    let l = r.latency_summary();
+    let d = r.datagrams.clone().unwrap_or_default();
+    let secs = r.elapsed.as_secs_f64();
+    outln!("Statistics:");
+    outln!("  Queries sent:         {}", d.sent);
+    outln!("  Queries completed:    {}", r.requests);
+    outln!("  Queries lost:         {}", d.lost);
+    let codes: Vec<String> = d.codes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    outln!("  Response codes:       {}", codes.join(", "));
+    outln!("  Run time (s):         {secs:.3}");
+    outln!("  Queries per second:   {:.1}", r.rps());
+    outln!(
+        "  Latency (us):         p50 {} p99 {} max {} mean {:.0}",
+        l.p50.0,
+        l.p99.0,
+        l.max.0,
+        l.mean
+    );
+    if r.requests > 0 {
+        outln!(
+            "  Client CPU:           {:.2}s ({:.2}us per answered query)",
+            r.client_cpu.0,
+            r.client_cpu.0 * 1e6 / r.requests as f64
+        );
+    }
+    if let Some(ramp) = &d.ramp {
+        outln!("  Second  offered  answered  lost  p50us");
+        for s in &ramp.seconds {
+            outln!(
+                "  {:>6} {:>8} {:>9} {:>5} {:>6}",
+                s.second,
+                s.offered,
+                s.answered,
+                s.lost,
+                s.p50_us
+            );
+        }
+        outln!(
+            "Maximum throughput: {:.0} qps\nLost at that point: {:.2}%",
+            ramp.max_throughput,
+            ramp.loss_at_max * 100.0
+        );
+    }
+    for note in &r.notes {
+        outln!("Note: {note}");
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DnsQueriesArgs {
+    /// Hosts in the lab's zones to draw from (h0 .. h<N-1>.bench.test).
+    #[arg(long, value_name = "N")]
+    pub names: u32,
+    /// Zipf exponent of the names' popularity (0 uniform, 1 like a web log).
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    pub zipf: f64,
+    /// Share of PTR queries for the hosts' addresses, 0 to 1.
+    #[arg(long, default_value_t = 0.0, value_name = "F")]
+    pub reverse_share: f64,
+    /// Queries to write.
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub count: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output file.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+pub fn queries(a: &DnsQueriesArgs) -> anyhow::Result<i32> {
+    let spec = QuerySetSpec {
+        names: a.names,
+        zipf: a.zipf,
+        reverse_share: a.reverse_share,
+        seed: a.seed,
+        count: a.count,
+    };
+    if let Err(e) = spec.validate() {
+        bail!("{}", e.replace('_', "-"));
+    }
+    std::fs::write(&a.output, spec.render())
+        .with_context(|| format!("cannot write {}", a.output.display()))?;
+    outln!("wrote {} queries to {}", a.count, a.output.display());
+    Ok(0)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DnsLabArgs {
+    /// Which server the lab is for: nsd, unbound or bind.
+    pub kind: String,
+    /// The server's settings as TOML, such as 'threads = 2, names = 10000'.
+    #[arg(long, default_value = "", value_name = "TOML")]
+    pub settings: String,
+    /// CPUs for the lab's servers, such as 1 or 1-3.
+    #[arg(long, value_name = "CPUS")]
+    pub server_cpus: Option<String>,
+    /// The command to run inside the lab's namespace (after `--`). It gets
+    /// SCALELAB_DNS_SERVER (ADDRESS:PORT), SCALELAB_DNS_NETNS and
+    /// SCALELAB_DNS_DIR (the lab's run directory) in its environment.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// Starts a DNS lab, runs a command inside its namespace, tears it down.
+pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
+    use scalelab::target::dns::{bind, nsd, unbound};
+    let settings: toml::Table = toml::from_str(&a.settings.replace(", ", "\n"))
+        .with_context(|| format!("--settings `{}` is not TOML", a.settings))?;
+    let base = scalelab::runner::default_base_dir();
+    let mut target = match a.kind.as_str() {
+        "nsd" => nsd::target(&settings, &base)?,
+        "unbound" => unbound::target(&settings, &base)?,
+        "bind" => bind::target(&settings, &base)?,
+        other => bail!("unknown DNS lab kind `{other}`; expected nsd, unbound or bind"),
+    };
+    let cpus = match &a.server_cpus {
+        Some(c) => Some(
+            scalelab::placement::affinity::parse_cpu_list(c)
+                .map_err(|e| anyhow::anyhow!("--server-cpus: {e}"))?,
+        ),
+        None => None,
+    };
+    let placement = scalelab::placement::Placement::create(
+        &format!("dnslab-{}", std::process::id()),
+        cpus,
+        None,
+    )?;
+    let ep = scalelab::target::Target::start(&mut target, &placement, shutdown)?;
+    let (server, ns) = scalelab::load::dns::parse_endpoint(&ep.uri)?;
+    let ns = ns.unwrap_or_default();
+    let status = std::process::Command::new("ip")
+        .args(["netns", "exec", &ns])
+        .args(&a.command)
+        .env("SCALELAB_DNS_SERVER", server.to_string())
+        .env("SCALELAB_DNS_NETNS", &ns)
+        .env("SCALELAB_DNS_DIR", target.run_dir().unwrap_or(&base))
+        .status()
+        .with_context(|| format!("cannot run {:?} in namespace {ns}", a.command))?;
+    drop(target);
+    Ok(status.code().unwrap_or(1))
+}

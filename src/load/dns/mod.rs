@@ -1,0 +1,325 @@
+//! DNS over UDP: a dnsperf/resperf-class generator.
+//!
+//! - `queries`: dnsperf-format query files, and Zipf-drawn query sets;
+//! - `names`: the lab's synthetic names and addresses (shared with the
+//!   NSD zones in `target::dns`);
+//! - `codec`: query templates and response matching, sans IO (hickory-proto);
+//! - `schedule`: when queries are due (flat with an outstanding cap, fixed
+//!   rate, resperf's linear ramp);
+//! - `sys`/`worker`: the socket loop with `sendmmsg`/`recvmmsg` batching;
+//! - `tally`/`ramp`: per-thread counts, merged, and the ramp summary.
+//!
+//! The endpoint is `dns://ADDR:PORT`, optionally `?netns=NAME`: worker
+//! threads then `setns()` into that namespace before opening sockets. Without
+//! one, only loopback addresses are accepted, unless scalelab itself already
+//! runs inside a private namespace (`ip netns exec`).
+
+pub mod codec;
+pub mod names;
+pub mod queries;
+pub mod ramp;
+pub mod schedule;
+mod sys;
+pub mod tally;
+mod worker;
+
+use super::result::Datagrams;
+use super::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing};
+use crate::shutdown::Shutdown;
+use codec::Template;
+use queries::QuerySetSpec;
+use schedule::{Mode, Schedule};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tally::Tally;
+
+/// The `dns` entry of the load-kind registry.
+pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
+    name: "dns",
+    unit: crate::units::RateUnit::Queries,
+    error_kinds: &[
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Status,
+        ErrorKind::Protocol,
+    ],
+    requires: &[crate::kinds::Requirement {
+        what: "ip (the DNS lab's network namespaces)",
+        package: "iproute2",
+        paths: &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"],
+    }],
+    check: |t| DnsSettings::parse(t).map(|_| ()),
+    build: |t, endpoint| Ok(Box::new(DnsDriver::from_settings(t, endpoint)?)),
+};
+
+/// Where the queries come from: a dnsperf-format file, or a set drawn
+/// from the lab's names.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(untagged)]
+pub enum QuerySource {
+    File(PathBuf),
+    Generated(QuerySetSpec),
+}
+
+/// The `[load]` settings of kind `dns`.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DnsSettings {
+    pub queries: QuerySource,
+    /// Flat mode's cap on queries in flight (dnsperf -q).
+    #[serde(default = "default_outstanding")]
+    pub max_outstanding: u32,
+    /// Ramp mode: the rate rises linearly from 0 to this over the run
+    /// (resperf -m, with -r the trial duration).
+    pub max_rate: Option<f64>,
+}
+
+fn default_outstanding() -> u32 {
+    100
+}
+
+impl DnsSettings {
+    pub fn parse(t: &toml::Table) -> Result<Self, LoadError> {
+        let s: DnsSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    fn validate(&self) -> Result<(), LoadError> {
+        if self.max_outstanding == 0 {
+            return Err(LoadError::Spec("max_outstanding must be at least 1".into()));
+        }
+        if let Some(m) = self.max_rate {
+            if !(m.is_finite() && m > 0.0) {
+                return Err(LoadError::Spec(
+                    "max_rate must be a positive number of queries per second".into(),
+                ));
+            }
+        }
+        if let QuerySource::Generated(g) = &self.queries {
+            g.validate()
+                .map_err(|m| LoadError::Spec(format!("queries: {m}")))?;
+        }
+        Ok(())
+    }
+
+    /// The query templates, read or generated, then encoded once.
+    fn templates(&self) -> Result<Vec<Template>, LoadError> {
+        let parsed = match &self.queries {
+            QuerySource::File(p) => queries::read_file(p),
+            QuerySource::Generated(g) => queries::parse(&g.render(), "generated query set"),
+        }
+        .map_err(|e| LoadError::Spec(e.to_string()))?;
+        parsed
+            .iter()
+            .map(Template::new)
+            .collect::<Result<_, _>>()
+            .map_err(LoadError::Spec)
+    }
+}
+
+/// The DNS load generator.
+pub struct DnsDriver {
+    settings: DnsSettings,
+    server: SocketAddr,
+    netns: Option<String>,
+    templates: Arc<Vec<Template>>,
+}
+
+impl DnsDriver {
+    pub fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
+        Self::new(DnsSettings::parse(t)?, endpoint)
+    }
+
+    pub fn new(settings: DnsSettings, endpoint: &str) -> Result<Self, LoadError> {
+        settings.validate()?;
+        let (server, netns) = parse_endpoint(endpoint)?;
+        let templates = Arc::new(settings.templates()?);
+        Ok(DnsDriver {
+            settings,
+            server,
+            netns,
+            templates,
+        })
+    }
+
+    pub fn server(&self) -> SocketAddr {
+        self.server
+    }
+
+    fn mode(&self, spec: &LoadSpec) -> Mode {
+        match (self.settings.max_rate, spec.pacing) {
+            (Some(max_rate), _) => Mode::Ramp {
+                max_rate,
+                over: spec.duration,
+            },
+            (None, Pacing::Open { rate }) => Mode::Fixed { rate },
+            (None, Pacing::Closed) => Mode::Flat {
+                outstanding: self.settings.max_outstanding,
+            },
+        }
+    }
+
+    fn plans(&self, spec: &LoadSpec) -> Vec<worker::Plan> {
+        let threads = spec.effective_threads();
+        let mode = self.mode(spec);
+        let duration = if spec.duration.is_zero() {
+            Duration::from_secs(24 * 3600)
+        } else {
+            spec.duration
+        };
+        let n = self.templates.len();
+        (0..threads)
+            .map(|t| worker::Plan {
+                server: self.server,
+                netns: self.netns.clone(),
+                sockets: spec.connections_for_thread(t),
+                schedule: Schedule::new(mode, threads),
+                duration,
+                timeout: spec.timeout,
+                templates: Arc::clone(&self.templates),
+                first_query: t as usize * n / threads as usize,
+                quota: spec.max_requests.map(|m| {
+                    m / u64::from(threads) + u64::from(u64::from(t) < m % u64::from(threads))
+                }),
+                cpus: spec.client_cpus.clone(),
+                per_second_latency: matches!(mode, Mode::Ramp { .. }),
+            })
+            .collect()
+    }
+}
+
+/// `dns://ADDR:PORT[?netns=NAME]`, or plain `ADDR:PORT`.
+pub fn parse_endpoint(endpoint: &str) -> Result<(SocketAddr, Option<String>), LoadError> {
+    let bad = |reason: &str| LoadError::Target {
+        target: endpoint.to_string(),
+        reason: reason.to_string(),
+    };
+    let rest = endpoint.strip_prefix("dns://").unwrap_or(endpoint);
+    let (addr, netns) = match rest.split_once("?netns=") {
+        Some((a, n)) if !n.is_empty() => (a, Some(n.to_string())),
+        Some(_) => return Err(bad("`netns=` needs a namespace name")),
+        None => (rest, None),
+    };
+    let server: SocketAddr = addr
+        .parse()
+        .map_err(|_| bad("expected ADDRESS:PORT, such as 127.0.0.1:53"))?;
+    if netns.is_none() && !server.ip().is_loopback() && !crate::netns::in_private_namespace() {
+        return Err(bad(
+            "DNS load goes only to loopback addresses, or to any address from inside a \
+             private network namespace (run under `ip netns exec NAME`)",
+        ));
+    }
+    Ok((server, netns))
+}
+
+impl Driver for DnsDriver {
+    fn name(&self) -> &'static str {
+        "dns"
+    }
+
+    fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
+        spec.validate()?;
+        let plans = self.plans(spec);
+        let cpu_before = super::process_cpu();
+        let started = Instant::now();
+        let mut total: Option<Tally> = None;
+        for outcome in super::run_threads("dns", &plans, |plan| worker::run(plan, shutdown)) {
+            let t = outcome?;
+            match &mut total {
+                Some(acc) => acc.merge(&t),
+                None => total = Some(t),
+            }
+        }
+        let tally = total.ok_or_else(|| LoadError::Setup("no DNS load thread ran".into()))?;
+        let mut result = finish(tally, &self.mode(spec));
+        result.client_cpu = super::process_cpu() - cpu_before;
+        if result.elapsed.is_zero() {
+            result.elapsed = started.elapsed();
+        }
+        Ok(result)
+    }
+}
+
+/// Turns the merged tally into the run's result.
+fn finish(t: Tally, mode: &Mode) -> LoadResult {
+    let mut result = t.result.clone();
+    result.elapsed = Duration::from_nanos(t.elapsed_ns);
+    let codes = t
+        .rcodes
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(code, &n)| {
+            let rc = hickory_proto::op::ResponseCode::from_low(code as u8);
+            (codec::rcode_name(rc), n)
+        })
+        .collect();
+    let fell_behind = t.fell_behind.map(|(at, by, rate)| {
+        format!(
+            "the load generator fell behind its schedule by {by} queries at {at:.1}s \
+             (offered {rate:.0} qps): the client, not the server, set the limit from there"
+        )
+    });
+    let ramp = match mode {
+        Mode::Ramp { .. } => Some(ramp::summarise(&ramp::Series {
+            sent: &t.sent_by_sec,
+            answered: &t.result.timeline,
+            lost: &t.lost_by_sec,
+            latency: t.latency_by_sec.as_deref().unwrap_or(&[]),
+        })),
+        _ => None,
+    };
+    result.target_rate = match mode {
+        Mode::Fixed { rate } => Some(*rate),
+        Mode::Ramp { max_rate, .. } => Some(*max_rate),
+        Mode::Flat { .. } => None,
+    };
+    if let Some(f) = &fell_behind {
+        result.notes.push(f.clone());
+    }
+    result.datagrams = Some(Datagrams {
+        sent: t.sent,
+        lost: t.lost,
+        mismatched: t.mismatched,
+        codes,
+        fell_behind,
+        ramp,
+    });
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_parse_and_stay_on_loopback() {
+        let (a, ns) = parse_endpoint("dns://127.0.0.1:53?netns=scalelab-dns-1-0").unwrap();
+        assert_eq!(a.port(), 53);
+        assert_eq!(ns.as_deref(), Some("scalelab-dns-1-0"));
+        assert!(parse_endpoint("127.0.0.2:5353").is_ok());
+        assert!(parse_endpoint("dns://10.0.0.1:53?netns=x").is_ok());
+        if !crate::netns::in_private_namespace() {
+            let e = parse_endpoint("8.8.8.8:53").unwrap_err().to_string();
+            assert!(e.contains("only to loopback"), "{e}");
+        }
+        assert!(parse_endpoint("localhost").is_err());
+    }
+
+    #[test]
+    fn settings_name_bad_fields() {
+        let t: toml::Table = toml::from_str("queries = \"q.txt\"\nmax_rate = 0").unwrap();
+        let e = DnsSettings::parse(&t).unwrap_err().to_string();
+        assert!(e.contains("max_rate"), "{e}");
+        let t: toml::Table = toml::from_str("queries = { names = 0 }").unwrap();
+        let e = DnsSettings::parse(&t).unwrap_err().to_string();
+        assert!(e.contains("names must be"), "{e}");
+        let t: toml::Table = toml::from_str("queries = { names = 10, zipf = 1.2 }").unwrap();
+        assert!(DnsSettings::parse(&t).is_ok());
+    }
+}

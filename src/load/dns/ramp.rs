@@ -1,0 +1,86 @@
+//! resperf's summary of a rate ramp, as a pure function of the per-second
+//! counts: the answer rate against the offered rate, the maximum throughput
+//! and the loss at that point (Nominum/Akamai resperf(1), "Maximum
+//! throughput" and "Lost at that point").
+
+use crate::load::result::{Ramp, RampSecond};
+use hdrhistogram::Histogram;
+
+/// Per-second series of one ramp: queries sent, answers received, queries
+/// lost (by send second) and latency (by send second).
+pub struct Series<'a> {
+    pub sent: &'a [u64],
+    pub answered: &'a [u64],
+    pub lost: &'a [u64],
+    pub latency: &'a [Histogram<u64>],
+}
+
+pub fn summarise(s: &Series) -> Ramp {
+    let n = s.sent.len().max(s.answered.len());
+    let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+    let seconds: Vec<RampSecond> = (0..n)
+        .map(|i| {
+            let (p50_us, p99_us) = s
+                .latency
+                .get(i)
+                .filter(|h| !h.is_empty())
+                .map_or((0, 0), |h| {
+                    (h.value_at_quantile(0.5), h.value_at_quantile(0.99))
+                });
+            RampSecond {
+                second: i as u32,
+                offered: at(s.sent, i),
+                answered: at(s.answered, i),
+                lost: at(s.lost, i),
+                p50_us,
+                p99_us,
+            }
+        })
+        .collect();
+    let best = seconds
+        .iter()
+        .max_by_key(|r| (r.answered, std::cmp::Reverse(r.second)))
+        .copied()
+        .unwrap_or_default();
+    let max_throughput = best.answered as f64;
+    let loss_at_max = if best.offered > 0 {
+        best.lost as f64 / best.offered as f64
+    } else {
+        0.0
+    };
+    let at_half_max = seconds
+        .iter()
+        .find(|r| max_throughput > 0.0 && r.offered as f64 >= max_throughput / 2.0)
+        .copied();
+    Ramp {
+        seconds,
+        max_throughput,
+        loss_at_max,
+        max_at_second: best.second,
+        at_half_max,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::result::new_histogram;
+
+    #[test]
+    fn maximum_loss_and_half_load_come_from_the_right_seconds() {
+        let mut h = vec![new_histogram(), new_histogram(), new_histogram()];
+        h[1].record(250).unwrap();
+        let ramp = summarise(&Series {
+            sent: &[100, 200, 300, 400],
+            answered: &[100, 200, 240, 150],
+            lost: &[0, 0, 60, 250],
+            latency: &h,
+        });
+        assert_eq!(ramp.max_throughput, 240.0);
+        assert_eq!(ramp.max_at_second, 2);
+        assert!((ramp.loss_at_max - 0.2).abs() < 1e-12);
+        let half = ramp.at_half_max.unwrap();
+        assert_eq!((half.second, half.p50_us), (1, 250));
+        assert_eq!(ramp.seconds.len(), 4);
+    }
+}

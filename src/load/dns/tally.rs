@@ -1,0 +1,175 @@
+//! What one DNS load thread counted, mergeable across threads: the common
+//! [`LoadResult`] (answers, latency, answers per second) plus what only a
+//! datagram protocol has (queries sent and lost per second, RCODEs,
+//! unmatched datagrams, the schedule lag).
+
+use crate::load::result::new_histogram;
+use crate::load::{ErrorKind, LoadResult};
+use crate::units::Micros;
+use hdrhistogram::Histogram;
+use hickory_proto::op::ResponseCode;
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct Tally {
+    /// Answers (any RCODE) with their latency and per-second timeline.
+    pub result: LoadResult,
+    pub sent: u64,
+    pub in_flight: u64,
+    pub lost: u64,
+    /// Datagrams that matched no query in flight (late, or a wrong question).
+    pub mismatched: u64,
+    /// Answers by RCODE (the header's four bits).
+    pub rcodes: [u64; 16],
+    pub sent_by_sec: Vec<u64>,
+    /// Lost queries by the second they were sent in.
+    pub lost_by_sec: Vec<u64>,
+    /// Latency by the second the query was sent in (ramp mode).
+    pub latency_by_sec: Option<Vec<Histogram<u64>>>,
+    /// First time the thread fell behind its schedule: (seconds in,
+    /// queries behind, offered rate then).
+    pub fell_behind: Option<(f64, u64, f64)>,
+    pub last_answer_ns: u64,
+    pub elapsed_ns: u64,
+}
+
+fn bump(v: &mut Vec<u64>, sec: u32, by: u64) {
+    let i = sec as usize;
+    if v.len() <= i {
+        v.resize(i + 1, 0);
+    }
+    v[i] += by;
+}
+
+impl Tally {
+    pub fn new(per_second_latency: bool) -> Tally {
+        Tally {
+            result: LoadResult::new(),
+            sent: 0,
+            in_flight: 0,
+            lost: 0,
+            mismatched: 0,
+            rcodes: [0; 16],
+            sent_by_sec: Vec::new(),
+            lost_by_sec: Vec::new(),
+            latency_by_sec: per_second_latency.then(Vec::new),
+            fell_behind: None,
+            last_answer_ns: 0,
+            elapsed_ns: 0,
+        }
+    }
+
+    pub fn sent_at(&mut self, sec: u32, n: u64) {
+        if n > 0 {
+            self.sent += n;
+            self.in_flight += n;
+            bump(&mut self.sent_by_sec, sec, n);
+        }
+    }
+
+    pub fn lost_at(&mut self, send_sec: u32) {
+        self.lost += 1;
+        self.in_flight -= 1;
+        self.result.errors.add(ErrorKind::Timeout);
+        bump(&mut self.lost_by_sec, send_sec, 1);
+    }
+
+    /// One matched answer. NOERROR and NXDOMAIN are answers to the
+    /// question; any other RCODE also counts as a status error.
+    pub fn answered(&mut self, rcode: ResponseCode, latency: Micros, send_sec: u32, now_ns: u64) {
+        self.in_flight -= 1;
+        self.last_answer_ns = self.last_answer_ns.max(now_ns);
+        self.result.record(latency, Duration::from_nanos(now_ns));
+        self.rcodes[(u16::from(rcode) & 0xF) as usize] += 1;
+        if !matches!(rcode, ResponseCode::NoError | ResponseCode::NXDomain) {
+            self.result.errors.add(ErrorKind::Status);
+        }
+        if let Some(per_sec) = &mut self.latency_by_sec {
+            let i = send_sec as usize;
+            while per_sec.len() <= i {
+                per_sec.push(new_histogram());
+            }
+            let _ = per_sec[i].record(latency.0.max(1));
+        }
+    }
+
+    /// A failed `sendmmsg`: a full socket buffer is no error (the queries
+    /// go out on the next round); anything else is counted.
+    pub fn send_error(&mut self, e: &std::io::Error) {
+        if e.kind() != std::io::ErrorKind::WouldBlock {
+            self.result.errors.add(ErrorKind::Write);
+        }
+    }
+
+    /// A failed `recvmmsg`: ICMP port unreachable shows up as ECONNREFUSED.
+    pub fn recv_error(&mut self, e: &std::io::Error) {
+        let kind = if e.raw_os_error() == Some(libc::ECONNREFUSED) {
+            ErrorKind::Connect
+        } else {
+            ErrorKind::Read
+        };
+        self.result.errors.add(kind);
+    }
+
+    pub fn merge(&mut self, o: &Tally) {
+        self.result.merge(&o.result);
+        self.sent += o.sent;
+        self.lost += o.lost;
+        self.mismatched += o.mismatched;
+        for (a, b) in self.rcodes.iter_mut().zip(o.rcodes) {
+            *a += b;
+        }
+        add_series(&mut self.sent_by_sec, &o.sent_by_sec);
+        add_series(&mut self.lost_by_sec, &o.lost_by_sec);
+        if let (Some(a), Some(b)) = (&mut self.latency_by_sec, &o.latency_by_sec) {
+            while a.len() < b.len() {
+                a.push(new_histogram());
+            }
+            for (x, y) in a.iter_mut().zip(b) {
+                let _ = x.add(y);
+            }
+        }
+        self.fell_behind = match (self.fell_behind, o.fell_behind) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        self.last_answer_ns = self.last_answer_ns.max(o.last_answer_ns);
+        self.elapsed_ns = self.elapsed_ns.max(o.elapsed_ns);
+    }
+}
+
+fn add_series(a: &mut Vec<u64>, b: &[u64]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_merge_into_one_count() {
+        let mut a = Tally::new(true);
+        let mut b = Tally::new(true);
+        a.sent_at(0, 3);
+        a.answered(ResponseCode::NoError, Micros(100), 0, 10);
+        a.answered(ResponseCode::Refused, Micros(200), 0, 20);
+        a.lost_at(0);
+        b.sent_at(1, 1);
+        b.answered(ResponseCode::NXDomain, Micros(300), 1, 1_500_000_000);
+        b.fell_behind = Some((0.5, 900, 1000.0));
+        a.merge(&b);
+        assert_eq!((a.sent, a.lost, a.result.requests), (4, 1, 3));
+        assert_eq!(a.sent_by_sec, vec![3, 1]);
+        assert_eq!(a.result.timeline, vec![2, 1]);
+        assert_eq!((a.rcodes[0], a.rcodes[3], a.rcodes[5]), (1, 1, 1));
+        assert_eq!(a.result.errors.status, 1);
+        assert_eq!(a.result.errors.timeout, 1);
+        assert_eq!(a.latency_by_sec.as_ref().unwrap()[1].len(), 1);
+        assert_eq!(a.fell_behind.unwrap().1, 900);
+    }
+}

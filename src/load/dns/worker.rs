@@ -1,0 +1,323 @@
+//! One DNS load thread: joins the lab's namespace, opens its UDP sockets,
+//! and loops: receive a batch, expire timeouts, send what the schedule (or
+//! the outstanding cap) allows, sleep until the next event. It owns its
+//! counters and hands back one [`Tally`] at the end.
+
+use super::codec::{self, Template};
+use super::schedule::Schedule;
+use super::sys::{self, Batch, BATCH};
+use super::tally::Tally;
+use crate::shutdown::Shutdown;
+use crate::units::Micros;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Query IDs per socket.
+const IDS: usize = 1 << 16;
+
+/// What one thread does.
+pub struct Plan {
+    pub server: SocketAddr,
+    pub netns: Option<String>,
+    pub sockets: u32,
+    pub schedule: Schedule,
+    pub duration: Duration,
+    pub timeout: Duration,
+    pub templates: Arc<Vec<Template>>,
+    pub first_query: usize,
+    /// Stop sending after this many queries (tests use it for exact counts).
+    pub quota: Option<u64>,
+    pub cpus: Option<Vec<usize>>,
+    /// Keep a latency histogram per send second (ramp mode).
+    pub per_second_latency: bool,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    query: u32,
+    generation: u32,
+    /// When the query was sent (flat mode) or scheduled (paced modes), ns.
+    start_ns: u64,
+    send_sec: u32,
+    live: bool,
+}
+
+/// One socket and the queries in flight on it, by ID.
+struct Flight {
+    sock: socket2::Socket,
+    slots: Vec<Slot>,
+    /// Free IDs, reused oldest first so a late answer rarely meets a reused ID.
+    free: VecDeque<u16>,
+}
+
+/// A query waiting for its answer, in send order (so deadlines are sorted).
+struct Pending {
+    socket: u16,
+    id: u16,
+    generation: u32,
+    deadline_ns: u64,
+}
+
+pub fn run(plan: &Plan, shutdown: &Shutdown) -> std::io::Result<Tally> {
+    if let Some(ns) = &plan.netns {
+        crate::netns::enter(ns).map_err(std::io::Error::other)?;
+    }
+    if let Some(cpus) = &plan.cpus {
+        crate::placement::affinity::pin_current_thread(cpus)?;
+    }
+    let flights = (0..plan.sockets.max(1))
+        .map(|_| {
+            Ok(Flight {
+                sock: sys::connected_socket(plan.server)?,
+                slots: vec![Slot::default(); IDS],
+                free: (0..=u16::MAX).collect(),
+            })
+        })
+        .collect::<std::io::Result<Vec<_>>>()?;
+    let fds = flights.iter().map(|f| f.sock.as_raw_fd()).collect();
+    let mut w = Worker {
+        plan,
+        fds,
+        flights,
+        pending: VecDeque::new(),
+        batch: Batch::new(),
+        tally: Tally::new(plan.per_second_latency),
+        start: Instant::now(),
+        next_query: plan.first_query % plan.templates.len(),
+        next_socket: 0,
+        generation: 0,
+    };
+    w.run(shutdown);
+    Ok(w.tally)
+}
+
+struct Worker<'a> {
+    plan: &'a Plan,
+    fds: Vec<std::os::fd::RawFd>,
+    flights: Vec<Flight>,
+    pending: VecDeque<Pending>,
+    batch: Box<Batch>,
+    tally: Tally,
+    start: Instant,
+    next_query: usize,
+    next_socket: usize,
+    generation: u32,
+}
+
+impl Worker<'_> {
+    fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn run(&mut self, shutdown: &Shutdown) {
+        let send_end = self.plan.duration.as_nanos() as u64;
+        let hard_end = send_end + self.plan.timeout.as_nanos() as u64;
+        let cap = self
+            .plan
+            .schedule
+            .outstanding()
+            .unwrap_or((IDS as u64 - BATCH as u64) * self.flights.len() as u64);
+        loop {
+            let now = self.now_ns();
+            let sending = now < send_end && self.plan.quota.map_or(true, |q| self.tally.sent < q);
+            if shutdown.is_triggered() || now >= hard_end || (!sending && self.pending.is_empty()) {
+                break;
+            }
+            let got = self.receive();
+            self.expire(self.now_ns());
+            let mut sent = 0;
+            if sending {
+                let want = self.wanted(now, cap);
+                sent = self.send(want);
+            }
+            if got == 0 && sent == 0 {
+                self.idle(now, sending);
+            }
+        }
+        self.tally.elapsed_ns = self.tally.last_answer_ns.max(send_end.min(self.now_ns()));
+        self.lose_the_rest();
+    }
+
+    /// Queries to send now: what the schedule says is due (noting when the
+    /// thread falls behind it), or what the outstanding cap leaves room for.
+    fn wanted(&mut self, now: u64, cap: u64) -> u64 {
+        let room = cap.saturating_sub(self.tally.in_flight);
+        let quota_left = self
+            .plan
+            .quota
+            .map_or(u64::MAX, |q| q.saturating_sub(self.tally.sent));
+        let t = now as f64 / 1e9;
+        let want = match self.plan.schedule.due(t) {
+            None => room,
+            Some(due) => {
+                let behind = due.saturating_sub(self.tally.sent);
+                if behind > self.plan.schedule.behind_limit(t) && self.tally.fell_behind.is_none() {
+                    let rate = self.plan.schedule.rate_at(t).unwrap_or(0.0);
+                    self.tally.fell_behind = Some((t, behind, rate));
+                }
+                behind.min(room)
+            }
+        };
+        want.min(quota_left)
+    }
+
+    /// Sleeps until a response may be waiting or the next query is due.
+    fn idle(&self, now: u64, sending: bool) {
+        let next_due = if sending {
+            self.plan
+                .schedule
+                .time_of(self.tally.sent)
+                .map(|t| (t * 1e9) as u64)
+        } else {
+            None
+        };
+        let next_deadline = self.pending.front().map(|p| p.deadline_ns);
+        let until = [next_due, next_deadline]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(now + 1_000_000);
+        let wait = Duration::from_nanos(until.saturating_sub(now).min(1_000_000));
+        sys::wait_readable(&self.fds, wait);
+    }
+
+    /// Sends up to `n` queries in batches; returns how many left.
+    fn send(&mut self, mut n: u64) -> u64 {
+        let mut total = 0;
+        while n > 0 {
+            let s = self.next_socket;
+            self.next_socket = (s + 1) % self.flights.len();
+            let k = (n as usize)
+                .min(BATCH)
+                .min(self.flights[s].free.len().saturating_sub(BATCH));
+            if k == 0 {
+                break;
+            }
+            let now = self.now_ns();
+            let sec = (now / 1_000_000_000) as u32;
+            let mut ids = [0u16; BATCH];
+            for (i, id_slot) in ids.iter_mut().enumerate().take(k) {
+                let id = self.flights[s].free.pop_front().expect("k <= free IDs");
+                *id_slot = id;
+                let q = self.next_query;
+                self.next_query = (q + 1) % self.plan.templates.len();
+                self.batch.lens[i] = self.plan.templates[q].write(id, &mut self.batch.bufs[i]);
+                let scheduled = self
+                    .plan
+                    .schedule
+                    .time_of(self.tally.sent + i as u64)
+                    .map_or(now, |t| ((t * 1e9) as u64).min(now));
+                self.generation = self.generation.wrapping_add(1);
+                self.flights[s].slots[id as usize] = Slot {
+                    query: q as u32,
+                    generation: self.generation,
+                    start_ns: scheduled,
+                    send_sec: sec,
+                    live: true,
+                };
+            }
+            let fd = self.flights[s].sock.as_raw_fd();
+            let done = match self.batch.send(fd, k) {
+                Ok(d) => d,
+                Err(e) => {
+                    self.tally.send_error(&e);
+                    0
+                }
+            };
+            for &id in ids[done..k].iter().rev() {
+                self.flights[s].slots[id as usize].live = false;
+                self.flights[s].free.push_front(id);
+            }
+            let deadline = now + self.plan.timeout.as_nanos() as u64;
+            for &id in &ids[..done] {
+                let generation = self.flights[s].slots[id as usize].generation;
+                self.pending.push_back(Pending {
+                    socket: s as u16,
+                    id,
+                    generation,
+                    deadline_ns: deadline,
+                });
+            }
+            self.tally.sent_at(sec, done as u64);
+            total += done as u64;
+            if done < k {
+                break;
+            }
+            n -= done as u64;
+        }
+        total
+    }
+
+    /// Reads every waiting response; returns how many datagrams came.
+    fn receive(&mut self) -> usize {
+        let mut got = 0;
+        for s in 0..self.flights.len() {
+            loop {
+                let fd = self.flights[s].sock.as_raw_fd();
+                let n = match self.batch.recv(fd) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        self.tally.recv_error(&e);
+                        continue;
+                    }
+                };
+                if n == 0 {
+                    break;
+                }
+                let now = self.now_ns();
+                for i in 0..n {
+                    self.answer(s, i, now);
+                }
+                got += n;
+                if n < BATCH {
+                    break;
+                }
+            }
+        }
+        got
+    }
+
+    /// Matches datagram `i` of the batch to its query by ID and question.
+    fn answer(&mut self, s: usize, i: usize, now: u64) {
+        let buf = &self.batch.bufs[i][..self.batch.lens[i]];
+        let Some(r) = codec::parse_response(buf) else {
+            self.tally.mismatched += 1;
+            return;
+        };
+        let slot = self.flights[s].slots[r.id as usize];
+        let question = self.plan.templates[slot.query as usize].question();
+        if !slot.live || !codec::same_question(question, r.question) {
+            self.tally.mismatched += 1;
+            return;
+        }
+        self.flights[s].slots[r.id as usize].live = false;
+        self.flights[s].free.push_back(r.id);
+        let latency = Micros(now.saturating_sub(slot.start_ns) / 1000);
+        self.tally.answered(r.rcode, latency, slot.send_sec, now);
+    }
+
+    /// Counts queries whose deadline passed as lost and frees their IDs.
+    fn expire(&mut self, now: u64) {
+        while let Some(p) = self.pending.front() {
+            let slot = &mut self.flights[p.socket as usize].slots[p.id as usize];
+            let stale = !slot.live || slot.generation != p.generation;
+            if !stale && p.deadline_ns > now {
+                break;
+            }
+            if !stale {
+                slot.live = false;
+                self.tally.lost_at(slot.send_sec);
+                self.flights[p.socket as usize].free.push_back(p.id);
+            }
+            self.pending.pop_front();
+        }
+    }
+
+    /// At the end, whatever is still unanswered is lost.
+    fn lose_the_rest(&mut self) {
+        self.expire(u64::MAX);
+    }
+}

@@ -1,0 +1,226 @@
+//! Private network namespaces that hold only `lo`: the DNS lab's walls.
+//!
+//! A [`Netns`] is created with `ip netns add` under an exact name that
+//! carries the creating process's PID (`scalelab-<purpose>-<pid>-<n>`), so a
+//! later run can tell a dead run's leftovers from a live run's namespace and
+//! remove exactly those ([`reclaim_stale`]). Servers are started inside with
+//! [`Netns::configure`] (the child calls `setns()` before exec); load
+//! generator threads join with [`enter`] before they open sockets. Dropping
+//! the value kills whatever still runs inside and deletes the namespace.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// Where `ip netns` keeps its named namespaces.
+const NETNS_DIR: &str = "/run/netns";
+/// Every namespace scalelab creates starts with this.
+const PREFIX: &str = "scalelab-";
+
+#[derive(Debug, thiserror::Error)]
+pub enum NetnsError {
+    #[error("could not create network namespace `{name}`: {message}")]
+    Create { name: String, message: String },
+    #[error("could not enter network namespace `{name}`: {source}")]
+    Enter {
+        name: String,
+        source: std::io::Error,
+    },
+}
+
+/// A named network namespace that this process created and will delete.
+#[derive(Debug)]
+pub struct Netns {
+    name: String,
+}
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+impl Netns {
+    /// Removes dead runs' namespaces for `purpose`, then creates a fresh one
+    /// holding only `lo` (brought up).
+    pub fn create(purpose: &str) -> Result<Netns, NetnsError> {
+        reclaim_stale();
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let name = format!("{PREFIX}{purpose}-{}-{n}", std::process::id());
+        remove(&name);
+        ip(&["netns", "add", &name]).map_err(|message| NetnsError::Create {
+            name: name.clone(),
+            message,
+        })?;
+        let ns = Netns { name };
+        ip(&["-n", &ns.name, "link", "set", "lo", "up"]).map_err(|message| NetnsError::Create {
+            name: ns.name.clone(),
+            message,
+        })?;
+        Ok(ns)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Makes `cmd`'s child join this namespace before it execs.
+    pub fn configure(&self, cmd: &mut Command) -> Result<(), NetnsError> {
+        use std::os::unix::process::CommandExt;
+        let fd = open(&self.name)?;
+        // SAFETY: setns on an fd opened before fork is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Ok(())
+    }
+
+    /// Network interfaces inside the namespace with their packet counters.
+    pub fn interfaces(&self) -> Vec<crate::probe::netdev::NetCounters> {
+        crate::probe::netns::in_netns(&self.name, || {
+            let text = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
+            Ok(crate::probe::netdev::parse_net_dev(&text))
+        })
+        .unwrap_or_default()
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        remove(&self.name);
+    }
+}
+
+/// Moves the calling thread into namespace `name` (sockets it opens
+/// afterwards live there).
+pub fn enter(name: &str) -> Result<(), NetnsError> {
+    crate::probe::netns::join(name).map_err(|e| NetnsError::Enter {
+        name: name.into(),
+        source: std::io::Error::other(e.to_string()),
+    })
+}
+
+/// Whether the calling thread runs in a network namespace other than the
+/// one PID 1 runs in (inside `ip netns exec`, or after [`enter`]).
+pub fn in_private_namespace() -> bool {
+    let ino = |p: &str| std::fs::metadata(p).map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+    match (ino("/proc/thread-self/ns/net"), ino("/proc/1/ns/net")) {
+        (Ok(a), Ok(b)) => a != b,
+        _ => false,
+    }
+}
+
+fn open(name: &str) -> Result<OwnedFd, NetnsError> {
+    let path = Path::new(NETNS_DIR).join(name);
+    std::fs::File::open(&path)
+        .map(OwnedFd::from)
+        .map_err(|source| NetnsError::Enter {
+            name: name.into(),
+            source,
+        })
+}
+
+/// The PID a scalelab namespace name was created by, if it is one.
+fn owner_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(PREFIX)?;
+    let mut parts = rest.rsplitn(3, '-');
+    let _seq: u32 = parts.next()?.parse().ok()?;
+    parts.next()?.parse().ok()
+}
+
+/// Whether the creating process still runs. Any live process with that PID
+/// counts: keeping a recycled PID's leftover for one more run is harmless,
+/// removing a live run's lab is not.
+fn owner_alive(pid: u32) -> bool {
+    crate::target::process::is_alive(pid)
+}
+
+/// Removes every scalelab namespace whose creating process is gone, with
+/// whatever still runs inside. Returns the names removed.
+pub fn reclaim_stale() -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(NETNS_DIR) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = owner_pid(&name) {
+            if !owner_alive(pid) {
+                remove(&name);
+                removed.push(name);
+            }
+        }
+    }
+    removed
+}
+
+/// Kills the processes inside namespace `name` and deletes it.
+pub fn remove(name: &str) {
+    if !Path::new(NETNS_DIR).join(name).exists() {
+        return;
+    }
+    for _ in 0..3 {
+        let pids = pids_in(name);
+        if pids.is_empty() {
+            break;
+        }
+        for &pid in &pids {
+            crate::target::process::signal(pid, libc::SIGKILL);
+        }
+        for pid in pids {
+            crate::target::process::wait_gone(pid, Duration::from_secs(2));
+        }
+    }
+    let _ = ip(&["netns", "del", name]);
+}
+
+/// PIDs of the processes running inside namespace `name`.
+pub fn pids_in(name: &str) -> Vec<u32> {
+    Command::new("ip")
+        .args(["netns", "pids", name])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether namespace `name` exists.
+pub fn exists(name: &str) -> bool {
+    PathBuf::from(NETNS_DIR).join(name).exists()
+}
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("could not run `ip` (install iproute2): {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`ip {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_carry_their_owner() {
+        assert_eq!(owner_pid("scalelab-dns-1234-0"), Some(1234));
+        assert_eq!(owner_pid("scalelab-dns-lab-77-3"), Some(77));
+        assert_eq!(owner_pid("other-1234-0"), None);
+        assert_eq!(owner_pid("scalelab-dns"), None);
+    }
+}

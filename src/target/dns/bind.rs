@@ -1,0 +1,182 @@
+//! BIND 9 as the lab's resolver (kind `bind`): `named -n THREADS` as in the
+//! seed, forwarding only to a dead address, a root hints file naming only
+//! that address, and a static stub per lab zone pointing at NSD.
+
+use super::nsd::Nsd;
+use super::{binary, check_names, check_threads, default_names, zones, DnsLab, LabServer, Launch};
+use crate::target::TargetError;
+use std::path::Path;
+
+const KIND: &str = "bind";
+
+pub const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
+    what: "BIND 9 (named)",
+    package: "bind9",
+    paths: &["/usr/sbin/named"],
+};
+
+/// The `bind` entry of the server-kind registry.
+pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
+    name: KIND,
+    requires: &[super::NSD_PACKAGE, BIND_PACKAGE, super::IPROUTE],
+    check: |t| BindSettings::parse(t).map(|_| ()),
+    build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+};
+
+fn one() -> u32 {
+    1
+}
+
+/// `[server]` settings of kind `bind`.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BindSettings {
+    #[serde(default = "default_names")]
+    pub names: u32,
+    /// `named -n`: worker threads.
+    #[serde(default = "one")]
+    pub threads: u32,
+    /// `max-cache-size`, such as "256m" or "90%".
+    pub max_cache_size: Option<String>,
+    /// NSD server processes behind the resolver.
+    #[serde(default = "one")]
+    pub nsd_threads: u32,
+    /// Raw statements appended inside `options { }`.
+    pub extra: Option<String>,
+}
+
+impl BindSettings {
+    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+        let s: BindSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+        check_names(KIND, s.names)?;
+        check_threads(KIND, "threads", s.threads)?;
+        check_threads(KIND, "nsd_threads", s.nsd_threads)?;
+        if let Some(v) = &s.max_cache_size {
+            let ok = v.ends_with('%') && v[..v.len() - 1].parse::<u8>().is_ok()
+                || crate::units::parse_bytes(v).is_ok();
+            if !ok {
+                return Err(TargetError::Settings {
+                    kind: KIND,
+                    message: format!(
+                        "max_cache_size must be a size such as \"256m\" or a share such as \"50%\", not `{v}`"
+                    ),
+                });
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// The BIND target: NSD, then named in front of it.
+pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
+    let s = BindSettings::parse(t)?;
+    let nsd = Nsd {
+        threads: s.nsd_threads,
+        extra: None,
+    };
+    let names = s.names;
+    Ok(DnsLab::new(
+        KIND,
+        names,
+        vec![Box::new(nsd), Box::new(Bind(s))],
+        base_dir,
+    ))
+}
+
+pub struct Bind(pub BindSettings);
+
+impl Bind {
+    fn render(&self, dir: &Path, zone_list: &[String]) -> String {
+        let s = &self.0;
+        let d = dir.display();
+        let cache = s
+            .max_cache_size
+            .as_ref()
+            .map(|v| format!("    max-cache-size {v};\n"))
+            .unwrap_or_default();
+        let extra = s
+            .extra
+            .as_ref()
+            .map(|e| format!("    {e}\n"))
+            .unwrap_or_default();
+        let mut c = format!(
+            "# written by scalelab\noptions {{\n    directory \"{d}\";\n    pid-file \"{d}/named.pid\";\n\
+             \x20   session-keyfile \"{d}/session.key\";\n    managed-keys-directory \"{d}\";\n\
+             \x20   listen-on port 53 {{ {addr}; }};\n    listen-on-v6 {{ none; }};\n\
+             \x20   recursion yes;\n    allow-query {{ 127.0.0.0/8; }};\n    allow-recursion {{ 127.0.0.0/8; }};\n\
+             \x20   forward only;\n    forwarders {{ {dead}; }};\n    dnssec-validation no;\n\
+             \x20   empty-zones-enable no;\n    notify no;\n{cache}{extra}}};\n\
+             controls {{ }};\n\
+             zone \".\" {{ type hint; file \"{d}/root.hints\"; }};\n",
+            addr = zones::RESOLVER_ADDR,
+            dead = zones::DEAD_ROOT_ADDR,
+        );
+        for z in zone_list {
+            c.push_str(&format!(
+                "zone \"{z}\" {{ type static-stub; server-addresses {{ {}; }}; forwarders {{ }}; }};\n",
+                zones::AUTH_ADDR
+            ));
+        }
+        c
+    }
+}
+
+/// A root hints file whose only root server is the dead address.
+fn root_hints() -> String {
+    format!(
+        ".                 3600000 NS  dead-root.invalid.\n\
+         dead-root.invalid. 3600000 A   {}\n",
+        zones::DEAD_ROOT_ADDR
+    )
+}
+
+impl LabServer for Bind {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn prepare(&self, dir: &Path, zone_list: &[String]) -> Result<Launch, TargetError> {
+        let program = binary(KIND, &["/usr/sbin/named"], "bind9")?;
+        let hints = dir.join("root.hints");
+        std::fs::write(&hints, root_hints()).map_err(|e| TargetError::io(&hints, e))?;
+        let config = self.render(dir, zone_list);
+        let conf = dir.join("named.conf");
+        std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;
+        Ok(Launch {
+            program,
+            args: vec![
+                "-g".into(),
+                "-c".into(),
+                conf.into(),
+                "-n".into(),
+                self.0.threads.to_string().into(),
+            ],
+            config,
+            log: None,
+        })
+    }
+
+    fn version(&self) -> Option<String> {
+        super::version_line("/usr/sbin/named", &["-v"])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_forwards_only_to_a_dead_root() {
+        let t: toml::Table = toml::from_str("threads = 8\nmax_cache_size = \"50%\"").unwrap();
+        let b = Bind(BindSettings::parse(&t).unwrap());
+        let c = b.render(Path::new("/x"), &["bench.test.".into()]);
+        assert!(c.contains("forward only;\n    forwarders { 127.0.0.9; };"));
+        assert!(c.contains("zone \"bench.test.\" { type static-stub; server-addresses { 127.0.0.2; }; forwarders { }; };"));
+        assert!(c.contains("dnssec-validation no;"));
+        assert!(c.contains("max-cache-size 50%;"));
+        assert!(root_hints().contains("127.0.0.9"));
+        let bad: toml::Table = toml::from_str("max_cache_size = \"huge\"").unwrap();
+        assert!(BindSettings::parse(&bad).is_err());
+    }
+}

@@ -1,0 +1,419 @@
+//! The DNS lab: a private network namespace holding only `lo`, with NSD
+//! serving the lab's zones at 127.0.0.2 and, for the resolver kinds, BIND 9
+//! or Unbound at 127.0.0.1 resolving through it.
+//!
+//! Nothing can leave: the namespace has no interface but `lo`, and the
+//! resolvers' root points at a dead loopback address besides (see
+//! `zones::DEAD_ROOT_ADDR`). The load generator joins the namespace through
+//! the endpoint (`dns://127.0.0.1:53?netns=NAME`). Stopping the target kills
+//! both servers and deletes the namespace; a `kill -9` of scalelab leaves
+//! the namespace behind, and the next lab created removes it
+//! ([`crate::netns::reclaim_stale`]).
+//!
+//! Kinds: `nsd` (the authoritative server is the target), `unbound` and
+//! `bind` (the resolver is the target; NSD is its upstream).
+
+pub mod ask;
+pub mod bind;
+pub mod nsd;
+pub mod resolver;
+pub mod unbound;
+pub mod zones;
+
+use super::lifecycle::ServerProcess;
+use super::process::{self, WaitError};
+use super::{Endpoint, Placement, Shutdown, Target, TargetError};
+use crate::load::dns::names;
+use crate::netns::Netns;
+use hickory_proto::op::ResponseCode;
+use hickory_proto::rr::RecordType;
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Every DNS lab runs NSD.
+pub const NSD_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
+    what: "NSD (the DNS lab's authoritative server)",
+    package: "nsd",
+    paths: &["/usr/sbin/nsd"],
+};
+/// The lab's namespace is made with `ip netns`.
+pub const IPROUTE: crate::kinds::Requirement = crate::kinds::Requirement {
+    what: "ip (the DNS lab's network namespaces)",
+    package: "iproute2",
+    paths: &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"],
+};
+
+/// How long a server may take to answer its first question.
+const READY_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How to start one of the lab's servers in the foreground.
+pub struct Launch {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    /// The config it runs with, as written.
+    pub config: String,
+    /// Its own log file, if it keeps one besides stderr.
+    pub log: Option<PathBuf>,
+}
+
+/// One server kind of the lab (NSD, Unbound, BIND).
+pub trait LabServer: Send {
+    fn kind(&self) -> &'static str;
+    /// Writes the server's files into `dir` and says how to start it.
+    fn prepare(&self, dir: &Path, zones: &[String]) -> Result<Launch, TargetError>;
+    /// The installed version, such as `unbound 1.17.1`.
+    fn version(&self) -> Option<String>;
+}
+
+/// The installed binary at the first existing path, or a "not installed" error.
+pub fn binary(kind: &'static str, paths: &[&str], package: &str) -> Result<PathBuf, TargetError> {
+    paths
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .ok_or_else(|| TargetError::Missing {
+            kind,
+            message: format!(
+                "none of {} exists (Debian package {package})",
+                paths.join(", ")
+            ),
+        })
+}
+
+/// First line of a version command's output (stdout or stderr).
+pub fn version_line(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+}
+
+/// A running server inside the lab.
+struct Running {
+    kind: &'static str,
+    process: ServerProcess,
+    dir: PathBuf,
+    log: Option<PathBuf>,
+}
+
+impl Running {
+    fn log_tail(&self) -> String {
+        let mut text = process::log_tail(&self.dir.join(format!("{}.stderr", self.kind)), 8);
+        if let Some(log) = &self.log {
+            let more = process::log_tail(log, 8);
+            if !more.is_empty() {
+                text = format!("{text}\n{more}");
+            }
+        }
+        text.trim().to_string()
+    }
+
+    fn stop(&mut self) {
+        let _ = self.process.stop(libc::SIGTERM, Duration::from_secs(5));
+    }
+}
+
+/// A started lab. Field order is drop order: servers, then the namespace,
+/// then the directory.
+struct Lab {
+    servers: Vec<Running>,
+    netns: Netns,
+    configs: String,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for s in self.servers.iter_mut().rev() {
+            s.stop();
+        }
+    }
+}
+
+/// A DNS lab target: NSD alone, or NSD plus a resolver (the last server).
+pub struct DnsLab {
+    kind: &'static str,
+    hosts: u32,
+    servers: Vec<Box<dyn LabServer>>,
+    base_dir: PathBuf,
+    lab: Option<Lab>,
+}
+
+impl DnsLab {
+    /// `servers` start in order; the last one is the target under test.
+    pub fn new(
+        kind: &'static str,
+        hosts: u32,
+        servers: Vec<Box<dyn LabServer>>,
+        base_dir: &Path,
+    ) -> DnsLab {
+        DnsLab {
+            kind,
+            hosts,
+            servers,
+            base_dir: base_dir.to_path_buf(),
+            lab: None,
+        }
+    }
+
+    /// The lab's namespace while it runs.
+    pub fn netns(&self) -> Option<&Netns> {
+        self.lab.as_ref().map(|l| &l.netns)
+    }
+
+    /// The lab's run directory while it runs (configs, logs, zones, the
+    /// Unbound control socket).
+    pub fn run_dir(&self) -> Option<&Path> {
+        self.lab.as_ref().map(|l| l.dir.path())
+    }
+
+    fn target_addr(&self) -> &'static str {
+        if self.servers.len() > 1 {
+            zones::RESOLVER_ADDR
+        } else {
+            zones::AUTH_ADDR
+        }
+    }
+
+    fn write_zones(&self, dir: &Path) -> Result<Vec<String>, TargetError> {
+        let zone_dir = dir.join("zones");
+        std::fs::create_dir_all(&zone_dir).map_err(|e| TargetError::io(&zone_dir, e))?;
+        let all = names::all_zones(self.hosts);
+        for z in &all {
+            let f = zone_dir.join(zones::file_name(z));
+            std::fs::write(&f, zones::render(z, self.hosts)).map_err(|e| TargetError::io(&f, e))?;
+        }
+        Ok(all)
+    }
+
+    fn start_one(
+        &self,
+        server: &dyn LabServer,
+        lab: &Lab,
+        dir: &Path,
+        zone_list: &[String],
+        placement: &Placement,
+    ) -> Result<(Running, String), TargetError> {
+        let launch = server.prepare(dir, zone_list)?;
+        let kind = server.kind();
+        let stderr_path = dir.join(format!("{kind}.stderr"));
+        let stderr =
+            std::fs::File::create(&stderr_path).map_err(|e| TargetError::io(&stderr_path, e))?;
+        let mut cmd = Command::new(&launch.program);
+        cmd.args(&launch.args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr);
+        lab.netns
+            .configure(&mut cmd)
+            .map_err(|e| TargetError::Start {
+                kind: self.kind,
+                message: e.to_string(),
+            })?;
+        let process = ServerProcess::spawn(cmd, placement).map_err(|e| TargetError::Start {
+            kind: self.kind,
+            message: format!("{}: {e}", launch.program.display()),
+        })?;
+        Ok((
+            Running {
+                kind,
+                process,
+                dir: dir.to_path_buf(),
+                log: launch.log,
+            },
+            launch.config,
+        ))
+    }
+
+    /// Waits until `running` answers a question for the lab's zone at `addr`.
+    fn wait_answers(
+        &self,
+        running: &Running,
+        netns: &str,
+        addr: &str,
+        shutdown: &Shutdown,
+    ) -> Result<(), TargetError> {
+        let server: SocketAddr = format!("{addr}:53").parse().expect("a literal address");
+        let pid = running.process.pid();
+        let name = format!("ns.{}", names::FORWARD_ZONE);
+        let mut last = String::new();
+        let r = process::wait_ready(
+            READY_TIMEOUT,
+            shutdown,
+            || process::is_alive(pid),
+            || match ask::ask(
+                Some(netns),
+                server,
+                &name,
+                RecordType::A,
+                Duration::from_millis(300),
+            ) {
+                Ok(ResponseCode::NoError) => true,
+                Ok(rc) => {
+                    last = format!("it answered {rc:?}");
+                    false
+                }
+                Err(e) => {
+                    last = e;
+                    false
+                }
+            },
+        );
+        match r {
+            Ok(()) => Ok(()),
+            Err(WaitError::Interrupted) => Err(TargetError::Interrupted),
+            Err(WaitError::Died) => Err(TargetError::Start {
+                kind: running.kind,
+                message: format!(
+                    "{} exited during startup; its log ends:\n{}",
+                    running.kind,
+                    running.log_tail()
+                ),
+            }),
+            Err(WaitError::TimedOut) => Err(TargetError::NotReady {
+                kind: running.kind,
+                waited_s: READY_TIMEOUT.as_secs_f64(),
+                message: format!(
+                    "no NOERROR answer for {name} at {server} ({last}); its log ends:\n{}",
+                    running.log_tail()
+                ),
+            }),
+        }
+    }
+
+    fn start_lab(&mut self, placement: &Placement, shutdown: &Shutdown) -> Result<(), TargetError> {
+        std::fs::create_dir_all(&self.base_dir).map_err(|e| TargetError::io(&self.base_dir, e))?;
+        let dir = tempfile::Builder::new()
+            .prefix("dns-")
+            .tempdir_in(&self.base_dir)
+            .map_err(|e| TargetError::io(&self.base_dir, e))?;
+        let netns = Netns::create("dns").map_err(|e| TargetError::Start {
+            kind: self.kind,
+            message: e.to_string(),
+        })?;
+        let path = dir.path().to_path_buf();
+        let zone_list = self.write_zones(&path)?;
+        let mut lab = Lab {
+            servers: Vec::new(),
+            netns,
+            configs: String::new(),
+            dir,
+        };
+        let last = self.servers.len() - 1;
+        for (i, server) in self.servers.iter().enumerate() {
+            let (running, config) =
+                self.start_one(server.as_ref(), &lab, &path, &zone_list, placement)?;
+            lab.configs
+                .push_str(&format!("# {} config\n{config}\n", server.kind()));
+            lab.servers.push(running);
+            let addr = if i == last {
+                self.target_addr()
+            } else {
+                zones::AUTH_ADDR
+            };
+            let ns = lab.netns.name().to_string();
+            self.wait_answers(
+                lab.servers.last().expect("just pushed"),
+                &ns,
+                addr,
+                shutdown,
+            )?;
+        }
+        self.lab = Some(lab);
+        Ok(())
+    }
+}
+
+impl Target for DnsLab {
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    fn start(
+        &mut self,
+        placement: &Placement,
+        shutdown: &Shutdown,
+    ) -> Result<Endpoint, TargetError> {
+        self.stop()?;
+        self.start_lab(placement, shutdown)?;
+        let ns = self.netns().expect("lab started").name();
+        Ok(Endpoint {
+            uri: format!("dns://{}:53?netns={ns}", self.target_addr()),
+        })
+    }
+
+    fn stop(&mut self) -> Result<(), TargetError> {
+        self.lab = None;
+        Ok(())
+    }
+
+    fn is_running(&self) -> bool {
+        self.lab
+            .as_ref()
+            .is_some_and(|l| l.servers.iter().all(|s| s.process.is_running()))
+    }
+
+    fn root_pid(&self) -> Option<u32> {
+        self.lab
+            .as_ref()
+            .and_then(|l| l.servers.last())
+            .map(|s| s.process.pid())
+    }
+
+    fn version(&self) -> Option<String> {
+        let v: Vec<String> = self
+            .servers
+            .iter()
+            .rev()
+            .filter_map(|s| s.version())
+            .collect();
+        (!v.is_empty()).then(|| v.join("; "))
+    }
+
+    fn effective_config(&self) -> Option<String> {
+        self.lab.as_ref().map(|l| l.configs.clone())
+    }
+}
+
+impl Drop for DnsLab {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// Hosts in the lab's zones unless a recipe says otherwise.
+pub fn default_names() -> u32 {
+    10_000
+}
+
+/// Checks a zone size.
+pub fn check_names(kind: &'static str, n: u32) -> Result<(), TargetError> {
+    if n == 0 || n > names::MAX_HOSTS {
+        return Err(TargetError::Settings {
+            kind,
+            message: format!("names must be 1 to {}", names::MAX_HOSTS),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a thread count.
+pub fn check_threads(kind: &'static str, field: &str, n: u32) -> Result<(), TargetError> {
+    if n == 0 || n > 256 {
+        return Err(TargetError::Settings {
+            kind,
+            message: format!("{field} must be 1 to 256"),
+        });
+    }
+    Ok(())
+}

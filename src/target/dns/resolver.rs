@@ -1,0 +1,125 @@
+//! Kind `resolver`: BIND 9 or Unbound, chosen by the `software` setting, with
+//! the settings both share (threads, one cache size, extra lines). It exists
+//! so one recipe can compare the two as systems (`server = { software =
+//! "unbound" }`), since a system cannot change the server kind; the `bind`
+//! and `unbound` kinds keep each one's own settings.
+
+use super::bind::{Bind, BindSettings};
+use super::nsd::Nsd;
+use super::unbound::{Unbound, UnboundSettings};
+use super::{check_names, check_threads, default_names, DnsLab, LabServer};
+use crate::target::TargetError;
+use std::path::Path;
+
+const KIND: &str = "resolver";
+
+/// The `resolver` entry of the server-kind registry.
+pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
+    name: KIND,
+    requires: &[
+        super::NSD_PACKAGE,
+        super::bind::BIND_PACKAGE,
+        super::unbound::UNBOUND_PACKAGE,
+        super::IPROUTE,
+    ],
+    check: |t| ResolverSettings::parse(t).map(|_| ()),
+    build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Software {
+    Bind,
+    Unbound,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// `[server]` settings of kind `resolver`.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolverSettings {
+    pub software: Software,
+    #[serde(default = "default_names")]
+    pub names: u32,
+    /// BIND `named -n`, Unbound `num-threads`.
+    #[serde(default = "one")]
+    pub threads: u32,
+    /// BIND `max-cache-size`; Unbound `msg-cache-size` and `rrset-cache-size`.
+    pub cache_size: Option<String>,
+    #[serde(default = "one")]
+    pub nsd_threads: u32,
+    /// Raw lines for BIND's `options {}` or Unbound's `server:`.
+    pub extra: Option<String>,
+}
+
+impl ResolverSettings {
+    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+        let s: ResolverSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+        check_names(KIND, s.names)?;
+        check_threads(KIND, "threads", s.threads)?;
+        check_threads(KIND, "nsd_threads", s.nsd_threads)?;
+        if let Some(v) = &s.cache_size {
+            crate::units::parse_bytes(v).map_err(|_| {
+                TargetError::settings(
+                    KIND,
+                    format!("cache_size must be a size such as \"64m\", not `{v}`"),
+                )
+            })?;
+        }
+        Ok(s)
+    }
+
+    fn server(&self) -> Box<dyn LabServer> {
+        match self.software {
+            Software::Bind => Box::new(Bind(BindSettings {
+                names: self.names,
+                threads: self.threads,
+                max_cache_size: self.cache_size.clone(),
+                nsd_threads: self.nsd_threads,
+                extra: self.extra.clone(),
+            })),
+            Software::Unbound => Box::new(Unbound(UnboundSettings {
+                names: self.names,
+                threads: self.threads,
+                msg_cache_size: self.cache_size.clone(),
+                rrset_cache_size: self.cache_size.clone(),
+                nsd_threads: self.nsd_threads,
+                extra: self.extra.clone(),
+            })),
+        }
+    }
+}
+
+/// NSD, then the chosen resolver in front of it.
+pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
+    let s = ResolverSettings::parse(t)?;
+    let nsd = Nsd {
+        threads: s.nsd_threads,
+        extra: None,
+    };
+    Ok(DnsLab::new(
+        KIND,
+        s.names,
+        vec![Box::new(nsd), s.server()],
+        base_dir,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn software_picks_the_resolver() {
+        let t: toml::Table = toml::from_str("software = \"unbound\"\nthreads = 3").unwrap();
+        let s = ResolverSettings::parse(&t).unwrap();
+        assert_eq!(s.server().kind(), "unbound");
+        let t: toml::Table = toml::from_str("software = \"knot\"").unwrap();
+        let e = ResolverSettings::parse(&t).unwrap_err().to_string();
+        assert!(e.contains("knot"), "{e}");
+    }
+}

@@ -1,0 +1,182 @@
+//! Unbound as the lab's resolver (kind `unbound`): `num-threads`, cache
+//! sizes, stubs for the lab's zones at NSD, the root stubbed to a dead
+//! address and refused, and `remote-control` on a unix socket so tests can
+//! read `unbound-control stats_noreset`.
+
+use super::nsd::Nsd;
+use super::{binary, check_names, check_threads, default_names, zones, DnsLab, LabServer, Launch};
+use crate::target::TargetError;
+use std::path::Path;
+
+const KIND: &str = "unbound";
+
+pub const UNBOUND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
+    what: "Unbound",
+    package: "unbound",
+    paths: &["/usr/sbin/unbound"],
+};
+
+/// The `unbound` entry of the server-kind registry.
+pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
+    name: KIND,
+    requires: &[super::NSD_PACKAGE, UNBOUND_PACKAGE, super::IPROUTE],
+    check: |t| UnboundSettings::parse(t).map(|_| ()),
+    build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+};
+
+fn one() -> u32 {
+    1
+}
+
+/// `[server]` settings of kind `unbound`.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnboundSettings {
+    #[serde(default = "default_names")]
+    pub names: u32,
+    /// `num-threads`.
+    #[serde(default = "one")]
+    pub threads: u32,
+    /// `msg-cache-size`, such as "64m".
+    pub msg_cache_size: Option<String>,
+    /// `rrset-cache-size`, such as "128m".
+    pub rrset_cache_size: Option<String>,
+    /// NSD server processes behind the resolver.
+    #[serde(default = "one")]
+    pub nsd_threads: u32,
+    /// Raw lines appended to Unbound's `server:` section.
+    pub extra: Option<String>,
+}
+
+impl UnboundSettings {
+    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+        let s: UnboundSettings =
+            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+        check_names(KIND, s.names)?;
+        check_threads(KIND, "threads", s.threads)?;
+        check_threads(KIND, "nsd_threads", s.nsd_threads)?;
+        for (field, v) in [
+            ("msg_cache_size", &s.msg_cache_size),
+            ("rrset_cache_size", &s.rrset_cache_size),
+        ] {
+            if let Some(v) = v {
+                crate::units::parse_bytes(v).map_err(|_| TargetError::Settings {
+                    kind: KIND,
+                    message: format!("{field} must be a size such as \"64m\", not `{v}`"),
+                })?;
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// The Unbound target: NSD, then Unbound in front of it.
+pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
+    let s = UnboundSettings::parse(t)?;
+    let nsd = Nsd {
+        threads: s.nsd_threads,
+        extra: None,
+    };
+    let names = s.names;
+    Ok(DnsLab::new(
+        KIND,
+        names,
+        vec![Box::new(nsd), Box::new(Unbound(s))],
+        base_dir,
+    ))
+}
+
+pub struct Unbound(pub UnboundSettings);
+
+/// The control socket inside a run directory.
+pub fn control_socket(dir: &Path) -> std::path::PathBuf {
+    dir.join("unbound.ctl")
+}
+
+impl Unbound {
+    fn render(&self, dir: &Path, zone_list: &[String]) -> String {
+        let s = &self.0;
+        let d = dir.display();
+        let mut c = format!(
+            "# written by scalelab\nserver:\n  interface: {addr}@53\n  num-threads: {threads}\n\
+             \x20 so-reuseport: yes\n  username: \"\"\n  chroot: \"\"\n  directory: \"{d}\"\n\
+             \x20 pidfile: \"{d}/unbound.pid\"\n  use-syslog: no\n  logfile: \"\"\n  verbosity: 1\n\
+             \x20 access-control: 127.0.0.0/8 allow\n  do-not-query-localhost: no\n\
+             \x20 module-config: \"iterator\"\n  qname-minimisation: no\n\
+             \x20 local-zone: \".\" refuse\n  local-zone: \"test.\" nodefault\n",
+            addr = zones::RESOLVER_ADDR,
+            threads = s.threads,
+        );
+        if let Some(v) = &s.msg_cache_size {
+            c.push_str(&format!("  msg-cache-size: {v}\n"));
+        }
+        if let Some(v) = &s.rrset_cache_size {
+            c.push_str(&format!("  rrset-cache-size: {v}\n"));
+        }
+        for z in zone_list {
+            c.push_str(&format!("  local-zone: \"{z}\" transparent\n"));
+        }
+        if let Some(e) = &s.extra {
+            c.push_str(&format!("  {e}\n"));
+        }
+        c.push_str(&format!(
+            "stub-zone:\n  name: \".\"\n  stub-addr: {}\n",
+            zones::DEAD_ROOT_ADDR
+        ));
+        for z in zone_list {
+            c.push_str(&format!(
+                "stub-zone:\n  name: \"{z}\"\n  stub-addr: {}\n",
+                zones::AUTH_ADDR
+            ));
+        }
+        c.push_str(&format!(
+            "remote-control:\n  control-enable: yes\n  control-interface: \"{}\"\n  control-use-cert: no\n",
+            control_socket(dir).display()
+        ));
+        c
+    }
+}
+
+impl LabServer for Unbound {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn prepare(&self, dir: &Path, zone_list: &[String]) -> Result<Launch, TargetError> {
+        let program = binary(KIND, &["/usr/sbin/unbound"], "unbound")?;
+        let config = self.render(dir, zone_list);
+        let conf = dir.join("unbound.conf");
+        std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;
+        Ok(Launch {
+            program,
+            args: vec!["-d".into(), "-c".into(), conf.into()],
+            config,
+            log: None,
+        })
+    }
+
+    fn version(&self) -> Option<String> {
+        super::version_line("/usr/sbin/unbound", &["-V"])
+            .map(|v| format!("unbound {}", v.trim_start_matches("Version ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_cannot_leave_the_lab() {
+        let t: toml::Table = toml::from_str("threads = 4\nmsg_cache_size = \"8m\"").unwrap();
+        let u = Unbound(UnboundSettings::parse(&t).unwrap());
+        let c = u.render(Path::new("/x"), &["bench.test.".into()]);
+        assert!(c.contains("num-threads: 4\n"));
+        assert!(c.contains("local-zone: \".\" refuse\n"));
+        assert!(c.contains("stub-zone:\n  name: \".\"\n  stub-addr: 127.0.0.9\n"));
+        assert!(c.contains("stub-zone:\n  name: \"bench.test.\"\n  stub-addr: 127.0.0.2\n"));
+        assert!(c.contains("msg-cache-size: 8m\n"));
+        let bad: toml::Table = toml::from_str("msg_cache_size = \"lots\"").unwrap();
+        let e = UnboundSettings::parse(&bad).unwrap_err().to_string();
+        assert!(e.contains("msg_cache_size"), "{e}");
+    }
+}

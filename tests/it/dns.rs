@@ -1,0 +1,478 @@
+//! The DNS lab against the real NSD, Unbound and BIND: each starts inside a
+//! private namespace holding only `lo`, answers for the lab's zones,
+//! refuses or fails everything else, and leaves nothing behind; the
+//! generator's counts agree with Unbound's own statistics.
+
+use hickory_proto::op::ResponseCode;
+use hickory_proto::rr::RecordType;
+use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
+use scalelab::load::{Driver, LoadSpec};
+use scalelab::netns;
+use scalelab::placement::Placement;
+use scalelab::shutdown::Shutdown;
+use scalelab::target::dns::{ask::ask, bind, nsd, unbound, DnsLab};
+use scalelab::target::process::is_alive;
+use scalelab::target::Target;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+fn table(text: &str) -> toml::Table {
+    toml::from_str(text).unwrap()
+}
+
+fn start(mut lab: DnsLab) -> (DnsLab, String) {
+    let ep = lab
+        .start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap();
+    (lab, ep.uri)
+}
+
+fn ns_of(lab: &DnsLab) -> String {
+    lab.netns().unwrap().name().to_string()
+}
+
+fn rcode(lab: &DnsLab, addr: &str, name: &str, t: RecordType) -> ResponseCode {
+    let server: SocketAddr = format!("{addr}:53").parse().unwrap();
+    ask(Some(&ns_of(lab)), server, name, t, Duration::from_secs(3)).unwrap()
+}
+
+/// A query file of the lab's names.
+fn query_file(dir: &Path, text: &str) -> std::path::PathBuf {
+    let p = dir.join("queries.txt");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn driver(uri: &str, file: &Path) -> DnsDriver {
+    let settings = DnsSettings {
+        queries: QuerySource::File(file.to_path_buf()),
+        max_outstanding: 20,
+        max_rate: None,
+    };
+    DnsDriver::new(settings, uri).unwrap()
+}
+
+fn exact(n: u64) -> LoadSpec {
+    LoadSpec {
+        max_requests: Some(n),
+        timeout: Duration::from_secs(2),
+        ..LoadSpec::closed(2, 2, Duration::from_secs(30))
+    }
+}
+
+/// Only `lo` exists in the lab, so nothing can have left it; and the
+/// namespace's counters show the lab's own traffic stayed on `lo`.
+fn assert_only_lo(lab: &DnsLab) {
+    let ifs = lab.netns().unwrap().interfaces();
+    let names: Vec<&str> = ifs.iter().map(|i| i.iface.as_str()).collect();
+    assert_eq!(names, vec!["lo"], "the lab holds only lo");
+    assert!(ifs[0].tx_packets > 0, "the lab's traffic went over lo");
+}
+
+#[test]
+fn nsd_serves_the_lab_zones_and_nothing_leaves() {
+    let base = tempfile::tempdir().unwrap();
+    let (mut lab, uri) = start(nsd::target(&table("names = 500"), base.path()).unwrap());
+    let ns = ns_of(&lab);
+    assert!(
+        uri.starts_with("dns://127.0.0.2:53?netns=scalelab-dns-"),
+        "{uri}"
+    );
+    assert_eq!(
+        rcode(&lab, "127.0.0.2", "h499.bench.test.", RecordType::A),
+        ResponseCode::NoError
+    );
+    assert_eq!(
+        rcode(
+            &lab,
+            "127.0.0.2",
+            "9.1.18.198.in-addr.arpa.",
+            RecordType::PTR
+        ),
+        ResponseCode::NoError
+    );
+    assert_eq!(
+        rcode(&lab, "127.0.0.2", "h500.bench.test.", RecordType::A),
+        ResponseCode::NXDomain
+    );
+    assert_eq!(
+        rcode(&lab, "127.0.0.2", "example.com.", RecordType::A),
+        ResponseCode::Refused
+    );
+    let q = query_file(
+        base.path(),
+        "h1.bench.test A\nh2.bench.test A\nh999.bench.test A\n",
+    );
+    let r = driver(&uri, &q)
+        .run(&exact(3000), &Shutdown::new())
+        .unwrap();
+    let d = r.datagrams.clone().unwrap();
+    assert_eq!((d.sent, r.requests, d.lost), (3000, 3000, 0));
+    assert_eq!(d.codes["NOERROR"], 2000);
+    assert_eq!(d.codes["NXDOMAIN"], 1000);
+    assert_only_lo(&lab);
+    assert!(lab.version().unwrap().contains("NSD"));
+    let pid = lab.root_pid().unwrap();
+    lab.stop().unwrap();
+    assert!(!is_alive(pid), "NSD stopped");
+    assert!(!netns::exists(&ns), "namespace removed");
+    assert_eq!(
+        std::fs::read_dir(base.path()).unwrap().count(),
+        1,
+        "only our query file is left"
+    );
+}
+
+/// `unbound-control stats_noreset`'s `total.num.queries`.
+fn unbound_queries(lab: &DnsLab) -> u64 {
+    let conf = lab.run_dir().unwrap().join("unbound.conf");
+    let out = std::process::Command::new("unbound-control")
+        .arg("-c")
+        .arg(conf)
+        .arg("stats_noreset")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix("total.num.queries="))
+        .unwrap_or_else(|| panic!("no total.num.queries in {text}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn unbound_resolves_the_lab_refuses_the_world_and_counts_agree() {
+    let base = tempfile::tempdir().unwrap();
+    let (lab, uri) =
+        start(unbound::target(&table("names = 300\nthreads = 2"), base.path()).unwrap());
+    let outside = rcode(&lab, "127.0.0.1", "example.com.", RecordType::A);
+    assert!(
+        matches!(outside, ResponseCode::Refused | ResponseCode::ServFail),
+        "{outside:?}"
+    );
+    assert_eq!(
+        rcode(&lab, "127.0.0.1", "h7.bench.test.", RecordType::A),
+        ResponseCode::NoError
+    );
+    assert_eq!(
+        rcode(
+            &lab,
+            "127.0.0.1",
+            "7.0.18.198.in-addr.arpa.",
+            RecordType::PTR
+        ),
+        ResponseCode::NoError
+    );
+    let before = unbound_queries(&lab);
+    let text: String = (0..300).map(|i| format!("h{i}.bench.test A\n")).collect();
+    let q = query_file(base.path(), &text);
+    let r = driver(&uri, &q)
+        .run(&exact(2500), &Shutdown::new())
+        .unwrap();
+    let d = r.datagrams.clone().unwrap();
+    assert_eq!((d.sent, r.requests, d.lost), (2500, 2500, 0));
+    assert_eq!(
+        unbound_queries(&lab) - before,
+        r.requests,
+        "unbound counted what we sent"
+    );
+    assert_only_lo(&lab);
+    assert!(
+        lab.version().unwrap().starts_with("unbound 1."),
+        "{:?}",
+        lab.version()
+    );
+    assert!(lab.effective_config().unwrap().contains("num-threads: 2"));
+}
+
+#[test]
+fn bind_resolves_the_lab_and_fails_the_world() {
+    let base = tempfile::tempdir().unwrap();
+    let (lab, _uri) = start(bind::target(&table("names = 100\nthreads = 2"), base.path()).unwrap());
+    assert_eq!(
+        rcode(&lab, "127.0.0.1", "h42.bench.test.", RecordType::A),
+        ResponseCode::NoError
+    );
+    let outside = rcode(&lab, "127.0.0.1", "example.com.", RecordType::A);
+    assert!(
+        matches!(outside, ResponseCode::Refused | ResponseCode::ServFail),
+        "{outside:?}"
+    );
+    assert_only_lo(&lab);
+    assert!(
+        lab.version().unwrap().starts_with("BIND 9"),
+        "{:?}",
+        lab.version()
+    );
+}
+
+#[test]
+fn a_resolver_config_that_fails_shows_its_log() {
+    let base = tempfile::tempdir().unwrap();
+    let mut lab = unbound::target(&table("extra = \"no-such-option: 1\""), base.path()).unwrap();
+    let e = lab
+        .start(&Placement::unconstrained(), &Shutdown::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unbound exited during startup"), "{e}");
+    assert!(
+        e.contains("no-such-option"),
+        "the log tail names the bad line: {e}"
+    );
+    lab.stop().unwrap();
+}
+
+#[test]
+fn a_dead_runs_namespace_is_reclaimed() {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let name = format!("scalelab-dns-{dead}-0");
+    let ok = std::process::Command::new("ip")
+        .args(["netns", "add", &name])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    // Another test's lab may reclaim it first; either way it must go.
+    netns::reclaim_stale();
+    assert!(!netns::exists(&name), "{name} left behind");
+}
+
+#[test]
+fn ramp_and_fixed_rate_keep_their_schedule() {
+    let base = tempfile::tempdir().unwrap();
+    let (_lab, uri) = start(nsd::target(&table("names = 100"), base.path()).unwrap());
+    let q = query_file(base.path(), "h1.bench.test A\nh2.bench.test A\n");
+    let ramp = DnsDriver::new(
+        DnsSettings {
+            queries: QuerySource::File(q.clone()),
+            max_outstanding: 100,
+            max_rate: Some(4000.0),
+        },
+        &uri,
+    )
+    .unwrap();
+    let spec = LoadSpec {
+        timeout: Duration::from_secs(1),
+        ..LoadSpec::closed(2, 1, Duration::from_secs(3))
+    };
+    let r = ramp.run(&spec, &Shutdown::new()).unwrap();
+    let d = r.datagrams.clone().unwrap();
+    // 0 to 4000 qps over 3 s: 6000 queries, rising second by second.
+    assert!((5900..=6000).contains(&d.sent), "{}", d.sent);
+    let ramp = d.ramp.unwrap();
+    let offered: Vec<u64> = ramp.seconds.iter().map(|s| s.offered).collect();
+    assert!(
+        offered[0] < offered[1] && offered[1] < offered[2],
+        "{offered:?}"
+    );
+    assert!(ramp.max_throughput >= 2500.0, "{}", ramp.max_throughput);
+    assert_eq!(ramp.loss_at_max, 0.0);
+    assert!(ramp.at_half_max.is_some());
+    assert!(d.fell_behind.is_none());
+    assert_eq!(r.throughput(), ramp.max_throughput);
+
+    let fixed = driver(&uri, &q);
+    let spec = LoadSpec {
+        pacing: scalelab::load::Pacing::Open { rate: 2000.0 },
+        ..spec
+    };
+    let r = fixed.run(&spec, &Shutdown::new()).unwrap();
+    let d = r.datagrams.clone().unwrap();
+    assert!((5900..=6000).contains(&d.sent), "{}", d.sent);
+    assert_eq!(r.requests, d.sent);
+}
+
+fn cli(args: &[&str]) -> (bool, String) {
+    let out = crate::support::run(args);
+    (out.status.success(), crate::support::stderr(&out))
+}
+
+#[test]
+fn bad_input_gets_errors_that_name_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "h1.bench.test A\nh2.bench.test\n").unwrap();
+    let (ok, err) = cli(&[
+        "load",
+        "dns",
+        "127.0.0.1:53",
+        "--queries",
+        bad.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(err.contains("bad.txt:2: expected two fields"), "{err}");
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "; nothing\n").unwrap();
+    let (ok, err) = cli(&[
+        "load",
+        "dns",
+        "127.0.0.1:53",
+        "--queries",
+        empty.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(err.contains("empty.txt holds no queries"), "{err}");
+    let good = query_file(dir.path(), "h1.bench.test A\n");
+    let good = good.to_str().unwrap();
+    let (ok, err) = cli(&[
+        "load",
+        "dns",
+        "127.0.0.1:53",
+        "--queries",
+        good,
+        "--rate",
+        "0",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("--rate must be a positive number"), "{err}");
+    let (ok, err) = cli(&["load", "dns", "192.0.2.1:53", "--queries", good]);
+    assert!(!ok);
+    assert!(err.contains("only to loopback"), "{err}");
+    // Nothing listens on this port: the ICMP refusals and timeouts are named.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = format!("127.0.0.1:{port}");
+    let (ok, err) = cli(&[
+        "load",
+        "dns",
+        &server,
+        "--queries",
+        good,
+        "-d",
+        "300ms",
+        "--timeout",
+        "300ms",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("answered none of"), "{err}");
+    assert!(err.contains("is a DNS server listening there?"), "{err}");
+    let code = crate::support::run(&[
+        "load",
+        "dns",
+        &server,
+        "--queries",
+        good,
+        "-d",
+        "300ms",
+        "--timeout",
+        "300ms",
+    ])
+    .status
+    .code();
+    assert_eq!(code, Some(4), "nothing measured");
+}
+
+#[test]
+fn the_query_command_writes_a_deterministic_dnsperf_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, seed: &str| {
+        let p = dir.path().join(name);
+        let args = [
+            "dns",
+            "queries",
+            "--names",
+            "500",
+            "--zipf",
+            "1.1",
+            "--reverse-share",
+            "0.3",
+            "--count",
+            "2000",
+            "--seed",
+            seed,
+            "-o",
+            p.to_str().unwrap(),
+        ];
+        let (ok, err) = cli(&args);
+        assert!(ok, "{err}");
+        std::fs::read_to_string(p).unwrap()
+    };
+    let a = write("a.txt", "3");
+    assert_eq!(a, write("b.txt", "3"));
+    assert_ne!(a, write("c.txt", "4"));
+    let q = scalelab::load::dns::queries::parse(&a, "a.txt").unwrap();
+    assert_eq!(q.len(), 2000);
+    let (ok, err) = cli(&["dns", "queries", "--names", "0", "-o", "/dev/null"]);
+    assert!(!ok && err.contains("names must be"), "{err}");
+}
+
+/// scalelab's descendants whose command name is `comm`.
+fn descendant_named(root: u32, comm: &str) -> Option<u32> {
+    let mut todo = vec![root];
+    while let Some(p) = todo.pop() {
+        for c in scalelab::target::process::children_of(p) {
+            let name = std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default();
+            if name.trim() == comm {
+                return Some(c);
+            }
+            todo.push(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn a_resolver_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
+    use scalelab::store::{Store, TrialStatus};
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        "name = \"dns-death\"\n[server]\nkind = \"unbound\"\nnames = 200\n\
+         [load]\nkind = \"dns\"\nqueries = { names = 200, count = 2000 }\ntimeout = \"500ms\"\n\
+         [sweep]\nconnections = [1, 2]\n\
+         [trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"per_trial\"\n",
+    )
+    .unwrap();
+    let store = dir.path().join("s.sqlite");
+    let child = crate::support::scalelab()
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+        ])
+        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let unbound = loop {
+        if let Some(p) = descendant_named(child.id(), "unbound") {
+            break p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "unbound never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(800));
+    scalelab::target::process::signal(unbound, libc::SIGKILL);
+    let out = child.wait_with_output().unwrap();
+    // Exit 3: the run finished, but some trials failed.
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    assert_eq!(data.trials.len(), 2, "the sweep went on");
+    assert_eq!(data.trials[0].status, TrialStatus::Failed);
+    let why = data.trials[0].error.clone().unwrap_or_default();
+    assert!(why.contains("server died"), "{why}");
+    assert_eq!(
+        data.trials[1].status,
+        TrialStatus::Ok,
+        "{:?}",
+        data.trials[1].error
+    );
+}
