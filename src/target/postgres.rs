@@ -167,6 +167,7 @@ impl Postgres {
     fn reclaim_leftover(&self) -> Result<(), TargetError> {
         let data = self.data_dir();
         let Some(pid) = os::postmaster_pid(&data).filter(|&p| os::is_server_process(p)) else {
+            os::remove_stale_lock(&data);
             return Ok(());
         };
         let owner: Option<u32> = std::fs::read_to_string(self.owner_path())

@@ -603,3 +603,51 @@ fn postgres_runs_wholly_inside_its_placement() {
         .remove()
         .expect("the cgroups are empty once the server stopped");
 }
+
+/// A server killed with its scalelab (kill -9, then the watchdog) leaves
+/// `postmaster.pid` behind; its PID may already belong to another process,
+/// and PostgreSQL refuses a lock file whose PID is alive. The next start
+/// must see that no server works in the data directory and go ahead.
+#[test]
+fn postgres_starts_over_a_stale_lock_file_whose_pid_is_alive() {
+    let base = tempfile::tempdir().unwrap();
+    let base_path = base.path().to_path_buf();
+    let mut s = server_in(base, "");
+    let data = s.pg.data_dir();
+    let lock = std::fs::read_to_string(data.join("postmaster.pid")).unwrap();
+    s.pg.stop().unwrap();
+    // The lock file as a killed server leaves it, naming a live process of
+    // the postgres user (which PostgreSQL cannot tell from a running server).
+    let mut squatter = std::process::Command::new("runuser")
+        .args(["-u", "postgres", "--", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let squatter_pid = wait_for_child_of(squatter.id());
+    let mut lines: Vec<String> = lock.lines().map(str::to_string).collect();
+    lines[0] = squatter_pid.to_string();
+    std::fs::write(data.join("postmaster.pid"), lines.join("\n") + "\n").unwrap();
+    let table = toml::Table::new();
+    let mut again = Postgres::new(&table, &base_path).unwrap();
+    let started = again.start(&Placement::unconstrained(), &Shutdown::new());
+    let _ = squatter.kill();
+    let _ = squatter.wait();
+    assert!(started.is_ok(), "{:?}", started.err());
+    assert!(again.is_running());
+}
+
+/// The `sleep` that `runuser` (PID `parent`) runs as postgres.
+fn wait_for_child_of(parent: u32) -> u32 {
+    for _ in 0..100 {
+        let children = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+            .unwrap_or_default();
+        if let Some(pid) = children
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+        {
+            return pid;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("runuser started no child");
+}

@@ -120,6 +120,23 @@ pub fn postmaster_pid(data: &Path) -> Option<u32> {
     text.lines().next()?.trim().parse().ok()
 }
 
+/// Removes `DATA/postmaster.pid` when no PostgreSQL process works in
+/// `data`: a lock file left by a server killed with its scalelab. PostgreSQL
+/// itself refuses to start over a lock file whose PID is alive, and after a
+/// `kill -9` that PID may already belong to another process. With no server
+/// process in the data directory, the file locks nothing (PostgreSQL's own
+/// documentation allows removing it then).
+pub fn remove_stale_lock(data: &Path) {
+    let lock = data.join("postmaster.pid");
+    if !lock.exists() {
+        return;
+    }
+    let running = processes_in(data).into_iter().any(is_server_process);
+    if !running {
+        let _ = std::fs::remove_file(&lock);
+    }
+}
+
 /// The socket directory recorded in `DATA/postmaster.pid` (line 5).
 pub fn postmaster_socket_dir(data: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(data.join("postmaster.pid")).ok()?;
