@@ -182,6 +182,7 @@ impl Postgres {
         }
         let socket_dir = os::postmaster_socket_dir(&data);
         self.kill_leftovers();
+        os::remove_stale_lock(&data);
         // The dead run's private socket directory, if it was one of ours.
         let ours = |d: &PathBuf| d.to_str().is_some_and(|s| s.starts_with(SOCKET_DIR_PREFIX));
         if let Some(dir) = socket_dir.filter(ours) {

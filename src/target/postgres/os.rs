@@ -166,9 +166,26 @@ pub fn processes_in(dir: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// Whether `pid` is a PostgreSQL server process (by its command name).
+/// Whether `pid` is a live PostgreSQL server process (by its command name).
+/// A zombie is not: a postmaster killed with its scalelab is re-parented to
+/// an init that may reap it late, and until then its PID still answers
+/// `kill(pid, 0)` and would keep its lock file looking alive.
 pub fn is_server_process(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres")
+    let named =
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres");
+    named && !is_zombie(pid)
+}
+
+/// Whether `pid` has exited and waits to be reaped (state `Z` in
+/// `/proc/PID/stat`, the field after the parenthesised command name).
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
 }
 
 /// Ends every server process working in `data`: the postmaster from
@@ -252,5 +269,20 @@ mod tests {
         assert_eq!(stable_hash(&["a", "b"]), stable_hash(&["a", "b"]));
         assert_ne!(stable_hash(&["ab", ""]), stable_hash(&["a", "b"]));
         assert_eq!(stable_hash(&[]), 0xcbf2_9ce4_8422_2325);
+    }
+}
+
+#[cfg(test)]
+mod zombie_tests {
+    use super::*;
+
+    #[test]
+    fn an_unreaped_child_is_a_zombie_not_a_server() {
+        let child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(is_zombie(pid), "an exited, unreaped child is a zombie");
+        assert!(!is_zombie(std::process::id()));
+        drop(child);
     }
 }
