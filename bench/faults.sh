@@ -142,9 +142,16 @@ left_running() {
     echo "$n"
 }
 # cgroups_left PID: cgroups still named after a dead scalelab PID (its
-# placement and tracking cgroups are `scalelab-PID-*`).
+# placement and tracking cgroups are `scalelab-PID-*`) 5 s after it died:
+# the issue allows "a few seconds" for its watchdog to remove them.
 cgroups_left() {
-    find /sys/fs/cgroup -maxdepth 5 -type d -name "scalelab-$1-*" 2>/dev/null | wc -l
+    local n i
+    for i in $(seq 50); do
+        n=$(find /sys/fs/cgroup -maxdepth 5 -type d -name "scalelab-$1-*" 2>/dev/null | wc -l)
+        [ "$n" = 0 ] && break
+        sleep 0.1
+    done
+    echo "$n"
 }
 # wait_trials STORE N [SECS]: until the latest run has N trials.
 wait_trials() {
