@@ -100,7 +100,7 @@ run() {
         tps=$(awk '/transactions:/ {gsub(/\(/, "", $3); print $3}' "$out")
     else
         taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
-            "$SCALELAB" load mysql "$URL" --script "$script" -c "$conns" -j 1 \
+            "$SCALELAB" load mysql "$URL" --script "$script" -c "$conns" -j "$conns" \
             -d "${DURATION}s" --json >"$out" 2>&1
         txns=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["transactions"])' "$out")
         tps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tps"])' "$out")
