@@ -8,6 +8,7 @@
 //! stops whatever it runs, stops its server and exits.
 
 use super::clock::now_ns;
+use super::lock;
 use super::protocol::{
     parse_request, LoadReply, LoadRequest, Reply, Request, ServerInfo, ServerRequest,
     PROTOCOL_VERSION,
@@ -107,10 +108,6 @@ fn spawn_reader(
         lock(&current).trigger();
         let _ = tx.send(Ok(Request::Exit));
     });
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Agent {

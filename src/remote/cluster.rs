@@ -11,6 +11,7 @@
 use super::clock::{self, Offset};
 use super::conn::{AgentConn, CALL_TIMEOUT};
 use super::deploy;
+use super::lock;
 use super::protocol::{LoadRequest, Reply, Request};
 use super::ssh::Ssh;
 use super::wire::WireResult;
@@ -294,10 +295,6 @@ fn reply_result(host: &Host, w: WireResult) -> Result<LoadResult, RemoteError> {
         host: host.to_string(),
         message,
     })
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

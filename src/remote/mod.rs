@@ -40,6 +40,12 @@ pub mod wire;
 pub use conn::AgentConn;
 pub use hosts::Host;
 
+/// Locks an agent (or any shared state) even after a thread panicked while
+/// holding it: the data is a connection, still usable or detectably lost.
+pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Why talking to a remote host failed. Every variant names the host.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {

@@ -41,7 +41,7 @@ impl RemoteTarget {
     }
 
     fn call(&self, request: Request, limit: Duration) -> Result<Reply, TargetError> {
-        let mut a = self.agent.lock().unwrap_or_else(|p| p.into_inner());
+        let mut a = super::lock(&self.agent);
         a.call(request, limit).map_err(|e| TargetError::Start {
             kind: "remote",
             message: e.to_string(),

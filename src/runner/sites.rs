@@ -7,6 +7,7 @@ use super::RunError;
 use crate::load::{self, LoadResult, LoadSpec};
 use crate::probe::{ProbeData, Sampler, SamplerConfig};
 use crate::remote::cluster::{Cluster, SharedAgent};
+use crate::remote::lock;
 use crate::remote::portable::PortableProbe;
 use crate::remote::protocol::{Reply, Request};
 use crate::remote::ssh::Ssh;
@@ -234,8 +235,4 @@ fn cluster_cpus(c: &Cluster) -> std::collections::HashMap<String, usize> {
             (a.host.to_string(), a.facts.cpus.max(1))
         })
         .collect()
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
