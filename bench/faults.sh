@@ -19,7 +19,7 @@
 # and once: a busy fixed port, a store on a full filesystem, two concurrent
 # resumes, the parser fuzz.
 #
-# Usage: bench/faults.sh [--quick] [--kinds "nginx postgres mariadb"]
+# Usage: bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
 # Needs root (tmpfs mount for the full-filesystem row), sqlite3, nginx and
 # PostgreSQL (scripts/setup.sh installs them). Exit status: 0 when every row
@@ -27,7 +27,7 @@
 set -uo pipefail
 
 QUICK=0
-KINDS="nginx postgres mariadb"
+KINDS="nginx postgres mariadb unbound"
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) QUICK=1 ;;
@@ -77,6 +77,9 @@ recipe() {
         postgres) printf '%s\n' 'name = "faults-postgres"' '[server]' 'kind = "postgres"' \
             'scale = 1' 'shared_buffers = "32MB"' 'max_connections = 30' '[load]' 'kind = "pg"' \
             'script = "select-only"' ;;
+        unbound) printf '%s\n' 'name = "faults-unbound"' '[server]' 'kind = "unbound"' \
+            'names = 2000' '[load]' 'kind = "dns"' \
+            'queries = { names = 2000, zipf = 1.0, reverse_share = 0.3, seed = 1, count = 200000 }' ;;
         mariadb) printf '%s\n' 'name = "faults-mariadb"' '[server]' 'kind = "mariadb"' \
             'tables = 1' 'table_size = 1000' '[load]' 'kind = "mysql"' 'script = "oltp_read_only"' ;;
         *) echo "no recipe for kind $1" >&2; exit 2 ;;
@@ -119,6 +122,7 @@ master_pid() {
         nginx) files=("$WORK"/work/nginx-*/nginx.pid) ;;
         postgres) files=("$WORK"/work/postgres/*/data/postmaster.pid) ;;
         mariadb) files=("$WORK"/work/mariadb-*/mysqld.pid) ;;
+        unbound) mapfile -t files < <(find "$WORK/work" -name unbound.pid 2>/dev/null) ;;
     esac
     for pid in $(head -qn1 "${files[@]}" 2>/dev/null); do
         grep -qaF -- "$WORK/work" "/proc/$pid/cmdline" 2>/dev/null && { echo "$pid"; return; }
@@ -147,7 +151,10 @@ left_running() {
 cgroups_left() {
     local n i
     for i in $(seq 50); do
-        n=$(find /sys/fs/cgroup -maxdepth 5 -type d -name "scalelab-$1-*" 2>/dev/null | wc -l)
+        # Its cgroups, and the private network namespaces (DNS lab, router
+        # lab) named `scalelab-PURPOSE-PID-N`.
+        n=$(( $(find /sys/fs/cgroup -maxdepth 5 -type d -name "scalelab-$1-*" 2>/dev/null | wc -l) \
+            + $(ip netns list 2>/dev/null | grep -c -- "^scalelab-[a-z]*-$1-") ))
         [ "$n" = 0 ] && break
         sleep 0.1
     done
