@@ -27,6 +27,7 @@ install_missing() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+  apt-get clean # the downloaded .debs are not needed again
 }
 
 install_missing "${base[@]}"
