@@ -4,7 +4,8 @@
 
 use super::probe_view::{self, CpuShares};
 use crate::load::result::ErrorKind;
-use crate::store::{display_value, Measurement, RunData, Trial, TrialStatus};
+use crate::model::Coord;
+use crate::store::{Measurement, RunData, Trial, TrialStatus};
 
 type Getter = fn(&Measurement) -> String;
 /// A column's reader that may capture what it reads (an error kind).
@@ -77,8 +78,9 @@ pub fn export(data: &RunData) -> String {
 fn axes(data: &RunData) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for c in data.trials.iter().flat_map(|t| &t.point.coords) {
-        if !out.contains(&c.axis) {
-            out.push(c.axis.clone());
+        let axis = c.axis();
+        if !out.contains(&axis) {
+            out.push(axis);
         }
     }
     out
@@ -126,8 +128,7 @@ fn row(t: &Trial, axes: &[String]) -> Vec<String> {
         t.point.index.to_string(),
     ];
     for a in axes {
-        let v = t.point.coords.iter().find(|c| &c.axis == a);
-        r.push(v.map(|c| display_value(&c.value)).unwrap_or_default());
+        r.push(t.point.coord(a).map(Coord::display).unwrap_or_default());
     }
     let status = match t.status {
         TrialStatus::Ok => "ok",

@@ -8,7 +8,8 @@ use super::probe_view;
 use super::rows::{Aggregate, Cell, SeriesFit};
 use super::svg::scale;
 use super::verdict;
-use crate::store::{Point, Run, RunData, Trial};
+use crate::model::Point;
+use crate::store::{Run, RunData, Trial};
 use serde_json::{json, Map, Value};
 
 /// The document's `schema` value; bumped when a field changes meaning.
@@ -77,11 +78,7 @@ fn layout(agg: &Aggregate) -> Value {
 
 /// `{"connections": 100, "load.script": "select-only"}`
 pub fn coords(p: &Point) -> Value {
-    let map: Map<String, Value> = p
-        .coords
-        .iter()
-        .map(|c| (c.axis.clone(), c.value.clone()))
-        .collect();
+    let map: Map<String, Value> = p.coords.iter().map(|c| (c.axis(), c.json())).collect();
     Value::Object(map)
 }
 

@@ -11,7 +11,8 @@ use crate::analysis::shape::CurveShape;
 use crate::analysis::summary::{Headline, Summary};
 use crate::analysis::usl::UslFit;
 use crate::load::result::ErrorCounts;
-use crate::store::{Point, RunData, Trial, TrialStatus};
+use crate::model::Point;
+use crate::store::{RunData, Trial, TrialStatus};
 use crate::units::RateUnit;
 
 /// Everything the reports show about one run.
@@ -23,6 +24,9 @@ pub struct Aggregate {
     pub systems: Vec<String>,
     pub points: Vec<Point>,
     pub layout: Layout,
+    /// Whether the x axis counts concurrency or processors, so the USL is
+    /// fitted to it ([`super::fits::usl_applies`]).
+    pub usl_axis: bool,
     /// One cell per (point, system) that has trials, in sweep then system
     /// order.
     pub cells: Vec<Cell>,
@@ -46,7 +50,7 @@ pub struct SeriesFit {
     pub group: usize,
     /// (x, headline throughput), sorted by x.
     pub points: Vec<(f64, f64)>,
-    /// The USL fit; `None` when not attempted (see [`super::fits::usl_applies`]), the
+    /// The USL fit; `None` when not attempted (see [`Aggregate::usl_axis`]), the
     /// error text when the fit failed.
     pub usl: Option<Result<UslFit, String>>,
     pub shape: Option<CurveShape>,
@@ -238,6 +242,12 @@ pub fn collect(data: &RunData) -> Aggregate {
         }
     };
     let baseline = pick_baseline(data, &systems, &mut notes);
+    let server = crate::target::kind(&data.run.server_kind).ok();
+    let usl_axis = layout
+        .x_axis
+        .as_deref()
+        .and_then(|a| points.iter().find_map(|p| p.coord(a)))
+        .is_some_and(|c| super::fits::usl_applies(&c.target, server));
     let mut cells = Vec::new();
     for p in &points {
         for s in &systems {
@@ -253,6 +263,7 @@ pub fn collect(data: &RunData) -> Aggregate {
         systems,
         points,
         layout,
+        usl_axis,
         cells,
         fits: Vec::new(),
         ranking: Vec::new(),

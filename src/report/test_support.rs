@@ -9,7 +9,8 @@ use crate::analysis::shape::{CurveShape, PastPeak};
 use crate::analysis::summary::Summary;
 use crate::analysis::usl::UslFit;
 use crate::load::result::LatencySummary;
-use crate::store::{Coord, Measurement, Point, Run, RunData, Trial, TrialStatus};
+use crate::model::Point;
+use crate::store::{Measurement, Run, RunData, Trial, TrialStatus};
 use crate::units::Micros;
 use serde_json::json;
 
@@ -34,13 +35,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
                     id: trials.len() as i64 + 1,
                     run_id: 7,
                     system: s.to_string(),
-                    point: Point {
-                        index: pi as u32,
-                        coords: vec![Coord {
-                            axis: "connections".into(),
-                            value: json!(c),
-                        }],
-                    },
+                    point: Point::new(pi as u32, &[("connections", i64::from(*c).into())]),
                     trial,
                     status: if failed { TrialStatus::Failed } else { TrialStatus::Ok },
                     error: failed.then(|| "server exited with signal 9, \"OOM\"".to_string()),
@@ -99,6 +94,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
             baseline: Some(systems[0].to_string()),
             headline: "median".into(),
             load_kind: "http".into(),
+            server_kind: "nginx".into(),
             noise: 0.02,
             quick: false,
         },

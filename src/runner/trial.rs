@@ -5,12 +5,13 @@ use super::servers::Servers;
 use super::sites::{self, ServerProbe, ServerSite};
 use super::RunError;
 use crate::load::{LoadResult, LoadSpec, Pacing};
+use crate::model::Point;
 use crate::profile::{Folded, ProfileError, Recorder};
 use crate::shutdown::Shutdown;
 use crate::spec::sweep::{resolve, Resolved};
 use crate::spec::Experiment;
 use crate::spec::ProfilePolicy;
-use crate::store::{Measurement, NewTrial, Point, RunEvent, RunEventKind, Store, TrialStatus};
+use crate::store::{Measurement, NewTrial, RunEvent, RunEventKind, Store, TrialStatus};
 use std::path::Path;
 
 /// What the runner needs to know about a finished trial.

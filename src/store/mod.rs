@@ -118,6 +118,7 @@ mod tests {
                 baseline: "a",
                 headline: "median",
                 load_kind: "http",
+                server_kind: "nginx",
                 noise: 0.02,
             })
             .unwrap()
@@ -128,13 +129,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("s.sqlite")).unwrap();
         let id = run(&mut store);
-        let point = Point {
-            index: 3,
-            coords: vec![Coord {
-                axis: "connections".into(),
-                value: 10.into(),
-            }],
-        };
+        let point = crate::model::Point::new(3, &[("connections", 10.into())]);
         let m = Measurement {
             requests: 500,
             rps: 250.0,

@@ -1,6 +1,7 @@
 //! Writing runs and trials.
 
-use super::{Measurement, Point, Store, StoreError, TrialStatus};
+use super::{Measurement, Store, StoreError, TrialStatus};
+use crate::model::Point;
 use rusqlite::params;
 
 /// A run as it starts.
@@ -15,6 +16,9 @@ pub struct NewRun<'a> {
     pub headline: &'a str,
     /// The load kind's registry name (it fixes the throughput unit).
     pub load_kind: &'a str,
+    /// The server kind's registry name (it says which settings count
+    /// parallel workers).
+    pub server_kind: &'a str,
     /// Relative differences below this are never called a difference.
     pub noise: f64,
 }
@@ -47,8 +51,9 @@ impl Store {
     pub fn create_run(&mut self, r: &NewRun) -> Result<i64, StoreError> {
         self.conn.execute(
             "INSERT INTO runs (name, description, started_at, status, experiment, experiment_path,
-                quick, environment, scalelab_version, baseline, headline, load_kind, noise)
-             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                quick, environment, scalelab_version, baseline, headline, load_kind, noise,
+                server_kind)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 r.name,
                 r.description,
@@ -61,7 +66,8 @@ impl Store {
                 r.baseline,
                 r.headline,
                 r.load_kind,
-                r.noise
+                r.noise,
+                r.server_kind
             ],
         )?;
         Ok(self.conn.last_insert_rowid())

@@ -5,8 +5,9 @@
 
 use crate::support;
 use scalelab::load::result::LatencySummary;
+use scalelab::model::Point;
 use scalelab::report::{csv, format, html, json, terminal};
-use scalelab::store::{Measurement, Point, Run, RunData, Trial, TrialStatus};
+use scalelab::store::{Measurement, Run, RunData, Trial, TrialStatus};
 use scalelab::units::Micros;
 use serde_json::{json, Value};
 
@@ -76,6 +77,7 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
         baseline: Some(baseline.into()),
         headline: headline.into(),
         load_kind: "http".into(),
+        server_kind: "nginx".into(),
         noise: 0.02,
         quick: false,
     }
@@ -85,7 +87,7 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
 fn sweep() -> RunData {
     let mut trials = Vec::new();
     for (pi, c) in CONNECTIONS.iter().enumerate() {
-        let p = Point::new(pi as u32, &[("connections", json!(c))]);
+        let p = Point::new(pi as u32, &[("connections", i64::from(*c).into())]);
         let n = f64::from(*c);
         for t in 1..=3u32 {
             for (si, s) in [LINUX, EVIL].iter().enumerate() {
@@ -387,7 +389,7 @@ fn json_has_the_documented_fields() {
 /// "FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)".
 #[test]
 fn single_point_best_of_three_ranks_like_seed_003() {
-    let p = Point::new(0, &[("connections", json!(4000))]);
+    let p = Point::new(0, &[("connections", 4000.into())]);
     let best = [
         ("Debian", 63_936.47),
         ("FreeBSD", 82_122.38),
@@ -449,7 +451,7 @@ fn other_axes_get_their_own_charts() {
         for rate in [1000, 2000, 4000] {
             let p = Point::new(
                 index,
-                &[("load.script", json!(script)), ("rate", json!(rate))],
+                &[("load.script", script.into()), ("rate", rate.into())],
             );
             index += 1;
             for s in ["a", "b"] {
@@ -512,6 +514,7 @@ fn report_and_export_commands_read_a_stored_run() {
                 baseline: LINUX,
                 headline: "median",
                 load_kind: "http",
+                server_kind: "nginx",
                 noise: 0.02,
             })
             .expect("run");
