@@ -283,7 +283,7 @@ fn summarise(
     }
     if fit.r_squared < POOR_R_SQUARED {
         warnings.push(format!(
-            "R^2 = {:.2}: the USL curve explains the data poorly; look for noisy points or a shape the USL cannot follow",
+            "R² = {:.2}: the USL curve explains the data poorly; look for noisy points or a shape the USL cannot follow",
             fit.r_squared
         ));
     }
@@ -309,7 +309,7 @@ fn peak(fit: &mut UslFit, points: &[(f64, f64)], warnings: &mut Vec<String>) {
         fit.peak_throughput = predict(fit, n_star);
     } else if let Some(ceiling) = fit.amdahl_ceiling {
         warnings.push(format!(
-            "kappa = 0 (Amdahl's law): no peak; throughput approaches the ceiling lambda/sigma = {ceiling:.4}"
+            "κ = 0 (Amdahl's law): no peak; throughput approaches the ceiling λ/σ = {ceiling:.1}"
         ));
         fit.peak_throughput = ceiling;
     } else {

@@ -63,7 +63,7 @@ impl Estimate {
     }
 
     /// `estimated 1m12s to 3m20s: 2 points x 2 systems x 4..10 trials of
-    /// 1.8s; server starts come on top`.
+    /// 1.8s, plus server starts` (a trial: warmup, window and cooldown).
     pub fn sentence(&self) -> String {
         let (lo, hi) = (self.shortest(), self.longest());
         let span = if lo == hi {
@@ -77,7 +77,7 @@ impl Estimate {
             format!("{}..{}", self.min_trials, self.max_trials)
         };
         format!(
-            "estimated {span}: {} point{} x {} system{} x {trials} trial{} of {} (warmup, window, cooldown); server starts and datasets come on top",
+            "estimated {span}: {} point{} x {} system{} x {trials} trial{} of {}, plus server starts",
             self.points,
             plural(self.points),
             self.systems,
