@@ -274,6 +274,11 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
         })),
         _ => None,
     };
+    if let Some(r) = &ramp {
+        // Losses past the maximum are the ramp's measurement: they leave the
+        // error counts the verdicts judge a point by.
+        result.errors.timeout = result.errors.timeout.saturating_sub(r.lost_past_max);
+    }
     result.target_rate = match mode {
         Mode::Fixed { rate } => Some(*rate),
         Mode::Ramp { max_rate, .. } => Some(*max_rate),
@@ -309,6 +314,52 @@ mod tests {
             assert!(e.contains("only to loopback"), "{e}");
         }
         assert!(parse_endpoint("localhost").is_err());
+    }
+
+    /// A ramp whose server answers 100 in second 0 (`lost_early` more
+    /// queries lost) and 150 of the 300 offered in second 1.
+    fn saturated_ramp(lost_early: u64) -> LoadResult {
+        let mut t = tally::Tally::new(true);
+        let ok = hickory_proto::op::ResponseCode::NoError;
+        t.sent_at(0, 100 + lost_early);
+        for _ in 0..100 {
+            t.answered(ok, crate::units::Micros(100), 0, 500_000_000);
+        }
+        for _ in 0..lost_early {
+            t.lost_at(0);
+        }
+        t.sent_at(1, 300);
+        for _ in 0..150 {
+            t.answered(ok, crate::units::Micros(100), 1, 1_500_000_000);
+        }
+        for _ in 0..150 {
+            t.lost_at(1);
+        }
+        t.elapsed_ns = 2_000_000_000;
+        let mode = Mode::Ramp {
+            max_rate: 300.0,
+            over: Duration::from_secs(2),
+        };
+        finish(t, &mode)
+    }
+
+    #[test]
+    fn ramp_losses_past_the_maximum_are_not_errors() {
+        use crate::analysis::compare::too_many_errors;
+        let r = saturated_ramp(0);
+        let d = r.datagrams.clone().unwrap();
+        let ramp = d.ramp.unwrap();
+        assert_eq!(ramp.max_throughput, 150.0);
+        assert_eq!(d.lost, 150, "every lost query is still counted as lost");
+        assert_eq!(ramp.lost_past_max, 150, "second 1 offered 300 > 150");
+        assert_eq!(r.errors.total(), 0);
+        assert!(!too_many_errors(r.errors.total(), r.requests));
+        assert!(too_many_errors(d.lost, r.requests), "counted, they would");
+        // A loss at 101 qps, under the 150 the server answered, stays an
+        // error and makes the point not comparable.
+        let r = saturated_ramp(1);
+        assert_eq!(r.errors.timeout, 1);
+        assert!(too_many_errors(r.errors.total(), r.requests));
     }
 
     #[test]
