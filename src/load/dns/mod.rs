@@ -259,12 +259,6 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
             (codec::rcode_name(rc), n)
         })
         .collect();
-    let fell_behind = t.fell_behind.map(|(at, by, rate)| {
-        format!(
-            "the load generator fell behind its schedule by {by} queries at {at:.1}s \
-             (offered {rate:.0} qps): the client, not the server, set the limit from there"
-        )
-    });
     let ramp = match mode {
         Mode::Ramp { .. } => Some(ramp::summarise(&ramp::Series {
             sent: &t.sent_by_sec,
@@ -274,6 +268,22 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
         })),
         _ => None,
     };
+    let mut fell_behind = t.fell_behind.map(|(at, by, rate)| {
+        format!(
+            "the load generator fell behind its schedule by {by} queries at {at:.1}s \
+             (offered {rate:.0} qps): the client, not the server, set the limit from there"
+        )
+    });
+    if let (Some((at, _, rate)), Some(r)) = (t.fell_behind, &ramp) {
+        if ramp::maximum_stands(r.max_throughput, rate) {
+            result.notes.push(format!(
+                "the load generator fell behind its schedule at {at:.1}s, offering {rate:.0} qps, \
+                 past the server's maximum of {:.0} qps: the maximum stands",
+                r.max_throughput
+            ));
+            fell_behind = None;
+        }
+    }
     if let Some(r) = &ramp {
         // Losses past the maximum are the ramp's measurement: they leave the
         // error counts the verdicts judge a point by.
@@ -360,6 +370,32 @@ mod tests {
         let r = saturated_ramp(1);
         assert_eq!(r.errors.timeout, 1);
         assert!(too_many_errors(r.errors.total(), r.requests));
+    }
+
+    #[test]
+    fn a_ramp_that_falls_behind_past_the_maximum_keeps_it() {
+        let mode = Mode::Ramp {
+            max_rate: 300.0,
+            over: Duration::from_secs(2),
+        };
+        let behind_at = |rate: f64| {
+            let mut t = tally::Tally::new(true);
+            let ok = hickory_proto::op::ResponseCode::NoError;
+            t.sent_at(0, 150);
+            for _ in 0..150 {
+                t.answered(ok, crate::units::Micros(100), 0, 500_000_000);
+            }
+            t.fell_behind = Some((1.5, 40, rate));
+            t.elapsed_ns = 2_000_000_000;
+            finish(t, &mode)
+        };
+        // Behind at 250 qps, past the 150 the server answered at most.
+        let r = behind_at(250.0);
+        assert!(r.datagrams.unwrap().fell_behind.is_none());
+        assert!(r.notes.iter().any(|n| n.contains("the maximum stands")));
+        // Behind at 140 qps: the maximum may be the generator's.
+        let r = behind_at(140.0);
+        assert!(r.datagrams.unwrap().fell_behind.is_some());
     }
 
     #[test]

@@ -67,6 +67,19 @@ pub fn summarise(s: &Series) -> Ramp {
     }
 }
 
+/// How far past the maximum throughput the generator must have kept its
+/// schedule for the maximum to be the server's: 10%, so the seconds around
+/// the peak were offered in full.
+pub const KEPT_PAST_MAX: f64 = 1.1;
+
+/// Whether a ramp's maximum throughput is the server's although the
+/// generator fell behind, because it fell behind only at `offered_then`
+/// qps, [`KEPT_PAST_MAX`] past the maximum (resperf warns of falling behind
+/// for the same reason: a maximum near that rate may be the client's).
+pub fn maximum_stands(max_throughput: f64, offered_then: f64) -> bool {
+    max_throughput > 0.0 && offered_then >= max_throughput * KEPT_PAST_MAX
+}
+
 /// Queries lost in the seconds whose offered rate exceeded `max_throughput`
 /// (the most the server answered in any second). A loss at a rate at or
 /// under that maximum is a real error: the server showed it could carry
