@@ -356,7 +356,7 @@ mod tests {
                 }),
                 probe: None,
                 timeline: vec![],
-                context: json!({}),
+                context: Default::default(),
             })
             .collect()
     }

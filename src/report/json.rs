@@ -4,7 +4,6 @@
 
 use super::analyse::aggregate;
 use super::fits::ranking_line;
-use super::probe_view;
 use super::rows::{Aggregate, Cell, SeriesFit};
 use super::svg::scale;
 use super::verdict;
@@ -84,7 +83,7 @@ pub fn coords(p: &Point) -> Value {
 }
 
 fn trial(t: &Trial) -> Value {
-    let bound = probe_view::client_bound(&t.context, t.probe.as_ref());
+    let bound = t.context.client_bound_why();
     json!({
         "id": t.id,
         "system": t.system,
@@ -97,7 +96,7 @@ fn trial(t: &Trial) -> Value {
         "throughput": t.throughput(),
         "measurement": t.measurement,
         "probe": t.probe,
-        "cpu_shares": probe_view::cpu_shares(t.probe.as_ref()),
+        "cpu_shares": t.probe.as_ref().map(|p| p.cpu),
         "client_bound": bound.is_some(),
         "client_bound_reason": bound,
         "timeline": t.timeline,

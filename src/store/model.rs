@@ -25,11 +25,11 @@ pub struct Trial {
     pub started_at: i64,
     pub measurement: Option<Measurement>,
     /// The probe's summary over the measured window (see `probe`).
-    pub probe: Option<serde_json::Value>,
+    pub probe: Option<crate::probe::ProbeSummary>,
     /// Completed requests per second of the measured window.
     pub timeline: Vec<u64>,
     /// Dataset, placement and other per-trial facts.
-    pub context: serde_json::Value,
+    pub context: super::TrialContext,
 }
 
 impl Trial {

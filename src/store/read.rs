@@ -215,7 +215,7 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
         },
         error: r.get(6)?,
         started_at: r.get(7)?,
-        context: json_col::<serde_json::Value>(r, 8)?,
+        context: json_col::<super::TrialContext>(r, 8)?,
         timeline: json_col(r, 9)?,
         probe: probe.and_then(|s| serde_json::from_str(&s).ok()),
         measurement,

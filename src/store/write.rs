@@ -32,12 +32,12 @@ pub struct NewTrial<'a> {
     pub status: TrialStatus,
     pub error: Option<&'a str>,
     pub started_at: i64,
-    pub context: &'a serde_json::Value,
+    pub context: &'a super::TrialContext,
     pub measurement: Option<&'a Measurement>,
     pub timeline: &'a [u64],
     pub histogram: Option<&'a [u8]>,
-    pub probe_summary: Option<&'a serde_json::Value>,
-    pub probe_timeline: Option<&'a serde_json::Value>,
+    pub probe_summary: Option<&'a crate::probe::ProbeSummary>,
+    pub probe_timeline: Option<&'a [crate::probe::ProbeSample]>,
 }
 
 pub fn now() -> i64 {
@@ -121,13 +121,13 @@ impl Store {
             params![
                 id,
                 serde_json::to_string(t.timeline)?,
-                t.probe_timeline.map(|v| v.to_string())
+                t.probe_timeline.map(serde_json::to_string).transpose()?
             ],
         )?;
         if let Some(p) = t.probe_summary {
             tx.execute(
                 "INSERT INTO probes (trial_id, summary) VALUES (?1, ?2)",
-                params![id, p.to_string()],
+                params![id, serde_json::to_string(p)?],
             )?;
         }
         if let Some(h) = t.histogram {

@@ -195,7 +195,7 @@ mod compare {
                         status: TrialStatus::Ok,
                         error: None,
                         started_at: 0,
-                        context: &json!({}),
+                        context: &Default::default(),
                         measurement: Some(&m),
                         timeline: &[],
                         histogram: None,

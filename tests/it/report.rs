@@ -6,6 +6,7 @@
 use crate::support;
 use scalelab::load::result::LatencySummary;
 use scalelab::model::Point;
+use scalelab::probe::{CpuSplit, ProbeSummary};
 use scalelab::report::{csv, format, html, json, terminal};
 use scalelab::store::{Measurement, Run, RunData, Trial, TrialStatus};
 use scalelab::units::Micros;
@@ -50,15 +51,21 @@ fn trial(system: &str, p: &Point, n: u32, rps: f64, id: i64) -> Trial {
         error: None,
         started_at: 1_700_000_000 + id * 7,
         measurement: Some(measurement(rps, 50 + (rps as u64 % 997))),
-        probe: Some(json!({
-            "server_cpu_util": rps / 50_000.0,
-            "cpu_busy": 0.4,
-            "cpu": {"user": 0.25, "system": 0.1, "softirq": 0.05},
-            "mem_per_worker_rss_bytes": 5_000_000,
-            "freq_source": "cpufreq",
-        })),
+        probe: Some(ProbeSummary {
+            server_cpu_util: Some(rps / 50_000.0),
+            cpu_busy: 0.4,
+            cpu: CpuSplit {
+                user: 0.25,
+                system: 0.1,
+                softirq: 0.05,
+                ..CpuSplit::default()
+            },
+            mem_per_worker_rss_bytes: Some(5_000_000),
+            freq_source: "cpufreq".into(),
+            ..ProbeSummary::default()
+        }),
         timeline: vec![],
-        context: json!({}),
+        context: Default::default(),
     }
 }
 
@@ -109,12 +116,12 @@ fn sweep_over(connections: &[u32]) -> RunData {
                     tr.measurement = None;
                 }
                 if si == 0 && pi == 0 && t == 1 {
-                    tr.probe.as_mut().expect("probe")["warnings"] =
-                        json!(["frequency from /proc/cpuinfo <estimate>"]);
+                    tr.probe.as_mut().expect("probe").warnings =
+                        vec!["frequency from /proc/cpuinfo <estimate>".into()];
                 }
                 if si == 0 && pi == 4 && t == 3 {
-                    tr.context =
-                        json!({"client_bound": true, "client_bound_reason": "client CPU at 98%"});
+                    tr.context
+                        .set_client_bound(Some("client CPU at 98%".into()));
                 }
                 trials.push(tr);
             }
@@ -769,7 +776,11 @@ fn degenerate_runs_still_render() {
             m.rps = f64::NAN;
             m.gbit_s = f64::INFINITY;
         }
-        t.probe = Some(json!({"server_cpu_util": "busy", "cpu": [1, 2]}));
+        t.probe = Some(ProbeSummary {
+            server_cpu_util: Some(f64::NAN),
+            cpu_busy: f64::INFINITY,
+            ..ProbeSummary::default()
+        });
     }
     for data in [&empty, &failed, &odd] {
         let html = html::render(data);
