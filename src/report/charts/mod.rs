@@ -182,6 +182,31 @@ impl<'a> GroupCtx<'a> {
         c
     }
 
+    /// Per system, one series per `(name, style, value)`, labelled
+    /// `system name` in the system's colour.
+    fn styled_series(
+        &self,
+        kinds: &[(&str, LineStyle, CellValue)],
+        fmt: fn(f64) -> String,
+    ) -> Vec<Series> {
+        let mut out = Vec::new();
+        for (i, s) in self.agg.systems.iter().enumerate() {
+            for (name, style, get) in kinds {
+                let points: Vec<Pt> = self
+                    .cells(s)
+                    .into_iter()
+                    .filter_map(|c| Some(self.point(c, get(c)?, fmt)))
+                    .collect();
+                if !points.is_empty() {
+                    let mut series = plain_series(&format!("{s} {name}"), i, points);
+                    series.style = *style;
+                    out.push(series);
+                }
+            }
+        }
+        out
+    }
+
     /// One series per system of `value(cell)`, as line-chart points.
     fn series_of(&self, value: impl Fn(&Cell) -> Option<Pt>) -> Vec<Series> {
         self.agg
@@ -317,18 +342,11 @@ impl<'a> GroupCtx<'a> {
                 });
             }
         }
-        if c.series.is_empty() {
-            return None;
-        }
-        Some(Chart {
-            kind: ChartKind::Throughput,
-            group: self.group,
-            svg: c.render(),
-            caption: format!(
-                "Bars: {} of the successful trials; whiskers: min–max.",
-                self.agg.headline_word()
-            ),
-        })
+        let caption = format!(
+            "Bars: {} of the successful trials; whiskers: min–max.",
+            self.agg.headline_word()
+        );
+        self.finish_bars(ChartKind::Throughput, c, caption)
     }
 
     fn latency(&self) -> Option<Chart> {
@@ -337,30 +355,13 @@ impl<'a> GroupCtx<'a> {
         }
         let mut c = self.line_chart("latency", "Latency percentiles", "latency");
         c.y_format = |v| format::latency_us(v).replace(".00", "");
-        for (i, s) in self.agg.systems.iter().enumerate() {
-            for (name, style, get) in [
-                (
-                    "p50",
-                    LineStyle::Solid,
-                    (|c: &Cell| c.latency.p50_us) as fn(&Cell) -> Option<f64>,
-                ),
-                ("p99", LineStyle::Dashed, |c: &Cell| c.latency.p99_us),
-            ] {
-                let points: Vec<Pt> = self
-                    .cells(s)
-                    .into_iter()
-                    .filter_map(|c| {
-                        let v = get(c)?;
-                        Some(self.point(c, v, format::latency_us))
-                    })
-                    .collect();
-                if !points.is_empty() {
-                    let mut series = plain_series(&format!("{s} {name}"), i, points);
-                    series.style = style;
-                    c.series.push(series);
-                }
-            }
-        }
+        c.series = self.styled_series(
+            &[
+                ("p50", LineStyle::Solid, |c| c.latency.p50_us),
+                ("p99", LineStyle::Dashed, |c| c.latency.p99_us),
+            ],
+            format::latency_us,
+        );
         let ys: Vec<f64> = c
             .series
             .iter()
@@ -550,16 +551,21 @@ impl<'a> GroupCtx<'a> {
         })
     }
 
+    fn finish_bars(&self, kind: ChartKind, c: BarChart, caption: String) -> Option<Chart> {
+        (!c.series.is_empty()).then(|| self.chart(kind, c.render(), caption))
+    }
+
     fn finish(&self, kind: ChartKind, c: LineChart, caption: String) -> Option<Chart> {
-        if c.series.is_empty() {
-            return None;
-        }
-        Some(Chart {
+        (!c.series.is_empty()).then(|| self.chart(kind, c.render(), caption))
+    }
+
+    fn chart(&self, kind: ChartKind, svg: String, caption: String) -> Chart {
+        Chart {
             kind,
             group: self.group,
-            svg: c.render(),
+            svg,
             caption,
-        })
+        }
     }
 }
 

@@ -92,12 +92,7 @@ impl GroupCtx<'_> {
     }
 
     fn figure(&self, kind: ChartKind, p: Panels, caption: String) -> Option<Chart> {
-        Some(Chart {
-            kind,
-            group: self.group,
-            svg: p.render(),
-            caption,
-        })
+        Some(self.chart(kind, p.render(), caption))
     }
 }
 

@@ -54,9 +54,6 @@ impl GroupCtx<'_> {
                 values,
             });
         }
-        if c.series.is_empty() {
-            return None;
-        }
         let caption = format!(
             "Each percentile is the median across trials of that trial's percentile, as wrk's \
              latency distribution at the highest load.{}",
@@ -66,12 +63,7 @@ impl GroupCtx<'_> {
                 ""
             }
         );
-        Some(Chart {
-            kind: ChartKind::Latency,
-            group: self.group,
-            svg: c.render(),
-            caption,
-        })
+        self.finish_bars(ChartKind::Latency, c, caption)
     }
 
     /// Resident (solid) and virtual (dashed) memory per server worker.
@@ -87,25 +79,13 @@ impl GroupCtx<'_> {
                 .iter()
                 .fold(s, |s, pat| s.replace(pat, &pat[pat.len() - 1..]))
         };
-        for (i, s) in self.agg.systems.iter().enumerate() {
-            type Get = fn(&Cell) -> Option<f64>;
-            let kinds: [(&str, LineStyle, Get); 2] = [
+        c.series = self.styled_series(
+            &[
                 ("resident", LineStyle::Solid, |c| c.server.rss_per_worker),
                 ("virtual", LineStyle::Dashed, |c| c.server.vsz_per_worker),
-            ];
-            for (name, style, get) in kinds {
-                let points: Vec<_> = self
-                    .cells(s)
-                    .into_iter()
-                    .filter_map(|c| Some(self.point(c, get(c)?, format::bytes)))
-                    .collect();
-                if !points.is_empty() {
-                    let mut series = super::plain_series(&format!("{s} {name}"), i, points);
-                    series.style = style;
-                    c.series.push(series);
-                }
-            }
-        }
+            ],
+            format::bytes,
+        );
         let caption = "Solid: resident set (RSS), dashed: virtual size (VSZ, what seed 003 \
                        quotes), per server process other than the master, median across trials.";
         self.finish(ChartKind::Memory, c, caption.into())
