@@ -16,10 +16,14 @@
 #   server-master-     only the master (nginx master, postmaster) killed
 #   server-sigstop-    the server stopped for 3 s mid-trial: the stall shows
 #                      (timeouts or an empty second), the run completes
+# The router (the A - R - B lab of namespaces, no server process) has the
+# same rows with the router's faults: `whole` deletes R's namespace (the
+# router is gone), `master` deletes R's link to B, `sigstop` turns R's
+# forwarding off for 3 s (the lost frames show in the trial's step).
 # and once: a busy fixed port, a store on a full filesystem, two concurrent
 # resumes, the parser fuzz.
 #
-# Usage: bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound"]
+# Usage: bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
 # Needs root (tmpfs mount for the full-filesystem row), sqlite3, nginx and
 # PostgreSQL (scripts/setup.sh installs them). Exit status: 0 when every row
@@ -27,12 +31,12 @@
 set -uo pipefail
 
 QUICK=0
-KINDS="nginx postgres mariadb unbound"
+KINDS="nginx postgres mariadb unbound nsd bind router"
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) QUICK=1 ;;
         --kinds) KINDS=$2; shift ;;
-        *) sed -n '2,27p' "$0"; exit 2 ;;
+        *) sed -n '2,31p' "$0"; exit 2 ;;
     esac
     shift
 done
@@ -77,9 +81,13 @@ recipe() {
         postgres) printf '%s\n' 'name = "faults-postgres"' '[server]' 'kind = "postgres"' \
             'scale = 1' 'shared_buffers = "32MB"' 'max_connections = 30' '[load]' 'kind = "pg"' \
             'script = "select-only"' ;;
-        unbound) printf '%s\n' 'name = "faults-unbound"' '[server]' 'kind = "unbound"' \
+        unbound|nsd|bind) printf '%s\n' "name = \"faults-$1\"" '[server]' "kind = \"$1\"" \
             'names = 2000' '[load]' 'kind = "dns"' \
             'queries = { names = 2000, zipf = 1.0, reverse_share = 0.3, seed = 1, count = 200000 }' ;;
+        # One step at a fixed rate per trial (well under what R forwards
+        # here), 1% loss allowed: a trial passes unless a fault hits it.
+        router) printf '%s\n' 'name = "faults-router"' '[server]' 'kind = "router"' \
+            '[load]' 'kind = "forward"' 'rate = 20000' 'loss = 1' ;;
         mariadb) printf '%s\n' 'name = "faults-mariadb"' '[server]' 'kind = "mariadb"' \
             'tables = 1' 'table_size = 1000' '[load]' 'kind = "mysql"' 'script = "oltp_read_only"' ;;
         *) echo "no recipe for kind $1" >&2; exit 2 ;;
@@ -123,6 +131,8 @@ master_pid() {
         postgres) files=("$WORK"/work/postgres/*/data/postmaster.pid) ;;
         mariadb) files=("$WORK"/work/mariadb-*/mysqld.pid) ;;
         unbound) mapfile -t files < <(find "$WORK/work" -name unbound.pid 2>/dev/null) ;;
+        nsd) mapfile -t files < <(find "$WORK/work" -name nsd.pid 2>/dev/null) ;;
+        bind) mapfile -t files < <(find "$WORK/work" -name named.pid 2>/dev/null) ;;
     esac
     for pid in $(head -qn1 "${files[@]}" 2>/dev/null); do
         grep -qaF -- "$WORK/work" "/proc/$pid/cmdline" 2>/dev/null && { echo "$pid"; return; }
@@ -151,10 +161,11 @@ left_running() {
 cgroups_left() {
     local n i
     for i in $(seq 50); do
-        # Its cgroups, and the private network namespaces (DNS lab, router
-        # lab) named `scalelab-PURPOSE-PID-N`.
+        # Its cgroups, and the private network namespaces: the DNS lab's
+        # `scalelab-PURPOSE-PID-N`, the router lab's `slr-PID-N-{a,r,b}`
+        # (veths and nftables tables live and die inside those).
         n=$(( $(find /sys/fs/cgroup -maxdepth 5 -type d -name "scalelab-$1-*" 2>/dev/null | wc -l) \
-            + $(ip netns list 2>/dev/null | grep -c -- "^scalelab-[a-z]*-$1-") ))
+            + $(ip netns list 2>/dev/null | grep -cE -- "^(scalelab-[a-z]*-$1-|slr-$1-)") ))
         [ "$n" = 0 ] && break
         sleep 0.1
     done
@@ -268,36 +279,50 @@ scenario_server() {
     local store=$dir/s.sqlite
     "$SCALELAB" --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err" &
     local pid=$! master=
-    for _ in $(seq 300); do
-        master=$(master_pid "$kind")
-        [ -n "$master" ] && break
-        sleep 0.1
-    done
-    sleep 0.8
-    local victims
-    case $what in
-        whole) victims=$(server_pids "$master"); kill -9 $victims 2>/dev/null ;;
-        master) kill -9 "$master" 2>/dev/null ;;
-        sigstop)
-            victims=$(server_pids "$master")
-            kill -STOP $victims 2>/dev/null
-            sleep 3
-            kill -CONT $victims 2>/dev/null ;;
-    esac
+    if [ "$kind" = router ]; then
+        router_fault "$pid" "$what"
+    else
+        for _ in $(seq 300); do
+            master=$(master_pid "$kind")
+            [ -n "$master" ] && break
+            sleep 0.1
+        done
+        sleep 0.8
+        local victims
+        case $what in
+            whole) victims=$(server_pids "$master"); kill -9 $victims 2>/dev/null ;;
+            master) kill -9 "$master" 2>/dev/null ;;
+            sigstop)
+                victims=$(server_pids "$master")
+                kill -STOP $victims 2>/dev/null
+                sleep 3
+                kill -CONT $victims 2>/dev/null ;;
+        esac
+    fi
     wait "$pid"
     local code=$? run first second left
     run=$(latest "$store")
     first=$(q "$store" "SELECT status || ':' || coalesce(error, '') FROM trials WHERE run_id = $run AND point_index = 0")
     second=$(q "$store" "SELECT status FROM trials WHERE run_id = $run AND point_index = 1")
-    left=$(left_running)
+    left=$(( $(left_running) + $(cgroups_left "$pid") ))
     local ok=1
     if [ "$what" = sigstop ]; then
-        local stall
-        stall=$(q "$store" "SELECT (SELECT count(*) FROM json_each(tl.per_second) WHERE value = 0) || ' empty s, '
-            || json_extract(m.errors, '$.timeout') || ' timeouts'
-            FROM trials t JOIN timelines tl ON tl.trial_id = t.id JOIN measurements m ON m.trial_id = t.id
-            WHERE t.run_id = $run AND t.point_index = 0")
-        case $stall in 0\ empty\ s,\ 0\ timeouts|"") ;; *) [ "$second" = ok ] && [ "$left" = 0 ] && { [ "$code" = 0 ] || [ "$code" = 3 ]; } && ok=0 ;; esac
+        local stall stalled=0
+        if [ "$kind" = router ]; then
+            # The paused seconds' frames are lost in the trial's one step.
+            local step='$.forward.search.steps[0].trial'
+            stall=$(q "$store" "SELECT 'lost ' || coalesce(json_extract(context, '$step.lost'), 'no step')
+                || ' of ' || coalesce(json_extract(context, '$step.sent'), 0) || ' frames'
+                FROM trials WHERE run_id = $run AND point_index = 0")
+            case $stall in "lost "[1-9]*) stalled=1 ;; esac
+        else
+            stall=$(q "$store" "SELECT (SELECT count(*) FROM json_each(tl.per_second) WHERE value = 0) || ' empty s, '
+                || json_extract(m.errors, '$.timeout') || ' timeouts'
+                FROM trials t JOIN timelines tl ON tl.trial_id = t.id JOIN measurements m ON m.trial_id = t.id
+                WHERE t.run_id = $run AND t.point_index = 0")
+            case $stall in 0\ empty\ s,\ 0\ timeouts|"") ;; *) stalled=1 ;; esac
+        fi
+        [ "$stalled" = 1 ] && [ "$second" = ok ] && [ "$left" = 0 ] && { [ "$code" = 0 ] || [ "$code" = 3 ]; } && ok=0
         row "server-sigstop-$kind" "3 s stall visible in trial 1 (empty seconds/timeouts), trial 2 ok, 0 left" \
             "exit $code, trial 1 ${first%%:*} ($stall), trial 2 $second, left=$left" $ok
         return
@@ -307,6 +332,27 @@ scenario_server() {
     case $first in failed:?*) [ "$second" = ok ] && [ "$code" = 3 ] && [ "$left" = 0 ] && ok=0 ;; esac
     row "server-$what-$kind" "trial 1 failed with its reason (server died), trial 2 ok, exit 3, 0 left" \
         "exit $code, trial 1 ${first:0:60}, trial 2 $second, left=$left" $ok
+}
+
+# router_fault SCALELAB_PID WHAT: the router's faults, 0.8 s into the
+# first trial of the lab that scalelab process built.
+router_fault() {
+    local r=
+    for _ in $(seq 300); do
+        r=$(ip netns list 2>/dev/null | awk '{print $1}' | grep -m1 -E -- "^slr-$1-[0-9]+-r$")
+        [ -n "$r" ] && break
+        sleep 0.1
+    done
+    [ -n "$r" ] || return
+    sleep 0.8
+    case $2 in
+        whole) ip netns del "$r" ;;
+        master) ip -n "$r" link del r1 ;;
+        sigstop)
+            ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=0
+            sleep 3
+            ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1 2>/dev/null ;;
+    esac
 }
 
 scenario_busy_port() {

@@ -7,7 +7,14 @@
 //! [`Netns::configure`] (the child calls `setns()` before exec); load
 //! generator threads join with [`enter`] before they open sockets. Dropping
 //! the value kills whatever still runs inside and deletes the namespace.
+//!
+//! Each namespace has a [`Watchdog`] from the moment before it is made: a
+//! process that outlives scalelab and removes the namespace's name when
+//! scalelab dies, `kill -9` included (the servers inside have watchdogs of
+//! their own that kill them, and the kernel frees the namespace with its
+//! last process). [`reclaim_stale`] remains for a watchdog killed too.
 
+use crate::target::lifecycle::watchdog::Watchdog;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,6 +30,11 @@ const PREFIX: &str = "scalelab-";
 pub enum NetnsError {
     #[error("could not create network namespace `{name}`: {message}")]
     Create { name: String, message: String },
+    #[error("could not start the watchdog of network namespace `{name}`: {source}")]
+    Guard {
+        name: String,
+        source: std::io::Error,
+    },
     #[error("could not enter network namespace `{name}`: {source}")]
     Enter {
         name: String,
@@ -34,6 +46,9 @@ pub enum NetnsError {
 #[derive(Debug)]
 pub struct Netns {
     name: String,
+    /// Removes the namespace if scalelab dies; released after a normal
+    /// removal.
+    guard: Option<Watchdog>,
 }
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
@@ -46,11 +61,22 @@ impl Netns {
         let n = SEQ.fetch_add(1, Ordering::Relaxed);
         let name = format!("{PREFIX}{purpose}-{}-{n}", std::process::id());
         remove(&name);
-        ip(&["netns", "add", &name]).map_err(|message| NetnsError::Create {
-            name: name.clone(),
+        let guard =
+            Watchdog::for_namespaces(&[Path::new(NETNS_DIR).join(&name)]).map_err(|source| {
+                NetnsError::Guard {
+                    name: name.clone(),
+                    source,
+                }
+            })?;
+        // From here on, dropping `ns` removes the namespace (or the guard does).
+        let ns = Netns {
+            name,
+            guard: Some(guard),
+        };
+        ip(&["netns", "add", &ns.name]).map_err(|message| NetnsError::Create {
+            name: ns.name.clone(),
             message,
         })?;
-        let ns = Netns { name };
         ip(&["-n", &ns.name, "link", "set", "lo", "up"]).map_err(|message| NetnsError::Create {
             name: ns.name.clone(),
             message,
@@ -91,6 +117,14 @@ impl Netns {
 impl Drop for Netns {
     fn drop(&mut self) {
         remove(&self.name);
+        if let Some(mut guard) = self.guard.take() {
+            if exists(&self.name) {
+                // `ip netns del` failed: the unreleased guard tries its way.
+                drop(guard);
+            } else {
+                guard.release();
+            }
+        }
     }
 }
 

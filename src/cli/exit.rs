@@ -20,8 +20,8 @@ Exit codes:
   2    error before anything ran (bad input, missing store, busy fixed port,
        run already being resumed)
   3    the run finished but some trials failed (reasons are in the store)
-  4    nothing was measured: every trial failed, or a load run completed
-       no request
+  4    nothing was measured: every trial failed, a load run completed
+       no request, or `load forward` found no rate that passed
   130  interrupted (SIGINT/SIGTERM); `scalelab run FILE --resume ID` continues
        a run; a load run prints what it measured before the signal";
 

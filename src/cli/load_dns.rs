@@ -177,6 +177,11 @@ fn print_text(r: &LoadResult) {
             ramp.max_throughput,
             ramp.loss_at_max * 100.0
         );
+        outln!(
+            "Lost past the maximum: {} (offered above {:.0} qps: the measurement, not errors)",
+            ramp.lost_past_max,
+            ramp.max_throughput
+        );
     }
     for note in &r.notes {
         outln!("Note: {note}");
@@ -265,7 +270,19 @@ pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     let ep = scalelab::target::Target::start(&mut target, &placement, shutdown)?;
     let (server, ns) = scalelab::load::dns::parse_endpoint(&ep.uri)?;
     let ns = ns.unwrap_or_default();
-    let status = std::process::Command::new("ip")
+    let mut cmd = std::process::Command::new("ip");
+    // SAFETY: prctl is async-signal-safe; it runs in the child before exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            // The command dies with scalelab, `kill -9` included, rather
+            // than live on in a namespace whose name is gone.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let status = cmd
         .args(["netns", "exec", &ns])
         .args(&a.command)
         .env("SCALELAB_DNS_SERVER", server.to_string())

@@ -4,9 +4,9 @@
 
 use anyhow::Context;
 use scalelab::load::forward::{ForwardDriver, ForwardReport, ForwardSettings};
-use scalelab::load::{LoadSpec, Pacing};
+use scalelab::load::{LoadError, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
-use scalelab::target::router::{settings::Firewall, Router, RouterSettings};
+use scalelab::target::router::{Router, RouterSettings};
 use scalelab::target::Target;
 use scalelab::units::parse_duration;
 use std::time::Duration;
@@ -38,6 +38,10 @@ pub struct LoadForwardArgs {
     /// nftables rules in R that every packet walks (0: no firewall).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub firewall_rules: u32,
+    /// A `net.core.*` or `net.ipv4.*` sysctl set inside R, such as
+    /// `--sysctl net.ipv4.conf.all.rp_filter=0` (repeatable).
+    #[arg(long = "sysctl", value_name = "KEY=VALUE")]
+    pub sysctls: Vec<String>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -47,7 +51,13 @@ fn duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
 }
 
+/// Exit codes as `run` gives them: 0 a rate was found, 2 bad input (or a
+/// lab that could not be built, before anything ran), 4 nothing measured
+/// (no rate passed, or the search failed and has no result), 130
+/// interrupted. A search gives one result or none, so there is no partial
+/// run (3).
 pub fn run(a: &LoadForwardArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
+    use super::exit;
     let settings = ForwardSettings {
         frame_size: Some(a.frame_size),
         bidirectional: a.bidirectional,
@@ -74,14 +84,26 @@ pub fn run(a: &LoadForwardArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         client_cpus: client_cpus.filter(|c| !c.is_empty()),
         ..spec
     };
-    let mut router = Router::from_settings(router_settings(a));
+    let mut router = Router::from_settings(router_settings(a)?);
     let endpoint = router
         .build(router_cpus.clone())
         .context("building the router lab")?;
     let driver = ForwardDriver::new(settings, &endpoint.uri)?;
     let report = driver.forward(&spec, shutdown);
     router.stop()?;
-    let report = report.context("forwarding run through the lab failed")?;
+    if shutdown.is_triggered() {
+        eprintln!("interrupted: a search cut short has no result");
+        return Ok(exit::INTERRUPTED);
+    }
+    let report = match report {
+        Ok(r) => r,
+        // The frame size against the lab's MTU is only known now.
+        Err(e @ LoadError::Spec(_)) => return Err(e.into()),
+        Err(e) => {
+            eprintln!("error: the forwarding search through the lab failed: {e}");
+            return Ok(exit::NOTHING_MEASURED);
+        }
+    };
     if a.json {
         let json = serde_json::json!({
             "pps": report.pps,
@@ -100,20 +122,36 @@ pub fn run(a: &LoadForwardArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     } else {
         print_text(&report);
     }
-    Ok(0)
+    if report.best().is_none() {
+        eprintln!(
+            "nothing was measured: no rate got through R with at most {}% lost",
+            report.loss
+        );
+        return Ok(exit::NOTHING_MEASURED);
+    }
+    Ok(exit::OK)
 }
 
-fn router_settings(a: &LoadForwardArgs) -> RouterSettings {
-    let rules = (a.firewall_rules > 0).then_some(a.firewall_rules);
-    RouterSettings {
-        firewall: if rules.is_some() {
-            Firewall::Rules
-        } else {
-            Firewall::None
-        },
-        firewall_rules: rules,
-        ..RouterSettings::default()
+/// R's settings from the flags, checked as a `[server]` table is.
+fn router_settings(a: &LoadForwardArgs) -> anyhow::Result<RouterSettings> {
+    let mut t = toml::Table::new();
+    if a.firewall_rules > 0 {
+        t.insert("firewall".into(), "rules".into());
+        t.insert("firewall_rules".into(), i64::from(a.firewall_rules).into());
     }
+    let mut sysctls = toml::Table::new();
+    for pair in &a.sysctls {
+        let Some((key, value)) = pair.split_once('=') else {
+            anyhow::bail!(
+                "--sysctl `{pair}` is not KEY=VALUE, such as --sysctl net.ipv4.ip_forward=1"
+            );
+        };
+        sysctls.insert(key.trim().into(), value.trim().into());
+    }
+    if !sysctls.is_empty() {
+        t.insert("sysctls".into(), sysctls.into());
+    }
+    Ok(RouterSettings::parse(&t)?)
 }
 
 fn print_text(r: &ForwardReport) {

@@ -226,6 +226,13 @@ pub struct Ramp {
     /// The first second whose offered rate reached half the maximum
     /// throughput: latency at 50% load.
     pub at_half_max: Option<RampSecond>,
+    /// Queries lost in seconds whose offered rate exceeded the maximum
+    /// throughput: the ramp drove the server past what it can answer on
+    /// purpose, so these losses are the measurement, not errors. They are
+    /// left out of the trial's error counts (and so of the verdicts'
+    /// "not comparable" test); `Datagrams::lost` still counts them.
+    #[serde(default)]
+    pub lost_past_max: u64,
 }
 
 /// One second of a ramp: offered and answered rates, losses among the

@@ -289,46 +289,39 @@ fn cli(args: &[&str]) -> (bool, String) {
     (out.status.success(), crate::support::stderr(&out))
 }
 
+/// Runs `scalelab` with `args`, which must be refused as bad input (exit
+/// 2); returns its stderr.
+fn refused(args: &[&str]) -> String {
+    let out = crate::support::run(args);
+    let err = crate::support::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    err
+}
+
 #[test]
 fn bad_input_gets_errors_that_name_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.txt");
     std::fs::write(&bad, "h1.bench.test A\nh2.bench.test\n").unwrap();
-    let (ok, err) = cli(&[
-        "load",
-        "dns",
-        "127.0.0.1:53",
-        "--queries",
-        bad.to_str().unwrap(),
-    ]);
-    assert!(!ok);
+    let load = |file: &Path, more: &[&str]| {
+        let mut args = vec!["load", "dns", "127.0.0.1:53", "--queries"];
+        args.push(file.to_str().unwrap());
+        args.extend(more);
+        refused(&args)
+    };
+    let err = load(&bad, &[]);
     assert!(err.contains("bad.txt:2: expected two fields"), "{err}");
     let empty = dir.path().join("empty.txt");
     std::fs::write(&empty, "; nothing\n").unwrap();
-    let (ok, err) = cli(&[
-        "load",
-        "dns",
-        "127.0.0.1:53",
-        "--queries",
-        empty.to_str().unwrap(),
-    ]);
-    assert!(!ok);
+    let err = load(&empty, &[]);
     assert!(err.contains("empty.txt holds no queries"), "{err}");
     let good = query_file(dir.path(), "h1.bench.test A\n");
-    let good = good.to_str().unwrap();
-    let (ok, err) = cli(&[
-        "load",
-        "dns",
-        "127.0.0.1:53",
-        "--queries",
-        good,
-        "--rate",
-        "0",
-    ]);
-    assert!(!ok);
+    let err = load(&good, &["--rate", "0"]);
     assert!(err.contains("--rate must be a positive number"), "{err}");
-    let (ok, err) = cli(&["load", "dns", "192.0.2.1:53", "--queries", good]);
-    assert!(!ok);
+    let err = load(&good, &["--ramp", "2s", "--max-rate", "0"]);
+    assert!(err.contains("max_rate must be a positive number"), "{err}");
+    let good = good.to_str().unwrap();
+    let err = refused(&["load", "dns", "192.0.2.1:53", "--queries", good]);
     assert!(err.contains("only to loopback"), "{err}");
     // Nothing listens on this port: the ICMP refusals and timeouts are named.
     let port = std::net::UdpSocket::bind("127.0.0.1:0")
@@ -337,7 +330,7 @@ fn bad_input_gets_errors_that_name_the_line() {
         .unwrap()
         .port();
     let server = format!("127.0.0.1:{port}");
-    let (ok, err) = cli(&[
+    let out = crate::support::run(&[
         "load",
         "dns",
         &server,
@@ -348,23 +341,10 @@ fn bad_input_gets_errors_that_name_the_line() {
         "--timeout",
         "300ms",
     ]);
-    assert!(!ok);
+    let err = crate::support::stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "nothing measured: {err}");
     assert!(err.contains("answered none of"), "{err}");
     assert!(err.contains("is a DNS server listening there?"), "{err}");
-    let code = crate::support::run(&[
-        "load",
-        "dns",
-        &server,
-        "--queries",
-        good,
-        "-d",
-        "300ms",
-        "--timeout",
-        "300ms",
-    ])
-    .status
-    .code();
-    assert_eq!(code, Some(4), "nothing measured");
 }
 
 #[test]

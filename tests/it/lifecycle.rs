@@ -1,7 +1,7 @@
 //! Server lifecycles end to end with the real binary, for every managed
-//! kind: `kill -9` of scalelab mid-trial leaves no server process, watchdog
-//! or cgroup behind; a Ctrl-C at the terminal does not reach the servers;
-//! a stranger listening on the server's port fails the trial.
+//! kind: `kill -9` of scalelab mid-trial leaves no server process, watchdog,
+//! cgroup or lab namespace behind; a Ctrl-C at the terminal does not reach
+//! the servers; a stranger listening on the server's port fails the trial.
 
 use crate::support::{scalelab, stderr};
 use scalelab::store::{Store, TrialStatus};
@@ -174,6 +174,9 @@ fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
         let before = descendants(pid);
         let cgroups = cgroups_of(pid);
         assert!(!cgroups.is_empty(), "{kind}: no cgroup was made");
+        if sections.contains("kind = \"dns\"") {
+            assert!(!namespaces_of(pid).is_empty(), "{kind}: no lab namespace");
+        }
         child.kill().unwrap(); // SIGKILL: no chance to clean up
         child.wait().unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -185,28 +188,32 @@ fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
                 .collect();
             let left = cgroups_of(pid);
             let strays = processes_naming(dir.path());
-            if alive.is_empty() && left.is_empty() && strays.is_empty() {
+            let namespaces = namespaces_of(pid);
+            if alive.is_empty() && left.is_empty() && strays.is_empty() && namespaces.is_empty() {
                 break;
             }
             assert!(
                 Instant::now() < deadline,
                 "{kind}: 5 s after kill -9 of scalelab, still alive {alive:?} {strays:?}, \
-                 cgroups {left:?}"
+                 cgroups {left:?}, namespaces {namespaces:?}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        // A lab's namespace outlives kill -9; the next run reclaims it.
-        scalelab::netns::reclaim_stale();
-        let prefix = format!("scalelab-dns-{pid}-");
-        let left: Vec<String> = std::fs::read_dir("/run/netns")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with(&prefix))
-            .collect();
-        assert!(left.is_empty(), "{kind}: namespaces {left:?} not reclaimed");
     }
+}
+
+/// Network namespaces named after scalelab process `pid`
+/// (`scalelab-<purpose>-<pid>-<n>`): a DNS lab's, which its watchdog
+/// removes when scalelab dies (no later run is needed to reclaim it).
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let infix = format!("-{pid}-");
+    std::fs::read_dir("/run/netns")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("scalelab-") && n.contains(&infix))
+        .collect()
 }
 
 #[test]

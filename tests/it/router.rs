@@ -251,8 +251,7 @@ fn cli_json_has_the_result_steps_and_counters_and_leaves_nothing() {
     assert!(!j["steps"].as_array().unwrap().is_empty());
     assert!(j["kernel"]["r"]["ip"]["forw_datagrams"].as_u64().unwrap() > 0);
     assert_eq!(j["best"]["directions"].as_array().unwrap().len(), 2);
-    let pid = out_pid(&j);
-    assert!(labs_of(pid).is_empty(), "lab of pid {pid} left behind");
+    assert_nothing_left(out_pid(&j));
 }
 
 /// The owner PID recorded in the run's namespace names.
@@ -287,50 +286,76 @@ fn bad_input_gets_a_clear_error() {
         Some(empty.path().to_str().unwrap()),
     );
     assert!(e.contains("`nft`") && e.contains("nftables"), "{e}");
+    let e = cli_error(&["--sysctl", "net.ipv4.no_such_knob=1"], None);
+    assert!(e.contains("unknown sysctl `net.ipv4.no_such_knob`"), "{e}");
+    assert!(cli_error(&["--sysctl", "net.ipv4.ip_forward"], None).contains("KEY=VALUE"));
 }
 
 #[test]
-fn unknown_sysctl_is_named_and_the_partial_lab_removed() {
+fn a_search_where_no_rate_passes_exits_4_and_leaves_nothing() {
+    // R forwards nothing: every frame is lost, so no rate passes.
+    let out = scalelab()
+        .args(["load", "forward", "-R", "2000", "-d", "200ms"])
+        .args(["--sysctl", "net.ipv4.ip_forward=0", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing was measured"),
+        "{}",
+        stderr(&out)
+    );
+    let j: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(j["pps"], 0.0);
+    let step = &j["steps"][0]["trial"];
+    assert!(step["sent"].as_u64().unwrap() > 0, "{step}");
+    assert_eq!(step["received"], 0);
+    assert_nothing_left(out_pid(&j));
+}
+
+/// `scalelab run` of a router experiment with `sysctls`: its exit code and
+/// output, and the PID the lab's namespaces would carry.
+fn run_with_sysctl(key: &str) -> (Option<i32>, String, u32) {
     let dir = tempfile::tempdir().unwrap();
     let exp = dir.path().join("exp.toml");
     std::fs::write(
         &exp,
-        "name = \"t\"\n[server]\nkind = \"router\"\n\
-         sysctls = { \"net.ipv4.no_such_knob\" = 1 }\n\
-         [load]\nkind = \"forward\"\n\
-         [trials]\nduration = \"100ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+        format!(
+            "name = \"t\"\n[server]\nkind = \"router\"\n\
+             sysctls = {{ \"{key}\" = 5000 }}\n\
+             [load]\nkind = \"forward\"\n\
+             [trials]\nduration = \"100ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n"
+        ),
     )
     .unwrap();
     let store = dir.path().join("s.sqlite");
     let child = scalelab()
-        .args([
-            "--store",
-            store.to_str().unwrap(),
-            "run",
-            exp.to_str().unwrap(),
-        ])
+        .args(["--store", store.to_str().unwrap(), "run"])
+        .arg(&exp)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
-    assert!(!out.status.success());
     let text = format!("{}{}", stdout(&out), stderr(&out));
+    (out.status.code(), text, pid)
+}
+
+#[test]
+fn unknown_sysctl_is_named_and_the_partial_lab_removed() {
+    // Unknown to the kernel: refused before anything is built.
+    let (code, text, _) = run_with_sysctl("net.ipv4.no_such_knob");
+    assert_eq!(code, Some(2), "{text}");
     assert!(
         text.contains("unknown sysctl `net.ipv4.no_such_knob`"),
         "{text}"
     );
-    assert!(
-        labs_of(pid).is_empty(),
-        "the failed build left {:?}",
-        labs_of(pid)
-    );
-    let err = router("sysctls = { \"net.core.netdev_max_backlog\" = 5000 }")
-        .start(&Placement::unconstrained(), &Shutdown::new())
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("global, not per namespace"), "{err}");
+    // Known, but global: found while R is configured; the partial lab goes.
+    let (code, text, pid) = run_with_sysctl("net.core.netdev_max_backlog");
+    assert_eq!(code, Some(4), "every trial failed: {text}");
+    assert!(text.contains("global, not per namespace"), "{text}");
+    assert_nothing_left(pid);
 }
 
 /// Starts `load forward` with long trials and waits until its lab exists.
@@ -357,8 +382,8 @@ fn ctrl_c_removes_the_lab() {
     // SAFETY: signalling the child we spawned.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
-    assert!(!status.success());
-    assert!(labs_of(pid).is_empty(), "Ctrl-C left {:?}", labs_of(pid));
+    assert_eq!(status.code(), Some(130), "interrupted");
+    assert_nothing_left(pid);
 }
 
 #[test]
@@ -371,6 +396,32 @@ fn kill_9_leaves_no_lab() {
         assert!(Instant::now() < deadline, "SIGKILL left {:?}", labs_of(pid));
         std::thread::sleep(Duration::from_millis(20));
     }
+    assert_nothing_left(pid);
+}
+
+/// Lab interface names; none may ever show in the root namespace.
+const LAB_IFACES: [&str; 4] = ["a0", "r0", "r1", "b0"];
+
+/// No namespace of `pid`'s labs, and no lab veth or nftables table outside
+/// them: in the namespace the tests run in, only what was there before.
+fn assert_nothing_left(pid: u32) {
+    assert!(labs_of(pid).is_empty(), "namespaces {:?}", labs_of(pid));
+    let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
+    let links = String::from_utf8_lossy(&links.stdout).into_owned();
+    for line in links.lines() {
+        let name = line.split(": ").nth(1).unwrap_or("");
+        let name = name.split('@').next().unwrap_or("");
+        assert!(!LAB_IFACES.contains(&name), "a lab veth is left: {line}");
+    }
+    let tables = Command::new("nft")
+        .args(["list", "tables"])
+        .output()
+        .unwrap();
+    let tables = String::from_utf8_lossy(&tables.stdout).into_owned();
+    assert!(
+        !tables.contains("scalelab"),
+        "an nftables table is left: {tables}"
+    );
 }
 
 #[test]

@@ -259,12 +259,6 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
             (codec::rcode_name(rc), n)
         })
         .collect();
-    let fell_behind = t.fell_behind.map(|(at, by, rate)| {
-        format!(
-            "the load generator fell behind its schedule by {by} queries at {at:.1}s \
-             (offered {rate:.0} qps): the client, not the server, set the limit from there"
-        )
-    });
     let ramp = match mode {
         Mode::Ramp { .. } => Some(ramp::summarise(&ramp::Series {
             sent: &t.sent_by_sec,
@@ -274,6 +268,27 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
         })),
         _ => None,
     };
+    let mut fell_behind = t.fell_behind.map(|(at, by, rate)| {
+        format!(
+            "the load generator fell behind its schedule by {by} queries at {at:.1}s \
+             (offered {rate:.0} qps): the client, not the server, set the limit from there"
+        )
+    });
+    if let (Some((at, _, rate)), Some(r)) = (t.fell_behind, &ramp) {
+        if ramp::maximum_stands(r.max_throughput, rate) {
+            result.notes.push(format!(
+                "the load generator fell behind its schedule at {at:.1}s, offering {rate:.0} qps, \
+                 past the server's maximum of {:.0} qps: the maximum stands",
+                r.max_throughput
+            ));
+            fell_behind = None;
+        }
+    }
+    if let Some(r) = &ramp {
+        // Losses past the maximum are the ramp's measurement: they leave the
+        // error counts the verdicts judge a point by.
+        result.errors.timeout = result.errors.timeout.saturating_sub(r.lost_past_max);
+    }
     result.target_rate = match mode {
         Mode::Fixed { rate } => Some(*rate),
         Mode::Ramp { max_rate, .. } => Some(*max_rate),
@@ -309,6 +324,78 @@ mod tests {
             assert!(e.contains("only to loopback"), "{e}");
         }
         assert!(parse_endpoint("localhost").is_err());
+    }
+
+    /// A ramp whose server answers 100 in second 0 (`lost_early` more
+    /// queries lost) and 150 of the 300 offered in second 1.
+    fn saturated_ramp(lost_early: u64) -> LoadResult {
+        let mut t = tally::Tally::new(true);
+        let ok = hickory_proto::op::ResponseCode::NoError;
+        t.sent_at(0, 100 + lost_early);
+        for _ in 0..100 {
+            t.answered(ok, crate::units::Micros(100), 0, 500_000_000);
+        }
+        for _ in 0..lost_early {
+            t.lost_at(0);
+        }
+        t.sent_at(1, 300);
+        for _ in 0..150 {
+            t.answered(ok, crate::units::Micros(100), 1, 1_500_000_000);
+        }
+        for _ in 0..150 {
+            t.lost_at(1);
+        }
+        t.elapsed_ns = 2_000_000_000;
+        let mode = Mode::Ramp {
+            max_rate: 300.0,
+            over: Duration::from_secs(2),
+        };
+        finish(t, &mode)
+    }
+
+    #[test]
+    fn ramp_losses_past_the_maximum_are_not_errors() {
+        use crate::analysis::compare::too_many_errors;
+        let r = saturated_ramp(0);
+        let d = r.datagrams.clone().unwrap();
+        let ramp = d.ramp.unwrap();
+        assert_eq!(ramp.max_throughput, 150.0);
+        assert_eq!(d.lost, 150, "every lost query is still counted as lost");
+        assert_eq!(ramp.lost_past_max, 150, "second 1 offered 300 > 150");
+        assert_eq!(r.errors.total(), 0);
+        assert!(!too_many_errors(r.errors.total(), r.requests));
+        assert!(too_many_errors(d.lost, r.requests), "counted, they would");
+        // A loss at 101 qps, under the 150 the server answered, stays an
+        // error and makes the point not comparable.
+        let r = saturated_ramp(1);
+        assert_eq!(r.errors.timeout, 1);
+        assert!(too_many_errors(r.errors.total(), r.requests));
+    }
+
+    #[test]
+    fn a_ramp_that_falls_behind_past_the_maximum_keeps_it() {
+        let mode = Mode::Ramp {
+            max_rate: 300.0,
+            over: Duration::from_secs(2),
+        };
+        let behind_at = |rate: f64| {
+            let mut t = tally::Tally::new(true);
+            let ok = hickory_proto::op::ResponseCode::NoError;
+            t.sent_at(0, 150);
+            for _ in 0..150 {
+                t.answered(ok, crate::units::Micros(100), 0, 500_000_000);
+            }
+            t.fell_behind = Some((1.5, 40, rate));
+            t.elapsed_ns = 2_000_000_000;
+            finish(t, &mode)
+        };
+        // Behind at 250 qps, past the 150 the server answered at most.
+        let r = behind_at(250.0);
+        assert!(r.datagrams.unwrap().fell_behind.is_none());
+        assert!(r.notes.iter().any(|n| n.contains("the maximum stands")));
+        // Behind at 140 qps: the maximum may be the generator's.
+        let r = behind_at(140.0);
+        assert!(r.datagrams.unwrap().fell_behind.is_some());
     }
 
     #[test]

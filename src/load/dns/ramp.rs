@@ -2,6 +2,11 @@
 //! counts: the answer rate against the offered rate, the maximum throughput
 //! and the loss at that point (Nominum/Akamai resperf(1), "Maximum
 //! throughput" and "Lost at that point").
+//!
+//! resperf ramps past the server's capacity on purpose: the queries lost at
+//! offered rates above the maximum throughput are how the maximum shows,
+//! not failures of the trial ([`lost_past_max`]). Only losses at rates the
+//! server proved it could answer count as errors.
 
 use crate::load::result::{Ramp, RampSecond};
 use hdrhistogram::Histogram;
@@ -53,12 +58,38 @@ pub fn summarise(s: &Series) -> Ramp {
         .find(|r| max_throughput > 0.0 && r.offered as f64 >= max_throughput / 2.0)
         .copied();
     Ramp {
+        lost_past_max: lost_past_max(&seconds, max_throughput),
         seconds,
         max_throughput,
         loss_at_max,
         max_at_second: best.second,
         at_half_max,
     }
+}
+
+/// How far past the maximum throughput the generator must have kept its
+/// schedule for the maximum to be the server's: 10%, so the seconds around
+/// the peak were offered in full.
+pub const KEPT_PAST_MAX: f64 = 1.1;
+
+/// Whether a ramp's maximum throughput is the server's although the
+/// generator fell behind, because it fell behind only at `offered_then`
+/// qps, [`KEPT_PAST_MAX`] past the maximum (resperf warns of falling behind
+/// for the same reason: a maximum near that rate may be the client's).
+pub fn maximum_stands(max_throughput: f64, offered_then: f64) -> bool {
+    max_throughput > 0.0 && offered_then >= max_throughput * KEPT_PAST_MAX
+}
+
+/// Queries lost in the seconds whose offered rate exceeded `max_throughput`
+/// (the most the server answered in any second). A loss at a rate at or
+/// under that maximum is a real error: the server showed it could carry
+/// that load.
+pub fn lost_past_max(seconds: &[RampSecond], max_throughput: f64) -> u64 {
+    seconds
+        .iter()
+        .filter(|s| s.offered as f64 > max_throughput)
+        .map(|s| s.lost)
+        .sum()
 }
 
 #[cfg(test)]
@@ -82,5 +113,20 @@ mod tests {
         let half = ramp.at_half_max.unwrap();
         assert_eq!((half.second, half.p50_us), (1, 250));
         assert_eq!(ramp.seconds.len(), 4);
+        // Offered 300 and 400 exceed the 240 maximum: those losses are the
+        // measurement.
+        assert_eq!(ramp.lost_past_max, 60 + 250);
+    }
+
+    #[test]
+    fn losses_under_the_maximum_stay_errors() {
+        let ramp = summarise(&Series {
+            sent: &[100, 200, 300],
+            answered: &[90, 200, 290],
+            lost: &[10, 0, 10],
+            latency: &[],
+        });
+        assert_eq!(ramp.max_throughput, 290.0);
+        assert_eq!(ramp.lost_past_max, 10, "only second 2 offered above 290");
     }
 }

@@ -6,8 +6,10 @@
 //! resolvers' root points at a dead loopback address besides (see
 //! `zones::DEAD_ROOT_ADDR`). The load generator joins the namespace through
 //! the endpoint (`dns://127.0.0.1:53?netns=NAME`). Stopping the target kills
-//! both servers and deletes the namespace; a `kill -9` of scalelab leaves
-//! the namespace behind, and the next lab created removes it
+//! both servers and deletes the namespace. A `kill -9` of scalelab leaves
+//! nothing either: each server's watchdog kills it and the namespace's own
+//! watchdog removes the namespace (see [`crate::netns`]); should that
+//! watchdog be killed too, the next lab created removes the namespace
 //! ([`crate::netns::reclaim_stale`]).
 //!
 //! Kinds: `nsd` (the authoritative server is the target), `unbound` and

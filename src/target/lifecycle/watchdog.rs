@@ -1,12 +1,17 @@
-//! The reaper: a small process forked from scalelab for every server, which
-//! waits for scalelab to go away and then kills what the server left.
+//! The reaper: a small process forked from scalelab for every server (and
+//! every lab namespace), which waits for scalelab to go away and then kills
+//! what the server left, or removes the namespaces the lab made.
 //!
 //! scalelab holds the write end of a pipe; the watchdog blocks in `read` on
 //! the other end. The kernel closes scalelab's end however scalelab ends,
 //! `kill -9` included, so `read` returning end-of-file means "the
 //! coordinator is gone": the watchdog then SIGKILLs the server's process
 //! group and every process in the server's cgroups, removes those cgroups,
-//! and exits. A normal stop writes one byte first, which tells the watchdog
+//! and exits. A lab's watchdog ([`Watchdog::for_namespaces`]) instead
+//! removes the lab's named network namespaces, as `ip netns del` does
+//! (detach the bind mount under `/run/netns`, unlink it); the kernel frees a
+//! namespace, with its veths and nftables tables, once its last process is
+//! gone. A normal stop writes one byte first, which tells the watchdog
 //! to exit without touching anything (scalelab has already cleaned up).
 //!
 //! The watchdog is forked without exec, so between `fork` and `_exit` it
@@ -27,10 +32,13 @@ struct CgroupPaths {
     kill: CString,
 }
 
-/// What the watchdog kills when scalelab dies.
+/// What the watchdog kills and removes when scalelab dies.
 struct Plan {
+    /// The server's process group (0: none, a lab's namespaces only).
     pgid: libc::pid_t,
     cgroups: Vec<CgroupPaths>,
+    /// Named network namespaces (`/run/netns/NAME`) to remove.
+    namespaces: Vec<CString>,
     dev_null: CString,
 }
 
@@ -51,7 +59,7 @@ impl Watchdog {
     /// Forks the watchdog for the server whose process group is `pgid` and
     /// whose processes are inside `cgroups` (directories; may be empty).
     pub fn start(pgid: u32, cgroups: &[PathBuf]) -> io::Result<Watchdog> {
-        let plan = Plan {
+        Self::fork(Plan {
             pgid: pgid as libc::pid_t,
             cgroups: cgroups
                 .iter()
@@ -63,8 +71,24 @@ impl Watchdog {
                     })
                 })
                 .collect::<io::Result<_>>()?,
+            namespaces: Vec::new(),
             dev_null: CString::new("/dev/null").expect("no NUL"),
-        };
+        })
+    }
+
+    /// Forks a watchdog that removes the named network namespaces at
+    /// `paths` (their files under `/run/netns`) when scalelab dies. Paths
+    /// that do not exist (yet, or any more) are passed over.
+    pub fn for_namespaces(paths: &[PathBuf]) -> io::Result<Watchdog> {
+        Self::fork(Plan {
+            pgid: 0,
+            cgroups: Vec::new(),
+            namespaces: paths.iter().map(|p| c_path(p)).collect::<io::Result<_>>()?,
+            dev_null: CString::new("/dev/null").expect("no NUL"),
+        })
+    }
+
+    fn fork(plan: Plan) -> io::Result<Watchdog> {
         let mut fds = [0 as libc::c_int; 2];
         // SAFETY: pipe2 fills the two-element array on success.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -179,9 +203,9 @@ unsafe fn close_from(first: libc::c_int) {
 }
 
 /// SIGKILLs the process group and every process in the cgroups until they
-/// are empty, then removes the cgroups.
+/// are empty, then removes the cgroups and the namespaces.
 unsafe fn kill_everything(plan: &Plan) {
-    libc::kill(-plan.pgid, libc::SIGKILL);
+    kill_group(plan.pgid);
     for cg in &plan.cgroups {
         write_one(&cg.kill);
     }
@@ -190,7 +214,7 @@ unsafe fn kill_everything(plan: &Plan) {
         for cg in &plan.cgroups {
             any |= kill_procs(&cg.procs) > 0;
         }
-        libc::kill(-plan.pgid, libc::SIGKILL);
+        kill_group(plan.pgid);
         if !any {
             break;
         }
@@ -205,6 +229,19 @@ unsafe fn kill_everything(plan: &Plan) {
             }
             sleep_ms(20);
         }
+    }
+    for ns in &plan.namespaces {
+        // What `ip netns del` does: detach the bind mount that keeps the
+        // namespace alive, then remove its name.
+        libc::umount2(ns.as_ptr(), libc::MNT_DETACH);
+        libc::unlink(ns.as_ptr());
+    }
+}
+
+/// SIGKILLs process group `pgid` (none when 0: `kill(0)` would mean ours).
+unsafe fn kill_group(pgid: libc::pid_t) {
+    if pgid > 0 {
+        libc::kill(-pgid, libc::SIGKILL);
     }
 }
 

@@ -3,14 +3,15 @@
 //! reaches the counters), forwarding on in R, then R's settings.
 //!
 //! Namespaces are named `slr-<pid>-<n>-{a,r,b}`. Removing a namespace
-//! removes its veths and nftables tables with it. Each lab has a guard
-//! process that removes it when scalelab dies, `kill -9` included; should
-//! the guard die too, the next lab built anywhere removes namespaces whose
-//! owner PID is gone ([`reclaim_dead`]), by exact name.
+//! removes its veths and nftables tables with it. Each lab has a guard (the
+//! lifecycle's watchdog) that removes it when scalelab dies, `kill -9`
+//! included; should the guard die too, the next lab built anywhere removes
+//! namespaces whose owner PID is gone ([`reclaim_dead`]), by exact name.
 
 use super::settings::{cpu_mask, Firewall, RouterSettings};
 use super::topology::*;
 use crate::probe::netns::{in_netns, NETNS_DIR};
+use crate::target::lifecycle::watchdog::Watchdog;
 use crate::target::TargetError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -55,37 +56,22 @@ pub struct Lab {
     pub topology: Topology,
     ip: PathBuf,
     removed: bool,
-    guard: Option<std::process::Child>,
+    guard: Option<Watchdog>,
 }
 
-/// Starts the lab's guard: a shell in its own session that waits for
-/// end-of-file on a pipe only scalelab holds, then deletes the namespaces by
-/// name. However scalelab dies (`kill -9` included), the pipe closes and
-/// the lab goes within milliseconds. After a normal stop it finds nothing
-/// left to delete.
-fn spawn_guard(ip: &Path, t: &Topology) -> Result<std::process::Child, TargetError> {
-    use std::os::unix::process::CommandExt;
-    let script = t
+/// Starts the lab's guard: the lifecycle's [`Watchdog`], which outlives
+/// scalelab and deletes the namespaces by name when scalelab dies
+/// (`kill -9` included), within milliseconds. After a normal stop it is
+/// released and touches nothing.
+fn spawn_guard(t: &Topology) -> Result<Watchdog, TargetError> {
+    let paths: Vec<PathBuf> = t
         .namespaces()
         .iter()
-        .map(|ns| format!("\"$0\" netns del {ns} 2>/dev/null; "))
-        .collect::<String>();
-    let mut cmd = Command::new("/bin/sh");
-    cmd.args(["-c", &format!("cat >/dev/null; {script}")])
-        .arg(ip)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    // SAFETY: setsid is async-signal-safe; only the child is affected.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-    cmd.spawn().map_err(|e| TargetError::Start {
+        .map(|ns| Path::new(NETNS_DIR).join(ns))
+        .collect();
+    Watchdog::for_namespaces(&paths).map_err(|e| TargetError::Start {
         kind: KIND,
-        message: format!("cannot start the lab's clean-up guard (/bin/sh): {e}"),
+        message: format!("cannot start the lab's clean-up watchdog: {e}"),
     })
 }
 
@@ -101,7 +87,7 @@ impl Lab {
         let n = NEXT_LAB.fetch_add(1, Ordering::Relaxed);
         let prefix = format!("{PREFIX}-{}-{n}", std::process::id());
         let topology = Topology::named(&prefix);
-        let guard = spawn_guard(&ip, &topology)?;
+        let guard = spawn_guard(&topology)?;
         let mut lab = Lab {
             topology,
             ip,
@@ -255,8 +241,11 @@ impl Lab {
             }
         }
         if let Some(mut guard) = self.guard.take() {
-            drop(guard.stdin.take());
-            let _ = guard.wait();
+            // Released only when every namespace went; otherwise dropping
+            // it unreleased makes it try again.
+            if first_error.is_none() {
+                guard.release();
+            }
         }
         first_error.map_or(Ok(()), Err)
     }
@@ -267,6 +256,20 @@ impl Lab {
             .namespaces()
             .iter()
             .all(|ns| Path::new(NETNS_DIR).join(ns).exists())
+    }
+
+    /// Whether the lab can still forward: its namespaces exist and R still
+    /// has both of its links (a deleted veth takes its peer with it).
+    pub fn intact(&self) -> bool {
+        self.exists()
+            && in_netns(&self.topology.r.netns, || {
+                let text = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
+                let ifs = crate::probe::netdev::parse_net_dev(&text);
+                Ok([R_A_IF, R_B_IF]
+                    .iter()
+                    .all(|want| ifs.iter().any(|i| i.iface == *want)))
+            })
+            .unwrap_or(false)
     }
 
     /// The nftables ruleset R runs, as text (empty without a firewall).

@@ -130,7 +130,7 @@ impl Target for Router {
     }
 
     fn is_running(&self) -> bool {
-        self.lab.as_ref().is_some_and(Lab::exists)
+        self.lab.as_ref().is_some_and(Lab::intact)
     }
 
     fn root_pid(&self) -> Option<u32> {

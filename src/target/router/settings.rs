@@ -123,6 +123,13 @@ impl RouterSettings {
                     value.type_str()
                 ));
             }
+            if !sysctl_known(key) {
+                return bad(format!(
+                    "unknown sysctl `{key}`: this kernel has no /proc/sys/{}; \
+                     `sysctl -a | grep net.` lists the ones it has",
+                    key.replace('.', "/")
+                ));
+            }
         }
         match (self.firewall, self.firewall_rules) {
             (Firewall::Rules, None) => {
@@ -152,6 +159,27 @@ impl RouterSettings {
         }
         Ok(())
     }
+}
+
+/// Whether the kernel has sysctl `key`, checked before any lab is built (in
+/// scalelab's own namespace; R's interfaces, which exist only in R, are
+/// checked as `default`, whose settings every interface has). A key that
+/// exists here but not per namespace is caught when R is configured.
+fn sysctl_known(key: &str) -> bool {
+    use super::topology::{R_A_IF, R_B_IF};
+    let parts: Vec<&str> = key
+        .split('.')
+        .map(|p| {
+            if p == R_A_IF || p == R_B_IF {
+                "default"
+            } else {
+                p
+            }
+        })
+        .collect();
+    std::path::Path::new("/proc/sys")
+        .join(parts.join("/"))
+        .is_file()
 }
 
 /// A CPU list as the hex mask sysfs wants (`[1]` → `2`, `[0, 1]` → `3`).
@@ -189,6 +217,10 @@ mod tests {
             .unwrap_err()
             .contains("needs `firewall"));
         assert!(parse("colour = 1").unwrap_err().contains("colour"));
+        assert!(parse("sysctls = { \"net.ipv4.no_such_knob\" = 1 }")
+            .unwrap_err()
+            .contains("unknown sysctl `net.ipv4.no_such_knob`"));
+        assert!(parse("sysctls = { \"net.ipv4.conf.r0.rp_filter\" = 0 }").is_ok());
     }
 
     #[test]
