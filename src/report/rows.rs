@@ -53,6 +53,9 @@ pub struct SeriesFit {
     /// The USL fit; `None` when not attempted (see [`super::fits::usl_applies`]), the
     /// error text when the fit failed.
     pub usl: Option<Result<UslFit, String>>,
+    /// The axis suits the USL but the series has fewer than
+    /// [`crate::analysis::usl::FEW_POINTS`] levels: no fit was attempted.
+    pub usl_too_short: bool,
     pub shape: Option<CurveShape>,
 }
 
@@ -429,7 +432,7 @@ fn median_of(trials: &[&Trial], f: impl Fn(&Trial) -> Option<f64>) -> Option<f64
 /// The throughput unit: the one the run's load kind declares. A kind this
 /// scalelab does not know (a store written by a newer version) gets
 /// `requests/s` and a note saying so.
-fn throughput_unit(data: &RunData, notes: &mut Vec<String>) -> RateUnit {
+pub(crate) fn throughput_unit(data: &RunData, notes: &mut Vec<String>) -> RateUnit {
     let name = &data.run.load_kind;
     match crate::load::kind(name) {
         Ok(kind) => kind.unit,
