@@ -59,15 +59,17 @@ pub struct Chart {
 
 /// Every chart for the run, grouped by kind then group.
 pub fn charts(agg: &Aggregate) -> Vec<Chart> {
-    // One system over several numeric groups (server CPU counts): their
-    // throughput curves go on one chart instead of one chart each.
-    let overlay = overlay::throughput(agg);
-    let mut out: Vec<Chart> = overlay.iter().cloned().collect();
+    match overlay::groups_as_series(agg) {
+        Some(flat) => per_group(&flat),
+        None => per_group(agg),
+    }
+}
+
+fn per_group(agg: &Aggregate) -> Vec<Chart> {
+    let mut out = Vec::new();
     for g in 0..agg.layout.groups.len() {
         let ctx = GroupCtx::new(agg, g);
-        if overlay.is_none() {
-            out.extend(ctx.throughput());
-        }
+        out.extend(ctx.throughput());
         out.extend(ctx.per_client());
         out.extend(ctx.latency());
         out.extend(ctx.latency_at_top());

@@ -107,11 +107,10 @@ fn server_cpu_counts_share_one_throughput_chart() {
         t[0].svg.contains(r#"class="fit""#),
         "each curve with its fit"
     );
-    assert_eq!(
-        of(&all, ChartKind::Latency).len(),
-        4,
-        "other charts stay per group"
-    );
+    let lat = of(&all, ChartKind::Latency);
+    assert_eq!(lat.len(), 2, "the other charts overlay the CPU counts too");
+    assert_eq!(lat[1].svg.matches(r#"class="bar""#).count(), 2 * 5);
+    assert_eq!(of(&all, ChartKind::PerClient).len(), 1);
 }
 
 #[test]
