@@ -135,7 +135,7 @@ pub fn fit_series(agg: &Aggregate) -> Vec<SeriesFit> {
 }
 
 /// The one sentence that replaces the USL fits of series too short for one:
-/// `the sweep is too short for a USL fit: 3 connections levels, a fit needs
+/// `The sweep is too short for a USL fit: 3 connections levels, a fit needs
 /// at least 6; the peak and the decline are measured, not fitted`. Names
 /// the curves when only some are short. `None` when none is.
 pub fn too_short_sentence(agg: &Aggregate) -> Option<String> {
@@ -149,7 +149,7 @@ pub fn too_short_sentence(agg: &Aggregate) -> Option<String> {
         format!(" for {}", names.join("; "))
     };
     Some(format!(
-        "the sweep is too short for a USL fit{which}: {most} {axis} level{}, a fit needs at least {FEW_POINTS}; the peak and the decline are measured, not fitted",
+        "The sweep is too short for a USL fit{which}: {most} {axis} level{}, a fit needs at least {FEW_POINTS}; the peak and the decline are measured, not fitted",
         if most == 1 { "" } else { "s" }
     ))
 }

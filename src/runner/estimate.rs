@@ -165,6 +165,34 @@ mod tests {
         assert_eq!(e.longest(), Duration::from_secs(3 * 2 * 3 * 2));
     }
 
+    /// Every recipe, full and quick, parses and gets an estimate; the
+    /// short-lived one sweeps enough connection levels for a USL fit.
+    #[test]
+    fn every_recipe_has_an_estimate() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes");
+        for entry in std::fs::read_dir(&dir).expect("recipes/") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("recipe");
+            for quick in [false, true] {
+                let e = Experiment::parse(&path, &text, quick)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let est = Estimate::of(&e);
+                assert!(est.shortest() <= est.longest(), "{}", path.display());
+                if path.ends_with("nginx-short-lived.toml") {
+                    let mut levels: Vec<String> = e
+                        .points()
+                        .iter()
+                        .flat_map(|p| p.coords.iter().filter(|c| c.axis == "connections"))
+                        .map(|c| c.value.to_string())
+                        .collect();
+                    levels.sort();
+                    levels.dedup();
+                    assert!(levels.len() >= 6, "quick={quick}: {levels:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn clock_reads_like_a_person_writes() {
         assert_eq!(clock(Duration::from_millis(850)), "850ms");

@@ -60,10 +60,13 @@ fn check(root: &Value, schema: &Value, v: &Value, at: &str, out: &mut Vec<String
                     }
                 }
             }
+            "additionalProperties" if rule != &Value::Bool(false) => out.push(format!(
+                "{at}: only `additionalProperties: false` is supported"
+            )),
             "additionalProperties" => {
                 let known = schema["properties"].as_object();
                 for name in v.as_object().into_iter().flat_map(|o| o.keys()) {
-                    if rule == &Value::Bool(false) && !known.is_some_and(|k| k.contains_key(name)) {
+                    if !known.is_some_and(|k| k.contains_key(name)) {
                         out.push(format!("{at}: unexpected `{name}`"));
                     }
                 }
