@@ -4,6 +4,7 @@
 //! summaries, comparisons against the baseline, fits and the ranking.
 //! Renderers only read the result.
 
+use super::context_facts::ContextFacts;
 use super::layout::Layout;
 use super::probe_view;
 use crate::analysis::compare::{too_many_errors, Comparison};
@@ -42,6 +43,9 @@ pub struct Aggregate {
     pub noise: f64,
     /// Caveats about the run as a whole.
     pub notes: Vec<String>,
+    /// The machine's RAM (`environment.mem_total_bytes`): the dataset axis's
+    /// yardstick when the server had no memory limit.
+    pub ram_bytes: Option<f64>,
 }
 
 /// One system's curve within one group.
@@ -97,6 +101,8 @@ pub struct Cell {
     pub latency: Latency,
     pub gbit_s: Option<f64>,
     pub server: Server,
+    /// Dataset size, memory limit, line speed, DNS ramp.
+    pub facts: ContextFacts,
     /// Summed over successful trials.
     pub errors: ErrorCounts,
     pub requests: u64,
@@ -274,6 +280,9 @@ pub fn collect(data: &RunData) -> Aggregate {
         unit: throughput_unit(data, &mut notes).as_str(),
         noise: data.run.noise,
         notes,
+        ram_bytes: data.run.environment["mem_total_bytes"]
+            .as_f64()
+            .filter(|b| *b > 0.0),
     }
 }
 
@@ -344,6 +353,7 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
         latency: latency(&ok),
         gbit_s: median_of(&ok, |t| t.measurement.as_ref().map(|m| m.gbit_s)),
         server: server(&ok),
+        facts: ContextFacts::of(&ok),
         not_comparable: too_many_errors(errors.total(), requests)
             .then(|| format!("{} errors ({})", errors.total(), errors.kinds())),
         errors,
