@@ -53,6 +53,24 @@ pub struct TrialContext {
 }
 
 impl TrialContext {
+    /// Reads a stored context. A field this version cannot read (written by
+    /// an older or newer scalelab in another shape) is left out rather than
+    /// failing the whole trial; anything but a JSON object reads as empty.
+    pub fn from_stored(text: &str) -> TrialContext {
+        if let Ok(c) = serde_json::from_str(text) {
+            return c;
+        }
+        let Ok(serde_json::Value::Object(mut fields)) = serde_json::from_str(text) else {
+            return TrialContext::default();
+        };
+        let readable = |k: &String, v: &serde_json::Value| {
+            let one = serde_json::Map::from_iter([(k.clone(), v.clone())]);
+            serde_json::from_value::<TrialContext>(one.into()).is_ok()
+        };
+        fields.retain(|k, v| readable(k, v));
+        serde_json::from_value(fields.into()).unwrap_or_default()
+    }
+
     /// Why the trial was client-bound, if it was.
     pub fn client_bound_why(&self) -> Option<String> {
         self.client_bound.filter(|b| *b).map(|_| {
@@ -128,6 +146,16 @@ mod tests {
         let back: serde_json::Value = serde_json::to_value(&c).unwrap();
         let want: serde_json::Value = serde_json::from_str(stored).unwrap();
         assert_eq!(back, want);
+    }
+
+    #[test]
+    fn a_field_of_another_shape_is_left_out_not_fatal() {
+        let stored = r#"{"server_version":"nginx/1.22.1","datagrams":{"sent":"many"},"client_bound":true,"client_bound_reason":"client CPU 99%"}"#;
+        let c = TrialContext::from_stored(stored);
+        assert_eq!(c.server_version.as_deref(), Some("nginx/1.22.1"));
+        assert_eq!(c.datagrams, None);
+        assert_eq!(c.client_bound_why().as_deref(), Some("client CPU 99%"));
+        assert_eq!(TrialContext::from_stored("[1]"), TrialContext::default());
     }
 
     #[test]

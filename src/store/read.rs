@@ -199,6 +199,7 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
         }),
     };
     let probe: Option<String> = r.get(10)?;
+    let context: Option<String> = r.get(8)?;
     Ok(Trial {
         id: r.get(0)?,
         run_id,
@@ -215,7 +216,7 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
         },
         error: r.get(6)?,
         started_at: r.get(7)?,
-        context: json_col::<super::TrialContext>(r, 8)?,
+        context: context.map_or_else(Default::default, |s| super::TrialContext::from_stored(&s)),
         timeline: json_col(r, 9)?,
         probe: probe.and_then(|s| serde_json::from_str(&s).ok()),
         measurement,
