@@ -62,6 +62,19 @@ impl RateUnit {
     }
 }
 
+impl RateUnit {
+    /// The unit in a column name: `requests_per_s`, `transactions_per_s`,
+    /// `queries_per_s` or `frames_per_s`.
+    pub fn column(self) -> &'static str {
+        match self {
+            RateUnit::Requests => "requests_per_s",
+            RateUnit::Transactions => "transactions_per_s",
+            RateUnit::Queries => "queries_per_s",
+            RateUnit::Frames => "frames_per_s",
+        }
+    }
+}
+
 impl fmt::Display for RateUnit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -226,7 +226,7 @@ fn standard_errors(
     let n = problem.points.len();
     if n == 3 {
         warnings.push(format!(
-            "3 points for 3 coefficients: the curve passes through every point, so there are {NO_SE} or confidence intervals (shown as 0)"
+            "3 points for 3 coefficients: no degrees of freedom are left, so there are {NO_SE} or confidence intervals (shown as 0)"
         ));
         return None;
     }
@@ -258,7 +258,6 @@ fn summarise(
     let ci = |v: f64, se: f64, hi: f64| ((v - t * se).max(0.0), (v + t * se).min(hi));
     let mean = points.iter().map(|p| p.1).sum::<f64>() / points.len() as f64;
     let sst: f64 = points.iter().map(|p| (p.1 - mean).powi(2)).sum();
-    let max_n = points.iter().map(|p| p.0).fold(0.0, f64::max);
     let mut fit = UslFit {
         sigma,
         kappa,
@@ -284,22 +283,23 @@ fn summarise(
     }
     if fit.r_squared < POOR_R_SQUARED {
         warnings.push(format!(
-            "R^2 = {:.2}: the USL curve explains the data poorly; look for noisy points or a shape the USL cannot follow",
+            "R² = {:.2}: the USL curve explains the data poorly; look for noisy points or a shape the USL cannot follow",
             fit.r_squared
         ));
     }
-    peak(&mut fit, max_n, &mut warnings);
+    peak(&mut fit, points, &mut warnings);
     fit.warnings = warnings;
     fit
 }
 
 /// Fills the peak (or the ceiling) and explains the Amdahl cases.
-fn peak(fit: &mut UslFit, max_n: f64, warnings: &mut Vec<String>) {
+fn peak(fit: &mut UslFit, points: &[(f64, f64)], warnings: &mut Vec<String>) {
+    let max_n = points.iter().map(|p| p.0).fold(0.0, f64::max);
     if fit.kappa > 0.0 {
         let raw = ((1.0 - fit.sigma) / fit.kappa).sqrt();
         let n_star = raw.max(1.0);
         if raw < 1.0 {
-            warnings.push("the fitted peak lies below N=1: throughput only falls".into());
+            warnings.push(falls_throughout(raw, points));
         } else if n_star > max_n {
             warnings.push(format!(
                 "the peak N*={n_star:.4} lies beyond the largest measured N ({max_n}): it is an extrapolation"
@@ -309,7 +309,7 @@ fn peak(fit: &mut UslFit, max_n: f64, warnings: &mut Vec<String>) {
         fit.peak_throughput = predict(fit, n_star);
     } else if let Some(ceiling) = fit.amdahl_ceiling {
         warnings.push(format!(
-            "kappa = 0 (Amdahl's law): no peak; throughput approaches the ceiling lambda/sigma = {ceiling:.4}"
+            "κ = 0 (Amdahl's law): no peak; throughput approaches the ceiling λ/σ = {ceiling:.1}"
         ));
         fit.peak_throughput = ceiling;
     } else {
@@ -318,6 +318,27 @@ fn peak(fit: &mut UslFit, max_n: f64, warnings: &mut Vec<String>) {
                 .into(),
         );
         fit.peak_throughput = predict(fit, max_n);
+    }
+}
+
+/// The warning for a fit whose N* is below 1 (its curve only falls),
+/// which agrees with the data only when the measured peak is at the
+/// smallest N.
+fn falls_throughout(raw_n_star: f64, points: &[(f64, f64)]) -> String {
+    let min_n = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let measured_peak = points
+        .iter()
+        .copied()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(min_n, |p| p.0);
+    if measured_peak > min_n {
+        format!(
+            "the fitted curve only falls (N*={raw_n_star:.2} < 1), but the measured throughput peaks at N={measured_peak}: the USL does not describe this curve; read the measured peak, not the fit"
+        )
+    } else {
+        format!(
+            "throughput falls from the smallest measured N ({min_n}) on, and so does the fitted curve (N*={raw_n_star:.2} < 1): there is no peak to find"
+        )
     }
 }
 
@@ -497,6 +518,31 @@ mod tests {
         assert!(f.warnings.iter().any(|w| w.contains("3 points")));
         assert!(f.warnings.iter().any(|w| w.contains("only 3 points")));
         assert!(f.r_squared > 0.999_999);
+    }
+
+    /// Data the bounded curve cannot pass through: no warning may say it
+    /// does (it once did, beside R² = 0.63).
+    #[test]
+    fn three_points_off_the_curve_say_nothing_contradictory() {
+        let f = fit(&pts(&[1.0, 2.0, 4.0], &[100.0, 40.0, 200.0])).unwrap();
+        assert!(f.r_squared < POOR_R_SQUARED, "{f:?}");
+        let all = f.warnings.join("\n");
+        assert!(!all.contains("passes through"), "{all}");
+        assert!(all.contains("no degrees of freedom"), "{all}");
+    }
+
+    #[test]
+    fn a_peak_below_one_is_explained_against_the_data() {
+        let rises_then_falls = pts(&[16.0, 128.0, 1024.0], &[900.0, 1000.0, 100.0]);
+        let w = falls_throughout(0.4, &rises_then_falls);
+        assert!(
+            w.contains("peaks at N=128") && w.contains("does not describe"),
+            "{w}"
+        );
+        let only_falls = pts(&[16.0, 128.0, 1024.0], &[1000.0, 500.0, 100.0]);
+        let w = falls_throughout(0.4, &only_falls);
+        assert!(w.contains("falls from the smallest measured N (16)"), "{w}");
+        assert!(!w.contains("below N=1"), "{w}");
     }
 
     #[test]

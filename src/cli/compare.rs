@@ -3,9 +3,10 @@
 //! The two runs may live in different stores (two machines, two OSes):
 //! `scalelab compare linux.sqlite:1 freebsd.sqlite:1`, or `--store-b`.
 use super::report::open_existing;
+use anyhow::Context;
 use scalelab::analysis::compare::{sentence_for, Verdict};
 use scalelab::analysis::runs::{compare_runs, RunComparison};
-use scalelab::report::verdict;
+use scalelab::report::{compare_page, verdict};
 use scalelab::store::RunData;
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,11 @@ pub struct CompareArgs {
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Also write the comparison as a self-contained HTML page: the two
+    /// curves overlaid, per-point verdicts, and what differs between the
+    /// environments.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Differences smaller than this many percent are called noise
     /// (default: the baseline run's `[trials] noise`).
     #[arg(long, value_name = "PERCENT")]
@@ -44,15 +50,23 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
     let run_b = open_existing(&store_b)?.load_run(&sel_b)?;
     let noise = a.noise.map_or(run_a.run.noise, |n| n / 100.0);
     let c = compare_runs(&run_a, &run_b, noise);
+    let names = if store_a == store_b {
+        (format!("run {}", c.run_a), format!("run {}", c.run_b))
+    } else {
+        (label(&store_a, &run_a), label(&store_b, &run_b))
+    };
+    if let Some(path) = &a.html {
+        let page = compare_page::render(&c, (&run_a, &run_b), (&names.0, &names.1));
+        std::fs::write(path, page)
+            .with_context(|| format!("cannot write the comparison page to {}", path.display()))?;
+    }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        let names = if store_a == store_b {
-            (format!("run {}", c.run_a), format!("run {}", c.run_b))
-        } else {
-            (label(&store_a, &run_a), label(&store_b, &run_b))
-        };
         out!("{}", render(&c, names));
+    }
+    if let Some(path) = &a.html {
+        eprintln!("comparison page: {}", path.display());
     }
     Ok(0)
 }

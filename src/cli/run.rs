@@ -53,6 +53,7 @@ pub fn run(
         scalelab::units::format_duration(exp.trials.warmup),
         store_path.display()
     );
+    eprintln!("{}", runner::estimate::Estimate::of(&exp).sentence());
     if let Some(server) = &exp.hosts.server {
         eprintln!("server on {server} (over ssh)");
     }

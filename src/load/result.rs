@@ -56,6 +56,21 @@ impl ErrorKind {
         ErrorKind::Other,
     ];
 
+    /// After a count in prose: `12 timeouts`, `3 connect`.
+    pub fn counted(self) -> &'static str {
+        match self {
+            ErrorKind::Timeout => "timeouts",
+            ErrorKind::Connect
+            | ErrorKind::Read
+            | ErrorKind::Write
+            | ErrorKind::Status
+            | ErrorKind::Protocol
+            | ErrorKind::Serialization
+            | ErrorKind::Deadlock
+            | ErrorKind::Other => self.name(),
+        }
+    }
+
     /// The name in reports, CSV columns (`errors_<name>`) and JSON keys.
     pub fn name(self) -> &'static str {
         match self {
@@ -123,26 +138,26 @@ impl ErrorCounts {
         self.socket_errors() + self.status + self.serialization + self.deadlock + self.other
     }
 
-    /// The non-zero kinds, largest first: `31042 timeouts, 1906 connect`.
+    /// The non-zero kinds, largest first (ties in [`ErrorKind::ALL`]
+    /// order): `31042 timeouts, 1906 connect`.
     pub fn kinds(&self) -> String {
-        let mut kinds = [
-            (self.timeout, "timeouts"),
-            (self.connect, "connect"),
-            (self.read, "read"),
-            (self.write, "write"),
-            (self.status, "status"),
-            (self.protocol, "protocol"),
-            (self.serialization, "serialization"),
-            (self.deadlock, "deadlock"),
-            (self.other, "other"),
-        ];
-        kinds.sort_by_key(|k| std::cmp::Reverse(k.0));
+        let mut kinds: Vec<(ErrorKind, u64)> = self.nonzero().collect();
+        kinds.sort_by_key(|k| std::cmp::Reverse(k.1));
         kinds
             .iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, k)| format!("{n} {k}"))
+            .map(|(k, n)| format!("{n} {}", k.counted()))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// The errors of a table cell: `0`, `12 timeouts` (one kind), or
+    /// `32948: 31042 timeouts, 1906 connect` (the total, then each kind).
+    pub fn describe(&self) -> String {
+        match self.nonzero().count() {
+            0 => "0".into(),
+            1 => self.kinds(),
+            _ => format!("{}: {}", self.total(), self.kinds()),
+        }
     }
 }
 
@@ -411,6 +426,21 @@ pub fn decode_histogram(bytes: &[u8]) -> Option<Histogram<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_are_described_by_kind_largest_first() {
+        let mut e = ErrorCounts::default();
+        assert_eq!(e.describe(), "0");
+        for _ in 0..3 {
+            e.add(ErrorKind::Timeout);
+        }
+        assert_eq!(e.describe(), "3 timeouts");
+        for _ in 0..5 {
+            e.add(ErrorKind::Status);
+        }
+        e.add(ErrorKind::Connect);
+        assert_eq!(e.describe(), "9: 5 status, 3 timeouts, 1 connect");
+    }
 
     #[test]
     fn merge_adds_counts_and_histograms() {

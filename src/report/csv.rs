@@ -1,74 +1,85 @@
-//! The CSV export: one row per trial, flat columns (listed in
-//! `docs/report.md`), RFC 4180 quoting and CRLF line ends. Failed trials
-//! have empty measurement columns; absent probe fields are empty.
+//! The CSV export, tidy: one row per trial, one column per variable, the
+//! unit in every column name that has one (`throughput_requests_per_s`,
+//! `p99_ms`, `server_cpu_s`); the columns are listed in `docs/report.md`.
+//! RFC 4180 quoting and CRLF line ends. Failed trials have empty
+//! measurement columns; absent probe fields are empty.
 
 use super::probe_view::{self, CpuShares};
 use crate::load::result::ErrorKind;
 use crate::store::{display_value, Measurement, RunData, Trial, TrialStatus};
+use crate::units::{Micros, RateUnit};
 
 type Getter = fn(&Measurement) -> String;
 /// A column's reader that may capture what it reads (an error kind).
 type Reader = Box<dyn Fn(&Measurement) -> String>;
 
-/// Measurement columns before the error counts, and how to read them.
-const MEASUREMENT_HEAD: &[(&str, Getter)] = &[
-    ("requests", |m| m.requests.to_string()),
-    ("duration_s", |m| num(m.duration_s)),
-    ("rps", |m| num(m.rps)),
-    ("bytes", |m| m.bytes.to_string()),
-    ("gbit_s", |m| num(m.gbit_s)),
-    ("latency_p50_us", |m| m.latency_us.p50.0.to_string()),
-    ("latency_p90_us", |m| m.latency_us.p90.0.to_string()),
-    ("latency_p99_us", |m| m.latency_us.p99.0.to_string()),
-    ("latency_p999_us", |m| m.latency_us.p999.0.to_string()),
-    ("latency_max_us", |m| m.latency_us.max.0.to_string()),
-    ("latency_mean_us", |m| num(m.latency_us.mean)),
-    ("latency_stdev_us", |m| num(m.latency_us.stdev)),
+/// Latency columns, in milliseconds (the store keeps microseconds).
+const LATENCY: &[(&str, Getter)] = &[
+    ("p50_ms", |m| ms(m.latency_us.p50)),
+    ("p90_ms", |m| ms(m.latency_us.p90)),
+    ("p99_ms", |m| ms(m.latency_us.p99)),
+    ("p999_ms", |m| ms(m.latency_us.p999)),
+    ("latency_max_ms", |m| ms(m.latency_us.max)),
+    ("latency_mean_ms", |m| num(m.latency_us.mean / 1000.0)),
+    ("latency_stdev_ms", |m| num(m.latency_us.stdev / 1000.0)),
 ];
 
-/// Measurement columns after the error counts.
-const MEASUREMENT_TAIL: &[(&str, Getter)] = &[
+/// Load generator facts after the error counts.
+const LOAD_FACTS: &[(&str, Getter)] = &[
     ("retries", |m| m.retries.to_string()),
     ("client_cpu_s", |m| num(m.client_cpu_s)),
-    ("target_rate", |m| {
-        m.target_rate.map(num).unwrap_or_default()
-    }),
     ("connections_opened", |m| m.connections_opened.to_string()),
     ("notes", |m| m.notes.join("; ")),
 ];
 
-/// Every measurement column with its reader: the head, one
-/// `errors_<kind>` column per [`ErrorKind::ALL`], `errors_total`, the tail.
-fn measurement_columns() -> Vec<(String, Reader)> {
+/// Every measurement column with its reader: throughput and volume (named
+/// with the run's throughput `unit`), latency, one `errors_<kind>` column
+/// per [`ErrorKind::ALL`], `errors_total`, the load generator's facts.
+fn measurement_columns(unit: RateUnit) -> Vec<(String, Reader)> {
     let fixed = |cols: &'static [(&str, Getter)]| {
         cols.iter().map(|(n, get)| {
             let reader: Reader = Box::new(*get);
             (n.to_string(), reader)
         })
     };
+    let boxed = |name: String, get: Getter| -> (String, Reader) { (name, Box::new(get)) };
+    let volume = [
+        boxed(format!("throughput_{}", unit.column()), |m| num(m.rps)),
+        boxed("requests".into(), |m| m.requests.to_string()),
+        boxed("duration_s".into(), |m| num(m.duration_s)),
+        boxed("bytes".into(), |m| m.bytes.to_string()),
+        boxed("gbit_per_s".into(), |m| num(m.gbit_s)),
+    ];
     let errors = ErrorKind::ALL.into_iter().map(|k| {
         let reader: Reader = Box::new(move |m| m.errors.get(k).to_string());
         (format!("errors_{}", k.name()), reader)
     });
-    let total: Reader = Box::new(|m| m.errors.total().to_string());
-    fixed(MEASUREMENT_HEAD)
+    let total = boxed("errors_total".into(), |m| m.errors.total().to_string());
+    let target = boxed(format!("target_rate_{}", unit.column()), |m| {
+        m.target_rate.map(num).unwrap_or_default()
+    });
+    volume
+        .into_iter()
+        .chain(fixed(LATENCY))
         .chain(errors)
-        .chain(std::iter::once(("errors_total".to_string(), total)))
-        .chain(fixed(MEASUREMENT_TAIL))
+        .chain([total, target])
+        .chain(fixed(LOAD_FACTS))
         .collect()
 }
 
 const FIRST: &[&str] = &["run_id", "system", "point_index"];
-const TRIAL: &[&str] = &["trial", "status", "error", "started_at"];
+const TRIAL: &[&str] = &["trial", "status", "error", "started_at_unix_s"];
 const TAIL: &[&str] = &["client_bound", "client_bound_reason"];
 
 pub fn export(data: &RunData) -> String {
+    let unit = super::rows::throughput_unit(data, &mut Vec::new());
     let axes = axes(data);
-    let header = header(&axes);
+    let header = header(&axes, unit);
+    let columns = measurement_columns(unit);
     let mut out = String::new();
     push_row(&mut out, &header);
     for t in &data.trials {
-        push_row(&mut out, &row(t, &axes));
+        push_row(&mut out, &row(t, &axes, &columns));
     }
     out
 }
@@ -84,18 +95,24 @@ fn axes(data: &RunData) -> Vec<String> {
     out
 }
 
-/// Probe columns: the probe's own name, except `client_cpu_s`, which the
-/// measurement already has.
+/// Probe columns: the probe's own name (see `docs/probe-metrics.md`), with
+/// the unit added where the name has none, and `client_cpu_s`, which the
+/// measurement already has, as `probe_client_cpu_s`.
 fn probe_column(key: &str) -> String {
-    if key == "client_cpu_s" {
-        "probe_client_cpu_s".into()
-    } else {
-        key.into()
-    }
+    let renamed = match key {
+        "client_cpu_s" => "probe_client_cpu_s",
+        "server_cpu_util" => "server_cpu_util_cpus",
+        "sampler_cpu_util" => "sampler_cpu_util_cpus",
+        "cpu_busy" => "cpu_busy_fraction",
+        "load_x_freq" => "load_x_freq_mhz",
+        // Counts, and names that end in their unit already.
+        other => other,
+    };
+    renamed.into()
 }
 
-fn header(axes: &[String]) -> Vec<String> {
-    let fixed: Vec<String> = fixed_columns();
+fn header(axes: &[String], unit: RateUnit) -> Vec<String> {
+    let fixed: Vec<String> = fixed_columns(unit);
     let mut h: Vec<String> = FIRST.iter().map(|s| s.to_string()).collect();
     for a in axes {
         // An axis named like a fixed column is prefixed so names stay unique.
@@ -109,17 +126,17 @@ fn header(axes: &[String]) -> Vec<String> {
     h
 }
 
-fn fixed_columns() -> Vec<String> {
+fn fixed_columns(unit: RateUnit) -> Vec<String> {
     let mut v: Vec<String> = FIRST.iter().chain(TRIAL).map(|s| s.to_string()).collect();
-    v.extend(measurement_columns().into_iter().map(|(n, _)| n));
+    v.extend(measurement_columns(unit).into_iter().map(|(n, _)| n));
     v.extend(probe_view::PROBE_NUMBERS.iter().map(|k| probe_column(k)));
     v.extend(probe_view::PROBE_TEXTS.iter().map(|k| k.to_string()));
-    v.extend(CpuShares::NAMES.iter().map(|n| format!("cpu_{n}")));
+    v.extend(CpuShares::NAMES.iter().map(|n| format!("cpu_{n}_fraction")));
     v.extend(TAIL.iter().map(|s| s.to_string()));
     v
 }
 
-fn row(t: &Trial, axes: &[String]) -> Vec<String> {
+fn row(t: &Trial, axes: &[String], columns: &[(String, Reader)]) -> Vec<String> {
     let mut r = vec![
         t.run_id.to_string(),
         t.system.clone(),
@@ -139,8 +156,8 @@ fn row(t: &Trial, axes: &[String]) -> Vec<String> {
         t.error.clone().unwrap_or_default(),
         t.started_at.to_string(),
     ]);
-    for (_, get) in measurement_columns() {
-        r.push(t.measurement.as_ref().map(&get).unwrap_or_default());
+    for (_, get) in columns {
+        r.push(t.measurement.as_ref().map(get).unwrap_or_default());
     }
     let probe = t.probe.as_ref();
     for k in probe_view::PROBE_NUMBERS {
@@ -157,6 +174,11 @@ fn row(t: &Trial, axes: &[String]) -> Vec<String> {
     r.push(bound.is_some().to_string());
     r.push(bound.unwrap_or_default());
     r
+}
+
+/// Microseconds as milliseconds.
+fn ms(v: Micros) -> String {
+    num(v.0 as f64 / 1000.0)
 }
 
 /// Shortest round-trip form of a float; empty for non-finite values.
@@ -202,7 +224,10 @@ mod tests {
 
     #[test]
     fn header_names_are_unique_even_for_clashing_axes() {
-        let h = header(&["connections".into(), "rps".into()]);
+        let h = header(
+            &["connections".into(), "requests".into()],
+            RateUnit::Transactions,
+        );
         assert_eq!(
             &h[..5],
             &[
@@ -210,14 +235,22 @@ mod tests {
                 "system",
                 "point_index",
                 "connections",
-                "point_rps"
+                "point_requests"
             ]
         );
         let mut sorted = h.clone();
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), h.len());
-        assert!(h.contains(&"probe_client_cpu_s".to_string()));
+        for unit in [
+            "probe_client_cpu_s",
+            "throughput_transactions_per_s",
+            "target_rate_transactions_per_s",
+            "p99_ms",
+            "cpu_user_fraction",
+        ] {
+            assert!(h.contains(&unit.to_string()), "{unit}");
+        }
         assert_eq!(h.last().map(String::as_str), Some("client_bound_reason"));
     }
 }

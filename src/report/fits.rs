@@ -4,7 +4,7 @@ use super::format;
 use super::rows::{Aggregate, Cell, Rank, SeriesFit};
 use crate::analysis::compare::Verdict;
 use crate::analysis::shape::{shape, CurveShape, PastPeak};
-use crate::analysis::usl::{fit, UslFit};
+use crate::analysis::usl::{fit, UslFit, FEW_POINTS};
 use serde::Serialize;
 
 /// What the headline (the ranking) may claim, from every verdict against
@@ -87,7 +87,9 @@ const CONCURRENCY_LIKE: &[&str] = &[
 
 /// The USL is fitted when the x axis counts concurrency or processors (its
 /// name contains one of [`CONCURRENCY_LIKE`]) and a series has at least
-/// three distinct x values. A rate or memory axis gets no fit.
+/// [`FEW_POINTS`] (6) distinct x values; a shorter series gets its measured
+/// peak and decline only (see [`too_short_sentence`]). A rate or memory
+/// axis gets no fit.
 pub fn usl_applies(axis: &str) -> bool {
     let a = axis.to_ascii_lowercase();
     CONCURRENCY_LIKE.iter().any(|k| a.contains(k))
@@ -110,7 +112,10 @@ pub fn fit_series(agg: &Aggregate) -> Vec<SeriesFit> {
                 continue;
             }
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let usl = (usl_applies(axis) && points.len() >= 3)
+            // Three coefficients on fewer than 6 levels say more about the
+            // noise than the system: no fit, and one sentence instead.
+            let usl_too_short = usl_applies(axis) && points.len() < FEW_POINTS;
+            let usl = (usl_applies(axis) && !usl_too_short)
                 .then(|| fit(&points).map_err(|e| e.to_string()));
             let base_n = points[0].0;
             let shape = (points.len() >= 2)
@@ -121,11 +126,32 @@ pub fn fit_series(agg: &Aggregate) -> Vec<SeriesFit> {
                 group: g,
                 points,
                 usl,
+                usl_too_short,
                 shape,
             });
         }
     }
     out
+}
+
+/// The one sentence that replaces the USL fits of series too short for one:
+/// `The sweep is too short for a USL fit: 3 connections levels, a fit needs
+/// at least 6; the peak and the decline are measured, not fitted`. Names
+/// the curves when only some are short. `None` when none is.
+pub fn too_short_sentence(agg: &Aggregate) -> Option<String> {
+    let axis = agg.layout.x_axis.as_deref()?;
+    let short: Vec<&SeriesFit> = agg.fits.iter().filter(|f| f.usl_too_short).collect();
+    let most = short.iter().map(|f| f.points.len()).max()?;
+    let which = if short.len() == agg.fits.len() {
+        String::new()
+    } else {
+        let names: Vec<String> = short.iter().map(|f| f.name(agg)).collect();
+        format!(" for {}", names.join("; "))
+    };
+    Some(format!(
+        "The sweep is too short for a USL fit{which}: {most} {axis} level{}, a fit needs at least {FEW_POINTS}; the peak and the decline are measured, not fitted",
+        if most == 1 { "" } else { "s" }
+    ))
 }
 
 /// Ranks systems by the geometric mean, over the points both have, of their

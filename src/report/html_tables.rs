@@ -58,11 +58,14 @@ pub fn scaling(agg: &Aggregate) -> String {
         let shape = f.shape.as_ref().map(|s| shape_sentence(s, axis));
         out.push_str(&td(&shape.unwrap_or_default()));
         if any_usl {
-            out.push_str(&usl_cells(f.usl.as_ref()));
+            out.push_str(&usl_cells(f.usl.as_ref(), f.points.len()));
         }
         out.push_str("</tr>");
     }
     out.push_str("</table></div>");
+    if let Some(short) = super::fits::too_short_sentence(agg) {
+        let _ = write!(out, r#"<p class="muted">{}</p>"#, escape(&short));
+    }
     if any_usl {
         out.push_str(&usl_notes(agg, axis));
     }
@@ -70,7 +73,7 @@ pub fn scaling(agg: &Aggregate) -> String {
 }
 
 /// The five USL cells of a scaling-table row.
-fn usl_cells(usl: Option<&Result<crate::analysis::usl::UslFit, String>>) -> String {
+fn usl_cells(usl: Option<&Result<crate::analysis::usl::UslFit, String>>, levels: usize) -> String {
     match usl {
         Some(Ok(u)) => {
             let n_star = u
@@ -92,7 +95,11 @@ fn usl_cells(usl: Option<&Result<crate::analysis::usl::UslFit, String>>) -> Stri
             r#"<td colspan="5" class="muted">fit failed: {}</td>"#,
             escape(e)
         ),
-        None => r#"<td colspan="5" class="muted">no fit (fewer than 3 points)</td>"#.into(),
+        None => format!(
+            r#"<td colspan="5" class="muted">no fit: {levels} level{}, a fit needs {}</td>"#,
+            if levels == 1 { "" } else { "s" },
+            crate::analysis::usl::FEW_POINTS
+        ),
     }
 }
 
@@ -336,12 +343,7 @@ pub fn points(agg: &Aggregate) -> String {
         if bytes {
             out.push_str(&tdn(&opt(c.gbit_s, |v| format!("{v:.3}"))));
         }
-        let _ = write!(
-            out,
-            r#"<td class="n" title="{}">{}</td>"#,
-            escape(&c.errors.kinds()),
-            c.errors.total()
-        );
+        out.push_str(&tdn(&c.errors.describe()));
         let mut marks: Vec<String> = s
             .map(|s| s.notes.as_slice())
             .unwrap_or_default()

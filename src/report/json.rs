@@ -30,6 +30,7 @@ pub fn export_aggregate(agg: &Aggregate, data: &RunData) -> Value {
         "trials": data.trials.iter().map(trial).collect::<Vec<_>>(),
         "points": agg.cells.iter().map(cell).collect::<Vec<_>>(),
         "fits": agg.fits.iter().map(|f| fit(agg, f)).collect::<Vec<_>>(),
+        "fit_note": super::fits::too_short_sentence(agg),
         "ranking": {
             "method": "geometric mean over shared points of headline / baseline headline",
             "text": ranking_line(&agg.ranking, agg.noise),
@@ -148,6 +149,7 @@ fn fit(agg: &Aggregate, f: &SeriesFit) -> Value {
         "points": f.points,
         "usl": usl,
         "usl_error": usl_error,
+        "usl_too_short": f.usl_too_short,
         "shape": f.shape,
     })
 }

@@ -10,6 +10,8 @@
 
 pub mod analyse;
 pub mod charts;
+pub mod compare_page;
+pub mod context_facts;
 pub mod csv;
 pub mod fits;
 pub mod flames;

@@ -4,6 +4,7 @@
 //! summaries, comparisons against the baseline, fits and the ranking.
 //! Renderers only read the result.
 
+use super::context_facts::ContextFacts;
 use super::layout::Layout;
 use super::probe_view::{self, CpuShares};
 use crate::analysis::compare::{too_many_errors, Comparison};
@@ -37,6 +38,9 @@ pub struct Aggregate {
     pub noise: f64,
     /// Caveats about the run as a whole.
     pub notes: Vec<String>,
+    /// The machine's RAM (`environment.mem_total_bytes`): the dataset axis's
+    /// yardstick when the server had no memory limit.
+    pub ram_bytes: Option<f64>,
 }
 
 /// One system's curve within one group.
@@ -49,6 +53,9 @@ pub struct SeriesFit {
     /// The USL fit; `None` when not attempted (see [`super::fits::usl_applies`]), the
     /// error text when the fit failed.
     pub usl: Option<Result<UslFit, String>>,
+    /// The axis suits the USL but the series has fewer than
+    /// [`crate::analysis::usl::FEW_POINTS`] levels: no fit was attempted.
+    pub usl_too_short: bool,
     pub shape: Option<CurveShape>,
 }
 
@@ -89,6 +96,8 @@ pub struct Cell {
     pub latency: Latency,
     pub gbit_s: Option<f64>,
     pub server: Server,
+    /// Dataset size, memory limit, line speed, DNS ramp.
+    pub facts: ContextFacts,
     /// Summed over successful trials.
     pub errors: ErrorCounts,
     pub requests: u64,
@@ -259,6 +268,9 @@ pub fn collect(data: &RunData) -> Aggregate {
         unit: throughput_unit(data, &mut notes).as_str(),
         noise: data.run.noise,
         notes,
+        ram_bytes: data.run.environment["mem_total_bytes"]
+            .as_f64()
+            .filter(|b| *b > 0.0),
     }
 }
 
@@ -328,6 +340,7 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
         latency: latency(&ok),
         gbit_s: median_of(&ok, |t| t.measurement.as_ref().map(|m| m.gbit_s)),
         server: server(&ok),
+        facts: ContextFacts::of(&ok),
         not_comparable: too_many_errors(errors.total(), requests)
             .then(|| format!("{} errors ({})", errors.total(), errors.kinds())),
         errors,
@@ -419,7 +432,7 @@ fn median_of(trials: &[&Trial], f: impl Fn(&Trial) -> Option<f64>) -> Option<f64
 /// The throughput unit: the one the run's load kind declares. A kind this
 /// scalelab does not know (a store written by a newer version) gets
 /// `requests/s` and a note saying so.
-fn throughput_unit(data: &RunData, notes: &mut Vec<String>) -> RateUnit {
+pub(crate) fn throughput_unit(data: &RunData, notes: &mut Vec<String>) -> RateUnit {
     let name = &data.run.load_kind;
     match crate::load::kind(name) {
         Ok(kind) => kind.unit,

@@ -101,7 +101,7 @@ fn point_table(agg: &Aggregate, group: usize) -> TextTable {
         Column::right("n", 3),
         Column::right("p50", 4),
         Column::right("p99", 6),
-        Column::right("errors", 2),
+        Column::left("errors", 2),
         Column::left(&vs, 254),
     ];
     // A single system is compared with nothing: no "vs" column.
@@ -186,7 +186,7 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
         plain(lat(c.latency.p50_us)),
         plain(lat(c.latency.p99_us)),
         (
-            errors.to_string(),
+            c.errors.describe(),
             match (errors, &c.not_comparable) {
                 (_, Some(_)) => Style::Red,
                 (0, None) => Style::Plain,
@@ -323,8 +323,11 @@ fn fits(agg: &Aggregate, color: bool) -> String {
     if out.is_empty() {
         return out;
     }
+    let short = super::fits::too_short_sentence(agg)
+        .map(|s| format!("  {}\n", Style::Dim.paint(&s, color)))
+        .unwrap_or_default();
     format!(
-        "\n{}\n{out}",
+        "\n{}\n{short}{out}",
         Style::Bold.paint(&format!("Scaling over {axis}:"), color)
     )
 }
@@ -334,7 +337,10 @@ fn warnings(agg: &Aggregate, color: bool) -> String {
     let bound: Vec<_> = agg.client_bound().collect();
     if !bound.is_empty() {
         let title = "Client-bound (marked !): the load generator, not the server, was the limit:";
-        trial_list(&mut out, &Style::Yellow.paint(title, color), &bound);
+        let _ = writeln!(out, "\n{}", Style::Yellow.paint(title, color));
+        for line in per_cell(&bound) {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     let probe = agg.probe_warnings().count();
     if probe > 0 {
@@ -347,6 +353,31 @@ fn warnings(agg: &Aggregate, color: bool) -> String {
         trial_list(&mut out, &Style::Red.paint(&title, color), &failed);
     }
     out
+}
+
+/// One line per cell rather than per trial (the run printed each trial's
+/// warning as it happened): `linux connections=4000 trials 1, 3: client
+/// CPU 99% of its cores`, with the first trial's reason.
+fn per_cell(notes: &[(&Cell, &TrialNote)]) -> Vec<String> {
+    let mut lines: Vec<(String, Vec<u32>, &str)> = Vec::new();
+    for (c, n) in notes {
+        let who = format!("{} {}", c.system, c.point.label());
+        match lines.last_mut() {
+            Some((w, trials, _)) if *w == who => trials.push(n.trial),
+            _ => {
+                let why = n.reason.strip_prefix("client-bound: ").unwrap_or(&n.reason);
+                lines.push((who, vec![n.trial], why));
+            }
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(who, trials, reason)| {
+            let list: Vec<String> = trials.iter().map(u32::to_string).collect();
+            let word = if trials.len() == 1 { "trial" } else { "trials" };
+            format!("{who} {word} {}: {reason}", list.join(", "))
+        })
+        .collect()
 }
 
 /// A heading, then one line per trial note.

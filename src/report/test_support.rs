@@ -176,6 +176,7 @@ pub fn fake_analyse(agg: &mut Aggregate) {
                 .filter_map(|c| Some((c.x?, c.headline()?)))
                 .collect(),
             usl: Some(Ok(usl(0.02, 0.00002, 9000.0))),
+            usl_too_short: false,
             shape: Some(CurveShape {
                 peak_n: 100.0,
                 peak_x: 300_000.0,

@@ -6,6 +6,7 @@
 //! Every trial is committed to the store as it ends; `--resume` skips the
 //! trials a run already has.
 
+pub mod estimate;
 mod profiling;
 mod progress;
 mod servers;
@@ -130,6 +131,7 @@ fn sweep(
         cluster,
     };
     for (point, state) in points.iter().zip(states.iter_mut()) {
+        progress.point(point.index as usize + 1, points.len());
         let reason = run_point(&mut cx, point, state, &progress, &mut summary)?;
         match reason {
             Some(r) => {
@@ -187,9 +189,10 @@ fn run_point(
                 return Ok(None);
             }
             progress.starting(&format!(
-                "{} {}",
+                "{} {} trial {}",
                 cx.exp.systems[system].label,
-                point.label()
+                point.label(),
+                trial::of_budget(round, policy.min_trials, policy.max_trials)
             ));
             let Some(mut outcome) = run_trial(cx, system, point, round)? else {
                 return Ok(None); // interrupted: not stored, resume runs it again
@@ -206,6 +209,9 @@ fn run_point(
             }
             state.done.insert((system, round), outcome.status);
             progress.finished(&outcome.line);
+            for w in &outcome.warnings {
+                progress.warn(w);
+            }
             if cx.shutdown.is_triggered() {
                 return Ok(None);
             }

@@ -18,6 +18,8 @@ pub struct Outcome {
     pub status: TrialStatus,
     pub throughput: Option<f64>,
     pub line: String,
+    /// One line each: the trial was client-bound, or had errors (by kind).
+    pub warnings: Vec<String>,
     pub server_version: Option<String>,
 }
 
@@ -127,20 +129,20 @@ pub fn run_trial(
         .as_ref()
         .filter(|_| status == TrialStatus::Ok)
         .map(|m| m.rps);
-    let line = trial_line(
-        &label,
-        point,
-        trial,
-        status,
-        error.as_deref(),
-        measurement.as_ref(),
-        &context,
+    let policy = &cx.exp.trials;
+    let head = format!(
+        "{label:<16} {:<28} #{}",
+        point.label(),
+        of_budget(trial, policy.min_trials, policy.max_trials)
     );
+    let line = trial_line(&head, status, error.as_deref(), measurement.as_ref());
+    let warnings = trial_warnings(&head, measurement.as_ref(), &context);
     let server_version = context["server_version"].as_str().map(str::to_string);
     Ok(Some(Outcome {
         status,
         throughput,
         line,
+        warnings,
         server_version,
     }))
 }
@@ -390,36 +392,51 @@ fn judge(m: &Measured) -> Option<String> {
     None
 }
 
+/// Trial `n` out of the stopping rule's budget: `2/4` when `min = max`,
+/// else `4 of 3..10` (the rule stops between the two).
+pub fn of_budget(n: u32, min: u32, max: u32) -> String {
+    if min == max {
+        format!("{n}/{max}")
+    } else {
+        format!("{n} of {min}..{max}")
+    }
+}
+
+/// `1 worker  connections=64  #2/4  139874/s  p99 1.93ms`, or the failure.
 fn trial_line(
-    label: &str,
-    point: &Point,
-    trial: u32,
+    head: &str,
     status: TrialStatus,
     error: Option<&str>,
     m: Option<&Measurement>,
-    context: &serde_json::Value,
 ) -> String {
-    let head = format!("{label:<16} {:<28} #{trial}", point.label());
     match (status, m) {
-        (TrialStatus::Ok, Some(m)) => {
-            let bound = if context["client_bound"] == true {
-                "  [client-bound]"
-            } else {
-                ""
-            };
-            let errs = m.errors.total();
-            let errs = if errs > 0 {
-                format!("  errors {errs}")
-            } else {
-                String::new()
-            };
-            format!(
-                "{head}  {:>12.0}/s  p99 {}{errs}{bound}",
-                m.rps,
-                // `112µs`, as the tables print it.
-                crate::report::format::latency_us(m.latency_us.p99.0 as f64)
-            )
-        }
+        (TrialStatus::Ok, Some(m)) => format!(
+            "{head}  {:>12.0}/s  p99 {}",
+            m.rps,
+            // `112µs`, as the tables print it.
+            crate::report::format::latency_us(m.latency_us.p99.0 as f64)
+        ),
         _ => format!("{head}  FAILED: {}", error.unwrap_or("unknown")),
     }
+}
+
+/// The trial's warnings, one line each, said as they happen rather than
+/// in a list at the end: client-bound (with why), and errors by kind.
+fn trial_warnings(head: &str, m: Option<&Measurement>, context: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if context["client_bound"] == true {
+        let why = context["client_bound_reason"].as_str().unwrap_or("");
+        out.push(format!("{head}  client-bound: {why}"));
+    }
+    if let Some(m) = m.filter(|m| m.errors.total() > 0) {
+        let attempts = m.requests + m.errors.total();
+        out.push(format!(
+            "{head}  {} error{} ({} of {attempts} attempts): {}",
+            m.errors.total(),
+            if m.errors.total() == 1 { "" } else { "s" },
+            crate::report::format::sig(100.0 * m.errors.total() as f64 / attempts as f64, 2) + "%",
+            m.errors.kinds()
+        ));
+    }
+    out
 }

@@ -5,6 +5,7 @@ mod analysis;
 mod dns;
 mod doctor;
 mod exit_codes;
+mod html_valid;
 mod http_driver;
 mod lifecycle;
 mod multihost;

@@ -1,4 +1,4 @@
-//! Reports rendered from hand-built runs (two systems, a five-point
+//! Reports rendered from hand-built runs (two systems, a six-point
 //! concurrency sweep, three trials each, one failed and one client-bound
 //! trial): HTML, terminal, CSV and JSON, through the library and through
 //! `scalelab report` / `scalelab export` on a real store.
@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 
 const LINUX: &str = "linux";
 const EVIL: &str = "bsd <script>alert(1)</script>";
-const CONNECTIONS: [u32; 5] = [1, 10, 100, 1000, 4000];
+/// Six levels: the fewest a USL fit is shown for.
+const CONNECTIONS: [u32; 6] = [1, 10, 100, 1000, 2000, 4000];
 /// Irregular per-trial factors, so medians, minima and maxima differ.
 const WOBBLE: [f64; 7] = [0.97, 1.03, 1.0, 0.985, 1.045, 0.99, 1.02];
 
@@ -68,7 +69,8 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
         started_at: 1_700_000_000,
         finished_at: Some(1_700_000_900),
         status: "finished".into(),
-        experiment: "name = \"sweep\"\n[load]\nconnections = [1, 10, 100, 1000, 4000]\n".into(),
+        experiment: "name = \"sweep\"\n[load]\nconnections = [1, 10, 100, 1000, 2000, 4000]\n"
+            .into(),
         experiment_path: "recipes/sweep.toml".into(),
         environment: json!({"kernel": "6.1.0-18-amd64", "cpu": {"model": "EPYC", "count": 2}}),
         scalelab_version: "0.1.0".into(),
@@ -83,8 +85,13 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
 
 /// USL-shaped throughput: linux peaks early, the other system scales further.
 fn sweep() -> RunData {
+    sweep_over(&CONNECTIONS)
+}
+
+/// As [`sweep`], over the given connection levels.
+fn sweep_over(connections: &[u32]) -> RunData {
     let mut trials = Vec::new();
-    for (pi, c) in CONNECTIONS.iter().enumerate() {
+    for (pi, c) in connections.iter().enumerate() {
         let p = Point::new(pi as u32, &[("connections", json!(c))]);
         let n = f64::from(*c);
         for t in 1..=3u32 {
@@ -210,7 +217,7 @@ fn html_escapes_every_label_and_shows_failures() {
     assert!(html.contains("frequency from /proc/cpuinfo &lt;estimate&gt;"));
     assert!(html.contains("6.1.0-18-amd64"), "environment fingerprint");
     assert!(
-        html.contains("connections = [1, 10, 100, 1000, 4000]"),
+        html.contains("connections = [1, 10, 100, 1000, 2000, 4000]"),
         "experiment text"
     );
 }
@@ -306,11 +313,19 @@ fn csv_parses_back_one_row_per_trial() {
         assert_eq!(r[col("system")], t.system);
         assert_eq!(r[col("connections")], t.point.coords[0].value.to_string());
         assert_eq!(r[col("trial")], t.trial.to_string());
+        let throughput = col("throughput_requests_per_s");
         match t.throughput() {
-            Some(x) => assert_eq!(r[col("rps")].parse::<f64>().ok(), Some(x)),
+            Some(x) => {
+                assert_eq!(r[throughput].parse::<f64>().ok(), Some(x));
+                let p99_us = t.measurement.as_ref().expect("measured").latency_us.p99.0;
+                assert_eq!(
+                    r[col("p99_ms")].parse::<f64>().ok(),
+                    Some(p99_us as f64 / 1e3)
+                );
+            }
             None => {
                 assert_eq!(r[col("status")], "failed");
-                assert_eq!(r[col("rps")], "");
+                assert_eq!(r[throughput], "");
                 assert_eq!(Some(r[col("error")].as_str()), t.error.as_deref());
             }
         }
@@ -323,15 +338,61 @@ fn csv_parses_back_one_row_per_trial() {
     assert_eq!(bound[0][col("client_bound_reason")], "client CPU at 98%");
     for name in [
         "run_id",
-        "latency_p50_us",
-        "latency_p99_us",
+        "p50_ms",
+        "p99_ms",
         "errors_timeout",
         "client_cpu_s",
         "server_cpu_s",
+        "server_cpu_util_cpus",
         "mem_per_worker_rss_bytes",
-        "cpu_softirq",
+        "cpu_softirq_fraction",
+        "gbit_per_s",
     ] {
         col(name);
+    }
+    // Tidy: every column that measures something names its unit, or is a
+    // count, an identity, a coordinate or text.
+    let counts_and_text = [
+        "run_id",
+        "system",
+        "point_index",
+        "connections",
+        "trial",
+        "status",
+        "error",
+        "requests",
+        "bytes",
+        "retries",
+        "connections_opened",
+        "notes",
+        "online_cpus",
+        "procs_running_mean",
+        "loadavg_1",
+        "processes",
+        "threads",
+        "processes_seen",
+        "ctx_voluntary",
+        "ctx_involuntary",
+        "freq_source",
+        "client_bound",
+        "client_bound_reason",
+    ];
+    let units = [
+        "_s",
+        "_ms",
+        "_bytes",
+        "_per_s",
+        "_cpus",
+        "_fraction",
+        "_mhz",
+        "_mhz_mean",
+    ];
+    for h in header {
+        let named = units.iter().any(|u| h.ends_with(u)) || h.starts_with("errors_");
+        assert!(
+            named || counts_and_text.contains(&h.as_str()),
+            "no unit in `{h}`"
+        );
     }
     assert_eq!(rows[1][col("mem_per_worker_rss_bytes")], "5000000");
 }
@@ -349,7 +410,7 @@ fn json_has_the_documented_fields() {
         Some(data.trials.len())
     );
     let points = v["points"].as_array().expect("points");
-    assert_eq!(points.len(), 10);
+    assert_eq!(points.len(), 12);
     for p in points {
         let system = p["system"].as_str().expect("system");
         let index = p["point_index"].as_u64().expect("index") as u32;
@@ -381,6 +442,131 @@ fn json_has_the_documented_fields() {
         .as_str()
         .unwrap_or("")
         .contains("linux (100%)"));
+}
+
+/// The JSON export follows `docs/export-schema.json`: a real run's export
+/// (the fixture store, written by `scalelab run`) and the hand-built one,
+/// and the schema names the version the export writes.
+#[test]
+fn the_json_export_follows_its_documented_schema() {
+    let schema = support::export_schema();
+    assert_eq!(schema["properties"]["schema"]["const"], json::SCHEMA);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = dir.path().join("real.sqlite");
+    std::fs::copy(support::fixture("stores/quickstart-v1.sqlite"), &store).expect("copy");
+    let store = store.to_string_lossy();
+    let out = support::run(&["--store", &store, "export", "1", "--format", "json"]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let real: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(!real["trials"].as_array().expect("trials").is_empty());
+    for doc in [real, json::export(&sweep())] {
+        let bad = support::json_schema::violations(&schema, &doc);
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+}
+
+/// The checker can fail: a broken export is caught where it is broken.
+#[test]
+fn the_schema_check_catches_a_broken_export() {
+    let schema = support::export_schema();
+    let mut doc = json::export(&sweep());
+    doc.as_object_mut().expect("object").remove("unit");
+    doc["trials"][0]["status"] = json!("maybe");
+    doc["points"][0]["errors"]["gremlins"] = json!(1);
+    doc["fits"][0]["usl"] = json!("fitted");
+    let bad = support::json_schema::violations(&schema, &doc).join("\n");
+    assert!(bad.contains("$: no `unit`"), "{bad}");
+    assert!(bad.contains("$.trials[0].status: \"maybe\""), "{bad}");
+    assert!(
+        bad.contains("$.points[0].errors: unexpected `gremlins`"),
+        "{bad}"
+    );
+    assert!(
+        bad.contains("$.fits[0].usl: matches 0 of the oneOf branches"),
+        "{bad}"
+    );
+}
+
+/// A point with errors names their kinds, in the terminal and the report,
+/// not just their count.
+#[test]
+fn errors_are_shown_by_kind() {
+    let mut data = sweep();
+    let t = data
+        .trials
+        .iter_mut()
+        .find(|t| t.system == LINUX && t.point.index == 3)
+        .expect("a linux trial at connections=1000");
+    let m = t.measurement.as_mut().expect("measured");
+    m.errors.timeout = 7;
+    m.errors.connect = 2;
+    let out = terminal::render_width(&data, false, usize::MAX);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("  1000 "))
+        .unwrap_or_else(|| panic!("no row at 1000:\n{out}"));
+    assert!(row.contains("9: 7 timeouts, 2 connect"), "{row}");
+    let html = html::render(&data);
+    assert!(html.contains("9: 7 timeouts, 2 connect"));
+}
+
+/// Fewer than 6 levels: no USL coefficients anywhere, one sentence saying
+/// why, and still the measured peak and what follows it.
+#[test]
+fn a_three_level_sweep_prints_no_usl_coefficients() {
+    let data = sweep_over(&[1, 100, 4000]);
+    let out = terminal::render_width(&data, false, usize::MAX);
+    for coefficient in ["USL σ", "σ=", "κ=", "λ=", "N*=", "R²"] {
+        assert!(!out.contains(coefficient), "{coefficient} in {out}");
+    }
+    assert_eq!(out.matches("too short for a USL fit").count(), 1, "{out}");
+    assert!(
+        out.contains("3 connections levels, a fit needs at least 6"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("; past the peak: ").count(),
+        2,
+        "a peak and its decline per system: {out}"
+    );
+    for fit_warning in [
+        "may not be accurate",
+        "explains the data poorly",
+        "degrees of freedom",
+    ] {
+        assert!(!out.contains(fit_warning), "{out}");
+    }
+
+    let v = json::export(&data);
+    for f in v["fits"].as_array().expect("fits") {
+        assert!(f["usl"].is_null() && f["usl_error"].is_null(), "{f}");
+        assert_eq!(f["usl_too_short"], true);
+        assert!(f["shape"]["peak_n"].is_number());
+    }
+    assert!(v["fit_note"].as_str().unwrap_or("").contains("too short"));
+
+    let html = html::render(&data);
+    assert!(!html.contains("USL fit: σ=") && !html.contains("κ (coherency)"));
+    assert!(html.contains("too short for a USL fit"));
+}
+
+/// Six levels: the coefficients are printed in the terminal, the JSON and
+/// the report, and nothing says the sweep is too short.
+#[test]
+fn a_six_level_sweep_prints_usl_coefficients() {
+    let data = sweep();
+    let out = terminal::render_width(&data, false, usize::MAX);
+    assert_eq!(out.matches("USL σ=").count(), 2, "{out}");
+    assert!(out.contains("R²="), "{out}");
+    assert!(!out.contains("too short"), "{out}");
+    let v = json::export(&data);
+    for f in v["fits"].as_array().expect("fits") {
+        assert!(f["usl"]["sigma"].is_number() && f["usl"]["kappa"].is_number());
+        assert_eq!(f["usl_too_short"], false);
+    }
+    assert!(v["fit_note"].is_null());
+    let html = html::render(&data);
+    assert!(html.contains("κ (coherency)") && !html.contains("too short"));
 }
 
 /// Seed 003: one point, three systems, best of three; the ranking reads
@@ -556,7 +742,7 @@ fn report_and_export_commands_read_a_stored_run() {
     let out = support::run(&["--store", &db, "export", "latest", "--format", "json"]);
     assert!(out.status.success(), "{}", support::stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(v["points"].as_array().map(Vec::len), Some(10));
+    assert_eq!(v["points"].as_array().map(Vec::len), Some(12));
 }
 
 /// An empty run, a run whose every trial failed and one with non-finite

@@ -43,6 +43,26 @@ fn a_run_stores_every_trial_and_reports() {
         .unwrap_or("")
         .starts_with("nginx/"));
     assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
+    // Watchable: the run's length up front, each trial out of its budget;
+    // and, with no terminal attached, plain lines with no escape codes.
+    let (text, log) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(
+        log.contains("estimated 2.4s: 2 points x 2 systems x 2 trials of 300ms"),
+        "{log}"
+    );
+    assert_eq!(log.matches(" #1/2 ").count(), 4, "{log}");
+    assert_eq!(log.matches(" #2/2 ").count(), 4, "{log}");
+    assert!(
+        !log.contains('\x1b') && !text.contains('\x1b'),
+        "{log}{text}"
+    );
+    assert!(!log.contains('\r'), "no bar redraws in a log: {log}");
+    // Its JSON export follows the documented schema.
+    let store = lab.store.to_string_lossy();
+    let export = crate::support::run(&["--store", &store, "export", "latest", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).expect("JSON");
+    let bad = crate::support::json_schema::violations(&crate::support::export_schema(), &doc);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 #[test]
@@ -172,6 +192,27 @@ fn errors_above_the_threshold_make_a_point_not_comparable() {
         row.contains(&format!("✗ not comparable: {cramped_errors} errors (")),
         "{text}"
     );
+    // The errors column names the kinds, and each trial's errors were
+    // said, one line each, as they happened.
+    let kinds = data
+        .trials
+        .iter()
+        .filter(|t| t.system == "cramped")
+        .filter_map(|t| t.measurement.as_ref())
+        .fold(
+            scalelab::load::result::ErrorCounts::default(),
+            |mut sum, m| {
+                sum.merge(&m.errors);
+                sum
+            },
+        );
+    assert!(row.contains(&kinds.describe()), "{row}");
+    let log = stderr(&out);
+    let said: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("  ! cramped") && l.contains(" attempts): "))
+        .collect();
+    assert!(!said.is_empty(), "{log}");
     assert!(
         text.contains("1 point left out: errors above 0.1% of requests"),
         "{text}"

@@ -1,5 +1,7 @@
 //! Line charts: several series with markers, error bars, optional bands
-//! and an optional dashed fitted curve per series.
+//! and an optional dashed fitted curve per series; grey guide curves (a
+//! line rate), vertical marks (a peak, a collapse, the 1.0 line of a ratio
+//! axis). [`super::panels`] stacks several of them over one legend.
 
 use super::frame::{self, Frame, RIGHT, TITLE_H, X_AXIS_H};
 use super::{
@@ -37,6 +39,75 @@ impl LineStyle {
 
 /// The dash pattern of fitted curves.
 const FIT_DASH: &str = "7 4";
+/// The dash pattern of guide curves.
+const GUIDE_DASH: &str = "2 4";
+/// Vertical distance between stacked mark labels.
+const MARK_ROW: f64 = 13.0;
+
+/// Vertical marks, their labels stacked in rows so that no two overlap.
+fn draw_marks(doc: &mut Doc, f: &Frame, xa: &Axis, marks: &[Mark], fmt: fn(f64) -> String) {
+    let mut rows: Vec<f64> = Vec::new(); // right end of the last label per row
+    let mut sorted: Vec<&Mark> = marks.iter().collect();
+    sorted.sort_by(|a, b| a.x.total_cmp(&b.x));
+    for m in sorted {
+        let x = f.px(xa, m.x);
+        let c = m.color.map_or(MUTED, color);
+        doc.push(&format!(
+            r#"<line class="mark" x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="{c}" stroke-width="1.2" stroke-dasharray="4 3"/>"#,
+            f.top,
+            f.bottom()
+        ));
+        let text = format!("{} ({})", m.label, fmt(m.x));
+        let w = super::text_width(&text, MARK_SIZE);
+        // Right of the line, unless that runs past the plot.
+        let (start, anchor) = if x + 4.0 + w <= f.left + f.w {
+            (x + 4.0, "start")
+        } else {
+            (x - 4.0 - w, "end")
+        };
+        let row = match rows.iter().position(|end| *end + 6.0 < start) {
+            Some(r) => r,
+            None => {
+                rows.push(f64::NEG_INFINITY);
+                rows.len() - 1
+            }
+        };
+        rows[row] = start + w;
+        let tx = if anchor == "start" { start } else { x - 4.0 };
+        let ty = f.top + 12.0 + row as f64 * MARK_ROW;
+        doc.push(&format!(
+            r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#fff" fill-opacity="0.85"/>"##,
+            start - 1.0,
+            ty - 10.0,
+            w + 2.0,
+            MARK_ROW - 1.0
+        ));
+        doc.text(tx, ty, &text, MARK_SIZE, anchor, c);
+    }
+}
+
+const MARK_SIZE: f64 = 11.0;
+
+fn draw_x_notes(doc: &mut Doc, f: &Frame, xa: &Axis, notes: &[XNote]) {
+    let mut last_right = f64::NEG_INFINITY;
+    let y = f.bottom() - 8.0;
+    for n in notes {
+        let x = f.px(xa, n.x);
+        let w = super::text_width(&n.text, MARK_SIZE);
+        let start = (x - w / 2.0).clamp(f.left + 2.0, f.left + f.w - w - 2.0);
+        if start < last_right + 6.0 {
+            continue;
+        }
+        last_right = start + w;
+        doc.push(&format!(
+            r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="14" fill="#fff" fill-opacity="0.9"/>"##,
+            start - 2.0,
+            y - 11.0,
+            w + 4.0
+        ));
+        doc.text(start, y, &n.text, MARK_SIZE, "start", n.color);
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct LineChart {
@@ -54,8 +125,42 @@ pub struct LineChart {
     pub reference: Option<(f64, String)>,
     /// What hollow markers mean, shown in the legend when any are drawn.
     pub hollow_meaning: String,
+    /// Grey dashed curves with a legend entry, such as a link's line rate.
+    pub guides: Vec<Guide>,
+    /// Vertical lines at an x value, labelled at the top of the plot.
+    pub marks: Vec<Mark>,
+    /// Short texts along the bottom of the plot at an x value (a verdict
+    /// per point); one that would overlap its left neighbour is left out.
+    pub x_notes: Vec<XNote>,
+    /// The smallest left margin: panels stacked in one figure share theirs
+    /// so their plot areas line up.
+    pub min_left: f64,
     pub width: f64,
     pub plot_height: f64,
+}
+
+/// A reference curve that is not data (drawn grey and dashed).
+#[derive(Clone, Debug)]
+pub struct Guide {
+    pub curve: Vec<(f64, f64)>,
+    pub label: String,
+}
+
+/// A short text at `x` along the bottom of the plot, in `color`.
+#[derive(Clone, Debug)]
+pub struct XNote {
+    pub x: f64,
+    pub text: String,
+    pub color: &'static str,
+}
+
+/// A vertical line at `x` with a short label; `color` is a palette index
+/// (the system it belongs to), `None` for grey.
+#[derive(Clone, Debug)]
+pub struct Mark {
+    pub x: f64,
+    pub label: String,
+    pub color: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -106,28 +211,52 @@ impl LineChart {
             series: Vec::new(),
             reference: None,
             hollow_meaning: "hollow marker: flagged".into(),
+            guides: Vec::new(),
+            marks: Vec::new(),
+            x_notes: Vec::new(),
+            min_left: 0.0,
             width: 860.0,
             plot_height: 330.0,
         }
     }
 
     pub fn render(&self) -> String {
-        let (xa, ya) = (self.x_axis(), self.y_axis());
         let legend = self.legend();
-        let left = frame::left_margin(&ya, self.y_format);
+        let left = self.left_margin();
+        let w = self.width - left - RIGHT;
+        let height = self.height() + legend_height(&legend, w) + 10.0;
+        let mut doc = Doc::new(self.width, height, &self.title);
+        let bottom = self.draw(&mut doc, left);
+        draw_legend(&mut doc, &legend, left, bottom, w);
+        doc.finish()
+    }
+
+    /// The left margin this chart needs (at least [`Self::min_left`]).
+    pub fn left_margin(&self) -> f64 {
+        frame::left_margin(&self.y_axis(), self.y_format).max(self.min_left)
+    }
+
+    /// Title, plot and x axis, without the legend.
+    pub fn height(&self) -> f64 {
+        TITLE_H + self.plot_height + X_AXIS_H
+    }
+
+    /// Draws title, axes, guides, marks and series into `doc` (at its
+    /// origin) with the plot area `left` from the edge; returns the y where
+    /// the legend goes.
+    pub fn draw(&self, doc: &mut Doc, left: f64) -> f64 {
+        let (xa, ya) = (self.x_axis(), self.y_axis());
         let f = Frame {
             left,
             top: TITLE_H,
             w: self.width - left - RIGHT,
             h: self.plot_height,
         };
-        let height = f.bottom() + X_AXIS_H + legend_height(&legend, f.w) + 10.0;
-        let mut doc = Doc::new(self.width, height, &self.title);
         let clip = format!("{}-clip", self.id);
         doc.push(&format!("<defs>{}</defs>", f.clip_path(&clip)));
-        frame::draw_title(&mut doc, self.width, &self.title);
-        frame::draw_y_axis(&mut doc, &f, &ya, self.y_format, &self.y_label);
-        frame::draw_x_axis(&mut doc, &f, &xa, self.x_format, &self.x_label);
+        frame::draw_title(doc, self.width, &self.title);
+        frame::draw_y_axis(doc, &f, &ya, self.y_format, &self.y_label);
+        frame::draw_x_axis(doc, &f, &xa, self.x_format, &self.x_label);
         if let Some((v, label)) = &self.reference {
             let y = f.py(&ya, *v);
             doc.push(&format!(
@@ -137,7 +266,19 @@ impl LineChart {
             ));
             doc.text(f.left + f.w - 4.0, y - 5.0, label, 11.0, "end", MUTED);
         }
+        draw_marks(doc, &f, &xa, &self.marks, self.x_format);
         doc.push(&format!(r#"<g clip-path="url(#{})">"#, escape(&clip)));
+        for g in &self.guides {
+            let pts: Vec<(f64, f64)> = g
+                .curve
+                .iter()
+                .map(|(x, y)| (f.px(&xa, *x), f.py(&ya, *y)))
+                .collect();
+            doc.push(&format!(
+                r#"<polyline class="guide" points="{}" fill="none" stroke="{MUTED}" stroke-width="1.5" stroke-dasharray="{GUIDE_DASH}"/>"#,
+                points_attr(&pts)
+            ));
+        }
         let n = self.series.len();
         for (i, s) in self.series.iter().enumerate() {
             let dodge = if n > 1 {
@@ -145,12 +286,12 @@ impl LineChart {
             } else {
                 0.0
             };
-            draw_series(&mut doc, &f, &xa, &ya, s, dodge);
+            draw_series(doc, &f, &xa, &ya, s, dodge);
         }
         doc.push("</g>");
-        frame::draw_axis_lines(&mut doc, &f);
-        draw_legend(&mut doc, &legend, f.left, f.bottom() + X_AXIS_H, f.w);
-        doc.finish()
+        draw_x_notes(doc, &f, &xa, &self.x_notes);
+        frame::draw_axis_lines(doc, &f);
+        f.bottom() + X_AXIS_H
     }
 
     fn x_axis(&self) -> Axis {
@@ -179,6 +320,9 @@ impl LineChart {
         if let Some((v, _)) = &self.reference {
             ys.push(*v);
         }
+        for g in &self.guides {
+            ys.extend(g.curve.iter().map(|c| c.1));
+        }
         ys.retain(|v| v.is_finite());
         let max = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let min = ys.iter().copied().fold(f64::INFINITY, f64::min);
@@ -194,7 +338,9 @@ impl LineChart {
         }
     }
 
-    fn legend(&self) -> Vec<LegendEntry> {
+    /// The legend entries: one per series (and fit), guides, and what
+    /// hollow markers mean when any are drawn.
+    pub fn legend(&self) -> Vec<LegendEntry> {
         let any_fit = self.series.iter().any(|s| s.fit.is_some());
         let mut out = Vec::new();
         for s in &self.series {
@@ -216,6 +362,14 @@ impl LineChart {
                 };
                 out.push(LegendEntry::new(sample, fit.label.clone()));
             }
+        }
+        for g in &self.guides {
+            let sample = Sample::Line {
+                color: MUTED,
+                marker: None,
+                dash: Some(GUIDE_DASH),
+            };
+            out.push(LegendEntry::new(sample, g.label.clone()));
         }
         if self.series.iter().flat_map(|s| &s.points).any(|p| p.hollow) {
             out.push(LegendEntry {

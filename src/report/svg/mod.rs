@@ -11,10 +11,12 @@
 mod bar;
 mod frame;
 mod line;
+mod panels;
 pub mod scale;
 
 pub use bar::{Bar, BarChart, BarSeries, Component, StackedBarChart};
-pub use line::{Fit, LineChart, LineStyle, Pt, Series, YScale};
+pub use line::{Fit, Guide, LineChart, LineStyle, Mark, Pt, Series, XNote, YScale};
+pub use panels::Panels;
 pub use scale::{Axis, ScaleKind};
 
 use super::format::escape;
@@ -136,7 +138,7 @@ impl Doc {
         let mut out = String::new();
         let _ = write!(
             out,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" font-family="{FONT}" role="img" aria-label="{t}"><title>{t}</title><rect width="100%" height="100%" fill="#fff"/>"##
+            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" style="font-family:{FONT}" role="img" aria-label="{t}"><title>{t}</title><rect width="100%" height="100%" fill="#fff"/>"##
         );
         Doc { out }
     }

@@ -1,5 +1,6 @@
 //! Shared test helpers.
 
+pub mod json_schema;
 pub mod run;
 
 use std::path::PathBuf;
@@ -31,4 +32,12 @@ pub fn stderr(o: &Output) -> String {
 #[allow(dead_code)] // used by some test modules only
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `docs/export-schema.json`, the JSON export's documented schema.
+#[allow(dead_code)] // used by some test modules only
+pub fn export_schema() -> serde_json::Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/export-schema.json");
+    let text = std::fs::read_to_string(&path).expect("docs/export-schema.json");
+    serde_json::from_str(&text).expect("the schema is JSON")
 }

@@ -1,10 +1,25 @@
 //! Which charts a run gets, built from the aggregate.
 //!
 //! Per group (one per combination of the non-x axes, see [`super::layout`]):
-//! throughput, latency p50/p99, Gbit/s (when any trial moved bytes), the
-//! efficiency curve, server CPU, and the CPU breakdown at the group's
-//! highest x. A group with fewer than two x values gets bar charts instead
-//! of lines. Each system keeps one colour and marker across all charts.
+//! throughput (with each curve's peak and collapse marked, and a link's
+//! line rate for forwarding), throughput per client beside CPU load ×
+//! frequency, latency p50/p99 and the percentiles at the highest x,
+//! requests/s over Gbit/s (when any trial moved bytes), the efficiency
+//! curve, server CPU, memory per worker, and the CPU breakdown at the
+//! group's highest x. A group with fewer than two x values gets bar charts
+//! instead of lines. Each system keeps one colour and marker across all
+//! charts. The seed-specific figures are in the submodules: [`dataset`]
+//! (the dataset/memory axis), [`overlay`] (one curve per server CPU count),
+//! [`seed_panels`] (aligned panels), [`server_figs`] (latency at the top,
+//! memory per worker) and [`ramp`] (DNS response against offered rate).
+
+pub mod compare;
+mod dataset;
+mod marks;
+mod overlay;
+mod ramp;
+mod seed_panels;
+mod server_figs;
 
 use super::fits::usl_params;
 use super::format;
@@ -18,13 +33,19 @@ use crate::analysis::usl::predict;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChartKind {
     Throughput,
+    /// Throughput per client beside CPU load × frequency.
+    PerClient,
     Latency,
+    /// DNS: the answer rate against the offered rate of each ramp.
+    Ramp,
     Bandwidth,
     Efficiency,
     ServerCpu,
     /// Server CPU and context switches per request.
     ServerCost,
     CpuBreakdown,
+    /// Memory per server worker.
+    Memory,
 }
 
 #[derive(Clone, Debug)]
@@ -38,15 +59,26 @@ pub struct Chart {
 
 /// Every chart for the run, grouped by kind then group.
 pub fn charts(agg: &Aggregate) -> Vec<Chart> {
+    match overlay::groups_as_series(agg) {
+        Some(flat) => per_group(&flat),
+        None => per_group(agg),
+    }
+}
+
+fn per_group(agg: &Aggregate) -> Vec<Chart> {
     let mut out = Vec::new();
     for g in 0..agg.layout.groups.len() {
         let ctx = GroupCtx::new(agg, g);
         out.extend(ctx.throughput());
+        out.extend(ctx.per_client());
         out.extend(ctx.latency());
+        out.extend(ctx.latency_at_top());
         out.extend(ctx.bandwidth());
+        out.extend(ctx.ramps());
         out.extend(ctx.efficiency());
         out.extend(ctx.server_cpu());
         out.extend(ctx.server_cost());
+        out.extend(ctx.memory());
         out.extend(ctx.cpu_breakdown());
     }
     out
@@ -61,11 +93,21 @@ struct GroupCtx<'a> {
     x_kind: ScaleKind,
     /// Two or more x values: line charts; else bar charts.
     lines: bool,
+    /// x is the dataset's size over the memory available, not the sweep
+    /// value (see [`dataset`]).
+    dataset: Option<dataset::DatasetAxis>,
 }
 
 impl<'a> GroupCtx<'a> {
     fn new(agg: &'a Aggregate, group: usize) -> Self {
-        let xs: Vec<f64> = agg.cells_in_group(group).filter_map(|c| c.x).collect();
+        let dataset = dataset::DatasetAxis::of(agg, group);
+        let xs: Vec<f64> = agg
+            .cells_in_group(group)
+            .filter_map(|c| match &dataset {
+                Some(d) => d.x(c),
+                None => c.x,
+            })
+            .collect();
         let label = &agg.layout.groups[group].label;
         GroupCtx {
             agg,
@@ -75,9 +117,37 @@ impl<'a> GroupCtx<'a> {
             } else {
                 String::new()
             },
-            axis: agg.layout.x_axis.clone().unwrap_or_else(|| "point".into()),
+            axis: match &dataset {
+                Some(d) => d.label(),
+                None => agg.layout.x_axis.clone().unwrap_or_else(|| "point".into()),
+            },
             x_kind: scale::choose_kind(&xs),
             lines: scale::distinct(&xs).len() >= 2,
+            dataset,
+        }
+    }
+
+    /// Where a cell sits on this group's x axis.
+    fn x(&self, c: &Cell) -> Option<f64> {
+        match &self.dataset {
+            Some(d) => d.x(c),
+            None => c.x,
+        }
+    }
+
+    /// `at connections=64`, or `at a dataset 1.9× the server memory limit`.
+    fn at(&self, x: f64) -> String {
+        match &self.dataset {
+            Some(d) => format!("at a dataset {} the {}", dataset::ratio(x), d.yardstick()),
+            None => format!("at {}={}", self.axis, format::axis_value(x)),
+        }
+    }
+
+    /// How x values are written on this group's axis and in marks.
+    fn x_format(&self) -> fn(f64) -> String {
+        match self.dataset {
+            Some(_) => dataset::ratio,
+            None => format::axis_value,
         }
     }
 
@@ -91,7 +161,10 @@ impl<'a> GroupCtx<'a> {
             .cells_in_group(self.group)
             .filter(|c| c.system == system)
             .collect();
-        v.sort_by(|a, b| a.x.unwrap_or(0.0).total_cmp(&b.x.unwrap_or(0.0)));
+        v.sort_by(|a, b| {
+            let (xa, xb) = (self.x(a).unwrap_or(0.0), self.x(b).unwrap_or(0.0));
+            xa.total_cmp(&xb)
+        });
         v
     }
 
@@ -103,9 +176,37 @@ impl<'a> GroupCtx<'a> {
             y_label,
         );
         c.x_kind = self.x_kind;
-        c.x_format = format::axis_value;
+        c.x_format = self.x_format();
         c.hollow_meaning = "hollow marker: a trial at this point was client-bound".into();
+        if let Some(d) = &self.dataset {
+            c.marks.push(d.one_line());
+        }
         c
+    }
+
+    /// Per system, one series per `(name, style, value)`, labelled
+    /// `system name` in the system's colour.
+    fn styled_series(
+        &self,
+        kinds: &[(&str, LineStyle, CellValue)],
+        fmt: fn(f64) -> String,
+    ) -> Vec<Series> {
+        let mut out = Vec::new();
+        for (i, s) in self.agg.systems.iter().enumerate() {
+            for (name, style, get) in kinds {
+                let points: Vec<Pt> = self
+                    .cells(s)
+                    .into_iter()
+                    .filter_map(|c| Some(self.point(c, get(c)?, fmt)))
+                    .collect();
+                if !points.is_empty() {
+                    let mut series = plain_series(&format!("{s} {name}"), i, points);
+                    series.style = *style;
+                    out.push(series);
+                }
+            }
+        }
+        out
     }
 
     /// One series per system of `value(cell)`, as line-chart points.
@@ -129,7 +230,10 @@ impl<'a> GroupCtx<'a> {
         let mut bands = false;
         for (i, s) in self.agg.systems.iter().enumerate() {
             let cells = self.cells(s);
-            let points: Vec<Pt> = cells.iter().filter_map(|c| throughput_point(c)).collect();
+            let points: Vec<Pt> = cells
+                .iter()
+                .filter_map(|c| self.throughput_point(c))
+                .collect();
             if points.is_empty() {
                 continue;
             }
@@ -138,16 +242,18 @@ impl<'a> GroupCtx<'a> {
                 .iter()
                 .filter_map(|c| {
                     let (lo, hi) = c.summary.as_ref()?.median_ci?;
-                    Some((c.x?, lo, hi))
+                    Some((self.x(c)?, lo, hi))
                 })
                 .collect();
             bands |= !series.band.is_empty();
             series.fit = self.usl_curve(s);
+            c.marks.extend(self.peak_marks(s, i));
             c.series.push(series);
         }
+        c.guides.extend(self.line_rate());
         let fits = c.series.iter().any(|s| s.fit.is_some());
         let caption = format!(
-            "Markers: {} of the successful trials; bars: min–max{}{}.",
+            "Markers: {} of the successful trials; bars: min–max{}{}{}{}.",
             self.agg.headline_word(),
             if bands {
                 "; shading: 95% CI of the median"
@@ -158,12 +264,25 @@ impl<'a> GroupCtx<'a> {
                 "; dashed: Universal Scalability Law fit"
             } else {
                 ""
+            },
+            if c.marks.iter().any(|m| m.color.is_some()) {
+                "; dashed verticals: each curve's measured peak and, past it, a decline or collapse"
+            } else {
+                ""
+            },
+            if c.guides.is_empty() {
+                ""
+            } else {
+                "; grey dotted: the line rate of the link the run names (veth itself has no speed)"
             }
         );
         self.finish(ChartKind::Throughput, c, caption)
     }
 
     fn usl_curve(&self, system: &str) -> Option<Fit> {
+        if self.dataset.is_some() {
+            return None;
+        }
         let sf = self.agg.fit(system, self.group)?;
         let usl = sf.usl.as_ref()?.as_ref().ok()?;
         let (x0, x1) = (sf.points.first()?.0, sf.points.last()?.0);
@@ -225,18 +344,11 @@ impl<'a> GroupCtx<'a> {
                 });
             }
         }
-        if c.series.is_empty() {
-            return None;
-        }
-        Some(Chart {
-            kind: ChartKind::Throughput,
-            group: self.group,
-            svg: c.render(),
-            caption: format!(
-                "Bars: {} of the successful trials; whiskers: min–max.",
-                self.agg.headline_word()
-            ),
-        })
+        let caption = format!(
+            "Bars: {} of the successful trials; whiskers: min–max.",
+            self.agg.headline_word()
+        );
+        self.finish_bars(ChartKind::Throughput, c, caption)
     }
 
     fn latency(&self) -> Option<Chart> {
@@ -245,30 +357,13 @@ impl<'a> GroupCtx<'a> {
         }
         let mut c = self.line_chart("latency", "Latency percentiles", "latency");
         c.y_format = |v| format::latency_us(v).replace(".00", "");
-        for (i, s) in self.agg.systems.iter().enumerate() {
-            for (name, style, get) in [
-                (
-                    "p50",
-                    LineStyle::Solid,
-                    (|c: &Cell| c.latency.p50_us) as fn(&Cell) -> Option<f64>,
-                ),
-                ("p99", LineStyle::Dashed, |c: &Cell| c.latency.p99_us),
-            ] {
-                let points: Vec<Pt> = self
-                    .cells(s)
-                    .into_iter()
-                    .filter_map(|c| {
-                        let v = get(c)?;
-                        Some(point(c, v, format::latency_us))
-                    })
-                    .collect();
-                if !points.is_empty() {
-                    let mut series = plain_series(&format!("{s} {name}"), i, points);
-                    series.style = style;
-                    c.series.push(series);
-                }
-            }
-        }
+        c.series = self.styled_series(
+            &[
+                ("p50", LineStyle::Solid, |c| c.latency.p50_us),
+                ("p99", LineStyle::Dashed, |c| c.latency.p99_us),
+            ],
+            format::latency_us,
+        );
         let ys: Vec<f64> = c
             .series
             .iter()
@@ -285,18 +380,8 @@ impl<'a> GroupCtx<'a> {
         self.finish(ChartKind::Latency, c, caption.into())
     }
 
-    fn bandwidth(&self) -> Option<Chart> {
-        if !self.lines || !self.agg.cells.iter().any(|c| c.gbit_s.unwrap_or(0.0) > 0.0) {
-            return None;
-        }
-        let mut c = self.line_chart("bandwidth", "Bandwidth", "Gbit/s");
-        c.series = self.series_of(|c| Some(point(c, c.gbit_s?, |v| format!("{v:.3} Gbit/s"))));
-        let caption = "Response bytes read by the load generator, median across trials.";
-        self.finish(ChartKind::Bandwidth, c, caption.into())
-    }
-
     fn efficiency(&self) -> Option<Chart> {
-        if !self.lines {
+        if !self.lines || self.dataset.is_some() {
             return None;
         }
         let mut base = None;
@@ -358,7 +443,7 @@ impl<'a> GroupCtx<'a> {
             } else {
                 c.server.cpu_busy? * 100.0
             };
-            Some(point(c, v, |v| format!("{v:.2}")))
+            Some(self.point(c, v, |v| format!("{v:.2}")))
         });
         self.finish(ChartKind::ServerCpu, c, caption.into())
     }
@@ -388,7 +473,7 @@ impl<'a> GroupCtx<'a> {
             let mut c = self.line_chart(id, title, y_label);
             c.y_scale = YScale::FromZero;
             c.series =
-                self.series_of(|cell| Some(point(cell, value(cell)?, |v| format!("{v:.1}"))));
+                self.series_of(|cell| Some(self.point(cell, value(cell)?, |v| format!("{v:.1}"))));
             let caption = format!(
                 "{title} (one request is one transaction for database loads), from the \
                  server's process tree over the measured window: a rise past the peak shows \
@@ -404,7 +489,7 @@ impl<'a> GroupCtx<'a> {
             .agg
             .cells_in_group(self.group)
             .filter(|c| c.server.cpu_shares.is_some())
-            .filter_map(|c| c.x)
+            .filter_map(|c| self.x(c))
             .fold(f64::NEG_INFINITY, f64::max);
         let cells: Vec<&Cell> = self
             .agg
@@ -413,7 +498,8 @@ impl<'a> GroupCtx<'a> {
             .filter_map(|s| {
                 let mut cs = self.cells(s);
                 cs.retain(|c| {
-                    c.server.cpu_shares.is_some() && (c.x.is_none() || c.x == Some(top_x))
+                    let x = self.x(c);
+                    c.server.cpu_shares.is_some() && (x.is_none() || x == Some(top_x))
                 });
                 cs.pop()
             })
@@ -422,7 +508,7 @@ impl<'a> GroupCtx<'a> {
             return None;
         }
         let at = if top_x.is_finite() {
-            format!(" at {}={}", self.axis, format::axis_value(top_x))
+            format!(" {}", self.at(top_x))
         } else {
             String::new()
         };
@@ -467,16 +553,21 @@ impl<'a> GroupCtx<'a> {
         })
     }
 
+    fn finish_bars(&self, kind: ChartKind, c: BarChart, caption: String) -> Option<Chart> {
+        (!c.series.is_empty()).then(|| self.chart(kind, c.render(), caption))
+    }
+
     fn finish(&self, kind: ChartKind, c: LineChart, caption: String) -> Option<Chart> {
-        if c.series.is_empty() {
-            return None;
-        }
-        Some(Chart {
+        (!c.series.is_empty()).then(|| self.chart(kind, c.render(), caption))
+    }
+
+    fn chart(&self, kind: ChartKind, svg: String, caption: String) -> Chart {
+        Chart {
             kind,
             group: self.group,
-            svg: c.render(),
+            svg,
             caption,
-        })
+        }
     }
 }
 
@@ -492,36 +583,41 @@ fn plain_series(label: &str, index: usize, points: Vec<Pt>) -> Series {
     }
 }
 
-fn throughput_point(c: &Cell) -> Option<Pt> {
-    let s = c.summary.as_ref()?;
-    let mut p = point(c, s.headline, format::rate);
-    p.lo = Some(s.min);
-    p.hi = Some(s.max);
-    p.tip = format!(
-        "{} (min {}, max {}, {} ok of {} trials)",
-        p.tip,
-        format::rate(s.min),
-        format::rate(s.max),
-        s.n,
-        c.trials()
-    );
-    Some(p)
+impl GroupCtx<'_> {
+    fn throughput_point(&self, c: &Cell) -> Option<Pt> {
+        let s = c.summary.as_ref()?;
+        let mut p = self.point(c, s.headline, format::rate);
+        p.lo = Some(s.min);
+        p.hi = Some(s.max);
+        p.tip = format!(
+            "{} (min {}, max {}, {} ok of {} trials)",
+            p.tip,
+            format::rate(s.min),
+            format::rate(s.max),
+            s.n,
+            c.trials()
+        );
+        Some(p)
+    }
+
+    fn point(&self, c: &Cell, y: f64, fmt: fn(f64) -> String) -> Pt {
+        Pt {
+            x: self.x(c).unwrap_or(0.0),
+            y,
+            lo: None,
+            hi: None,
+            hollow: !c.client_bound.is_empty(),
+            tip: tip(c, y, fmt),
+        }
+    }
 }
 
 /// One number read off a cell.
 type CellValue = fn(&Cell) -> Option<f64>;
 
-fn point(c: &Cell, y: f64, fmt: fn(f64) -> String) -> Pt {
-    Pt {
-        x: c.x.unwrap_or(0.0),
-        y,
-        lo: None,
-        hi: None,
-        hollow: !c.client_bound.is_empty(),
-        tip: tip(c, y, fmt),
-    }
-}
-
 fn tip(c: &Cell, y: f64, fmt: fn(f64) -> String) -> String {
     format!("{}, {}: {}", c.system, c.point.label(), fmt(y))
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,93 @@
+//! Seed 003's other figures: the latency distribution at the highest
+//! concurrency (wrk's "Latency Distribution" at c4000, one bar per
+//! percentile and system) and memory per server worker against x.
+
+use super::{Chart, ChartKind, GroupCtx};
+use crate::report::format;
+use crate::report::rows::Cell;
+use crate::report::svg::{Bar, BarChart, BarSeries, LineStyle, YScale};
+
+impl GroupCtx<'_> {
+    /// p50, p90, p99, p99.9 and max of each system at the group's highest
+    /// x where every system has latency.
+    pub(super) fn latency_at_top(&self) -> Option<Chart> {
+        let top = self
+            .agg
+            .cells_in_group(self.group)
+            .filter(|c| c.latency.p50_us.is_some())
+            .filter_map(|c| self.x(c))
+            .fold(f64::NEG_INFINITY, f64::max);
+        if !top.is_finite() {
+            return None;
+        }
+        let at = |s: &str| -> Option<&Cell> {
+            self.cells(s)
+                .into_iter()
+                .find(|c| self.x(c) == Some(top) && c.latency.p50_us.is_some())
+        };
+        let names = ["p50", "p90", "p99", "p99.9", "max"];
+        let title = format!("Latency percentiles {}{}", self.at(top), self.suffix);
+        let mut c = BarChart::new(&self.id("latency-top"), &title, "percentile", "latency");
+        c.axes.categories = names.iter().map(|n| n.to_string()).collect();
+        c.axes.y_format = |v| format::latency_us(v).replace(".00", "");
+        c.value_format = format::latency_us;
+        let mut timeouts = false;
+        for (i, s) in self.agg.systems.iter().enumerate() {
+            let Some(cell) = at(s) else { continue };
+            timeouts |= cell.errors.timeout > 0;
+            let l = cell.latency;
+            let values = [l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us]
+                .iter()
+                .zip(names)
+                .map(|(v, name)| {
+                    v.map(|us| Bar {
+                        value: us,
+                        lo: None,
+                        hi: None,
+                        tip: format!("{s}, {name}: {}", format::latency_us(us)),
+                    })
+                })
+                .collect();
+            c.series.push(BarSeries {
+                label: s.clone(),
+                color: i,
+                values,
+            });
+        }
+        let caption = format!(
+            "Each percentile is the median across trials of that trial's percentile, as wrk's \
+             latency distribution at the highest load.{}",
+            if timeouts {
+                " Timed-out requests have no latency and are not in these percentiles."
+            } else {
+                ""
+            }
+        );
+        self.finish_bars(ChartKind::Latency, c, caption)
+    }
+
+    /// Resident (solid) and virtual (dashed) memory per server worker.
+    pub(super) fn memory(&self) -> Option<Chart> {
+        if !self.lines {
+            return None;
+        }
+        let mut c = self.line_chart("memory", "Memory per server worker", "bytes per worker");
+        c.y_scale = YScale::FromZero;
+        c.y_format = |v| {
+            let s = format::bytes(v);
+            [".0K", ".0M", ".00G"]
+                .iter()
+                .fold(s, |s, pat| s.replace(pat, &pat[pat.len() - 1..]))
+        };
+        c.series = self.styled_series(
+            &[
+                ("resident", LineStyle::Solid, |c| c.server.rss_per_worker),
+                ("virtual", LineStyle::Dashed, |c| c.server.vsz_per_worker),
+            ],
+            format::bytes,
+        );
+        let caption = "Solid: resident set (RSS), dashed: virtual size (VSZ, what seed 003 \
+                       quotes), per server process other than the master, median across trials.";
+        self.finish(ChartKind::Memory, c, caption.into())
+    }
+}

@@ -1,0 +1,180 @@
+//! The seed charts from the renderers' fixture: what each figure draws and
+//! when it is left out.
+
+use super::{charts, Chart, ChartKind};
+use crate::analysis::shape::PastPeak;
+use crate::load::result::RampSecond;
+use crate::report::rows::{collect, Aggregate};
+use crate::report::test_support::{aggregate, fake_analyse, run_data};
+use serde_json::json;
+
+fn of(all: &[Chart], kind: ChartKind) -> Vec<&Chart> {
+    all.iter().filter(|c| c.kind == kind).collect()
+}
+
+#[test]
+fn a_concurrency_sweep_gets_every_seed_figure() {
+    let (_, agg) = aggregate(&["linux", "freebsd"]);
+    let all = charts(&agg);
+    let per = of(&all, ChartKind::PerClient);
+    assert_eq!(per.len(), 1);
+    assert!(per[0].svg.contains("requests/s per client"));
+    assert!(
+        per[0].caption.contains("no CPU frequency"),
+        "no load × freq in the fixture"
+    );
+    let lat = of(&all, ChartKind::Latency);
+    assert_eq!(lat.len(), 2, "percentiles against x, and at the top");
+    assert!(lat[1]
+        .svg
+        .contains("Latency percentiles at connections=4000"));
+    assert_eq!(lat[1].svg.matches(r#"class="bar""#).count(), 2 * 5);
+    let bw = of(&all, ChartKind::Bandwidth);
+    assert_eq!(bw[0].svg.matches("<svg").count(), 1, "one figure");
+    assert_eq!(
+        bw[0].svg.matches(r#"class="series""#).count(),
+        2 * 2,
+        "two panels"
+    );
+    let mem = of(&all, ChartKind::Memory);
+    assert!(mem[0].svg.contains("linux resident") && !mem[0].svg.contains("virtual"));
+}
+
+#[test]
+fn load_times_frequency_is_a_panel_when_the_probe_has_it() {
+    let mut data = run_data(&["pg"]);
+    for t in &mut data.trials {
+        if let Some(p) = t.probe.as_mut() {
+            p["load_x_freq"] = json!(2500.0);
+        }
+    }
+    let mut agg = collect(&data);
+    fake_analyse(&mut agg);
+    let all = charts(&agg);
+    let per = of(&all, ChartKind::PerClient);
+    assert!(per[0].svg.contains("CPU load × frequency"));
+    assert!(per[0].svg.contains("2.50 busy GHz"));
+    assert_eq!(per[0].svg.matches(r#"class="series""#).count(), 2);
+}
+
+#[test]
+fn a_collapse_is_marked_on_the_throughput_chart() {
+    let (_, mut agg) = aggregate(&["linux", "freebsd"]);
+    agg.fits[0].shape.as_mut().unwrap().past_peak = PastPeak::Collapse { drop: 0.45 };
+    let all = charts(&agg);
+    let t = &of(&all, ChartKind::Throughput)[0];
+    assert!(t.svg.contains("linux: collapse -45.0% (4000)"), "{}", t.svg);
+    assert!(t.svg.contains("linux: peak (100)"));
+    assert!(
+        t.svg.contains("freebsd: peak (100)"),
+        "mild decline: its peak only"
+    );
+    assert!(!t.svg.contains("freebsd: collapse"));
+    assert!(t.caption.contains("measured peak"));
+}
+
+/// The fixture with `server_cpus` = 1 and 2 beside connections.
+fn two_cpu_counts() -> Aggregate {
+    let mut data = run_data(&["nginx"]);
+    let mut more = data.trials.clone();
+    for (cpus, list) in [(1, &mut data.trials), (2, &mut more)] {
+        for t in list.iter_mut() {
+            t.point.index += (cpus - 1) * 5;
+            t.point.coords.push(crate::store::Coord {
+                axis: "server_cpus".into(),
+                value: json!(cpus),
+            });
+        }
+    }
+    data.trials.extend(more);
+    let mut agg = collect(&data);
+    fake_analyse(&mut agg);
+    agg
+}
+
+#[test]
+fn server_cpu_counts_share_one_throughput_chart() {
+    let agg = two_cpu_counts();
+    assert_eq!(agg.layout.groups.len(), 2);
+    let all = charts(&agg);
+    let t = of(&all, ChartKind::Throughput);
+    assert_eq!(t.len(), 1, "one chart, not one per CPU count");
+    assert!(
+        t[0].svg.contains(">server_cpus=1</text>") && t[0].svg.contains(">server_cpus=2</text>")
+    );
+    assert_eq!(t[0].svg.matches(r#"class="series""#).count(), 2);
+    assert!(
+        t[0].svg.contains(r#"class="fit""#),
+        "each curve with its fit"
+    );
+    let lat = of(&all, ChartKind::Latency);
+    assert_eq!(lat.len(), 2, "the other charts overlay the CPU counts too");
+    assert_eq!(lat[1].svg.matches(r#"class="bar""#).count(), 2 * 5);
+    assert_eq!(of(&all, ChartKind::PerClient).len(), 1);
+}
+
+#[test]
+fn a_dataset_sweep_is_drawn_against_dataset_over_memory() {
+    let (_, mut agg) = aggregate(&["pg"]);
+    for c in &mut agg.cells {
+        c.facts.dataset_bytes = Some(c.x.unwrap() * 1e5);
+        c.facts.memory_limit_bytes = Some(1e8);
+    }
+    let all = charts(&agg);
+    let t = &of(&all, ChartKind::Throughput)[0];
+    assert!(t.svg.contains("dataset size / server memory limit (×)"));
+    assert!(t.svg.contains("dataset = memory limit (1×)"));
+    assert!(t.svg.contains(">0.01×</text>") && t.svg.contains(">4×</text>"));
+    assert!(
+        !t.svg.contains(r#"class="fit""#),
+        "no USL on a dataset axis"
+    );
+    assert!(of(&all, ChartKind::Efficiency).is_empty());
+}
+
+#[test]
+fn forwarding_rates_are_drawn_against_the_line_rate() {
+    let mut data = run_data(&["router"]);
+    for t in &mut data.trials {
+        t.point.coords[0].axis = "load.frame_size".into();
+    }
+    let mut agg = collect(&data);
+    fake_analyse(&mut agg);
+    for c in &mut agg.cells {
+        c.facts.link_gbit = Some(10.0);
+    }
+    let all = charts(&agg);
+    let t = &of(&all, ChartKind::Throughput)[0];
+    assert!(t.svg.contains("10 Gbit/s line rate"));
+    assert_eq!(t.svg.matches(r#"class="guide""#).count(), 1);
+    assert!(t.caption.contains("line rate"));
+}
+
+#[test]
+fn ramps_are_drawn_answered_against_offered() {
+    let (_, mut agg) = aggregate(&["unbound"]);
+    assert!(
+        of(&charts(&agg), ChartKind::Ramp).is_empty(),
+        "no ramp, no chart"
+    );
+    for c in &mut agg.cells {
+        c.facts.ramp = (0..5)
+            .map(|s| RampSecond {
+                second: s,
+                offered: u64::from(s) * 1000,
+                answered: u64::from(s) * 900,
+                ..RampSecond::default()
+            })
+            .collect();
+    }
+    let all = charts(&agg);
+    let r = of(&all, ChartKind::Ramp);
+    assert_eq!(r.len(), 1, "one chart per system");
+    assert_eq!(
+        r[0].svg.matches(r#"class="series""#).count(),
+        5,
+        "one curve per point"
+    );
+    assert!(r[0].svg.contains("every query answered"));
+    assert!(r[0].svg.contains("offered rate (queries/s)"));
+}
