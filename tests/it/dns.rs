@@ -456,3 +456,58 @@ fn a_resolver_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         data.trials[1].error
     );
 }
+
+/// Network namespaces named after scalelab process `pid`.
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("scalelab-dns-{pid}-");
+    std::fs::read_dir("/run/netns")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&prefix))
+        .collect()
+}
+
+#[test]
+fn kill_9_of_a_lab_command_leaves_no_namespace_and_nothing_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    let inner_pid = dir.path().join("inner.pid");
+    // The command's own child, left behind when the command dies: only the
+    // namespace's watchdog, which kills whatever runs inside, ends it.
+    let mut child = crate::support::scalelab()
+        .args(["dns", "lab", "nsd", "--", "sh", "-c"])
+        .arg(format!(
+            "sleep 300 & echo $! > {}; wait",
+            inner_pid.display()
+        ))
+        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let inner: u32 = loop {
+        let text = std::fs::read_to_string(&inner_pid).unwrap_or_default();
+        if let Ok(p) = text.trim().parse() {
+            break p;
+        }
+        assert!(std::time::Instant::now() < deadline, "the lab never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(is_alive(inner));
+    assert!(!namespaces_of(pid).is_empty(), "the lab has its namespace");
+    child.kill().unwrap(); // SIGKILL: scalelab cleans nothing up itself
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while is_alive(inner) || !namespaces_of(pid).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "5 s after kill -9: inner process alive {}, namespaces {:?}",
+            is_alive(inner),
+            namespaces_of(pid)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -41,6 +41,7 @@
 //! them by name on stop; a leftover of a dead run is reclaimed on the next
 //! start, as the PostgreSQL target does with its data directory.
 
+mod reap_ns;
 pub mod watchdog;
 
 use crate::placement::cgroup::Cgroup;

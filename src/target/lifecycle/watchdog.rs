@@ -8,10 +8,8 @@
 //! coordinator is gone": the watchdog then SIGKILLs the server's process
 //! group and every process in the server's cgroups, removes those cgroups,
 //! and exits. A lab's watchdog ([`Watchdog::for_namespaces`]) instead
-//! removes the lab's named network namespaces, as `ip netns del` does
-//! (detach the bind mount under `/run/netns`, unlink it); the kernel frees a
-//! namespace, with its veths and nftables tables, once its last process is
-//! gone. A normal stop writes one byte first, which tells the watchdog
+//! kills whatever still runs inside the lab's named network namespaces and
+//! removes them, as `ip netns del` does (see [`super::reap_ns`]). A normal stop writes one byte first, which tells the watchdog
 //! to exit without touching anything (scalelab has already cleaned up).
 //!
 //! The watchdog is forked without exec, so between `fork` and `_exit` it
@@ -231,10 +229,7 @@ unsafe fn kill_everything(plan: &Plan) {
         }
     }
     for ns in &plan.namespaces {
-        // What `ip netns del` does: detach the bind mount that keeps the
-        // namespace alive, then remove its name.
-        libc::umount2(ns.as_ptr(), libc::MNT_DETACH);
-        libc::unlink(ns.as_ptr());
+        super::reap_ns::remove(ns);
     }
 }
 
@@ -288,7 +283,8 @@ unsafe fn kill_procs(procs: &CString) -> usize {
     killed
 }
 
-unsafe fn sleep_ms(ms: libc::c_long) {
+/// Sleeps `ms` milliseconds (raw `nanosleep`).
+pub(super) unsafe fn sleep_ms(ms: libc::c_long) {
     let ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: ms * 1_000_000,
