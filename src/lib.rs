@@ -68,7 +68,6 @@ pub mod runner;
 pub mod shutdown;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod spec;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod store;
 pub mod target;
 pub mod units;

@@ -5,6 +5,7 @@
 use super::{Store, StoreError};
 use rusqlite::params;
 
+/// What kind of thing happened to a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunEventKind {
@@ -15,6 +16,7 @@ pub enum RunEventKind {
 }
 
 impl RunEventKind {
+    /// Its name in the store and in exports (`trial_interrupted`, `resumed`).
     pub fn as_str(self) -> &'static str {
         match self {
             RunEventKind::TrialInterrupted => "trial_interrupted",
@@ -32,15 +34,22 @@ impl RunEventKind {
 /// One event of a run; the trial fields name the trial it concerns, if any.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct RunEvent {
+    /// When it happened (unix seconds).
     pub at: i64,
+    /// What happened.
     pub kind: RunEventKind,
+    /// The system label of the trial concerned.
     pub system: Option<String>,
+    /// The sweep point index of the trial concerned.
     pub point_index: Option<u32>,
+    /// The trial number concerned.
     pub trial: Option<u32>,
+    /// What happened, for people.
     pub detail: String,
 }
 
 impl Store {
+    /// Records an event of `run_id`.
     pub fn record_event(&mut self, run_id: i64, e: &RunEvent) -> Result<(), StoreError> {
         self.conn.execute(
             "INSERT INTO run_events (run_id, at, kind, system, point_index, trial, detail)

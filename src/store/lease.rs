@@ -12,6 +12,7 @@ use rusqlite::{params, OptionalExtension};
 /// A process, identified so that PID reuse does not fool it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Owner {
+    /// Its process id.
     pub pid: u32,
     /// Start time in clock ticks since boot (field 22 of `/proc/PID/stat`).
     pub start_ticks: u64,

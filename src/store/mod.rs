@@ -27,31 +27,43 @@ mod migrate;
 /// place when opened (see `migrate`); changes are additive only.
 pub const SCHEMA_VERSION: i64 = migrate::LATEST;
 
+/// Why the store could not be opened, read or written. Every message says
+/// what to do about it.
+#[allow(missing_docs)] // the fields are named by the messages above them
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// The file could not be opened as SQLite.
     #[error("cannot open the store {path}: {source}")]
     Open {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    /// The store was written by a newer scalelab.
     #[error("the store {path} has schema version {found}, newer than this scalelab reads ({SCHEMA_VERSION}); use a newer scalelab or a new --store path")]
     Version { path: PathBuf, found: i64 },
+    /// There is no store at the path.
     #[error("no store at {0}; run an experiment first, or pass the right --store PATH")]
     Missing(PathBuf),
+    /// Another live scalelab process holds the run's lease.
     #[error("run {run} is being run right now by scalelab PID {pid}; wait for it to finish or stop it (kill {pid}) before resuming")]
     RunBusy { run: i64, pid: u32 },
+    /// No run matches the selector.
     #[error("no run `{0}` in the store; `scalelab list` shows the runs")]
     NoSuchRun(String),
+    /// The store has no run at all.
     #[error(
         "the store is empty; run an experiment first (`scalelab run recipes/quickstart.toml`)"
     )]
     Empty,
+    /// SQLite failed.
     #[error("store error: {0}")]
     Sql(#[from] rusqlite::Error),
+    /// A JSON column could not be written or read.
     #[error("corrupt JSON in the store: {0}")]
     Json(#[from] serde_json::Error),
 }
 
+/// An open store file.
 pub struct Store {
     conn: Connection,
     path: PathBuf,
@@ -99,6 +111,7 @@ impl Store {
         })
     }
 
+    /// The store's file.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -1,28 +1,40 @@
 //! The records the store holds and hands to analysis and reports.
 
+/// What one trial measured (defined with the load results it is built from).
 pub use crate::load::result::Measurement;
 use crate::model::Point;
 use serde::{Deserialize, Serialize};
 
+/// Whether a trial measured the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TrialStatus {
+    /// It did: its measurement is a result.
     Ok,
+    /// It did not; `Trial::error` says why, and nothing of it is a result.
     Failed,
 }
 
 /// One stored trial.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Trial {
+    /// Its id in the store.
     pub id: i64,
+    /// The run it belongs to.
     pub run_id: i64,
+    /// The system's label.
     pub system: String,
+    /// The sweep point it measured.
     pub point: Point,
     /// 1-based trial number within (system, point).
     pub trial: u32,
+    /// Whether it measured the server.
     pub status: TrialStatus,
+    /// Why it failed.
     pub error: Option<String>,
+    /// When it started (unix seconds).
     pub started_at: i64,
+    /// What the load generator measured; `None` when it measured nothing.
     pub measurement: Option<Measurement>,
     /// The probe's summary over the measured window (see `probe`).
     pub probe: Option<crate::probe::ProbeSummary>,
@@ -45,19 +57,27 @@ impl Trial {
 /// One stored run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Run {
+    /// Its id in the store.
     pub id: i64,
+    /// The experiment's name.
     pub name: String,
+    /// The experiment's description.
     pub description: String,
+    /// When it started (unix seconds).
     pub started_at: i64,
+    /// When it ended (unix seconds); `None` while running.
     pub finished_at: Option<i64>,
     /// `running`, `finished`, `interrupted` or `failed`.
     pub status: String,
     /// The experiment file's text, exactly as run.
     pub experiment: String,
+    /// The path the experiment file was read from.
     pub experiment_path: String,
     /// Environment fingerprint (kernel, CPU, memory, sysctls, ...).
     pub environment: serde_json::Value,
+    /// The scalelab version that ran it.
     pub scalelab_version: String,
+    /// The server's version string, from the first trial that had one.
     pub server_version: Option<String>,
     /// The label of the baseline system.
     pub baseline: Option<String>,
@@ -81,7 +101,9 @@ pub struct Run {
 /// A run with all its trials.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunData {
+    /// The run.
     pub run: Run,
+    /// Its trials, in the order they were stored.
     pub trials: Vec<Trial>,
     /// Flame-graph profiles (`run --profile`); empty when not profiled.
     #[serde(default)]
@@ -112,6 +134,7 @@ impl RunData {
         out
     }
 
+    /// The trials of `system` at the point with index `point`.
     pub fn trials_at<'a>(
         &'a self,
         system: &'a str,

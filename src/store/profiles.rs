@@ -10,10 +10,13 @@ use serde::{Deserialize, Serialize};
 /// One profiled (system, point), or why it could not be profiled.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProfileRecord {
+    /// The system's label.
     pub system: String,
+    /// The sweep point profiled.
     pub point: Point,
     /// `peak`, `collapse` or `compare` (see `profile::Role`).
     pub role: String,
+    /// perf samples taken.
     pub samples: u64,
     /// Folded stacks (`frame;frame count` lines); `None` when it failed.
     pub folded: Option<String>,
@@ -21,6 +24,7 @@ pub struct ProfileRecord {
     pub plain_rps: Option<f64>,
     /// Throughput of the trial under perf.
     pub profiled_rps: Option<f64>,
+    /// Why it could not be profiled.
     pub error: Option<String>,
 }
 
@@ -32,6 +36,7 @@ impl ProfileRecord {
 }
 
 impl Store {
+    /// Stores a profile of `run_id`.
     pub fn insert_profile(&mut self, run_id: i64, p: &ProfileRecord) -> Result<(), StoreError> {
         self.conn.execute(
             "INSERT INTO profiles (run_id, system, point_index, point, role, samples, folded,

@@ -9,8 +9,11 @@ use rusqlite::{params, OptionalExtension, Row};
 /// A run with its trial counts, for `scalelab list`.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RunListing {
+    /// The run.
     pub run: Run,
+    /// Its trials that measured the server.
     pub trials_ok: u64,
+    /// Its failed trials.
     pub trials_failed: u64,
     /// A live scalelab process holds the run's lease.
     pub owner_alive: bool,
@@ -76,6 +79,7 @@ impl Store {
         found.ok_or(StoreError::NoSuchRun(selector.to_string()))
     }
 
+    /// The run with id `id`, without its trials.
     pub fn run(&self, id: i64) -> Result<Run, StoreError> {
         self.conn
             .query_row(
@@ -121,6 +125,7 @@ impl Store {
         })
     }
 
+    /// Every run with its trial counts, oldest first.
     pub fn list_runs(&self) -> Result<Vec<RunListing>, StoreError> {
         let mut stmt = self
             .conn

@@ -6,13 +6,21 @@ use rusqlite::params;
 
 /// A run as it starts.
 pub struct NewRun<'a> {
+    /// The experiment's name.
     pub name: &'a str,
+    /// The experiment's description.
     pub description: &'a str,
+    /// The experiment file's text, exactly as run.
     pub experiment: &'a str,
+    /// The path it was read from.
     pub experiment_path: &'a str,
+    /// Run with `--quick`.
     pub quick: bool,
+    /// The environment fingerprint.
     pub environment: &'a serde_json::Value,
+    /// The baseline system's label.
     pub baseline: &'a str,
+    /// The headline statistic: `median` or `best`.
     pub headline: &'a str,
     /// The load kind's registry name (it fixes the throughput unit).
     pub load_kind: &'a str,
@@ -25,21 +33,35 @@ pub struct NewRun<'a> {
 
 /// A trial as it ends: everything is written in one transaction.
 pub struct NewTrial<'a> {
+    /// The run it belongs to.
     pub run_id: i64,
+    /// The system's label.
     pub system: &'a str,
+    /// The sweep point it measured.
     pub point: &'a Point,
+    /// 1-based trial number within (system, point).
     pub trial: u32,
+    /// Whether it measured the server.
     pub status: TrialStatus,
+    /// Why it failed.
     pub error: Option<&'a str>,
+    /// When it started (unix seconds).
     pub started_at: i64,
+    /// Dataset, placement and the other per-trial facts.
     pub context: &'a super::TrialContext,
+    /// What the load generator measured.
     pub measurement: Option<&'a Measurement>,
+    /// Completed requests per second of the measured window.
     pub timeline: &'a [u64],
+    /// The latency HDR histogram, serialized (V2, microseconds).
     pub histogram: Option<&'a [u8]>,
+    /// The probe's summary of the measured window.
     pub probe_summary: Option<&'a crate::probe::ProbeSummary>,
+    /// The probe's samples over the measured window.
     pub probe_timeline: Option<&'a [crate::probe::ProbeSample]>,
 }
 
+/// Now, in unix seconds (0 if the clock is before 1970).
 pub fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -48,6 +70,7 @@ pub fn now() -> i64 {
 }
 
 impl Store {
+    /// Creates a run in the `running` state and returns its id.
     pub fn create_run(&mut self, r: &NewRun) -> Result<i64, StoreError> {
         self.conn.execute(
             "INSERT INTO runs (name, description, started_at, status, experiment, experiment_path,
@@ -73,6 +96,7 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Sets the run's status; any status but `running` also sets its end time.
     pub fn set_run_status(&mut self, run_id: i64, status: &str) -> Result<(), StoreError> {
         let finished = if status == "running" {
             None
@@ -86,6 +110,7 @@ impl Store {
         Ok(())
     }
 
+    /// Records the server's version string with the run.
     pub fn set_server_version(&mut self, run_id: i64, version: &str) -> Result<(), StoreError> {
         self.conn.execute(
             "UPDATE runs SET server_version = ?1 WHERE id = ?2",
