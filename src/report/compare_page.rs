@@ -138,6 +138,20 @@ fn verdict_and_environment(
         counts(|v| matches!(v, Verdict::NoDifference)),
         counts(|v| matches!(v, Verdict::NotComparable { .. })),
     );
+    if let Some(g) = c.geomean_ratio.filter(|_| !reasons.is_empty()) {
+        let _ = write!(
+            left,
+            r#"<p class="muted">For inspection only, not a verdict: the geometric mean of the {} ratios is {} over {} point{}.</p>"#,
+            c.statistic.as_str(),
+            escape(&format::change(g)),
+            c.points.len() - excluded,
+            if c.points.len() - excluded == 1 {
+                ""
+            } else {
+                "s"
+            },
+        );
+    }
     if let Some(g) = c.geomean_ratio.filter(|_| reasons.is_empty()) {
         let _ = write!(
             left,

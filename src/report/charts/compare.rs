@@ -36,9 +36,17 @@ pub fn overlay(
         return None; // the dataset axis is per run; the sweep value is shared
     }
     let axis = a.layout.x_axis.clone()?;
+    let who = if pair.system_a == pair.system_b {
+        format!("{}: {} against {}", pair.system_a, names.1, names.0)
+    } else {
+        format!(
+            "{} {} against {} {}",
+            names.1, pair.system_b, names.0, pair.system_a
+        )
+    };
     let title = match pair.group.as_str() {
-        "" => format!("{} against {}", pair.system_b, pair.system_a),
-        g => format!("{} against {} ({g})", pair.system_b, pair.system_a),
+        "" => who,
+        g => format!("{who} ({g})"),
     };
     let mut c = LineChart::new(&format!("compare-{id}"), &title, &axis, a.unit);
     let xs: Vec<f64> = a.cells.iter().chain(&b.cells).filter_map(|c| c.x).collect();

@@ -6,13 +6,19 @@
 use super::GroupCtx;
 use crate::analysis::shape::PastPeak;
 use crate::load::forward::frame::FrameSize;
+use crate::report::fits::usl_applies;
 use crate::report::format;
 use crate::report::svg::{Guide, Mark};
 
 impl GroupCtx<'_> {
     /// A peak mark when the curve has points past its peak, and a mark at
     /// the last point when it declines or collapses from there.
+    /// Only on a concurrency or processor axis: a "peak" over frame sizes
+    /// or dataset sizes says nothing about contention.
     pub(super) fn peak_marks(&self, system: &str, color: usize) -> Vec<Mark> {
+        if !usl_applies(&self.axis) {
+            return Vec::new();
+        }
         let Some(shape) = self
             .agg
             .fit(system, self.group)

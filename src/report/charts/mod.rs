@@ -135,6 +135,16 @@ impl<'a> GroupCtx<'a> {
         }
     }
 
+    /// The x axis's name with its unit where the name does not say it.
+    fn x_label(&self) -> String {
+        let a = self.axis.to_ascii_lowercase();
+        if a.ends_with("frame_size") || a.ends_with("memory") {
+            format!("{} (bytes)", self.axis)
+        } else {
+            self.axis.clone()
+        }
+    }
+
     /// `at connections=64`, or `at a dataset 1.9× the server memory limit`.
     fn at(&self, x: f64) -> String {
         match &self.dataset {
@@ -172,7 +182,7 @@ impl<'a> GroupCtx<'a> {
         let mut c = LineChart::new(
             &self.id(kind),
             &format!("{title}{}", self.suffix),
-            &self.axis,
+            &self.x_label(),
             y_label,
         );
         c.x_kind = self.x_kind;
@@ -251,6 +261,11 @@ impl<'a> GroupCtx<'a> {
             c.series.push(series);
         }
         c.guides.extend(self.line_rate());
+        if !c.guides.is_empty() {
+            // A line rate can sit decades above what a software router
+            // forwards: log10 keeps both readable.
+            c.y_scale = YScale::Log10;
+        }
         let fits = c.series.iter().any(|s| s.fit.is_some());
         let caption = format!(
             "Markers: {} of the successful trials; bars: min–max{}{}{}{}.",
@@ -314,7 +329,7 @@ impl<'a> GroupCtx<'a> {
         let mut c = BarChart::new(
             &self.id("throughput"),
             &format!("Throughput{}", self.suffix),
-            &self.axis,
+            &self.x_label(),
             self.agg.unit,
         );
         c.value_format = format::rate;

@@ -24,9 +24,12 @@ impl GroupCtx<'_> {
                 if cell.facts.ramp.is_empty() {
                     continue;
                 }
-                let points: Vec<Pt> = cell
-                    .facts
-                    .ramp
+                // In order of the offered rate, not of time: a generator
+                // that fell behind offers less for a second, and a line in
+                // time order would fold back on itself.
+                let mut seconds = cell.facts.ramp.clone();
+                seconds.sort_by_key(|r| (r.offered, r.second));
+                let points: Vec<Pt> = seconds
                     .iter()
                     .map(|r| Pt {
                         x: r.offered as f64,
@@ -60,8 +63,9 @@ impl GroupCtx<'_> {
                 label: "every query answered".into(),
             });
             let caption = "One curve per sweep point, one marker per second of its ramp \
-                           (the first successful trial's). On the dotted diagonal every \
-                           query was answered; below it the server fell behind.";
+                           (the first successful trial's), in order of the offered rate. On \
+                           the dotted diagonal every query was answered; below it the server \
+                           fell behind.";
             out.extend(self.finish(ChartKind::Ramp, c, caption.into()));
         }
         out

@@ -71,14 +71,14 @@ impl GroupCtx<'_> {
         if !self.lines {
             return None;
         }
-        let mut c = self.line_chart("memory", "Memory per server worker", "bytes per worker");
+        let mut c = self.line_chart(
+            "memory",
+            "Memory per server worker",
+            "memory per worker (MB)",
+        );
         c.y_scale = YScale::FromZero;
-        c.y_format = |v| {
-            let s = format::bytes(v);
-            [".0K", ".0M", ".00G"]
-                .iter()
-                .fold(s, |s, pat| s.replace(pat, &pat[pat.len() - 1..]))
-        };
+        // Decimal megabytes, so the nice 1-2-5 ticks read as round numbers.
+        c.y_format = |v| format!("{} MB", format::tick(v / 1e6));
         c.series = self.styled_series(
             &[
                 ("resident", LineStyle::Solid, |c| c.server.rss_per_worker),

@@ -147,6 +147,15 @@ fn forwarding_rates_are_drawn_against_the_line_rate() {
     let t = &of(&all, ChartKind::Throughput)[0];
     assert!(t.svg.contains("10 Gbit/s line rate"));
     assert_eq!(t.svg.matches(r#"class="guide""#).count(), 1);
+    assert!(t.svg.contains("load.frame_size (bytes)"));
+    assert!(
+        t.svg.contains(">10M</text>"),
+        "log10 ticks up to the line rate"
+    );
+    assert!(
+        !t.svg.contains(r#"class="mark""#),
+        "no peak over frame sizes"
+    );
     assert!(t.caption.contains("line rate"));
 }
 
