@@ -527,10 +527,15 @@ impl<'a> GroupCtx<'a> {
         } else {
             String::new()
         };
+        // Series made from groups (see `overlay`) are named `axis=value`.
+        let x_label = match cells.first().map(|c| c.system.split_once('=')) {
+            Some(Some((axis, _))) if cells.iter().all(|c| c.system.contains('=')) => axis,
+            _ => "system",
+        };
         let mut c = StackedBarChart::new(
             &self.id("cpu-split"),
             &format!("Where the CPUs went{at}{}", self.suffix),
-            "system",
+            x_label,
             "% of all CPUs",
         );
         c.axes.y_format = |v| format!("{v:.0}%");

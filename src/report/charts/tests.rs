@@ -111,6 +111,12 @@ fn server_cpu_counts_share_one_throughput_chart() {
     assert_eq!(lat.len(), 2, "the other charts overlay the CPU counts too");
     assert_eq!(lat[1].svg.matches(r#"class="bar""#).count(), 2 * 5);
     assert_eq!(of(&all, ChartKind::PerClient).len(), 1);
+    let split = of(&all, ChartKind::CpuBreakdown);
+    assert!(
+        split[0].svg.contains(">server_cpus</text>"),
+        "named by its axis"
+    );
+    assert!(split[0].svg.contains(">100%</text>") && !split[0].svg.contains(">150%</text>"));
 }
 
 #[test]

@@ -271,7 +271,13 @@ impl StackedBarChart {
         let max = (0..self.axes.categories.len())
             .map(|i| self.total(i))
             .fold(0.0, f64::max);
-        let ya = Axis::linear(0.0, self.y_max.unwrap_or(max).max(max), true, 6);
+        // Shares that sum to a hair over 100% (rounding in the probe's
+        // counters) keep the 100% top rather than jumping to 150%.
+        let top = match self.y_max {
+            Some(m) if max <= m * 1.02 => m,
+            _ => max,
+        };
+        let ya = Axis::linear(0.0, top, true, 6);
         let legend = self
             .components
             .iter()

@@ -331,6 +331,13 @@ impl LineChart {
         } else {
             (min, max)
         };
+        // Room above the data for the marks' labels, stacked from the top.
+        let base = if self.y_scale == YScale::FromZero {
+            0.0
+        } else {
+            min
+        };
+        let max = max + (max - base) * 0.07 * self.marks.len().min(4) as f64;
         match self.y_scale {
             YScale::FromZero => Axis::linear(min.max(0.0), max, true, 6),
             YScale::Linear => Axis::linear(min, max, false, 6),
