@@ -37,7 +37,8 @@
 //! - [`remote`]: other hosts over OpenSSH: the agent, its protocol, clock
 //!   offsets and lossless result transfer.
 //!
-//! Cross-cutting pieces: [`units`] (newtypes for quantities),
+//! Cross-cutting pieces: [`model`] (the sweep point every layer shares),
+//! [`units`] (newtypes for quantities),
 //! [`netns`] (private network namespaces for labs that must not leak),
 //! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed) and
 //! [`kinds`] (what every server and load kind shares: the settings parser
@@ -50,6 +51,7 @@
 pub mod analysis;
 pub mod kinds;
 pub mod load;
+pub mod model;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod netns;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented

@@ -11,7 +11,8 @@ use super::stopping::relative_half_width;
 use super::summary::median;
 use super::summary::Headline;
 use crate::load::result::ErrorCounts;
-use crate::store::{display_value, Coord, RunData};
+use crate::model::{display_value, Coord};
+use crate::store::RunData;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -169,7 +170,7 @@ fn groups(run: &RunData) -> BTreeMap<(String, String), Group> {
 fn canonical(coords: &[Coord]) -> String {
     let mut parts: Vec<String> = coords
         .iter()
-        .map(|c| format!("{}={}", c.axis, c.value))
+        .map(|c| format!("{}={}", c.target, c.json()))
         .collect();
     parts.sort();
     parts.join(" ")
@@ -297,7 +298,8 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Measurement, Point, Run, Trial, TrialStatus};
+    use crate::model::Point;
+    use crate::store::{Measurement, Run, Trial, TrialStatus};
     use serde_json::json;
 
     fn run(id: i64, env: serde_json::Value, server: Option<&str>) -> Run {
@@ -316,6 +318,7 @@ mod tests {
             baseline: None,
             headline: "median".into(),
             load_kind: "http".into(),
+            server_kind: "nginx".into(),
             noise: 0.02,
             quick: false,
         }
@@ -325,7 +328,7 @@ mod tests {
         Point {
             index,
             coords: vec![Coord {
-                axis: "connections".into(),
+                target: crate::model::AxisTarget::Connections,
                 value: conns.into(),
             }],
         }
@@ -353,7 +356,7 @@ mod tests {
                 }),
                 probe: None,
                 timeline: vec![],
-                context: json!({}),
+                context: Default::default(),
             })
             .collect()
     }

@@ -32,6 +32,25 @@ fn every_load_kind_declares_distinct_error_kinds() {
 }
 
 #[test]
+fn every_parallelism_setting_is_a_setting_of_its_kind() {
+    for k in crate::target::KINDS {
+        for setting in k.parallelism {
+            let mut t = toml::Table::new();
+            t.insert(setting.to_string(), toml::Value::Integer(2));
+            let err = (k.check)(&t)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                !err.contains("unknown field"),
+                "{}.{setting}: {err}",
+                k.name
+            );
+        }
+    }
+}
+
+#[test]
 fn every_requirement_names_a_package_and_a_path() {
     let servers = crate::target::KINDS.iter().flat_map(|k| k.requires);
     let loads = crate::load::KINDS.iter().flat_map(|k| k.requires);

@@ -14,7 +14,7 @@ use super::PlacementError;
 use std::path::{Path, PathBuf};
 
 /// The cgroup version of a hierarchy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Version {
     V1,

@@ -16,6 +16,7 @@ pub mod hierarchy;
 
 use crate::units::Bytes;
 use cgroup::{Cgroup, Controller};
+use hierarchy::Version;
 use std::ffi::CString;
 use std::path::PathBuf;
 use std::process::Command;
@@ -159,17 +160,21 @@ impl Placement {
         self.cgroups.iter().map(|c| c.dir.clone()).collect()
     }
 
-    /// A JSON description stored with the trial.
-    pub fn describe(&self) -> serde_json::Value {
-        serde_json::json!({
-            "cpus": self.cpus,
-            "memory_bytes": self.memory.map(|b| b.0),
-            "cgroups": self.cgroups.iter().map(|c| serde_json::json!({
-                "path": c.dir.display().to_string(),
-                "version": c.version,
-            })).collect::<Vec<_>>(),
-            "affinity": self.cpus.as_deref().map(affinity::format_cpu_list),
-        })
+    /// What is stored with the trial about this placement.
+    pub fn describe(&self) -> PlacementFacts {
+        PlacementFacts {
+            cpus: self.cpus.clone(),
+            memory_bytes: self.memory.map(|b| b.0),
+            cgroups: self
+                .cgroups
+                .iter()
+                .map(|c| CgroupFacts {
+                    path: c.dir.display().to_string(),
+                    version: c.version,
+                })
+                .collect(),
+            affinity: self.cpus.as_deref().map(affinity::format_cpu_list),
+        }
     }
 
     /// Removes the cgroups now (moving any process still inside to the
@@ -185,6 +190,29 @@ impl Placement {
         self.procs_files.clear();
         first_error.map_or(Ok(()), Err)
     }
+}
+
+/// A placement as stored with each trial.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct PlacementFacts {
+    /// The server's CPUs; `None`: not pinned.
+    pub cpus: Option<Vec<usize>>,
+    /// The server's cgroup memory limit; `None`: none.
+    pub memory_bytes: Option<u64>,
+    /// The cgroups created for it.
+    pub cgroups: Vec<CgroupFacts>,
+    /// `cpus` as a CPU list (`1-3`).
+    pub affinity: Option<String>,
+}
+
+/// One cgroup of a placement, as stored.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CgroupFacts {
+    /// Its directory.
+    pub path: String,
+    /// `v1` or `v2`.
+    pub version: Version,
 }
 
 /// The hierarchies serving the wanted controllers, one entry per cgroup

@@ -22,6 +22,47 @@ pub struct CpuSplit {
     pub busy: f64,
 }
 
+impl CpuSplit {
+    /// The shares that add up to the busy and waiting time, in the order
+    /// [`Self::shares`] returns them (the report's columns and chart bands).
+    pub const SHARES: [&'static str; 7] = [
+        "user", "nice", "system", "irq", "softirq", "iowait", "steal",
+    ];
+
+    /// The values of [`Self::SHARES`].
+    pub fn shares(&self) -> [f64; 7] {
+        [
+            self.user,
+            self.nice,
+            self.system,
+            self.irq,
+            self.softirq,
+            self.iowait,
+            self.steal,
+        ]
+    }
+
+    /// The element-wise mean of `all`; `None` when it is empty.
+    pub fn mean(all: &[CpuSplit]) -> Option<CpuSplit> {
+        if all.is_empty() {
+            return None;
+        }
+        let n = all.len() as f64;
+        let mean = |f: fn(&CpuSplit) -> f64| all.iter().map(f).sum::<f64>() / n;
+        Some(CpuSplit {
+            user: mean(|c| c.user),
+            nice: mean(|c| c.nice),
+            system: mean(|c| c.system),
+            irq: mean(|c| c.irq),
+            softirq: mean(|c| c.softirq),
+            iowait: mean(|c| c.iowait),
+            steal: mean(|c| c.steal),
+            idle: mean(|c| c.idle),
+            busy: mean(|c| c.busy),
+        })
+    }
+}
+
 /// One CPU's split and frequency.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PerCpu {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 pub fn flatten(value: &Value) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     walk_leaves(value, &|v| !v.is_object() && !v.is_array(), &mut |k, v| {
-        out.insert(k, crate::store::display_value(v));
+        out.insert(k, crate::model::display_value(v));
     });
     out
 }

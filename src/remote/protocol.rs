@@ -77,7 +77,7 @@ pub struct ServerInfo {
     pub config: Option<String>,
     pub dataset: Option<DatasetInfo>,
     pub root_pid: Option<u32>,
-    pub placement: serde_json::Value,
+    pub placement: crate::placement::PlacementFacts,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

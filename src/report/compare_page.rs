@@ -347,7 +347,7 @@ mod tests {
     fn the_same_recipe_and_points_without_client_bound_trials_compare() {
         let strip = |mut d: RunData| {
             for t in &mut d.trials {
-                t.context = serde_json::json!({});
+                t.context = Default::default();
             }
             d
         };

@@ -1,11 +1,10 @@
-//! Facts the seed charts need from the trial context (written by the
-//! runner as JSON): the dataset's size, the server's memory limit, the
-//! router's line speed and a DNS ramp's seconds. Read defensively, as
-//! [`super::probe_view`] reads the probe: a missing field is absent.
+//! Facts the seed charts need from the trial context
+//! ([`TrialContext`]): the dataset's size, the server's memory limit, the
+//! router's line speed and a DNS ramp's seconds; a missing one is absent.
 
 use crate::load::result::RampSecond;
 use crate::store::Trial;
-use serde_json::Value;
+use crate::store::TrialContext;
 
 /// One cell's context facts, from its successful trials.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -23,57 +22,74 @@ pub struct ContextFacts {
 }
 
 impl ContextFacts {
+    /// The facts of a cell's successful trials.
     pub fn of(ok: &[&Trial]) -> ContextFacts {
-        let num = |path: &[&str]| {
+        let num = |read: fn(&TrialContext) -> Option<f64>| {
             let mut v: Vec<f64> = ok
                 .iter()
-                .filter_map(|t| at(&t.context, path)?.as_f64())
+                .filter_map(|t| read(&t.context))
                 .filter(|x| x.is_finite() && *x > 0.0)
                 .collect();
             v.sort_by(f64::total_cmp);
             v.get(v.len() / 2).copied()
         };
         ContextFacts {
-            dataset_bytes: num(&["dataset", "bytes"]),
-            memory_limit_bytes: num(&["placement", "memory_bytes"]),
-            link_gbit: num(&["server_settings", "settings", "link_gbit"]),
+            dataset_bytes: num(|c| Some(c.dataset.as_ref()?.bytes as f64)),
+            memory_limit_bytes: num(|c| Some(c.placement.as_ref()?.memory_bytes? as f64)),
+            link_gbit: num(|c| {
+                // The router kind's own description of itself.
+                let s = c.server_settings.as_ref()?;
+                s.get("settings")?.get("link_gbit")?.as_f64()
+            }),
             ramp: ok
                 .iter()
-                .find_map(|t| {
-                    let seconds = at(&t.context, &["datagrams", "ramp", "seconds"])?;
-                    serde_json::from_value::<Vec<RampSecond>>(seconds.clone()).ok()
-                })
+                .find_map(|t| Some(t.context.datagrams.as_ref()?.ramp.as_ref()?.seconds.clone()))
                 .unwrap_or_default(),
         }
     }
 }
 
-fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(v, |v, k| v.get(k))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn facts_are_read_from_the_context_and_absent_otherwise() {
         let mut data = crate::report::test_support::run_data(&["a"]);
         let mut t = data.trials.remove(0);
-        t.context = json!({
-            "dataset": {"description": "pgbench scale 16", "bytes": 260_000_000u64},
-            "placement": {"memory_bytes": 268_435_456u64},
-            "datagrams": {"ramp": {"seconds": [
-                {"second": 0, "offered": 100, "answered": 99, "lost": 1, "p50_us": 80, "p99_us": 300}
-            ]}}
-        });
+        t.context = TrialContext {
+            dataset: Some(crate::target::DatasetInfo {
+                description: "pgbench scale 16".into(),
+                bytes: 260_000_000,
+            }),
+            placement: Some(crate::placement::PlacementFacts {
+                memory_bytes: Some(268_435_456),
+                ..Default::default()
+            }),
+            datagrams: Some(crate::load::result::Datagrams {
+                ramp: Some(crate::load::result::Ramp {
+                    seconds: vec![RampSecond {
+                        second: 0,
+                        offered: 100,
+                        answered: 99,
+                        lost: 1,
+                        p50_us: 80,
+                        p99_us: 300,
+                    }],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
         let f = ContextFacts::of(&[&t]);
         assert_eq!(f.dataset_bytes, Some(260e6));
         assert_eq!(f.memory_limit_bytes, Some(268_435_456.0));
         assert_eq!(f.link_gbit, None);
         assert_eq!(f.ramp[0].answered, 99);
-        t.context = json!({"dataset": {"bytes": "big"}});
+        t.context.server_settings = Some(serde_json::json!({"settings": {"link_gbit": 10.0}}));
+        assert_eq!(ContextFacts::of(&[&t]).link_gbit, Some(10.0));
+        t.context = TrialContext::default();
         assert_eq!(ContextFacts::of(&[&t]), ContextFacts::default());
     }
 }

@@ -4,9 +4,11 @@
 //! RFC 4180 quoting and CRLF line ends. Failed trials have empty
 //! measurement columns; absent probe fields are empty.
 
-use super::probe_view::{self, CpuShares};
+use super::probe_view;
 use crate::load::result::ErrorKind;
-use crate::store::{display_value, Measurement, RunData, Trial, TrialStatus};
+use crate::model::Coord;
+use crate::probe::CpuSplit;
+use crate::store::{Measurement, RunData, Trial, TrialStatus};
 use crate::units::{Micros, RateUnit};
 
 type Getter = fn(&Measurement) -> String;
@@ -88,8 +90,9 @@ pub fn export(data: &RunData) -> String {
 fn axes(data: &RunData) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for c in data.trials.iter().flat_map(|t| &t.point.coords) {
-        if !out.contains(&c.axis) {
-            out.push(c.axis.clone());
+        let axis = c.axis();
+        if !out.contains(&axis) {
+            out.push(axis);
         }
     }
     out
@@ -129,9 +132,13 @@ fn header(axes: &[String], unit: RateUnit) -> Vec<String> {
 fn fixed_columns(unit: RateUnit) -> Vec<String> {
     let mut v: Vec<String> = FIRST.iter().chain(TRIAL).map(|s| s.to_string()).collect();
     v.extend(measurement_columns(unit).into_iter().map(|(n, _)| n));
-    v.extend(probe_view::PROBE_NUMBERS.iter().map(|k| probe_column(k)));
-    v.extend(probe_view::PROBE_TEXTS.iter().map(|k| k.to_string()));
-    v.extend(CpuShares::NAMES.iter().map(|n| format!("cpu_{n}_fraction")));
+    v.extend(
+        probe_view::PROBE_NUMBERS
+            .iter()
+            .map(|(k, _)| probe_column(k)),
+    );
+    v.extend(probe_view::PROBE_TEXTS.iter().map(|(k, _)| k.to_string()));
+    v.extend(CpuSplit::SHARES.iter().map(|n| format!("cpu_{n}_fraction")));
     v.extend(TAIL.iter().map(|s| s.to_string()));
     v
 }
@@ -143,8 +150,7 @@ fn row(t: &Trial, axes: &[String], columns: &[(String, Reader)]) -> Vec<String> 
         t.point.index.to_string(),
     ];
     for a in axes {
-        let v = t.point.coords.iter().find(|c| &c.axis == a);
-        r.push(v.map(|c| display_value(&c.value)).unwrap_or_default());
+        r.push(t.point.coord(a).map(Coord::display).unwrap_or_default());
     }
     let status = match t.status {
         TrialStatus::Ok => "ok",
@@ -160,17 +166,21 @@ fn row(t: &Trial, axes: &[String], columns: &[(String, Reader)]) -> Vec<String> 
         r.push(t.measurement.as_ref().map(get).unwrap_or_default());
     }
     let probe = t.probe.as_ref();
-    for k in probe_view::PROBE_NUMBERS {
-        r.push(probe_view::number(probe, k).map(num).unwrap_or_default());
+    for (_, read) in probe_view::PROBE_NUMBERS {
+        r.push(
+            probe_view::number(probe, *read)
+                .map(num)
+                .unwrap_or_default(),
+        );
     }
-    for k in probe_view::PROBE_TEXTS {
-        r.push(probe_view::text(probe, k).unwrap_or_default());
+    for (_, read) in probe_view::PROBE_TEXTS {
+        r.push(probe.map(read).unwrap_or_default());
     }
-    let shares = probe_view::cpu_shares(probe);
-    for i in 0..CpuShares::NAMES.len() {
-        r.push(shares.map(|s| num(s.values()[i])).unwrap_or_default());
+    let shares = probe.map(|p| p.cpu.shares());
+    for i in 0..CpuSplit::SHARES.len() {
+        r.push(shares.map(|s| num(s[i])).unwrap_or_default());
     }
-    let bound = probe_view::client_bound(&t.context, probe);
+    let bound = t.context.client_bound_why();
     r.push(bound.is_some().to_string());
     r.push(bound.unwrap_or_default());
     r

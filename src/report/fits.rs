@@ -5,6 +5,8 @@ use super::rows::{Aggregate, Cell, Rank, SeriesFit};
 use crate::analysis::compare::Verdict;
 use crate::analysis::shape::{shape, CurveShape, PastPeak};
 use crate::analysis::usl::{fit, UslFit, FEW_POINTS};
+use crate::model::AxisTarget;
+use crate::target::ServerKind;
 use serde::Serialize;
 
 /// What the headline (the ranking) may claim, from every verdict against
@@ -73,33 +75,30 @@ pub fn standing(agg: &Aggregate) -> Option<Standing> {
     }
 }
 
-/// Axis names on which the USL's N (concurrency or processors) makes sense.
-const CONCURRENCY_LIKE: &[&str] = &[
-    "connections",
-    "clients",
-    "threads",
-    "cpus",
-    "workers",
-    "worker_processes",
-    "concurrency",
-    "jobs",
-];
-
-/// The USL is fitted when the x axis counts concurrency or processors (its
-/// name contains one of [`CONCURRENCY_LIKE`]) and a series has at least
+/// Whether an axis counts concurrency or processors, the USL's N: the
+/// load's connections and threads, the server's CPUs, and the server
+/// settings its kind lists in [`ServerKind::parallelism`]. The USL is fitted
+/// when the x axis is one of these and a series has at least
 /// [`FEW_POINTS`] (6) distinct x values; a shorter series gets its measured
-/// peak and decline only (see [`too_short_sentence`]). A rate or memory
-/// axis gets no fit.
-pub fn usl_applies(axis: &str) -> bool {
-    let a = axis.to_ascii_lowercase();
-    CONCURRENCY_LIKE.iter().any(|k| a.contains(k))
+/// peak and decline only (see [`too_short_sentence`]). A rate, a memory
+/// limit or a dataset size gets no fit.
+pub fn usl_applies(axis: &AxisTarget, server: Option<&ServerKind>) -> bool {
+    match axis {
+        AxisTarget::Connections | AxisTarget::Threads | AxisTarget::ServerCpus => true,
+        AxisTarget::Rate | AxisTarget::Connreqs | AxisTarget::ServerMemory => false,
+        AxisTarget::Server(setting) => {
+            server.is_some_and(|k| k.parallelism.contains(&setting.as_str()))
+        }
+        // The load's concurrency is the common `connections` and `threads`.
+        AxisTarget::Load(_) => false,
+    }
 }
 
 /// Fits every (system, group) series of the aggregate.
 pub fn fit_series(agg: &Aggregate) -> Vec<SeriesFit> {
-    let Some(axis) = agg.layout.x_axis.as_deref() else {
+    if agg.layout.x_axis.is_none() {
         return Vec::new();
-    };
+    }
     let mut out = Vec::new();
     for g in 0..agg.layout.groups.len() {
         for s in &agg.systems {
@@ -114,9 +113,9 @@ pub fn fit_series(agg: &Aggregate) -> Vec<SeriesFit> {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             // Three coefficients on fewer than 6 levels say more about the
             // noise than the system: no fit, and one sentence instead.
-            let usl_too_short = usl_applies(axis) && points.len() < FEW_POINTS;
-            let usl = (usl_applies(axis) && !usl_too_short)
-                .then(|| fit(&points).map_err(|e| e.to_string()));
+            let usl_too_short = agg.usl_axis && points.len() < FEW_POINTS;
+            let usl =
+                (agg.usl_axis && !usl_too_short).then(|| fit(&points).map_err(|e| e.to_string()));
             let base_n = points[0].0;
             let shape = (points.len() >= 2)
                 .then(|| shape(&points, base_n))
@@ -394,10 +393,19 @@ mod tests {
 
     #[test]
     fn usl_only_on_concurrency_axes() {
-        assert!(usl_applies("connections"));
-        assert!(usl_applies("server_cpus"));
-        assert!(usl_applies("server.worker_processes"));
-        assert!(!usl_applies("rate"));
-        assert!(!usl_applies("server_memory"));
+        let applies = |name: &str, kind: &str| {
+            let axis = AxisTarget::from_name(name).unwrap();
+            usl_applies(&axis, crate::target::kind(kind).ok())
+        };
+        assert!(applies("connections", "nginx"));
+        assert!(applies("server_cpus", "nginx"));
+        assert!(applies("server.worker_processes", "nginx"));
+        assert!(applies("server.threads", "bind"));
+        assert!(!applies("server.worker_connections", "nginx"));
+        assert!(!applies("server.scale", "postgres"));
+        assert!(!applies("server.worker_processes", "no-such-kind"));
+        assert!(!applies("load.frame_size", "router"));
+        assert!(!applies("rate", "nginx"));
+        assert!(!applies("server_memory", "nginx"));
     }
 }

@@ -158,7 +158,7 @@ fn overhead_table(profiles: &[ProfileRecord]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Point;
+    use crate::model::Point;
 
     fn record(system: &str, index: u32, role: &str, folded: Option<&str>) -> ProfileRecord {
         ProfileRecord {

@@ -6,17 +6,6 @@ use super::format::escape;
 use crate::store::RunData;
 use std::fmt::Write;
 
-/// One client host's share in one trial, as the runner stored it.
-#[derive(Debug, serde::Deserialize)]
-struct Share {
-    host: String,
-    requests: u64,
-    rps: f64,
-    client_cpu_s: f64,
-    start_offset_us: f64,
-    client_bound: Option<String>,
-}
-
 /// The "Client hosts" section, or nothing for a single-machine run.
 pub fn section(data: &RunData) -> String {
     let mut rows = String::new();
@@ -24,19 +13,16 @@ pub fn section(data: &RunData) -> String {
     let mut overheads = Vec::new();
     let mut hosts = std::collections::BTreeSet::new();
     for t in &data.trials {
-        let Some(shares) = t
-            .context
-            .get("clients")
-            .and_then(|c| serde_json::from_value::<Vec<Share>>(c.clone()).ok())
-        else {
+        let shares = &t.context.clients;
+        if shares.is_empty() {
             continue;
-        };
-        if let Some(c) = t.context.get("coordination") {
-            skews.extend(c["start_skew_us"].as_f64());
-            overheads.extend(c["overhead_us"].as_f64());
+        }
+        if let Some(c) = &t.context.coordination {
+            skews.push(c.start_skew_us);
+            overheads.push(c.overhead_us);
         }
         let total: u64 = shares.iter().map(|s| s.requests).sum::<u64>().max(1);
-        for s in &shares {
+        for s in shares {
             hosts.insert(s.host.clone());
             let _ = write!(
                 rows,

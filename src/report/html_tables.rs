@@ -522,11 +522,11 @@ fn flatten(v: &Value) -> Vec<(String, String)> {
         &mut |k, x| {
             let shown = match x {
                 Value::Array(a) => {
-                    let items: Vec<String> = a.iter().map(crate::store::display_value).collect();
+                    let items: Vec<String> = a.iter().map(crate::model::display_value).collect();
                     items.join(", ")
                 }
                 Value::Null => "–".into(),
-                other => crate::store::display_value(other),
+                other => crate::model::display_value(other),
             };
             out.push((k, shown));
         },

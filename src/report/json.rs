@@ -4,11 +4,11 @@
 
 use super::analyse::aggregate;
 use super::fits::ranking_line;
-use super::probe_view;
 use super::rows::{Aggregate, Cell, SeriesFit};
 use super::svg::scale;
 use super::verdict;
-use crate::store::{Point, Run, RunData, Trial};
+use crate::model::Point;
+use crate::store::{Run, RunData, Trial};
 use serde_json::{json, Map, Value};
 
 /// The document's `schema` value; bumped when a field changes meaning.
@@ -78,16 +78,12 @@ fn layout(agg: &Aggregate) -> Value {
 
 /// `{"connections": 100, "load.script": "select-only"}`
 pub fn coords(p: &Point) -> Value {
-    let map: Map<String, Value> = p
-        .coords
-        .iter()
-        .map(|c| (c.axis.clone(), c.value.clone()))
-        .collect();
+    let map: Map<String, Value> = p.coords.iter().map(|c| (c.axis(), c.json())).collect();
     Value::Object(map)
 }
 
 fn trial(t: &Trial) -> Value {
-    let bound = probe_view::client_bound(&t.context, t.probe.as_ref());
+    let bound = t.context.client_bound_why();
     json!({
         "id": t.id,
         "system": t.system,
@@ -100,7 +96,7 @@ fn trial(t: &Trial) -> Value {
         "throughput": t.throughput(),
         "measurement": t.measurement,
         "probe": t.probe,
-        "cpu_shares": probe_view::cpu_shares(t.probe.as_ref()),
+        "cpu_shares": t.probe.as_ref().map(|p| p.cpu),
         "client_bound": bound.is_some(),
         "client_bound_reason": bound,
         "timeline": t.timeline,

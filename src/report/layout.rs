@@ -8,10 +8,7 @@
 //! A run with no numeric axis has one group and no x values; its charts are
 //! bar charts with one bar group per point.
 
-use crate::store::{display_value, Point};
-
-/// The preferred x axis.
-pub const CONCURRENCY_AXIS: &str = "connections";
+use crate::model::{AxisTarget, Coord, Point};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
@@ -75,10 +72,8 @@ impl Layout {
     pub fn short_label(&self, p: &Point) -> String {
         match &self.x_axis {
             Some(axis) => p
-                .coords
-                .iter()
-                .find(|c| &c.axis == axis)
-                .map(|c| display_value(&c.value))
+                .coord(axis)
+                .map(Coord::display)
                 .unwrap_or_else(|| p.label()),
             None => p.label(),
         }
@@ -88,8 +83,9 @@ impl Layout {
 fn axis_names(points: &[Point]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for c in points.iter().flat_map(|p| &p.coords) {
-        if !out.contains(&c.axis) {
-            out.push(c.axis.clone());
+        let axis = c.axis();
+        if !out.contains(&axis) {
+            out.push(axis);
         }
     }
     out
@@ -102,7 +98,8 @@ fn pick_x_axis(points: &[Point], axes: &[String]) -> Option<String> {
         .filter(|a| is_numeric(points, a))
         .collect();
     let varies = |a: &&str| distinct_values(points, a) >= 2;
-    let preferred = numeric.iter().copied().find(|a| *a == CONCURRENCY_AXIS);
+    let connections = AxisTarget::Connections.name();
+    let preferred = numeric.iter().copied().find(|a| *a == connections);
     preferred
         .filter(varies)
         .or_else(|| numeric.iter().copied().find(varies))
@@ -114,7 +111,7 @@ fn pick_x_axis(points: &[Point], axes: &[String]) -> Option<String> {
 fn is_numeric(points: &[Point], axis: &str) -> bool {
     points
         .iter()
-        .filter(|p| p.coords.iter().any(|c| c.axis == axis))
+        .filter(|p| p.coord(axis).is_some())
         .all(|p| p.number(axis).is_some())
 }
 
@@ -131,8 +128,8 @@ fn distinct_values(points: &[Point], axis: &str) -> usize {
 fn group_label(p: &Point, group_axes: &[String]) -> String {
     p.coords
         .iter()
-        .filter(|c| group_axes.contains(&c.axis))
-        .map(|c| format!("{}={}", c.axis, display_value(&c.value)))
+        .filter(|c| group_axes.contains(&c.axis()))
+        .map(|c| format!("{}={}", c.target, c.display()))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -140,7 +137,6 @@ fn group_label(p: &Point, group_axes: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn connections_win_and_other_axes_group() {
@@ -151,7 +147,10 @@ mod tests {
         {
             pts.push(Point::new(
                 i as u32,
-                &[("load.script", json!(script)), ("connections", json!(c))],
+                &[
+                    ("load.script", toml::Value::from(*script)),
+                    ("connections", toml::Value::from(*c)),
+                ],
             ));
         }
         let l = Layout::new(&pts);
@@ -172,7 +171,10 @@ mod tests {
             .map(|(i, cpus)| {
                 Point::new(
                     i as u32,
-                    &[("connections", json!(64)), ("server_cpus", json!(cpus))],
+                    &[
+                        ("connections", toml::Value::from(64)),
+                        ("server_cpus", toml::Value::from(*cpus)),
+                    ],
                 )
             })
             .collect();
@@ -185,8 +187,8 @@ mod tests {
     #[test]
     fn no_numeric_axis_means_categories() {
         let pts = vec![
-            Point::new(0, &[("server.profile", json!("a"))]),
-            Point::new(1, &[("server.profile", json!("b"))]),
+            Point::new(0, &[("server.profile", toml::Value::from("a"))]),
+            Point::new(1, &[("server.profile", toml::Value::from("b"))]),
         ];
         let l = Layout::new(&pts);
         assert_eq!(l.x_axis, None);

@@ -6,13 +6,15 @@
 
 use super::context_facts::ContextFacts;
 use super::layout::Layout;
-use super::probe_view::{self, CpuShares};
+use super::probe_view;
 use crate::analysis::compare::{too_many_errors, Comparison};
 use crate::analysis::shape::CurveShape;
 use crate::analysis::summary::{Headline, Summary};
 use crate::analysis::usl::UslFit;
 use crate::load::result::ErrorCounts;
-use crate::store::{Point, RunData, Trial, TrialStatus};
+use crate::model::Point;
+use crate::probe::{CpuSplit, ProbeSummary};
+use crate::store::{RunData, Trial, TrialStatus};
 use crate::units::RateUnit;
 
 /// Everything the reports show about one run.
@@ -24,6 +26,9 @@ pub struct Aggregate {
     pub systems: Vec<String>,
     pub points: Vec<Point>,
     pub layout: Layout,
+    /// Whether the x axis counts concurrency or processors, so the USL is
+    /// fitted to it ([`super::fits::usl_applies`]).
+    pub usl_axis: bool,
     /// One cell per (point, system) that has trials, in sweep then system
     /// order.
     pub cells: Vec<Cell>,
@@ -50,7 +55,7 @@ pub struct SeriesFit {
     pub group: usize,
     /// (x, headline throughput), sorted by x.
     pub points: Vec<(f64, f64)>,
-    /// The USL fit; `None` when not attempted (see [`super::fits::usl_applies`]), the
+    /// The USL fit; `None` when not attempted (see [`Aggregate::usl_axis`]), the
     /// error text when the fit failed.
     pub usl: Option<Result<UslFit, String>>,
     /// The axis suits the USL but the series has fewer than
@@ -135,7 +140,7 @@ pub struct Server {
     pub cpu_util: Option<f64>,
     /// Machine-wide busy fraction of all CPUs.
     pub cpu_busy: Option<f64>,
-    pub cpu_shares: Option<CpuShares>,
+    pub cpu_shares: Option<CpuSplit>,
     pub freq_mhz: Option<f64>,
     pub load_x_freq: Option<f64>,
     pub rss_per_worker: Option<f64>,
@@ -247,6 +252,12 @@ pub fn collect(data: &RunData) -> Aggregate {
         }
     };
     let baseline = pick_baseline(data, &systems, &mut notes);
+    let server = crate::target::kind(&data.run.server_kind).ok();
+    let usl_axis = layout
+        .x_axis
+        .as_deref()
+        .and_then(|a| points.iter().find_map(|p| p.coord(a)))
+        .is_some_and(|c| super::fits::usl_applies(&c.target, server));
     let mut cells = Vec::new();
     for p in &points {
         for s in &systems {
@@ -262,6 +273,7 @@ pub fn collect(data: &RunData) -> Aggregate {
         systems,
         points,
         layout,
+        usl_axis,
         cells,
         fits: Vec::new(),
         ranking: Vec::new(),
@@ -305,7 +317,7 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
     let client_bound = trials
         .iter()
         .filter_map(|t| {
-            probe_view::client_bound(&t.context, t.probe.as_ref()).map(|reason| TrialNote {
+            t.context.client_bound_why().map(|reason| TrialNote {
                 trial: t.trial,
                 reason,
             })
@@ -314,8 +326,9 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
     let probe_warnings = trials
         .iter()
         .flat_map(|t| {
-            probe_view::warnings(t.probe.as_ref())
-                .into_iter()
+            t.probe
+                .iter()
+                .flat_map(|p| p.warnings.iter().cloned())
                 .map(|reason| TrialNote {
                     trial: t.trial,
                     reason,
@@ -377,35 +390,36 @@ fn latency(ok: &[&Trial]) -> Latency {
 }
 
 fn server(ok: &[&Trial]) -> Server {
-    let num = |key: &'static str| median_of(ok, move |t| probe_view::number(t.probe.as_ref(), key));
-    let shares: Vec<CpuShares> = ok
+    let num = |read: probe_view::Read| median_of(ok, move |t| t.probe.as_ref().and_then(read));
+    let shares: Vec<CpuSplit> = ok
         .iter()
-        .filter_map(|t| probe_view::cpu_shares(t.probe.as_ref()))
+        .filter_map(|t| Some(t.probe.as_ref()?.cpu))
         .collect();
     Server {
-        cpu_util: num("server_cpu_util"),
-        cpu_busy: num("cpu_busy"),
-        cpu_shares: CpuShares::mean(&shares),
-        freq_mhz: num("freq_mhz_mean"),
-        load_x_freq: num("load_x_freq"),
-        rss_per_worker: num("mem_per_worker_rss_bytes"),
-        vsz_per_worker: num("mem_per_worker_vsz_bytes"),
-        processes: num("processes"),
-        threads: num("threads"),
-        cpu_us_per_request: per_request(ok, &["server_cpu_s"], 1e6),
-        ctx_per_request: per_request(ok, &["ctx_voluntary", "ctx_involuntary"], 1.0),
+        cpu_util: num(|p| p.server_cpu_util),
+        cpu_busy: num(|p| Some(p.cpu_busy)),
+        cpu_shares: CpuSplit::mean(&shares),
+        freq_mhz: num(|p| p.freq_mhz_mean),
+        load_x_freq: num(|p| p.load_x_freq),
+        rss_per_worker: num(|p| p.mem_per_worker_rss_bytes.map(|v| v as f64)),
+        vsz_per_worker: num(|p| p.mem_per_worker_vsz_bytes.map(|v| v as f64)),
+        processes: num(|p| p.processes.map(f64::from)),
+        threads: num(|p| p.threads.map(f64::from)),
+        cpu_us_per_request: per_request(ok, |p| p.server_cpu_s, 1e6),
+        ctx_per_request: per_request(
+            ok,
+            |p| Some((p.ctx_voluntary? + p.ctx_involuntary?) as f64),
+            1.0,
+        ),
     }
 }
 
-/// The median over trials of the summed probe counters `keys` divided by
-/// the trial's completed requests, times `scale`.
-fn per_request(ok: &[&Trial], keys: &[&'static str], scale: f64) -> Option<f64> {
+/// The median over trials of a probe figure divided by the trial's
+/// completed requests, times `scale`.
+fn per_request(ok: &[&Trial], read: fn(&ProbeSummary) -> Option<f64>, scale: f64) -> Option<f64> {
     median_of(ok, |t| {
         let requests = t.measurement.as_ref()?.requests;
-        let total: f64 = keys
-            .iter()
-            .map(|k| probe_view::number(t.probe.as_ref(), k))
-            .sum::<Option<f64>>()?;
+        let total = probe_view::number(t.probe.as_ref(), read)?;
         (requests > 0).then(|| total / requests as f64 * scale)
     })
 }
@@ -469,7 +483,7 @@ mod tests {
             }),
             probe: None,
             timeline: vec![],
-            context: serde_json::json!({}),
+            context: Default::default(),
         };
         let ts = [mk(3.0), mk(1.0), mk(2.0)];
         let refs: Vec<&Trial> = ts.iter().collect();
@@ -503,7 +517,7 @@ mod tests {
             .find(|t| t.measurement.is_some())
             .unwrap();
         let requests = trial.measurement.as_ref().unwrap().requests as f64;
-        let cpu_s = probe_view::number(trial.probe.as_ref(), "server_cpu_s").unwrap();
+        let cpu_s = trial.probe.as_ref().unwrap().server_cpu_s.unwrap();
         let ok = [trial];
         let cost = server(&ok);
         assert_eq!(cost.cpu_us_per_request, Some(cpu_s / requests * 1e6));

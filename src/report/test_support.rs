@@ -9,7 +9,10 @@ use crate::analysis::shape::{CurveShape, PastPeak};
 use crate::analysis::summary::Summary;
 use crate::analysis::usl::UslFit;
 use crate::load::result::LatencySummary;
-use crate::store::{Coord, Measurement, Point, Run, RunData, Trial, TrialStatus};
+use crate::model::Point;
+use crate::probe::{CpuSplit, ProbeSummary};
+use crate::store::context::TrialContext;
+use crate::store::{Measurement, Run, RunData, Trial, TrialStatus};
 use crate::units::Micros;
 use serde_json::json;
 
@@ -34,15 +37,13 @@ pub fn run_data(systems: &[&str]) -> RunData {
                     id: trials.len() as i64 + 1,
                     run_id: 7,
                     system: s.to_string(),
-                    point: Point {
-                        index: pi as u32,
-                        coords: vec![Coord {
-                            axis: "connections".into(),
-                            value: json!(c),
-                        }],
-                    },
+                    point: Point::new(pi as u32, &[("connections", i64::from(*c).into())]),
                     trial,
-                    status: if failed { TrialStatus::Failed } else { TrialStatus::Ok },
+                    status: if failed {
+                        TrialStatus::Failed
+                    } else {
+                        TrialStatus::Ok
+                    },
                     error: failed.then(|| "server exited with signal 9, \"OOM\"".to_string()),
                     started_at: 1_714_564_800 + trials.len() as i64 * 10,
                     measurement: (!failed).then(|| Measurement {
@@ -63,21 +64,31 @@ pub fn run_data(systems: &[&str]) -> RunData {
                         client_cpu_s: 4.0,
                         ..Default::default()
                     }),
-                    probe: Some(json!({
-                        "server_cpu_util": 0.3 * (pi as f64 + 1.0),
-                        "server_cpu_s": 3.0 * (pi as f64 + 1.0),
-                        "ctx_voluntary": 1000,
-                        "ctx_involuntary": 500,
-                        "cpu_busy": 0.2 * (pi as f64 + 1.0),
-                        "cpu": {"user": 0.1 * (pi as f64 + 1.0), "system": 0.05, "softirq": 0.02},
-                        "mem_per_worker_rss_bytes": 4_000_000 + si * 1_000_000,
-                        "freq_source": "cpufreq",
-                    })),
+                    probe: Some(ProbeSummary {
+                        server_cpu_util: Some(0.3 * (pi as f64 + 1.0)),
+                        server_cpu_s: Some(3.0 * (pi as f64 + 1.0)),
+                        ctx_voluntary: Some(1000),
+                        ctx_involuntary: Some(500),
+                        cpu_busy: 0.2 * (pi as f64 + 1.0),
+                        cpu: CpuSplit {
+                            user: 0.1 * (pi as f64 + 1.0),
+                            system: 0.05,
+                            softirq: 0.02,
+                            ..CpuSplit::default()
+                        },
+                        mem_per_worker_rss_bytes: Some(4_000_000 + si as u64 * 1_000_000),
+                        freq_source: "cpufreq".into(),
+                        ..ProbeSummary::default()
+                    }),
                     timeline: vec![],
                     context: if bound {
-                        json!({"client_bound": true, "client_bound_reason": "client CPU 99% of its cores"})
+                        TrialContext {
+                            client_bound: Some(true),
+                            client_bound_reason: Some("client CPU 99% of its cores".into()),
+                            ..TrialContext::default()
+                        }
                     } else {
-                        json!({})
+                        TrialContext::default()
                     },
                 });
             }
@@ -99,6 +110,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
             baseline: Some(systems[0].to_string()),
             headline: "median".into(),
             load_kind: "http".into(),
+            server_kind: "nginx".into(),
             noise: 0.02,
             quick: false,
         },

@@ -182,7 +182,11 @@ mod tests {
                     let mut levels: Vec<String> = e
                         .points()
                         .iter()
-                        .flat_map(|p| p.coords.iter().filter(|c| c.axis == "connections"))
+                        .flat_map(|p| {
+                            p.coords
+                                .iter()
+                                .filter(|c| c.target == crate::model::AxisTarget::Connections)
+                        })
                         .map(|c| c.value.to_string())
                         .collect();
                     levels.sort();

@@ -13,9 +13,10 @@ mod servers;
 mod sites;
 mod trial;
 
+use crate::model::Point;
 use crate::shutdown::Shutdown;
 use crate::spec::Experiment;
-use crate::store::{NewRun, Point, RunEvent, RunEventKind, Store, StoreError, TrialStatus};
+use crate::store::{NewRun, RunEvent, RunEventKind, Store, StoreError, TrialStatus};
 use progress::Progress;
 use servers::Servers;
 use std::collections::HashMap;
@@ -344,6 +345,7 @@ fn create_run(
         baseline: exp.baseline(),
         headline: exp.trials.headline.as_str(),
         load_kind: &exp.load.kind,
+        server_kind: &exp.server.kind,
         noise: exp.trials.noise,
     })?)
 }

@@ -6,9 +6,10 @@
 
 use super::trial::{extra_trial, TrialCtx};
 use super::{PointState, RunError};
+use crate::model::Point;
 use crate::profile::{self, ProfileError, Role};
 use crate::spec::ProfilePolicy;
-use crate::store::{Point, ProfileRecord};
+use crate::store::ProfileRecord;
 
 /// Profiles the run's marked points; returns one line per profile taken or
 /// the one line saying why there is none.

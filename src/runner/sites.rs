@@ -14,6 +14,7 @@ use crate::remote::ssh::Ssh;
 use crate::remote::Host;
 use crate::shutdown::Shutdown;
 use crate::spec::Experiment;
+use crate::store::context::{ClientShare, Coordination};
 use std::net::IpAddr;
 use std::path::Path;
 use std::time::Duration;
@@ -151,28 +152,12 @@ impl ServerProbe {
     }
 }
 
-/// What one client host did in a coordinated trial (stored in the trial's
-/// context and shown in the report).
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct ClientShare {
-    pub host: String,
-    pub requests: u64,
-    pub rps: f64,
-    pub connections: u64,
-    pub client_cpu_s: f64,
-    /// Its start, relative to the earliest client's, in microseconds.
-    pub start_offset_us: f64,
-    /// Why this client's numbers describe the client, if they do.
-    pub client_bound: Option<String>,
-}
-
 /// A load run's outcome, with the per-client split of a multi-host run.
 pub struct LoadRun {
     pub result: LoadResult,
     pub clients: Vec<ClientShare>,
-    /// Latest minus earliest client start, and the wall time coordination
-    /// added, in microseconds.
-    pub coordination: Option<(f64, f64)>,
+    /// How evenly the client hosts started, and what coordination cost.
+    pub coordination: Option<Coordination>,
 }
 
 /// Runs `spec` here, or split over the client hosts.
@@ -220,10 +205,10 @@ pub fn run_load(
     Ok(LoadRun {
         result: out.merged,
         clients,
-        coordination: Some((
-            out.start_skew.as_secs_f64() * 1e6,
-            out.overhead.as_secs_f64() * 1e6,
-        )),
+        coordination: Some(Coordination {
+            start_skew_us: out.start_skew.as_secs_f64() * 1e6,
+            overhead_us: out.overhead.as_secs_f64() * 1e6,
+        }),
     })
 }
 

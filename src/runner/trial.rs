@@ -5,12 +5,14 @@ use super::servers::Servers;
 use super::sites::{self, ServerProbe, ServerSite};
 use super::RunError;
 use crate::load::{LoadResult, LoadSpec, Pacing};
+use crate::model::Point;
 use crate::profile::{Folded, ProfileError, Recorder};
 use crate::shutdown::Shutdown;
 use crate::spec::sweep::{resolve, Resolved};
 use crate::spec::Experiment;
 use crate::spec::ProfilePolicy;
-use crate::store::{Measurement, NewTrial, Point, RunEvent, RunEventKind, Store, TrialStatus};
+use crate::store::context::{ClientShare, LoadShape, TrialContext};
+use crate::store::{Measurement, NewTrial, RunEvent, RunEventKind, Store, TrialStatus};
 use std::path::Path;
 
 /// What the runner needs to know about a finished trial.
@@ -41,7 +43,7 @@ struct Measured {
     server_died: bool,
     client_cpus: usize,
     /// Each client host's share, in a multi-host run.
-    client_hosts: Vec<sites::ClientShare>,
+    client_hosts: Vec<ClientShare>,
     /// The server's folded stacks, when the trial was profiled.
     profile: Option<Result<Folded, ProfileError>>,
 }
@@ -60,7 +62,7 @@ pub fn run_trial(
     let started_at = crate::store::write::now();
     let resolved =
         resolve(cx.exp, system, point).map_err(|(f, m)| RunError::Spec(format!("{f}: {m}")))?;
-    let mut context = serde_json::json!({});
+    let mut context = TrialContext::default();
     let measured = measure(cx, system, point, &resolved, &mut context, None);
     if cx.shutdown.is_triggered() {
         record_interruption(cx, &label, point, trial, &measured)?;
@@ -78,16 +80,9 @@ pub fn run_trial(
         Ok(m) => {
             let judged = judge(&m);
             let bound = client_bound(&m);
-            if let Some(d) = &m.result.datagrams {
-                context["datagrams"] = serde_json::to_value(d).unwrap_or_default();
-            }
-            if let Some(f) = &m.result.forward {
-                context["forward"] = serde_json::to_value(f).unwrap_or_default();
-            }
-            context["client_bound"] = bound.is_some().into();
-            if let Some(reason) = bound {
-                context["client_bound_reason"] = reason.into();
-            }
+            context.datagrams = m.result.datagrams.clone();
+            context.forward = m.result.forward.clone();
+            context.set_client_bound(bound);
             let status = if judged.is_some() {
                 TrialStatus::Failed
             } else {
@@ -103,13 +98,6 @@ pub fn run_trial(
             )
         }
     };
-    let (probe_summary, probe_timeline) = match &probe {
-        Some(p) => (
-            serde_json::to_value(&p.summary).ok(),
-            serde_json::to_value(&p.timeline).ok(),
-        ),
-        None => (None, None),
-    };
     cx.store.insert_trial(&NewTrial {
         run_id: cx.run_id,
         system: &label,
@@ -122,8 +110,8 @@ pub fn run_trial(
         measurement: measurement.as_ref(),
         timeline: &timeline,
         histogram: histogram.as_deref(),
-        probe_summary: probe_summary.as_ref(),
-        probe_timeline: probe_timeline.as_ref(),
+        probe_summary: probe.as_ref().map(|p| &p.summary),
+        probe_timeline: probe.as_ref().map(|p| p.timeline.as_slice()),
     })?;
     let throughput = measurement
         .as_ref()
@@ -137,7 +125,7 @@ pub fn run_trial(
     );
     let line = trial_line(&head, status, error.as_deref(), measurement.as_ref());
     let warnings = trial_warnings(&head, measurement.as_ref(), &context);
-    let server_version = context["server_version"].as_str().map(str::to_string);
+    let server_version = context.server_version.clone();
     Ok(Some(Outcome {
         status,
         throughput,
@@ -186,7 +174,7 @@ pub fn extra_trial(
     profile: Option<ProfilePolicy>,
 ) -> Result<(f64, Option<Result<Folded, ProfileError>>), String> {
     let resolved = resolve(cx.exp, system, point).map_err(|(f, m)| format!("{f}: {m}"))?;
-    let mut context = serde_json::json!({});
+    let mut context = TrialContext::default();
     let m = measure(cx, system, point, &resolved, &mut context, profile)?;
     if let Some(reason) = judge(&m) {
         return Err(reason);
@@ -202,7 +190,7 @@ fn measure(
     system: usize,
     point: &Point,
     resolved: &Resolved,
-    context: &mut serde_json::Value,
+    context: &mut TrialContext,
     profile: Option<ProfilePolicy>,
 ) -> Result<Measured, String> {
     let policy = cx.exp.trials.restart;
@@ -218,22 +206,18 @@ fn measure(
         )
         .map_err(|e| format!("server failed to start: {e}"))?;
     server.target.check_port().map_err(|e| e.to_string())?;
-    context["placement"] = server.placement.describe();
-    if let Some(d) = server.target.dataset() {
-        context["dataset"] = serde_json::to_value(d).unwrap_or_default();
-    }
-    if let Some(v) = server.target.version() {
-        context["server_version"] = v.into();
-    }
-    if let Some(d) = server.target.describe() {
-        context["server_settings"] = d;
-    }
+    context.placement = Some(server.placement.describe());
+    context.dataset = server.target.dataset();
+    context.server_version = server.target.version();
+    context.server_settings = server.target.describe();
     let client_cpus = server.placement.client_cpus();
     let spec = load_spec(cx.exp, resolved, client_cpus.clone());
-    context["load"] = serde_json::json!({
-        "connections": spec.connections, "threads": spec.threads,
-        "rate": resolved.common.rate, "connreqs": spec.requests_per_connection,
-        "client_cpus": client_cpus,
+    context.load = Some(LoadShape {
+        connections: spec.connections,
+        threads: spec.threads,
+        rate: resolved.common.rate,
+        connreqs: spec.requests_per_connection,
+        client_cpus: client_cpus.clone(),
     });
     let endpoint = server.endpoint.uri.clone();
     let root_pid = server.target.root_pid();
@@ -267,13 +251,8 @@ fn measure(
         r.and_then(|(rec, _dir)| rec.finish(root?))
     });
     let run = run.map_err(|e| format!("load failed: {e}"))?;
-    if !run.clients.is_empty() {
-        context["clients"] = serde_json::to_value(&run.clients).unwrap_or_default();
-    }
-    if let Some((skew_us, overhead_us)) = run.coordination {
-        context["coordination"] =
-            serde_json::json!({ "start_skew_us": skew_us, "overhead_us": overhead_us });
-    }
+    context.clients = run.clients.clone();
+    context.coordination = run.coordination;
     let server = cx
         .servers
         .active(system)
@@ -422,10 +401,9 @@ fn trial_line(
 
 /// The trial's warnings, one line each, said as they happen rather than
 /// in a list at the end: client-bound (with why), and errors by kind.
-fn trial_warnings(head: &str, m: Option<&Measurement>, context: &serde_json::Value) -> Vec<String> {
+fn trial_warnings(head: &str, m: Option<&Measurement>, context: &TrialContext) -> Vec<String> {
     let mut out = Vec::new();
-    if context["client_bound"] == true {
-        let why = context["client_bound_reason"].as_str().unwrap_or("");
+    if let Some(why) = context.client_bound_why() {
         out.push(format!("{head}  client-bound: {why}"));
     }
     if let Some(m) = m.filter(|m| m.errors.total() > 0) {

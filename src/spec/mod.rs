@@ -145,7 +145,7 @@ impl Experiment {
     }
 
     /// The sweep's points, in order.
-    pub fn points(&self) -> Vec<crate::store::Point> {
+    pub fn points(&self) -> Vec<crate::model::Point> {
         sweep::expand(&self.axes)
     }
 }

@@ -2,53 +2,16 @@
 //! pair into the exact server and load settings of one trial.
 
 use super::{Component, Experiment, LoadCommon};
-use crate::store::{Coord, Point};
+pub use crate::model::AxisTarget;
+use crate::model::{Coord, Point};
 use crate::units::Bytes;
 
-/// What a sweep axis varies.
-#[derive(Clone, Debug, PartialEq)]
-pub enum AxisTarget {
-    Connections,
-    Threads,
-    Rate,
-    Connreqs,
-    /// Number of CPUs the server may use.
-    ServerCpus,
-    /// The server's cgroup memory limit.
-    ServerMemory,
-    /// A kind-specific server setting (`server.<name>`).
-    Server(String),
-    /// A kind-specific load setting (`load.<name>`).
-    Load(String),
-}
-
-impl AxisTarget {
-    /// Classifies an axis name as written in `[sweep]`.
-    pub fn from_name(name: &str) -> Option<AxisTarget> {
-        Some(match name {
-            "connections" => AxisTarget::Connections,
-            "threads" => AxisTarget::Threads,
-            "rate" => AxisTarget::Rate,
-            "connreqs" => AxisTarget::Connreqs,
-            "server_cpus" => AxisTarget::ServerCpus,
-            "server_memory" => AxisTarget::ServerMemory,
-            _ => {
-                if let Some(s) = name.strip_prefix("server.").filter(|s| !s.is_empty()) {
-                    AxisTarget::Server(s.to_string())
-                } else if let Some(s) = name.strip_prefix("load.").filter(|s| !s.is_empty()) {
-                    AxisTarget::Load(s.to_string())
-                } else {
-                    return None;
-                }
-            }
-        })
-    }
-}
-
+/// One `[sweep]` axis: what it varies and the values it takes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {
-    pub name: String,
+    /// What the axis varies (its name is `target.name()`).
     pub target: AxisTarget,
+    /// Its values, in the order written.
     pub values: Vec<toml::Value>,
 }
 
@@ -61,8 +24,8 @@ pub fn expand(axes: &[Axis]) -> Vec<Point> {
             for v in &axis.values {
                 let mut c = combo.clone();
                 c.push(Coord {
-                    axis: axis.name.clone(),
-                    value: to_json(v),
+                    target: axis.target.clone(),
+                    value: v.clone(),
                 });
                 next.push(c);
             }
@@ -77,14 +40,6 @@ pub fn expand(axes: &[Axis]) -> Vec<Point> {
             coords,
         })
         .collect()
-}
-
-pub fn to_json(v: &toml::Value) -> serde_json::Value {
-    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
-}
-
-fn from_json(v: &serde_json::Value) -> Option<toml::Value> {
-    toml::Value::try_from(v).ok()
 }
 
 /// Everything one trial needs: the settings after merging `[server]`/`[load]`,
@@ -122,37 +77,49 @@ pub fn resolve(
     merge(&mut server, &sys.server);
     let mut load = exp.load.settings.clone();
     merge(&mut load, &sys.load);
-    let mut common = exp.load_common.clone();
+    // Kind-specific axes join the settings tables; the typed ones are
+    // applied after the tables' own values, which they override.
     for c in &point.coords {
-        let target = AxisTarget::from_name(&c.axis)
-            .ok_or_else(|| (c.axis.clone(), "unknown axis".to_string()))?;
-        let value =
-            from_json(&c.value).ok_or_else(|| (c.axis.clone(), "unsupported value".to_string()))?;
-        match target {
+        match &c.target {
             AxisTarget::Server(k) => {
-                server.insert(k, value);
+                server.insert(k.clone(), c.value.clone());
             }
             AxisTarget::Load(k) => {
-                load.insert(k, value);
-            }
-            AxisTarget::ServerCpus => {
-                server.insert("server_cpus".into(), value);
-            }
-            AxisTarget::ServerMemory => {
-                server.insert("server_memory".into(), value);
+                load.insert(k.clone(), c.value.clone());
             }
             AxisTarget::Connections
             | AxisTarget::Threads
             | AxisTarget::Rate
-            | AxisTarget::Connreqs => {
-                load.insert(c.axis.clone(), value);
-            }
+            | AxisTarget::Connreqs
+            | AxisTarget::ServerCpus
+            | AxisTarget::ServerMemory => {}
         }
     }
-    // Common load keys may come from [load], a system's load, or an axis.
+    let mut common = exp.load_common.clone();
+    // Common load keys may come from [load] or a system's load.
     apply_common(&mut common, &mut load)?;
-    let server_cpus = take_cpus(&mut server)?;
-    let server_memory = take_memory(&mut server)?;
+    server.remove("kind");
+    let mut server_cpus = server.remove("server_cpus").map(|v| cpus(&v)).transpose()?;
+    let mut server_memory = server
+        .remove("server_memory")
+        .map(|v| memory(&v))
+        .transpose()?;
+    for c in &point.coords {
+        let v = &c.value;
+        match &c.target {
+            AxisTarget::Connections => {
+                common.connections = bounded_int("connections", v, crate::load::MAX_CONNECTIONS)?
+            }
+            AxisTarget::Threads => {
+                common.threads = Some(bounded_int("threads", v, crate::load::MAX_THREADS)?)
+            }
+            AxisTarget::Rate => common.rate = Some(rate(v)?),
+            AxisTarget::Connreqs => common.connreqs = Some(positive_int("connreqs", v)?),
+            AxisTarget::ServerCpus => server_cpus = Some(cpus(v)?),
+            AxisTarget::ServerMemory => server_memory = Some(memory(v)?),
+            AxisTarget::Server(_) | AxisTarget::Load(_) => {}
+        }
+    }
     Ok(Resolved {
         server: Component {
             kind: exp.server.kind.clone(),
@@ -191,6 +158,22 @@ fn bounded_int(key: &str, v: &toml::Value, max: u32) -> Result<u32, FieldError> 
     }
 }
 
+/// A request rate per second within the drivers' bounds.
+fn rate(v: &toml::Value) -> Result<f64, FieldError> {
+    let r = v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
+    match r {
+        Some(r) if (crate::load::MIN_RATE..=crate::load::MAX_RATE).contains(&r) => Ok(r),
+        _ => Err((
+            "rate".into(),
+            format!(
+                "expected a number per second from {} to {:e}, got {v}",
+                crate::load::MIN_RATE,
+                crate::load::MAX_RATE
+            ),
+        )),
+    }
+}
+
 /// Moves the common keys out of a load table into `common`.
 pub fn apply_common(common: &mut LoadCommon, load: &mut toml::Table) -> Result<(), FieldError> {
     if let Some(v) = load.remove("connections") {
@@ -203,22 +186,7 @@ pub fn apply_common(common: &mut LoadCommon, load: &mut toml::Table) -> Result<(
         common.connreqs = Some(positive_int("connreqs", &v)?);
     }
     if let Some(v) = load.remove("rate") {
-        let r = v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
-        match r {
-            Some(r) if (crate::load::MIN_RATE..=crate::load::MAX_RATE).contains(&r) => {
-                common.rate = Some(r)
-            }
-            _ => {
-                return Err((
-                    "rate".into(),
-                    format!(
-                        "expected a number per second from {} to {:e}, got {v}",
-                        crate::load::MIN_RATE,
-                        crate::load::MAX_RATE
-                    ),
-                ))
-            }
-        }
+        common.rate = Some(rate(&v)?);
     }
     if let Some(v) = load.remove("timeout") {
         let s = v.as_str().ok_or((
@@ -232,47 +200,38 @@ pub fn apply_common(common: &mut LoadCommon, load: &mut toml::Table) -> Result<(
     Ok(())
 }
 
-fn take_cpus(server: &mut toml::Table) -> Result<Option<u32>, FieldError> {
-    server.remove("kind");
-    match server.remove("server_cpus") {
-        None => Ok(None),
-        Some(v) => {
-            let n = positive_int("server_cpus", &v)?;
-            let online = crate::placement::online_cpus() as u32;
-            if n > online {
-                return Err((
-                    "server_cpus".into(),
-                    format!("{n} CPUs requested but this machine has {online}"),
-                ));
-            }
-            Ok(Some(n))
-        }
+/// A server CPU count this machine has.
+fn cpus(v: &toml::Value) -> Result<u32, FieldError> {
+    let n = positive_int("server_cpus", v)?;
+    let online = crate::placement::online_cpus() as u32;
+    if n > online {
+        return Err((
+            "server_cpus".into(),
+            format!("{n} CPUs requested but this machine has {online}"),
+        ));
     }
+    Ok(n)
 }
 
-fn take_memory(server: &mut toml::Table) -> Result<Option<Bytes>, FieldError> {
-    match server.remove("server_memory") {
-        None => Ok(None),
-        Some(v) => {
-            let s = v
-                .as_str()
-                .map(str::to_string)
-                .or_else(|| v.as_integer().map(|i| i.to_string()))
-                .ok_or((
-                    "server_memory".to_string(),
-                    "expected a size such as \"256M\"".to_string(),
-                ))?;
-            let b = crate::units::parse_bytes(&s)
-                .map_err(|e| ("server_memory".to_string(), e.to_string()))?;
-            if b.0 < (16 << 20) {
-                return Err((
-                    "server_memory".into(),
-                    format!("{s} is too small for a server; use at least 16M"),
-                ));
-            }
-            Ok(Some(b))
-        }
+/// A server memory limit such as `"256M"`, at least 16 MiB.
+fn memory(v: &toml::Value) -> Result<Bytes, FieldError> {
+    let s = v
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| v.as_integer().map(|i| i.to_string()))
+        .ok_or((
+            "server_memory".to_string(),
+            "expected a size such as \"256M\"".to_string(),
+        ))?;
+    let b =
+        crate::units::parse_bytes(&s).map_err(|e| ("server_memory".to_string(), e.to_string()))?;
+    if b.0 < (16 << 20) {
+        return Err((
+            "server_memory".into(),
+            format!("{s} is too small for a server; use at least 16M"),
+        ));
     }
+    Ok(b)
 }
 
 /// The CPUs given to a server limited to `n`: the highest-numbered ones, so
@@ -289,7 +248,6 @@ mod tests {
 
     fn axis(name: &str, vals: Vec<toml::Value>) -> Axis {
         Axis {
-            name: name.into(),
             target: AxisTarget::from_name(name).unwrap(),
             values: vals,
         }
@@ -310,15 +268,5 @@ mod tests {
     #[test]
     fn no_axes_is_one_point() {
         assert_eq!(expand(&[]).len(), 1);
-    }
-
-    #[test]
-    fn axis_names_are_classified() {
-        assert_eq!(
-            AxisTarget::from_name("server.scale"),
-            Some(AxisTarget::Server("scale".into()))
-        );
-        assert_eq!(AxisTarget::from_name("server."), None);
-        assert_eq!(AxisTarget::from_name("workers"), None);
     }
 }

@@ -225,11 +225,7 @@ fn axes(cx: &Ctx, sweep: &toml::Table) -> Result<Vec<Axis>, SpecError> {
                 ))
             }
         };
-        out.push(Axis {
-            name: name.clone(),
-            target,
-            values,
-        });
+        out.push(Axis { target, values });
     }
     Ok(out)
 }
@@ -439,17 +435,12 @@ fn check_every_trial(cx: &Ctx, exp: &Experiment) -> Result<(), SpecError> {
                 };
                 if sys_table.contains_key(key) {
                     vec!["system".into(), si.to_string(), section.into(), key.into()]
-                } else if exp
+                } else if let Some(name) = exp
                     .axes
                     .iter()
-                    .any(|a| a.name == key || a.name == format!("{section}.{key}"))
+                    .map(|a| a.target.name())
+                    .find(|n| n == key || *n == format!("{section}.{key}"))
                 {
-                    let name = exp
-                        .axes
-                        .iter()
-                        .find(|a| a.name == key || a.name == format!("{section}.{key}"))
-                        .map(|a| a.name.clone())
-                        .unwrap_or_default();
                     vec!["sweep".into(), name]
                 } else {
                     vec![section.into(), key.into()]

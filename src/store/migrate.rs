@@ -9,8 +9,12 @@ use rusqlite::{params, Connection};
 pub const LATEST: i64 = 1 + MIGRATIONS.len() as i64;
 
 /// `MIGRATIONS[i]` upgrades a store from version `i + 1` to `i + 2`.
-const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] =
-    &[v2_run_kind_and_noise, v3_run_events_and_leases, v4_profiles];
+const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[
+    v2_run_kind_and_noise,
+    v3_run_events_and_leases,
+    v4_profiles,
+    v5_run_server_kind,
+];
 
 /// Brings the store up to [`LATEST`] and returns the version it had (0: an
 /// empty file). All steps run in one `BEGIN IMMEDIATE` transaction that
@@ -54,17 +58,8 @@ fn v2_run_kind_and_noise(conn: &Connection) -> rusqlite::Result<()> {
         "ALTER TABLE runs ADD COLUMN load_kind TEXT NOT NULL DEFAULT '';
          ALTER TABLE runs ADD COLUMN noise REAL NOT NULL DEFAULT 0.02;",
     )?;
-    let runs: Vec<(i64, String)> = conn
-        .prepare("SELECT id, experiment FROM runs")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    for (id, text) in runs {
-        let doc: toml::Table = text.parse().unwrap_or_default();
-        let kind = doc
-            .get("load")
-            .and_then(|l| l.get("kind"))
-            .and_then(|k| k.as_str())
-            .unwrap_or("");
+    for (id, doc) in experiments(conn)? {
+        let kind = component_kind(&doc, "load");
         let noise = doc
             .get("trials")
             .and_then(|t| t.get("noise"))
@@ -78,6 +73,27 @@ fn v2_run_kind_and_noise(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Every run's id and its experiment file, parsed (empty when the text no
+/// longer parses).
+fn experiments(conn: &Connection) -> rusqlite::Result<Vec<(i64, toml::Table)>> {
+    let runs: Vec<(i64, String)> = conn
+        .prepare("SELECT id, experiment FROM runs")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    Ok(runs
+        .into_iter()
+        .map(|(id, text)| (id, text.parse().unwrap_or_default()))
+        .collect())
+}
+
+/// The `kind` of an experiment's `[server]` or `[load]` table, or `""`.
+fn component_kind<'a>(doc: &'a toml::Table, section: &str) -> &'a str {
+    doc.get(section)
+        .and_then(|l| l.get("kind"))
+        .and_then(|k| k.as_str())
+        .unwrap_or("")
+}
+
 /// Version 3: `run_events` (a trial interrupted by SIGINT/SIGTERM is an
 /// event, not a trial; resumes) and `run_leases` (which live scalelab
 /// process runs a run). New tables only; old runs have no events or leases.
@@ -88,4 +104,18 @@ fn v3_run_events_and_leases(conn: &Connection) -> rusqlite::Result<()> {
 /// Version 4: flame-graph profiles (`run --profile`); older runs have none.
 fn v4_profiles(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(include_str!("profiles.sql"))
+}
+
+/// Version 5: each run records its server kind, so the report can tell from
+/// the kind's registry entry which `server.<setting>` axes count parallel
+/// workers. Existing runs get it from their stored experiment text.
+fn v5_run_server_kind(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("ALTER TABLE runs ADD COLUMN server_kind TEXT NOT NULL DEFAULT '';")?;
+    for (id, doc) in experiments(conn)? {
+        conn.execute(
+            "UPDATE runs SET server_kind = ?1 WHERE id = ?2",
+            params![component_kind(&doc, "server"), id],
+        )?;
+    }
+    Ok(())
 }

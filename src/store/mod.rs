@@ -2,6 +2,7 @@
 //! it ends, so a killed run keeps everything measured before it. The schema
 //! is in `schema.sql` and documented in `docs/store-schema.md`.
 
+pub mod context;
 pub mod events;
 pub mod lease;
 pub mod model;
@@ -9,6 +10,7 @@ mod profiles;
 mod read;
 pub mod write;
 
+pub use context::TrialContext;
 pub use events::{RunEvent, RunEventKind};
 pub use lease::Owner;
 pub use model::*;
@@ -118,6 +120,7 @@ mod tests {
                 baseline: "a",
                 headline: "median",
                 load_kind: "http",
+                server_kind: "nginx",
                 noise: 0.02,
             })
             .unwrap()
@@ -128,13 +131,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("s.sqlite")).unwrap();
         let id = run(&mut store);
-        let point = Point {
-            index: 3,
-            coords: vec![Coord {
-                axis: "connections".into(),
-                value: 10.into(),
-            }],
-        };
+        let point = crate::model::Point::new(3, &[("connections", 10.into())]);
         let m = Measurement {
             requests: 500,
             rps: 250.0,
@@ -150,11 +147,17 @@ mod tests {
                 status: TrialStatus::Ok,
                 error: None,
                 started_at: 7,
-                context: &serde_json::json!({"client_bound": false}),
+                context: &TrialContext {
+                    client_bound: Some(false),
+                    ..TrialContext::default()
+                },
                 measurement: Some(&m),
                 timeline: &[100, 150],
                 histogram: Some(&[1, 2, 3]),
-                probe_summary: Some(&serde_json::json!({"server_cpu_s": 1.5})),
+                probe_summary: Some(&crate::probe::ProbeSummary {
+                    server_cpu_s: Some(1.5),
+                    ..Default::default()
+                }),
                 probe_timeline: None,
             })
             .unwrap();
@@ -167,7 +170,7 @@ mod tests {
                 status: TrialStatus::Failed,
                 error: Some("server died"),
                 started_at: 8,
-                context: &serde_json::json!({}),
+                context: &TrialContext::default(),
                 measurement: None,
                 timeline: &[],
                 histogram: None,
@@ -180,7 +183,10 @@ mod tests {
         assert_eq!(data.trials[0].measurement.as_ref().unwrap(), &m);
         assert_eq!(data.trials[0].point, point);
         assert_eq!(data.trials[0].timeline, vec![100, 150]);
-        assert_eq!(data.trials[0].probe.as_ref().unwrap()["server_cpu_s"], 1.5);
+        assert_eq!(
+            data.trials[0].probe.as_ref().unwrap().server_cpu_s,
+            Some(1.5)
+        );
         assert_eq!(data.trials[1].error.as_deref(), Some("server died"));
         assert_eq!(data.trials[1].throughput(), None);
         assert_eq!(store.histogram(trial).unwrap(), Some(vec![1, 2, 3]));

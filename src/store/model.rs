@@ -1,66 +1,8 @@
 //! The records the store holds and hands to analysis and reports.
 
 pub use crate::load::result::Measurement;
+use crate::model::Point;
 use serde::{Deserialize, Serialize};
-
-/// One sweep coordinate: axis name and value, e.g. `connections = 100`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Coord {
-    pub axis: String,
-    pub value: serde_json::Value,
-}
-
-/// A sweep point: its index in the expanded sweep and its coordinates.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Point {
-    pub index: u32,
-    pub coords: Vec<Coord>,
-}
-
-impl Point {
-    /// A point from `(axis, value)` pairs.
-    pub fn new(index: u32, coords: &[(&str, serde_json::Value)]) -> Point {
-        let coords = coords
-            .iter()
-            .map(|(a, v)| Coord {
-                axis: a.to_string(),
-                value: v.clone(),
-            })
-            .collect();
-        Point { index, coords }
-    }
-
-    /// The numeric value of `axis` at this point, if it has one.
-    pub fn number(&self, axis: &str) -> Option<f64> {
-        self.coords
-            .iter()
-            .find(|c| c.axis == axis)
-            .and_then(|c| match &c.value {
-                serde_json::Value::Number(n) => n.as_f64(),
-                serde_json::Value::Array(a) => Some(a.len() as f64),
-                _ => None,
-            })
-    }
-
-    /// `connections=100 server.worker_processes=2`
-    pub fn label(&self) -> String {
-        if self.coords.is_empty() {
-            return "(single point)".into();
-        }
-        self.coords
-            .iter()
-            .map(|c| format!("{}={}", c.axis, display_value(&c.value)))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
-pub fn display_value(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -83,11 +25,11 @@ pub struct Trial {
     pub started_at: i64,
     pub measurement: Option<Measurement>,
     /// The probe's summary over the measured window (see `probe`).
-    pub probe: Option<serde_json::Value>,
+    pub probe: Option<crate::probe::ProbeSummary>,
     /// Completed requests per second of the measured window.
     pub timeline: Vec<u64>,
     /// Dataset, placement and other per-trial facts.
-    pub context: serde_json::Value,
+    pub context: super::TrialContext,
 }
 
 impl Trial {
@@ -124,6 +66,10 @@ pub struct Run {
     /// The load kind's registry name (`http`, `pg`, ...): it fixes the
     /// throughput unit.
     pub load_kind: String,
+    /// The server kind's registry name (`nginx`, `postgres`, ...): it says
+    /// which `server.<setting>` axes count parallel workers.
+    #[serde(default)]
+    pub server_kind: String,
     /// `[trials] noise`: relative differences below this are never called a
     /// difference.
     pub noise: f64,

@@ -2,7 +2,8 @@
 //! the paired throughputs that give the profiling overhead. Profiled trials
 //! are extra trials: they live here, never in `trials`.
 
-use super::{Point, Store, StoreError};
+use super::{Store, StoreError};
+use crate::model::Point;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 

@@ -1,7 +1,8 @@
 //! Reading runs and trials back.
 
-use super::{Measurement, Point, Run, RunData, Store, StoreError, Trial, TrialStatus};
+use super::{Measurement, Run, RunData, Store, StoreError, Trial, TrialStatus};
 use crate::load::result::LatencySummary;
+use crate::model::Point;
 use crate::units::Micros;
 use rusqlite::{params, OptionalExtension, Row};
 
@@ -29,7 +30,7 @@ impl RunListing {
 
 const RUN_COLUMNS: &str = "id, name, description, started_at, finished_at, status, experiment,
     experiment_path, environment, scalelab_version, server_version, baseline, headline, load_kind,
-    noise, quick";
+    noise, quick, server_kind";
 
 fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
     let env: String = r.get(8)?;
@@ -50,6 +51,7 @@ fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
         load_kind: r.get(13)?,
         noise: r.get(14)?,
         quick: r.get(15)?,
+        server_kind: r.get(16)?,
     })
 }
 
@@ -197,6 +199,7 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
         }),
     };
     let probe: Option<String> = r.get(10)?;
+    let context: Option<String> = r.get(8)?;
     Ok(Trial {
         id: r.get(0)?,
         run_id,
@@ -213,7 +216,7 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
         },
         error: r.get(6)?,
         started_at: r.get(7)?,
-        context: json_col::<serde_json::Value>(r, 8)?,
+        context: context.map_or_else(Default::default, |s| super::TrialContext::from_stored(&s)),
         timeline: json_col(r, 9)?,
         probe: probe.and_then(|s| serde_json::from_str(&s).ok()),
         measurement,

@@ -1,6 +1,7 @@
 //! Writing runs and trials.
 
-use super::{Measurement, Point, Store, StoreError, TrialStatus};
+use super::{Measurement, Store, StoreError, TrialStatus};
+use crate::model::Point;
 use rusqlite::params;
 
 /// A run as it starts.
@@ -15,6 +16,9 @@ pub struct NewRun<'a> {
     pub headline: &'a str,
     /// The load kind's registry name (it fixes the throughput unit).
     pub load_kind: &'a str,
+    /// The server kind's registry name (it says which settings count
+    /// parallel workers).
+    pub server_kind: &'a str,
     /// Relative differences below this are never called a difference.
     pub noise: f64,
 }
@@ -28,12 +32,12 @@ pub struct NewTrial<'a> {
     pub status: TrialStatus,
     pub error: Option<&'a str>,
     pub started_at: i64,
-    pub context: &'a serde_json::Value,
+    pub context: &'a super::TrialContext,
     pub measurement: Option<&'a Measurement>,
     pub timeline: &'a [u64],
     pub histogram: Option<&'a [u8]>,
-    pub probe_summary: Option<&'a serde_json::Value>,
-    pub probe_timeline: Option<&'a serde_json::Value>,
+    pub probe_summary: Option<&'a crate::probe::ProbeSummary>,
+    pub probe_timeline: Option<&'a [crate::probe::ProbeSample]>,
 }
 
 pub fn now() -> i64 {
@@ -47,8 +51,9 @@ impl Store {
     pub fn create_run(&mut self, r: &NewRun) -> Result<i64, StoreError> {
         self.conn.execute(
             "INSERT INTO runs (name, description, started_at, status, experiment, experiment_path,
-                quick, environment, scalelab_version, baseline, headline, load_kind, noise)
-             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                quick, environment, scalelab_version, baseline, headline, load_kind, noise,
+                server_kind)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 r.name,
                 r.description,
@@ -61,7 +66,8 @@ impl Store {
                 r.baseline,
                 r.headline,
                 r.load_kind,
-                r.noise
+                r.noise,
+                r.server_kind
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
@@ -115,13 +121,13 @@ impl Store {
             params![
                 id,
                 serde_json::to_string(t.timeline)?,
-                t.probe_timeline.map(|v| v.to_string())
+                t.probe_timeline.map(serde_json::to_string).transpose()?
             ],
         )?;
         if let Some(p) = t.probe_summary {
             tx.execute(
                 "INSERT INTO probes (trial_id, summary) VALUES (?1, ?2)",
-                params![id, p.to_string()],
+                params![id, serde_json::to_string(p)?],
             )?;
         }
         if let Some(h) = t.histogram {

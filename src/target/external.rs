@@ -14,6 +14,7 @@ const KIND: &str = "external";
 /// The `external` server kind: nothing to install, no lifecycle.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    parallelism: &[],
     requires: &[],
     check: |t| ExternalSettings::parse(t).map(|_| ()),
     build: |t, _base_dir| Ok(Box::new(External::new(t)?)),

@@ -10,6 +10,7 @@ const KIND: &str = "fake";
 /// The `fake` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    parallelism: &[],
     requires: &[crate::kinds::Requirement {
         what: "fake server (tests only)",
         package: "fake-server-package",

@@ -16,6 +16,11 @@ pub type BuildTarget = fn(&toml::Table, &Path) -> Result<Box<dyn Target>, Target
 pub struct ServerKind {
     /// The `kind` in an experiment's `[server]` table.
     pub name: &'static str,
+    /// The settings that count the server's parallel workers (processes,
+    /// threads, queues, CPUs): a sweep over one of them is a concurrency
+    /// axis, and the report fits the USL to it. Limits such as
+    /// `max_connections` are not listed: they cap concurrency, not count it.
+    pub parallelism: &'static [&'static str],
     /// What must be installed to run it (`scalelab doctor` and
     /// `scripts/setup.sh` read this).
     pub requires: &'static [Requirement],

@@ -32,6 +32,7 @@ const KIND: &str = "mariadb";
 /// The `mariadb` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    parallelism: &["thread_pool_size"],
     requires: &[crate::kinds::Requirement {
         what: "MariaDB server",
         package: "mariadb-server",

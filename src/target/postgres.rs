@@ -38,6 +38,7 @@ const KIND: &str = "postgres";
 /// The `postgres` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    parallelism: &[],
     requires: &[
         crate::kinds::Requirement {
             what: "PostgreSQL server",

@@ -143,7 +143,8 @@ fn unusable_inputs_fail_clearly() {
 
 mod compare {
     use super::{scalelab, stderr, stdout};
-    use scalelab::store::{Coord, Measurement, NewRun, NewTrial, Point, Store, TrialStatus};
+    use scalelab::model::Point;
+    use scalelab::store::{Measurement, NewRun, NewTrial, Store, TrialStatus};
     use serde_json::json;
 
     /// A run with one system at three connection counts; `scale` multiplies
@@ -170,19 +171,14 @@ mod compare {
                 baseline: "nginx",
                 headline: "median",
                 load_kind: "http",
+                server_kind: "nginx",
                 noise,
             })
             .expect("create run");
         // Six trials per point, spread about ±1% (synthetic, as the brief allows).
         let jitter = [1.0, 1.01, 0.99, 1.005, 0.995, 1.002];
         for (index, (conns, f)) in [10, 100, 1000].into_iter().zip(scale).enumerate() {
-            let point = Point {
-                index: index as u32,
-                coords: vec![Coord {
-                    axis: "connections".into(),
-                    value: conns.into(),
-                }],
-            };
+            let point = Point::new(index as u32, &[("connections", conns.into())]);
             for (trial, j) in jitter.iter().enumerate() {
                 let m = Measurement {
                     requests: 10_000,
@@ -199,7 +195,7 @@ mod compare {
                         status: TrialStatus::Ok,
                         error: None,
                         started_at: 0,
-                        context: &json!({}),
+                        context: &Default::default(),
                         measurement: Some(&m),
                         timeline: &[],
                         histogram: None,

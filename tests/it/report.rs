@@ -5,8 +5,10 @@
 
 use crate::support;
 use scalelab::load::result::LatencySummary;
+use scalelab::model::Point;
+use scalelab::probe::{CpuSplit, ProbeSummary};
 use scalelab::report::{csv, format, html, json, terminal};
-use scalelab::store::{Measurement, Point, Run, RunData, Trial, TrialStatus};
+use scalelab::store::{Measurement, Run, RunData, Trial, TrialStatus};
 use scalelab::units::Micros;
 use serde_json::{json, Value};
 
@@ -49,15 +51,21 @@ fn trial(system: &str, p: &Point, n: u32, rps: f64, id: i64) -> Trial {
         error: None,
         started_at: 1_700_000_000 + id * 7,
         measurement: Some(measurement(rps, 50 + (rps as u64 % 997))),
-        probe: Some(json!({
-            "server_cpu_util": rps / 50_000.0,
-            "cpu_busy": 0.4,
-            "cpu": {"user": 0.25, "system": 0.1, "softirq": 0.05},
-            "mem_per_worker_rss_bytes": 5_000_000,
-            "freq_source": "cpufreq",
-        })),
+        probe: Some(ProbeSummary {
+            server_cpu_util: Some(rps / 50_000.0),
+            cpu_busy: 0.4,
+            cpu: CpuSplit {
+                user: 0.25,
+                system: 0.1,
+                softirq: 0.05,
+                ..CpuSplit::default()
+            },
+            mem_per_worker_rss_bytes: Some(5_000_000),
+            freq_source: "cpufreq".into(),
+            ..ProbeSummary::default()
+        }),
         timeline: vec![],
-        context: json!({}),
+        context: Default::default(),
     }
 }
 
@@ -78,6 +86,7 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
         baseline: Some(baseline.into()),
         headline: headline.into(),
         load_kind: "http".into(),
+        server_kind: "nginx".into(),
         noise: 0.02,
         quick: false,
     }
@@ -92,7 +101,7 @@ fn sweep() -> RunData {
 fn sweep_over(connections: &[u32]) -> RunData {
     let mut trials = Vec::new();
     for (pi, c) in connections.iter().enumerate() {
-        let p = Point::new(pi as u32, &[("connections", json!(c))]);
+        let p = Point::new(pi as u32, &[("connections", i64::from(*c).into())]);
         let n = f64::from(*c);
         for t in 1..=3u32 {
             for (si, s) in [LINUX, EVIL].iter().enumerate() {
@@ -107,12 +116,12 @@ fn sweep_over(connections: &[u32]) -> RunData {
                     tr.measurement = None;
                 }
                 if si == 0 && pi == 0 && t == 1 {
-                    tr.probe.as_mut().expect("probe")["warnings"] =
-                        json!(["frequency from /proc/cpuinfo <estimate>"]);
+                    tr.probe.as_mut().expect("probe").warnings =
+                        vec!["frequency from /proc/cpuinfo <estimate>".into()];
                 }
                 if si == 0 && pi == 4 && t == 3 {
-                    tr.context =
-                        json!({"client_bound": true, "client_bound_reason": "client CPU at 98%"});
+                    tr.context
+                        .set_client_bound(Some("client CPU at 98%".into()));
                 }
                 trials.push(tr);
             }
@@ -573,7 +582,7 @@ fn a_six_level_sweep_prints_usl_coefficients() {
 /// "FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)".
 #[test]
 fn single_point_best_of_three_ranks_like_seed_003() {
-    let p = Point::new(0, &[("connections", json!(4000))]);
+    let p = Point::new(0, &[("connections", 4000.into())]);
     let best = [
         ("Debian", 63_936.47),
         ("FreeBSD", 82_122.38),
@@ -635,7 +644,7 @@ fn other_axes_get_their_own_charts() {
         for rate in [1000, 2000, 4000] {
             let p = Point::new(
                 index,
-                &[("load.script", json!(script)), ("rate", json!(rate))],
+                &[("load.script", script.into()), ("rate", rate.into())],
             );
             index += 1;
             for s in ["a", "b"] {
@@ -698,6 +707,7 @@ fn report_and_export_commands_read_a_stored_run() {
                 baseline: LINUX,
                 headline: "median",
                 load_kind: "http",
+                server_kind: "nginx",
                 noise: 0.02,
             })
             .expect("run");
@@ -766,7 +776,11 @@ fn degenerate_runs_still_render() {
             m.rps = f64::NAN;
             m.gbit_s = f64::INFINITY;
         }
-        t.probe = Some(json!({"server_cpu_util": "busy", "cpu": [1, 2]}));
+        t.probe = Some(ProbeSummary {
+            server_cpu_util: Some(f64::NAN),
+            cpu_busy: f64::INFINITY,
+            ..ProbeSummary::default()
+        });
     }
     for data in [&empty, &failed, &odd] {
         let html = html::render(data);

@@ -4,6 +4,7 @@
 //! `scalelab run recipes/quickstart.toml --quick`.
 
 use crate::support;
+use scalelab::model::AxisTarget;
 use scalelab::store::Store;
 
 /// A private copy of a fixture store: opening may migrate it in place.
@@ -38,6 +39,11 @@ fn a_version_1_store_opens_and_reports_its_numbers() {
         (data.run.load_kind.as_str(), data.run.noise),
         ("http", 0.02)
     );
+    // Version 5 filled its server kind; the connections axis gets its fit.
+    assert_eq!(data.run.server_kind, "nginx");
+    let agg = scalelab::report::analyse::aggregate(&data);
+    assert!(agg.usl_axis);
+    assert_eq!(agg.points[0].coords[0].target, AxisTarget::Connections);
     let conn = rusqlite::Connection::open(&path).unwrap();
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))

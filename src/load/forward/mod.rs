@@ -96,7 +96,7 @@ impl ForwardSettings {
 }
 
 /// Everything a forwarding run found, stored with the trial.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ForwardReport {
     pub frame_size: u32,
     pub bidirectional: bool,

@@ -49,7 +49,7 @@ pub struct Observation {
 }
 
 /// One step of the search.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Step<T> {
     /// `None`: as fast as the generator could.
     pub offered_pps: Option<f64>,
@@ -62,7 +62,7 @@ pub struct Step<T> {
     pub trial: T,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Outcome<T> {
     pub steps: Vec<Step<T>>,
     /// Index of the step with the highest passing rate.

@@ -45,7 +45,7 @@ pub enum CountedBy {
 }
 
 /// One direction of a trial.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Direction {
     /// `a_to_b` or `b_to_a`.
     pub name: String,
@@ -69,7 +69,7 @@ pub struct Direction {
 }
 
 /// The kernel's counters over the trial, per node.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KernelCounters {
     pub a: NsCounters,
     pub r: NsCounters,
@@ -77,7 +77,7 @@ pub struct KernelCounters {
 }
 
 /// What one trial measured.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrialReport {
     /// The offered total rate (frames/s); `None` when unpaced.
     pub offered_pps: Option<f64>,

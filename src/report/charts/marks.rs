@@ -6,7 +6,6 @@
 use super::GroupCtx;
 use crate::analysis::shape::PastPeak;
 use crate::load::forward::frame::FrameSize;
-use crate::report::fits::usl_applies;
 use crate::report::format;
 use crate::report::svg::{Guide, Mark};
 
@@ -16,7 +15,7 @@ impl GroupCtx<'_> {
     /// Only on a concurrency or processor axis: a "peak" over frame sizes
     /// or dataset sizes says nothing about contention.
     pub(super) fn peak_marks(&self, system: &str, color: usize) -> Vec<Mark> {
-        if !usl_applies(&self.axis) {
+        if !self.agg.usl_axis {
             return Vec::new();
         }
         let Some(shape) = self

@@ -545,13 +545,13 @@ impl<'a> GroupCtx<'a> {
         let colors = [
             "#0072B2", "#56B4E9", "#D55E00", "#CC79A7", "#E69F00", "#009E73", "#000000",
         ];
-        for (k, name) in super::probe_view::CpuShares::NAMES.iter().enumerate() {
+        for (k, name) in crate::probe::CpuSplit::SHARES.iter().enumerate() {
             let values: Vec<f64> = cells
                 .iter()
                 .map(|c| {
                     c.server
                         .cpu_shares
-                        .map(|s| s.values()[k] * 100.0)
+                        .map(|s| s.shares()[k] * 100.0)
                         .unwrap_or(0.0)
                 })
                 .collect();

@@ -7,7 +7,6 @@
 //!   request rate it caps are read off one figure.
 
 use super::{Chart, ChartKind, GroupCtx};
-use crate::report::fits::usl_applies;
 use crate::report::format;
 use crate::report::svg::{Panels, YScale};
 
@@ -19,7 +18,7 @@ impl GroupCtx<'_> {
     /// Throughput per unit of the x axis (per client, thread or CPU) over
     /// the CPU's load × frequency, for a concurrency or processor axis.
     pub(super) fn per_client(&self) -> Option<Chart> {
-        if !self.lines || self.dataset.is_some() || !usl_applies(&self.axis) {
+        if !self.lines || self.dataset.is_some() || !self.agg.usl_axis {
             return None;
         }
         let per = per_word(&self.axis);

@@ -6,7 +6,6 @@ use crate::analysis::shape::PastPeak;
 use crate::load::result::RampSecond;
 use crate::report::rows::{collect, Aggregate};
 use crate::report::test_support::{aggregate, fake_analyse, run_data};
-use serde_json::json;
 
 fn of(all: &[Chart], kind: ChartKind) -> Vec<&Chart> {
     all.iter().filter(|c| c.kind == kind).collect()
@@ -45,7 +44,7 @@ fn load_times_frequency_is_a_panel_when_the_probe_has_it() {
     let mut data = run_data(&["pg"]);
     for t in &mut data.trials {
         if let Some(p) = t.probe.as_mut() {
-            p["load_x_freq"] = json!(2500.0);
+            p.load_x_freq = Some(2500.0);
         }
     }
     let mut agg = collect(&data);
@@ -80,9 +79,9 @@ fn two_cpu_counts() -> Aggregate {
     for (cpus, list) in [(1, &mut data.trials), (2, &mut more)] {
         for t in list.iter_mut() {
             t.point.index += (cpus - 1) * 5;
-            t.point.coords.push(crate::store::Coord {
-                axis: "server_cpus".into(),
-                value: json!(cpus),
+            t.point.coords.push(crate::model::Coord {
+                target: crate::model::AxisTarget::ServerCpus,
+                value: i64::from(cpus).into(),
             });
         }
     }
@@ -142,7 +141,7 @@ fn a_dataset_sweep_is_drawn_against_dataset_over_memory() {
 fn forwarding_rates_are_drawn_against_the_line_rate() {
     let mut data = run_data(&["router"]);
     for t in &mut data.trials {
-        t.point.coords[0].axis = "load.frame_size".into();
+        t.point.coords[0].target = crate::model::AxisTarget::Load("frame_size".into());
     }
     let mut agg = collect(&data);
     fake_analyse(&mut agg);

@@ -18,6 +18,7 @@ pub const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
 /// The `bind` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    parallelism: &["threads", "nsd_threads"],
     requires: &[super::NSD_PACKAGE, BIND_PACKAGE, super::IPROUTE],
     check: |t| BindSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),

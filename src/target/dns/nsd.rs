@@ -11,6 +11,7 @@ const KIND: &str = "nsd";
 /// The `nsd` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    parallelism: &["threads"],
     requires: &[super::NSD_PACKAGE, super::IPROUTE],
     check: |t| NsdSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),

@@ -16,6 +16,7 @@ const KIND: &str = "resolver";
 /// The `resolver` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    parallelism: &["threads", "nsd_threads"],
     requires: &[
         super::NSD_PACKAGE,
         super::bind::BIND_PACKAGE,

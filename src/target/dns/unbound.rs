@@ -19,6 +19,7 @@ pub const UNBOUND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement
 /// The `unbound` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    parallelism: &["threads", "nsd_threads"],
     requires: &[super::NSD_PACKAGE, UNBOUND_PACKAGE, super::IPROUTE],
     check: |t| UnboundSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),

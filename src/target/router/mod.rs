@@ -27,6 +27,7 @@ const KIND: &str = "router";
 /// The registry entry: `[server] kind = "router"`.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    parallelism: &["queues", "rps_cpus", "xps_cpus"],
     requires: &[
         crate::kinds::Requirement {
             what: "ip (router lab namespaces and veths)",
