@@ -287,7 +287,10 @@ scenario_server() {
             [ -n "$master" ] && break
             sleep 0.1
         done
-        sleep 0.8
+        # Into the trial's window: a DNS lab's servers write their pid files
+        # seconds before the load starts (the debug build encodes the query
+        # set meanwhile), so wait for the load's packets on the lab's `lo`.
+        case $kind in unbound|nsd|bind) dns_window "$pid"; sleep 0.3 ;; *) sleep 0.8 ;; esac
         local victims
         case $what in
             whole) victims=$(server_pids "$master"); kill -9 $victims 2>/dev/null ;;
@@ -332,6 +335,20 @@ scenario_server() {
     case $first in failed:?*) [ "$second" = ok ] && [ "$code" = 3 ] && [ "$left" = 0 ] && ok=0 ;; esac
     row "server-$what-$kind" "trial 1 failed with its reason (server died), trial 2 ok, exit 3, 0 left" \
         "exit $code, trial 1 ${first:0:60}, trial 2 $second, left=$left" $ok
+}
+
+# dns_window SCALELAB_PID: waits (up to 30 s) until the DNS lab of that
+# scalelab process carries the load: over 1000 packets on its `lo`
+# (readiness checks send a handful).
+dns_window() {
+    local ns n
+    for _ in $(seq 300); do
+        ns=$(ip netns list 2>/dev/null | awk '{print $1}' | grep -m1 -- "^scalelab-dns-$1-")
+        n=0
+        [ -n "$ns" ] && n=$(ip -n "$ns" -s link show lo 2>/dev/null | awk 'NR == 4 { print $2 }')
+        [ "${n:-0}" -gt 1000 ] && return
+        sleep 0.1
+    done
 }
 
 # router_fault SCALELAB_PID WHAT: the router's faults, 0.8 s into the

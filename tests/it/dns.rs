@@ -457,18 +457,6 @@ fn a_resolver_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
     );
 }
 
-/// Network namespaces named after scalelab process `pid`.
-fn namespaces_of(pid: u32) -> Vec<String> {
-    let prefix = format!("scalelab-dns-{pid}-");
-    std::fs::read_dir("/run/netns")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(&prefix))
-        .collect()
-}
-
 #[test]
 fn kill_9_of_a_lab_command_leaves_no_namespace_and_nothing_inside() {
     let dir = tempfile::tempdir().unwrap();
@@ -497,16 +485,19 @@ fn kill_9_of_a_lab_command_leaves_no_namespace_and_nothing_inside() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(is_alive(inner));
-    assert!(!namespaces_of(pid).is_empty(), "the lab has its namespace");
+    assert!(
+        !crate::support::namespaces_of(pid).is_empty(),
+        "the lab has its namespace"
+    );
     child.kill().unwrap(); // SIGKILL: scalelab cleans nothing up itself
     child.wait().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while is_alive(inner) || !namespaces_of(pid).is_empty() {
+    while is_alive(inner) || !crate::support::namespaces_of(pid).is_empty() {
         assert!(
             std::time::Instant::now() < deadline,
             "5 s after kill -9: inner process alive {}, namespaces {:?}",
             is_alive(inner),
-            namespaces_of(pid)
+            crate::support::namespaces_of(pid)
         );
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -175,7 +175,10 @@ fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
         let cgroups = cgroups_of(pid);
         assert!(!cgroups.is_empty(), "{kind}: no cgroup was made");
         if sections.contains("kind = \"dns\"") {
-            assert!(!namespaces_of(pid).is_empty(), "{kind}: no lab namespace");
+            assert!(
+                !crate::support::namespaces_of(pid).is_empty(),
+                "{kind}: no lab namespace"
+            );
         }
         child.kill().unwrap(); // SIGKILL: no chance to clean up
         child.wait().unwrap();
@@ -188,7 +191,7 @@ fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
                 .collect();
             let left = cgroups_of(pid);
             let strays = processes_naming(dir.path());
-            let namespaces = namespaces_of(pid);
+            let namespaces = crate::support::namespaces_of(pid);
             if alive.is_empty() && left.is_empty() && strays.is_empty() && namespaces.is_empty() {
                 break;
             }
@@ -200,20 +203,6 @@ fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-}
-
-/// Network namespaces named after scalelab process `pid`
-/// (`scalelab-<purpose>-<pid>-<n>`): a DNS lab's, which its watchdog
-/// removes when scalelab dies (no later run is needed to reclaim it).
-fn namespaces_of(pid: u32) -> Vec<String> {
-    let infix = format!("-{pid}-");
-    std::fs::read_dir("/run/netns")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("scalelab-") && n.contains(&infix))
-        .collect()
 }
 
 #[test]

@@ -41,3 +41,17 @@ pub fn export_schema() -> serde_json::Value {
     let text = std::fs::read_to_string(&path).expect("docs/export-schema.json");
     serde_json::from_str(&text).expect("the schema is JSON")
 }
+
+/// The network namespaces named after scalelab process `pid`
+/// (`scalelab-<purpose>-<pid>-<n>`, as `scalelab::netns` names them).
+#[allow(dead_code)] // used by some test modules only
+pub fn namespaces_of(pid: u32) -> Vec<String> {
+    let infix = format!("-{pid}-");
+    std::fs::read_dir("/run/netns")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("scalelab-") && n.contains(&infix))
+        .collect()
+}
