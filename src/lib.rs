@@ -66,7 +66,6 @@ pub mod report;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod runner;
 pub mod shutdown;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod spec;
 pub mod store;
 pub mod target;

@@ -12,8 +12,11 @@ use super::{Experiment, System};
 /// One field that differs: its name in the experiment file, and both values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldChange {
+    /// The field, as the experiment file names it.
     pub field: String,
+    /// Its value in the stored run.
     pub stored: String,
+    /// Its value in the file given now.
     pub given: String,
 }
 

@@ -3,13 +3,16 @@
 use std::fmt;
 use std::path::PathBuf;
 
+/// An experiment file error: where it is and what to write instead.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpecError {
+    /// The experiment file.
     pub file: PathBuf,
     /// 1-based line, when the field could be located.
     pub line: Option<usize>,
     /// Dotted field path, e.g. `sweep.connections` or `system[2].label`.
     pub field: String,
+    /// What is wrong.
     pub message: String,
     /// What to write instead.
     pub fix: Option<String>,

@@ -8,7 +8,9 @@ use serde::Deserialize;
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawHosts {
+    /// The server host (`user@address`); absent: this machine.
     pub server: Option<String>,
+    /// The client hosts that share the load; empty: this machine.
     #[serde(default)]
     pub clients: Vec<String>,
 }

@@ -10,6 +10,7 @@ pub struct Locator {
 }
 
 impl Locator {
+    /// Indexes `text` (the experiment file) for line lookups.
     pub fn new(text: &str) -> Self {
         Locator {
             doc: ImDocument::parse(text.to_string()).ok(),

@@ -26,7 +26,9 @@ use std::time::Duration;
 /// A server or load component: its kind and its kind-specific settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Component {
+    /// The kind's registry name.
     pub kind: String,
+    /// Its kind-specific settings.
     pub settings: toml::Table,
 }
 
@@ -34,11 +36,15 @@ pub struct Component {
 /// the driver as kind-specific settings).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadCommon {
+    /// Concurrent connections.
     pub connections: u32,
     /// `None`: one thread per client CPU, at most one per connection.
     pub threads: Option<u32>,
+    /// The open-loop rate per second; `None`: closed loop.
     pub rate: Option<f64>,
+    /// Requests per connection; `None`: unlimited.
     pub connreqs: Option<u32>,
+    /// How long a request may take before it counts as a timeout.
     pub timeout: Duration,
 }
 
@@ -53,47 +59,70 @@ pub enum Restart {
     PerTrial,
 }
 
+/// How trials are run and when a point has enough of them (`[trials]`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrialPolicy {
+    /// Measured window of each trial.
     pub duration: Duration,
+    /// Load before measuring, discarded.
     pub warmup: Duration,
+    /// Pause between trials.
     pub cooldown: Duration,
+    /// Fewest trials per point and system.
     pub min_trials: u32,
+    /// Most trials per point and system.
     pub max_trials: u32,
     /// Target relative half-width of the 95% CI of the median.
     pub target_ci: f64,
     /// Time budget per point (all systems).
     pub budget: Option<Duration>,
+    /// When the server is restarted.
     pub restart: Restart,
+    /// The headline statistic.
     pub headline: Headline,
     /// Relative differences under this are "no difference".
     pub noise: f64,
+    /// The probe's sampling interval.
     pub sample_interval: Duration,
 }
 
 /// One compared system: a label plus overrides.
 #[derive(Clone, Debug, PartialEq)]
 pub struct System {
+    /// Its label in reports.
     pub label: String,
+    /// Whether it is the baseline.
     pub baseline: bool,
+    /// Server settings it overrides.
     pub server: toml::Table,
+    /// Load settings it overrides.
     pub load: toml::Table,
 }
 
 /// A validated experiment.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Experiment {
+    /// `name`.
     pub name: String,
+    /// `description`.
     pub description: String,
+    /// The file it was read from.
     pub path: PathBuf,
     /// The file's text, stored with the run.
     pub text: String,
+    /// Run with `--quick`.
     pub quick: bool,
+    /// `[server]`.
     pub server: Component,
+    /// `[load]`: its kind and kind-specific settings.
     pub load: Component,
+    /// `[load]`: the keys every driver shares.
     pub load_common: LoadCommon,
+    /// `[sweep]`, in the order written.
     pub axes: Vec<Axis>,
+    /// `[trials]`.
     pub trials: TrialPolicy,
+    /// `[[system]]`, in the order written.
     pub systems: Vec<System>,
     /// `[hosts]`: where the server and the load run (default: here).
     pub hosts: hosts::Hosts,

@@ -3,23 +3,34 @@
 
 use serde::Deserialize;
 
+/// The whole experiment file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawExperiment {
+    /// `name`.
     pub name: String,
+    /// `description`.
     #[serde(default)]
     pub description: String,
+    /// `[server]`: `kind` and its settings.
     pub server: toml::Table,
+    /// `[load]`: `kind`, the common load keys and the kind's settings.
     pub load: toml::Table,
+    /// `[sweep]`: axis name to its list of values.
     #[serde(default)]
     pub sweep: toml::Table,
+    /// `[trials]`.
     #[serde(default)]
     pub trials: RawTrials,
+    /// `[[system]]`: the compared systems.
     #[serde(default)]
     pub system: Vec<RawSystem>,
+    /// `[quick]`: what `--quick` changes.
     pub quick: Option<RawQuick>,
+    /// `[hosts]`.
     #[serde(default)]
     pub hosts: super::hosts::RawHosts,
+    /// `[profile]`.
     pub profile: Option<RawProfile>,
 }
 
@@ -34,19 +45,31 @@ pub struct RawProfile {
     pub frequency: Option<i64>,
 }
 
+/// `[trials]` as written; durations are strings such as `"10s"`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTrials {
+    /// Measured window.
     pub duration: Option<String>,
+    /// Load before measuring, discarded.
     pub warmup: Option<String>,
+    /// Pause between trials.
     pub cooldown: Option<String>,
+    /// Fewest trials per point and system.
     pub min: Option<i64>,
+    /// Most trials per point and system.
     pub max: Option<i64>,
+    /// Target relative half-width of the median's 95% CI.
     pub target_ci: Option<f64>,
+    /// Time budget per point.
     pub budget: Option<String>,
+    /// `never`, `per_point` or `per_trial`.
     pub restart: Option<String>,
+    /// `median` or `best`.
     pub headline: Option<String>,
+    /// Relative differences below it are no difference.
     pub noise: Option<f64>,
+    /// The probe's sampling interval.
     pub sample_interval: Option<String>,
 }
 
@@ -72,27 +95,37 @@ impl RawTrials {
     }
 }
 
+/// One `[[system]]` as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawSystem {
+    /// Its label in reports.
     pub label: String,
+    /// Whether it is the baseline.
     #[serde(default)]
     pub baseline: bool,
+    /// Server settings it overrides.
     #[serde(default)]
     pub server: toml::Table,
+    /// Load settings it overrides.
     #[serde(default)]
     pub load: toml::Table,
 }
 
+/// `[quick]` as written: what `--quick` replaces.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawQuick {
+    /// The sweep it runs instead.
     #[serde(default)]
     pub sweep: toml::Table,
+    /// `[trials]` fields it overrides.
     #[serde(default)]
     pub trials: RawTrials,
+    /// Server settings it overrides.
     #[serde(default)]
     pub server: toml::Table,
+    /// Load settings it overrides.
     #[serde(default)]
     pub load: toml::Table,
 }

@@ -46,10 +46,15 @@ pub fn expand(axes: &[Axis]) -> Vec<Point> {
 /// the system's overrides and the point's coordinates.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Resolved {
+    /// The server kind and its settings at this point.
     pub server: Component,
+    /// The load kind and its settings at this point.
     pub load: Component,
+    /// The load settings every driver shares.
     pub common: LoadCommon,
+    /// CPUs the server may use; `None`: all.
     pub server_cpus: Option<u32>,
+    /// The server's cgroup memory limit; `None`: none.
     pub server_memory: Option<Bytes>,
 }
 

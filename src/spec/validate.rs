@@ -46,6 +46,7 @@ fn dotted(field: &[&str]) -> String {
     out
 }
 
+/// Parses and checks experiment text (`quick`: with its `[quick]` overlay); `path` is only named in errors.
 pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, SpecError> {
     let cx = Ctx {
         path,
