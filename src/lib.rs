@@ -63,7 +63,6 @@ pub mod profile;
 pub mod remote;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod report;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod runner;
 pub mod shutdown;
 pub mod spec;

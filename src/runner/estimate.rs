@@ -15,17 +15,21 @@ use std::time::Duration;
 /// The run's length as the recipe bounds it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Estimate {
+    /// Sweep points.
     pub points: usize,
+    /// Compared systems.
     pub systems: usize,
     /// Trials per point and system: always `min`, at most `max` (fewer when
     /// the budget runs out first).
     pub min_trials: u32,
+    /// See `min_trials`.
     pub max_trials: u32,
     /// Warmup + measured window + cooldown.
     pub per_trial: Duration,
 }
 
 impl Estimate {
+    /// The bounds `exp`'s sweep and `[trials]` put on its length.
     pub fn of(exp: &Experiment) -> Estimate {
         let t = &exp.trials;
         let per_trial = t.warmup + t.duration + t.cooldown;

@@ -24,20 +24,31 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trial::{run_trial, TrialCtx};
 
+/// Why a run could not start or go on. A failed trial is not an error: it
+/// is stored with its reason and the sweep goes on.
+#[allow(missing_docs)] // the fields are named by the messages above them
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A trial's settings could not be resolved.
     #[error("experiment: {0}")]
     Spec(String),
+    /// A remote host failed.
     #[error(transparent)]
     Remote(#[from] crate::remote::RemoteError),
+    /// `--resume` was given another experiment than the run's.
     #[error("run {run} was made from a different experiment ({theirs}); resume it with that file")]
     ResumeMismatch { run: i64, theirs: String },
+    /// `--resume` was given the run's experiment with changes that change
+    /// the measurement.
     #[error("cannot resume run {run}: the experiment changed in ways that change the measurement:\n  {changes}\nresume with the recipe (and --quick setting) the run was made with, or start a new run")]
     RecipeChanged { run: i64, changes: String },
+    /// The run's stored experiment no longer parses.
     #[error("cannot read the experiment stored with run {run}: {message}")]
     StoredRecipe { run: i64, message: String },
+    /// A fixed server port is held by another process.
     #[error("system `{system}`: {reason}")]
     PortBusy {
         system: String,
@@ -45,6 +56,7 @@ pub enum RunError {
     },
 }
 
+/// How to run an experiment.
 pub struct RunOptions {
     /// Continue this run instead of starting a new one.
     pub resume: Option<i64>,
@@ -63,11 +75,16 @@ pub fn default_base_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/var/tmp/scalelab"))
 }
 
+/// What a run did.
 #[derive(Debug)]
 pub struct RunSummary {
+    /// The run's id in the store.
     pub run_id: i64,
+    /// Trials run and stored by this invocation.
     pub trials_run: u32,
+    /// Of those, the failed ones.
     pub trials_failed: u32,
+    /// SIGINT or SIGTERM stopped it; `--resume` continues it.
     pub interrupted: bool,
     /// One line per profile taken, or why there is none (`--profile`).
     pub profile_lines: Vec<String>,
@@ -81,6 +98,8 @@ struct PointState {
     done: HashMap<(usize, u32), TrialStatus>,
 }
 
+/// Runs `exp` (or resumes the run `opts` names) into `store`: every point,
+/// every system, interleaved trials until the stopping rule says stop.
 pub fn run(
     exp: &Experiment,
     store: &mut Store,
