@@ -1,5 +1,6 @@
-//! What every kind of every family shares: its settings parser and what it
-//! needs installed.
+//! What every kind of every family shares: its settings parser, what it
+//! needs installed, and the setup sessions servers are prepared through
+//! ([`setup`]).
 //!
 //! A *kind* is one value in a family's registry: [`crate::load::KINDS`]
 //! (load generators) and [`crate::target::KINDS`] (servers). Each entry says
@@ -7,6 +8,7 @@
 //! else in the code matches on a kind's name.
 
 pub mod requirements;
+pub mod setup;
 
 pub use requirements::{Requirement, BENCH_TOOLS, PROFILER};
 

@@ -21,8 +21,8 @@ pub use settings::{MariadbSettings, ThreadHandling};
 use super::lifecycle::ServerProcess;
 use super::process::{self, log_tail, WaitError};
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
-use crate::load::mysql::client::Client;
-use crate::load::mysql::{dataset, MysqlUrl};
+use crate::kinds::setup;
+use crate::model::{Dataset, SetupAddr, SetupProtocol, SetupSession};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -119,11 +119,15 @@ impl Mariadb {
         )
     }
 
-    /// A setup connection to the running server.
-    pub fn connect(&self) -> Result<Client, TargetError> {
-        let url = MysqlUrl::parse(&self.url()).map_err(|e| start_error(e.to_string()))?;
-        Client::connect(&url, Duration::from_secs(30))
-            .map_err(|e| start_error(format!("cannot connect to the server: {e}")))
+    /// A setup session to the running server.
+    fn session(&self, timeout: Duration) -> Result<Box<dyn SetupSession>, String> {
+        let url = self.url();
+        let addr = SetupAddr {
+            uri: &url,
+            netns: None,
+            timeout,
+        };
+        setup::connect(SetupProtocol::Mysql, &addr)
     }
 
     /// Writes `my.cnf` and `init.sql` and runs `mariadb-install-db` inside
@@ -198,16 +202,18 @@ impl Mariadb {
     }
 
     fn wait_ready(&self, pid: u32, dir: &Path, shutdown: &Shutdown) -> Result<(), TargetError> {
-        let url = MysqlUrl::parse(&self.url()).map_err(|e| start_error(e.to_string()))?;
         let mut last = String::new();
         let waited = process::wait_ready(
             READY_TIMEOUT,
             shutdown,
             || process::is_alive(pid),
-            || match Client::connect(&url, Duration::from_secs(1)) {
-                Ok(_) => true,
+            || match self
+                .session(Duration::from_secs(1))
+                .and_then(|mut s| s.ready())
+            {
+                Ok(()) => true,
                 Err(e) => {
-                    last = e.to_string();
+                    last = e;
                     false
                 }
             },
@@ -229,35 +235,27 @@ impl Mariadb {
 
     /// Builds the dataset and records version and effective variables.
     fn after_launch(&mut self) -> Result<(), TargetError> {
-        let mut c = self.connect()?;
-        self.version = Some(c.server_version().to_string());
+        let mut s = self
+            .session(Duration::from_secs(30))
+            .map_err(|e| start_error(format!("cannot connect to the server: {e}")))?;
+        self.version = s.server_version();
         if self.settings.tables > 0 {
-            let made = dataset::create(&mut c, self.settings.tables, self.settings.table_size)
+            let d = Dataset::Sysbench {
+                tables: self.settings.tables,
+                table_size: self.settings.table_size,
+            };
+            s.load(&d)
                 .map_err(|e| start_error(format!("building the sysbench dataset failed: {e}")))?;
             self.dataset = Some(DatasetInfo {
-                description: format!("sysbench {} tables x {} rows", made.tables, made.table_size),
-                bytes: made.bytes,
+                description: d.describe(),
+                bytes: s.size().unwrap_or(0),
             });
         }
-        let names: Vec<String> = self
-            .settings
-            .variable_names()
-            .iter()
-            .map(|n| format!("'{}'", n.replace('\'', "")))
-            .collect();
-        let sql = format!(
-            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})",
-            names.join(", ")
-        );
-        let rows = c
-            .query(&sql)
+        let dump = s
+            .settings_dump(&self.settings.variable_names())
             .map_err(|e| start_error(format!("reading the effective variables: {e}")))?;
         let mut text = self.effective.take().unwrap_or_default();
-        text.push_str("\n# Effective values (SHOW GLOBAL VARIABLES):\n");
-        for row in rows {
-            let col = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
-            text.push_str(&format!("# {} = {}\n", col(0), col(1)));
-        }
+        text.push_str(&dump);
         self.effective = Some(text);
         Ok(())
     }

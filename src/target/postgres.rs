@@ -26,8 +26,8 @@ pub use settings::{ConfValue, PostgresSettings};
 use super::lifecycle::ServerProcess;
 use super::process::{self, log_tail};
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
-use crate::load::pg::client::Client;
-use crate::load::pg::{dataset, ConnConfig};
+use crate::kinds::setup;
+use crate::model::{Dataset, SetupAddr, SetupProtocol, SetupSession};
 use os::ServerUser;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -207,17 +207,29 @@ impl Postgres {
         })
     }
 
-    fn conn_config(&self) -> Result<ConnConfig, TargetError> {
+    /// A setup session to the running server.
+    fn session(&self, timeout: Duration) -> Result<Box<dyn SetupSession>, String> {
         let info = self
             .conninfo()
-            .ok_or_else(|| start_error("the server is not running"))?;
-        ConnConfig::parse_with_env(&info, |_| None).map_err(|e| start_error(e.to_string()))
+            .ok_or_else(|| "the server is not running".to_string())?;
+        let addr = SetupAddr {
+            uri: &info,
+            netns: None,
+            timeout,
+        };
+        setup::connect(SetupProtocol::Postgres, &addr)
     }
 
-    /// A setup connection to the running server.
-    pub fn connect(&self) -> Result<Client, TargetError> {
-        Client::connect(&self.conn_config()?, Duration::from_secs(10))
+    /// A setup session to the running server.
+    fn connect(&self) -> Result<Box<dyn SetupSession>, TargetError> {
+        self.session(Duration::from_secs(10))
             .map_err(|e| start_error(format!("cannot connect to the server: {e}")))
+    }
+
+    /// The dataset the settings ask for (none at scale 0).
+    fn wanted_dataset(&self) -> Option<Dataset> {
+        let scale = self.settings.scale;
+        (scale > 0).then_some(Dataset::Pgbench { scale })
     }
 
     /// Creates the directories the server user needs, owned by it.
@@ -372,18 +384,18 @@ impl Postgres {
 
     /// Waits until the server answers a query.
     fn wait_ready(&self, pid: u32, shutdown: &Shutdown) -> Result<(), TargetError> {
-        let cfg = self.conn_config()?;
         let mut last_error = String::new();
         let waited = process::wait_ready(
             READY_TIMEOUT,
             shutdown,
             || process::is_alive(pid),
-            || match Client::connect(&cfg, Duration::from_secs(1))
-                .and_then(|mut c| c.execute("select 1"))
+            || match self
+                .session(Duration::from_secs(1))
+                .and_then(|mut s| s.ready())
             {
                 Ok(()) => true,
                 Err(e) => {
-                    last_error = e.to_string();
+                    last_error = e;
                     false
                 }
             },
@@ -418,10 +430,11 @@ impl Postgres {
     ) -> Result<(), TargetError> {
         let pid = self.running.as_ref().map_or(0, |r| r.server.pid());
         self.wait_ready(pid, shutdown)?;
-        let mut client = self.connect()?;
+        let mut session = self.connect()?;
+        let wanted = self.wanted_dataset();
         if fresh {
-            if self.settings.scale > 0 {
-                dataset::create(&mut client, self.settings.scale).map_err(|e| {
+            if let Some(d) = &wanted {
+                session.load(d).map_err(|e| {
                     start_error(format!(
                         "building the pgbench dataset at scale {} failed: {e}",
                         self.settings.scale
@@ -430,15 +443,17 @@ impl Postgres {
             }
             self.write_marker()?;
         }
-        if self.settings.scale > 0 {
-            let bytes = dataset::database_size(&mut client)
+        if let Some(d) = wanted {
+            let bytes = session
+                .size()
                 .map_err(|e| start_error(format!("reading the database size: {e}")))?;
             self.dataset = Some(DatasetInfo {
-                description: format!("pgbench scale {}", self.settings.scale),
+                description: d.describe(),
                 bytes,
             });
         }
-        self.effective = Some(conf + &non_default_settings(&mut client));
+        // An unreadable pg_settings leaves the dump out, as it always did.
+        self.effective = Some(conf + &session.settings_dump(&[]).unwrap_or_default());
         Ok(())
     }
 
@@ -485,21 +500,6 @@ fn server_version(bin_dir: &Path) -> Result<String, TargetError> {
             message: format!("cannot run {}/postgres: {e}", bin_dir.display()),
         })?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// `SHOW ALL` restricted to what differs from the built-in defaults.
-fn non_default_settings(client: &mut Client) -> String {
-    let sql = "select name, setting, coalesce(unit, '') from pg_settings \
-               where source not in ('default', 'override') order by name";
-    let Ok(rows) = client.query(sql) else {
-        return String::new();
-    };
-    let mut out = String::from("\n# Effective non-default settings (pg_settings):\n");
-    for row in rows {
-        let col = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
-        out.push_str(&format!("# {} = {}{}\n", col(0), col(1), col(2)));
-    }
-    out
 }
 
 impl Target for Postgres {

@@ -5,12 +5,13 @@
 
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::RecordType;
+use scalelab::load::dns::ask::ask;
 use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
 use scalelab::load::{Driver, LoadSpec};
 use scalelab::netns;
 use scalelab::placement::Placement;
 use scalelab::shutdown::Shutdown;
-use scalelab::target::dns::{ask::ask, bind, nsd, unbound, DnsLab};
+use scalelab::target::dns::{bind, nsd, unbound, DnsLab};
 use scalelab::target::process::is_alive;
 use scalelab::target::Target;
 use std::net::SocketAddr;

@@ -1,8 +1,9 @@
 //! DNS over UDP: a dnsperf/resperf-class generator.
 //!
 //! - `queries`: dnsperf-format query files, and Zipf-drawn query sets;
-//! - `names`: the lab's synthetic names and addresses (shared with the
-//!   NSD zones in `target::dns`);
+//! - `ask`: one question asked from inside a namespace (readiness checks);
+//! - `setup`: the [`crate::model::SetupSession`] the DNS lab's readiness
+//!   check uses (the names themselves are [`crate::model::dns_names`]);
 //! - `codec`: query templates and response matching, sans IO (hickory-proto);
 //! - `schedule`: when queries are due (flat with an outstanding cap, fixed
 //!   rate, resperf's linear ramp);
@@ -14,11 +15,12 @@
 //! one, only loopback addresses are accepted, unless scalelab itself already
 //! runs inside a private namespace (`ip netns exec`).
 
+pub mod ask;
 pub mod codec;
-pub mod names;
 pub mod queries;
 pub mod ramp;
 pub mod schedule;
+pub mod setup;
 mod sys;
 pub mod tally;
 mod worker;

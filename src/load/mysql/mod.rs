@@ -7,13 +7,15 @@
 //! - [`dataset`]: `sysbench oltp_* prepare`'s tables.
 //! - `worker` / `conn`: one `mio` poll per thread, one state machine per
 //!   connection.
-//! - [`client`]: a blocking client for setup and checks.
+//! - [`client`]: a blocking client for setup and checks; [`setup`] offers
+//!   it to server targets as a [`crate::model::SetupSession`].
 
 pub mod client;
 pub mod codec;
 mod conn;
 pub mod dataset;
 pub mod script;
+pub mod setup;
 pub mod url;
 mod worker;
 

@@ -8,7 +8,8 @@
 //! - `worker` / `conn`: one `mio` poll per thread, one state machine per
 //!   connection.
 //! - [`client`]: a blocking client for setup (scale detection, vacuum,
-//!   [`dataset`] loading) and checks.
+//!   [`dataset`] loading) and checks; [`setup`] offers it to server
+//!   targets as a [`crate::model::SetupSession`].
 
 pub mod auth;
 pub mod client;
@@ -18,6 +19,7 @@ pub mod conninfo;
 mod ctx;
 pub mod dataset;
 pub mod script;
+pub mod setup;
 mod stream;
 pub(crate) mod timerfd;
 pub(crate) mod worker;

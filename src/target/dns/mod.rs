@@ -15,7 +15,6 @@
 //! Kinds: `nsd` (the authoritative server is the target), `unbound` and
 //! `bind` (the resolver is the target; NSD is its upstream).
 
-pub mod ask;
 pub mod bind;
 pub mod nsd;
 pub mod resolver;
@@ -25,12 +24,10 @@ pub mod zones;
 use super::lifecycle::ServerProcess;
 use super::process::{self, WaitError};
 use super::{Endpoint, Placement, Shutdown, Target, TargetError};
-use crate::load::dns::names;
+use crate::kinds::setup;
+use crate::model::{dns_names as names, SetupAddr, SetupProtocol};
 use crate::netns::Netns;
-use hickory_proto::op::ResponseCode;
-use hickory_proto::rr::RecordType;
 use std::ffi::OsString;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -245,26 +242,21 @@ impl DnsLab {
         addr: &str,
         shutdown: &Shutdown,
     ) -> Result<(), TargetError> {
-        let server: SocketAddr = format!("{addr}:53").parse().expect("a literal address");
-        let pid = running.process.pid();
+        let server = format!("{addr}:53");
         let name = format!("ns.{}", names::FORWARD_ZONE);
+        let pid = running.process.pid();
+        let session = SetupAddr {
+            uri: &server,
+            netns: Some(netns),
+            timeout: Duration::from_millis(300),
+        };
         let mut last = String::new();
         let r = process::wait_ready(
             READY_TIMEOUT,
             shutdown,
             || process::is_alive(pid),
-            || match ask::ask(
-                Some(netns),
-                server,
-                &name,
-                RecordType::A,
-                Duration::from_millis(300),
-            ) {
-                Ok(ResponseCode::NoError) => true,
-                Ok(rc) => {
-                    last = format!("it answered {rc:?}");
-                    false
-                }
+            || match setup::connect(SetupProtocol::Dns, &session).and_then(|mut s| s.ready()) {
+                Ok(()) => true,
                 Err(e) => {
                     last = e;
                     false

@@ -3,7 +3,7 @@
 //! (the seed resolved client IPs to names). NSD serves them at
 //! [`AUTH_ADDR`]; the resolvers' stubs point there.
 
-use crate::load::dns::names;
+use crate::model::dns_names as names;
 use std::fmt::Write as _;
 
 /// The authoritative server's address inside the lab.

@@ -1,5 +1,6 @@
-//! The lab's synthetic namespace, shared by the zones the authoritative
-//! server serves and the query sets drawn from them.
+//! The DNS lab's dataset: its synthetic names, shared by the zones the
+//! authoritative server serves (`target::dns`) and the query sets drawn
+//! from them (`load::dns`).
 //!
 //! Host `i` is `h<i>.bench.test.` with the address `198.18.0.0 + i` (the
 //! benchmarking range, RFC 2544), and that address's reverse name lives in
