@@ -37,12 +37,15 @@
 //! - [`remote`]: other hosts over OpenSSH: the agent, its protocol, clock
 //!   offsets and lossless result transfer.
 //!
-//! Cross-cutting pieces: [`model`] (the sweep point every layer shares),
+//! Cross-cutting pieces: [`model`] (the sweep point every layer shares, and
+//! the dataset seam: a [`model::Dataset`] a target loads through a
+//! [`model::SetupSession`] that the load side implements),
 //! [`units`] (newtypes for quantities),
 //! [`netns`] (private network namespaces for labs that must not leak),
 //! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed) and
 //! [`kinds`] (what every server and load kind shares: the settings parser
-//! and installation requirements; each family keeps one registry of kinds,
+//! and installation requirements, and [`kinds::setup`], where targets open
+//! setup sessions; each family keeps one registry of kinds,
 //! [`target::KINDS`] and [`load::KINDS`]).
 //!
 //! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
