@@ -45,7 +45,12 @@ P=slrbench-$$
 A=$P-a R=$P-r B=$P-b
 SERVER_PID=
 cleanup() {
-    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+    # `wait` returns the killed iperf3's 143; under `set -e` that ended the
+    # trap here and left the lab's namespaces behind.
+    if [ -n "$SERVER_PID" ]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
     for ns in "$A" "$R" "$B"; do ip netns del "$ns" 2>/dev/null || true; done
     rm -rf "$WORK"
 }
