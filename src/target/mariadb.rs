@@ -202,27 +202,16 @@ impl Mariadb {
     }
 
     fn wait_ready(&self, pid: u32, dir: &Path, shutdown: &Shutdown) -> Result<(), TargetError> {
-        let mut last = String::new();
-        let waited = process::wait_ready(
-            READY_TIMEOUT,
-            shutdown,
-            || process::is_alive(pid),
-            || match self
-                .session(Duration::from_secs(1))
-                .and_then(|mut s| s.ready())
-            {
-                Ok(()) => true,
-                Err(e) => {
-                    last = e;
-                    false
-                }
-            },
-        );
+        let waited = process::wait_session_ready(READY_TIMEOUT, shutdown, pid, || {
+            self.session(Duration::from_secs(1))
+        });
         match waited {
             Ok(()) => Ok(()),
-            Err(WaitError::Interrupted) => Err(TargetError::Interrupted),
-            Err(WaitError::Died) => Err(self.start_failure(dir, "mariadbd exited during startup")),
-            Err(WaitError::TimedOut) => Err(TargetError::NotReady {
+            Err((WaitError::Interrupted, _)) => Err(TargetError::Interrupted),
+            Err((WaitError::Died, _)) => {
+                Err(self.start_failure(dir, "mariadbd exited during startup"))
+            }
+            Err((WaitError::TimedOut, last)) => Err(TargetError::NotReady {
                 kind: KIND,
                 waited_s: READY_TIMEOUT.as_secs_f64(),
                 message: format!(

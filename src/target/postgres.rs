@@ -384,26 +384,13 @@ impl Postgres {
 
     /// Waits until the server answers a query.
     fn wait_ready(&self, pid: u32, shutdown: &Shutdown) -> Result<(), TargetError> {
-        let mut last_error = String::new();
-        let waited = process::wait_ready(
-            READY_TIMEOUT,
-            shutdown,
-            || process::is_alive(pid),
-            || match self
-                .session(Duration::from_secs(1))
-                .and_then(|mut s| s.ready())
-            {
-                Ok(()) => true,
-                Err(e) => {
-                    last_error = e;
-                    false
-                }
-            },
-        );
+        let waited = process::wait_session_ready(READY_TIMEOUT, shutdown, pid, || {
+            self.session(Duration::from_secs(1))
+        });
         match waited {
             Ok(()) => Ok(()),
-            Err(process::WaitError::Interrupted) => Err(TargetError::Interrupted),
-            Err(w) => Err(TargetError::NotReady {
+            Err((process::WaitError::Interrupted, _)) => Err(TargetError::Interrupted),
+            Err((w, last_error)) => Err(TargetError::NotReady {
                 kind: KIND,
                 waited_s: READY_TIMEOUT.as_secs_f64(),
                 message: format!(

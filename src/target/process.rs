@@ -2,6 +2,7 @@
 //! /proc, waiting for readiness, and stopping by PID (never by pattern).
 //! Servers themselves are started through [`super::lifecycle`].
 
+use crate::model::SetupSession;
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;
 use crate::target::lifecycle::ServerProcess;
@@ -131,6 +132,26 @@ pub fn wait_ready(
     }
 }
 
+/// [`wait_ready`] for a server whose readiness is a setup session that
+/// answers (`select 1`, a DNS question): `open` opens one per poll. On
+/// failure it also gives the last session error, for the message.
+pub fn wait_session_ready(
+    timeout: Duration,
+    shutdown: &Shutdown,
+    pid: u32,
+    mut open: impl FnMut() -> Result<Box<dyn SetupSession>, String>,
+) -> Result<(), (WaitError, String)> {
+    let mut last = String::new();
+    let ready = || match open().and_then(|mut s| s.ready()) {
+        Ok(()) => true,
+        Err(e) => {
+            last = e;
+            false
+        }
+    };
+    wait_ready(timeout, shutdown, || is_alive(pid), ready).map_err(|w| (w, last))
+}
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum WaitError {
     TimedOut,
@@ -213,6 +234,16 @@ mod tests {
         assert!(is_alive(pid));
         stop_pid(pid, libc::SIGTERM, Duration::from_secs(2));
         assert!(!is_alive(pid));
+    }
+
+    #[test]
+    fn wait_session_ready_keeps_the_last_session_error() {
+        let mut tries = 0;
+        let r = wait_session_ready(Duration::from_secs(5), &Shutdown::new(), u32::MAX, || {
+            tries += 1;
+            Err(format!("refused #{tries}"))
+        });
+        assert_eq!(r, Err((WaitError::Died, "refused #1".to_string())));
     }
 
     #[test]

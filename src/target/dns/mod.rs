@@ -250,23 +250,13 @@ impl DnsLab {
             netns: Some(netns),
             timeout: Duration::from_millis(300),
         };
-        let mut last = String::new();
-        let r = process::wait_ready(
-            READY_TIMEOUT,
-            shutdown,
-            || process::is_alive(pid),
-            || match setup::connect(SetupProtocol::Dns, &session).and_then(|mut s| s.ready()) {
-                Ok(()) => true,
-                Err(e) => {
-                    last = e;
-                    false
-                }
-            },
-        );
+        let r = process::wait_session_ready(READY_TIMEOUT, shutdown, pid, || {
+            setup::connect(SetupProtocol::Dns, &session)
+        });
         match r {
             Ok(()) => Ok(()),
-            Err(WaitError::Interrupted) => Err(TargetError::Interrupted),
-            Err(WaitError::Died) => Err(TargetError::Start {
+            Err((WaitError::Interrupted, _)) => Err(TargetError::Interrupted),
+            Err((WaitError::Died, _)) => Err(TargetError::Start {
                 kind: running.kind,
                 message: format!(
                     "{} exited during startup; its log ends:\n{}",
@@ -274,7 +264,7 @@ impl DnsLab {
                     running.log_tail()
                 ),
             }),
-            Err(WaitError::TimedOut) => Err(TargetError::NotReady {
+            Err((WaitError::TimedOut, last)) => Err(TargetError::NotReady {
                 kind: running.kind,
                 waited_s: READY_TIMEOUT.as_secs_f64(),
                 message: format!(
