@@ -172,7 +172,7 @@ impl Conn {
         self.send.clear();
         self.sent = 0;
         self.served = 0;
-        self.reply = ReplyReader::default();
+        self.reply = self.framer.reply_reader();
         self.stmts.iter_mut().for_each(|s| *s = None);
     }
 
@@ -449,7 +449,7 @@ impl Conn {
         let Some(id) = self.stmts.get(slot).copied().flatten() else {
             return self.lost(ctx, ErrorKind::Other, now);
         };
-        self.reply = ReplyReader::default();
+        self.reply = self.framer.reply_reader();
         self.framer.execute(id, params, &mut self.send);
         self.flush(ctx, now);
     }
@@ -464,7 +464,7 @@ impl Conn {
                 self.failure = Some(classify(e.code));
                 if ctx.shared.script.explicit_transaction() {
                     self.phase = Phase::RollingBack { retry };
-                    self.reply = ReplyReader::default();
+                    self.reply = self.framer.reply_reader();
                     self.framer.query("ROLLBACK", &mut self.send);
                     self.flush(ctx, now);
                 } else {

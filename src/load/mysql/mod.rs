@@ -192,9 +192,9 @@ impl Driver for MysqlDriver {
     fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
         spec.validate()?;
         crate::load::raise_fd_limit();
-        let opts = {
+        let (opts, caches_metadata) = {
             let mut c = self.connect()?;
-            self.options(&mut c)?
+            (self.options(&mut c)?, c.caches_metadata())
         };
         let script = self.settings.script;
         let mut prepares = Vec::new();
@@ -221,7 +221,15 @@ impl Driver for MysqlDriver {
             prepares,
             begin_slot,
         };
-        run_workers(&shared, threads)
+        let mut result = run_workers(&shared, threads)?;
+        if caches_metadata {
+            result.notes.push(
+                "protocol: MARIADB_CLIENT_CACHE_METADATA negotiated (as libmariadb does): the \
+                 server resends result-set column definitions only when they change"
+                    .into(),
+            );
+        }
+        Ok(result)
     }
 }
 
