@@ -11,7 +11,7 @@
 //! a placement never runs the server unconstrained without saying so.
 
 pub mod affinity;
-pub mod cgroup;
+pub(crate) mod cgroup;
 pub mod hierarchy;
 
 use crate::units::Bytes;

@@ -16,21 +16,21 @@
 //!
 //! Every field is documented in `docs/probe-metrics.md`.
 
-pub mod client;
-pub mod cpu;
-pub mod data;
-pub mod diff;
-pub mod fingerprint;
-pub mod freq;
-pub mod loadavg;
-pub mod netdev;
+pub(crate) mod client;
+pub(crate) mod cpu;
+pub(crate) mod data;
+pub(crate) mod diff;
+pub(crate) mod fingerprint;
+pub(crate) mod freq;
+pub(crate) mod loadavg;
+pub(crate) mod netdev;
 pub mod netns;
 pub mod own;
-pub mod process;
-pub mod sampler;
-pub mod summary;
-pub mod tracker;
-pub mod tree;
+pub(crate) mod process;
+pub(crate) mod sampler;
+pub(crate) mod summary;
+pub(crate) mod tracker;
+pub(crate) mod tree;
 mod window;
 
 pub use client::{

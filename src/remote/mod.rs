@@ -25,17 +25,17 @@
 //! and exits (its servers also carry the parent-death signal).
 
 pub mod agent;
-pub mod clock;
-pub mod cluster;
-pub mod conn;
-pub mod deploy;
-pub mod hosts;
-pub mod portable;
-pub mod protocol;
-pub mod split;
-pub mod ssh;
-pub mod target;
-pub mod wire;
+pub(crate) mod clock;
+pub(crate) mod cluster;
+pub(crate) mod conn;
+pub(crate) mod deploy;
+pub(crate) mod hosts;
+pub(crate) mod portable;
+pub(crate) mod protocol;
+pub(crate) mod split;
+pub(crate) mod ssh;
+pub(crate) mod target;
+pub(crate) mod wire;
 
 pub use conn::AgentConn;
 pub use hosts::Host;

@@ -9,21 +9,21 @@
 //! and [`csv::export`].
 
 pub mod analyse;
-pub mod charts;
+pub(crate) mod charts;
 pub mod compare_page;
-pub mod context_facts;
+pub(crate) mod context_facts;
 pub mod csv;
-pub mod fits;
-pub mod flames;
+pub(crate) mod fits;
+pub(crate) mod flames;
 pub mod format;
-pub mod hosts;
+pub(crate) mod hosts;
 pub mod html;
 mod html_tables;
 pub mod json;
-pub mod layout;
-pub mod probe_view;
-pub mod rows;
-pub mod svg;
+pub(crate) mod layout;
+pub(crate) mod probe_view;
+pub(crate) mod rows;
+pub(crate) mod svg;
 pub mod terminal;
 #[cfg(test)]
 mod test_support;
