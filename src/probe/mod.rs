@@ -44,10 +44,13 @@ pub use diff::{diff, flatten};
 pub use fingerprint::{capture, Fingerprint};
 pub use sampler::{Sampler, SamplerConfig};
 
+/// Why the sampler could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
+    /// The interval asked for is shorter than 10 ms (`MIN_INTERVAL`).
     #[error("the probe's sampling interval must be at least 10ms (the kernel's CPU counters tick at 100 Hz), not {0:?}")]
     Interval(std::time::Duration),
+    /// The OS refused to spawn the sampler thread.
     #[error("could not start the probe's sampler thread: {0}")]
     Spawn(std::io::Error),
 }
