@@ -37,35 +37,66 @@ pub(crate) mod ssh;
 pub(crate) mod target;
 pub(crate) mod wire;
 
-pub use conn::AgentConn;
-pub use hosts::Host;
+pub(crate) use hosts::Host;
 
 /// Locks an agent (or any shared state) even after a thread panicked while
 /// holding it: the data is a connection, still usable or detectably lost.
-pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Why talking to a remote host failed. Every variant names the host.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
+    /// The ssh command could not be built, started or finished in time, or
+    /// a remote command it ran failed (copying the agent, for one).
     #[error("host {host}: ssh failed: {message}")]
-    Ssh { host: String, message: String },
+    Ssh {
+        /// The host, as named in the experiment; `(all)` when the ssh
+        /// command itself (`SCALELAB_SSH_COMMAND`) is unusable.
+        host: String,
+        /// What failed, with ssh's own stderr where there is one.
+        message: String,
+    },
+    /// The agent answered with an error (its server or load failed), or
+    /// with a reply that does not fit the request.
     #[error("host {host}: {message}")]
-    Agent { host: String, message: String },
+    Agent {
+        /// The host, as named in the experiment.
+        host: String,
+        /// The agent's message, or what was unexpected.
+        message: String,
+    },
+    /// The agent did not answer a request within its time limit.
     #[error("host {host}: no answer from the agent within {waited_s:.0}s ({what})")]
     Timeout {
+        /// The host, as named in the experiment.
         host: String,
+        /// Seconds waited.
         waited_s: f64,
+        /// The request that got no answer.
         what: String,
     },
+    /// The agent's protocol version is not this build's: some other
+    /// scalelab binary answered.
     #[error("host {host}: the agent speaks protocol {theirs}, this scalelab speaks {ours}; the coordinator copies its own build to the host, so another binary is in the way at {path}")]
     Version {
+        /// The host, as named in the experiment.
         host: String,
+        /// This build's protocol version.
         ours: u32,
+        /// The agent's.
         theirs: u32,
+        /// The agent binary's path on the host, which answered.
         path: String,
     },
+    /// The agent's stdin or stdout closed: the agent or the ssh connection
+    /// died.
     #[error("host {host}: the connection to the agent was lost{detail}")]
-    Lost { host: String, detail: String },
+    Lost {
+        /// The host, as named in the experiment.
+        host: String,
+        /// `: ` and the cause when known, else empty.
+        detail: String,
+    },
 }
