@@ -102,7 +102,8 @@ pub struct Fingerprint {
     pub thp_defrag: String,
     /// /sys/devices/system/cpu/smt/control (`on`, `off`, `notsupported`).
     pub smt: String,
-    /// [`SYSCTLS`], whitespace collapsed.
+    /// The sysctls in `SYSCTLS` (dotted name to value), whitespace
+    /// collapsed (`32768 60999`).
     pub sysctls: BTreeMap<String, String>,
     /// Soft RLIMIT_NOFILE of this process (`unlimited` or a number).
     pub rlimit_nofile_soft: String,

@@ -7,11 +7,11 @@
 //! ([`ProbeData`]). The runner starts it after warmup. Each source has its
 //! own file with a pure parser (text in, values out) apart from the reading:
 //!
-//! - [`cpu`] reads `/proc/stat`: CPU time split per CPU, and the run queue;
-//! - [`freq`] reads cpufreq or the MHz in `/proc/cpuinfo`;
-//! - [`loadavg`] reads `/proc/loadavg`;
-//! - [`netdev`] reads `/proc/net/dev`;
-//! - [`process`], [`tree`] and [`tracker`] follow the server's process tree;
+//! - `cpu` reads `/proc/stat`: CPU time split per CPU, and the run queue;
+//! - `freq` reads cpufreq or the MHz in `/proc/cpuinfo`;
+//! - `loadavg` reads `/proc/loadavg`;
+//! - `netdev` reads `/proc/net/dev`;
+//! - `process`, `tree` and `tracker` follow the server's process tree;
 //! - [`own`] measures this process (the load generator) and the sampler.
 //!
 //! Every field is documented in `docs/probe-metrics.md`.

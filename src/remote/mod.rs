@@ -6,18 +6,18 @@
 //! and agent; `SCALELAB_SSH_COMMAND` overrides the command as
 //! `GIT_SSH_COMMAND` does), one multiplexed connection per host
 //! (ControlMaster). Over it, it copies its own binary when the host lacks
-//! this exact build ([`deploy`]) and starts `scalelab agent`, which speaks
-//! line-delimited JSON on stdin and stdout ([`protocol`]) and runs the same
+//! this exact build (`deploy`) and starts `scalelab agent`, which speaks
+//! line-delimited JSON on stdin and stdout (`protocol`) and runs the same
 //! targets, drivers and probes that run locally ([`agent`]).
 //!
-//! - [`ssh`]: the ssh command line, connection reuse, bounded remote commands;
-//! - [`deploy`]: the agent binary on a host, identified by its content hash;
-//! - [`protocol`]: the messages, with a protocol version checked at hello;
-//! - [`wire`]: a [`crate::load::LoadResult`] losslessly as JSON (the HDR
+//! - `ssh`: the ssh command line, connection reuse, bounded remote commands;
+//! - `deploy`: the agent binary on a host, identified by its content hash;
+//! - `protocol`: the messages, with a protocol version checked at hello;
+//! - `wire`: a [`crate::load::LoadResult`] losslessly as JSON (the HDR
 //!   histogram in its V2 encoding), so client results merge exactly;
-//! - [`clock`]: each host's clock offset from the coordinator's, measured
+//! - `clock`: each host's clock offset from the coordinator's, measured
 //!   over the ssh round trip, for a common start instant;
-//! - [`conn`]: the coordinator's side of one agent;
+//! - `conn`: the coordinator's side of one agent;
 //! - [`agent`]: the agent's side.
 //!
 //! The agent's lifetime is its ssh session's: when the coordinator dies or

@@ -1,6 +1,6 @@
 //! Reports: terminal, JSON, CSV, SVG and HTML, one file per format.
 //!
-//! Every format renders the same [`rows::Aggregate`], built once per run by
+//! Every format renders the same `Aggregate`, built once per run by
 //! [`analyse::aggregate`]: per-(system, point) summaries, comparisons against
 //! the baseline, USL fits, curve shapes and the ranking. What each chart and
 //! column means, and the export field names, are in `docs/report.md`.
