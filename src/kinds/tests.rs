@@ -220,3 +220,17 @@ fn a_dataset_in_server_settings_is_refused_by_every_server_kind() {
         assert!(e.contains("move `scale` to [load]"), "{}: {e}", k.name);
     }
 }
+
+#[test]
+fn a_kind_without_data_refuses_a_declared_dataset() {
+    use crate::model::Dataset;
+    assert!(crate::target::refuse_dataset("nginx", None).is_ok());
+    let e = crate::target::refuse_dataset("nginx", Some(&Dataset::Pgbench { scale: 3 }))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "could not start nginx: nginx holds no dataset, but the workload declares \
+         pgbench scale 3; use a load kind that speaks to nginx"
+    );
+}

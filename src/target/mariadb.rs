@@ -269,11 +269,8 @@ impl Target for Mariadb {
         self.wanted = match dataset {
             None | Some(Dataset::Sysbench { .. }) => dataset.copied(),
             Some(other) => {
-                return Err(start_error(format!(
-                    "a MariaDB server holds sysbench's dataset (`[load] kind = \"mysql\"`, \
-                     `tables`), not {}",
-                    other.describe()
-                )))
+                let holds = "sysbench's dataset (`[load] kind = \"mysql\"`, `tables`)";
+                return Err(super::wrong_dataset(KIND, holds, other));
             }
         };
         self.dataset = None;

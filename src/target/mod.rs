@@ -231,13 +231,18 @@ pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), TargetEr
 pub fn refuse_dataset(kind: &'static str, dataset: Option<&Dataset>) -> Result<(), TargetError> {
     match dataset {
         None => Ok(()),
-        Some(d) => Err(TargetError::Start {
-            kind,
-            message: format!(
-                "{kind} holds no dataset, but the workload declares {}; \
-                 use a load kind that speaks to {kind}",
-                d.describe()
-            ),
-        }),
+        Some(d) => Err(wrong_dataset(kind, "no dataset", d)),
+    }
+}
+
+/// The error of a kind asked to hold a dataset it cannot: `holds` says
+/// what it does hold and which workload declares that.
+pub fn wrong_dataset(kind: &'static str, holds: &str, declared: &Dataset) -> TargetError {
+    TargetError::Start {
+        kind,
+        message: format!(
+            "{kind} holds {holds}, but the workload declares {}; use a load kind that speaks to {kind}",
+            declared.describe()
+        ),
     }
 }

@@ -244,11 +244,8 @@ impl Postgres {
             None => 0,
             Some(Dataset::Pgbench { scale }) => *scale,
             Some(other) => {
-                return Err(start_error(format!(
-                    "a PostgreSQL server holds pgbench's dataset (`[load] kind = \"pg\"`, \
-                     `scale`), not {}",
-                    other.describe()
-                )))
+                let holds = "pgbench's dataset (`[load] kind = \"pg\"`, `scale`)";
+                return Err(super::wrong_dataset(KIND, holds, other));
             }
         };
         self.instance = instance_dir(&self.base_dir, self.scale, self.hash);

@@ -171,15 +171,13 @@ impl DnsLab {
         match dataset {
             None => Ok(0),
             Some(Dataset::DnsZones { hosts }) if *hosts <= names::MAX_HOSTS => Ok(*hosts),
-            Some(other) => Err(TargetError::Start {
-                kind: self.kind,
-                message: format!(
-                    "the DNS lab's zones hold 0 to {} hosts (`[load] kind = \"dns\"`, \
-                     `names`), not {}",
-                    names::MAX_HOSTS,
-                    other.describe()
-                ),
-            }),
+            Some(other) => {
+                let holds = format!(
+                    "zones of up to {} hosts (`[load] kind = \"dns\"`, `names`)",
+                    names::MAX_HOSTS
+                );
+                Err(super::wrong_dataset(self.kind, &holds, other))
+            }
         }
     }
 
