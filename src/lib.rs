@@ -62,14 +62,10 @@ pub mod load;
 pub mod model;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod netns;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod placement;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod probe;
 pub mod profile;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod remote;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod report;
 pub mod runner;
 pub mod shutdown;

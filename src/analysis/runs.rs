@@ -4,8 +4,9 @@
 //! so the sweeps may differ); when the runs share no system label but each
 //! has exactly one system, those two are matched (an old and a new build
 //! measured under different names). Each match compares the per-trial
-//! throughputs with [`compare`]; the summary is the geometric mean of the
-//! ratios of medians, as benchstat's "geomean" row.
+//! throughputs with [`compare`](super::compare::compare); the summary is
+//! the geometric mean of the ratios of medians, as benchstat's "geomean"
+//! row.
 use super::compare::{compare_by, too_many_errors, Comparison, Verdict};
 use super::stopping::relative_half_width;
 use super::summary::median;
@@ -65,7 +66,7 @@ pub struct RunComparison {
     pub geomean_ratio: Option<f64>,
 }
 
-/// Compares run B against run A (the baseline); `noise` as in [`compare`].
+/// Compares run B against run A (the baseline); `noise` as in [`compare`](super::compare::compare).
 pub fn compare_runs(a: &RunData, b: &RunData, noise: f64) -> RunComparison {
     let groups_a = groups(a);
     let groups_b = groups(b);

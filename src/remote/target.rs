@@ -49,11 +49,6 @@ impl RemoteTarget {
             message: e.to_string(),
         })
     }
-
-    /// The agent, for the probe.
-    pub fn agent(&self) -> &SharedAgent {
-        &self.agent
-    }
 }
 
 impl Target for RemoteTarget {
