@@ -150,7 +150,7 @@ pub fn usl_applies(axis: &AxisTarget, server: Option<&ServerKind>) -> bool {
             server.is_some_and(|k| k.parallelism.contains(&setting.as_str()))
         }
         // The load's concurrency is the common `connections` and `threads`.
-        AxisTarget::Load(_) => false,
+        AxisTarget::Load(_) | AxisTarget::Dataset(_) => false,
     }
 }
 
@@ -228,7 +228,8 @@ mod tests {
         assert!(applies("server.worker_processes", "nginx"));
         assert!(applies("server.threads", "bind"));
         assert!(!applies("server.worker_connections", "nginx"));
-        assert!(!applies("server.scale", "postgres"));
+        assert!(!applies("server.scale", "postgres"), "an old store's axis");
+        assert!(!applies("load.scale", "postgres"));
         assert!(!applies("server.worker_processes", "no-such-kind"));
         assert!(!applies("load.frame_size", "router"));
         assert!(!applies("rate", "nginx"));
