@@ -6,9 +6,9 @@
 //! default, after a ROLLBACK); other failures are counted by kind.
 
 use super::codec::{Framer, Handshake, Login, PrepareReader, Progress, Reply, ReplyReader};
+use super::ctx::{Ctx, Stage};
 use super::script::{self, Call};
-use super::worker::{Ctx, Stage};
-use crate::load::{ErrorKind, Pacing};
+use crate::load::ErrorKind;
 use crate::units::Micros;
 use bytes::BytesMut;
 use mio::net::TcpStream;
@@ -139,8 +139,8 @@ impl Conn {
 
     /// The measured window begins.
     pub fn kick(&mut self, ctx: &mut Ctx, now: Instant) {
-        if let Pacing::Open { rate } = ctx.shared.spec.pacing {
-            self.next_start = ctx.start + Duration::from_secs_f64(f64::from(self.client) / rate);
+        if let Some(first) = ctx.first_start(self.client) {
+            self.next_start = first;
         }
         if self.phase == Phase::Idle {
             self.next(ctx, now);
@@ -400,16 +400,7 @@ impl Conn {
         if !ctx.claim() {
             return self.finish();
         }
-        self.measured_from = match ctx.interval {
-            Some(interval) => {
-                let scheduled = self.next_start;
-                self.next_start += interval;
-                let lag = Micros::from_duration(now.saturating_duration_since(scheduled));
-                let _ = ctx.lag.record(lag.0.max(1));
-                scheduled
-            }
-            None => now,
-        };
+        self.measured_from = ctx.measured_from(&mut self.next_start, now);
         self.start_event(ctx, now);
     }
 
@@ -459,7 +450,7 @@ impl Conn {
             (Phase::Busy, Reply::Error(e)) => {
                 let retry = IGNORED_ERRORS.contains(&e.code);
                 if retry {
-                    ctx.note_ignored(e.code);
+                    ctx.local.note(e.code);
                 }
                 self.failure = Some(classify(e.code));
                 if ctx.shared.script.explicit_transaction() {

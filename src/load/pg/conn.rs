@@ -9,7 +9,7 @@ use super::codec::{self, TxStatus};
 use super::ctx::{Ctx, Stage};
 use super::script::{QueryMode, TxnValues, STATEMENT_NAMES};
 use super::stream::Stream;
-use crate::load::{ErrorKind, Pacing};
+use crate::load::ErrorKind;
 use crate::units::Micros;
 use bytes::BytesMut;
 use rand::rngs::SmallRng;
@@ -158,8 +158,8 @@ impl Conn {
     /// The measured window begins: start the schedule and the first
     /// transaction.
     pub fn kick(&mut self, ctx: &mut Ctx, now: Instant) {
-        if let Pacing::Open { rate } = ctx.shared.spec.pacing {
-            self.next_start = ctx.start + Duration::from_secs_f64(f64::from(self.client) / rate);
+        if let Some(first) = ctx.first_start(self.client) {
+            self.next_start = first;
         }
         if self.phase == Phase::Idle {
             self.next(ctx, now);
@@ -367,12 +367,12 @@ impl Conn {
             Ok(Progress::Ready) => {
                 self.handshake = None;
                 self.prepare_failed = false;
-                if ctx.prepare.is_empty() {
+                if ctx.local.prepare.is_empty() {
                     // Extended and simple modes prepare nothing up front.
                     return self.on_prepared(ctx, now);
                 }
                 self.phase = Phase::Preparing;
-                self.send.extend_from_slice(&ctx.prepare);
+                self.send.extend_from_slice(&ctx.local.prepare);
                 self.flush(ctx, now)
             }
             Err(_) => {
@@ -398,12 +398,6 @@ impl Conn {
         }
         self.next(ctx, now);
         true
-    }
-
-    /// Blocking-I/O mode: waits up to the socket timeout for the response
-    /// in flight and handles it (a read replaces poll + read).
-    pub fn wait_blocking(&mut self, ctx: &mut Ctx) {
-        self.on_event(ctx, true, true);
     }
 
     /// The connection is free: start the next transaction, wait for its
@@ -433,16 +427,7 @@ impl Conn {
         if !ctx.claim() {
             return self.finish();
         }
-        let measured_from = match ctx.interval {
-            Some(interval) => {
-                let scheduled = self.next_start;
-                self.next_start += interval;
-                let lag = Micros::from_duration(now.saturating_duration_since(scheduled));
-                let _ = ctx.lag.record(lag.0.max(1));
-                scheduled
-            }
-            None => now,
-        };
+        let measured_from = ctx.measured_from(&mut self.next_start, now);
         self.txn = Txn {
             values: TxnValues::draw(&mut self.rng, ctx.shared.scale),
             step: 0,
@@ -473,7 +458,7 @@ impl Conn {
         if let Some(kind) = self.txn.failure {
             if status == TxStatus::Failed {
                 self.phase = Phase::RollingBack;
-                self.send.extend_from_slice(&ctx.rollback);
+                self.send.extend_from_slice(&ctx.local.rollback);
                 self.flush(ctx, now);
             } else {
                 self.resolve_failure(ctx, kind, now);
