@@ -149,6 +149,16 @@ fn mariadb_counts_agree_with_show_global_status() {
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
     assert_eq!(s.status("Com_stmt_execute") - executes, r.requests);
     assert!(r.latency.len() == r.requests);
+
+    // One connection per thread: each blocks in read, as sysbench's do.
+    let executes = s.status("Com_stmt_execute");
+    let r = s.run(
+        ScriptKind::OltpPointSelect,
+        &LoadSpec::closed(2, 2, Duration::from_secs(1)),
+    );
+    assert!(r.requests > 100, "{}", r.requests);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(s.status("Com_stmt_execute") - executes, r.requests);
 }
 
 #[test]

@@ -6,8 +6,9 @@
 //! default, after a ROLLBACK); other failures are counted by kind.
 
 use super::codec::{Framer, Handshake, Login, PrepareReader, Progress, Reply, ReplyReader};
-use super::ctx::{Ctx, Stage};
+use super::ctx::{Ctx, Ignored, Run, Shared, Stage};
 use super::script::{self, Call};
+use crate::load::event_loop::Session;
 use crate::load::ErrorKind;
 use crate::units::Micros;
 use bytes::BytesMut;
@@ -20,6 +21,9 @@ use std::time::{Duration, Instant};
 const BACKOFF_MIN: Duration = Duration::from_millis(10);
 const BACKOFF_MAX: Duration = Duration::from_millis(100);
 const READ_CHUNK: usize = 16 << 10;
+/// In blocking-I/O mode, a read or write returns after this long so the
+/// worker can check the deadline, timeouts and shutdown.
+const BLOCKING_WAIT: Duration = Duration::from_millis(20);
 
 /// MySQL errors sysbench ignores and retries by default
 /// (`--mysql-ignore-errors=1213,1020,1205`).
@@ -70,8 +74,17 @@ pub(super) struct Conn {
     since: Instant,
 }
 
-impl Conn {
-    pub fn new(token: usize, client: u32, rng: SmallRng, slots: usize, now: Instant) -> Self {
+impl Session for Conn {
+    type Driver = Run;
+    type Local = Ignored;
+    const BLOCKING_IO: bool = true;
+
+    fn local(_: &Shared) -> Ignored {
+        Ignored::default()
+    }
+
+    fn new(token: usize, client: u32, rng: SmallRng, ctx: &Ctx, now: Instant) -> Self {
+        let slots = ctx.shared.begin_slot + 2;
         Conn {
             token,
             client,
@@ -100,22 +113,22 @@ impl Conn {
         }
     }
 
-    pub fn is_settling(&self) -> bool {
+    fn is_settling(&self) -> bool {
         matches!(
             self.phase,
             Phase::Connecting | Phase::Auth | Phase::Preparing
         )
     }
 
-    pub fn is_busy(&self) -> bool {
+    fn is_busy(&self) -> bool {
         matches!(self.phase, Phase::Busy | Phase::RollingBack { .. })
     }
 
-    pub fn is_finished(&self) -> bool {
+    fn is_finished(&self) -> bool {
         self.phase == Phase::Finished
     }
 
-    pub fn connect(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn connect(&mut self, ctx: &mut Ctx, now: Instant) {
         self.close();
         self.since = now;
         let attempt = TcpStream::connect(ctx.shared.url.addr).and_then(|mut s| {
@@ -138,7 +151,7 @@ impl Conn {
     }
 
     /// The measured window begins.
-    pub fn kick(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn kick(&mut self, ctx: &mut Ctx, now: Instant) {
         if let Some(first) = ctx.first_start(self.client) {
             self.next_start = first;
         }
@@ -147,14 +160,14 @@ impl Conn {
         }
     }
 
-    pub fn wind_down(&mut self) {
+    fn wind_down(&mut self) {
         if !self.is_busy() {
             self.finish();
         }
     }
 
     /// Closes the connection for good with COM_QUIT.
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         if let Some(s) = self.stream.as_mut() {
             let mut out = BytesMut::new();
             self.framer.quit(&mut out);
@@ -164,19 +177,7 @@ impl Conn {
         self.phase = Phase::Finished;
     }
 
-    fn close(&mut self) {
-        self.stream = None;
-        self.handshake = None;
-        self.framer = Framer::default();
-        self.recv.clear();
-        self.send.clear();
-        self.sent = 0;
-        self.served = 0;
-        self.reply = self.framer.reply_reader();
-        self.stmts.iter_mut().for_each(|s| *s = None);
-    }
-
-    pub fn on_timer(&mut self, ctx: &mut Ctx, at: Instant, now: Instant) {
+    fn on_timer(&mut self, ctx: &mut Ctx, at: Instant, now: Instant) {
         match self.phase {
             Phase::Down { retry_at } if retry_at == at => {
                 if ctx.stage == Stage::Drain {
@@ -192,7 +193,7 @@ impl Conn {
         }
     }
 
-    pub fn check_timeout(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn check_timeout(&mut self, ctx: &mut Ctx, now: Instant) {
         let limit = ctx.shared.spec.timeout;
         let expired = match self.phase {
             Phase::Connecting | Phase::Auth | Phase::Preparing => now - self.since > limit,
@@ -204,7 +205,7 @@ impl Conn {
         }
     }
 
-    pub fn on_event(&mut self, ctx: &mut Ctx, readable: bool, writable: bool) {
+    fn on_event(&mut self, ctx: &mut Ctx, readable: bool, writable: bool) {
         let now = Instant::now();
         if self.phase == Phase::Connecting {
             return self.on_connecting(ctx, now);
@@ -215,6 +216,20 @@ impl Conn {
         if readable {
             self.on_readable(ctx);
         }
+    }
+}
+
+impl Conn {
+    fn close(&mut self) {
+        self.stream = None;
+        self.handshake = None;
+        self.framer = Framer::default();
+        self.recv.clear();
+        self.send.clear();
+        self.sent = 0;
+        self.served = 0;
+        self.reply = self.framer.reply_reader();
+        self.stmts.iter_mut().for_each(|s| *s = None);
     }
 
     fn on_connecting(&mut self, ctx: &mut Ctx, now: Instant) {
@@ -369,8 +384,25 @@ impl Conn {
             return self.flush(ctx, now);
         }
         self.backoff = Duration::ZERO;
+        if ctx.blocking_io && !self.set_blocking() {
+            self.lost(ctx, ErrorKind::Other, now);
+            return false;
+        }
         self.next(ctx, now);
         true
+    }
+
+    /// Blocking-I/O mode (one closed-loop connection on the thread, as
+    /// sysbench's): reads and writes wait, at most [`BLOCKING_WAIT`] so the
+    /// worker still sees its deadline, instead of a poll per round trip.
+    fn set_blocking(&self) -> bool {
+        let Some(s) = self.stream.as_ref() else {
+            return false;
+        };
+        let sock = socket2::SockRef::from(s);
+        sock.set_nonblocking(false).is_ok()
+            && sock.set_read_timeout(Some(BLOCKING_WAIT)).is_ok()
+            && sock.set_write_timeout(Some(BLOCKING_WAIT)).is_ok()
     }
 
     /// The connection is free: next transaction, its scheduled time, a

@@ -6,9 +6,10 @@
 
 use super::auth::{Handshake, Progress};
 use super::codec::{self, TxStatus};
-use super::ctx::{Ctx, Stage};
+use super::ctx::{Ctx, Local, Run, Shared, Stage};
 use super::script::{QueryMode, TxnValues, STATEMENT_NAMES};
 use super::stream::Stream;
+use crate::load::event_loop::Session;
 use crate::load::ErrorKind;
 use crate::units::Micros;
 use bytes::BytesMut;
@@ -88,8 +89,16 @@ pub(super) struct Conn {
     prepare_failed: bool,
 }
 
-impl Conn {
-    pub fn new(token: usize, client: u32, rng: SmallRng, now: Instant) -> Self {
+impl Session for Conn {
+    type Driver = Run;
+    type Local = Local;
+    const BLOCKING_IO: bool = true;
+
+    fn local(shared: &Shared) -> Local {
+        Local::new(shared)
+    }
+
+    fn new(token: usize, client: u32, rng: SmallRng, _: &Ctx, now: Instant) -> Self {
         Conn {
             token,
             client,
@@ -118,7 +127,7 @@ impl Conn {
     }
 
     /// Connecting, authenticating or preparing.
-    pub fn is_settling(&self) -> bool {
+    fn is_settling(&self) -> bool {
         matches!(
             self.phase,
             Phase::Connecting | Phase::Startup | Phase::Preparing
@@ -126,16 +135,16 @@ impl Conn {
     }
 
     /// A transaction is in flight.
-    pub fn is_busy(&self) -> bool {
+    fn is_busy(&self) -> bool {
         matches!(self.phase, Phase::Busy | Phase::RollingBack)
     }
 
-    pub fn is_finished(&self) -> bool {
+    fn is_finished(&self) -> bool {
         self.phase == Phase::Finished
     }
 
     /// Opens a new socket (the previous one, if any, is closed).
-    pub fn connect(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn connect(&mut self, ctx: &mut Ctx, now: Instant) {
         self.close();
         self.since = now;
         let attempt = Stream::connect(&ctx.shared.cfg.host).and_then(|mut s| {
@@ -157,7 +166,7 @@ impl Conn {
 
     /// The measured window begins: start the schedule and the first
     /// transaction.
-    pub fn kick(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn kick(&mut self, ctx: &mut Ctx, now: Instant) {
         if let Some(first) = ctx.first_start(self.client) {
             self.next_start = first;
         }
@@ -168,14 +177,14 @@ impl Conn {
 
     /// The measured window ended: idle connections close now, busy ones
     /// when their transaction ends.
-    pub fn wind_down(&mut self) {
+    fn wind_down(&mut self) {
         if !self.is_busy() {
             self.finish();
         }
     }
 
     /// Closes the connection for good, politely.
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         if let Some(s) = self.stream.as_mut() {
             self.send.clear();
             postgres_protocol::message::frontend::terminate(&mut self.send);
@@ -185,17 +194,7 @@ impl Conn {
         self.phase = Phase::Finished;
     }
 
-    fn close(&mut self) {
-        self.epoch = self.epoch.wrapping_add(1);
-        self.stream = None;
-        self.handshake = None;
-        self.recv.clear();
-        self.send.clear();
-        self.sent = 0;
-        self.served = 0;
-    }
-
-    pub fn on_timer(&mut self, ctx: &mut Ctx, at: Instant, now: Instant) {
+    fn on_timer(&mut self, ctx: &mut Ctx, at: Instant, now: Instant) {
         match self.phase {
             Phase::Down { retry_at } if retry_at == at => {
                 if ctx.stage == Stage::Drain {
@@ -213,7 +212,7 @@ impl Conn {
 
     /// Replaces a connection whose transaction or setup ran past the
     /// timeout.
-    pub fn check_timeout(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn check_timeout(&mut self, ctx: &mut Ctx, now: Instant) {
         let limit = ctx.shared.spec.timeout;
         let expired = match self.phase {
             Phase::Connecting | Phase::Startup | Phase::Preparing => now - self.since > limit,
@@ -234,7 +233,7 @@ impl Conn {
 
     /// Handles socket readiness. The clock is read after each read, so
     /// latencies end when the response arrived even if the read blocked.
-    pub fn on_event(&mut self, ctx: &mut Ctx, readable: bool, writable: bool) {
+    fn on_event(&mut self, ctx: &mut Ctx, readable: bool, writable: bool) {
         if self.phase == Phase::Connecting {
             self.on_connecting(ctx, Instant::now());
             return;
@@ -245,6 +244,18 @@ impl Conn {
         if readable {
             self.on_readable(ctx);
         }
+    }
+}
+
+impl Conn {
+    fn close(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        self.stream = None;
+        self.handshake = None;
+        self.recv.clear();
+        self.send.clear();
+        self.sent = 0;
+        self.served = 0;
     }
 
     fn on_connecting(&mut self, ctx: &mut Ctx, now: Instant) {

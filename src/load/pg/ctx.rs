@@ -1,15 +1,13 @@
 //! What a pg [`Conn`] reads and updates in the shared event loop
-//! ([`crate::load::event_loop`]): the run's settings ([`Run`]), the
-//! per-worker messages it sends whole ([`Local`]), and the loop's
-//! [`Session`] contract, which [`Conn`] fulfils.
+//! ([`crate::load::event_loop`]): the run's settings ([`Run`]) and the
+//! per-worker messages it sends whole ([`Local`]). [`Conn`] is the
+//! loop's [`event_loop::Session`].
 
 use super::conn::Conn;
 use super::conninfo::ConnConfig;
 use super::script::{QueryMode, ScriptKind, STATEMENT_NAMES};
-use crate::load::event_loop::{self, Session};
+use crate::load::event_loop;
 use bytes::BytesMut;
-use rand::rngs::SmallRng;
-use std::time::Instant;
 
 pub(crate) use crate::load::event_loop::Stage;
 
@@ -34,60 +32,12 @@ pub(super) struct Local {
     pub rollback: BytesMut,
 }
 
-impl Session for Conn {
-    type Driver = Run;
-    type Local = Local;
-    const BLOCKING_IO: bool = true;
-
-    fn local(shared: &Shared) -> Local {
+impl Local {
+    pub fn new(shared: &Shared) -> Self {
         Local {
             prepare: prepare_message(shared.script, shared.mode),
             rollback: rollback_message(),
         }
-    }
-
-    fn new(token: usize, client: u32, rng: SmallRng, _: &Ctx<'_>, now: Instant) -> Self {
-        Conn::new(token, client, rng, now)
-    }
-
-    fn connect(&mut self, ctx: &mut Ctx<'_>, now: Instant) {
-        Conn::connect(self, ctx, now)
-    }
-
-    fn is_settling(&self) -> bool {
-        Conn::is_settling(self)
-    }
-
-    fn is_busy(&self) -> bool {
-        Conn::is_busy(self)
-    }
-
-    fn is_finished(&self) -> bool {
-        Conn::is_finished(self)
-    }
-
-    fn kick(&mut self, ctx: &mut Ctx<'_>, now: Instant) {
-        Conn::kick(self, ctx, now)
-    }
-
-    fn wind_down(&mut self) {
-        Conn::wind_down(self)
-    }
-
-    fn finish(&mut self) {
-        Conn::finish(self)
-    }
-
-    fn on_timer(&mut self, ctx: &mut Ctx<'_>, at: Instant, now: Instant) {
-        Conn::on_timer(self, ctx, at, now)
-    }
-
-    fn check_timeout(&mut self, ctx: &mut Ctx<'_>, now: Instant) {
-        Conn::check_timeout(self, ctx, now)
-    }
-
-    fn on_event(&mut self, ctx: &mut Ctx<'_>, readable: bool, writable: bool) {
-        Conn::on_event(self, ctx, readable, writable)
     }
 }
 
