@@ -55,12 +55,10 @@
 //!
 //! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
 
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod analysis;
 pub mod kinds;
 pub mod load;
 pub mod model;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod netns;
 pub mod placement;
 pub mod probe;

@@ -62,7 +62,7 @@ pub fn refuse_in_server(settings: &toml::Table) -> Result<(), String> {
     }
 }
 
-/// "`scale` is not a server setting any more: move `scale` to [load]: ..."
+/// "`scale` is not a server setting any more; move `scale` to `[load]`: ..."
 pub fn moved_message(field: &str) -> String {
     format!(
         "`{field}` is not a server setting any more; move `{field}` to [load]: \

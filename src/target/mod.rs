@@ -81,35 +81,59 @@ pub struct DatasetInfo {
 
 /// Why a server could not be configured, started or stopped. Every variant
 /// names the server kind (`kind`) and says what went wrong (`message`).
-#[allow(missing_docs)] // the fields are named by the messages above them
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// Its settings table is invalid.
     #[error("{kind} settings: {message}")]
-    Settings { kind: &'static str, message: String },
+    Settings {
+        /// The server kind (`nginx`, `postgres`, ...).
+        kind: &'static str,
+        /// The field at fault and what a valid value looks like.
+        message: String,
+    },
     /// It could not be started.
     #[error("could not start {kind}: {message}")]
-    Start { kind: &'static str, message: String },
+    Start {
+        /// The server kind (`nginx`, `postgres`, ...).
+        kind: &'static str,
+        /// What failed, with the server's own output where there is some.
+        message: String,
+    },
     /// It could not be stopped completely.
     #[error("could not stop {kind}: {message}")]
-    Stop { kind: &'static str, message: String },
+    Stop {
+        /// The server kind (`nginx`, `postgres`, ...).
+        kind: &'static str,
+        /// Which step of the shutdown failed.
+        message: String,
+    },
     /// It started but did not answer in time.
     #[error("{kind} did not become ready within {waited_s:.0}s: {message}")]
     NotReady {
+        /// The server kind (`nginx`, `postgres`, ...).
         kind: &'static str,
+        /// Seconds waited.
         waited_s: f64,
+        /// The last readiness check's error.
         message: String,
     },
     /// Its binaries are not installed.
     #[error("{kind} is not installed: {message}; run `scalelab doctor --install`")]
-    Missing { kind: &'static str, message: String },
+    Missing {
+        /// The server kind (`nginx`, `postgres`, ...).
+        kind: &'static str,
+        /// The binary or package that is missing.
+        message: String,
+    },
     /// Ctrl-C arrived while waiting.
     #[error("interrupted")]
     Interrupted,
     /// A file or directory operation failed.
     #[error("i/o error on {path}: {source}")]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// The OS error.
         source: std::io::Error,
     },
 }
