@@ -661,6 +661,25 @@ mod tests {
         );
     }
 
+    /// The dbsize recipe sweeps the workload's dataset: a typed dataset
+    /// axis, whose every point declares its own pgbench scale.
+    #[test]
+    fn the_dbsize_recipe_sweeps_a_dataset_axis() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/pg-readonly-dbsize.toml");
+        let exp = crate::spec::Experiment::load(&path, true).unwrap();
+        assert_eq!(exp.axes[1].target, AxisTarget::Dataset("scale".into()));
+        let scales: Vec<_> = exp
+            .points()
+            .iter()
+            .map(|p| {
+                let r = resolve(&exp, 0, p).unwrap();
+                crate::load::dataset(&r.load.kind, &r.load.settings).unwrap()
+            })
+            .collect();
+        let pgbench = |scale| Some(crate::model::Dataset::Pgbench { scale });
+        assert_eq!(scales, vec![pgbench(2), pgbench(16), pgbench(32)]);
+    }
+
     #[test]
     fn axis_values_are_checked_per_point() {
         let err = parse("[sweep]\nrate = [100, -5]\n", false).unwrap_err();
