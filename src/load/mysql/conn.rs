@@ -6,9 +6,9 @@
 //! default, after a ROLLBACK); other failures are counted by kind.
 
 use super::codec::{Framer, Handshake, Login, PrepareReader, Progress, Reply, ReplyReader};
-use super::ctx::{Ctx, Ignored, Run, Shared, Stage};
+use super::ctx::{Ignored, Run, Shared, IGNORED_ERRORS};
 use super::script::{self, Call};
-use crate::load::event_loop::Session;
+use crate::load::event_loop::{self, Session, Stage};
 use crate::load::ErrorKind;
 use crate::units::Micros;
 use bytes::BytesMut;
@@ -18,16 +18,14 @@ use rand::rngs::SmallRng;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
+/// A mysql worker's context in the shared event loop.
+type Ctx<'a> = event_loop::Ctx<'a, Conn>;
 const BACKOFF_MIN: Duration = Duration::from_millis(10);
 const BACKOFF_MAX: Duration = Duration::from_millis(100);
 const READ_CHUNK: usize = 16 << 10;
 /// In blocking-I/O mode, a read or write returns after this long so the
 /// worker can check the deadline, timeouts and shutdown.
 const BLOCKING_WAIT: Duration = Duration::from_millis(20);
-
-/// MySQL errors sysbench ignores and retries by default
-/// (`--mysql-ignore-errors=1213,1020,1205`).
-pub const IGNORED_ERRORS: [u16; 3] = [1213, 1020, 1205];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {

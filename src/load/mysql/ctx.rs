@@ -1,19 +1,18 @@
-//! What a mysql [`Conn`] reads and updates in the shared event loop
+//! What a mysql connection (`conn`) reads in the shared event loop
 //! ([`crate::load::event_loop`]): the run's settings ([`Run`]) and the
-//! per-worker count of retried errors ([`Ignored`]). [`Conn`] is the
-//! loop's [`event_loop::Session`].
+//! per-worker count of retried errors ([`Ignored`]). The connection is
+//! the loop's [`event_loop::Session`]; this module does not know it.
 
-use super::conn::{Conn, IGNORED_ERRORS};
 use super::script::{Options, ScriptKind};
 use super::url::MysqlUrl;
 use crate::load::event_loop;
 
-pub(super) use crate::load::event_loop::Stage;
-
-/// A mysql worker's context in the shared event loop.
-pub(super) type Ctx<'a> = event_loop::Ctx<'a, Conn>;
 /// What every mysql worker of one run reads.
 pub(super) type Shared = event_loop::Shared<Run>;
+
+/// MySQL errors sysbench ignores and retries by default
+/// (`--mysql-ignore-errors=1213,1020,1205`).
+pub const IGNORED_ERRORS: [u16; 3] = [1213, 1020, 1205];
 
 /// The mysql driver's run-wide settings.
 pub(super) struct Run {

@@ -249,14 +249,14 @@ impl Driver for MysqlDriver {
 
 /// Notes the errors rolled back and retried, summed over the workers.
 fn note_ignored(result: &mut LoadResult, per_worker: &[ctx::Ignored]) {
-    let mut ignored = [0u64; conn::IGNORED_ERRORS.len()];
+    let mut ignored = [0u64; ctx::IGNORED_ERRORS.len()];
     for w in per_worker {
         for (sum, n) in ignored.iter_mut().zip(w.0) {
             *sum += n;
         }
     }
     if ignored.iter().any(|&n| n > 0) {
-        let parts: Vec<String> = conn::IGNORED_ERRORS
+        let parts: Vec<String> = ctx::IGNORED_ERRORS
             .iter()
             .zip(ignored)
             .filter(|(_, n)| *n > 0)

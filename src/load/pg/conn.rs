@@ -6,10 +6,10 @@
 
 use super::auth::{Handshake, Progress};
 use super::codec::{self, TxStatus};
-use super::ctx::{Ctx, Local, Run, Shared, Stage};
+use super::ctx::{Local, Run, Shared};
 use super::script::{QueryMode, TxnValues, STATEMENT_NAMES};
 use super::stream::Stream;
-use crate::load::event_loop::Session;
+use crate::load::event_loop::{self, Session, Stage};
 use crate::load::ErrorKind;
 use crate::units::Micros;
 use bytes::BytesMut;
@@ -17,6 +17,8 @@ use rand::rngs::SmallRng;
 use std::io;
 use std::time::{Duration, Instant};
 
+/// A pg worker's context in the shared event loop.
+type Ctx<'a> = event_loop::Ctx<'a, Conn>;
 const BACKOFF_MIN: Duration = Duration::from_millis(10);
 const BACKOFF_MAX: Duration = Duration::from_millis(100);
 const RECV_CAPACITY: usize = 8 << 10;

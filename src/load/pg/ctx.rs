@@ -1,18 +1,13 @@
-//! What a pg [`Conn`] reads and updates in the shared event loop
+//! What a pg connection (`conn`) reads in the shared event loop
 //! ([`crate::load::event_loop`]): the run's settings ([`Run`]) and the
-//! per-worker messages it sends whole ([`Local`]). [`Conn`] is the
-//! loop's [`event_loop::Session`].
+//! per-worker messages it sends whole ([`Local`]). The connection is
+//! the loop's [`event_loop::Session`]; this module does not know it.
 
-use super::conn::Conn;
 use super::conninfo::ConnConfig;
 use super::script::{QueryMode, ScriptKind, STATEMENT_NAMES};
 use crate::load::event_loop;
 use bytes::BytesMut;
 
-pub(crate) use crate::load::event_loop::Stage;
-
-/// A pg worker's context in the shared event loop.
-pub(super) type Ctx<'a> = event_loop::Ctx<'a, Conn>;
 /// What every pg worker of one run reads.
 pub(super) type Shared = event_loop::Shared<Run>;
 
