@@ -152,6 +152,7 @@ fn mariadb_counts_agree_with_show_global_status() {
 
     // One connection per thread: each blocks in read, as sysbench's do.
     let executes = s.status("Com_stmt_execute");
+    let received = s.status("Bytes_received");
     let r = s.run(
         ScriptKind::OltpPointSelect,
         &LoadSpec::closed(2, 2, Duration::from_secs(1)),
@@ -159,6 +160,15 @@ fn mariadb_counts_agree_with_show_global_status() {
     assert!(r.requests > 100, "{}", r.requests);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
     assert_eq!(s.status("Com_stmt_execute") - executes, r.requests);
+    // A point select's execute is 24 bytes once its parameter type went
+    // with the first one (26 with it); the rest is handshakes, prepares and
+    // these status queries.
+    let received = s.status("Bytes_received") - received;
+    assert!(
+        received >= 24 * r.requests && received < 24 * r.requests + 8192,
+        "{received} bytes for {} executes",
+        r.requests
+    );
 }
 
 #[test]

@@ -190,7 +190,7 @@ impl Client {
 
     /// Executes a prepared statement; returns the number of rows.
     pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<u64, ClientError> {
-        self.framer.execute(id, params, &mut self.send);
+        self.framer.execute(id, params, true, &mut self.send);
         let send = std::mem::take(&mut self.send);
         self.write(&send)?;
         self.send = send;

@@ -8,11 +8,10 @@
 //! ERR or a result set of text or binary rows).
 
 use bytes::BytesMut;
-use mysql_common::constants::{CapabilityFlags, MariadbCapabilities};
+use mysql_common::constants::{CapabilityFlags, ColumnType, MariadbCapabilities};
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::{
-    AuthPlugin, AuthSwitchRequest, ComStmtExecuteRequestBuilder, ErrPacket, HandshakePacket,
-    HandshakeResponse, StmtPacket,
+    AuthPlugin, AuthSwitchRequest, ErrPacket, HandshakePacket, HandshakeResponse, StmtPacket,
 };
 use mysql_common::proto::MySerialize;
 use mysql_common::Value;
@@ -31,6 +30,7 @@ const CLIENT_CAPS: CapabilityFlags = CapabilityFlags::CLIENT_LONG_PASSWORD
 
 const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
+const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_QUIT: u8 = 0x01;
 const COM_PING: u8 = 0x0e;
 
@@ -153,11 +153,35 @@ impl Framer {
     }
 
     /// `COM_STMT_EXECUTE` of statement `id` with `params` (binary protocol).
-    pub fn execute(&mut self, id: u32, params: &[Value], out: &mut BytesMut) {
-        let (req, _) = ComStmtExecuteRequestBuilder::new(id).build(params);
+    /// The parameter types go with the first execution of a statement only
+    /// (`send_types`), as libmariadb sends them: the server keeps them
+    /// while the types stay the same, and a script's statement always binds
+    /// the same types.
+    pub fn execute(&mut self, id: u32, params: &[Value], send_types: bool, out: &mut BytesMut) {
         let mut payload = std::mem::take(&mut self.scratch);
         payload.clear();
-        req.serialize(&mut payload);
+        payload.push(COM_STMT_EXECUTE);
+        payload.extend_from_slice(&id.to_le_bytes());
+        payload.push(0); // CURSOR_TYPE_NO_CURSOR
+        payload.extend_from_slice(&1u32.to_le_bytes()); // iteration count
+        if !params.is_empty() {
+            let bitmap = payload.len();
+            payload.resize(bitmap + params.len().div_ceil(8), 0);
+            for (i, p) in params.iter().enumerate() {
+                if *p == Value::NULL {
+                    payload[bitmap + i / 8] |= 1 << (i % 8);
+                }
+            }
+            payload.push(u8::from(send_types));
+            if send_types {
+                for p in params {
+                    payload.extend_from_slice(&param_type(p));
+                }
+            }
+            for p in params.iter().filter(|p| **p != Value::NULL) {
+                p.serialize(&mut payload);
+            }
+        }
         self.command(&payload, out);
         self.scratch = payload;
     }
@@ -170,6 +194,22 @@ impl Framer {
         self.command(&payload, out);
         self.scratch = payload;
     }
+}
+
+/// A parameter's type and flag bytes in `COM_STMT_EXECUTE`.
+fn param_type(v: &Value) -> [u8; 2] {
+    const UNSIGNED: u8 = 0x80;
+    let (ty, flag) = match v {
+        Value::NULL => (ColumnType::MYSQL_TYPE_NULL, 0),
+        Value::Bytes(_) => (ColumnType::MYSQL_TYPE_VAR_STRING, 0),
+        Value::Int(_) => (ColumnType::MYSQL_TYPE_LONGLONG, 0),
+        Value::UInt(_) => (ColumnType::MYSQL_TYPE_LONGLONG, UNSIGNED),
+        Value::Float(_) => (ColumnType::MYSQL_TYPE_FLOAT, 0),
+        Value::Double(_) => (ColumnType::MYSQL_TYPE_DOUBLE, 0),
+        Value::Date(..) => (ColumnType::MYSQL_TYPE_DATETIME, 0),
+        Value::Time(..) => (ColumnType::MYSQL_TYPE_TIME, 0),
+    };
+    [ty as u8, flag]
 }
 
 /// Credentials and schema for the handshake.
@@ -455,6 +495,7 @@ pub fn text_row(pkt: &[u8]) -> Result<Vec<Option<String>>, ProtocolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mysql_common::packets::ComStmtExecuteRequestBuilder;
 
     #[test]
     fn result_sets_are_counted_to_their_eof() {
@@ -487,6 +528,23 @@ mod tests {
         assert_eq!(r.feed(&[0xFE, 0, 0, 2, 0]).unwrap(), None);
         assert_eq!(r.feed(&[0xFE, 0, 0, 2, 0]).unwrap(), Some(Reply::Rows(0)));
         assert!(r.feed(&[1, 7]).is_err());
+    }
+
+    #[test]
+    fn executes_send_parameter_types_only_when_asked() {
+        let params = [Value::Int(7), Value::Bytes(b"abc".to_vec()), Value::NULL];
+        let (req, _) = ComStmtExecuteRequestBuilder::new(5).build(&params[..]);
+        let mut theirs = Vec::new();
+        req.serialize(&mut theirs);
+        let mut framer = Framer::default();
+        let mut typed = BytesMut::new();
+        framer.execute(5, &params, true, &mut typed);
+        assert_eq!(&typed[4..], &theirs[..]);
+        let mut bare = BytesMut::new();
+        framer.execute(5, &params, false, &mut bare);
+        // Without the 3 type pairs; the flag byte says "no types".
+        assert_eq!(bare.len() + 6, typed.len());
+        assert_eq!(bare[4 + 11], 0);
     }
 
     #[test]

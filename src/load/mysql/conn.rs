@@ -57,6 +57,8 @@ pub(super) struct Conn {
     sent: usize,
     /// Statement ids by slot (see [`script::statement_slot`]).
     stmts: Vec<Option<u32>>,
+    /// Whether each slot's parameter types were sent (its first execute).
+    typed: Vec<bool>,
     preparing: usize,
     prepare_reader: PrepareReader,
     reply: ReplyReader,
@@ -95,6 +97,7 @@ impl Session for Conn {
             send: BytesMut::with_capacity(1024),
             sent: 0,
             stmts: vec![None; slots],
+            typed: vec![false; slots],
             preparing: 0,
             prepare_reader: PrepareReader::default(),
             reply: ReplyReader::default(),
@@ -326,6 +329,7 @@ impl Conn {
                 Ok(Some(id)) => {
                     let slot = ctx.shared.prepares[self.preparing].0;
                     self.stmts[slot] = Some(id);
+                    self.typed[slot] = false;
                     self.preparing += 1;
                     self.prepare_next(ctx, now)
                 }
@@ -471,7 +475,8 @@ impl Conn {
             return self.lost(ctx, ErrorKind::Other, now);
         };
         self.reply = self.framer.reply_reader();
-        self.framer.execute(id, params, &mut self.send);
+        let send_types = !std::mem::replace(&mut self.typed[slot], true);
+        self.framer.execute(id, params, send_types, &mut self.send);
         self.flush(ctx, now);
     }
 
