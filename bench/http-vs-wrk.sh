@@ -94,11 +94,12 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# in_variant VARIANT CMD...: runs CMD on that variant's network.
+# in_variant VARIANT CMD...: runs CMD on that variant's network (ip netns
+# exec and taskset exec what they run, so a background CMD's $! is its PID).
 in_variant() {
     local v=$1
     shift
-    if [ "$v" = rfs ]; then ip netns exec "$NS" "$@"; else "$@"; fi
+    if [ "$v" = rfs ]; then exec ip netns exec "$NS" "$@"; else exec "$@"; fi
 }
 
 # The rfs variant's namespace: its lo steers each packet's receive to the
@@ -147,14 +148,18 @@ http {
     }
 }
 EOF
-    in_variant "$v" taskset -c 1 nginx -p "$dir" -c "$dir/nginx.conf" &
+    (in_variant "$v" taskset -c 1 nginx -p "$dir" -c "$dir/nginx.conf") &
     NGINX_PID[$v]=$!
     for _ in $(seq 100); do
-        in_variant "$v" curl -sf -o /dev/null "$URL" 2>/dev/null && break
+        (in_variant "$v" curl -sf -o /dev/null "$URL") 2>/dev/null && break
         sleep 0.05
     done
-    in_variant "$v" curl -sf -o /dev/null "$URL" ||
+    (in_variant "$v" curl -sf -o /dev/null "$URL") ||
         { echo "nginx ($v) did not answer at $URL" >&2; cat "$dir/error.log" >&2; exit 1; }
+    # The master's PID is $! (nothing forks on the way); nginx's own pid
+    # file must agree, or stopping it would miss it.
+    [ "$(cat "$dir/nginx.pid")" = "${NGINX_PID[$v]}" ] ||
+        { echo "nginx ($v): pid file $(cat "$dir/nginx.pid") is not \$! ${NGINX_PID[$v]}" >&2; exit 1; }
     NGINX_WORKER[$v]=$(awk '{print $1}' "/proc/${NGINX_PID[$v]}/task/${NGINX_PID[$v]}/children")
 }
 
@@ -213,7 +218,7 @@ run_one() {
     local v=$1 tool=$2 mode=$3 round=$4 b0 n0 b1 n1 rps reqs
     client_cmd "$tool" "$mode"
     b0=$(busy_ticks) n0=$(nginx_ticks "$v")
-    in_variant "$v" /usr/bin/time -f '%U %S %e' -o "$WORK/time.txt" taskset -c 0 "${CMD[@]}" >"$WORK/out.txt"
+    (in_variant "$v" /usr/bin/time -f '%U %S %e' -o "$WORK/time.txt" taskset -c 0 "${CMD[@]}") >"$WORK/out.txt"
     b1=$(busy_ticks) n1=$(nginx_ticks "$v")
     read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
     python3 - "$v" "$mode" "$tool" "$round" "$rps" "$reqs" "$WORK/time.txt" \
@@ -232,23 +237,23 @@ PY
 profile_one() {
     local v=$1 tool=$2 mode=$3 rps reqs label="$1 $3 $2"
     client_cmd "$tool" "$mode"
-    in_variant "$v" perf stat -x, -e task-clock,context-switches -o "$WORK/stat.txt" \
-        taskset -c 0 "${CMD[@]}" >"$WORK/out.txt"
+    (in_variant "$v" perf stat -x, -e task-clock,context-switches -o "$WORK/stat.txt" \
+        taskset -c 0 "${CMD[@]}") >"$WORK/out.txt"
     read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
     awk -F, -v r="$reqs" -v l="$label" -v rps="$rps" '
         $3 == "task-clock" { t = $1 } $3 == "context-switches" { c = $1 }
         END { printf "%s: perf stat: %.0f req/s, %.2f us task-clock and %.3f context switches per request\n", l, rps, t * 1000 / r, c / r }' \
         "$WORK/stat.txt"
     cool "$mode"
-    in_variant "$v" strace -c -f -o "$WORK/strace.txt" taskset -c 0 "${CMD[@]}" >"$WORK/out.txt" 2>/dev/null
+    (in_variant "$v" strace -c -f -o "$WORK/strace.txt" taskset -c 0 "${CMD[@]}") >"$WORK/out.txt" 2>/dev/null
     read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
     awk -v r="$reqs" -v l="$label" '
         $1 ~ /^[0-9]/ && NF >= 5 && $NF != "total" { n[$NF] = $4; all += $4 }
         END { printf "%s: strace -c: %.2f syscalls per request:", l, all / r
               for (k in n) if (n[k] / r >= 0.01) printf " %s %.2f", k, n[k] / r; print "" }' "$WORK/strace.txt"
     cool "$mode"
-    in_variant "$v" perf record -q -e cpu-clock -g -o "$WORK/perf.data" \
-        taskset -c 0 "${CMD[@]}" >"$WORK/out.txt" 2>/dev/null
+    (in_variant "$v" perf record -q -e cpu-clock -g -o "$WORK/perf.data" \
+        taskset -c 0 "${CMD[@]}") >"$WORK/out.txt" 2>/dev/null
     read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
     perf script -i "$WORK/perf.data" 2>/dev/null | python3 "$ROOT/bench/cpu-breakdown.py" "$reqs" "$label: perf record"
     rm -f "$WORK/perf.data"
