@@ -26,6 +26,10 @@
 # (bench/cpu-breakdown.py).
 #
 # Usage: bench/http-vs-wrk.sh [-r ROUNDS] [-d SECONDS] [-c CONNS] [-p PATH] [-V "lo rfs"] [-P]
+# Environment: SCALELAB (a prebuilt scalelab binary, so nothing compiles
+# under the bench lock; default: build target/release/scalelab), COOLDOWN (3).
+# Takes about 2 variants * 2 tools * ROUNDS * (2 * SECONDS + COOLDOWN) s:
+# under 3 min for -r 4 -d 3; -P about 4.5 min at -d 3.
 set -euo pipefail
 
 ROUNDS=5
@@ -43,7 +47,7 @@ while getopts "r:d:c:p:V:Ph" opt; do
         p) URL_PATH=$OPTARG ;;
         V) VARIANTS=$OPTARG ;;
         P) PROFILE=1 ;;
-        *) sed -n '2,29p' "$0"; exit 2 ;;
+        *) sed -n '2,32p' "$0"; exit 2 ;;
     esac
 done
 case " $VARIANTS " in
@@ -61,8 +65,10 @@ done
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs (client on 0, nginx on 1)" >&2; exit 1; }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-(cd "$ROOT" && cargo build --release --quiet)
-SCALELAB=$ROOT/target/release/scalelab
+if [ -z "${SCALELAB:-}" ]; then
+    (cd "$ROOT" && cargo build --release --quiet)
+    SCALELAB=$ROOT/target/release/scalelab
+fi
 if [ -n "$PROFILE" ]; then
     for tool in perf strace; do
         command -v "$tool" >/dev/null || { echo "missing: $tool (for -P)" >&2; exit 1; }
