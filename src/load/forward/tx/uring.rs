@@ -1,0 +1,65 @@
+//! io_uring: each batch is a chain of linked `IORING_OP_SEND`s on a
+//! connected UDP socket, submitted and reaped with one `io_uring_enter(2)`.
+//! Linking makes a failed send cancel the rest, so the frames the kernel
+//! took are always a prefix of the batch.
+
+use super::{udp_socket, Route, Transmit};
+use crate::load::forward::frame::{self, FrameSize};
+use crate::load::forward::worker::BATCH;
+use io_uring::{opcode, squeue, types, IoUring};
+use socket2::Socket;
+use std::os::fd::AsRawFd;
+
+/// The io_uring transmitter.
+pub struct Uring {
+    sock: Socket,
+    ring: IoUring,
+    bufs: Vec<Vec<u8>>,
+}
+
+impl Uring {
+    pub fn open(route: &Route, frame: FrameSize) -> std::io::Result<Uring> {
+        Ok(Uring {
+            sock: udp_socket(route)?,
+            ring: IoUring::new(2 * BATCH as u32)?,
+            bufs: vec![vec![0u8; frame.payload()]; BATCH],
+        })
+    }
+}
+
+impl Transmit for Uring {
+    fn send(&mut self, n: usize, seq: u64, ts_ns: u64) -> std::io::Result<usize> {
+        let fd = types::Fd(self.sock.as_raw_fd());
+        {
+            let mut sq = self.ring.submission();
+            for (i, b) in self.bufs.iter_mut().take(n).enumerate() {
+                frame::encode(b, seq + i as u64, ts_ns);
+                let mut e = opcode::Send::new(fd, b.as_ptr(), b.len() as u32)
+                    .build()
+                    .user_data(i as u64);
+                if i + 1 < n {
+                    e = e.flags(squeue::Flags::IO_LINK);
+                }
+                // SAFETY: the buffer lives in self.bufs, untouched until
+                // every entry has completed (submit_and_wait below).
+                unsafe { sq.push(&e) }.map_err(|_| std::io::Error::other("io_uring queue full"))?;
+            }
+        }
+        self.ring.submit_and_wait(n)?;
+        let mut ok = vec![false; n];
+        let mut first_error = None;
+        for cqe in self.ring.completion() {
+            let i = cqe.user_data() as usize;
+            if cqe.result() >= 0 {
+                ok[i] = true;
+            } else if i == 0 {
+                first_error = Some(-cqe.result());
+            }
+        }
+        let taken = ok.iter().take_while(|&&o| o).count();
+        match (taken, first_error) {
+            (0, Some(errno)) => Err(std::io::Error::from_raw_os_error(errno)),
+            _ => Ok(taken),
+        }
+    }
+}
