@@ -114,7 +114,7 @@ pub fn send(job: &SendJob, stop: &Shutdown) -> std::io::Result<SendStats> {
             },
         };
         stats.sent += n as u64;
-        seq += n as u64;
+        seq += due as u64;
     }
     tx.finish()?;
     stats.sent += tx.resent();

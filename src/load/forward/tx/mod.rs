@@ -7,8 +7,8 @@
 //! - [`Generator::PacketRing`]: `AF_PACKET` with `PACKET_TX_RING`
 //!   (PACKET_MMAP) and `PACKET_QDISC_BYPASS`: whole Ethernet frames built
 //!   here into a ring shared with the kernel, one `send(2)` per batch.
-//! - [`Generator::IoUring`]: a batch of linked `IORING_OP_SEND`s on a
-//!   connected UDP socket, one `io_uring_enter(2)` per batch.
+//! - [`Generator::IoUring`]: a batch of `IORING_OP_SEND`s on a connected
+//!   UDP socket, one `io_uring_enter(2)` per batch.
 //!
 //! `bench/generator-methods.sh` measures their raw rates on this machine;
 //! the default is the fastest there.
@@ -34,7 +34,7 @@ pub enum Generator {
     /// `AF_PACKET` with `PACKET_TX_RING` and `PACKET_QDISC_BYPASS`.
     #[default]
     PacketRing,
-    /// io_uring, linked `IORING_OP_SEND`s.
+    /// io_uring, a batch of `IORING_OP_SEND`s per submission.
     IoUring,
 }
 
@@ -83,8 +83,9 @@ pub struct Route {
 /// One method's way of handing frames to the kernel.
 pub trait Transmit {
     /// Hands frames `seq..seq + n` (`n` at most [`super::worker::BATCH`]),
-    /// stamped `ts_ns`, to the kernel; returns how many it took, always a
-    /// prefix (`seq..seq + k`). An error means it took none.
+    /// stamped `ts_ns`, to the kernel; returns how many it took. The
+    /// numbers `seq..seq + n` are used up either way (a frame not taken
+    /// leaves a gap, never a number sent twice). An error means it took none.
     fn send(&mut self, n: usize, seq: u64, ts_ns: u64) -> std::io::Result<usize>;
 
     /// Waits until every frame taken has left (a ring's queued frames).
