@@ -10,7 +10,6 @@
 //! thread owns its histogram, counters and timeline, and the driver merges
 //! them once at the end. Nothing is shared on the hot path.
 
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod dns;
 #[cfg(test)]
 mod fake;
@@ -223,6 +222,14 @@ pub fn build(
     endpoint: &str,
 ) -> Result<Box<dyn Driver>, LoadError> {
     (self::kind(kind)?.build)(settings, endpoint)
+}
+
+/// The dataset `kind`'s settings declare (see [`LoadKind::dataset`]).
+pub fn dataset(
+    kind: &str,
+    settings: &toml::Table,
+) -> Result<Option<crate::model::Dataset>, LoadError> {
+    (self::kind(kind)?.dataset)(settings)
 }
 
 /// Checks kind-specific settings without building a driver.

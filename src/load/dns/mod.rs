@@ -16,13 +16,13 @@
 //! runs inside a private namespace (`ip netns exec`).
 
 pub mod ask;
-pub mod codec;
+pub(crate) mod codec;
 pub mod queries;
-pub mod ramp;
-pub mod schedule;
-pub mod setup;
+pub(crate) mod ramp;
+pub(crate) mod schedule;
+pub(crate) mod setup;
 mod sys;
-pub mod tally;
+pub(crate) mod tally;
 mod worker;
 
 use super::result::Datagrams;
@@ -56,6 +56,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     }],
     check: |t| DnsSettings::parse(t).map(|_| ()),
     build: |t, endpoint| Ok(Box::new(DnsDriver::from_settings(t, endpoint)?)),
+    dataset: |t| Ok(Some(DnsSettings::parse(t)?.dataset())),
 };
 
 /// Where the queries come from: a dnsperf-format file, or a set drawn
@@ -63,7 +64,9 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
 #[serde(untagged)]
 pub enum QuerySource {
+    /// A dnsperf-format query file (`queries = "path"`).
     File(PathBuf),
+    /// A set generated from the lab's names (`queries = { names = ... }`).
     Generated(QuerySetSpec),
 }
 
@@ -71,7 +74,11 @@ pub enum QuerySource {
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DnsSettings {
+    /// The queries asked, in order, each worker starting at its own offset.
     pub queries: QuerySource,
+    /// Hosts in the lab's zones: the workload's dataset, which the DNS lab
+    /// serves. By default the generated query set's `names`, else 10000.
+    pub names: Option<u32>,
     /// Flat mode's cap on queries in flight (dnsperf -q).
     #[serde(default = "default_outstanding")]
     pub max_outstanding: u32,
@@ -84,7 +91,14 @@ fn default_outstanding() -> u32 {
     100
 }
 
+/// Hosts in the lab's zones when neither `names` nor a generated query set
+/// says.
+pub const DEFAULT_NAMES: u32 = 10_000;
+const MAX_HOSTS: u32 = crate::model::dns_names::MAX_HOSTS;
+
 impl DnsSettings {
+    /// Reads and checks the `[load]` table of kind `dns`; errors name the
+    /// field.
     pub fn parse(t: &toml::Table) -> Result<Self, LoadError> {
         let s: DnsSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
         s.validate()?;
@@ -106,7 +120,23 @@ impl DnsSettings {
             g.validate()
                 .map_err(|m| LoadError::Spec(format!("queries: {m}")))?;
         }
+        if let Some(n) = self.names.filter(|n| !(1..=MAX_HOSTS).contains(n)) {
+            return Err(LoadError::Spec(format!(
+                "`names` must be 1 to {MAX_HOSTS} hosts in the lab's zones, got {n}"
+            )));
+        }
         Ok(())
+    }
+
+    /// The dataset these settings declare: the lab's zones with `names`
+    /// hosts, by default those the query set is drawn from.
+    pub fn dataset(&self) -> crate::model::Dataset {
+        let drawn_from = match &self.queries {
+            QuerySource::Generated(g) => Some(g.names),
+            QuerySource::File(_) => None,
+        };
+        let hosts = self.names.or(drawn_from).unwrap_or(DEFAULT_NAMES);
+        crate::model::Dataset::DnsZones { hosts }
     }
 
     /// The query templates, read or generated, then encoded once.
@@ -133,10 +163,13 @@ pub struct DnsDriver {
 }
 
 impl DnsDriver {
+    /// A driver from the `[load]` table and the target's endpoint (see
+    /// [`parse_endpoint`]).
     pub fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
         Self::new(DnsSettings::parse(t)?, endpoint)
     }
 
+    /// A driver from checked settings; encodes every query once, up front.
     pub fn new(settings: DnsSettings, endpoint: &str) -> Result<Self, LoadError> {
         settings.validate()?;
         let (server, netns) = parse_endpoint(endpoint)?;
@@ -149,6 +182,7 @@ impl DnsDriver {
         })
     }
 
+    /// The server's address the queries go to.
     pub fn server(&self) -> SocketAddr {
         self.server
     }
@@ -410,5 +444,22 @@ mod tests {
         assert!(e.contains("names must be"), "{e}");
         let t: toml::Table = toml::from_str("queries = { names = 10, zipf = 1.2 }").unwrap();
         assert!(DnsSettings::parse(&t).is_ok());
+        let t: toml::Table = toml::from_str("queries = \"q.txt\"\nnames = 0").unwrap();
+        let e = DnsSettings::parse(&t).unwrap_err().to_string();
+        assert!(e.contains("`names` must be 1 to 131072"), "{e}");
+    }
+
+    #[test]
+    fn the_zones_hold_the_names_the_queries_are_drawn_from() {
+        use crate::model::Dataset;
+        let zones = |text: &str| {
+            let t: toml::Table = toml::from_str(text).unwrap();
+            DnsSettings::parse(&t).unwrap().dataset()
+        };
+        let hosts = |hosts| Dataset::DnsZones { hosts };
+        assert_eq!(zones("queries = { names = 300 }"), hosts(300));
+        assert_eq!(zones("queries = { names = 300 }\nnames = 500"), hosts(500));
+        assert_eq!(zones("queries = \"q.txt\""), hosts(DEFAULT_NAMES));
+        assert_eq!(zones("queries = \"q.txt\"\nnames = 7"), hosts(7));
     }
 }

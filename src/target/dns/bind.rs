@@ -3,13 +3,14 @@
 //! that address, and a static stub per lab zone pointing at NSD.
 
 use super::nsd::Nsd;
-use super::{binary, check_names, check_threads, default_names, zones, DnsLab, LabServer, Launch};
+use super::{binary, check_threads, zones, DnsLab, LabServer, Launch};
 use crate::target::TargetError;
 use std::path::Path;
 
 const KIND: &str = "bind";
 
-pub const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
+/// BIND's `named`, a resolver of the `bind` and `resolver` labs.
+pub(crate) const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
     what: "BIND 9 (named)",
     package: "bind9",
     paths: &["/usr/sbin/named"],
@@ -32,8 +33,6 @@ fn one() -> u32 {
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BindSettings {
-    #[serde(default = "default_names")]
-    pub names: u32,
     /// `named -n`: worker threads.
     #[serde(default = "one")]
     pub threads: u32,
@@ -47,10 +46,11 @@ pub struct BindSettings {
 }
 
 impl BindSettings {
+    /// Reads and checks the `[server]` table of kind `bind`; errors name
+    /// the field.
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: BindSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
-        check_names(KIND, s.names)?;
         check_threads(KIND, "threads", s.threads)?;
         check_threads(KIND, "nsd_threads", s.nsd_threads)?;
         if let Some(v) = &s.max_cache_size {
@@ -76,15 +76,14 @@ pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
         threads: s.nsd_threads,
         extra: None,
     };
-    let names = s.names;
     Ok(DnsLab::new(
         KIND,
-        names,
         vec![Box::new(nsd), Box::new(Bind(s))],
         base_dir,
     ))
 }
 
+/// BIND (`named`) as the lab's resolver, in front of NSD.
 pub struct Bind(pub BindSettings);
 
 impl Bind {
