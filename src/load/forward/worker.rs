@@ -1,5 +1,5 @@
 //! The socket loops: a paced sender (handing batches to one of the
-//! [`tx`](super::tx) methods) and a `recvmmsg(2)` receiver, each on its own
+//! [`super::tx`] methods) and a `recvmmsg(2)` receiver, each on its own
 //! thread inside its node's network namespace. Each pre-aggregates what it
 //! saw; the trial merges them once at the end.
 
@@ -16,8 +16,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Frames handed to the kernel per send (or `recvmmsg`) call.
-pub const BATCH: usize = 64;
+pub use super::tx::BATCH;
 
 /// One direction's sending job.
 #[derive(Clone, Debug)]

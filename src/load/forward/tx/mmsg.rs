@@ -1,9 +1,8 @@
 //! `sendmmsg(2)` on a connected UDP socket, and the message batch that
 //! `sendmmsg`/`recvmmsg` share.
 
-use super::{udp_socket, Route, Transmit};
+use super::{udp_socket, Route, Transmit, BATCH};
 use crate::load::forward::frame::{self, FrameSize};
-use crate::load::forward::worker::BATCH;
 use socket2::Socket;
 use std::os::fd::AsRawFd;
 

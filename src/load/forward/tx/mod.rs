@@ -25,6 +25,9 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 
 use super::frame::FrameSize;
 
+/// Frames handed to the kernel per send (or `recvmmsg`) call.
+pub const BATCH: usize = 64;
+
 /// The method that hands frames to the kernel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -82,7 +85,7 @@ pub struct Route {
 
 /// One method's way of handing frames to the kernel.
 pub trait Transmit {
-    /// Hands frames `seq..seq + n` (`n` at most [`super::worker::BATCH`]),
+    /// Hands frames `seq..seq + n` (`n` at most [`BATCH`]),
     /// stamped `ts_ns`, to the kernel; returns how many it took. The
     /// numbers `seq..seq + n` are used up either way (a frame not taken
     /// leaves a gap, never a number sent twice). An error means it took none.

@@ -3,9 +3,8 @@
 //! (Linking them would cost a task-work round per frame; a failed send
 //! just leaves a gap in the sequence numbers.)
 
-use super::{udp_socket, Route, Transmit};
+use super::{udp_socket, Route, Transmit, BATCH};
 use crate::load::forward::frame::{self, FrameSize};
-use crate::load::forward::worker::BATCH;
 use io_uring::{opcode, types, IoUring};
 use socket2::Socket;
 use std::os::fd::AsRawFd;
