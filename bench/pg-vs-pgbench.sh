@@ -16,7 +16,8 @@
 # Usage: bench/pg-vs-pgbench.sh [-M prepared|extended|simple]
 # Environment: DURATION (s per run, 2), SCALE (10), CLIENTS ("1 4 16"),
 #   SCRIPTS ("select-only tpcb-like"), ROUNDS (alternations, 6),
-#   SERVER_CPU (1), CLIENT_CPU (0).
+#   SERVER_CPU (1), CLIENT_CPU (0), SCALELAB (a prebuilt scalelab binary;
+#   default: build target/release/scalelab).
 # Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
 set -euo pipefail
 
@@ -46,9 +47,11 @@ for tool in pgbench taskset /usr/bin/time "$BIN_DIR/pg_ctl"; do
     command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
 done
 
-echo "building scalelab (release)..." >&2
-cargo build --release --quiet
-SCALELAB=$PWD/target/release/scalelab
+if [ -z "${SCALELAB:-}" ]; then
+    echo "building scalelab (release)..." >&2
+    cargo build --release --quiet
+    SCALELAB=$PWD/target/release/scalelab
+fi
 
 WORK=$(mktemp -d /tmp/pg-vs-pgbench.XXXXXX)
 chmod 755 "$WORK"
