@@ -205,7 +205,8 @@ fn unpaced_trial_reconciles_whatever_it_loses() {
 fn unpaced_trial_reconciles(t: &Topology, g: Generator) {
     let rep = trial::run(&plan_with(t, None, false, g), &Shutdown::new()).unwrap();
     let d = &rep.directions[0];
-    assert!(d.sent > 10_000, "{g:?} sent {}", d.sent);
+    // ~40k-90k frames in 400ms alone; a loaded CI machine gets far fewer.
+    assert!(d.sent > 2_000, "{g:?} sent {}", d.sent);
     assert_eq!(d.duplicates, 0, "{g:?}: no frame counted twice");
     let a0 = rep.kernel.a.link("a0").unwrap();
     assert_eq!(d.sent, a0.tx_packets + a0.tx_dropped);
