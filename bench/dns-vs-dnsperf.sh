@@ -104,7 +104,7 @@ export WORK DURATION RAMP MAX_RATE CLIENT_CPU SCALELAB
 RESULTS="$WORK/results"
 : >"$RESULTS"
 # Part 1: one NSD lab, tools alternating, first tool alternating by round.
-"$SCALELAB" dns lab nsd --settings "names = 10000" --server-cpus "$SERVER_CPU" -- bash -c '
+"$SCALELAB" dns lab nsd --names 10000 --server-cpus "$SERVER_CPU" -- bash -c '
 for round in $(seq '"$ROUNDS"'); do
     if [ $((round % 2)) = 1 ]; then order="dnsperf scalelab"; else order="scalelab dnsperf"; fi
     for tool in $order; do
@@ -117,7 +117,7 @@ done'
 for round in $(seq "$RAMP_ROUNDS"); do
     if [ $((round % 2)) = 1 ]; then order="resperf scalelab"; else order="scalelab resperf"; fi
     for tool in $order; do
-        line=$("$SCALELAB" dns lab unbound --settings "names = 20000" --server-cpus "$SERVER_CPU" \
+        line=$("$SCALELAB" dns lab unbound --names 20000 --server-cpus "$SERVER_CPU" \
             -- "$WORK/inside.sh" ramp "$tool")
         read -r qps n cpu other behind <<<"$line"
         echo "ramp $tool $round max_qps=$qps answered=$n cpu_s=$cpu other_load=$other% fell_behind=$behind" >&2

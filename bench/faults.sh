@@ -79,17 +79,17 @@ recipe() {
         nginx) printf '%s\n' 'name = "faults-nginx"' '[server]' 'kind = "nginx"' \
             'worker_processes = 2' '[load]' 'kind = "http"' ;;
         postgres) printf '%s\n' 'name = "faults-postgres"' '[server]' 'kind = "postgres"' \
-            'scale = 1' 'shared_buffers = "32MB"' 'max_connections = 30' '[load]' 'kind = "pg"' \
-            'script = "select-only"' ;;
+            'shared_buffers = "32MB"' 'max_connections = 30' '[load]' 'kind = "pg"' \
+            'scale = 1' 'script = "select-only"' ;;
         unbound|nsd|bind) printf '%s\n' "name = \"faults-$1\"" '[server]' "kind = \"$1\"" \
-            'names = 2000' '[load]' 'kind = "dns"' \
+            '[load]' 'kind = "dns"' \
             'queries = { names = 2000, zipf = 1.0, reverse_share = 0.3, seed = 1, count = 200000 }' ;;
         # One step at a fixed rate per trial (well under what R forwards
         # here), 1% loss allowed: a trial passes unless a fault hits it.
         router) printf '%s\n' 'name = "faults-router"' '[server]' 'kind = "router"' \
             '[load]' 'kind = "forward"' 'rate = 20000' 'loss = 1' ;;
         mariadb) printf '%s\n' 'name = "faults-mariadb"' '[server]' 'kind = "mariadb"' \
-            'tables = 1' 'table_size = 1000' '[load]' 'kind = "mysql"' 'script = "oltp_read_only"' ;;
+            '[load]' 'kind = "mysql"' 'tables = 1' 'table_size = 1000' 'script = "oltp_read_only"' ;;
         *) echo "no recipe for kind $1" >&2; exit 2 ;;
     esac >"$2"
     cat >>"$2" <<EOF

@@ -8,8 +8,9 @@
 //!   file/line/field errors, and expansion of the sweep into points.
 //! - [`target`]: server lifecycles (nginx, PostgreSQL, MariaDB, an external server).
 //!   Each target writes its config into a private directory, starts the real
-//!   server on loopback without systemd, waits until it answers, and stops
-//!   it as a whole (process group and cgroup). [`target::lifecycle`] is the
+//!   server on loopback without systemd, holding the dataset it is handed,
+//!   waits until it answers, and stops it as a whole (process group and
+//!   cgroup). [`target::lifecycle`] is the
 //!   one mechanism every kind starts its server with: own session, tracking
 //!   cgroup, and a watchdog so nothing outlives `kill -9` of scalelab.
 //! - [`placement`]: where the server may run: CPU pinning and cgroup memory
@@ -22,7 +23,9 @@
 //!   frequency, memory per process, context switches, network counters, and
 //!   the environment fingerprint.
 //! - [`runner`]: sweeps, interleaved trials (A B A B), warmup, the stopping
-//!   rule, resume. Every trial is handed to the store the moment it ends.
+//!   rule, resume. It asks the load kind for the dataset of each point and
+//!   starts the server holding it. Every trial is handed to the store the
+//!   moment it ends.
 //! - [`store`]: SQLite. Runs, trials, measurements, timelines and HDR
 //!   histograms. See `docs/store-schema.md`.
 //! - [`analysis`]: small pure statistics functions, each citing its method:
@@ -38,7 +41,9 @@
 //!   offsets and lossless result transfer.
 //!
 //! Cross-cutting pieces: [`model`] (the sweep point every layer shares, and
-//! the dataset seam: a [`model::Dataset`] a target loads through a
+//! the dataset seam: the workload declares a [`model::Dataset`] in `[load]`
+//! ([`load::LoadKind::dataset`]), the runner hands it to
+//! [`target::Target::start`], and the target loads it through a
 //! [`model::SetupSession`] that the load side implements),
 //! [`units`] (newtypes for quantities),
 //! [`netns`] (private network namespaces for labs that must not leak),
@@ -50,21 +55,15 @@
 //!
 //! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
 
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod analysis;
 pub mod kinds;
 pub mod load;
 pub mod model;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod netns;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod placement;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod probe;
 pub mod profile;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod remote;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod report;
 pub mod runner;
 pub mod shutdown;

@@ -26,18 +26,33 @@ const NETNS_DIR: &str = "/run/netns";
 /// Every namespace scalelab creates starts with this.
 const PREFIX: &str = "scalelab-";
 
+/// Why a private namespace could not be made or entered. Every variant
+/// names the namespace.
 #[derive(Debug, thiserror::Error)]
 pub enum NetnsError {
+    /// `ip netns add`, or bringing its `lo` up, failed (it needs root).
     #[error("could not create network namespace `{name}`: {message}")]
-    Create { name: String, message: String },
+    Create {
+        /// The namespace's full name (`scalelab-<purpose>-<pid>-<n>`).
+        name: String,
+        /// The `ip` command and what it printed.
+        message: String,
+    },
+    /// Its watchdog could not be forked; the namespace is not made
+    /// without one.
     #[error("could not start the watchdog of network namespace `{name}`: {source}")]
     Guard {
+        /// The namespace's full name.
         name: String,
+        /// The OS error.
         source: std::io::Error,
     },
+    /// Its handle could not be opened, or `setns(2)` refused it.
     #[error("could not enter network namespace `{name}`: {source}")]
     Enter {
+        /// The namespace's full name.
         name: String,
+        /// The OS error.
         source: std::io::Error,
     },
 }
@@ -84,6 +99,7 @@ impl Netns {
         Ok(ns)
     }
 
+    /// The namespace's full name, as `ip netns` and [`enter`] know it.
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -23,15 +23,22 @@ pub fn too_many_errors(errors: u64, requests: u64) -> bool {
     attempts > 0 && errors as f64 > MAX_ERROR_RATE * attempts as f64
 }
 
+/// What a [`Comparison`] concludes about candidate against baseline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "verdict")]
 pub enum Verdict {
+    /// The candidate is significantly better (Mann-Whitney p < 0.05) by more than the noise
+    /// floor.
     Faster,
+    /// The candidate is significantly worse (Mann-Whitney p < 0.05) by more than the noise
+    /// floor.
     Slower,
     /// Not significant, or significant but under the noise threshold.
     NoDifference,
     /// Too few trials for the test to ever reach significance.
     NeedsMoreTrials {
+        /// Trials per system that would let the test reach p < 0.05
+        /// ([`trials_needed`]).
         at_least: usize,
     },
     /// One side's errors exceed [`MAX_ERROR_RATE`]: no verdict is drawn.
@@ -41,6 +48,8 @@ pub enum Verdict {
     },
 }
 
+/// Candidate samples against baseline samples: the ratio, its CI, the test's p-value, the
+/// verdict drawn, and the sentence the reports print.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// statistic(candidate) / statistic(baseline), the statistic being the
@@ -52,6 +61,7 @@ pub struct Comparison {
     pub ratio_ci: Option<(f64, f64)>,
     /// Two-sided Mann-Whitney U p-value.
     pub p_value: Option<f64>,
+    /// What is concluded from the p-value, the ratio and the noise floor.
     pub verdict: Verdict,
     /// "B is 12.0% faster (95% CI 9.1..15.2%)" / "no significant difference
     /// (p=0.41)".

@@ -17,19 +17,24 @@
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
+/// Which p-value computation was used (scipy's `method='auto'` rule).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
+    /// The exact null distribution of U: no ties, and the smaller sample has at most 8 values.
     Exact,
+    /// The normal approximation with tie and continuity corrections.
     Asymptotic,
 }
 
+/// The result of [`mann_whitney_u`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MannWhitney {
     /// U of the first sample (scipy's `statistic`).
     pub u1: f64,
     /// Two-sided p-value.
     pub p_value: f64,
+    /// How `p_value` was computed.
     pub method: Method,
 }
 

@@ -12,7 +12,9 @@ use std::fmt;
 /// A row that could not be read, with its 1-based line number.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CsvError {
+    /// The row's 1-based line number in the file.
     pub line: usize,
+    /// What is wrong with it and what a valid row looks like.
     pub message: String,
 }
 

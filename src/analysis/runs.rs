@@ -4,8 +4,9 @@
 //! so the sweeps may differ); when the runs share no system label but each
 //! has exactly one system, those two are matched (an old and a new build
 //! measured under different names). Each match compares the per-trial
-//! throughputs with [`compare`]; the summary is the geometric mean of the
-//! ratios of medians, as benchstat's "geomean" row.
+//! throughputs with [`compare`](super::compare::compare); the summary is
+//! the geometric mean of the ratios of medians, as benchstat's "geomean"
+//! row.
 use super::compare::{compare_by, too_many_errors, Comparison, Verdict};
 use super::stopping::relative_half_width;
 use super::summary::median;
@@ -16,56 +17,77 @@ use crate::store::RunData;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// One matched (system, point) of two runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PointComparison {
     /// The system label in run A (and B, unless single systems were paired).
     pub system: String,
+    /// The system label in run B: the same as `system`, or run B's only system when single
+    /// systems were paired.
     pub system_b: String,
     /// `connections=100 server.worker_processes=2`
     pub point: String,
+    /// The point's coordinates, one per sweep axis.
     pub coords: Vec<Coord>,
+    /// Successful trials of run A at this point.
     pub trials_a: usize,
+    /// Successful trials of run B at this point.
     pub trials_b: usize,
     /// The compared statistic (see [`RunComparison::statistic`]): the
     /// median, or the best trial.
     pub median_a: Option<f64>,
+    /// The same statistic for run B; `None` when it has no successful trial.
     pub median_b: Option<f64>,
     /// Relative half-width of each median's 95% CI (benchstat's "±");
     /// `None` below 6 successful trials.
     pub spread_a: Option<f64>,
+    /// The same for run B.
     pub spread_b: Option<f64>,
+    /// B's throughputs against A's, with the run's noise floor.
     pub comparison: Comparison,
 }
 
 /// One environment key whose value differs; `None` where a run lacks it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EnvDifference {
+    /// The dotted fingerprint key (`sysctls.net.core.somaxconn`).
     pub key: String,
+    /// Run A's value.
     pub a: Option<String>,
+    /// Run B's value.
     pub b: Option<String>,
 }
 
+/// Run B against run A (the baseline), point by point, as `scalelab compare` prints it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunComparison {
+    /// Run A's id in its store.
     pub run_a: i64,
+    /// Run B's id in its store.
     pub run_b: i64,
+    /// Run A's name.
     pub name_a: String,
+    /// Run B's name.
     pub name_b: String,
+    /// The noise floor the verdicts were drawn with (0.02 = 2%).
     pub noise: f64,
     /// The statistic compared and shown: run A's headline (median or best).
     #[serde(default)]
     pub statistic: Headline,
+    /// The points measured in both runs, in run A's order.
     pub points: Vec<PointComparison>,
     /// `system point` of points measured in only one of the runs.
     pub only_in_a: Vec<String>,
+    /// `system point` of points measured in run B only.
     pub only_in_b: Vec<String>,
+    /// The fingerprint keys that differ between the two runs' environments.
     pub environment: Vec<EnvDifference>,
     /// Geometric mean of median(B) / median(A) over the matched points with
     /// positive medians; `None` when there are none.
     pub geomean_ratio: Option<f64>,
 }
 
-/// Compares run B against run A (the baseline); `noise` as in [`compare`].
+/// Compares run B against run A (the baseline); `noise` as in [`compare`](super::compare::compare).
 pub fn compare_runs(a: &RunData, b: &RunData, noise: f64) -> RunComparison {
     let groups_a = groups(a);
     let groups_b = groups(b);

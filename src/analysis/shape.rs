@@ -37,30 +37,50 @@ pub const COLLAPSE_MAX_RETAINED: f64 = 0.25;
 /// dips 6% is not a collapse).
 pub const COLLAPSE_NEAR_BASE_MIN_DROP: f64 = MILD_MAX_DROP;
 
+/// What the curve does after its measured peak, judged at the last (highest-N) point; `drop` is
+/// `(peak - last) / peak`, a fraction (0.08 = 8%). The thresholds are in the module doc's
+/// table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum PastPeak {
     /// The peak is the last point: no evidence past it.
     StillRising,
     /// Within the noise of the peak.
-    Plateau { drop: f64 },
+    Plateau {
+        /// `(peak - last) / peak`.
+        drop: f64,
+    },
     /// A drop, but well above single-client levels (seed 004: "an 8% drop").
-    MildDecline { drop: f64 },
+    MildDecline {
+        /// `(peak - last) / peak`.
+        drop: f64,
+    },
     /// A clear drop (15–40%) that keeps more than a quarter of the gain.
-    Decline { drop: f64 },
+    Decline {
+        /// `(peak - last) / peak`.
+        drop: f64,
+    },
     /// Falls towards single-client levels (seed 004: Linux "asymptotes to
     /// essentially single-threaded levels").
-    Collapse { drop: f64 },
+    Collapse {
+        /// `(peak - last) / peak`.
+        drop: f64,
+    },
 }
 
+/// The measured shape of one throughput curve X(N), from the points themselves (no model
+/// fitted).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CurveShape {
+    /// N at the highest measured throughput (the lowest such N on a tie).
     pub peak_n: f64,
+    /// The highest measured throughput, in the curve's own unit.
     pub peak_x: f64,
     /// (N, (X(N)/N) / (X(base)/base)): throughput per unit of concurrency
     /// normalised to the baseline N (seed 000's green curve). Empty when the
     /// baseline point has no positive throughput.
     pub efficiency: Vec<(f64, f64)>,
+    /// What happens after the peak.
     pub past_peak: PastPeak,
 }
 

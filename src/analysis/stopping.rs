@@ -25,9 +25,12 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
 
+/// When a sweep point has had enough trials (see the module doc for the order of the tests).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StoppingRule {
+    /// Rounds always run, unless the budget runs out first.
     pub min_trials: usize,
+    /// Rounds after which the point stops whatever its CI.
     pub max_trials: usize,
     /// Target relative half-width of the 95% CI of the median (0.05 = 5%).
     pub target_rel_half_width: f64,
@@ -46,11 +49,15 @@ impl Default for StoppingRule {
     }
 }
 
+/// Why the trials of a point stopped; stored with the point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
+    /// Every system's 95% CI of the median is within the target half-width.
     CiTargetMet,
+    /// `max_trials` rounds ran.
     MaxTrials,
+    /// The point's time budget ran out (possibly below `min_trials`).
     BudgetExhausted,
 }
 
@@ -71,10 +78,13 @@ impl fmt::Display for StopReason {
     }
 }
 
+/// What [`decide`] tells the runner after a round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "decision", content = "reason")]
 pub enum Decision {
+    /// Run another round of trials.
     Continue,
+    /// Stop this point, for the reason given.
     Stop(StopReason),
 }
 

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Headline {
+    /// The median of the trials (the default): robust to one bad trial.
     #[default]
     Median,
     /// Best of N, as seed 003 does ("three runs, keep the highest").
@@ -43,13 +44,21 @@ impl Headline {
     }
 }
 
+/// The summary of one point's trial values (throughputs, in their own unit); made by
+/// [`summarize`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// Finite values summarised.
     pub n: usize,
+    /// The median (the mean of the two middle values for an even n).
     pub median: f64,
+    /// The arithmetic mean.
     pub mean: f64,
+    /// The sample standard deviation (n - 1 in the denominator); 0 for one value.
     pub stdev: f64,
+    /// The smallest value.
     pub min: f64,
+    /// The largest value.
     pub max: f64,
     /// Distribution-free 95% CI of the median from order statistics; `None`
     /// when n is too small for any pair of order statistics to reach 95%.

@@ -18,18 +18,30 @@ use super::lm::{self, Problem};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+/// A USL fit of throughput X against concurrency N: the coefficients with their standard errors
+/// and 95% CIs, and what they imply (see the module doc for the method).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UslFit {
+    /// Contention (serial fraction), in [0, 1]: the Amdahl term.
     pub sigma: f64,
+    /// Coherency (crosstalk) cost, in [0, 1]: the term that makes throughput fall past the
+    /// peak.
     pub kappa: f64,
+    /// Throughput of one unit of concurrency, X(1), in the throughput's own unit (requests/s,
+    /// ...).
     pub lambda: f64,
     /// Standard errors; 0 when there are none (exactly 3 points, see
     /// `warnings` and [`UslFit::has_error_estimates`]).
     pub sigma_se: f64,
+    /// Standard error of `kappa`; 0 when there is none.
     pub kappa_se: f64,
+    /// Standard error of `lambda`; 0 when there is none.
     pub lambda_se: f64,
+    /// 95% CI of `sigma`, clipped to [0, 1].
     pub sigma_ci: (f64, f64),
+    /// 95% CI of `kappa`, clipped to [0, 1].
     pub kappa_ci: (f64, f64),
+    /// 95% CI of `lambda`, clipped at 0.
     pub lambda_ci: (f64, f64),
     /// N* = sqrt((1 - sigma) / kappa), at least 1; `None` when kappa = 0
     /// (Amdahl).
@@ -42,7 +54,10 @@ pub struct UslFit {
     /// 1 - SSE / SST. A rough guide only: R² is not a valid measure of fit
     /// for nonlinear models (which is why R's `usl` dropped it in 3.0).
     pub r_squared: f64,
+    /// Points the fit used.
     pub points: usize,
+    /// What makes the fit less trustworthy (few points, a poor R², no standard errors); empty
+    /// when none.
     pub warnings: Vec<String>,
 }
 
@@ -60,8 +75,11 @@ impl UslFit {
     }
 }
 
+/// Why no fit could be made.
 #[derive(Debug, thiserror::Error)]
 pub enum FitError {
+    /// The points cannot be fitted: fewer than 3 distinct N, or an N or X
+    /// that is not finite and positive; the message names the point.
     #[error("{0}")]
     BadData(String),
 }

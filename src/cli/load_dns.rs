@@ -64,6 +64,7 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     }
     let settings = DnsSettings {
         queries: QuerySource::File(a.queries.clone()),
+        names: None,
         max_outstanding: a.outstanding,
         max_rate: a.max_rate,
     };
@@ -230,9 +231,12 @@ pub fn queries(a: &DnsQueriesArgs) -> anyhow::Result<i32> {
 pub struct DnsLabArgs {
     /// Which server the lab is for: nsd, unbound or bind.
     pub kind: String,
-    /// The server's settings as TOML, such as 'threads = 2, names = 10000'.
+    /// The server's settings as TOML, such as 'threads = 2'.
     #[arg(long, default_value = "", value_name = "TOML")]
     pub settings: String,
+    /// Hosts in the lab's zones (h0 .. h<N-1>.bench.test, and their PTRs).
+    #[arg(long, default_value_t = scalelab::load::dns::DEFAULT_NAMES, value_name = "N")]
+    pub names: u32,
     /// CPUs for the lab's servers, such as 1 or 1-3.
     #[arg(long, value_name = "CPUS")]
     pub server_cpus: Option<String>,
@@ -248,6 +252,9 @@ pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     use scalelab::target::dns::{bind, nsd, unbound};
     let settings: toml::Table = toml::from_str(&a.settings.replace(", ", "\n"))
         .with_context(|| format!("--settings `{}` is not TOML", a.settings))?;
+    if settings.contains_key("names") {
+        bail!("--settings: `names` is not a server setting any more; give the zones' hosts with --names N");
+    }
     let base = scalelab::runner::default_base_dir();
     let mut target = match a.kind.as_str() {
         "nsd" => nsd::target(&settings, &base)?,
@@ -267,7 +274,8 @@ pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         cpus,
         None,
     )?;
-    let ep = scalelab::target::Target::start(&mut target, &placement, shutdown)?;
+    let zones = scalelab::model::Dataset::DnsZones { hosts: a.names };
+    let ep = scalelab::target::Target::start(&mut target, &placement, Some(&zones), shutdown)?;
     let (server, ns) = scalelab::load::dns::parse_endpoint(&ep.uri)?;
     let ns = ns.unwrap_or_default();
     let mut cmd = std::process::Command::new("ip");

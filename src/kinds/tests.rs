@@ -167,3 +167,70 @@ fn the_runs_own_noise_floor_prints_and_judges() {
     let html = crate::report::html::render(&data);
     assert!(html.contains("or under the 30% noise floor"));
 }
+
+/// The workload declares its dataset and the runner hands it to the
+/// server: the fake load's `scale` reaches the fake server, which records
+/// what it was started with. A `"load.scale"` axis is a dataset axis, and
+/// even with `restart = "never"` each point's server holds that point's data.
+#[test]
+fn the_runner_gives_the_server_the_loads_dataset() {
+    let text = FAKE_EXPERIMENT
+        .replace("frames = 50", "frames = 50\nscale = 7")
+        .replace(
+            "connections = [1, 2]",
+            "connections = [1]\n\"load.scale\" = [2, 3]",
+        )
+        .replace("min = 4\nmax = 4", "min = 2\nmax = 2\nrestart = \"never\"");
+    let (data, trials) = run_fake(&text);
+    assert_eq!(trials, 8);
+    let axis = &data.trials[0].point.coords[1];
+    assert_eq!(
+        axis.target,
+        crate::model::AxisTarget::Dataset("scale".into())
+    );
+    for t in &data.trials {
+        let scale = t.point.coords[1].value.as_integer().unwrap();
+        let held = t.context.dataset.as_ref().expect("the dataset is recorded");
+        assert_eq!(held.description, format!("pgbench scale {scale}"), "{t:?}");
+    }
+    // Without the axis, every trial runs against the `[load]` declaration.
+    let (data, _) = run_fake(&FAKE_EXPERIMENT.replace("frames = 50", "frames = 50\nscale = 7"));
+    let held: Vec<_> = data
+        .trials
+        .iter()
+        .map(|t| t.context.dataset.clone().unwrap().description)
+        .collect();
+    assert!(held.iter().all(|d| d == "pgbench scale 7"), "{held:?}");
+}
+
+#[test]
+fn a_dataset_in_server_settings_is_refused_by_every_server_kind() {
+    for k in crate::target::KINDS {
+        let mut t = toml::Table::new();
+        t.insert("scale".into(), toml::Value::Integer(2));
+        let e = crate::target::check_settings(k.name, &t)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("move `scale` to [load]"), "{}: {e}", k.name);
+        let dir = std::path::Path::new("/nonexistent");
+        let e = crate::target::build(k.name, &t, dir)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("move `scale` to [load]"), "{}: {e}", k.name);
+    }
+}
+
+#[test]
+fn a_kind_without_data_refuses_a_declared_dataset() {
+    use crate::model::Dataset;
+    assert!(crate::target::refuse_dataset("nginx", None).is_ok());
+    let e = crate::target::refuse_dataset("nginx", Some(&Dataset::Pgbench { scale: 3 }))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "could not start nginx: nginx holds no dataset, but the workload declares \
+         pgbench scale 3; use a load kind that speaks to nginx"
+    );
+}

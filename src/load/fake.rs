@@ -4,6 +4,7 @@
 //! speed comes from the fake server's endpoint `fake://<speed>`.
 
 use super::{Driver, ErrorKind, LoadError, LoadKind, LoadResult, LoadSpec};
+use crate::model::Dataset;
 use crate::shutdown::Shutdown;
 use crate::units::{Micros, RateUnit};
 
@@ -27,6 +28,11 @@ pub const LOAD_KIND: LoadKind = LoadKind {
             speed,
         }))
     },
+    dataset: |t| {
+        Ok(FakeSettings::parse(t)?
+            .scale
+            .map(|scale| Dataset::Pgbench { scale }))
+    },
 };
 
 #[derive(serde::Deserialize)]
@@ -35,6 +41,9 @@ struct FakeSettings {
     /// Frames each connection "completes" per second of the run.
     #[serde(default = "hundred")]
     frames: u64,
+    /// Declares a dataset (pgbench's, for want of a fake one) for the fake
+    /// server to "hold".
+    scale: Option<u32>,
 }
 
 fn hundred() -> u64 {

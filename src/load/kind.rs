@@ -2,6 +2,7 @@
 
 use super::{Driver, ErrorKind, LoadError};
 use crate::kinds::Requirement;
+use crate::model::Dataset;
 use crate::units::RateUnit;
 
 /// Builds a driver from its settings table, aimed at an endpoint.
@@ -26,6 +27,10 @@ pub struct LoadKind {
     /// Builds the driver from its settings, aimed at an endpoint (a URL, a
     /// libpq connection string, ...).
     pub build: BuildDriver,
+    /// The dataset its settings declare (pg's `scale`, mysql's `tables`,
+    /// dns's `names`), which the runner hands to the server target; `None`
+    /// when the workload needs none or uses what the server already holds.
+    pub dataset: fn(&toml::Table) -> Result<Option<Dataset>, LoadError>,
 }
 
 impl std::fmt::Debug for LoadKind {

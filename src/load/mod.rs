@@ -225,6 +225,14 @@ pub fn build(
     (self::kind(kind)?.build)(settings, endpoint)
 }
 
+/// The dataset `kind`'s settings declare (see [`LoadKind::dataset`]).
+pub fn dataset(
+    kind: &str,
+    settings: &toml::Table,
+) -> Result<Option<crate::model::Dataset>, LoadError> {
+    (self::kind(kind)?.dataset)(settings)
+}
+
 /// Checks kind-specific settings without building a driver.
 pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), LoadError> {
     (self::kind(kind)?.check)(settings)

@@ -2,14 +2,19 @@
 //! ([`Dataset`]), and the setup session ([`SetupSession`]) through which a
 //! server target checks readiness, loads that data and reads its settings.
 //!
-//! The load side implements the session (it owns the wire clients) and
-//! [`crate::kinds::setup`] registers one per [`SetupProtocol`]; a target
-//! opens one there, so no target imports a driver's modules.
+//! The workload declares its dataset: each load kind's registry entry
+//! turns its `[load]` settings into one (`crate::load::LoadKind::dataset`),
+//! and the runner hands it to the server target when it starts it. The
+//! target owns how the data is built and cached. The load side implements
+//! the session (it owns the wire clients) and [`crate::kinds::setup`]
+//! registers one per [`SetupProtocol`]; a target opens one there, so no
+//! target imports a driver's modules.
 
 use std::time::Duration;
 
 /// The data a workload runs against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Dataset {
     /// pgbench's four tables at `scale` (100,000 accounts per unit).
     Pgbench {
@@ -41,6 +46,28 @@ impl Dataset {
             Dataset::DnsZones { hosts } => format!("DNS zones with {hosts} hosts"),
         }
     }
+}
+
+/// The `[load]` settings through which workloads declare their dataset
+/// (pg's `scale`, mysql's `tables` and `table_size`, dns's `names`). They
+/// were `[server]` settings once; [`refuse_in_server`] says where they went.
+pub const FIELDS: &[&str] = &["scale", "tables", "table_size", "names"];
+
+/// Refuses a server settings table that declares a dataset, naming the
+/// field and the fix: the workload declares its dataset in `[load]`.
+pub fn refuse_in_server(settings: &toml::Table) -> Result<(), String> {
+    match FIELDS.iter().find(|f| settings.contains_key(**f)) {
+        Some(f) => Err(moved_message(f)),
+        None => Ok(()),
+    }
+}
+
+/// "`scale` is not a server setting any more; move `scale` to `[load]`: ..."
+pub fn moved_message(field: &str) -> String {
+    format!(
+        "`{field}` is not a server setting any more; move `{field}` to [load]: \
+         the workload declares its dataset"
+    )
 }
 
 /// The wire protocols a target opens a setup session in.
@@ -104,5 +131,22 @@ mod tests {
         assert_eq!(s.describe(), "sysbench 2 tables x 100 rows");
         let e = unsupported(SetupProtocol::Dns, &s);
         assert_eq!(e, "a Dns server cannot hold sysbench 2 tables x 100 rows");
+    }
+
+    #[test]
+    fn a_server_table_declaring_a_dataset_is_told_where_it_went() {
+        let t: toml::Table = "threads = 2\nscale = 10".parse().unwrap();
+        let e = refuse_in_server(&t).unwrap_err();
+        assert!(e.starts_with("`scale`"), "the field comes first: {e}");
+        assert!(e.contains("move `scale` to [load]"), "{e}");
+        assert!(refuse_in_server(&"threads = 2".parse().unwrap()).is_ok());
+    }
+
+    #[test]
+    fn datasets_travel_as_tagged_json() {
+        let d = Dataset::DnsZones { hosts: 5 };
+        let j = serde_json::to_string(&d).unwrap();
+        assert_eq!(j, r#"{"kind":"dns_zones","hosts":5}"#);
+        assert_eq!(serde_json::from_str::<Dataset>(&j).unwrap(), d);
     }
 }

@@ -27,6 +27,10 @@ pub enum AxisTarget {
     Server(String),
     /// A kind-specific load setting (`load.<name>`).
     Load(String),
+    /// A load setting that declares the workload's dataset (`load.scale`,
+    /// see [`super::dataset::FIELDS`]): a point on another value runs
+    /// against other data, so the runner starts the server with it.
+    Dataset(String),
 }
 
 impl AxisTarget {
@@ -43,7 +47,11 @@ impl AxisTarget {
                 if let Some(s) = name.strip_prefix("server.").filter(|s| !s.is_empty()) {
                     AxisTarget::Server(s.to_string())
                 } else if let Some(s) = name.strip_prefix("load.").filter(|s| !s.is_empty()) {
-                    AxisTarget::Load(s.to_string())
+                    if super::dataset::FIELDS.contains(&s) {
+                        AxisTarget::Dataset(s.to_string())
+                    } else {
+                        AxisTarget::Load(s.to_string())
+                    }
                 } else {
                     return None;
                 }
@@ -67,7 +75,7 @@ impl fmt::Display for AxisTarget {
             AxisTarget::ServerCpus => f.write_str("server_cpus"),
             AxisTarget::ServerMemory => f.write_str("server_memory"),
             AxisTarget::Server(k) => write!(f, "server.{k}"),
-            AxisTarget::Load(k) => write!(f, "load.{k}"),
+            AxisTarget::Load(k) | AxisTarget::Dataset(k) => write!(f, "load.{k}"),
         }
     }
 }
@@ -235,9 +243,23 @@ mod tests {
 
     #[test]
     fn names_round_trip_through_the_target() {
-        for name in ["connections", "server_cpus", "server.scale", "load.path"] {
+        for name in [
+            "connections",
+            "server_cpus",
+            "server.scale",
+            "load.path",
+            "load.scale",
+        ] {
             assert_eq!(AxisTarget::from_name(name).unwrap().name(), name);
         }
+        assert_eq!(
+            AxisTarget::from_name("load.tables"),
+            Some(AxisTarget::Dataset("tables".into()))
+        );
+        assert_eq!(
+            AxisTarget::from_name("load.script"),
+            Some(AxisTarget::Load("script".into()))
+        );
         assert_eq!(AxisTarget::from_name("server."), None);
         assert_eq!(AxisTarget::from_name("workers"), None);
     }

@@ -17,18 +17,25 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Version {
+    /// Legacy: one mount per controller (or group of controllers), with
+    /// processes allowed in any cgroup.
     V1,
+    /// Unified: one mount for every controller; only leaves hold processes.
     V2,
 }
 
 /// The controllers scalelab uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Controller {
+    /// `memory`: the `server_memory` limit (and swap off for the cgroup).
     Memory,
+    /// `cpuset`: the `server_cpus` pinning the server cannot widen.
     Cpuset,
 }
 
 impl Controller {
+    /// The controller's name as the kernel spells it in mount options,
+    /// `/proc/<pid>/cgroup` and `cgroup.controllers`.
     pub fn name(self) -> &'static str {
         match self {
             Controller::Memory => "memory",
@@ -43,8 +50,12 @@ pub struct Mount {
     /// The root of the mount within its filesystem (for cgroups: the cgroup
     /// path that appears at the mount point).
     pub root: String,
+    /// Where it is mounted in this process's mount namespace.
     pub mount_point: PathBuf,
+    /// `cgroup` for a v1 hierarchy, `cgroup2` for the unified one.
     pub fstype: String,
+    /// The per-superblock options; for v1 cgroups they name the
+    /// controllers the hierarchy serves (`memory`, `cpuset`, `pids`, ...).
     pub super_options: Vec<String>,
 }
 
@@ -92,12 +103,17 @@ fn unescape(field: &str) -> String {
 /// One line of `/proc/<pid>/cgroup`: `hierarchy-id:controllers:path`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Membership {
+    /// The hierarchy's number; 0 is the v2 hierarchy.
     pub hierarchy_id: u32,
     /// Empty for the v2 hierarchy (`0::/path`).
     pub controllers: Vec<String>,
+    /// The process's cgroup, relative to the hierarchy's root (`/` for the
+    /// root cgroup).
     pub path: String,
 }
 
+/// Parses `/proc/<pid>/cgroup` (cgroups(7)); lines that do not have the
+/// `id:controllers:path` shape are skipped.
 pub fn parse_proc_cgroup(text: &str) -> Vec<Membership> {
     text.lines()
         .filter_map(|line| {
@@ -120,6 +136,8 @@ pub fn parse_proc_cgroup(text: &str) -> Vec<Membership> {
 /// Where cgroups for one controller are created.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hierarchy {
+    /// Which cgroup version the hierarchy is: it decides the file names
+    /// written (`memory.max` or `memory.limit_in_bytes`, ...).
     pub version: Version,
     /// The directory under which `scalelab-<name>` is created.
     pub parent: PathBuf,

@@ -11,7 +11,7 @@
 //! a placement never runs the server unconstrained without saying so.
 
 pub mod affinity;
-pub mod cgroup;
+pub(crate) mod cgroup;
 pub mod hierarchy;
 
 use crate::units::Bytes;
@@ -21,28 +21,52 @@ use std::ffi::CString;
 use std::path::PathBuf;
 use std::process::Command;
 
+/// Why a placement could not be made. Every message says what to change.
 #[derive(Debug, thiserror::Error)]
 pub enum PlacementError {
+    /// `server_cpus` names a CPU that is not online.
     #[error("cannot pin to CPUs {cpus:?}: the online CPUs are {online}")]
-    NoSuchCpu { cpus: Vec<usize>, online: String },
+    NoSuchCpu {
+        /// The CPU numbers asked for.
+        cpus: Vec<usize>,
+        /// The online CPUs, as a cpu list (`0-3,6`).
+        online: String,
+    },
+    /// `server_cpus` is an empty list.
     #[error("the server CPU list is empty; list at least one CPU or leave it unset")]
     NoCpus,
+    /// `server_memory` is 0.
     #[error("a memory limit of 0 bytes cannot run anything; give a size such as 256M")]
     ZeroMemory,
+    /// A limit was asked for whose cgroup controller is not mounted.
     #[error(
         "the cgroup `{controller}` controller is not available on this machine \
          (no v1 hierarchy mounted with it, and not listed in a v2 mount's cgroup.controllers); \
          mount it, or remove the setting that needs it ({})",
         needed_by(controller)
     )]
-    ControllerMissing { controller: &'static str },
+    ControllerMissing {
+        /// The controller's name (`memory`, `cpuset`).
+        controller: &'static str,
+    },
+    /// The cgroup to be created exists and still holds processes (another
+    /// run may own it); an empty leftover is replaced instead.
     #[error(
         "the cgroup {path} already exists and has processes in it (another scalelab run?); \
          stop them or pick another name"
     )]
-    Busy { path: String },
+    Busy {
+        /// The cgroup's directory.
+        path: String,
+    },
+    /// Reading or writing a cgroup file failed.
     #[error("cgroup setup failed at {path}: {message}")]
-    Cgroup { path: String, message: String },
+    Cgroup {
+        /// The file or directory that failed.
+        path: String,
+        /// The OS error, with a hint where one is known.
+        message: String,
+    },
 }
 
 fn needed_by(controller: &str) -> &'static str {

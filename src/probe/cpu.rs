@@ -15,21 +15,6 @@ pub struct CpuTimes {
     pub steal: u64,
 }
 
-impl CpuTimes {
-    /// All time. Guest time is left out: the kernel already counts it in
-    /// `user` and `nice`.
-    pub fn total(&self) -> u64 {
-        self.user
-            + self.nice
-            + self.system
-            + self.idle
-            + self.iowait
-            + self.irq
-            + self.softirq
-            + self.steal
-    }
-}
-
 /// The parts of `/proc/stat` the probe uses.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProcStat {

@@ -55,9 +55,15 @@ pub struct Virtualization {
     pub detect_virt: String,
 }
 
+/// The environment a run was measured in: everything that could make two runs differ besides
+/// the system under test. Captured once per run by [`capture`] and stored with it
+/// (`Run::environment`); compare two with [`super::diff()`]. A source that cannot be read is
+/// recorded as `unavailable`, never as an error.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fingerprint {
+    /// The crate version of the scalelab that measured.
     pub scalelab_version: String,
+    /// `/proc/sys/kernel/hostname`.
     pub hostname: String,
     /// `uname -r`.
     pub kernel_release: String,
@@ -65,30 +71,43 @@ pub struct Fingerprint {
     pub kernel_version: String,
     /// /proc/cmdline.
     pub kernel_cmdline: String,
+    /// `model name` in /proc/cpuinfo (on arm: `Hardware` / `CPU part`).
     pub cpu_model: String,
+    /// Number of online CPUs.
     pub online_cpus: u32,
     /// Kernel CPU list, e.g. `0-1`.
     pub online_cpu_list: String,
+    /// `MemTotal` in /proc/meminfo; `None` when it could not be read.
     pub mem_total_bytes: Option<u64>,
+    /// `SwapTotal` in /proc/meminfo; `None` when it could not be read.
     pub swap_total_bytes: Option<u64>,
+    /// Whether this is a VM, and the evidence.
     pub virtualization: Virtualization,
+    /// The kernel's current clocksource (`tsc`, `kvm-clock`, ...): it sets the cost of every
+    /// timestamp the load generator takes.
     pub clocksource: String,
-    /// cpufreq driver and governor of cpu0, or `none: no cpufreq`.
+    /// cpufreq driver of cpu0, or `none: no cpufreq`.
     pub cpufreq_driver: String,
+    /// cpufreq governor of cpu0, or `none: no cpufreq`.
     pub cpufreq_governor: String,
+    /// `/sys/devices/system/cpu/cpuidle/current_driver` (`haltpoll`, `intel_idle`, ...).
     pub cpuidle_driver: String,
+    /// The cpuidle governor (`current_governor`, or `current_governor_ro`).
     pub cpuidle_governor: String,
     /// /sys/module/haltpoll/parameters/*, empty when the module is absent.
     pub haltpoll: BTreeMap<String, String>,
-    /// Selected value of transparent_hugepage/{enabled,defrag}.
+    /// Selected value of `transparent_hugepage/enabled`.
     pub thp_enabled: String,
+    /// Selected value of `transparent_hugepage/defrag`.
     pub thp_defrag: String,
     /// /sys/devices/system/cpu/smt/control (`on`, `off`, `notsupported`).
     pub smt: String,
-    /// [`SYSCTLS`], whitespace collapsed.
+    /// The sysctls in `SYSCTLS` (dotted name to value), whitespace
+    /// collapsed (`32768 60999`).
     pub sysctls: BTreeMap<String, String>,
-    /// RLIMIT_NOFILE of this process (`unlimited` or a number).
+    /// Soft RLIMIT_NOFILE of this process (`unlimited` or a number).
     pub rlimit_nofile_soft: String,
+    /// Hard RLIMIT_NOFILE of this process (`unlimited` or a number).
     pub rlimit_nofile_hard: String,
 }
 

@@ -7,30 +7,30 @@
 //! ([`ProbeData`]). The runner starts it after warmup. Each source has its
 //! own file with a pure parser (text in, values out) apart from the reading:
 //!
-//! - [`cpu`] reads `/proc/stat`: CPU time split per CPU, and the run queue;
-//! - [`freq`] reads cpufreq or the MHz in `/proc/cpuinfo`;
-//! - [`loadavg`] reads `/proc/loadavg`;
-//! - [`netdev`] reads `/proc/net/dev`;
-//! - [`process`], [`tree`] and [`tracker`] follow the server's process tree;
+//! - `cpu` reads `/proc/stat`: CPU time split per CPU, and the run queue;
+//! - `freq` reads cpufreq or the MHz in `/proc/cpuinfo`;
+//! - `loadavg` reads `/proc/loadavg`;
+//! - `netdev` reads `/proc/net/dev`;
+//! - `process`, `tree` and `tracker` follow the server's process tree;
 //! - [`own`] measures this process (the load generator) and the sampler.
 //!
 //! Every field is documented in `docs/probe-metrics.md`.
 
-pub mod client;
-pub mod cpu;
-pub mod data;
-pub mod diff;
-pub mod fingerprint;
-pub mod freq;
-pub mod loadavg;
-pub mod netdev;
+pub(crate) mod client;
+pub(crate) mod cpu;
+pub(crate) mod data;
+pub(crate) mod diff;
+pub(crate) mod fingerprint;
+pub(crate) mod freq;
+pub(crate) mod loadavg;
+pub(crate) mod netdev;
 pub mod netns;
 pub mod own;
-pub mod process;
-pub mod sampler;
-pub mod summary;
-pub mod tracker;
-pub mod tree;
+pub(crate) mod process;
+pub(crate) mod sampler;
+pub(crate) mod summary;
+pub(crate) mod tracker;
+pub(crate) mod tree;
 mod window;
 
 pub use client::{
@@ -44,10 +44,13 @@ pub use diff::{diff, flatten};
 pub use fingerprint::{capture, Fingerprint};
 pub use sampler::{Sampler, SamplerConfig};
 
+/// Why the sampler could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
+    /// The interval asked for is shorter than 10 ms (`MIN_INTERVAL`).
     #[error("the probe's sampling interval must be at least 10ms (the kernel's CPU counters tick at 100 Hz), not {0:?}")]
     Interval(std::time::Duration),
+    /// The OS refused to spawn the sampler thread.
     #[error("could not start the probe's sampler thread: {0}")]
     Spawn(std::io::Error),
 }

@@ -14,25 +14,41 @@ use std::path::PathBuf;
 /// Where `ip netns add` puts the namespaces' handles.
 pub const NETNS_DIR: &str = "/run/netns";
 
+/// Why a namespace's counters could not be read. Every variant names the
+/// namespace (as given to `ip netns add`).
 #[derive(Debug, thiserror::Error)]
 pub enum NetnsError {
+    /// Its handle under [`NETNS_DIR`] is missing or unreadable: the
+    /// namespace does not exist (any more).
     #[error("network namespace `{name}` cannot be opened ({path}): {source}")]
     Open {
+        /// The namespace.
         name: String,
+        /// Its handle's path.
         path: PathBuf,
+        /// Why opening failed.
         source: std::io::Error,
     },
+    /// `setns(2)` refused (it needs `CAP_SYS_ADMIN`).
     #[error("cannot join network namespace `{name}`: {source}")]
     Join {
+        /// The namespace.
         name: String,
+        /// The OS error.
         source: std::io::Error,
     },
+    /// A `/proc/thread-self/net` file could not be read inside it.
     #[error("cannot read {what} inside namespace `{name}`: {source}")]
     Read {
+        /// The namespace.
         name: String,
+        /// The file under `/proc/thread-self/net` (`snmp`, `dev`).
         what: &'static str,
+        /// The OS error.
         source: std::io::Error,
     },
+    /// The closure run inside the namespace panicked; carries the
+    /// namespace's name.
     #[error("the thread that joined namespace `{0}` panicked")]
     Thread(String),
 }
@@ -76,7 +92,9 @@ pub fn in_netns<T: Send>(
 /// The counters of one namespace at one moment.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NsCounters {
+    /// The IP layer: forwarded, delivered and dropped datagrams.
     pub ip: IpCounters,
+    /// The UDP layer: datagrams in and out, and the socket-buffer drops.
     pub udp: UdpCounters,
     /// Per interface, loopback left out.
     pub links: Vec<LinkCounters>,
@@ -85,35 +103,57 @@ pub struct NsCounters {
 /// The `Ip:` line of `/proc/net/snmp` (RFC 4293 ipSystemStats names).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IpCounters {
+    /// `InReceives`: datagrams received from every interface, errors included.
     pub in_receives: u64,
+    /// `InHdrErrors`: discarded for a bad header (checksum, version, TTL exceeded).
     pub in_hdr_errors: u64,
+    /// `InAddrErrors`: discarded for a destination address that is not valid here.
     pub in_addr_errors: u64,
+    /// `ForwDatagrams`: datagrams this namespace forwarded (the router's figure).
     pub forw_datagrams: u64,
+    /// `InDiscards`: good datagrams dropped for lack of resources.
     pub in_discards: u64,
+    /// `InDelivers`: delivered to a local protocol (UDP, TCP, ICMP).
     pub in_delivers: u64,
+    /// `OutRequests`: datagrams local protocols handed to IP to send (forwarded ones not
+    /// counted).
     pub out_requests: u64,
+    /// `OutDiscards`: outgoing datagrams dropped for lack of resources.
     pub out_discards: u64,
+    /// `OutNoRoutes`: dropped because no route led to the destination.
     pub out_no_routes: u64,
 }
 
 /// The `Udp:` line of `/proc/net/snmp`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UdpCounters {
+    /// `InDatagrams`: delivered to a UDP socket.
     pub in_datagrams: u64,
+    /// `NoPorts`: received for a port nobody listens on.
     pub no_ports: u64,
+    /// `InErrors`: received but not deliverable (bad checksum, full buffer; includes
+    /// `rcvbuf_errors`).
     pub in_errors: u64,
+    /// `OutDatagrams`: sent.
     pub out_datagrams: u64,
+    /// `RcvbufErrors`: dropped because a socket's receive buffer was full.
     pub rcvbuf_errors: u64,
+    /// `SndbufErrors`: not sent because a socket's send buffer was full.
     pub sndbuf_errors: u64,
 }
 
 /// One interface's `ip -s link` counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LinkCounters {
+    /// The interface's name.
     pub iface: String,
+    /// Packets received.
     pub rx_packets: u64,
+    /// Received packets the kernel dropped (no buffer, queue full).
     pub rx_dropped: u64,
+    /// Packets sent.
     pub tx_packets: u64,
+    /// Packets dropped on the way out (queue full, no carrier).
     pub tx_dropped: u64,
 }
 

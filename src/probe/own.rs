@@ -32,6 +32,8 @@ pub fn boottime_ns() -> u64 {
     clock_ns(libc::CLOCK_BOOTTIME)
 }
 
+/// The calling thread's kernel thread ID (`gettid(2)`), as in
+/// `/proc/self/task/<tid>`.
 pub fn current_tid() -> u32 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::syscall(libc::SYS_gettid) as u32 }
@@ -49,6 +51,9 @@ pub struct RunqTracker {
 }
 
 impl RunqTracker {
+    /// A tracker of every thread of this process but `exclude_tid` (the
+    /// sampler's own, from [`current_tid`]); the first [`Self::observe`]
+    /// only takes the baseline.
     pub fn new(exclude_tid: u32) -> Self {
         RunqTracker {
             exclude: exclude_tid,

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 /// intervals are mostly rounding noise.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
 
+/// How the sampler samples.
 #[derive(Clone, Debug)]
 pub struct SamplerConfig {
     /// Time between samples.

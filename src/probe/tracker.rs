@@ -93,6 +93,7 @@ impl Tracker {
     }
 
     /// Distinct processes seen.
+    #[cfg(test)]
     pub fn seen(&self) -> usize {
         self.procs.len()
     }

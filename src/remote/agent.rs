@@ -160,7 +160,7 @@ impl Agent {
             Ok(t) => t,
             Err(e) => return error(e.to_string()),
         };
-        match target.start(&placement, &self.gone) {
+        match target.start(&placement, s.dataset.as_ref(), &self.gone) {
             Ok(endpoint) => {
                 let info = ServerInfo {
                     endpoint: endpoint.uri,

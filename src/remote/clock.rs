@@ -27,7 +27,7 @@ pub struct Offset {
 
 impl Offset {
     /// A coordinator instant (ns since the epoch) on the remote clock.
-    pub fn to_remote(&self, local_ns: i128) -> i128 {
+    pub fn to_remote(self, local_ns: i128) -> i128 {
         local_ns + self.offset_ns as i128
     }
 }

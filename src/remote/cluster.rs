@@ -8,7 +8,7 @@
 //! measured offset ([`super::clock`]). Each client returns its mergeable
 //! result; the coordinator merges them as a driver merges its threads.
 
-use super::clock::{self, Offset};
+use super::clock;
 use super::conn::{AgentConn, CALL_TIMEOUT};
 use super::deploy;
 use super::lock;
@@ -140,17 +140,6 @@ impl Cluster {
     /// The ssh command line every host is reached with.
     pub fn ssh(&self) -> &Ssh {
         &self.ssh
-    }
-
-    /// The clients' clock offsets, for the report.
-    pub fn offsets(&self) -> Vec<(Host, Offset)> {
-        self.clients
-            .iter()
-            .map(|c| {
-                let c = lock(c);
-                (c.host.clone(), c.offset)
-            })
-            .collect()
     }
 
     /// Every host's environment fingerprint.

@@ -20,8 +20,7 @@ const CLOCK_EXCHANGES: usize = 8;
 /// Facts the agent gave at hello.
 #[derive(Clone, Debug)]
 pub struct AgentFacts {
-    pub version: String,
-    pub hostname: String,
+    /// The host's online CPUs: how many load threads it can run.
     pub cpus: usize,
 }
 
@@ -78,11 +77,7 @@ impl AgentConn {
         let stdin = child.stdin.take();
         let mut conn = AgentConn {
             host: host.clone(),
-            facts: AgentFacts {
-                version: String::new(),
-                hostname: String::new(),
-                cpus: 0,
-            },
+            facts: AgentFacts { cpus: 0 },
             offset: Offset {
                 offset_ns: 0,
                 bound_ns: 0,
@@ -98,12 +93,7 @@ impl AgentConn {
 
     fn hello(&mut self, path: &str) -> Result<(), RemoteError> {
         match self.call(Request::Hello, Duration::from_secs(20))? {
-            Reply::Hello {
-                protocol,
-                version,
-                hostname,
-                cpus,
-            } => {
+            Reply::Hello { protocol, cpus, .. } => {
                 if protocol != PROTOCOL_VERSION {
                     return Err(RemoteError::Version {
                         host: self.host.to_string(),
@@ -112,11 +102,7 @@ impl AgentConn {
                         path: path.into(),
                     });
                 }
-                self.facts = AgentFacts {
-                    version,
-                    hostname,
-                    cpus,
-                };
+                self.facts = AgentFacts { cpus };
                 Ok(())
             }
             other => Err(self.unexpected("hello", &other)),

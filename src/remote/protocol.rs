@@ -53,6 +53,9 @@ pub struct ServerRequest {
     pub settings: String,
     pub server_cpus: Option<Vec<usize>>,
     pub server_memory: Option<u64>,
+    /// The dataset the workload declares, for the server to hold.
+    #[serde(default)]
+    pub dataset: Option<crate::model::Dataset>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

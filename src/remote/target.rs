@@ -5,6 +5,7 @@
 use super::cluster::SharedAgent;
 use super::conn::CALL_TIMEOUT;
 use super::protocol::{Reply, Request, ServerInfo, ServerRequest};
+use crate::model::Dataset;
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;
 use crate::target::{DatasetInfo, Endpoint, Target, TargetError};
@@ -35,6 +36,7 @@ impl RemoteTarget {
                 settings: toml::to_string(settings).unwrap_or_default(),
                 server_cpus,
                 server_memory,
+                dataset: None,
             },
             info: None,
         }
@@ -46,11 +48,6 @@ impl RemoteTarget {
             kind: "remote",
             message: e.to_string(),
         })
-    }
-
-    /// The agent, for the probe.
-    pub fn agent(&self) -> &SharedAgent {
-        &self.agent
     }
 }
 
@@ -64,12 +61,17 @@ impl Target for RemoteTarget {
     fn start(
         &mut self,
         _placement: &Placement,
+        dataset: Option<&Dataset>,
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
         if shutdown.is_triggered() {
             return Err(TargetError::Interrupted);
         }
-        match self.call(Request::StartServer(self.request.clone()), START_TIMEOUT)? {
+        let request = ServerRequest {
+            dataset: dataset.copied(),
+            ..self.request.clone()
+        };
+        match self.call(Request::StartServer(request), START_TIMEOUT)? {
             Reply::ServerStarted(info) => {
                 let uri = info.endpoint.clone();
                 self.info = Some(info);

@@ -73,6 +73,10 @@ const FIRST: &[&str] = &["run_id", "system", "point_index"];
 const TRIAL: &[&str] = &["trial", "status", "error", "started_at_unix_s"];
 const TAIL: &[&str] = &["client_bound", "client_bound_reason"];
 
+/// One row per trial (every trial, failed ones included with their error),
+/// columns: the run, system and point, one column per sweep axis, the
+/// trial's status, the measurement in the run's throughput unit, and the
+/// client-bound flag. The column names are listed in `docs/report.md`.
 pub fn export(data: &RunData) -> String {
     let unit = super::rows::throughput_unit(data, &mut Vec::new());
     let axes = axes(data);

@@ -5,8 +5,6 @@ use super::rows::{Aggregate, Cell, Rank, SeriesFit};
 use crate::analysis::compare::Verdict;
 use crate::analysis::shape::{shape, CurveShape, PastPeak};
 use crate::analysis::usl::{fit, UslFit, FEW_POINTS};
-use crate::model::AxisTarget;
-use crate::target::ServerKind;
 use serde::Serialize;
 
 /// What the headline (the ranking) may claim, from every verdict against
@@ -72,25 +70,6 @@ pub fn standing(agg: &Aggregate) -> Option<Standing> {
         (0, _, None) => None,
         (tested, 0, _) => Some(Standing::NotSignificant { tested }),
         (tested, points, _) => Some(Standing::Significant { points, tested }),
-    }
-}
-
-/// Whether an axis counts concurrency or processors, the USL's N: the
-/// load's connections and threads, the server's CPUs, and the server
-/// settings its kind lists in [`ServerKind::parallelism`]. The USL is fitted
-/// when the x axis is one of these and a series has at least
-/// [`FEW_POINTS`] (6) distinct x values; a shorter series gets its measured
-/// peak and decline only (see [`too_short_sentence`]). A rate, a memory
-/// limit or a dataset size gets no fit.
-pub fn usl_applies(axis: &AxisTarget, server: Option<&ServerKind>) -> bool {
-    match axis {
-        AxisTarget::Connections | AxisTarget::Threads | AxisTarget::ServerCpus => true,
-        AxisTarget::Rate | AxisTarget::Connreqs | AxisTarget::ServerMemory => false,
-        AxisTarget::Server(setting) => {
-            server.is_some_and(|k| k.parallelism.contains(&setting.as_str()))
-        }
-        // The load's concurrency is the common `connections` and `threads`.
-        AxisTarget::Load(_) => false,
     }
 }
 
@@ -389,23 +368,5 @@ mod tests {
     fn ties_within_noise_use_approx() {
         let line = ranking_line(&[r("Linux", 1.016), r("FreeBSD", 1.0)], 0.02);
         assert_eq!(line, "Linux (102%) ≈ FreeBSD (100%)");
-    }
-
-    #[test]
-    fn usl_only_on_concurrency_axes() {
-        let applies = |name: &str, kind: &str| {
-            let axis = AxisTarget::from_name(name).unwrap();
-            usl_applies(&axis, crate::target::kind(kind).ok())
-        };
-        assert!(applies("connections", "nginx"));
-        assert!(applies("server_cpus", "nginx"));
-        assert!(applies("server.worker_processes", "nginx"));
-        assert!(applies("server.threads", "bind"));
-        assert!(!applies("server.worker_connections", "nginx"));
-        assert!(!applies("server.scale", "postgres"));
-        assert!(!applies("server.worker_processes", "no-such-kind"));
-        assert!(!applies("load.frame_size", "router"));
-        assert!(!applies("rate", "nginx"));
-        assert!(!applies("server_memory", "nginx"));
     }
 }

@@ -12,6 +12,10 @@ use super::rows::Aggregate;
 use crate::store::{Run, RunData};
 use std::fmt::Write;
 
+/// The whole HTML report of one run, as one self-contained document:
+/// aggregated tables, charts, fits and verdicts, plus the hosts section
+/// (multi-host runs) and the flame graphs (`run --profile`) when the store
+/// has them.
 pub fn render(data: &RunData) -> String {
     let extra = Extra {
         hosts: super::hosts::section(data),
@@ -20,7 +24,10 @@ pub fn render(data: &RunData) -> String {
     render_with(&aggregate(data), &data.run, &extra)
 }
 
-pub fn render_aggregate(agg: &Aggregate, run: &Run) -> String {
+/// The report of an already aggregated run, without the hosts and flame
+/// graph sections (they need the trials, not the aggregate).
+#[cfg(test)]
+pub(crate) fn render_aggregate(agg: &Aggregate, run: &Run) -> String {
     render_with(agg, run, &Extra::default())
 }
 

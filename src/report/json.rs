@@ -14,11 +14,14 @@ use serde_json::{json, Map, Value};
 /// The document's `schema` value; bumped when a field changes meaning.
 pub const SCHEMA: &str = "scalelab-report/1";
 
+/// The run as one JSON document (see the module doc); its `schema` field
+/// is [`SCHEMA`].
 pub fn export(data: &RunData) -> Value {
     export_aggregate(&aggregate(data), data)
 }
 
-pub fn export_aggregate(agg: &Aggregate, data: &RunData) -> Value {
+/// As [`export`], from an aggregate already computed from `data`.
+pub(crate) fn export_aggregate(agg: &Aggregate, data: &RunData) -> Value {
     json!({
         "schema": SCHEMA,
         "run": run(&data.run),

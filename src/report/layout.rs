@@ -9,6 +9,7 @@
 //! bar charts with one bar group per point.
 
 use crate::model::{AxisTarget, Coord, Point};
+use crate::target::ServerKind;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
@@ -134,6 +135,25 @@ fn group_label(p: &Point, group_axes: &[String]) -> String {
         .join(" ")
 }
 
+/// Whether an axis counts concurrency or processors, the USL's N: the
+/// load's connections and threads, the server's CPUs, and the server
+/// settings its kind lists in [`ServerKind::parallelism`]. The USL is fitted
+/// when the x axis is one of these and a series has at least
+/// `FEW_POINTS` (6) distinct x values; a shorter series gets its measured
+/// peak and decline only (see `super::fits`). A rate, a memory limit or a
+/// dataset size gets no fit.
+pub fn usl_applies(axis: &AxisTarget, server: Option<&ServerKind>) -> bool {
+    match axis {
+        AxisTarget::Connections | AxisTarget::Threads | AxisTarget::ServerCpus => true,
+        AxisTarget::Rate | AxisTarget::Connreqs | AxisTarget::ServerMemory => false,
+        AxisTarget::Server(setting) => {
+            server.is_some_and(|k| k.parallelism.contains(&setting.as_str()))
+        }
+        // The load's concurrency is the common `connections` and `threads`.
+        AxisTarget::Load(_) | AxisTarget::Dataset(_) => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,5 +215,24 @@ mod tests {
         assert_eq!(l.groups.len(), 1);
         assert_eq!(l.groups[0].points, vec![0, 1]);
         assert_eq!(l.x_of(&pts[0]), None);
+    }
+
+    #[test]
+    fn usl_only_on_concurrency_axes() {
+        let applies = |name: &str, kind: &str| {
+            let axis = AxisTarget::from_name(name).unwrap();
+            usl_applies(&axis, crate::target::kind(kind).ok())
+        };
+        assert!(applies("connections", "nginx"));
+        assert!(applies("server_cpus", "nginx"));
+        assert!(applies("server.worker_processes", "nginx"));
+        assert!(applies("server.threads", "bind"));
+        assert!(!applies("server.worker_connections", "nginx"));
+        assert!(!applies("server.scale", "postgres"), "an old store's axis");
+        assert!(!applies("load.scale", "postgres"));
+        assert!(!applies("server.worker_processes", "no-such-kind"));
+        assert!(!applies("load.frame_size", "router"));
+        assert!(!applies("rate", "nginx"));
+        assert!(!applies("server_memory", "nginx"));
     }
 }

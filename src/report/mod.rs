@@ -1,6 +1,6 @@
 //! Reports: terminal, JSON, CSV, SVG and HTML, one file per format.
 //!
-//! Every format renders the same [`rows::Aggregate`], built once per run by
+//! Every format renders the same `Aggregate`, built once per run by
 //! [`analyse::aggregate`]: per-(system, point) summaries, comparisons against
 //! the baseline, USL fits, curve shapes and the ranking. What each chart and
 //! column means, and the export field names, are in `docs/report.md`.
@@ -9,21 +9,21 @@
 //! and [`csv::export`].
 
 pub mod analyse;
-pub mod charts;
+pub(crate) mod charts;
 pub mod compare_page;
-pub mod context_facts;
+pub(crate) mod context_facts;
 pub mod csv;
-pub mod fits;
-pub mod flames;
+pub(crate) mod fits;
+pub(crate) mod flames;
 pub mod format;
-pub mod hosts;
+pub(crate) mod hosts;
 pub mod html;
 mod html_tables;
 pub mod json;
-pub mod layout;
-pub mod probe_view;
-pub mod rows;
-pub mod svg;
+pub(crate) mod layout;
+pub(crate) mod probe_view;
+pub(crate) mod rows;
+pub(crate) mod svg;
 pub mod terminal;
 #[cfg(test)]
 mod test_support;

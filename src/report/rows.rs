@@ -27,7 +27,7 @@ pub struct Aggregate {
     pub points: Vec<Point>,
     pub layout: Layout,
     /// Whether the x axis counts concurrency or processors, so the USL is
-    /// fitted to it ([`super::fits::usl_applies`]).
+    /// fitted to it ([`super::layout::usl_applies`]).
     pub usl_axis: bool,
     /// One cell per (point, system) that has trials, in sweep then system
     /// order.
@@ -257,7 +257,7 @@ pub fn collect(data: &RunData) -> Aggregate {
         .x_axis
         .as_deref()
         .and_then(|a| points.iter().find_map(|p| p.coord(a)))
-        .is_some_and(|c| super::fits::usl_applies(&c.target, server));
+        .is_some_and(|c| super::layout::usl_applies(&c.target, server));
     let mut cells = Vec::new();
     for p in &points {
         for s in &systems {

@@ -24,7 +24,8 @@ pub fn render_width(data: &RunData, color: bool, width: usize) -> String {
     render_aggregate(&aggregate(data), &data.run, color, width)
 }
 
-pub fn render_aggregate(agg: &Aggregate, run: &Run, color: bool, width: usize) -> String {
+/// As [`render_width`], from an aggregate already computed from the run.
+pub(crate) fn render_aggregate(agg: &Aggregate, run: &Run, color: bool, width: usize) -> String {
     let mut out = header(agg, run, color);
     for (g, group) in agg.layout.groups.iter().enumerate() {
         if agg.layout.groups.len() > 1 {

@@ -6,9 +6,14 @@ use crate::analysis::compare::{Comparison, Verdict};
 /// Which way a verdict points, for colouring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tone {
+    /// A significant change in the good direction (more throughput).
     Better,
+    /// A significant change in the bad direction, or a side excluded as
+    /// not comparable.
     Worse,
+    /// No significant difference (the `~` mark).
     Same,
+    /// Too few trials to judge (the `?` mark).
     Unknown,
 }
 

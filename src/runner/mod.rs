@@ -26,7 +26,6 @@ use trial::{run_trial, TrialCtx};
 
 /// Why a run could not start or go on. A failed trial is not an error: it
 /// is stored with its reason and the sweep goes on.
-#[allow(missing_docs)] // the fields are named by the messages above them
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The store failed.
@@ -40,18 +39,35 @@ pub enum RunError {
     Remote(#[from] crate::remote::RemoteError),
     /// `--resume` was given another experiment than the run's.
     #[error("run {run} was made from a different experiment ({theirs}); resume it with that file")]
-    ResumeMismatch { run: i64, theirs: String },
+    ResumeMismatch {
+        /// The run's id in the store.
+        run: i64,
+        /// The path of the experiment file the run was made from.
+        theirs: String,
+    },
     /// `--resume` was given the run's experiment with changes that change
     /// the measurement.
     #[error("cannot resume run {run}: the experiment changed in ways that change the measurement:\n  {changes}\nresume with the recipe (and --quick setting) the run was made with, or start a new run")]
-    RecipeChanged { run: i64, changes: String },
+    RecipeChanged {
+        /// The run's id in the store.
+        run: i64,
+        /// The changed settings, one per line.
+        changes: String,
+    },
     /// The run's stored experiment no longer parses.
     #[error("cannot read the experiment stored with run {run}: {message}")]
-    StoredRecipe { run: i64, message: String },
+    StoredRecipe {
+        /// The run's id in the store.
+        run: i64,
+        /// The parser's error.
+        message: String,
+    },
     /// A fixed server port is held by another process.
     #[error("system `{system}`: {reason}")]
     PortBusy {
+        /// The system whose server wants the port.
         system: String,
+        /// Which port, and who holds it.
         reason: crate::target::ports::PortError,
     },
 }

@@ -1,7 +1,10 @@
 //! The servers a run keeps: one per system, restarted according to the
-//! experiment's restart policy or when its settings change.
+//! experiment's restart policy or when its settings or its dataset change.
+//! The dataset is the one the load kind declares for the trial
+//! ([`crate::load::dataset`]); the server is started holding it.
 
 use super::sites::ServerSite;
+use crate::model::Dataset;
 use crate::placement::Placement;
 use crate::remote::ssh::SshShell;
 use crate::remote::target::RemoteTarget;
@@ -30,12 +33,25 @@ pub enum ServerError {
     Placement(#[from] crate::placement::PlacementError),
 }
 
-/// Identifies a server configuration: same key, same server.
-fn key_of(r: &Resolved) -> String {
+/// Identifies a server configuration: same key, same server. The dataset
+/// is part of it, so a point on other data (a `load.scale` axis) gets a
+/// server holding that data whatever the restart policy.
+fn key_of(r: &Resolved, dataset: Option<&Dataset>) -> String {
     format!(
-        "{}|{:?}|{:?}|{:?}",
+        "{}|{:?}|{:?}|{:?}|{dataset:?}",
         r.server.kind, r.server.settings, r.server_cpus, r.server_memory
     )
+}
+
+/// The server one trial wants.
+#[derive(Clone, Copy)]
+pub struct Wanted<'a> {
+    /// The sweep point's index (the per-point restart policy counts them).
+    pub point: u32,
+    /// The server's settings and resources at the point.
+    pub resolved: &'a Resolved,
+    /// The dataset the load declares at the point.
+    pub dataset: Option<&'a Dataset>,
 }
 
 /// One slot per system.
@@ -95,18 +111,23 @@ impl Servers {
         Ok((target, placement))
     }
 
-    /// Returns the system's server for this trial, (re)starting it when the
-    /// policy or a settings change asks for it.
+    /// Returns the system's server for this trial, holding `dataset`,
+    /// (re)starting it when the policy or a change of settings or dataset
+    /// asks for it.
     pub fn ensure(
         &mut self,
         system: usize,
-        point: u32,
-        resolved: &Resolved,
+        wanted: &Wanted<'_>,
         policy: Restart,
         base_dir: &Path,
         shutdown: &Shutdown,
     ) -> Result<&mut ActiveServer, ServerError> {
-        let key = key_of(resolved);
+        let Wanted {
+            point,
+            resolved,
+            dataset,
+        } = *wanted;
+        let key = key_of(resolved, dataset);
         let keep = match &self.slots[system] {
             Some(s) if s.key == key && s.target.is_running() => match policy {
                 Restart::Never => true,
@@ -118,7 +139,7 @@ impl Servers {
         if !keep {
             self.stop(system);
             let (mut target, placement) = self.build(system, resolved, base_dir)?;
-            let endpoint = target.start(&placement, shutdown)?;
+            let endpoint = target.start(&placement, dataset, shutdown)?;
             self.slots[system] = Some(ActiveServer {
                 target,
                 placement,

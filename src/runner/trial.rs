@@ -1,7 +1,7 @@
 //! One trial: make sure the server runs, warm up, measure with the probe
 //! running, judge the outcome, and commit it to the store.
 
-use super::servers::Servers;
+use super::servers::{Servers, Wanted};
 use super::sites::{self, ServerProbe, ServerSite};
 use super::RunError;
 use crate::load::{LoadResult, LoadSpec, Pacing};
@@ -194,16 +194,17 @@ fn measure(
     profile: Option<ProfilePolicy>,
 ) -> Result<Measured, String> {
     let policy = cx.exp.trials.restart;
+    // The workload declares its dataset; the server is started holding it.
+    let dataset = crate::load::dataset(&resolved.load.kind, &resolved.load.settings)
+        .map_err(|e| format!("the load's dataset: {e}"))?;
+    let wanted = Wanted {
+        point: point.index,
+        resolved,
+        dataset: dataset.as_ref(),
+    };
     let server = cx
         .servers
-        .ensure(
-            system,
-            point.index,
-            resolved,
-            policy,
-            cx.base_dir,
-            cx.shutdown,
-        )
+        .ensure(system, &wanted, policy, cx.base_dir, cx.shutdown)
         .map_err(|e| format!("server failed to start: {e}"))?;
     server.target.check_port().map_err(|e| e.to_string())?;
     context.placement = Some(server.placement.describe());

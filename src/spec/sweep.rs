@@ -89,7 +89,7 @@ pub fn resolve(
             AxisTarget::Server(k) => {
                 server.insert(k.clone(), c.value.clone());
             }
-            AxisTarget::Load(k) => {
+            AxisTarget::Load(k) | AxisTarget::Dataset(k) => {
                 load.insert(k.clone(), c.value.clone());
             }
             AxisTarget::Connections
@@ -122,7 +122,7 @@ pub fn resolve(
             AxisTarget::Connreqs => common.connreqs = Some(positive_int("connreqs", v)?),
             AxisTarget::ServerCpus => server_cpus = Some(cpus(v)?),
             AxisTarget::ServerMemory => server_memory = Some(memory(v)?),
-            AxisTarget::Server(_) | AxisTarget::Load(_) => {}
+            AxisTarget::Server(_) | AxisTarget::Load(_) | AxisTarget::Dataset(_) => {}
         }
     }
     Ok(Resolved {

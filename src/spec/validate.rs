@@ -86,6 +86,7 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
         check_remote_server(&cx, &server, server_host)?;
     }
     let profile = profile(&cx, raw.profile.as_ref())?;
+    refuse_dataset_in_server(&cx, &server, &systems, &axes)?;
     let exp = Experiment {
         name: raw.name,
         description: raw.description,
@@ -103,6 +104,46 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
     };
     check_every_trial(&cx, &exp)?;
     Ok(exp)
+}
+
+/// The workload declares its dataset in `[load]`: a dataset field in
+/// `[server]`, a system's `server`, or a `"server.<field>"` axis (where
+/// recipes once put them) is refused with the way to write it now.
+fn refuse_dataset_in_server(
+    cx: &Ctx,
+    server: &Component,
+    systems: &[System],
+    axes: &[Axis],
+) -> Result<(), SpecError> {
+    use crate::model::dataset::{moved_message, FIELDS};
+    let field = |t: &toml::Table| FIELDS.iter().copied().find(|f| t.contains_key(*f));
+    if let Some(f) = field(&server.settings) {
+        let fix = format!("move `{f}` from [server] to [load]");
+        return Err(cx.err(&["server", f], moved_message(f), fix));
+    }
+    for (i, sys) in systems.iter().enumerate() {
+        if let Some(f) = field(&sys.server) {
+            let fix = format!("write it as the system's load setting: load = {{ {f} = ... }}");
+            return Err(cx.err(
+                &["system", &i.to_string(), "server", f],
+                moved_message(f),
+                fix,
+            ));
+        }
+    }
+    for axis in axes {
+        if let AxisTarget::Server(f) = &axis.target {
+            if FIELDS.contains(&f.as_str()) {
+                let name = axis.target.name();
+                return Err(cx.err(
+                    &["sweep", &name],
+                    format!("the sweep axis \"{name}\" varies the dataset, which is not a server setting any more"),
+                    format!("sweep \"load.{f}\" instead: the workload declares its dataset"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A server on another host must be able to listen on that host's address:
@@ -582,6 +623,61 @@ mod tests {
             .unwrap()
             + 1;
         assert_eq!(err.line, Some(last_baseline));
+    }
+
+    #[test]
+    fn a_dataset_in_the_server_table_says_where_it_went() {
+        let pg = "name = \"t\"\n[server]\nkind = \"postgres\"\nscale = 10\n[load]\nkind = \"pg\"\n";
+        let err = validate(Path::new("old.toml"), pg, false).unwrap_err();
+        assert_eq!((err.field.as_str(), err.line), ("server.scale", Some(4)));
+        let text = err.to_string();
+        assert!(text.contains("old.toml"), "{text}");
+        assert!(
+            text.contains("move `scale` to [load]: the workload declares its dataset"),
+            "{text}"
+        );
+        let moved = pg.replace("scale = 10\n[load]\n", "[load]\nscale = 10\n");
+        let exp = validate(Path::new("new.toml"), &moved, false).unwrap();
+        assert_eq!(
+            exp.load.settings.get("scale"),
+            Some(&toml::Value::Integer(10))
+        );
+
+        let mysql = "name = \"t\"\n[server]\nkind = \"mariadb\"\n[load]\nkind = \"mysql\"\n\
+                     [[system]]\nlabel = \"a\"\nserver = { table_size = 5 }\n";
+        let err = validate(Path::new("t.toml"), mysql, false).unwrap_err();
+        assert_eq!(err.field, "system[1].server.table_size");
+        assert!(
+            err.to_string().contains("move `table_size` to [load]"),
+            "{err}"
+        );
+
+        let sweep = format!("{pg}[sweep]\n\"server.scale\" = [1, 2]\n").replace("scale = 10\n", "");
+        let err = validate(Path::new("t.toml"), &sweep, false).unwrap_err();
+        assert_eq!(err.field, "sweep.server.scale");
+        assert!(
+            err.to_string().contains("sweep \"load.scale\" instead"),
+            "{err}"
+        );
+    }
+
+    /// The dbsize recipe sweeps the workload's dataset: a typed dataset
+    /// axis, whose every point declares its own pgbench scale.
+    #[test]
+    fn the_dbsize_recipe_sweeps_a_dataset_axis() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/pg-readonly-dbsize.toml");
+        let exp = crate::spec::Experiment::load(&path, true).unwrap();
+        assert_eq!(exp.axes[1].target, AxisTarget::Dataset("scale".into()));
+        let scales: Vec<_> = exp
+            .points()
+            .iter()
+            .map(|p| {
+                let r = resolve(&exp, 0, p).unwrap();
+                crate::load::dataset(&r.load.kind, &r.load.settings).unwrap()
+            })
+            .collect();
+        let pgbench = |scale| Some(crate::model::Dataset::Pgbench { scale });
+        assert_eq!(scales, vec![pgbench(2), pgbench(16), pgbench(32)]);
     }
 
     #[test]

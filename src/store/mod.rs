@@ -29,24 +29,35 @@ pub const SCHEMA_VERSION: i64 = migrate::LATEST;
 
 /// Why the store could not be opened, read or written. Every message says
 /// what to do about it.
-#[allow(missing_docs)] // the fields are named by the messages above them
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The file could not be opened as SQLite.
     #[error("cannot open the store {path}: {source}")]
     Open {
+        /// The store file.
         path: PathBuf,
+        /// SQLite's error.
         source: rusqlite::Error,
     },
     /// The store was written by a newer scalelab.
     #[error("the store {path} has schema version {found}, newer than this scalelab reads ({SCHEMA_VERSION}); use a newer scalelab or a new --store path")]
-    Version { path: PathBuf, found: i64 },
+    Version {
+        /// The store file.
+        path: PathBuf,
+        /// Its schema version.
+        found: i64,
+    },
     /// There is no store at the path.
     #[error("no store at {0}; run an experiment first, or pass the right --store PATH")]
     Missing(PathBuf),
     /// Another live scalelab process holds the run's lease.
     #[error("run {run} is being run right now by scalelab PID {pid}; wait for it to finish or stop it (kill {pid}) before resuming")]
-    RunBusy { run: i64, pid: u32 },
+    RunBusy {
+        /// The run's id in the store.
+        run: i64,
+        /// The process that holds its lease.
+        pid: u32,
+    },
     /// No run matches the selector.
     #[error("no run `{0}` in the store; `scalelab list` shows the runs")]
     NoSuchRun(String),

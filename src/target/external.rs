@@ -180,9 +180,12 @@ impl Target for External {
         KIND
     }
 
+    /// The dataset is the user's: an external server holds what it holds,
+    /// and the workload's declaration only tells the driver its shape.
     fn start(
         &mut self,
         placement: &Placement,
+        _dataset: Option<&crate::model::Dataset>,
         _shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
         if placement.cpus.is_some() || placement.memory.is_some() {

@@ -1,9 +1,11 @@
 //! A trivial server kind that exists only in tests: it proves that a new
 //! kind is this module plus one line in [`KINDS`](super::KINDS). It starts
 //! no process; its endpoint `fake://<speed>` tells the fake load kind how
-//! fast to "answer".
+//! fast to "answer". It "holds" whatever dataset the workload declares and
+//! reports it, so tests can see what the runner handed it.
 
-use super::{Endpoint, Placement, Shutdown, Target, TargetError};
+use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
+use crate::model::Dataset;
 
 const KIND: &str = "fake";
 
@@ -21,6 +23,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
         Ok(Box::new(FakeServer {
             settings: FakeSettings::parse(t)?,
             running: false,
+            dataset: None,
         }))
     },
 };
@@ -54,14 +57,25 @@ impl FakeSettings {
 struct FakeServer {
     settings: FakeSettings,
     running: bool,
+    dataset: Option<DatasetInfo>,
 }
 
 impl Target for FakeServer {
     fn kind(&self) -> &'static str {
         KIND
     }
-    fn start(&mut self, _: &Placement, _: &Shutdown) -> Result<Endpoint, TargetError> {
+    fn start(
+        &mut self,
+        _: &Placement,
+        dataset: Option<&Dataset>,
+        _: &Shutdown,
+    ) -> Result<Endpoint, TargetError> {
         self.running = true;
+        // A fake load: its size is its description's length, in bytes.
+        self.dataset = dataset.map(|d| DatasetInfo {
+            description: d.describe(),
+            bytes: d.describe().len() as u64,
+        });
         Ok(Endpoint {
             uri: format!("fake://{}", self.settings.speed),
         })
@@ -81,5 +95,8 @@ impl Target for FakeServer {
     }
     fn effective_config(&self) -> Option<String> {
         None
+    }
+    fn dataset(&self) -> Option<DatasetInfo> {
+        self.dataset.clone()
     }
 }

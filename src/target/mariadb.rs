@@ -4,8 +4,9 @@
 //! 127.0.0.1 port.
 //!
 //! Each start gets a fresh directory under `BASE/mariadb-XXXXXX/` (`my.cnf`,
-//! `data/`, `error.log`, `init.sql`), removed at stop, and sysbench's
-//! dataset is built into it when `tables` > 0: one load per server start.
+//! `data/`, `error.log`, `init.sql`), removed at stop, and the dataset the
+//! workload declares ([`Dataset::Sysbench`], handed to [`Target::start`]) is
+//! built into it: one load per server start.
 //! An init file creates the database `sbtest` and the TCP user
 //! `sbtest`/`sbtest` on 127.0.0.1, so the endpoint is
 //! `mysql://sbtest:sbtest@127.0.0.1:PORT/sbtest`.
@@ -59,6 +60,8 @@ pub struct Mariadb {
     port: u16,
     version: Option<String>,
     effective: Option<String>,
+    /// What the workload declared for the current start.
+    wanted: Option<Dataset>,
     dataset: Option<DatasetInfo>,
 }
 
@@ -107,6 +110,7 @@ impl Mariadb {
             port: 0,
             version: None,
             effective: None,
+            wanted: None,
             dataset: None,
         })
     }
@@ -228,11 +232,7 @@ impl Mariadb {
             .session(Duration::from_secs(30))
             .map_err(|e| start_error(format!("cannot connect to the server: {e}")))?;
         self.version = s.server_version();
-        if self.settings.tables > 0 {
-            let d = Dataset::Sysbench {
-                tables: self.settings.tables,
-                table_size: self.settings.table_size,
-            };
+        if let Some(d) = self.wanted {
             s.load(&d)
                 .map_err(|e| start_error(format!("building the sysbench dataset failed: {e}")))?;
             self.dataset = Some(DatasetInfo {
@@ -262,9 +262,18 @@ impl Target for Mariadb {
     fn start(
         &mut self,
         placement: &Placement,
+        dataset: Option<&Dataset>,
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
         self.stop()?;
+        self.wanted = match dataset {
+            None | Some(Dataset::Sysbench { .. }) => dataset.copied(),
+            Some(other) => {
+                let holds = "sysbench's dataset (`[load] kind = \"mysql\"`, `tables`)";
+                return Err(super::wrong_dataset(KIND, holds, other));
+            }
+        };
+        self.dataset = None;
         self.port = match self.settings.port {
             Some(p) => p,
             None => process::free_port().map_err(|e| start_error(format!("no free port: {e}")))?,

@@ -12,7 +12,10 @@
 //!
 //! Settings arrive as a TOML table (the experiment's `[server]` merged with a
 //! system's overrides and the sweep point); each kind deserializes its own
-//! typed settings, so unknown or mistyped fields are reported by name.
+//! typed settings, so unknown or mistyped fields are reported by name. The
+//! data a server holds is not among them: the workload declares it, and the
+//! runner hands it to [`Target::start`] as a [`Dataset`]; the target decides
+//! how to build and cache it.
 
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod dns;
@@ -54,6 +57,7 @@ pub const KINDS: &[&ServerKind] = &[
     &fake::SERVER_KIND,
 ];
 
+use crate::model::Dataset;
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;
 use std::path::{Path, PathBuf};
@@ -77,35 +81,59 @@ pub struct DatasetInfo {
 
 /// Why a server could not be configured, started or stopped. Every variant
 /// names the server kind (`kind`) and says what went wrong (`message`).
-#[allow(missing_docs)] // the fields are named by the messages above them
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// Its settings table is invalid.
     #[error("{kind} settings: {message}")]
-    Settings { kind: &'static str, message: String },
+    Settings {
+        /// The server kind (`nginx`, `postgres`, ...).
+        kind: &'static str,
+        /// The field at fault and what a valid value looks like.
+        message: String,
+    },
     /// It could not be started.
     #[error("could not start {kind}: {message}")]
-    Start { kind: &'static str, message: String },
+    Start {
+        /// The server kind (`nginx`, `postgres`, ...).
+        kind: &'static str,
+        /// What failed, with the server's own output where there is some.
+        message: String,
+    },
     /// It could not be stopped completely.
     #[error("could not stop {kind}: {message}")]
-    Stop { kind: &'static str, message: String },
+    Stop {
+        /// The server kind (`nginx`, `postgres`, ...).
+        kind: &'static str,
+        /// Which step of the shutdown failed.
+        message: String,
+    },
     /// It started but did not answer in time.
     #[error("{kind} did not become ready within {waited_s:.0}s: {message}")]
     NotReady {
+        /// The server kind (`nginx`, `postgres`, ...).
         kind: &'static str,
+        /// Seconds waited.
         waited_s: f64,
+        /// The last readiness check's error.
         message: String,
     },
     /// Its binaries are not installed.
     #[error("{kind} is not installed: {message}; run `scalelab doctor --install`")]
-    Missing { kind: &'static str, message: String },
+    Missing {
+        /// The server kind (`nginx`, `postgres`, ...).
+        kind: &'static str,
+        /// The binary or package that is missing.
+        message: String,
+    },
     /// Ctrl-C arrived while waiting.
     #[error("interrupted")]
     Interrupted,
     /// A file or directory operation failed.
     #[error("i/o error on {path}: {source}")]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// The OS error.
         source: std::io::Error,
     },
 }
@@ -129,10 +157,13 @@ impl TargetError {
 pub trait Target: Send {
     /// The kind's registry name (`nginx`, `postgres`, ...).
     fn kind(&self) -> &'static str;
-    /// Starts the server inside `placement` and waits until it answers.
+    /// Starts the server inside `placement`, holding `dataset` (the one the
+    /// workload declares, if any), and waits until it answers. A kind that
+    /// cannot hold the dataset refuses it ([`refuse_dataset`]).
     fn start(
         &mut self,
         placement: &Placement,
+        dataset: Option<&Dataset>,
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError>;
     /// Stops the server and waits until its processes are gone. Idempotent.
@@ -205,10 +236,37 @@ pub fn build(
     settings: &toml::Table,
     base_dir: &Path,
 ) -> Result<Box<dyn Target>, TargetError> {
-    (self::kind(kind)?.build)(settings, base_dir)
+    let k = self::kind(kind)?;
+    crate::model::dataset::refuse_in_server(settings)
+        .map_err(|m| TargetError::settings(k.name, m))?;
+    (k.build)(settings, base_dir)
 }
 
 /// Checks a settings table without starting anything (spec validation).
 pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), TargetError> {
-    (self::kind(kind)?.check)(settings)
+    let k = self::kind(kind)?;
+    crate::model::dataset::refuse_in_server(settings)
+        .map_err(|m| TargetError::settings(k.name, m))?;
+    (k.check)(settings)
+}
+
+/// The error of a kind that holds no data when a workload declares some
+/// (an HTTP server asked for pgbench's tables): `Ok` without a dataset.
+pub fn refuse_dataset(kind: &'static str, dataset: Option<&Dataset>) -> Result<(), TargetError> {
+    match dataset {
+        None => Ok(()),
+        Some(d) => Err(wrong_dataset(kind, "no dataset", d)),
+    }
+}
+
+/// The error of a kind asked to hold a dataset it cannot: `holds` says
+/// what it does hold and which workload declares that.
+pub fn wrong_dataset(kind: &'static str, holds: &str, declared: &Dataset) -> TargetError {
+    TargetError::Start {
+        kind,
+        message: format!(
+            "{kind} holds {holds}, but the workload declares {}; use a load kind that speaks to {kind}",
+            declared.describe()
+        ),
+    }
 }

@@ -339,8 +339,10 @@ impl Target for Nginx {
     fn start(
         &mut self,
         placement: &Placement,
+        dataset: Option<&crate::model::Dataset>,
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
+        super::refuse_dataset(KIND, dataset)?;
         self.stop()?;
         let bin = Self::binary()?;
         let port = match self.settings.port {

@@ -1,11 +1,13 @@
 //! A managed PostgreSQL: initdb, start, stop, and pgbench's dataset.
 //!
-//! The cluster lives under `BASE/postgres/scale-<S>-<hash>/` (`data/`,
-//! `server.log`, `dataset.json`), where the hash covers what initdb and the
-//! dataset depend on (server binary and version). It is kept across trials
-//! and runs: a marker written after initdb and the dataset load say it is
-//! complete, so a later start at the same scale reuses it, and an
-//! interrupted build is redone. Settings that only need a restart
+//! The dataset is the workload's ([`Dataset::Pgbench`], handed to
+//! [`Target::start`]); how it is cached is this target's. The cluster lives
+//! under `BASE/postgres/scale-<S>-<hash>/` (`data/`, `server.log`,
+//! `dataset.json`; S is 0 without a dataset), where the hash covers what
+//! initdb and the dataset depend on (server binary and version). It is kept
+//! across trials and runs: a marker written after initdb and the dataset
+//! load say it is complete, so a later start at the same scale reuses it,
+//! and an interrupted build is redone. Settings that only need a restart
 //! (`shared_buffers`, ...) go to `data/scalelab.conf`, rewritten at every
 //! start, so changing them never forces a re-init.
 //!
@@ -91,6 +93,10 @@ pub struct Postgres {
     version: String,
     user: ServerUser,
     base_dir: PathBuf,
+    /// Covers what initdb and the dataset depend on (see the module doc).
+    hash: u64,
+    /// The pgbench scale of the cluster in use (0: no dataset).
+    scale: u32,
     instance: PathBuf,
     running: Option<Running>,
     dataset: Option<DatasetInfo>,
@@ -133,16 +139,15 @@ impl Postgres {
             &bin_dir.display().to_string(),
             &INITDB_ARGS.join(" "),
         ]);
-        let instance = base_dir
-            .join("postgres")
-            .join(format!("scale-{}-{hash:016x}", settings.scale));
         Ok(Postgres {
             settings,
             bin_dir,
             version,
             user: ServerUser::detect()?,
             base_dir: base_dir.to_path_buf(),
-            instance,
+            hash,
+            scale: 0,
+            instance: instance_dir(base_dir, 0, hash),
             running: None,
             dataset: None,
             effective: None,
@@ -226,10 +231,25 @@ impl Postgres {
             .map_err(|e| start_error(format!("cannot connect to the server: {e}")))
     }
 
-    /// The dataset the settings ask for (none at scale 0).
+    /// The dataset of the cluster in use (none at scale 0).
     fn wanted_dataset(&self) -> Option<Dataset> {
-        let scale = self.settings.scale;
+        let scale = self.scale;
         (scale > 0).then_some(Dataset::Pgbench { scale })
+    }
+
+    /// Switches to the cluster of `dataset` (one per scale), refusing data
+    /// a PostgreSQL does not hold.
+    fn use_dataset(&mut self, dataset: Option<&Dataset>) -> Result<(), TargetError> {
+        self.scale = match dataset {
+            None => 0,
+            Some(Dataset::Pgbench { scale }) => *scale,
+            Some(other) => {
+                let holds = "pgbench's dataset (`[load] kind = \"pg\"`, `scale`)";
+                return Err(super::wrong_dataset(KIND, holds, other));
+            }
+        };
+        self.instance = instance_dir(&self.base_dir, self.scale, self.hash);
+        Ok(())
     }
 
     /// Creates the directories the server user needs, owned by it.
@@ -247,7 +267,7 @@ impl Postgres {
         let marker: Option<Marker> = std::fs::read_to_string(self.marker_path())
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok());
-        marker.is_some_and(|m| m.scale == self.settings.scale && m.version == self.version)
+        marker.is_some_and(|m| m.scale == self.scale && m.version == self.version)
             && self.data_dir().join("PG_VERSION").is_file()
     }
 
@@ -273,7 +293,7 @@ impl Postgres {
 
     fn write_marker(&self) -> Result<(), TargetError> {
         let m = Marker {
-            scale: self.settings.scale,
+            scale: self.scale,
             version: self.version.clone(),
         };
         let path = self.marker_path();
@@ -424,7 +444,7 @@ impl Postgres {
                 session.load(d).map_err(|e| {
                     start_error(format!(
                         "building the pgbench dataset at scale {} failed: {e}",
-                        self.settings.scale
+                        self.scale
                     ))
                 })?;
             }
@@ -474,6 +494,13 @@ impl Postgres {
     }
 }
 
+/// `BASE/postgres/scale-<S>-<hash>`: one cluster per scale and server build.
+fn instance_dir(base_dir: &Path, scale: u32, hash: u64) -> PathBuf {
+    base_dir
+        .join("postgres")
+        .join(format!("scale-{scale}-{hash:016x}"))
+}
+
 fn port_taken(e: &TargetError) -> bool {
     e.to_string().contains("could not bind")
 }
@@ -501,9 +528,12 @@ impl Target for Postgres {
     fn start(
         &mut self,
         placement: &Placement,
+        dataset: Option<&Dataset>,
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
         self.stop()?;
+        self.use_dataset(dataset)?;
+        self.dataset = None;
         self.prepare_dirs()?;
         self.reclaim_leftover()?;
         let fresh = !self.is_complete();

@@ -204,7 +204,7 @@ pub fn group_members(pgid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Direct children of `pid`, from /proc/<pid>/task/*/children.
+/// Direct children of `pid`, from `/proc/<pid>/task/*/children`.
 pub fn children_of(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {

@@ -8,6 +8,7 @@ use hickory_proto::rr::RecordType;
 use scalelab::load::dns::ask::ask;
 use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
 use scalelab::load::{Driver, LoadSpec};
+use scalelab::model::Dataset;
 use scalelab::netns;
 use scalelab::placement::Placement;
 use scalelab::shutdown::Shutdown;
@@ -22,9 +23,12 @@ fn table(text: &str) -> toml::Table {
     toml::from_str(text).unwrap()
 }
 
-fn start(mut lab: DnsLab) -> (DnsLab, String) {
+/// Starts `lab` with zones of `hosts` hosts, the dataset a dns workload
+/// drawing from that many names declares.
+fn start(mut lab: DnsLab, hosts: u32) -> (DnsLab, String) {
+    let zones = Dataset::DnsZones { hosts };
     let ep = lab
-        .start(&Placement::unconstrained(), &Shutdown::new())
+        .start(&Placement::unconstrained(), Some(&zones), &Shutdown::new())
         .unwrap();
     (lab, ep.uri)
 }
@@ -48,6 +52,7 @@ fn query_file(dir: &Path, text: &str) -> std::path::PathBuf {
 fn driver(uri: &str, file: &Path) -> DnsDriver {
     let settings = DnsSettings {
         queries: QuerySource::File(file.to_path_buf()),
+        names: None,
         max_outstanding: 20,
         max_rate: None,
     };
@@ -74,7 +79,7 @@ fn assert_only_lo(lab: &DnsLab) {
 #[test]
 fn nsd_serves_the_lab_zones_and_nothing_leaves() {
     let base = tempfile::tempdir().unwrap();
-    let (mut lab, uri) = start(nsd::target(&table("names = 500"), base.path()).unwrap());
+    let (mut lab, uri) = start(nsd::target(&toml::Table::new(), base.path()).unwrap(), 500);
     let ns = ns_of(&lab);
     assert!(
         uri.starts_with("dns://127.0.0.2:53?netns=scalelab-dns-"),
@@ -114,6 +119,16 @@ fn nsd_serves_the_lab_zones_and_nothing_leaves() {
     assert_eq!(d.codes["NXDOMAIN"], 1000);
     assert_only_lo(&lab);
     assert!(lab.version().unwrap().contains("NSD"));
+    let zones = lab
+        .dataset()
+        .expect("the zones are recorded as the dataset");
+    assert_eq!(zones.description, "DNS zones with 500 hosts");
+    let zone_dir = lab.run_dir().unwrap().join("zones");
+    let on_disk: u64 = std::fs::read_dir(&zone_dir)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    assert_eq!(zones.bytes, on_disk);
     let pid = lab.root_pid().unwrap();
     lab.stop().unwrap();
     assert!(!is_alive(pid), "NSD stopped");
@@ -145,8 +160,10 @@ fn unbound_queries(lab: &DnsLab) -> u64 {
 #[test]
 fn unbound_resolves_the_lab_refuses_the_world_and_counts_agree() {
     let base = tempfile::tempdir().unwrap();
-    let (lab, uri) =
-        start(unbound::target(&table("names = 300\nthreads = 2"), base.path()).unwrap());
+    let (lab, uri) = start(
+        unbound::target(&table("threads = 2"), base.path()).unwrap(),
+        300,
+    );
     let outside = rcode(&lab, "127.0.0.1", "example.com.", RecordType::A);
     assert!(
         matches!(outside, ResponseCode::Refused | ResponseCode::ServFail),
@@ -190,7 +207,10 @@ fn unbound_resolves_the_lab_refuses_the_world_and_counts_agree() {
 #[test]
 fn bind_resolves_the_lab_and_fails_the_world() {
     let base = tempfile::tempdir().unwrap();
-    let (lab, _uri) = start(bind::target(&table("names = 100\nthreads = 2"), base.path()).unwrap());
+    let (lab, _uri) = start(
+        bind::target(&table("threads = 2"), base.path()).unwrap(),
+        100,
+    );
     assert_eq!(
         rcode(&lab, "127.0.0.1", "h42.bench.test.", RecordType::A),
         ResponseCode::NoError
@@ -213,7 +233,7 @@ fn a_resolver_config_that_fails_shows_its_log() {
     let base = tempfile::tempdir().unwrap();
     let mut lab = unbound::target(&table("extra = \"no-such-option: 1\""), base.path()).unwrap();
     let e = lab
-        .start(&Placement::unconstrained(), &Shutdown::new())
+        .start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap_err()
         .to_string();
     assert!(e.contains("unbound exited during startup"), "{e}");
@@ -243,11 +263,12 @@ fn a_dead_runs_namespace_is_reclaimed() {
 #[test]
 fn ramp_and_fixed_rate_keep_their_schedule() {
     let base = tempfile::tempdir().unwrap();
-    let (_lab, uri) = start(nsd::target(&table("names = 100"), base.path()).unwrap());
+    let (_lab, uri) = start(nsd::target(&toml::Table::new(), base.path()).unwrap(), 100);
     let q = query_file(base.path(), "h1.bench.test A\nh2.bench.test A\n");
     let ramp = DnsDriver::new(
         DnsSettings {
             queries: QuerySource::File(q.clone()),
+            names: None,
             max_outstanding: 100,
             max_rate: Some(4000.0),
         },
@@ -404,7 +425,7 @@ fn a_resolver_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
     let exp = dir.path().join("exp.toml");
     std::fs::write(
         &exp,
-        "name = \"dns-death\"\n[server]\nkind = \"unbound\"\nnames = 200\n\
+        "name = \"dns-death\"\n[server]\nkind = \"unbound\"\n\
          [load]\nkind = \"dns\"\nqueries = { names = 200, count = 2000 }\ntimeout = \"500ms\"\n\
          [sweep]\nconnections = [1, 2]\n\
          [trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"per_trial\"\n",

@@ -251,7 +251,7 @@ impl Nginx {
         let mut last_error = None;
         // A free port can be taken by someone else before nginx binds it.
         for _ in 0..3 {
-            match target.start(&Placement::unconstrained(), &Shutdown::new()) {
+            match target.start(&Placement::unconstrained(), None, &Shutdown::new()) {
                 Ok(ep) => {
                     return Nginx {
                         _target: target,

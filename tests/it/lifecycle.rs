@@ -25,38 +25,38 @@ const KINDS: &[(&str, &str, usize, &str)] = &[
         "postgres",
         "postgres",
         4,
-        "[server]\nkind = \"postgres\"\nscale = 1\n[load]\nkind = \"pg\"\nscript = \"select-only\"\nrate = 200\n",
+        "[server]\nkind = \"postgres\"\n[load]\nkind = \"pg\"\nscale = 1\nscript = \"select-only\"\nrate = 200\n",
     ),
     (
         "nsd",
         "nsd: server 1", // NSD renames its processes
         1,
-        "[server]\nkind = \"nsd\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+        "[server]\nkind = \"nsd\"\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
     ),
     (
         "unbound",
         "unbound",
         1,
-        "[server]\nkind = \"unbound\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+        "[server]\nkind = \"unbound\"\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
     ),
     (
         "bind",
         "named",
         1,
-        "[server]\nkind = \"bind\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+        "[server]\nkind = \"bind\"\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
     ),
     (
         "resolver",
         "unbound",
         1,
-        "[server]\nkind = \"resolver\"\nsoftware = \"unbound\"\nnames = 100\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
+        "[server]\nkind = \"resolver\"\nsoftware = \"unbound\"\n[load]\nkind = \"dns\"\nqueries = { names = 100, count = 1000 }\n",
     ),
     (
         "mariadb",
         "mariadbd",
         1,
-        "[server]\nkind = \"mariadb\"\ntables = 1\ntable_size = 100\n\
-         [load]\nkind = \"mysql\"\nscript = \"oltp_point_select\"\n",
+        "[server]\nkind = \"mariadb\"\n\
+         [load]\nkind = \"mysql\"\ntables = 1\ntable_size = 100\nscript = \"oltp_point_select\"\n",
     ),
 ];
 

@@ -7,6 +7,7 @@ use crate::support::{run, scalelab, stderr, stdout};
 use scalelab::load::mysql::client::Client;
 use scalelab::load::mysql::{MysqlDriver, MysqlSettings, MysqlUrl, ScriptKind};
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::model::Dataset;
 use scalelab::placement::Placement;
 use scalelab::shutdown::Shutdown;
 use scalelab::store::{Store, TrialStatus};
@@ -21,12 +22,19 @@ struct Server {
     _base: tempfile::TempDir,
 }
 
-fn server(settings: &str) -> Server {
+/// A server holding sysbench's `tables` tables of `table_size` rows (none
+/// at 0 tables), as a `mysql` workload with `tables` declares them.
+fn server(tables: u32, table_size: u32, settings: &str) -> Server {
     let base = tempfile::tempdir().unwrap();
     let table: toml::Table = settings.parse().unwrap();
     let mut db = Mariadb::new(&table, base.path()).unwrap();
+    let dataset = (tables > 0).then_some(Dataset::Sysbench { tables, table_size });
     let endpoint = db
-        .start(&Placement::unconstrained(), &Shutdown::new())
+        .start(
+            &Placement::unconstrained(),
+            dataset.as_ref(),
+            &Shutdown::new(),
+        )
         .unwrap();
     Server {
         db,
@@ -68,7 +76,9 @@ fn exact(connections: u32, threads: u32, transactions: u64) -> LoadSpec {
 #[test]
 fn mariadb_records_version_settings_and_sysbench_dataset() {
     let mut s = server(
-        "tables = 2\ntable_size = 500\nthread_handling = \"pool-of-threads\"\n\
+        2,
+        500,
+        "thread_handling = \"pool-of-threads\"\n\
          thread_pool_size = 3\ninnodb_flush_log_at_trx_commit = 2\nextra = [\"table_open_cache = 321\"]",
     );
     assert!(
@@ -116,7 +126,7 @@ fn mariadb_records_version_settings_and_sysbench_dataset() {
 
 #[test]
 fn mariadb_counts_agree_with_show_global_status() {
-    let s = server("tables = 2\ntable_size = 1000");
+    let s = server(2, 1000, "");
     let (commits, executes) = (s.status("Com_commit"), s.status("Com_stmt_execute"));
     let r = s.run(ScriptKind::OltpReadOnly, &exact(4, 2, 300));
     assert_eq!(r.requests, 300, "{:?}", r.errors);
@@ -136,7 +146,7 @@ fn mariadb_counts_agree_with_show_global_status() {
 
 #[test]
 fn mariadb_read_write_keeps_the_data_consistent() {
-    let s = server("tables = 2\ntable_size = 200\ninnodb_flush_log_at_trx_commit = 2");
+    let s = server(2, 200, "innodb_flush_log_at_trx_commit = 2");
     let (commits, rollbacks) = (s.status("Com_commit"), s.status("Com_rollback"));
     // A small, hot table and 8 connections: conflicts happen.
     let r = s.run(ScriptKind::OltpReadWrite, &exact(8, 2, 800));
@@ -172,7 +182,7 @@ fn mariadb_read_write_keeps_the_data_consistent() {
 
 #[test]
 fn mariadb_open_loop_holds_the_rate() {
-    let s = server("tables = 1\ntable_size = 1000");
+    let s = server(1, 1000, "");
     let mut open = LoadSpec::closed(2, 1, Duration::from_secs(2));
     open.pacing = Pacing::Open { rate: 200.0 };
     let r = s.run(ScriptKind::OltpPointSelect, &open);
@@ -187,7 +197,7 @@ fn mariadb_open_loop_holds_the_rate() {
 
 #[test]
 fn mariadb_cli_initializes_runs_and_explains_bad_input() {
-    let s = server("tables = 0");
+    let s = server(0, 0, "");
     let url = &s.url;
     let out = run(&[
         "load",
@@ -291,8 +301,8 @@ fn mariadb_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
     let exp = dir.path().join("exp.toml");
     std::fs::write(
         &exp,
-        "name = \"it\"\n[server]\nkind = \"mariadb\"\ntables = 1\ntable_size = 1000\n\
-         [load]\nkind = \"mysql\"\nscript = \"oltp_point_select\"\ntimeout = \"2s\"\n\
+        "name = \"it\"\n[server]\nkind = \"mariadb\"\n\
+         [load]\nkind = \"mysql\"\ntables = 1\ntable_size = 1000\nscript = \"oltp_point_select\"\ntimeout = \"2s\"\n\
          [sweep]\nconnections = [2, 4]\n[trials]\nduration = \"6s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
          restart = \"per_trial\"\n",
     )

@@ -28,7 +28,7 @@ fn serves_the_seed_files_and_stops_cleanly() {
     let base = tempfile::tempdir().unwrap();
     let mut t = target::build("nginx", &settings("worker_processes = 2"), base.path()).unwrap();
     let ep = t
-        .start(&Placement::unconstrained(), &Shutdown::new())
+        .start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
     let root = t.root_pid().unwrap();
     let workers = target::process::children_of(root);
@@ -60,7 +60,7 @@ fn a_bad_setting_gives_nginx_own_words() {
     )
     .unwrap();
     let err = t
-        .start(&Placement::unconstrained(), &Shutdown::new())
+        .start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap_err()
         .to_string();
     assert!(err.contains("no_such_directive"), "{err}");
@@ -71,7 +71,7 @@ fn a_bad_setting_gives_nginx_own_words() {
 fn drop_stops_the_server() {
     let base = tempfile::tempdir().unwrap();
     let mut t = target::build("nginx", &toml::Table::new(), base.path()).unwrap();
-    t.start(&Placement::unconstrained(), &Shutdown::new())
+    t.start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
     let root = t.root_pid().unwrap();
     drop(t);
@@ -84,7 +84,7 @@ fn pinned_nginx_runs_only_on_its_cpus() {
     let last = scalelab::placement::online_cpus() - 1;
     let placement = Placement::create("it-nginx-pin", Some(vec![last]), None).unwrap();
     let mut t = target::build("nginx", &settings("worker_processes = 2"), base.path()).unwrap();
-    t.start(&placement, &Shutdown::new()).unwrap();
+    t.start(&placement, None, &Shutdown::new()).unwrap();
     let root = t.root_pid().unwrap();
     for pid in std::iter::once(root).chain(target::process::children_of(root)) {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -103,7 +103,7 @@ fn pinned_nginx_runs_only_on_its_cpus() {
 fn workers_that_outlive_a_killed_master_are_stopped_with_it() {
     let base = tempfile::tempdir().unwrap();
     let mut t = target::build("nginx", &settings("worker_processes = 2"), base.path()).unwrap();
-    t.start(&Placement::unconstrained(), &Shutdown::new())
+    t.start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
     let master = t.root_pid().unwrap();
     let workers = target::process::children_of(master);

@@ -6,6 +6,7 @@
 use scalelab::load::pg::client::Client;
 use scalelab::load::pg::{ConnConfig, PgDriver, PgSettings, QueryMode, ScriptKind};
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::model::Dataset;
 use scalelab::placement::Placement;
 use scalelab::shutdown::Shutdown;
 use scalelab::target::postgres::Postgres;
@@ -20,16 +21,26 @@ struct Server {
     _base: tempfile::TempDir,
 }
 
-fn server(settings: &str) -> Server {
+/// A server holding pgbench's dataset at `scale`, as a `pg` workload
+/// with `scale` declares it.
+fn server(scale: u32, settings: &str) -> Server {
     let base = tempfile::tempdir().unwrap();
-    server_in(base, settings)
+    server_in(base, Some(pgbench(scale)), settings)
 }
 
-fn server_in(base: tempfile::TempDir, settings: &str) -> Server {
+fn pgbench(scale: u32) -> Dataset {
+    Dataset::Pgbench { scale }
+}
+
+fn server_in(base: tempfile::TempDir, dataset: Option<Dataset>, settings: &str) -> Server {
     let table: toml::Table = settings.parse().unwrap();
     let mut pg = Postgres::new(&table, base.path()).unwrap();
     let endpoint = pg
-        .start(&Placement::unconstrained(), &Shutdown::new())
+        .start(
+            &Placement::unconstrained(),
+            dataset.as_ref(),
+            &Shutdown::new(),
+        )
         .unwrap();
     Server {
         pg,
@@ -107,7 +118,7 @@ fn assert_balances_agree(s: &Server, transactions: u64) {
 fn postgres_starts_stops_and_reuses_its_cluster() {
     let base = tempfile::tempdir().unwrap();
     let base_path = base.path().to_path_buf();
-    let mut s = server_in(base, "shared_buffers = \"32MB\"");
+    let mut s = server_in(base, None, "shared_buffers = \"32MB\"");
     let pid = s.pg.root_pid().unwrap();
     assert!(s.pg.is_running() && alive(pid));
     assert!(s.pg.version().unwrap().contains("PostgreSQL"));
@@ -137,7 +148,7 @@ fn postgres_starts_stops_and_reuses_its_cluster() {
     let table: toml::Table = "shared_buffers = \"48MB\"".parse().unwrap();
     let mut again = Postgres::new(&table, &base_path).unwrap();
     let endpoint = again
-        .start(&Placement::unconstrained(), &Shutdown::new())
+        .start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
     let cfg = ConnConfig::parse_with_env(&endpoint.uri, |_| None).unwrap();
     let mut c = Client::connect(&cfg, Duration::from_secs(10)).unwrap();
@@ -162,7 +173,7 @@ fn postgres_with_a_bad_setting_fails_clearly_and_leaves_nothing() {
     let table: toml::Table = "shared_buffers = \"lots\"".parse().unwrap();
     let mut pg = Postgres::new(&table, base.path()).unwrap();
     let err = pg
-        .start(&Placement::unconstrained(), &Shutdown::new())
+        .start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap_err()
         .to_string();
     assert!(
@@ -180,9 +191,70 @@ fn postgres_with_a_bad_setting_fails_clearly_and_leaves_nothing() {
     assert!(e.contains("shared_buffer"), "{e}");
 }
 
+/// The dataset comes from the workload, and the target keeps one cluster
+/// per scale: a start at another scale uses another directory, and a later
+/// start at the first scale finds its cluster (and its data) again.
+#[test]
+fn postgres_keeps_one_cluster_per_declared_scale() {
+    let base = tempfile::tempdir().unwrap();
+    let mut pg = Postgres::new(&toml::Table::new(), base.path()).unwrap();
+    let none = Placement::unconstrained();
+    let ep = pg
+        .start(&none, Some(&pgbench(1)), &Shutdown::new())
+        .unwrap();
+    let scale_1 = pg.data_dir();
+    assert!(
+        scale_1.to_string_lossy().contains("/postgres/scale-1-"),
+        "{scale_1:?}"
+    );
+    assert_eq!(pg.dataset().unwrap().description, "pgbench scale 1");
+    let cfg = ConnConfig::parse_with_env(&ep.uri, |_| None).unwrap();
+    let mut c = Client::connect(&cfg, Duration::from_secs(10)).unwrap();
+    c.execute("update pgbench_branches set filler = 'kept' where bid = 1")
+        .unwrap();
+    drop(c);
+
+    pg.start(&none, None, &Shutdown::new()).unwrap();
+    assert!(pg
+        .data_dir()
+        .to_string_lossy()
+        .contains("/postgres/scale-0-"));
+    assert_eq!(pg.dataset(), None, "no dataset declared, none recorded");
+
+    let ep = pg
+        .start(&none, Some(&pgbench(1)), &Shutdown::new())
+        .unwrap();
+    assert_eq!(pg.data_dir(), scale_1);
+    let cfg = ConnConfig::parse_with_env(&ep.uri, |_| None).unwrap();
+    let mut c = Client::connect(&cfg, Duration::from_secs(10)).unwrap();
+    let kept = c
+        .query("select filler from pgbench_branches where bid = 1")
+        .unwrap();
+    assert_eq!(
+        kept[0][0].as_deref().map(str::trim),
+        Some("kept"),
+        "reused, not rebuilt"
+    );
+    drop(c);
+
+    let sysbench = Dataset::Sysbench {
+        tables: 1,
+        table_size: 10,
+    };
+    let e = pg
+        .start(&none, Some(&sysbench), &Shutdown::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("holds pgbench's dataset") && e.contains("sysbench 1 tables"),
+        "{e}"
+    );
+    assert!(!pg.is_running());
+}
+
 #[test]
 fn postgres_dataset_has_pgbench_rows_per_scale() {
-    let s = server("scale = 2");
+    let s = server(2, "");
     assert_eq!(s.int("select count(*) from pgbench_branches"), 2);
     assert_eq!(s.int("select count(*) from pgbench_tellers"), 20);
     assert_eq!(s.int("select count(*) from pgbench_accounts"), 200_000);
@@ -216,7 +288,7 @@ fn postgres_dataset_has_pgbench_rows_per_scale() {
 
 #[test]
 fn postgres_tpcb_like_keeps_balances_consistent() {
-    let s = server("scale = 1");
+    let s = server(1, "");
     let r = s.run(script(ScriptKind::TpcbLike), &spec(4, 2, 2.0));
     assert!(r.requests > 0, "{r:?}");
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
@@ -228,7 +300,7 @@ fn postgres_tpcb_like_keeps_balances_consistent() {
 
 #[test]
 fn postgres_select_only_changes_nothing_and_reconnects_per_transaction() {
-    let s = server("scale = 1");
+    let s = server(1, "");
     s.client()
         .execute("insert into pgbench_history values (1, 1, 1, 7, now(), null)")
         .unwrap();
@@ -272,7 +344,7 @@ fn postgres_select_only_changes_nothing_and_reconnects_per_transaction() {
 
 #[test]
 fn postgres_simple_update_touches_only_accounts_and_history() {
-    let s = server("scale = 1");
+    let s = server(1, "");
     // One client on one thread: the blocking-read path.
     let r = s.run(script(ScriptKind::SimpleUpdate), &spec(1, 1, 1.5));
     assert!(r.requests > 0);
@@ -297,7 +369,10 @@ fn postgres_simple_update_touches_only_accounts_and_history() {
 
 #[test]
 fn postgres_serialization_failures_are_counted_and_retried() {
-    let s = server("scale = 1\nsettings = { default_transaction_isolation = \"serializable\" }");
+    let s = server(
+        1,
+        "settings = { default_transaction_isolation = \"serializable\" }",
+    );
     // Every tpcb-like transaction updates the single branch row, so
     // concurrent clients conflict.
     let once = s.run(script(ScriptKind::TpcbLike), &spec(8, 2, 2.0));
@@ -345,7 +420,7 @@ fn postgres_serialization_failures_are_counted_and_retried() {
 /// threads run select-only: the driver must count the failures, back off,
 /// and return by its deadline.
 fn kill_mid_run(connections: u32, threads: u32) {
-    let mut s = server("scale = 1");
+    let mut s = server(1, "");
     let pid = s.pg.root_pid().unwrap();
     let uri = s.uri.clone();
     let duration = 4.0;
@@ -394,7 +469,7 @@ fn postgres_killed_under_a_single_blocking_client_is_counted_not_hung() {
 
 #[test]
 fn postgres_open_loop_and_exact_counts() {
-    let s = server("scale = 1");
+    let s = server(1, "");
     let mut open = spec(2, 1, 2.0);
     open.pacing = Pacing::Open { rate: 200.0 };
     let r = s.run(script(ScriptKind::SelectOnly), &open);
@@ -423,7 +498,7 @@ fn postgres_open_loop_and_exact_counts() {
 /// balances count exactly what the driver counted.
 #[test]
 fn postgres_extended_and_simple_protocols_count_exactly() {
-    let s = server("scale = 1");
+    let s = server(1, "");
     let mut done = 0;
     for mode in [QueryMode::Extended, QueryMode::Simple] {
         let mut exact = spec(3, 2, 0.0);
@@ -461,7 +536,7 @@ fn postgres_unreachable_server_is_a_clear_error() {
 
 #[test]
 fn postgres_cli_initializes_and_reports_json() {
-    let s = server("");
+    let s = server_in(tempfile::tempdir().unwrap(), None, "");
     let exe = env!("CARGO_BIN_EXE_scalelab");
     let init = std::process::Command::new(exe)
         .args(["load", "pg", &s.uri, "--init", "--scale", "1"])
@@ -537,7 +612,7 @@ fn postgres_cli_initializes_and_reports_json() {
 #[test]
 fn postgres_reclaims_a_server_left_by_a_dead_run() {
     let base = tempfile::tempdir().unwrap();
-    let left = server_in(tempfile::tempdir_in(base.path()).unwrap(), "");
+    let left = server_in(tempfile::tempdir_in(base.path()).unwrap(), None, "");
     let orphan = left.pg.root_pid().unwrap();
     let base_path = left._base.path().to_path_buf();
     let socket_dir = std::fs::read_to_string(left.pg.data_dir().join("postmaster.pid"))
@@ -551,7 +626,7 @@ fn postgres_reclaims_a_server_left_by_a_dead_run() {
     std::mem::forget(left);
     assert!(alive(orphan));
     let mut pg = Postgres::new(&toml::Table::new(), &base_path).unwrap();
-    pg.start(&Placement::unconstrained(), &Shutdown::new())
+    pg.start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
     assert!(
         !alive(orphan),
@@ -579,8 +654,9 @@ fn postgres_runs_wholly_inside_its_placement() {
     .unwrap();
     let dirs = placement.cgroup_dirs();
     assert!(!dirs.is_empty());
-    let mut pg = Postgres::new(&"scale = 1".parse::<toml::Table>().unwrap(), base.path()).unwrap();
-    pg.start(&placement, &Shutdown::new()).unwrap();
+    let mut pg = Postgres::new(&toml::Table::new(), base.path()).unwrap();
+    pg.start(&placement, Some(&pgbench(1)), &Shutdown::new())
+        .unwrap();
     let postmaster = pg.root_pid().unwrap();
     let tree = server_processes(&pg.data_dir());
     assert!(tree.len() > 3, "postmaster and its helpers: {tree:?}");
@@ -612,7 +688,7 @@ fn postgres_runs_wholly_inside_its_placement() {
 fn postgres_starts_over_a_stale_lock_file_whose_pid_is_alive() {
     let base = tempfile::tempdir().unwrap();
     let base_path = base.path().to_path_buf();
-    let mut s = server_in(base, "");
+    let mut s = server_in(base, None, "");
     let data = s.pg.data_dir();
     let lock = std::fs::read_to_string(data.join("postmaster.pid")).unwrap();
     s.pg.stop().unwrap();
@@ -628,7 +704,7 @@ fn postgres_starts_over_a_stale_lock_file_whose_pid_is_alive() {
     std::fs::write(data.join("postmaster.pid"), lines.join("\n") + "\n").unwrap();
     let table = toml::Table::new();
     let mut again = Postgres::new(&table, &base_path).unwrap();
-    let started = again.start(&Placement::unconstrained(), &Shutdown::new());
+    let started = again.start(&Placement::unconstrained(), None, &Shutdown::new());
     let _ = squatter.kill();
     let _ = squatter.wait();
     assert!(started.is_ok(), "{:?}", started.err());

@@ -93,8 +93,8 @@ fn postgres_flame_graphs_cover_the_backends() {
     let dir = tempfile::tempdir().unwrap();
     let (data, html, _) = run(
         dir.path(),
-        "name = \"prof\"\n[server]\nkind = \"postgres\"\nscale = 1\nsynchronous_commit = \"off\"\n\
-         [load]\nkind = \"pg\"\nscript = \"select-only\"\n[sweep]\nconnections = [4]\n\
+        "name = \"prof\"\n[server]\nkind = \"postgres\"\nsynchronous_commit = \"off\"\n\
+         [load]\nkind = \"pg\"\nscale = 1\nscript = \"select-only\"\n[sweep]\nconnections = [4]\n\
          [trials]\nduration = \"600ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
          [[system]]\nlabel = \"pg\"\n",
         None,

@@ -21,7 +21,7 @@ fn router(settings: &str) -> Router {
 
 fn started(r: &mut Router) -> Topology {
     let endpoint = r
-        .start(&Placement::unconstrained(), &Shutdown::new())
+        .start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
     Topology::parse(&endpoint.uri).unwrap()
 }
@@ -205,7 +205,7 @@ fn unpaced_trial_reconciles_whatever_it_loses() {
 fn search_result_is_a_passing_step_with_its_counters() {
     let mut r = router("");
     let endpoint = r
-        .start(&Placement::unconstrained(), &Shutdown::new())
+        .start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
     let driver = ForwardDriver::new(ForwardSettings::default(), &endpoint.uri).unwrap();
     let spec = LoadSpec {

@@ -72,6 +72,19 @@ fn unknown_server_setting() {
     check("unknown_server_setting.toml");
 }
 
+/// Recipes once declared the dataset in `[server]`; now the workload does.
+#[test]
+fn dataset_in_server_says_where_it_went() {
+    check_says(
+        "dataset_in_server.toml",
+        &["move `scale` to [load]: the workload declares its dataset"],
+    );
+    check_says(
+        "dataset_axis_in_server.toml",
+        &["sweep \"load.tables\" instead"],
+    );
+}
+
 #[test]
 fn duplicate_label() {
     check("duplicate_label.toml");

@@ -100,3 +100,47 @@ fn upgrading_keeps_a_declared_noise_and_refuses_newer_stores() {
     let err = Store::open(&path).err().unwrap().to_string();
     assert!(err.contains("schema version 99, newer than"), "{err}");
 }
+
+/// A run made when recipes declared the dataset in `[server]` (`scale`,
+/// swept as `"server.scale"`) is history, not input: its store still opens
+/// and reports, its axis keeps its old name, and the dataset recorded with
+/// each trial is still shown.
+#[test]
+fn a_run_with_the_dataset_in_server_settings_still_reports() {
+    let (_dir, path) = copy_of("stores/quickstart-v1.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let old = "name = \"pg-old\"\n[server]\nkind = \"postgres\"\nscale = 2\n\
+                   [load]\nkind = \"pg\"\n[sweep]\n\"server.scale\" = [2, 4]\n";
+        conn.execute("UPDATE runs SET experiment = ?1 WHERE id = 1", [old])
+            .unwrap();
+        conn.execute(
+            "UPDATE trials SET point = json_array(json_object('axis', 'server.scale', \
+             'value', 2 * (point_index + 1))), context = json_set(context, '$.dataset', \
+             json_object('description', 'pgbench scale ' || (2 * (point_index + 1)), \
+             'bytes', 30000000 * (point_index + 1)))",
+            [],
+        )
+        .unwrap();
+    }
+    let data = Store::open(&path).unwrap().load_run("1").unwrap();
+    assert_eq!(
+        (data.run.server_kind.as_str(), data.run.load_kind.as_str()),
+        ("postgres", "pg")
+    );
+    let axis = &data.trials[0].point.coords[0];
+    assert_eq!(axis.target, AxisTarget::Server("scale".into()));
+    let dataset = data.trials[0].context.dataset.clone().unwrap();
+    assert_eq!(dataset.description, "pgbench scale 2");
+    let text = scalelab::report::terminal::render_width(&data, false, 120);
+    assert!(text.contains("throughput in transactions/s"), "{text}");
+    assert!(text.contains("server.scale"), "{text}");
+    let store = path.to_str().unwrap();
+    let out = support::run(&["export", "1", "--format", "json", "--store", store]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    assert!(support::stdout(&out).contains("pgbench scale 4"));
+    let html = path.with_extension("html");
+    let html = html.to_str().unwrap();
+    let out = support::run(&["--store", store, "report", "1", "-o", html]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+}

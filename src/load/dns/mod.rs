@@ -56,6 +56,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     }],
     check: |t| DnsSettings::parse(t).map(|_| ()),
     build: |t, endpoint| Ok(Box::new(DnsDriver::from_settings(t, endpoint)?)),
+    dataset: |t| Ok(Some(DnsSettings::parse(t)?.dataset())),
 };
 
 /// Where the queries come from: a dnsperf-format file, or a set drawn
@@ -72,6 +73,9 @@ pub enum QuerySource {
 #[serde(deny_unknown_fields)]
 pub struct DnsSettings {
     pub queries: QuerySource,
+    /// Hosts in the lab's zones: the workload's dataset, which the DNS lab
+    /// serves. By default the generated query set's `names`, else 10000.
+    pub names: Option<u32>,
     /// Flat mode's cap on queries in flight (dnsperf -q).
     #[serde(default = "default_outstanding")]
     pub max_outstanding: u32,
@@ -83,6 +87,11 @@ pub struct DnsSettings {
 fn default_outstanding() -> u32 {
     100
 }
+
+/// Hosts in the lab's zones when neither `names` nor a generated query set
+/// says.
+pub const DEFAULT_NAMES: u32 = 10_000;
+const MAX_HOSTS: u32 = crate::model::dns_names::MAX_HOSTS;
 
 impl DnsSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, LoadError> {
@@ -106,7 +115,23 @@ impl DnsSettings {
             g.validate()
                 .map_err(|m| LoadError::Spec(format!("queries: {m}")))?;
         }
+        if let Some(n) = self.names.filter(|n| !(1..=MAX_HOSTS).contains(n)) {
+            return Err(LoadError::Spec(format!(
+                "`names` must be 1 to {MAX_HOSTS} hosts in the lab's zones, got {n}"
+            )));
+        }
         Ok(())
+    }
+
+    /// The dataset these settings declare: the lab's zones with `names`
+    /// hosts, by default those the query set is drawn from.
+    pub fn dataset(&self) -> crate::model::Dataset {
+        let drawn_from = match &self.queries {
+            QuerySource::Generated(g) => Some(g.names),
+            QuerySource::File(_) => None,
+        };
+        let hosts = self.names.or(drawn_from).unwrap_or(DEFAULT_NAMES);
+        crate::model::Dataset::DnsZones { hosts }
     }
 
     /// The query templates, read or generated, then encoded once.
@@ -410,5 +435,22 @@ mod tests {
         assert!(e.contains("names must be"), "{e}");
         let t: toml::Table = toml::from_str("queries = { names = 10, zipf = 1.2 }").unwrap();
         assert!(DnsSettings::parse(&t).is_ok());
+        let t: toml::Table = toml::from_str("queries = \"q.txt\"\nnames = 0").unwrap();
+        let e = DnsSettings::parse(&t).unwrap_err().to_string();
+        assert!(e.contains("`names` must be 1 to 131072"), "{e}");
+    }
+
+    #[test]
+    fn the_zones_hold_the_names_the_queries_are_drawn_from() {
+        use crate::model::Dataset;
+        let zones = |text: &str| {
+            let t: toml::Table = toml::from_str(text).unwrap();
+            DnsSettings::parse(&t).unwrap().dataset()
+        };
+        let hosts = |hosts| Dataset::DnsZones { hosts };
+        assert_eq!(zones("queries = { names = 300 }"), hosts(300));
+        assert_eq!(zones("queries = { names = 300 }\nnames = 500"), hosts(500));
+        assert_eq!(zones("queries = \"q.txt\""), hosts(DEFAULT_NAMES));
+        assert_eq!(zones("queries = \"q.txt\"\nnames = 7"), hosts(7));
     }
 }

@@ -37,6 +37,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     requires: &[],
     check: |t| ForwardSettings::parse(t).map(|_| ()),
     build: |t, endpoint| Ok(Box::new(ForwardDriver::from_settings(t, endpoint)?)),
+    dataset: |_| Ok(None),
 };
 
 /// `[load] kind = "forward"` settings.

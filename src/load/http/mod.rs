@@ -38,6 +38,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     requires: &[],
     check: |t| HttpSettings::parse(t).map(|_| ()),
     build: |t, endpoint| Ok(Box::new(HttpDriver::from_settings(t, endpoint)?)),
+    dataset: |_| Ok(None),
 };
 
 /// Kind-specific settings of an HTTP load (the experiment's `[load]` table).

@@ -44,6 +44,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     requires: &[],
     check: |t| MysqlSettings::parse(t).map(|_| ()),
     build: |t, endpoint| Ok(Box::new(MysqlDriver::from_settings(t, endpoint)?)),
+    dataset: |t| Ok(MysqlSettings::parse(t)?.dataset()),
 };
 
 /// The mysql driver's settings (the `[load]` keys besides the common ones).
@@ -54,10 +55,13 @@ pub struct MysqlSettings {
     /// oltp_write_only | oltp_update_index.
     #[serde(default = "default_script")]
     pub script: ScriptKind,
-    /// Tables to spread over (`--tables`); by default all found.
+    /// Tables to spread over (`--tables`). Given, it declares the workload's
+    /// dataset, which a managed server is loaded with (`sysbench prepare`);
+    /// left out, the load spreads over every sbtest table it finds.
     #[serde(default)]
     pub tables: Option<u32>,
-    /// Rows per table (`--table-size`); by default the rows of sbtest1.
+    /// Rows per table (`--table-size`): of the declared dataset (default
+    /// sysbench's 10000), else the rows of sbtest1.
     #[serde(default)]
     pub table_size: Option<u32>,
     /// `--range_size` of the range selects.
@@ -98,7 +102,19 @@ impl MysqlSettings {
         }
         Ok(s)
     }
+
+    /// The dataset these settings declare: `tables` sbtest tables of
+    /// `table_size` rows (sysbench's default 10000), when `tables` is given.
+    pub fn dataset(&self) -> Option<crate::model::Dataset> {
+        self.tables.map(|tables| crate::model::Dataset::Sysbench {
+            tables,
+            table_size: self.table_size.unwrap_or(DEFAULT_TABLE_SIZE),
+        })
+    }
 }
+
+/// sysbench's `--table-size` default.
+const DEFAULT_TABLE_SIZE: u32 = 10_000;
 
 const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -323,5 +339,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("tables"), "{e}");
+    }
+
+    #[test]
+    fn tables_declare_the_dataset() {
+        use crate::model::Dataset;
+        let s = MysqlSettings::parse(&table("tables = 2\ntable_size = 500")).unwrap();
+        let want = Dataset::Sysbench {
+            tables: 2,
+            table_size: 500,
+        };
+        assert_eq!(s.dataset(), Some(want));
+        let s = MysqlSettings::parse(&table("tables = 3")).unwrap();
+        let want = Dataset::Sysbench {
+            tables: 3,
+            table_size: 10_000,
+        };
+        assert_eq!(s.dataset(), Some(want), "sysbench's default size");
+        let s = MysqlSettings::parse(&table("table_size = 500")).unwrap();
+        assert_eq!(s.dataset(), None, "no tables: whatever the schema has");
     }
 }

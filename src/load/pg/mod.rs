@@ -49,6 +49,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     requires: &[],
     check: |t| PgSettings::parse(t).map(|_| ()),
     build: |t, endpoint| Ok(Box::new(PgDriver::from_settings(t, endpoint)?)),
+    dataset: |t| Ok(PgSettings::parse(t)?.dataset()),
 };
 
 /// The pg driver's settings (the `[load]` keys besides the common ones).
@@ -62,7 +63,10 @@ pub struct PgSettings {
     /// (pgbench `--max-tries`; 1 = no retries).
     #[serde(default = "default_max_tries")]
     pub max_tries: u32,
-    /// The dataset's scale; by default detected from `pgbench_branches`.
+    /// The dataset's scale: the workload's declared dataset, which a managed
+    /// server is loaded with (pgbench `-i -s`) and the scripts draw ids from.
+    /// Left out, no dataset is declared and the scale is detected from
+    /// `pgbench_branches`, as pgbench does.
     #[serde(default)]
     pub scale: Option<u32>,
     /// pgbench's pre-run cleanup: vacuum branches and tellers, truncate
@@ -105,14 +109,24 @@ impl PgSettings {
                 "max_tries must be at least 1 (1 means no retries)".into(),
             ));
         }
-        if s.scale == Some(0) {
-            return Err(LoadError::Spec(
-                "scale must be at least 1, or left out to detect it".into(),
-            ));
+        if let Some(scale) = s.scale.filter(|s| !(1..=MAX_SCALE).contains(s)) {
+            return Err(LoadError::Spec(format!(
+                "`scale` must be 1 to {MAX_SCALE} (pgbench's dataset is about 15 MB per unit), \
+                 or left out to detect it; got {scale}"
+            )));
         }
         Ok(s)
     }
+
+    /// The dataset these settings declare: pgbench's tables at `scale`.
+    pub fn dataset(&self) -> Option<crate::model::Dataset> {
+        self.scale
+            .map(|scale| crate::model::Dataset::Pgbench { scale })
+    }
 }
+
+/// The largest pgbench scale accepted (about 1.5 TB of data).
+const MAX_SCALE: u32 = 100_000;
 
 /// Bound on setup statements (connect, scale detection, vacuum).
 const SETUP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -339,6 +353,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("max_tries"), "{e}");
+        for bad in ["scale = 0", "scale = 100001"] {
+            let e = PgSettings::parse(&table(bad)).unwrap_err().to_string();
+            assert!(
+                e.starts_with("invalid load: `scale` must be 1 to 100000"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_scale_declares_the_dataset() {
+        let s = PgSettings::parse(&table("scale = 4")).unwrap();
+        assert_eq!(
+            s.dataset(),
+            Some(crate::model::Dataset::Pgbench { scale: 4 })
+        );
+        assert_eq!(
+            PgSettings::default().dataset(),
+            None,
+            "detected, not declared"
+        );
     }
 
     #[test]

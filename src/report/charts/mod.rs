@@ -13,7 +13,7 @@
 //! [`seed_panels`] (aligned panels), [`server_figs`] (latency at the top,
 //! memory per worker) and [`ramp`] (DNS response against offered rate).
 
-pub mod compare;
+pub(crate) mod compare;
 mod dataset;
 mod marks;
 mod overlay;
@@ -51,7 +51,6 @@ pub enum ChartKind {
 #[derive(Clone, Debug)]
 pub struct Chart {
     pub kind: ChartKind,
-    pub group: usize,
     pub svg: String,
     /// One sentence on how to read the chart.
     pub caption: String,
@@ -327,7 +326,6 @@ impl<'a> GroupCtx<'a> {
             .filter_map(|i| self.agg.points.iter().find(|p| p.index == *i))
             .collect();
         let mut c = BarChart::new(
-            &self.id("throughput"),
             &format!("Throughput{}", self.suffix),
             &self.x_label(),
             self.agg.unit,
@@ -533,7 +531,6 @@ impl<'a> GroupCtx<'a> {
             _ => "system",
         };
         let mut c = StackedBarChart::new(
-            &self.id("cpu-split"),
             &format!("Where the CPUs went{at}{}", self.suffix),
             x_label,
             "% of all CPUs",
@@ -565,7 +562,6 @@ impl<'a> GroupCtx<'a> {
         }
         Some(Chart {
             kind: ChartKind::CpuBreakdown,
-            group: self.group,
             svg: c.render(),
             caption: "Machine-wide CPU time by state (mean over CPUs, median trial), \
                       including the load generator's share."
@@ -582,12 +578,7 @@ impl<'a> GroupCtx<'a> {
     }
 
     fn chart(&self, kind: ChartKind, svg: String, caption: String) -> Chart {
-        Chart {
-            kind,
-            group: self.group,
-            svg,
-            caption,
-        }
+        Chart { kind, svg, caption }
     }
 }
 

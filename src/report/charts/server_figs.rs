@@ -27,7 +27,7 @@ impl GroupCtx<'_> {
         };
         let names = ["p50", "p90", "p99", "p99.9", "max"];
         let title = format!("Latency percentiles {}{}", self.at(top), self.suffix);
-        let mut c = BarChart::new(&self.id("latency-top"), &title, "percentile", "latency");
+        let mut c = BarChart::new(&title, "percentile", "latency");
         c.axes.categories = names.iter().map(|n| n.to_string()).collect();
         c.axes.y_format = |v| format::latency_us(v).replace(".00", "");
         c.value_format = format::latency_us;

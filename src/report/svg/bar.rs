@@ -17,7 +17,6 @@ pub struct BarChart {
 /// The titles, categories and y axis both kinds of bar chart share.
 #[derive(Clone, Debug)]
 pub struct BarAxes {
-    pub id: String,
     pub title: String,
     pub x_label: String,
     pub y_label: String,
@@ -135,9 +134,8 @@ fn layout(width: f64, y: &Axis, fmt: fn(f64) -> String, plot_height: f64) -> Fra
 }
 
 impl BarAxes {
-    fn new(id: &str, title: &str, x_label: &str, y_label: &str) -> BarAxes {
+    fn new(title: &str, x_label: &str, y_label: &str) -> BarAxes {
         BarAxes {
-            id: id.into(),
             title: title.into(),
             x_label: x_label.into(),
             y_label: y_label.into(),
@@ -191,9 +189,9 @@ impl<'a> Canvas<'a> {
 }
 
 impl BarChart {
-    pub fn new(id: &str, title: &str, x_label: &str, y_label: &str) -> BarChart {
+    pub fn new(title: &str, x_label: &str, y_label: &str) -> BarChart {
         BarChart {
-            axes: BarAxes::new(id, title, x_label, y_label),
+            axes: BarAxes::new(title, x_label, y_label),
             series: Vec::new(),
             value_format: tick,
         }
@@ -252,9 +250,9 @@ impl BarChart {
 }
 
 impl StackedBarChart {
-    pub fn new(id: &str, title: &str, x_label: &str, y_label: &str) -> StackedBarChart {
+    pub fn new(title: &str, x_label: &str, y_label: &str) -> StackedBarChart {
         StackedBarChart {
-            axes: BarAxes::new(id, title, x_label, y_label),
+            axes: BarAxes::new(title, x_label, y_label),
             components: Vec::new(),
             y_max: None,
         }
@@ -323,7 +321,7 @@ mod tests {
 
     #[test]
     fn grouped_bars_per_series_and_category() {
-        let mut c = BarChart::new("b", "Throughput at c=4000", "system", "requests/s");
+        let mut c = BarChart::new("Throughput at c=4000", "system", "requests/s");
         c.axes.categories = vec!["c=4000".into()];
         for (i, (l, v)) in [("Debian", 63_936.0), ("FreeBSD", 82_122.0)]
             .iter()
@@ -348,7 +346,7 @@ mod tests {
 
     #[test]
     fn stacks_sum_to_their_total() {
-        let mut c = StackedBarChart::new("s", "CPU", "system", "% of all CPUs");
+        let mut c = StackedBarChart::new("CPU", "system", "% of all CPUs");
         c.axes.categories = vec!["a".into(), "b".into()];
         c.axes.y_format = |v| format!("{:.0}%", v);
         c.components = vec![

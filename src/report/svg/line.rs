@@ -16,8 +16,6 @@ use std::fmt::Write;
 pub enum YScale {
     /// Linear from zero: the honest default for throughput.
     FromZero,
-    /// Linear over the data's range.
-    Linear,
     /// Log10, for quantities spanning decades (latency).
     Log10,
 }
@@ -340,7 +338,6 @@ impl LineChart {
         let max = max + (max - base) * 0.07 * self.marks.len().min(4) as f64;
         match self.y_scale {
             YScale::FromZero => Axis::linear(min.max(0.0), max, true, 6),
-            YScale::Linear => Axis::linear(min, max, false, 6),
             YScale::Log10 => Axis::log10_nice(&ys),
         }
     }

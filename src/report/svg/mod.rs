@@ -12,7 +12,7 @@ mod bar;
 mod frame;
 mod line;
 mod panels;
-pub mod scale;
+pub(crate) mod scale;
 
 pub use bar::{Bar, BarChart, BarSeries, Component, StackedBarChart};
 pub use line::{Fit, Guide, LineChart, LineStyle, Mark, Pt, Series, XNote, YScale};

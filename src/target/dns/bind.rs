@@ -3,7 +3,7 @@
 //! that address, and a static stub per lab zone pointing at NSD.
 
 use super::nsd::Nsd;
-use super::{binary, check_names, check_threads, default_names, zones, DnsLab, LabServer, Launch};
+use super::{binary, check_threads, zones, DnsLab, LabServer, Launch};
 use crate::target::TargetError;
 use std::path::Path;
 
@@ -32,8 +32,6 @@ fn one() -> u32 {
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BindSettings {
-    #[serde(default = "default_names")]
-    pub names: u32,
     /// `named -n`: worker threads.
     #[serde(default = "one")]
     pub threads: u32,
@@ -50,7 +48,6 @@ impl BindSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: BindSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
-        check_names(KIND, s.names)?;
         check_threads(KIND, "threads", s.threads)?;
         check_threads(KIND, "nsd_threads", s.nsd_threads)?;
         if let Some(v) = &s.max_cache_size {
@@ -76,10 +73,8 @@ pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
         threads: s.nsd_threads,
         extra: None,
     };
-    let names = s.names;
     Ok(DnsLab::new(
         KIND,
-        names,
         vec![Box::new(nsd), Box::new(Bind(s))],
         base_dir,
     ))

@@ -14,6 +14,9 @@
 //!
 //! Kinds: `nsd` (the authoritative server is the target), `unbound` and
 //! `bind` (the resolver is the target; NSD is its upstream).
+//!
+//! The zones hold the dataset the workload declares ([`Dataset::DnsZones`],
+//! from the dns load's `names`), written afresh at every start.
 
 pub mod bind;
 pub mod nsd;
@@ -23,9 +26,9 @@ pub mod zones;
 
 use super::lifecycle::ServerProcess;
 use super::process::{self, WaitError};
-use super::{Endpoint, Placement, Shutdown, Target, TargetError};
+use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
 use crate::kinds::setup;
-use crate::model::{dns_names as names, SetupAddr, SetupProtocol};
+use crate::model::{dns_names as names, Dataset, SetupAddr, SetupProtocol};
 use crate::netns::Netns;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -141,26 +144,40 @@ impl Drop for Lab {
 /// A DNS lab target: NSD alone, or NSD plus a resolver (the last server).
 pub struct DnsLab {
     kind: &'static str,
+    /// Hosts in the zones of the current start (0: only the zones' own
+    /// records, when the workload declares no dataset).
     hosts: u32,
     servers: Vec<Box<dyn LabServer>>,
     base_dir: PathBuf,
     lab: Option<Lab>,
+    dataset: Option<DatasetInfo>,
 }
 
 impl DnsLab {
     /// `servers` start in order; the last one is the target under test.
-    pub fn new(
-        kind: &'static str,
-        hosts: u32,
-        servers: Vec<Box<dyn LabServer>>,
-        base_dir: &Path,
-    ) -> DnsLab {
+    pub fn new(kind: &'static str, servers: Vec<Box<dyn LabServer>>, base_dir: &Path) -> DnsLab {
         DnsLab {
             kind,
-            hosts,
+            hosts: 0,
             servers,
             base_dir: base_dir.to_path_buf(),
             lab: None,
+            dataset: None,
+        }
+    }
+
+    /// The zones' hosts for `dataset`, refusing data a DNS lab does not hold.
+    fn hosts_of(&self, dataset: Option<&Dataset>) -> Result<u32, TargetError> {
+        match dataset {
+            None => Ok(0),
+            Some(Dataset::DnsZones { hosts }) if *hosts <= names::MAX_HOSTS => Ok(*hosts),
+            Some(other) => {
+                let holds = format!(
+                    "zones of up to {} hosts (`[load] kind = \"dns\"`, `names`)",
+                    names::MAX_HOSTS
+                );
+                Err(super::wrong_dataset(self.kind, &holds, other))
+            }
         }
     }
 
@@ -183,15 +200,19 @@ impl DnsLab {
         }
     }
 
-    fn write_zones(&self, dir: &Path) -> Result<Vec<String>, TargetError> {
+    /// Writes the zone files; returns the zones and their bytes.
+    fn write_zones(&self, dir: &Path) -> Result<(Vec<String>, u64), TargetError> {
         let zone_dir = dir.join("zones");
         std::fs::create_dir_all(&zone_dir).map_err(|e| TargetError::io(&zone_dir, e))?;
         let all = names::all_zones(self.hosts);
+        let mut bytes = 0;
         for z in &all {
             let f = zone_dir.join(zones::file_name(z));
-            std::fs::write(&f, zones::render(z, self.hosts)).map_err(|e| TargetError::io(&f, e))?;
+            let text = zones::render(z, self.hosts);
+            bytes += text.len() as u64;
+            std::fs::write(&f, text).map_err(|e| TargetError::io(&f, e))?;
         }
-        Ok(all)
+        Ok((all, bytes))
     }
 
     fn start_one(
@@ -286,7 +307,11 @@ impl DnsLab {
             message: e.to_string(),
         })?;
         let path = dir.path().to_path_buf();
-        let zone_list = self.write_zones(&path)?;
+        let (zone_list, bytes) = self.write_zones(&path)?;
+        self.dataset = (self.hosts > 0).then(|| DatasetInfo {
+            description: Dataset::DnsZones { hosts: self.hosts }.describe(),
+            bytes,
+        });
         let mut lab = Lab {
             servers: Vec::new(),
             netns,
@@ -326,9 +351,12 @@ impl Target for DnsLab {
     fn start(
         &mut self,
         placement: &Placement,
+        dataset: Option<&Dataset>,
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
         self.stop()?;
+        self.hosts = self.hosts_of(dataset)?;
+        self.dataset = None;
         self.start_lab(placement, shutdown)?;
         let ns = self.netns().expect("lab started").name();
         Ok(Endpoint {
@@ -367,28 +395,16 @@ impl Target for DnsLab {
     fn effective_config(&self) -> Option<String> {
         self.lab.as_ref().map(|l| l.configs.clone())
     }
+
+    fn dataset(&self) -> Option<DatasetInfo> {
+        self.dataset.clone()
+    }
 }
 
 impl Drop for DnsLab {
     fn drop(&mut self) {
         let _ = self.stop();
     }
-}
-
-/// Hosts in the lab's zones unless a recipe says otherwise.
-pub fn default_names() -> u32 {
-    10_000
-}
-
-/// Checks a zone size.
-pub fn check_names(kind: &'static str, n: u32) -> Result<(), TargetError> {
-    if n == 0 || n > names::MAX_HOSTS {
-        return Err(TargetError::Settings {
-            kind,
-            message: format!("names must be 1 to {}", names::MAX_HOSTS),
-        });
-    }
-    Ok(())
 }
 
 /// Checks a thread count.

@@ -2,7 +2,7 @@
 //! upstream of the resolver kinds. Response rate limiting is off (Debian's
 //! default limit answers about 3k qps and drops the rest).
 
-use super::{binary, check_names, check_threads, default_names, zones, DnsLab, LabServer, Launch};
+use super::{binary, check_threads, zones, DnsLab, LabServer, Launch};
 use crate::target::TargetError;
 use std::path::Path;
 
@@ -25,9 +25,6 @@ fn one() -> u32 {
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NsdSettings {
-    /// Hosts in the lab's zones (forward and reverse).
-    #[serde(default = "default_names")]
-    pub names: u32,
     /// NSD `server-count`: server processes.
     #[serde(default = "one")]
     pub threads: u32,
@@ -39,7 +36,6 @@ impl NsdSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: NsdSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
-        check_names(KIND, s.names)?;
         check_threads(KIND, "threads", s.threads)?;
         Ok(s)
     }
@@ -52,7 +48,7 @@ pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
         threads: s.threads,
         extra: s.extra,
     };
-    Ok(DnsLab::new(KIND, s.names, vec![Box::new(nsd)], base_dir))
+    Ok(DnsLab::new(KIND, vec![Box::new(nsd)], base_dir))
 }
 
 /// NSD as one of the lab's servers.

@@ -7,7 +7,7 @@
 use super::bind::{Bind, BindSettings};
 use super::nsd::Nsd;
 use super::unbound::{Unbound, UnboundSettings};
-use super::{check_names, check_threads, default_names, DnsLab, LabServer};
+use super::{check_threads, DnsLab, LabServer};
 use crate::target::TargetError;
 use std::path::Path;
 
@@ -43,8 +43,6 @@ fn one() -> u32 {
 #[serde(deny_unknown_fields)]
 pub struct ResolverSettings {
     pub software: Software,
-    #[serde(default = "default_names")]
-    pub names: u32,
     /// BIND `named -n`, Unbound `num-threads`.
     #[serde(default = "one")]
     pub threads: u32,
@@ -60,7 +58,6 @@ impl ResolverSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: ResolverSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
-        check_names(KIND, s.names)?;
         check_threads(KIND, "threads", s.threads)?;
         check_threads(KIND, "nsd_threads", s.nsd_threads)?;
         if let Some(v) = &s.cache_size {
@@ -77,14 +74,12 @@ impl ResolverSettings {
     fn server(&self) -> Box<dyn LabServer> {
         match self.software {
             Software::Bind => Box::new(Bind(BindSettings {
-                names: self.names,
                 threads: self.threads,
                 max_cache_size: self.cache_size.clone(),
                 nsd_threads: self.nsd_threads,
                 extra: self.extra.clone(),
             })),
             Software::Unbound => Box::new(Unbound(UnboundSettings {
-                names: self.names,
                 threads: self.threads,
                 msg_cache_size: self.cache_size.clone(),
                 rrset_cache_size: self.cache_size.clone(),
@@ -102,12 +97,7 @@ pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
         threads: s.nsd_threads,
         extra: None,
     };
-    Ok(DnsLab::new(
-        KIND,
-        s.names,
-        vec![Box::new(nsd), s.server()],
-        base_dir,
-    ))
+    Ok(DnsLab::new(KIND, vec![Box::new(nsd), s.server()], base_dir))
 }
 
 #[cfg(test)]

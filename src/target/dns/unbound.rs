@@ -4,7 +4,7 @@
 //! read `unbound-control stats_noreset`.
 
 use super::nsd::Nsd;
-use super::{binary, check_names, check_threads, default_names, zones, DnsLab, LabServer, Launch};
+use super::{binary, check_threads, zones, DnsLab, LabServer, Launch};
 use crate::target::TargetError;
 use std::path::Path;
 
@@ -33,8 +33,6 @@ fn one() -> u32 {
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UnboundSettings {
-    #[serde(default = "default_names")]
-    pub names: u32,
     /// `num-threads`.
     #[serde(default = "one")]
     pub threads: u32,
@@ -53,7 +51,6 @@ impl UnboundSettings {
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: UnboundSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
-        check_names(KIND, s.names)?;
         check_threads(KIND, "threads", s.threads)?;
         check_threads(KIND, "nsd_threads", s.nsd_threads)?;
         for (field, v) in [
@@ -78,10 +75,8 @@ pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
         threads: s.nsd_threads,
         extra: None,
     };
-    let names = s.names;
     Ok(DnsLab::new(
         KIND,
-        names,
         vec![Box::new(nsd), Box::new(Unbound(s))],
         base_dir,
     ))

@@ -9,8 +9,9 @@
 //! group and every process in the server's cgroups, removes those cgroups,
 //! and exits. A lab's watchdog ([`Watchdog::for_namespaces`]) instead
 //! kills whatever still runs inside the lab's named network namespaces and
-//! removes them, as `ip netns del` does (see [`super::reap_ns`]). A normal stop writes one byte first, which tells the watchdog
-//! to exit without touching anything (scalelab has already cleaned up).
+//! removes them, as `ip netns del` does (see `reap_ns`). A normal stop
+//! writes one byte first, which tells the watchdog to exit without touching
+//! anything (scalelab has already cleaned up).
 //!
 //! The watchdog is forked without exec, so between `fork` and `_exit` it
 //! makes only raw, async-signal-safe system calls on data prepared before

@@ -61,18 +61,8 @@ pub struct MariadbSettings {
     /// Any other `my.cnf` lines for `[mysqld]`, e.g. `["table_open_cache = 4000"]`.
     #[serde(default)]
     pub extra: Vec<String>,
-    /// sysbench dataset built at each start: tables `sbtest1..N`; 0 = none.
-    #[serde(default)]
-    pub tables: u32,
-    /// Rows per table (sysbench's `--table-size`).
-    #[serde(default = "default_table_size")]
-    pub table_size: u32,
     /// Fixed loopback port; default: a free one at each start.
     pub port: Option<u16>,
-}
-
-fn default_table_size() -> u32 {
-    10_000
 }
 
 fn settings_err(message: String) -> TargetError {
@@ -110,9 +100,6 @@ impl MariadbSettings {
             return Err(settings_err(
                 "innodb_flush_log_at_trx_commit must be 0, 1 or 2".into(),
             ));
-        }
-        if s.tables > 0 && s.table_size == 0 {
-            return Err(settings_err("table_size must be at least 1".into()));
         }
         for line in &s.extra {
             let name = option_name(line);

@@ -6,9 +6,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;
 
-/// The largest pgbench scale accepted (about 1.5 TB of data).
-const MAX_SCALE: u32 = 100_000;
-
 /// Settings scalelab itself writes; users cannot override them.
 const MANAGED: &[&str] = &[
     "listen_addresses",
@@ -87,9 +84,6 @@ pub struct PostgresSettings {
     /// Any other postgresql.conf settings, passed through.
     #[serde(default)]
     pub settings: BTreeMap<String, ConfValue>,
-    /// pgbench dataset scale; 0 = no dataset.
-    #[serde(default)]
-    pub scale: u32,
     /// Loopback port; default: a free one at each start.
     pub port: Option<u16>,
     /// Address to listen on; default 127.0.0.1. A multi-host run sets it to
@@ -145,12 +139,6 @@ impl PostgresSettings {
                     )));
                 }
             }
-        }
-        if self.scale > MAX_SCALE {
-            return Err(bad(format!(
-                "`scale` must be 0 to {MAX_SCALE} (pgbench's dataset is about 15 MB per unit), got {}",
-                self.scale
-            )));
         }
         if self.max_connections == Some(0) {
             return Err(bad("max_connections must be at least 1".into()));
@@ -217,11 +205,9 @@ mod tests {
                fsync = false
                synchronous_commit = "off"
                max_connections = 300
-               scale = 4
                settings = { work_mem = "4MB", default_transaction_isolation = "serializable", jit = false, random_page_cost = 1.5, application_name = "it's" }"#,
         )
         .unwrap();
-        assert_eq!(s.scale, 4);
         let conf = s.render_conf(5433, std::path::Path::new("/tmp/sock"));
         for line in [
             "listen_addresses = '127.0.0.1'",
@@ -246,7 +232,6 @@ mod tests {
     #[test]
     fn defaults_set_nothing() {
         let s = parse("").unwrap();
-        assert_eq!(s.scale, 0);
         let conf = s.render_conf(1, std::path::Path::new("/s"));
         assert_eq!(conf.lines().count(), 4, "{conf}");
     }
@@ -269,6 +254,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("control character"), "{e}");
-        assert!(parse("scale = -1").is_err());
+        assert!(parse("max_connections = -1").is_err());
     }
 }

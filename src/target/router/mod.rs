@@ -107,8 +107,10 @@ impl Target for Router {
     fn start(
         &mut self,
         placement: &Placement,
+        dataset: Option<&crate::model::Dataset>,
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
+        crate::target::refuse_dataset(KIND, dataset)?;
         if placement.memory.is_some() {
             return Err(TargetError::Settings {
                 kind: KIND,
