@@ -13,7 +13,7 @@
 #     SELECT), server execution time (its total_exec_time), the backends'
 #     time on CPU and waiting for it (/proc/PID/task/*/schedstat), CPU 1's
 #     idle and softirq share (/proc/stat), the client's CPU, TCP segments
-#     (/proc/net/snmp, so other loopback traffic on the machine adds to it);
+#     (/proc/net/snmp: with RPS=0 other loopback traffic adds to it);
 #   window 2 (perf stat counting tracepoints on the backends and on the
 #     client, which costs a little per syscall): syscalls, recvfrom,
 #     sendto, epoll_wait and context switches per transaction.
@@ -26,8 +26,11 @@
 #
 # Usage: bench/pg-txn-budget.sh
 # Environment: CLIENTS ("4 16"), ROUNDS (4), WINDOW (s, 2), SCALE (10),
-#   SERVER_CPU (1), CLIENT_CPU (0), RPS (0; 1 steers lo's receive work to
-#   the receiving socket's CPU with RPS/RFS for the run, restored after).
+#   SERVER_CPU (1), CLIENT_CPU (0), RPS (0; 1 runs server and clients in a
+#   private network namespace whose lo steers each packet's receive work to
+#   the CPU that reads its socket, with RPS + RFS, as two machines would:
+#   then the client no longer runs the backends' TCP receive. Needs root;
+#   the host's lo is untouched).
 # Takes about ROUNDS * |CLIENTS| * 2 * (2 * WINDOW + 2) s plus setup:
 # ~2 min by default. Run it under `flock /work/helpers/bench.lock`.
 set -euo pipefail
@@ -59,36 +62,29 @@ if [ "$(id -u)" = 0 ]; then
     chown postgres "$WORK"
     AS_PG=(runuser -u postgres --)
 fi
-RPS_SAVED=
+# shellcheck source=bench/rfs-netns.sh
+. bench/rfs-netns.sh
 cleanup() {
-    if [ -n "$RPS_SAVED" ]; then
-        echo "$RPS_SAVED" >/sys/class/net/lo/queues/rx-0/rps_cpus
-        echo 0 >/sys/class/net/lo/queues/rx-0/rps_flow_cnt
-        echo 0 >/proc/sys/net/core/rps_sock_flow_entries
-    fi
-    "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -m fast -w stop >/dev/null 2>&1 || true
+    "${IN_NS[@]}" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -m fast -w stop >/dev/null 2>&1 || true
+    rfs_netns_down
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
 if [ "$RPS" = 1 ]; then
-    RPS_SAVED=$(cat /sys/class/net/lo/queues/rx-0/rps_cpus)
-    echo 32768 >/proc/sys/net/core/rps_sock_flow_entries
-    echo 32768 >/sys/class/net/lo/queues/rx-0/rps_flow_cnt
-    printf '%x\n' $(((1 << SERVER_CPU) | (1 << CLIENT_CPU))) >/sys/class/net/lo/queues/rx-0/rps_cpus
+    rfs_netns_up "pg-txn-budget-$$" "$SERVER_CPU" "$CLIENT_CPU"
 fi
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "${AS_PG[@]}" "$BIN_DIR/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync \
     --encoding=UTF8 --locale=C >"$WORK/initdb.out"
-taskset -c "$SERVER_CPU" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -l "$WORK/server.log" -w \
+taskset -c "$SERVER_CPU" "${IN_NS[@]}" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -l "$WORK/server.log" -w \
     -o "-c listen_addresses=127.0.0.1 -p $PORT -c unix_socket_directories=$WORK -c synchronous_commit=off -c shared_preload_libraries=pg_stat_statements" \
     start >/dev/null
 CONN="host=127.0.0.1 port=$PORT user=postgres dbname=postgres"
 echo "server: $("$BIN_DIR/postgres" --version), CPU $SERVER_CPU, port $PORT; clients on CPU $CLIENT_CPU; RPS=$RPS" >&2
-pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PORT" -U postgres postgres 2>"$WORK/init.out"
-SQL_CMD="psql -X -A -t -q -h 127.0.0.1 -p $PORT -U postgres -d postgres -c"
+"${IN_NS[@]}" pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PORT" -U postgres postgres 2>"$WORK/init.out"
+SQL_CMD="${IN_NS[*]} psql -X -A -t -q -h 127.0.0.1 -p $PORT -U postgres -d postgres -c"
 sql() { $SQL_CMD "$1"; }
 sql "CREATE EXTENSION pg_stat_statements" >/dev/null
 
@@ -119,7 +115,7 @@ snapshot() { # CLIENT_PID BACKEND_PIDS...
     read -r run wait < <(schedstat_sum "$client")
     echo "cl_run=$run cl_wait=$wait"
     awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) col[$i] = i; h = 1 } else
-        print "segs=" $col["InSegs"] }' /proc/net/snmp
+        print "segs=" $col["InSegs"] }' <("${IN_NS[@]}" cat /proc/net/snmp)
 }
 # The named values of a snapshot file as shell assignments with a prefix.
 load() { tr ' ' '\n' <"$1" | grep = | sed "s/^/$2/"; }
@@ -152,10 +148,10 @@ run() {
     local tool=$1 clients=$2 pid backends
     local duration=$((2 * WINDOW + 2))
     if [ "$tool" = pgbench ]; then
-        taskset -c "$CLIENT_CPU" pgbench -h 127.0.0.1 -p "$PORT" -U postgres -M prepared -S \
+        taskset -c "$CLIENT_CPU" "${IN_NS[@]}" pgbench -h 127.0.0.1 -p "$PORT" -U postgres -M prepared -S \
             -c "$clients" -j 1 -T "$duration" postgres >"$WORK/run.out" 2>&1 &
     else
-        taskset -c "$CLIENT_CPU" "$SCALELAB" load pg "$CONN" --script select-only -M prepared \
+        taskset -c "$CLIENT_CPU" "${IN_NS[@]}" "$SCALELAB" load pg "$CONN" --script select-only -M prepared \
             -c "$clients" -j 1 -d "${duration}s" >"$WORK/run.out" 2>&1 &
     fi
     pid=$!

@@ -16,7 +16,10 @@
 # Usage: bench/pg-vs-pgbench.sh [-M prepared|extended|simple]
 # Environment: DURATION (s per run, 2), SCALE (10), CLIENTS ("1 4 16"),
 #   SCRIPTS ("select-only tpcb-like"), ROUNDS (alternations, 6),
-#   SERVER_CPU (1), CLIENT_CPU (0).
+#   SERVER_CPU (1), CLIENT_CPU (0), RPS (0; 1 runs the server and both
+#   clients in a private network namespace whose lo steers receive work to
+#   the reading socket's CPU, as between two machines: bench/rfs-netns.sh.
+#   Report RPS=1 figures beside RPS=0 ones, never alone).
 # Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
 set -euo pipefail
 
@@ -39,6 +42,7 @@ SCRIPTS=${SCRIPTS:-"select-only tpcb-like"}
 ROUNDS=${ROUNDS:-6}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
+RPS=${RPS:-0}
 
 cd "$(dirname "$0")/.."
 BIN_DIR=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
@@ -58,12 +62,18 @@ if [ "$(id -u)" = 0 ]; then
     AS_PG=(runuser -u postgres --)
 fi
 
+# shellcheck source=bench/rfs-netns.sh
+. bench/rfs-netns.sh
 cleanup() {
-    "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -m fast -w stop >/dev/null 2>&1 || true
+    "${IN_NS[@]}" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -m fast -w stop >/dev/null 2>&1 || true
+    rfs_netns_down
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+if [ "$RPS" = 1 ]; then
+    rfs_netns_up "pg-vs-pgbench-$$" "$SERVER_CPU" "$CLIENT_CPU"
+fi
 
 PORT=$(
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
@@ -71,12 +81,12 @@ PORT=$(
 )
 "${AS_PG[@]}" "$BIN_DIR/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync \
     --encoding=UTF8 --locale=C >"$WORK/initdb.out"
-taskset -c "$SERVER_CPU" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -l "$WORK/server.log" -w \
+taskset -c "$SERVER_CPU" "${IN_NS[@]}" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -l "$WORK/server.log" -w \
     -o "-c listen_addresses=127.0.0.1 -p $PORT -c unix_socket_directories=$WORK -c synchronous_commit=off" \
     start >/dev/null
 CONN="host=127.0.0.1 port=$PORT user=postgres dbname=postgres"
-echo "server: $("$BIN_DIR/postgres" --version), CPU $SERVER_CPU, port $PORT; clients on CPU $CLIENT_CPU; -M $MODE" >&2
-pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PORT" -U postgres postgres 2>"$WORK/init.out"
+echo "server: $("$BIN_DIR/postgres" --version), CPU $SERVER_CPU, port $PORT; clients on CPU $CLIENT_CPU; -M $MODE; RPS=$RPS" >&2
+"${IN_NS[@]}" pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PORT" -U postgres postgres 2>"$WORK/init.out"
 
 POSTMASTER=$(head -n 1 "$WORK/data/postmaster.pid")
 HZ=$(getconf CLK_TCK)
@@ -103,11 +113,11 @@ run() {
         local flag=()
         [ "$script" = select-only ] && flag=(-S)
         [ "$script" = simple-update ] && flag=(-N)
-        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
+        taskset -c "$CLIENT_CPU" "${IN_NS[@]}" /usr/bin/time -f "%U %S %e" -o "$cpu" \
             pgbench -h 127.0.0.1 -p "$PORT" -U postgres -M "$MODE" "${flag[@]}" \
             -c "$clients" -j 1 -T "$DURATION" postgres >"$out" 2>&1
     else
-        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
+        taskset -c "$CLIENT_CPU" "${IN_NS[@]}" /usr/bin/time -f "%U %S %e" -o "$cpu" \
             "$SCALELAB" load pg "$CONN" --script "$script" -M "$MODE" -c "$clients" -j 1 \
             -d "${DURATION}s" >"$out" 2>&1
     fi
