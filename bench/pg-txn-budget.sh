@@ -8,7 +8,7 @@
 # a pgbench dataset, then for each client count ROUNDS alternating runs of
 # `pgbench -M prepared -S -j 1` and `scalelab load pg --script select-only
 # -M prepared -j 1` (both pinned to CLIENT_CPU). Each run lasts
-# 2 * WINDOW + 2 s (WINDOW whole seconds) and is measured inside, not at its edges:
+# 2 * WINDOW + 4 s (WINDOW whole seconds) and is measured inside, not at its edges:
 #   window 1 (untouched): transactions (pg_stat_statements calls of the
 #     SELECT), server execution time (its total_exec_time), the backends'
 #     time on CPU and waiting for it (/proc/PID/task/*/schedstat), CPU 1's
@@ -16,7 +16,9 @@
 #     (/proc/net/snmp: with RPS=0 other loopback traffic adds to it);
 #   window 2 (perf stat counting tracepoints on the backends and on the
 #     client, which costs a little per syscall): syscalls, recvfrom,
-#     sendto, epoll_wait and context switches per transaction.
+#     sendto, epoll_wait and context switches per transaction;
+#   window 3 (perf trace on the client, 1 s): the client's turnaround from
+#     its own syscall timestamps (see `turnaround`).
 # Per transaction and connection, a backend's cycle is
 #   clients * window / transactions = on CPU + waiting for CPU + asleep,
 # where "asleep" is the time it waited for the next request after sending a
@@ -31,8 +33,8 @@
 #   the CPU that reads its socket, with RPS + RFS, as two machines would:
 #   then the client no longer runs the backends' TCP receive. Needs root;
 #   the host's lo is untouched).
-# Takes about ROUNDS * |CLIENTS| * 2 * (2 * WINDOW + 2) s plus setup:
-# ~2 min by default. Run it under `flock /work/helpers/bench.lock`.
+# Takes about ROUNDS * |CLIENTS| * 2 * (2 * WINDOW + 5) s plus setup:
+# ~2.5 min by default. Run it under `flock /work/helpers/bench.lock`.
 set -euo pipefail
 
 CLIENTS=${CLIENTS:-"4 16"}
@@ -143,10 +145,31 @@ perf_counts() {
                 n[who, "syscalls:sys_enter_ppoll"] + 0, n[who, "context-switches"] + 0 } }' "$out.perf" >"$out"
 }
 
+# turnaround CLIENT_PID: the client's own timestamps, taken by `perf trace`
+# for 1 s: per connection (fd), the time from a recvfrom that returned data
+# to the next sendto (the client's turnaround, including the other
+# connections it served in between), as "turn_med=us turn_mean=us". Tracing
+# every syscall slows the client (pgbench, with more syscalls, more), so
+# these are for comparing shapes, not for the budget's sums.
+turnaround() {
+    perf trace -p "$1" -e recvfrom,sendto -o "$WORK/trace" -- sleep 1 >/dev/null 2>&1 || true
+    awk '/^ *[0-9.]+ \( *[0-9.]+ ms\): .* (recvfrom|sendto)\(fd: [0-9]+/ {
+            t = $1; sub(/^ */, "", t); split($0, a, /[()]/); dur = a[2] + 0
+            fd = $0; sub(/.*\(fd: /, "", fd); sub(/[^0-9].*/, "", fd)
+            ret = $NF + 0
+            if ($0 ~ / recvfrom\(/ && ret > 0) rx[fd] = t + dur
+            else if ($0 ~ / sendto\(/ && (fd in rx)) { d[++n] = (t - rx[fd]) * 1000; delete rx[fd] }
+        }
+        END { if (!n) { print "turn_med=0 turn_mean=0"; exit }
+            for (i = 2; i <= n; i++) { v = d[i]; for (j = i - 1; j >= 1 && d[j] > v; j--) d[j + 1] = d[j]; d[j + 1] = v }
+            for (i = 1; i <= n; i++) s += d[i]
+            printf "turn_med=%.1f turn_mean=%.1f\n", d[int((n + 1) / 2)], s / n }' "$WORK/trace"
+}
+
 # run TOOL CLIENTS -> one line of per-transaction figures on stdout.
 run() {
     local tool=$1 clients=$2 pid backends
-    local duration=$((2 * WINDOW + 2))
+    local duration=$((2 * WINDOW + 4))
     if [ "$tool" = pgbench ]; then
         taskset -c "$CLIENT_CPU" "${IN_NS[@]}" pgbench -h 127.0.0.1 -p "$PORT" -U postgres -M prepared -S \
             -c "$clients" -j 1 -T "$duration" postgres >"$WORK/run.out" 2>&1 &
@@ -165,12 +188,14 @@ run() {
     snapshot "$pid" $backends >"$WORK/b"
     # shellcheck disable=SC2086
     perf_counts "$WORK/perf" "$pid" $backends
+    turnaround "$pid" >"$WORK/turn"
     wait "$pid" || { echo "$tool failed:" >&2; cat "$WORK/run.out" >&2; return 1; }
     (
         eval "$(load "$WORK/a" a_)"
         eval "$(load "$WORK/b" b_)"
         eval "$(load "$WORK/perf.c1" c1_)"
         eval "$(load "$WORK/perf.c2" c2_)"
+        eval "$(load "$WORK/turn" t_)"
         read -r _ be_sys be_recv be_send be_epoll _ be_cs < <(grep '^be' "$WORK/perf")
         read -r _ cl_sys cl_recv cl_send cl_epoll cl_ppoll cl_cs < <(grep '^cl' "$WORK/perf")
         awk -v tool="$tool" -v n_cl="$clients" -v w="$WINDOW" \
@@ -179,6 +204,7 @@ run() {
             -v be_run=$((b_be_run - a_be_run)) -v be_wait=$((b_be_wait - a_be_wait)) \
             -v cl_run=$((b_cl_run - a_cl_run)) -v segs=$((b_segs - a_segs)) \
             -v ptxn=$((c2_calls - c1_calls)) -v busy=$((b_busy - a_busy)) -v hz="$(getconf CLK_TCK)" -v ncpu="$(nproc)" \
+            -v turn_med="$t_turn_med" -v turn_mean="$t_turn_mean" \
             -v be="$be_sys $be_recv $be_send $be_epoll $be_cs" -v cl="$cl_sys $cl_recv $cl_send $cl_epoll $cl_ppoll $cl_cs" '
         BEGIN {
             split(be, B, " "); split(cl, C, " ")
@@ -194,8 +220,8 @@ run() {
                 idle * 100 / tot, soft * 100 / tot, cl_run * us, segs / txn, (other > 0 ? other : 0)
             printf " be_sys=%.2f be_recv=%.2f be_send=%.2f be_epoll=%.2f be_cs=%.2f",
                 B[1] / ptxn, B[2] / ptxn, B[3] / ptxn, B[4] / ptxn, B[5] / ptxn
-            printf " cl_sys=%.2f cl_recv=%.2f cl_send=%.2f cl_poll=%.2f cl_cs=%.2f\n",
-                C[1] / ptxn, C[2] / ptxn, C[3] / ptxn, (C[4] + C[5]) / ptxn, C[6] / ptxn
+            printf " cl_sys=%.2f cl_recv=%.2f cl_send=%.2f cl_poll=%.2f cl_cs=%.2f turn_med=%s turn_mean=%s\n",
+                C[1] / ptxn, C[2] / ptxn, C[3] / ptxn, (C[4] + C[5]) / ptxn, C[6] / ptxn, turn_med, turn_mean
         }'
     )
 }
