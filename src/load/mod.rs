@@ -10,7 +10,6 @@
 //! thread owns its histogram, counters and timeline, and the driver merges
 //! them once at the end. Nothing is shared on the hot path.
 
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod dns;
 #[cfg(test)]
 mod fake;

@@ -29,7 +29,6 @@ pub(crate) mod clock;
 pub(crate) mod cluster;
 pub(crate) mod conn;
 pub(crate) mod deploy;
-pub(crate) mod hosts;
 pub(crate) mod portable;
 pub(crate) mod protocol;
 pub(crate) mod split;
@@ -37,7 +36,7 @@ pub(crate) mod ssh;
 pub(crate) mod target;
 pub(crate) mod wire;
 
-pub(crate) use hosts::Host;
+pub(crate) use crate::model::Host;
 
 /// Locks an agent (or any shared state) even after a thread panicked while
 /// holding it: the data is a connection, still usable or detectably lost.

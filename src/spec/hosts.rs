@@ -1,7 +1,7 @@
 //! `[hosts]`: where the server under test runs and where load is generated.
 //! With no `[hosts]`, everything runs on this machine.
 
-use crate::remote::Host;
+use crate::model::Host;
 use serde::Deserialize;
 
 /// `[hosts]` as written.

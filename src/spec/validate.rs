@@ -151,7 +151,7 @@ fn refuse_dataset_in_server(
 fn check_remote_server(
     cx: &Ctx,
     server: &Component,
-    host: &crate::remote::Host,
+    host: &crate::model::Host,
 ) -> Result<(), SpecError> {
     let Some(ip) = host.ip() else {
         return Err(cx.err(

@@ -17,7 +17,6 @@
 //! runner hands it to [`Target::start`] as a [`Dataset`]; the target decides
 //! how to build and cache it.
 
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod dns;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod external;

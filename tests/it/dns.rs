@@ -340,6 +340,12 @@ fn bad_input_gets_errors_that_name_the_line() {
     let good = query_file(dir.path(), "h1.bench.test A\n");
     let err = load(&good, &["--rate", "0"]);
     assert!(err.contains("--rate must be a positive number"), "{err}");
+    // The zones' size is the lab's dataset, not a server setting.
+    let err = refused(&["dns", "lab", "nsd", "--settings", "names = 5", "--", "true"]);
+    assert!(
+        err.contains("give the zones' hosts with --names N"),
+        "{err}"
+    );
     let err = load(&good, &["--ramp", "2s", "--max-rate", "0"]);
     assert!(err.contains("max_rate must be a positive number"), "{err}");
     let good = good.to_str().unwrap();

@@ -29,15 +29,6 @@ impl Template {
         Ok(Template { wire })
     }
 
-    /// Wire length of the query.
-    pub fn len(&self) -> usize {
-        self.wire.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.wire.is_empty()
-    }
-
     /// Writes the query with `id` into `buf`, returning its length.
     pub fn write(&self, id: u16, buf: &mut [u8]) -> usize {
         let n = self.wire.len();

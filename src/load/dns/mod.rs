@@ -16,13 +16,13 @@
 //! runs inside a private namespace (`ip netns exec`).
 
 pub mod ask;
-pub mod codec;
+pub(crate) mod codec;
 pub mod queries;
-pub mod ramp;
-pub mod schedule;
-pub mod setup;
+pub(crate) mod ramp;
+pub(crate) mod schedule;
+pub(crate) mod setup;
 mod sys;
-pub mod tally;
+pub(crate) mod tally;
 mod worker;
 
 use super::result::Datagrams;
@@ -64,7 +64,9 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
 #[serde(untagged)]
 pub enum QuerySource {
+    /// A dnsperf-format query file (`queries = "path"`).
     File(PathBuf),
+    /// A set generated from the lab's names (`queries = { names = ... }`).
     Generated(QuerySetSpec),
 }
 
@@ -72,6 +74,7 @@ pub enum QuerySource {
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DnsSettings {
+    /// The queries asked, in order, each worker starting at its own offset.
     pub queries: QuerySource,
     /// Hosts in the lab's zones: the workload's dataset, which the DNS lab
     /// serves. By default the generated query set's `names`, else 10000.
@@ -94,6 +97,8 @@ pub const DEFAULT_NAMES: u32 = 10_000;
 const MAX_HOSTS: u32 = crate::model::dns_names::MAX_HOSTS;
 
 impl DnsSettings {
+    /// Reads and checks the `[load]` table of kind `dns`; errors name the
+    /// field.
     pub fn parse(t: &toml::Table) -> Result<Self, LoadError> {
         let s: DnsSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
         s.validate()?;
@@ -158,10 +163,13 @@ pub struct DnsDriver {
 }
 
 impl DnsDriver {
+    /// A driver from the `[load]` table and the target's endpoint (see
+    /// [`parse_endpoint`]).
     pub fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
         Self::new(DnsSettings::parse(t)?, endpoint)
     }
 
+    /// A driver from checked settings; encodes every query once, up front.
     pub fn new(settings: DnsSettings, endpoint: &str) -> Result<Self, LoadError> {
         settings.validate()?;
         let (server, netns) = parse_endpoint(endpoint)?;
@@ -174,6 +182,7 @@ impl DnsDriver {
         })
     }
 
+    /// The server's address the queries go to.
     pub fn server(&self) -> SocketAddr {
         self.server
     }

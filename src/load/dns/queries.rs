@@ -12,25 +12,39 @@ use std::str::FromStr;
 /// One query: a fully qualified name and a record type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Query {
+    /// The fully qualified name asked for.
     pub name: Name,
+    /// The record type asked for (A, AAAA, PTR, ...).
     pub rtype: RecordType,
 }
 
+/// Why a query file could not be used; every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum QueryFileError {
+    /// The file could not be read.
     #[error("cannot read query file {path}: {source}")]
     Read {
+        /// The file.
         path: String,
+        /// The OS error.
         source: std::io::Error,
     },
+    /// A line is not `NAME TYPE`.
     #[error("{path}:{line}: {message}; each line must be `NAME TYPE`, such as `h1.bench.test A`")]
     Line {
+        /// The file.
         path: String,
+        /// The 1-based line number.
         line: usize,
+        /// What is wrong with the line.
         message: String,
     },
+    /// The file holds comments and blank lines only.
     #[error("{path} holds no queries; write one `NAME TYPE` per line (or generate a set with `scalelab dns queries`)")]
-    Empty { path: String },
+    Empty {
+        /// The file.
+        path: String,
+    },
 }
 
 /// Reads and parses a dnsperf-format query file.
@@ -91,6 +105,7 @@ pub struct QuerySetSpec {
     /// Share of PTR queries for the hosts' addresses, 0 to 1.
     #[serde(default)]
     pub reverse_share: f64,
+    /// The generator's seed: the same spec always gives the same set.
     #[serde(default = "default_seed")]
     pub seed: u64,
     /// Queries in the set.
@@ -109,6 +124,7 @@ fn default_count() -> u32 {
 }
 
 impl QuerySetSpec {
+    /// Checks every field's range; the error names the field and its range.
     pub fn validate(&self) -> Result<(), String> {
         if self.names == 0 || self.names > names::MAX_HOSTS {
             return Err(format!("names must be 1 to {}", names::MAX_HOSTS));

@@ -9,7 +9,8 @@ use std::path::Path;
 
 const KIND: &str = "bind";
 
-pub const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
+/// BIND's `named`, a resolver of the `bind` and `resolver` labs.
+pub(crate) const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
     what: "BIND 9 (named)",
     package: "bind9",
     paths: &["/usr/sbin/named"],
@@ -45,6 +46,8 @@ pub struct BindSettings {
 }
 
 impl BindSettings {
+    /// Reads and checks the `[server]` table of kind `bind`; errors name
+    /// the field.
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: BindSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
@@ -80,6 +83,7 @@ pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
     ))
 }
 
+/// BIND (`named`) as the lab's resolver, in front of NSD.
 pub struct Bind(pub BindSettings);
 
 impl Bind {

@@ -20,9 +20,9 @@
 
 pub mod bind;
 pub mod nsd;
-pub mod resolver;
+pub(crate) mod resolver;
 pub mod unbound;
-pub mod zones;
+pub(crate) mod zones;
 
 use super::lifecycle::ServerProcess;
 use super::process::{self, WaitError};
@@ -53,7 +53,10 @@ const READY_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How to start one of the lab's servers in the foreground.
 pub struct Launch {
+    /// The server's binary (found by [`binary`]).
     pub program: PathBuf,
+    /// Its arguments: foreground mode and the config file in the run
+    /// directory.
     pub args: Vec<OsString>,
     /// The config it runs with, as written.
     pub config: String,
@@ -63,6 +66,8 @@ pub struct Launch {
 
 /// One server kind of the lab (NSD, Unbound, BIND).
 pub trait LabServer: Send {
+    /// Its kind's name (`nsd`, `unbound`, `bind`), for messages and the
+    /// run directory's file names.
     fn kind(&self) -> &'static str;
     /// Writes the server's files into `dir` and says how to start it.
     fn prepare(&self, dir: &Path, zones: &[String]) -> Result<Launch, TargetError>;

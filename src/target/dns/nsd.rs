@@ -33,6 +33,8 @@ pub struct NsdSettings {
 }
 
 impl NsdSettings {
+    /// Reads and checks the `[server]` table of kind `nsd`; errors name the
+    /// field.
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: NsdSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
@@ -53,7 +55,9 @@ pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
 
 /// NSD as one of the lab's servers.
 pub struct Nsd {
+    /// NSD `server-count`: server processes.
     pub threads: u32,
+    /// Raw lines appended to NSD's `server:` section.
     pub extra: Option<String>,
 }
 

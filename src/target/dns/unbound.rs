@@ -10,7 +10,8 @@ use std::path::Path;
 
 const KIND: &str = "unbound";
 
-pub const UNBOUND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
+/// Unbound, a resolver of the `unbound` and `resolver` labs.
+pub(crate) const UNBOUND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requirement {
     what: "Unbound",
     package: "unbound",
     paths: &["/usr/sbin/unbound"],
@@ -48,6 +49,8 @@ pub struct UnboundSettings {
 }
 
 impl UnboundSettings {
+    /// Reads and checks the `[server]` table of kind `unbound`; errors
+    /// name the field.
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: UnboundSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
@@ -82,6 +85,7 @@ pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
     ))
 }
 
+/// Unbound as the lab's resolver, in front of NSD.
 pub struct Unbound(pub UnboundSettings);
 
 /// The control socket inside a run directory.
