@@ -46,46 +46,14 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 RPS=${RPS:-0}
 
 cd "$(dirname "$0")/.."
-BIN_DIR=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
-for tool in pgbench psql perf taskset python3 "$BIN_DIR/pg_ctl"; do
+# shellcheck source=bench/pg-server.sh
+. bench/pg-server.sh
+for tool in psql perf; do
     command -v "$tool" >/dev/null || { echo "missing: $tool (scripts/setup.sh installs it)" >&2; exit 2; }
 done
 [ -e "$(dirname "$BIN_DIR")/lib/pg_stat_statements.so" ] ||
     { echo "missing: pg_stat_statements in $(dirname "$BIN_DIR")/lib (postgresql-contrib)" >&2; exit 2; }
-
-echo "building scalelab (release)..." >&2
-cargo build --release --quiet
-SCALELAB=$PWD/target/release/scalelab
-
-WORK=$(mktemp -d /tmp/pg-txn-budget.XXXXXX)
-chmod 755 "$WORK"
-AS_PG=()
-if [ "$(id -u)" = 0 ]; then
-    chown postgres "$WORK"
-    AS_PG=(runuser -u postgres --)
-fi
-# shellcheck source=bench/rfs-netns.sh
-. bench/rfs-netns.sh
-cleanup() {
-    "${IN_NS[@]}" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -m fast -w stop >/dev/null 2>&1 || true
-    rfs_netns_down
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-if [ "$RPS" = 1 ]; then
-    rfs_netns_up "pg-txn-budget-$$" "$SERVER_CPU" "$CLIENT_CPU"
-fi
-
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"${AS_PG[@]}" "$BIN_DIR/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync \
-    --encoding=UTF8 --locale=C >"$WORK/initdb.out"
-taskset -c "$SERVER_CPU" "${IN_NS[@]}" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -l "$WORK/server.log" -w \
-    -o "-c listen_addresses=127.0.0.1 -p $PORT -c unix_socket_directories=$WORK -c synchronous_commit=off -c shared_preload_libraries=pg_stat_statements" \
-    start >/dev/null
-CONN="host=127.0.0.1 port=$PORT user=postgres dbname=postgres"
-echo "server: $("$BIN_DIR/postgres" --version), CPU $SERVER_CPU, port $PORT; clients on CPU $CLIENT_CPU; RPS=$RPS" >&2
-"${IN_NS[@]}" pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PORT" -U postgres postgres 2>"$WORK/init.out"
+pg_server_start pg-txn-budget synchronous_commit=off shared_preload_libraries=pg_stat_statements
 SQL_CMD="${IN_NS[*]} psql -X -A -t -q -h 127.0.0.1 -p $PORT -U postgres -d postgres -c"
 sql() { $SQL_CMD "$1"; }
 sql "CREATE EXTENSION pg_stat_statements" >/dev/null
