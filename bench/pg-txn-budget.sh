@@ -121,7 +121,7 @@ perf_counts() {
 # these are for comparing shapes, not for the budget's sums.
 turnaround() {
     perf trace -p "$1" -e recvfrom,sendto -o "$WORK/trace" -- sleep 1 >/dev/null 2>&1 || true
-    awk '/^ *[0-9.]+ \( *[0-9.]+ ms\): .* (recvfrom|sendto)\(fd: [0-9]+/ {
+    awk '/^ *[0-9.]+ \( *[0-9.]+ ms\):.* (recvfrom|sendto)\(fd: [0-9]+/ {
             t = $1; sub(/^ */, "", t); split($0, a, /[()]/); dur = a[2] + 0
             fd = $0; sub(/.*\(fd: /, "", fd); sub(/[^0-9].*/, "", fd)
             ret = $NF + 0
