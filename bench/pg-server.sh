@@ -1,5 +1,6 @@
 # Sourced by the PostgreSQL bench scripts (not run), from the repository
-# root: builds scalelab (release), then starts one private PostgreSQL in a
+# root: builds scalelab (release) unless SCALELAB names a prebuilt binary
+# (so nothing compiles under the bench lock), then starts one private PostgreSQL in a
 # temporary directory, pinned to SERVER_CPU, on a free loopback port, with
 # a pgbench dataset of SCALE, and stops it and removes everything on exit.
 # With RPS=1, the server (and every command run through "${IN_NS[@]}") lives
@@ -28,9 +29,11 @@ pg_server_start() {
     local name=$1 setting extra=""
     shift
     for setting in "$@"; do extra="$extra -c $setting"; done
-    echo "building scalelab (release)..." >&2
-    cargo build --release --quiet
-    SCALELAB=$PWD/target/release/scalelab
+    if [ -z "${SCALELAB:-}" ]; then
+        echo "building scalelab (release)..." >&2
+        cargo build --release --quiet
+        SCALELAB=$PWD/target/release/scalelab
+    fi
     WORK=$(mktemp -d "/tmp/$name.XXXXXX")
     chmod 755 "$WORK"
     AS_PG=()

@@ -28,7 +28,8 @@
 #
 # Usage: bench/pg-txn-budget.sh
 # Environment: CLIENTS ("4 16"), ROUNDS (4), WINDOW (s, 2), SCALE (10),
-#   SERVER_CPU (1), CLIENT_CPU (0), RPS (0; 1 runs server and clients in a
+#   SERVER_CPU (1), CLIENT_CPU (0), SCALELAB (a prebuilt binary; default:
+#   build target/release/scalelab), RPS (0; 1 runs server and clients in a
 #   private network namespace whose lo steers each packet's receive work to
 #   the CPU that reads its socket, with RPS + RFS, as two machines would:
 #   then the client no longer runs the backends' TCP receive. Needs root;

@@ -16,9 +16,10 @@
 # Usage: bench/pg-vs-pgbench.sh [-M prepared|extended|simple]
 # Environment: DURATION (s per run, 2), SCALE (10), CLIENTS ("1 4 16"),
 #   SCRIPTS ("select-only tpcb-like"), ROUNDS (alternations, 6),
-#   SERVER_CPU (1), CLIENT_CPU (0), RPS (0; 1 runs the server and both
-#   clients in a private network namespace whose lo steers receive work to
-#   the reading socket's CPU, as between two machines: bench/rfs-netns.sh.
+#   SERVER_CPU (1), CLIENT_CPU (0), SCALELAB (a prebuilt scalelab binary;
+#   default: build target/release/scalelab), RPS (0; 1 runs the server and
+#   both clients in a private network namespace whose lo steers receive work
+#   to the reading socket's CPU, as between two machines: bench/rfs-netns.sh.
 #   Report RPS=1 figures beside RPS=0 ones, never alone).
 # Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
 set -euo pipefail

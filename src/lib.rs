@@ -18,7 +18,9 @@
 //! - [`load`]: the load generators. One [`load::Driver`] trait, one driver per
 //!   protocol; the shape of the load (open or closed loop, rate, requests per
 //!   connection) is data in [`load::LoadSpec`]. Protocol codecs are sans-IO
-//!   (bytes in, messages out) and live apart from the socket loops.
+//!   (bytes in, messages out) and live apart from the socket loops; the
+//!   database drivers (pg, mysql) share one loop, `load::event_loop`,
+//!   generic over their connections' state machines.
 //! - [`probe`]: what the system under test does while it is measured: CPU,
 //!   frequency, memory per process, context switches, network counters, and
 //!   the environment fingerprint.

@@ -11,6 +11,7 @@
 //! them once at the end. Nothing is shared on the hot path.
 
 pub mod dns;
+pub(crate) mod event_loop;
 #[cfg(test)]
 mod fake;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
@@ -26,6 +27,7 @@ pub mod pg;
 pub mod policy;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod result;
+pub(crate) mod timerfd;
 
 pub use kind::LoadKind;
 pub use result::{ErrorCounts, ErrorKind, LoadResult};

@@ -19,7 +19,7 @@ mod settings;
 
 pub use settings::{MariadbSettings, ThreadHandling};
 
-use super::lifecycle::ServerProcess;
+use super::lifecycle::{self, ServerProcess};
 use super::process::{self, log_tail, WaitError};
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
 use crate::kinds::setup;
@@ -162,7 +162,7 @@ impl Mariadb {
             .arg(format!("--user={}", server_user()))
             .args(["--skip-test-db", "--auth-root-authentication-method=socket"]);
         let out = path.join("install-db.log");
-        let (status, _) = process::run_bounded(
+        let (status, _) = lifecycle::run_bounded(
             cmd,
             KIND,
             "mariadb-install-db",

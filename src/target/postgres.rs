@@ -25,7 +25,7 @@ mod settings;
 
 pub use settings::{ConfValue, PostgresSettings};
 
-use super::lifecycle::ServerProcess;
+use super::lifecycle::{self, ServerProcess};
 use super::process::{self, log_tail};
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
 use crate::kinds::setup;
@@ -482,7 +482,7 @@ impl Postgres {
         let out = self
             .instance
             .join(format!("{}.out", what.replace(' ', "-")));
-        process::run_bounded(
+        lifecycle::run_bounded(
             cmd,
             KIND,
             what,

@@ -2,9 +2,7 @@
 //! the schema, the server's status counters and variables. The load itself
 //! runs on the non-blocking workers.
 
-use super::codec::{
-    self, Framer, Handshake, Login, PrepareReader, Progress, ProtocolError, Reply, ReplyReader,
-};
+use super::codec::{self, Framer, Handshake, Login, PrepareReader, Progress, ProtocolError, Reply};
 use super::url::MysqlUrl;
 use bytes::BytesMut;
 use mysql_common::Value;
@@ -94,6 +92,12 @@ impl Client {
         }
     }
 
+    /// Whether the server skips unchanged column definitions on this
+    /// connection (and so on the load's, which ask for the same).
+    pub fn caches_metadata(&self) -> bool {
+        self.framer.caches_metadata()
+    }
+
     /// The version string from the server's greeting.
     pub fn server_version(&self) -> &str {
         &self.server_version
@@ -133,7 +137,7 @@ impl Client {
         self.write(&send)?;
         self.send = send;
         self.send.clear();
-        let mut reader = ReplyReader::default();
+        let mut reader = self.framer.reply_reader();
         let mut rows = Vec::new();
         loop {
             let pkt = self.packet()?;
@@ -191,7 +195,7 @@ impl Client {
         self.write(&send)?;
         self.send = send;
         self.send.clear();
-        let mut reader = ReplyReader::default();
+        let mut reader = self.framer.reply_reader();
         loop {
             let pkt = self.packet()?;
             match reader.feed(&pkt)? {

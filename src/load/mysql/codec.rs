@@ -8,7 +8,7 @@
 //! ERR or a result set of text or binary rows).
 
 use bytes::BytesMut;
-use mysql_common::constants::CapabilityFlags;
+use mysql_common::constants::{CapabilityFlags, MariadbCapabilities};
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::{
     AuthPlugin, AuthSwitchRequest, ComStmtExecuteRequestBuilder, ErrPacket, HandshakePacket,
@@ -18,7 +18,8 @@ use mysql_common::proto::MySerialize;
 use mysql_common::Value;
 
 /// Capabilities scalelab asks for (those the server lacks are dropped).
-/// No `CLIENT_DEPRECATE_EOF`: result sets end with the classic EOF packet.
+/// No `CLIENT_DEPRECATE_EOF`: result sets end with the classic EOF packet,
+/// as with libmariadb (sysbench's client library).
 const CLIENT_CAPS: CapabilityFlags = CapabilityFlags::CLIENT_LONG_PASSWORD
     .union(CapabilityFlags::CLIENT_LONG_FLAG)
     .union(CapabilityFlags::CLIENT_PROTOCOL_41)
@@ -80,14 +81,36 @@ pub fn server_error(pkt: &[u8]) -> ProtocolError {
     }
 }
 
-/// Packet framing with sequence ids (mysql_common's `PacketCodec`).
+/// MariaDB's extended capability (10.6+) that libmariadb, sysbench's
+/// client library, asks for: the server sends a prepared statement's column
+/// definitions only when they changed since the last execution, which
+/// saves it building and sending one packet per column per execution.
+const MARIADB_CAPS: MariadbCapabilities = MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA;
+
+/// Packet framing with sequence ids (mysql_common's `PacketCodec`), and
+/// what the handshake negotiated that changes how replies are framed.
 #[derive(Debug, Default)]
 pub struct Framer {
     codec: mysql_common::proto::codec::PacketCodec,
     scratch: Vec<u8>,
+    cache_metadata: bool,
 }
 
 impl Framer {
+    /// Whether the server may skip column definitions
+    /// (`MARIADB_CLIENT_CACHE_METADATA` was negotiated).
+    pub fn caches_metadata(&self) -> bool {
+        self.cache_metadata
+    }
+
+    /// A reader for the reply to the command just sent.
+    pub fn reply_reader(&self) -> ReplyReader {
+        ReplyReader {
+            state: ReplyState::First,
+            cache_metadata: self.cache_metadata,
+        }
+    }
+
     /// Frames `payload` as a new command (sequence id 0).
     pub fn command(&mut self, payload: &[u8], out: &mut BytesMut) {
         self.codec.reset_seq_id();
@@ -232,7 +255,20 @@ impl Handshake {
         self.server_version = hello.server_version_str().into_owned();
         let nonce = hello.nonce();
         let scramble = self.scramble(&nonce);
-        let caps = CLIENT_CAPS & hello.capabilities();
+        let mut caps = CLIENT_CAPS & hello.capabilities();
+        // A MariaDB server clears CLIENT_MYSQL (the old CLIENT_LONG_PASSWORD
+        // bit) and announces extended capabilities; a client that wants them
+        // clears it too, as libmariadb does.
+        let mariadb = !hello
+            .capabilities()
+            .contains(CapabilityFlags::CLIENT_LONG_PASSWORD);
+        let ext = if mariadb {
+            caps.remove(CapabilityFlags::CLIENT_LONG_PASSWORD);
+            MARIADB_CAPS & hello.mariadb_ext_capabilities()
+        } else {
+            MariadbCapabilities::empty()
+        };
+        framer.cache_metadata = ext.contains(MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA);
         let resp = HandshakeResponse::new(
             Some(scramble.as_slice()),
             hello.server_version_parsed().unwrap_or((5, 5, 0)),
@@ -242,7 +278,8 @@ impl Handshake {
             caps,
             None,
             16 << 20,
-        );
+        )
+        .with_mariadb_ext_capabilities(ext);
         let mut payload = Vec::new();
         resp.serialize(&mut payload);
         framer.reply(&payload, out);
@@ -331,10 +368,12 @@ enum ReplyState {
 
 /// Reads the reply to `COM_QUERY`, `COM_STMT_EXECUTE` or `COM_PING` packet
 /// by packet. Rows are counted, not decoded: the load only needs to know
-/// the server answered in full.
+/// the server answered in full. Made by [`Framer::reply_reader`], which
+/// knows whether column definitions may be skipped.
 #[derive(Debug, Default)]
 pub struct ReplyReader {
     state: ReplyState,
+    cache_metadata: bool,
 }
 
 /// Whether `pkt` is an EOF packet (0xFE and short; a row can start with
@@ -349,6 +388,24 @@ impl ReplyReader {
         matches!(self.state, ReplyState::Rows(_)) && !is_eof(pkt) && pkt.first() != Some(&0xFF)
     }
 
+    /// The column count packet: the count, then with cached metadata a
+    /// byte saying whether the column definitions follow (if not, the EOF
+    /// that ends them comes next).
+    fn column_count(&self, pkt: &[u8]) -> Result<ReplyState, ProtocolError> {
+        let mut buf = ParseBuf(pkt);
+        let n = buf
+            .checked_eat_lenenc_int()
+            .ok_or_else(|| malformed("bad column count"))?;
+        if !self.cache_metadata {
+            return Ok(ReplyState::Columns(n));
+        }
+        match buf.0.first() {
+            Some(0) => Ok(ReplyState::ColumnsEof),
+            Some(1) => Ok(ReplyState::Columns(n)),
+            _ => Err(malformed("bad metadata-follows flag")),
+        }
+    }
+
     pub fn feed(&mut self, pkt: &[u8]) -> Result<Option<Reply>, ProtocolError> {
         let error = |pkt: &[u8]| match server_error(pkt) {
             ProtocolError::Server(e) => Ok(Some(Reply::Error(e))),
@@ -359,12 +416,7 @@ impl ReplyReader {
                 Some(0x00) => (ReplyState::First, Some(Reply::Done)),
                 Some(0xFF) => return error(pkt),
                 Some(0xFB) | None => return Err(malformed("unexpected reply")),
-                Some(_) => {
-                    let n = ParseBuf(pkt)
-                        .checked_eat_lenenc_int()
-                        .ok_or_else(|| malformed("bad column count"))?;
-                    (ReplyState::Columns(n), None)
-                }
+                Some(_) => (self.column_count(pkt)?, None),
             },
             ReplyState::Columns(n) if n > 1 => (ReplyState::Columns(n - 1), None),
             ReplyState::Columns(_) => (ReplyState::ColumnsEof, None),
@@ -417,6 +469,24 @@ mod tests {
             r.feed(&[0x00, 0, 0, 2, 0, 0, 0]).unwrap(),
             Some(Reply::Done)
         );
+    }
+
+    #[test]
+    fn cached_metadata_skips_the_column_definitions() {
+        let framer = Framer {
+            cache_metadata: true,
+            ..Framer::default()
+        };
+        let mut r = framer.reply_reader();
+        assert_eq!(r.feed(&[1, 0]).unwrap(), None); // one column, no metadata
+        assert_eq!(r.feed(&[0xFE, 0, 0, 2, 0]).unwrap(), None);
+        assert_eq!(r.feed(&[0x00, 0x00, 0x01]).unwrap(), None);
+        assert_eq!(r.feed(&[0xFE, 0, 0, 2, 0]).unwrap(), Some(Reply::Rows(1)));
+        assert_eq!(r.feed(&[1, 1]).unwrap(), None); // metadata follows
+        assert_eq!(r.feed(b"\x03defcoldef").unwrap(), None);
+        assert_eq!(r.feed(&[0xFE, 0, 0, 2, 0]).unwrap(), None);
+        assert_eq!(r.feed(&[0xFE, 0, 0, 2, 0]).unwrap(), Some(Reply::Rows(0)));
+        assert!(r.feed(&[1, 7]).is_err());
     }
 
     #[test]

@@ -6,9 +6,10 @@
 //! default, after a ROLLBACK); other failures are counted by kind.
 
 use super::codec::{Framer, Handshake, Login, PrepareReader, Progress, Reply, ReplyReader};
+use super::ctx::{Ignored, Run, Shared, IGNORED_ERRORS};
 use super::script::{self, Call};
-use super::worker::{Ctx, Stage};
-use crate::load::{ErrorKind, Pacing};
+use crate::load::event_loop::{self, Session, Stage};
+use crate::load::ErrorKind;
 use crate::units::Micros;
 use bytes::BytesMut;
 use mio::net::TcpStream;
@@ -17,13 +18,14 @@ use rand::rngs::SmallRng;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
+/// A mysql worker's context in the shared event loop.
+type Ctx<'a> = event_loop::Ctx<'a, Conn>;
 const BACKOFF_MIN: Duration = Duration::from_millis(10);
 const BACKOFF_MAX: Duration = Duration::from_millis(100);
 const READ_CHUNK: usize = 16 << 10;
-
-/// MySQL errors sysbench ignores and retries by default
-/// (`--mysql-ignore-errors=1213,1020,1205`).
-pub const IGNORED_ERRORS: [u16; 3] = [1213, 1020, 1205];
+/// In blocking-I/O mode, a read or write returns after this long so the
+/// worker can check the deadline, timeouts and shutdown.
+const BLOCKING_WAIT: Duration = Duration::from_millis(20);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -70,8 +72,17 @@ pub(super) struct Conn {
     since: Instant,
 }
 
-impl Conn {
-    pub fn new(token: usize, client: u32, rng: SmallRng, slots: usize, now: Instant) -> Self {
+impl Session for Conn {
+    type Driver = Run;
+    type Local = Ignored;
+    const BLOCKING_IO: bool = true;
+
+    fn local(_: &Shared) -> Ignored {
+        Ignored::default()
+    }
+
+    fn new(token: usize, client: u32, rng: SmallRng, ctx: &Ctx, now: Instant) -> Self {
+        let slots = ctx.shared.begin_slot + 2;
         Conn {
             token,
             client,
@@ -100,22 +111,22 @@ impl Conn {
         }
     }
 
-    pub fn is_settling(&self) -> bool {
+    fn is_settling(&self) -> bool {
         matches!(
             self.phase,
             Phase::Connecting | Phase::Auth | Phase::Preparing
         )
     }
 
-    pub fn is_busy(&self) -> bool {
+    fn is_busy(&self) -> bool {
         matches!(self.phase, Phase::Busy | Phase::RollingBack { .. })
     }
 
-    pub fn is_finished(&self) -> bool {
+    fn is_finished(&self) -> bool {
         self.phase == Phase::Finished
     }
 
-    pub fn connect(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn connect(&mut self, ctx: &mut Ctx, now: Instant) {
         self.close();
         self.since = now;
         let attempt = TcpStream::connect(ctx.shared.url.addr).and_then(|mut s| {
@@ -138,23 +149,23 @@ impl Conn {
     }
 
     /// The measured window begins.
-    pub fn kick(&mut self, ctx: &mut Ctx, now: Instant) {
-        if let Pacing::Open { rate } = ctx.shared.spec.pacing {
-            self.next_start = ctx.start + Duration::from_secs_f64(f64::from(self.client) / rate);
+    fn kick(&mut self, ctx: &mut Ctx, now: Instant) {
+        if let Some(first) = ctx.first_start(self.client) {
+            self.next_start = first;
         }
         if self.phase == Phase::Idle {
             self.next(ctx, now);
         }
     }
 
-    pub fn wind_down(&mut self) {
+    fn wind_down(&mut self) {
         if !self.is_busy() {
             self.finish();
         }
     }
 
     /// Closes the connection for good with COM_QUIT.
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         if let Some(s) = self.stream.as_mut() {
             let mut out = BytesMut::new();
             self.framer.quit(&mut out);
@@ -164,19 +175,7 @@ impl Conn {
         self.phase = Phase::Finished;
     }
 
-    fn close(&mut self) {
-        self.stream = None;
-        self.handshake = None;
-        self.framer = Framer::default();
-        self.recv.clear();
-        self.send.clear();
-        self.sent = 0;
-        self.served = 0;
-        self.reply = ReplyReader::default();
-        self.stmts.iter_mut().for_each(|s| *s = None);
-    }
-
-    pub fn on_timer(&mut self, ctx: &mut Ctx, at: Instant, now: Instant) {
+    fn on_timer(&mut self, ctx: &mut Ctx, at: Instant, now: Instant) {
         match self.phase {
             Phase::Down { retry_at } if retry_at == at => {
                 if ctx.stage == Stage::Drain {
@@ -192,7 +191,7 @@ impl Conn {
         }
     }
 
-    pub fn check_timeout(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn check_timeout(&mut self, ctx: &mut Ctx, now: Instant) {
         let limit = ctx.shared.spec.timeout;
         let expired = match self.phase {
             Phase::Connecting | Phase::Auth | Phase::Preparing => now - self.since > limit,
@@ -204,7 +203,7 @@ impl Conn {
         }
     }
 
-    pub fn on_event(&mut self, ctx: &mut Ctx, readable: bool, writable: bool) {
+    fn on_event(&mut self, ctx: &mut Ctx, readable: bool, writable: bool) {
         let now = Instant::now();
         if self.phase == Phase::Connecting {
             return self.on_connecting(ctx, now);
@@ -215,6 +214,20 @@ impl Conn {
         if readable {
             self.on_readable(ctx);
         }
+    }
+}
+
+impl Conn {
+    fn close(&mut self) {
+        self.stream = None;
+        self.handshake = None;
+        self.framer = Framer::default();
+        self.recv.clear();
+        self.send.clear();
+        self.sent = 0;
+        self.served = 0;
+        self.reply = self.framer.reply_reader();
+        self.stmts.iter_mut().for_each(|s| *s = None);
     }
 
     fn on_connecting(&mut self, ctx: &mut Ctx, now: Instant) {
@@ -369,8 +382,25 @@ impl Conn {
             return self.flush(ctx, now);
         }
         self.backoff = Duration::ZERO;
+        if ctx.blocking_io && !self.set_blocking() {
+            self.lost(ctx, ErrorKind::Other, now);
+            return false;
+        }
         self.next(ctx, now);
         true
+    }
+
+    /// Blocking-I/O mode (one closed-loop connection on the thread, as
+    /// sysbench's): reads and writes wait, at most [`BLOCKING_WAIT`] so the
+    /// worker still sees its deadline, instead of a poll per round trip.
+    fn set_blocking(&self) -> bool {
+        let Some(s) = self.stream.as_ref() else {
+            return false;
+        };
+        let sock = socket2::SockRef::from(s);
+        sock.set_nonblocking(false).is_ok()
+            && sock.set_read_timeout(Some(BLOCKING_WAIT)).is_ok()
+            && sock.set_write_timeout(Some(BLOCKING_WAIT)).is_ok()
     }
 
     /// The connection is free: next transaction, its scheduled time, a
@@ -400,16 +430,7 @@ impl Conn {
         if !ctx.claim() {
             return self.finish();
         }
-        self.measured_from = match ctx.interval {
-            Some(interval) => {
-                let scheduled = self.next_start;
-                self.next_start += interval;
-                let lag = Micros::from_duration(now.saturating_duration_since(scheduled));
-                let _ = ctx.lag.record(lag.0.max(1));
-                scheduled
-            }
-            None => now,
-        };
+        self.measured_from = ctx.measured_from(&mut self.next_start, now);
         self.start_event(ctx, now);
     }
 
@@ -449,7 +470,7 @@ impl Conn {
         let Some(id) = self.stmts.get(slot).copied().flatten() else {
             return self.lost(ctx, ErrorKind::Other, now);
         };
-        self.reply = ReplyReader::default();
+        self.reply = self.framer.reply_reader();
         self.framer.execute(id, params, &mut self.send);
         self.flush(ctx, now);
     }
@@ -459,12 +480,12 @@ impl Conn {
             (Phase::Busy, Reply::Error(e)) => {
                 let retry = IGNORED_ERRORS.contains(&e.code);
                 if retry {
-                    ctx.note_ignored(e.code);
+                    ctx.local.note(e.code);
                 }
                 self.failure = Some(classify(e.code));
                 if ctx.shared.script.explicit_transaction() {
                     self.phase = Phase::RollingBack { retry };
-                    self.reply = ReplyReader::default();
+                    self.reply = self.framer.reply_reader();
                     self.framer.query("ROLLBACK", &mut self.send);
                     self.flush(ctx, now);
                 } else {

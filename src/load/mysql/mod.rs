@@ -5,24 +5,24 @@
 //! - [`url`]: `mysql://USER:PASS@HOST:PORT/DB` endpoints (loopback only).
 //! - [`script`]: the scripts as data, and sysbench's random values.
 //! - [`dataset`]: `sysbench oltp_* prepare`'s tables.
-//! - `worker` / `conn`: one `mio` poll per thread, one state machine per
-//!   connection.
+//! - `conn`: one connection's state machine, a
+//!   [`crate::load::event_loop::Session`] run by the event loop the
+//!   drivers share (one `mio` poll per thread); `ctx` holds what it reads.
 //! - [`client`]: a blocking client for setup and checks; [`setup`] offers
 //!   it to server targets as a [`crate::model::SetupSession`].
 
 pub mod client;
 pub mod codec;
 mod conn;
+mod ctx;
 pub mod dataset;
 pub mod script;
 pub mod setup;
 pub mod url;
-mod worker;
 
 pub use script::{Options, ScriptKind};
 pub use url::MysqlUrl;
 
-use crate::load::gate::Gate;
 use crate::load::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec};
 use crate::shutdown::Shutdown;
 use client::{Client, ClientError};
@@ -208,9 +208,9 @@ impl Driver for MysqlDriver {
     fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
         spec.validate()?;
         crate::load::raise_fd_limit();
-        let opts = {
+        let (opts, caches_metadata) = {
             let mut c = self.connect()?;
-            self.options(&mut c)?
+            (self.options(&mut c)?, c.caches_metadata())
         };
         let script = self.settings.script;
         let mut prepares = Vec::new();
@@ -225,54 +225,38 @@ impl Driver for MysqlDriver {
             prepares.push((begin_slot + 1, "COMMIT".into()));
         }
         let threads = spec.effective_threads();
-        let shared = worker::Shared {
+        let run = ctx::Run {
             url: self.url.clone(),
             script,
             opts,
-            spec: spec.clone(),
-            shutdown: shutdown.clone(),
-            claimed: Default::default(),
-            gate: Gate::new(threads + 1, spec.timeout + Duration::from_secs(5)),
-            seed: run_seed(),
             prepares,
             begin_slot,
         };
-        run_workers(&shared, threads)
+        let shared = ctx::Shared::new(spec, shutdown, threads, run);
+        let (mut result, ignored) =
+            crate::load::event_loop::run_workers::<conn::Conn>(&shared, threads)?;
+        note_ignored(&mut result, &ignored);
+        if caches_metadata {
+            result.notes.push(
+                "protocol: MARIADB_CLIENT_CACHE_METADATA negotiated (as libmariadb does): the \
+                 server resends result-set column definitions only when they change"
+                    .into(),
+            );
+        }
+        Ok(result)
     }
 }
 
-fn run_workers(shared: &worker::Shared, threads: u32) -> Result<LoadResult, LoadError> {
-    let (outs, cpu) = std::thread::scope(|scope| {
-        let mut first = 0;
-        let handles: Vec<_> = (0..threads)
-            .map(|i| {
-                let count = shared.spec.connections_for_thread(i);
-                let first_client = first;
-                first += count;
-                scope.spawn(move || worker::run(shared, i, first_client, count))
-            })
-            .collect();
-        shared.gate.arrive_and_wait();
-        let cpu_start = crate::load::process_cpu();
-        let outs: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (outs, crate::load::process_cpu() - cpu_start)
-    });
-    let mut result = LoadResult::new();
-    let mut lag = crate::load::result::new_histogram();
-    let mut ignored = [0u64; 3];
-    for out in outs {
-        let out = out
-            .map_err(|_| LoadError::Setup("a load worker thread panicked".into()))?
-            .map_err(LoadError::Io)?;
-        result.merge(&out.result);
-        let _ = lag.add(&out.lag);
-        for (sum, n) in ignored.iter_mut().zip(out.ignored) {
+/// Notes the errors rolled back and retried, summed over the workers.
+fn note_ignored(result: &mut LoadResult, per_worker: &[ctx::Ignored]) {
+    let mut ignored = [0u64; ctx::IGNORED_ERRORS.len()];
+    for w in per_worker {
+        for (sum, n) in ignored.iter_mut().zip(w.0) {
             *sum += n;
         }
     }
-    result.client_cpu = cpu;
     if ignored.iter().any(|&n| n > 0) {
-        let parts: Vec<String> = conn::IGNORED_ERRORS
+        let parts: Vec<String> = ctx::IGNORED_ERRORS
             .iter()
             .zip(ignored)
             .filter(|(_, n)| *n > 0)
@@ -283,21 +267,6 @@ fn run_workers(shared: &worker::Shared, threads: u32) -> Result<LoadResult, Load
             parts.join(", ")
         ));
     }
-    if !lag.is_empty() {
-        result.notes.push(format!(
-            "schedule lag (open loop): p50 {}, p99 {}, max {}",
-            crate::units::Micros(lag.value_at_quantile(0.5)),
-            crate::units::Micros(lag.value_at_quantile(0.99)),
-            crate::units::Micros(lag.max()),
-        ));
-    }
-    Ok(result)
-}
-
-fn run_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// Builds sysbench's dataset on the server at `endpoint`.

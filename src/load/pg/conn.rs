@@ -6,16 +6,19 @@
 
 use super::auth::{Handshake, Progress};
 use super::codec::{self, TxStatus};
-use super::ctx::{Ctx, Stage};
+use super::ctx::{Local, Run, Shared};
 use super::script::{QueryMode, TxnValues, STATEMENT_NAMES};
 use super::stream::Stream;
-use crate::load::{ErrorKind, Pacing};
+use crate::load::event_loop::{self, Session, Stage};
+use crate::load::ErrorKind;
 use crate::units::Micros;
 use bytes::BytesMut;
 use rand::rngs::SmallRng;
 use std::io;
 use std::time::{Duration, Instant};
 
+/// A pg worker's context in the shared event loop.
+type Ctx<'a> = event_loop::Ctx<'a, Conn>;
 const BACKOFF_MIN: Duration = Duration::from_millis(10);
 const BACKOFF_MAX: Duration = Duration::from_millis(100);
 const RECV_CAPACITY: usize = 8 << 10;
@@ -88,8 +91,16 @@ pub(super) struct Conn {
     prepare_failed: bool,
 }
 
-impl Conn {
-    pub fn new(token: usize, client: u32, rng: SmallRng, now: Instant) -> Self {
+impl Session for Conn {
+    type Driver = Run;
+    type Local = Local;
+    const BLOCKING_IO: bool = true;
+
+    fn local(shared: &Shared) -> Local {
+        Local::new(shared)
+    }
+
+    fn new(token: usize, client: u32, rng: SmallRng, _: &Ctx, now: Instant) -> Self {
         Conn {
             token,
             client,
@@ -118,7 +129,7 @@ impl Conn {
     }
 
     /// Connecting, authenticating or preparing.
-    pub fn is_settling(&self) -> bool {
+    fn is_settling(&self) -> bool {
         matches!(
             self.phase,
             Phase::Connecting | Phase::Startup | Phase::Preparing
@@ -126,16 +137,16 @@ impl Conn {
     }
 
     /// A transaction is in flight.
-    pub fn is_busy(&self) -> bool {
+    fn is_busy(&self) -> bool {
         matches!(self.phase, Phase::Busy | Phase::RollingBack)
     }
 
-    pub fn is_finished(&self) -> bool {
+    fn is_finished(&self) -> bool {
         self.phase == Phase::Finished
     }
 
     /// Opens a new socket (the previous one, if any, is closed).
-    pub fn connect(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn connect(&mut self, ctx: &mut Ctx, now: Instant) {
         self.close();
         self.since = now;
         let attempt = Stream::connect(&ctx.shared.cfg.host).and_then(|mut s| {
@@ -157,9 +168,9 @@ impl Conn {
 
     /// The measured window begins: start the schedule and the first
     /// transaction.
-    pub fn kick(&mut self, ctx: &mut Ctx, now: Instant) {
-        if let Pacing::Open { rate } = ctx.shared.spec.pacing {
-            self.next_start = ctx.start + Duration::from_secs_f64(f64::from(self.client) / rate);
+    fn kick(&mut self, ctx: &mut Ctx, now: Instant) {
+        if let Some(first) = ctx.first_start(self.client) {
+            self.next_start = first;
         }
         if self.phase == Phase::Idle {
             self.next(ctx, now);
@@ -168,14 +179,14 @@ impl Conn {
 
     /// The measured window ended: idle connections close now, busy ones
     /// when their transaction ends.
-    pub fn wind_down(&mut self) {
+    fn wind_down(&mut self) {
         if !self.is_busy() {
             self.finish();
         }
     }
 
     /// Closes the connection for good, politely.
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         if let Some(s) = self.stream.as_mut() {
             self.send.clear();
             postgres_protocol::message::frontend::terminate(&mut self.send);
@@ -185,17 +196,7 @@ impl Conn {
         self.phase = Phase::Finished;
     }
 
-    fn close(&mut self) {
-        self.epoch = self.epoch.wrapping_add(1);
-        self.stream = None;
-        self.handshake = None;
-        self.recv.clear();
-        self.send.clear();
-        self.sent = 0;
-        self.served = 0;
-    }
-
-    pub fn on_timer(&mut self, ctx: &mut Ctx, at: Instant, now: Instant) {
+    fn on_timer(&mut self, ctx: &mut Ctx, at: Instant, now: Instant) {
         match self.phase {
             Phase::Down { retry_at } if retry_at == at => {
                 if ctx.stage == Stage::Drain {
@@ -213,7 +214,7 @@ impl Conn {
 
     /// Replaces a connection whose transaction or setup ran past the
     /// timeout.
-    pub fn check_timeout(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn check_timeout(&mut self, ctx: &mut Ctx, now: Instant) {
         let limit = ctx.shared.spec.timeout;
         let expired = match self.phase {
             Phase::Connecting | Phase::Startup | Phase::Preparing => now - self.since > limit,
@@ -234,7 +235,7 @@ impl Conn {
 
     /// Handles socket readiness. The clock is read after each read, so
     /// latencies end when the response arrived even if the read blocked.
-    pub fn on_event(&mut self, ctx: &mut Ctx, readable: bool, writable: bool) {
+    fn on_event(&mut self, ctx: &mut Ctx, readable: bool, writable: bool) {
         if self.phase == Phase::Connecting {
             self.on_connecting(ctx, Instant::now());
             return;
@@ -245,6 +246,18 @@ impl Conn {
         if readable {
             self.on_readable(ctx);
         }
+    }
+}
+
+impl Conn {
+    fn close(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        self.stream = None;
+        self.handshake = None;
+        self.recv.clear();
+        self.send.clear();
+        self.sent = 0;
+        self.served = 0;
     }
 
     fn on_connecting(&mut self, ctx: &mut Ctx, now: Instant) {
@@ -367,12 +380,12 @@ impl Conn {
             Ok(Progress::Ready) => {
                 self.handshake = None;
                 self.prepare_failed = false;
-                if ctx.prepare.is_empty() {
+                if ctx.local.prepare.is_empty() {
                     // Extended and simple modes prepare nothing up front.
                     return self.on_prepared(ctx, now);
                 }
                 self.phase = Phase::Preparing;
-                self.send.extend_from_slice(&ctx.prepare);
+                self.send.extend_from_slice(&ctx.local.prepare);
                 self.flush(ctx, now)
             }
             Err(_) => {
@@ -398,12 +411,6 @@ impl Conn {
         }
         self.next(ctx, now);
         true
-    }
-
-    /// Blocking-I/O mode: waits up to the socket timeout for the response
-    /// in flight and handles it (a read replaces poll + read).
-    pub fn wait_blocking(&mut self, ctx: &mut Ctx) {
-        self.on_event(ctx, true, true);
     }
 
     /// The connection is free: start the next transaction, wait for its
@@ -433,16 +440,7 @@ impl Conn {
         if !ctx.claim() {
             return self.finish();
         }
-        let measured_from = match ctx.interval {
-            Some(interval) => {
-                let scheduled = self.next_start;
-                self.next_start += interval;
-                let lag = Micros::from_duration(now.saturating_duration_since(scheduled));
-                let _ = ctx.lag.record(lag.0.max(1));
-                scheduled
-            }
-            None => now,
-        };
+        let measured_from = ctx.measured_from(&mut self.next_start, now);
         self.txn = Txn {
             values: TxnValues::draw(&mut self.rng, ctx.shared.scale),
             step: 0,
@@ -473,7 +471,7 @@ impl Conn {
         if let Some(kind) = self.txn.failure {
             if status == TxStatus::Failed {
                 self.phase = Phase::RollingBack;
-                self.send.extend_from_slice(&ctx.rollback);
+                self.send.extend_from_slice(&ctx.local.rollback);
                 self.flush(ctx, now);
             } else {
                 self.resolve_failure(ctx, kind, now);

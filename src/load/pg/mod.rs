@@ -5,8 +5,9 @@
 //! - [`codec`] and [`auth`]: the wire protocol, sans-IO.
 //! - [`conninfo`]: libpq connection strings and URIs.
 //! - [`script`]: the built-in scripts and their random values.
-//! - `worker` / `conn`: one `mio` poll per thread, one state machine per
-//!   connection.
+//! - `conn`: one connection's state machine, a
+//!   [`crate::load::event_loop::Session`] run by the event loop the
+//!   drivers share (one `mio` poll per thread); `ctx` holds what it reads.
 //! - [`client`]: a blocking client for setup (scale detection, vacuum,
 //!   [`dataset`] loading) and checks; [`setup`] offers it to server
 //!   targets as a [`crate::model::SetupSession`].
@@ -21,8 +22,6 @@ pub mod dataset;
 pub mod script;
 pub mod setup;
 mod stream;
-pub(crate) mod timerfd;
-pub(crate) mod worker;
 
 pub use conninfo::ConnConfig;
 pub use script::{QueryMode, ScriptKind};
@@ -245,68 +244,18 @@ impl Driver for PgDriver {
         }
         drop(setup);
         let threads = spec.effective_threads();
-        let shared = ctx::Shared {
+        let run = ctx::Run {
             cfg: self.config.clone(),
             script: self.settings.script,
             mode: self.settings.protocol,
-            progress: self.progress.clone(),
             scale: i64::from(scale),
             max_tries: self.settings.max_tries,
-            spec: spec.clone(),
-            shutdown: shutdown.clone(),
-            claimed: Default::default(),
-            gate: ctx::Gate::new(threads + 1, spec.timeout + Duration::from_secs(5)),
-            seed: run_seed(),
         };
-        run_workers(&shared, threads)
+        let mut shared = ctx::Shared::new(spec, shutdown, threads, run);
+        shared.progress = self.progress.clone();
+        let (result, _) = crate::load::event_loop::run_workers::<conn::Conn>(&shared, threads)?;
+        Ok(result)
     }
-}
-
-/// Spawns the workers, measures the process's CPU over the measured
-/// window, and merges what they return.
-fn run_workers(shared: &ctx::Shared, threads: u32) -> Result<LoadResult, LoadError> {
-    let outputs = std::thread::scope(|scope| {
-        let mut first = 0;
-        let handles: Vec<_> = (0..threads)
-            .map(|i| {
-                let count = shared.spec.connections_for_thread(i);
-                let first_client = first;
-                first += count;
-                scope.spawn(move || worker::run(shared, i, first_client, count))
-            })
-            .collect();
-        shared.gate.arrive_and_wait();
-        let cpu_start = crate::load::process_cpu();
-        let outs: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (outs, crate::load::process_cpu() - cpu_start)
-    });
-    let (outs, cpu) = outputs;
-    let mut result = LoadResult::new();
-    let mut lag = crate::load::result::new_histogram();
-    for out in outs {
-        let out = out
-            .map_err(|_| LoadError::Setup("a load worker thread panicked".into()))?
-            .map_err(LoadError::Io)?;
-        result.merge(&out.result);
-        let _ = lag.add(&out.lag);
-    }
-    result.client_cpu = cpu;
-    if !lag.is_empty() {
-        result.notes.push(format!(
-            "schedule lag (open loop): p50 {}, p99 {}, max {}",
-            crate::units::Micros(lag.value_at_quantile(0.5)),
-            crate::units::Micros(lag.value_at_quantile(0.99)),
-            crate::units::Micros(lag.max()),
-        ));
-    }
-    Ok(result)
-}
-
-/// A fresh seed per run, as pgbench's default `--random-seed=time`.
-fn run_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// Builds pgbench's dataset at `scale` on the server at `endpoint`.

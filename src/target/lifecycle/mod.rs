@@ -41,8 +41,11 @@
 //! them by name on stop; a leftover of a dead run is reclaimed on the next
 //! start, as the PostgreSQL target does with its data directory.
 
+mod bounded;
 mod reap_ns;
 pub mod watchdog;
+
+pub use bounded::run_bounded;
 
 use crate::placement::cgroup::Cgroup;
 use crate::placement::{cgroup_name, hierarchy, Placement};

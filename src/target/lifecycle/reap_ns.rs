@@ -24,7 +24,7 @@ pub(super) unsafe fn remove(path: &CStr) {
             if kill_inside(ns.st_dev, ns.st_ino) == 0 {
                 break;
             }
-            super::watchdog::sleep_ms(20);
+            sleep_ms(20);
         }
     }
     libc::umount2(path.as_ptr(), libc::MNT_DETACH);
@@ -106,6 +106,15 @@ unsafe fn in_namespace(pid: libc::pid_t, dev: libc::dev_t, ino: libc::ino_t) -> 
     }
     let mut st: libc::stat = std::mem::zeroed();
     libc::stat(path.as_ptr().cast(), &mut st) == 0 && st.st_dev == dev && st.st_ino == ino
+}
+
+/// Sleeps `ms` milliseconds (raw `nanosleep`).
+pub(super) unsafe fn sleep_ms(ms: libc::c_long) {
+    let ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: ms * 1_000_000,
+    };
+    libc::nanosleep(&ts, std::ptr::null_mut());
 }
 
 #[cfg(test)]

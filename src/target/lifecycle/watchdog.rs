@@ -18,6 +18,7 @@
 //! the fork (no allocation, no locks): a multithreaded parent's locks may
 //! be held by threads that do not exist in the child.
 
+use super::reap_ns::{self, sleep_ms};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -230,7 +231,7 @@ unsafe fn kill_everything(plan: &Plan) {
         }
     }
     for ns in &plan.namespaces {
-        super::reap_ns::remove(ns);
+        reap_ns::remove(ns);
     }
 }
 
@@ -282,13 +283,4 @@ unsafe fn kill_procs(procs: &CString) -> usize {
     }
     libc::close(fd);
     killed
-}
-
-/// Sleeps `ms` milliseconds (raw `nanosleep`).
-pub(super) unsafe fn sleep_ms(ms: libc::c_long) {
-    let ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: ms * 1_000_000,
-    };
-    libc::nanosleep(&ts, std::ptr::null_mut());
 }

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Lists the dependency loops between sibling modules of the library.
+
+Usage: scripts/module-loops.py [SRC] [--with-tests] [-v]
+
+Each library file's references to other modules (`use` trees, and inline
+`crate::`, `super::` and `self::` paths; comments left out) are resolved to
+the deepest module that exists; a reference from module P to module Q is an
+edge between the children of their common ancestor (`report::fits ->
+report::rows`, or `runner -> report` for `crate::report::format` used in
+`runner::trial`). Every strongly connected component (Tarjan) of two or more
+siblings is printed as a loop, with its edges; `-v` adds up to three
+references behind each edge. The binary (`main.rs`, `cli/`) is left out, and
+so is test code (`#[cfg(test)] mod tests` blocks and files declared
+`#[cfg(test)] mod x;`) unless `--with-tests` is given. Exits 1 when there is
+a loop.
+"""
+import os
+import re
+import sys
+
+ARGS = [a for a in sys.argv[1:] if not a.startswith('-')]
+SRC = ARGS[0] if ARGS else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'src')
+WITH_TESTS = '--with-tests' in sys.argv
+VERBOSE = '-v' in sys.argv
+
+
+def module_of(path):
+    """`src/report/fits.rs` -> ('report', 'fits'); `mod.rs` names its directory."""
+    parts = os.path.relpath(path, SRC)[:-3].split(os.sep)
+    if parts[-1] in ('mod', 'lib'):
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def library_files():
+    files = {}
+    for root, _, names in os.walk(SRC):
+        for n in names:
+            path = os.path.join(root, n)
+            rel = os.path.relpath(path, SRC)
+            if n.endswith('.rs') and rel != 'main.rs' and not rel.startswith('cli' + os.sep):
+                files[module_of(path)] = path
+    return files
+
+
+def test_modules(files):
+    """Modules declared `#[cfg(test)] mod name;`."""
+    out = set()
+    decl = re.compile(r'#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_0-9]+)\s*;')
+    for module, path in files.items():
+        for m in decl.finditer(open(path).read()):
+            out.add(module + (m.group(1),))
+    return out
+
+
+def expand(tree):
+    """Expands a use tree `a::{b, c::{d}}` into its paths."""
+    tree = tree.strip()
+    i = tree.find('{')
+    if i < 0:
+        return [tree.split(' as ')[0].strip()]
+    prefix, body = tree[:i], tree[i + 1:tree.rfind('}')]
+    parts, depth, cur = [], 0, ''
+    for ch in body:
+        if ch == ',' and depth == 0:
+            parts.append(cur)
+            cur = ''
+            continue
+        depth += (ch == '{') - (ch == '}')
+        cur += ch
+    parts.append(cur)
+    return [p for part in parts if part.strip() for p in expand(prefix + part.strip())]
+
+
+def resolve(here, path, modules):
+    """The deepest existing module a `crate::`/`super::`/`self::` path names."""
+    segs = [s for s in path.split('::') if s]
+    if not segs or segs[0] not in ('crate', 'super', 'self'):
+        return None
+    base = ()
+    if segs[0] == 'crate':
+        segs = segs[1:]
+    else:
+        base = here
+        while segs and segs[0] in ('super', 'self'):
+            base = base[:-1] if segs[0] == 'super' else base
+            segs = segs[1:]
+    full = base + tuple(segs)
+    for k in range(len(full), -1, -1):
+        if full[:k] in modules:
+            return full[:k]
+    return None
+
+
+def sibling_edges(files):
+    modules = set(files)
+    tests = set() if WITH_TESTS else test_modules(files)
+    edges, evidence = {}, {}
+    for here, path in sorted(files.items()):
+        if any(here[:k] in tests for k in range(len(here) + 1)):
+            continue
+        text = open(path).read()
+        if not WITH_TESTS:
+            m = re.search(r'#\[cfg\(test\)\]\s*mod tests\b', text)
+            text = text[:m.start()] if m else text
+        text = re.sub(r'//[^\n]*', '', text)
+        refs = [p for m in re.finditer(r'\buse\s+([^;]+);', text) for p in expand(m.group(1))]
+        refs += re.findall(r'\b(?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)+', text)
+        for ref in refs:
+            ref = re.sub(r'\s', '', ref)
+            there = resolve(here, ref, modules)
+            if there is None or there == here:
+                continue
+            k = 0
+            while k < min(len(here), len(there)) and here[k] == there[k]:
+                k += 1
+            if k < len(here) and k < len(there):
+                a, b = here[:k + 1], there[:k + 1]
+                edges.setdefault(a, set()).add(b)
+                evidence.setdefault((a, b), set()).add(f'{os.path.relpath(path, os.path.dirname(SRC))}: {ref}')
+    return edges, evidence
+
+
+def loops(edges):
+    """Strongly connected components of two or more modules (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def main():
+    files = library_files()
+    edges, evidence = sibling_edges(files)
+    found = loops(edges)
+    name = lambda m: '::'.join(m)
+    print(f"{len(files)} library files, {sum(len(s) for s in edges.values())} sibling edges"
+          + (" (tests included)" if WITH_TESTS else " (test code left out)"))
+    for comp in found:
+        print('loop:', ' <-> '.join(name(m) for m in comp))
+        for a in comp:
+            for b in sorted(edges.get(a, ())):
+                if b in comp:
+                    why = '; '.join(sorted(evidence[(a, b)])[:3]) if VERBOSE else ''
+                    print(f'    {name(a)} -> {name(b)}' + (f'  ({why})' if why else ''))
+    if not found:
+        print('no loops')
+    return 1 if found else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,487 @@
+//! The event loop the database drivers (`pg`, `mysql`) share, generic over
+//! a [`Session`]: one connection's protocol state machine, which each
+//! driver keeps with its codec.
+//!
+//! One worker thread owns its own `mio::Poll`, its connections, a timer
+//! heap for reconnect backoffs and open-loop schedules, and its own
+//! [`LoadResult`]: nothing is shared with other workers on the hot path.
+//! Stages: *warm* (connect, authenticate and prepare, outside the measured
+//! window, as pgbench and sysbench's `thread_init` exclude them), *measure*
+//! (run transactions until the deadline or the budget), *drain* (let the
+//! transactions in flight finish, bounded by the timeout).
+//!
+//! A thread with one closed-loop connection blocks in read instead of
+//! polling (as pgbench and sysbench do): one syscall less per round trip.
+
+use super::gate::Gate;
+use super::timerfd::TimerFd;
+use super::{result::new_histogram, LoadError, LoadResult, LoadSpec, Pacing};
+use crate::shutdown::Shutdown;
+use crate::units::Micros;
+use hdrhistogram::Histogram;
+use mio::{Events, Poll, Registry};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The longest the loop sleeps, so shutdown is noticed promptly.
+const MAX_SLEEP: Duration = Duration::from_millis(50);
+/// How often connections are checked against the timeout.
+const TIMEOUT_SCAN: Duration = Duration::from_millis(100);
+/// The poll token of the timerfd (connections use 0..count).
+const TIMER_TOKEN: mio::Token = mio::Token(usize::MAX - 1);
+
+/// One connection's state machine, driven by socket events and timers.
+/// Each session owns its socket (registered under its token) and reports
+/// into the worker's [`Ctx`].
+pub(crate) trait Session: Sized {
+    /// The driver's run-wide settings, read through [`Shared`].
+    type Driver: Sync;
+    /// Per-worker state of the driver's own, handed back at the end.
+    type Local: Send;
+    /// Whether a lone closed-loop connection may block in read: the session
+    /// then makes its socket blocking (with a short timeout) once ready,
+    /// and [`Session::on_event`] with both flags set waits for the reply.
+    const BLOCKING_IO: bool;
+
+    fn local(shared: &Shared<Self::Driver>) -> Self::Local;
+    fn new(token: usize, client: u32, rng: SmallRng, ctx: &Ctx<'_, Self>, now: Instant) -> Self;
+    /// Opens a new socket (closing the previous one, if any).
+    fn connect(&mut self, ctx: &mut Ctx<'_, Self>, now: Instant);
+    /// Connecting, authenticating or preparing.
+    fn is_settling(&self) -> bool;
+    /// A transaction is in flight.
+    fn is_busy(&self) -> bool;
+    fn is_finished(&self) -> bool;
+    /// The measured window begins: start the schedule and the first
+    /// transaction.
+    fn kick(&mut self, ctx: &mut Ctx<'_, Self>, now: Instant);
+    /// The measured window ended: idle sessions close now, busy ones when
+    /// their transaction ends.
+    fn wind_down(&mut self);
+    /// Closes the connection for good, politely.
+    fn finish(&mut self);
+    /// A timer this session pushed (reconnect, scheduled start) is due.
+    fn on_timer(&mut self, ctx: &mut Ctx<'_, Self>, at: Instant, now: Instant);
+    /// Replaces a connection whose transaction or setup ran past the
+    /// timeout.
+    fn check_timeout(&mut self, ctx: &mut Ctx<'_, Self>, now: Instant);
+    /// Socket readiness.
+    fn on_event(&mut self, ctx: &mut Ctx<'_, Self>, readable: bool, writable: bool);
+}
+
+/// What every worker of one run reads: the common settings, and the
+/// driver's own (reached through `Deref`, as `shared.cfg`).
+pub(crate) struct Shared<D> {
+    pub spec: LoadSpec,
+    pub shutdown: Shutdown,
+    /// Transactions started so far, when `spec.max_requests` caps them.
+    pub claimed: AtomicU64,
+    /// Workers meet here after the warm stage, so all start measuring
+    /// together.
+    pub gate: Gate,
+    pub seed: u64,
+    /// Completed transactions, counted live for a progress display.
+    pub progress: Option<Arc<AtomicU64>>,
+    pub driver: D,
+}
+
+impl<D> Shared<D> {
+    /// A run of `threads` workers with a fresh seed (as pgbench's default
+    /// `--random-seed=time`).
+    pub fn new(spec: &LoadSpec, shutdown: &Shutdown, threads: u32, driver: D) -> Self {
+        Shared {
+            spec: spec.clone(),
+            shutdown: shutdown.clone(),
+            claimed: AtomicU64::new(0),
+            gate: Gate::new(threads + 1, spec.timeout + Duration::from_secs(5)),
+            seed: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64),
+            progress: None,
+            driver,
+        }
+    }
+}
+
+impl<D> std::ops::Deref for Shared<D> {
+    type Target = D;
+    fn deref(&self) -> &D {
+        &self.driver
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stage {
+    Warm,
+    Measure,
+    Drain,
+}
+
+/// A worker's state that its sessions update.
+pub(crate) struct Ctx<'a, S: Session> {
+    pub shared: &'a Shared<S::Driver>,
+    pub registry: Registry,
+    pub timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    pub result: LoadResult,
+    /// Open loop: how late transactions started against their schedule.
+    pub lag: Histogram<u64>,
+    pub stage: Stage,
+    pub start: Instant,
+    /// Open loop: time between one connection's scheduled transactions.
+    pub interval: Option<Duration>,
+    /// One closed-loop, keep-alive connection on this thread, of a session
+    /// that supports it: it blocks in read instead of polling.
+    pub blocking_io: bool,
+    /// Whether the ephemeral-port note was already added.
+    pub ports_noted: bool,
+    /// The driver's per-worker state.
+    pub local: S::Local,
+}
+
+impl<S: Session> Ctx<'_, S> {
+    /// Takes one transaction from the `max_requests` budget.
+    pub fn claim(&self) -> bool {
+        match self.shared.spec.max_requests {
+            None => true,
+            Some(max) => self.shared.claimed.fetch_add(1, Ordering::Relaxed) < max,
+        }
+    }
+
+    /// Records a completed transaction. Transactions that finish while
+    /// draining count in the last second of the timeline.
+    pub fn record(&mut self, latency: Micros, now: Instant) {
+        let mut since = now.saturating_duration_since(self.start);
+        let duration = self.shared.spec.duration;
+        if !duration.is_zero() {
+            since = since.min(duration - Duration::from_nanos(1));
+        }
+        self.result.record(latency, since);
+        if let Some(p) = &self.shared.progress {
+            p.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Open loop: the scheduled start of a transaction beginning `now`
+    /// (recording how late it is) and the next one's; closed loop: `now`.
+    pub fn measured_from(&mut self, next_start: &mut Instant, now: Instant) -> Instant {
+        match self.interval {
+            Some(interval) => {
+                let scheduled = *next_start;
+                *next_start += interval;
+                let lag = Micros::from_duration(now.saturating_duration_since(scheduled));
+                let _ = self.lag.record(lag.0.max(1));
+                scheduled
+            }
+            None => now,
+        }
+    }
+
+    /// Open loop: client `client`'s first scheduled start, staggered.
+    pub fn first_start(&self, client: u32) -> Option<Instant> {
+        match self.shared.spec.pacing {
+            Pacing::Open { rate } => {
+                Some(self.start + Duration::from_secs_f64(f64::from(client) / rate))
+            }
+            Pacing::Closed => None,
+        }
+    }
+
+    pub fn note_connect_error(&mut self, e: &std::io::Error) {
+        if e.raw_os_error() == Some(libc::EADDRNOTAVAIL) && !self.ports_noted {
+            self.ports_noted = true;
+            self.result.notes.push(
+                "ephemeral ports exhausted (EADDRNOTAVAIL) while reconnecting: connect errors \
+                 include these; wait between short-connection trials or widen \
+                 net.ipv4.ip_local_port_range"
+                    .into(),
+            );
+        }
+    }
+}
+
+/// What a worker hands back.
+pub(crate) struct WorkerOutput<L> {
+    pub result: LoadResult,
+    pub lag: Histogram<u64>,
+    pub local: L,
+}
+
+/// Spawns `threads` workers, measures the process's CPU over the measured
+/// window, and merges their results (with the open loop's schedule lag as
+/// a note); the drivers' per-worker states come back beside it.
+pub(crate) fn run_workers<S: Session>(
+    shared: &Shared<S::Driver>,
+    threads: u32,
+) -> Result<(LoadResult, Vec<S::Local>), LoadError> {
+    let (outs, cpu) = std::thread::scope(|scope| {
+        let mut first = 0;
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let count = shared.spec.connections_for_thread(i);
+                let first_client = first;
+                first += count;
+                scope.spawn(move || run::<S>(shared, i, first_client, count))
+            })
+            .collect();
+        shared.gate.arrive_and_wait();
+        let cpu_start = super::process_cpu();
+        let outs: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        (outs, super::process_cpu() - cpu_start)
+    });
+    let mut result = LoadResult::new();
+    let mut lag = new_histogram();
+    let mut locals = Vec::with_capacity(outs.len());
+    for out in outs {
+        let out = out
+            .map_err(|_| LoadError::Setup("a load worker thread panicked".into()))?
+            .map_err(LoadError::Io)?;
+        result.merge(&out.result);
+        let _ = lag.add(&out.lag);
+        locals.push(out.local);
+    }
+    result.client_cpu = cpu;
+    if !lag.is_empty() {
+        result.notes.push(format!(
+            "schedule lag (open loop): p50 {}, p99 {}, max {}",
+            Micros(lag.value_at_quantile(0.5)),
+            Micros(lag.value_at_quantile(0.99)),
+            Micros(lag.max()),
+        ));
+    }
+    Ok((result, locals))
+}
+
+/// Runs worker `index`, owning clients `first_client..first_client+count`.
+fn run<S: Session>(
+    shared: &Shared<S::Driver>,
+    index: u32,
+    first_client: u32,
+    count: u32,
+) -> std::io::Result<WorkerOutput<S::Local>> {
+    pin_thread(shared.spec.client_cpus.as_deref());
+    let warmed =
+        Worker::<S>::new(shared, index, first_client, count).and_then(|(mut poll, mut w)| {
+            w.warm(&mut poll)?;
+            Ok((poll, w))
+        });
+    // Arrive even after an error, so the others are not held up.
+    shared.gate.arrive_and_wait();
+    let (mut poll, mut w) = warmed?;
+    w.measure(&mut poll)?;
+    let mut result = w.ctx.result;
+    result.elapsed = w.ctx.start.elapsed();
+    result.target_rate = match shared.spec.pacing {
+        Pacing::Open { rate } => Some(rate),
+        Pacing::Closed => None,
+    };
+    Ok(WorkerOutput {
+        result,
+        lag: w.ctx.lag,
+        local: w.ctx.local,
+    })
+}
+
+struct Worker<'a, S: Session> {
+    events: Events,
+    timer: TimerFd,
+    sessions: Vec<S>,
+    ctx: Ctx<'a, S>,
+}
+
+impl<'a, S: Session> Worker<'a, S> {
+    fn new(
+        shared: &'a Shared<S::Driver>,
+        index: u32,
+        first_client: u32,
+        count: u32,
+    ) -> std::io::Result<(Poll, Worker<'a, S>)> {
+        let poll = Poll::new()?;
+        let mut w = Worker {
+            events: Events::with_capacity(count.clamp(16, 1024) as usize),
+            timer: TimerFd::new(poll.registry(), TIMER_TOKEN)?,
+            sessions: Vec::with_capacity(count as usize),
+            ctx: Ctx {
+                shared,
+                registry: poll.registry().try_clone()?,
+                timers: BinaryHeap::new(),
+                result: LoadResult::new(),
+                lag: new_histogram(),
+                stage: Stage::Warm,
+                start: Instant::now(),
+                interval: interval(&shared.spec),
+                blocking_io: S::BLOCKING_IO
+                    && count == 1
+                    && shared.spec.pacing == Pacing::Closed
+                    && shared.spec.requests_per_connection.is_none(),
+                ports_noted: false,
+                local: S::local(shared),
+            },
+        };
+        let now = Instant::now();
+        for i in 0..count {
+            let client = first_client + i;
+            let seed = shared.seed ^ (u64::from(index) << 32) ^ u64::from(client);
+            let rng = SmallRng::seed_from_u64(seed);
+            let mut session = S::new(i as usize, client, rng, &w.ctx, now);
+            session.connect(&mut w.ctx, now);
+            w.sessions.push(session);
+        }
+        Ok((poll, w))
+    }
+
+    /// Connects and prepares every session, bounded by the timeout.
+    fn warm(&mut self, poll: &mut Poll) -> std::io::Result<()> {
+        let limit = Instant::now() + self.ctx.shared.spec.timeout;
+        while self.sessions.iter().any(S::is_settling)
+            && Instant::now() < limit
+            && !self.ctx.shared.shutdown.is_triggered()
+        {
+            self.turn(poll, limit)?;
+        }
+        Ok(())
+    }
+
+    fn measure(&mut self, poll: &mut Poll) -> std::io::Result<()> {
+        let spec = &self.ctx.shared.spec;
+        let now = Instant::now();
+        self.ctx.start = now;
+        self.ctx.stage = Stage::Measure;
+        // With a transaction cap and no duration, the cap alone ends the run.
+        let deadline = if spec.duration.is_zero() {
+            now + Duration::from_secs(365 * 24 * 3600)
+        } else {
+            now + spec.duration
+        };
+        let drain_limit = deadline + spec.timeout;
+        for s in &mut self.sessions {
+            s.kick(&mut self.ctx, now);
+        }
+        let mut next_scan = now + TIMEOUT_SCAN;
+        loop {
+            let now = Instant::now();
+            if self.ctx.shared.shutdown.is_triggered() || now >= drain_limit {
+                break;
+            }
+            if self.ctx.stage == Stage::Measure && (now >= deadline || self.budget_spent()) {
+                self.ctx.stage = Stage::Drain;
+                self.sessions.iter_mut().for_each(S::wind_down);
+            }
+            // Sessions only finish for good while draining (or when the
+            // budget, which starts the drain, is spent).
+            if self.ctx.stage == Stage::Drain && self.sessions.iter().all(S::is_finished) {
+                break;
+            }
+            if now >= next_scan {
+                next_scan = now + TIMEOUT_SCAN;
+                for s in &mut self.sessions {
+                    s.check_timeout(&mut self.ctx, now);
+                }
+            }
+            let wake = if self.ctx.stage == Stage::Measure {
+                deadline
+            } else {
+                drain_limit
+            };
+            self.turn(poll, wake.min(next_scan))?;
+        }
+        self.finish_all();
+        Ok(())
+    }
+
+    /// All of this run's `max_requests` have been handed out.
+    fn budget_spent(&self) -> bool {
+        let spec = &self.ctx.shared.spec;
+        spec.max_requests
+            .is_some_and(|max| self.ctx.shared.claimed.load(Ordering::Relaxed) >= max)
+    }
+
+    /// Transactions still in flight at the end count as timeouts.
+    fn finish_all(&mut self) {
+        for s in &mut self.sessions {
+            if s.is_busy() && !self.ctx.shared.shutdown.is_triggered() {
+                self.ctx.result.errors.add(super::ErrorKind::Timeout);
+            }
+            s.finish();
+        }
+    }
+
+    /// One poll: waits for socket events or the next timer (at most until
+    /// `wake`), then dispatches them. A lone blocking session just waits
+    /// for its reply in read.
+    fn turn(&mut self, poll: &mut Poll, wake: Instant) -> std::io::Result<()> {
+        if self.ctx.blocking_io {
+            if let [session] = self.sessions.as_mut_slice() {
+                if session.is_busy() {
+                    session.on_event(&mut self.ctx, true, true);
+                    self.fire_timers(Instant::now());
+                    return Ok(());
+                }
+            }
+        }
+        let now = Instant::now();
+        let next_timer = self.ctx.timers.peek().map(|Reverse((t, _))| *t);
+        let until = next_timer.map_or(wake, |t| t.min(wake));
+        let sleep = until.saturating_duration_since(now).min(MAX_SLEEP);
+        if let Some(t) = next_timer.filter(|&t| t > now && t - now < MAX_SLEEP) {
+            self.timer.arm(t, now)?;
+        }
+        if let Err(e) = poll.poll(&mut self.events, Some(sleep)) {
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        for ev in self.events.iter() {
+            if ev.token() == TIMER_TOKEN {
+                self.timer.fired();
+            } else if let Some(s) = self.sessions.get_mut(ev.token().0) {
+                let readable = ev.is_readable() || ev.is_error() || ev.is_read_closed();
+                s.on_event(&mut self.ctx, readable, ev.is_writable());
+            }
+        }
+        self.fire_timers(Instant::now());
+        Ok(())
+    }
+
+    /// Runs the timers that are due: reconnects and scheduled starts.
+    fn fire_timers(&mut self, now: Instant) {
+        while let Some(&Reverse((at, token))) = self.ctx.timers.peek() {
+            if at > now {
+                break;
+            }
+            self.ctx.timers.pop();
+            if let Some(s) = self.sessions.get_mut(token) {
+                s.on_timer(&mut self.ctx, at, now);
+            }
+        }
+    }
+}
+
+/// Open loop: time between one connection's scheduled transactions.
+fn interval(spec: &LoadSpec) -> Option<Duration> {
+    match spec.pacing {
+        Pacing::Open { rate } => Some(Duration::from_secs_f64(
+            f64::from(spec.connections.max(1)) / rate,
+        )),
+        Pacing::Closed => None,
+    }
+}
+
+/// Pins the calling thread to `cpus` (no-op for `None`).
+fn pin_thread(cpus: Option<&[usize]>) {
+    let Some(cpus) = cpus.filter(|c| !c.is_empty()) else {
+        return;
+    };
+    // SAFETY: sched_setaffinity on the calling thread with a set we built.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
