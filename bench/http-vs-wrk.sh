@@ -10,23 +10,54 @@
 # /usr/bin/time. Prints per mode: median req/s, median CPU seconds per 100k
 # requests, and the ratios scalelab/wrk.
 #
-# Usage: bench/http-vs-wrk.sh [-r ROUNDS] [-d SECONDS] [-c CONNS] [-p PATH]
+# Two variants, always both, each with its own nginx:
+#   lo    the host's loopback as it is. Loopback delivers a packet in the
+#         sender's context, so each client's CPU also pays nginx's TCP
+#         receive of the requests (and nginx pays the clients' receive).
+#   rfs   a private network namespace whose lo steers receive processing
+#         to the CPU of the socket's reader (RPS + RFS: rps_cpus 3,
+#         rps_flow_cnt 4096, net.core.rps_sock_flow_entries >= 4096, the
+#         last restored afterwards), so each side pays its own receive, as
+#         between two machines. Needs root; without it the variant says so.
+#
+# -P profiles instead: one run per variant, mode and tool under
+# `perf record -e cpu-clock -g`, `perf stat` and `strace -c -f`, printed
+# as microseconds of client CPU per request in buckets
+# (bench/cpu-breakdown.py).
+#
+# Usage: bench/http-vs-wrk.sh [-r ROUNDS] [-d SECONDS] [-c CONNS] [-p PATH] [-V "lo rfs"] [-P]
+# Environment: SCALELAB (a prebuilt scalelab binary, so nothing compiles
+# under the bench lock; default: build target/release/scalelab), COOLDOWN (3).
+# Takes about 2 variants * 2 tools * ROUNDS * (2 * SECONDS + COOLDOWN) s:
+# under 3 min for -r 4 -d 3; -P about 4.5 min at -d 3.
 set -euo pipefail
 
 ROUNDS=5
 SECS=5
 CONNS=50
 URL_PATH=/
+VARIANTS="lo rfs"
+PROFILE=
 COOLDOWN=${COOLDOWN:-3}
-while getopts "r:d:c:p:h" opt; do
+while getopts "r:d:c:p:V:Ph" opt; do
     case $opt in
         r) ROUNDS=$OPTARG ;;
         d) SECS=$OPTARG ;;
         c) CONNS=$OPTARG ;;
         p) URL_PATH=$OPTARG ;;
-        *) sed -n '2,14p' "$0"; exit 2 ;;
+        V) VARIANTS=$OPTARG ;;
+        P) PROFILE=1 ;;
+        *) sed -n '2,32p' "$0"; exit 2 ;;
     esac
 done
+case " $VARIANTS " in
+    *" lo "*) ;;
+    *) echo "-V must include lo: the rfs variant is only shown beside the default" >&2; exit 2 ;;
+esac
+if [[ " $VARIANTS " == *" rfs "* ]] && [ "$(id -u)" != 0 ]; then
+    echo "rfs variant skipped: it needs root (a network namespace and sysctls)"
+    VARIANTS=lo
+fi
 
 for tool in wrk nginx taskset python3 /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 1; }
@@ -34,148 +65,264 @@ done
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs (client on 0, nginx on 1)" >&2; exit 1; }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-(cd "$ROOT" && cargo build --release --quiet)
-SCALELAB=$ROOT/target/release/scalelab
+if [ -z "${SCALELAB:-}" ]; then
+    (cd "$ROOT" && cargo build --release --quiet)
+    SCALELAB=$ROOT/target/release/scalelab
+fi
+if [ -n "$PROFILE" ]; then
+    for tool in perf strace; do
+        command -v "$tool" >/dev/null || { echo "missing: $tool (for -P)" >&2; exit 1; }
+    done
+fi
 
 WORK=$(mktemp -d /tmp/scalelab-bench.XXXXXX)
-NGINX_PID=
+NS=scalelab-bench-$$
+declare -A NGINX_PID NGINX_WORKER
+FLOW_ENTRIES_BEFORE=
+stop_nginx() {
+    local pid=$1
+    kill -0 "$pid" 2>/dev/null || return 0
+    kill -QUIT "$pid"
+    for _ in $(seq 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
 cleanup() {
-    if [ -n "$NGINX_PID" ] && kill -0 "$NGINX_PID" 2>/dev/null; then
-        kill -QUIT "$NGINX_PID"
-        for _ in $(seq 100); do
-            kill -0 "$NGINX_PID" 2>/dev/null || break
-            sleep 0.05
-        done
-        kill -KILL "$NGINX_PID" 2>/dev/null || true
-        wait "$NGINX_PID" 2>/dev/null || true
+    for v in "${!NGINX_PID[@]}"; do stop_nginx "${NGINX_PID[$v]}"; done
+    ip netns del "$NS" 2>/dev/null || true
+    if [ -n "$FLOW_ENTRIES_BEFORE" ]; then
+        echo "$FLOW_ENTRIES_BEFORE" >/proc/sys/net/core/rps_sock_flow_entries
     fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 
+# in_variant VARIANT CMD...: runs CMD on that variant's network (ip netns
+# exec and taskset exec what they run, so a background CMD's $! is its PID).
+in_variant() {
+    local v=$1
+    shift
+    if [ "$v" = rfs ]; then exec ip netns exec "$NS" "$@"; else exec "$@"; fi
+}
+
+# The rfs variant's namespace: its lo steers each packet's receive to the
+# CPU where the receiving socket was last read.
+make_rfs_namespace() {
+    ip netns add "$NS"
+    ip netns exec "$NS" ip link set lo up
+    ip netns exec "$NS" sh -c 'q=/sys/class/net/lo/queues/rx-0; echo 3 >$q/rps_cpus; echo 4096 >$q/rps_flow_cnt'
+    local now
+    now=$(cat /proc/sys/net/core/rps_sock_flow_entries)
+    if [ "$now" -lt 4096 ]; then
+        FLOW_ENTRIES_BEFORE=$now
+        echo 4096 >/proc/sys/net/core/rps_sock_flow_entries
+    fi
+}
+
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-head -c 1024 /dev/zero | tr '\0' 'x' >"$WORK/1k.bin"
-cat >"$WORK/nginx.conf" <<EOF
+URL="http://127.0.0.1:$PORT$URL_PATH"
+
+# start_nginx VARIANT: one worker on CPU 1, in the variant's network.
+start_nginx() {
+    local v=$1 dir=$WORK/$1
+    mkdir -p "$dir"
+    head -c 1024 /dev/zero | tr '\0' 'x' >"$dir/1k.bin"
+    cat >"$dir/nginx.conf" <<EOF
 daemon off;
 master_process on;
 worker_processes 1;
 worker_rlimit_nofile 12000;
-pid $WORK/nginx.pid;
-error_log $WORK/error.log;
+pid $dir/nginx.pid;
+error_log $dir/error.log;
 events { worker_connections 10000; }
 http {
     access_log off;
-    client_body_temp_path $WORK/client_body;
-    proxy_temp_path $WORK/proxy;
-    fastcgi_temp_path $WORK/fastcgi;
-    uwsgi_temp_path $WORK/uwsgi;
-    scgi_temp_path $WORK/scgi;
+    client_body_temp_path $dir/client_body;
+    proxy_temp_path $dir/proxy;
+    fastcgi_temp_path $dir/fastcgi;
+    uwsgi_temp_path $dir/uwsgi;
+    scgi_temp_path $dir/scgi;
     keepalive_requests 1000000;
     server {
         listen 127.0.0.1:$PORT reuseport backlog=4096;
-        root $WORK;
+        root $dir;
         location = / { return 200 "{}"; }
         location = /1k.bin { }
     }
 }
 EOF
-taskset -c 1 nginx -p "$WORK" -c "$WORK/nginx.conf" &
-NGINX_PID=$!
-URL="http://127.0.0.1:$PORT$URL_PATH"
-for _ in $(seq 100); do
-    curl -sf -o /dev/null "$URL" 2>/dev/null && break
-    sleep 0.05
+    (in_variant "$v" taskset -c 1 nginx -p "$dir" -c "$dir/nginx.conf") &
+    NGINX_PID[$v]=$!
+    for _ in $(seq 100); do
+        (in_variant "$v" curl -sf -o /dev/null "$URL") 2>/dev/null && break
+        sleep 0.05
+    done
+    (in_variant "$v" curl -sf -o /dev/null "$URL") ||
+        { echo "nginx ($v) did not answer at $URL" >&2; cat "$dir/error.log" >&2; exit 1; }
+    # The master's PID is $! (nothing forks on the way); nginx's own pid
+    # file must agree, or stopping it would miss it.
+    [ "$(cat "$dir/nginx.pid")" = "${NGINX_PID[$v]}" ] ||
+        { echo "nginx ($v): pid file $(cat "$dir/nginx.pid") is not \$! ${NGINX_PID[$v]}" >&2; exit 1; }
+    NGINX_WORKER[$v]=$(awk '{print $1}' "/proc/${NGINX_PID[$v]}/task/${NGINX_PID[$v]}/children")
+}
+
+for v in $VARIANTS; do
+    if [ "$v" = rfs ]; then make_rfs_namespace; fi
+    start_nginx "$v"
 done
-curl -sf -o /dev/null "$URL" || { echo "nginx did not answer at $URL" >&2; cat "$WORK/error.log" >&2; exit 1; }
 
 RESULTS=$WORK/results.tsv
 : >"$RESULTS"
-NGINX_WORKER=$(cat "/proc/$NGINX_PID/task/$NGINX_PID/children" | awk '{print $1}')
 TICKS=$(getconf CLK_TCK)
 
-# CPU ticks: all CPUs busy, and nginx's worker.
+# CPU ticks: all CPUs busy, and a variant's nginx worker.
 busy_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
-nginx_ticks() { awk '{print $14+$15}' "/proc/$NGINX_WORKER/stat"; }
+nginx_ticks() { awk '{print $14+$15}' "/proc/${NGINX_WORKER[$1]}/stat"; }
 
-# run_one TOOL MODE ROUND: appends "mode tool round rps requests cpu_s
-# other%", where other% is the CPU share (of both CPUs) used by neither the
-# client nor nginx during the run: noise from the rest of the machine.
-run_one() {
-    local tool=$1 mode=$2 round=$3 out=$WORK/out.txt cmd b0 n0 b1 n1
-    if [ "$tool" = wrk ]; then
-        cmd=(wrk -t1 -c"$CONNS" -d"${SECS}s")
-        [ "$mode" = close ] && cmd+=(-H 'Connection: close')
+# client_cmd TOOL MODE: sets CMD to the client's command line.
+client_cmd() {
+    if [ "$1" = wrk ]; then
+        CMD=(wrk -t1 -c"$CONNS" -d"${SECS}s")
+        [ "$2" = close ] && CMD+=(-H 'Connection: close')
     else
-        cmd=("$SCALELAB" load http -t1 -c"$CONNS" -d"${SECS}s" --json)
-        [ "$mode" = close ] && cmd+=(--connreqs 1)
+        CMD=("$SCALELAB" load http -t1 -c"$CONNS" -d"${SECS}s" --json)
+        [ "$2" = close ] && CMD+=(--connreqs 1)
     fi
-    b0=$(busy_ticks) n0=$(nginx_ticks)
-    /usr/bin/time -f '%U %S %e' -o "$WORK/time.txt" taskset -c 0 "${cmd[@]}" "$URL" >"$out"
-    b1=$(busy_ticks) n1=$(nginx_ticks)
-    python3 - "$tool" "$mode" "$round" "$out" "$WORK/time.txt" \
-        $((b1 - b0)) $((n1 - n0)) "$TICKS" >>"$RESULTS" <<'PY'
+    CMD+=("$URL")
+}
+
+# parse_client TOOL OUTPUT: prints "rps requests" from a client's output.
+parse_client() {
+    python3 - "$1" "$2" <<'PY'
 import json, re, sys
-tool, mode, rnd, out, tm, busy, ngx, hz = sys.argv[1:]
+tool, out = sys.argv[1:]
 text = open(out).read()
 if tool == "wrk":
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
     reqs = int(re.search(r"(\d+) requests in", text).group(1))
     errs = re.search(r"Socket errors: (.*)", text)
     if errs:
-        print(f"wrk {mode} round {rnd}: socket errors {errs.group(1)}", file=sys.stderr)
+        print(f"wrk: socket errors {errs.group(1)}", file=sys.stderr)
 else:
-    j = json.loads(text)
+    j = json.loads(text[text.index("{"):])
     rps, reqs = j["rps"], j["requests"]
     bad = {k: v for k, v in j["errors"].items() if v}
     if bad or j["notes"]:
-        print(f"scalelab {mode} round {rnd}: errors {bad} notes {j['notes']}", file=sys.stderr)
-user, sys_, wall = map(float, open(tm).read().split()[-3:])
-other = (int(busy) / int(hz) - int(ngx) / int(hz) - user - sys_) / (2 * wall) * 100
-print(f"{mode}\t{tool}\t{rnd}\t{rps:.1f}\t{reqs}\t{user + sys_:.3f}\t{max(other, 0):.0f}")
+        print(f"scalelab: errors {bad} notes {j['notes']}", file=sys.stderr)
+print(f"{rps:.1f} {reqs}")
 PY
 }
 
-echo "nginx $(nginx -v 2>&1 | sed 's/.*\///') on CPU 1, clients on CPU 0, $URL"
+# run_one VARIANT TOOL MODE ROUND: appends "variant mode tool round rps
+# requests cpu_s other%", where other% is the CPU share (of both CPUs) used
+# by neither the client nor nginx during the run: noise from the rest of
+# the machine (in rfs, also receive softirqs that land while CPU 1 idles).
+run_one() {
+    local v=$1 tool=$2 mode=$3 round=$4 b0 n0 b1 n1 rps reqs
+    client_cmd "$tool" "$mode"
+    b0=$(busy_ticks) n0=$(nginx_ticks "$v")
+    (in_variant "$v" /usr/bin/time -f '%U %S %e' -o "$WORK/time.txt" taskset -c 0 "${CMD[@]}") >"$WORK/out.txt"
+    b1=$(busy_ticks) n1=$(nginx_ticks "$v")
+    read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
+    python3 - "$v" "$mode" "$tool" "$round" "$rps" "$reqs" "$WORK/time.txt" \
+        $((b1 - b0)) $((n1 - n0)) "$TICKS" >>"$RESULTS" <<'PY'
+import sys
+v, mode, tool, rnd, rps, reqs, tm, busy, ngx, hz = sys.argv[1:]
+user, sys_, wall = map(float, open(tm).read().split()[-3:])
+other = (int(busy) / int(hz) - int(ngx) / int(hz) - user - sys_) / (2 * wall) * 100
+print(f"{v}\t{mode}\t{tool}\t{rnd}\t{rps}\t{reqs}\t{user + sys_:.3f}\t{max(other, 0):.0f}")
+PY
+}
+
+# profile_one VARIANT TOOL MODE: perf stat, strace -c and perf record of
+# one run each; prints CPU per request, context switches and syscalls per
+# request, and the perf breakdown.
+profile_one() {
+    local v=$1 tool=$2 mode=$3 rps reqs label="$1 $3 $2"
+    client_cmd "$tool" "$mode"
+    (in_variant "$v" perf stat -x, -e task-clock,context-switches -o "$WORK/stat.txt" \
+        taskset -c 0 "${CMD[@]}") >"$WORK/out.txt"
+    read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
+    awk -F, -v r="$reqs" -v l="$label" -v rps="$rps" '
+        $3 == "task-clock" { t = $1 } $3 == "context-switches" { c = $1 }
+        END { printf "%s: perf stat: %.0f req/s, %.2f us task-clock and %.3f context switches per request\n", l, rps, t * 1000 / r, c / r }' \
+        "$WORK/stat.txt"
+    cool "$mode"
+    (in_variant "$v" strace -c -f -o "$WORK/strace.txt" taskset -c 0 "${CMD[@]}") >"$WORK/out.txt" 2>/dev/null
+    read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
+    awk -v r="$reqs" -v l="$label" '
+        $1 ~ /^[0-9]/ && NF >= 5 && $NF != "total" { n[$NF] = $4; all += $4 }
+        END { printf "%s: strace -c: %.2f syscalls per request:", l, all / r
+              for (k in n) if (n[k] / r >= 0.01) printf " %s %.2f", k, n[k] / r; print "" }' "$WORK/strace.txt"
+    cool "$mode"
+    (in_variant "$v" perf record -q -e cpu-clock -g -o "$WORK/perf.data" \
+        taskset -c 0 "${CMD[@]}") >"$WORK/out.txt" 2>/dev/null
+    read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
+    perf script -i "$WORK/perf.data" 2>/dev/null | python3 "$ROOT/bench/cpu-breakdown.py" "$reqs" "$label: perf record"
+    rm -f "$WORK/perf.data"
+    cool "$mode"
+}
+
+# Lets TIME_WAIT sockets age out so close mode never runs out of ports.
+cool() { if [ "$1" = close ]; then sleep "$COOLDOWN"; fi; }
+
+echo "nginx $(nginx -v 2>&1 | sed 's/.*\///') on CPU 1, clients on CPU 0, $URL; variants: $VARIANTS"
+if [ -n "$PROFILE" ]; then
+    echo "profile: one ${SECS}s run per variant, mode, tool and probe, -t1 -c$CONNS"
+    for v in $VARIANTS; do
+        for mode in keepalive close; do
+            for tool in wrk scalelab; do profile_one "$v" "$tool" "$mode"; done
+        done
+    done
+    exit 0
+fi
+
 echo "$ROUNDS rounds x ${SECS}s, -t1 -c$CONNS, alternating wrk / scalelab"
 for mode in keepalive close; do
     for round in $(seq "$ROUNDS"); do
-        for tool in wrk scalelab; do
-            run_one "$tool" "$mode" "$round"
-            tail -n1 "$RESULTS" | awk -F'\t' '{printf "  %-9s %-8s round %s: %10.0f req/s  cpu %.2fs  other load %s%%\n", $1, $2, $3, $4, $6, $7}'
-            # Let TIME_WAIT sockets age out so close mode never runs out of ports.
-            [ "$mode" = close ] && sleep "$COOLDOWN"
+        for v in $VARIANTS; do
+            for tool in wrk scalelab; do
+                run_one "$v" "$tool" "$mode" "$round"
+                tail -n1 "$RESULTS" | awk -F'\t' '{printf "  %-4s %-9s %-8s round %s: %10.0f req/s  cpu %.2fs  other load %s%%\n", $1, $2, $3, $4, $5, $7, $8}'
+                cool "$mode"
+            done
         done
     done
 done
 
-python3 - "$RESULTS" <<'PY'
+python3 - "$RESULTS" "$VARIANTS" <<'PY'
 import statistics as st, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
 QUIET = 25
-print()
-print(f"{'mode':<10}{'tool':<10}{'median req/s':>14}{'cpu s/100k req':>16}{'runs':>6}")
-for mode in ("keepalive", "close"):
-    med = {}
-    for tool in ("wrk", "scalelab"):
-        runs = [r for r in rows if r[0] == mode and r[1] == tool]
-        rps = st.median(float(r[3]) for r in runs)
-        cpu = st.median(float(r[5]) / int(r[4]) * 1e5 for r in runs)
-        med[tool] = (rps, cpu)
-        spread = f"{min(float(r[3]) for r in runs):.0f}-{max(float(r[3]) for r in runs):.0f}"
-        print(f"{mode:<10}{tool:<10}{rps:>14.0f}{cpu:>16.3f}{len(runs):>6}   req/s range {spread}")
-    (wr, wc), (sr, sc) = med["wrk"], med["scalelab"]
-    print(f"{mode:<10}{'ratio':<10}{sr / wr:>13.2f}x{sc / wc:>15.2f}x        scalelab/wrk of the medians")
-    # Each round runs wrk then scalelab back to back: the per-round ratio
-    # cancels slow drifts in machine load.
-    by = {(r[1], r[2]): r for r in rows if r[0] == mode}
-    pairs = [(by[("scalelab", n)], by[("wrk", n)]) for (t, n) in by if t == "wrk" and ("scalelab", n) in by]
-    rr = st.median(float(s[3]) / float(w[3]) for s, w in pairs)
-    cr = st.median((float(s[5]) / int(s[4])) / (float(w[5]) / int(w[4])) for s, w in pairs)
-    print(f"{mode:<10}{'paired':<10}{rr:>13.2f}x{cr:>15.2f}x        median of per-round scalelab/wrk")
-    quiet = [(s, w) for s, w in pairs if float(s[6]) < QUIET and float(w[6]) < QUIET]
-    if quiet:
-        rr = st.median(float(s[3]) / float(w[3]) for s, w in quiet)
-        cr = st.median((float(s[5]) / int(s[4])) / (float(w[5]) / int(w[4])) for s, w in quiet)
-        print(f"{mode:<10}{'quiet':<10}{rr:>13.2f}x{cr:>15.2f}x        same, {len(quiet)} rounds where other load < {QUIET}% in both runs")
+NAMES = {"lo": "lo: host loopback, receive in the sender's context (the default)",
+         "rfs": "rfs: namespace lo with RPS+RFS, receive on the reader's CPU (as two machines)"}
+rps_of = lambda r: float(r[4])
+cpu_of = lambda r: float(r[6]) / int(r[5])
+ratio = lambda pairs, f: st.median(f(s) / f(w) for s, w in pairs)
+for v in sys.argv[2].split():
+    print()
+    print(NAMES[v])
+    print(f"{'mode':<10}{'tool':<10}{'median req/s':>14}{'cpu s/100k req':>16}{'runs':>6}")
+    for mode in ("keepalive", "close"):
+        mine = [r for r in rows if r[0] == v and r[1] == mode]
+        med = {}
+        for tool in ("wrk", "scalelab"):
+            runs = [r for r in mine if r[2] == tool]
+            med[tool] = (st.median(map(rps_of, runs)), st.median(cpu_of(r) * 1e5 for r in runs))
+            spread = f"{min(map(rps_of, runs)):.0f}-{max(map(rps_of, runs)):.0f}"
+            print(f"{mode:<10}{tool:<10}{med[tool][0]:>14.0f}{med[tool][1]:>16.3f}{len(runs):>6}   req/s range {spread}")
+        (wr, wc), (sr, sc) = med["wrk"], med["scalelab"]
+        print(f"{mode:<10}{'ratio':<10}{sr / wr:>13.2f}x{sc / wc:>15.2f}x        scalelab/wrk of the medians")
+        # Each round runs wrk then scalelab back to back: the per-round ratio
+        # cancels slow drifts in machine load.
+        by = {(r[2], r[3]): r for r in mine}
+        pairs = [(by[("scalelab", n)], by[("wrk", n)]) for (t, n) in by if t == "wrk" and ("scalelab", n) in by]
+        print(f"{mode:<10}{'paired':<10}{ratio(pairs, rps_of):>13.2f}x{ratio(pairs, cpu_of):>15.2f}x        median of per-round scalelab/wrk")
+        quiet = [(s, w) for s, w in pairs if float(s[7]) < QUIET and float(w[7]) < QUIET]
+        if quiet:
+            print(f"{mode:<10}{'quiet':<10}{ratio(quiet, rps_of):>13.2f}x{ratio(quiet, cpu_of):>15.2f}x        same, {len(quiet)} rounds where other load < {QUIET}% in both runs")
 print("(req/s: higher is better; cpu s per 100k requests: lower is better)")
 PY
