@@ -17,7 +17,6 @@ mod fake;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod forward;
 pub(crate) mod gate;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod http;
 mod kind;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
@@ -25,7 +24,6 @@ pub mod mysql;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod pg;
 pub mod policy;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod result;
 pub(crate) mod timerfd;
 

@@ -10,9 +10,13 @@ use std::time::Duration;
 /// non-2xx statuses; pgbench's failures by SQLSTATE class).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorCounts {
+    /// Connections that could not be opened (refused, unreachable, or no free local port).
     pub connect: u64,
+    /// Failed reads: the connection was reset or closed before a whole response arrived.
     pub read: u64,
+    /// Failed writes of a request.
     pub write: u64,
+    /// Requests that got no complete response within the timeout.
     pub timeout: u64,
     /// Responses with a non-2xx HTTP status (they still count as requests).
     pub status: u64,
@@ -31,14 +35,23 @@ pub struct ErrorCounts {
 /// the subset its driver counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
+    /// A connection could not be opened ([`ErrorCounts::connect`]).
     Connect,
+    /// A read failed ([`ErrorCounts::read`]).
     Read,
+    /// A write failed ([`ErrorCounts::write`]).
     Write,
+    /// No response in time ([`ErrorCounts::timeout`]).
     Timeout,
+    /// A non-2xx HTTP status ([`ErrorCounts::status`]).
     Status,
+    /// A malformed response ([`ErrorCounts::protocol`]).
     Protocol,
+    /// SQLSTATE 40001 after retries ([`ErrorCounts::serialization`]).
     Serialization,
+    /// SQLSTATE 40P01 after retries ([`ErrorCounts::deadlock`]).
     Deadlock,
+    /// Any other server-reported error ([`ErrorCounts::other`]).
     Other,
 }
 
@@ -134,6 +147,7 @@ impl ErrorCounts {
         self.connect + self.read + self.write + self.timeout + self.protocol
     }
 
+    /// Every failure, of every kind.
     pub fn total(&self) -> u64 {
         self.socket_errors() + self.status + self.serialization + self.deadlock + self.other
     }
@@ -166,17 +180,31 @@ impl ErrorCounts {
 /// one place (`From<&LoadResult>`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
+    /// Completed requests (or transactions, queries, frames).
     pub requests: u64,
+    /// Wall-clock seconds of the measured run.
     pub duration_s: f64,
+    /// The headline throughput ([`LoadResult::throughput`]): completed requests per second, or
+    /// a ramp's maximum answer rate.
     pub rps: f64,
+    /// Bytes received ([`LoadResult::bytes`]).
     pub bytes: u64,
+    /// `bytes` as gigabits per second of `duration_s`.
     pub gbit_s: f64,
+    /// Failures by kind.
     pub errors: ErrorCounts,
+    /// Retried transactions ([`LoadResult::retries`]).
     pub retries: u64,
+    /// Percentiles of the completed requests' latency.
     pub latency_us: LatencySummary,
+    /// CPU seconds the load generator used during the run.
     pub client_cpu_s: f64,
+    /// The offered rate of an open-loop run (requests per second); `None` for a closed loop.
     pub target_rate: Option<f64>,
+    /// Connections the generator opened (more than its concurrency when connections are
+    /// replaced).
     pub connections_opened: u64,
+    /// Plain-words warnings about the run.
     pub notes: Vec<String>,
 }
 
@@ -203,12 +231,19 @@ impl From<&LoadResult> for Measurement {
 /// Latency percentiles in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
+    /// Median.
     pub p50: Micros,
+    /// 90th percentile.
     pub p90: Micros,
+    /// 99th percentile.
     pub p99: Micros,
+    /// 99.9th percentile.
     pub p999: Micros,
+    /// The largest latency recorded.
     pub max: Micros,
+    /// Mean, in microseconds.
     pub mean: f64,
+    /// Standard deviation, in microseconds.
     pub stdev: f64,
 }
 
@@ -216,6 +251,7 @@ pub struct LatencySummary {
 /// by protocol code, the schedule lag and, for a rate ramp, resperf's view.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Datagrams {
+    /// Queries sent.
     pub sent: u64,
     /// Queries that got no answer within the timeout.
     pub lost: u64,
@@ -226,17 +262,20 @@ pub struct Datagrams {
     /// Set when the generator could not keep its schedule: the run then
     /// describes the client, not the server ("fell behind", as resperf says).
     pub fell_behind: Option<String>,
+    /// Resperf's per-second view, for a rate ramp; `None` for a flat run.
     pub ramp: Option<Ramp>,
 }
 
 /// A linear rate ramp, second by second, summarised as resperf does.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Ramp {
+    /// Every second of the ramp, in order.
     pub seconds: Vec<RampSecond>,
     /// The highest answer rate of any second (resperf "maximum throughput").
     pub max_throughput: f64,
     /// Share of the queries sent in that second that were lost, 0 to 1.
     pub loss_at_max: f64,
+    /// The second (from the ramp's start) of `max_throughput`.
     pub max_at_second: u32,
     /// The first second whose offered rate reached half the maximum
     /// throughput: latency at 50% load.
@@ -254,11 +293,17 @@ pub struct Ramp {
 /// queries sent that second, and their latency.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RampSecond {
+    /// Seconds since the ramp started.
     pub second: u32,
+    /// Queries sent in this second.
     pub offered: u64,
+    /// Answers to them.
     pub answered: u64,
+    /// Queries of this second that got no answer within the timeout.
     pub lost: u64,
+    /// Median latency of this second's answers, in microseconds.
     pub p50_us: u64,
+    /// 99th-percentile latency of this second's answers, in microseconds.
     pub p99_us: u64,
 }
 
@@ -270,7 +315,10 @@ pub struct LoadResult {
     /// Completed requests or transactions (any HTTP status; failed ones are
     /// in `errors`).
     pub requests: u64,
+    /// Bytes received from the server (for `forward`: frames received times their size).
     pub bytes: Bytes,
+    /// Failures by kind; they are not in `requests`, except non-2xx
+    /// statuses.
     pub errors: ErrorCounts,
     /// Retried transactions (serialization/deadlock) that later succeeded or
     /// gave up.
@@ -284,6 +332,7 @@ pub struct LoadResult {
     pub elapsed: Duration,
     /// CPU the load generator used during the run (user + system).
     pub client_cpu: CpuSeconds,
+    /// Connections opened, replacements included.
     pub connections_opened: u64,
     /// The requested rate in open-loop mode.
     pub target_rate: Option<f64>,
@@ -302,6 +351,7 @@ impl Default for LoadResult {
 }
 
 impl LoadResult {
+    /// An empty result, ready for a worker to record into.
     pub fn new() -> Self {
         LoadResult {
             requests: 0,
@@ -381,6 +431,7 @@ impl LoadResult {
         }
     }
 
+    /// The percentiles of [`Self::latency`]; all zero when nothing completed.
     pub fn latency_summary(&self) -> LatencySummary {
         let h = &self.latency;
         if h.is_empty() {
@@ -408,6 +459,7 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new(3).expect("3 significant digits is a valid precision")
 }
 
+/// `h` in HdrHistogram's portable V2 encoding, as the store keeps it.
 pub fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
     use hdrhistogram::serialization::{Serializer, V2Serializer};
     let mut out = Vec::new();
@@ -416,6 +468,7 @@ pub fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
     out
 }
 
+/// Reads [`encode_histogram`]'s bytes back; `None` when they are not a V2 histogram.
 pub fn decode_histogram(bytes: &[u8]) -> Option<Histogram<u64>> {
     use hdrhistogram::serialization::Deserializer;
     Deserializer::new()

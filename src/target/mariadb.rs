@@ -48,10 +48,16 @@ const INSTALL_TIMEOUT: Duration = Duration::from_secs(120);
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const STOP_GRACE: Duration = Duration::from_secs(30);
 const LOG_LINES: usize = 15;
+/// The user the target creates for the workload (sysbench's default name); it owns
+/// [`DATABASE`].
 pub const USER: &str = "sbtest";
+/// [`USER`]'s password (the server listens on loopback only).
 pub const PASSWORD: &str = "sbtest";
+/// The database the workload's tables live in (sysbench's default name).
 pub const DATABASE: &str = "sbtest";
 
+/// The MariaDB target: `mariadbd` on a private data directory made by
+/// `mariadb-install-db`, listening on loopback.
 pub struct Mariadb {
     settings: MariadbSettings,
     base_dir: PathBuf,
@@ -101,6 +107,8 @@ fn server_user() -> String {
 }
 
 impl Mariadb {
+    /// A MariaDB target from its `[server]` table; nothing starts until `start`. `base_dir`
+    /// holds the private data directories.
     pub fn new(settings: &toml::Table, base_dir: &Path) -> Result<Mariadb, TargetError> {
         Ok(Mariadb {
             settings: MariadbSettings::parse(settings)?,

@@ -18,21 +18,15 @@
 //! how to build and cache it.
 
 pub mod dns;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
-pub mod external;
+pub(crate) mod external;
 #[cfg(test)]
 mod fake;
 mod kind;
 pub mod lifecycle;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod mariadb;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod nginx;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod ports;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod postgres;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod process;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod router;

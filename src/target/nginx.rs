@@ -34,7 +34,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
 /// `worker_processes`: a count or `auto`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workers {
+    /// That many worker processes.
     Count(u32),
+    /// `auto`: one worker per CPU nginx may run on.
     Auto,
 }
 
@@ -71,32 +73,44 @@ fn yes() -> bool {
     true
 }
 
+/// `[server]` settings of kind `nginx`; each field is the nginx directive of the same name
+/// unless it says otherwise.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NginxSettings {
+    /// `worker_processes`; default 1.
     #[serde(default = "default_workers")]
     pub worker_processes: Workers,
+    /// `worker_connections` per worker; default 10240.
     #[serde(default = "default_worker_connections")]
     pub worker_connections: u32,
     /// `listen ... reuseport`: one accept queue per worker.
     #[serde(default = "yes")]
     pub reuseport: bool,
+    /// `keepalive_requests`: requests per keep-alive connection before nginx closes it; default
+    /// 1000000, so the load generator decides.
     #[serde(default = "default_keepalive_requests")]
     pub keepalive_requests: u32,
+    /// Write an access log (into the private directory); default off.
     #[serde(default)]
     pub access_log: bool,
     /// Write the access log to this file instead of the private directory
     /// (kept after the run, e.g. to check scalelab's counts against it).
     /// Implies `access_log = true`.
     pub access_log_path: Option<PathBuf>,
+    /// `sendfile`; default on.
     #[serde(default = "yes")]
     pub sendfile: bool,
+    /// `tcp_nopush`; default on.
     #[serde(default = "yes")]
     pub tcp_nopush: bool,
+    /// `tcp_nodelay`; default on.
     #[serde(default = "yes")]
     pub tcp_nodelay: bool,
+    /// `multi_accept`: accept every pending connection at once; default off.
     #[serde(default)]
     pub multi_accept: bool,
+    /// The listen socket's `backlog=`; default 4096.
     #[serde(default = "default_backlog")]
     pub backlog: u32,
     /// `worker_cpu_affinity`, e.g. `auto`.
@@ -132,6 +146,7 @@ impl NginxSettings {
         self.listen.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into())
     }
 
+    /// Reads and checks the `[server]` table of kind `nginx`; errors name the field.
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: NginxSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
@@ -232,6 +247,8 @@ fn settings_err(message: &str) -> TargetError {
     }
 }
 
+/// The nginx target: a master and its workers serving `/` and static files from a private
+/// run directory, on loopback (or the `[hosts]` address).
 pub struct Nginx {
     settings: NginxSettings,
     base_dir: PathBuf,
@@ -242,6 +259,8 @@ pub struct Nginx {
 }
 
 impl Nginx {
+    /// An nginx target from its `[server]` table; nothing starts until `start`. `base_dir`
+    /// holds the private run directories.
     pub fn new(t: &toml::Table, base_dir: &Path) -> Result<Self, TargetError> {
         Ok(Nginx {
             settings: NginxSettings::parse(t)?,

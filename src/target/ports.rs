@@ -10,19 +10,35 @@
 
 use std::collections::HashSet;
 
+/// Why a server's port is not its own.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PortError {
+    /// Before the server starts: something already listens on the fixed
+    /// port.
     #[error(
         "port {port} is already in use by {owners}; stop it or choose another port \
          (leave `port` unset to get a free one)"
     )]
-    Busy { port: u16, owners: String },
+    Busy {
+        /// The port.
+        port: u16,
+        /// The processes listening on it (`pid 123 (nginx)`), or a note that
+        /// scalelab cannot see them.
+        owners: String,
+    },
+    /// Before a trial: a process outside the server also listens on its
+    /// port (possible with `SO_REUSEPORT`).
     #[error(
         "port {port} is also listened on by {owners}, which is not the server under test; \
          it would silently serve part of the load, so the trial is not run. Stop it, or \
          use another port"
     )]
-    Stranger { port: u16, owners: String },
+    Stranger {
+        /// The port.
+        port: u16,
+        /// The processes that are not the server.
+        owners: String,
+    },
 }
 
 /// Inodes of the sockets listening on `port` in one `/proc/net/{tcp,udp}`

@@ -87,6 +87,9 @@ struct Running {
     _socket_dir: tempfile::TempDir,
 }
 
+/// The PostgreSQL target: `postgres` on a private cluster made by `initdb` (reused while its
+/// settings and dataset still match, see the module doc), listening on loopback (or the
+/// `[hosts]` address).
 pub struct Postgres {
     settings: PostgresSettings,
     bin_dir: PathBuf,
@@ -111,6 +114,8 @@ fn start_error(message: impl Into<String>) -> TargetError {
 }
 
 impl Postgres {
+    /// A PostgreSQL target from its `[server]` table; finds the binaries but starts nothing
+    /// until `start`. `base_dir` holds the clusters.
     pub fn new(settings: &toml::Table, base_dir: &Path) -> Result<Postgres, TargetError> {
         let settings = PostgresSettings::parse(settings)?;
         let bin_dir = match &settings.bin_dir {
@@ -154,10 +159,12 @@ impl Postgres {
         })
     }
 
+    /// The cluster's data directory (`PGDATA`).
     pub fn data_dir(&self) -> PathBuf {
         self.instance.join("data")
     }
 
+    /// The server's log file (its stderr).
     pub fn log_path(&self) -> PathBuf {
         self.instance.join("server.log")
     }

@@ -15,6 +15,7 @@ pub fn is_alive(pid: u32) -> bool {
     !matches!(state, Some('Z') | Some('X') | None)
 }
 
+/// Sends `sig` to `pid`; errors (the process is gone) are ignored.
 pub fn signal(pid: u32, sig: libc::c_int) {
     // SAFETY: plain syscall on a PID we started.
     unsafe {
@@ -106,10 +107,14 @@ pub fn wait_session_ready(
     wait_ready(timeout, shutdown, || is_alive(pid), ready).map_err(|w| (w, last))
 }
 
+/// Why [`wait_ready`] gave up.
 #[derive(Debug, PartialEq, Eq)]
 pub enum WaitError {
+    /// The timeout passed without the server answering.
     TimedOut,
+    /// The server's process exited (or became a zombie) first.
     Died,
+    /// Ctrl-C (the shutdown flag) arrived first.
     Interrupted,
 }
 

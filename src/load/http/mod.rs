@@ -1,17 +1,17 @@
 //! The native HTTP/1.1 load driver (closed loop like wrk, constant rate
 //! like wrk2 `-R`).
 //!
-//! - [`codec`]: sans-IO request serialisation and response parsing.
+//! - `codec`: sans-IO request serialisation and response parsing.
 //! - `worker`: one mio event loop per thread over its share of connections;
 //!   `plan`: what each worker is given; `pacer`: open-loop scheduling.
 //! - `sys`: clock, connect from a chosen source address, timerfd, pinning.
-//! - [`url`]: the `http://host:port/path` endpoint.
+//! - `url`: the `http://host:port/path` endpoint.
 
-pub mod codec;
+pub(crate) mod codec;
 mod pacer;
 mod plan;
 pub(crate) mod sys;
-pub mod url;
+pub(crate) mod url;
 mod worker;
 
 use crate::load::{
@@ -60,6 +60,8 @@ pub struct HttpSettings {
 }
 
 impl HttpSettings {
+    /// Reads and checks the `[load]` table of kind `http`; errors name the
+    /// field.
     pub fn parse(settings: &toml::Table) -> Result<HttpSettings, LoadError> {
         let s: HttpSettings = crate::kinds::parse_settings(settings).map_err(LoadError::Spec)?;
         s.validate()?;
@@ -91,6 +93,7 @@ impl HttpSettings {
         Ok(())
     }
 
+    /// The request method; `GET` when unset.
     pub fn method(&self) -> &str {
         self.method.as_deref().unwrap_or("GET")
     }

@@ -6,7 +6,7 @@
 //! - [`script`]: the scripts as data, and sysbench's random values.
 //! - [`dataset`]: `sysbench oltp_* prepare`'s tables.
 //! - `conn`: one connection's state machine, a
-//!   [`crate::load::event_loop::Session`] run by the event loop the
+//!   `load::event_loop::Session` run by the event loop the
 //!   drivers share (one `mio` poll per thread); `ctx` holds what it reads.
 //! - [`client`]: a blocking client for setup and checks; [`setup`] offers
 //!   it to server targets as a [`crate::model::SetupSession`].

@@ -6,7 +6,7 @@
 //! - [`conninfo`]: libpq connection strings and URIs.
 //! - [`script`]: the built-in scripts and their random values.
 //! - `conn`: one connection's state machine, a
-//!   [`crate::load::event_loop::Session`] run by the event loop the
+//!   `load::event_loop::Session` run by the event loop the
 //!   drivers share (one `mio` poll per thread); `ctx` holds what it reads.
 //! - [`client`]: a blocking client for setup (scale detection, vacuum,
 //!   [`dataset`] loading) and checks; [`setup`] offers it to server

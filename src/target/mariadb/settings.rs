@@ -36,6 +36,7 @@ pub enum ThreadHandling {
 }
 
 impl ThreadHandling {
+    /// The value as `my.cnf` spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             ThreadHandling::OneThreadPerConnection => "one-thread-per-connection",
@@ -49,12 +50,14 @@ impl ThreadHandling {
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MariadbSettings {
+    /// `thread_handling`; default one thread per connection.
     #[serde(default)]
     pub thread_handling: ThreadHandling,
     /// Thread groups of the pool (pool-of-threads only; default: CPUs).
     pub thread_pool_size: Option<u32>,
     /// e.g. "256M", "1G".
     pub innodb_buffer_pool_size: Option<String>,
+    /// `max_connections`; unset: MariaDB's default (151).
     pub max_connections: Option<u32>,
     /// 0, 1 (durable, MariaDB's default) or 2.
     pub innodb_flush_log_at_trx_commit: Option<u8>,
@@ -73,6 +76,7 @@ fn settings_err(message: String) -> TargetError {
 }
 
 impl MariadbSettings {
+    /// Reads and checks the `[server]` table of kind `mariadb`; errors name the field.
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: MariadbSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;

@@ -23,9 +23,13 @@ const MANAGED: &[&str] = &[
 /// A postgresql.conf value as TOML spells it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConfValue {
+    /// `on`/`off`.
     Bool(bool),
+    /// An integer, in the setting's own unit.
     Int(i64),
+    /// A real number.
     Float(f64),
+    /// Anything else, quoted in postgresql.conf (`'128MB'`).
     Text(String),
 }
 
@@ -77,7 +81,9 @@ impl ConfValue {
 pub struct PostgresSettings {
     /// e.g. "128MB" (or a number of 8 kB pages).
     pub shared_buffers: Option<ConfValue>,
+    /// `max_connections`; unset: PostgreSQL's default (100).
     pub max_connections: Option<u32>,
+    /// `fsync`; unset: on.
     pub fsync: Option<bool>,
     /// on | off | local | remote_write | remote_apply (or true/false).
     pub synchronous_commit: Option<ConfValue>,
@@ -102,6 +108,9 @@ fn bad(message: String) -> TargetError {
 }
 
 impl PostgresSettings {
+    /// Reads and checks the `[server]` table of kind `postgres`; errors name
+    /// the field, and refuse the settings scalelab writes itself (port,
+    /// listen address, socket directory, config files).
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: PostgresSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings("postgres", m))?;
