@@ -3,6 +3,7 @@
 //! (text, or one JSON object).
 
 use anyhow::Context;
+use scalelab::load::forward::tx::Generator;
 use scalelab::load::forward::{ForwardDriver, ForwardReport, ForwardSettings};
 use scalelab::load::{LoadError, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
@@ -35,6 +36,11 @@ pub struct LoadForwardArgs {
     /// CPU, with the generator on the others.
     #[arg(long, value_delimiter = ',', value_name = "CPUS")]
     pub router_cpus: Option<Vec<usize>>,
+    /// CPUs the hosts' receive stacks run on (RPS on A's and B's
+    /// interfaces), comma-separated; default: the CPU that delivered the
+    /// frame (R's).
+    #[arg(long, value_delimiter = ',', value_name = "CPUS")]
+    pub host_rps_cpus: Option<Vec<usize>>,
     /// nftables rules in R that every packet walks (0: no firewall).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub firewall_rules: u32,
@@ -42,9 +48,17 @@ pub struct LoadForwardArgs {
     /// `--sysctl net.ipv4.conf.all.rp_filter=0` (repeatable).
     #[arg(long = "sysctl", value_name = "KEY=VALUE")]
     pub sysctls: Vec<String>,
+    /// How frames are handed to the kernel: packet_ring (AF_PACKET TX ring,
+    /// the default), sendmmsg or io_uring.
+    #[arg(long, value_parser = generator_arg, value_name = "METHOD")]
+    pub generator: Option<Generator>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+fn generator_arg(text: &str) -> Result<Generator, String> {
+    Generator::parse(text)
 }
 
 fn duration_arg(text: &str) -> Result<Duration, String> {
@@ -64,6 +78,7 @@ pub fn run(a: &LoadForwardArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         loss: Some(a.loss),
         precision: Some(a.precision),
         max_steps: None,
+        generator: a.generator.unwrap_or_default(),
     };
     settings.validate()?;
     let spec = LoadSpec {
@@ -112,6 +127,7 @@ pub fn run(a: &LoadForwardArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
             "loss": report.loss,
             "bidirectional": report.bidirectional,
             "client_bound": report.client_bound,
+            "generator": report.generator.name(),
             "trial_s": a.duration.as_secs_f64(),
             "router": router.describe(),
             "kernel": report.best().map(|b| &b.kernel),
@@ -138,6 +154,10 @@ fn router_settings(a: &LoadForwardArgs) -> anyhow::Result<RouterSettings> {
     if a.firewall_rules > 0 {
         t.insert("firewall".into(), "rules".into());
         t.insert("firewall_rules".into(), i64::from(a.firewall_rules).into());
+    }
+    if let Some(cpus) = &a.host_rps_cpus {
+        let list: Vec<toml::Value> = cpus.iter().map(|&c| (c as i64).into()).collect();
+        t.insert("host_rps_cpus".into(), list.into());
     }
     let mut sysctls = toml::Table::new();
     for pair in &a.sysctls {

@@ -4,7 +4,9 @@
 //!
 //! - [`frame`]: frame sizes, the payload (sequence number + timestamp), the
 //!   receiver's sequence tracker (sans IO);
-//! - [`worker`]: the paced `sendmmsg` sender and the `recvmmsg` receiver;
+//! - [`tx`]: the ways frames are handed to the kernel (`sendmmsg`,
+//!   `AF_PACKET` TX ring, io_uring), one [`tx::Transmit`] each;
+//! - [`worker`]: the paced sender and the `recvmmsg` receiver;
 //! - [`trial`]: one fixed-rate trial, reconciled against the kernel's
 //!   counters in A, R and B;
 //! - [`search`]: the binary search for the zero-loss rate.
@@ -17,6 +19,7 @@
 pub mod frame;
 pub mod search;
 pub mod trial;
+pub mod tx;
 pub mod worker;
 
 use super::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing};
@@ -55,6 +58,10 @@ pub struct ForwardSettings {
     pub precision: Option<f64>,
     /// Most trials per search (default 12).
     pub max_steps: Option<u32>,
+    /// How frames are handed to the kernel (default: the fastest measured
+    /// on the project's machine; see `bench/generator-methods.sh`).
+    #[serde(default)]
+    pub generator: tx::Generator,
 }
 
 impl ForwardSettings {
@@ -110,6 +117,9 @@ pub struct ForwardReport {
     pub gbit_s: f64,
     /// The generator, not the router, bounded the result.
     pub client_bound: bool,
+    /// How the generator handed frames to the kernel.
+    #[serde(default)]
+    pub generator: tx::Generator,
     /// Every search step, in order, with its reconciled kernel counters.
     pub search: Outcome<TrialReport>,
 }
@@ -160,6 +170,7 @@ impl ForwardDriver {
             rate,
             duration: spec.duration,
             cpus: spec.client_cpus.clone(),
+            generator: self.settings.generator,
         };
         let cfg = self.settings.search_config();
         let run = |rate| {
@@ -192,6 +203,7 @@ impl ForwardDriver {
             pps,
             gbit_s: frame.gbit_s(pps),
             client_bound: outcome.client_bound,
+            generator: self.settings.generator,
             search: outcome,
         })
     }

@@ -3,6 +3,7 @@
 //! again, and the generator's counts reconciled with the kernel's.
 
 use super::frame::FrameSize;
+use super::tx::{Generator, Route};
 use super::worker::{self, Receiver, RecvJob, RecvStats, SendJob, SendStats};
 use crate::load::LoadError;
 use crate::probe::netns::NsCounters;
@@ -31,6 +32,8 @@ pub struct TrialPlan {
     pub duration: Duration,
     /// CPUs the generator's threads are spread over.
     pub cpus: Option<Vec<usize>>,
+    /// How the senders hand frames to the kernel.
+    pub generator: Generator,
 }
 
 /// Where the receiver's count came from.
@@ -127,12 +130,26 @@ fn flows(plan: &TrialPlan) -> Vec<Flow> {
     let t = &plan.topology;
     let dirs = if plan.bidirectional { 2.0 } else { 1.0 };
     let cpu = |i: usize| plan.cpus.as_ref().map(|c| c[i % c.len()]);
-    let flow = |name, from_ns: &str, from, to_ns: &str, to, i, tx_ns, tx_if, rx_if| Flow {
+    let flow = |name,
+                from_ns: &str,
+                from,
+                to_ns: &str,
+                to,
+                i,
+                tx_ns,
+                tx_if: &'static str,
+                rx_if,
+                gateway| Flow {
         name,
         send: SendJob {
             netns: from_ns.to_string(),
-            from: SocketAddrV4::new(from, SRC_PORT),
-            to: SocketAddrV4::new(to, DST_PORT),
+            route: Route {
+                from: SocketAddrV4::new(from, SRC_PORT),
+                to: SocketAddrV4::new(to, DST_PORT),
+                ifname: tx_if.to_string(),
+                gateway,
+            },
+            generator: plan.generator,
             frame: plan.frame,
             rate: plan.rate.map(|r| r / dirs),
             duration: plan.duration,
@@ -149,11 +166,11 @@ fn flows(plan: &TrialPlan) -> Vec<Flow> {
         rx_if,
     };
     let mut v = vec![flow(
-        "a_to_b", &t.a.netns, A_ADDR, &t.b.netns, B_ADDR, 0, "a", A_IF, B_IF,
+        "a_to_b", &t.a.netns, A_ADDR, &t.b.netns, B_ADDR, 0, "a", A_IF, B_IF, R_A_ADDR,
     )];
     if plan.bidirectional {
         v.push(flow(
-            "b_to_a", &t.b.netns, B_ADDR, &t.a.netns, A_ADDR, 1, "b", B_IF, A_IF,
+            "b_to_a", &t.b.netns, B_ADDR, &t.a.netns, A_ADDR, 1, "b", B_IF, A_IF, R_B_ADDR,
         ));
     }
     v

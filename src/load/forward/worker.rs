@@ -1,8 +1,10 @@
-//! The socket loops: a paced `sendmmsg(2)` sender and a `recvmmsg(2)`
-//! receiver, each on its own thread inside its node's network namespace.
-//! Each pre-aggregates what it saw; the trial merges them once at the end.
+//! The socket loops: a paced sender (handing batches to one of the
+//! [`super::tx`] methods) and a `recvmmsg(2)` receiver, each on its own
+//! thread inside its node's network namespace. Each pre-aggregates what it
+//! saw; the trial merges them once at the end.
 
 use super::frame::{self, FrameSize, SeqTracker};
+use super::tx::{self, Generator, MsgBatch, Route};
 use crate::load::http::sys::{now_ns, pin_current_thread};
 use crate::load::result::new_histogram;
 use crate::probe::netns;
@@ -14,49 +16,14 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Frames handed to the kernel per `sendmmsg`/`recvmmsg` call.
-pub const BATCH: usize = 64;
-
-/// `BATCH` datagram buffers of `len` bytes, each behind its own iovec and
-/// mmsghdr, as `sendmmsg`/`recvmmsg` take them. The pointers aim into heap
-/// blocks that never move, so the batch itself may move.
-struct MsgBatch {
-    bufs: Vec<Vec<u8>>,
-    _iovs: Vec<libc::iovec>,
-    msgs: Vec<libc::mmsghdr>,
-}
-
-impl MsgBatch {
-    fn new(len: usize) -> MsgBatch {
-        let mut bufs = vec![vec![0u8; len]; BATCH];
-        let mut iovs: Vec<libc::iovec> = bufs
-            .iter_mut()
-            .map(|b| libc::iovec {
-                iov_base: b.as_mut_ptr().cast(),
-                iov_len: len,
-            })
-            .collect();
-        // SAFETY: a zeroed mmsghdr is valid; each then points at its iovec.
-        let mut msgs: Vec<libc::mmsghdr> =
-            (0..BATCH).map(|_| unsafe { std::mem::zeroed() }).collect();
-        for (m, iov) in msgs.iter_mut().zip(iovs.iter_mut()) {
-            m.msg_hdr.msg_iov = iov;
-            m.msg_hdr.msg_iovlen = 1;
-        }
-        MsgBatch {
-            bufs,
-            _iovs: iovs,
-            msgs,
-        }
-    }
-}
+pub use super::tx::BATCH;
 
 /// One direction's sending job.
 #[derive(Clone, Debug)]
 pub struct SendJob {
     pub netns: String,
-    pub from: SocketAddrV4,
-    pub to: SocketAddrV4,
+    pub route: Route,
+    pub generator: Generator,
     pub frame: FrameSize,
     /// Frames/s; `None` sends as fast as the generator can.
     pub rate: Option<f64>,
@@ -67,9 +34,10 @@ pub struct SendJob {
 /// What a sender did.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SendStats {
-    /// Frames the kernel accepted from `sendmmsg`.
+    /// Frames the kernel accepted, plus any it dropped at the sending
+    /// interface and the method sent again ([`tx::Transmit::resent`]).
     pub sent: u64,
-    /// Failed `sendmmsg` calls (ENOBUFS and the like); their frames are not sent.
+    /// Failed send calls (ENOBUFS and the like); their frames are not sent.
     pub errors: u64,
     pub elapsed: Duration,
 }
@@ -90,11 +58,8 @@ pub fn send(job: &SendJob, stop: &Shutdown) -> std::io::Result<SendStats> {
     }
     // SAFETY: prctl on this thread only; 1ns slack makes short sleeps exact.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64) };
-    let sock = socket_in(&job.netns, job.from)?;
-    sock.set_send_buffer_size(4 << 20)?;
-    sock.connect(&job.to.into())?;
-    let fd = sock.as_raw_fd();
-    let mut batch = MsgBatch::new(job.frame.payload());
+    netns::join(&job.netns).map_err(std::io::Error::other)?;
+    let mut tx = tx::open(job.generator, &job.route, job.frame)?;
     let mut stats = SendStats::default();
     let start = Instant::now();
     let mut seq = 0u64;
@@ -137,25 +102,21 @@ pub fn send(job: &SendJob, stop: &Shutdown) -> std::io::Result<SendStats> {
             }
             None => BATCH,
         };
-        let ts = now_ns();
-        for (i, b) in batch.bufs.iter_mut().take(due).enumerate() {
-            frame::encode(b, seq + i as u64, ts);
-        }
-        // SAFETY: msgs point at live iovecs and buffers of `len` bytes.
-        let n = unsafe { libc::sendmmsg(fd, batch.msgs.as_mut_ptr(), due as u32, 0) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            match e.raw_os_error() {
+        let n = match tx.send(due, seq, now_ns()) {
+            Ok(n) => n,
+            Err(e) => match e.raw_os_error() {
                 Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::ECONNREFUSED) => {
                     stats.errors += 1;
                     continue;
                 }
                 _ => return Err(e),
-            }
-        }
+            },
+        };
         stats.sent += n as u64;
-        seq += n as u64;
+        seq += due as u64;
     }
+    tx.finish()?;
+    stats.sent += tx.resent();
     stats.elapsed = start.elapsed();
     Ok(stats)
 }

@@ -173,7 +173,7 @@ impl Lab {
         write_sysctl(&t.r.netns, "net.ipv4.ip_forward", "1")
     }
 
-    /// Sysctls, offloads, RPS/XPS and the firewall in R.
+    /// Sysctls, offloads, RPS/XPS and the firewall in R; the hosts' RPS.
     fn configure_router(
         &self,
         s: &RouterSettings,
@@ -213,6 +213,23 @@ impl Lab {
                 .collect::<String>()
                 + "true";
             self.exec(&r, Path::new("/bin/sh"), &["-c", &script])?;
+        }
+        if let Some(cpus) = &s.host_rps_cpus {
+            for (ns, ifname) in [
+                (&self.topology.a.netns, A_IF),
+                (&self.topology.b.netns, B_IF),
+            ] {
+                let script: String = (0..s.queues())
+                    .map(|q| {
+                        format!(
+                            "echo {} > /sys/class/net/{ifname}/queues/rx-{q}/rps_cpus && ",
+                            cpu_mask(cpus)
+                        )
+                    })
+                    .collect::<String>()
+                    + "true";
+                self.exec(ns, Path::new("/bin/sh"), &["-c", &script])?;
+            }
         }
         if let Some(nft) = &tools.nft {
             let rules = nft_ruleset(s.firewall, s.firewall_rules.unwrap_or(0));

@@ -29,6 +29,10 @@ pub struct RouterSettings {
     /// Unset: RPS off, unless the server's CPUs (`server_cpus`) are set,
     /// which places R's forwarding work on them through RPS.
     pub rps_cpus: Option<Vec<usize>>,
+    /// CPUs that RPS steers the hosts' received packets to (A's and B's
+    /// interfaces): where the receiving host's IP/UDP stack runs. Unset:
+    /// on the CPU that delivered the frame (R's, for forwarded frames).
+    pub host_rps_cpus: Option<Vec<usize>>,
     /// CPUs allowed to transmit on each TX queue of R's interfaces (XPS).
     pub xps_cpus: Option<Vec<usize>>,
     /// Generic receive offload on R's interfaces (`ethtool -K gro`).
@@ -95,7 +99,11 @@ impl RouterSettings {
             }
         }
         let online = crate::placement::online_cpus();
-        for (field, cpus) in [("rps_cpus", &self.rps_cpus), ("xps_cpus", &self.xps_cpus)] {
+        for (field, cpus) in [
+            ("rps_cpus", &self.rps_cpus),
+            ("host_rps_cpus", &self.host_rps_cpus),
+            ("xps_cpus", &self.xps_cpus),
+        ] {
             if let Some(cpus) = cpus {
                 if cpus.is_empty() {
                     return bad(format!("`{field}` is empty; leave it out to turn it off"));
@@ -206,6 +214,9 @@ mod tests {
     fn bad_values_are_named_with_their_fix() {
         assert!(parse("queues = 0").unwrap_err().contains("1 to 64"));
         assert!(parse("rps_cpus = [99]").unwrap_err().contains("CPU 99"));
+        assert!(parse("host_rps_cpus = [99]")
+            .unwrap_err()
+            .contains("`host_rps_cpus` names CPU 99"));
         assert!(parse("sysctls = { \"kernel.panic\" = 1 }")
             .unwrap_err()
             .contains("only `net.core.*`"));
