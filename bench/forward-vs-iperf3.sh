@@ -29,7 +29,10 @@
 # full), B's UDP receive-buffer errors (B's socket full).
 #
 # Usage: flock /work/helpers/bench.lock bench/forward-vs-iperf3.sh [-r ROUNDS] [-d SECONDS] [-t TRIAL] [-v VARIANT] [-g METHOD]
-# Takes about ROUNDS * (SECONDS + 2 + ~8 * TRIAL) seconds (-r 3 -d 5 -t 1s: ~1 min).
+# Environment: SCALELAB (a prebuilt scalelab binary, so nothing compiles
+# under the bench lock; default: build target/release/scalelab).
+# Takes about ROUNDS * (SECONDS + 2 + ~10 * (TRIAL + 0.2 s)) (-r 3 -d 5 -t 1s:
+# ~1.5 min per variant).
 set -euo pipefail
 
 ROUNDS=3
@@ -44,7 +47,7 @@ while getopts "r:d:t:v:g:h" opt; do
         t) TRIAL=$OPTARG ;;
         v) VARIANT=$OPTARG ;;
         g) GENERATOR=$OPTARG ;;
-        *) sed -n '2,32p' "$0"; exit 2 ;;
+        *) sed -n '2,35p' "$0"; exit 2 ;;
     esac
 done
 SCALELAB_FLAGS=()
@@ -61,8 +64,10 @@ done
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs (clients on 0, R on 1)" >&2; exit 1; }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-(cd "$ROOT" && nice -n 19 cargo build --release --quiet)
-SCALELAB=$ROOT/target/release/scalelab
+if [ -z "${SCALELAB:-}" ]; then
+    (cd "$ROOT" && nice -n 19 cargo build --release --quiet)
+    SCALELAB=$ROOT/target/release/scalelab
+fi
 
 WORK=$(mktemp -d /tmp/scalelab-bench.XXXXXX)
 P=slrbench-$$

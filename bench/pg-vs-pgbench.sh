@@ -17,7 +17,10 @@
 # Environment: DURATION (s per run, 2), SCALE (10), CLIENTS ("1 4 16"),
 #   SCRIPTS ("select-only tpcb-like"), ROUNDS (alternations, 6),
 #   SERVER_CPU (1), CLIENT_CPU (0), SCALELAB (a prebuilt scalelab binary;
-#   default: build target/release/scalelab).
+#   default: build target/release/scalelab), RPS (0; 1 runs the server and
+#   both clients in a private network namespace whose lo steers receive work
+#   to the reading socket's CPU, as between two machines: bench/rfs-netns.sh.
+#   Report RPS=1 figures beside RPS=0 ones, never alone).
 # Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
 set -euo pipefail
 
@@ -40,47 +43,13 @@ SCRIPTS=${SCRIPTS:-"select-only tpcb-like"}
 ROUNDS=${ROUNDS:-6}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
+RPS=${RPS:-0}
 
 cd "$(dirname "$0")/.."
-BIN_DIR=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
-for tool in pgbench taskset /usr/bin/time "$BIN_DIR/pg_ctl"; do
-    command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
-done
-
-if [ -z "${SCALELAB:-}" ]; then
-    echo "building scalelab (release)..." >&2
-    cargo build --release --quiet
-    SCALELAB=$PWD/target/release/scalelab
-fi
-
-WORK=$(mktemp -d /tmp/pg-vs-pgbench.XXXXXX)
-chmod 755 "$WORK"
-AS_PG=()
-if [ "$(id -u)" = 0 ]; then
-    chown postgres "$WORK"
-    AS_PG=(runuser -u postgres --)
-fi
-
-cleanup() {
-    "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -m fast -w stop >/dev/null 2>&1 || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-PORT=$(
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
-        echo 55432
-)
-"${AS_PG[@]}" "$BIN_DIR/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync \
-    --encoding=UTF8 --locale=C >"$WORK/initdb.out"
-taskset -c "$SERVER_CPU" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" -l "$WORK/server.log" -w \
-    -o "-c listen_addresses=127.0.0.1 -p $PORT -c unix_socket_directories=$WORK -c synchronous_commit=off" \
-    start >/dev/null
-CONN="host=127.0.0.1 port=$PORT user=postgres dbname=postgres"
-echo "server: $("$BIN_DIR/postgres" --version), CPU $SERVER_CPU, port $PORT; clients on CPU $CLIENT_CPU; -M $MODE" >&2
-pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PORT" -U postgres postgres 2>"$WORK/init.out"
-
+# shellcheck source=bench/pg-server.sh
+. bench/pg-server.sh
+pg_server_start pg-vs-pgbench synchronous_commit=off
+echo "-M $MODE" >&2
 POSTMASTER=$(head -n 1 "$WORK/data/postmaster.pid")
 HZ=$(getconf CLK_TCK)
 NCPU=$(nproc)
@@ -106,11 +75,11 @@ run() {
         local flag=()
         [ "$script" = select-only ] && flag=(-S)
         [ "$script" = simple-update ] && flag=(-N)
-        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
+        taskset -c "$CLIENT_CPU" "${IN_NS[@]}" /usr/bin/time -f "%U %S %e" -o "$cpu" \
             pgbench -h 127.0.0.1 -p "$PORT" -U postgres -M "$MODE" "${flag[@]}" \
             -c "$clients" -j 1 -T "$DURATION" postgres >"$out" 2>&1
     else
-        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
+        taskset -c "$CLIENT_CPU" "${IN_NS[@]}" /usr/bin/time -f "%U %S %e" -o "$cpu" \
             "$SCALELAB" load pg "$CONN" --script "$script" -M "$MODE" -c "$clients" -j 1 \
             -d "${DURATION}s" >"$out" 2>&1
     fi
