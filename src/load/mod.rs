@@ -14,7 +14,6 @@ pub mod dns;
 pub(crate) mod event_loop;
 #[cfg(test)]
 mod fake;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod forward;
 pub(crate) mod gate;
 pub mod http;

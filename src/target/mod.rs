@@ -28,7 +28,6 @@ pub mod nginx;
 pub mod ports;
 pub mod postgres;
 pub mod process;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod router;
 pub mod rundir;
 

@@ -74,7 +74,7 @@ pub fn decode(buf: &[u8]) -> Option<(u64, u64)> {
 
 /// The receiver's view of one flow's sequence numbers.
 #[derive(Clone, Debug, Default)]
-pub struct SeqTracker {
+pub(crate) struct SeqTracker {
     seen: Vec<u64>,
     highest: Option<u64>,
     /// Distinct sequence numbers received.

@@ -6,7 +6,7 @@
 //!   receiver's sequence tracker (sans IO);
 //! - [`tx`]: the ways frames are handed to the kernel (`sendmmsg`,
 //!   `AF_PACKET` TX ring, io_uring), one [`tx::Transmit`] each;
-//! - [`worker`]: the paced sender and the `recvmmsg` receiver;
+//! - `worker`: the paced sender and the `recvmmsg` receiver;
 //! - [`trial`]: one fixed-rate trial, reconciled against the kernel's
 //!   counters in A, R and B;
 //! - [`search`]: the binary search for the zero-loss rate.
@@ -20,7 +20,7 @@ pub mod frame;
 pub mod search;
 pub mod trial;
 pub mod tx;
-pub mod worker;
+pub(crate) mod worker;
 
 use super::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
@@ -65,13 +65,13 @@ pub struct ForwardSettings {
 }
 
 impl ForwardSettings {
-    pub fn parse(t: &toml::Table) -> Result<ForwardSettings, LoadError> {
+    pub(crate) fn parse(t: &toml::Table) -> Result<ForwardSettings, LoadError> {
         let s: ForwardSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
         s.validate()?;
         Ok(s)
     }
 
-    pub fn frame_size(&self) -> u32 {
+    pub(crate) fn frame_size(&self) -> u32 {
         self.frame_size.unwrap_or(64)
     }
 
@@ -92,7 +92,7 @@ impl ForwardSettings {
         Ok(())
     }
 
-    pub fn search_config(&self) -> SearchConfig {
+    pub(crate) fn search_config(&self) -> SearchConfig {
         let d = SearchConfig::default();
         SearchConfig {
             loss: self.loss.map_or(d.loss, |p| p / 100.0),
@@ -106,7 +106,10 @@ impl ForwardSettings {
 /// Everything a forwarding run found, stored with the trial.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ForwardReport {
+    /// Ethernet frame size in bytes, FCS included, as checked against the
+    /// lab's MTU (the setting, or 64 when unset).
     pub frame_size: u32,
+    /// Frames went A→B and B→A at once; `pps` is the sum of both.
     pub bidirectional: bool,
     /// Acceptable loss, percent.
     pub loss: f64,
@@ -131,12 +134,19 @@ impl ForwardReport {
     }
 }
 
+/// The `forward` load's driver: runs trials (or the RFC 2544 search)
+/// through the router lab its endpoint names. It holds no sockets between
+/// runs; each trial opens and closes its own.
 pub struct ForwardDriver {
     settings: ForwardSettings,
     topology: Topology,
 }
 
 impl ForwardDriver {
+    /// A driver for the lab `endpoint` names (the router target's
+    /// `netns:a=..,r=..,b=..` string). `settings` are taken as given: call
+    /// [`ForwardSettings::validate`] first. Any other endpoint is a
+    /// [`LoadError::Target`] naming the router kind it needs.
     pub fn new(settings: ForwardSettings, endpoint: &str) -> Result<Self, LoadError> {
         let topology = Topology::parse(endpoint).map_err(|reason| LoadError::Target {
             target: endpoint.to_string(),
@@ -145,7 +155,7 @@ impl ForwardDriver {
         Ok(ForwardDriver { settings, topology })
     }
 
-    pub fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
+    pub(crate) fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
         Self::new(ForwardSettings::parse(t)?, endpoint)
     }
 

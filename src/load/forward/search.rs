@@ -13,8 +13,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// How the search runs: loss allowed, precision, trial budget.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SearchConfig {
+pub(crate) struct SearchConfig {
     /// Acceptable loss as a fraction of frames sent (0: none).
     pub loss: f64,
     /// Stop when the bracket is narrower than this fraction of its top.
@@ -42,7 +43,7 @@ impl Default for SearchConfig {
 
 /// What the search needs to know about a finished trial.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Observation {
+pub(crate) struct Observation {
     pub sent_pps: f64,
     pub received_pps: f64,
     pub loss_fraction: f64,
@@ -56,14 +57,20 @@ pub struct Step<T> {
     /// The rate this step stands for: the offered one, or what the
     /// generator really sent when it fell short (or was unpaced).
     pub rate_pps: f64,
+    /// The trial lost at most the acceptable fraction of frames sent.
     pub passed: bool,
     /// The generator sent below `sent_tolerance` of the offered rate.
     pub client_bound: bool,
+    /// What the step's trial measured (a `trial::TrialReport` in the
+    /// forward load).
     pub trial: T,
 }
 
+/// A finished search: every step it ran and which one is the result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Outcome<T> {
+    /// The steps in the order they ran: a search starts with the unpaced
+    /// step; a fixed-rate run (`Pacing::Open`) has one step.
     pub steps: Vec<Step<T>>,
     /// Index of the step with the highest passing rate.
     pub best: Option<usize>,
@@ -72,6 +79,7 @@ pub struct Outcome<T> {
 }
 
 impl<T> Outcome<T> {
+    /// The step of [`Outcome::best`]; `None` when no rate passed.
     pub fn best_step(&self) -> Option<&Step<T>> {
         self.best.map(|i| &self.steps[i])
     }
@@ -80,7 +88,7 @@ impl<T> Outcome<T> {
 /// Runs the search; `trial(rate)` runs one trial at `rate` frames/s (`None`:
 /// unpaced) and `observe` reads what the search needs from it. An error
 /// from a trial ends the search with that error.
-pub fn search<T, E>(
+pub(crate) fn search<T, E>(
     cfg: &SearchConfig,
     mut trial: impl FnMut(Option<f64>) -> Result<T, E>,
     observe: impl Fn(&T) -> Observation,

@@ -24,11 +24,16 @@ const DRAIN: Duration = Duration::from_millis(100);
 /// How one trial is run.
 #[derive(Clone, Debug)]
 pub struct TrialPlan {
+    /// The lab to send through (its namespaces must exist).
     pub topology: Topology,
+    /// Every frame's size; already checked against the lab's MTU.
     pub frame: FrameSize,
+    /// Send A→B and B→A at once, each at half of `rate`.
     pub bidirectional: bool,
     /// Total frames/s over both directions; `None`: as fast as possible.
     pub rate: Option<f64>,
+    /// How long the senders send; receivers keep reading 100 ms longer
+    /// for frames still in flight.
     pub duration: Duration,
     /// CPUs the generator's threads are spread over.
     pub cpus: Option<Vec<usize>>,
@@ -62,20 +67,27 @@ pub struct Direction {
     pub received_kernel: u64,
     /// Distinct frames the receiving socket read.
     pub received_socket: u64,
+    /// Which count `lost` subtracts from `sent`.
     pub counted_by: CountedBy,
     /// `sent - received`, with `received` from `counted_by`.
     pub lost: u64,
     /// The kernel's loss: `sent_kernel - received_kernel`.
     pub lost_kernel: u64,
+    /// Frames whose sequence number the socket had already read (0 on a
+    /// sound path: a frame is never sent twice under one number).
     pub duplicates: u64,
+    /// Frames the socket read after a higher sequence number.
     pub reordered: u64,
 }
 
 /// The kernel's counters over the trial, per node.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KernelCounters {
+    /// Host A's counters (sender of `a_to_b`).
     pub a: NsCounters,
+    /// The router's counters (forwarded datagrams, both interfaces).
     pub r: NsCounters,
+    /// Host B's counters (sender of `b_to_a`).
     pub b: NsCounters,
 }
 
@@ -86,12 +98,17 @@ pub struct TrialReport {
     pub offered_pps: Option<f64>,
     /// Frames sent per second of sending, summed over directions.
     pub sent_pps: f64,
+    /// Seconds of sending: the longest sender's, drain not included.
     pub duration_s: f64,
+    /// One entry per direction: `a_to_b`, then `b_to_a` when bidirectional.
     pub directions: Vec<Direction>,
+    /// Each node's counters over the trial (after minus before).
     pub kernel: KernelCounters,
     /// Frames lost over all directions.
     pub lost: u64,
+    /// Frames the generator handed to the kernel, over all directions.
     pub sent: u64,
+    /// Frames that arrived, over all directions: `sent - lost`.
     pub received: u64,
     /// Frames R routed onward (its `ForwDatagrams`; this kernel counts a
     /// packet before the nftables forward hook, so firewall drops are in
@@ -103,6 +120,9 @@ pub struct TrialReport {
     /// as the sending interface counted them, and the loss as the kernel
     /// saw it.
     pub reconciled: bool,
+    /// One-way latency of every frame received, in microseconds, all
+    /// directions merged. Not stored: `None` in a report read back from the
+    /// store.
     #[serde(skip)]
     pub latency: Option<Histogram<u64>>,
 }

@@ -52,7 +52,7 @@ fn run(cmd: &mut Command) -> Result<(), TargetError> {
 }
 
 /// A built lab. Dropping it removes it.
-pub struct Lab {
+pub(crate) struct Lab {
     pub topology: Topology,
     ip: PathBuf,
     removed: bool,
@@ -287,11 +287,6 @@ impl Lab {
                     .all(|want| ifs.iter().any(|i| i.iface == *want)))
             })
             .unwrap_or(false)
-    }
-
-    /// The nftables ruleset R runs, as text (empty without a firewall).
-    pub fn ruleset(s: &RouterSettings) -> String {
-        nft_ruleset(s.firewall, s.firewall_rules.unwrap_or(0))
     }
 }
 

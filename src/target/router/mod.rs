@@ -49,6 +49,10 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     build: |t, _base_dir| Ok(Box::new(Router::new(t)?)),
 };
 
+/// The router target: owns at most one lab at a time, built by
+/// [`Target::start`] (or [`Router::build`]) and removed by `stop` or drop.
+/// It runs no process of its own, so `root_pid` is `None` and the version is
+/// the kernel's.
 pub struct Router {
     settings: RouterSettings,
     lab: Option<Lab>,
@@ -57,6 +61,8 @@ pub struct Router {
 }
 
 impl Router {
+    /// A router from a `[server]` table, checked by
+    /// [`RouterSettings::parse`]. Nothing is built until it starts.
     pub fn new(t: &toml::Table) -> Result<Self, TargetError> {
         Ok(Router::from_settings(RouterSettings::parse(t)?))
     }

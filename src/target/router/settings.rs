@@ -20,6 +20,10 @@ pub enum Firewall {
     Rules,
 }
 
+/// `[server] kind = "router"` settings: R's queues, CPU steering,
+/// offloads, sysctls and firewall, and the lab's MTU. An unset link field
+/// leaves what a fresh veth pair has (one queue, MTU 1500, RPS/XPS off,
+/// offloads as created); `rps_cpus` says its own exception.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RouterSettings {
@@ -42,6 +46,7 @@ pub struct RouterSettings {
     /// `net.core.*` and `net.ipv4.*` sysctls set inside R.
     #[serde(default)]
     pub sysctls: toml::Table,
+    /// The nftables ruleset R's forwarded packets walk (default none).
     #[serde(default)]
     pub firewall: Firewall,
     /// How many rules `firewall = "rules"` installs.
@@ -56,6 +61,9 @@ pub struct RouterSettings {
 pub const MAX_FIREWALL_RULES: u32 = 100_000;
 
 impl RouterSettings {
+    /// Reads and checks a `[server]` table: unknown keys, out-of-range
+    /// values, CPUs this machine lacks and sysctls this kernel lacks are a
+    /// [`TargetError::Settings`] naming the field and its fix.
     pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
         let s: RouterSettings =
             crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
@@ -63,11 +71,11 @@ impl RouterSettings {
         Ok(s)
     }
 
-    pub fn queues(&self) -> u32 {
+    pub(crate) fn queues(&self) -> u32 {
         self.queues.unwrap_or(1)
     }
 
-    pub fn mtu(&self) -> u32 {
+    pub(crate) fn mtu(&self) -> u32 {
         self.mtu.unwrap_or(1500)
     }
 

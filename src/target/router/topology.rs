@@ -10,18 +10,18 @@ use std::net::Ipv4Addr;
 
 /// Addresses from RFC 2544's benchmarking range 198.18.0.0/15: A's side is
 /// 198.18.0.0/24, B's side 198.19.0.0/24, and R has `.254` on both.
-pub const A_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
-pub const R_A_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 254);
-pub const R_B_ADDR: Ipv4Addr = Ipv4Addr::new(198, 19, 0, 254);
-pub const B_ADDR: Ipv4Addr = Ipv4Addr::new(198, 19, 0, 1);
+pub(crate) const A_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+pub(crate) const R_A_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 254);
+pub(crate) const R_B_ADDR: Ipv4Addr = Ipv4Addr::new(198, 19, 0, 254);
+pub(crate) const B_ADDR: Ipv4Addr = Ipv4Addr::new(198, 19, 0, 1);
 /// Prefix length of both subnets.
-pub const PREFIX_LEN: u8 = 24;
+pub(crate) const PREFIX_LEN: u8 = 24;
 
 /// Interface names inside the namespaces (namespaced, so they never clash).
-pub const A_IF: &str = "a0";
-pub const R_A_IF: &str = "r0";
-pub const R_B_IF: &str = "r1";
-pub const B_IF: &str = "b0";
+pub(crate) const A_IF: &str = "a0";
+pub(crate) const R_A_IF: &str = "r0";
+pub(crate) const R_B_IF: &str = "r1";
+pub(crate) const B_IF: &str = "b0";
 
 /// One node of the lab.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,8 +33,11 @@ pub struct Node {
 /// The three nodes, A — R — B.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Topology {
+    /// Host A: sends `a_to_b`, receives `b_to_a`; reaches B via R.
     pub a: Node,
+    /// The router under test, the only node that forwards.
     pub r: Node,
+    /// Host B: receives `a_to_b`, sends `b_to_a`.
     pub b: Node,
 }
 
@@ -92,6 +95,7 @@ impl Topology {
         }
     }
 
+    /// The three namespace names, in the order A, R, B.
     pub fn namespaces(&self) -> [&str; 3] {
         [&self.a.netns, &self.r.netns, &self.b.netns]
     }

@@ -1,5 +1,5 @@
 //! How the generator hands frames to the kernel. Each method is one
-//! [`Transmit`]: the pacing loop in [`super::worker`] asks it to send `n`
+//! [`Transmit`]: the pacing loop in `super::worker` asks it to send `n`
 //! frames numbered from `seq`, and it says how many the kernel took.
 //!
 //! - [`Generator::Sendmmsg`]: a connected UDP socket, `sendmmsg(2)` of a
@@ -42,12 +42,16 @@ pub enum Generator {
 }
 
 impl Generator {
+    /// Every method, in declaration order (what the tests and
+    /// `bench/generator-methods.sh` iterate over).
     pub const ALL: [Generator; 3] = [
         Generator::Sendmmsg,
         Generator::PacketRing,
         Generator::IoUring,
     ];
 
+    /// The method's name in settings, flags and reports (`packet_ring`,
+    /// ...): the name [`Generator::parse`] reads and serde writes.
     pub fn name(self) -> &'static str {
         match self {
             Generator::Sendmmsg => "sendmmsg",
@@ -74,8 +78,10 @@ impl Generator {
 /// Where one direction's frames go: the UDP addresses, and for methods that
 /// build whole frames, the sending interface and the next hop.
 #[derive(Clone, Debug)]
-pub struct Route {
+pub(crate) struct Route {
+    /// The sender's address and port, in the sender's namespace.
     pub from: SocketAddrV4,
+    /// The receiver's address and port, across the router.
     pub to: SocketAddrV4,
     /// The sending interface (in the sender's namespace).
     pub ifname: String,
@@ -106,7 +112,7 @@ pub trait Transmit {
 
 /// Opens `generator`'s transmitter for `route`. Call it on a thread that
 /// has joined the sender's network namespace.
-pub fn open(
+pub(crate) fn open(
     generator: Generator,
     route: &Route,
     frame: FrameSize,
