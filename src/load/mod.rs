@@ -20,7 +20,6 @@ pub mod http;
 mod kind;
 #[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod mysql;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod pg;
 pub mod policy;
 pub mod result;

@@ -60,6 +60,9 @@ impl Stream {
 /// Rows of text values; `None` is SQL NULL.
 pub type Rows = Vec<Vec<Option<String>>>;
 
+/// A blocking PostgreSQL connection for setup and checks (simple Query
+/// protocol, text results), over TCP or a Unix socket; not the load path,
+/// which runs `conn` in the shared event loop.
 pub struct Client {
     stream: Stream,
     recv: RecvBuf,

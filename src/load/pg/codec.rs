@@ -15,20 +15,33 @@ use postgres_protocol::IsNull;
 /// rather than a reason to allocate without bound.
 const MAX_MESSAGE: usize = 256 << 20;
 
+/// Why a PostgreSQL exchange failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PgError {
+    /// The server answered with an ErrorResponse.
     #[error("{severity} {code}: {message}")]
     Server {
+        /// Its non-localized `V` field (else `S`): `ERROR`, `FATAL` or
+        /// `PANIC`.
         severity: String,
+        /// Its `C` field, the SQLSTATE (`40001` is a serialization failure,
+        /// `40P01` a deadlock): see [`PgError::code`].
         code: String,
+        /// Its `M` field, the primary human-readable message.
         message: String,
     },
+    /// The server sent bytes that are not the message the protocol allows
+    /// at that point (or an implausibly large one).
     #[error("protocol violation: {0}")]
     Protocol(String),
+    /// The server asked for an authentication method scalelab lacks, or for
+    /// a password none was given, or the SCRAM exchange did not verify.
     #[error("authentication failed: {0}")]
     Auth(String),
+    /// The socket failed (connect, read, write, or the server closed it).
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// No complete answer within this bound.
     #[error("no answer within {0:?}")]
     Timeout(std::time::Duration),
 }
@@ -108,6 +121,7 @@ impl RecvBuf {
         self.end = (self.end + n).min(self.data.len());
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.start == self.end
     }

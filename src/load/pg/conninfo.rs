@@ -29,6 +29,9 @@ const KEYS: &[&str] = &[
 /// Where to connect.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Host {
+    /// `host` (or `hostaddr`) as an IP address that `load::policy` allows
+    /// (loopback, `localhost` being 127.0.0.1, or a `[hosts]` address), with
+    /// `port` (default 5432).
     Tcp(SocketAddr),
     /// The socket file itself, e.g. `/var/run/postgresql/.s.PGSQL.5432`.
     Unix(PathBuf),
@@ -37,11 +40,21 @@ pub enum Host {
 /// A parsed connection string.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConnConfig {
+    /// `hostaddr`, else `host`, else `PGHOST`; default the socket in
+    /// `/var/run/postgresql`.
     pub host: Host,
+    /// `user`, else `PGUSER`, else the operating-system user.
     pub user: String,
+    /// `dbname`, else `PGDATABASE`, else the user name.
     pub dbname: String,
+    /// `password`, else `PGPASSWORD`; `None` when the server needs none
+    /// (trust). Never shown in messages.
     pub password: Option<String>,
+    /// Sent in the StartupMessage (shows in `pg_stat_activity`); default
+    /// `scalelab`.
     pub application_name: String,
+    /// `connect_timeout` in whole seconds; `None` when unset. Parsed and
+    /// checked only: connections are bounded by the caller's timeout.
     pub connect_timeout: Option<Duration>,
 }
 

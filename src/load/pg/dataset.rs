@@ -20,9 +20,12 @@ const CHUNK_ROWS: i64 = 4096;
 /// What [`create`] built.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DatasetSize {
+    /// pgbench's scale: `scale` branches, 10 tellers and 100 000 accounts
+    /// per branch.
     pub scale: u32,
-    /// `pg_database_size` of the database afterwards.
+    /// `pg_database_size` of the database afterwards, in bytes.
     pub bytes: u64,
+    /// Wall time of the whole build: drop, create, COPY, vacuum, keys.
     pub elapsed: Duration,
 }
 

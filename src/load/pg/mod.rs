@@ -2,27 +2,28 @@
 //! protocol with prepared statements (`pgbench -M prepared`), from a native
 //! client.
 //!
-//! - [`codec`] and [`auth`]: the wire protocol, sans-IO.
+//! - `codec` and `auth`: the wire protocol, sans-IO.
 //! - [`conninfo`]: libpq connection strings and URIs.
-//! - [`script`]: the built-in scripts and their random values.
+//! - `script`: the built-in scripts and their random values.
 //! - `conn`: one connection's state machine, a
 //!   `load::event_loop::Session` run by the event loop the
 //!   drivers share (one `mio` poll per thread); `ctx` holds what it reads.
 //! - [`client`]: a blocking client for setup (scale detection, vacuum,
-//!   [`dataset`] loading) and checks; [`setup`] offers it to server
+//!   [`dataset`] loading) and checks; `setup` offers it to server
 //!   targets as a [`crate::model::SetupSession`].
 
-pub mod auth;
+pub(crate) mod auth;
 pub mod client;
-pub mod codec;
+pub(crate) mod codec;
 mod conn;
 pub mod conninfo;
 mod ctx;
 pub mod dataset;
-pub mod script;
-pub mod setup;
+pub(crate) mod script;
+pub(crate) mod setup;
 mod stream;
 
+pub use codec::PgError;
 pub use conninfo::ConnConfig;
 pub use script::{QueryMode, ScriptKind};
 
@@ -101,7 +102,7 @@ impl Default for PgSettings {
 }
 
 impl PgSettings {
-    pub fn parse(t: &toml::Table) -> Result<Self, LoadError> {
+    pub(crate) fn parse(t: &toml::Table) -> Result<Self, LoadError> {
         let s: PgSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
         if s.max_tries == 0 {
             return Err(LoadError::Spec(
@@ -130,6 +131,9 @@ const MAX_SCALE: u32 = 100_000;
 /// Bound on setup statements (connect, scale detection, vacuum).
 const SETUP_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The `pg` load's driver: runs a pgbench script against one server. It
+/// keeps no connection between runs: each run opens a setup connection
+/// (scale detection, vacuum), then the workers' own.
 pub struct PgDriver {
     settings: PgSettings,
     config: ConnConfig,
@@ -138,10 +142,14 @@ pub struct PgDriver {
 }
 
 impl PgDriver {
-    pub fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
+    pub(crate) fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
         Self::new(PgSettings::parse(t)?, endpoint)
     }
 
+    /// A driver for the server `endpoint` names (a libpq connection string
+    /// or URI, its gaps filled from `PG*` variables). A string that does not
+    /// parse, or names a host `load::policy` refuses, is a [`LoadError::Target`] whose
+    /// text hides any password. Nothing connects until a run.
     pub fn new(settings: PgSettings, endpoint: &str) -> Result<Self, LoadError> {
         let config = ConnConfig::parse(endpoint).map_err(|e| LoadError::Target {
             target: redact(endpoint),
@@ -158,14 +166,6 @@ impl PgDriver {
     /// progress display.
     pub fn count_into(&mut self, counter: std::sync::Arc<std::sync::atomic::AtomicU64>) {
         self.progress = Some(counter);
-    }
-
-    pub fn settings(&self) -> &PgSettings {
-        &self.settings
-    }
-
-    pub fn config(&self) -> &ConnConfig {
-        &self.config
     }
 
     /// A setup connection, with a message that says where it failed.

@@ -33,8 +33,10 @@ pub enum QueryMode {
 }
 
 impl QueryMode {
+    /// Every mode, in pgbench's `-M` order.
     pub const ALL: [QueryMode; 3] = [QueryMode::Prepared, QueryMode::Extended, QueryMode::Simple];
 
+    /// The name in settings and on the command line (pgbench's `-M` value).
     pub fn name(self) -> &'static str {
         match self {
             QueryMode::Prepared => "prepared",
@@ -118,13 +120,14 @@ const SELECT_ONLY: &[Statement] = &[SELECT_ACCOUNT];
 pub const STATEMENT_NAMES: &[&str] = &["s0", "s1", "s2", "s3", "s4", "s5", "s6"];
 
 impl ScriptKind {
+    /// Every built-in script, lightest first.
     pub const ALL: [ScriptKind; 3] = [
         ScriptKind::SelectOnly,
         ScriptKind::SimpleUpdate,
         ScriptKind::TpcbLike,
     ];
 
-    pub fn statements(self) -> &'static [Statement] {
+    pub(crate) fn statements(self) -> &'static [Statement] {
         match self {
             ScriptKind::SelectOnly => SELECT_ONLY,
             ScriptKind::SimpleUpdate => SIMPLE_UPDATE,
