@@ -18,7 +18,6 @@ pub mod forward;
 pub(crate) mod gate;
 pub mod http;
 mod kind;
-#[allow(missing_docs)] // documentation debt: remove when its items are documented
 pub mod mysql;
 pub mod pg;
 pub mod policy;

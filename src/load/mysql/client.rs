@@ -10,15 +10,23 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
+/// Why a setup exchange with the server failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The TCP connection was refused or timed out (nothing listens, or
+    /// the server is still starting).
     #[error("cannot connect to {addr}: {source}")]
     Connect {
+        /// The address from the URL.
         addr: std::net::SocketAddr,
+        /// What `connect` said.
         source: std::io::Error,
     },
+    /// A read or write on the connected socket failed or timed out.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
+    /// The server refused something (an ERR packet: see
+    /// [`ClientError::server_code`]) or did not speak the protocol.
     #[error(transparent)]
     Protocol(#[from] ProtocolError),
 }
@@ -36,6 +44,9 @@ impl ClientError {
 /// Rows of a text result set.
 pub type Rows = Vec<Vec<Option<String>>>;
 
+/// A blocking connection for setup and checks (text queries, server-side
+/// prepared statements, `SHOW GLOBAL STATUS`); not the load path, which
+/// runs `conn` in the shared event loop.
 pub struct Client {
     stream: TcpStream,
     framer: Framer,

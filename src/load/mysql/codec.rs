@@ -32,17 +32,21 @@ const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_QUIT: u8 = 0x01;
-const COM_PING: u8 = 0x0e;
 
 /// Why the conversation cannot go on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProtocolError {
+    /// The first packet was not a MySQL greeting (another server listens).
     #[error("the server on this port does not speak the MySQL protocol ({0})")]
     NotMysql(String),
+    /// A packet that does not parse as the one the protocol expects next.
     #[error("malformed packet: {0}")]
     Malformed(String),
+    /// The account authenticates with a plugin other than
+    /// `mysql_native_password`.
     #[error("authentication needs plugin `{0}`, which scalelab does not support; create the user WITH mysql_native_password")]
     Plugin(String),
+    /// The server answered with an ERR packet.
     #[error("{0}")]
     Server(ServerError),
 }
@@ -50,8 +54,11 @@ pub enum ProtocolError {
 /// An ERR packet: MySQL error number, SQLSTATE and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerError {
+    /// The server's error number (1213 is a deadlock, 1045 access denied).
     pub code: u16,
+    /// The five-character SQLSTATE (`40001` for a deadlock).
     pub state: String,
+    /// The server's human-readable message.
     pub message: String,
 }
 
@@ -142,10 +149,6 @@ impl Framer {
     /// `COM_STMT_PREPARE` of `sql`.
     pub fn prepare(&mut self, sql: &str, out: &mut BytesMut) {
         self.command_with(COM_STMT_PREPARE, sql.as_bytes(), out);
-    }
-
-    pub fn ping(&mut self, out: &mut BytesMut) {
-        self.command_with(COM_PING, &[], out);
     }
 
     pub fn quit(&mut self, out: &mut BytesMut) {

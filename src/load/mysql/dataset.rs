@@ -16,9 +16,14 @@ const ROWS_PER_INSERT: u32 = 1000;
 /// What was built.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DatasetSize {
+    /// Tables built: `sbtest1` to `sbtest{tables}`.
     pub tables: u32,
+    /// Rows in each table.
     pub table_size: u32,
+    /// Data and index bytes of the database afterwards, from
+    /// `information_schema.tables`; 0 when that could not be read.
     pub bytes: u64,
+    /// Wall time of the whole build: drop, create, insert, index.
     pub elapsed: Duration,
 }
 

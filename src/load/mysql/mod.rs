@@ -1,23 +1,23 @@
 //! The MySQL/MariaDB load driver: sysbench's OLTP scripts over server-side
 //! prepared statements, from a native client (no libmysqlclient).
 //!
-//! - [`codec`]: the wire protocol, sans-IO, on top of `mysql_common`.
+//! - `codec`: the wire protocol, sans-IO, on top of `mysql_common`.
 //! - [`url`]: `mysql://USER:PASS@HOST:PORT/DB` endpoints (loopback only).
-//! - [`script`]: the scripts as data, and sysbench's random values.
+//! - `script`: the scripts as data, and sysbench's random values.
 //! - [`dataset`]: `sysbench oltp_* prepare`'s tables.
 //! - `conn`: one connection's state machine, a
 //!   `load::event_loop::Session` run by the event loop the
 //!   drivers share (one `mio` poll per thread); `ctx` holds what it reads.
-//! - [`client`]: a blocking client for setup and checks; [`setup`] offers
+//! - [`client`]: a blocking client for setup and checks; `setup` offers
 //!   it to server targets as a [`crate::model::SetupSession`].
 
 pub mod client;
-pub mod codec;
+pub(crate) mod codec;
 mod conn;
 mod ctx;
 pub mod dataset;
-pub mod script;
-pub mod setup;
+pub(crate) mod script;
+pub(crate) mod setup;
 pub mod url;
 
 pub use script::{Options, ScriptKind};
@@ -88,7 +88,7 @@ impl Default for MysqlSettings {
 }
 
 impl MysqlSettings {
-    pub fn parse(t: &toml::Table) -> Result<Self, LoadError> {
+    pub(crate) fn parse(t: &toml::Table) -> Result<Self, LoadError> {
         let s: MysqlSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
         for (name, v) in [("tables", s.tables), ("table_size", s.table_size)] {
             if v == Some(0) {
@@ -118,26 +118,29 @@ const DEFAULT_TABLE_SIZE: u32 = 10_000;
 
 const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The `mysql` load's driver: runs a sysbench OLTP script against one
+/// MySQL or MariaDB server. It keeps no connection between runs: each run
+/// reads the schema over a setup connection, then opens the workers' own.
 pub struct MysqlDriver {
     settings: MysqlSettings,
     url: MysqlUrl,
 }
 
 impl MysqlDriver {
-    pub fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
+    pub(crate) fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
         Self::new(MysqlSettings::parse(t)?, endpoint)
     }
 
+    /// A driver for the server `endpoint` names (a [`MysqlUrl`]). A URL that
+    /// does not parse, or names a host off loopback, is a
+    /// [`LoadError::Target`] that never shows the password. Nothing
+    /// connects until a run.
     pub fn new(settings: MysqlSettings, endpoint: &str) -> Result<Self, LoadError> {
         let url = MysqlUrl::parse(endpoint).map_err(|e| LoadError::Target {
             target: "(mysql endpoint)".into(),
             reason: e.to_string(),
         })?;
         Ok(MysqlDriver { settings, url })
-    }
-
-    pub fn url(&self) -> &MysqlUrl {
-        &self.url
     }
 
     /// A setup connection, with a message that says what went wrong and

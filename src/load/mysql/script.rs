@@ -110,10 +110,17 @@ const WRITES: [Group; 3] = [
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ScriptKind {
+    /// `oltp_read_only`: 10 point selects and the four range selects, in
+    /// BEGIN ... COMMIT.
     OltpReadOnly,
+    /// `oltp_read_write` (the default): the read-only statements, then an
+    /// index update, a non-index update, and a delete plus insert.
     OltpReadWrite,
+    /// `oltp_point_select`: one point select, no explicit transaction.
     OltpPointSelect,
+    /// `oltp_write_only`: the three write groups, in BEGIN ... COMMIT.
     OltpWriteOnly,
+    /// `oltp_update_index`: one index update, no explicit transaction.
     OltpUpdateIndex,
 }
 
@@ -133,6 +140,7 @@ const ONE_POINT_SELECT: &[Group] = &[once(&[Query::PointSelect])];
 const INDEX_UPDATE: &[Group] = &[WRITES[0]];
 
 impl ScriptKind {
+    /// Every script, in the order [`ScriptKind::name`]s are listed in errors.
     pub const ALL: [ScriptKind; 5] = [
         ScriptKind::OltpReadOnly,
         ScriptKind::OltpReadWrite,
@@ -141,6 +149,8 @@ impl ScriptKind {
         ScriptKind::OltpUpdateIndex,
     ];
 
+    /// sysbench's script name (`oltp_read_write`, ...): what settings and
+    /// the command line take (a trailing `.lua` is accepted too).
     pub fn name(self) -> &'static str {
         match self {
             ScriptKind::OltpReadOnly => "oltp_read_only",
@@ -208,8 +218,11 @@ impl ScriptKind {
 /// Statements of one transaction by sysbench's classes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueryMix {
+    /// SELECTs.
     pub reads: u64,
+    /// UPDATEs, DELETEs and INSERTs.
     pub writes: u64,
+    /// BEGIN and COMMIT (0 for scripts without an explicit transaction).
     pub other: u64,
 }
 
@@ -233,14 +246,19 @@ impl std::str::FromStr for ScriptKind {
 /// `oltp_common.lua`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
+    /// Tables a transaction picks from (`--tables`): `sbtest1..tables`.
     pub tables: u32,
+    /// Rows per table (`--table-size`): ids are drawn from 1 to this.
     pub table_size: u32,
+    /// Rows a range select spans (`--range_size`, default 100).
     pub range_size: u32,
+    /// Point selects per transaction (`--point_selects`, default 10; 1
+    /// for `oltp_point_select`).
     pub point_selects: u32,
 }
 
 impl Options {
-    pub fn new(tables: u32, table_size: u32) -> Self {
+    pub(crate) fn new(tables: u32, table_size: u32) -> Self {
         Options {
             tables,
             table_size,

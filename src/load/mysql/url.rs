@@ -9,12 +9,21 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 /// Where and as whom to connect.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MysqlUrl {
+    /// The server: a loopback address (`localhost` is 127.0.0.1), port
+    /// 3306 unless given.
     pub addr: SocketAddr,
+    /// The account, percent-decoded; `root` when the URL names none.
     pub user: String,
+    /// The password, percent-decoded; empty when the URL has none. Never
+    /// shown: [`MysqlUrl::describe`] leaves it out.
     pub password: String,
+    /// The schema the sbtest tables live in; `sbtest` when the URL names
+    /// none.
     pub database: String,
 }
 
+/// Why an endpoint is not a usable `mysql://` URL; the text names the part
+/// and the fix.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UrlError(String);
@@ -24,6 +33,8 @@ fn err(msg: impl Into<String>) -> UrlError {
 }
 
 impl MysqlUrl {
+    /// Reads `mysql://USER:PASS@HOST:PORT/DB`; every part after the
+    /// scheme may be left out (see the fields for the defaults).
     pub fn parse(text: &str) -> Result<MysqlUrl, UrlError> {
         let rest = text.strip_prefix("mysql://").ok_or_else(|| {
             err("the endpoint must look like mysql://USER:PASS@127.0.0.1:3306/DB")
