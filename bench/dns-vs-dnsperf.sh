@@ -32,9 +32,8 @@ cd "$(dirname "$0")/.."
 for tool in dnsperf resperf taskset /usr/bin/time ip; do
     command -v "$tool" >/dev/null || { echo "missing: $tool (scripts/setup.sh installs it)" >&2; exit 2; }
 done
-echo "building scalelab (release)..." >&2
-cargo build --release --quiet
-SCALELAB=$PWD/target/release/scalelab
+# shellcheck source=bench/scalelab-bin.sh
+. bench/scalelab-bin.sh
 export SCALELAB_WORKDIR=${SCALELAB_WORKDIR:-/var/tmp/scalelab-bench}
 
 WORK=$(mktemp -d /tmp/dns-vs-dnsperf.XXXXXX)

@@ -64,10 +64,8 @@ done
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs (clients on 0, R on 1)" >&2; exit 1; }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "${SCALELAB:-}" ]; then
-    (cd "$ROOT" && nice -n 19 cargo build --release --quiet)
-    SCALELAB=$ROOT/target/release/scalelab
-fi
+# shellcheck source=bench/scalelab-bin.sh
+. "$ROOT/bench/scalelab-bin.sh"
 
 WORK=$(mktemp -d /tmp/scalelab-bench.XXXXXX)
 P=slrbench-$$

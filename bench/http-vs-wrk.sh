@@ -69,10 +69,8 @@ done
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs (client on 0, nginx on 1)" >&2; exit 1; }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "${SCALELAB:-}" ]; then
-    (cd "$ROOT" && cargo build --release --quiet)
-    SCALELAB=$ROOT/target/release/scalelab
-fi
+# shellcheck source=bench/scalelab-bin.sh
+. "$ROOT/bench/scalelab-bin.sh"
 if [ -n "$PROFILE" ]; then
     for tool in perf strace; do
         command -v "$tool" >/dev/null || { echo "missing: $tool (for -P)" >&2; exit 1; }

@@ -33,11 +33,8 @@ for tool in sysbench taskset /usr/bin/time mariadbd mariadb-install-db; do
     command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
 done
 
-if [ -z "${SCALELAB:-}" ]; then
-    echo "building scalelab (release)..." >&2
-    cargo build --release --quiet
-    SCALELAB=$PWD/target/release/scalelab
-fi
+# shellcheck source=bench/scalelab-bin.sh
+. bench/scalelab-bin.sh
 
 WORK=$(mktemp -d /tmp/mysql-vs-sysbench.XXXXXX)
 SERVER_PID=

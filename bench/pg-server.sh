@@ -29,11 +29,8 @@ pg_server_start() {
     local name=$1 setting extra=""
     shift
     for setting in "$@"; do extra="$extra -c $setting"; done
-    if [ -z "${SCALELAB:-}" ]; then
-        echo "building scalelab (release)..." >&2
-        cargo build --release --quiet
-        SCALELAB=$PWD/target/release/scalelab
-    fi
+    # shellcheck source=bench/scalelab-bin.sh
+    . bench/scalelab-bin.sh
     WORK=$(mktemp -d "/tmp/$name.XXXXXX")
     chmod 755 "$WORK"
     AS_PG=()

@@ -22,8 +22,8 @@ for tool in strace wrk pgbench nginx taskset python3; do
     command -v "$tool" >/dev/null || { echo "missing: $tool (scripts/setup.sh installs it)" >&2; exit 2; }
 done
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-(cd "$ROOT" && cargo build --release --quiet)
-SCALELAB=$ROOT/target/release/scalelab
+# shellcheck source=bench/scalelab-bin.sh
+. "$ROOT/bench/scalelab-bin.sh"
 BIN_DIR=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 
 WORK=$(mktemp -d /tmp/scalelab-syscalls.XXXXXX)
