@@ -12,8 +12,11 @@
 //!
 //! A thread with one closed-loop connection blocks in read instead of
 //! polling (as pgbench and sysbench do): one syscall less per round trip.
+//! A thread with many in flight naps on its own clock before it polls, so
+//! the server need not wake it for every reply ([`super::nap`]).
 
 use super::gate::Gate;
+use super::nap::{self, LatencyAverage};
 use super::timerfd::TimerFd;
 use super::{result::new_histogram, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
@@ -139,6 +142,9 @@ pub(crate) struct Ctx<'a, S: Session> {
     pub blocking_io: bool,
     /// Whether the ephemeral-port note was already added.
     pub ports_noted: bool,
+    /// The smoothed latency of this worker's transactions, which sets the
+    /// length of its naps.
+    pub latency: LatencyAverage,
     /// The driver's per-worker state.
     pub local: S::Local,
 }
@@ -161,6 +167,7 @@ impl<S: Session> Ctx<'_, S> {
             since = since.min(duration - Duration::from_nanos(1));
         }
         self.result.record(latency, since);
+        self.latency.add(latency);
         if let Some(p) = &self.shared.progress {
             p.fetch_add(1, Ordering::Relaxed);
         }
@@ -287,6 +294,9 @@ fn run<S: Session>(
 }
 
 struct Worker<'a, S: Session> {
+    /// A closed loop over polled sockets: the worker may nap before it
+    /// polls.
+    naps: bool,
     events: Events,
     timer: TimerFd,
     sessions: Vec<S>,
@@ -301,7 +311,16 @@ impl<'a, S: Session> Worker<'a, S> {
         count: u32,
     ) -> std::io::Result<(Poll, Worker<'a, S>)> {
         let poll = Poll::new()?;
+        let blocking_io = S::BLOCKING_IO
+            && count == 1
+            && shared.spec.pacing == Pacing::Closed
+            && shared.spec.requests_per_connection.is_none();
+        let naps = shared.spec.pacing == Pacing::Closed && !blocking_io;
+        if naps {
+            nap::tighten_timer_slack();
+        }
         let mut w = Worker {
+            naps,
             events: Events::with_capacity(count.clamp(16, 1024) as usize),
             timer: TimerFd::new(poll.registry(), TIMER_TOKEN)?,
             sessions: Vec::with_capacity(count as usize),
@@ -314,11 +333,9 @@ impl<'a, S: Session> Worker<'a, S> {
                 stage: Stage::Warm,
                 start: Instant::now(),
                 interval: interval(&shared.spec),
-                blocking_io: S::BLOCKING_IO
-                    && count == 1
-                    && shared.spec.pacing == Pacing::Closed
-                    && shared.spec.requests_per_connection.is_none(),
+                blocking_io,
                 ports_noted: false,
+                latency: LatencyAverage::default(),
                 local: S::local(shared),
             },
         };
@@ -430,10 +447,17 @@ impl<'a, S: Session> Worker<'a, S> {
         if let Some(t) = next_timer.filter(|&t| t > now && t - now < MAX_SLEEP) {
             self.timer.arm(t, now)?;
         }
-        if let Err(e) = poll.poll(&mut self.events, Some(sleep)) {
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(e);
+        match self.nap() {
+            Some(nap) => {
+                // Replies already waiting are read at once; otherwise the
+                // worker naps, then reads all that arrived meanwhile.
+                poll_events(poll, &mut self.events, Duration::ZERO)?;
+                if self.events.is_empty() {
+                    std::thread::sleep(nap.min(sleep));
+                    poll_events(poll, &mut self.events, sleep)?;
+                }
             }
+            None => poll_events(poll, &mut self.events, sleep)?,
         }
         for ev in self.events.iter() {
             if ev.token() == TIMER_TOKEN {
@@ -447,6 +471,15 @@ impl<'a, S: Session> Worker<'a, S> {
         Ok(())
     }
 
+    /// How long to nap before this turn's poll, if at all.
+    fn nap(&self) -> Option<Duration> {
+        if !self.naps {
+            return None;
+        }
+        let in_flight = self.sessions.iter().filter(|s| s.is_busy()).count();
+        nap::nap_length(self.ctx.latency.get(), in_flight)
+    }
+
     /// Runs the timers that are due: reconnects and scheduled starts.
     fn fire_timers(&mut self, now: Instant) {
         while let Some(&Reverse((at, token))) = self.ctx.timers.peek() {
@@ -458,6 +491,15 @@ impl<'a, S: Session> Worker<'a, S> {
                 s.on_timer(&mut self.ctx, at, now);
             }
         }
+    }
+}
+
+/// Waits up to `timeout` for socket and timer events (an interrupted wait
+/// returns none).
+fn poll_events(poll: &mut Poll, events: &mut Events, timeout: Duration) -> std::io::Result<()> {
+    match poll.poll(events, Some(timeout)) {
+        Err(e) if e.kind() != std::io::ErrorKind::Interrupted => Err(e),
+        _ => Ok(()),
     }
 }
 

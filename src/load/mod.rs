@@ -19,6 +19,7 @@ pub(crate) mod gate;
 pub mod http;
 mod kind;
 pub mod mysql;
+pub(crate) mod nap;
 pub mod pg;
 pub mod policy;
 pub mod result;

@@ -493,6 +493,21 @@ fn postgres_open_loop_and_exact_counts() {
     assert_balances_agree(&s, 500);
 }
 
+/// Sixteen connections on one thread: the worker naps between polls
+/// (load::nap) and still counts exactly what the server ran, draining the
+/// transactions in flight at the end.
+#[test]
+fn postgres_many_connections_on_one_thread_count_exactly() {
+    let s = server(1, "");
+    let mut exact = spec(16, 1, 0.0);
+    exact.max_requests = Some(2000);
+    let r = s.run(script(ScriptKind::TpcbLike), &exact);
+    assert_eq!(r.requests, 2000, "{:?}", r.errors);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.latency.len(), 2000);
+    assert_balances_agree(&s, 2000);
+}
+
 /// pgbench's -M extended (Parse every time) and -M simple (Query with the
 /// values in the text) run the same transactions: the server's history and
 /// balances count exactly what the driver counted.
