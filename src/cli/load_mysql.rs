@@ -69,7 +69,7 @@ pub fn run(a: &LoadMysqlArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     if a.json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&json(a, &opts, &result))?
+            serde_json::to_string_pretty(&json(a, &opts, &spec, &result))?
         );
     } else {
         print_summary(a, &opts, &spec, &result);
@@ -218,7 +218,7 @@ impl LoadMysqlArgs {
     }
 }
 
-fn json(a: &LoadMysqlArgs, opts: &Options, r: &LoadResult) -> serde_json::Value {
+fn json(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {
     let lat = r.latency_summary();
     let queries = a.script.statements_per_transaction(opts) * r.requests;
     serde_json::json!({
@@ -226,6 +226,7 @@ fn json(a: &LoadMysqlArgs, opts: &Options, r: &LoadResult) -> serde_json::Value 
         "tables": opts.tables,
         "table_size": opts.table_size,
         "connections": a.connections,
+        "threads": spec.effective_threads(),
         "transactions": r.requests,
         "queries": queries,
         "tps": r.rps(),
