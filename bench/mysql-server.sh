@@ -16,6 +16,18 @@ for tool in sysbench taskset python3 /usr/bin/time mariadbd mariadb-install-db; 
     command -v "$tool" >/dev/null || { echo "missing: $tool (scripts/setup.sh installs it)" >&2; exit 2; }
 done
 
+# The server and each client run under `setsid`, in a session of their own
+# (setsid execs in place when not a process group leader, as a command of
+# this script is not, so $! stays the command's PID), hence in an autogroup
+# of their own. With kernel.sched_autogroup_enabled=1 (the default) CPU time
+# is shared between sessions first, whatever their nice values, and a
+# session's share is split over the CPUs by its threads' load on each: a
+# client in the server's session gets a slice of CLIENT_CPU that shrinks
+# with its thread count (one scalelab thread against sysbench's eight, the
+# server's eight threads on SERVER_CPU) whenever another session, such as
+# a niced build, runs there. In sessions of their own, no tool's share
+# depends on how many threads it runs.
+
 mysql_server_stop() {
     if [ -n "${SERVER_PID:-}" ]; then
         kill "$SERVER_PID" 2>/dev/null || true
@@ -49,7 +61,7 @@ max_connections = 200
 CNF
     mariadb-install-db --defaults-file="$WORK/my.cnf" --user="$(id -un)" --skip-test-db \
         >"$WORK/install.out" 2>&1
-    taskset -c "$SERVER_CPU" mariadbd --defaults-file="$WORK/my.cnf" &
+    setsid taskset -c "$SERVER_CPU" mariadbd --defaults-file="$WORK/my.cnf" &
     SERVER_PID=$!
     for _ in $(seq 200); do
         mariadb-admin -S "$WORK/mysqld.sock" -uroot ping >/dev/null 2>&1 && break
@@ -69,12 +81,4 @@ CNF
 # in none of the Com_stmt_* ones).
 status() {
     mariadb -S "$WORK/mysqld.sock" -uroot -N -B -e "SHOW GLOBAL STATUS LIKE '$1'" | awk '{print $2}'
-}
-
-# The effective -j of `scalelab load mysql -c CONNS` run unpinned on this
-# machine: one thread per connection up to the CPU count.
-default_threads() {
-    local conns=$1 cpus
-    cpus=$(nproc)
-    echo $((conns < cpus ? conns : cpus))
 }

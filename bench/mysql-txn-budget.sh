@@ -11,18 +11,20 @@
 # s and is measured inside, not at its edges:
 #   window 1 (untouched): transactions (the server's Com_stmt_execute over
 #     the statements per transaction), the server's and the client's time
-#     on CPU (/proc/PID/task/*/schedstat), and how SERVER_CPU spent its
-#     time (/proc/stat: idle, softirq);
-#   window 2 (perf stat counting): context switches of the server and of
-#     the client (per process), and per CPU the wakeups issued there
-#     (sched:sched_waking) and the IPIs taken there (reschedule and
-#     call-function-single interrupts: a wakeup of a thread sleeping on the
+#     on CPU (/proc/PID/task/*/schedstat) and context switches (their
+#     threads' voluntary + involuntary ctxt_switches), and how SERVER_CPU
+#     spent its time (/proc/stat: idle, softirq);
+#   window 2 (perf stat counting per CPU, bracketed by two reads of
+#     Com_stmt_execute inside the counted span): the wakeups issued on each
+#     CPU (sched:sched_waking) and the IPIs taken there (reschedule and
+#     call-function-single interrupts: waking a thread that sleeps on the
 #     other CPU sends one).
 # Prints per run and, at the end, the medians per (script, variant) of:
-#   tps, srv_us and cl_us (on-CPU us per transaction), srv_idle and
+#   tps, srv_us and cl_us (on-CPU us per transaction), ksoft_us (the same
+#   for the two CPUs' ksoftirqd threads), srv_idle and
 #   srv_sirq (% of SERVER_CPU), srv_cs and cl_cs, wake_s and wake_c (wakeups
 #   issued on the server's and the client's CPU), ipi_s and ipi_c (IPIs taken
-#   there), all per transaction; other_load (% of all CPUs used by neither).
+#   there), all per transaction; other_load (% of all CPUs used by none of them).
 #
 # Usage: bench/mysql-txn-budget.sh
 # Environment: THREADS (scalelab -j values, "1 2 4 8"), CONNECTIONS (8),
@@ -70,42 +72,51 @@ oncpu_ns() { # PID -> ns on CPU summed over its threads
     done
     echo "$sum"
 }
-# One snapshot: "executes server_ns client_ns idle softirq total busy".
+switches() { # PID -> context switches (voluntary + not) summed over its threads
+    cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
+# The kernel threads that run softirqs deferred from interrupt exit and
+# bh-enable (the loopback receive, when it falls behind) on both CPUs.
+KSOFTIRQD=$(ps -eo pid=,comm= | awk -v a="ksoftirqd/$SERVER_CPU" -v b="ksoftirqd/$CLIENT_CPU" \
+    '$2 == a || $2 == b { print $1 }')
+ksoftirqd_ns() {
+    local sum=0 p
+    for p in $KSOFTIRQD; do sum=$((sum + $(oncpu_ns "$p"))); done
+    echo "$sum"
+}
+# One snapshot: "executes server_ns client_ns ksoftirqd_ns server_cs
+# client_cs idle softirq total busy".
 snapshot() {
-    echo "$(status Com_stmt_execute) $(oncpu_ns "$SERVER_PID") $(oncpu_ns "$1") $(awk -v c="cpu$SERVER_CPU" '
+    echo "$(status Com_stmt_execute) $(oncpu_ns "$SERVER_PID") $(oncpu_ns "$1") $(ksoftirqd_ns)" \
+        "$(switches "$SERVER_PID") $(switches "$1") $(awk -v c="cpu$SERVER_CPU" '
         $1 == c { t = 0; for (i = 2; i <= 9; i++) t += $i; s = $5 + $6 " " $8 " " t }
         $1 == "cpu" { b = $2 + $3 + $4 + $7 + $8 + $9 }
         END { print s, b }' /proc/stat)"
 }
 
 CPU_EVENTS=sched:sched_waking,irq_vectors:reschedule_entry,irq_vectors:call_function_single_entry
-# counts CLIENT_PID -> "executes srv_cs cl_cs wake_s wake_c ipi_s ipi_c" over WINDOW s.
+# counts -> "executes wake_s wake_c ipi_s ipi_c": perf stat counting
+# CPU_EVENTS per CPU over WINDOW s, bracketed by two reads of
+# Com_stmt_execute inside the counted span.
 counts() {
-    local e0 e1
-    e0=$(status Com_stmt_execute)
-    perf stat -x, -e context-switches -p "$SERVER_PID" -o "$WORK/srv.perf" -- sleep "$WINDOW" &
-    local p1=$!
-    perf stat -x, -e context-switches -p "$1" -o "$WORK/cl.perf" -- sleep "$WINDOW" &
-    local p2=$!
-    perf stat -x, -a -A -C "$SERVER_CPU,$CLIENT_CPU" -e "$CPU_EVENTS" -o "$WORK/cpu.perf" -- sleep "$WINDOW"
-    wait "$p1" "$p2"
-    e1=$(status Com_stmt_execute)
-    echo "$((e1 - e0)) $(awk -F, '$3 == "context-switches" { print $1 }' "$WORK/srv.perf") \
-        $(awk -F, '$3 == "context-switches" { print $1 }' "$WORK/cl.perf") \
-        $(awk -F, -v s="CPU$SERVER_CPU" '
-            $1 == s && $4 ~ /waking/ { ws = $2 } $1 != s && $4 ~ /waking/ { wc = $2 }
-            $1 == s && $4 ~ /irq_vectors/ { is += $2 } $1 != s && $4 ~ /irq_vectors/ { ic += $2 }
-            END { print ws + 0, wc + 0, is + 0, ic + 0 }' "$WORK/cpu.perf")"
+    perf stat -x, -a -A -C "$SERVER_CPU,$CLIENT_CPU" -e "$CPU_EVENTS" -o "$WORK/cpu.perf" -- \
+        sh -c "mariadb -S $WORK/mysqld.sock -uroot -N -B -e \"SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'\" >$WORK/c1
+            sleep $WINDOW
+            mariadb -S $WORK/mysqld.sock -uroot -N -B -e \"SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'\" >$WORK/c2"
+    echo "$(($(awk '{print $2}' "$WORK/c2") - $(awk '{print $2}' "$WORK/c1"))) $(awk -F, -v s="CPU$SERVER_CPU" '
+        $1 == s && $4 ~ /waking/ { ws = $2 } $1 != s && $4 ~ /waking/ { wc = $2 }
+        $1 == s && $4 ~ /irq_vectors/ { is += $2 } $1 != s && $4 ~ /irq_vectors/ { ic += $2 }
+        END { print ws + 0, wc + 0, is + 0, ic + 0 }' "$WORK/cpu.perf")"
 }
 
 # run SCRIPT VARIANT (sysbench, or a scalelab -j) -> one line of figures.
 run() {
     local script=$1 variant=$2 pid secs=$((2 * WINDOW + 2)) a b c
     if [ "$variant" = sysbench ]; then
-        taskset -c "$CLIENT_CPU" sysbench "${SB[@]}" --threads="$CONNECTIONS" --time="$secs" \
+        setsid taskset -c "$CLIENT_CPU" sysbench "${SB[@]}" --threads="$CONNECTIONS" --time="$secs" \
             "$script" run >"$WORK/run.out" 2>&1 &
     else
-        taskset -c "$CLIENT_CPU" "$SCALELAB" load mysql "$URL" --script "$script" -c "$CONNECTIONS" \
+        setsid taskset -c "$CLIENT_CPU" "$SCALELAB" load mysql "$URL" --script "$script" -c "$CONNECTIONS" \
             -j "$variant" -d "${secs}s" >"$WORK/run.out" 2>&1 &
     fi
     pid=$!
@@ -113,18 +124,19 @@ run() {
     a=$(snapshot "$pid")
     sleep "$WINDOW"
     b=$(snapshot "$pid")
-    c=$(counts "$pid")
+    c=$(counts)
     wait "$pid" || { echo "$variant failed:" >&2; cat "$WORK/run.out" >&2; return 1; }
     awk -v a="$a" -v b="$b" -v c="$c" -v w="$WINDOW" -v per="$(statements "$script")" \
         -v hz="$(getconf CLK_TCK)" -v ncpu="$(nproc)" -v name="$script $variant" 'BEGIN {
         split(a, A, " "); split(b, B, " "); split(c, C, " ")
         txn = (B[1] - A[1]) / per; ptxn = C[1] / per
-        srv = B[2] - A[2]; cl = B[3] - A[3]; tot = B[6] - A[6]
-        other = ((B[7] - A[7]) / hz - (srv + cl) / 1e9) / (ncpu * w) * 100
-        printf "%s tps=%.0f srv_us=%.1f cl_us=%.1f srv_idle=%.1f srv_sirq=%.1f", name, txn / w,
-            srv / 1e3 / txn, cl / 1e3 / txn, (B[4] - A[4]) * 100 / tot, (B[5] - A[5]) * 100 / tot
+        srv = B[2] - A[2]; cl = B[3] - A[3]; ksoft = B[4] - A[4]; tot = B[9] - A[9]
+        other = ((B[10] - A[10]) / hz - (srv + cl + ksoft) / 1e9) / (ncpu * w) * 100
+        printf "%s tps=%.0f srv_us=%.1f cl_us=%.1f ksoft_us=%.1f srv_idle=%.1f srv_sirq=%.1f", name, txn / w,
+            srv / 1e3 / txn, cl / 1e3 / txn, ksoft / 1e3 / txn, (B[7] - A[7]) * 100 / tot, (B[8] - A[8]) * 100 / tot
         printf " srv_cs=%.2f cl_cs=%.2f wake_s=%.2f wake_c=%.2f ipi_s=%.2f ipi_c=%.2f other_load=%.0f\n",
-            C[2] / ptxn, C[3] / ptxn, C[4] / ptxn, C[5] / ptxn, C[6] / ptxn, C[7] / ptxn, (other > 0 ? other : 0)
+            (B[5] - A[5]) / txn, (B[6] - A[6]) / txn, C[2] / ptxn, C[3] / ptxn, C[4] / ptxn, C[5] / ptxn,
+            (other > 0 ? other : 0)
     }'
 }
 
@@ -133,7 +145,7 @@ RESULTS="$WORK/results"
 : >"$RESULTS"
 for script in $SCRIPTS; do
     if [ "$WARMUP" -gt 0 ]; then
-        taskset -c "$CLIENT_CPU" sysbench "${SB[@]}" --threads="$CONNECTIONS" --time="$WARMUP" \
+        setsid taskset -c "$CLIENT_CPU" sysbench "${SB[@]}" --threads="$CONNECTIONS" --time="$WARMUP" \
             "$script" run >/dev/null 2>&1
     fi
     for round in $(seq "$ROUNDS"); do

@@ -4,7 +4,7 @@
 # One private MariaDB (pinned to CPU 1) with sysbench's own dataset
 # (`sysbench oltp_read_only prepare`), then for each script, alternating runs
 # of `sysbench SCRIPT run --threads=N` and `scalelab load mysql --script
-# SCRIPT -c N -j THREADS` (both pinned to CPU 0), after an unrecorded
+# SCRIPT -c N [-j THREADS]` (both pinned to CPU 0), after an unrecorded
 # warm-up of both (the buffer pool and InnoDB's adaptive hash index fill
 # during the first seconds, which made early rounds slower). Client CPU
 # (user + system) is measured the same way for both, with /usr/bin/time;
@@ -15,18 +15,25 @@
 # with the server CPU per transaction ratio beside them, and every pair's
 # TPS ratio. Per-run lines go to stderr.
 #
-# THREADS is scalelab's -j. By default it is what `scalelab load mysql -c N`
-# picks unpinned on this machine: one thread per connection up to the CPU
-# count (2 here), each thread an event loop over its connections (a thread
-# with a single connection blocks in read instead, as sysbench's threads
-# do). sysbench runs one blocking thread per connection (--threads=N).
-# bench/mysql-txn-budget.sh shows what the thread count costs the server.
+# THREADS is scalelab's -j. Left unset, no -j is given: scalelab runs what a
+# user gets by default, one thread per connection up to the CPUs it may run
+# on, which pinned to CLIENT_CPU is one thread, an event loop over all N
+# connections (a thread with a single connection blocks in read instead, as
+# each of sysbench's --threads=N does). The summary says which -j ran.
+# Fewer client threads mean fewer sleeping threads for the server to wake:
+# bench/mysql-txn-budget.sh measures what each -j costs the server.
+#
+# Each tool and the server run in a session (autogroup) of their own, see
+# bench/mysql-server.sh: otherwise another session's load (a build, even
+# niced) takes CLIENT_CPU from a one-thread client far more than from
+# sysbench's eight threads.
 #
 # Usage: bench/mysql-vs-sysbench.sh
 # Environment: DURATION (s per run, 3), WARMUP (s per tool and script, 5;
 #   0: none), TABLES (4), TABLE_SIZE (10000), CONNECTIONS ("8"),
 #   SCRIPTS ("oltp_read_only oltp_point_select"), ROUNDS (pairs, 3),
-#   THREADS (scalelab's -j; default: min(connections, CPUs)), SERVER_CPU (1),
+#   THREADS (scalelab's -j; default: scalelab's own, 1 when pinned to one
+#   CPU), SERVER_CPU (1),
 #   CLIENT_CPU (0), SCALELAB (a prebuilt scalelab binary; default: build
 #   target/release/scalelab).
 # Takes about 2 * |SCRIPTS| * (ROUNDS * DURATION + WARMUP) s plus ~15 s of
@@ -60,14 +67,14 @@ run() {
     local b0 s0 b1 s1 tps txns threads
     b0=$(busy_ticks) s0=$(server_ticks)
     if [ "$tool" = sysbench ]; then
-        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
+        setsid taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
             sysbench "${SB[@]}" --threads="$conns" --time="$secs" "$script" run >"$out" 2>&1
         txns=$(awk '/transactions:/ {print $2}' "$out")
         tps=$(awk '/transactions:/ {gsub(/\(/, "", $3); print $3}' "$out")
         threads=$conns
     else
-        taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
-            "$SCALELAB" load mysql "$URL" --script "$script" -c "$conns" -j "${THREADS:-$(default_threads "$conns")}" \
+        setsid taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
+            "$SCALELAB" load mysql "$URL" --script "$script" -c "$conns" ${THREADS:+-j "$THREADS"} \
             -d "${secs}s" --json >"$out" 2>&1
         read -r txns tps threads < <(python3 -c 'import json,sys; v = json.load(open(sys.argv[1]))
 print(v["transactions"], v["tps"], v["threads"])' "$out")
