@@ -26,7 +26,9 @@ pub struct LoadMysqlArgs {
     /// Concurrent connections (sysbench --threads).
     #[arg(short = 'c', long = "connections", default_value_t = 1)]
     pub connections: u32,
-    /// Worker threads (default: one per connection up to the CPU count).
+    /// Worker threads, each an event loop over its share of the
+    /// connections (default: one per connection up to the CPUs this process
+    /// may run on, so one when pinned to a single CPU).
     #[arg(short = 'j', long = "threads")]
     pub threads: Option<u32>,
     /// How long to run: 500ms, 10s, 2m.
