@@ -82,3 +82,14 @@ CNF
 status() {
     mariadb -S "$WORK/mysqld.sock" -uroot -N -B -e "SHOW GLOBAL STATUS LIKE '$1'" | awk '{print $2}'
 }
+
+# An awk function for the summaries: median(" v1 v2 ...") of a list of
+# numbers (insertion sort; the mean of the middle two for an even count).
+# shellcheck disable=SC2016
+AWK_MEDIAN='
+function median(list,   n, a, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+'

@@ -110,12 +110,7 @@ for script in $SCRIPTS; do
     done
 done
 
-awk -v QUIET=25 '
-function median(list,   n, a, i, j, t) {
-    n = split(list, a, " ")
-    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk -v QUIET=25 "$AWK_MEDIAN"'
 {
     key = $1 " " $2
     if (!(key in seen)) { seen[key] = 1; order[++n] = key }
