@@ -26,7 +26,9 @@ pub struct LoadMysqlArgs {
     /// Concurrent connections (sysbench --threads).
     #[arg(short = 'c', long = "connections", default_value_t = 1)]
     pub connections: u32,
-    /// Worker threads (default: one per connection up to the CPU count).
+    /// Worker threads, each an event loop over its share of the
+    /// connections (default: one per connection up to the CPUs this process
+    /// may run on, so one when pinned to a single CPU).
     #[arg(short = 'j', long = "threads")]
     pub threads: Option<u32>,
     /// How long to run: 500ms, 10s, 2m.
@@ -69,7 +71,7 @@ pub fn run(a: &LoadMysqlArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     if a.json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&json(a, &opts, &result))?
+            serde_json::to_string_pretty(&json(a, &opts, &spec, &result))?
         );
     } else {
         print_summary(a, &opts, &spec, &result);
@@ -218,7 +220,7 @@ impl LoadMysqlArgs {
     }
 }
 
-fn json(a: &LoadMysqlArgs, opts: &Options, r: &LoadResult) -> serde_json::Value {
+fn json(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {
     let lat = r.latency_summary();
     let queries = a.script.statements_per_transaction(opts) * r.requests;
     serde_json::json!({
@@ -226,6 +228,7 @@ fn json(a: &LoadMysqlArgs, opts: &Options, r: &LoadResult) -> serde_json::Value 
         "tables": opts.tables,
         "table_size": opts.table_size,
         "connections": a.connections,
+        "threads": spec.effective_threads(),
         "transactions": r.requests,
         "queries": queries,
         "tps": r.rps(),

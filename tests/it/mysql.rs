@@ -269,6 +269,8 @@ fn mariadb_cli_initializes_runs_and_explains_bad_input() {
     for p in ["p50", "p90", "p99", "p999", "max"] {
         assert!(v["latency_us"][p].as_u64().unwrap() > 0, "{v}");
     }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    assert_eq!(v["threads"].as_u64(), Some(cpus.min(2)), "default -j: {v}");
     assert_eq!(
         v["queries"].as_u64(),
         v["transactions"].as_u64().map(|t| t * 16)
