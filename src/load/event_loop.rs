@@ -16,7 +16,7 @@
 //! the server need not wake it for every reply ([`super::nap`]).
 
 use super::gate::Gate;
-use super::nap::{self, LatencyAverage};
+use super::nap::{self, ReplyGap};
 use super::timerfd::TimerFd;
 use super::{result::new_histogram, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
@@ -142,9 +142,6 @@ pub(crate) struct Ctx<'a, S: Session> {
     pub blocking_io: bool,
     /// Whether the ephemeral-port note was already added.
     pub ports_noted: bool,
-    /// The smoothed latency of this worker's transactions, which sets the
-    /// length of its naps.
-    pub latency: LatencyAverage,
     /// The driver's per-worker state.
     pub local: S::Local,
 }
@@ -167,7 +164,6 @@ impl<S: Session> Ctx<'_, S> {
             since = since.min(duration - Duration::from_nanos(1));
         }
         self.result.record(latency, since);
-        self.latency.add(latency);
         if let Some(p) = &self.shared.progress {
             p.fetch_add(1, Ordering::Relaxed);
         }
@@ -297,6 +293,8 @@ struct Worker<'a, S: Session> {
     /// A closed loop over polled sockets: the worker may nap before it
     /// polls.
     naps: bool,
+    /// The smoothed time between socket events, which sets the naps.
+    gap: ReplyGap,
     events: Events,
     timer: TimerFd,
     sessions: Vec<S>,
@@ -321,6 +319,7 @@ impl<'a, S: Session> Worker<'a, S> {
         }
         let mut w = Worker {
             naps,
+            gap: ReplyGap::default(),
             events: Events::with_capacity(count.clamp(16, 1024) as usize),
             timer: TimerFd::new(poll.registry(), TIMER_TOKEN)?,
             sessions: Vec::with_capacity(count as usize),
@@ -335,7 +334,6 @@ impl<'a, S: Session> Worker<'a, S> {
                 interval: interval(&shared.spec),
                 blocking_io,
                 ports_noted: false,
-                latency: LatencyAverage::default(),
                 local: S::local(shared),
             },
         };
@@ -459,6 +457,9 @@ impl<'a, S: Session> Worker<'a, S> {
             }
             None => poll_events(poll, &mut self.events, sleep)?,
         }
+        if self.naps {
+            self.gap.add(self.events.iter().count(), Instant::now());
+        }
         for ev in self.events.iter() {
             if ev.token() == TIMER_TOKEN {
                 self.timer.fired();
@@ -477,7 +478,7 @@ impl<'a, S: Session> Worker<'a, S> {
             return None;
         }
         let in_flight = self.sessions.iter().filter(|s| s.is_busy()).count();
-        nap::nap_length(self.ctx.latency.get(), in_flight)
+        nap::nap_length(self.gap.get(), in_flight)
     }
 
     /// Runs the timers that are due: reconnects and scheduled starts.
