@@ -12,8 +12,10 @@
 #   window 1 (untouched): transactions (the server's Com_stmt_execute over
 #     the statements per transaction), the server's and the client's time
 #     on CPU (/proc/PID/task/*/schedstat) and context switches (their
-#     threads' voluntary + involuntary ctxt_switches), and how SERVER_CPU
-#     spent its time (/proc/stat: idle, softirq);
+#     threads' voluntary + involuntary ctxt_switches), how SERVER_CPU
+#     spent its time (/proc/stat: idle, softirq), and TCP segments
+#     (/proc/net/snmp InSegs: every segment on loopback, so other loopback
+#     traffic adds to it);
 #   window 2 (perf stat counting per CPU, bracketed by two reads of
 #     Com_stmt_execute inside the counted span): the wakeups issued on each
 #     CPU (sched:sched_waking) and the IPIs taken there (reschedule and
@@ -21,10 +23,11 @@
 #     other CPU sends one).
 # Prints per run and, at the end, the medians per (script, variant) of:
 #   tps, srv_us and cl_us (on-CPU us per transaction), ksoft_us (the same
-#   for the two CPUs' ksoftirqd threads), srv_idle and
-#   srv_sirq (% of SERVER_CPU), srv_cs and cl_cs, wake_s and wake_c (wakeups
-#   issued on the server's and the client's CPU), ipi_s and ipi_c (IPIs taken
-#   there), all per transaction; other_load (% of all CPUs used by none of them).
+#   for the two CPUs' ksoftirqd threads), srv_idle and srv_sirq (% of
+#   SERVER_CPU), srv_cs and cl_cs, wake_s and wake_c (wakeups issued on the
+#   server's and the client's CPU), ipi_s and ipi_c (IPIs taken there), segs
+#   (TCP segments both ways), all per transaction; other_load (% of all
+#   CPUs used by none of them).
 #
 # What it shows on this machine (2 vCPUs, quiet): the server's context
 # switches per statement are the same for every client (each server thread
@@ -93,14 +96,18 @@ ksoftirqd_ns() {
     for p in $KSOFTIRQD; do sum=$((sum + $(oncpu_ns "$p"))); done
     echo "$sum"
 }
+tcp_segments() { # TCP segments received by this host (loopback: every one sent)
+    awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) col[$i] = i; h = 1 } else print $col["InSegs"] }' \
+        /proc/net/snmp
+}
 # One snapshot: "executes server_ns client_ns ksoftirqd_ns server_cs
-# client_cs idle softirq total busy".
+# client_cs idle softirq total busy segments".
 snapshot() {
     echo "$(status Com_stmt_execute) $(oncpu_ns "$SERVER_PID") $(oncpu_ns "$1") $(ksoftirqd_ns)" \
         "$(switches "$SERVER_PID") $(switches "$1") $(awk -v c="cpu$SERVER_CPU" '
         $1 == c { t = 0; for (i = 2; i <= 9; i++) t += $i; s = $5 + $6 " " $8 " " t }
         $1 == "cpu" { b = $2 + $3 + $4 + $7 + $8 + $9 }
-        END { print s, b }' /proc/stat)"
+        END { print s, b }' /proc/stat) $(tcp_segments)"
 }
 
 CPU_EVENTS=sched:sched_waking,irq_vectors:reschedule_entry,irq_vectors:call_function_single_entry
@@ -143,9 +150,9 @@ run() {
         other = ((B[10] - A[10]) / hz - (srv + cl + ksoft) / 1e9) / (ncpu * w) * 100
         printf "%s tps=%.0f srv_us=%.1f cl_us=%.1f ksoft_us=%.1f srv_idle=%.1f srv_sirq=%.1f", name, txn / w,
             srv / 1e3 / txn, cl / 1e3 / txn, ksoft / 1e3 / txn, (B[7] - A[7]) * 100 / tot, (B[8] - A[8]) * 100 / tot
-        printf " srv_cs=%.2f cl_cs=%.2f wake_s=%.2f wake_c=%.2f ipi_s=%.2f ipi_c=%.2f other_load=%.0f\n",
+        printf " srv_cs=%.2f cl_cs=%.2f wake_s=%.2f wake_c=%.2f ipi_s=%.2f ipi_c=%.2f segs=%.2f other_load=%.0f\n",
             (B[5] - A[5]) / txn, (B[6] - A[6]) / txn, C[2] / ptxn, C[3] / ptxn, C[4] / ptxn, C[5] / ptxn,
-            (other > 0 ? other : 0)
+            (B[11] - A[11]) / txn, (other > 0 ? other : 0)
     }'
 }
 
