@@ -35,7 +35,8 @@
 #   THREADS (scalelab's -j; default: scalelab's own, 1 when pinned to one
 #   CPU), SERVER_CPU (1),
 #   CLIENT_CPU (0), SCALELAB (a prebuilt scalelab binary; default: build
-#   target/release/scalelab).
+#   target/release/scalelab), COALESCE (unset; 1 adds scalelab's opt-in
+#   --coalesce).
 # Takes about 2 * |SCRIPTS| * (ROUNDS * DURATION + WARMUP) s plus ~15 s of
 # setup (ROUNDS=4: ~75 s). Run it under `flock /work/helpers/bench.lock`.
 set -euo pipefail
@@ -54,6 +55,7 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/mysql-server.sh
 . bench/mysql-server.sh
+if [ -n "${COALESCE:-}" ]; then echo "scalelab runs with --coalesce" >&2; fi
 mysql_server_start mysql-vs-sysbench
 
 HZ=$(getconf CLK_TCK)
@@ -74,7 +76,7 @@ run() {
         threads=$conns
     else
         setsid taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
-            "$SCALELAB" load mysql "$URL" --script "$script" -c "$conns" ${THREADS:+-j "$THREADS"} \
+            "$SCALELAB" load mysql "$URL" --script "$script" -c "$conns" ${THREADS:+-j "$THREADS"} ${COALESCE:+--coalesce} \
             -d "${secs}s" --json >"$out" 2>&1
         read -r txns tps threads < <(python3 -c 'import json,sys; v = json.load(open(sys.argv[1]))
 print(v["transactions"], v["tps"], v["threads"])' "$out")

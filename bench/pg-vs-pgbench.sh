@@ -20,7 +20,9 @@
 #   default: build target/release/scalelab), RPS (0; 1 runs the server and
 #   both clients in a private network namespace whose lo steers receive work
 #   to the reading socket's CPU, as between two machines: bench/rfs-netns.sh.
-#   Report RPS=1 figures beside RPS=0 ones, never alone).
+#   Report RPS=1 figures beside RPS=0 ones, never alone), COALESCE (unset;
+#   1 adds scalelab's opt-in --coalesce: naps instead of server wakeups,
+#   which pays only where the server is saturated).
 # Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
 set -euo pipefail
 
@@ -49,7 +51,7 @@ cd "$(dirname "$0")/.."
 # shellcheck source=bench/pg-server.sh
 . bench/pg-server.sh
 pg_server_start pg-vs-pgbench synchronous_commit=off
-echo "-M $MODE" >&2
+echo "-M $MODE${COALESCE:+, scalelab --coalesce}" >&2
 POSTMASTER=$(head -n 1 "$WORK/data/postmaster.pid")
 HZ=$(getconf CLK_TCK)
 NCPU=$(nproc)
@@ -80,7 +82,7 @@ run() {
             -c "$clients" -j 1 -T "$DURATION" postgres >"$out" 2>&1
     else
         taskset -c "$CLIENT_CPU" "${IN_NS[@]}" /usr/bin/time -f "%U %S %e" -o "$cpu" \
-            "$SCALELAB" load pg "$CONN" --script "$script" -M "$MODE" -c "$clients" -j 1 \
+            "$SCALELAB" load pg "$CONN" --script "$script" -M "$MODE" -c "$clients" -j 1 ${COALESCE:+--coalesce} \
             -d "${DURATION}s" >"$out" 2>&1
     fi
     b1=$(busy_ticks) s1=$(server_ticks)

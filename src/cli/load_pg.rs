@@ -42,6 +42,13 @@ pub struct LoadPgArgs {
     /// the recipes do), never more than the clients.
     #[arg(short = 'j', long = "threads")]
     pub threads: Option<u32>,
+    /// Coalesce replies: with 8 or more statements in flight on a thread,
+    /// nap on the client's own clock (a quarter of a round trip, at most
+    /// 200us) before polling, so the server need not wake the client for
+    /// every reply. Saves server and client CPU where the server is
+    /// saturated; delays replies, and so lowers throughput, where it is not.
+    #[arg(long)]
+    pub coalesce: bool,
     /// How long to run: 500ms, 10s, 2m; a bare number is seconds (pgbench
     /// -T).
     #[arg(short = 'd', short_alias = 'T', long, default_value = "10s", value_parser = parse_duration)]
@@ -178,6 +185,7 @@ fn report_progress_while<T>(
 pub fn spec(a: &LoadPgArgs) -> LoadSpec {
     let mut spec = LoadSpec::closed(a.clients, a.threads(), a.duration);
     spec.timeout = a.timeout;
+    spec.coalesce = a.coalesce;
     if let Some(rate) = a.rate {
         spec.pacing = Pacing::Open { rate };
     }

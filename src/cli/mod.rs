@@ -154,6 +154,7 @@ mod fuzz {
         "--script",
         "-H",
         "-m",
+        "--coalesce",
     ];
 
     fn value() -> impl Strategy<Value = String> {

@@ -12,8 +12,9 @@
 //!
 //! A thread with one closed-loop connection blocks in read instead of
 //! polling (as pgbench and sysbench do): one syscall less per round trip.
-//! A thread with many in flight naps on its own clock before it polls, so
-//! the server need not wake it for every reply ([`super::nap`]).
+//! With `LoadSpec::coalesce` (opt-in), a thread with many in flight naps on
+//! its own clock before it polls, so the server need not wake it for every
+//! reply ([`super::nap`]).
 
 use super::gate::Gate;
 use super::nap::{self, ReplyGap};
@@ -313,7 +314,7 @@ impl<'a, S: Session> Worker<'a, S> {
             && count == 1
             && shared.spec.pacing == Pacing::Closed
             && shared.spec.requests_per_connection.is_none();
-        let naps = shared.spec.pacing == Pacing::Closed && !blocking_io;
+        let naps = shared.spec.coalesce && shared.spec.pacing == Pacing::Closed && !blocking_io;
         if naps {
             nap::tighten_timer_slack();
         }

@@ -94,6 +94,13 @@ pub struct LoadSpec {
     pub max_requests: Option<u64>,
     /// CPUs the load generator's threads are pinned to (`None`: no pinning).
     pub client_cpus: Option<Vec<usize>>,
+    /// Opt-in reply coalescing for the pg and mysql drivers' polled closed
+    /// loop (`load::nap`): a worker with many statements in flight sleeps on its
+    /// own clock before it polls, so the server need not wake it per reply.
+    /// Off by default: it delays each reply by up to a quarter of a round
+    /// trip, which lowers throughput wherever the server is not saturated.
+    #[serde(default)]
+    pub coalesce: bool,
 }
 
 impl LoadSpec {
@@ -108,6 +115,7 @@ impl LoadSpec {
             timeout: Duration::from_secs(2),
             max_requests: None,
             client_cpus: None,
+            coalesce: false,
         }
     }
 

@@ -29,7 +29,12 @@
 //! (the recorded latency includes that wait), on average an eighth of a
 //! round trip. While the worker naps, the server still holds the other
 //! statements in flight (three quarters of them), so a saturated server
-//! loses no throughput.
+//! loses no throughput. A server that is *not* saturated does lose it: in
+//! a closed loop every microsecond a reply waits is a microsecond its
+//! connection sends nothing, so at such points throughput drops by up to
+//! about a ninth. That is why the nap is opt-in (`LoadSpec::coalesce`,
+//! `scalelab load pg|mysql --coalesce`) and recipes, which sweep through
+//! unsaturated points, never use it.
 
 use std::time::{Duration, Instant};
 

@@ -317,6 +317,9 @@ fn load_spec(exp: &Experiment, r: &Resolved, client_cpus: Option<Vec<usize>>) ->
         timeout: r.common.timeout,
         max_requests: None,
         client_cpus,
+        // Recipes measure scaling, where the server is often not saturated:
+        // reply coalescing would lower those points' throughput.
+        coalesce: false,
     }
 }
 

@@ -493,19 +493,31 @@ fn postgres_open_loop_and_exact_counts() {
     assert_balances_agree(&s, 500);
 }
 
-/// Sixteen connections on one thread: the worker naps between polls
-/// (load::nap) and still counts exactly what the server ran, draining the
-/// transactions in flight at the end.
+/// Sixteen connections on one thread, blocking in epoll_wait and then with
+/// the opt-in reply coalescing (naps between polls, load::nap): the worker
+/// counts exactly what the server ran, draining the transactions in flight
+/// at the end.
 #[test]
 fn postgres_many_connections_on_one_thread_count_exactly() {
     let s = server(1, "");
-    let mut exact = spec(16, 1, 0.0);
-    exact.max_requests = Some(2000);
-    let r = s.run(script(ScriptKind::TpcbLike), &exact);
-    assert_eq!(r.requests, 2000, "{:?}", r.errors);
-    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
-    assert_eq!(r.latency.len(), 2000);
-    assert_balances_agree(&s, 2000);
+    let mut done = 0;
+    // Both ways a polled worker may wait: blocking in epoll_wait, and the
+    // opt-in reply coalescing (naps on the worker's own clock).
+    for coalesce in [false, true] {
+        let mut exact = spec(16, 1, 0.0);
+        exact.max_requests = Some(1000);
+        exact.coalesce = coalesce;
+        let settings = PgSettings {
+            vacuum: false,
+            ..script(ScriptKind::TpcbLike)
+        };
+        let r = s.run(settings, &exact);
+        assert_eq!(r.requests, 1000, "coalesce {coalesce}: {:?}", r.errors);
+        assert_eq!(r.errors.total(), 0, "coalesce {coalesce}: {:?}", r.errors);
+        assert_eq!(r.latency.len(), 1000);
+        done += 1000;
+        assert_balances_agree(&s, done);
+    }
 }
 
 /// pgbench's -M extended (Parse every time) and -M simple (Query with the
