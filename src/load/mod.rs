@@ -160,6 +160,11 @@ impl LoadSpec {
         if self.requests_per_connection == Some(0) {
             return Err(LoadError::Spec("connreqs must be at least 1".into()));
         }
+        if self.coalesce && self.pacing != Pacing::Closed {
+            return Err(LoadError::Spec(
+                "coalesce works in the closed loop only: drop --coalesce or --rate".into(),
+            ));
+        }
         Ok(())
     }
 }
@@ -335,5 +340,14 @@ mod tests {
         s.connections = 1;
         s.pacing = Pacing::Open { rate: 0.0 };
         assert!(s.validate().unwrap_err().to_string().contains("rate"));
+        s.pacing = Pacing::Open { rate: 100.0 };
+        s.coalesce = true;
+        let e = s.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("closed loop only") && e.contains("--coalesce"),
+            "{e}"
+        );
+        s.pacing = Pacing::Closed;
+        assert!(s.validate().is_ok());
     }
 }
