@@ -56,6 +56,17 @@ impl Server {
         self.client().global_status(name).unwrap()
     }
 
+    /// Runs oltp_point_select for `spec`'s duration and checks that it ran,
+    /// without errors, one server-side execute per transaction counted.
+    fn point_selects_agree(&self, spec: &LoadSpec) -> LoadResult {
+        let executes = self.status("Com_stmt_execute");
+        let r = self.run(ScriptKind::OltpPointSelect, spec);
+        assert!(r.requests > 100, "{}", r.requests);
+        assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+        assert_eq!(self.status("Com_stmt_execute") - executes, r.requests);
+        r
+    }
+
     fn run(&self, script: ScriptKind, spec: &LoadSpec) -> LoadResult {
         let settings = MysqlSettings {
             script,
@@ -140,26 +151,12 @@ fn mariadb_counts_agree_with_show_global_status() {
         r.notes
     );
 
-    let executes = s.status("Com_stmt_execute");
-    let r = s.run(
-        ScriptKind::OltpPointSelect,
-        &LoadSpec::closed(3, 1, Duration::from_secs(1)),
-    );
-    assert!(r.requests > 100, "{}", r.requests);
-    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
-    assert_eq!(s.status("Com_stmt_execute") - executes, r.requests);
+    let r = s.point_selects_agree(&LoadSpec::closed(3, 1, Duration::from_secs(1)));
     assert!(r.latency.len() == r.requests);
 
     // One connection per thread: each blocks in read, as sysbench's do.
-    let executes = s.status("Com_stmt_execute");
     let received = s.status("Bytes_received");
-    let r = s.run(
-        ScriptKind::OltpPointSelect,
-        &LoadSpec::closed(2, 2, Duration::from_secs(1)),
-    );
-    assert!(r.requests > 100, "{}", r.requests);
-    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
-    assert_eq!(s.status("Com_stmt_execute") - executes, r.requests);
+    let r = s.point_selects_agree(&LoadSpec::closed(2, 2, Duration::from_secs(1)));
     // A point select's execute is 24 bytes once its parameter type went
     // with the first one (26 with it); the rest is handshakes, prepares and
     // these status queries.
