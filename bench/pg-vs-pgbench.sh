@@ -21,7 +21,7 @@
 #   both clients in a private network namespace whose lo steers receive work
 #   to the reading socket's CPU, as between two machines: bench/rfs-netns.sh.
 #   Report RPS=1 figures beside RPS=0 ones, never alone), COALESCE (unset;
-#   1 adds scalelab's opt-in --coalesce: naps instead of server wakeups,
+#   1 adds scalelab's opt-in --coalesce: one wakeup per half the replies,
 #   which pays only where the server is saturated).
 # Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
 set -euo pipefail

@@ -12,12 +12,12 @@
 //!
 //! A thread with one closed-loop connection blocks in read instead of
 //! polling (as pgbench and sysbench do): one syscall less per round trip.
-//! With `LoadSpec::coalesce` (opt-in), a thread with many in flight naps on
-//! its own clock before it polls, so the server need not wake it for every
-//! reply ([`super::nap`]).
+//! With `LoadSpec::coalesce` (opt-in), a thread with many in flight sleeps
+//! until half of them are answered, woken once for all of those replies
+//! ([`super::gather`]).
 
 use super::gate::Gate;
-use super::nap::{self, ReplyGap};
+use super::gather::{self, Gather, ReplyGap};
 use super::timerfd::TimerFd;
 use super::{result::new_histogram, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
@@ -47,6 +47,9 @@ pub(crate) trait Session: Sized {
     type Driver: Sync;
     /// Per-worker state of the driver's own, handed back at the end.
     type Local: Send;
+    /// The session's socket and a serial that changes with each new
+    /// socket (descriptor numbers are reused), if it has one.
+    fn socket(&self) -> Option<(std::os::fd::RawFd, u32)>;
     /// Whether a lone closed-loop connection may block in read: the session
     /// then makes its socket blocking (with a short timeout) once ready,
     /// and [`Session::on_event`] with both flags set waits for the reply.
@@ -291,10 +294,10 @@ fn run<S: Session>(
 }
 
 struct Worker<'a, S: Session> {
-    /// A closed loop over polled sockets: the worker may nap before it
-    /// polls.
-    naps: bool,
-    /// The smoothed time between socket events, which sets the naps.
+    /// Coalescing: a closed loop over polled sockets may wait for several
+    /// replies at once.
+    gather: Option<Gather>,
+    /// The smoothed time between socket events, which bounds that wait.
     gap: ReplyGap,
     events: Events,
     timer: TimerFd,
@@ -314,12 +317,15 @@ impl<'a, S: Session> Worker<'a, S> {
             && count == 1
             && shared.spec.pacing == Pacing::Closed
             && shared.spec.requests_per_connection.is_none();
-        let naps = shared.spec.coalesce && shared.spec.pacing == Pacing::Closed && !blocking_io;
-        if naps {
-            nap::tighten_timer_slack();
-        }
+        let coalesce = shared.spec.coalesce && shared.spec.pacing == Pacing::Closed && !blocking_io;
+        let mut result = LoadResult::new();
+        let gather = if coalesce {
+            gather_or_note(count as usize, &mut result)
+        } else {
+            None
+        };
         let mut w = Worker {
-            naps,
+            gather,
             gap: ReplyGap::default(),
             events: Events::with_capacity(count.clamp(16, 1024) as usize),
             timer: TimerFd::new(poll.registry(), TIMER_TOKEN)?,
@@ -328,7 +334,7 @@ impl<'a, S: Session> Worker<'a, S> {
                 shared,
                 registry: poll.registry().try_clone()?,
                 timers: BinaryHeap::new(),
-                result: LoadResult::new(),
+                result,
                 lag: new_histogram(),
                 stage: Stage::Warm,
                 start: Instant::now(),
@@ -446,19 +452,11 @@ impl<'a, S: Session> Worker<'a, S> {
         if let Some(t) = next_timer.filter(|&t| t > now && t - now < MAX_SLEEP) {
             self.timer.arm(t, now)?;
         }
-        match self.nap() {
-            Some(nap) => {
-                // Replies already waiting are read at once; otherwise the
-                // worker naps, then reads all that arrived meanwhile.
-                poll_events(poll, &mut self.events, Duration::ZERO)?;
-                if self.events.is_empty() {
-                    std::thread::sleep(nap.min(sleep));
-                    poll_events(poll, &mut self.events, sleep)?;
-                }
-            }
+        match self.gather_plan() {
+            Some((want, bound)) => self.gather(poll, want, bound.min(sleep))?,
             None => poll_events(poll, &mut self.events, sleep)?,
         }
-        if self.naps {
+        if self.gather.is_some() {
             self.gap.add(self.events.iter().count(), Instant::now());
         }
         for ev in self.events.iter() {
@@ -473,13 +471,35 @@ impl<'a, S: Session> Worker<'a, S> {
         Ok(())
     }
 
-    /// How long to nap before this turn's poll, if at all.
-    fn nap(&self) -> Option<Duration> {
-        if !self.naps {
-            return None;
-        }
+    /// How many replies to wait for, and how long at most, if this turn
+    /// coalesces.
+    fn gather_plan(&self) -> Option<(usize, Duration)> {
+        self.gather.as_ref()?;
         let in_flight = self.sessions.iter().filter(|s| s.is_busy()).count();
-        nap::nap_length(self.gap.get(), in_flight)
+        gather::plan(self.gap.get(), in_flight)
+    }
+
+    /// Replies already waiting are read at once; otherwise the worker
+    /// sleeps until `want` busy sockets have signalled (or `bound`), then
+    /// reads all that arrived.
+    fn gather(&mut self, poll: &mut Poll, want: usize, bound: Duration) -> std::io::Result<()> {
+        poll_events(poll, &mut self.events, Duration::ZERO)?;
+        let Some(g) = self.gather.as_mut() else {
+            return Ok(());
+        };
+        if !self.events.is_empty() {
+            return Ok(());
+        }
+        for (token, s) in self.sessions.iter().enumerate() {
+            match s.socket() {
+                Some((fd, serial)) if s.is_busy() => {
+                    g.watch(token, fd, (u64::from(serial) << 32) | fd as u64)?
+                }
+                _ => g.forget(token)?,
+            }
+        }
+        g.wait(want, bound)?;
+        poll_events(poll, &mut self.events, Duration::ZERO)
     }
 
     /// Runs the timers that are due: reconnects and scheduled starts.
@@ -492,6 +512,18 @@ impl<'a, S: Session> Worker<'a, S> {
             if let Some(s) = self.sessions.get_mut(token) {
                 s.on_timer(&mut self.ctx, at, now);
             }
+        }
+    }
+}
+
+/// The worker's coalescing ring, or `None` with a note saying why this
+/// run does not coalesce.
+fn gather_or_note(tokens: usize, result: &mut LoadResult) -> Option<Gather> {
+    match Gather::new(tokens) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            result.notes.push(gather::unavailable(&e));
+            None
         }
     }
 }

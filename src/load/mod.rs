@@ -16,10 +16,11 @@ pub(crate) mod event_loop;
 mod fake;
 pub mod forward;
 pub(crate) mod gate;
+pub(crate) mod gather;
 pub mod http;
 mod kind;
 pub mod mysql;
-pub(crate) mod nap;
+
 pub mod pg;
 pub mod policy;
 pub mod result;
@@ -94,10 +95,10 @@ pub struct LoadSpec {
     pub max_requests: Option<u64>,
     /// CPUs the load generator's threads are pinned to (`None`: no pinning).
     pub client_cpus: Option<Vec<usize>>,
-    /// Opt-in reply coalescing for the pg and mysql drivers' polled closed
-    /// loop (`load::nap`): a worker with many statements in flight sleeps on its
-    /// own clock before it polls, so the server need not wake it per reply.
-    /// Off by default: it delays each reply by up to a quarter of a round
+    /// Opt-in reply coalescing for the http, pg and mysql drivers' polled
+    /// closed loop (`load::gather`): a worker with many requests in flight
+    /// sleeps until half of them are answered, so the server need not wake
+    /// it per reply. Off by default: it delays replies by up to a round
     /// trip, which lowers throughput wherever the server is not saturated.
     #[serde(default)]
     pub coalesce: bool,

@@ -166,6 +166,18 @@ fn mariadb_counts_agree_with_show_global_status() {
         "{received} bytes for {} executes",
         r.requests
     );
+
+    // Sixteen connections on one thread with the opt-in coalescing (one
+    // wakeup for half the replies in flight, load::gather): still one
+    // execute per transaction counted, and nothing lost at the end.
+    let mut many = LoadSpec::closed(16, 1, Duration::from_secs(1));
+    many.coalesce = true;
+    let r = s.point_selects_agree(&many);
+    assert!(
+        !r.notes.iter().any(|n| n.contains("did not coalesce")),
+        "{:?}",
+        r.notes
+    );
 }
 
 #[test]

@@ -494,7 +494,8 @@ fn postgres_open_loop_and_exact_counts() {
 }
 
 /// Sixteen connections on one thread, blocking in epoll_wait and then with
-/// the opt-in reply coalescing (naps between polls, load::nap): the worker
+/// the opt-in reply coalescing (waiting for half the replies at once,
+/// load::gather): the worker
 /// counts exactly what the server ran, draining the transactions in flight
 /// at the end.
 #[test]
@@ -502,7 +503,7 @@ fn postgres_many_connections_on_one_thread_count_exactly() {
     let s = server(1, "");
     let mut done = 0;
     // Both ways a polled worker may wait: blocking in epoll_wait, and the
-    // opt-in reply coalescing (naps on the worker's own clock).
+    // opt-in reply coalescing (one wakeup for several replies).
     for coalesce in [false, true] {
         let mut exact = spec(16, 1, 0.0);
         exact.max_requests = Some(1000);

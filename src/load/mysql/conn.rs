@@ -48,6 +48,9 @@ pub(super) struct Conn {
     token: usize,
     client: u32,
     stream: Option<TcpStream>,
+    /// Sockets opened so far (tells a new socket from a closed one that
+    /// had the same descriptor number).
+    sockets: u32,
     phase: Phase,
     framer: Framer,
     handshake: Option<Handshake>,
@@ -79,6 +82,11 @@ impl Session for Conn {
     type Local = Ignored;
     const BLOCKING_IO: bool = true;
 
+    fn socket(&self) -> Option<(std::os::fd::RawFd, u32)> {
+        use std::os::fd::AsRawFd;
+        self.stream.as_ref().map(|s| (s.as_raw_fd(), self.sockets))
+    }
+
     fn local(_: &Shared) -> Ignored {
         Ignored::default()
     }
@@ -89,6 +97,7 @@ impl Session for Conn {
             token,
             client,
             stream: None,
+            sockets: 0,
             phase: Phase::Down { retry_at: now },
             framer: Framer::default(),
             handshake: None,
@@ -144,6 +153,7 @@ impl Session for Conn {
         match attempt {
             Ok(s) => {
                 self.stream = Some(s);
+                self.sockets = self.sockets.wrapping_add(1);
                 self.phase = Phase::Connecting;
                 ctx.result.connections_opened += 1;
             }

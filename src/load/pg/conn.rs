@@ -96,6 +96,10 @@ impl Session for Conn {
     type Local = Local;
     const BLOCKING_IO: bool = true;
 
+    fn socket(&self) -> Option<(std::os::fd::RawFd, u32)> {
+        self.stream.as_ref().map(|s| (s.raw_fd(), self.epoch))
+    }
+
     fn local(shared: &Shared) -> Local {
         Local::new(shared)
     }

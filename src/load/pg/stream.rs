@@ -13,6 +13,15 @@ pub enum Stream {
 }
 
 impl Stream {
+    /// The socket's descriptor.
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
     /// Starts a non-blocking connect; completion is signalled as writable.
     pub fn connect(host: &Host) -> io::Result<Stream> {
         match host {

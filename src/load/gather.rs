@@ -1,0 +1,307 @@
+//! Opt-in reply coalescing (`LoadSpec::coalesce`, `--coalesce`): a
+//! closed-loop worker with many requests in flight sleeps until *half* of
+//! them have been answered, and is woken once for all of those replies
+//! instead of once per reply.
+//!
+//! Why: `epoll_wait` returns at the first ready socket, so a worker whose
+//! server answers one reply at a time is woken for each. Each wakeup costs
+//! both sides: the server's send path wakes the client (on a VM, an IPI and
+//! a VM exit), and the client pays a context switch and a poll that finds
+//! one event. Here each busy socket carries a multishot `POLLIN` poll in a
+//! per-worker io_uring created with `IORING_SETUP_DEFER_TASKRUN`. Since
+//! Linux 6.7 such a ring queues poll wakeups as task work *lazily*
+//! (`IOU_F_TWQ_LAZY_WAKE` in `io_req_local_work_add`): the sleeping worker
+//! is woken only when as many sockets have signalled as its
+//! `io_uring_enter(min_complete = n)` asked for. No timer is involved, so
+//! there is no timer wakeup either (on this project's VM a timer-woken
+//! sleep costs the client about 20 us of CPU, a socket-woken one 6 to 13).
+//! The readiness itself is still read from epoll (mio) afterwards, so the
+//! sessions are driven exactly as without coalescing.
+//!
+//! The cost is latency. While the worker waits for half of its replies,
+//! the server still holds the other half, so a saturated server loses no
+//! throughput (and usually gains some, as it is no longer interrupted to
+//! wake the client). A server that is *not* saturated does lose it: in a
+//! closed loop each microsecond a reply waits is a microsecond its
+//! connection sends nothing. The wait is therefore bounded by one round
+//! trip (estimated by Little's law, [`ReplyGap`]), and the mode is opt-in:
+//! recipes, which sweep through unsaturated points, never use it. Below
+//! [`MIN_IN_FLIGHT`] a worker blocks in `epoll_wait` as usual: with few
+//! replies outstanding, waking late would leave the server idle (on this
+//! VM a sleeping vCPU takes tens of microseconds to wake).
+
+use io_uring::types::{Fd, SubmitArgs, Timespec};
+use io_uring::{cqueue, opcode, squeue, IoUring};
+use std::io;
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+/// Fewest requests in flight on a worker for it to gather: it then waits
+/// for at least MIN_IN_FLIGHT / [`SHARE`] replies.
+pub const MIN_IN_FLIGHT: usize = 8;
+/// The worker waits for 1 / SHARE of its requests in flight.
+pub const SHARE: usize = 2;
+/// Bounds of the wait, whatever the estimated round trip.
+pub const MIN_WAIT: Duration = Duration::from_micros(20);
+pub const MAX_WAIT: Duration = Duration::from_millis(2);
+
+/// Socket events a window of [`ReplyGap`] spans before it yields a sample.
+const WINDOW_EVENTS: u32 = 64;
+
+/// The smoothed time between a worker's socket events (its replies): each
+/// window of [`WINDOW_EVENTS`] events gives one sample, its time divided by
+/// its events, averaged with weight 1/4 per sample (an exponentially
+/// weighted moving average).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReplyGap {
+    window_start: Option<Instant>,
+    window_events: u32,
+    gap: Duration,
+}
+
+impl ReplyGap {
+    /// Counts the `events` one poll returned at `now`.
+    pub fn add(&mut self, events: usize, now: Instant) {
+        let Some(start) = self.window_start else {
+            self.window_start = Some(now);
+            return;
+        };
+        self.window_events = self
+            .window_events
+            .saturating_add(u32::try_from(events).unwrap_or(u32::MAX));
+        if self.window_events >= WINDOW_EVENTS {
+            let sample = now.saturating_duration_since(start) / self.window_events;
+            self.gap = if self.gap.is_zero() {
+                sample
+            } else {
+                self.gap - self.gap / 4 + sample / 4
+            };
+            self.window_start = Some(now);
+            self.window_events = 0;
+        }
+    }
+
+    /// The current estimate (zero before the first full window).
+    pub fn get(&self) -> Duration {
+        self.gap
+    }
+}
+
+/// How many replies to wait for and for how long at most, given the time
+/// between replies and the requests in flight on this worker; `None`
+/// means block in `epoll_wait` as usual.
+pub fn plan(gap: Duration, in_flight: usize) -> Option<(usize, Duration)> {
+    if in_flight < MIN_IN_FLIGHT || gap.is_zero() {
+        return None;
+    }
+    // Little's law: a round trip is the replies in flight times their gap.
+    let round_trip = gap * u32::try_from(in_flight).unwrap_or(u32::MAX);
+    Some((in_flight / SHARE, round_trip.clamp(MIN_WAIT, MAX_WAIT)))
+}
+
+/// The note of a run that asked to coalesce where it cannot.
+pub fn unavailable(e: &io::Error) -> String {
+    format!(
+        "--coalesce needs io_uring with deferred task work (Linux 6.1 or later, not \
+         refused by seccomp): {e}; this run did not coalesce"
+    )
+}
+
+/// User data of the cancel entries (their completions are ignored).
+const CANCEL: u64 = u64::MAX;
+
+/// One worker's ring and what each token's poll watches.
+pub struct Gather {
+    ring: IoUring,
+    /// Per token: the identity (see [`Gather::watch`]) of the socket its
+    /// multishot poll is armed on, if any.
+    armed: Vec<Option<u64>>,
+    /// Per token: bumped per arm, so a stale poll's completion is told
+    /// apart from the current one's.
+    arms: Vec<u32>,
+}
+
+fn user_data(token: usize, arm: u32) -> u64 {
+    (u64::from(arm) << 32) | token as u64
+}
+
+impl Gather {
+    /// A ring for tokens `0..tokens`. Fails where io_uring or deferred
+    /// task work is unavailable (Linux < 6.1, seccomp); the caller then
+    /// does not coalesce, and says so.
+    pub fn new(tokens: usize) -> io::Result<Gather> {
+        let entries = u32::try_from((tokens * 2 + 8).next_power_of_two())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let ring = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_cqsize(entries.saturating_mul(4))
+            .build(entries)?;
+        Ok(Gather {
+            ring,
+            armed: vec![None; tokens],
+            arms: vec![0; tokens],
+        })
+    }
+
+    /// Makes `token`'s poll watch `fd`. `identity` tells sockets apart
+    /// when a descriptor number is reused (the fd and the connection's
+    /// serial): a new identity cancels the poll on the old socket, which
+    /// io_uring keeps open until then.
+    pub fn watch(&mut self, token: usize, fd: RawFd, identity: u64) -> io::Result<()> {
+        let Some(&current) = self.armed.get(token) else {
+            return Ok(());
+        };
+        if current == Some(identity) {
+            return Ok(());
+        }
+        self.forget(token)?;
+        self.arms[token] = self.arms[token].wrapping_add(1);
+        let poll = opcode::PollAdd::new(Fd(fd), libc::POLLIN as u32)
+            .multi(true)
+            .build()
+            .user_data(user_data(token, self.arms[token]));
+        self.push(&poll)?;
+        self.armed[token] = Some(identity);
+        Ok(())
+    }
+
+    /// Stops watching `token`'s socket (the cancel goes with the next
+    /// submission).
+    pub fn forget(&mut self, token: usize) -> io::Result<()> {
+        if let Some(Some(_)) = self.armed.get(token) {
+            let cancel = opcode::AsyncCancel::new(user_data(token, self.arms[token]))
+                .build()
+                .user_data(CANCEL);
+            self.push(&cancel)?;
+            self.armed[token] = None;
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, entry: &squeue::Entry) -> io::Result<()> {
+        loop {
+            // SAFETY: poll and cancel entries point at no user memory.
+            if unsafe { self.ring.submission().push(entry) }.is_ok() {
+                return Ok(());
+            }
+            self.ring.submit()?;
+            self.reap();
+        }
+    }
+
+    /// Submits the pending arms and cancels, sleeps until `want` watched
+    /// sockets have signalled or `timeout` passed, then empties the
+    /// completion queue. Returns how many signals it saw.
+    pub fn wait(&mut self, want: usize, timeout: Duration) -> io::Result<usize> {
+        let ts = Timespec::from(timeout);
+        let args = SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(want, &args) {
+            Ok(_) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(self.reap())
+    }
+
+    /// Empties the completion queue; a poll that ended (no `MORE` flag:
+    /// cancelled, or the ring ran short) is marked unarmed, so the next
+    /// [`Gather::watch`] arms it again.
+    fn reap(&mut self) -> usize {
+        let mut seen = 0;
+        let Gather { ring, armed, arms } = self;
+        for c in ring.completion() {
+            let data = c.user_data();
+            if data == CANCEL {
+                continue;
+            }
+            let token = (data & 0xffff_ffff) as usize;
+            if arms.get(token) != Some(&((data >> 32) as u32)) {
+                continue;
+            }
+            seen += 1;
+            if !cqueue::more(c.flags()) {
+                armed[token] = None;
+            }
+        }
+        seen
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn the_gap_is_a_window_s_time_over_its_events_then_smoothed() {
+        let t0 = Instant::now();
+        let mut g = ReplyGap::default();
+        g.add(1, t0);
+        g.add(32, t0 + Duration::from_micros(640));
+        assert_eq!(g.get(), Duration::ZERO, "the window is not full yet");
+        g.add(32, t0 + Duration::from_micros(1280));
+        assert_eq!(g.get(), Duration::from_micros(20));
+        g.add(64, t0 + Duration::from_micros(1280 + 64 * 60));
+        assert_eq!(g.get(), Duration::from_micros(30), "20 + (60 - 20) / 4");
+    }
+
+    #[test]
+    fn the_wait_is_for_half_the_replies_within_one_round_trip() {
+        let us = Duration::from_micros;
+        assert_eq!(plan(us(25), 16), Some((8, us(400))), "400 us round trip");
+        assert_eq!(plan(us(1), 8), Some((4, MIN_WAIT)));
+        assert_eq!(plan(us(5000), 9), Some((4, MAX_WAIT)));
+        assert_eq!(plan(us(25), 7), None, "too few in flight");
+        assert_eq!(plan(Duration::ZERO, 16), None, "nothing measured yet");
+    }
+
+    fn pairs(n: usize) -> Vec<(UnixStream, UnixStream)> {
+        (0..n).map(|_| UnixStream::pair().unwrap()).collect()
+    }
+
+    #[test]
+    fn one_wait_gathers_the_sockets_that_signalled() {
+        let mut g = Gather::new(4).unwrap();
+        let mut p = pairs(4);
+        for (i, (ours, _)) in p.iter().enumerate() {
+            g.watch(i, ours.as_raw_fd(), i as u64).unwrap();
+        }
+        p[1].1.write_all(b"x").unwrap();
+        p[3].1.write_all(b"y").unwrap();
+        let t0 = Instant::now();
+        assert_eq!(g.wait(2, Duration::from_secs(5)).unwrap(), 2);
+        assert!(
+            t0.elapsed() < Duration::from_secs(4),
+            "woken by the replies"
+        );
+        // Nothing more arrives: a wait for one more ends at its timeout.
+        let t0 = Instant::now();
+        assert_eq!(g.wait(1, Duration::from_millis(30)).unwrap(), 0);
+        assert!(t0.elapsed() >= Duration::from_millis(25));
+        // The polls are multishot: a second reply on a socket signals again.
+        p[1].1.write_all(b"z").unwrap();
+        assert_eq!(g.wait(1, Duration::from_secs(5)).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_new_socket_under_the_same_token_is_watched_instead_of_the_old() {
+        let mut g = Gather::new(1).unwrap();
+        let (a, mut a_peer) = UnixStream::pair().unwrap();
+        g.watch(0, a.as_raw_fd(), 1).unwrap();
+        g.wait(0, Duration::ZERO).unwrap();
+        let (b, mut b_peer) = UnixStream::pair().unwrap();
+        g.watch(0, b.as_raw_fd(), 2).unwrap();
+        a_peer.write_all(b"old").unwrap();
+        assert_eq!(
+            g.wait(1, Duration::from_millis(30)).unwrap(),
+            0,
+            "the old socket's poll was cancelled"
+        );
+        b_peer.write_all(b"new").unwrap();
+        assert_eq!(g.wait(1, Duration::from_secs(5)).unwrap(), 1);
+        drop(a);
+    }
+}
