@@ -31,7 +31,8 @@
 #
 # Usage: bench/http-vs-wrk.sh [-r ROUNDS] [-d SECONDS] [-c CONNS] [-p PATH] [-V "lo rfs"] [-P]
 # Environment: SCALELAB (a prebuilt scalelab binary, so nothing compiles
-# under the bench lock; default: build target/release/scalelab), COOLDOWN (3).
+# under the bench lock; default: build target/release/scalelab), COOLDOWN (3),
+# COALESCE (unset; 1 adds scalelab's opt-in --coalesce).
 # Takes about 2 variants * 2 tools * ROUNDS * (2 * SECONDS + COOLDOWN) s:
 # under 3 min for -r 4 -d 3; -P about 4.5 min at -d 3.
 set -euo pipefail
@@ -190,7 +191,7 @@ client_cmd() {
         CMD=(wrk -t1 -c"$CONNS" -d"${SECS}s")
         [ "$2" = close ] && CMD+=(-H 'Connection: close')
     else
-        CMD=("$SCALELAB" load http -t1 -c"$CONNS" -d"${SECS}s" --json)
+        CMD=("$SCALELAB" load http -t1 -c"$CONNS" -d"${SECS}s" --json ${COALESCE:+--coalesce})
         [ "$2" = close ] && CMD+=(--connreqs 1)
     fi
     CMD+=("$URL")
@@ -282,7 +283,7 @@ if [ -n "$PROFILE" ]; then
     exit 0
 fi
 
-echo "$ROUNDS rounds x ${SECS}s, -t1 -c$CONNS, alternating wrk / scalelab"
+echo "$ROUNDS rounds x ${SECS}s, -t1 -c$CONNS, alternating wrk / scalelab${COALESCE:+ --coalesce}"
 for mode in keepalive close; do
     for round in $(seq "$ROUNDS"); do
         for v in $VARIANTS; do

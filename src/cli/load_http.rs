@@ -48,6 +48,13 @@ pub struct LoadHttpArgs {
     /// Stop after this many completed requests.
     #[arg(short = 'n', long, value_name = "N")]
     pub requests: Option<u64>,
+    /// Coalesce responses (closed loop): with 8 or more requests in flight
+    /// on a thread, sleep until half of them are answered (at most one
+    /// round trip), so the server need not wake the client for each. Saves
+    /// client and server CPU where the server is saturated; delays
+    /// responses, and so lowers throughput, where it is not.
+    #[arg(long)]
+    pub coalesce: bool,
     /// Print the latency distribution.
     #[arg(long)]
     pub latency: bool,
@@ -67,6 +74,7 @@ pub fn spec(a: &LoadHttpArgs) -> LoadSpec {
         requests_per_connection: a.connreqs,
         timeout: a.timeout,
         max_requests: a.requests,
+        coalesce: a.coalesce,
         ..LoadSpec::closed(a.connections, a.threads, a.duration)
     }
 }

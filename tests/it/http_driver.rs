@@ -238,11 +238,16 @@ struct Nginx {
 impl Nginx {
     /// Starts nginx able to hold `connections` client connections.
     fn start(connections: u32) -> Nginx {
+        Nginx::start_with(connections, "")
+    }
+
+    /// The same with more `[server]` settings (TOML lines).
+    fn start_with(connections: u32, extra: &str) -> Nginx {
         // nginx closes idle keep-alive connections ("reusing connections")
         // once fewer than 1/16 of worker_connections are free, so leave
         // plenty.
         let settings: toml::Table = toml::from_str(&format!(
-            "worker_processes = 1\nworker_connections = {}\nkeepalive_requests = 1000000",
+            "worker_processes = 1\nworker_connections = {}\nkeepalive_requests = 1000000\n{extra}",
             2 * connections + 256
         ))
         .expect("nginx settings parse");
@@ -289,6 +294,46 @@ fn nginx_keepalive_and_one_request_per_connection() {
     assert_eq!(r.requests, 2000);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
     assert_eq!(r.connections_opened, 2000);
+}
+
+/// The opt-in coalescing (`--coalesce`, load::gather): a worker with many
+/// requests in flight waits for half of their responses at once. Its counts
+/// still agree exactly with nginx's access log, keep-alive and with a new
+/// connection per request (whose sockets the gathering ring must release).
+#[test]
+fn coalesced_runs_agree_with_nginx_s_access_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    let nginx = Nginx::start_with(64, &format!("access_log_path = {:?}", log));
+    let logged = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count() as u64
+    };
+    for connreqs in [None, Some(1)] {
+        let before = logged();
+        let mut s = spec(32, 1, 60_000);
+        s.coalesce = true;
+        s.requests_per_connection = connreqs;
+        s.max_requests = Some(3000);
+        let r = run(&nginx.url, &s);
+        assert_eq!(r.requests, 3000, "connreqs {connreqs:?}: {:?}", r.errors);
+        assert_eq!(r.errors.total(), 0, "connreqs {connreqs:?}: {:?}", r.errors);
+        assert!(
+            !r.notes.iter().any(|n| n.contains("did not coalesce")),
+            "{:?}",
+            r.notes
+        );
+        // nginx writes its log line after the response: give it a moment.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while logged() < before + 3000 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(logged() - before, 3000, "connreqs {connreqs:?}");
+        let opened = if connreqs.is_some() { 3000 } else { 32 };
+        assert_eq!(r.connections_opened, opened, "{}", nginx.error_log());
+    }
 }
 
 #[test]

@@ -183,6 +183,7 @@ impl HttpDriver {
             source_addrs: self.settings.source_addrs.unwrap_or(0),
             requests_per_connection: spec.requests_per_connection,
             timeout_ns: duration_ns(spec.timeout).max(1),
+            coalesce: spec.coalesce,
         })
     }
 }

@@ -17,6 +17,9 @@ pub struct Plan {
     pub nodelay: bool,
     pub requests_per_connection: Option<u32>,
     pub timeout_ns: u64,
+    /// Closed loop only: wait for several responses at once
+    /// ([`crate::load::gather`]).
+    pub coalesce: bool,
 }
 
 impl Plan {

@@ -7,12 +7,15 @@
 //! after a connection is registered, so there is no `epoll_ctl` per request
 //! (wrk toggles write interest twice per request). The clock is read once
 //! per few events, not per request. Counters and the histogram belong to
-//! this thread; they are merged when the run ends.
+//! this thread; they are merged when the run ends. With `--coalesce`, a
+//! closed-loop worker with many requests in flight waits for half of their
+//! responses at once ([`crate::load::gather`]).
 
 use super::codec::{Eof, Parsed, Response, ResponseParser};
 use super::pacer::Pacer;
 use super::plan::{Assignment, Extra, Plan};
 use super::sys;
+use crate::load::gather::{self, Gather, ReplyGap};
 use crate::load::{ErrorKind, LoadResult};
 use crate::shutdown::Shutdown;
 use crate::units::Micros;
@@ -90,6 +93,10 @@ struct Worker<'a> {
     in_flight: u64,
     now: u64,
     pacer: Option<Pacer>,
+    /// Coalescing (closed loop): the ring that gathers responses, and the
+    /// smoothed time between them.
+    gather: Option<Gather>,
+    gap: ReplyGap,
 }
 
 impl<'a> Worker<'a> {
@@ -117,17 +124,29 @@ impl<'a> Worker<'a> {
                 generation: 0,
             })
             .collect();
+        let mut result = LoadResult::new();
+        let gather = (plan.coalesce && pacer.is_none())
+            .then(|| match Gather::new(n) {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    result.notes.push(gather::unavailable(&e));
+                    None
+                }
+            })
+            .flatten();
         Ok(Worker {
             plan,
             poll,
             clients,
             expires: vec![u64::MAX; n],
             buf: vec![0; READ_BUF],
-            result: LoadResult::new(),
+            result,
             extra: Extra::default(),
             in_flight: 0,
             now: job.start_ns,
             pacer,
+            gather,
+            gap: ReplyGap::default(),
             job,
         })
     }
@@ -157,7 +176,7 @@ impl<'a> Worker<'a> {
             }
             let wake = next_sweep.min(self.job.deadline_ns);
             let timeout = Duration::from_nanos(wake.saturating_sub(self.now));
-            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+            if let Err(e) = self.wait(&mut events, timeout) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     // epoll_wait only fails on programming errors; stop
                     // rather than spin.
@@ -177,6 +196,35 @@ impl<'a> Worker<'a> {
             }
         }
         self.result.elapsed = Duration::from_nanos(self.now.saturating_sub(self.job.start_ns));
+    }
+
+    /// Waits up to `timeout` for events; when coalescing, first for half of
+    /// the responses in flight (see [`gather`]).
+    fn wait(&mut self, events: &mut Events, timeout: Duration) -> io::Result<()> {
+        let Some(g) = self.gather.as_mut() else {
+            return self.poll.poll(events, Some(timeout));
+        };
+        let plan = gather::plan(self.gap.get(), self.in_flight as usize);
+        self.poll.poll(events, Some(Duration::ZERO))?;
+        if events.is_empty() {
+            match plan {
+                Some((want, bound)) => {
+                    for (i, c) in self.clients.iter().enumerate() {
+                        if let (Phase::Waiting, Some(s)) = (c.phase, &c.stream) {
+                            use std::os::fd::AsRawFd;
+                            let fd = s.as_raw_fd();
+                            g.watch(i, fd, (u64::from(c.generation) << 32) | fd as u64)?;
+                        }
+                    }
+                    g.wait(want, bound.min(timeout))?;
+                    self.poll.poll(events, Some(Duration::ZERO))?;
+                }
+                None => self.poll.poll(events, Some(timeout))?,
+            }
+        }
+        self.gap
+            .add(events.iter().count(), std::time::Instant::now());
+        Ok(())
     }
 
     fn quota_done(&self) -> bool {
@@ -539,6 +587,10 @@ impl<'a> Worker<'a> {
         }
         c.stream = None;
         c.parser.reset();
+        if let Some(g) = self.gather.as_mut() {
+            // The ring's poll holds the socket open until it is cancelled.
+            let _ = g.forget(i);
+        }
         self.park(i);
     }
 
