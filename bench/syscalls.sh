@@ -12,7 +12,8 @@
 # and tool: operations, syscalls, syscalls per operation, and the four
 # commonest syscalls per operation.
 #
-# Usage: bench/syscalls.sh      Environment: SECS (3), CONNS (50), PG_CLIENTS ("4 16")
+# Usage: bench/syscalls.sh      Environment: SECS (3), CONNS (50), PG_CLIENTS ("4 16"),
+#   COALESCE (unset; 1 adds scalelab's opt-in --coalesce)
 set -euo pipefail
 
 SECS=${SECS:-3}
@@ -99,11 +100,11 @@ PY
 echo "nginx and PostgreSQL on CPU 1, clients on CPU 0, ${SECS}s per run under strace -c -f"
 printf "%-22s%-10s%10s%10s%9s   %s\n" case tool ops syscalls per-op "commonest per op"
 count "http keepalive c$CONNS" wrk wrk -t1 -c"$CONNS" -d"${SECS}s" "$URL"
-count "http keepalive c$CONNS" scalelab "$SCALELAB" load http -t1 -c"$CONNS" -d"${SECS}s" --json "$URL"
+count "http keepalive c$CONNS" scalelab "$SCALELAB" load http -t1 -c"$CONNS" -d"${SECS}s" --json ${COALESCE:+--coalesce} "$URL"
 count "http close c$CONNS" wrk wrk -t1 -c"$CONNS" -d"${SECS}s" -H 'Connection: close' "$URL"
-count "http close c$CONNS" scalelab "$SCALELAB" load http -t1 -c"$CONNS" -d"${SECS}s" --connreqs 1 --json "$URL"
+count "http close c$CONNS" scalelab "$SCALELAB" load http -t1 -c"$CONNS" -d"${SECS}s" --connreqs 1 --json ${COALESCE:+--coalesce} "$URL"
 for c in $PG_CLIENTS; do
     count "pg select-only c$c" pgbench pgbench -h 127.0.0.1 -p "$PG_PORT" -U postgres -M prepared -S -c"$c" -j1 -T"$SECS" postgres
-    count "pg select-only c$c" scalelab "$SCALELAB" load pg "$CONN" --script select-only -c"$c" -j1 -d"${SECS}s"
+    count "pg select-only c$c" scalelab "$SCALELAB" load pg "$CONN" --script select-only -c"$c" -j1 -d"${SECS}s" ${COALESCE:+--coalesce}
 done
 echo "(ops: requests or transactions completed; per-op: syscalls per operation, lower is better)"

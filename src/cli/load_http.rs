@@ -50,9 +50,10 @@ pub struct LoadHttpArgs {
     pub requests: Option<u64>,
     /// Coalesce responses (closed loop): with 8 or more requests in flight
     /// on a thread, sleep until half of them are answered (at most one
-    /// round trip), so the server need not wake the client for each. Saves
-    /// client and server CPU where the server is saturated; delays
-    /// responses, and so lowers throughput, where it is not.
+    /// round trip, within 20us..2ms), so the server need not wake the client
+    /// for each; keep-alive only (not with --connreqs). Saves client and
+    /// server CPU where the server is saturated; delays responses, and so
+    /// lowers throughput, where it is not.
     #[arg(long)]
     pub coalesce: bool,
     /// Print the latency distribution.

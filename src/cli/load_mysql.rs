@@ -32,10 +32,10 @@ pub struct LoadMysqlArgs {
     #[arg(short = 'j', long = "threads")]
     pub threads: Option<u32>,
     /// Coalesce replies: with 8 or more statements in flight on a thread,
-    /// sleep until half of them are answered (at most one round trip), so
-    /// the server need not wake the client for every reply. Saves server
-    /// and client CPU where the server is saturated; delays replies, and so
-    /// lowers throughput, where it is not.
+    /// sleep until half of them are answered (at most one round trip,
+    /// within 20us..2ms), so the server need not wake the client for every
+    /// reply. Saves server and client CPU where the server is saturated;
+    /// delays replies, and so lowers throughput, where it is not.
     #[arg(long)]
     pub coalesce: bool,
     /// How long to run: 500ms, 10s, 2m.

@@ -214,6 +214,8 @@ impl<S: Session> Ctx<'_, S> {
 /// What a worker hands back.
 pub(crate) struct WorkerOutput<L> {
     pub result: LoadResult,
+    /// Coalescing: waits that slept, and the replies they gathered.
+    pub gathered: Option<(u64, u64)>,
     pub lag: Histogram<u64>,
     pub local: L,
 }
@@ -243,15 +245,23 @@ pub(crate) fn run_workers<S: Session>(
     let mut result = LoadResult::new();
     let mut lag = new_histogram();
     let mut locals = Vec::with_capacity(outs.len());
+    let mut gathered: Option<(u64, u64)> = None;
     for out in outs {
         let out = out
             .map_err(|_| LoadError::Setup("a load worker thread panicked".into()))?
             .map_err(LoadError::Io)?;
         result.merge(&out.result);
+        if let Some((w, r)) = out.gathered {
+            let (sw, sr) = gathered.get_or_insert((0, 0));
+            (*sw, *sr) = (*sw + w, *sr + r);
+        }
         let _ = lag.add(&out.lag);
         locals.push(out.local);
     }
     result.client_cpu = cpu;
+    if let Some((waits, replies)) = gathered {
+        result.notes.push(Gather::note(waits, replies));
+    }
     if !lag.is_empty() {
         result.notes.push(format!(
             "schedule lag (open loop): p50 {}, p99 {}, max {}",
@@ -287,6 +297,7 @@ fn run<S: Session>(
         Pacing::Closed => None,
     };
     Ok(WorkerOutput {
+        gathered: w.gather.as_ref().map(|g| (g.waits, g.replies)),
         result,
         lag: w.ctx.lag,
         local: w.ctx.local,
@@ -317,7 +328,10 @@ impl<'a, S: Session> Worker<'a, S> {
             && count == 1
             && shared.spec.pacing == Pacing::Closed
             && shared.spec.requests_per_connection.is_none();
-        let coalesce = shared.spec.coalesce && shared.spec.pacing == Pacing::Closed && !blocking_io;
+        let coalesce = shared.spec.coalesce
+            && shared.spec.pacing == Pacing::Closed
+            && !blocking_io
+            && count as usize >= gather::MIN_IN_FLIGHT;
         let mut result = LoadResult::new();
         let gather = if coalesce {
             gather_or_note(count as usize, &mut result)
@@ -452,12 +466,11 @@ impl<'a, S: Session> Worker<'a, S> {
         if let Some(t) = next_timer.filter(|&t| t > now && t - now < MAX_SLEEP) {
             self.timer.arm(t, now)?;
         }
-        match self.gather_plan() {
-            Some((want, bound)) => self.gather(poll, want, bound.min(sleep))?,
-            None => poll_events(poll, &mut self.events, sleep)?,
-        }
-        if self.gather.is_some() {
-            self.gap.add(self.events.iter().count(), Instant::now());
+        if let Err(e) = self.coalesced_poll(poll, sleep) {
+            // The ring failed: say so, and go on without it.
+            self.gather = None;
+            self.ctx.result.notes.push(gather::unavailable(&e));
+            poll_events(poll, &mut self.events, sleep)?;
         }
         for ev in self.events.iter() {
             if ev.token() == TIMER_TOKEN {
@@ -471,35 +484,42 @@ impl<'a, S: Session> Worker<'a, S> {
         Ok(())
     }
 
-    /// How many replies to wait for, and how long at most, if this turn
-    /// coalesces.
-    fn gather_plan(&self) -> Option<(usize, Duration)> {
-        self.gather.as_ref()?;
-        let in_flight = self.sessions.iter().filter(|s| s.is_busy()).count();
-        gather::plan(self.gap.get(), in_flight)
-    }
-
-    /// Replies already waiting are read at once; otherwise the worker
-    /// sleeps until `want` busy sockets have signalled (or `bound`), then
-    /// reads all that arrived.
-    fn gather(&mut self, poll: &mut Poll, want: usize, bound: Duration) -> std::io::Result<()> {
-        poll_events(poll, &mut self.events, Duration::ZERO)?;
+    /// Waits for events as [`poll_events`] does; when coalescing, first
+    /// for half of the replies in flight ([`gather`]).
+    fn coalesced_poll(&mut self, poll: &mut Poll, sleep: Duration) -> std::io::Result<()> {
         let Some(g) = self.gather.as_mut() else {
-            return Ok(());
+            return poll_events(poll, &mut self.events, sleep);
         };
-        if !self.events.is_empty() {
-            return Ok(());
-        }
+        let mut in_flight = 0;
         for (token, s) in self.sessions.iter().enumerate() {
             match s.socket() {
                 Some((fd, serial)) if s.is_busy() => {
-                    g.watch(token, fd, (u64::from(serial) << 32) | fd as u64)?
+                    in_flight += 1;
+                    g.watch(token, fd, (u64::from(serial) << 32) | fd as u64)?;
                 }
                 _ => g.forget(token)?,
             }
         }
-        g.wait(want, bound)?;
-        poll_events(poll, &mut self.events, Duration::ZERO)
+        // Runs the queued arms and cancels (releasing closed sockets) and
+        // drops the signals of replies already read.
+        g.flush()?;
+        match gather::plan(self.gap.get(), in_flight) {
+            Some((want, bound)) => {
+                poll_events(poll, &mut self.events, Duration::ZERO)?;
+                if self.events.is_empty() {
+                    g.wait(want, bound.min(sleep))?;
+                    poll_events(poll, &mut self.events, Duration::ZERO)?;
+                }
+            }
+            None => poll_events(poll, &mut self.events, sleep)?,
+        }
+        let replies = self
+            .events
+            .iter()
+            .filter(|e| e.token() != TIMER_TOKEN)
+            .count();
+        self.gap.add(replies, Instant::now());
+        Ok(())
     }
 
     /// Runs the timers that are due: reconnects and scheduled starts.
@@ -520,7 +540,10 @@ impl<'a, S: Session> Worker<'a, S> {
 /// run does not coalesce.
 fn gather_or_note(tokens: usize, result: &mut LoadResult) -> Option<Gather> {
     match Gather::new(tokens) {
-        Ok(g) => Some(g),
+        Ok(g) => {
+            result.notes.extend(gather::kernel_note());
+            Some(g)
+        }
         Err(e) => {
             result.notes.push(gather::unavailable(&e));
             None

@@ -18,13 +18,26 @@
 //! The readiness itself is still read from epoll (mio) afterwards, so the
 //! sessions are driven exactly as without coalescing.
 //!
+//! Each turn the worker (1) arms a poll on every busy socket it has not
+//! armed yet and cancels those of sockets that closed, (2) *flushes*: runs
+//! the wakeups already queued by replies it has read since (they would
+//! otherwise satisfy the next wait at once) and releases cancelled
+//! sockets, which a poll keeps open, (3) reads what epoll already has, and
+//! only if that is nothing (4) waits. Each run ends with a note, "coalesced:
+//! W waits gathered R replies", so a reader (and the tests) can see that it
+//! did. A kernel before 6.7 builds the ring but wakes per reply (a note
+//! says so); a ring that cannot be built or fails leaves the run uncoalesced,
+//! with a note. HTTP coalesces keep-alive connections only: a new socket
+//! per request would arm a poll per request.
+//!
 //! The cost is latency. While the worker waits for half of its replies,
 //! the server still holds the other half, so a saturated server loses no
 //! throughput (and usually gains some, as it is no longer interrupted to
 //! wake the client). A server that is *not* saturated does lose it: in a
 //! closed loop each microsecond a reply waits is a microsecond its
-//! connection sends nothing. The wait is therefore bounded by one round
-//! trip (estimated by Little's law, [`ReplyGap`]), and the mode is opt-in:
+//! connection sends nothing (`bench/coalesce-cost.sh` measures it). The
+//! wait is therefore bounded by one round trip (estimated by Little's law,
+//! [`ReplyGap`], and kept within 20 us..2 ms), and the mode is opt-in:
 //! recipes, which sweep through unsaturated points, never use it. Below
 //! [`MIN_IN_FLIGHT`] a worker blocks in `epoll_wait` as usual: with few
 //! replies outstanding, waking late would leave the server idle (on this
@@ -99,6 +112,9 @@ pub fn plan(gap: Duration, in_flight: usize) -> Option<(usize, Duration)> {
     Some((in_flight / SHARE, round_trip.clamp(MIN_WAIT, MAX_WAIT)))
 }
 
+/// User data of the cancel entries (their completions are ignored).
+const CANCEL: u64 = u64::MAX;
+
 /// The note of a run that asked to coalesce where it cannot.
 pub fn unavailable(e: &io::Error) -> String {
     format!(
@@ -107,8 +123,21 @@ pub fn unavailable(e: &io::Error) -> String {
     )
 }
 
-/// User data of the cancel entries (their completions are ignored).
-const CANCEL: u64 = u64::MAX;
+/// The note of a run whose kernel builds the ring but wakes the client for
+/// each reply anyway (lazy poll wakeups came in Linux 6.7).
+pub fn kernel_note() -> Option<String> {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let mut parts = release.trim().split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next()?.parse().ok()?;
+    let minor: u32 = parts.next()?.parse().ok()?;
+    ((major, minor) < (6, 7)).then(|| {
+        format!(
+            "--coalesce on Linux {}: before 6.7 io_uring wakes the client for every \
+             reply, so coalescing saves little here",
+            release.trim()
+        )
+    })
+}
 
 /// One worker's ring and what each token's poll watches.
 pub struct Gather {
@@ -119,35 +148,46 @@ pub struct Gather {
     /// Per token: bumped per arm, so a stale poll's completion is told
     /// apart from the current one's.
     arms: Vec<u32>,
+    /// Arms or cancels queued and not yet submitted.
+    queued: bool,
+    /// Waits that slept, and the replies they gathered (for the run's note).
+    pub waits: u64,
+    pub replies: u64,
 }
 
 fn user_data(token: usize, arm: u32) -> u64 {
     (u64::from(arm) << 32) | token as u64
 }
 
+/// Entries of the submission queue (a full queue is submitted and reused).
+const MAX_ENTRIES: usize = 4096;
+
 impl Gather {
     /// A ring for tokens `0..tokens`. Fails where io_uring or deferred
     /// task work is unavailable (Linux < 6.1, seccomp); the caller then
     /// does not coalesce, and says so.
     pub fn new(tokens: usize) -> io::Result<Gather> {
-        let entries = u32::try_from((tokens * 2 + 8).next_power_of_two())
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let entries = (tokens * 2 + 8).next_power_of_two().min(MAX_ENTRIES) as u32;
         let ring = IoUring::builder()
             .setup_single_issuer()
             .setup_defer_taskrun()
-            .setup_cqsize(entries.saturating_mul(4))
+            .setup_taskrun_flag()
+            .setup_clamp()
+            .setup_cqsize(entries * 4)
             .build(entries)?;
         Ok(Gather {
             ring,
             armed: vec![None; tokens],
             arms: vec![0; tokens],
+            queued: false,
+            waits: 0,
+            replies: 0,
         })
     }
 
     /// Makes `token`'s poll watch `fd`. `identity` tells sockets apart
     /// when a descriptor number is reused (the fd and the connection's
-    /// serial): a new identity cancels the poll on the old socket, which
-    /// io_uring keeps open until then.
+    /// serial): a new identity cancels the poll on the old socket.
     pub fn watch(&mut self, token: usize, fd: RawFd, identity: u64) -> io::Result<()> {
         let Some(&current) = self.armed.get(token) else {
             return Ok(());
@@ -166,12 +206,14 @@ impl Gather {
         Ok(())
     }
 
-    /// Stops watching `token`'s socket (the cancel goes with the next
-    /// submission).
+    /// Stops watching `token`'s socket. A poll holds its socket open (and
+    /// in the worker's epoll set) until the cancel runs, at the next
+    /// [`Gather::flush`] or wait: callers closing a socket flush.
     pub fn forget(&mut self, token: usize) -> io::Result<()> {
         if let Some(Some(_)) = self.armed.get(token) {
             let cancel = opcode::AsyncCancel::new(user_data(token, self.arms[token]))
                 .build()
+                .flags(squeue::Flags::SKIP_SUCCESS)
                 .user_data(CANCEL);
             self.push(&cancel)?;
             self.armed[token] = None;
@@ -180,6 +222,7 @@ impl Gather {
     }
 
     fn push(&mut self, entry: &squeue::Entry) -> io::Result<()> {
+        self.queued = true;
         loop {
             // SAFETY: poll and cancel entries point at no user memory.
             if unsafe { self.ring.submission().push(entry) }.is_ok() {
@@ -190,41 +233,77 @@ impl Gather {
         }
     }
 
-    /// Submits the pending arms and cancels, sleeps until `want` watched
-    /// sockets have signalled or `timeout` passed, then empties the
-    /// completion queue. Returns how many signals it saw.
+    /// Submits what is queued and runs the wakeups already pending (those
+    /// of replies the worker has read through epoll since), discarding
+    /// them, so the next wait counts only replies that arrive after it.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if !self.queued && !self.ring.submission().taskrun() {
+            return Ok(());
+        }
+        self.enter(1, Duration::ZERO)?;
+        self.reap();
+        Ok(())
+    }
+
+    /// Sleeps until `want` watched sockets have signalled since the last
+    /// [`Gather::flush`], or `timeout` passed. Returns how many signalled.
     pub fn wait(&mut self, want: usize, timeout: Duration) -> io::Result<usize> {
+        let deadline = Instant::now() + timeout;
+        let mut seen = 0;
+        self.waits += 1;
+        while seen < want {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            self.enter(want - seen, left)?;
+            seen += self.reap();
+        }
+        self.replies += seen as u64;
+        Ok(seen)
+    }
+
+    fn enter(&mut self, want: usize, timeout: Duration) -> io::Result<()> {
+        self.queued = false;
         let ts = Timespec::from(timeout);
         let args = SubmitArgs::new().timespec(&ts);
         match self.ring.submitter().submit_with_args(want, &args) {
-            Ok(_) => {}
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => {}
-            Err(e) => return Err(e),
+            Ok(_) => Ok(()),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => Ok(()),
+            Err(e) => Err(e),
         }
-        Ok(self.reap())
     }
 
-    /// Empties the completion queue; a poll that ended (no `MORE` flag:
-    /// cancelled, or the ring ran short) is marked unarmed, so the next
-    /// [`Gather::watch`] arms it again.
+    /// Empties the completion queue, counting the current polls' signals;
+    /// a poll that ended (no `MORE` flag: cancelled, or the ring ran short)
+    /// is marked unarmed, so the next [`Gather::watch`] arms it again.
     fn reap(&mut self) -> usize {
         let mut seen = 0;
-        let Gather { ring, armed, arms } = self;
+        let Gather {
+            ring, armed, arms, ..
+        } = self;
         for c in ring.completion() {
             let data = c.user_data();
-            if data == CANCEL {
-                continue;
-            }
             let token = (data & 0xffff_ffff) as usize;
-            if arms.get(token) != Some(&((data >> 32) as u32)) {
+            if data == CANCEL || arms.get(token) != Some(&((data >> 32) as u32)) {
                 continue;
             }
-            seen += 1;
             if !cqueue::more(c.flags()) {
                 armed[token] = None;
             }
+            if c.result() > 0 {
+                seen += 1;
+            }
         }
         seen
+    }
+
+    /// The run's note: how much the waits gathered.
+    pub fn note(waits: u64, replies: u64) -> String {
+        format!(
+            "coalesced: {waits} waits gathered {replies} replies ({:.1} per wakeup)",
+            replies as f64 / waits.max(1) as f64
+        )
     }
 }
 
@@ -284,6 +363,30 @@ mod tests {
         // The polls are multishot: a second reply on a socket signals again.
         p[1].1.write_all(b"z").unwrap();
         assert_eq!(g.wait(1, Duration::from_secs(5)).unwrap(), 1);
+        assert_eq!((g.waits, g.replies), (3, 3));
+    }
+
+    #[test]
+    fn a_flush_drops_the_signals_of_replies_already_seen() {
+        let mut g = Gather::new(1).unwrap();
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        g.watch(0, ours.as_raw_fd(), 7).unwrap();
+        g.flush().unwrap();
+        peer.write_all(b"read elsewhere").unwrap();
+        g.flush().unwrap();
+        let t0 = Instant::now();
+        assert_eq!(g.wait(1, Duration::from_millis(30)).unwrap(), 0);
+        assert!(t0.elapsed() >= Duration::from_millis(25), "not woken early");
+        peer.write_all(b"new").unwrap();
+        assert_eq!(g.wait(1, Duration::from_secs(5)).unwrap(), 1);
+    }
+
+    #[test]
+    fn the_note_says_how_much_each_wakeup_gathered() {
+        assert_eq!(
+            Gather::note(4, 30),
+            "coalesced: 4 waits gathered 30 replies (7.5 per wakeup)"
+        );
     }
 
     #[test]
@@ -295,11 +398,13 @@ mod tests {
         let (b, mut b_peer) = UnixStream::pair().unwrap();
         g.watch(0, b.as_raw_fd(), 2).unwrap();
         a_peer.write_all(b"old").unwrap();
+        let t0 = Instant::now();
         assert_eq!(
             g.wait(1, Duration::from_millis(30)).unwrap(),
             0,
             "the old socket's poll was cancelled"
         );
+        assert!(t0.elapsed() >= Duration::from_millis(25), "not woken early");
         b_peer.write_all(b"new").unwrap();
         assert_eq!(g.wait(1, Duration::from_secs(5)).unwrap(), 1);
         drop(a);

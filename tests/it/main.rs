@@ -21,3 +21,17 @@ mod runner;
 mod spec_errors;
 mod store_compat;
 mod support;
+
+/// The waits and gathered replies of a coalesced run, from its note
+/// ("coalesced: W waits gathered R replies ..."); fails the test without it.
+pub fn gathered(notes: &[String]) -> (u64, u64) {
+    let note = notes
+        .iter()
+        .find_map(|n| n.strip_prefix("coalesced: "))
+        .unwrap_or_else(|| panic!("no coalescing note in {notes:?}"));
+    let words: Vec<&str> = note.split_whitespace().collect();
+    match (words.first(), words.get(3)) {
+        (Some(w), Some(r)) => (w.parse().unwrap(), r.parse().unwrap()),
+        _ => panic!("unreadable coalescing note: {note}"),
+    }
+}

@@ -173,11 +173,8 @@ fn mariadb_counts_agree_with_show_global_status() {
     let mut many = LoadSpec::closed(16, 1, Duration::from_secs(1));
     many.coalesce = true;
     let r = s.point_selects_agree(&many);
-    assert!(
-        !r.notes.iter().any(|n| n.contains("did not coalesce")),
-        "{:?}",
-        r.notes
-    );
+    let (waits, replies) = crate::gathered(&r.notes);
+    assert!(waits > 0 && replies > waits, "{:?}", r.notes);
 }
 
 #[test]

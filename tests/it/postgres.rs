@@ -516,6 +516,10 @@ fn postgres_many_connections_on_one_thread_count_exactly() {
         assert_eq!(r.requests, 1000, "coalesce {coalesce}: {:?}", r.errors);
         assert_eq!(r.errors.total(), 0, "coalesce {coalesce}: {:?}", r.errors);
         assert_eq!(r.latency.len(), 1000);
+        if coalesce {
+            let (waits, replies) = crate::gathered(&r.notes);
+            assert!(waits > 0 && replies > waits, "{:?}", r.notes);
+        }
         done += 1000;
         assert_balances_agree(&s, done);
     }

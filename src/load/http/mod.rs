@@ -14,6 +14,7 @@ pub(crate) mod sys;
 pub(crate) mod url;
 mod worker;
 
+use crate::load::gather::Gather;
 use crate::load::{
     process_cpu, raise_fd_limit, Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing,
 };
@@ -183,7 +184,8 @@ impl HttpDriver {
             source_addrs: self.settings.source_addrs.unwrap_or(0),
             requests_per_connection: spec.requests_per_connection,
             timeout_ns: duration_ns(spec.timeout).max(1),
-            coalesce: spec.coalesce,
+            // A new socket per request would re-arm a poll per request.
+            coalesce: spec.coalesce && spec.requests_per_connection.is_none(),
         })
     }
 }
@@ -213,7 +215,16 @@ impl Driver for HttpDriver {
         if let Pacing::Open { rate } = spec.pacing {
             result.target_rate = Some(rate);
         }
+        let from_workers = std::mem::take(&mut result.notes);
         result.notes = notes(&result, &extra, self.addr);
+        result.notes.extend(from_workers);
+        if spec.coalesce && !plan.coalesce {
+            result.notes.push(
+                "--coalesce needs keep-alive connections (it would re-arm a poll per new \
+                 socket): with --connreqs this run did not coalesce"
+                    .into(),
+            );
+        }
         Ok(result)
     }
 }
@@ -294,6 +305,10 @@ fn merge_extra(a: Extra, b: Extra) -> Extra {
         stalled: a.stalled || b.stalled,
         server_closed_first: a.server_closed_first + b.server_closed_first,
         client_closed_first: a.client_closed_first + b.client_closed_first,
+        gathered: match (a.gathered, b.gathered) {
+            (Some((w1, r1)), Some((w2, r2))) => Some((w1 + w2, r1 + r2)),
+            (x, None) | (None, x) => x,
+        },
     }
 }
 
@@ -324,6 +339,9 @@ fn notes(r: &LoadResult, extra: &Extra, addr: SocketAddr) -> Vec<String> {
              arrived, so their TIME_WAIT holds client ports",
             extra.client_closed_first
         ));
+    }
+    if let Some((waits, replies)) = extra.gathered {
+        notes.push(Gather::note(waits, replies));
     }
     if extra.stalled {
         notes.push("stopped early: no request completed for several seconds".into());

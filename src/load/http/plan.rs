@@ -17,8 +17,8 @@ pub struct Plan {
     pub nodelay: bool,
     pub requests_per_connection: Option<u32>,
     pub timeout_ns: u64,
-    /// Closed loop only: wait for several responses at once
-    /// ([`crate::load::gather`]).
+    /// Closed loop with keep-alive only: wait for several responses at
+    /// once ([`crate::load::gather`]).
     pub coalesce: bool,
 }
 
@@ -62,4 +62,6 @@ pub struct Extra {
     /// TIME_WAIT), and those the client had to close first.
     pub server_closed_first: u64,
     pub client_closed_first: u64,
+    /// Coalescing: waits that slept, and the responses they gathered.
+    pub gathered: Option<(u64, u64)>,
 }

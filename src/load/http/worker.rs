@@ -76,6 +76,7 @@ pub fn run(plan: &Plan, job: Assignment, shutdown: &Shutdown) -> io::Result<(Loa
     }
     let mut w = Worker::new(plan, job)?;
     w.run(shutdown);
+    w.extra.gathered = w.gather.as_ref().map(|g| (g.waits, g.replies));
     Ok((w.result, w.extra))
 }
 
@@ -125,9 +126,12 @@ impl<'a> Worker<'a> {
             })
             .collect();
         let mut result = LoadResult::new();
-        let gather = (plan.coalesce && pacer.is_none())
+        let gather = (plan.coalesce && pacer.is_none() && n >= gather::MIN_IN_FLIGHT)
             .then(|| match Gather::new(n) {
-                Ok(g) => Some(g),
+                Ok(g) => {
+                    result.notes.extend(gather::kernel_note());
+                    Some(g)
+                }
                 Err(e) => {
                     result.notes.push(gather::unavailable(&e));
                     None
@@ -199,28 +203,45 @@ impl<'a> Worker<'a> {
     }
 
     /// Waits up to `timeout` for events; when coalescing, first for half of
-    /// the responses in flight (see [`gather`]).
+    /// the responses in flight (see [`gather`]). A ring that fails is
+    /// dropped with a note, and the run goes on without it.
     fn wait(&mut self, events: &mut Events, timeout: Duration) -> io::Result<()> {
+        if self.gather.is_some() {
+            match self.coalesced_poll(events, timeout) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    self.gather = None;
+                    self.result.notes.push(gather::unavailable(&e));
+                }
+            }
+        }
+        self.poll.poll(events, Some(timeout))
+    }
+
+    fn coalesced_poll(&mut self, events: &mut Events, timeout: Duration) -> io::Result<()> {
         let Some(g) = self.gather.as_mut() else {
-            return self.poll.poll(events, Some(timeout));
+            return Ok(());
         };
-        let plan = gather::plan(self.gap.get(), self.in_flight as usize);
+        let Some((want, bound)) = gather::plan(self.gap.get(), self.in_flight as usize) else {
+            self.poll.poll(events, Some(timeout))?;
+            self.gap
+                .add(events.iter().count(), std::time::Instant::now());
+            return Ok(());
+        };
+        for (i, c) in self.clients.iter().enumerate() {
+            if let (Phase::Waiting, Some(s)) = (c.phase, &c.stream) {
+                use std::os::fd::AsRawFd;
+                let fd = s.as_raw_fd();
+                g.watch(i, fd, (u64::from(c.generation) << 32) | fd as u64)?;
+            }
+        }
+        // Runs the queued arms and drops the signals of responses already
+        // read, so the wait counts only new ones.
+        g.flush()?;
         self.poll.poll(events, Some(Duration::ZERO))?;
         if events.is_empty() {
-            match plan {
-                Some((want, bound)) => {
-                    for (i, c) in self.clients.iter().enumerate() {
-                        if let (Phase::Waiting, Some(s)) = (c.phase, &c.stream) {
-                            use std::os::fd::AsRawFd;
-                            let fd = s.as_raw_fd();
-                            g.watch(i, fd, (u64::from(c.generation) << 32) | fd as u64)?;
-                        }
-                    }
-                    g.wait(want, bound.min(timeout))?;
-                    self.poll.poll(events, Some(Duration::ZERO))?;
-                }
-                None => self.poll.poll(events, Some(timeout))?,
-            }
+            g.wait(want, bound.min(timeout))?;
+            self.poll.poll(events, Some(Duration::ZERO))?;
         }
         self.gap
             .add(events.iter().count(), std::time::Instant::now());
@@ -585,11 +606,18 @@ impl<'a> Worker<'a> {
         if matches!(c.phase, Phase::Writing | Phase::Waiting) {
             self.in_flight -= 1;
         }
-        c.stream = None;
+        let stream = c.stream.take();
         c.parser.reset();
-        if let Some(g) = self.gather.as_mut() {
-            // The ring's poll holds the socket open until it is cancelled.
-            let _ = g.forget(i);
+        if let (Some(g), Some(mut s)) = (self.gather.as_mut(), stream) {
+            // The ring's poll holds the socket open, and in the epoll set
+            // under this token, until the cancel has run: leave epoll now,
+            // so the next connection on the token never sees its events.
+            let _ = self.poll.registry().deregister(&mut s);
+            drop(s);
+            if let Err(e) = g.forget(i).and_then(|()| g.flush()) {
+                self.gather = None;
+                self.result.notes.push(gather::unavailable(&e));
+            }
         }
         self.park(i);
     }
