@@ -466,7 +466,9 @@ impl<'a, S: Session> Worker<'a, S> {
         if let Some(t) = next_timer.filter(|&t| t > now && t - now < MAX_SLEEP) {
             self.timer.arm(t, now)?;
         }
-        if let Err(e) = self.coalesced_poll(poll, sleep) {
+        if self.gather.is_none() {
+            poll_events(poll, &mut self.events, sleep)?;
+        } else if let Err(e) = self.coalesced_poll(poll, sleep) {
             // The ring failed: say so, and go on without it.
             self.gather = None;
             self.ctx.result.notes.push(gather::unavailable(&e));
