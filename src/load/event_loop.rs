@@ -334,7 +334,7 @@ impl<'a, S: Session> Worker<'a, S> {
             && count as usize >= gather::MIN_IN_FLIGHT;
         let mut result = LoadResult::new();
         let gather = if coalesce {
-            gather_or_note(count as usize, &mut result)
+            Gather::for_run(count as usize, &mut result.notes)
         } else {
             None
         };
@@ -534,21 +534,6 @@ impl<'a, S: Session> Worker<'a, S> {
             if let Some(s) = self.sessions.get_mut(token) {
                 s.on_timer(&mut self.ctx, at, now);
             }
-        }
-    }
-}
-
-/// The worker's coalescing ring, or `None` with a note saying why this
-/// run does not coalesce.
-fn gather_or_note(tokens: usize, result: &mut LoadResult) -> Option<Gather> {
-    match Gather::new(tokens) {
-        Ok(g) => {
-            result.notes.extend(gather::kernel_note());
-            Some(g)
-        }
-        Err(e) => {
-            result.notes.push(gather::unavailable(&e));
-            None
         }
     }
 }

@@ -185,6 +185,22 @@ impl Gather {
         })
     }
 
+    /// The ring of a worker that was asked to coalesce, with the notes a
+    /// reader needs (an old kernel), or `None` with a note saying why this
+    /// run does not coalesce.
+    pub fn for_run(tokens: usize, notes: &mut Vec<String>) -> Option<Gather> {
+        match Gather::new(tokens) {
+            Ok(g) => {
+                notes.extend(kernel_note());
+                Some(g)
+            }
+            Err(e) => {
+                notes.push(unavailable(&e));
+                None
+            }
+        }
+    }
+
     /// Makes `token`'s poll watch `fd`. `identity` tells sockets apart
     /// when a descriptor number is reused (the fd and the connection's
     /// serial): a new identity cancels the poll on the old socket.

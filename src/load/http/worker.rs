@@ -127,16 +127,7 @@ impl<'a> Worker<'a> {
             .collect();
         let mut result = LoadResult::new();
         let gather = (plan.coalesce && pacer.is_none() && n >= gather::MIN_IN_FLIGHT)
-            .then(|| match Gather::new(n) {
-                Ok(g) => {
-                    result.notes.extend(gather::kernel_note());
-                    Some(g)
-                }
-                Err(e) => {
-                    result.notes.push(gather::unavailable(&e));
-                    None
-                }
-            })
+            .then(|| Gather::for_run(n, &mut result.notes))
             .flatten();
         Ok(Worker {
             plan,
