@@ -2,7 +2,7 @@
 """Splits a client's `perf script` samples (perf record -e cpu-clock -g) into
 where the CPU went, so two HTTP clients can be compared per request.
 
-Usage: perf script -i FILE | bench/cpu-breakdown.py REQUESTS [LABEL]
+Usage: perf script -i FILE | bench/cpu-breakdown.py REQUESTS [LABEL] [--tsv PATH]
 
 Each sample's stack (leaf first, as perf script prints it) is put in the
 first matching bucket:
@@ -21,6 +21,8 @@ first matching bucket:
   user alloc   malloc/free/realloc in user space
   user         all other user-space code
 Prints samples, share and microseconds of CPU per request per bucket.
+With --tsv PATH, also appends "LABEL<TAB>bucket<TAB>us/req" rows (one per
+bucket, and "total") to PATH, for a summary over several runs.
 """
 import re
 import sys
@@ -57,8 +59,14 @@ def classify(frames):
 
 
 def main():
-    requests = int(sys.argv[1])
-    label = sys.argv[2] if len(sys.argv) > 2 else ""
+    args = sys.argv[1:]
+    tsv = None
+    if "--tsv" in args:
+        i = args.index("--tsv")
+        tsv = args[i + 1]
+        del args[i : i + 2]
+    requests = int(args[0])
+    label = args[1] if len(args) > 1 else ""
     counts, period_ns = {}, 0
     frames, header = [], None
     sample_re = re.compile(r":\s+(\d+)\s+cpu-clock")
@@ -90,6 +98,11 @@ def main():
         us = n * period_ns / 1000 / requests if requests else 0
         print(f"  {b:<13}{n:>8}{100 * n / max(total, 1):>7.1f}%{us:>9.2f} us/req")
     print(f"  {'total':<13}{total:>8}{100.0:>7.1f}%{total * period_ns / 1000 / max(requests, 1):>9.2f} us/req")
+    if tsv:
+        with open(tsv, "a") as out:
+            for b in order + ["total"]:
+                n = total if b == "total" else counts.get(b, 0)
+                out.write(f"{label}\t{b}\t{n * period_ns / 1000 / max(requests, 1):.4f}\n")
 
 
 main()

@@ -24,17 +24,19 @@
 #         it as a second view, not as the two-machine figure. Needs root;
 #         without it the variant says so.
 #
-# -P profiles instead: one run per variant, mode and tool under
-# `perf record -e cpu-clock -g`, `perf stat` and `strace -c -f`, printed
-# as microseconds of client CPU per request in buckets
-# (bench/cpu-breakdown.py).
+# -P profiles instead: ROUNDS alternating runs per variant, mode and tool
+# under `perf record -e cpu-clock -g`, printed as microseconds of client CPU
+# per request in buckets (bench/cpu-breakdown.py), plus one run each under
+# `perf stat` and `strace -c -f`. It ends with the median of each bucket
+# and the lowest CPU ratio scalelab could reach without its own cost: its
+# kernel TCP work over wrk's total.
 #
 # Usage: bench/http-vs-wrk.sh [-r ROUNDS] [-d SECONDS] [-c CONNS] [-p PATH] [-V "lo rfs"] [-P]
 # Environment: SCALELAB (a prebuilt scalelab binary, so nothing compiles
 # under the bench lock; default: build target/release/scalelab), COOLDOWN (3),
 # COALESCE (unset; 1 adds scalelab's opt-in --coalesce).
 # Takes about 2 variants * 2 tools * ROUNDS * (2 * SECONDS + COOLDOWN) s:
-# under 3 min for -r 4 -d 3; -P about 4.5 min at -d 3.
+# under 3 min for -r 4 -d 3; -P -r 3 -d 3 -V lo about 2.5 min.
 set -euo pipefail
 
 ROUNDS=5
@@ -52,7 +54,7 @@ while getopts "r:d:c:p:V:Ph" opt; do
         p) URL_PATH=$OPTARG ;;
         V) VARIANTS=$OPTARG ;;
         P) PROFILE=1 ;;
-        *) sed -n '2,36p' "$0"; exit 2 ;;
+        *) sed -n '2,38p' "$0"; exit 2 ;;
     esac
 done
 case " $VARIANTS " in
@@ -240,33 +242,73 @@ print(f"{v}\t{mode}\t{tool}\t{rnd}\t{rps}\t{reqs}\t{user + sys_:.3f}\t{max(other
 PY
 }
 
-# profile_one VARIANT TOOL MODE: perf stat, strace -c and perf record of
-# one run each; prints CPU per request, context switches and syscalls per
-# request, and the perf breakdown.
+# profile_one VARIANT TOOL MODE ROUND: in round 1, perf stat and strace -c
+# of one run each (CPU per request, context switches and syscalls per
+# request); in every round, one run under perf record, whose breakdown is
+# printed and appended to $PROFILES for the summary.
 profile_one() {
-    local v=$1 tool=$2 mode=$3 rps reqs label="$1 $3 $2"
+    local v=$1 tool=$2 mode=$3 round=$4 rps reqs label="$1 $3 $2"
     client_cmd "$tool" "$mode"
-    (in_variant "$v" perf stat -x, -e task-clock,context-switches -o "$WORK/stat.txt" \
-        taskset -c 0 "${CMD[@]}") >"$WORK/out.txt"
-    read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
-    awk -F, -v r="$reqs" -v l="$label" -v rps="$rps" '
-        $3 == "task-clock" { t = $1 } $3 == "context-switches" { c = $1 }
-        END { printf "%s: perf stat: %.0f req/s, %.2f us task-clock and %.3f context switches per request\n", l, rps, t * 1000 / r, c / r }' \
-        "$WORK/stat.txt"
-    cool "$mode"
-    (in_variant "$v" strace -c -f -o "$WORK/strace.txt" taskset -c 0 "${CMD[@]}") >"$WORK/out.txt" 2>/dev/null
-    read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
-    awk -v r="$reqs" -v l="$label" '
-        $1 ~ /^[0-9]/ && NF >= 5 && $NF != "total" { n[$NF] = $4; all += $4 }
-        END { printf "%s: strace -c: %.2f syscalls per request:", l, all / r
-              for (k in n) if (n[k] / r >= 0.01) printf " %s %.2f", k, n[k] / r; print "" }' "$WORK/strace.txt"
-    cool "$mode"
+    if [ "$round" = 1 ]; then
+        (in_variant "$v" perf stat -x, -e task-clock,context-switches -o "$WORK/stat.txt" \
+            taskset -c 0 "${CMD[@]}") >"$WORK/out.txt"
+        read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
+        awk -F, -v r="$reqs" -v l="$label" -v rps="$rps" '
+            $3 == "task-clock" { t = $1 } $3 == "context-switches" { c = $1 }
+            END { printf "%s: perf stat: %.0f req/s, %.2f us task-clock and %.3f context switches per request\n", l, rps, t * 1000 / r, c / r }' \
+            "$WORK/stat.txt"
+        cool "$mode"
+        (in_variant "$v" strace -c -f -o "$WORK/strace.txt" taskset -c 0 "${CMD[@]}") >"$WORK/out.txt" 2>/dev/null
+        read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
+        awk -v r="$reqs" -v l="$label" '
+            $1 ~ /^[0-9]/ && NF >= 5 && $NF != "total" { n[$NF] = $4; all += $4 }
+            END { printf "%s: strace -c: %.2f syscalls per request:", l, all / r
+                  for (k in n) if (n[k] / r >= 0.01) printf " %s %.2f", k, n[k] / r; print "" }' "$WORK/strace.txt"
+        cool "$mode"
+    fi
     (in_variant "$v" perf record -q -e cpu-clock -g -o "$WORK/perf.data" \
         taskset -c 0 "${CMD[@]}") >"$WORK/out.txt" 2>/dev/null
     read -r rps reqs < <(parse_client "$tool" "$WORK/out.txt")
-    perf script -i "$WORK/perf.data" 2>/dev/null | python3 "$ROOT/bench/cpu-breakdown.py" "$reqs" "$label: perf record"
+    perf script -i "$WORK/perf.data" 2>/dev/null |
+        python3 "$ROOT/bench/cpu-breakdown.py" "$reqs" "$label: round $round, perf record" --tsv "$PROFILES"
     rm -f "$WORK/perf.data"
     cool "$mode"
+}
+
+# profile_summary: per variant and mode, the median microseconds per request
+# of each bucket over the rounds, and what they bound. The kernel's TCP work
+# (the buckets named in TCP_WORK) is what the same packets on the wire cost;
+# a client can change only the rest (its own code, polling, sleeping and
+# syscall entry). So "scalelab's TCP work / wrk's total" is the lowest CPU
+# ratio scalelab could reach by removing all of its own cost.
+profile_summary() {
+    python3 - "$PROFILES" <<'PY'
+import statistics as st, sys
+TCP_WORK = ("softirq rx", "tcp send", "tcp recv", "conn setup", "close")
+runs = {}
+for line in open(sys.argv[1]):
+    label, bucket, us = line.rstrip("\n").split("\t")
+    key = tuple(label.split(":")[0].split())  # (variant, mode, tool)
+    rnd = label.split("round ")[1].split(",")[0]
+    runs.setdefault(key, {}).setdefault(rnd, {})[bucket] = float(us)
+med = {k: {b: st.median(r[b] for r in rounds.values()) for b in next(iter(rounds.values()))}
+       for k, rounds in runs.items()}
+print()
+print("median us of client CPU per request over the perf record rounds")
+for (v, mode, tool), m in sorted(med.items()):
+    if tool != "scalelab" or (v, mode, "wrk") not in med:
+        continue
+    w = med[(v, mode, "wrk")]
+    n = len(runs[(v, mode, tool)])
+    print(f"{v} {mode} ({n} rounds each)")
+    for b in m:
+        print(f"  {b:<13}{w[b]:>9.2f} wrk{m[b]:>9.2f} scalelab")
+    tcp = sum(m[b] for b in TCP_WORK)
+    own = m["total"] - tcp
+    print(f"  scalelab: kernel TCP work {tcp:.2f} us, own code, polling and sleeping {own:.2f} us")
+    print(f"  CPU ratio {m['total'] / w['total']:.2f}x; without any of scalelab's own cost "
+          f"it would be {tcp / w['total']:.2f}x (its TCP work over wrk's total)")
+PY
 }
 
 # Lets TIME_WAIT sockets age out so close mode never runs out of ports.
@@ -274,12 +316,17 @@ cool() { if [ "$1" = close ]; then sleep "$COOLDOWN"; fi; }
 
 echo "nginx $(nginx -v 2>&1 | sed 's/.*\///') on CPU 1, clients on CPU 0, $URL; variants: $VARIANTS"
 if [ -n "$PROFILE" ]; then
-    echo "profile: one ${SECS}s run per variant, mode, tool and probe, -t1 -c$CONNS"
-    for v in $VARIANTS; do
-        for mode in keepalive close; do
-            for tool in wrk scalelab; do profile_one "$v" "$tool" "$mode"; done
+    echo "profile: $ROUNDS rounds of ${SECS}s runs per variant, mode and tool, alternating, -t1 -c$CONNS"
+    PROFILES=$WORK/profiles.tsv
+    : >"$PROFILES"
+    for mode in keepalive close; do
+        for round in $(seq "$ROUNDS"); do
+            for v in $VARIANTS; do
+                for tool in wrk scalelab; do profile_one "$v" "$tool" "$mode" "$round"; done
+            done
         done
     done
+    profile_summary
     exit 0
 fi
 

@@ -328,10 +328,9 @@ impl<'a, S: Session> Worker<'a, S> {
             && count == 1
             && shared.spec.pacing == Pacing::Closed
             && shared.spec.requests_per_connection.is_none();
-        let coalesce = shared.spec.coalesce
-            && shared.spec.pacing == Pacing::Closed
-            && !blocking_io
-            && count as usize >= gather::MIN_IN_FLIGHT;
+        // One connection (blocking I/O) is below MIN_IN_FLIGHT too, so
+        // for_run notes it and builds no ring.
+        let coalesce = shared.spec.coalesce && shared.spec.pacing == Pacing::Closed;
         let mut result = LoadResult::new();
         let gather = if coalesce {
             Gather::for_run(count as usize, &mut result.notes)

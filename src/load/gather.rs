@@ -123,6 +123,16 @@ pub fn unavailable(e: &io::Error) -> String {
     )
 }
 
+/// The note of a worker asked to coalesce with too few connections.
+pub fn too_few_note() -> String {
+    format!(
+        "--coalesce: a client thread with fewer than {MIN_IN_FLIGHT} connections does not \
+         coalesce (waiting for half of so few replies lets the server run dry); this run \
+         did not coalesce on such threads: give each thread at least {MIN_IN_FLIGHT} \
+         connections (-c / -j)"
+    )
+}
+
 /// The note of a run whose kernel builds the ring but wakes the client for
 /// each reply anyway (lazy poll wakeups came in Linux 6.7).
 pub fn kernel_note() -> Option<String> {
@@ -185,10 +195,15 @@ impl Gather {
         })
     }
 
-    /// The ring of a worker that was asked to coalesce, with the notes a
-    /// reader needs (an old kernel), or `None` with a note saying why this
-    /// run does not coalesce.
+    /// The ring of a worker with `tokens` connections that was asked to
+    /// coalesce, with the notes a reader needs (an old kernel), or `None`
+    /// with a note saying why it does not coalesce (fewer connections than
+    /// [`MIN_IN_FLIGHT`], or no ring).
     pub fn for_run(tokens: usize, notes: &mut Vec<String>) -> Option<Gather> {
+        if tokens < MIN_IN_FLIGHT {
+            notes.push(too_few_note());
+            return None;
+        }
         match Gather::new(tokens) {
             Ok(g) => {
                 notes.extend(kernel_note());
@@ -395,6 +410,20 @@ mod tests {
         assert!(t0.elapsed() >= Duration::from_millis(25), "not woken early");
         peer.write_all(b"new").unwrap();
         assert_eq!(g.wait(1, Duration::from_secs(5)).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_thread_with_too_few_connections_builds_no_ring_and_says_so() {
+        let mut notes = Vec::new();
+        assert!(Gather::for_run(MIN_IN_FLIGHT - 1, &mut notes).is_none());
+        assert_eq!(notes, [too_few_note()]);
+        assert!(notes[0].contains("did not coalesce"), "{notes:?}");
+        notes.clear();
+        assert!(Gather::for_run(MIN_IN_FLIGHT, &mut notes).is_some());
+        assert!(
+            notes.iter().all(|n| !n.contains("did not coalesce")),
+            "{notes:?}"
+        );
     }
 
     #[test]

@@ -348,6 +348,31 @@ fn coalesced_runs_agree_with_nginx_s_access_log() {
             }
         }
     }
+    // Four connections on a thread are too few to wait for half of their
+    // replies: the run counts as usual and says it did not coalesce.
+    let before = logged();
+    let mut few = spec(4, 1, 60_000);
+    few.coalesce = true;
+    few.max_requests = Some(500);
+    let r = run(&nginx.url, &few);
+    assert_eq!(r.requests, 500, "{:?}", r.errors);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while logged() < before + 500 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(logged() - before, 500);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("fewer than 8 connections")),
+        "{:?}",
+        r.notes
+    );
+    assert!(
+        !r.notes.iter().any(|n| n.starts_with("coalesced: ")),
+        "{:?}",
+        r.notes
+    );
 }
 
 #[test]

@@ -207,7 +207,7 @@ impl ResponseParser {
     /// end of the input is saved, and `None` returned.
     fn next_line(&mut self, input: &[u8], pos: usize) -> Result<Option<usize>, ProtocolError> {
         let rest = &input[pos..];
-        match rest.iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', rest) {
             Some(i) => Ok(Some(pos + i)),
             None => {
                 if self.partial.len() + rest.len() > MAX_LINE {
@@ -348,10 +348,7 @@ fn parse_status_line(line: &[u8]) -> Result<Head, ProtocolError> {
 
 /// `Name: value`; only the headers that frame the body are interpreted.
 fn parse_header(line: &[u8], head: &mut Head) -> Result<(), ProtocolError> {
-    let colon = line
-        .iter()
-        .position(|&b| b == b':')
-        .ok_or(ProtocolError::Header)?;
+    let colon = memchr::memchr(b':', line).ok_or(ProtocolError::Header)?;
     let name = &line[..colon];
     if name.is_empty() || name.iter().any(|b| b.is_ascii_whitespace()) {
         return Err(ProtocolError::Header);

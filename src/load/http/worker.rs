@@ -126,7 +126,7 @@ impl<'a> Worker<'a> {
             })
             .collect();
         let mut result = LoadResult::new();
-        let gather = (plan.coalesce && pacer.is_none() && n >= gather::MIN_IN_FLIGHT)
+        let gather = (plan.coalesce && pacer.is_none())
             .then(|| Gather::for_run(n, &mut result.notes))
             .flatten();
         Ok(Worker {
