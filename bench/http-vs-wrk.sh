@@ -34,7 +34,10 @@
 # Usage: bench/http-vs-wrk.sh [-r ROUNDS] [-d SECONDS] [-c CONNS] [-p PATH] [-V "lo rfs"] [-P]
 # Environment: SCALELAB (a prebuilt scalelab binary, so nothing compiles
 # under the bench lock; default: build target/release/scalelab), COOLDOWN (3),
-# COALESCE (unset; 1 adds scalelab's opt-in --coalesce).
+# COALESCE (unset; 1 adds scalelab's opt-in --coalesce), FLOOR (unset; 1
+# adds a third client to each round, bench/floor-client.c built with cc: the
+# least an epoll client can do per request, with no clock, histogram or
+# parsing, to show how low any client of this design could go).
 # Takes about 2 variants * 2 tools * ROUNDS * (2 * SECONDS + COOLDOWN) s:
 # under 3 min for -r 4 -d 3; -P -r 3 -d 3 -V lo about 2.5 min.
 set -euo pipefail
@@ -54,7 +57,7 @@ while getopts "r:d:c:p:V:Ph" opt; do
         p) URL_PATH=$OPTARG ;;
         V) VARIANTS=$OPTARG ;;
         P) PROFILE=1 ;;
-        *) sed -n '2,38p' "$0"; exit 2 ;;
+        *) sed -n '2,41p' "$0"; exit 2 ;;
     esac
 done
 case " $VARIANTS " in
@@ -74,6 +77,13 @@ done
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/scalelab-bin.sh
 . "$ROOT/bench/scalelab-bin.sh"
+TOOLS="wrk scalelab"
+if [ -n "${FLOOR:-}" ]; then
+    command -v cc >/dev/null || { echo "missing: cc (for FLOOR=1)" >&2; exit 1; }
+    FLOOR_BIN=$(mktemp /tmp/scalelab-floor-client.XXXXXX)
+    cc -O2 -Wall -o "$FLOOR_BIN" "$ROOT/bench/floor-client.c"
+    TOOLS="wrk scalelab floor"
+fi
 if [ -n "$PROFILE" ]; then
     for tool in perf strace; do
         command -v "$tool" >/dev/null || { echo "missing: $tool (for -P)" >&2; exit 1; }
@@ -102,6 +112,7 @@ cleanup() {
         echo "$FLOW_ENTRIES_BEFORE" >/proc/sys/net/core/rps_sock_flow_entries
     fi
     rm -rf "$WORK"
+    rm -f "${FLOOR_BIN:-}"
 }
 trap cleanup EXIT INT TERM
 
@@ -189,7 +200,10 @@ nginx_ticks() { awk '{print $14+$15}' "/proc/${NGINX_WORKER[$1]}/stat"; }
 
 # client_cmd TOOL MODE: sets CMD to the client's command line.
 client_cmd() {
-    if [ "$1" = wrk ]; then
+    if [ "$1" = floor ]; then
+        CMD=("$FLOOR_BIN" 127.0.0.1 "$PORT" "$URL_PATH" "$CONNS" "$SECS" "$2")
+        return
+    elif [ "$1" = wrk ]; then
         CMD=(wrk -t1 -c"$CONNS" -d"${SECS}s")
         [ "$2" = close ] && CMD+=(-H 'Connection: close')
     else
@@ -205,7 +219,11 @@ parse_client() {
 import json, re, sys
 tool, out = sys.argv[1:]
 text = open(out).read()
-if tool == "wrk":
+if tool == "floor":
+    m = re.search(r"requests (\d+) seconds ([\d.]+)", text)
+    reqs = int(m.group(1))
+    rps = reqs / float(m.group(2))
+elif tool == "wrk":
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
     reqs = int(re.search(r"(\d+) requests in", text).group(1))
     errs = re.search(r"Socket errors: (.*)", text)
@@ -334,7 +352,7 @@ echo "$ROUNDS rounds x ${SECS}s, -t1 -c$CONNS, alternating wrk / scalelab${COALE
 for mode in keepalive close; do
     for round in $(seq "$ROUNDS"); do
         for v in $VARIANTS; do
-            for tool in wrk scalelab; do
+            for tool in $TOOLS; do
                 run_one "$v" "$tool" "$mode" "$round"
                 tail -n1 "$RESULTS" | awk -F'\t' '{printf "  %-4s %-9s %-8s round %s: %10.0f req/s  cpu %.2fs  other load %s%%\n", $1, $2, $3, $4, $5, $7, $8}'
                 cool "$mode"
@@ -359,8 +377,10 @@ for v in sys.argv[2].split():
     for mode in ("keepalive", "close"):
         mine = [r for r in rows if r[0] == v and r[1] == mode]
         med = {}
-        for tool in ("wrk", "scalelab"):
+        for tool in ("wrk", "scalelab", "floor"):
             runs = [r for r in mine if r[2] == tool]
+            if not runs:
+                continue
             med[tool] = (st.median(map(rps_of, runs)), st.median(cpu_of(r) * 1e5 for r in runs))
             spread = f"{min(map(rps_of, runs)):.0f}-{max(map(rps_of, runs)):.0f}"
             print(f"{mode:<10}{tool:<10}{med[tool][0]:>14.0f}{med[tool][1]:>16.3f}{len(runs):>6}   req/s range {spread}")
@@ -374,5 +394,8 @@ for v in sys.argv[2].split():
         quiet = [(s, w) for s, w in pairs if float(s[7]) < QUIET and float(w[7]) < QUIET]
         if quiet:
             print(f"{mode:<10}{'quiet':<10}{ratio(quiet, rps_of):>13.2f}x{ratio(quiet, cpu_of):>15.2f}x        same, {len(quiet)} rounds where other load < {QUIET}% in both runs")
+        floors = [(by[("floor", n)], by[("wrk", n)]) for (t, n) in by if t == "wrk" and ("floor", n) in by]
+        if floors:
+            print(f"{mode:<10}{'floor':<10}{ratio(floors, rps_of):>13.2f}x{ratio(floors, cpu_of):>15.2f}x        median of per-round floor-client/wrk")
 print("(req/s: higher is better; cpu s per 100k requests: lower is better)")
 PY
