@@ -22,7 +22,10 @@
 #   to the reading socket's CPU, as between two machines: bench/rfs-netns.sh.
 #   Report RPS=1 figures beside RPS=0 ones, never alone), COALESCE (unset;
 #   1 adds scalelab's opt-in --coalesce: one wakeup per half the replies,
-#   which pays only where the server is saturated).
+#   which pays only where the server is saturated), FLOOR (unset; 1 adds,
+#   for select-only, a third client to each round: bench/floor-pg.c built
+#   with cc, the least a client can do per transaction, with no clock,
+#   histogram or checks, to show how low any client of this design could go).
 # Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
 set -euo pipefail
 
@@ -50,7 +53,14 @@ RPS=${RPS:-0}
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/pg-server.sh
 . bench/pg-server.sh
+if [ -n "${FLOOR:-}" ]; then
+    command -v cc >/dev/null || { echo "missing: cc (for FLOOR=1)" >&2; exit 1; }
+fi
 pg_server_start pg-vs-pgbench synchronous_commit=off
+if [ -n "${FLOOR:-}" ]; then
+    FLOOR_BIN=$WORK/floor-pg
+    cc -O2 -Wall -o "$FLOOR_BIN" bench/floor-pg.c
+fi
 echo "-M $MODE${COALESCE:+, scalelab --coalesce}" >&2
 POSTMASTER=$(head -n 1 "$WORK/data/postmaster.pid")
 HZ=$(getconf CLK_TCK)
@@ -80,6 +90,12 @@ run() {
         taskset -c "$CLIENT_CPU" "${IN_NS[@]}" /usr/bin/time -f "%U %S %e" -o "$cpu" \
             pgbench -h 127.0.0.1 -p "$PORT" -U postgres -M "$MODE" "${flag[@]}" \
             -c "$clients" -j 1 -T "$DURATION" postgres >"$out" 2>&1
+    elif [ "$tool" = floor ]; then
+        taskset -c "$CLIENT_CPU" "${IN_NS[@]}" /usr/bin/time -f "%U %S %e" -o "$cpu" \
+            "$FLOOR_BIN" "$PORT" "$clients" "$DURATION" "$SCALE" >"$out" 2>&1
+        # The same two lines pgbench and scalelab print.
+        awk '/^transactions/ { printf "tps = %f\nnumber of transactions actually processed: %d\n", $2 / $4, $2 }' \
+            "$out" >"$out.2" && mv "$out.2" "$out"
     else
         taskset -c "$CLIENT_CPU" "${IN_NS[@]}" /usr/bin/time -f "%U %S %e" -o "$cpu" \
             "$SCALELAB" load pg "$CONN" --script "$script" -M "$MODE" -c "$clients" -j 1 ${COALESCE:+--coalesce} \
@@ -101,6 +117,7 @@ for script in $SCRIPTS; do
         for round in $(seq "$ROUNDS"); do
             # Alternate which tool goes first, so drift does not favour one.
             if [ $((round % 2)) = 1 ]; then order="pgbench scalelab"; else order="scalelab pgbench"; fi
+            if [ -n "${FLOOR:-}" ] && [ "$script" = select-only ]; then order="$order floor"; fi
             for tool in $order; do
                 read -r tps txns cpu other < <(run "$tool" "$script" "$clients")
                 echo "$script $clients $tool $round tps=$tps txns=$txns cpu_s=$cpu other_load=$other%" >&2
@@ -127,7 +144,10 @@ function median(list,   n, a, i, j, t) {
     r_tps[key, $4, $3] = $5
     r_cpu[key, $4, $3] = $7 / $6 * 10000
     r_other[key, $4, $3] = $8
-    if ((key, $4, "pgbench") in r_tps && (key, $4, "scalelab") in r_tps) {
+    if ($3 == "floor" && (key, $4, "pgbench") in r_tps) {
+        floor_tps[key] = floor_tps[key] " " r_tps[key, $4, "floor"] / r_tps[key, $4, "pgbench"]
+        floor_cpu[key] = floor_cpu[key] " " r_cpu[key, $4, "floor"] / r_cpu[key, $4, "pgbench"]
+    } else if ($3 != "floor" && (key, $4, "pgbench") in r_tps && (key, $4, "scalelab") in r_tps) {
         tr = r_tps[key, $4, "scalelab"] / r_tps[key, $4, "pgbench"]
         cr = r_cpu[key, $4, "scalelab"] / r_cpu[key, $4, "pgbench"]
         tps_ratio[key] = tps_ratio[key] " " tr
@@ -148,6 +168,12 @@ END {
         printf "%-12s %7d | %11.0f %12.0f %7.2f | %11.3f %12.3f %7.2f | %s\n", p[1], p[2],
             median(tps[k, "pgbench"]), median(tps[k, "scalelab"]), median(tps_ratio[k]),
             median(cpu[k, "pgbench"]), median(cpu[k, "scalelab"]), median(cpu_ratio[k]), q
+    }
+    for (i = 1; i <= n; i++) {
+        k = order[i]; split(k, p, " ")
+        if (k in floor_tps)
+            printf "%-12s %7d | floor-pg/pgbench: TPS %.2f, CPU %.2f (medians of per-round ratios)\n", p[1], p[2],
+                median(floor_tps[k]), median(floor_cpu[k])
     }
     print "(TPS: higher is better; CPU s per 10k transactions: lower is better; ratios are"
     print " medians of per-round scalelab/pgbench; quiet rounds: other load < " QUIET "% in both runs)"
