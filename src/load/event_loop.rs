@@ -17,7 +17,7 @@
 //! ([`super::gather`]).
 
 use super::gate::Gate;
-use super::gather::{self, Gather, ReplyGap};
+use super::gather::{self, Gather, Gathered, ReplyGap, WaitError};
 use super::timerfd::TimerFd;
 use super::{result::new_histogram, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
@@ -214,8 +214,8 @@ impl<S: Session> Ctx<'_, S> {
 /// What a worker hands back.
 pub(crate) struct WorkerOutput<L> {
     pub result: LoadResult,
-    /// Coalescing: waits that slept, and the replies they gathered.
-    pub gathered: Option<(u64, u64)>,
+    /// Coalescing: what its waits gathered.
+    pub gathered: Option<Gathered>,
     pub lag: Histogram<u64>,
     pub local: L,
 }
@@ -245,22 +245,19 @@ pub(crate) fn run_workers<S: Session>(
     let mut result = LoadResult::new();
     let mut lag = new_histogram();
     let mut locals = Vec::with_capacity(outs.len());
-    let mut gathered: Option<(u64, u64)> = None;
+    let mut gathered = None;
     for out in outs {
         let out = out
             .map_err(|_| LoadError::Setup("a load worker thread panicked".into()))?
             .map_err(LoadError::Io)?;
         result.merge(&out.result);
-        if let Some((w, r)) = out.gathered {
-            let (sw, sr) = gathered.get_or_insert((0, 0));
-            (*sw, *sr) = (*sw + w, *sr + r);
-        }
+        gathered = Gathered::merge(gathered, out.gathered);
         let _ = lag.add(&out.lag);
         locals.push(out.local);
     }
     result.client_cpu = cpu;
-    if let Some((waits, replies)) = gathered {
-        result.notes.push(Gather::note(waits, replies));
+    if let Some(g) = gathered {
+        result.notes.push(g.note());
     }
     if !lag.is_empty() {
         result.notes.push(format!(
@@ -297,7 +294,7 @@ fn run<S: Session>(
         Pacing::Closed => None,
     };
     Ok(WorkerOutput {
-        gathered: w.gather.as_ref().map(|g| (g.waits, g.replies)),
+        gathered: w.gather.as_ref().map(|g| g.gathered),
         result,
         lag: w.ctx.lag,
         local: w.ctx.local,
@@ -465,13 +462,14 @@ impl<'a, S: Session> Worker<'a, S> {
         if let Some(t) = next_timer.filter(|&t| t > now && t - now < MAX_SLEEP) {
             self.timer.arm(t, now)?;
         }
-        if self.gather.is_none() {
-            poll_events(poll, &mut self.events, sleep)?;
-        } else if let Err(e) = self.coalesced_poll(poll, sleep) {
-            // The ring failed: say so, and go on without it.
-            self.gather = None;
-            self.ctx.result.notes.push(gather::unavailable(&e));
-            poll_events(poll, &mut self.events, sleep)?;
+        match self.coalesced_poll(poll, sleep) {
+            Ok(()) => {}
+            Err(WaitError::Poll(e)) => return Err(e),
+            Err(WaitError::Ring(e)) => {
+                // The ring failed: say so, and go on without it.
+                gather::give_up(&mut self.gather, &mut self.ctx.result.notes, &e);
+                poll_events(poll, &mut self.events, sleep)?;
+            }
         }
         for ev in self.events.iter() {
             if ev.token() == TIMER_TOKEN {
@@ -486,39 +484,28 @@ impl<'a, S: Session> Worker<'a, S> {
     }
 
     /// Waits for events as [`poll_events`] does; when coalescing, first
-    /// for half of the replies in flight ([`gather`]).
-    fn coalesced_poll(&mut self, poll: &mut Poll, sleep: Duration) -> std::io::Result<()> {
+    /// for half of the replies in flight ([`Gather::turn`]).
+    fn coalesced_poll(&mut self, poll: &mut Poll, sleep: Duration) -> Result<(), WaitError> {
+        let events = &mut self.events;
         let Some(g) = self.gather.as_mut() else {
-            return poll_events(poll, &mut self.events, sleep);
+            return poll_events(poll, events, sleep).map_err(WaitError::Poll);
         };
         let mut in_flight = 0;
         for (token, s) in self.sessions.iter().enumerate() {
             match s.socket() {
                 Some((fd, serial)) if s.is_busy() => {
                     in_flight += 1;
-                    g.watch(token, fd, (u64::from(serial) << 32) | fd as u64)?;
+                    g.watch(token, fd, (u64::from(serial) << 32) | fd as u64)
+                        .map_err(WaitError::Ring)?;
                 }
-                _ => g.forget(token)?,
+                _ => g.forget(token).map_err(WaitError::Ring)?,
             }
         }
-        // Runs the queued arms and cancels (releasing closed sockets) and
-        // drops the signals of replies already read.
-        g.flush()?;
-        match gather::plan(self.gap.get(), in_flight) {
-            Some((want, bound)) => {
-                poll_events(poll, &mut self.events, Duration::ZERO)?;
-                if self.events.is_empty() {
-                    g.wait(want, bound.min(sleep))?;
-                    poll_events(poll, &mut self.events, Duration::ZERO)?;
-                }
-            }
-            None => poll_events(poll, &mut self.events, sleep)?,
-        }
-        let replies = self
-            .events
-            .iter()
-            .filter(|e| e.token() != TIMER_TOKEN)
-            .count();
+        g.turn(&self.gap, in_flight, sleep, |timeout| {
+            poll_events(poll, events, timeout)?;
+            Ok(!events.is_empty())
+        })?;
+        let replies = events.iter().filter(|e| e.token() != TIMER_TOKEN).count();
         self.gap.add(replies, Instant::now());
         Ok(())
     }

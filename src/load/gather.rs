@@ -112,6 +112,53 @@ pub fn plan(gap: Duration, in_flight: usize) -> Option<(usize, Duration)> {
     Some((in_flight / SHARE, round_trip.clamp(MIN_WAIT, MAX_WAIT)))
 }
 
+/// Why a coalesced wait failed: the ring (the run goes on without
+/// coalescing, with a note: [`give_up`]) or epoll itself (an error as it
+/// is without coalescing).
+#[derive(Debug)]
+pub enum WaitError {
+    Ring(io::Error),
+    Poll(io::Error),
+}
+
+/// Drops a worker's failed ring and notes that the run stopped coalescing.
+pub fn give_up(ring: &mut Option<Gather>, notes: &mut Vec<String>, e: &io::Error) {
+    *ring = None;
+    notes.push(unavailable(e));
+}
+
+/// What a worker's waits gathered: the waits that slept and the replies
+/// they gathered (for the run's note).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gathered {
+    pub waits: u64,
+    pub replies: u64,
+}
+
+impl Gathered {
+    /// The sum of two workers' counts (`None`: a worker that did not
+    /// coalesce).
+    pub fn merge(a: Option<Gathered>, b: Option<Gathered>) -> Option<Gathered> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(Gathered {
+                waits: a.waits + b.waits,
+                replies: a.replies + b.replies,
+            }),
+            (x, None) | (None, x) => x,
+        }
+    }
+
+    /// The run's note: how much the waits gathered.
+    pub fn note(&self) -> String {
+        format!(
+            "coalesced: {} waits gathered {} replies ({:.1} per wakeup)",
+            self.waits,
+            self.replies,
+            self.replies as f64 / self.waits.max(1) as f64
+        )
+    }
+}
+
 /// User data of the cancel entries (their completions are ignored).
 const CANCEL: u64 = u64::MAX;
 
@@ -160,9 +207,8 @@ pub struct Gather {
     arms: Vec<u32>,
     /// Arms or cancels queued and not yet submitted.
     queued: bool,
-    /// Waits that slept, and the replies they gathered (for the run's note).
-    pub waits: u64,
-    pub replies: u64,
+    /// What the waits gathered so far.
+    pub gathered: Gathered,
 }
 
 fn user_data(token: usize, arm: u32) -> u64 {
@@ -190,8 +236,7 @@ impl Gather {
             armed: vec![None; tokens],
             arms: vec![0; tokens],
             queued: false,
-            waits: 0,
-            replies: 0,
+            gathered: Gathered::default(),
         })
     }
 
@@ -281,7 +326,7 @@ impl Gather {
     pub fn wait(&mut self, want: usize, timeout: Duration) -> io::Result<usize> {
         let deadline = Instant::now() + timeout;
         let mut seen = 0;
-        self.waits += 1;
+        self.gathered.waits += 1;
         while seen < want {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -290,7 +335,7 @@ impl Gather {
             self.enter(want - seen, left)?;
             seen += self.reap();
         }
-        self.replies += seen as u64;
+        self.gathered.replies += seen as u64;
         Ok(seen)
     }
 
@@ -329,12 +374,30 @@ impl Gather {
         seen
     }
 
-    /// The run's note: how much the waits gathered.
-    pub fn note(waits: u64, replies: u64) -> String {
-        format!(
-            "coalesced: {waits} waits gathered {replies} replies ({:.1} per wakeup)",
-            replies as f64 / waits.max(1) as f64
-        )
+    /// One wait of a worker that has watched its busy sockets: flushes,
+    /// then, if `in_flight` allows coalescing ([`plan`]), reads what epoll
+    /// already holds (`poll(timeout)` returns whether it read any events)
+    /// and only if that was nothing waits for half the replies before
+    /// reading epoll again; otherwise it simply polls for up to `timeout`.
+    pub fn turn(
+        &mut self,
+        gap: &ReplyGap,
+        in_flight: usize,
+        timeout: Duration,
+        mut poll: impl FnMut(Duration) -> io::Result<bool>,
+    ) -> Result<(), WaitError> {
+        // Runs the queued arms and cancels (releasing closed sockets) and
+        // drops the signals of replies already read.
+        self.flush().map_err(WaitError::Ring)?;
+        let Some((want, bound)) = plan(gap.get(), in_flight) else {
+            return poll(timeout).map(drop).map_err(WaitError::Poll);
+        };
+        if !poll(Duration::ZERO).map_err(WaitError::Poll)? {
+            self.wait(want, bound.min(timeout))
+                .map_err(WaitError::Ring)?;
+            poll(Duration::ZERO).map_err(WaitError::Poll)?;
+        }
+        Ok(())
     }
 }
 
@@ -394,7 +457,13 @@ mod tests {
         // The polls are multishot: a second reply on a socket signals again.
         p[1].1.write_all(b"z").unwrap();
         assert_eq!(g.wait(1, Duration::from_secs(5)).unwrap(), 1);
-        assert_eq!((g.waits, g.replies), (3, 3));
+        assert_eq!(
+            g.gathered,
+            Gathered {
+                waits: 3,
+                replies: 3
+            }
+        );
     }
 
     #[test]
@@ -427,9 +496,72 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_waits_only_when_epoll_holds_nothing_and_tells_epoll_failures_apart() {
+        let mut g = Gather::new(8).unwrap();
+        let p = pairs(8);
+        for (i, (ours, _)) in p.iter().enumerate() {
+            g.watch(i, ours.as_raw_fd(), i as u64).unwrap();
+        }
+        let mut gap = ReplyGap::default();
+        let t0 = Instant::now();
+        gap.add(1, t0);
+        gap.add(64, t0 + Duration::from_micros(64));
+        let long = Duration::from_secs(5);
+        // Nothing in epoll: one wait (bounded by the round trip), then epoll.
+        let mut polls = Vec::new();
+        g.turn(&gap, 8, long, |t| {
+            polls.push(t);
+            Ok(false)
+        })
+        .unwrap();
+        assert_eq!(polls, [Duration::ZERO, Duration::ZERO]);
+        assert_eq!(g.gathered.waits, 1);
+        // Events already there: no wait.
+        polls.clear();
+        g.turn(&gap, 8, long, |t| {
+            polls.push(t);
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!((polls.len(), g.gathered.waits), (1, 1));
+        // Too few in flight: epoll alone, for the whole timeout.
+        polls.clear();
+        g.turn(&gap, 7, long, |t| {
+            polls.push(t);
+            Ok(false)
+        })
+        .unwrap();
+        assert_eq!((polls, g.gathered.waits), (vec![long], 1));
+        let failed = g.turn(&gap, 8, long, |_| Err(io::ErrorKind::Interrupted.into()));
+        assert!(matches!(failed, Err(WaitError::Poll(_))), "{failed:?}");
+    }
+
+    #[test]
+    fn workers_counts_add_up() {
+        let one = Gathered {
+            waits: 2,
+            replies: 9,
+        };
+        assert_eq!(Gathered::merge(None, None), None);
+        assert_eq!(Gathered::merge(Some(one), None), Some(one));
+        assert_eq!(Gathered::merge(None, Some(one)), Some(one));
+        assert_eq!(
+            Gathered::merge(Some(one), Some(one)),
+            Some(Gathered {
+                waits: 4,
+                replies: 18
+            })
+        );
+    }
+
+    #[test]
     fn the_note_says_how_much_each_wakeup_gathered() {
         assert_eq!(
-            Gather::note(4, 30),
+            Gathered {
+                waits: 4,
+                replies: 30
+            }
+            .note(),
             "coalesced: 4 waits gathered 30 replies (7.5 per wakeup)"
         );
     }

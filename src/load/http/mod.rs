@@ -14,7 +14,7 @@ pub(crate) mod sys;
 pub(crate) mod url;
 mod worker;
 
-use crate::load::gather::Gather;
+use crate::load::gather::Gathered;
 use crate::load::{
     process_cpu, raise_fd_limit, Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing,
 };
@@ -305,10 +305,7 @@ fn merge_extra(a: Extra, b: Extra) -> Extra {
         stalled: a.stalled || b.stalled,
         server_closed_first: a.server_closed_first + b.server_closed_first,
         client_closed_first: a.client_closed_first + b.client_closed_first,
-        gathered: match (a.gathered, b.gathered) {
-            (Some((w1, r1)), Some((w2, r2))) => Some((w1 + w2, r1 + r2)),
-            (x, None) | (None, x) => x,
-        },
+        gathered: Gathered::merge(a.gathered, b.gathered),
     }
 }
 
@@ -340,8 +337,8 @@ fn notes(r: &LoadResult, extra: &Extra, addr: SocketAddr) -> Vec<String> {
             extra.client_closed_first
         ));
     }
-    if let Some((waits, replies)) = extra.gathered {
-        notes.push(Gather::note(waits, replies));
+    if let Some(g) = extra.gathered {
+        notes.push(g.note());
     }
     if extra.stalled {
         notes.push("stopped early: no request completed for several seconds".into());

@@ -62,6 +62,6 @@ pub struct Extra {
     /// TIME_WAIT), and those the client had to close first.
     pub server_closed_first: u64,
     pub client_closed_first: u64,
-    /// Coalescing: waits that slept, and the responses they gathered.
-    pub gathered: Option<(u64, u64)>,
+    /// Coalescing: what the waits gathered.
+    pub gathered: Option<crate::load::gather::Gathered>,
 }

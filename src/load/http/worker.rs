@@ -15,7 +15,7 @@ use super::codec::{Eof, Parsed, Response, ResponseParser};
 use super::pacer::Pacer;
 use super::plan::{Assignment, Extra, Plan};
 use super::sys;
-use crate::load::gather::{self, Gather, ReplyGap};
+use crate::load::gather::{self, Gather, ReplyGap, WaitError};
 use crate::load::{ErrorKind, LoadResult};
 use crate::shutdown::Shutdown;
 use crate::units::Micros;
@@ -76,7 +76,7 @@ pub fn run(plan: &Plan, job: Assignment, shutdown: &Shutdown) -> io::Result<(Loa
     }
     let mut w = Worker::new(plan, job)?;
     w.run(shutdown);
-    w.extra.gathered = w.gather.as_ref().map(|g| (g.waits, g.replies));
+    w.extra.gathered = w.gather.as_ref().map(|g| g.gathered);
     Ok((w.result, w.extra))
 }
 
@@ -194,46 +194,40 @@ impl<'a> Worker<'a> {
     }
 
     /// Waits up to `timeout` for events; when coalescing, first for half of
-    /// the responses in flight (see [`gather`]). A ring that fails is
+    /// the responses in flight (see [`Gather::turn`]). A ring that fails is
     /// dropped with a note, and the run goes on without it.
     fn wait(&mut self, events: &mut Events, timeout: Duration) -> io::Result<()> {
-        if self.gather.is_some() {
-            match self.coalesced_poll(events, timeout) {
-                Ok(()) => return Ok(()),
-                Err(e) => {
-                    self.gather = None;
-                    self.result.notes.push(gather::unavailable(&e));
-                }
+        match self.coalesced_poll(events, timeout) {
+            Ok(()) => Ok(()),
+            Err(WaitError::Poll(e)) => Err(e),
+            Err(WaitError::Ring(e)) => {
+                gather::give_up(&mut self.gather, &mut self.result.notes, &e);
+                self.poll.poll(events, Some(timeout))
             }
         }
-        self.poll.poll(events, Some(timeout))
     }
 
-    fn coalesced_poll(&mut self, events: &mut Events, timeout: Duration) -> io::Result<()> {
+    /// Polls as usual, or coalesces when the worker has a ring.
+    fn coalesced_poll(&mut self, events: &mut Events, timeout: Duration) -> Result<(), WaitError> {
         let Some(g) = self.gather.as_mut() else {
-            return Ok(());
-        };
-        let Some((want, bound)) = gather::plan(self.gap.get(), self.in_flight as usize) else {
-            self.poll.poll(events, Some(timeout))?;
-            self.gap
-                .add(events.iter().count(), std::time::Instant::now());
-            return Ok(());
+            return self
+                .poll
+                .poll(events, Some(timeout))
+                .map_err(WaitError::Poll);
         };
         for (i, c) in self.clients.iter().enumerate() {
             if let (Phase::Waiting, Some(s)) = (c.phase, &c.stream) {
                 use std::os::fd::AsRawFd;
                 let fd = s.as_raw_fd();
-                g.watch(i, fd, (u64::from(c.generation) << 32) | fd as u64)?;
+                g.watch(i, fd, (u64::from(c.generation) << 32) | fd as u64)
+                    .map_err(WaitError::Ring)?;
             }
         }
-        // Runs the queued arms and drops the signals of responses already
-        // read, so the wait counts only new ones.
-        g.flush()?;
-        self.poll.poll(events, Some(Duration::ZERO))?;
-        if events.is_empty() {
-            g.wait(want, bound.min(timeout))?;
-            self.poll.poll(events, Some(Duration::ZERO))?;
-        }
+        let poll = &mut self.poll;
+        g.turn(&self.gap, self.in_flight as usize, timeout, |t| {
+            poll.poll(events, Some(t))?;
+            Ok(!events.is_empty())
+        })?;
         self.gap
             .add(events.iter().count(), std::time::Instant::now());
         Ok(())
@@ -606,8 +600,7 @@ impl<'a> Worker<'a> {
             let _ = self.poll.registry().deregister(&mut s);
             drop(s);
             if let Err(e) = g.forget(i).and_then(|()| g.flush()) {
-                self.gather = None;
-                self.result.notes.push(gather::unavailable(&e));
+                gather::give_up(&mut self.gather, &mut self.result.notes, &e);
             }
         }
         self.park(i);
