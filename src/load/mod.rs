@@ -20,7 +20,6 @@ pub(crate) mod gather;
 pub mod http;
 mod kind;
 pub mod mysql;
-
 pub mod pg;
 pub mod policy;
 pub mod result;

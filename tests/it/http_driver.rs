@@ -312,11 +312,17 @@ fn coalesced_runs_agree_with_nginx_s_access_log() {
             .lines()
             .count() as u64
     };
-    // The start's readiness check (one GET) is logged after its response.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while logged() == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // nginx writes a log line after its response: the count of lines once
+    // it reached `n`, or after 5 s.
+    let logged_once = |n: u64| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while logged() < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        logged()
+    };
+    // The start's readiness check (one GET).
+    logged_once(1);
     for connreqs in [None, Some(1)] {
         let before = logged();
         let mut s = spec(32, 1, 60_000);
@@ -326,12 +332,11 @@ fn coalesced_runs_agree_with_nginx_s_access_log() {
         let r = run(&nginx.url, &s);
         assert_eq!(r.requests, 3000, "connreqs {connreqs:?}: {:?}", r.errors);
         assert_eq!(r.errors.total(), 0, "connreqs {connreqs:?}: {:?}", r.errors);
-        // nginx writes its log line after the response: give it a moment.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while logged() < before + 3000 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert_eq!(logged() - before, 3000, "connreqs {connreqs:?}");
+        assert_eq!(
+            logged_once(before + 3000) - before,
+            3000,
+            "connreqs {connreqs:?}"
+        );
         match connreqs {
             None => {
                 let (waits, replies) = crate::gathered(&r.notes);
@@ -356,11 +361,7 @@ fn coalesced_runs_agree_with_nginx_s_access_log() {
     few.max_requests = Some(500);
     let r = run(&nginx.url, &few);
     assert_eq!(r.requests, 500, "{:?}", r.errors);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while logged() < before + 500 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(logged() - before, 500);
+    assert_eq!(logged_once(before + 500) - before, 500);
     assert!(
         r.notes
             .iter()

@@ -495,9 +495,8 @@ fn postgres_open_loop_and_exact_counts() {
 
 /// Sixteen connections on one thread, blocking in epoll_wait and then with
 /// the opt-in reply coalescing (waiting for half the replies at once,
-/// load::gather): the worker
-/// counts exactly what the server ran, draining the transactions in flight
-/// at the end.
+/// load::gather): the worker counts exactly what the server ran, draining
+/// the transactions in flight at the end.
 #[test]
 fn postgres_many_connections_on_one_thread_count_exactly() {
     let s = server(1, "");
