@@ -10,4 +10,17 @@ scripts/setup.sh
 [[ -x "$HOME/.cargo/bin/cargo" ]] && export PATH="$HOME/.cargo/bin:$PATH"
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
+# Tests write only inside their own temporary directories: every file of the
+# working tree (ignored ones too, such as the quickstart's report and store)
+# is the same, to the byte count and modification time, after the suite.
+tree_state() {
+  find . \( -path ./target -o -path ./.git \) -prune -o -type f -printf '%p %s %T@\n' | sort
+}
+before=$(tree_state)
 cargo test --all-targets 2>&1
+after=$(tree_state)
+if [[ "$before" != "$after" ]]; then
+  echo "test: the suite changed files in the working directory (a test must write only in its own temporary directory):" >&2
+  diff <(echo "$before") <(echo "$after") >&2 || true
+  exit 1
+fi

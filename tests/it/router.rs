@@ -352,6 +352,8 @@ fn run_with_sysctl(key: &str) -> (Option<i32>, String, u32) {
     let child = scalelab()
         .args(["--store", store.to_str().unwrap(), "run"])
         .arg(&exp)
+        // The report goes into the working directory: the test's own.
+        .current_dir(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
