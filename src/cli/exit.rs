@@ -1,5 +1,5 @@
 //! The exit codes, so that a script can tell a partial run from an empty
-//! one. Listed in `--help` ([`HELP`]) and the README.
+//! one. Listed in `--help` ([`HELP`]) and docs/commands.md.
 
 /// Every trial (or the load run) measured what it should.
 pub const OK: i32 = 0;

@@ -3,6 +3,7 @@
 
 mod analysis;
 mod dns;
+mod docs;
 mod doctor;
 mod exit_codes;
 mod html_valid;

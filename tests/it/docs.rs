@@ -1,0 +1,96 @@
+//! The documentation agrees with the code: the kind lists in
+//! `docs/recipes.md` are the registries' kinds, and every relative link in
+//! the README and `docs/` names a file that exists.
+
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The backticked words on the line of `doc` that starts with `prefix`.
+fn listed(doc: &str, prefix: &str) -> Vec<String> {
+    let line = doc
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("docs/recipes.md has no line starting with {prefix:?}"));
+    let (_, list) = line.split_once(':').expect("a colon before the list");
+    let mut kinds: Vec<String> = list
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    kinds.sort();
+    kinds
+}
+
+fn sorted(names: Vec<&str>) -> Vec<String> {
+    let mut v: Vec<String> = names.into_iter().map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_kind_lists_are_the_registries() {
+    let doc = std::fs::read_to_string(repo().join("docs/recipes.md")).unwrap();
+    assert_eq!(
+        listed(&doc, "Server kinds"),
+        sorted(scalelab::target::kind_names()),
+        "docs/recipes.md's server kinds against target::KINDS"
+    );
+    assert_eq!(
+        listed(&doc, "Load kinds"),
+        sorted(scalelab::load::kind_names()),
+        "docs/recipes.md's load kinds against load::KINDS"
+    );
+}
+
+/// The targets of `[text](target)` links in `md` that are paths in this
+/// repository (not URLs, not anchors), without any `#anchor`.
+fn relative_links(md: &str) -> Vec<String> {
+    md.split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(')').map(|(t, _)| t))
+        .map(|t| t.split('#').next().unwrap_or("").to_string())
+        .filter(|t| !t.is_empty() && !t.contains("://") && !t.starts_with("mailto:"))
+        .collect()
+}
+
+fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            markdown_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_relative_link_in_the_docs_resolves() {
+    let mut files = vec![repo().join("README.md"), repo().join("CONTRIBUTING.md")];
+    markdown_files(&repo().join("docs"), &mut files);
+    assert!(files.len() > 10, "the docs were found: {files:?}");
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for link in relative_links(&text) {
+            checked += 1;
+            let target = file.parent().unwrap().join(&link);
+            if !target.exists() {
+                broken.push(format!("{}: {link}", file.display()));
+            }
+        }
+    }
+    assert!(checked > 10, "links were found ({checked})");
+    assert!(broken.is_empty(), "broken links: {broken:#?}");
+}
+
+#[test]
+fn relative_links_are_told_from_urls_and_anchors() {
+    let md = "[a](docs/x.md) [b](https://example.org/y) [c](#top) [d](guides/z.md#run)";
+    assert_eq!(relative_links(md), ["docs/x.md", "guides/z.md"]);
+}
