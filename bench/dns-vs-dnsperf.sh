@@ -14,7 +14,7 @@
 #    >= 0.9), and whether either fell behind its schedule.
 # Per-run lines go to stderr.
 #
-# Usage: flock /work/helpers/bench.lock bench/dns-vs-dnsperf.sh
+# Usage: flock target/bench.lock bench/dns-vs-dnsperf.sh
 # Environment: DURATION (s per NSD run, 4), ROUNDS (NSD alternations, 6),
 #   RAMP (s, 15), MAX_RATE (qps, 60000), RAMP_ROUNDS (3), SERVER_CPU (1),
 #   CLIENT_CPU (0). Takes about 2*ROUNDS*DURATION + 2*RAMP_ROUNDS*(RAMP+8) s.

@@ -28,7 +28,7 @@
 # veth TX drops (R's input backlog full), R's r1 TX drops (B's backlog
 # full), B's UDP receive-buffer errors (B's socket full).
 #
-# Usage: flock /work/helpers/bench.lock bench/forward-vs-iperf3.sh [-r ROUNDS] [-d SECONDS] [-t TRIAL] [-v VARIANT] [-g METHOD]
+# Usage: flock target/bench.lock bench/forward-vs-iperf3.sh [-r ROUNDS] [-d SECONDS] [-t TRIAL] [-v VARIANT] [-g METHOD]
 # Environment: SCALELAB (a prebuilt scalelab binary, so nothing compiles
 # under the bench lock; default: build target/release/scalelab).
 # Takes about ROUNDS * (SECONDS + 2 + ~10 * (TRIAL + 0.2 s)) (-r 3 -d 5 -t 1s:

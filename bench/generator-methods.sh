@@ -18,7 +18,7 @@
 # Each row records the CPU share (of both CPUs) used by processes other than
 # scalelab during the run (R's softirq work counts there, so it overstates).
 #
-# Usage: flock /work/helpers/bench.lock bench/generator-methods.sh [-r ROUNDS] [-d SECONDS]
+# Usage: flock target/bench.lock bench/generator-methods.sh [-r ROUNDS] [-d SECONDS]
 # Environment: SCALELAB (a prebuilt scalelab binary, so nothing compiles
 # under the bench lock; default: build target/release/scalelab).
 # Takes about 3 * ROUNDS * (1.25 * SECONDS + 1) s: ~40 s for -r 4 -d 2.

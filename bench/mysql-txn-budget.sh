@@ -46,7 +46,7 @@
 #   binary; default: build target/release/scalelab).
 # Takes about |SCRIPTS| * (ROUNDS * (|THREADS| + 1) * (2 * WINDOW + 3) +
 # WARMUP) s plus ~15 s of setup: ~2.5 min by default. Run it under
-# `flock /work/helpers/bench.lock`.
+# `flock target/bench.lock`.
 set -euo pipefail
 
 THREADS=${THREADS:-"1 2 4 8"}

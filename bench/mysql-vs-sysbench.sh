@@ -38,7 +38,7 @@
 #   target/release/scalelab), COALESCE (unset; 1 adds scalelab's opt-in
 #   --coalesce).
 # Takes about 2 * |SCRIPTS| * (ROUNDS * DURATION + WARMUP) s plus ~15 s of
-# setup (ROUNDS=4: ~75 s). Run it under `flock /work/helpers/bench.lock`.
+# setup (ROUNDS=4: ~75 s). Run it under `flock target/bench.lock`.
 set -euo pipefail
 
 DURATION=${DURATION:-3}

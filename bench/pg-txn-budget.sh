@@ -35,7 +35,7 @@
 #   then the client no longer runs the backends' TCP receive. Needs root;
 #   the host's lo is untouched).
 # Takes about ROUNDS * |CLIENTS| * 2 * (2 * WINDOW + 5) s plus setup:
-# ~2.5 min by default. Run it under `flock /work/helpers/bench.lock`.
+# ~2.5 min by default. Run it under `flock target/bench.lock`.
 set -euo pipefail
 
 CLIENTS=${CLIENTS:-"4 16"}

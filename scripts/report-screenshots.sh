@@ -8,7 +8,7 @@
 # SCALELAB_BIN=path uses that binary instead of building the release one.
 # The runs take about 2 minutes together (pgbench-smp-scaling ~50 s,
 # pg-readonly-dbsize ~30 s plus building its datasets once, nginx-server-cpus
-# and each quickstart ~10 s); they hold /work/helpers/bench.lock when it
+# and each quickstart ~10 s); they hold target/bench.lock when it
 # exists, so they never overlap a benchmark. Needs chromium and tidy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ mkdir -p "$out"
 bin=${SCALELAB_BIN:-target/release/scalelab}
 [[ -n ${SCALELAB_BIN:-} ]] || cargo build --release --quiet
 store="$out/runs.sqlite"
-lock=/work/helpers/bench.lock
+lock=target/bench.lock # the benches take it too (CONTRIBUTING.md)
 locked() { if [[ -e $lock ]]; then flock "$lock" "$@"; else "$@"; fi; }
 
 run() { # recipe -> run id
