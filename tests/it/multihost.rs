@@ -334,3 +334,58 @@ fn an_external_server_without_an_agent_is_started_stopped_and_probed_over_ssh() 
     assert!(!pidfile.exists());
     assert!(lab.processes(1, "http.server").is_empty());
 }
+
+/// The agent files under a test's agent directory (`SCALELAB_AGENT_DIR`).
+fn agent_files(agents: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(agents)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+fn sha256(path: &Path) -> String {
+    let out = Command::new("sha256sum").arg(path).output().unwrap();
+    stdout(&out).split_whitespace().next().unwrap().to_string()
+}
+
+#[test]
+fn a_truncated_agent_at_the_final_name_is_replaced_and_the_run_succeeds() {
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let agents = dir.path().join("agents");
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
+        "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2]\n\
+         [trials]\nduration = \"500ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let run_with_agents = || {
+        lab.scalelab(dir.path())
+            .env("SCALELAB_AGENT_DIR", &agents)
+            .args(["--store", "s.sqlite", "run"])
+            .arg(&exp)
+            .args(["-o", "r.html"])
+            .output()
+            .unwrap()
+    };
+    let out = run_with_agents();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let files = agent_files(&agents);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let agent = &files[0];
+    let whole = std::fs::read(agent).unwrap();
+    // A copy cut short by a killed coordinator, under the final name.
+    std::fs::write(agent, &whole[..whole.len() / 2]).unwrap();
+    let out = run_with_agents();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        sha256(agent),
+        sha256(Path::new(env!("CARGO_BIN_EXE_scalelab"))),
+        "the bad copy was replaced by this build"
+    );
+    assert_eq!(agent_files(&agents).len(), 1, "no temporary copy left");
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    assert_eq!(data.trials[0].status, TrialStatus::Ok);
+}
