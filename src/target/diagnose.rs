@@ -10,17 +10,24 @@ use std::path::Path;
 /// How much of the end of a log is searched.
 const LOG_TAIL_BYTES: u64 = 256 * 1024;
 
-/// What `strerror(ENOSPC)` says, as servers write it into their logs.
-const NO_SPACE: &str = "No space left on device";
+/// What servers write into their logs when their disk is full:
+/// `strerror(ENOSPC)` (nginx, MariaDB's `Errcode: 28`, PostgreSQL's WAL
+/// writes), PostgreSQL's hint after a short write (`could not extend file
+/// ...: wrote only 4096 of 8192 bytes`, no errno), MariaDB's own words.
+const NO_SPACE: [&str; 3] = [
+    "No space left on device",
+    "Check free disk space",
+    "Disk is full",
+];
 
 /// `no space left on device on DIR (from LOG)` when the server's log says
-/// so, or `... (the file system is full)` when its directory has no free
+/// so (any of [`NO_SPACE`] in its last [`LOG_TAIL_BYTES`]), or `... (the file system is full)` when its directory has no free
 /// block left; `None` otherwise, or when the kind keeps no log here.
 pub fn disk_full(target: &dyn Target) -> Option<String> {
     let log = target.server_log()?;
     let dir = log.parent()?;
     let name = log.file_name()?.to_string_lossy().into_owned();
-    if log_tail_mentions(&log, NO_SPACE) {
+    if log_tail_mentions(&log, &NO_SPACE) {
         return Some(format!(
             "no space left on device on {} (from {name})",
             dir.display()
@@ -34,8 +41,8 @@ pub fn disk_full(target: &dyn Target) -> Option<String> {
     })
 }
 
-/// Whether the last [`LOG_TAIL_BYTES`] of `log` contain `needle`.
-fn log_tail_mentions(log: &Path, needle: &str) -> bool {
+/// Whether the last [`LOG_TAIL_BYTES`] of `log` contain any of `needles`.
+fn log_tail_mentions(log: &Path, needles: &[&str]) -> bool {
     let Ok(mut f) = std::fs::File::open(log) else {
         return false;
     };
@@ -49,7 +56,8 @@ fn log_tail_mentions(log: &Path, needle: &str) -> bool {
     if f.read_to_end(&mut bytes).is_err() {
         return false;
     }
-    String::from_utf8_lossy(&bytes).contains(needle)
+    let text = String::from_utf8_lossy(&bytes);
+    needles.iter().any(|n| text.contains(n))
 }
 
 /// Blocks free to unprivileged users on the file system holding `dir`.
@@ -72,12 +80,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("server.log");
         let mut text = "LOG:  checkpoint\n".repeat(50_000);
-        text.push_str("ERROR:  could not extend file \"base/5/16398\": No space left on device\n");
+        text.push_str(
+            "PANIC:  could not write to file \"pg_wal/xlogtemp.79\": No space left on device\n",
+        );
         std::fs::write(&log, text).unwrap();
-        assert!(log_tail_mentions(&log, NO_SPACE));
+        assert!(log_tail_mentions(&log, &NO_SPACE));
+        // PostgreSQL's short write names no errno, only its hint.
+        std::fs::write(
+            &log,
+            "ERROR:  could not extend file \"base/5/16390\": wrote only 4096 of 8192 bytes at block 3298\n\
+             HINT:  Check free disk space.\n",
+        )
+        .unwrap();
+        assert!(log_tail_mentions(&log, &NO_SPACE));
         std::fs::write(&log, "LOG:  database system is ready\n").unwrap();
-        assert!(!log_tail_mentions(&log, NO_SPACE));
-        assert!(!log_tail_mentions(&dir.path().join("absent.log"), NO_SPACE));
+        assert!(!log_tail_mentions(&log, &NO_SPACE));
+        assert!(!log_tail_mentions(
+            &dir.path().join("absent.log"),
+            &NO_SPACE
+        ));
     }
 
     #[test]
