@@ -121,13 +121,17 @@ fn write_experiment(dir: &Path, hosts: &str, body: &str) -> PathBuf {
     path
 }
 
-fn run(lab: &Lab, dir: &Path, exp: &Path) -> Output {
-    lab.scalelab(dir)
-        .args(["--store", "s.sqlite", "run"])
+/// `scalelab --store s.sqlite run EXP -o r.html` on the coordinator host.
+fn run_cmd(lab: &Lab, dir: &Path, exp: &Path) -> Command {
+    let mut c = lab.scalelab(dir);
+    c.args(["--store", "s.sqlite", "run"])
         .arg(exp)
-        .args(["-o", "r.html"])
-        .output()
-        .unwrap()
+        .args(["-o", "r.html"]);
+    c
+}
+
+fn run(lab: &Lab, dir: &Path, exp: &Path) -> Output {
+    run_cmd(lab, dir, exp).output().unwrap()
 }
 
 #[test]
@@ -242,15 +246,7 @@ fn a_client_killed_mid_trial_fails_that_trial_naming_the_host() {
         "[server]\nkind = \"nginx\"\n[sweep]\nconnections = [2, 4]\n\
          [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
     );
-    let child = lab
-        .scalelab(dir.path())
-        .args(["--store", "s.sqlite", "run"])
-        .arg(&exp)
-        .args(["-o", "r.html"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&lab, dir.path(), &exp);
     // Wait for the client agent on h3 to be running a trial, then kill it.
     let victim = lab.agent_in_a_trial(3);
     // SAFETY: kill(2) on a PID we just read from the lab host's namespace.
@@ -367,11 +363,8 @@ fn a_truncated_agent_at_the_final_name_is_replaced_and_the_run_succeeds() {
          [trials]\nduration = \"500ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
     );
     let run_with_agents = || {
-        lab.scalelab(dir.path())
+        run_cmd(&lab, dir.path(), &exp)
             .env("SCALELAB_AGENT_DIR", &agents)
-            .args(["--store", "s.sqlite", "run"])
-            .arg(&exp)
-            .args(["-o", "r.html"])
             .output()
             .unwrap()
     };
@@ -399,12 +392,8 @@ fn a_truncated_agent_at_the_final_name_is_replaced_and_the_run_succeeds() {
 }
 
 /// `scalelab run` of `exp` started in the background (its stderr piped).
-fn spawn_run(lab: &Lab, dir: &Path, exp: &Path, extra: &[&str]) -> std::process::Child {
-    lab.scalelab(dir)
-        .args(["--store", "s.sqlite", "run"])
-        .arg(exp)
-        .args(["-o", "r.html"])
-        .args(extra)
+fn spawn_run(lab: &Lab, dir: &Path, exp: &Path) -> std::process::Child {
+    run_cmd(lab, dir, exp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -424,7 +413,7 @@ fn a_lost_client_agent_fails_only_its_trial_is_reconnected_and_resume_retries_it
         "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2, 4, 6]\n\
          [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
     );
-    let child = spawn_run(&lab, dir.path(), &exp, &[]);
+    let child = spawn_run(&lab, dir.path(), &exp);
     let victim = lab.agent_in_a_trial(3);
     // SAFETY: kill(2) on a PID we just read from the lab host's namespace.
     unsafe { libc::kill(victim as i32, libc::SIGKILL) };
@@ -450,11 +439,8 @@ fn a_lost_client_agent_fails_only_its_trial_is_reconnected_and_resume_retries_it
     );
     // --resume runs the lost host's trial again, and says so.
     let run_id = data.run.id.to_string();
-    let out = lab
-        .scalelab(dir.path())
-        .args(["--store", "s.sqlite", "run"])
-        .arg(&exp)
-        .args(["-o", "r.html", "--resume", &run_id])
+    let out = run_cmd(&lab, dir.path(), &exp)
+        .args(["--resume", &run_id])
         .output()
         .unwrap();
     let err = stderr(&out);
@@ -491,7 +477,7 @@ fn a_client_host_that_stays_gone_stops_the_run_early_naming_it() {
          [sweep]\nconnections = [2, 4, 6, 8, 10, 12]\n\
          [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
     );
-    let child = spawn_run(&lab, dir.path(), &exp, &[]);
+    let child = spawn_run(&lab, dir.path(), &exp);
     lab.agent_in_a_trial(3);
     // The host leaves the network: its sshd is killed and its address
     // removed, so neither the running session nor a new one gets through.
