@@ -211,6 +211,19 @@ impl Cluster {
         Ok(healed)
     }
 
+    /// The hosts whose agent's session has ended (lost since the last
+    /// [`Cluster::heal`]).
+    pub fn lost_hosts(&self) -> Vec<Host> {
+        let mut lost: Vec<Host> = Vec::new();
+        for agent in self.server.iter().chain(&self.clients) {
+            let mut a = lock(agent);
+            if !a.is_alive() && !lost.contains(&a.host) {
+                lost.push(a.host.clone());
+            }
+        }
+        lost
+    }
+
     /// The ssh command line every host is reached with.
     pub fn ssh(&self) -> &Ssh {
         &self.ssh

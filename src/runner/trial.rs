@@ -72,24 +72,17 @@ pub fn run_trial(
         record_interruption(cx, &label, point, trial, &measured)?;
         return Ok(None);
     }
-    let mut failure_cause = None;
-    let (status, error, measurement, histogram, timeline, probe) = match measured {
+    let (status, failure, measurement, histogram, timeline, probe) = match measured {
         Err(failure) => (
             TrialStatus::Failed,
-            Some(failure_cause_of(failure, &mut failure_cause)),
+            Some(failure),
             None,
             None,
             Vec::new(),
             None,
         ),
         Ok(m) => {
-            let judged = judge(&m).map(|reason| match &m.disk_full {
-                Some(cause) => {
-                    failure_cause = Some(crate::store::FailureCause::DiskFull);
-                    format!("{cause}: {reason}")
-                }
-                None => reason,
-            });
+            let judged = judge(&m).map(|reason| Failure::judged(reason, m.disk_full.clone()));
             let bound = client_bound(&m);
             context.datagrams = m.result.datagrams.clone();
             context.forward = m.result.forward.clone();
@@ -109,6 +102,13 @@ pub fn run_trial(
             )
         }
     };
+    // A host lost during the trial is its cause, whatever the load saw.
+    let failure = failure.map(|f| match cx.cluster {
+        Some(c) => f.or_lost_host(&c.lost_hosts()),
+        None => f,
+    });
+    let error = failure.as_ref().map(|f| f.message.clone());
+    let failure_cause = failure.as_ref().and_then(|f| f.cause);
     cx.store.insert_trial(&NewTrial {
         run_id: cx.run_id,
         system: &label,
@@ -440,10 +440,4 @@ fn trial_warnings(head: &str, m: Option<&Measurement>, context: &TrialContext) -
         ));
     }
     out
-}
-
-/// The failure's message, its environmental cause put in `cause`.
-fn failure_cause_of(failure: Failure, cause: &mut Option<crate::store::FailureCause>) -> String {
-    *cause = failure.cause;
-    failure.message
 }

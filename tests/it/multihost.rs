@@ -3,7 +3,7 @@
 //! and the clients in others, all over the system ssh client.
 
 use crate::support::{fixture, stderr, stdout};
-use scalelab::store::{Store, TrialStatus};
+use scalelab::store::{RunData, Store, TrialStatus};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -246,22 +246,14 @@ fn a_client_killed_mid_trial_fails_that_trial_naming_the_host() {
         "[server]\nkind = \"nginx\"\n[sweep]\nconnections = [2, 4]\n\
          [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
     );
-    let child = spawn_run(&lab, dir.path(), &exp);
-    // Wait for the client agent on h3 to be running a trial, then kill it.
-    let victim = lab.agent_in_a_trial(3);
-    // SAFETY: kill(2) on a PID we just read from the lab host's namespace.
-    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
-    let out = child.wait_with_output().unwrap();
-    let data = Store::open(&dir.path().join("s.sqlite"))
-        .unwrap()
-        .load_run("latest")
-        .unwrap();
+    // Kill the client agent on h3 while it runs a trial.
+    let (data, err) = run_killing_agent(&lab, dir.path(), &exp, 3);
     let failed: Vec<_> = data
         .trials
         .iter()
         .filter(|t| t.status == TrialStatus::Failed)
         .collect();
-    assert!(!failed.is_empty(), "{}", stderr(&out));
+    assert!(!failed.is_empty(), "{err}");
     let reason = failed[0].error.as_deref().unwrap_or("");
     assert!(reason.contains("198.18.0.13"), "{reason}");
     // The sweep went on to the second point, and nothing is left behind.
@@ -400,6 +392,21 @@ fn spawn_run(lab: &Lab, dir: &Path, exp: &Path) -> std::process::Child {
         .unwrap()
 }
 
+/// Runs `exp`, kills the agent on lab host `host` with SIGKILL inside the
+/// first trial, and returns the stored run and scalelab's stderr.
+fn run_killing_agent(lab: &Lab, dir: &Path, exp: &Path, host: u32) -> (RunData, String) {
+    let child = spawn_run(lab, dir, exp);
+    let victim = lab.agent_in_a_trial(host);
+    // SAFETY: kill(2) on a PID we just read from the lab host's namespace.
+    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let data = Store::open(&dir.join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    (data, stderr(&out))
+}
+
 const TWO_CLIENTS: &str =
     "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\", \"root@198.18.0.13\"]";
 
@@ -413,14 +420,8 @@ fn a_lost_client_agent_fails_only_its_trial_is_reconnected_and_resume_retries_it
         "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2, 4, 6]\n\
          [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
     );
-    let child = spawn_run(&lab, dir.path(), &exp);
-    let victim = lab.agent_in_a_trial(3);
-    // SAFETY: kill(2) on a PID we just read from the lab host's namespace.
-    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
-    let out = child.wait_with_output().unwrap();
-    let err = stderr(&out);
+    let (data, err) = run_killing_agent(&lab, dir.path(), &exp, 3);
     let store = dir.path().join("s.sqlite");
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
     assert_eq!(data.trials.len(), 3, "{err}");
     let first = &data.trials[0];
     assert_eq!(first.status, TrialStatus::Failed, "{err}");
@@ -515,5 +516,28 @@ fn a_client_host_that_stays_gone_stops_the_run_early_naming_it() {
     // Stopped at the first trial after the loss, not failing the other five.
     assert!(data.trials.len() <= 2, "{:?}", data.trials);
     assert_eq!(data.run.status, "interrupted");
+    assert!(lab.processes(1, "nginx").is_empty());
+}
+
+#[test]
+fn a_lost_server_agent_fails_its_trial_as_a_lost_host_and_the_server_comes_back() {
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
+        "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2, 4, 6]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let (data, err) = run_killing_agent(&lab, dir.path(), &exp, 1);
+    assert_eq!(data.trials.len(), 3, "{err}");
+    let reason = data.trials[0].error.as_deref().unwrap_or("");
+    assert!(
+        reason.starts_with("lost host root@198.18.0.11"),
+        "{reason}\n{err}"
+    );
+    for t in &data.trials[1..] {
+        assert_eq!(t.status, TrialStatus::Ok, "{:?}\n{err}", t.error);
+    }
     assert!(lab.processes(1, "nginx").is_empty());
 }
