@@ -20,9 +20,11 @@ const NO_SPACE: [&str; 3] = [
     "Disk is full",
 ];
 
-/// `no space left on device on DIR (from LOG)` when the server's log says
-/// so (any of [`NO_SPACE`] in its last [`LOG_TAIL_BYTES`]), or `... (the file system is full)` when its directory has no free
-/// block left; `None` otherwise, or when the kind keeps no log here.
+/// `no space left on device on DIR (from LOG)` when the last 256 KiB of
+/// the server's log say so (`No space left on device`, PostgreSQL's `Check
+/// free disk space`, MariaDB's `Disk is full`), or `... (the file system is
+/// full)` when its directory has no free block left; `None` otherwise, or
+/// when the kind keeps no log here.
 pub fn disk_full(target: &dyn Target) -> Option<String> {
     let log = target.server_log()?;
     let dir = log.parent()?;
