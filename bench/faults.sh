@@ -21,7 +21,8 @@
 # router is gone), `master` deletes R's link to B, `sigstop` turns R's
 # forwarding off for 3 s (the lost frames show in the trial's step).
 # and once: a busy fixed port, a store on a full filesystem, two concurrent
-# resumes, the parser fuzz.
+# resumes, the parser fuzz; and (issue 24, remote) a truncated agent copy,
+# a lost client agent then resume, a disk full during pgbench's load.
 #
 # Usage: bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --quick) QUICK=1 ;;
         --kinds) KINDS=$2; shift ;;
-        *) sed -n '2,31p' "$0"; exit 2 ;;
+        *) sed -n '2,32p' "$0"; exit 2 ;;
     esac
     shift
 done
@@ -57,6 +58,7 @@ export SCALELAB_WORKDIR=$WORK/work
 MNT=
 cleanup() {
     [ -n "$MNT" ] && umount "$MNT" 2>/dev/null
+    [ -n "${LAB_DIR:-}" ] && lab_down # issue 24: remote rows
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -454,6 +456,146 @@ scenario_fuzz() {
         "cargo test fuzz: exit $code, $passed test(s) passed" $ok
 }
 
+# --- issue 24: remote (remote helper) ---
+# Multi-host rows in a lab of network namespaces with real sshd
+# (scripts/netns-lab.sh), its state in $WORK/lab, torn down by cleanup.
+# The agents live in $WORK/agents (SCALELAB_AGENT_DIR), not the hosts'
+# shared /var/tmp/scalelab-agent.
+LAB_DIR=
+LAB_PREFIX=flt$(($$ % 100000))
+LAB_SSH=
+lab_up() {
+    LAB_DIR=$WORK/lab
+    local out
+    out=$(SCALELAB_LAB_DIR=$LAB_DIR SCALELAB_LAB_PREFIX=$LAB_PREFIX "$ROOT/scripts/netns-lab.sh" up "$1") || return 1
+    LAB_SSH=$(sed -n "s/^export SCALELAB_SSH_COMMAND='\(.*\)'$/\1/p" <<<"$out")
+}
+lab_down() {
+    SCALELAB_LAB_DIR=$LAB_DIR SCALELAB_LAB_PREFIX=$LAB_PREFIX "$ROOT/scripts/netns-lab.sh" down >/dev/null 2>&1
+    LAB_DIR=
+}
+# lab_scalelab ARGS: scalelab on the coordinator host h0.
+lab_scalelab() {
+    ip netns exec "$LAB_PREFIX-h0" env SCALELAB_SSH_COMMAND="$LAB_SSH" \
+        SCALELAB_AGENT_DIR="$WORK/agents" "$SCALELAB" "$@"
+}
+# lab_agents HOST: PIDs of scalelab agents in the lab host's namespace.
+lab_agents() {
+    local p
+    for p in $(ip netns pids "$LAB_PREFIX-h$1" 2>/dev/null); do
+        { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q " agent --workdir" && echo "$p"
+    done
+}
+# lab_left: agents and nginx processes still in the lab hosts h1..h3.
+lab_left() {
+    local h p n=0
+    for h in 1 2 3; do
+        for p in $(ip netns pids "$LAB_PREFIX-h$h" 2>/dev/null); do
+            { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -qE " agent --workdir|^nginx" && n=$((n + 1))
+        done
+    done
+    echo "$n"
+}
+lab_recipe() {
+    local clients=$2 points=$3 duration=$4
+    printf '%s\n' 'name = "faults-remote"' '[hosts]' 'server = "root@198.18.0.11"' \
+        "clients = [$clients]" '[server]' 'kind = "nginx"' 'worker_processes = 1' \
+        '[load]' 'kind = "http"' 'path = "/"' '[sweep]' "connections = [$(seq -s, 2 2 $((2 * points)))]" \
+        '[trials]' "duration = \"$duration\"" 'warmup = "0s"' 'min = 1' 'max = 1' >"$1"
+}
+
+scenario_deploy_truncated() {
+    local dir=$WORK/deploy-truncated
+    mkdir -p "$dir"
+    lab_up 2 || { row deploy-truncated "lab up" "scripts/netns-lab.sh up failed" 1; return; }
+    lab_recipe "$dir/exp.toml" '"root@198.18.0.12"' 1 500ms
+    # 1. kill -9 of the coordinator while it copies the agent.
+    lab_scalelab --store "$dir/s.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>&1 &
+    local pid=$! caught=no
+    for _ in $(seq 400); do
+        compgen -G "$WORK/agents/scalelab-*.part-*" >/dev/null && { caught=yes; break; }
+        sleep 0.01
+    done
+    kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    sleep 1 # the remote shell sees its input end and removes its copy
+    local want final partial=0
+    want=$(sha256sum <"$SCALELAB" | cut -d' ' -f1)
+    for final in "$WORK"/agents/scalelab-*; do
+        case $final in *.part-*) continue ;; esac
+        [ -f "$final" ] && [ "$(sha256sum <"$final" | cut -d' ' -f1)" != "$want" ] && partial=$((partial + 1))
+    done
+    # 2. A truncated file under the final name (as the old deploy left).
+    lab_scalelab --store "$dir/s.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err1"
+    final=$(find "$WORK/agents" -maxdepth 1 -name 'scalelab-*' ! -name '*.part-*' | head -1)
+    local size
+    size=$(stat -c %s "$final" 2>/dev/null || echo 0)
+    truncate -s $((size / 2)) "$final"
+    lab_scalelab --store "$dir/s.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err2"
+    local code=$? same=no parts left
+    [ "$(sha256sum <"$final" | cut -d' ' -f1)" = "$want" ] && same=yes
+    parts=$(find "$WORK/agents" -name '*.part-*' | wc -l)
+    left=$(lab_left)
+    lab_down
+    local ok=1
+    [ "$partial" = 0 ] && [ "$code" = 0 ] && [ "$same" = yes ] && [ "$parts" = 0 ] && [ "$left" = 0 ] && ok=0
+    row "deploy-truncated" "kill -9 mid-copy: no partial file under the final name; truncated agent replaced, run exit 0, hash matches" \
+        "killed mid-copy: $caught, partial finals=$partial; after truncation: exit $code, sha256 matches: $same, temp copies=$parts, left=$left" $ok
+}
+
+scenario_lost_agent_resume() {
+    local dir=$WORK/lost-agent
+    mkdir -p "$dir"
+    lab_up 3 || { row lost-agent-resume "lab up" "scripts/netns-lab.sh up failed" 1; return; }
+    lab_recipe "$dir/exp.toml" '"root@198.18.0.12", "root@198.18.0.13"' 3 3s
+    local store=$dir/s.sqlite
+    lab_scalelab --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err1" &
+    local pid=$! victim=
+    for _ in $(seq 300); do
+        victim=$(lab_agents 3 | head -1)
+        [ -n "$victim" ] && break
+        sleep 0.1
+    done
+    sleep 1.5 # into the first trial
+    [ -n "$victim" ] && kill -9 "$victim"
+    wait "$pid"
+    local code=$? run
+    run=$(latest "$store")
+    local first
+    first=$(q "$store" "SELECT group_concat(trial_status, ' ') FROM (SELECT point_index || ':' || status || coalesce('/' || failure_cause, '') AS trial_status FROM trials WHERE run_id = $run ORDER BY point_index)")
+    lab_scalelab --store "$store" run "$dir/exp.toml" --resume "$run" -o "$dir/r.html" >/dev/null 2>"$dir/err2"
+    local code2=$? said got left
+    said=$(grep -o 'retrying [0-9]* trial(s)[^)]*)' "$dir/err2")
+    got=$(check_run "$store" "$run" 3 2.5)
+    left=$(lab_left)
+    lab_down
+    local ok=1
+    [ "$first" = "0:failed/lost_host 1:ok 2:ok" ] && [ "$code2" = 0 ] && [ -n "$said" ] \
+        && [ "$got" = "trials=3 dups=0 short=0 failed=0" ] && [ "$left" = 0 ] && ok=0
+    row "lost-agent-resume" "kill -9 of a client's agent mid-trial: that trial fails (lost_host), the rest run; resume retries it once" \
+        "run exit $code: $first; resume exit $code2: '$said', $got, left=$left" $ok
+}
+
+scenario_pg_disk_full() {
+    local dir=$WORK/pg-disk-full
+    mkdir -p "$dir/mnt"
+    MNT=$dir/mnt
+    mount -t tmpfs -o size=80m,mode=755 tmpfs "$MNT" || { row pg-disk-full "named cause" "cannot mount a tmpfs (needs root)" 1; MNT=; return; }
+    printf '%s\n' 'name = "faults-disk-full"' '[server]' 'kind = "postgres"' 'shared_buffers = "16MB"' \
+        'max_connections = 20' '[load]' 'kind = "pg"' 'scale = 10' 'script = "select-only"' \
+        '[sweep]' 'connections = [1]' '[trials]' 'duration = "300ms"' 'warmup = "0s"' 'min = 1' 'max = 1' >"$dir/exp.toml"
+    SCALELAB_WORKDIR=$MNT "$SCALELAB" --store "$dir/s.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>&1
+    local code=$? err cause left
+    err=$(q "$dir/s.sqlite" "SELECT error FROM trials")
+    cause=$(q "$dir/s.sqlite" "SELECT failure_cause FROM trials")
+    left=$(left_running)
+    umount "$MNT" && MNT=
+    local ok=1
+    grep -q "no space left on device on .*(from server.log)" <<<"$err" && [ "$cause" = disk_full ] && [ "$left" = 0 ] && ok=0
+    row "pg-disk-full" "pgbench load on an 80 MB tmpfs: the trial's error names the full disk, cause disk_full" \
+        "exit $code, cause=$cause, '$(grep -o 'no space left on device on [^:]*' <<<"$err" | sed "s|$WORK|\$WORK|")', left=$left" $ok
+}
+# --- end issue 24: remote ---
+
 echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
 for kind in $KINDS; do
     scenario_kill9 "$kind"
@@ -467,6 +609,11 @@ scenario_busy_port
 scenario_full_fs
 scenario_concurrent_resumes
 scenario_fuzz
+# --- issue 24: remote (remote helper) ---
+scenario_deploy_truncated
+scenario_lost_agent_resume
+scenario_pg_disk_full
+# --- end issue 24: remote ---
 
 echo
 echo "| scenario | expected | observed | result |"

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 pub struct RunArgs {
     /// The experiment file (TOML); see docs/experiment-format.md.
     pub experiment: PathBuf,
-    /// Continue an interrupted run: finished trials are kept, the rest run.
+    /// Continue an interrupted run: finished trials are kept, the rest run,
+    /// and trials that failed for an environmental reason (lost host,
+    /// server start, disk full) run again.
     #[arg(long, value_name = "RUN_ID")]
     pub resume: Option<i64>,
     /// Apply the experiment's [quick] overrides (a short version of the sweep).

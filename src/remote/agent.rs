@@ -176,7 +176,10 @@ impl Agent {
                 });
                 Reply::ServerStarted(info)
             }
-            Err(e) => error(format!("server failed to start: {e}")),
+            Err(e) => match target::diagnose::disk_full(target.as_ref()) {
+                Some(cause) => error(format!("server failed to start: {cause}: {e}")),
+                None => error(format!("server failed to start: {e}")),
+            },
         }
     }
 

@@ -7,6 +7,12 @@
 //! on the coordinator's clock, translated into each host's clock with its
 //! measured offset ([`super::clock`]). Each client returns its mergeable
 //! result; the coordinator merges them as a driver merges its threads.
+//!
+//! A lost agent (killed, or its ssh session gone) does not end the run:
+//! before each trial [`Cluster::heal`] reconnects every lost agent,
+//! redeploying it if needed, with a bounded number of attempts and a
+//! backoff between them ([`backoff`]). A host that stays gone is an error
+//! naming it ([`RemoteError::Gone`]), which ends the run early.
 
 use super::clock;
 use super::conn::{AgentConn, CALL_TIMEOUT};
@@ -35,13 +41,38 @@ pub fn start_lead(bounds_ns: &[i64]) -> Duration {
     Duration::from_nanos(worst.saturating_mul(20)).clamp(MIN_START_LEAD, MAX_START_LEAD)
 }
 
-/// A connected agent, shared between the runner's pieces.
+/// A connected agent, shared between the runner's pieces. Reconnecting
+/// replaces the connection inside, so every holder sees the new one.
 pub type SharedAgent = Arc<Mutex<AgentConn>>;
+
+/// Reconnection attempts for a lost agent before its host counts as gone.
+pub const RECONNECT_ATTEMPTS: u32 = 4;
+
+/// The wait before reconnection attempt `attempt` (1-based): none before
+/// the first, then 1 s, 2 s, 4 s, ... doubling, at most 8 s. With ssh's
+/// 5 s connect timeout, a host that stays gone is named within about 30 s.
+pub fn backoff(attempt: u32) -> Duration {
+    match attempt {
+        0 | 1 => Duration::ZERO,
+        n => Duration::from_secs(1 << (n - 2).min(3)),
+    }
+}
+
+/// An agent that was lost and is connected again.
+#[derive(Debug)]
+pub struct Reconnected {
+    /// Its host.
+    pub host: Host,
+    /// The attempt that succeeded (1-based).
+    pub attempt: u32,
+}
 
 /// Every agent of a run.
 pub struct Cluster {
     ssh: Ssh,
     hosts: Vec<Host>,
+    /// The agents' working directory on every host.
+    workdir: String,
     pub server: Option<SharedAgent>,
     pub clients: Vec<SharedAgent>,
     /// Non-loopback addresses load may go to.
@@ -133,8 +164,64 @@ impl Cluster {
             allowed: hosts.addresses(),
             ssh,
             hosts: all,
+            workdir: workdir.to_string(),
         };
         Ok(cluster)
+    }
+
+    /// Reconnects every agent whose session ended (the agent killed, its
+    /// sshd session or the connection gone), redeploying the agent if the
+    /// host lost it: at most [`RECONNECT_ATTEMPTS`] attempts each, waiting
+    /// [`backoff`] before each. Returns the agents reconnected; fails with
+    /// [`RemoteError::Gone`], naming the host, when one stays gone.
+    pub fn heal(&self) -> Result<Vec<Reconnected>, RemoteError> {
+        let mut healed = Vec::new();
+        for agent in self.server.iter().chain(&self.clients) {
+            let host = {
+                let mut a = lock(agent);
+                if a.is_alive() {
+                    continue;
+                }
+                a.host.clone()
+            };
+            let began = Instant::now();
+            let mut attempt = 0;
+            let conn = loop {
+                attempt += 1;
+                std::thread::sleep(backoff(attempt));
+                let tried = deploy::ensure_agent(&self.ssh, &host)
+                    .and_then(|path| AgentConn::connect(&self.ssh, &host, &path, &self.workdir));
+                match tried {
+                    Ok(conn) => break conn,
+                    Err(e) if attempt >= RECONNECT_ATTEMPTS => {
+                        return Err(RemoteError::Gone {
+                            host: host.to_string(),
+                            attempts: attempt,
+                            waited_s: began.elapsed().as_secs_f64(),
+                            last: Box::new(e),
+                        })
+                    }
+                    Err(_) => continue,
+                }
+            };
+            // The old connection is dropped here: its ssh has exited.
+            *lock(agent) = conn;
+            healed.push(Reconnected { host, attempt });
+        }
+        Ok(healed)
+    }
+
+    /// The hosts whose agent's session has ended (lost since the last
+    /// [`Cluster::heal`]).
+    pub fn lost_hosts(&self) -> Vec<Host> {
+        let mut lost: Vec<Host> = Vec::new();
+        for agent in self.server.iter().chain(&self.clients) {
+            let mut a = lock(agent);
+            if !a.is_alive() && !lost.contains(&a.host) {
+                lost.push(a.host.clone());
+            }
+        }
+        lost
     }
 
     /// The ssh command line every host is reached with.
@@ -186,6 +273,7 @@ impl Cluster {
         let start_local = clock::now_ns() + lead.as_nanos() as i128;
         let settings_text = toml::to_string(settings).unwrap_or_default();
         let mut active = Vec::new();
+        let limit = lead + spec.duration + spec.timeout + Duration::from_secs(30);
         for (agent, share) in self.clients.iter().zip(shares) {
             let Some(share) = share else { continue };
             let mut a = lock(agent);
@@ -197,10 +285,16 @@ impl Cluster {
                 start_at_ns: Some(a.offset.to_remote(start_local) as i64),
                 allowed: self.allowed.clone(),
             };
-            a.send(Request::RunLoad(request))?;
+            if let Err(e) = a.send(Request::RunLoad(request)) {
+                drop(a);
+                // The clients already started answer this run's request,
+                // cancelled, so no late reply is taken for the next one.
+                cancel_all(&active);
+                let _ = collect(&active, limit, shutdown);
+                return Err(e);
+            }
             active.push(agent.clone());
         }
-        let limit = lead + spec.duration + spec.timeout + Duration::from_secs(30);
         let parts = collect(&active, limit, shutdown)?;
         let mut merged = LoadResult::new();
         for p in &parts {
@@ -233,8 +327,19 @@ impl Drop for Cluster {
     }
 }
 
+/// Sends `cancel` to every agent in `agents`: each returns what it
+/// measured at once.
+fn cancel_all(agents: &[SharedAgent]) {
+    for a in agents {
+        let _ = lock(a).send(Request::Cancel);
+    }
+}
+
 /// Waits for every active client's load reply, in order. Ctrl-C sends
-/// `cancel` to all of them, so they return what they measured at once.
+/// `cancel` to all of them, so they return what they measured at once. A
+/// client that fails (or is lost) cancels the others, and every reply is
+/// still waited for, so none is left to be read as the next request's; the
+/// first failure is returned.
 fn collect(
     active: &[SharedAgent],
     limit: Duration,
@@ -243,40 +348,54 @@ fn collect(
     let deadline = Instant::now() + limit;
     let mut parts = Vec::new();
     let mut cancelled = false;
+    let mut first_err = None;
     for agent in active {
-        loop {
-            if shutdown.is_triggered() && !cancelled {
+        let got = loop {
+            if (shutdown.is_triggered() || first_err.is_some()) && !cancelled {
                 cancelled = true;
-                for a in active {
-                    let _ = lock(a).send(Request::Cancel);
-                }
+                cancel_all(active);
             }
             let mut a = lock(agent);
             let left = deadline.saturating_duration_since(Instant::now());
             match a.receive(left.min(Duration::from_millis(200)), "run_load") {
-                Ok(Reply::Load(reply)) => {
-                    let host = a.host.clone();
-                    let result = reply_result(&host, reply.result)?;
-                    let started_ns = reply.started_ns as i128 - a.offset.offset_ns as i128;
-                    parts.push(ClientPart {
-                        host,
-                        result,
-                        started_ns,
-                    });
-                    break;
-                }
-                Ok(other) => {
-                    return Err(RemoteError::Agent {
-                        host: a.host.to_string(),
-                        message: format!("unexpected reply to run_load: {other:?}"),
-                    })
-                }
                 Err(RemoteError::Timeout { .. }) if !left.is_zero() => continue,
-                Err(e) => return Err(e),
+                other => break client_part(&mut a, other),
+            }
+        };
+        match got {
+            Ok(part) => parts.push(part),
+            Err(e) => {
+                first_err.get_or_insert(e);
             }
         }
     }
-    Ok(parts)
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(parts),
+    }
+}
+
+/// One client's reply to `run_load` as its part of the load.
+fn client_part(
+    a: &mut AgentConn,
+    reply: Result<Reply, RemoteError>,
+) -> Result<ClientPart, RemoteError> {
+    match reply? {
+        Reply::Load(reply) => {
+            let host = a.host.clone();
+            let result = reply_result(&host, reply.result)?;
+            let started_ns = reply.started_ns as i128 - a.offset.offset_ns as i128;
+            Ok(ClientPart {
+                host,
+                result,
+                started_ns,
+            })
+        }
+        other => Err(RemoteError::Agent {
+            host: a.host.to_string(),
+            message: format!("unexpected reply to run_load: {other:?}"),
+        }),
+    }
 }
 
 fn reply_result(host: &Host, w: WireResult) -> Result<LoadResult, RemoteError> {
@@ -296,5 +415,15 @@ mod tests {
         // 2.5 ms half round trip: ten 5 ms round trips.
         assert_eq!(start_lead(&[100_000, 2_500_000]), Duration::from_millis(50));
         assert_eq!(start_lead(&[10_000_000_000]), MAX_START_LEAD);
+    }
+
+    #[test]
+    fn reconnection_backs_off_and_is_bounded() {
+        let waits: Vec<u64> = (1..=6).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(waits, [0, 1, 2, 4, 8, 8]);
+        let total: Duration = (1..=RECONNECT_ATTEMPTS).map(backoff).sum();
+        // With ssh's 5 s connect timeout per attempt, a gone host is
+        // named within about half a minute.
+        assert!(total + Duration::from_secs(5) * RECONNECT_ATTEMPTS <= Duration::from_secs(30));
     }
 }

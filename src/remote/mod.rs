@@ -98,4 +98,31 @@ pub enum RemoteError {
         /// `: ` and the cause when known, else empty.
         detail: String,
     },
+    /// The agent was lost and every reconnection attempt failed: the host
+    /// stays gone, and the run stops rather than fail its trials one by one.
+    #[error("host {host} is gone: its agent was lost and {attempts} reconnection attempts over {waited_s:.0}s failed; the last: {last}")]
+    Gone {
+        /// The host, as named in the experiment.
+        host: String,
+        /// Attempts made.
+        attempts: u32,
+        /// Seconds from the first attempt to the last failure.
+        waited_s: f64,
+        /// The last attempt's error.
+        last: Box<RemoteError>,
+    },
+}
+
+impl RemoteError {
+    /// Whether the host's agent or its connection was lost (as opposed to
+    /// the agent answering with an error): the trial's environment failed.
+    pub fn is_lost_host(&self) -> bool {
+        match self {
+            RemoteError::Lost { .. } | RemoteError::Gone { .. } => true,
+            RemoteError::Ssh { .. }
+            | RemoteError::Agent { .. }
+            | RemoteError::Timeout { .. }
+            | RemoteError::Version { .. } => false,
+        }
+    }
 }

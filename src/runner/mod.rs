@@ -4,9 +4,14 @@
 //! system (A B A B), so drift on the machine hits every system alike. After
 //! `min` rounds the stopping rule decides whether the point needs more.
 //! Every trial is committed to the store as it ends; `--resume` skips the
-//! trials a run already has.
+//! trials a run already has, except those that failed for an environmental
+//! reason (a lost host, a server that did not start, a full disk): those
+//! are deleted (a `trial_retried` event keeps their error) and run again.
+//! Before each trial of a multi-host run, lost agents are reconnected; a
+//! host that stays gone stops the run early, naming it.
 
 pub mod estimate;
+mod failure;
 mod profiling;
 mod progress;
 mod servers;
@@ -14,9 +19,14 @@ mod sites;
 mod trial;
 
 use crate::model::Point;
+use crate::remote::cluster::Cluster;
+use crate::remote::RemoteError;
 use crate::shutdown::Shutdown;
 use crate::spec::Experiment;
-use crate::store::{NewRun, RunEvent, RunEventKind, Store, StoreError, TrialStatus};
+use crate::store::{
+    EnvironmentalFailure, FailureCause, NewRun, RunEvent, RunEventKind, Store, StoreError,
+    TrialStatus,
+};
 use progress::Progress;
 use servers::Servers;
 use std::collections::HashMap;
@@ -61,6 +71,16 @@ pub enum RunError {
         run: i64,
         /// The parser's error.
         message: String,
+    },
+    /// A remote host stayed gone after its agent was lost: the run stopped
+    /// early rather than fail every later trial. It is marked interrupted,
+    /// so `--resume` continues it once the host is back.
+    #[error("{source}\nrun {run} stopped early; every finished trial is stored: when the host is back, continue it with --resume {run}")]
+    HostGone {
+        /// The run's id in the store.
+        run: i64,
+        /// Which host, and the last reconnection error.
+        source: crate::remote::RemoteError,
     },
     /// A fixed server port is held by another process.
     #[error("system `{system}`: {reason}")]
@@ -129,7 +149,24 @@ pub fn run(
     // is created, and its fingerprint goes into the run.
     let cluster = sites::connect(exp, &opts.base_dir)?;
     let run_id = open_run(exp, store, opts.resume, cluster.as_ref())?;
+    if opts.resume.is_some() {
+        let failed = store.environmental_failures(run_id)?;
+        store.retry_trials(run_id, &failed)?;
+        if let Some(line) = retry_message(&failed) {
+            eprintln!("{line}");
+        }
+    }
     let result = sweep(exp, store, run_id, opts, cluster.as_ref(), shutdown);
+    let result = match result {
+        Err(RunError::Remote(source)) if matches!(source, RemoteError::Gone { .. }) => {
+            store.set_run_status(run_id, "interrupted")?;
+            Err(RunError::HostGone {
+                run: run_id,
+                source,
+            })
+        }
+        other => other,
+    };
     // The lease only speeds up `list`; a stale one is taken over anyway.
     let _ = store.release_lease(run_id);
     result
@@ -141,7 +178,7 @@ fn sweep(
     store: &mut Store,
     run_id: i64,
     opts: &RunOptions,
-    cluster: Option<&crate::remote::cluster::Cluster>,
+    cluster: Option<&Cluster>,
     shutdown: &Shutdown,
 ) -> Result<RunSummary, RunError> {
     let points = exp.points();
@@ -224,6 +261,7 @@ fn run_point(
             if cx.shutdown.is_triggered() {
                 return Ok(None);
             }
+            heal_hosts(cx.cluster, progress)?;
             progress.starting(&format!(
                 "{} {} trial {}",
                 cx.exp.systems[system].label,
@@ -257,6 +295,44 @@ fn run_point(
         }
     }
     Ok(Some("max_trials".into()))
+}
+
+/// Reconnects the agents of hosts lost since the last trial (a run without
+/// hosts has none); fails when a host stays gone.
+fn heal_hosts(cluster: Option<&Cluster>, progress: &Progress) -> Result<(), RunError> {
+    let Some(cluster) = cluster else {
+        return Ok(());
+    };
+    for r in cluster.heal()? {
+        progress.warn(&format!(
+            "host {}: its agent was lost; reconnected (attempt {} of {})",
+            r.host,
+            r.attempt,
+            crate::remote::cluster::RECONNECT_ATTEMPTS
+        ));
+    }
+    Ok(())
+}
+
+/// What `--resume` says about the failed trials it runs again:
+/// `retrying N trial(s) that failed for environmental reasons (lost host:
+/// a, server start: b, disk full: c)`; `None` when there are none.
+fn retry_message(failed: &[EnvironmentalFailure]) -> Option<String> {
+    if failed.is_empty() {
+        return None;
+    }
+    let counts: Vec<String> = FailureCause::ALL
+        .iter()
+        .map(|c| {
+            let n = failed.iter().filter(|f| f.cause == *c).count();
+            format!("{}: {n}", c.words())
+        })
+        .collect();
+    Some(format!(
+        "retrying {} trial(s) that failed for environmental reasons ({})",
+        failed.len(),
+        counts.join(", ")
+    ))
 }
 
 /// The stopping rule, asked after `rounds` complete rounds.
@@ -310,7 +386,7 @@ fn open_run(
     exp: &Experiment,
     store: &mut Store,
     resume: Option<i64>,
-    cluster: Option<&crate::remote::cluster::Cluster>,
+    cluster: Option<&Cluster>,
 ) -> Result<i64, RunError> {
     if let Some(id) = resume {
         check_resumable(exp, store, id)?;
@@ -367,7 +443,7 @@ fn check_resumable(exp: &Experiment, store: &Store, id: i64) -> Result<(), RunEr
 fn create_run(
     exp: &Experiment,
     store: &mut Store,
-    cluster: Option<&crate::remote::cluster::Cluster>,
+    cluster: Option<&Cluster>,
 ) -> Result<i64, RunError> {
     let env = sites::environment(exp, cluster);
     Ok(store.create_run(&NewRun {
@@ -416,4 +492,35 @@ fn existing_trials(
         }
     }
     Ok(states)
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use super::*;
+
+    fn failure(cause: FailureCause) -> EnvironmentalFailure {
+        EnvironmentalFailure {
+            id: 1,
+            system: "a".into(),
+            point_index: 0,
+            trial: 1,
+            cause,
+            error: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_retry_line_counts_each_cause() {
+        assert_eq!(retry_message(&[]), None);
+        let failed = [
+            failure(FailureCause::LostHost),
+            failure(FailureCause::LostHost),
+            failure(FailureCause::DiskFull),
+        ];
+        assert_eq!(
+            retry_message(&failed).unwrap(),
+            "retrying 3 trial(s) that failed for environmental reasons \
+             (lost host: 2, server start: 0, disk full: 1)"
+        );
+    }
 }

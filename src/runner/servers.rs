@@ -3,6 +3,7 @@
 //! The dataset is the one the load kind declares for the trial
 //! ([`crate::load::dataset`]); the server is started holding it.
 
+use super::failure::Failure;
 use super::sites::ServerSite;
 use crate::model::Dataset;
 use crate::placement::Placement;
@@ -11,6 +12,7 @@ use crate::remote::target::RemoteTarget;
 use crate::shutdown::Shutdown;
 use crate::spec::sweep::{server_cpu_list, Resolved};
 use crate::spec::Restart;
+use crate::store::FailureCause;
 use crate::target::external::External;
 use crate::target::{self, Endpoint, Target, TargetError};
 use std::path::Path;
@@ -31,6 +33,32 @@ pub enum ServerError {
     Target(#[from] TargetError),
     #[error(transparent)]
     Placement(#[from] crate::placement::PlacementError),
+    /// The start failed and the server's log or file system says the disk
+    /// is full ([`target::diagnose::disk_full`]): named first, since the
+    /// error the start saw (a reset connection) does not say it.
+    #[error("{cause}: {source}")]
+    DiskFull {
+        /// `no space left on device on DIR (from LOG)`.
+        cause: String,
+        /// The start's own error.
+        source: TargetError,
+    },
+}
+
+impl ServerError {
+    /// The trial's failure when its server (or its dataset load) did not
+    /// start: a full disk when the server's log or file system says so,
+    /// else a failed start.
+    pub fn failure(&self) -> Failure {
+        let cause = match self {
+            ServerError::DiskFull { .. } => FailureCause::DiskFull,
+            ServerError::Target(_) | ServerError::Placement(_) => FailureCause::ServerStart,
+        };
+        Failure {
+            message: format!("server failed to start: {self}"),
+            cause: Some(cause),
+        }
+    }
 }
 
 /// Identifies a server configuration: same key, same server. The dataset
@@ -139,7 +167,14 @@ impl Servers {
         if !keep {
             self.stop(system);
             let (mut target, placement) = self.build(system, resolved, base_dir)?;
-            let endpoint = target.start(&placement, dataset, shutdown)?;
+            let endpoint = target
+                .start(&placement, dataset, shutdown)
+                .map_err(
+                    |source| match target::diagnose::disk_full(target.as_ref()) {
+                        Some(cause) => ServerError::DiskFull { cause, source },
+                        None => ServerError::Target(source),
+                    },
+                )?;
             self.slots[system] = Some(ActiveServer {
                 target,
                 placement,
@@ -174,5 +209,33 @@ impl Servers {
 impl Drop for Servers {
     fn drop(&mut self) {
         self.stop_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_is_named_as_the_cause_of_a_failed_start() {
+        let start = || TargetError::Start {
+            kind: "postgres",
+            message: "Connection reset by peer".into(),
+        };
+        let full = ServerError::DiskFull {
+            cause: "no space left on device on /w/pg (from server.log)".into(),
+            source: start(),
+        };
+        let f = full.failure();
+        assert_eq!(f.cause, Some(FailureCause::DiskFull));
+        assert!(
+            f.message.starts_with(
+                "server failed to start: no space left on device on /w/pg (from server.log): "
+            ),
+            "{}",
+            f.message
+        );
+        let plain = ServerError::Target(start()).failure();
+        assert_eq!(plain.cause, Some(FailureCause::ServerStart));
     }
 }

@@ -3,6 +3,7 @@
 //! asks this module for its load and its server probe, and does not care
 //! which.
 
+use super::failure::Failure;
 use super::RunError;
 use crate::load::{self, LoadResult, LoadSpec};
 use crate::probe::{ProbeData, Sampler, SamplerConfig};
@@ -160,7 +161,8 @@ pub struct LoadRun {
     pub coordination: Option<Coordination>,
 }
 
-/// Runs `spec` here, or split over the client hosts.
+/// Runs `spec` here, or split over the client hosts. A lost client host
+/// is a failure with that cause ([`Failure::remote_load`]).
 pub fn run_load(
     cluster: Option<&Cluster>,
     kind: &str,
@@ -168,12 +170,14 @@ pub fn run_load(
     endpoint: &str,
     spec: &LoadSpec,
     shutdown: &Shutdown,
-) -> Result<LoadRun, String> {
+) -> Result<LoadRun, Failure> {
     let remote = cluster.filter(|c| !c.clients.is_empty());
     let Some(cluster) = remote else {
         let driver =
             load::build(kind, settings, endpoint).map_err(|e| format!("load setup failed: {e}"))?;
-        let result = driver.run(spec, shutdown).map_err(|e| e.to_string())?;
+        let result = driver
+            .run(spec, shutdown)
+            .map_err(|e| Failure::plain(e.to_string()))?;
         return Ok(LoadRun {
             result,
             clients: Vec::new(),
@@ -182,7 +186,7 @@ pub fn run_load(
     };
     let out = cluster
         .run_load(kind, settings, endpoint, spec, shutdown)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Failure::remote_load(&e))?;
     let first = out.parts.iter().map(|p| p.started_ns).min().unwrap_or(0);
     let cpus = cluster_cpus(cluster);
     let clients = out

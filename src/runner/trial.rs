@@ -1,6 +1,7 @@
 //! One trial: make sure the server runs, warm up, measure with the probe
 //! running, judge the outcome, and commit it to the store.
 
+use super::failure::Failure;
 use super::servers::{Servers, Wanted};
 use super::sites::{self, ServerProbe, ServerSite};
 use super::RunError;
@@ -41,6 +42,9 @@ struct Measured {
     result: LoadResult,
     probe: Option<crate::probe::ProbeData>,
     server_died: bool,
+    /// Why the server died, when its log or file system says the disk is
+    /// full ([`crate::target::diagnose::disk_full`]).
+    disk_full: Option<String>,
     client_cpus: usize,
     /// Each client host's share, in a multi-host run.
     client_hosts: Vec<ClientShare>,
@@ -68,17 +72,17 @@ pub fn run_trial(
         record_interruption(cx, &label, point, trial, &measured)?;
         return Ok(None);
     }
-    let (status, error, measurement, histogram, timeline, probe) = match measured {
-        Err(reason) => (
+    let (status, failure, measurement, histogram, timeline, probe) = match measured {
+        Err(failure) => (
             TrialStatus::Failed,
-            Some(reason),
+            Some(failure),
             None,
             None,
             Vec::new(),
             None,
         ),
         Ok(m) => {
-            let judged = judge(&m);
+            let judged = judge(&m).map(|reason| Failure::judged(reason, m.disk_full.clone()));
             let bound = client_bound(&m);
             context.datagrams = m.result.datagrams.clone();
             context.forward = m.result.forward.clone();
@@ -98,6 +102,13 @@ pub fn run_trial(
             )
         }
     };
+    // A host lost during the trial is its cause, whatever the load saw.
+    let failure = failure.map(|f| match cx.cluster {
+        Some(c) => f.or_lost_host(&c.lost_hosts()),
+        None => f,
+    });
+    let error = failure.as_ref().map(|f| f.message.clone());
+    let failure_cause = failure.as_ref().and_then(|f| f.cause);
     cx.store.insert_trial(&NewTrial {
         run_id: cx.run_id,
         system: &label,
@@ -105,6 +116,7 @@ pub fn run_trial(
         trial,
         status,
         error: error.as_deref(),
+        failure_cause,
         started_at,
         context: &context,
         measurement: measurement.as_ref(),
@@ -141,7 +153,7 @@ fn record_interruption(
     system: &str,
     point: &Point,
     trial: u32,
-    measured: &Result<Measured, String>,
+    measured: &Result<Measured, Failure>,
 ) -> Result<(), RunError> {
     let window = crate::units::format_duration(cx.exp.trials.duration);
     let detail = match measured {
@@ -149,7 +161,10 @@ fn record_interruption(
             "interrupted {:.2}s into the {window} measured window; the trial was discarded",
             m.result.elapsed.as_secs_f64()
         ),
-        Err(e) => format!("interrupted before the measured window ({e}); the trial was discarded"),
+        Err(e) => format!(
+            "interrupted before the measured window ({}); the trial was discarded",
+            e.message
+        ),
     };
     cx.store.record_event(
         cx.run_id,
@@ -175,7 +190,7 @@ pub fn extra_trial(
 ) -> Result<(f64, Option<Result<Folded, ProfileError>>), String> {
     let resolved = resolve(cx.exp, system, point).map_err(|(f, m)| format!("{f}: {m}"))?;
     let mut context = TrialContext::default();
-    let m = measure(cx, system, point, &resolved, &mut context, profile)?;
+    let m = measure(cx, system, point, &resolved, &mut context, profile).map_err(|f| f.message)?;
     if let Some(reason) = judge(&m) {
         return Err(reason);
     }
@@ -192,7 +207,7 @@ fn measure(
     resolved: &Resolved,
     context: &mut TrialContext,
     profile: Option<ProfilePolicy>,
-) -> Result<Measured, String> {
+) -> Result<Measured, Failure> {
     let policy = cx.exp.trials.restart;
     // The workload declares its dataset; the server is started holding it.
     let dataset = crate::load::dataset(&resolved.load.kind, &resolved.load.settings)
@@ -205,7 +220,7 @@ fn measure(
     let server = cx
         .servers
         .ensure(system, &wanted, policy, cx.base_dir, cx.shutdown)
-        .map_err(|e| format!("server failed to start: {e}"))?;
+        .map_err(|e| e.failure())?;
     server.target.check_port().map_err(|e| e.to_string())?;
     context.placement = Some(server.placement.describe());
     context.dataset = server.target.dataset();
@@ -230,7 +245,7 @@ fn measure(
             ..spec.clone()
         };
         sites::run_load(cx.cluster, kind, settings, &endpoint, &warm, cx.shutdown)
-            .map_err(|e| format!("warmup failed: {e}"))?;
+            .map_err(|f| f.during("warmup"))?;
         if cx.shutdown.is_triggered() {
             return Err("during warmup".into());
         }
@@ -251,7 +266,7 @@ fn measure(
         let root = root_pid.ok_or_else(|| ProfileError::Failed("the server has no PID".into()));
         r.and_then(|(rec, _dir)| rec.finish(root?))
     });
-    let run = run.map_err(|e| format!("load failed: {e}"))?;
+    let run = run.map_err(|f| f.during("load"))?;
     context.clients = run.clients.clone();
     context.coordination = run.coordination;
     let server = cx
@@ -259,6 +274,9 @@ fn measure(
         .active(system)
         .ok_or("the server was stopped during the trial")?;
     let server_died = !server.target.is_running();
+    let disk_full = server_died
+        .then(|| crate::target::diagnose::disk_full(server.target.as_ref()))
+        .flatten();
     if server_died {
         cx.servers.stop(system);
     }
@@ -269,6 +287,7 @@ fn measure(
         result: run.result,
         probe: Some(probe),
         server_died,
+        disk_full,
         client_cpus,
         client_hosts: run.clients,
         profile,

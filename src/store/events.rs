@@ -13,6 +13,10 @@ pub enum RunEventKind {
     TrialInterrupted,
     /// The run was continued with `--resume`.
     Resumed,
+    /// `--resume` deleted a trial that had failed for an environmental
+    /// reason (see [`super::retry`]) to run it again; the detail keeps its
+    /// error.
+    TrialRetried,
 }
 
 impl RunEventKind {
@@ -21,13 +25,18 @@ impl RunEventKind {
         match self {
             RunEventKind::TrialInterrupted => "trial_interrupted",
             RunEventKind::Resumed => "resumed",
+            RunEventKind::TrialRetried => "trial_retried",
         }
     }
 
     fn parse(s: &str) -> Option<Self> {
-        [RunEventKind::TrialInterrupted, RunEventKind::Resumed]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        [
+            RunEventKind::TrialInterrupted,
+            RunEventKind::Resumed,
+            RunEventKind::TrialRetried,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
     }
 }
 
@@ -51,20 +60,7 @@ pub struct RunEvent {
 impl Store {
     /// Records an event of `run_id`.
     pub fn record_event(&mut self, run_id: i64, e: &RunEvent) -> Result<(), StoreError> {
-        self.conn.execute(
-            "INSERT INTO run_events (run_id, at, kind, system, point_index, trial, detail)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                run_id,
-                e.at,
-                e.kind.as_str(),
-                e.system,
-                e.point_index,
-                e.trial,
-                e.detail
-            ],
-        )?;
-        Ok(())
+        insert_event(&self.conn, run_id, e)
     }
 
     /// The run's events in the order they happened (unknown kinds skipped).
@@ -90,4 +86,26 @@ impl Store {
         let events = rows.collect::<Result<Vec<_>, _>>()?;
         Ok(events.into_iter().flatten().collect())
     }
+}
+
+/// Inserts `e` for `run_id` through `conn` (a connection or a transaction).
+pub(super) fn insert_event(
+    conn: &rusqlite::Connection,
+    run_id: i64,
+    e: &RunEvent,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO run_events (run_id, at, kind, system, point_index, trial, detail)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            run_id,
+            e.at,
+            e.kind.as_str(),
+            e.system,
+            e.point_index,
+            e.trial,
+            e.detail
+        ],
+    )?;
+    Ok(())
 }

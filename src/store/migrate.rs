@@ -14,6 +14,7 @@ const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[
     v3_run_events_and_leases,
     v4_profiles,
     v5_run_server_kind,
+    v6_trial_failure_cause,
 ];
 
 /// Brings the store up to [`LATEST`] and returns the version it had (0: an
@@ -118,4 +119,12 @@ fn v5_run_server_kind(conn: &Connection) -> rusqlite::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Version 6: `trials.failure_cause`, the environmental cause of a failed
+/// trial (`lost_host`, `server_start`, `disk_full`; see
+/// [`super::retry::FailureCause`]), which `--resume` retries. NULL for
+/// older trials: their causes were not recorded, so they are not retried.
+fn v6_trial_failure_cause(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("ALTER TABLE trials ADD COLUMN failure_cause TEXT;")
 }

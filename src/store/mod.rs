@@ -8,6 +8,7 @@ pub mod lease;
 pub mod model;
 mod profiles;
 mod read;
+pub mod retry;
 pub mod write;
 
 pub use context::TrialContext;
@@ -16,6 +17,7 @@ pub use lease::Owner;
 pub use model::*;
 pub use profiles::ProfileRecord;
 pub use read::RunListing;
+pub use retry::{EnvironmentalFailure, FailureCause};
 pub use write::{NewRun, NewTrial};
 
 use rusqlite::Connection;
@@ -129,10 +131,11 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn run(store: &mut Store) -> i64 {
+    /// A run to hang test trials on.
+    pub(crate) fn run(store: &mut Store) -> i64 {
         store
             .create_run(&NewRun {
                 name: "t",
@@ -170,6 +173,7 @@ mod tests {
                 trial: 1,
                 status: TrialStatus::Ok,
                 error: None,
+                failure_cause: None,
                 started_at: 7,
                 context: &TrialContext {
                     client_bound: Some(false),
@@ -193,6 +197,7 @@ mod tests {
                 trial: 1,
                 status: TrialStatus::Failed,
                 error: Some("server died"),
+                failure_cause: None,
                 started_at: 8,
                 context: &TrialContext::default(),
                 measurement: None,

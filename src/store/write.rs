@@ -45,6 +45,9 @@ pub struct NewTrial<'a> {
     pub status: TrialStatus,
     /// Why it failed.
     pub error: Option<&'a str>,
+    /// The failure's environmental cause, if it had one (`--resume`
+    /// retries those trials).
+    pub failure_cause: Option<super::FailureCause>,
     /// When it started (unix seconds).
     pub started_at: i64,
     /// Dataset, placement and the other per-trial facts.
@@ -123,8 +126,9 @@ impl Store {
     pub fn insert_trial(&mut self, t: &NewTrial) -> Result<i64, StoreError> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT INTO trials (run_id, system, point_index, point, trial, status, error, started_at, context)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO trials (run_id, system, point_index, point, trial, status, error, started_at, context,
+                failure_cause)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 t.run_id,
                 t.system,
@@ -134,7 +138,8 @@ impl Store {
                 status_text(t.status),
                 t.error,
                 t.started_at,
-                serde_json::to_string(t.context)?
+                serde_json::to_string(t.context)?,
+                t.failure_cause.map(super::FailureCause::as_str)
             ],
         )?;
         let id = tx.last_insert_rowid();

@@ -267,6 +267,10 @@ impl Target for Mariadb {
         KIND
     }
 
+    fn server_log(&self) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| d.path().join("error.log"))
+    }
+
     fn start(
         &mut self,
         placement: &Placement,

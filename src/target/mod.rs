@@ -17,6 +17,7 @@
 //! runner hands it to [`Target::start`] as a [`Dataset`]; the target decides
 //! how to build and cache it.
 
+pub mod diagnose;
 pub mod dns;
 pub(crate) mod external;
 #[cfg(test)]
@@ -197,6 +198,12 @@ pub trait Target: Send {
     /// The loopback port the settings fix, if any (`None`: a free port is
     /// picked at start). The runner refuses a busy fixed port before a sweep.
     fn fixed_port(&self) -> Option<u16> {
+        None
+    }
+    /// The server's own log file, on the file system that holds its data,
+    /// when the kind keeps one here ([`diagnose::disk_full`] reads it after
+    /// a failure). Still valid after a failed start.
+    fn server_log(&self) -> Option<std::path::PathBuf> {
         None
     }
 }

@@ -351,6 +351,10 @@ impl Target for Nginx {
         KIND
     }
 
+    fn server_log(&self) -> Option<PathBuf> {
+        self.run_dir.as_ref().map(|d| d.path().join("error.log"))
+    }
+
     fn fixed_port(&self) -> Option<u16> {
         self.settings.port
     }

@@ -528,6 +528,10 @@ impl Target for Postgres {
         KIND
     }
 
+    fn server_log(&self) -> Option<PathBuf> {
+        Some(self.log_path())
+    }
+
     fn fixed_port(&self) -> Option<u16> {
         self.settings.port
     }

@@ -194,6 +194,7 @@ mod compare {
                         trial: trial as u32 + 1,
                         status: TrialStatus::Ok,
                         error: None,
+                        failure_cause: None,
                         started_at: 0,
                         context: &Default::default(),
                         measurement: Some(&m),

@@ -3,7 +3,7 @@
 //! and the clients in others, all over the system ssh client.
 
 use crate::support::{fixture, stderr, stdout};
-use scalelab::store::{Store, TrialStatus};
+use scalelab::store::{RunData, Store, TrialStatus};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -85,6 +85,23 @@ impl Lab {
     }
 }
 
+impl Lab {
+    /// The PID of the agent on `host`, once it has been up for 1.5 s (so,
+    /// in a run whose trials start at once, inside the first trial).
+    fn agent_in_a_trial(&self, host: u32) -> u32 {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let agents = self.processes(host, "agent\0--workdir");
+            if let Some(p) = agents.first() {
+                std::thread::sleep(Duration::from_millis(1500));
+                return *p;
+            }
+            assert!(Instant::now() < deadline, "no agent on host {host}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
 impl Drop for Lab {
     fn drop(&mut self) {
         let _ = Command::new(fixture("../../scripts/netns-lab.sh"))
@@ -104,13 +121,17 @@ fn write_experiment(dir: &Path, hosts: &str, body: &str) -> PathBuf {
     path
 }
 
-fn run(lab: &Lab, dir: &Path, exp: &Path) -> Output {
-    lab.scalelab(dir)
-        .args(["--store", "s.sqlite", "run"])
+/// `scalelab --store s.sqlite run EXP -o r.html` on the coordinator host.
+fn run_cmd(lab: &Lab, dir: &Path, exp: &Path) -> Command {
+    let mut c = lab.scalelab(dir);
+    c.args(["--store", "s.sqlite", "run"])
         .arg(exp)
-        .args(["-o", "r.html"])
-        .output()
-        .unwrap()
+        .args(["-o", "r.html"]);
+    c
+}
+
+fn run(lab: &Lab, dir: &Path, exp: &Path) -> Output {
+    run_cmd(lab, dir, exp).output().unwrap()
 }
 
 #[test]
@@ -225,39 +246,14 @@ fn a_client_killed_mid_trial_fails_that_trial_naming_the_host() {
         "[server]\nkind = \"nginx\"\n[sweep]\nconnections = [2, 4]\n\
          [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
     );
-    let child = lab
-        .scalelab(dir.path())
-        .args(["--store", "s.sqlite", "run"])
-        .arg(&exp)
-        .args(["-o", "r.html"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait for the client agent on h3 to be running a trial, then kill it.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let victim = loop {
-        let agents = lab.processes(3, "agent\0--workdir");
-        if let Some(p) = agents.first() {
-            std::thread::sleep(Duration::from_millis(1500));
-            break *p;
-        }
-        assert!(Instant::now() < deadline, "no agent on the client host");
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    // SAFETY: kill(2) on a PID we just read from the lab host's namespace.
-    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
-    let out = child.wait_with_output().unwrap();
-    let data = Store::open(&dir.path().join("s.sqlite"))
-        .unwrap()
-        .load_run("latest")
-        .unwrap();
+    // Kill the client agent on h3 while it runs a trial.
+    let (data, err) = run_killing_agent(&lab, dir.path(), &exp, 3);
     let failed: Vec<_> = data
         .trials
         .iter()
         .filter(|t| t.status == TrialStatus::Failed)
         .collect();
-    assert!(!failed.is_empty(), "{}", stderr(&out));
+    assert!(!failed.is_empty(), "{err}");
     let reason = failed[0].error.as_deref().unwrap_or("");
     assert!(reason.contains("198.18.0.13"), "{reason}");
     // The sweep went on to the second point, and nothing is left behind.
@@ -333,4 +329,215 @@ fn an_external_server_without_an_agent_is_started_stopped_and_probed_over_ssh() 
     // The stop command ran: the server is gone from its host.
     assert!(!pidfile.exists());
     assert!(lab.processes(1, "http.server").is_empty());
+}
+
+/// The agent files under a test's agent directory (`SCALELAB_AGENT_DIR`).
+fn agent_files(agents: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(agents)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+fn sha256(path: &Path) -> String {
+    let out = Command::new("sha256sum").arg(path).output().unwrap();
+    stdout(&out).split_whitespace().next().unwrap().to_string()
+}
+
+#[test]
+fn a_truncated_agent_at_the_final_name_is_replaced_and_the_run_succeeds() {
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let agents = dir.path().join("agents");
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
+        "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2]\n\
+         [trials]\nduration = \"500ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let run_with_agents = || {
+        run_cmd(&lab, dir.path(), &exp)
+            .env("SCALELAB_AGENT_DIR", &agents)
+            .output()
+            .unwrap()
+    };
+    let out = run_with_agents();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let files = agent_files(&agents);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let agent = &files[0];
+    let whole = std::fs::read(agent).unwrap();
+    // A copy cut short by a killed coordinator, under the final name.
+    std::fs::write(agent, &whole[..whole.len() / 2]).unwrap();
+    let out = run_with_agents();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        sha256(agent),
+        sha256(Path::new(env!("CARGO_BIN_EXE_scalelab"))),
+        "the bad copy was replaced by this build"
+    );
+    assert_eq!(agent_files(&agents).len(), 1, "no temporary copy left");
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    assert_eq!(data.trials[0].status, TrialStatus::Ok);
+}
+
+/// `scalelab run` of `exp` started in the background (its stderr piped).
+fn spawn_run(lab: &Lab, dir: &Path, exp: &Path) -> std::process::Child {
+    run_cmd(lab, dir, exp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Runs `exp`, kills the agent on lab host `host` with SIGKILL inside the
+/// first trial, and returns the stored run and scalelab's stderr.
+fn run_killing_agent(lab: &Lab, dir: &Path, exp: &Path, host: u32) -> (RunData, String) {
+    let child = spawn_run(lab, dir, exp);
+    let victim = lab.agent_in_a_trial(host);
+    // SAFETY: kill(2) on a PID we just read from the lab host's namespace.
+    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let data = Store::open(&dir.join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    (data, stderr(&out))
+}
+
+const TWO_CLIENTS: &str =
+    "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\", \"root@198.18.0.13\"]";
+
+#[test]
+fn a_lost_client_agent_fails_only_its_trial_is_reconnected_and_resume_retries_it() {
+    let lab = Lab::up(3);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        TWO_CLIENTS,
+        "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2, 4, 6]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let (data, err) = run_killing_agent(&lab, dir.path(), &exp, 3);
+    let store = dir.path().join("s.sqlite");
+    assert_eq!(data.trials.len(), 3, "{err}");
+    let first = &data.trials[0];
+    assert_eq!(first.status, TrialStatus::Failed, "{err}");
+    let reason = first.error.as_deref().unwrap_or("");
+    assert!(
+        reason.contains("lost host") && reason.contains("198.18.0.13"),
+        "{reason}"
+    );
+    // The agent came back: every later trial measured.
+    for t in &data.trials[1..] {
+        assert_eq!(t.status, TrialStatus::Ok, "{:?}\n{err}", t.error);
+    }
+    assert!(
+        err.contains("root@198.18.0.13: its agent was lost; reconnected"),
+        "{err}"
+    );
+    // --resume runs the lost host's trial again, and says so.
+    let run_id = data.run.id.to_string();
+    let out = run_cmd(&lab, dir.path(), &exp)
+        .args(["--resume", &run_id])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "retrying 1 trial(s) that failed for environmental reasons \
+             (lost host: 1, server start: 0, disk full: 0)"
+        ),
+        "{err}"
+    );
+    let s = Store::open(&store).unwrap();
+    let data = s.load_run(&run_id).unwrap();
+    assert_eq!(data.trials.len(), 3, "each trial stored once");
+    assert!(data.trials.iter().all(|t| t.status == TrialStatus::Ok));
+    let events = s.run_events(data.run.id).unwrap();
+    let retried: Vec<_> = events
+        .iter()
+        .filter(|e| e.kind == scalelab::store::RunEventKind::TrialRetried)
+        .collect();
+    assert_eq!(retried.len(), 1, "{events:?}");
+    assert!(retried[0].detail.contains("lost host"));
+    assert!(lab.processes(1, "nginx").is_empty());
+}
+
+#[test]
+fn a_client_host_that_stays_gone_stops_the_run_early_naming_it() {
+    let lab = Lab::up(3);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        TWO_CLIENTS,
+        "[server]\nkind = \"nginx\"\nworker_processes = 1\n\
+         [sweep]\nconnections = [2, 4, 6, 8, 10, 12]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let child = spawn_run(&lab, dir.path(), &exp);
+    lab.agent_in_a_trial(3);
+    // The host leaves the network: its sshd is killed and its address
+    // removed, so neither the running session nor a new one gets through.
+    let sshd: i32 = std::fs::read_to_string(lab.dir.join("sshd-3.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: kill(2) on the PID of the lab's own sshd, from its PID file.
+    unsafe { libc::kill(sshd, libc::SIGKILL) };
+    let del = Command::new("ip")
+        .args([
+            "-n",
+            &lab.ns(3),
+            "addr",
+            "del",
+            "198.18.0.13/24",
+            "dev",
+            "eth0",
+        ])
+        .output()
+        .unwrap();
+    assert!(del.status.success(), "{}", stderr(&del));
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("root@198.18.0.13 is gone") && err.contains("--resume"),
+        "{err}"
+    );
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    // Stopped at the first trial after the loss, not failing the other five.
+    assert!(data.trials.len() <= 2, "{:?}", data.trials);
+    assert_eq!(data.run.status, "interrupted");
+    assert!(lab.processes(1, "nginx").is_empty());
+}
+
+#[test]
+fn a_lost_server_agent_fails_its_trial_as_a_lost_host_and_the_server_comes_back() {
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
+        "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2, 4, 6]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let (data, err) = run_killing_agent(&lab, dir.path(), &exp, 1);
+    assert_eq!(data.trials.len(), 3, "{err}");
+    let reason = data.trials[0].error.as_deref().unwrap_or("");
+    assert!(
+        reason.starts_with("lost host root@198.18.0.11"),
+        "{reason}\n{err}"
+    );
+    for t in &data.trials[1..] {
+        assert_eq!(t.status, TrialStatus::Ok, "{:?}\n{err}", t.error);
+    }
+    assert!(lab.processes(1, "nginx").is_empty());
 }

@@ -758,3 +758,86 @@ fn wait_for_child_of(parent: u32) -> u32 {
     }
     panic!("runuser started no child");
 }
+
+/// A tmpfs mounted over `dir`, unmounted on drop.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, size: &str) -> Tmpfs {
+        std::fs::create_dir_all(dir).unwrap();
+        let out = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=755"),
+                "tmpfs",
+            ])
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Tmpfs(dir.to_path_buf())
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_disk_that_fills_during_the_dataset_load_is_named_in_the_trial_and_retried_on_resume() {
+    use scalelab::store::{FailureCause, Store};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    // The postgres user must reach its data directory under the work dir.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Room for the cluster (about 40 MB), not for pgbench's scale 10 (160 MB).
+    let _fs = Tmpfs::mount(&dir.path().join("work"), "80m");
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        "name = \"disk-full\"\n[server]\nkind = \"postgres\"\nshared_buffers = \"16MB\"\n\
+         max_connections = 20\n[load]\nkind = \"pg\"\nscale = 10\nscript = \"select-only\"\n\
+         [sweep]\nconnections = [1]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    )
+    .unwrap();
+    let store = dir.path().join("s.sqlite");
+    let out = crate::support::run::run_cmd(dir.path(), &store, &exp)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let s = Store::open(&store).unwrap();
+    let data = s.load_run("latest").unwrap();
+    let error = data.trials[0].error.clone().unwrap_or_default();
+    assert!(
+        error.contains("no space left on device on ")
+            && error.contains("/work/postgres/")
+            && error.contains("(from server.log)"),
+        "{error}"
+    );
+    let failed = s.environmental_failures(data.run.id).unwrap();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].cause, FailureCause::DiskFull);
+    drop(s);
+    // --resume runs it again (the disk is still full: it fails again) and
+    // stores it once.
+    let run_id = data.run.id.to_string();
+    let out = crate::support::run::run_cmd(dir.path(), &store, &exp)
+        .args(["--resume", &run_id])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("retrying 1 trial(s) that failed for environmental reasons (lost host: 0, server start: 0, disk full: 1)"),
+        "{err}"
+    );
+    let data = Store::open(&store).unwrap().load_run(&run_id).unwrap();
+    assert_eq!(data.trials.len(), 1);
+}

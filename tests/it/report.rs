@@ -720,6 +720,7 @@ fn report_and_export_commands_read_a_stored_run() {
                     trial: t.trial,
                     status: t.status,
                     error: t.error.as_deref(),
+                    failure_cause: None,
                     started_at: t.started_at,
                     context: &t.context,
                     measurement: t.measurement.as_ref(),
