@@ -80,15 +80,19 @@ fn watch(stopped: &mpsc::Receiver<()>) -> Duration {
             Err(mpsc::RecvTimeoutError::Timeout)
         );
         let (t1, wait1) = (boottime_ns(), run_queue_ns());
-        if done {
-            return longest;
-        }
+        // The last tick counts too: after a stop, the run may end and ask
+        // the watcher to stop before it wakes up from its tick, so the
+        // message and the gap come together. A tick cut short by the stop
+        // message slept less than TICK and shows nothing held.
         let gap = Gap {
             passed: Duration::from_nanos(t1.saturating_sub(t0)),
             slept: TICK,
             queued: Duration::from_nanos(wait1.saturating_sub(wait0)),
         };
         longest = longest.max(gap.held());
+        if done {
+            return longest;
+        }
     }
 }
 
@@ -185,7 +189,17 @@ mod tests {
             return;
         }
         let watch = HeldWatch::start();
-        std::thread::sleep(Duration::from_millis(2500));
+        // Like a load run whose deadline passed during the stop: it ends
+        // as soon as it runs again, maybe before the watcher wakes up.
+        let started = std::time::Instant::now();
+        let mut last = started;
+        while started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(5));
+            if last.elapsed() > Duration::from_millis(500) {
+                break;
+            }
+            last = std::time::Instant::now();
+        }
         println!("held_ms={}", watch.stop().as_millis());
     }
 }
