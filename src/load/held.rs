@@ -4,7 +4,7 @@
 //! clock runs on: its window then holds seconds in which nothing could
 //! happen, and the rate it reports is not the server's.
 //!
-//! A watcher thread ticks every [`TICK`] and, at each tick, compares how
+//! A watcher thread ticks every 100 ms and, at each tick, compares how
 //! much boot-clock time passed (`CLOCK_BOOTTIME`: stopped and suspended
 //! time included) with what it asked to sleep plus how long it waited for
 //! a CPU (its own `schedstat` run-queue delay). What is left over is time
@@ -25,7 +25,7 @@ const TICK: Duration = Duration::from_millis(100);
 
 /// Runs `driver` with a [`HeldWatch`] around it and records in the result
 /// the longest stretch this process was held ([`LoadResult::held`]).
-pub fn run_watched(
+pub(crate) fn run_watched(
     driver: &dyn Driver,
     spec: &LoadSpec,
     shutdown: &Shutdown,
@@ -41,7 +41,7 @@ pub fn run_watched(
 
 /// A running watcher thread; [`HeldWatch::stop`] ends it and tells the
 /// longest stretch it saw the process held.
-pub struct HeldWatch {
+pub(crate) struct HeldWatch {
     stop: mpsc::Sender<()>,
     thread: Option<JoinHandle<Duration>>,
 }
@@ -49,7 +49,7 @@ pub struct HeldWatch {
 impl HeldWatch {
     /// Starts the watcher. If the thread cannot be spawned, the watch
     /// reports nothing held (the run is not refused for it).
-    pub fn start() -> HeldWatch {
+    pub(crate) fn start() -> HeldWatch {
         let (stop, stopped) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("held-watch".into())
@@ -60,7 +60,7 @@ impl HeldWatch {
 
     /// Ends the watcher: the longest stretch in which this process was
     /// held (zero when it never was).
-    pub fn stop(mut self) -> Duration {
+    pub(crate) fn stop(mut self) -> Duration {
         let _ = self.stop.send(());
         self.thread
             .take()

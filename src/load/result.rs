@@ -332,7 +332,8 @@ pub struct LoadResult {
     pub elapsed: Duration,
     /// The longest stretch of the run in which the load generator's own
     /// process was held still (stopped by SIGSTOP or Ctrl-Z, frozen,
-    /// suspended), seen by [`crate::load::held`]; zero when it never was.
+    /// suspended), as a watcher thread saw it (`load::held`); zero when it
+    /// never was.
     pub held: Duration,
     /// CPU the load generator used during the run (user + system).
     pub client_cpu: CpuSeconds,
