@@ -16,6 +16,9 @@
 #   server-master-     only the master (nginx master, postmaster) killed
 #   server-sigstop-    the server stopped for 3 s mid-trial: the stall shows
 #                      (timeouts or an empty second), the run completes
+#   self-stop-         scalelab itself stopped (SIGTSTP, as Ctrl-Z; and
+#   self-sigstop-      SIGSTOP) for 5 s mid-window: no overlong window stored,
+#                      the trial an event naming the stop, resume reruns it
 # The router (the A - R - B lab of namespaces, no server process) has the
 # same rows with the router's faults: `whole` deletes R's namespace (the
 # router is gone), `master` deletes R's link to B, `sigstop` turns R's
@@ -37,7 +40,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --quick) QUICK=1 ;;
         --kinds) KINDS=$2; shift ;;
-        *) sed -n '2,32p' "$0"; exit 2 ;;
+        *) sed -n '2,/^set -uo pipefail/{/^set/!p}' "$0"; exit 2 ;;
     esac
     shift
 done
@@ -595,6 +598,66 @@ scenario_pg_disk_full() {
         "exit $code, cause=$cause, '$(grep -o 'no space left on device on [^:]*' <<<"$err" | sed "s|$WORK|\$WORK|")', left=$left" $ok
 }
 # --- end issue 24: remote ---
+# --- issue 24: self-stop (window helper) ---
+# scenario_self_stop KIND SIG(SIGTSTP|SIGSTOP): scalelab itself stopped for
+# 5 s in trial 2's 3 s window (Ctrl-Z, then fg), continued, left to finish.
+# No stored ok trial may hold a window longer than its duration, the 1 s
+# timeout's drain and the runner's 0.5 s slack; the stopped trial is a run
+# event naming the stop (not a trial), the run ends resumable (exit 130)
+# and --resume measures it again; nothing is left running.
+scenario_self_stop() {
+    local kind=$1 sig=$2 dir=$WORK/self-$2-$1 longest=4.5
+    mkdir -p "$dir"
+    DURATION=3s WARMUP=0s RESTART=never recipe "$kind" "$dir/exp.toml" 2
+    local store=$dir/s.sqlite
+    # Job control gives scalelab a process group of its own, under this
+    # shell: in a group whose parent is gone (an orphaned one, as when this
+    # script runs in the background of a shell that exited) the kernel
+    # drops SIGTSTP.
+    set -m
+    "$SCALELAB" --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err" &
+    local pid=$!
+    set +m
+    # Into trial 2's window: scalelab's `held-watch` thread runs in measured
+    # windows only (a DNS lab builds its query set for seconds first).
+    local window=0
+    wait_trials "$store" 1
+    for _ in $(seq 600); do
+        grep -qx held-watch /proc/"$pid"/task/*/comm 2>/dev/null && { window=1; break; }
+        sleep 0.05
+    done
+    sleep 0.7
+    kill "-$sig" "$pid"
+    sleep 0.2
+    local state
+    state=$(awk '/^State:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+    sleep 4.8
+    kill -CONT "$pid"
+    wait "$pid"
+    local code=$? run stored events long left bang=0
+    run=$(latest "$store")
+    stored=$(q "$store" "SELECT count(*) FROM trials WHERE run_id = $run")
+    events=$(q "$store" "SELECT count(*) FROM run_events WHERE run_id = $run
+        AND kind = 'trial_interrupted' AND detail LIKE 'scalelab was stopped for %'")
+    long=$(q "$store" "SELECT count(*) FROM trials t JOIN measurements m ON m.trial_id = t.id
+        WHERE t.run_id = $run AND t.status = 'ok' AND m.duration_s > $longest")
+    grep -q '^  ! .*was stopped for' "$dir/err" && bang=1
+    left=$(left_running)
+    "$SCALELAB" --store "$store" run "$dir/exp.toml" --resume "$run" -o "$dir/r.html" >/dev/null 2>&1
+    local resumed=$? got after
+    got=$(check_run "$store" "$run" 2 2.9)
+    after=$(q "$store" "SELECT count(*) FROM trials t JOIN measurements m ON m.trial_id = t.id
+        WHERE t.run_id = $run AND m.duration_s > $longest")
+    left=$((left + $(left_running) + $(cgroups_left "$pid")))
+    local name=self-stop-$kind ok=1
+    [ "$sig" = SIGSTOP ] && name=self-sigstop-$kind
+    [ "$window" = 1 ] && [ "$state" = T ] && [ "$code" = 130 ] && [ "$stored" = 1 ] && [ "$events" = 1 ] && [ "$long" = 0 ] \
+        && [ "$bang" = 1 ] && [ "$resumed" = 0 ] && [ "$got" = "trials=2 dups=0 short=0 failed=0" ] \
+        && [ "$after" = 0 ] && [ "$left" = 0 ] && ok=0
+    row "$name" "5 s $sig of scalelab: exit 130, trial 2 an event naming the stop, no window > ${longest}s stored, resume: 2 full trials, 0 left" \
+        "in window=$window, state $state, exit $code, stored $stored + $events event(s), ! line=$bang, long=$long; resume exit $resumed, $got, long=$after, left=$left" $ok
+}
+# --- end issue 24: self-stop ---
 
 echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
 for kind in $KINDS; do
@@ -605,6 +668,12 @@ for kind in $KINDS; do
     scenario_server "$kind" master
     scenario_server "$kind" sigstop
 done
+# --- issue 24: self-stop (window helper) ---
+for kind in $KINDS; do
+    scenario_self_stop "$kind" SIGTSTP
+    scenario_self_stop "$kind" SIGSTOP
+done
+# --- end issue 24: self-stop ---
 scenario_busy_port
 scenario_full_fs
 scenario_concurrent_resumes

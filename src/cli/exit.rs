@@ -11,7 +11,9 @@ pub const SOME_FAILED: i32 = 3;
 /// Nothing was measured: every trial failed, or a load run completed no
 /// request.
 pub const NOTHING_MEASURED: i32 = 4;
-/// Interrupted by SIGINT or SIGTERM; `--resume` continues a run.
+/// Interrupted by SIGINT or SIGTERM, or a run with trials discarded
+/// because scalelab was stopped during their window; `--resume` continues
+/// a run.
 pub const INTERRUPTED: i32 = 130;
 
 pub const HELP: &str = "\
@@ -22,8 +24,10 @@ Exit codes:
   3    the run finished but some trials failed (reasons are in the store)
   4    nothing was measured: every trial failed, a load run completed
        no request, or `load forward` found no rate that passed
-  130  interrupted (SIGINT/SIGTERM); `scalelab run FILE --resume ID` continues
-       a run; a load run prints what it measured before the signal";
+  130  interrupted (SIGINT/SIGTERM), or trials discarded because scalelab
+       was stopped (Ctrl-Z, SIGSTOP) during their window;
+       `scalelab run FILE --resume ID` continues a run; a load run prints
+       what it measured before the signal";
 
 /// The exit code of a run that was not interrupted, from its trial counts.
 pub fn for_trials(ok: usize, failed: usize) -> i32 {

@@ -100,8 +100,15 @@ pub fn run(
         } else {
             String::new()
         };
+        let what = match summary.trials_discarded {
+            0 => "interrupted: every finished trial is stored; continue with".to_string(),
+            n => format!(
+                "{n} trial(s) discarded: scalelab was stopped during their window (the `!` lines \
+                 say when); every other trial is stored; run them with"
+            ),
+        };
         eprintln!(
-            "interrupted: every finished trial is stored; continue with\n  scalelab {store}run {} --resume {}{}",
+            "{what}\n  scalelab {store}run {} --resume {}{}",
             shell_word(&a.experiment.display().to_string()),
             summary.run_id,
             if a.quick { " --quick" } else { "" }

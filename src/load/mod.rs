@@ -17,6 +17,7 @@ mod fake;
 pub mod forward;
 pub(crate) mod gate;
 pub(crate) mod gather;
+pub(crate) mod held;
 pub mod http;
 mod kind;
 pub mod mysql;

@@ -330,6 +330,11 @@ pub struct LoadResult {
     pub timeline: Vec<u64>,
     /// Wall time of the measured run.
     pub elapsed: Duration,
+    /// The longest stretch of the run in which the load generator's own
+    /// process was held still (stopped by SIGSTOP or Ctrl-Z, frozen,
+    /// suspended), as a watcher thread saw it (`load::held`); zero when it
+    /// never was.
+    pub held: Duration,
     /// CPU the load generator used during the run (user + system).
     pub client_cpu: CpuSeconds,
     /// Connections opened, replacements included.
@@ -361,6 +366,7 @@ impl LoadResult {
             latency: new_histogram(),
             timeline: Vec::new(),
             elapsed: Duration::ZERO,
+            held: Duration::ZERO,
             client_cpu: CpuSeconds(0.0),
             connections_opened: 0,
             target_rate: None,
@@ -399,6 +405,7 @@ impl LoadResult {
             *a += b;
         }
         self.elapsed = self.elapsed.max(o.elapsed);
+        self.held = self.held.max(o.held);
         self.client_cpu = CpuSeconds(self.client_cpu.0.max(o.client_cpu.0));
         self.connections_opened += o.connections_opened;
         self.target_rate = self.target_rate.or(o.target_rate);

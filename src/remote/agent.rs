@@ -232,7 +232,7 @@ impl Agent {
             }
         }
         let started_ns = now_ns() as i64;
-        match driver.run(&l.spec, &shutdown) {
+        match load::held::run_watched(driver.as_ref(), &l.spec, &shutdown) {
             Ok(r) => Reply::Load(Box::new(LoadReply {
                 result: WireResult::from(&r),
                 started_ns,

@@ -20,6 +20,9 @@ pub struct WireResult {
     pub latency_hdr: String,
     pub timeline: Vec<u64>,
     pub elapsed_ns: u64,
+    /// [`LoadResult::held`], in ns (absent from an older agent: zero).
+    #[serde(default)]
+    pub held_ns: u64,
     pub client_cpu_s: f64,
     pub connections_opened: u64,
     pub target_rate: Option<f64>,
@@ -37,6 +40,7 @@ impl From<&LoadResult> for WireResult {
                 .encode(encode_histogram(&r.latency)),
             timeline: r.timeline.clone(),
             elapsed_ns: r.elapsed.as_nanos().min(u64::MAX as u128) as u64,
+            held_ns: r.held.as_nanos().min(u64::MAX as u128) as u64,
             client_cpu_s: r.client_cpu.0,
             connections_opened: r.connections_opened,
             target_rate: r.target_rate,
@@ -66,6 +70,7 @@ impl WireResult {
         r.latency = latency;
         r.timeline = self.timeline;
         r.elapsed = Duration::from_nanos(self.elapsed_ns);
+        r.held = Duration::from_nanos(self.held_ns);
         r.client_cpu = CpuSeconds(self.client_cpu_s);
         r.connections_opened = self.connections_opened;
         r.target_rate = self.target_rate;
@@ -88,6 +93,7 @@ mod tests {
             b.record(Micros(v * 3), Duration::from_millis(v / 7));
         }
         a.elapsed = Duration::from_nanos(2_000_000_123);
+        a.held = Duration::from_millis(4_800);
         b.notes.push("a note".into());
         let json = serde_json::to_string(&WireResult::from(&a)).unwrap();
         let back: WireResult = serde_json::from_str(&json).unwrap();
@@ -95,6 +101,7 @@ mod tests {
         assert_eq!(recorded(&a2), recorded(&a));
         assert_eq!(a2.timeline, a.timeline);
         assert_eq!(a2.elapsed, a.elapsed);
+        assert_eq!(a2.held, a.held);
         let mut direct = a.clone();
         direct.merge(&b);
         let mut via_wire = a2;

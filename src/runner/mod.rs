@@ -17,6 +17,7 @@ mod progress;
 mod servers;
 mod sites;
 mod trial;
+mod window;
 
 use crate::model::Point;
 use crate::remote::cluster::Cluster;
@@ -32,7 +33,7 @@ use servers::Servers;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use trial::{run_trial, TrialCtx};
+use trial::{run_trial, TrialCtx, TrialEnd};
 
 /// Why a run could not start or go on. A failed trial is not an error: it
 /// is stored with its reason and the sweep goes on.
@@ -120,8 +121,12 @@ pub struct RunSummary {
     pub trials_run: u32,
     /// Of those, the failed ones.
     pub trials_failed: u32,
-    /// SIGINT or SIGTERM stopped it; `--resume` continues it.
+    /// SIGINT or SIGTERM stopped it, or trials were discarded; `--resume`
+    /// continues it.
     pub interrupted: bool,
+    /// Trials discarded because the load generator was stopped during
+    /// their window (not stored; `--resume` runs them).
+    pub trials_discarded: u32,
     /// One line per profile taken, or why there is none (`--profile`).
     pub profile_lines: Vec<String>,
 }
@@ -192,6 +197,7 @@ fn sweep(
         trials_run: 0,
         trials_failed: 0,
         interrupted: false,
+        trials_discarded: 0,
         profile_lines: Vec::new(),
     };
     let mut cx = TrialCtx {
@@ -223,7 +229,7 @@ fn sweep(
     }
     cx.servers.stop_all();
     progress.done();
-    summary.interrupted = shutdown.is_triggered();
+    summary.interrupted = shutdown.is_triggered() || summary.trials_discarded > 0;
     store.set_run_status(
         run_id,
         if summary.interrupted {
@@ -268,8 +274,15 @@ fn run_point(
                 point.label(),
                 trial::of_budget(round, policy.min_trials, policy.max_trials)
             ));
-            let Some(mut outcome) = run_trial(cx, system, point, round)? else {
-                return Ok(None); // interrupted: not stored, resume runs it again
+            let mut outcome = match run_trial(cx, system, point, round)? {
+                TrialEnd::Stored(outcome) => outcome,
+                // Not stored: resume runs it again.
+                TrialEnd::Interrupted => return Ok(None),
+                TrialEnd::Discarded(line) => {
+                    summary.trials_discarded += 1;
+                    progress.warn(&line);
+                    continue;
+                }
             };
             summary.trials_run += 1;
             if outcome.status == TrialStatus::Failed {

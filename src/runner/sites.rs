@@ -159,6 +159,8 @@ pub struct LoadRun {
     pub clients: Vec<ClientShare>,
     /// How evenly the client hosts started, and what coordination cost.
     pub coordination: Option<Coordination>,
+    /// The client host whose agent was held still longest, if one was.
+    pub held_host: Option<String>,
 }
 
 /// Runs `spec` here, or split over the client hosts. A lost client host
@@ -175,13 +177,13 @@ pub fn run_load(
     let Some(cluster) = remote else {
         let driver =
             load::build(kind, settings, endpoint).map_err(|e| format!("load setup failed: {e}"))?;
-        let result = driver
-            .run(spec, shutdown)
+        let result = load::held::run_watched(driver.as_ref(), spec, shutdown)
             .map_err(|e| Failure::plain(e.to_string()))?;
         return Ok(LoadRun {
             result,
             clients: Vec::new(),
             coordination: None,
+            held_host: None,
         });
     };
     let out = cluster
@@ -189,6 +191,12 @@ pub fn run_load(
         .map_err(|e| Failure::remote_load(&e))?;
     let first = out.parts.iter().map(|p| p.started_ns).min().unwrap_or(0);
     let cpus = cluster_cpus(cluster);
+    let held_host = out
+        .parts
+        .iter()
+        .filter(|p| !p.result.held.is_zero())
+        .max_by_key(|p| p.result.held)
+        .map(|p| p.host.to_string());
     let clients = out
         .parts
         .iter()
@@ -213,6 +221,7 @@ pub fn run_load(
             start_skew_us: out.start_skew.as_secs_f64() * 1e6,
             overhead_us: out.overhead.as_secs_f64() * 1e6,
         }),
+        held_host,
     })
 }
 

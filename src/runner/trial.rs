@@ -4,6 +4,7 @@
 use super::failure::Failure;
 use super::servers::{Servers, Wanted};
 use super::sites::{self, ServerProbe, ServerSite};
+use super::window::{judge_window, Window, WindowFault};
 use super::RunError;
 use crate::load::{LoadResult, LoadSpec, Pacing};
 use crate::model::Point;
@@ -37,9 +38,23 @@ pub struct TrialCtx<'a> {
     pub cluster: Option<&'a crate::remote::cluster::Cluster>,
 }
 
+/// How a trial ended.
+pub enum TrialEnd {
+    /// It was judged and stored, ok or failed.
+    Stored(Outcome),
+    /// SIGINT or SIGTERM arrived: nothing stored, the run stops.
+    Interrupted,
+    /// Its window was not what it says (the load generator was stopped):
+    /// nothing stored, a run event recorded, the sweep goes on and
+    /// `--resume` runs it again. The line says so, for people.
+    Discarded(String),
+}
+
 /// What a trial produced before it was judged.
 struct Measured {
     result: LoadResult,
+    /// The measured window as configured and as it ran.
+    window: Window,
     probe: Option<crate::probe::ProbeData>,
     server_died: bool,
     /// Why the server died, when its log or file system says the disk is
@@ -52,16 +67,16 @@ struct Measured {
     profile: Option<Result<Folded, ProfileError>>,
 }
 
-/// Runs and stores one trial. `None`: SIGINT or SIGTERM arrived while it
-/// ran; nothing is stored as a trial (a shortened window is not a
-/// measurement), the interruption is recorded as a run event, and
-/// `--resume` runs the trial again.
+/// Runs and stores one trial. Not stored, with a run event recorded and
+/// run again by `--resume`: a trial SIGINT or SIGTERM cut short
+/// ([`TrialEnd::Interrupted`]: a shortened window is not a measurement),
+/// and one whose load generator was held still ([`TrialEnd::Discarded`]).
 pub fn run_trial(
     cx: &mut TrialCtx,
     system: usize,
     point: &Point,
     trial: u32,
-) -> Result<Option<Outcome>, RunError> {
+) -> Result<TrialEnd, RunError> {
     let label = cx.exp.systems[system].label.clone();
     let started_at = crate::store::write::now();
     let resolved =
@@ -69,8 +84,22 @@ pub fn run_trial(
     let mut context = TrialContext::default();
     let measured = measure(cx, system, point, &resolved, &mut context, None);
     if cx.shutdown.is_triggered() {
-        record_interruption(cx, &label, point, trial, &measured)?;
-        return Ok(None);
+        let detail = interruption(cx, &measured);
+        record_event(cx, &label, point, trial, detail)?;
+        return Ok(TrialEnd::Interrupted);
+    }
+    let policy = &cx.exp.trials;
+    let head = format!(
+        "{label:<16} {:<28} #{}",
+        point.label(),
+        of_budget(trial, policy.min_trials, policy.max_trials)
+    );
+    if let Some(WindowFault::Held(why)) =
+        measured.as_ref().ok().and_then(|m| judge_window(&m.window))
+    {
+        let detail = format!("{why}; the trial was discarded, `--resume` runs it again");
+        record_event(cx, &label, point, trial, detail.clone())?;
+        return Ok(TrialEnd::Discarded(format!("{head}  DISCARDED: {detail}")));
     }
     let (status, failure, measurement, histogram, timeline, probe) = match measured {
         Err(failure) => (
@@ -129,16 +158,10 @@ pub fn run_trial(
         .as_ref()
         .filter(|_| status == TrialStatus::Ok)
         .map(|m| m.rps);
-    let policy = &cx.exp.trials;
-    let head = format!(
-        "{label:<16} {:<28} #{}",
-        point.label(),
-        of_budget(trial, policy.min_trials, policy.max_trials)
-    );
     let line = trial_line(&head, status, error.as_deref(), measurement.as_ref());
     let warnings = trial_warnings(&head, measurement.as_ref(), &context);
     let server_version = context.server_version.clone();
-    Ok(Some(Outcome {
+    Ok(TrialEnd::Stored(Outcome {
         status,
         throughput,
         line,
@@ -147,16 +170,10 @@ pub fn run_trial(
     }))
 }
 
-/// Records that `trial` was interrupted, and how far it had got.
-fn record_interruption(
-    cx: &mut TrialCtx,
-    system: &str,
-    point: &Point,
-    trial: u32,
-    measured: &Result<Measured, Failure>,
-) -> Result<(), RunError> {
+/// How far an interrupted trial had got.
+fn interruption(cx: &TrialCtx, measured: &Result<Measured, Failure>) -> String {
     let window = crate::units::format_duration(cx.exp.trials.duration);
-    let detail = match measured {
+    match measured {
         Ok(m) => format!(
             "interrupted {:.2}s into the {window} measured window; the trial was discarded",
             m.result.elapsed.as_secs_f64()
@@ -165,7 +182,18 @@ fn record_interruption(
             "interrupted before the measured window ({}); the trial was discarded",
             e.message
         ),
-    };
+    }
+}
+
+/// Records a run event about `trial`, which was not stored: `--resume`
+/// runs it again.
+fn record_event(
+    cx: &mut TrialCtx,
+    system: &str,
+    point: &Point,
+    trial: u32,
+    detail: String,
+) -> Result<(), RunError> {
     cx.store.record_event(
         cx.run_id,
         &RunEvent {
@@ -267,6 +295,15 @@ fn measure(
         r.and_then(|(rec, _dir)| rec.finish(root?))
     });
     let run = run.map_err(|f| f.during("load"))?;
+    let window = Window {
+        duration: spec.duration,
+        drain: spec.timeout,
+        elapsed: run.result.elapsed,
+        held: run.result.held,
+        client: run.held_host.as_ref().map_or("scalelab".into(), |h| {
+            format!("the agent on client host {h}")
+        }),
+    };
     context.clients = run.clients.clone();
     context.coordination = run.coordination;
     let server = cx
@@ -285,6 +322,7 @@ fn measure(
         .unwrap_or_else(crate::placement::online_cpus);
     Ok(Measured {
         result: run.result,
+        window,
         probe: Some(probe),
         server_died,
         disk_full,
@@ -383,6 +421,9 @@ fn judge(m: &Measured) -> Option<String> {
     }
     if let Some(note) = r.notes.iter().find(|n| n.contains("ephemeral port")) {
         return Some(note.clone());
+    }
+    if let Some(WindowFault::Overran(why) | WindowFault::Held(why)) = judge_window(&m.window) {
+        return Some(why);
     }
     if r.requests == 0 {
         let e = &r.errors;

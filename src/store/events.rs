@@ -9,7 +9,8 @@ use rusqlite::params;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunEventKind {
-    /// SIGINT or SIGTERM arrived while a trial ran; the trial was discarded.
+    /// SIGINT or SIGTERM arrived while a trial ran, or scalelab (or a client
+    /// host's agent) was stopped during its window; the trial was discarded.
     TrialInterrupted,
     /// The run was continued with `--resume`.
     Resumed,

@@ -22,6 +22,7 @@ mod runner;
 mod spec_errors;
 mod store_compat;
 mod support;
+mod window;
 
 /// The waits and gathered replies of a coalesced run, from its note
 /// ("coalesced: W waits gathered R replies ..."); fails the test without it.

@@ -541,3 +541,72 @@ fn a_lost_server_agent_fails_its_trial_as_a_lost_host_and_the_server_comes_back(
     }
     assert!(lab.processes(1, "nginx").is_empty());
 }
+
+/// Spawns a run of two 3 s trials (no warmup) of nginx on h1, loaded from
+/// h2 and h3, keeping stderr for the assertions.
+fn spawn_two_client_run(lab: &Lab, dir: &Path) -> std::process::Child {
+    let exp = write_experiment(
+        dir,
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\", \"root@198.18.0.13\"]",
+        "[server]\nkind = \"nginx\"\n[sweep]\nconnections = [2, 4]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    spawn_run(lab, dir, &exp)
+}
+
+/// Issue 24: a client host's agent stopped mid-window (SIGSTOP, then
+/// SIGCONT) stores no number for that window: the trial is a run event
+/// naming the host, and the run ends resumable.
+#[test]
+fn a_client_agent_stopped_mid_window_stores_no_number() {
+    let lab = Lab::up(3);
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn_two_client_run(&lab, dir.path());
+    // Into the window: the agent on h3 runs its load threads (no warmup).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let victim = loop {
+        let agents = lab.processes(3, "agent\0--workdir");
+        if let Some(&p) = agents.iter().find(|&&p| runs_thread(p, "scalelab-http")) {
+            std::thread::sleep(Duration::from_millis(500));
+            break p as i32;
+        }
+        assert!(Instant::now() < deadline, "no load on the client host");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // SAFETY: kill(2) on a PID we just read from the lab host's namespace.
+    unsafe { libc::kill(victim, libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_millis(4000));
+    // SAFETY: as above.
+    unsafe { libc::kill(victim, libc::SIGCONT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+    let data = store.load_run("latest").unwrap();
+    let events = store.run_events(data.run.id).unwrap();
+    let ev = events
+        .iter()
+        .find(|e| e.detail.contains("was stopped for"))
+        .unwrap_or_else(|| panic!("no stop event: {events:?}\n{}", stderr(&out)));
+    assert!(
+        ev.detail
+            .starts_with("the agent on client host root@198.18.0.13"),
+        "{}",
+        ev.detail
+    );
+    for t in &data.trials {
+        let secs = t.measurement.as_ref().map_or(0.0, |m| m.duration_s);
+        assert!(secs <= 3.0 + 2.0 + 0.5, "a {secs:.2} s window stored");
+    }
+    assert!(lab.processes(2, "agent\0--workdir").is_empty());
+}
+
+/// Whether process `pid` has a thread named `name`.
+fn runs_thread(pid: u32, name: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks.flatten().any(|t| {
+                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name)
+            })
+        })
+        .unwrap_or(false)
+}
