@@ -47,8 +47,9 @@ pub mod watchdog;
 
 pub use bounded::run_bounded;
 
+use crate::owned;
 use crate::placement::cgroup::Cgroup;
-use crate::placement::{cgroup_name, hierarchy, Placement};
+use crate::placement::{cgroup_name, hierarchy, Placement, CGROUP_PREFIX};
 use crate::target::process;
 use std::io;
 use std::path::PathBuf;
@@ -242,34 +243,13 @@ impl Drop for ServerProcess {
 fn tracking_cgroup() -> Option<Cgroup> {
     static SERIAL: AtomicU32 = AtomicU32::new(0);
     let n = SERIAL.fetch_add(1, Ordering::Relaxed);
-    let name = cgroup_name(&format!("{}-server-{n}", std::process::id()));
+    let name = cgroup_name(&format!("server-{n}"));
     hierarchy::locate_tracking_here().iter().find_map(|h| {
-        reclaim_stale(&h.parent);
+        // Empty cgroups of a scalelab that is gone (its reaper gave up on
+        // one whose killed processes took too long to leave) go first.
+        owned::reclaim_stale(&h.parent, CGROUP_PREFIX, owned::remove_cgroup);
         Cgroup::make(h, &name, &[]).ok()
     })
-}
-
-/// Removes empty tracking cgroups (`scalelab-<pid>-server-<n>`) whose
-/// scalelab is gone: a watchdog gives up on a cgroup whose killed processes
-/// took too long to leave it, and the next start tidies it away.
-fn reclaim_stale(parent: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let owner = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("scalelab-"))
-            .and_then(|n| n.split_once("-server-"))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok());
-        let Some(owner) = owner else { continue };
-        let empty = std::fs::read_to_string(entry.path().join("cgroup.procs"))
-            .is_ok_and(|p| p.trim().is_empty());
-        if empty && !process::is_alive(owner) {
-            let _ = std::fs::remove_dir(entry.path());
-        }
-    }
 }
 
 #[cfg(test)]
