@@ -506,7 +506,7 @@ leftovers_kill() {
     pid=$!
     for _ in $(seq 900); do
         if [ "$moment" = perf ]; then
-            compgen -G "$SCALELAB_WORKDIR/perf-*" >/dev/null && reached=1
+            compgen -G "$SCALELAB_WORKDIR/perf-$pid-*" >/dev/null && reached=1
         elif [ "$(cgroups_named "$pid")" -gt 0 ]; then
             { [ "$kind" = router ] || [ -n "$(master_pid "$kind")" ]; } && reached=1
         fi

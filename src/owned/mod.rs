@@ -8,7 +8,7 @@
 //! leaving them behind:
 //!
 //! 1. **The reaper.** The first thing an owner registers forks one small
-//!    process ([`reaper`]) that waits on a pipe only scalelab writes to.
+//!    process (the `reaper` module) that waits on a pipe only scalelab writes to.
 //!    Each registered path, cgroup or command goes down the pipe as it is
 //!    made, and its removal as it is cleaned up normally; when the pipe
 //!    reads end-of-file (scalelab is gone) the reaper stops the ssh masters

@@ -33,13 +33,20 @@
 //!    write end only scalelab holds. When scalelab dies however it dies, the
 //!    pipe reads end-of-file and the watchdog SIGKILLs the process group and
 //!    every process in the server's cgroups (tracking and placement), then
-//!    removes those cgroups, within milliseconds.
+//!    removes those cgroups, within milliseconds. The cgroups and the
+//!    kind's private directories are also registered with
+//!    [`crate::owned`]'s reaper, which removes them even for a kind with no
+//!    process (the router's placement) and reclaims a dead owner's at the
+//!    next run.
 //!
 //! A kind that creates other resources (network namespaces, veth pairs)
 //! must tie them to a process of the server where it can (a namespace made
 //! by `unshare` without a bind mount dies with its last process) and remove
 //! them by name on stop; a leftover of a dead run is reclaimed on the next
-//! start, as the PostgreSQL target does with its data directory.
+//! start, as the PostgreSQL target does with its data directory. Private
+//! directories are made with [`crate::target::rundir::create`] (named
+//! `<prefix><PID>-<random>`, registered with the reaper), and a new prefix
+//! joins [`crate::target::rundir::reclaim_stale`].
 
 mod bounded;
 mod reap_ns;
