@@ -157,9 +157,11 @@ pub fn remove_cgroup(path: &Path) -> io::Result<()> {
 /// run's [`reclaim_stale`], and a warning says so.
 pub fn register(removal: Removal, what: &[&std::ffi::OsStr]) {
     if let Err(e) = reaper::send(reaper::Op::Add, removal, what) {
+        let words: Vec<String> = what.iter().map(|w| w.to_string_lossy().into()).collect();
         eprintln!(
-            "scalelab: warning: {} is not guarded against a kill of scalelab: {e}",
-            Path::new(what.last().copied().unwrap_or_default()).display()
+            "scalelab: warning: `{}` is not guarded against a kill of scalelab \
+             (the next run reclaims it): {e}",
+            words.join(" ")
         );
     }
 }

@@ -75,27 +75,7 @@ impl Ssh {
             owned::register(Removal::Command, &words);
         }
     }
-}
 
-/// `$SCALELAB_SSH_COMMAND` split into words, else `["ssh"]`.
-fn base_from_env() -> Result<Vec<String>, RemoteError> {
-    let text = std::env::var(SSH_COMMAND_ENV).unwrap_or_else(|_| "ssh".into());
-    let base = split_words(&text).map_err(|message| RemoteError::Ssh {
-        host: "(all)".into(),
-        message: format!("{SSH_COMMAND_ENV}: {message}"),
-    })?;
-    if base.is_empty() {
-        return Err(RemoteError::Ssh {
-            host: "(all)".into(),
-            message: format!(
-                "{SSH_COMMAND_ENV} is empty; unset it or name a command such as `ssh -i KEY`"
-            ),
-        });
-    }
-    Ok(base)
-}
-
-impl Ssh {
     /// A `Command` that runs `remote` on `host` over the shared connection.
     /// ssh's own options come first so a user's `-o` in the base wins.
     pub fn command(&self, host: &Host, remote: &str) -> Command {
@@ -188,6 +168,24 @@ impl Ssh {
             }
         }
     }
+}
+
+/// `$SCALELAB_SSH_COMMAND` split into words, else `["ssh"]`.
+fn base_from_env() -> Result<Vec<String>, RemoteError> {
+    let text = std::env::var(SSH_COMMAND_ENV).unwrap_or_else(|_| "ssh".into());
+    let base = split_words(&text).map_err(|message| RemoteError::Ssh {
+        host: "(all)".into(),
+        message: format!("{SSH_COMMAND_ENV}: {message}"),
+    })?;
+    if base.is_empty() {
+        return Err(RemoteError::Ssh {
+            host: "(all)".into(),
+            message: format!(
+                "{SSH_COMMAND_ENV} is empty; unset it or name a command such as `ssh -i KEY`"
+            ),
+        });
+    }
+    Ok(base)
 }
 
 /// `ssh -O exit` argv for the master at `control_path` (a `ControlPath`
@@ -347,6 +345,7 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn splits_like_a_shell() {
@@ -356,6 +355,31 @@ mod tests {
         );
         assert!(split_words("ssh 'open").is_err());
         assert!(split_words("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_exit_command_names_the_program_by_its_absolute_path() {
+        let base = ["sh".to_string(), "-i".to_string(), "/k".to_string()];
+        let argv = exit_argv(&base, "/tmp/d/%C", "root@h");
+        let words: Vec<&str> = argv.iter().map(|w| w.to_str().unwrap()).collect();
+        assert!(
+            Path::new(words[0]).is_absolute() && words[0].ends_with("/sh"),
+            "{words:?}"
+        );
+        assert_eq!(
+            words[1..],
+            [
+                "-i",
+                "/k",
+                "-o",
+                "ControlPath=/tmp/d/%C",
+                "-O",
+                "exit",
+                "--",
+                "root@h"
+            ]
+        );
+        assert_eq!(resolve_program("no-such-program-here"), None);
     }
 
     #[test]

@@ -395,3 +395,44 @@ fn kill_9_of_the_coordinator_stops_its_ssh_masters_and_removes_their_directory()
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn the_next_run_stops_a_dead_coordinators_ssh_master_and_removes_its_directory() {
+    // What a coordinator killed together with its reaper leaves: a control
+    // directory named after its (now dead) PID, with a live master in it.
+    let lab = Lab::up(1);
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let control = std::env::temp_dir().join(format!("scalelab-ssh-{dead}-left"));
+    std::fs::create_dir(&control).unwrap();
+    let socket = control.join("master");
+    let ssh: Vec<&str> = lab.ssh_command.split_whitespace().collect();
+    let status = Command::new("ip")
+        .args(["netns", "exec", &lab.ns(0)])
+        .args(&ssh)
+        .args(["-o", "ControlMaster=yes", "-o", "ControlPersist=60", "-o"])
+        .arg(format!("ControlPath={}", socket.display()))
+        .args(["-f", "-N", "root@198.18.0.11"])
+        .status()
+        .unwrap();
+    assert!(status.success() && socket.exists(), "no master");
+    let needle = control.to_str().unwrap().to_string();
+    assert!(!lab.processes(0, &needle).is_empty(), "no master process");
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"",
+        "[server]\nkind = \"nginx\"\n[sweep]\nconnections = [2]\n\
+         [trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let out = run(&lab, dir.path(), &exp);
+    let left = (control.exists(), lab.processes(0, &needle));
+    let _ = std::fs::remove_dir_all(&control);
+    for p in &left.1 {
+        // SAFETY: kill(2) on the master this test started.
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(left, (false, vec![]), "the dead owner's directory, masters");
+}
