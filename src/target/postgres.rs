@@ -198,7 +198,7 @@ impl Postgres {
         os::remove_stale_lock(&data);
         // The dead run's private socket directory, if the reaper left it.
         let ours = |d: &PathBuf| {
-            d.parent() == Some(Path::new(rundir::SOCKET_BASE))
+            d.parent() == Some(Path::new(rundir::TMP_BASE))
                 && d.file_name()
                     .and_then(|n| n.to_str())
                     .and_then(|n| owned::owner_of(n, rundir::PG_SOCKETS))
@@ -335,7 +335,7 @@ impl Postgres {
     }
 
     fn socket_dir(&self) -> Result<OwnedDir, TargetError> {
-        let base = Path::new(rundir::SOCKET_BASE);
+        let base = Path::new(rundir::TMP_BASE);
         let dir = rundir::create(base, rundir::PG_SOCKETS).map_err(|e| TargetError::io(base, e))?;
         self.user.own(dir.path())?;
         Ok(dir)

@@ -12,11 +12,13 @@ pub const NGINX: &str = "nginx-";
 pub const MARIADB: &str = "mariadb-";
 /// The DNS lab's directory (zones, configs, logs), in the base dir.
 pub const DNS_LAB: &str = "dns-";
-/// PostgreSQL's private socket directory, in `/tmp` ([`SOCKET_BASE`]):
-/// short, as socket paths are limited to 107 bytes.
+/// PostgreSQL's private socket directory, in [`TMP_BASE`]: short, as
+/// socket paths are limited to 107 bytes.
 pub const PG_SOCKETS: &str = "scalelab-pg-";
-/// Where [`PG_SOCKETS`] directories go.
-pub const SOCKET_BASE: &str = "/tmp";
+/// The router lab's nftables ruleset (for `nft -f`), in [`TMP_BASE`].
+pub const NFT_RULES: &str = "scalelab-nft-";
+/// Where [`PG_SOCKETS`] and [`NFT_RULES`] directories go.
+pub const TMP_BASE: &str = "/tmp";
 
 /// Creates `base/<prefix><our PID>-<random>`, after removing the ones of
 /// dead owners.
@@ -25,12 +27,13 @@ pub fn create(base: &Path, prefix: &str) -> std::io::Result<OwnedDir> {
 }
 
 /// Removes every kind's directories whose owner is dead, in `base` (the
-/// run's base directory) and in [`SOCKET_BASE`]; returns those removed.
+/// run's base directory) and in [`TMP_BASE`]; returns those removed.
 pub fn reclaim_stale(base: &Path) -> Vec<PathBuf> {
     let in_base = [NGINX, MARIADB, DNS_LAB].map(|p| (base, p));
+    let in_tmp = [PG_SOCKETS, NFT_RULES].map(|p| (Path::new(TMP_BASE), p));
     in_base
         .into_iter()
-        .chain([(Path::new(SOCKET_BASE), PG_SOCKETS)])
+        .chain(in_tmp)
         .flat_map(|(dir, prefix)| owned::reclaim_stale(dir, prefix, owned::remove_tree))
         .collect()
 }
