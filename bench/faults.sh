@@ -19,6 +19,9 @@
 #   self-stop-         scalelab itself stopped (SIGTSTP, as Ctrl-Z; and
 #   self-sigstop-      SIGSTOP) for 5 s mid-window: no overlong window stored,
 #                      the trial an event naming the stop, resume reruns it
+#   leftovers-         kill -9 mid-trial and while perf records: no path
+#                      (run, socket, perf, ssh directories) or cgroup named
+#                      after the killed PID is left 5 s later
 # The router (the A - R - B lab of namespaces, no server process) has the
 # same rows with the router's faults: `whole` deletes R's namespace (the
 # router is gone), `master` deletes R's link to B, `sigstop` turns R's
@@ -658,6 +661,95 @@ scenario_self_stop() {
         "in window=$window, state $state, exit $code, stored $stored + $events event(s), ! line=$bang, long=$long; resume exit $resumed, $got, long=$after, left=$left" $ok
 }
 # --- end issue 24: self-stop ---
+# --- issue 24: leftover paths and cgroups (leftovers helper) ---
+# leftovers-KIND: kill -9 of scalelab mid-trial (server up, pinned with
+# server_cpus so it has placement cgroups) and again while `--profile`'s
+# perf records; each time, within 5 s, every path and cgroup named after
+# the killed PID must be gone: run, lab and perf directories in the work
+# directory, the postmaster's socket directory, /tmp/scalelab-*-PID-*
+# (PostgreSQL sockets, ssh control directories) and the cgroups
+# scalelab-PID-* (placement and tracking), plus its lab namespaces.
+
+# owned_paths PID BEFORE: the private paths that run made: top-level
+# entries of the work directory that were not in the list BEFORE (the kept
+# PostgreSQL clusters aside), the postmaster's socket directory (line 5 of
+# postmaster.pid), and what /tmp holds under the PID's name.
+owned_paths() {
+    {
+        ls -1 "$SCALELAB_WORKDIR" 2>/dev/null | grep -vx postgres | grep -vxFf "$2" \
+            | sed "s|^|$SCALELAB_WORKDIR/|"
+        # (a stale pid file of an earlier kill may name one long gone)
+        sed -n 5p "$SCALELAB_WORKDIR"/postgres/*/data/postmaster.pid 2>/dev/null \
+            | while read -r d; do [ -e "$d" ] && echo "$d"; done
+        ls -1d /tmp/scalelab-*-"$1" /tmp/scalelab-*-"$1"-* 2>/dev/null
+    } | grep -v '^$' | sort -u
+}
+# paths_left FILE: how many of the paths listed in FILE still exist, after
+# up to 5 s.
+paths_left() {
+    local n p
+    for _ in $(seq 50); do
+        n=0
+        while read -r p; do [ -e "$p" ] && n=$((n + 1)); done <"$1"
+        [ "$n" = 0 ] && break
+        sleep 0.1
+    done
+    echo "$n"
+}
+# cgroups_named PID: how many cgroups are named after PID now.
+cgroups_named() {
+    find /sys/fs/cgroup -maxdepth 5 -type d -name "scalelab-$1-*" 2>/dev/null | wc -l
+}
+# leftovers_kill KIND DIR MOMENT(trial|perf): one run killed at MOMENT;
+# prints "made P paths C cgroups, left L paths M cgroups/namespaces", or
+# "not reached" when the run ended first.
+leftovers_kill() {
+    local kind=$1 dir=$2 moment=$3 pid reached=0
+    ls -1 "$SCALELAB_WORKDIR" >"$dir/before" 2>/dev/null
+    "$SCALELAB" --store "$dir/s.sqlite" run "$dir/exp.toml" --profile -o "$dir/r.html" >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 900); do
+        if [ "$moment" = perf ]; then
+            compgen -G "$SCALELAB_WORKDIR/perf-$pid-*" >/dev/null && reached=1
+        elif [ "$(cgroups_named "$pid")" -gt 0 ]; then
+            { [ "$kind" = router ] || [ -n "$(master_pid "$kind")" ]; } && reached=1
+        fi
+        [ "$reached" = 1 ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ "$reached" = 1 ] && sleep 0.8 # into the window
+    owned_paths "$pid" "$dir/before" >"$dir/paths"
+    local cgroups
+    cgroups=$(cgroups_named "$pid")
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    local left_paths left_cgroups
+    left_paths=$(paths_left "$dir/paths")
+    left_cgroups=$(cgroups_left "$pid")
+    if [ "$reached" = 1 ]; then
+        echo "made $(wc -l <"$dir/paths") paths $cgroups cgroups, left $left_paths paths $left_cgroups cgroups/namespaces"
+    else
+        echo "not reached, left $left_paths paths $left_cgroups cgroups/namespaces"
+    fi
+    echo "$left_paths $left_cgroups" >"$dir/left-$moment"
+}
+scenario_leftovers() {
+    local kind=$1 dir=$WORK/leftovers-$1
+    mkdir -p "$dir"
+    DURATION=3s WARMUP=0s RESTART=never recipe "$kind" "$dir/exp.toml" 1
+    sed -i 's/^\[sweep\]$/[sweep]\nserver_cpus = [1]/' "$dir/exp.toml"
+    local trial perf ok=1
+    trial=$(leftovers_kill "$kind" "$dir" trial)
+    perf=$(leftovers_kill "$kind" "$dir" perf)
+    # The mid-trial kill must have found the server up; the perf moment
+    # exists only for kinds with a process to profile.
+    case $trial in made*) [ "$(cat "$dir/left-trial" "$dir/left-perf")" = "0 0
+0 0" ] && ok=0 ;; esac
+    row "leftovers-$kind" "kill -9 mid-trial and while perf records: 0 paths, 0 cgroups of the PID left after 5 s" \
+        "mid-trial: $trial; perf: $perf" $ok
+}
+# --- end issue 24 (leftovers helper) ---
 
 echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
 for kind in $KINDS; do
@@ -667,6 +759,7 @@ for kind in $KINDS; do
     scenario_server "$kind" whole
     scenario_server "$kind" master
     scenario_server "$kind" sigstop
+    scenario_leftovers "$kind" # issue 24 (leftovers helper)
 done
 # --- issue 24: self-stop (window helper) ---
 for kind in $KINDS; do

@@ -49,6 +49,8 @@
 //! [`model::SetupSession`] that the load side implements),
 //! [`units`] (newtypes for quantities),
 //! [`netns`] (private network namespaces for labs that must not leak),
+//! [`owned`] (the paths and cgroups scalelab makes, named after their
+//! owner's PID, removed when it dies and reclaimed by the next run),
 //! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed) and
 //! [`kinds`] (what every server and load kind shares: the settings parser
 //! and installation requirements, and [`kinds::setup`], where targets open
@@ -62,6 +64,7 @@ pub mod kinds;
 pub mod load;
 pub mod model;
 pub mod netns;
+pub mod owned;
 pub mod placement;
 pub mod probe;
 pub mod profile;

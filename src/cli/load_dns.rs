@@ -269,11 +269,7 @@ pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         ),
         None => None,
     };
-    let placement = scalelab::placement::Placement::create(
-        &format!("dnslab-{}", std::process::id()),
-        cpus,
-        None,
-    )?;
+    let placement = scalelab::placement::Placement::create("dnslab", cpus, None)?;
     let zones = scalelab::model::Dataset::DnsZones { hosts: a.names };
     let ep = scalelab::target::Target::start(&mut target, &placement, Some(&zones), shutdown)?;
     let (server, ns) = scalelab::load::dns::parse_endpoint(&ep.uri)?;

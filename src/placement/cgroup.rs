@@ -1,11 +1,14 @@
 //! One cgroup directory for one server start, v1 or v2: creating it,
 //! writing its limits, and removing it. Every cgroup is named exactly
-//! `scalelab-<name>` and removed by that path; where it goes is decided in
-//! [`super::hierarchy`].
+//! `scalelab-<owner PID>-<name>` ([`super::cgroup_name`]), removed by that
+//! path, and registered with [`crate::owned`]'s reaper from creation to
+//! removal, so it goes even when scalelab is killed; where it goes is
+//! decided in [`super::hierarchy`].
 
 use super::hierarchy::Hierarchy;
 pub use super::hierarchy::{Controller, Version};
 use super::PlacementError;
+use crate::owned::{self, Removal};
 use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -60,6 +63,7 @@ impl Cgroup {
             std::fs::remove_dir(&dir).map_err(|e| cgroup_err(&dir, e))?;
         }
         std::fs::create_dir(&dir).map_err(|e| cgroup_err(&dir, e))?;
+        owned::register(Removal::Cgroup, &[dir.as_os_str()]);
         Ok(Cgroup {
             dir,
             version: h.version,
@@ -142,14 +146,16 @@ impl Cgroup {
                 let _ = std::fs::write(self.parent.join("cgroup.procs"), pid.to_string());
             }
             match std::fs::remove_dir(&self.dir) {
-                Ok(()) => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Ok(()) => break,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => break,
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 Err(e) => return Err(cgroup_err(&self.dir, e)),
             }
         }
+        owned::forget(Removal::Cgroup, &[self.dir.as_os_str()]);
+        Ok(())
     }
 }
 

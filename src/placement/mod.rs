@@ -95,8 +95,8 @@ impl Placement {
         Placement::default()
     }
 
-    /// Creates the placement: cgroups named `scalelab-<name>` (sanitised)
-    /// for the limits requested. Nothing is created when both are `None`.
+    /// Creates the placement: cgroups named `scalelab-<our PID>-<name>`
+    /// (sanitised) for the limits requested. Nothing is created when both are `None`.
     pub fn create(
         name: &str,
         cpus: Option<Vec<usize>>,
@@ -271,7 +271,13 @@ fn check_cpus(cpus: &[usize]) -> Result<(), PlacementError> {
     Ok(())
 }
 
-/// `scalelab-<name>` with anything but `[A-Za-z0-9_.-]` replaced by `_`.
+/// The start of every cgroup's name; the owner's PID follows
+/// (`scalelab-<PID>-<name>`).
+pub const CGROUP_PREFIX: &str = "scalelab-";
+
+/// `scalelab-<our PID>-<name>` with anything but `[A-Za-z0-9_.-]` in
+/// `name` replaced by `_`: the owner's PID lets the next run reclaim the
+/// cgroups of a scalelab that was killed ([`reclaim_stale`]).
 pub fn cgroup_name(name: &str) -> String {
     let clean: String = name
         .chars()
@@ -284,11 +290,31 @@ pub fn cgroup_name(name: &str) -> String {
             }
         })
         .collect();
-    if clean.is_empty() {
-        "scalelab-placement".into()
+    let clean = if clean.is_empty() {
+        "placement"
     } else {
-        format!("scalelab-{clean}")
-    }
+        &clean
+    };
+    format!("{}{clean}", crate::owned::owned_prefix(CGROUP_PREFIX))
+}
+
+/// Removes the empty cgroups `scalelab-<PID>-*` of dead scalelab
+/// processes, in every hierarchy where this process would make its own
+/// (placement and tracking); returns those removed. One that still holds
+/// processes is kept.
+pub fn reclaim_stale() -> Vec<PathBuf> {
+    let mut parents: Vec<PathBuf> = [Controller::Memory, Controller::Cpuset]
+        .into_iter()
+        .filter_map(|c| hierarchy::locate_here(c).ok())
+        .chain(hierarchy::locate_tracking_here())
+        .map(|h| h.parent)
+        .collect();
+    parents.sort();
+    parents.dedup();
+    parents
+        .iter()
+        .flat_map(|p| crate::owned::reclaim_stale(p, CGROUP_PREFIX, crate::owned::remove_cgroup))
+        .collect()
 }
 
 /// Number of online CPUs.
@@ -316,10 +342,11 @@ mod tests {
 
     #[test]
     fn names_are_sanitised() {
-        assert_eq!(cgroup_name("nginx w=2"), "scalelab-nginx_w_2");
-        assert_eq!(cgroup_name("../etc"), "scalelab-.._etc");
-        assert_eq!(cgroup_name(""), "scalelab-placement");
-        assert!(cgroup_name(&"x".repeat(500)).len() <= 109);
+        let me = std::process::id();
+        assert_eq!(cgroup_name("nginx w=2"), format!("scalelab-{me}-nginx_w_2"));
+        assert_eq!(cgroup_name("../etc"), format!("scalelab-{me}-.._etc"));
+        assert_eq!(cgroup_name(""), format!("scalelab-{me}-placement"));
+        assert!(cgroup_name(&"x".repeat(500)).len() <= 120);
     }
 
     #[test]

@@ -49,6 +49,7 @@ struct Agent {
 
 /// Runs the agent until `exit` or the end of stdin. Returns the exit code.
 pub fn run(base_dir: PathBuf) -> i32 {
+    target::reclaim_leftovers(&base_dir);
     let current = Arc::new(Mutex::new(Shutdown::new()));
     let gone = Shutdown::new();
     let (tx, rx) = mpsc::channel::<Result<Request, String>>();
@@ -150,9 +151,8 @@ impl Agent {
             Ok(t) => t,
             Err(e) => return error(format!("server settings: {e}")),
         };
-        let name = format!("agent-{}", std::process::id());
         let placement =
-            match Placement::create(&name, s.server_cpus.clone(), s.server_memory.map(Bytes)) {
+            match Placement::create("agent", s.server_cpus.clone(), s.server_memory.map(Bytes)) {
                 Ok(p) => p,
                 Err(e) => return error(format!("placement: {e}")),
             };

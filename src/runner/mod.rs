@@ -147,6 +147,7 @@ pub fn run(
     opts: &RunOptions,
     shutdown: &Shutdown,
 ) -> Result<RunSummary, RunError> {
+    reclaim_leftovers(&opts.base_dir);
     if exp.hosts.server.is_none() {
         check_fixed_ports(exp, &opts.base_dir)?;
     }
@@ -175,6 +176,18 @@ pub fn run(
     // The lease only speeds up `list`; a stale one is taken over anyway.
     let _ = store.release_lease(run_id);
     result
+}
+
+/// Removes what killed scalelab processes left behind and their reapers
+/// could not remove, for every kind: cgroups, the servers' directories,
+/// perf directories, and ssh control directories (stopping their masters).
+/// Returns what it removed.
+pub fn reclaim_leftovers(base_dir: &Path) -> Vec<PathBuf> {
+    let mut removed = crate::target::reclaim_leftovers(base_dir);
+    let perf = crate::owned::reclaim_stale(base_dir, trial::PERF_DIR, crate::owned::remove_tree);
+    removed.extend(perf);
+    removed.extend(crate::remote::ssh::reclaim_stale());
+    removed
 }
 
 /// Runs every point of an opened run.

@@ -133,8 +133,7 @@ impl Servers {
             );
             return Ok((Box::new(target), Placement::unconstrained()));
         }
-        let name = format!("{}-{}", std::process::id(), system);
-        let placement = Placement::create(&name, cpus, resolved.server_memory)?;
+        let placement = Placement::create(&system.to_string(), cpus, resolved.server_memory)?;
         let target = target::build(&resolved.server.kind, &resolved.server.settings, base_dir)?;
         Ok((target, placement))
     }

@@ -8,6 +8,7 @@ use super::window::{judge_window, Window, WindowFault};
 use super::RunError;
 use crate::load::{LoadResult, LoadSpec, Pacing};
 use crate::model::Point;
+use crate::owned::OwnedDir;
 use crate::profile::{Folded, ProfileError, Recorder};
 use crate::shutdown::Shutdown;
 use crate::spec::sweep::{resolve, Resolved};
@@ -332,22 +333,22 @@ fn measure(
     })
 }
 
+/// The start of a perf directory's name in the base dir; the owner's PID
+/// follows (`perf-<PID>-<random>`).
+pub(crate) const PERF_DIR: &str = "perf-";
+
 /// Starts `perf record` on the server's CPUs (all CPUs when it is not
-/// pinned), writing into a fresh directory under `base`.
+/// pinned), writing into a fresh directory `base/perf-<PID>-<random>`
+/// (removed by the reaper if scalelab is killed).
 fn start_recorder(
     base: &Path,
     cpus: Option<&[usize]>,
     p: ProfilePolicy,
-) -> Result<(Recorder, tempfile::TempDir), ProfileError> {
-    let io = |e| ProfileError::Io {
+) -> Result<(Recorder, OwnedDir), ProfileError> {
+    let dir = OwnedDir::create(base, PERF_DIR).map_err(|e| ProfileError::Io {
         what: format!("make a directory under {}", base.display()),
         source: e,
-    };
-    std::fs::create_dir_all(base).map_err(io)?;
-    let dir = tempfile::Builder::new()
-        .prefix("perf-")
-        .tempdir_in(base)
-        .map_err(io)?;
+    })?;
     Ok((Recorder::start(dir.path(), cpus, p.frequency)?, dir))
 }
 

@@ -61,7 +61,7 @@ pub const DATABASE: &str = "sbtest";
 pub struct Mariadb {
     settings: MariadbSettings,
     base_dir: PathBuf,
-    dir: Option<tempfile::TempDir>,
+    dir: Option<crate::owned::OwnedDir>,
     server: Option<ServerProcess>,
     port: u16,
     version: Option<String>,
@@ -149,7 +149,7 @@ impl Mariadb {
         placement: &Placement,
         shutdown: &Shutdown,
     ) -> Result<PathBuf, TargetError> {
-        let dir = super::rundir::create(&self.base_dir, "mariadb-")
+        let dir = super::rundir::create(&self.base_dir, super::rundir::MARIADB)
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
         self.dir = Some(dir);

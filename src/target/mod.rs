@@ -269,3 +269,13 @@ pub fn wrong_dataset(kind: &'static str, holds: &str, declared: &Dataset) -> Tar
         ),
     }
 }
+
+/// Removes what killed scalelab processes left on this machine and their
+/// reapers could not remove: the empty cgroups and the servers' private
+/// directories (in `base_dir` and `/tmp`) of owners that are dead. Returns
+/// what it removed.
+pub fn reclaim_leftovers(base_dir: &Path) -> Vec<PathBuf> {
+    let mut removed = crate::placement::reclaim_stale();
+    removed.extend(rundir::reclaim_stale(base_dir));
+    removed
+}

@@ -252,7 +252,7 @@ fn settings_err(message: &str) -> TargetError {
 pub struct Nginx {
     settings: NginxSettings,
     base_dir: PathBuf,
-    run_dir: Option<tempfile::TempDir>,
+    run_dir: Option<crate::owned::OwnedDir>,
     server: Option<ServerProcess>,
     port: Option<u16>,
     config: Option<String>,
@@ -285,7 +285,7 @@ impl Nginx {
 
     /// Creates the run directory with config, temp dirs and static files.
     fn prepare(&mut self, port: u16) -> Result<PathBuf, TargetError> {
-        let dir = super::rundir::create(&self.base_dir, "nginx-")
+        let dir = super::rundir::create(&self.base_dir, super::rundir::NGINX)
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
         for sub in ["html", "tmp"] {

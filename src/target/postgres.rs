@@ -27,9 +27,11 @@ pub use settings::{ConfValue, PostgresSettings};
 
 use super::lifecycle::{self, ServerProcess};
 use super::process::{self, log_tail};
+use super::rundir;
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
 use crate::kinds::setup;
 use crate::model::{Dataset, SetupAddr, SetupProtocol, SetupSession};
+use crate::owned::{self, OwnedDir};
 use os::ServerUser;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -68,9 +70,6 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 const LOG_LINES: usize = 15;
-/// Private socket directories are `/tmp/scalelab-pg-XXXXXX`: short, as
-/// socket paths are limited to 107 bytes.
-const SOCKET_DIR_PREFIX: &str = "/tmp/scalelab-pg-";
 
 /// Written once the cluster (and dataset, if any) is complete.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -82,9 +81,10 @@ struct Marker {
 struct Running {
     server: ServerProcess,
     port: u16,
-    /// Private socket directory, short enough for the socket path limit;
-    /// removed when dropped.
-    _socket_dir: tempfile::TempDir,
+    /// Private socket directory (`/tmp/scalelab-pg-<PID>-<random>`), short
+    /// enough for the socket path limit; removed when dropped, and by the
+    /// reaper if scalelab is killed.
+    _socket_dir: OwnedDir,
 }
 
 /// The PostgreSQL target: `postgres` on a private cluster made by `initdb` (reused while its
@@ -196,8 +196,14 @@ impl Postgres {
         let socket_dir = os::postmaster_socket_dir(&data);
         self.kill_leftovers();
         os::remove_stale_lock(&data);
-        // The dead run's private socket directory, if it was one of ours.
-        let ours = |d: &PathBuf| d.to_str().is_some_and(|s| s.starts_with(SOCKET_DIR_PREFIX));
+        // The dead run's private socket directory, if the reaper left it.
+        let ours = |d: &PathBuf| {
+            d.parent() == Some(Path::new(rundir::TMP_BASE))
+                && d.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| owned::owner_of(n, rundir::PG_SOCKETS))
+                    .is_some()
+        };
         if let Some(dir) = socket_dir.filter(ours) {
             let _ = std::fs::remove_dir_all(dir);
         }
@@ -328,11 +334,9 @@ impl Postgres {
         Ok(conf)
     }
 
-    fn socket_dir(&self) -> Result<tempfile::TempDir, TargetError> {
-        let dir = tempfile::Builder::new()
-            .prefix(SOCKET_DIR_PREFIX.trim_start_matches("/tmp/"))
-            .tempdir_in("/tmp")
-            .map_err(|e| TargetError::io(Path::new("/tmp"), e))?;
+    fn socket_dir(&self) -> Result<OwnedDir, TargetError> {
+        let base = Path::new(rundir::TMP_BASE);
+        let dir = rundir::create(base, rundir::PG_SOCKETS).map_err(|e| TargetError::io(base, e))?;
         self.user.own(dir.path())?;
         Ok(dir)
     }
@@ -343,7 +347,7 @@ impl Postgres {
         &self,
         placement: &Placement,
         shutdown: &Shutdown,
-    ) -> Result<(ServerProcess, u16, tempfile::TempDir, String), TargetError> {
+    ) -> Result<(ServerProcess, u16, OwnedDir, String), TargetError> {
         let mut attempts = 0;
         loop {
             attempts += 1;

@@ -147,6 +147,41 @@ fn cgroups_of(pid: u32) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The private paths a run made that must not outlive it: every entry of
+/// its work directory but the kept PostgreSQL clusters (`postgres/`), the
+/// running postmaster's socket directory (named in its `postmaster.pid`),
+/// and whatever in the temp directory carries the owner's PID
+/// (`scalelab-<what>-<pid>-*`).
+fn owned_paths(work: &Path, pid: u32) -> Vec<PathBuf> {
+    let entries = |d: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect()
+    };
+    let mut paths: Vec<PathBuf> = entries(work)
+        .into_iter()
+        .filter(|p| !p.ends_with("postgres"))
+        .collect();
+    for cluster in entries(&work.join("postgres")) {
+        let pidfile = std::fs::read_to_string(cluster.join("data/postmaster.pid"));
+        // Line 5 of postmaster.pid: the first socket directory.
+        let socket_dir = pidfile
+            .ok()
+            .and_then(|t| t.lines().nth(4).map(PathBuf::from));
+        paths.extend(socket_dir.filter(|d| !d.as_os_str().is_empty()));
+    }
+    let infix = format!("-{pid}-");
+    paths.extend(entries(&std::env::temp_dir()).into_iter().filter(|p| {
+        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+            n.starts_with("scalelab-") && (n.contains(&infix) || n.ends_with(&format!("-{pid}")))
+        })
+    }));
+    paths
+}
+
 #[test]
 fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
     for kind in scalelab::target::KINDS
@@ -174,6 +209,8 @@ fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
         let before = descendants(pid);
         let cgroups = cgroups_of(pid);
         assert!(!cgroups.is_empty(), "{kind}: no cgroup was made");
+        let paths = owned_paths(&dir.path().join("work"), pid);
+        assert!(!paths.is_empty(), "{kind}: no private directory was made");
         if sections.contains("kind = \"dns\"") {
             assert!(
                 !crate::support::namespaces_of(pid).is_empty(),
@@ -192,13 +229,19 @@ fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
             let left = cgroups_of(pid);
             let strays = processes_naming(dir.path());
             let namespaces = crate::support::namespaces_of(pid);
-            if alive.is_empty() && left.is_empty() && strays.is_empty() && namespaces.is_empty() {
+            let files: Vec<&PathBuf> = paths.iter().filter(|p| p.exists()).collect();
+            if alive.is_empty()
+                && left.is_empty()
+                && strays.is_empty()
+                && namespaces.is_empty()
+                && files.is_empty()
+            {
                 break;
             }
             assert!(
                 Instant::now() < deadline,
                 "{kind}: 5 s after kill -9 of scalelab, still alive {alive:?} {strays:?}, \
-                 cgroups {left:?}, namespaces {namespaces:?}"
+                 cgroups {left:?}, namespaces {namespaces:?}, paths {files:?}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -281,4 +324,105 @@ fn a_stranger_on_the_port_fails_the_trial_with_its_name() {
         );
         assert!(t.measurement.is_none(), "nothing measured with a stranger");
     }
+}
+
+/// The router's `[server]` and `[load]` at a low fixed rate (it runs no
+/// server process, only its lab of namespaces).
+const ROUTER: &str =
+    "[server]\nkind = \"router\"\n[load]\nkind = \"forward\"\nrate = 2000\nloss = 50\n";
+
+#[test]
+fn kill_9_of_a_router_run_leaves_no_placement_cgroup() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = experiment(
+        dir.path(),
+        ROUTER,
+        "[sweep]\nconnections = [1]\nserver_cpus = [1]\n\
+         [trials]\nduration = \"20s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let mut child = run_cmd(dir.path(), &exp).spawn().unwrap();
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // The placement's cpuset cgroup, and the lab's router namespace
+    // (`slr-<pid>-<n>-r`).
+    let lab = |pid: u32| Path::new(&format!("/run/netns/slr-{pid}-0-r")).exists();
+    while cgroups_of(pid).is_empty() || !lab(pid) {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            panic!("scalelab ended ({status}): {}", stderr(&out));
+        }
+        assert!(Instant::now() < deadline, "the router never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let cgroups = cgroups_of(pid);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !cgroups_of(pid).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "5 s after kill -9 of scalelab, cgroups {:?} (of {cgroups:?}) are left",
+            cgroups_of(pid)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_run_reclaims_what_dead_owners_left_of_every_kind() {
+    // What a scalelab killed with its reaper left behind: a placement
+    // cgroup, a PostgreSQL socket directory, a perf directory, an nginx run
+    // directory and an ssh control directory, each named after the dead
+    // PID; and the same of a live owner (this test), which must stay.
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let me = std::process::id();
+    let cpuset = scalelab::placement::hierarchy::locate_here(
+        scalelab::placement::hierarchy::Controller::Cpuset,
+    )
+    .unwrap()
+    .parent;
+    let tmp = std::env::temp_dir();
+    let paths = |pid: u32| {
+        [
+            cpuset.join(format!("scalelab-{pid}-0")),
+            tmp.join(format!("scalelab-pg-{pid}-reclaim")),
+            tmp.join(format!("scalelab-ssh-{pid}-reclaim")),
+            work.join(format!("perf-{pid}-reclaim")),
+            work.join(format!("nginx-{pid}-reclaim")),
+        ]
+    };
+    for p in paths(dead).iter().chain(&paths(me)) {
+        std::fs::create_dir(p).unwrap();
+    }
+    std::fs::write(paths(dead)[3].join("perf.data"), "x").unwrap();
+    let exp = experiment(
+        dir.path(),
+        KINDS[0].3,
+        "[trials]\nduration = \"200ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let out = run_cmd(dir.path(), &exp).output().unwrap();
+    let left: Vec<PathBuf> = paths(dead).into_iter().filter(|p| p.exists()).collect();
+    let kept: Vec<bool> = paths(me).iter().map(|p| p.exists()).collect();
+    for p in paths(me).iter().chain(&paths(dead)) {
+        let _ = if p.starts_with(&cpuset) {
+            std::fs::remove_dir(p)
+        } else {
+            std::fs::remove_dir_all(p)
+        };
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        left.is_empty(),
+        "a dead owner's leftovers were kept: {left:?}"
+    );
+    assert!(
+        kept.iter().all(|&k| k),
+        "a live owner's entry was removed: {kept:?}"
+    );
 }

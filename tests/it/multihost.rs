@@ -610,3 +610,105 @@ fn runs_thread(pid: u32, name: &str) -> bool {
         })
         .unwrap_or(false)
 }
+
+#[test]
+fn kill_9_of_the_coordinator_stops_its_ssh_masters_and_removes_their_directory() {
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
+        "[server]\nkind = \"nginx\"\n[sweep]\nconnections = [2]\n\
+         [trials]\nduration = \"20s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let mut child = lab
+        .scalelab(dir.path())
+        .args(["--store", "s.sqlite", "run"])
+        .arg(&exp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id(); // `ip netns exec` execs scalelab
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while lab.processes(2, "agent\0--workdir").is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
+        assert!(Instant::now() < deadline, "no agent on the client host");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1000)); // mid-trial
+    let control_dirs: Vec<PathBuf> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name == format!("scalelab-ssh-{pid}")
+                || name.starts_with(&format!("scalelab-ssh-{pid}-"))
+        })
+        .collect();
+    assert_eq!(control_dirs.len(), 1, "{control_dirs:?}");
+    let control = control_dirs[0].to_str().unwrap().to_string();
+    // The masters (`ssh: <control dir>/<hash> [mux]`) and the sshd
+    // sessions they hold on the hosts.
+    let masters = || lab.processes(0, &control);
+    let sessions = || [1, 2].map(|h| lab.processes(h, "@notty").len());
+    assert!(!masters().is_empty(), "no ssh master");
+    assert!(sessions().iter().all(|&n| n > 0), "{:?}", sessions());
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    // ControlPersist would keep them 30 s; `ssh -O exit` ends them at once.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while control_dirs[0].exists() || !masters().is_empty() || sessions() != [0, 0] {
+        assert!(
+            Instant::now() < deadline,
+            "10 s after kill -9 of the coordinator: control dir left {}, masters {:?}, \
+             sshd sessions per host {:?}",
+            control_dirs[0].exists(),
+            masters(),
+            sessions()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_next_run_stops_a_dead_coordinators_ssh_master_and_removes_its_directory() {
+    // What a coordinator killed together with its reaper leaves: a control
+    // directory named after its (now dead) PID, with a live master in it.
+    let lab = Lab::up(1);
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let control = std::env::temp_dir().join(format!("scalelab-ssh-{dead}-left"));
+    std::fs::create_dir(&control).unwrap();
+    let socket = control.join("master");
+    let ssh: Vec<&str> = lab.ssh_command.split_whitespace().collect();
+    let status = Command::new("ip")
+        .args(["netns", "exec", &lab.ns(0)])
+        .args(&ssh)
+        .args(["-o", "ControlMaster=yes", "-o", "ControlPersist=60", "-o"])
+        .arg(format!("ControlPath={}", socket.display()))
+        .args(["-f", "-N", "root@198.18.0.11"])
+        .status()
+        .unwrap();
+    assert!(status.success() && socket.exists(), "no master");
+    let needle = control.to_str().unwrap().to_string();
+    assert!(!lab.processes(0, &needle).is_empty(), "no master process");
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"",
+        "[server]\nkind = \"nginx\"\n[sweep]\nconnections = [2]\n\
+         [trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let out = run(&lab, dir.path(), &exp);
+    let left = (control.exists(), lab.processes(0, &needle));
+    let _ = std::fs::remove_dir_all(&control);
+    for p in &left.1 {
+        // SAFETY: kill(2) on the master this test started.
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(left, (false, vec![]), "the dead owner's directory, masters");
+}

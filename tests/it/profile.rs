@@ -7,6 +7,7 @@
 use crate::support::{scalelab, stderr};
 use scalelab::store::{ProfileRecord, RunData, Store, TrialStatus};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 fn run(dir: &Path, body: &str, extra_path: Option<&Path>) -> (RunData, String, String) {
     let exp = dir.join("exp.toml");
@@ -145,4 +146,63 @@ fn a_perf_that_may_not_run_leaves_the_run_going_with_no_profile() {
     assert_eq!(err.matches(line).count(), 1, "{err}");
     assert!(html.contains(line), "report does not say no profile");
     assert!(!html.contains("<iframe"));
+}
+
+#[test]
+fn kill_9_while_perf_records_leaves_no_perf_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        "name = \"prof-kill\"\n[server]\nkind = \"nginx\"\n\
+         [load]\nkind = \"http\"\npath = \"/\"\nrate = 200\n[sweep]\nconnections = [2]\n\
+         [trials]\nduration = \"5s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    )
+    .unwrap();
+    let work = dir.path().join("work");
+    let mut child = scalelab()
+        .args([
+            "--store",
+            dir.path().join("s.sqlite").to_str().unwrap(),
+            "run",
+        ])
+        .arg(&exp)
+        .arg("--profile")
+        .env("SCALELAB_WORKDIR", &work)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let perf_dirs = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&work)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("perf-"))
+            })
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(90);
+    // The profiled trial comes after the sweep's 5 s one.
+    while perf_dirs().is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
+        assert!(Instant::now() < deadline, "perf never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let made = perf_dirs();
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while made.iter().any(|d| d.exists()) {
+        assert!(
+            Instant::now() < deadline,
+            "5 s after kill -9 of scalelab, {made:?} is left"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

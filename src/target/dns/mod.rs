@@ -135,7 +135,7 @@ struct Lab {
     servers: Vec<Running>,
     netns: Netns,
     configs: String,
-    dir: tempfile::TempDir,
+    dir: crate::owned::OwnedDir,
 }
 
 impl Drop for Lab {
@@ -302,10 +302,7 @@ impl DnsLab {
     }
 
     fn start_lab(&mut self, placement: &Placement, shutdown: &Shutdown) -> Result<(), TargetError> {
-        std::fs::create_dir_all(&self.base_dir).map_err(|e| TargetError::io(&self.base_dir, e))?;
-        let dir = tempfile::Builder::new()
-            .prefix("dns-")
-            .tempdir_in(&self.base_dir)
+        let dir = crate::target::rundir::create(&self.base_dir, crate::target::rundir::DNS_LAB)
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let netns = Netns::create("dns").map_err(|e| TargetError::Start {
             kind: self.kind,

@@ -33,13 +33,20 @@
 //!    write end only scalelab holds. When scalelab dies however it dies, the
 //!    pipe reads end-of-file and the watchdog SIGKILLs the process group and
 //!    every process in the server's cgroups (tracking and placement), then
-//!    removes those cgroups, within milliseconds.
+//!    removes those cgroups, within milliseconds. The cgroups and the
+//!    kind's private directories are also registered with
+//!    [`crate::owned`]'s reaper, which removes them even for a kind with no
+//!    process (the router's placement) and reclaims a dead owner's at the
+//!    next run.
 //!
 //! A kind that creates other resources (network namespaces, veth pairs)
 //! must tie them to a process of the server where it can (a namespace made
 //! by `unshare` without a bind mount dies with its last process) and remove
 //! them by name on stop; a leftover of a dead run is reclaimed on the next
-//! start, as the PostgreSQL target does with its data directory.
+//! start, as the PostgreSQL target does with its data directory. Private
+//! directories are made with [`crate::target::rundir::create`] (named
+//! `<prefix><PID>-<random>`, registered with the reaper), and a new prefix
+//! joins [`crate::target::rundir::reclaim_stale`].
 
 mod bounded;
 mod reap_ns;
@@ -47,8 +54,9 @@ pub mod watchdog;
 
 pub use bounded::run_bounded;
 
+use crate::owned;
 use crate::placement::cgroup::Cgroup;
-use crate::placement::{cgroup_name, hierarchy, Placement};
+use crate::placement::{cgroup_name, hierarchy, Placement, CGROUP_PREFIX};
 use crate::target::process;
 use std::io;
 use std::path::PathBuf;
@@ -242,34 +250,13 @@ impl Drop for ServerProcess {
 fn tracking_cgroup() -> Option<Cgroup> {
     static SERIAL: AtomicU32 = AtomicU32::new(0);
     let n = SERIAL.fetch_add(1, Ordering::Relaxed);
-    let name = cgroup_name(&format!("{}-server-{n}", std::process::id()));
+    let name = cgroup_name(&format!("server-{n}"));
     hierarchy::locate_tracking_here().iter().find_map(|h| {
-        reclaim_stale(&h.parent);
+        // Empty cgroups of a scalelab that is gone (its reaper gave up on
+        // one whose killed processes took too long to leave) go first.
+        owned::reclaim_stale(&h.parent, CGROUP_PREFIX, owned::remove_cgroup);
         Cgroup::make(h, &name, &[]).ok()
     })
-}
-
-/// Removes empty tracking cgroups (`scalelab-<pid>-server-<n>`) whose
-/// scalelab is gone: a watchdog gives up on a cgroup whose killed processes
-/// took too long to leave it, and the next start tidies it away.
-fn reclaim_stale(parent: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let owner = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("scalelab-"))
-            .and_then(|n| n.split_once("-server-"))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok());
-        let Some(owner) = owner else { continue };
-        let empty = std::fs::read_to_string(entry.path().join("cgroup.procs"))
-            .is_ok_and(|p| p.trim().is_empty());
-        if empty && !process::is_alive(owner) {
-            let _ = std::fs::remove_dir(entry.path());
-        }
-    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //! `unlink`. A process is inside when its `/proc/PID/ns/net` is the same
 //! nsfs inode as the namespace's file (proc(5), "/proc/pid/ns/").
 
+use crate::owned::raw::sleep_ms;
 use std::ffi::CStr;
 
 /// Kills what runs inside the namespace named by `path`, then removes the
@@ -106,15 +107,6 @@ unsafe fn in_namespace(pid: libc::pid_t, dev: libc::dev_t, ino: libc::ino_t) -> 
     }
     let mut st: libc::stat = std::mem::zeroed();
     libc::stat(path.as_ptr().cast(), &mut st) == 0 && st.st_dev == dev && st.st_ino == ino
-}
-
-/// Sleeps `ms` milliseconds (raw `nanosleep`).
-pub(super) unsafe fn sleep_ms(ms: libc::c_long) {
-    let ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: ms * 1_000_000,
-    };
-    libc::nanosleep(&ts, std::ptr::null_mut());
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@
 //! the fork (no allocation, no locks): a multithreaded parent's locks may
 //! be held by threads that do not exist in the child.
 
-use super::reap_ns::{self, sleep_ms};
+use super::reap_ns;
+use crate::owned::raw::{self, sleep_ms};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -39,7 +40,6 @@ struct Plan {
     cgroups: Vec<CgroupPaths>,
     /// Named network namespaces (`/run/netns/NAME`) to remove.
     namespaces: Vec<CString>,
-    dev_null: CString,
 }
 
 /// A running watchdog. [`Watchdog::release`] tells it that the server was
@@ -72,7 +72,6 @@ impl Watchdog {
                 })
                 .collect::<io::Result<_>>()?,
             namespaces: Vec::new(),
-            dev_null: CString::new("/dev/null").expect("no NUL"),
         })
     }
 
@@ -84,7 +83,6 @@ impl Watchdog {
             pgid: 0,
             cgroups: Vec::new(),
             namespaces: paths.iter().map(|p| c_path(p)).collect::<io::Result<_>>()?,
-            dev_null: CString::new("/dev/null").expect("no NUL"),
         })
     }
 
@@ -155,50 +153,15 @@ impl Drop for Watchdog {
 fn watch(read_fd: libc::c_int, plan: &Plan) -> ! {
     // SAFETY: raw system calls only, on fds and C strings prepared before fork.
     unsafe {
-        // Its own session: a terminal's Ctrl-C never reaches it.
-        libc::setsid();
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
-            libc::signal(sig, libc::SIG_IGN);
-        }
-        // Hold nothing of scalelab's but the pipe: no sockets, no store, no
-        // other watchdog's pipe, and no stdout a caller may be reading to EOF.
-        libc::dup2(read_fd, 3);
-        close_from(4);
-        let null = libc::open(plan.dev_null.as_ptr(), libc::O_RDWR);
-        if null >= 0 {
-            for fd in 0..3 {
-                libc::dup2(null, fd);
-            }
-            if null > 3 {
-                libc::close(null);
-            }
-        }
-        let mut byte = 0u8;
-        let n = loop {
-            let n = libc::read(3, (&mut byte as *mut u8).cast(), 1);
-            if n >= 0 || *libc::__errno_location() != libc::EINTR {
-                break n;
-            }
-        };
-        if n != 1 {
+        // Its own session, holding nothing of scalelab's but the pipe: no
+        // sockets, no store, no other watchdog's pipe, and no stdout a
+        // caller may be reading to EOF.
+        raw::detach(read_fd);
+        let mut byte = [0u8; 1];
+        if raw::read_fd3(&mut byte) != 1 {
             kill_everything(plan);
         }
         libc::_exit(0)
-    }
-}
-
-/// Closes every fd from `first` up (close_range, or a loop on old kernels).
-unsafe fn close_from(first: libc::c_int) {
-    if libc::syscall(
-        libc::SYS_close_range,
-        first as libc::c_uint,
-        libc::c_uint::MAX,
-        0,
-    ) != 0
-    {
-        for fd in first..65536 {
-            libc::close(fd);
-        }
     }
 }
 

@@ -12,6 +12,7 @@ use super::settings::{cpu_mask, Firewall, RouterSettings};
 use super::topology::*;
 use crate::probe::netns::{in_netns, NETNS_DIR};
 use crate::target::lifecycle::watchdog::Watchdog;
+use crate::target::rundir;
 use crate::target::TargetError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -233,10 +234,12 @@ impl Lab {
         }
         if let Some(nft) = &tools.nft {
             let rules = nft_ruleset(s.firewall, s.firewall_rules.unwrap_or(0));
-            let file = tempfile::NamedTempFile::new()
-                .map_err(|e| TargetError::io(Path::new("/tmp"), e))?;
-            std::fs::write(file.path(), rules).map_err(|e| TargetError::io(file.path(), e))?;
-            let path = file.path().display().to_string();
+            let tmp = Path::new(rundir::TMP_BASE);
+            let dir =
+                rundir::create(tmp, rundir::NFT_RULES).map_err(|e| TargetError::io(tmp, e))?;
+            let file = dir.path().join("ruleset.nft");
+            std::fs::write(&file, rules).map_err(|e| TargetError::io(&file, e))?;
+            let path = file.display().to_string();
             self.exec(&r, nft, &["-f", &path])?;
         }
         Ok(())
