@@ -20,7 +20,7 @@ impl Lab {
     fn up(hosts: u32) -> Lab {
         static N: AtomicU32 = AtomicU32::new(0);
         let prefix = format!(
-            "slt{}-{}",
+            "s{}-{}",
             std::process::id() % 100_000,
             N.fetch_add(1, Ordering::SeqCst)
         );

@@ -17,7 +17,13 @@ fn a_stopped_scalelab_stores_no_number_and_resume_measures_the_trial_again() {
     let lab = Lab::new(
         "[sweep]\nconnections = [2, 4, 8]\n[trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"never\"\n",
     );
-    let child = spawn_quiet(lab.run());
+    let mut cmd = lab.run();
+    // A process group of its own, whose parent (this test) is in another
+    // group of the same session, as a shell's job is: the kernel ignores
+    // SIGTSTP sent to an orphaned group (the test's own may be one, under
+    // CI or `cmd &`), and then nothing would be stopped.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let child = spawn_quiet(cmd);
     assert!(
         wait_for(60, || count_trials(&lab.store) == 1),
         "first trial"
