@@ -8,6 +8,7 @@ mod exit_codes;
 mod html_valid;
 mod http_driver;
 mod lifecycle;
+mod load_policy;
 mod multihost;
 mod mysql;
 mod nginx;

@@ -89,7 +89,8 @@ fn resolve(hostport: &str) -> Result<SocketAddr, UrlError> {
             .map_err(|_| err(format!("port `{port}` is not a number from 1 to 65535")))?
     };
     let ip: IpAddr = match host {
-        "" | "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        "" => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        h if crate::load::policy::is_localhost(h) => IpAddr::V4(Ipv4Addr::LOCALHOST),
         h => h.parse().map_err(|_| {
             err(format!(
                 "host `{h}` is not an IP address; scalelab sends load only to loopback, \

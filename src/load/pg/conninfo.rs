@@ -303,7 +303,7 @@ fn resolve_host(host: &str, port: u16) -> Result<Host, ConnInfoError> {
             PathBuf::from(host).join(format!(".s.PGSQL.{port}")),
         ));
     }
-    let ip: IpAddr = if host.eq_ignore_ascii_case("localhost") {
+    let ip: IpAddr = if crate::load::policy::is_localhost(host) {
         IpAddr::V4(Ipv4Addr::LOCALHOST)
     } else {
         host.parse().map_err(|_| {
