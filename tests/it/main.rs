@@ -21,6 +21,7 @@ mod router;
 mod runner;
 mod spec_errors;
 mod store_compat;
+mod store_location;
 mod support;
 
 /// The waits and gathered replies of a coalesced run, from its note
