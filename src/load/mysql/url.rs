@@ -86,7 +86,9 @@ fn resolve(hostport: &str) -> Result<SocketAddr, UrlError> {
         3306
     } else {
         port.parse()
-            .map_err(|_| err(format!("port `{port}` is not a number from 1 to 65535")))?
+            .ok()
+            .filter(|&p| p != 0)
+            .ok_or_else(|| err(format!("port `{port}` is not a number from 1 to 65535")))?
     };
     let ip: IpAddr = match host {
         "" => IpAddr::V4(Ipv4Addr::LOCALHOST),

@@ -252,7 +252,7 @@ fn build(pairs: &Pairs, env: impl Fn(&str) -> Option<String>) -> Result<ConnConf
     };
     check_sslmode(get("sslmode", "PGSSLMODE"))?;
     let port = match get("port", "PGPORT") {
-        Some(p) => p.parse::<u16>().map_err(|_| {
+        Some(p) => p.parse::<u16>().ok().filter(|&p| p != 0).ok_or_else(|| {
             err(format!(
                 "connection string: port `{p}` is not a port number (1-65535)"
             ))
