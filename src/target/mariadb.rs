@@ -71,6 +71,20 @@ pub struct Mariadb {
     dataset: Option<DatasetInfo>,
 }
 
+/// `mariadb-install-db` (a shell script) splits the data directory at
+/// whitespace and then fails on the pieces, so a workdir with a space is
+/// refused up front, naming the fix (my.cnf itself quotes every path).
+fn refuse_spaces(base_dir: &Path) -> Result<(), TargetError> {
+    if !base_dir.to_string_lossy().contains(char::is_whitespace) {
+        return Ok(());
+    }
+    Err(start_error(format!(
+        "the work directory `{}` has whitespace, which mariadb-install-db cannot handle; \
+         set SCALELAB_WORKDIR to a directory without spaces",
+        base_dir.display()
+    )))
+}
+
 fn start_error(message: impl Into<String>) -> TargetError {
     TargetError::Start {
         kind: KIND,
@@ -149,10 +163,12 @@ impl Mariadb {
         placement: &Placement,
         shutdown: &Shutdown,
     ) -> Result<PathBuf, TargetError> {
+        refuse_spaces(&self.base_dir)?;
         let dir = super::rundir::create(&self.base_dir, "mariadb-")
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
         self.dir = Some(dir);
+        super::conf_path::check_socket(KIND, &path.join(settings::SOCKET))?;
         // A private tmpdir: concurrent servers' temporary table names collide in /tmp.
         let tmp = path.join("tmp");
         std::fs::create_dir_all(&tmp).map_err(|e| TargetError::io(&tmp, e))?;
