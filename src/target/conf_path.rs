@@ -16,6 +16,27 @@ pub fn quoted(path: &Path) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
+/// `Ok` unless the workdir `base_dir` holds a character `bad` accepts,
+/// which `kind` cannot take in a path (`why` says what breaks); the error
+/// names SCALELAB_WORKDIR as the fix.
+pub fn refuse_in_workdir(
+    kind: &'static str,
+    base_dir: &Path,
+    bad: fn(char) -> bool,
+    why: &str,
+) -> Result<(), TargetError> {
+    if !base_dir.to_string_lossy().contains(bad) {
+        return Ok(());
+    }
+    Err(TargetError::Start {
+        kind,
+        message: format!(
+            "the work directory `{}` {why}; set SCALELAB_WORKDIR to another directory",
+            base_dir.display()
+        ),
+    })
+}
+
 /// `Ok` when `socket` fits in a unix socket address; otherwise the error
 /// that names the path, its length, the limit and the fix.
 pub fn check_socket(kind: &'static str, socket: &Path) -> Result<(), TargetError> {
@@ -52,6 +73,19 @@ mod tests {
     fn quotes_and_escapes() {
         assert_eq!(quoted(Path::new("/a b/x")), "\"/a b/x\"");
         assert_eq!(quoted(Path::new("/a\"b\\c")), "\"/a\\\"b\\\\c\"");
+    }
+
+    #[test]
+    fn workdir_characters_a_server_cannot_take_are_named() {
+        let dollar = |c| c == '$';
+        assert!(refuse_in_workdir("nginx", Path::new("/a b"), dollar, "x").is_ok());
+        let e = refuse_in_workdir("nginx", Path::new("/a$b"), dollar, "has a `$`")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`/a$b` has a `$`") && e.contains("SCALELAB_WORKDIR"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -71,20 +71,6 @@ pub struct Mariadb {
     dataset: Option<DatasetInfo>,
 }
 
-/// `mariadb-install-db` (a shell script) splits the data directory at
-/// whitespace and then fails on the pieces, so a workdir with a space is
-/// refused up front, naming the fix (my.cnf itself quotes every path).
-fn refuse_spaces(base_dir: &Path) -> Result<(), TargetError> {
-    if !base_dir.to_string_lossy().contains(char::is_whitespace) {
-        return Ok(());
-    }
-    Err(start_error(format!(
-        "the work directory `{}` has whitespace, which mariadb-install-db cannot handle; \
-         set SCALELAB_WORKDIR to a directory without spaces",
-        base_dir.display()
-    )))
-}
-
 fn start_error(message: impl Into<String>) -> TargetError {
     TargetError::Start {
         kind: KIND,
@@ -163,7 +149,14 @@ impl Mariadb {
         placement: &Placement,
         shutdown: &Shutdown,
     ) -> Result<PathBuf, TargetError> {
-        refuse_spaces(&self.base_dir)?;
+        // mariadb-install-db (a shell script) splits the data directory at
+        // whitespace and then fails on the pieces; my.cnf itself quotes it.
+        super::conf_path::refuse_in_workdir(
+            KIND,
+            &self.base_dir,
+            char::is_whitespace,
+            "has whitespace, which mariadb-install-db cannot handle",
+        )?;
         let dir = super::rundir::create(&self.base_dir, "mariadb-")
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();

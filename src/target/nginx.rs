@@ -294,6 +294,13 @@ impl Nginx {
 
     /// Creates the run directory with config, temp dirs and static files.
     fn prepare(&mut self, port: u16) -> Result<PathBuf, TargetError> {
+        // nginx expands `$name` inside `root` and `access_log`, even quoted.
+        super::conf_path::refuse_in_workdir(
+            KIND,
+            &self.base_dir,
+            |c| c == '$',
+            "has a `$`, which nginx reads as a variable in `root` and `access_log`",
+        )?;
         let dir = super::rundir::create(&self.base_dir, "nginx-")
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
