@@ -128,6 +128,9 @@ mod tests {
         assert!(!u.describe().contains("p@ss"));
         let u = MysqlUrl::parse("mysql://localhost").unwrap();
         assert_eq!((u.addr.port(), u.user.as_str()), (3306, "root"));
+        let u = MysqlUrl::parse("mysql://localhost.:3307").unwrap();
+        assert_eq!(u.addr, "127.0.0.1:3307".parse().unwrap());
+        assert!(MysqlUrl::parse("mysql://127.0.0.1:0").is_err());
     }
 
     #[test]

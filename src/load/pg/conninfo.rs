@@ -351,6 +351,9 @@ mod tests {
         let spaced = parse("host = localhost  port =7 user= u").unwrap();
         assert_eq!(spaced.host, Host::Tcp("127.0.0.1:7".parse().unwrap()));
         assert_eq!(spaced.dbname, "u", "dbname defaults to the user");
+        let dotted = parse("host=LocalHost. port=7 user=u").unwrap();
+        assert_eq!(dotted.host, Host::Tcp("127.0.0.1:7".parse().unwrap()));
+        assert!(parse("host=127.0.0.1 port=0").is_err());
     }
 
     #[test]
