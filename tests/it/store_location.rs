@@ -93,3 +93,20 @@ fn store_in_a_missing_directory_is_refused_and_no_directory_is_made() {
         "a directory was made"
     );
 }
+
+#[test]
+fn an_old_store_on_a_read_only_mount_says_to_copy_it_for_the_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let store = ro.join("old.sqlite");
+    std::fs::copy(fixture("stores/quickstart-v1.sqlite"), &store).unwrap();
+    let out = scalelab_with_read_only(&ro, &store, &["list"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is read-only and has schema version 1")
+            && stderr(&out).contains("copy it to a writable place"),
+        "{}",
+        stderr(&out)
+    );
+}
