@@ -28,7 +28,9 @@
 # forwarding off for 3 s (the lost frames show in the trial's step).
 # and once: a busy fixed port, a store on a full filesystem, two concurrent
 # resumes, the parser fuzz; and (issue 24, remote) a truncated agent copy,
-# a lost client agent then resume, a disk full during pgbench's load.
+# a lost client agent then resume, a disk full during pgbench's load;
+# and (issue 24, policy) no DNS query before the address policy, a store on
+# a read-only mount, a --store in a missing directory.
 #
 # Usage: bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
@@ -750,6 +752,73 @@ scenario_leftovers() {
         "mid-trial: $trial; perf: $perf" $ok
 }
 # --- end issue 24 (leftovers helper) ---
+# --- issue 24, items 5 and 6 (policy helper): no packet before the policy,
+# a read-only store, a missing store directory ---------------------------
+
+# scenario_no_dns_before_policy: `load http` to a host name, with
+# /etc/resolv.conf (in a private mount namespace) naming a UDP listener
+# on a private loopback address that counts the queries it gets.
+scenario_no_dns_before_policy() {
+    local dir=$WORK/no-dns
+    mkdir -p "$dir"
+    local addr=127.53.$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
+    printf 'nameserver %s\noptions timeout:1 attempts:1\n' "$addr" >"$dir/resolv.conf"
+    python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((sys.argv[1], 53)); s.settimeout(8); n=0
+try:
+    while True: s.recvfrom(2048); n += 1
+except socket.timeout: pass
+print(n)' "$addr" >"$dir/count" &
+    local counter=$!
+    sleep 0.3
+    unshare -m --propagation private sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' \
+        "$dir/resolv.conf" "$SCALELAB" load http http://8.8.8.8.nip.io/ -d 1s >/dev/null 2>"$dir/err"
+    local code=$?
+    wait "$counter"
+    local queries
+    queries=$(cat "$dir/count")
+    local ok=1
+    [ "$code" = 2 ] && [ "$queries" = 0 ] && grep -q '\[hosts\]' "$dir/err" && ok=0
+    row "no-dns-before-policy" "host name refused, exit 2, 0 DNS queries sent" \
+        "exit $code, $queries DNS queries, '$(head -c 90 "$dir/err")'" $ok
+}
+
+# scenario_read_only_store: `list` and `report` read a store on a
+# read-only bind mount; `run` is refused naming the read-only location.
+scenario_read_only_store() {
+    local dir=$WORK/ro-store
+    mkdir -p "$dir/ro"
+    cp "$ROOT/tests/fixtures/stores/quickstart-v1.sqlite" "$dir/ro/s.sqlite"
+    "$SCALELAB" --store "$dir/ro/s.sqlite" list >/dev/null 2>&1 # upgrade it while writable
+    recipe nginx "$dir/exp.toml" 1
+    local script='mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && shift && exec "$@"'
+    unshare -m --propagation private sh -c "$script" "$dir/ro" x \
+        "$SCALELAB" --store "$dir/ro/s.sqlite" list >"$dir/list" 2>&1
+    local list=$?
+    unshare -m --propagation private sh -c "$script" "$dir/ro" x \
+        "$SCALELAB" --store "$dir/ro/s.sqlite" report 1 -o "$dir/r.html" >/dev/null 2>&1
+    local report=$?
+    unshare -m --propagation private sh -c "$script" "$dir/ro" x \
+        "$SCALELAB" --store "$dir/ro/s.sqlite" run "$dir/exp.toml" >/dev/null 2>"$dir/err"
+    local run=$?
+    local ok=1
+    [ "$list.$report.$run" = 0.0.2 ] && grep -q "read-only location" "$dir/err" && ok=0
+    row "read-only-store" "list/report read it (exit 0), run refused naming it (exit 2)" \
+        "list $list, report $report, run $run: '$(grep -o 'is in a read-only location' "$dir/err")'" $ok
+}
+
+# scenario_store_dir_missing: --store in a directory that does not exist.
+scenario_store_dir_missing() {
+    local dir=$WORK/no-store-dir
+    mkdir -p "$dir"
+    recipe nginx "$dir/exp.toml" 1
+    "$SCALELAB" --store "$dir/nonexistent/dir/s.sqlite" run "$dir/exp.toml" >/dev/null 2>"$dir/err"
+    local code=$?
+    local ok=1
+    [ "$code" = 2 ] && [ ! -e "$dir/nonexistent" ] && grep -q "mkdir -p" "$dir/err" && ok=0
+    row "store-dir-missing" "refused naming the directory, exit 2, nothing created" \
+        "exit $code, created: $([ -e "$dir/nonexistent" ] && echo yes || echo no)" $ok
+}
+# --- end of issue 24, items 5 and 6 ------------------------------------------
 
 echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
 for kind in $KINDS; do
@@ -776,6 +845,11 @@ scenario_deploy_truncated
 scenario_lost_agent_resume
 scenario_pg_disk_full
 # --- end issue 24: remote ---
+# --- issue 24: policy and small fixes (policy helper) ---
+scenario_no_dns_before_policy
+scenario_read_only_store
+scenario_store_dir_missing
+# --- end issue 24: policy ---
 
 echo
 echo "| scenario | expected | observed | result |"

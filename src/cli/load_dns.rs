@@ -5,6 +5,7 @@
 use anyhow::{bail, Context};
 use scalelab::load::dns::queries::QuerySetSpec;
 use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
+use scalelab::load::limits;
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::parse_duration;
@@ -21,10 +22,10 @@ pub struct LoadDnsArgs {
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
     /// Worker threads.
-    #[arg(short = 't', long, default_value_t = 1, value_name = "N")]
+    #[arg(short = 't', long, default_value_t = 1, value_name = "N", value_parser = limits::THREADS.parser())]
     pub threads: u32,
     /// UDP sockets in all (spread over the threads).
-    #[arg(short = 'c', long, default_value_t = 1, value_name = "N")]
+    #[arg(short = 'c', long, default_value_t = 1, value_name = "N", value_parser = limits::CONNECTIONS.parser())]
     pub sockets: u32,
     /// How long to send: 500ms, 10s, 2m... (with --ramp, the ramp sets it).
     #[arg(short = 'd', long, default_value = "10s", value_parser = duration_arg)]
@@ -44,10 +45,10 @@ pub struct LoadDnsArgs {
     #[arg(long, value_name = "QPS", requires = "ramp")]
     pub max_rate: Option<f64>,
     /// A query not answered within this long is lost.
-    #[arg(long, default_value = "5s", value_parser = duration_arg)]
+    #[arg(long, default_value = "5s", value_parser = limits::timeout_flag)]
     pub timeout: Duration,
     /// Stop after this many queries sent.
-    #[arg(short = 'n', long, value_name = "N")]
+    #[arg(short = 'n', long, value_name = "N", value_parser = limits::request_count_flag)]
     pub requests: Option<u64>,
     /// Print one JSON object instead of text.
     #[arg(long)]

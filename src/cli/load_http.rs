@@ -3,6 +3,7 @@
 
 use anyhow::Context;
 use scalelab::load::http::{self, HttpDriver, HttpSettings};
+use scalelab::load::limits;
 use scalelab::load::result::Measurement;
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
@@ -14,10 +15,10 @@ pub struct LoadHttpArgs {
     /// Target URL, such as http://127.0.0.1:8080/ (loopback only).
     pub url: String,
     /// Concurrent connections.
-    #[arg(short = 'c', long, default_value_t = 10, value_name = "N")]
+    #[arg(short = 'c', long, default_value_t = 10, value_name = "N", value_parser = limits::CONNECTIONS.parser())]
     pub connections: u32,
     /// Worker threads.
-    #[arg(short = 't', long, default_value_t = 2, value_name = "N")]
+    #[arg(short = 't', long, default_value_t = 2, value_name = "N", value_parser = limits::THREADS.parser())]
     pub threads: u32,
     /// How long to run: 500ms, 10s, 2m...
     #[arg(short = 'd', long, default_value = "10s", value_parser = duration_arg)]
@@ -31,7 +32,7 @@ pub struct LoadHttpArgs {
     #[arg(short = 'R', long, value_name = "REQ/S")]
     pub rate: Option<f64>,
     /// A request not answered within this long counts as a timeout.
-    #[arg(long, default_value = "2s", value_parser = duration_arg)]
+    #[arg(long, default_value = "2s", value_parser = limits::timeout_flag)]
     pub timeout: Duration,
     /// Extra request header, repeatable.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
@@ -46,7 +47,7 @@ pub struct LoadHttpArgs {
     #[arg(long, value_name = "N")]
     pub source_addrs: Option<u32>,
     /// Stop after this many completed requests.
-    #[arg(short = 'n', long, value_name = "N")]
+    #[arg(short = 'n', long, value_name = "N", value_parser = limits::request_count_flag)]
     pub requests: Option<u64>,
     /// Coalesce responses (closed loop): with 8 or more requests in flight
     /// on a thread, sleep until half of them are answered (at most one

@@ -1,6 +1,7 @@
 //! `scalelab load mysql`: one sysbench-style OLTP run, or `--init` to build
 //! sysbench's dataset (`sysbench oltp_* prepare`).
 
+use scalelab::load::limits;
 use scalelab::load::mysql::{self, MysqlDriver, MysqlSettings, Options, ScriptKind};
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
@@ -17,19 +18,19 @@ pub struct LoadMysqlArgs {
     pub script: ScriptKind,
     /// Tables to use (sysbench --tables); default: all in the schema.
     /// With --init: tables to create (default 1).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = limits::MYSQL_TABLES.parser())]
     pub tables: Option<u32>,
     /// Rows per table (sysbench --table-size); default: as in the schema.
     /// With --init: rows to create (default 10000).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = limits::MYSQL_TABLE_SIZE.parser())]
     pub table_size: Option<u32>,
     /// Concurrent connections (sysbench --threads).
-    #[arg(short = 'c', long = "connections", default_value_t = 1)]
+    #[arg(short = 'c', long = "connections", default_value_t = 1, value_parser = limits::CONNECTIONS.parser())]
     pub connections: u32,
     /// Worker threads, each an event loop over its share of the
     /// connections (default: one per connection up to the CPUs this process
     /// may run on, so one when pinned to a single CPU).
-    #[arg(short = 'j', long = "threads")]
+    #[arg(short = 'j', long = "threads", value_parser = limits::THREADS.parser())]
     pub threads: Option<u32>,
     /// Coalesce replies: with 8 or more statements in flight on a thread,
     /// sleep until half of them are answered (at most one round trip,
@@ -46,7 +47,7 @@ pub struct LoadMysqlArgs {
     #[arg(long, value_name = "TPS")]
     pub rate: Option<f64>,
     /// A transaction unanswered after this long counts as a timeout.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = limits::timeout_flag)]
     pub timeout: Duration,
     /// Build sysbench's dataset (drops sbtest1..N first) and exit.
     #[arg(long)]

@@ -2,6 +2,7 @@
 //! dataset (pgbench -i).
 
 use anyhow::Context;
+use scalelab::load::limits;
 use scalelab::load::pg::{self, PgDriver, PgSettings, QueryMode, ScriptKind};
 use scalelab::load::result::Measurement;
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
@@ -36,11 +37,11 @@ pub struct LoadPgArgs {
     #[arg(short = 'M', long = "protocol", default_value = "prepared", value_parser = parse_mode)]
     pub protocol: QueryMode,
     /// Concurrent clients (connections).
-    #[arg(short = 'c', long = "clients", default_value_t = 1)]
+    #[arg(short = 'c', long = "clients", default_value_t = 1, value_parser = limits::CONNECTIONS.parser())]
     pub clients: u32,
     /// Worker threads; by default one per CPU this process may run on (as
     /// the recipes do), never more than the clients.
-    #[arg(short = 'j', long = "threads")]
+    #[arg(short = 'j', long = "threads", value_parser = limits::THREADS.parser())]
     pub threads: Option<u32>,
     /// Coalesce replies: with 8 or more statements in flight on a thread,
     /// sleep until half of them are answered (at most one round trip,
@@ -68,7 +69,7 @@ pub struct LoadPgArgs {
     #[arg(short = 'C', long = "connect")]
     pub connect: bool,
     /// A transaction still unanswered after this long counts as a timeout.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = limits::timeout_flag)]
     pub timeout: Duration,
     /// Skip pgbench's pre-run vacuum of tellers/branches and history
     /// truncation.
@@ -78,7 +79,7 @@ pub struct LoadPgArgs {
     #[arg(short = 'i', long)]
     pub init: bool,
     /// Scale for --init (default 1); for a run, overrides detection.
-    #[arg(short = 's', long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(short = 's', long, value_parser = limits::PG_SCALE.parser())]
     pub scale: Option<u32>,
     /// Print one JSON object instead of the text summary.
     #[arg(long)]

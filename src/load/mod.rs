@@ -20,6 +20,7 @@ pub(crate) mod gather;
 pub(crate) mod held;
 pub mod http;
 mod kind;
+pub mod limits;
 pub mod mysql;
 pub mod pg;
 pub mod policy;
@@ -61,11 +62,10 @@ pub enum Pacing {
     },
 }
 
-/// The most connections one load run opens (far above the open-files
-/// limits of this kind of machine, but never an allocation that fails).
-pub const MAX_CONNECTIONS: u32 = 1_000_000;
-/// The most load-generator threads.
-pub const MAX_THREADS: u32 = 1024;
+/// The most connections one load run opens ([`limits::CONNECTIONS`]).
+pub const MAX_CONNECTIONS: u32 = limits::CONNECTIONS.max;
+/// The most load-generator threads ([`limits::THREADS`]).
+pub const MAX_THREADS: u32 = limits::THREADS.max;
 /// The lowest open-loop rate, per second: it keeps a connection's interval
 /// (connections / rate) a duration that exists.
 pub const MIN_RATE: f64 = 1e-3;
@@ -133,17 +133,14 @@ impl LoadSpec {
 
     /// Checks the spec for values no driver can honour.
     pub fn validate(&self) -> Result<(), LoadError> {
-        if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
-            return Err(LoadError::Spec(format!(
-                "connections must be 1 to {MAX_CONNECTIONS}"
-            )));
-        }
-        if !(1..=MAX_THREADS).contains(&self.threads) {
-            return Err(LoadError::Spec(format!(
-                "threads must be 1 to {MAX_THREADS}"
-            )));
-        }
-        if self.duration > crate::units::MAX_DURATION || self.timeout > crate::units::MAX_DURATION {
+        limits::CONNECTIONS
+            .check(self.connections.into())
+            .map_err(LoadError::Spec)?;
+        limits::THREADS
+            .check(self.threads.into())
+            .map_err(LoadError::Spec)?;
+        limits::check_timeout(self.timeout).map_err(LoadError::Spec)?;
+        if self.duration > crate::units::MAX_DURATION {
             return Err(LoadError::Spec(
                 "durations must be at most 720h (30 days)".into(),
             ));

@@ -1,12 +1,16 @@
 //! Where load may go. Load goes only to loopback, or to a host that the
 //! experiment names in `[hosts]` (the coordinator, or the agent it started,
-//! adds those addresses with [`allow`] before any packet is sent). Every
-//! driver asks [`check`] before it opens a socket.
+//! adds those addresses with [`allow`] and their names with [`allow_names`]
+//! before any packet is sent). Every driver asks [`check`] before it opens a
+//! socket, and turns a target's host into an address with [`resolve`], which
+//! asks no resolver for a name the experiment did not name: a name sent to
+//! the system resolver is itself a packet that may leave the machine.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::sync::Mutex;
 
 static ALLOWED: Mutex<Vec<IpAddr>> = Mutex::new(Vec::new());
+static ALLOWED_NAMES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Permits load to these addresses for the rest of this process.
 pub fn allow(addrs: &[IpAddr]) {
@@ -16,6 +20,66 @@ pub fn allow(addrs: &[IpAddr]) {
             allowed.push(*a);
         }
     }
+}
+
+/// Permits these host names (from `[hosts]`) to be resolved, and load to
+/// the addresses they resolve to, for the rest of this process.
+pub fn allow_names(names: &[String]) {
+    let mut allowed = ALLOWED_NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    for n in names {
+        let n = canonical_name(n);
+        if !allowed.contains(&n) {
+            allowed.push(n);
+        }
+    }
+}
+
+/// A host name compared without case and without its final dot.
+fn canonical_name(name: &str) -> String {
+    name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase()
+}
+
+/// Whether `host` is `localhost` (any case, with or without the final dot),
+/// which scalelab maps to 127.0.0.1 itself, without a resolver.
+pub fn is_localhost(host: &str) -> bool {
+    canonical_name(host) == "localhost"
+}
+
+/// Whether `[hosts]` names `host` ([`allow_names`]).
+fn is_named(host: &str) -> bool {
+    ALLOWED_NAMES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .contains(&canonical_name(host))
+}
+
+/// The address of `host` (an IP address, `[v6]`, `localhost`, or a name
+/// the experiment's `[hosts]` names) at `port`, checked by [`check`]. Any
+/// other name is refused before a resolver is asked, so no packet leaves
+/// for it.
+pub fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        check(ip)?;
+        return Ok(SocketAddr::new(ip, port));
+    }
+    if is_localhost(bare) {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if !is_named(bare) {
+        return Err(format!(
+            "`{bare}` is a host name that the experiment does not name, and scalelab does not \
+             ask a resolver before it knows where load goes; use an IP address (127.0.0.1 \
+             for this machine), `localhost`, or a host named in the experiment's [hosts]"
+        ));
+    }
+    let addr = (bare, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve `{bare}`: {e}"))?
+        .next()
+        .ok_or_else(|| format!("`{bare}` resolves to no address"))?;
+    allow(&[addr.ip()]);
+    Ok(addr)
 }
 
 /// Whether `ip` is loopback (v4, v6, or v4-mapped loopback).
@@ -53,5 +117,21 @@ mod tests {
         allow(&[lab]);
         assert!(check(lab).is_ok());
         assert!(check("198.18.7.8".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn names_are_refused_unless_localhost_or_named_in_hosts() {
+        for local in ["localhost", "LOCALHOST.", "[::1]"] {
+            assert!(resolve(local, 80).unwrap().ip().is_loopback(), "{local}");
+        }
+        let e = resolve("8.8.8.8.nip.io", 80).unwrap_err();
+        assert!(
+            e.contains("`8.8.8.8.nip.io`") && e.contains("[hosts]"),
+            "{e}"
+        );
+        assert!(resolve("10.1.2.3", 80).is_err());
+        assert!(!is_named("lab-server"));
+        allow_names(&["Lab-Server.".to_string()]);
+        assert!(is_named("lab-server") && is_named("LAB-SERVER."));
     }
 }

@@ -48,14 +48,6 @@ pub enum RunError {
     /// A remote host failed.
     #[error(transparent)]
     Remote(#[from] crate::remote::RemoteError),
-    /// `--resume` was given another experiment than the run's.
-    #[error("run {run} was made from a different experiment ({theirs}); resume it with that file")]
-    ResumeMismatch {
-        /// The run's id in the store.
-        run: i64,
-        /// The path of the experiment file the run was made from.
-        theirs: String,
-    },
     /// `--resume` was given the run's experiment with changes that change
     /// the measurement.
     #[error("cannot resume run {run}: the experiment changed in ways that change the measurement:\n  {changes}\nresume with the recipe (and --quick setting) the run was made with, or start a new run")]
@@ -439,13 +431,9 @@ fn open_run(
 /// Whether `exp` may continue run `id`: same experiment, and no difference
 /// that changes the measurement (see [`crate::spec::diff`]).
 fn check_resumable(exp: &Experiment, store: &Store, id: i64) -> Result<(), RunError> {
+    // The name may change (docs/experiment-format.md): only what changes
+    // the measurement is compared.
     let run = store.run(id)?;
-    if run.name != exp.name {
-        return Err(RunError::ResumeMismatch {
-            run: id,
-            theirs: run.experiment_path,
-        });
-    }
     let stored = Experiment::parse(
         Path::new(&run.experiment_path),
         &run.experiment,

@@ -42,6 +42,16 @@ impl Hosts {
         all
     }
 
+    /// The host names (ssh aliases, not IP addresses) named, which may be
+    /// resolved and load may go to.
+    pub fn names(&self) -> Vec<String> {
+        self.all()
+            .iter()
+            .filter(|h| h.ip().is_none())
+            .map(|h| h.address().to_string())
+            .collect()
+    }
+
     /// The IP addresses named, which load may go to.
     pub fn addresses(&self) -> Vec<std::net::IpAddr> {
         self.all().iter().filter_map(Host::ip).collect()
@@ -83,6 +93,7 @@ mod tests {
         let h = check(&raw).unwrap();
         assert_eq!(h.all().len(), 2);
         assert_eq!(h.addresses().len(), 2);
+        assert!(h.names().is_empty());
         assert!(!h.is_local());
         let dup = RawHosts {
             server: None,

@@ -2,6 +2,7 @@
 //! pair into the exact server and load settings of one trial.
 
 use super::{Component, Experiment, LoadCommon};
+use crate::load::limits::{Range, CONNECTIONS, THREADS};
 pub use crate::model::AxisTarget;
 use crate::model::{Coord, Point};
 use crate::units::Bytes;
@@ -112,12 +113,8 @@ pub fn resolve(
     for c in &point.coords {
         let v = &c.value;
         match &c.target {
-            AxisTarget::Connections => {
-                common.connections = bounded_int("connections", v, crate::load::MAX_CONNECTIONS)?
-            }
-            AxisTarget::Threads => {
-                common.threads = Some(bounded_int("threads", v, crate::load::MAX_THREADS)?)
-            }
+            AxisTarget::Connections => common.connections = ranged(CONNECTIONS, v)?,
+            AxisTarget::Threads => common.threads = Some(ranged(THREADS, v)?),
             AxisTarget::Rate => common.rate = Some(rate(v)?),
             AxisTarget::Connreqs => common.connreqs = Some(positive_int("connreqs", v)?),
             AxisTarget::ServerCpus => server_cpus = Some(cpus(v)?),
@@ -152,6 +149,18 @@ fn positive_int(key: &str, v: &toml::Value) -> Result<u32, FieldError> {
     bounded_int(key, v, u32::MAX)
 }
 
+/// A whole number in `range` (shared with the `scalelab load` flags).
+fn ranged(range: Range, v: &toml::Value) -> Result<u32, FieldError> {
+    let err = |m: String| (range.name.to_string(), m);
+    match v.as_integer().map(u64::try_from) {
+        Some(Ok(i)) => range.check(i).map_err(err),
+        _ => Err(err(format!(
+            "expected a whole number from {} to {}, got {v}",
+            range.min, range.max
+        ))),
+    }
+}
+
 /// A whole number from 1 to `max`.
 fn bounded_int(key: &str, v: &toml::Value, max: u32) -> Result<u32, FieldError> {
     match v.as_integer() {
@@ -182,10 +191,10 @@ fn rate(v: &toml::Value) -> Result<f64, FieldError> {
 /// Moves the common keys out of a load table into `common`.
 pub fn apply_common(common: &mut LoadCommon, load: &mut toml::Table) -> Result<(), FieldError> {
     if let Some(v) = load.remove("connections") {
-        common.connections = bounded_int("connections", &v, crate::load::MAX_CONNECTIONS)?;
+        common.connections = ranged(CONNECTIONS, &v)?;
     }
     if let Some(v) = load.remove("threads") {
-        common.threads = Some(bounded_int("threads", &v, crate::load::MAX_THREADS)?);
+        common.threads = Some(ranged(THREADS, &v)?);
     }
     if let Some(v) = load.remove("connreqs") {
         common.connreqs = Some(positive_int("connreqs", &v)?);
@@ -200,6 +209,8 @@ pub fn apply_common(common: &mut LoadCommon, load: &mut toml::Table) -> Result<(
         ))?;
         common.timeout =
             crate::units::parse_duration(s).map_err(|e| ("timeout".to_string(), e.to_string()))?;
+        crate::load::limits::check_timeout(common.timeout)
+            .map_err(|e| ("timeout".to_string(), e))?;
     }
     load.remove("kind");
     Ok(())

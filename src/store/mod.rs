@@ -23,6 +23,7 @@ pub use write::{NewRun, NewTrial};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
+mod location;
 mod migrate;
 
 /// The schema version this scalelab writes. Older stores are upgraded in
@@ -68,6 +69,25 @@ pub enum StoreError {
         "the store is empty; run an experiment first (`scalelab run recipes/quickstart.toml`)"
     )]
     Empty,
+    /// The directory of the store does not exist (`--store` creates none).
+    #[error("the directory {dir} of the store {path} does not exist; create it (mkdir -p {dir}) or pass another --store PATH")]
+    NoDirectory {
+        /// The store file.
+        path: PathBuf,
+        /// Its missing directory.
+        dir: PathBuf,
+    },
+    /// The store's file or directory cannot be written.
+    #[error("the store {0} is in a read-only location (its file or its directory cannot be written); `list`, `export`, `report` and `compare` read it as it is, but a run needs a writable --store PATH")]
+    ReadOnly(PathBuf),
+    /// A read-only store whose schema this scalelab would have to upgrade.
+    #[error("the store {path} is read-only and has schema version {found}, not {}; copy it to a writable place once so that it can be upgraded", migrate::LATEST)]
+    ReadOnlyVersion {
+        /// The store file.
+        path: PathBuf,
+        /// Its schema version.
+        found: i64,
+    },
     /// SQLite failed.
     #[error("store error: {0}")]
     Sql(#[from] rusqlite::Error),
@@ -84,19 +104,23 @@ pub struct Store {
 
 impl Store {
     /// Opens an existing store; a missing file is [`StoreError::Missing`]
-    /// (only `run` and `load` create stores).
+    /// (only `run` and `load` create stores). A store in a read-only
+    /// location is opened read-only, for the commands that only read.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing(path.to_path_buf()));
         }
+        if !location::is_writable(path) {
+            return location::open_read_only(path);
+        }
         Self::open(path)
     }
 
-    /// Opens (creating if needed) the store at `path`.
+    /// Opens (creating if needed) the store at `path`, to write. Its
+    /// directory must exist and be writable.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            let _ = std::fs::create_dir_all(dir);
-        }
+        location::check_directory(path)?;
+        location::check_writable(path)?;
         let open_err = |source| StoreError::Open {
             path: path.to_path_buf(),
             source,

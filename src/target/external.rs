@@ -84,12 +84,20 @@ impl CommandRunner for LocalShell {
 /// connections (URLs of the `scheme://host:port/...` form; others are
 /// not waited for).
 fn wait_for_listener(url: &str, shutdown: &Shutdown) -> Result<(), TargetError> {
-    use std::net::ToSocketAddrs;
     let Some((_, rest)) = url.split_once("://") else {
         return Ok(());
     };
     let authority = rest.split('/').next().unwrap_or("");
-    let Some(addr) = authority.to_socket_addrs().ok().and_then(|mut a| a.next()) else {
+    let Some((host, port)) = authority.rsplit_once(':') else {
+        return Ok(());
+    };
+    // A name the experiment does not name is not resolved here: the load
+    // refuses it with the reason, before any packet.
+    let Some(addr) = port
+        .parse()
+        .ok()
+        .and_then(|port| crate::load::policy::resolve(host, port).ok())
+    else {
         return Ok(());
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(30);

@@ -149,10 +149,19 @@ impl Mariadb {
         placement: &Placement,
         shutdown: &Shutdown,
     ) -> Result<PathBuf, TargetError> {
+        // mariadb-install-db (a shell script) splits the data directory at
+        // whitespace and then fails on the pieces; my.cnf itself quotes it.
+        super::conf_path::refuse_in_workdir(
+            KIND,
+            &self.base_dir,
+            char::is_whitespace,
+            "has whitespace, which mariadb-install-db cannot handle",
+        )?;
         let dir = super::rundir::create(&self.base_dir, super::rundir::MARIADB)
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
         self.dir = Some(dir);
+        super::conf_path::check_socket(KIND, &path.join(settings::SOCKET))?;
         // A private tmpdir: concurrent servers' temporary table names collide in /tmp.
         let tmp = path.join("tmp");
         std::fs::create_dir_all(&tmp).map_err(|e| TargetError::io(&tmp, e))?;

@@ -17,6 +17,7 @@
 //! runner hands it to [`Target::start`] as a [`Dataset`]; the target decides
 //! how to build and cache it.
 
+pub mod conf_path;
 pub mod diagnose;
 pub mod dns;
 pub(crate) mod external;

@@ -190,7 +190,8 @@ impl NginxSettings {
     }
 
     fn render(&self, dir: &Path, port: u16) -> String {
-        let d = dir.display();
+        use super::conf_path::quoted;
+        let d = |rel: &str| quoted(&dir.join(rel));
         let workers = match &self.worker_processes {
             Workers::Count(n) => n.to_string(),
             Workers::Auto => "auto".into(),
@@ -202,9 +203,9 @@ impl NginxSettings {
             .map(|a| format!("worker_cpu_affinity {a};\n"))
             .unwrap_or_default();
         let access = if let Some(path) = &self.access_log_path {
-            format!("access_log {};", path.display())
+            format!("access_log {};", quoted(path))
         } else if self.access_log {
-            format!("access_log {d}/access.log;")
+            format!("access_log {};", d("access.log"))
         } else {
             "access_log off;".into()
         };
@@ -213,21 +214,29 @@ impl NginxSettings {
             "# written by scalelab\n\
              worker_processes {workers};\n{affinity}\
              worker_rlimit_nofile 16384;\n\
-             pid {d}/nginx.pid;\n\
-             error_log {d}/error.log warn;\n\
+             pid {pid};\n\
+             error_log {error_log} warn;\n\
              user root;\n\
              events {{\n    worker_connections {wc};\n    multi_accept {ma};\n    use epoll;\n}}\n\
              http {{\n    {access}\n    sendfile {sf};\n    tcp_nopush {np};\n    tcp_nodelay {nd};\n\
              \x20   keepalive_requests {kr};\n    server_tokens off;\n\
-             \x20   client_body_temp_path {d}/tmp/body;\n    proxy_temp_path {d}/tmp/proxy;\n\
-             \x20   fastcgi_temp_path {d}/tmp/fastcgi;\n    uwsgi_temp_path {d}/tmp/uwsgi;\n\
-             \x20   scgi_temp_path {d}/tmp/scgi;\n\
+             \x20   client_body_temp_path {body};\n    proxy_temp_path {proxy};\n\
+             \x20   fastcgi_temp_path {fastcgi};\n    uwsgi_temp_path {uwsgi};\n\
+             \x20   scgi_temp_path {scgi};\n\
              \x20   types {{ application/octet-stream bin; }}\n\
              \x20   server {{\n        listen {addr}:{port}{reuse} backlog={bl};\n\
-             \x20       root {d}/html;\n\
+             \x20       root {root};\n\
              \x20       location = / {{ default_type application/json; return 200 \"{{}}\"; }}\n\
              \x20       location / {{ }}\n    }}\n{extra}}}\n",
             addr = self.listen_addr(),
+            pid = d("nginx.pid"),
+            error_log = d("error.log"),
+            body = d("tmp/body"),
+            proxy = d("tmp/proxy"),
+            fastcgi = d("tmp/fastcgi"),
+            uwsgi = d("tmp/uwsgi"),
+            scgi = d("tmp/scgi"),
+            root = d("html"),
             wc = self.worker_connections,
             ma = onoff(self.multi_accept),
             sf = onoff(self.sendfile),
@@ -285,6 +294,13 @@ impl Nginx {
 
     /// Creates the run directory with config, temp dirs and static files.
     fn prepare(&mut self, port: u16) -> Result<PathBuf, TargetError> {
+        // nginx expands `$name` inside `root` and `access_log`, even quoted.
+        super::conf_path::refuse_in_workdir(
+            KIND,
+            &self.base_dir,
+            |c| c == '$',
+            "has a `$`, which nginx reads as a variable in `root` and `access_log`",
+        )?;
         let dir = super::rundir::create(&self.base_dir, super::rundir::NGINX)
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
@@ -493,8 +509,8 @@ mod tests {
         let s = NginxSettings::parse(&table("reuseport = false")).unwrap();
         let conf = s.render(Path::new("/x"), 8080);
         assert!(conf.contains("listen 127.0.0.1:8080 backlog=4096;"));
-        assert!(conf.contains("pid /x/nginx.pid;"));
-        assert!(conf.contains("client_body_temp_path /x/tmp/body;"));
+        assert!(conf.contains("pid \"/x/nginx.pid\";"));
+        assert!(conf.contains("client_body_temp_path \"/x/tmp/body\";"));
         assert!(conf.contains("access_log off;"));
     }
 }

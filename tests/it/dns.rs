@@ -530,3 +530,23 @@ fn kill_9_of_a_lab_command_leaves_no_namespace_and_nothing_inside() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Issue 24, item 6: Unbound's control socket lives under
+/// `SCALELAB_WORKDIR`; a workdir too long for a unix socket path is refused
+/// before Unbound starts, naming the variable and the limit.
+#[test]
+fn a_workdir_too_long_for_unbounds_socket_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w".repeat(100));
+    let out = crate::support::scalelab()
+        .args(["dns", "lab", "unbound", "--", "true"])
+        .env("SCALELAB_WORKDIR", &work)
+        .output()
+        .unwrap();
+    let err = crate::support::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("SCALELAB_WORKDIR") && err.contains("more than the 107"),
+        "{err}"
+    );
+}

@@ -129,3 +129,67 @@ fn a_killed_runs_nginx_directories_are_removed_by_the_next_run() {
         "nothing left behind"
     );
 }
+
+/// The `scalelab load` flags are checked by the same ranges as recipes
+/// (`load::limits`): each bad value exits 2 before any connection, naming
+/// the flag and the allowed range.
+#[test]
+fn load_flags_out_of_range_are_refused_naming_the_flag_and_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = dir.path().join("q.txt");
+    std::fs::write(&queries, "a.bench.test A\n").unwrap();
+    let q = queries.to_str().unwrap();
+    for (args, flag, range) in [
+        (
+            vec!["pg", "host=127.0.0.1", "--init", "--scale", "1000000000"],
+            "--scale",
+            "`scale` must be 1 to 100000",
+        ),
+        (
+            vec![
+                "mysql",
+                "mysql://root@127.0.0.1/x",
+                "--init",
+                "--tables",
+                "100000000",
+            ],
+            "--tables",
+            "`tables` must be 1 to 10000",
+        ),
+        (
+            vec!["pg", "host=127.0.0.1", "-j", "0"],
+            "--threads",
+            "`threads` must be 1 to 1024",
+        ),
+        (
+            vec!["dns", "127.0.0.1:0", "--queries", q],
+            "127.0.0.1:0",
+            "`port` must be 1 to 65535",
+        ),
+        (
+            vec!["http", "http://127.0.0.1:9/", "--timeout", "0"],
+            "--timeout",
+            "`timeout` must be greater than zero",
+        ),
+        (
+            vec!["http", "http://127.0.0.1:9/", "-n", "0"],
+            "--requests",
+            "at least 1",
+        ),
+        (
+            vec!["dns", "127.0.0.1:53", "--queries", q, "-n", "0"],
+            "--requests",
+            "at least 1",
+        ),
+    ] {
+        let out = scalelab()
+            .arg("load")
+            .args(&args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag) && err.contains(range), "{args:?}: {err}");
+    }
+}

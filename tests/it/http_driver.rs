@@ -471,7 +471,7 @@ fn cli_rejects_bad_input_clearly() {
     for (args, needle) in [
         (
             vec!["http://127.0.0.1:9/", "-c", "0"],
-            "connections must be 1 to 1000000",
+            "`connections` must be 1 to 1000000",
         ),
         (vec!["https://127.0.0.1/"], "no TLS"),
         (vec!["127.0.0.1:80"], "expected a URL"),

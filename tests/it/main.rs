@@ -9,6 +9,7 @@ mod exit_codes;
 mod html_valid;
 mod http_driver;
 mod lifecycle;
+mod load_policy;
 mod multihost;
 mod mysql;
 mod nginx;
@@ -21,6 +22,7 @@ mod router;
 mod runner;
 mod spec_errors;
 mod store_compat;
+mod store_location;
 mod support;
 mod window;
 

@@ -27,7 +27,8 @@ struct Server {
 fn server(tables: u32, table_size: u32, settings: &str) -> Server {
     let base = tempfile::tempdir().unwrap();
     let table: toml::Table = settings.parse().unwrap();
-    let mut db = Mariadb::new(&table, base.path()).unwrap();
+    // A workdir with `#`: every path in my.cnf is quoted (issue 24).
+    let mut db = Mariadb::new(&table, &base.path().join("work#dir")).unwrap();
     let dataset = (tables > 0).then_some(Dataset::Sysbench { tables, table_size });
     let endpoint = db
         .start(
@@ -427,4 +428,18 @@ fn mariadbd_pid(work: &std::path::Path) -> Option<u32> {
         let pid: u32 = text.trim().parse().ok()?;
         scalelab::target::process::is_alive(pid).then_some(pid)
     })
+}
+
+/// mariadb-install-db splits paths at spaces: a workdir with one is refused
+/// before anything starts, naming SCALELAB_WORKDIR.
+#[test]
+fn mariadb_refuses_a_workdir_with_a_space_naming_the_fix() {
+    let base = tempfile::tempdir().unwrap();
+    let mut db = Mariadb::new(&toml::Table::new(), &base.path().join("work dir")).unwrap();
+    let err = db
+        .start(&Placement::unconstrained(), None, &Shutdown::new())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("SCALELAB_WORKDIR"), "{err}");
+    assert!(!base.path().join("work dir").exists(), "nothing was made");
 }

@@ -122,3 +122,33 @@ fn workers_that_outlive_a_killed_master_are_stopped_with_it() {
     let left: Vec<u32> = workers.into_iter().filter(|&w| is_alive(w)).collect();
     assert!(left.is_empty(), "workers {left:?} survived the stop");
 }
+
+/// Issue 24, item 6: every path in `nginx.conf` is quoted, so a
+/// `SCALELAB_WORKDIR` with a space starts nginx and measures.
+#[test]
+fn a_workdir_with_a_space_runs_nginx() {
+    let body = "[sweep]\nconnections = [2]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n";
+    let lab = crate::support::run::Lab::new(body);
+    let work = lab.dir.path().join("work dir; with space");
+    let out = lab.run().env("SCALELAB_WORKDIR", &work).output().unwrap();
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    assert_eq!(crate::support::run::count_trials(&lab.store), 1);
+    let conf_seen = std::fs::read_dir(&work).unwrap().count();
+    assert_eq!(conf_seen, 0, "the run removed its nginx directory");
+}
+
+/// nginx expands `$name` even in quoted paths: a workdir with a `$` is
+/// refused, naming SCALELAB_WORKDIR, instead of nginx's unknown variable.
+#[test]
+fn a_workdir_with_a_dollar_is_refused_naming_the_fix() {
+    let body = "[sweep]\nconnections = [2]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n";
+    let lab = crate::support::run::Lab::new(body);
+    let work = lab.dir.path().join("work$dir");
+    let out = lab.run().env("SCALELAB_WORKDIR", &work).output().unwrap();
+    let err = crate::support::stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("has a `$`") && err.contains("SCALELAB_WORKDIR"),
+        "{err}"
+    );
+}

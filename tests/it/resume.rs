@@ -177,3 +177,25 @@ fn resume_refuses_a_recipe_that_changes_the_measurement() {
     );
     assert_eq!(count_trials(&lab.store), 1);
 }
+
+#[test]
+fn resume_accepts_a_new_name() {
+    let body = "[sweep]\nconnections = [2]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n";
+    let lab = Lab::new(body);
+    let out = lab.run().output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = lab.latest();
+    let text = std::fs::read_to_string(&lab.exp).unwrap();
+    assert!(text.contains("name = \"it\""));
+    std::fs::write(
+        &lab.exp,
+        text.replace("name = \"it\"", "name = \"renamed\""),
+    )
+    .unwrap();
+    let out = lab.resume(id).output().unwrap();
+    assert!(
+        out.status.success(),
+        "docs/experiment-format.md: the name may change on resume: {}",
+        stderr(&out)
+    );
+}

@@ -202,3 +202,17 @@ fn missing_file_is_named() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("/nonexistent/exp.toml"));
 }
+
+#[test]
+fn zero_timeout_is_refused_before_the_run() {
+    check_says("zero_timeout.toml", &["greater than zero"]);
+}
+
+#[test]
+fn pg_scale_and_mysql_tables_are_capped_as_the_load_flags_are() {
+    check_says("pg_huge_scale.toml", &["`scale` must be 1 to 100000"]);
+    check_says(
+        "mysql_too_many_tables.toml",
+        &["`tables` must be 1 to 10000"],
+    );
+}

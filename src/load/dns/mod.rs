@@ -244,6 +244,9 @@ pub fn parse_endpoint(endpoint: &str) -> Result<(SocketAddr, Option<String>), Lo
     let server: SocketAddr = addr
         .parse()
         .map_err(|_| bad("expected ADDRESS:PORT, such as 127.0.0.1:53"))?;
+    crate::load::limits::PORT
+        .check(server.port().into())
+        .map_err(|e| bad(&e))?;
     if netns.is_none() && !server.ip().is_loopback() && !crate::netns::in_private_namespace() {
         return Err(bad(
             "DNS load goes only to loopback addresses, or to any address from inside a \

@@ -1,7 +1,7 @@
 //! The small part of URL syntax a loopback load generator needs:
 //! `http://host[:port][/path][?query]`.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 
 /// A parsed `http://` URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,17 +45,12 @@ impl HttpUrl {
         }
     }
 
-    /// Resolves the host; the first address is used. It must be a loopback
-    /// address or one the experiment names in `[hosts]` ([`crate::load::policy`]).
+    /// The host's address, by [`crate::load::policy::resolve`]: an IP
+    /// address, `localhost`, or a name from `[hosts]`; no other name is sent
+    /// to a resolver. It must be a loopback address or one the experiment
+    /// names in `[hosts]`.
     pub fn resolve(&self) -> Result<SocketAddr, String> {
-        let bare = self.host.trim_start_matches('[').trim_end_matches(']');
-        let addr = (bare, self.port)
-            .to_socket_addrs()
-            .map_err(|e| format!("cannot resolve `{bare}`: {e}"))?
-            .next()
-            .ok_or_else(|| format!("`{bare}` resolves to no address"))?;
-        crate::load::policy::check(addr.ip()).map_err(|e| format!("`{bare}`: {e}"))?;
-        Ok(addr)
+        crate::load::policy::resolve(&self.host, self.port)
     }
 }
 

@@ -90,11 +90,12 @@ impl Default for MysqlSettings {
 impl MysqlSettings {
     pub(crate) fn parse(t: &toml::Table) -> Result<Self, LoadError> {
         let s: MysqlSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;
-        for (name, v) in [("tables", s.tables), ("table_size", s.table_size)] {
-            if v == Some(0) {
-                return Err(LoadError::Spec(format!(
-                    "{name} must be at least 1, or left out to use what the schema has"
-                )));
+        use crate::load::limits::{MYSQL_TABLES, MYSQL_TABLE_SIZE};
+        for (range, v) in [(MYSQL_TABLES, s.tables), (MYSQL_TABLE_SIZE, s.table_size)] {
+            if let Some(v) = v {
+                range.check(v.into()).map_err(|e| {
+                    LoadError::Spec(format!("{e} (or leave it out to use what the schema has)"))
+                })?;
             }
         }
         if s.range_size == 0 {

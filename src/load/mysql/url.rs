@@ -86,10 +86,13 @@ fn resolve(hostport: &str) -> Result<SocketAddr, UrlError> {
         3306
     } else {
         port.parse()
-            .map_err(|_| err(format!("port `{port}` is not a number from 1 to 65535")))?
+            .ok()
+            .filter(|&p| p != 0)
+            .ok_or_else(|| err(format!("port `{port}` is not a number from 1 to 65535")))?
     };
     let ip: IpAddr = match host {
-        "" | "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        "" => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        h if crate::load::policy::is_localhost(h) => IpAddr::V4(Ipv4Addr::LOCALHOST),
         h => h.parse().map_err(|_| {
             err(format!(
                 "host `{h}` is not an IP address; scalelab sends load only to loopback, \
@@ -125,6 +128,9 @@ mod tests {
         assert!(!u.describe().contains("p@ss"));
         let u = MysqlUrl::parse("mysql://localhost").unwrap();
         assert_eq!((u.addr.port(), u.user.as_str()), (3306, "root"));
+        let u = MysqlUrl::parse("mysql://localhost.:3307").unwrap();
+        assert_eq!(u.addr, "127.0.0.1:3307".parse().unwrap());
+        assert!(MysqlUrl::parse("mysql://127.0.0.1:0").is_err());
     }
 
     #[test]

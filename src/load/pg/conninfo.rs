@@ -252,7 +252,7 @@ fn build(pairs: &Pairs, env: impl Fn(&str) -> Option<String>) -> Result<ConnConf
     };
     check_sslmode(get("sslmode", "PGSSLMODE"))?;
     let port = match get("port", "PGPORT") {
-        Some(p) => p.parse::<u16>().map_err(|_| {
+        Some(p) => p.parse::<u16>().ok().filter(|&p| p != 0).ok_or_else(|| {
             err(format!(
                 "connection string: port `{p}` is not a port number (1-65535)"
             ))
@@ -303,7 +303,7 @@ fn resolve_host(host: &str, port: u16) -> Result<Host, ConnInfoError> {
             PathBuf::from(host).join(format!(".s.PGSQL.{port}")),
         ));
     }
-    let ip: IpAddr = if host.eq_ignore_ascii_case("localhost") {
+    let ip: IpAddr = if crate::load::policy::is_localhost(host) {
         IpAddr::V4(Ipv4Addr::LOCALHOST)
     } else {
         host.parse().map_err(|_| {
@@ -351,6 +351,9 @@ mod tests {
         let spaced = parse("host = localhost  port =7 user= u").unwrap();
         assert_eq!(spaced.host, Host::Tcp("127.0.0.1:7".parse().unwrap()));
         assert_eq!(spaced.dbname, "u", "dbname defaults to the user");
+        let dotted = parse("host=LocalHost. port=7 user=u").unwrap();
+        assert_eq!(dotted.host, Host::Tcp("127.0.0.1:7".parse().unwrap()));
+        assert!(parse("host=127.0.0.1 port=0").is_err());
     }
 
     #[test]

@@ -109,11 +109,10 @@ impl PgSettings {
                 "max_tries must be at least 1 (1 means no retries)".into(),
             ));
         }
-        if let Some(scale) = s.scale.filter(|s| !(1..=MAX_SCALE).contains(s)) {
-            return Err(LoadError::Spec(format!(
-                "`scale` must be 1 to {MAX_SCALE} (pgbench's dataset is about 15 MB per unit), \
-                 or left out to detect it; got {scale}"
-            )));
+        if let Some(scale) = s.scale {
+            crate::load::limits::PG_SCALE
+                .check(scale.into())
+                .map_err(|e| LoadError::Spec(format!("{e} (or leave `scale` out to detect it)")))?;
         }
         Ok(s)
     }
@@ -124,9 +123,6 @@ impl PgSettings {
             .map(|scale| crate::model::Dataset::Pgbench { scale })
     }
 }
-
-/// The largest pgbench scale accepted (about 1.5 TB of data).
-const MAX_SCALE: u32 = 100_000;
 
 /// Bound on setup statements (connect, scale detection, vacuum).
 const SETUP_TIMEOUT: Duration = Duration::from_secs(60);

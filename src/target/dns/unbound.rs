@@ -144,6 +144,7 @@ impl LabServer for Unbound {
 
     fn prepare(&self, dir: &Path, zone_list: &[String]) -> Result<Launch, TargetError> {
         let program = binary(KIND, &["/usr/sbin/unbound"], "unbound")?;
+        crate::target::conf_path::check_socket(KIND, &control_socket(dir))?;
         let config = self.render(dir, zone_list);
         let conf = dir.join("unbound.conf");
         std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;

@@ -5,6 +5,9 @@ use crate::target::TargetError;
 use std::fmt::Write;
 use std::path::Path;
 
+/// The server's unix socket, in its private directory.
+pub const SOCKET: &str = "mysqld.sock";
+
 const KIND: &str = "mariadb";
 
 /// Options scalelab itself writes; `extra` cannot override them.
@@ -137,16 +140,24 @@ impl MariadbSettings {
         names
     }
 
-    /// The `my.cnf` for a server in `dir` on `port`.
+    /// The `my.cnf` for a server in `dir` on `port` (its socket is
+    /// `dir/`[`SOCKET`]).
     pub fn render(&self, dir: &Path, port: u16, user: &str) -> String {
-        let d = dir.display();
+        // Quoted, so a SCALELAB_WORKDIR with spaces or `#` stays one value.
+        let d = |rel: &str| crate::target::conf_path::quoted(&dir.join(rel));
         let mut out = String::from("# written by scalelab\n[mysqld]\n");
         let _ = write!(
             out,
-            "user = {user}\ndatadir = {d}/data\nsocket = {d}/mysqld.sock\n\
-             pid-file = {d}/mysqld.pid\nlog-error = {d}/error.log\ntmpdir = {d}/tmp\n\
+            "user = {user}\ndatadir = {data}\nsocket = {socket}\n\
+             pid-file = {pid}\nlog-error = {log}\ntmpdir = {tmp}\n\
              port = {port}\nbind-address = 127.0.0.1\nskip-name-resolve\n\
-             init-file = {d}/init.sql\n",
+             init-file = {init}\n",
+            data = d("data"),
+            socket = d(SOCKET),
+            pid = d("mysqld.pid"),
+            log = d("error.log"),
+            tmp = d("tmp"),
+            init = d("init.sql"),
         );
         let _ = writeln!(out, "thread_handling = {}", self.thread_handling.as_str());
         let mut opt = |name: &str, v: Option<String>| {
@@ -222,7 +233,7 @@ mod tests {
         .unwrap();
         let cnf = s.render(Path::new("/x"), 3307, "root");
         for line in [
-            "datadir = /x/data",
+            "datadir = \"/x/data\"",
             "bind-address = 127.0.0.1",
             "port = 3307",
             "thread_handling = pool-of-threads",
