@@ -63,6 +63,14 @@ pub enum RateUnit {
 }
 
 impl RateUnit {
+    /// Every unit.
+    pub const ALL: [RateUnit; 4] = [
+        RateUnit::Requests,
+        RateUnit::Transactions,
+        RateUnit::Queries,
+        RateUnit::Frames,
+    ];
+
     /// `requests/s`, `transactions/s`, `queries/s` or `frames/s`.
     pub fn as_str(self) -> &'static str {
         match self {

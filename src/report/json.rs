@@ -19,6 +19,7 @@ use crate::load::result::ErrorCounts;
 use crate::model::Point;
 use crate::probe::{CpuSplit, ProbeSummary};
 use crate::store::{Measurement, Run, RunData, Trial, TrialContext, TrialStatus};
+use crate::units::RateUnit;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -75,8 +76,8 @@ pub(crate) struct Export<'a> {
     #[schemars(schema_with = "version_schema")]
     pub schema: &'static str,
     pub run: RunDoc<'a>,
-    /// What the throughput counts: requests/s, transactions/s, queries/s or
-    /// frames/s.
+    /// What the throughput counts.
+    #[schemars(schema_with = "unit_schema")]
     pub unit: &'static str,
     /// Which statistic of the successful trials the tables show.
     pub headline: Headline,
@@ -120,6 +121,7 @@ pub(crate) struct RunDoc<'a> {
     pub server_version: Option<&'a str>,
     pub baseline: Option<&'a str>,
     /// median or best.
+    #[schemars(with = "Headline")]
     pub headline: &'a str,
 }
 
@@ -409,6 +411,11 @@ fn as_written(v: &mut Value) {
 
 fn version_schema(_: &mut SchemaGenerator) -> Schema {
     json_schema!({"const": SCHEMA, "description": "The schema version of this document."})
+}
+
+fn unit_schema(_: &mut SchemaGenerator) -> Schema {
+    let units: Vec<&str> = RateUnit::ALL.iter().map(|u| u.as_str()).collect();
+    json_schema!({"type": "string", "enum": units})
 }
 
 fn object_schema(_: &mut SchemaGenerator) -> Schema {
