@@ -122,7 +122,7 @@ fn assert_only_text(html: &str, escaped: &[&str]) {
 }
 
 #[test]
-fn hostile_labels_description_and_settings_stay_text_in_the_report_and_the_comparison() {
+fn hostile_recipe_text_stays_text_in_the_report_and_the_comparison() {
     let dir = tempfile::tempdir().unwrap();
     let exp = dir.path().join("exp.toml");
     std::fs::write(&exp, HOSTILE_RECIPE).unwrap();
@@ -150,6 +150,14 @@ fn hostile_labels_description_and_settings_stay_text_in_the_report_and_the_compa
             &format!("<title>{label_a}: "),
         ],
     );
+
+    let s = store.to_str().unwrap();
+    let export = run(&["--store", s, "export", "1", "--format", "json"]);
+    assert!(export.status.success(), "{}", stderr(&export));
+    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let bad = crate::support::json_schema::violations(&crate::support::export_schema(), &doc);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert_eq!(doc["run"]["name"], "inj <script>alert(1)</script>");
 
     let text = compare_page(&store, &store, &dir.path().join("compare.html"));
     assert_only_text(
