@@ -6,7 +6,19 @@ use std::fmt;
 use std::time::Duration;
 
 /// A latency or time span in microseconds (the unit of every histogram).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct Micros(pub u64);
 
@@ -51,6 +63,14 @@ pub enum RateUnit {
 }
 
 impl RateUnit {
+    /// Every unit.
+    pub const ALL: [RateUnit; 4] = [
+        RateUnit::Requests,
+        RateUnit::Transactions,
+        RateUnit::Queries,
+        RateUnit::Frames,
+    ];
+
     /// `requests/s`, `transactions/s`, `queries/s` or `frames/s`.
     pub fn as_str(self) -> &'static str {
         match self {

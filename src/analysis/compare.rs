@@ -24,7 +24,7 @@ pub fn too_many_errors(errors: u64, requests: u64) -> bool {
 }
 
 /// What a [`Comparison`] concludes about candidate against baseline.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "verdict")]
 pub enum Verdict {
     /// The candidate is significantly better (Mann-Whitney p < 0.05) by more than the noise
@@ -50,7 +50,7 @@ pub enum Verdict {
 
 /// Candidate samples against baseline samples: the ratio, its CI, the test's p-value, the
 /// verdict drawn, and the sentence the reports print.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// statistic(candidate) / statistic(baseline), the statistic being the
     /// median unless [`compare_by`] was given another; 1.0 when it cannot be formed

@@ -40,7 +40,7 @@ pub const COLLAPSE_NEAR_BASE_MIN_DROP: f64 = MILD_MAX_DROP;
 /// What the curve does after its measured peak, judged at the last (highest-N) point; `drop` is
 /// `(peak - last) / peak`, a fraction (0.08 = 8%). The thresholds are in the module doc's
 /// table.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum PastPeak {
     /// The peak is the last point: no evidence past it.
@@ -70,7 +70,7 @@ pub enum PastPeak {
 
 /// The measured shape of one throughput curve X(N), from the points themselves (no model
 /// fitted).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CurveShape {
     /// N at the highest measured throughput (the lowest such N on a tie).
     pub peak_n: f64,

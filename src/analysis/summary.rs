@@ -15,7 +15,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Which statistic a point's headline number is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Headline {
     /// The median of the trials (the default): robust to one bad trial.
@@ -46,7 +48,7 @@ impl Headline {
 
 /// The summary of one point's trial values (throughputs, in their own unit); made by
 /// [`summarize`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Finite values summarised.
     pub n: usize,

@@ -20,7 +20,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// A USL fit of throughput X against concurrency N: the coefficients with their standard errors
 /// and 95% CIs, and what they imply (see the module doc for the method).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UslFit {
     /// Contention (serial fraction), in [0, 1]: the Amdahl term.
     pub sigma: f64,

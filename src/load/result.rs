@@ -8,7 +8,10 @@ use std::time::Duration;
 /// Failure counts by kind. Per-request failures never abort a run; they are
 /// counted here (wrk's "Socket errors: connect, read, write, timeout" plus
 /// non-2xx statuses; pgbench's failures by SQLSTATE class).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(deny_unknown_fields)]
 pub struct ErrorCounts {
     /// Connections that could not be opened (refused, unreachable, or no free local port).
     pub connect: u64,
@@ -178,7 +181,7 @@ impl ErrorCounts {
 /// What one load run measured, summarised: what the store keeps per trial
 /// and what `scalelab load --json` prints. Built from a [`LoadResult`] in
 /// one place (`From<&LoadResult>`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Measurement {
     /// Completed requests (or transactions, queries, frames).
     pub requests: u64,
@@ -229,7 +232,7 @@ impl From<&LoadResult> for Measurement {
 }
 
 /// Latency percentiles in microseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencySummary {
     /// Median.
     pub p50: Micros,

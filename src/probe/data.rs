@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// Where CPU time went, as fractions (0..1) of the elapsed CPU time (for a
 /// total over all CPUs: of all CPUs' time). From `/proc/stat` jiffy deltas;
 /// `user` includes guest time and `nice` guest_nice, as the kernel counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuSplit {
     /// User-mode time (guest time included).
     pub user: f64,

@@ -9,14 +9,14 @@
 use super::analyse::aggregate;
 use super::charts::compare::{overlay, Pair};
 use super::fits::curve_verdicts;
-use super::format::{self, escape};
+use super::format;
 use super::html::document;
 use super::rows::Aggregate;
 use super::verdict::{self, Tone};
 use crate::analysis::compare::Verdict;
 use crate::analysis::runs::{EnvDifference, RunComparison};
 use crate::store::RunData;
-use std::fmt::Write;
+use maud::{html, Markup};
 
 /// Environment keys a reader looks at first when two runs differ, shown at
 /// the top of the difference table.
@@ -41,27 +41,24 @@ const KEY_FACTS: &[&str] = &[
 pub fn render(c: &RunComparison, (a, b): (&RunData, &RunData), names: (&str, &str)) -> String {
     let (agg_a, agg_b) = (aggregate(a), aggregate(b));
     let reasons = not_comparable(c, (a, b), (&agg_a, &agg_b), names);
-    let mut body = String::new();
-    let _ = write!(
-        body,
-        r#"<header><p class="kicker">scalelab comparison</p><h1>{} against {}</h1><p class="desc">{}: {} ({}). {}: {} ({}, the baseline).</p></header>"#,
-        escape(names.1),
-        escape(names.0),
-        escape(names.1),
-        escape(&b.run.name),
-        escape(&format::date(b.run.started_at)),
-        escape(names.0),
-        escape(&a.run.name),
-        escape(&format::date(a.run.started_at)),
-    );
-    body.push_str(&verdict_and_environment(c, &reasons, names));
-    body.push_str(&curves(c, (&agg_a, &agg_b), names));
-    body.push_str(&points_table(c, names));
-    page_end(&mut body, c, names);
+    let body = html! {
+        header {
+            p class="kicker" { "scalelab comparison" }
+            h1 { (names.1) " against " (names.0) }
+            p class="desc" {
+                (names.1) ": " (b.run.name) " (" (format::date(b.run.started_at)) "). "
+                (names.0) ": " (a.run.name) " (" (format::date(a.run.started_at)) ", the baseline)."
+            }
+        }
+        (verdict_and_environment(c, &reasons, names))
+        (curves(c, (&agg_a, &agg_b), names))
+        (points_table(c, names))
+        (page_end(c, names))
+    };
     document(
         &format!("{} against {} — scalelab comparison", names.1, names.0),
         &a.run.scalelab_version,
-        &body,
+        body,
     )
 }
 
@@ -118,18 +115,7 @@ fn verdict_and_environment(
     c: &RunComparison,
     reasons: &[String],
     (na, nb): (&str, &str),
-) -> String {
-    let mut left = String::from("<h2>Verdict</h2>");
-    if !reasons.is_empty() {
-        let _ = write!(
-            left,
-            r#"<div class="callout callout-bad"><p class="ranking bad-text">Not comparable</p><ul>{}</ul><p class="muted">The figures below are shown for inspection; no verdict is drawn from them.</p></div>"#,
-            reasons
-                .iter()
-                .map(|r| format!("<li>{}</li>", escape(r)))
-                .collect::<String>()
-        );
-    }
+) -> Markup {
     let counts =
         |f: fn(&Verdict) -> bool| c.points.iter().filter(|p| f(&p.comparison.verdict)).count();
     let (faster, slower, same, excluded) = (
@@ -138,107 +124,83 @@ fn verdict_and_environment(
         counts(|v| matches!(v, Verdict::NoDifference)),
         counts(|v| matches!(v, Verdict::NotComparable { .. })),
     );
-    if let Some(g) = c.geomean_ratio.filter(|_| !reasons.is_empty()) {
-        let _ = write!(
-            left,
-            r#"<p class="muted">For inspection only, not a verdict: the geometric mean of the {} ratios is {} over {} point{}.</p>"#,
-            c.statistic.as_str(),
-            escape(&format::change(g)),
-            c.points.len() - excluded,
-            if c.points.len() - excluded == 1 {
-                ""
-            } else {
-                "s"
-            },
-        );
+    let compared = c.points.len() - excluded;
+    let plural = if compared == 1 { "" } else { "s" };
+    let stat = c.statistic.as_str();
+    html! {
+        section id="verdict" { div class="split" {
+            div {
+                h2 { "Verdict" }
+                @if !reasons.is_empty() {
+                    div class="callout callout-bad" {
+                        p class="ranking bad-text" { "Not comparable" }
+                        ul { @for r in reasons { li { (r) } } }
+                        p class="muted" {
+                            "The figures below are shown for inspection; no verdict is drawn from them."
+                        }
+                    }
+                }
+                @if let Some(g) = c.geomean_ratio {
+                    @if reasons.is_empty() {
+                        p class="ranking" { (nb) ": " (format::change(g)) " against " (na) }
+                        p {
+                            "Geometric mean of the " (stat) " ratios over " (compared)
+                            " comparable point" (plural) "."
+                        }
+                    } @else {
+                        p class="muted" {
+                            "For inspection only, not a verdict: the geometric mean of the " (stat)
+                            " ratios is " (format::change(g)) " over " (compared) " point" (plural) "."
+                        }
+                    }
+                }
+                p {
+                    "Per point: " span class="good" { (faster) " faster" } ", "
+                    span class="bad" { (slower) " slower" } ", "
+                    span class="same" { (same) " no difference" } ", "
+                    (c.points.len() - faster - slower - same - excluded) " too few trials to judge"
+                    @if excluded > 0 {
+                        ", " span class="bad" { (excluded) " not comparable (errors)" }
+                    }
+                    "."
+                }
+            }
+            div { (environment(&c.environment, (na, nb))) }
+        } }
     }
-    if let Some(g) = c.geomean_ratio.filter(|_| reasons.is_empty()) {
-        let _ = write!(
-            left,
-            r#"<p class="ranking">{nb}: {} against {na}</p><p>Geometric mean of the {} ratios over {} comparable point{}.</p>"#,
-            escape(&format::change(g)),
-            c.statistic.as_str(),
-            c.points.len() - excluded,
-            if c.points.len() - excluded == 1 {
-                ""
-            } else {
-                "s"
-            },
-            nb = escape(nb),
-            na = escape(na),
-        );
-    }
-    let _ = write!(
-        left,
-        r#"<p>Per point: <span class="good">{faster} faster</span>, <span class="bad">{slower} slower</span>, <span class="same">{same} no difference</span>, {} too few trials to judge{}.</p>"#,
-        c.points.len() - faster - slower - same - excluded,
-        if excluded > 0 {
-            format!(r#", <span class="bad">{excluded} not comparable (errors)</span>"#)
-        } else {
-            String::new()
-        }
-    );
-    let right = environment(&c.environment, (na, nb));
-    format!(
-        r#"<section id="verdict"><div class="split"><div>{left}</div><div>{right}</div></div></section>"#
-    )
 }
 
 /// The environment keys that differ, the ones a reader looks at first on
 /// top and highlighted.
-fn environment(diff: &[EnvDifference], (na, nb): (&str, &str)) -> String {
-    let mut out = String::from("<h2>What differs</h2>");
+fn environment(diff: &[EnvDifference], (na, nb): (&str, &str)) -> Markup {
     if diff.is_empty() {
-        out.push_str(r#"<p class="muted">The two environments' fingerprints are identical.</p>"#);
-        return out;
+        return html! {
+            h2 { "What differs" }
+            p class="muted" { "The two environments' fingerprints are identical." }
+        };
     }
     let key_fact = |k: &str| KEY_FACTS.iter().any(|f| k.contains(f));
     let mut rows: Vec<&EnvDifference> = diff.iter().collect();
     rows.sort_by_key(|d| !key_fact(&d.key));
-    let _ = write!(
-        out,
-        r#"<div class="scroll"><table><tr><th>key</th><th>{}</th><th>{}</th></tr>"#,
-        escape(na),
-        escape(nb)
-    );
     let absent = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
-    for d in rows {
-        let _ = write!(
-            out,
-            r#"<tr{}><td>{}</td><td>{}</td><td>{}</td></tr>"#,
-            if key_fact(&d.key) {
-                r#" class="diff""#
-            } else {
-                ""
-            },
-            escape(&d.key),
-            escape(&absent(&d.a)),
-            escape(&absent(&d.b))
-        );
+    html! {
+        h2 { "What differs" }
+        div class="scroll" { table {
+            tr { th { "key" } th { (na) } th { (nb) } }
+            @for d in rows {
+                tr class=[key_fact(&d.key).then_some("diff")] {
+                    td { (d.key) } td { (absent(&d.a)) } td { (absent(&d.b)) }
+                }
+            }
+        } }
+        p class="muted" {
+            "Highlighted: kernel, sysctls, CPU, idle polling (haltpoll), virtualisation, frequency and memory."
+        }
     }
-    out.push_str(r#"</table></div><p class="muted">Highlighted: kernel, sysctls, CPU, idle polling (haltpoll), virtualisation, frequency and memory.</p>"#);
-    out
 }
 
 /// Each run's peaks and collapses, then the overlaid curves.
-fn curves(c: &RunComparison, (a, b): (&Aggregate, &Aggregate), names: (&str, &str)) -> String {
-    let mut out = String::from(
-        r#"<section id="curves"><h2>Curves</h2><h3>Where each peaks and collapses</h3><ul>"#,
-    );
-    for (name, agg) in [(names.0, a), (names.1, b)] {
-        let lines = curve_verdicts(agg);
-        if lines.is_empty() {
-            let _ = write!(
-                out,
-                "<li><b>{}</b>: no curve (fewer than two levels)</li>",
-                escape(name)
-            );
-        }
-        for l in lines {
-            let _ = write!(out, "<li><b>{}</b> {}</li>", escape(name), escape(&l));
-        }
-    }
-    out.push_str("</ul>");
+fn curves(c: &RunComparison, (a, b): (&Aggregate, &Aggregate), names: (&str, &str)) -> Markup {
     let mut pairs: Vec<Pair> = Vec::new();
     for p in &c.points {
         let group = a
@@ -258,77 +220,87 @@ fn curves(c: &RunComparison, (a, b): (&Aggregate, &Aggregate), names: (&str, &st
             });
         }
     }
-    for (i, pair) in pairs.iter().enumerate() {
-        if let Some(chart) = overlay((a, b), names, pair, &c.points, i) {
-            let _ = write!(
-                out,
-                "<figure>{}<figcaption>{}</figcaption></figure>",
-                chart.svg,
-                escape(&chart.caption)
-            );
+    let charts = pairs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, pair)| overlay((a, b), names, pair, &c.points, i));
+    html! {
+        section id="curves" {
+            h2 { "Curves" }
+            h3 { "Where each peaks and collapses" }
+            ul {
+                @for (name, agg) in [(names.0, a), (names.1, b)] {
+                    @let lines = curve_verdicts(agg);
+                    @if lines.is_empty() {
+                        li { b { (name) } ": no curve (fewer than two levels)" }
+                    }
+                    @for l in lines { li { b { (name) } " " (l) } }
+                }
+            }
+            @for chart in charts {
+                figure { (chart.svg) figcaption { (chart.caption) } }
+            }
         }
     }
-    out.push_str("</section>");
-    out
 }
 
 /// Every shared point: both statistics with their spread, the verdict and
 /// the ratio's CI.
-fn points_table(c: &RunComparison, (na, nb): (&str, &str)) -> String {
+fn points_table(c: &RunComparison, (na, nb): (&str, &str)) -> Markup {
     let stat = c.statistic.as_str();
-    let mut out = format!(
-        r#"<section id="points"><h2>Every point</h2><div class="scroll"><table><tr><th>system</th><th>point</th><th class="n">{} {stat}</th><th class="n">{} {stat}</th><th>verdict</th><th>95% CI of the ratio</th></tr>"#,
-        escape(na),
-        escape(nb)
-    );
     let value = |m: Option<f64>, s: Option<f64>| match (m, s) {
         (Some(m), Some(s)) => format!("{} ±{:.1}%", format::rate(m), s * 100.0),
         (Some(m), None) => format::rate(m),
         (None, _) => "–".into(),
     };
-    for p in &c.points {
-        let (text, tone) = verdict::short(&p.comparison);
-        let (row, class) = match tone {
-            _ if matches!(p.comparison.verdict, Verdict::NotComparable { .. }) => {
-                (r#" class="excluded""#, "bad")
+    html! {
+        section id="points" {
+            h2 { "Every point" }
+            div class="scroll" { table {
+                tr {
+                    th { "system" } th { "point" }
+                    th class="n" { (na) " " (stat) } th class="n" { (nb) " " (stat) }
+                    th { "verdict" } th { "95% CI of the ratio" }
+                }
+                @for p in &c.points {
+                    @let (text, tone) = verdict::short(&p.comparison);
+                    @let (row, class) = match tone {
+                        _ if matches!(p.comparison.verdict, Verdict::NotComparable { .. }) => {
+                            (Some("excluded"), "bad")
+                        }
+                        Tone::Better => (None, "good"),
+                        Tone::Worse => (None, "bad"),
+                        Tone::Same | Tone::Unknown => (None, "same"),
+                    };
+                    @let system = if p.system == p.system_b {
+                        p.system.clone()
+                    } else {
+                        format!("{} → {}", p.system, p.system_b)
+                    };
+                    tr class=[row] {
+                        td { (system) }
+                        td { (p.point) }
+                        td class="n" { (value(p.median_a, p.spread_a)) }
+                        td class="n" { (value(p.median_b, p.spread_b)) }
+                        td class=(class) { (text) }
+                        td { (verdict::ci(&p.comparison).unwrap_or_else(|| "–".into())) }
+                    }
+                }
+            } }
+            p class="muted" {
+                "± is the 95% CI half-width of the median (6 or more trials). "
+                (verdict::legend(c.noise))
             }
-            Tone::Better => ("", "good"),
-            Tone::Worse => ("", "bad"),
-            Tone::Same | Tone::Unknown => ("", "same"),
-        };
-        let system = if p.system == p.system_b {
-            p.system.clone()
-        } else {
-            format!("{} → {}", p.system, p.system_b)
-        };
-        let _ = write!(
-            out,
-            r#"<tr{row}><td>{}</td><td>{}</td><td class="n">{}</td><td class="n">{}</td><td class="{class}">{}</td><td>{}</td></tr>"#,
-            escape(&system),
-            escape(&p.point),
-            escape(&value(p.median_a, p.spread_a)),
-            escape(&value(p.median_b, p.spread_b)),
-            escape(&text),
-            escape(&verdict::ci(&p.comparison).unwrap_or_else(|| "–".into()))
-        );
+        }
     }
-    let _ = write!(
-        out,
-        r#"</table></div><p class="muted">± is the 95% CI half-width of the median (6 or more trials). {}</p></section>"#,
-        escape(&verdict::legend(c.noise))
-    );
-    out
 }
 
-fn page_end(body: &mut String, c: &RunComparison, (na, nb): (&str, &str)) {
-    for (name, list) in [(na, &c.only_in_a), (nb, &c.only_in_b)] {
-        if !list.is_empty() {
-            let _ = write!(
-                body,
-                r#"<p class="note">Only in {}: {}</p>"#,
-                escape(name),
-                escape(&list.join(", "))
-            );
+fn page_end(c: &RunComparison, (na, nb): (&str, &str)) -> Markup {
+    html! {
+        @for (name, list) in [(na, &c.only_in_a), (nb, &c.only_in_b)] {
+            @if !list.is_empty() {
+                p class="note" { "Only in " (name) ": " (list.join(", ")) }
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 /// What the headline (the ranking) may claim, from every verdict against
 /// the baseline.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "status")]
 pub enum Standing {
     /// Some comparisons are significant: `points` of the `tested` ones.

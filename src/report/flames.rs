@@ -7,48 +7,48 @@
 //! in an `<iframe>` of its own (a `data:` URL): the script expects to own
 //! its document, and the report stays one self-contained file.
 
-use super::format::escape;
 use crate::profile::flame::{diff_svg, flame_svg};
 use crate::store::{ProfileRecord, RunData};
 use base64::Engine;
-use std::fmt::Write;
+use maud::{html, Markup};
 
-/// The section, or an empty string when the run was not profiled.
-pub fn section(data: &RunData) -> String {
+/// The section, or nothing when the run was not profiled.
+pub fn section(data: &RunData) -> Markup {
     let profiles = &data.profiles;
     if profiles.is_empty() {
-        return String::new();
+        return Markup::default();
     }
-    let mut body = String::new();
     let drawn: Vec<&ProfileRecord> = profiles.iter().filter(|p| p.folded.is_some()).collect();
-    if drawn.is_empty() {
-        let why = profiles
-            .iter()
-            .find_map(|p| p.error.as_deref())
-            .unwrap_or("no samples");
-        let _ = write!(body, r#"<p class="note">no profile: {}</p>"#, escape(why));
-    } else {
-        body.push_str(
-            r#"<p class="muted">Server stacks sampled with <code>perf record -e cpu-clock -g</code> over one extra trial's measured window (not used for the statistics). Kernel frames end in <code>_[k]</code> and are orange. Click a frame to zoom, Ctrl-F or "Search" to highlight. In a differential graph the frames are those of the second profile, red where it spends a larger share than the first, blue where a smaller one.</p>"#,
-        );
-        body.push_str(&overhead_table(profiles));
-        for p in &drawn {
-            figure(&mut body, &single(p));
-        }
-        for (title, svg) in differentials(&drawn, data.run.baseline.as_deref()) {
-            figure(&mut body, &(title, svg));
+    let why = profiles
+        .iter()
+        .find_map(|p| p.error.as_deref())
+        .unwrap_or("no samples");
+    html! {
+        section id="profiles" {
+            h2 { "Profiles" }
+            @if drawn.is_empty() {
+                p class="note" { "no profile: " (why) }
+            } @else {
+                p class="muted" {
+                    "Server stacks sampled with " code { "perf record -e cpu-clock -g" }
+                    " over one extra trial's measured window (not used for the statistics). \
+                     Kernel frames end in " code { "_[k]" } " and are orange. Click a frame to \
+                     zoom, Ctrl-F or \"Search\" to highlight. In a differential graph the frames \
+                     are those of the second profile, red where it spends a larger share than \
+                     the first, blue where a smaller one."
+                }
+                (overhead_table(profiles))
+                @for p in &drawn { (figure(&single(p))) }
+                @for g in differentials(&drawn, data.run.baseline.as_deref()) { (figure(&g)) }
+            }
+            @for p in profiles.iter().filter(|p| p.folded.is_none()) {
+                p class="muted" {
+                    (p.system) " at " (p.point.label()) ": no profile: "
+                    (p.error.as_deref().unwrap_or("unknown"))
+                }
+            }
         }
     }
-    for p in profiles.iter().filter(|p| p.folded.is_none()) {
-        let _ = write!(
-            body,
-            r#"<p class="muted">{} at {}: no profile: {}</p>"#,
-            escape(&p.system),
-            escape(&p.point.label()),
-            escape(p.error.as_deref().unwrap_or("unknown"))
-        );
-    }
-    format!(r#"<section id="profiles"><h2>Profiles</h2>{body}</section>"#)
 }
 
 type Graph = (String, Result<String, crate::profile::ProfileError>);
@@ -102,26 +102,20 @@ fn differentials(drawn: &[&ProfileRecord], baseline: Option<&str>) -> Vec<Graph>
     out
 }
 
-fn figure(body: &mut String, (title, svg): &Graph) {
+fn figure((title, svg): &Graph) -> Markup {
     match svg {
         Ok(svg) => {
             let height = svg_height(svg).unwrap_or(600);
             let data = base64::engine::general_purpose::STANDARD.encode(svg);
-            let _ = write!(
-                body,
-                r#"<figure class="flame"><iframe title="{t}" style="height:{h}px" src="data:image/svg+xml;base64,{data}"></iframe><figcaption>{t}</figcaption></figure>"#,
-                t = escape(title),
-                h = height + 4,
-            );
+            html! {
+                figure class="flame" {
+                    iframe title=(title) style={ "height:" (height + 4) "px" }
+                        src={ "data:image/svg+xml;base64," (data) } {}
+                    figcaption { (title) }
+                }
+            }
         }
-        Err(e) => {
-            let _ = write!(
-                body,
-                r#"<p class="muted">{}: {}</p>"#,
-                escape(title),
-                escape(&e.to_string())
-            );
-        }
+        Err(e) => html! { p class="muted" { (title) ": " (e.to_string()) } },
     }
 }
 
@@ -133,26 +127,34 @@ fn svg_height(svg: &str) -> Option<u32> {
     root[at..].split('"').next()?.parse().ok()
 }
 
-fn overhead_table(profiles: &[ProfileRecord]) -> String {
-    let mut rows = String::new();
-    for p in profiles {
-        let cell = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.0}"));
-        let _ = write!(
-            rows,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
-            escape(&p.system),
-            escape(&p.point.label()),
-            escape(&p.role),
-            p.samples,
-            cell(p.plain_rps),
-            cell(p.profiled_rps),
-            p.overhead()
-                .map_or("–".into(), |o| format!("{:+.1}%", o * 100.0)),
-        );
+fn overhead_table(profiles: &[ProfileRecord]) -> Markup {
+    let cell = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.0}"));
+    html! {
+        table {
+            thead { tr {
+                th { "system" } th { "point" } th { "role" } th { "samples" }
+                th { "plain req/s" } th { "under perf req/s" } th { "overhead" }
+            } }
+            tbody {
+                @for p in profiles {
+                    tr {
+                        td { (p.system) }
+                        td { (p.point.label()) }
+                        td { (p.role) }
+                        td class="n" { (p.samples) }
+                        td class="n" { (cell(p.plain_rps)) }
+                        td class="n" { (cell(p.profiled_rps)) }
+                        td class="n" {
+                            (p.overhead().map_or("–".into(), |o| format!("{:+.1}%", o * 100.0)))
+                        }
+                    }
+                }
+            }
+        }
+        p class="muted" {
+            "Overhead: throughput lost under perf, from a plain trial and a profiled trial run back to back."
+        }
     }
-    format!(
-        "<table><thead><tr><th>system</th><th>point</th><th>role</th><th>samples</th><th>plain req/s</th><th>under perf req/s</th><th>overhead</th></tr></thead><tbody>{rows}</tbody></table><p class=\"muted\">Overhead: throughput lost under perf, from a plain trial and a profiled trial run back to back.</p>"
-    )
 }
 
 #[cfg(test)]
@@ -190,7 +192,8 @@ mod tests {
             record("a", 1, "peak", Some(F)),
             record("b", 1, "peak", Some(F)),
             record("a", 2, "collapse", Some(F)),
-        ]));
+        ]))
+        .into_string();
         assert_eq!(
             html.matches("<iframe").count(),
             5,
@@ -215,10 +218,10 @@ mod tests {
 
     #[test]
     fn a_run_without_perf_says_no_profile() {
-        let html = section(&data(vec![record("a", 1, "peak", None)]));
+        let html = section(&data(vec![record("a", 1, "peak", None)])).into_string();
         assert!(html.contains("no profile: perf is not installed"), "{html}");
         assert!(!html.contains("<iframe"));
-        assert_eq!(section(&data(Vec::new())), "");
+        assert_eq!(section(&data(Vec::new())).into_string(), "");
     }
 
     #[test]

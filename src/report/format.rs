@@ -147,22 +147,6 @@ fn trim_zeros(s: &str) -> String {
     }
 }
 
-/// Escapes text for HTML and SVG (element content and quoted attributes).
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,13 +198,5 @@ mod tests {
         assert_eq!(date(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(date(1_714_564_800), "2024-05-01 12:00:00 UTC");
         assert_eq!(date(951_782_400), "2000-02-29 00:00:00 UTC");
-    }
-
-    #[test]
-    fn escapes_markup() {
-        assert_eq!(
-            escape("<script>\"a\" & 'b'"),
-            "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;"
-        );
     }
 }

@@ -2,13 +2,13 @@
 //! in every trial, how evenly the clients started, and what coordination
 //! cost. Empty for a run on one machine.
 
-use super::format::escape;
-use crate::store::RunData;
-use std::fmt::Write;
+use crate::store::context::ClientShare;
+use crate::store::{RunData, Trial};
+use maud::{html, Markup};
 
 /// The "Client hosts" section, or nothing for a single-machine run.
-pub fn section(data: &RunData) -> String {
-    let mut rows = String::new();
+pub fn section(data: &RunData) -> Markup {
+    let mut rows: Vec<(&Trial, &ClientShare, u64)> = Vec::new();
     let mut skews = Vec::new();
     let mut overheads = Vec::new();
     let mut hosts = std::collections::BTreeSet::new();
@@ -24,24 +24,11 @@ pub fn section(data: &RunData) -> String {
         let total: u64 = shares.iter().map(|s| s.requests).sum::<u64>().max(1);
         for s in shares {
             hosts.insert(s.host.clone());
-            let _ = write!(
-                rows,
-                "<tr><td>{}</td><td>{}</td><td>#{}</td><td>{}</td><td class=\"num\">{:.0}</td>\
-                 <td class=\"num\">{:.1}%</td><td class=\"num\">{:.3}</td><td class=\"num\">{:.0}</td><td>{}</td></tr>",
-                escape(&t.system),
-                escape(&t.point.label()),
-                t.trial,
-                escape(&s.host),
-                s.rps,
-                100.0 * s.requests as f64 / total as f64,
-                s.client_cpu_s,
-                s.start_offset_us,
-                escape(s.client_bound.as_deref().unwrap_or("")),
-            );
+            rows.push((t, s, total));
         }
     }
     if rows.is_empty() {
-        return String::new();
+        return Markup::default();
     }
     let max = |v: &[f64]| v.iter().cloned().fold(0.0_f64, f64::max);
     let median = |v: &mut Vec<f64>| {
@@ -49,20 +36,44 @@ pub fn section(data: &RunData) -> String {
         v.get(v.len() / 2).copied().unwrap_or(0.0)
     };
     let (skew_max, overhead_max) = (max(&skews), max(&overheads));
-    format!(
-        "<section id=\"hosts\"><h2>Client hosts</h2>\
-         <p>The load of every point was split evenly over {n} client hosts ({list}): \
+    let intro = format!(
+        "The load of every point was split evenly over {n} client hosts ({list}): \
          the sweep's connections and rate are totals. Clients start their measured \
          windows at one instant; the start skew was at most {skew_max:.0} µs \
          (median {skew_med:.0} µs), and coordination added at most {ovh:.1} ms \
-         (median {ovh_med:.1} ms) per trial.</p>\
-         <table><thead><tr><th>system</th><th>point</th><th>trial</th><th>client host</th>\
-         <th>req/s</th><th>share</th><th>client CPU s</th><th>start offset µs</th><th>client-bound</th></tr></thead>\
-         <tbody>{rows}</tbody></table></section>",
+         (median {ovh_med:.1} ms) per trial.",
         n = hosts.len(),
-        list = escape(&hosts.into_iter().collect::<Vec<_>>().join(", ")),
+        list = hosts.into_iter().collect::<Vec<_>>().join(", "),
         skew_med = median(&mut skews),
         ovh = overhead_max / 1e3,
         ovh_med = median(&mut overheads) / 1e3,
-    )
+    );
+    html! {
+        section id="hosts" {
+            h2 { "Client hosts" }
+            p { (intro) }
+            table {
+                thead { tr {
+                    th { "system" } th { "point" } th { "trial" } th { "client host" }
+                    th { "req/s" } th { "share" } th { "client CPU s" }
+                    th { "start offset µs" } th { "client-bound" }
+                } }
+                tbody {
+                    @for (t, s, total) in rows {
+                        tr {
+                            td { (t.system) }
+                            td { (t.point.label()) }
+                            td { "#" (t.trial) }
+                            td { (s.host) }
+                            td class="num" { (format!("{:.0}", s.rps)) }
+                            td class="num" { (format!("{:.1}%", 100.0 * s.requests as f64 / total as f64)) }
+                            td class="num" { (format!("{:.3}", s.client_cpu_s)) }
+                            td class="num" { (format!("{:.0}", s.start_offset_us)) }
+                            td { (s.client_bound.as_deref().unwrap_or("")) }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

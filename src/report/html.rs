@@ -1,15 +1,18 @@
 //! The self-contained HTML report: one file, inline CSS and inline SVG, no
 //! fonts or anything else fetched from the network. The only scripts are
 //! the flame graphs' own (search and zoom), each inside its graph's
-//! `data:` iframe. Every string that comes from the data is escaped.
+//! `data:` iframe. The page is built with `maud`, which escapes every
+//! string it is given: only markup built the same way (and the charts'
+//! SVG, built by `svg`'s escaping builders) goes in unescaped.
 
 use super::analyse::aggregate;
 use super::charts::{charts, Chart, ChartKind};
 use super::fits::{curve_verdicts, ranking_line, standing, Standing};
-use super::format::{self, escape};
+use super::format;
 use super::html_tables as tables;
 use super::rows::Aggregate;
 use crate::store::{Run, RunData};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use std::fmt::Write;
 
 /// The whole HTML report of one run, as one self-contained document:
@@ -36,92 +39,85 @@ pub(crate) fn render_aggregate(agg: &Aggregate, run: &Run) -> String {
 #[derive(Default)]
 struct Extra {
     /// A multi-host run's client split, before the server section.
-    hosts: String,
+    hosts: Markup,
     /// Flame graphs, after the server section.
-    profiles: String,
+    profiles: Markup,
 }
 
 fn render_with(agg: &Aggregate, run: &Run, extra: &Extra) -> String {
     let charts = charts(agg);
-    let mut body = String::new();
-    body.push_str(&header(agg, run));
-    body.push_str(&summary(agg));
-    let sections: [(&str, &str, Vec<ChartKind>, String); 7] = [
+    let sections: [(&str, &str, Vec<ChartKind>, Markup); 7] = [
         (
             "throughput",
             "Throughput",
             vec![ChartKind::Throughput, ChartKind::PerClient],
             tables::scaling(agg),
         ),
-        ("ramps", "Rate ramps", vec![ChartKind::Ramp], String::new()),
+        (
+            "ramps",
+            "Rate ramps",
+            vec![ChartKind::Ramp],
+            Markup::default(),
+        ),
         (
             "latency",
             "Latency",
             vec![ChartKind::Latency],
-            String::new(),
+            Markup::default(),
         ),
         (
             "bandwidth",
             "Bandwidth",
             vec![ChartKind::Bandwidth],
-            String::new(),
+            Markup::default(),
         ),
         (
             "efficiency",
             "Scaling efficiency",
             vec![ChartKind::Efficiency],
-            String::new(),
+            Markup::default(),
         ),
         (
             "relative",
             "Relative to the baseline",
             vec![],
-            tables::relative(agg) + &tables::verdicts(agg),
+            html! { (tables::relative(agg)) (tables::verdicts(agg)) },
         ),
         ("points", "Every point", vec![], tables::points(agg)),
     ];
-    for (id, title, kinds, extra) in &sections {
-        let figs = figures(&charts, kinds);
-        if !figs.is_empty() || !extra.is_empty() {
-            let _ = write!(
-                body,
-                r#"<section id="{id}"><h2>{title}</h2>{figs}{extra}</section>"#
-            );
+    let server_kinds = [
+        ChartKind::ServerCpu,
+        ChartKind::ServerCost,
+        ChartKind::Memory,
+        ChartKind::CpuBreakdown,
+    ];
+    let body = html! {
+        (header(agg, run))
+        (summary(agg))
+        @for (id, title, kinds, extra) in &sections {
+            @let figs = figures(&charts, kinds);
+            @if !figs.0.is_empty() || !extra.0.is_empty() {
+                section id=(id) { h2 { (title) } (figs) (extra) }
+            }
         }
-    }
-    body.push_str(&extra.hosts);
-    let server = figures(
-        &charts,
-        &[
-            ChartKind::ServerCpu,
-            ChartKind::ServerCost,
-            ChartKind::Memory,
-            ChartKind::CpuBreakdown,
-        ],
-    ) + &tables::server(agg);
-    let _ = write!(
-        body,
-        r#"<section id="server"><h2>Server</h2>{server}</section>"#
-    );
-    body.push_str(&extra.profiles);
-    body.push_str(&warnings(agg));
-    let _ = write!(
-        body,
-        r#"<section id="environment"><h2>Environment</h2>{}</section>"#,
-        tables::environment(&run.environment)
-    );
-    let _ = write!(
-        body,
-        r#"<section id="experiment"><h2>Experiment file</h2><p class="muted">{}</p><pre>{}</pre></section>"#,
-        escape(&run.experiment_path),
-        escape(&run.experiment)
-    );
+        (extra.hosts)
+        section id="server" { h2 { "Server" } (figures(&charts, &server_kinds)) (tables::server(agg)) }
+        (extra.profiles)
+        (warnings(agg))
+        section id="environment" { h2 { "Environment" } (tables::environment(&run.environment)) }
+        section id="experiment" {
+            h2 { "Experiment file" }
+            p class="muted" { (run.experiment_path) }
+            pre { (run.experiment) }
+        }
+    };
+    let body = body.into_string();
     let nav = nav(&body);
     let body = body.replacen("</header>", &format!("</header>{nav}"), 1);
-    page(run, &body)
+    page(run, PreEscaped(body))
 }
 
-fn page(run: &Run, body: &str) -> String {
+fn page(run: &Run, body: Markup) -> String {
     document(
         &format!("{} — scalelab run {}", run.name, run.id),
         &run.scalelab_version,
@@ -129,35 +125,44 @@ fn page(run: &Run, body: &str) -> String {
     )
 }
 
-/// A whole self-contained page: `title` and `version` are escaped here,
-/// `body` is HTML.
-pub(super) fn document(title: &str, version: &str, body: &str) -> String {
-    format!(
-        r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="scalelab {ver}"><title>{title}</title>
-<style>{CSS}</style></head>
-<body><main>{body}<footer>Generated by scalelab {ver}. This file is self-contained: it loads nothing from the network.</footer></main></body></html>
-"#,
-        ver = escape(version),
-        title = escape(title),
-    )
+/// A whole self-contained page: `title` and `version` are text, `body`
+/// is markup.
+pub(super) fn document(title: &str, version: &str, body: Markup) -> String {
+    let page = html! {
+        (DOCTYPE) "\n"
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                "\n"
+                meta name="generator" content={ "scalelab " (version) };
+                title { (title) }
+                "\n"
+                style { (PreEscaped(CSS)) }
+            }
+            "\n"
+            body { main {
+                (body)
+                footer {
+                    "Generated by scalelab " (version)
+                    ". This file is self-contained: it loads nothing from the network."
+                }
+            } }
+        }
+        "\n"
+    };
+    page.into_string()
 }
 
-fn figures(charts: &[Chart], kinds: &[ChartKind]) -> String {
-    let mut out = String::new();
-    for c in charts.iter().filter(|c| kinds.contains(&c.kind)) {
-        let _ = write!(
-            out,
-            "<figure>{}<figcaption>{}</figcaption></figure>",
-            c.svg,
-            escape(&c.caption)
-        );
+fn figures(charts: &[Chart], kinds: &[ChartKind]) -> Markup {
+    html! {
+        @for c in charts.iter().filter(|c| kinds.contains(&c.kind)) {
+            figure { (c.svg) figcaption { (c.caption) } }
+        }
     }
-    out
 }
 
-fn header(agg: &Aggregate, run: &Run) -> String {
+fn header(agg: &Aggregate, run: &Run) -> Markup {
     let mut meta: Vec<(&str, String)> = vec![
         ("Run", format!("{} ({})", run.id, run.status)),
         ("Started", format::date(run.started_at)),
@@ -185,91 +190,68 @@ fn header(agg: &Aggregate, run: &Run) -> String {
         ));
     }
     meta.push(("Sweep", format!("{}; x axis: {axis}", agg.ran())));
-    let mut dl = String::new();
-    for (k, v) in meta {
-        let _ = write!(dl, r#"<li><span class="k">{k}</span> {}</li>"#, escape(&v));
-    }
-    format!(
-        r#"<header><p class="kicker">scalelab report{}</p><h1>{}{}</h1><p class="desc">{}</p><ul class="meta">{dl}</ul></header>"#,
-        if run.quick { " · quick run" } else { "" },
-        escape(&run.name),
-        if run.quick {
-            r#" <span class="quick">quick</span>"#
-        } else {
-            ""
-        },
-        escape(&run.description)
-    )
-}
-
-fn summary(agg: &Aggregate) -> String {
-    let mut out = String::from(r#"<section id="summary"><h2>Summary</h2>"#);
-    if agg.ranking.len() >= 2 {
-        let points = agg.ranking.iter().map(|r| r.points).max().unwrap_or(0);
-        let _ = write!(
-            out,
-            r#"<p class="ranking">{}</p>{}<p class="muted">Throughput relative to {}: geometric mean over {points} shared point{} of the {} throughput ratio.</p>"#,
-            escape(&ranking_line(&agg.ranking, agg.noise)),
-            status(agg),
-            escape(agg.baseline.as_deref().unwrap_or("the baseline")),
-            if points == 1 { "" } else { "s" },
-            agg.headline_word()
-        );
-    }
-    if agg.systems.len() == 1 {
-        for line in curve_verdicts(agg) {
-            let _ = write!(out, r#"<p class="ranking">{}</p>"#, escape(&line));
+    html! {
+        header {
+            p class="kicker" { "scalelab report" @if run.quick { " · quick run" } }
+            h1 { (run.name) @if run.quick { " " span class="quick" { "quick" } } }
+            p class="desc" { (run.description) }
+            ul class="meta" {
+                @for (k, v) in meta { li { span class="k" { (k) } " " (v) } }
+            }
         }
     }
+}
+
+fn summary(agg: &Aggregate) -> Markup {
     let bound = agg.client_bound().count();
     let failed = agg.failures().count();
     let trials: usize = agg.cells.iter().map(|c| c.trials()).sum();
-    let _ = write!(
-        out,
-        r#"<p>{} over {} and {}; throughput in {}, the {} of the successful trials."#,
-        count(trials, "trial"),
-        count(agg.points.len(), "point"),
-        count(agg.systems.len(), "system"),
-        agg.unit,
-        agg.headline_word()
-    );
-    if bound > 0 {
-        let _ = write!(
-            out,
-            r##" <a class="warn-text" href="#warnings">{bound} client-bound trial(s).</a>"##
-        );
+    let points = agg.ranking.iter().map(|r| r.points).max().unwrap_or(0);
+    html! {
+        section id="summary" {
+            h2 { "Summary" }
+            @if agg.ranking.len() >= 2 {
+                p class="ranking" { (ranking_line(&agg.ranking, agg.noise)) }
+                (status(agg))
+                p class="muted" {
+                    "Throughput relative to " (agg.baseline.as_deref().unwrap_or("the baseline"))
+                    ": geometric mean over " (points) " shared point" @if points != 1 { "s" }
+                    " of the " (agg.headline_word()) " throughput ratio."
+                }
+            }
+            @if agg.systems.len() == 1 {
+                @for line in curve_verdicts(agg) { p class="ranking" { (line) } }
+            }
+            p {
+                (count(trials, "trial")) " over " (count(agg.points.len(), "point")) " and "
+                (count(agg.systems.len(), "system")) "; throughput in " (agg.unit) ", the "
+                (agg.headline_word()) " of the successful trials."
+                @if bound > 0 {
+                    " " a class="warn-text" href="#warnings" { (bound) " client-bound trial(s)." }
+                }
+                @if failed > 0 {
+                    " " a class="bad-text" href="#warnings" { (failed) " failed trial(s)." }
+                }
+            }
+            @for n in &agg.notes { p class="note" { (n) } }
+        }
     }
-    if failed > 0 {
-        let _ = write!(
-            out,
-            r##" <a class="bad-text" href="#warnings">{failed} failed trial(s).</a>"##
-        );
-    }
-    out.push_str("</p>");
-    for n in &agg.notes {
-        let _ = write!(out, r#"<p class="note">{}</p>"#, escape(n));
-    }
-    out.push_str("</section>");
-    out
 }
 
 /// The headline's status, coloured by what it may claim.
-fn status(agg: &Aggregate) -> String {
+fn status(agg: &Aggregate) -> Markup {
     let Some(s) = standing(agg) else {
-        return String::new();
+        return Markup::default();
     };
     let class = match s {
         Standing::Significant { .. } => "status-sig",
         Standing::NotSignificant { .. } => "status-ns",
         Standing::TooFewTrials { .. } => "status-few",
     };
-    format!(
-        r#"<p class="status {class}">{}</p>"#,
-        escape(&s.sentence(agg.noise))
-    )
+    html! { p class={ "status " (class) } { (s.sentence(agg.noise)) } }
 }
 
-fn warnings(agg: &Aggregate) -> String {
+fn warnings(agg: &Aggregate) -> Markup {
     let lists: [(&str, &str, &str, Vec<_>); 3] = [
         (
             "callout-warn",
@@ -290,30 +272,26 @@ fn warnings(agg: &Aggregate) -> String {
             agg.probe_warnings().collect(),
         ),
     ];
-    let mut out = String::new();
-    for (class, title, blurb, notes) in lists.iter().filter(|l| !l.3.is_empty()) {
-        let _ = write!(
-            out,
-            r#"<div class="callout {class}"><h3>{title}</h3><p>{blurb}</p><ul>"#
-        );
-        for (c, n) in notes {
-            let _ = write!(
-                out,
-                "<li><b>{}</b> {} trial {}: {}</li>",
-                escape(&c.system),
-                escape(&c.point.label()),
-                n.trial,
-                escape(&n.reason)
-            );
+    let shown: Vec<_> = lists.iter().filter(|l| !l.3.is_empty()).collect();
+    html! {
+        section id="warnings" {
+            h2 { "Warnings" }
+            @for (class, title, blurb, notes) in &shown {
+                div class={ "callout " (class) } {
+                    h3 { (title) }
+                    p { (blurb) }
+                    ul {
+                        @for (c, n) in notes {
+                            li { b { (c.system) } " " (c.point.label()) " trial " (n.trial) ": " (n.reason) }
+                        }
+                    }
+                }
+            }
+            @if shown.is_empty() {
+                p class="muted" { "No client-bound or failed trials, and no probe warnings." }
+            }
         }
-        out.push_str("</ul></div>");
     }
-    if out.is_empty() {
-        out.push_str(
-            r#"<p class="muted">No client-bound or failed trials, and no probe warnings.</p>"#,
-        );
-    }
-    format!(r#"<section id="warnings"><h2>Warnings</h2>{out}</section>"#)
 }
 
 /// A table of contents from the sections' ids and headings.

@@ -1,15 +1,28 @@
 //! The JSON export: the run, every trial, the per-point aggregates with
 //! their comparisons and verdicts, the fits and the ranking, in one
 //! document. Field names are listed in `docs/report.md`.
+//!
+//! The document is the [`Export`] type and the types it holds; its JSON
+//! Schema, `docs/export-schema.json`, is generated from them ([`schema`];
+//! a test checks the file against it, and `SCALELAB_BLESS=1` rewrites it).
 
 use super::analyse::aggregate;
-use super::fits::ranking_line;
-use super::rows::{Aggregate, Cell, SeriesFit};
-use super::svg::scale;
+use super::fits::{ranking_line, Standing};
+use super::rows::{Aggregate, Cell, Latency, Rank, SeriesFit, TrialNote};
+use super::svg::{scale, ScaleKind};
 use super::verdict;
+use crate::analysis::compare::Comparison;
+use crate::analysis::shape::CurveShape;
+use crate::analysis::summary::{Headline, Summary};
+use crate::analysis::usl::UslFit;
+use crate::load::result::ErrorCounts;
 use crate::model::Point;
-use crate::store::{Run, RunData, Trial};
-use serde_json::{json, Map, Value};
+use crate::probe::{CpuSplit, ProbeSummary};
+use crate::store::{Measurement, Run, RunData, Trial, TrialContext, TrialStatus};
+use crate::units::RateUnit;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 /// The document's `schema` value; bumped when a field changes meaning.
 pub const SCHEMA: &str = "scalelab-report/1";
@@ -22,61 +35,152 @@ pub fn export(data: &RunData) -> Value {
 
 /// As [`export`], from an aggregate already computed from `data`.
 pub(crate) fn export_aggregate(agg: &Aggregate, data: &RunData) -> Value {
-    json!({
-        "schema": SCHEMA,
-        "run": run(&data.run),
-        "unit": agg.unit,
-        "headline": agg.headline,
-        "baseline": agg.baseline,
-        "systems": agg.systems,
-        "layout": layout(agg),
-        "trials": data.trials.iter().map(trial).collect::<Vec<_>>(),
-        "points": agg.cells.iter().map(cell).collect::<Vec<_>>(),
-        "fits": agg.fits.iter().map(|f| fit(agg, f)).collect::<Vec<_>>(),
-        "fit_note": super::fits::too_short_sentence(agg),
-        "ranking": {
-            "method": "geometric mean over shared points of headline / baseline headline",
-            "text": ranking_line(&agg.ranking, agg.noise),
-            "order": agg.ranking,
-            "standing": super::fits::standing(agg),
+    serde_json::to_value(document(agg, data)).unwrap_or(Value::Null)
+}
+
+/// The export as its typed document.
+pub(crate) fn document<'a>(agg: &'a Aggregate, data: &'a RunData) -> Export<'a> {
+    Export {
+        schema: SCHEMA,
+        run: RunDoc::from(&data.run),
+        unit: agg.unit,
+        headline: agg.headline,
+        baseline: agg.baseline.as_deref(),
+        systems: &agg.systems,
+        layout: LayoutDoc::of(agg),
+        trials: data.trials.iter().map(TrialDoc::from).collect(),
+        points: agg.cells.iter().map(PointDoc::from).collect(),
+        fits: agg.fits.iter().map(|f| FitDoc::of(agg, f)).collect(),
+        fit_note: super::fits::too_short_sentence(agg),
+        ranking: RankingDoc {
+            method: "geometric mean over shared points of headline / baseline headline",
+            text: ranking_line(&agg.ranking, agg.noise),
+            order: &agg.ranking,
+            standing: super::fits::standing(agg),
         },
-        "notes": agg.notes,
-        "quick": data.run.quick,
-    })
+        notes: &agg.notes,
+        quick: data.run.quick,
+    }
 }
 
-fn run(r: &Run) -> Value {
-    json!({
-        "id": r.id,
-        "name": r.name,
-        "description": r.description,
-        "started_at": r.started_at,
-        "finished_at": r.finished_at,
-        "status": r.status,
-        "experiment_path": r.experiment_path,
-        "experiment": r.experiment,
-        "environment": r.environment,
-        "scalelab_version": r.scalelab_version,
-        "server_version": r.server_version,
-        "baseline": r.baseline,
-        "headline": r.headline,
-    })
+/// scalelab JSON export (`scalelab export RUN --format json`).
+///
+/// Version scalelab-report/1, the value of the document's `schema` field.
+/// The version changes when a field changes meaning or goes away; new
+/// fields may appear within a version, so readers should ignore fields they
+/// do not know. Numbers that cannot be formed (NaN, infinity) are null. The
+/// figures are described in docs/report.md.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct Export<'a> {
+    /// The schema version of this document.
+    #[schemars(schema_with = "version_schema")]
+    pub schema: &'static str,
+    pub run: RunDoc<'a>,
+    /// What the throughput counts.
+    #[schemars(schema_with = "unit_schema")]
+    pub unit: &'static str,
+    /// Which statistic of the successful trials the tables show.
+    pub headline: Headline,
+    pub baseline: Option<&'a str>,
+    pub systems: &'a [String],
+    pub layout: LayoutDoc<'a>,
+    /// Every trial, failed ones included, in the order they ran.
+    pub trials: Vec<TrialDoc<'a>>,
+    /// One entry per (sweep point, system) with trials.
+    pub points: Vec<PointDoc<'a>>,
+    /// One entry per (system, group) curve.
+    pub fits: Vec<FitDoc<'a>>,
+    /// Set when some curve has too few levels (fewer than 6) for a USL fit.
+    pub fit_note: Option<String>,
+    pub ranking: RankingDoc<'a>,
+    pub notes: &'a [String],
+    /// The run was made with --quick.
+    pub quick: bool,
 }
 
-fn layout(agg: &Aggregate) -> Value {
-    let xs: Vec<f64> = agg.cells.iter().filter_map(|c| c.x).collect();
-    let groups: Vec<Value> = agg
-        .layout
-        .groups
-        .iter()
-        .map(|g| json!({"label": g.label, "points": g.points}))
-        .collect();
-    json!({
-        "x_axis": agg.layout.x_axis,
-        "x_scale": agg.layout.x_axis.as_ref().map(|_| scale::choose_kind(&xs)),
-        "group_axes": agg.layout.group_axes,
-        "groups": groups,
-    })
+/// The run's own record.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct RunDoc<'a> {
+    pub id: i64,
+    pub name: &'a str,
+    pub description: &'a str,
+    /// Unix seconds.
+    pub started_at: i64,
+    /// Unix seconds; null while running or when interrupted.
+    pub finished_at: Option<i64>,
+    /// running, finished or interrupted.
+    pub status: &'a str,
+    pub experiment_path: &'a str,
+    /// The experiment file's text.
+    pub experiment: &'a str,
+    /// The environment fingerprint (kernel, sysctls, CPU, virtualization);
+    /// see docs/probe-metrics.md.
+    #[schemars(schema_with = "object_schema")]
+    pub environment: &'a Value,
+    pub scalelab_version: &'a str,
+    pub server_version: Option<&'a str>,
+    pub baseline: Option<&'a str>,
+    /// median or best.
+    #[schemars(with = "Headline")]
+    pub headline: &'a str,
+}
+
+impl<'a> From<&'a Run> for RunDoc<'a> {
+    fn from(r: &'a Run) -> Self {
+        RunDoc {
+            id: r.id,
+            name: &r.name,
+            description: &r.description,
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            status: &r.status,
+            experiment_path: &r.experiment_path,
+            experiment: &r.experiment,
+            environment: &r.environment,
+            scalelab_version: &r.scalelab_version,
+            server_version: r.server_version.as_deref(),
+            baseline: r.baseline.as_deref(),
+            headline: &r.headline,
+        }
+    }
+}
+
+/// How the points are laid out: the x axis and the groups.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct LayoutDoc<'a> {
+    /// The sweep axis drawn as x; null when no axis is numeric.
+    pub x_axis: Option<&'a str>,
+    pub x_scale: Option<ScaleKind>,
+    pub group_axes: &'a [String],
+    pub groups: Vec<GroupDoc<'a>>,
+}
+
+/// One group of points (one combination of the other axes' values).
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct GroupDoc<'a> {
+    pub label: &'a str,
+    /// Point indices in sweep order.
+    pub points: &'a [u32],
+}
+
+impl<'a> LayoutDoc<'a> {
+    fn of(agg: &'a Aggregate) -> Self {
+        let xs: Vec<f64> = agg.cells.iter().filter_map(|c| c.x).collect();
+        LayoutDoc {
+            x_axis: agg.layout.x_axis.as_deref(),
+            x_scale: agg.layout.x_axis.as_ref().map(|_| scale::choose_kind(&xs)),
+            group_axes: &agg.layout.group_axes,
+            groups: agg
+                .layout
+                .groups
+                .iter()
+                .map(|g| GroupDoc {
+                    label: &g.label,
+                    points: &g.points,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// `{"connections": 100, "load.script": "select-only"}`
@@ -85,74 +189,242 @@ pub fn coords(p: &Point) -> Value {
     Value::Object(map)
 }
 
-fn trial(t: &Trial) -> Value {
-    let bound = t.context.client_bound_why();
-    json!({
-        "id": t.id,
-        "system": t.system,
-        "point_index": t.point.index,
-        "coords": coords(&t.point),
-        "trial": t.trial,
-        "status": t.status,
-        "error": t.error,
-        "started_at": t.started_at,
-        "throughput": t.throughput(),
-        "measurement": t.measurement,
-        "probe": t.probe,
-        "cpu_shares": t.probe.as_ref().map(|p| p.cpu),
-        "client_bound": bound.is_some(),
-        "client_bound_reason": bound,
-        "timeline": t.timeline,
-        "context": t.context,
-    })
+/// One trial as it ran.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct TrialDoc<'a> {
+    pub id: i64,
+    pub system: &'a str,
+    pub point_index: u32,
+    /// The point's value on each sweep axis, by axis name.
+    #[schemars(schema_with = "object_schema")]
+    pub coords: Value,
+    #[schemars(range(min = 1))]
+    pub trial: u32,
+    pub status: TrialStatus,
+    /// Why the trial failed.
+    pub error: Option<&'a str>,
+    /// Unix seconds.
+    pub started_at: i64,
+    /// Null for a failed trial.
+    pub throughput: Option<f64>,
+    pub measurement: Option<&'a Measurement>,
+    /// The probe's summary of the server and the machine; see
+    /// docs/probe-metrics.md.
+    #[schemars(schema_with = "nullable_object_schema")]
+    pub probe: Option<&'a ProbeSummary>,
+    pub cpu_shares: Option<CpuSplit>,
+    pub client_bound: bool,
+    pub client_bound_reason: Option<String>,
+    /// Requests completed in each second of the measured window.
+    pub timeline: &'a [u64],
+    /// What the trial ran with: placement, load, server settings and version.
+    #[schemars(schema_with = "object_schema")]
+    pub context: &'a TrialContext,
 }
 
-fn cell(c: &Cell) -> Value {
-    let short = c.comparison.as_ref().map(|cmp| verdict::short(cmp).0);
-    json!({
-        "system": c.system,
-        "point_index": c.point.index,
-        "coords": coords(&c.point),
-        "x": c.x,
-        "group": c.group,
-        "trials": c.trials(),
-        "ok": c.throughput.len(),
-        "throughput": c.throughput,
-        "summary": c.summary,
-        "failed": c.failed,
-        "client_bound": c.client_bound,
-        "latency_us": c.latency,
-        "gbit_s": c.gbit_s,
-        "requests": c.requests,
-        "errors": c.errors,
-        "errors_total": c.errors.total(),
-        "server": c.server,
-        "comparison": c.comparison,
-        "not_comparable": c.not_comparable,
-        "verdict_text": short,
-        "ratio_ci_text": c.comparison.as_ref().and_then(verdict::ci),
-    })
+impl<'a> From<&'a Trial> for TrialDoc<'a> {
+    fn from(t: &'a Trial) -> Self {
+        let bound = t.context.client_bound_why();
+        TrialDoc {
+            id: t.id,
+            system: &t.system,
+            point_index: t.point.index,
+            coords: coords(&t.point),
+            trial: t.trial,
+            status: t.status,
+            error: t.error.as_deref(),
+            started_at: t.started_at,
+            throughput: t.throughput(),
+            measurement: t.measurement.as_ref(),
+            probe: t.probe.as_ref(),
+            cpu_shares: t.probe.as_ref().map(|p| p.cpu),
+            client_bound: bound.is_some(),
+            client_bound_reason: bound,
+            timeline: &t.timeline,
+            context: &t.context,
+        }
+    }
 }
 
-fn fit(agg: &Aggregate, f: &SeriesFit) -> Value {
-    let (usl, usl_error) = match &f.usl {
-        Some(Ok(u)) => (json!(u), Value::Null),
-        Some(Err(e)) => (Value::Null, json!(e)),
-        None => (Value::Null, Value::Null),
-    };
-    json!({
-        "system": f.system,
-        "group": f.group,
-        "group_label": agg.layout.groups.get(f.group).map(|g| g.label.clone()),
-        "axis": agg.layout.x_axis,
-        "points": f.points,
-        "usl": usl,
-        "usl_error": usl_error,
-        "usl_too_short": f.usl_too_short,
-        "shape": f.shape,
-    })
+/// One (sweep point, system): its trials' statistics and its comparison
+/// with the baseline.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct PointDoc<'a> {
+    pub system: &'a str,
+    pub point_index: u32,
+    /// The point's value on each sweep axis, by axis name.
+    #[schemars(schema_with = "object_schema")]
+    pub coords: Value,
+    pub x: Option<f64>,
+    pub group: usize,
+    pub trials: usize,
+    pub ok: usize,
+    pub throughput: &'a [f64],
+    pub summary: Option<&'a Summary>,
+    pub failed: &'a [TrialNote],
+    pub client_bound: &'a [TrialNote],
+    pub latency_us: Latency,
+    pub gbit_s: Option<f64>,
+    pub requests: u64,
+    pub errors: ErrorCounts,
+    pub errors_total: u64,
+    /// Medians across successful trials of the probe's figures.
+    #[schemars(schema_with = "object_schema")]
+    pub server: &'a super::rows::Server,
+    pub comparison: Option<&'a Comparison>,
+    /// Set when errors exceed 0.1% of attempts: the point is in no verdict
+    /// or ranking.
+    pub not_comparable: Option<&'a str>,
+    pub verdict_text: Option<String>,
+    pub ratio_ci_text: Option<String>,
 }
 
+impl<'a> From<&'a Cell> for PointDoc<'a> {
+    fn from(c: &'a Cell) -> Self {
+        PointDoc {
+            system: &c.system,
+            point_index: c.point.index,
+            coords: coords(&c.point),
+            x: c.x,
+            group: c.group,
+            trials: c.trials(),
+            ok: c.throughput.len(),
+            throughput: &c.throughput,
+            summary: c.summary.as_ref(),
+            failed: &c.failed,
+            client_bound: &c.client_bound,
+            latency_us: c.latency,
+            gbit_s: c.gbit_s,
+            requests: c.requests,
+            errors: c.errors,
+            errors_total: c.errors.total(),
+            server: &c.server,
+            comparison: c.comparison.as_ref(),
+            not_comparable: c.not_comparable.as_deref(),
+            verdict_text: c.comparison.as_ref().map(|cmp| verdict::short(cmp).0),
+            ratio_ci_text: c.comparison.as_ref().and_then(verdict::ci),
+        }
+    }
+}
+
+/// One (system, group) curve: its points, the USL fit and its shape.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct FitDoc<'a> {
+    pub system: &'a str,
+    pub group: usize,
+    pub group_label: Option<&'a str>,
+    pub axis: Option<&'a str>,
+    /// [x, headline throughput], sorted by x.
+    pub points: &'a [(f64, f64)],
+    /// Null when the axis does not count concurrency, the curve is too
+    /// short, or the fit failed.
+    pub usl: Option<&'a UslFit>,
+    /// Why the fit failed.
+    pub usl_error: Option<&'a str>,
+    /// The axis suits the USL but the curve has fewer than 6 levels: no fit
+    /// was attempted.
+    pub usl_too_short: bool,
+    pub shape: Option<&'a CurveShape>,
+}
+
+impl<'a> FitDoc<'a> {
+    fn of(agg: &'a Aggregate, f: &'a SeriesFit) -> Self {
+        let (usl, usl_error) = match &f.usl {
+            Some(Ok(u)) => (Some(u), None),
+            Some(Err(e)) => (None, Some(e.as_str())),
+            None => (None, None),
+        };
+        FitDoc {
+            system: &f.system,
+            group: f.group,
+            group_label: agg.layout.groups.get(f.group).map(|g| g.label.as_str()),
+            axis: agg.layout.x_axis.as_deref(),
+            points: &f.points,
+            usl,
+            usl_error,
+            usl_too_short: f.usl_too_short,
+            shape: f.shape.as_ref(),
+        }
+    }
+}
+
+/// The systems ranked against the baseline.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct RankingDoc<'a> {
+    pub method: &'static str,
+    pub text: String,
+    pub order: &'a [Rank],
+    pub standing: Option<Standing>,
+}
+
+/// The JSON Schema of [`Export`], as `docs/export-schema.json` holds it.
+/// Every number may be null (NaN and infinity serialize as null).
+pub fn schema() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let mut root = generator.into_root_schema_for::<Export>().to_value();
+    if let Value::Object(o) = &mut root {
+        o.insert(
+            "$id".into(),
+            "https://scalelab.invalid/export-schema/scalelab-report-1.json".into(),
+        );
+    }
+    as_written(&mut root);
+    root
+}
+
+/// Lets every `number` be null, turns "this or null" `anyOf`s into
+/// `oneOf`s (the branches exclude each other), and requires every property:
+/// the export writes each field, `null` when it has no value.
+fn as_written(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            match o.get_mut("type") {
+                Some(t @ Value::String(_)) if t == "number" => {
+                    *t = serde_json::json!(["number", "null"])
+                }
+                Some(Value::Array(a))
+                    if a.contains(&"number".into()) && !a.contains(&"null".into()) =>
+                {
+                    a.push("null".into())
+                }
+                _ => {}
+            }
+            let or_null = |a: &Value| {
+                a.as_array().is_some_and(|a| {
+                    a.len() == 2 && a.contains(&serde_json::json!({"type": "null"}))
+                })
+            };
+            if o.get("anyOf").is_some_and(or_null) {
+                let branches = o.remove("anyOf").unwrap_or_default();
+                o.insert("oneOf".into(), branches);
+            }
+            if let Some(Value::Object(props)) = o.get("properties") {
+                let all: Vec<Value> = props.keys().map(|k| k.as_str().into()).collect();
+                o.insert("required".into(), Value::Array(all));
+            }
+            o.values_mut().for_each(as_written);
+        }
+        Value::Array(a) => a.iter_mut().for_each(as_written),
+        _ => {}
+    }
+}
+
+fn version_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"const": SCHEMA, "description": "The schema version of this document."})
+}
+
+fn unit_schema(_: &mut SchemaGenerator) -> Schema {
+    let units: Vec<&str> = RateUnit::ALL.iter().map(|u| u.as_str()).collect();
+    json_schema!({"type": "string", "enum": units})
+}
+
+fn object_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "object"})
+}
+
+fn nullable_object_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["object", "null"]})
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,7 +65,7 @@ pub struct SeriesFit {
 }
 
 /// A system's throughput relative to the baseline.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Rank {
     pub system: String,
     /// Geometric mean over shared points of headline / baseline headline;
@@ -116,7 +116,7 @@ pub struct Cell {
 }
 
 /// A trial-level remark: a failure or a client-bound flag.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct TrialNote {
     pub trial: u32,
     pub reason: String,
@@ -124,7 +124,7 @@ pub struct TrialNote {
 
 /// Latency percentiles in microseconds: the median across trials of each
 /// trial's percentile.
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Latency {
     pub p50_us: Option<f64>,
     pub p90_us: Option<f64>,

@@ -6,7 +6,7 @@ use crate::model::Point;
 use serde::{Deserialize, Serialize};
 
 /// Whether a trial measured the server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TrialStatus {
     /// It did: its measurement is a result.

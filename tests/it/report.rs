@@ -474,6 +474,24 @@ fn the_json_export_follows_its_documented_schema() {
     }
 }
 
+/// `docs/export-schema.json` is the schema generated from the export's
+/// types, byte for byte. `SCALELAB_BLESS=1` rewrites the file instead (see
+/// CONTRIBUTING.md), after a change to the export's types.
+#[test]
+fn the_schema_file_is_generated_from_the_export_types() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/export-schema.json");
+    let generated = serde_json::to_string_pretty(&json::schema()).expect("schema") + "\n";
+    if std::env::var_os("SCALELAB_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &generated).expect("write docs/export-schema.json");
+    }
+    let file = std::fs::read_to_string(&path).expect("docs/export-schema.json");
+    assert!(
+        file == generated,
+        "docs/export-schema.json is not the schema of the export's types; \
+         rewrite it with SCALELAB_BLESS=1 cargo test --test it the_schema_file"
+    );
+}
+
 /// The checker can fail: a broken export is caught where it is broken.
 #[test]
 fn the_schema_check_catches_a_broken_export() {

@@ -51,7 +51,7 @@ pub enum ChartKind {
 #[derive(Clone, Debug)]
 pub struct Chart {
     pub kind: ChartKind,
-    pub svg: String,
+    pub svg: maud::Markup,
     /// One sentence on how to read the chart.
     pub caption: String,
 }
@@ -577,7 +577,7 @@ impl<'a> GroupCtx<'a> {
         (!c.series.is_empty()).then(|| self.chart(kind, c.render(), caption))
     }
 
-    fn chart(&self, kind: ChartKind, svg: String, caption: String) -> Chart {
+    fn chart(&self, kind: ChartKind, svg: maud::Markup, caption: String) -> Chart {
         Chart { kind, svg, caption }
     }
 }

@@ -17,7 +17,7 @@ fn a_concurrency_sweep_gets_every_seed_figure() {
     let all = charts(&agg);
     let per = of(&all, ChartKind::PerClient);
     assert_eq!(per.len(), 1);
-    assert!(per[0].svg.contains("requests/s per client"));
+    assert!(per[0].svg.0.contains("requests/s per client"));
     assert!(
         per[0].caption.contains("no CPU frequency"),
         "no load × freq in the fixture"
@@ -26,17 +26,18 @@ fn a_concurrency_sweep_gets_every_seed_figure() {
     assert_eq!(lat.len(), 2, "percentiles against x, and at the top");
     assert!(lat[1]
         .svg
+        .0
         .contains("Latency percentiles at connections=4000"));
-    assert_eq!(lat[1].svg.matches(r#"class="bar""#).count(), 2 * 5);
+    assert_eq!(lat[1].svg.0.matches(r#"class="bar""#).count(), 2 * 5);
     let bw = of(&all, ChartKind::Bandwidth);
-    assert_eq!(bw[0].svg.matches("<svg").count(), 1, "one figure");
+    assert_eq!(bw[0].svg.0.matches("<svg").count(), 1, "one figure");
     assert_eq!(
-        bw[0].svg.matches(r#"class="series""#).count(),
+        bw[0].svg.0.matches(r#"class="series""#).count(),
         2 * 2,
         "two panels"
     );
     let mem = of(&all, ChartKind::Memory);
-    assert!(mem[0].svg.contains("linux resident") && !mem[0].svg.contains("virtual"));
+    assert!(mem[0].svg.0.contains("linux resident") && !mem[0].svg.0.contains("virtual"));
 }
 
 #[test]
@@ -51,9 +52,9 @@ fn load_times_frequency_is_a_panel_when_the_probe_has_it() {
     fake_analyse(&mut agg);
     let all = charts(&agg);
     let per = of(&all, ChartKind::PerClient);
-    assert!(per[0].svg.contains("CPU load × frequency"));
-    assert!(per[0].svg.contains("2.50 busy GHz"));
-    assert_eq!(per[0].svg.matches(r#"class="series""#).count(), 2);
+    assert!(per[0].svg.0.contains("CPU load × frequency"));
+    assert!(per[0].svg.0.contains("2.50 busy GHz"));
+    assert_eq!(per[0].svg.0.matches(r#"class="series""#).count(), 2);
 }
 
 #[test]
@@ -62,13 +63,17 @@ fn a_collapse_is_marked_on_the_throughput_chart() {
     agg.fits[0].shape.as_mut().unwrap().past_peak = PastPeak::Collapse { drop: 0.45 };
     let all = charts(&agg);
     let t = &of(&all, ChartKind::Throughput)[0];
-    assert!(t.svg.contains("linux: collapse -45.0% (4000)"), "{}", t.svg);
-    assert!(t.svg.contains("linux: peak (100)"));
     assert!(
-        t.svg.contains("freebsd: peak (100)"),
+        t.svg.0.contains("linux: collapse -45.0% (4000)"),
+        "{}",
+        t.svg.0
+    );
+    assert!(t.svg.0.contains("linux: peak (100)"));
+    assert!(
+        t.svg.0.contains("freebsd: peak (100)"),
         "mild decline: its peak only"
     );
-    assert!(!t.svg.contains("freebsd: collapse"));
+    assert!(!t.svg.0.contains("freebsd: collapse"));
     assert!(t.caption.contains("measured peak"));
 }
 
@@ -99,23 +104,24 @@ fn server_cpu_counts_share_one_throughput_chart() {
     let t = of(&all, ChartKind::Throughput);
     assert_eq!(t.len(), 1, "one chart, not one per CPU count");
     assert!(
-        t[0].svg.contains(">server_cpus=1</text>") && t[0].svg.contains(">server_cpus=2</text>")
+        t[0].svg.0.contains(">server_cpus=1</text>")
+            && t[0].svg.0.contains(">server_cpus=2</text>")
     );
-    assert_eq!(t[0].svg.matches(r#"class="series""#).count(), 2);
+    assert_eq!(t[0].svg.0.matches(r#"class="series""#).count(), 2);
     assert!(
-        t[0].svg.contains(r#"class="fit""#),
+        t[0].svg.0.contains(r#"class="fit""#),
         "each curve with its fit"
     );
     let lat = of(&all, ChartKind::Latency);
     assert_eq!(lat.len(), 2, "the other charts overlay the CPU counts too");
-    assert_eq!(lat[1].svg.matches(r#"class="bar""#).count(), 2 * 5);
+    assert_eq!(lat[1].svg.0.matches(r#"class="bar""#).count(), 2 * 5);
     assert_eq!(of(&all, ChartKind::PerClient).len(), 1);
     let split = of(&all, ChartKind::CpuBreakdown);
     assert!(
-        split[0].svg.contains(">server_cpus</text>"),
+        split[0].svg.0.contains(">server_cpus</text>"),
         "named by its axis"
     );
-    assert!(split[0].svg.contains(">100%</text>") && !split[0].svg.contains(">150%</text>"));
+    assert!(split[0].svg.0.contains(">100%</text>") && !split[0].svg.0.contains(">150%</text>"));
 }
 
 #[test]
@@ -127,11 +133,11 @@ fn a_dataset_sweep_is_drawn_against_dataset_over_memory() {
     }
     let all = charts(&agg);
     let t = &of(&all, ChartKind::Throughput)[0];
-    assert!(t.svg.contains("dataset size / server memory limit (×)"));
-    assert!(t.svg.contains("dataset = memory limit (1×)"));
-    assert!(t.svg.contains(">0.01×</text>") && t.svg.contains(">4×</text>"));
+    assert!(t.svg.0.contains("dataset size / server memory limit (×)"));
+    assert!(t.svg.0.contains("dataset = memory limit (1×)"));
+    assert!(t.svg.0.contains(">0.01×</text>") && t.svg.0.contains(">4×</text>"));
     assert!(
-        !t.svg.contains(r#"class="fit""#),
+        !t.svg.0.contains(r#"class="fit""#),
         "no USL on a dataset axis"
     );
     assert!(of(&all, ChartKind::Efficiency).is_empty());
@@ -150,15 +156,15 @@ fn forwarding_rates_are_drawn_against_the_line_rate() {
     }
     let all = charts(&agg);
     let t = &of(&all, ChartKind::Throughput)[0];
-    assert!(t.svg.contains("10 Gbit/s line rate"));
-    assert_eq!(t.svg.matches(r#"class="guide""#).count(), 1);
-    assert!(t.svg.contains("load.frame_size (bytes)"));
+    assert!(t.svg.0.contains("10 Gbit/s line rate"));
+    assert_eq!(t.svg.0.matches(r#"class="guide""#).count(), 1);
+    assert!(t.svg.0.contains("load.frame_size (bytes)"));
     assert!(
-        t.svg.contains(">10M</text>"),
+        t.svg.0.contains(">10M</text>"),
         "log10 ticks up to the line rate"
     );
     assert!(
-        !t.svg.contains(r#"class="mark""#),
+        !t.svg.0.contains(r#"class="mark""#),
         "no peak over frame sizes"
     );
     assert!(t.caption.contains("line rate"));
@@ -185,10 +191,10 @@ fn ramps_are_drawn_answered_against_offered() {
     let r = of(&all, ChartKind::Ramp);
     assert_eq!(r.len(), 1, "one chart per system");
     assert_eq!(
-        r[0].svg.matches(r#"class="series""#).count(),
+        r[0].svg.0.matches(r#"class="series""#).count(),
         5,
         "one curve per point"
     );
-    assert!(r[0].svg.contains("every query answered"));
-    assert!(r[0].svg.contains("offered rate (queries/s)"));
+    assert!(r[0].svg.0.contains("every query answered"));
+    assert!(r[0].svg.0.contains("offered rate (queries/s)"));
 }

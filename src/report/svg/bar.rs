@@ -3,7 +3,8 @@
 
 use super::frame::{self, Frame, LABEL_SIZE, RIGHT, TICK_SIZE, TITLE_H};
 use super::{color, draw_legend, legend_height, text_width, Axis, Doc, LegendEntry, Sample, INK};
-use crate::report::format::{escape, tick};
+use crate::report::format::tick;
+use maud::{html, Markup, PreEscaped};
 
 /// Bars grouped by category, one bar per series in each group.
 #[derive(Clone, Debug)]
@@ -104,10 +105,11 @@ impl<'a> Categories<'a> {
         for (i, l) in self.labels.iter().enumerate() {
             let x = self.center(f, i);
             if self.rotate {
-                doc.push(&format!(
-                    r#"<text x="{x:.1}" y="{y:.1}" font-size="{TICK_SIZE}" text-anchor="end" fill="{INK}" transform="rotate(-30 {x:.1} {y:.1})">{}</text>"#,
-                    escape(l)
-                ));
+                let (xs, ys) = (format!("{x:.1}"), format!("{y:.1}"));
+                doc.push(html! {
+                    text x=(xs) y=(ys) font-size=(TICK_SIZE) text-anchor="end" fill=(INK)
+                        transform={ "rotate(-30 " (xs) " " (ys) ")" } { (l) }
+                });
             } else {
                 doc.text(x, y, l, TICK_SIZE, "middle", INK);
             }
@@ -179,7 +181,7 @@ impl<'a> Canvas<'a> {
         }
     }
 
-    fn finish(mut self) -> String {
+    fn finish(mut self) -> Markup {
         let f = &self.f;
         frame::draw_axis_lines(&mut self.doc, f);
         self.cats.draw(&mut self.doc, f, &self.axes.x_label);
@@ -197,7 +199,7 @@ impl BarChart {
         }
     }
 
-    pub fn render(&self) -> String {
+    pub fn render(&self) -> Markup {
         let bars = self.series.iter().flat_map(|s| s.values.iter().flatten());
         let max = bars
             .map(|b| b.hi.unwrap_or(b.value).max(b.value))
@@ -218,21 +220,23 @@ impl BarChart {
                 let Some(b) = bar else { continue };
                 let x = cats.center(&f, ci) + (si as f64 - (n - 1.0) / 2.0) * bar_w;
                 let top = f.py(ya, b.value);
-                doc.push(&format!(
-                    r#"<g><title>{}</title><rect class="bar" data-series="{}" x="{:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{c}"/></g>"#,
-                    escape(&b.tip),
-                    escape(&s.label),
-                    x - bar_w / 2.0 + 1.0,
-                    bar_w - 2.0,
-                    (f.bottom() - top).max(0.0)
-                ));
+                let (bx, bw) = (x - bar_w / 2.0 + 1.0, bar_w - 2.0);
+                let bh = (f.bottom() - top).max(0.0);
+                doc.push(html! {
+                    g {
+                        title { (b.tip) }
+                        rect class="bar" data-series=(s.label) x=(format!("{bx:.1}"))
+                            y=(format!("{top:.1}")) width=(format!("{bw:.1}"))
+                            height=(format!("{bh:.1}")) fill=(c) {}
+                    }
+                });
                 let mut label_y = top;
                 if let (Some(lo), Some(hi)) = (b.lo, b.hi) {
                     let (y1, y2) = (f.py(ya, lo), f.py(ya, hi));
-                    doc.push(&format!(
+                    doc.push(PreEscaped(format!(
                         r##"<path class="err" d="M{x:.1},{y1:.1}V{y2:.1}M{:.1},{y1:.1}H{:.1}M{:.1},{y2:.1}H{:.1}" stroke="#222" stroke-width="1.2" fill="none"/>"##,
                         x - 4.0, x + 4.0, x - 4.0, x + 4.0
-                    ));
+                    )));
                     label_y = label_y.min(y2);
                 }
                 doc.text(
@@ -265,7 +269,7 @@ impl StackedBarChart {
             .sum()
     }
 
-    pub fn render(&self) -> String {
+    pub fn render(&self) -> Markup {
         let max = (0..self.axes.categories.len())
             .map(|i| self.total(i))
             .fold(0.0, f64::max);
@@ -291,13 +295,20 @@ impl StackedBarChart {
                 let v = comp.values.get(ci).copied().unwrap_or(0.0).max(0.0);
                 if v > 0.0 {
                     let (y_top, y_base) = (f.py(ya, base + v), f.py(ya, base));
-                    doc.push(&format!(
-                        r#"<g><title>{}: {}</title><rect class="stack" x="{x:.1}" y="{y_top:.1}" width="{bar_w:.1}" height="{:.1}" fill="{}"/></g>"#,
-                        escape(&self.axes.categories[ci]),
-                        escape(&format!("{} {}", comp.label, (self.axes.y_format)(v))),
+                    let rect = format!(
+                        r#"<rect class="stack" x="{x:.1}" y="{y_top:.1}" width="{bar_w:.1}" height="{:.1}" fill="{}"/>"#,
                         y_base - y_top,
                         comp.color
-                    ));
+                    );
+                    doc.push(html! {
+                        g {
+                            title {
+                                (self.axes.categories[ci]) ": " (comp.label) " "
+                                ((self.axes.y_format)(v))
+                            }
+                            (PreEscaped(rect))
+                        }
+                    });
                 }
                 base += v;
             }
@@ -338,7 +349,7 @@ mod tests {
                 })],
             });
         }
-        let svg = c.render();
+        let svg = c.render().into_string();
         assert_eq!(svg.matches(r#"class="bar""#).count(), 2);
         assert_eq!(svg.matches(r#"class="err""#).count(), 2);
         assert!(svg.contains(">FreeBSD</text>") && svg.contains(">82.122k</text>"));
@@ -361,7 +372,7 @@ mod tests {
                 values: vec![20.0, 0.0],
             },
         ];
-        let svg = c.render();
+        let svg = c.render().into_string();
         assert_eq!(
             svg.matches(r#"class="stack""#).count(),
             3,

@@ -1,7 +1,7 @@
 //! The plot area shared by every chart: title, axes, ticks and grid.
 
 use super::{text_width, Axis, Doc, GRID, INK, MUTED};
-use crate::report::format::escape;
+use maud::{html, Markup, PreEscaped};
 
 pub const TICK_SIZE: f64 = 11.0;
 pub const LABEL_SIZE: f64 = 12.0;
@@ -36,15 +36,15 @@ impl Frame {
 
     /// A clip path with id `id` around the plot area (a little slack so
     /// markers on the edge are whole).
-    pub fn clip_path(&self, id: &str) -> String {
-        format!(
-            r#"<clipPath id="{}"><rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}"/></clipPath>"#,
-            escape(id),
+    pub fn clip_path(&self, id: &str) -> Markup {
+        let rect = format!(
+            r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}"/>"#,
             self.left - 6.0,
             self.top - 6.0,
             self.w + 12.0,
             self.h + 12.0
-        )
+        );
+        html! { clipPath id=(id) { (PreEscaped(rect)) } }
     }
 }
 
@@ -59,11 +59,7 @@ pub fn left_margin(axis: &Axis, fmt: fn(f64) -> String) -> f64 {
 }
 
 pub fn draw_title(doc: &mut Doc, width: f64, title: &str) {
-    doc.push(&format!(
-        r#"<text x="{:.1}" y="24" font-size="{TITLE_SIZE}" font-weight="600" text-anchor="middle" fill="{INK}">{}</text>"#,
-        width / 2.0,
-        escape(title)
-    ));
+    doc.heading(width / 2.0, 24.0, title);
 }
 
 /// Horizontal grid lines, y tick labels and the rotated y-axis label.
@@ -77,10 +73,11 @@ pub fn draw_y_axis(doc: &mut Doc, f: &Frame, axis: &Axis, fmt: fn(f64) -> String
         doc.text(f.left - 6.0, y + 4.0, &fmt(*t), TICK_SIZE, "end", INK);
     }
     let (x, y) = (14.0, f.top + f.h / 2.0);
-    doc.push(&format!(
-        r#"<text x="{x}" y="{y:.1}" font-size="{LABEL_SIZE}" text-anchor="middle" fill="{INK}" transform="rotate(-90 {x} {y:.1})">{}</text>"#,
-        escape(label)
-    ));
+    let ys = format!("{y:.1}");
+    doc.push(html! {
+        text x=(x) y=(ys) font-size=(LABEL_SIZE) text-anchor="middle" fill=(INK)
+            transform={ "rotate(-90 " (x) " " (ys) ")" } { (label) }
+    });
 }
 
 /// Tick marks, x tick labels (skipping any that would overlap the previous

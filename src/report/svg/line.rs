@@ -6,9 +6,10 @@
 use super::frame::{self, Frame, RIGHT, TITLE_H, X_AXIS_H};
 use super::{
     color, draw_legend, legend_height, points_attr, Axis, Doc, LegendEntry, Marker, Sample,
-    ScaleKind, MUTED,
+    ScaleKind, Text, MUTED,
 };
-use crate::report::format::{escape, tick};
+use crate::report::format::tick;
+use maud::{html, Markup, PreEscaped};
 use std::fmt::Write;
 
 /// How the y axis is scaled.
@@ -50,11 +51,11 @@ fn draw_marks(doc: &mut Doc, f: &Frame, xa: &Axis, marks: &[Mark], fmt: fn(f64) 
     for m in sorted {
         let x = f.px(xa, m.x);
         let c = m.color.map_or(MUTED, color);
-        doc.push(&format!(
+        doc.push(PreEscaped(format!(
             r#"<line class="mark" x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="{c}" stroke-width="1.2" stroke-dasharray="4 3"/>"#,
             f.top,
             f.bottom()
-        ));
+        )));
         let text = format!("{} ({})", m.label, fmt(m.x));
         let w = super::text_width(&text, MARK_SIZE);
         // Right of the line, unless that runs past the plot.
@@ -73,13 +74,13 @@ fn draw_marks(doc: &mut Doc, f: &Frame, xa: &Axis, marks: &[Mark], fmt: fn(f64) 
         rows[row] = start + w;
         let tx = if anchor == "start" { start } else { x - 4.0 };
         let ty = f.top + 12.0 + row as f64 * MARK_ROW;
-        doc.push(&format!(
+        doc.push(PreEscaped(format!(
             r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#fff" fill-opacity="0.85"/>"##,
             start - 1.0,
             ty - 10.0,
             w + 2.0,
             MARK_ROW - 1.0
-        ));
+        )));
         doc.text(tx, ty, &text, MARK_SIZE, anchor, c);
     }
 }
@@ -97,12 +98,12 @@ fn draw_x_notes(doc: &mut Doc, f: &Frame, xa: &Axis, notes: &[XNote]) {
             continue;
         }
         last_right = start + w;
-        doc.push(&format!(
+        doc.push(PreEscaped(format!(
             r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="14" fill="#fff" fill-opacity="0.9"/>"##,
             start - 2.0,
             y - 11.0,
             w + 4.0
-        ));
+        )));
         doc.text(start, y, &n.text, MARK_SIZE, "start", n.color);
     }
 }
@@ -218,7 +219,7 @@ impl LineChart {
         }
     }
 
-    pub fn render(&self) -> String {
+    pub fn render(&self) -> Markup {
         let legend = self.legend();
         let left = self.left_margin();
         let w = self.width - left - RIGHT;
@@ -251,31 +252,31 @@ impl LineChart {
             h: self.plot_height,
         };
         let clip = format!("{}-clip", self.id);
-        doc.push(&format!("<defs>{}</defs>", f.clip_path(&clip)));
+        doc.push(html! { defs { (f.clip_path(&clip)) } });
         frame::draw_title(doc, self.width, &self.title);
         frame::draw_y_axis(doc, &f, &ya, self.y_format, &self.y_label);
         frame::draw_x_axis(doc, &f, &xa, self.x_format, &self.x_label);
         if let Some((v, label)) = &self.reference {
             let y = f.py(&ya, *v);
-            doc.push(&format!(
+            doc.push(PreEscaped(format!(
                 r#"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{MUTED}" stroke-width="1" stroke-dasharray="2 3"/>"#,
                 f.left,
                 f.left + f.w
-            ));
+            )));
             doc.text(f.left + f.w - 4.0, y - 5.0, label, 11.0, "end", MUTED);
         }
         draw_marks(doc, &f, &xa, &self.marks, self.x_format);
-        doc.push(&format!(r#"<g clip-path="url(#{})">"#, escape(&clip)));
+        doc.open_group_clipped(&clip);
         for g in &self.guides {
             let pts: Vec<(f64, f64)> = g
                 .curve
                 .iter()
                 .map(|(x, y)| (f.px(&xa, *x), f.py(&ya, *y)))
                 .collect();
-            doc.push(&format!(
+            doc.push(PreEscaped(format!(
                 r#"<polyline class="guide" points="{}" fill="none" stroke="{MUTED}" stroke-width="1.5" stroke-dasharray="{GUIDE_DASH}"/>"#,
                 points_attr(&pts)
-            ));
+            )));
         }
         let n = self.series.len();
         for (i, s) in self.series.iter().enumerate() {
@@ -286,7 +287,7 @@ impl LineChart {
             };
             draw_series(doc, &f, &xa, &ya, s, dodge);
         }
-        doc.push("</g>");
+        doc.push(PreEscaped("</g>"));
         draw_x_notes(doc, &f, &xa, &self.x_notes);
         frame::draw_axis_lines(doc, &f);
         f.bottom() + X_AXIS_H
@@ -388,7 +389,7 @@ impl LineChart {
 
 fn draw_series(doc: &mut Doc, f: &Frame, xa: &Axis, ya: &Axis, s: &Series, dodge: f64) {
     let c = color(s.color);
-    let label = escape(&s.label);
+    let label = Text(&s.label);
     if !s.band.is_empty() {
         let mut pts: Vec<(f64, f64)> = s
             .band
@@ -396,10 +397,10 @@ fn draw_series(doc: &mut Doc, f: &Frame, xa: &Axis, ya: &Axis, s: &Series, dodge
             .map(|b| (f.px(xa, b.0), f.py(ya, b.2)))
             .collect();
         pts.extend(s.band.iter().rev().map(|b| (f.px(xa, b.0), f.py(ya, b.1))));
-        doc.push(&format!(
+        doc.push(PreEscaped(format!(
             r#"<polygon class="band" points="{}" fill="{c}" fill-opacity="0.12" stroke="none"/>"#,
             points_attr(&pts)
-        ));
+        )));
     }
     if let Some(fit) = &s.fit {
         let mut d = String::new();
@@ -412,9 +413,9 @@ fn draw_series(doc: &mut Doc, f: &Frame, xa: &Axis, ya: &Axis, s: &Series, dodge
                 f.py(ya, *y)
             );
         }
-        doc.push(&format!(
+        doc.push(PreEscaped(format!(
             r#"<path class="fit" data-series="{label}" d="{d}" fill="none" stroke="{c}" stroke-width="1.4" stroke-dasharray="{FIT_DASH}" stroke-opacity="0.85"/>"#
-        ));
+        )));
     }
     let xy: Vec<(f64, f64)> = s
         .points
@@ -424,10 +425,10 @@ fn draw_series(doc: &mut Doc, f: &Frame, xa: &Axis, ya: &Axis, s: &Series, dodge
     for (p, (x, _)) in s.points.iter().zip(&xy) {
         if let (Some(lo), Some(hi)) = (p.lo, p.hi) {
             let (y1, y2) = (f.py(ya, lo), f.py(ya, hi));
-            doc.push(&format!(
+            doc.push(PreEscaped(format!(
                 r#"<path class="err" d="M{x:.1},{y1:.1}V{y2:.1}M{:.1},{y1:.1}H{:.1}M{:.1},{y2:.1}H{:.1}" stroke="{c}" stroke-width="1.2" fill="none"/>"#,
                 x - 3.5, x + 3.5, x - 3.5, x + 3.5
-            ));
+            )));
         }
     }
     let dash = s
@@ -435,17 +436,13 @@ fn draw_series(doc: &mut Doc, f: &Frame, xa: &Axis, ya: &Axis, s: &Series, dodge
         .dash()
         .map(|d| format!(r#" stroke-dasharray="{d}""#))
         .unwrap_or_default();
-    doc.push(&format!(
+    doc.push(PreEscaped(format!(
         r#"<polyline class="series" data-series="{label}" points="{}" fill="none" stroke="{c}" stroke-width="2" stroke-linejoin="round"{dash}/>"#,
         points_attr(&xy)
-    ));
+    )));
     let marker = Marker::nth(s.marker);
     for (p, (x, y)) in s.points.iter().zip(&xy) {
-        doc.push(&format!(
-            "<g><title>{}</title>{}</g>",
-            escape(&p.tip),
-            marker.svg(*x, *y, c, p.hollow)
-        ));
+        doc.push(html! { g { title { (p.tip) } (PreEscaped(marker.svg(*x, *y, c, p.hollow))) } });
     }
 }
 
@@ -487,7 +484,7 @@ mod tests {
             label: "USL σ=0.1 κ=0.01 N*=9".into(),
         });
         c.series.push(b);
-        let svg = c.render();
+        let svg = c.render().into_string();
         assert_eq!(svg.matches(r#"class="series""#).count(), 2);
         assert_eq!(svg.matches(r#"class="fit""#).count(), 1);
         assert_eq!(svg.matches(r#"class="err""#).count(), 6);

@@ -19,8 +19,19 @@ pub use line::{Fit, Guide, LineChart, LineStyle, Mark, Pt, Series, XNote, YScale
 pub use panels::Panels;
 pub use scale::{Axis, ScaleKind};
 
-use super::format::escape;
-use std::fmt::Write;
+use maud::{html, Markup, PreEscaped, Render};
+use std::fmt::{self, Write};
+
+/// Text from the data, for `format!` into SVG markup: it displays escaped
+/// (through `maud`), so an interpolated label cannot open a tag.
+#[derive(Clone, Copy, Debug)]
+pub struct Text<'a>(pub &'a str);
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&html! { (self.0) }.into_string())
+    }
+}
 
 /// Okabe & Ito (2008), "Color Universal Design"; yellow last, as it is
 /// faint on white.
@@ -134,7 +145,7 @@ impl Doc {
     /// Opens a `width` x `height` document with a white background and an
     /// accessible title.
     pub fn new(width: f64, height: f64, title: &str) -> Doc {
-        let t = escape(title);
+        let t = Text(title);
         let mut out = String::new();
         let _ = write!(
             out,
@@ -143,8 +154,11 @@ impl Doc {
         Doc { out }
     }
 
-    pub fn push(&mut self, s: &str) {
-        self.out.push_str(s);
+    /// Appends markup. Strings are escaped (`maud::Render`); geometry
+    /// written with `format!` from numbers and constants goes in as
+    /// `PreEscaped`, text through `html!` or [`Doc::text`].
+    pub fn push(&mut self, m: impl Render) {
+        m.render_to(&mut self.out);
     }
 
     /// Text at (x, y); `anchor` is start, middle or end. `s` is escaped.
@@ -152,8 +166,24 @@ impl Doc {
         let _ = write!(
             self.out,
             r#"<text x="{x:.1}" y="{y:.1}" font-size="{size}" text-anchor="{anchor}" fill="{fill}">{}</text>"#,
-            escape(s)
+            Text(s)
         );
+    }
+
+    /// A chart's bold, centred title at (x, y).
+    pub fn heading(&mut self, x: f64, y: f64, s: &str) {
+        let _ = write!(
+            self.out,
+            r#"<text x="{x:.1}" y="{y}" font-size="{}" font-weight="600" text-anchor="middle" fill="{INK}">{}</text>"#,
+            frame::TITLE_SIZE,
+            Text(s)
+        );
+    }
+
+    /// Opens a group clipped by the clip path `id`; close it with
+    /// `push(PreEscaped("</g>"))`.
+    pub fn open_group_clipped(&mut self, id: &str) {
+        let _ = write!(self.out, r#"<g clip-path="url(#{})">"#, Text(id));
     }
 
     pub fn line(&mut self, (x1, y1): (f64, f64), (x2, y2): (f64, f64), stroke: &str, width: f64) {
@@ -163,9 +193,9 @@ impl Doc {
         );
     }
 
-    pub fn finish(mut self) -> String {
+    pub fn finish(mut self) -> Markup {
         self.out.push_str("</svg>");
-        self.out
+        PreEscaped(self.out)
     }
 }
 
@@ -243,20 +273,20 @@ pub fn draw_legend(doc: &mut Doc, entries: &[LegendEntry], x: f64, y: f64, width
                 let dash = dash
                     .map(|d| format!(r#" stroke-dasharray="{d}""#))
                     .unwrap_or_default();
-                doc.push(&format!(
+                doc.push(PreEscaped(format!(
                     r#"<line x1="{sx:.1}" y1="{cy:.1}" x2="{:.1}" y2="{cy:.1}" stroke="{color}" stroke-width="2"{dash}/>"#,
                     sx + SAMPLE_W
-                ));
+                )));
                 if let Some(m) = marker {
-                    doc.push(&m.svg(sx + SAMPLE_W / 2.0, cy, color, false));
+                    doc.push(PreEscaped(m.svg(sx + SAMPLE_W / 2.0, cy, color, false)));
                 }
             }
-            Sample::Swatch(color) => doc.push(&format!(
+            Sample::Swatch(color) => doc.push(PreEscaped(format!(
                 r#"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{color}"/>"#,
                 sx + SAMPLE_W / 2.0 - 6.0,
                 cy - 6.0
-            )),
-            Sample::Hollow(m) => doc.push(&m.svg(sx + SAMPLE_W / 2.0, cy, MUTED, true)),
+            ))),
+            Sample::Hollow(m) => doc.push(PreEscaped(m.svg(sx + SAMPLE_W / 2.0, cy, MUTED, true))),
         }
         doc.text(
             sx + SAMPLE_W + 6.0,
@@ -277,11 +307,25 @@ mod tests {
     fn documents_are_standalone_and_escaped() {
         let mut d = Doc::new(100.0, 50.0, "a <b> & c");
         d.text(1.0, 2.0, "<script>", 10.0, "start", INK);
-        let s = d.finish();
+        let s = d.finish().into_string();
         assert!(s.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg""#));
         assert!(s.ends_with("</svg>"));
         assert!(s.contains("a &lt;b&gt; &amp; c"));
         assert!(!s.contains("<script>"));
+    }
+
+    #[test]
+    fn pushed_strings_and_text_are_escaped_unless_marked_as_markup() {
+        let mut d = Doc::new(10.0, 10.0, "t");
+        d.push("<script>a</script>".to_string());
+        d.push(PreEscaped("<g/>"));
+        d.heading(1.0, 2.0, "\"><img src=x onerror=alert(1)>");
+        d.open_group_clipped("x\"><script>");
+        let s = d.finish().into_string();
+        assert!(!s.contains("<script>") && !s.contains("<img"), "{s}");
+        assert!(s.contains("&lt;script&gt;a&lt;/script&gt;<g/>"));
+        assert!(s.contains("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"));
+        assert_eq!(format!("{}", Text("a & b")), "a &amp; b");
     }
 
     #[test]

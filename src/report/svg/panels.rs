@@ -3,9 +3,9 @@
 //! in every panel, and one legend below them all (seed 000's TPS beside
 //! TPS per client; seeds 001/003's requests/s over Gbit/s).
 
-use super::frame::{RIGHT, TITLE_SIZE};
-use super::{draw_legend, legend_height, Doc, LegendEntry, LineChart, INK};
-use crate::report::format::escape;
+use super::frame::RIGHT;
+use super::{draw_legend, legend_height, Doc, LegendEntry, LineChart};
+use maud::{Markup, PreEscaped};
 
 /// Space for the figure's own title above the first panel.
 const HEADER_H: f64 = 30.0;
@@ -26,7 +26,7 @@ impl Panels {
         }
     }
 
-    pub fn render(&self) -> String {
+    pub fn render(&self) -> Markup {
         let width = self.panels.iter().map(|p| p.width).fold(0.0, f64::max);
         let left = self
             .panels
@@ -38,18 +38,16 @@ impl Panels {
         let body: f64 = self.panels.iter().map(LineChart::height).sum();
         let height = HEADER_H + body + legend_height(&legend, plot_w) + 10.0;
         let mut doc = Doc::new(width, height, &self.title);
-        doc.push(&format!(
-            r#"<text x="{:.1}" y="20" font-size="{TITLE_SIZE}" font-weight="600" text-anchor="middle" fill="{INK}">{}</text>"#,
-            width / 2.0,
-            escape(&self.title)
-        ));
+        doc.heading(width / 2.0, 20.0, &self.title);
         let mut top = HEADER_H;
         for p in &self.panels {
-            doc.push(&format!(r#"<g transform="translate(0 {top:.1})">"#));
+            doc.push(PreEscaped(format!(
+                r#"<g transform="translate(0 {top:.1})">"#
+            )));
             let mut panel = p.clone();
             panel.width = width;
             panel.draw(&mut doc, left);
-            doc.push("</g>");
+            doc.push(PreEscaped("</g>"));
             top += p.height();
         }
         draw_legend(&mut doc, &legend, left, top, plot_w);
@@ -102,7 +100,7 @@ mod tests {
             "two",
             vec![chart("a", &[1.0, 2.0]), chart("b", &[1e6, 2.5e6])],
         );
-        let svg = p.render();
+        let svg = p.render().into_string();
         assert_eq!(svg.matches("<svg").count(), 1);
         assert_eq!(svg.matches(r#"class="series""#).count(), 2);
         assert_eq!(svg.matches(">nginx</text>").count(), 1, "one legend");

@@ -1,7 +1,7 @@
 //! Axis scales and tick placement.
 
 /// How values map to positions along an axis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ScaleKind {
     Linear,

@@ -1,14 +1,15 @@
 //! A small JSON Schema checker for `docs/export-schema.json`: the keywords
 //! that file uses (`type`, `const`, `enum`, `required`, `properties`,
 //! `additionalProperties: false`, `items`, `minItems`, `maxItems`,
-//! `minimum`, `oneOf`, local `$ref`), with the meaning draft 2020-12 gives
-//! them. Any other keyword is an error, so the schema cannot use one this
-//! checker would silently skip.
+//! `minimum`, `oneOf`, `prefixItems`, local `$ref`; `format` only
+//! annotates), with the meaning draft 2020-12 gives them. Any other keyword
+//! is an error, so the schema cannot use one this checker would silently
+//! skip.
 
 use serde_json::Value;
 
 /// Keywords that only annotate.
-const ANNOTATIONS: &[&str] = &["$schema", "$id", "$defs", "title", "description"];
+const ANNOTATIONS: &[&str] = &["$schema", "$id", "$defs", "title", "description", "format"];
 
 /// Every place where `doc` breaks `schema`, as `path: what`.
 pub fn violations(schema: &Value, doc: &Value) -> Vec<String> {
@@ -74,6 +75,12 @@ fn check(root: &Value, schema: &Value, v: &Value, at: &str, out: &mut Vec<String
             "items" => {
                 for (i, x) in v.as_array().into_iter().flatten().enumerate() {
                     check(root, rule, x, &format!("{at}[{i}]"), out);
+                }
+            }
+            "prefixItems" => {
+                let firsts = rule.as_array().into_iter().flatten();
+                for (i, (sub, x)) in firsts.zip(v.as_array().into_iter().flatten()).enumerate() {
+                    check(root, sub, x, &format!("{at}[{i}]"), out);
                 }
             }
             "minItems" | "maxItems" => {
