@@ -371,6 +371,7 @@ mod tests {
                     TrialStatus::Failed
                 },
                 error: None,
+                failure_cause: None,
                 started_at: 0,
                 measurement: Some(Measurement {
                     rps: r,

@@ -18,7 +18,7 @@ use crate::analysis::usl::UslFit;
 use crate::load::result::ErrorCounts;
 use crate::model::Point;
 use crate::probe::{CpuSplit, ProbeSummary};
-use crate::store::{Measurement, Run, RunData, Trial, TrialContext, TrialStatus};
+use crate::store::{FailureCause, Measurement, Run, RunData, Trial, TrialContext, TrialStatus};
 use crate::units::RateUnit;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
@@ -203,6 +203,9 @@ pub(crate) struct TrialDoc<'a> {
     pub status: TrialStatus,
     /// Why the trial failed.
     pub error: Option<&'a str>,
+    /// The environmental cause of a failure, which `--resume` retries;
+    /// null for a good trial and for a failure of the server under test.
+    pub failure_cause: Option<FailureCause>,
     /// Unix seconds.
     pub started_at: i64,
     /// Null for a failed trial.
@@ -233,6 +236,7 @@ impl<'a> From<&'a Trial> for TrialDoc<'a> {
             trial: t.trial,
             status: t.status,
             error: t.error.as_deref(),
+            failure_cause: t.failure_cause,
             started_at: t.started_at,
             throughput: t.throughput(),
             measurement: t.measurement.as_ref(),

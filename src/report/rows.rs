@@ -476,6 +476,7 @@ mod tests {
             trial: 1,
             status: TrialStatus::Ok,
             error: None,
+            failure_cause: None,
             started_at: 0,
             measurement: Some(crate::store::Measurement {
                 rps: v,

@@ -45,6 +45,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
                         TrialStatus::Ok
                     },
                     error: failed.then(|| "server exited with signal 9, \"OOM\"".to_string()),
+                    failure_cause: None,
                     started_at: 1_714_564_800 + trials.len() as i64 * 10,
                     measurement: (!failed).then(|| Measurement {
                         requests: (r * 10.0) as u64,

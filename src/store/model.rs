@@ -32,6 +32,11 @@ pub struct Trial {
     pub status: TrialStatus,
     /// Why it failed.
     pub error: Option<String>,
+    /// The environmental cause of a failure (a lost host, a server that
+    /// did not start, a full disk), which `--resume` retries; `None` for a
+    /// good trial and for a failure of the server under test.
+    #[serde(default)]
+    pub failure_cause: Option<super::FailureCause>,
     /// When it started (unix seconds).
     pub started_at: i64,
     /// What the load generator measured; `None` when it measured nothing.

@@ -108,7 +108,7 @@ impl Store {
                     m.requests, m.duration_s, m.rps, m.bytes, m.gbit_s, m.errors, m.retries,
                     m.latency_p50_us, m.latency_p90_us, m.latency_p99_us, m.latency_p999_us,
                     m.latency_max_us, m.latency_mean_us, m.latency_stdev_us, m.client_cpu_s,
-                    m.target_rate, m.connections_opened, m.notes
+                    m.target_rate, m.connections_opened, m.notes, t.failure_cause
              FROM trials t
              LEFT JOIN timelines tl ON tl.trial_id = t.id
              LEFT JOIN probes p ON p.trial_id = t.id
@@ -220,6 +220,10 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
             TrialStatus::Failed
         },
         error: r.get(6)?,
+        failure_cause: r
+            .get::<_, Option<String>>(29)?
+            .as_deref()
+            .and_then(super::FailureCause::parse),
         started_at: r.get(7)?,
         context: context.map_or_else(Default::default, |s| super::TrialContext::from_stored(&s)),
         timeline: json_col(r, 9)?,

@@ -14,7 +14,17 @@ use rusqlite::params;
 /// Why a trial failed, when the cause was its environment rather than the
 /// server under test. A closed set; `trials.failure_cause` holds
 /// [`FailureCause::as_str`], NULL for any other failure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureCause {
     /// A remote host's agent or its ssh connection was lost during it.
@@ -172,6 +182,13 @@ mod tests {
         let run = crate::store::tests::run(&mut store);
         failed(&mut store, run, "a", Some(FailureCause::LostHost));
         failed(&mut store, run, "b", None);
+        // Read back with each trial, and carried by the JSON export.
+        let data = store.load_run(&run.to_string()).unwrap();
+        let causes: Vec<_> = data.trials.iter().map(|t| t.failure_cause).collect();
+        assert_eq!(causes, [Some(FailureCause::LostHost), None]);
+        let export = crate::report::json::export(&data);
+        assert_eq!(export["trials"][0]["failure_cause"], "lost_host");
+        assert!(export["trials"][1]["failure_cause"].is_null());
         let found = store.environmental_failures(run).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(

@@ -49,6 +49,7 @@ fn trial(system: &str, p: &Point, n: u32, rps: f64, id: i64) -> Trial {
         trial: n,
         status: TrialStatus::Ok,
         error: None,
+        failure_cause: None,
         started_at: 1_700_000_000 + id * 7,
         measurement: Some(measurement(rps, 50 + (rps as u64 % 997))),
         probe: Some(ProbeSummary {
