@@ -359,7 +359,12 @@ fn collect(
             let left = deadline.saturating_duration_since(Instant::now());
             match a.receive(left.min(Duration::from_millis(200)), "run_load") {
                 Err(RemoteError::Timeout { .. }) if !left.is_zero() => continue,
-                other => break client_part(&mut a, other),
+                other => {
+                    if matches!(other, Err(RemoteError::Timeout { .. })) {
+                        a.abandon(); // its late reply must not answer the next run
+                    }
+                    break client_part(&mut a, other);
+                }
             }
         };
         match got {

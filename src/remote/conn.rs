@@ -63,6 +63,15 @@ impl AgentConn {
             host: host.to_string(),
             detail: ": no stdout".into(),
         })?;
+        let mut conn = AgentConn::over(host, child, stdout);
+        conn.hello(path)?;
+        conn.offset = conn.measure_clock()?;
+        Ok(conn)
+    }
+
+    /// The connection over a started session, its replies read by a
+    /// thread of their own; nothing is exchanged yet.
+    fn over(host: &Host, mut child: Child, stdout: std::process::ChildStdout) -> AgentConn {
         let (tx, replies) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -75,7 +84,7 @@ impl AgentConn {
             }
         });
         let stdin = child.stdin.take();
-        let mut conn = AgentConn {
+        AgentConn {
             host: host.clone(),
             facts: AgentFacts { cpus: 0 },
             offset: Offset {
@@ -85,10 +94,7 @@ impl AgentConn {
             child,
             stdin,
             replies,
-        };
-        conn.hello(path)?;
-        conn.offset = conn.measure_clock()?;
-        Ok(conn)
+        }
     }
 
     fn hello(&mut self, path: &str) -> Result<(), RemoteError> {
@@ -180,7 +186,21 @@ impl AgentConn {
             .unwrap_or("request")
             .to_string();
         self.send(request)?;
-        self.receive(limit, &what)
+        let reply = self.receive(limit, &what);
+        if matches!(reply, Err(RemoteError::Timeout { .. })) {
+            self.abandon();
+        }
+        reply
+    }
+
+    /// Ends a session whose reply did not come in time. Its reply may still
+    /// come, and would then be read as the answer to the next request (a
+    /// last trial's numbers stored as this one's): so the session is ended,
+    /// and the next trial reconnects ([`super::cluster::Cluster::heal`]).
+    pub fn abandon(&mut self) {
+        self.stdin.take();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// Whether the ssh session is still up.
@@ -224,5 +244,48 @@ impl AgentConn {
 impl Drop for AgentConn {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session that answers every request line with a clock reply, 300 ms
+    /// late.
+    fn late_session() -> AgentConn {
+        let mut child = std::process::Command::new("sh")
+            .args([
+                "-c",
+                r#"while read -r line; do sleep 0.3; echo '{"reply":"clock","unix_ns":7}'; done"#,
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        AgentConn::over(&Host::parse("root@198.18.0.11").unwrap(), child, stdout)
+    }
+
+    #[test]
+    fn a_reply_that_comes_too_late_never_answers_the_next_request() {
+        let mut conn = late_session();
+        assert!(matches!(
+            conn.call(Request::Clock, Duration::from_millis(50)),
+            Err(RemoteError::Timeout { .. })
+        ));
+        assert!(!conn.is_alive(), "the session out of step is ended");
+        // Without that, this call would read the first request's late reply.
+        std::thread::sleep(Duration::from_millis(400));
+        let next = conn.call(Request::Clock, Duration::from_secs(2));
+        assert!(matches!(next, Err(RemoteError::Lost { .. })), "{next:?}");
+    }
+
+    #[test]
+    fn a_reply_in_time_keeps_the_session() {
+        let mut conn = late_session();
+        let reply = conn.call(Request::Clock, Duration::from_secs(5)).unwrap();
+        assert!(matches!(reply, Reply::Clock { unix_ns: 7 }), "{reply:?}");
+        assert!(conn.is_alive());
     }
 }
