@@ -12,7 +12,7 @@ use super::stopping::relative_half_width;
 use super::summary::median;
 use super::summary::Headline;
 use crate::load::result::ErrorCounts;
-use crate::model::{display_value, Coord};
+use crate::model::Coord;
 use crate::store::RunData;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -270,10 +270,8 @@ fn geomean(points: &[PointComparison]) -> Option<f64> {
 /// Keys of the flattened environments (and the server and scalelab
 /// versions) whose values differ, sorted by key.
 pub fn environment_differences(a: &RunData, b: &RunData) -> Vec<EnvDifference> {
-    let mut fa = BTreeMap::new();
-    let mut fb = BTreeMap::new();
-    flatten("", &a.run.environment, &mut fa);
-    flatten("", &b.run.environment, &mut fb);
+    let mut fa = crate::probe::flatten(&a.run.environment);
+    let mut fb = crate::probe::flatten(&b.run.environment);
     for (map, run) in [(&mut fa, &a.run), (&mut fb, &b.run)] {
         if let Some(v) = &run.server_version {
             map.insert("server_version".to_string(), v.clone());
@@ -289,32 +287,6 @@ pub fn environment_differences(a: &RunData, b: &RunData) -> Vec<EnvDifference> {
             b: fb.get(k).cloned(),
         })
         .collect()
-}
-
-/// `{"cpu": {"model": "x"}, "sysctls": ["a"]}` -> `cpu.model = x`,
-/// `sysctls[0] = a`.
-fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        serde_json::Value::Object(map) => {
-            for (k, child) in map {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&key, child, out);
-            }
-        }
-        serde_json::Value::Array(items) => {
-            for (i, child) in items.iter().enumerate() {
-                flatten(&format!("{prefix}[{i}]"), child, out);
-            }
-        }
-        serde_json::Value::Null if prefix.is_empty() => {}
-        other => {
-            out.insert(prefix.to_string(), display_value(other));
-        }
-    }
 }
 
 #[cfg(test)]

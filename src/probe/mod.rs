@@ -40,7 +40,7 @@ pub use client::{
 pub use data::{
     CpuSplit, NetDelta, PerCpu, ProbeData, ProbeSample, ProbeSummary, ProcessSummary, ServerSample,
 };
-pub use diff::{diff, flatten};
+pub use diff::{diff, flatten, flatten_leaves, ScalarLists};
 pub use fingerprint::{capture, Fingerprint};
 pub use sampler::{Sampler, SamplerConfig};
 
