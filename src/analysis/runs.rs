@@ -12,7 +12,7 @@ use super::stopping::relative_half_width;
 use super::summary::median;
 use super::summary::Headline;
 use crate::load::result::ErrorCounts;
-use crate::model::{display_value, Coord};
+use crate::model::Coord;
 use crate::store::RunData;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -270,10 +270,8 @@ fn geomean(points: &[PointComparison]) -> Option<f64> {
 /// Keys of the flattened environments (and the server and scalelab
 /// versions) whose values differ, sorted by key.
 pub fn environment_differences(a: &RunData, b: &RunData) -> Vec<EnvDifference> {
-    let mut fa = BTreeMap::new();
-    let mut fb = BTreeMap::new();
-    flatten("", &a.run.environment, &mut fa);
-    flatten("", &b.run.environment, &mut fb);
+    let mut fa = crate::probe::flatten(&a.run.environment_facts());
+    let mut fb = crate::probe::flatten(&b.run.environment_facts());
     for (map, run) in [(&mut fa, &a.run), (&mut fb, &b.run)] {
         if let Some(v) = &run.server_version {
             map.insert("server_version".to_string(), v.clone());
@@ -291,40 +289,14 @@ pub fn environment_differences(a: &RunData, b: &RunData) -> Vec<EnvDifference> {
         .collect()
 }
 
-/// `{"cpu": {"model": "x"}, "sysctls": ["a"]}` -> `cpu.model = x`,
-/// `sysctls[0] = a`.
-fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        serde_json::Value::Object(map) => {
-            for (k, child) in map {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&key, child, out);
-            }
-        }
-        serde_json::Value::Array(items) => {
-            for (i, child) in items.iter().enumerate() {
-                flatten(&format!("{prefix}[{i}]"), child, out);
-            }
-        }
-        serde_json::Value::Null if prefix.is_empty() => {}
-        other => {
-            out.insert(prefix.to_string(), display_value(other));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::Point;
+    use crate::probe::{Environment, Fingerprint, HostFingerprint, PortableFingerprint};
     use crate::store::{Measurement, Run, Trial, TrialStatus};
-    use serde_json::json;
 
-    fn run(id: i64, env: serde_json::Value, server: Option<&str>) -> Run {
+    fn run(id: i64, env: Option<Environment>, server: Option<&str>) -> Run {
         Run {
             id,
             name: format!("run{id}"),
@@ -401,12 +373,12 @@ mod tests {
         b_trials.extend(trials("nginx", &point(3, 10), &scaled(1.2)));
         b_trials.extend(trials("nginx", &point(9, 5000), &BASE));
         let a = RunData {
-            run: run(1, json!({}), None),
+            run: run(1, None, None),
             trials: a_trials,
             profiles: Vec::new(),
         };
         let b = RunData {
-            run: run(2, json!({}), None),
+            run: run(2, None, None),
             trials: b_trials,
             profiles: Vec::new(),
         };
@@ -425,12 +397,12 @@ mod tests {
     fn single_differently_named_systems_are_paired() {
         let p = point(0, 10);
         let a = RunData {
-            run: run(1, json!({}), None),
+            run: run(1, None, None),
             trials: trials("old", &p, &BASE),
             profiles: Vec::new(),
         };
         let b = RunData {
-            run: run(2, json!({}), None),
+            run: run(2, None, None),
             trials: trials("new", &p, &BASE),
             profiles: Vec::new(),
         };
@@ -447,12 +419,12 @@ mod tests {
     fn failed_trials_are_counted_but_give_no_sample() {
         let p = point(0, 10);
         let a = RunData {
-            run: run(1, json!({}), None),
+            run: run(1, None, None),
             trials: trials("s", &p, &BASE),
             profiles: Vec::new(),
         };
         let b = RunData {
-            run: run(2, json!({}), None),
+            run: run(2, None, None),
             trials: trials("s", &p, &[1000.0, 0.0, 0.0, 0.0, 0.0]),
             profiles: Vec::new(),
         };
@@ -469,11 +441,19 @@ mod tests {
 
     #[test]
     fn environment_differences_are_flattened() {
-        let env_a = json!({"kernel": "6.1.0-18", "cpu": {"model": "X", "cores": 2},
-                           "sysctl": {"net.core.somaxconn": 4096}, "flags": ["a", "b"]});
-        let env_b = json!({"kernel": "6.1.0-21", "cpu": {"model": "X", "cores": 2},
-                           "sysctl": {"net.core.somaxconn": 128}, "flags": ["a"],
-                           "governor": "performance"});
+        let machine = |kernel: &str, somaxconn: &str| Fingerprint {
+            kernel_release: kernel.into(),
+            sysctls: [("net.core.somaxconn".to_string(), somaxconn.to_string())].into(),
+            ..Fingerprint::default()
+        };
+        let env_a = Some(Environment::local(machine("6.1.0-18", "4096")));
+        let mut env_b = Environment::local(machine("6.1.0-21", "128"));
+        env_b.machine.cpufreq_governor = "performance".into();
+        env_b.hosts.insert(
+            "h".into(),
+            HostFingerprint::Portable(PortableFingerprint::parse("uname=FreeBSD 14.0")),
+        );
+        let env_b = Some(env_b);
         let a = RunData {
             run: run(1, env_a, Some("nginx/1.22.1")),
             trials: vec![],
@@ -489,13 +469,14 @@ mod tests {
         assert_eq!(
             keys,
             [
-                "flags[1]",
-                "governor",
-                "kernel",
+                "cpufreq_governor",
+                "hosts.h.uname",
+                "kernel_release",
                 "server_version",
-                "sysctl.net.core.somaxconn"
+                "sysctls.net.core.somaxconn"
             ]
         );
+        assert_eq!(d[0].a.as_deref(), Some(""));
         assert_eq!(d[1].a, None);
         assert_eq!(d[2].b.as_deref(), Some("6.1.0-21"));
         assert_eq!(d[4].a.as_deref(), Some("4096"));
@@ -504,12 +485,12 @@ mod tests {
     #[test]
     fn no_common_points_gives_no_geomean() {
         let a = RunData {
-            run: run(1, json!({}), None),
+            run: run(1, None, None),
             trials: trials("a", &point(0, 1), &BASE),
             profiles: Vec::new(),
         };
         let b = RunData {
-            run: run(2, json!({}), None),
+            run: run(2, None, None),
             trials: [
                 trials("b", &point(0, 1), &BASE),
                 trials("c", &point(0, 1), &BASE),

@@ -1,50 +1,65 @@
-//! Comparing two runs' fingerprints (or any two JSON values) key by key.
+//! Comparing two runs' fingerprints (or any two JSON values) key by key,
+//! and the one JSON flattener every environment table and diff uses.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Flattens JSON to dotted keys: `{"a":{"b":1},"c":[x,y]}` gives `a.b`,
-/// `c.0`, `c.1`. Strings appear without quotes.
-pub fn flatten(value: &Value) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    walk_leaves(value, &|v| !v.is_object() && !v.is_array(), &mut |k, v| {
-        out.insert(k, crate::model::display_value(v));
-    });
-    out
+/// How [`flatten_leaves`] treats an array whose items are all scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarLists {
+    /// One key per item: `flags[0]`, `flags[1]` (what diffs need, so one
+    /// changed item shows as one changed key).
+    Indexed,
+    /// The whole array is one leaf under `flags` (what a table shows).
+    Whole,
 }
 
-/// Visits JSON depth first, calling `visit` with the dotted key (object
-/// keys and array indices joined by `.`) of every value `is_leaf` accepts;
-/// objects and arrays it does not accept are walked into.
-pub fn walk_leaves(
-    value: &Value,
-    is_leaf: &dyn Fn(&Value) -> bool,
-    visit: &mut dyn FnMut(String, &Value),
-) {
-    fn walk(
-        prefix: &str,
-        v: &Value,
-        is_leaf: &dyn Fn(&Value) -> bool,
-        visit: &mut dyn FnMut(String, &Value),
-    ) {
-        let key = |k: &str| {
-            if prefix.is_empty() {
+/// The one flattener: the leaves of `value` with their keys, depth first in
+/// the value's key order. Object keys join with `.` and array indices are
+/// written `[i]`: `{"a":{"b":1},"c":[{"d":2}]}` gives `a.b` and `c[0].d`.
+/// Leaves are scalars (and, with [`ScalarLists::Whole`], arrays of
+/// scalars, even empty ones); empty objects and indexed empty arrays give
+/// nothing, and so does a scalar `value` itself (it has no key).
+pub fn flatten_leaves(value: &Value, lists: ScalarLists) -> Vec<(String, &Value)> {
+    fn walk<'a>(key: String, v: &'a Value, lists: ScalarLists, out: &mut Vec<(String, &'a Value)>) {
+        let child = |k: &str| {
+            if key.is_empty() {
                 k.to_string()
             } else {
-                format!("{prefix}.{k}")
+                format!("{key}.{k}")
             }
         };
         match v {
-            _ if is_leaf(v) => visit(prefix.to_string(), v),
-            Value::Object(m) => m.iter().for_each(|(k, v)| walk(&key(k), v, is_leaf, visit)),
+            Value::Object(m) => m.iter().for_each(|(k, c)| walk(child(k), c, lists, out)),
+            Value::Array(a)
+                if lists == ScalarLists::Whole && a.iter().all(is_scalar) && !key.is_empty() =>
+            {
+                out.push((key, v))
+            }
             Value::Array(a) => a
                 .iter()
                 .enumerate()
-                .for_each(|(i, v)| walk(&key(&i.to_string()), v, is_leaf, visit)),
+                .for_each(|(i, c)| walk(format!("{key}[{i}]"), c, lists, out)),
+            scalar if !key.is_empty() => out.push((key, scalar)),
             _ => {}
         }
     }
-    walk("", value, is_leaf, visit)
+    let mut out = Vec::new();
+    walk(String::new(), value, lists, &mut out);
+    out
+}
+
+fn is_scalar(v: &Value) -> bool {
+    !v.is_object() && !v.is_array()
+}
+
+/// [`flatten_leaves`] with every array indexed and each leaf shown as text
+/// (strings without quotes): the form diffs compare.
+pub fn flatten(value: &Value) -> BTreeMap<String, String> {
+    flatten_leaves(value, ScalarLists::Indexed)
+        .into_iter()
+        .map(|(k, v)| (k, crate::model::display_value(v)))
+        .collect()
 }
 
 /// The keys whose values differ between two fingerprints (or any two JSON
@@ -90,9 +105,43 @@ mod tests {
                     "200000".into()
                 ),
                 ("new".into(), "(absent)".into(), "true".into()),
-                ("x.1".into(), "2".into(), "(absent)".into()),
+                ("x[1]".into(), "2".into(), "(absent)".into()),
             ]
         );
         assert!(diff(&a, &a).is_empty());
+    }
+
+    #[test]
+    fn one_key_syntax_for_objects_and_arrays() {
+        let v = json!({"a": {"b": 1}, "c": [{"d": "x"}, 2], "e": [], "f": {}, "g": null});
+        let keys = |lists| -> Vec<String> {
+            flatten_leaves(&v, lists)
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect()
+        };
+        assert_eq!(keys(ScalarLists::Indexed), ["a.b", "c[0].d", "c[1]", "g"]);
+        assert_eq!(
+            keys(ScalarLists::Whole),
+            ["a.b", "c[0].d", "c[1]", "e", "g"]
+        );
+        let list = json!({"s": ["a", "b"], "n": [[1]]});
+        assert_eq!(
+            flatten_leaves(&list, ScalarLists::Whole),
+            [
+                ("n[0]".to_string(), &json!([1])),
+                ("s".to_string(), &json!(["a", "b"]))
+            ]
+        );
+        assert_eq!(
+            flatten(&list),
+            BTreeMap::from([
+                ("n[0][0]".to_string(), "1".to_string()),
+                ("s[0]".to_string(), "a".to_string()),
+                ("s[1]".to_string(), "b".to_string()),
+            ])
+        );
+        assert!(flatten(&json!(3)).is_empty());
+        assert!(flatten(&Value::Null).is_empty());
     }
 }

@@ -20,6 +20,7 @@ pub(crate) mod client;
 pub(crate) mod cpu;
 pub(crate) mod data;
 pub(crate) mod diff;
+pub(crate) mod environment;
 pub(crate) mod fingerprint;
 pub(crate) mod freq;
 pub(crate) mod loadavg;
@@ -40,8 +41,11 @@ pub use client::{
 pub use data::{
     CpuSplit, NetDelta, PerCpu, ProbeData, ProbeSample, ProbeSummary, ProcessSummary, ServerSample,
 };
-pub use diff::{diff, flatten};
-pub use fingerprint::{capture, Fingerprint};
+pub use diff::{diff, flatten, flatten_leaves, ScalarLists};
+pub use environment::{
+    Environment, EnvironmentError, HostFingerprint, PortableFingerprint, ENVIRONMENT_VERSION,
+};
+pub use fingerprint::{capture, Fingerprint, SYSCTLS};
 pub use sampler::{Sampler, SamplerConfig};
 
 /// Why the sampler could not start.

@@ -339,7 +339,9 @@ mod tests {
         let a = run_data(&["nginx"]); // a client-bound trial at connections=4000
         let mut b = run_data(&["nginx"]);
         b.run.name = "nginx-return200".into();
-        b.run.environment = serde_json::json!({"kernel": "14.0-RELEASE", "cpus": 2});
+        if let Some(env) = &mut b.run.environment {
+            env.machine.kernel_release = "14.0-RELEASE".into();
+        }
         b.trials.retain(|t| t.point.index != 0);
         let c = compare_runs(&a, &b, 0.02);
         let aggs = (aggregate(&a), aggregate(&b));
@@ -356,8 +358,9 @@ mod tests {
             !page.contains("against linux.sqlite:1</p><p>Geometric mean"),
             "no verdict"
         );
-        let kernel = page.find("<td>kernel</td>").expect("the kernel difference");
-        assert!(page[kernel..].starts_with("<td>kernel</td><td>6.1.0</td><td>14.0-RELEASE</td>"));
+        let kernel = (page.find("<td>kernel_release</td>")).expect("the kernel difference");
+        assert!(page[kernel..]
+            .starts_with("<td>kernel_release</td><td>6.1.0</td><td>14.0-RELEASE</td>"));
         assert!(!page.contains("<script"));
     }
 }

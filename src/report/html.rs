@@ -104,7 +104,7 @@ fn render_with(agg: &Aggregate, run: &Run, extra: &Extra) -> String {
         section id="server" { h2 { "Server" } (figures(&charts, &server_kinds)) (tables::server(agg)) }
         (extra.profiles)
         (warnings(agg))
-        section id="environment" { h2 { "Environment" } (tables::environment(&run.environment)) }
+        section id="environment" { h2 { "Environment" } (tables::environment(&run.environment_facts())) }
         section id="experiment" {
             h2 { "Experiment file" }
             p class="muted" { (run.experiment_path) }

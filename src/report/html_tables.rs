@@ -458,18 +458,12 @@ pub fn fingerprint_table(columns: &[(String, &Value)]) -> Markup {
     }
 }
 
-/// Dotted keys to display strings, in document order; arrays of scalars
-/// join with commas.
+/// Flattened keys (`cpu.model`, `hosts.h[0]`) to display strings, in key
+/// order; arrays of scalars join with commas.
 fn flatten(v: &Value) -> Vec<(String, String)> {
-    let scalar = |x: &Value| !x.is_object() && !x.is_array();
-    let mut out = Vec::new();
-    crate::probe::diff::walk_leaves(
-        v,
-        &|x| match x {
-            Value::Array(a) => a.iter().all(scalar),
-            other => scalar(other),
-        },
-        &mut |k, x| {
+    crate::probe::flatten_leaves(v, crate::probe::ScalarLists::Whole)
+        .into_iter()
+        .map(|(k, x)| {
             let shown = match x {
                 Value::Array(a) => {
                     let items: Vec<String> = a.iter().map(crate::model::display_value).collect();
@@ -478,10 +472,9 @@ fn flatten(v: &Value) -> Vec<(String, String)> {
                 Value::Null => "–".into(),
                 other => crate::model::display_value(other),
             };
-            out.push((k, shown));
-        },
-    );
-    out
+            (k, shown)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -116,7 +116,7 @@ pub(crate) struct RunDoc<'a> {
     /// The environment fingerprint (kernel, sysctls, CPU, virtualization);
     /// see docs/probe-metrics.md.
     #[schemars(schema_with = "object_schema")]
-    pub environment: &'a Value,
+    pub environment: Value,
     pub scalelab_version: &'a str,
     pub server_version: Option<&'a str>,
     pub baseline: Option<&'a str>,
@@ -136,7 +136,7 @@ impl<'a> From<&'a Run> for RunDoc<'a> {
             status: &r.status,
             experiment_path: &r.experiment_path,
             experiment: &r.experiment,
-            environment: &r.environment,
+            environment: r.environment_facts(),
             scalelab_version: &r.scalelab_version,
             server_version: r.server_version.as_deref(),
             baseline: r.baseline.as_deref(),

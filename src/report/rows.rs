@@ -280,8 +280,9 @@ pub fn collect(data: &RunData) -> Aggregate {
         unit: throughput_unit(data, &mut notes).as_str(),
         noise: data.run.noise,
         notes,
-        ram_bytes: data.run.environment["mem_total_bytes"]
-            .as_f64()
+        ram_bytes: (data.run.environment.as_ref())
+            .and_then(|e| e.machine.mem_total_bytes)
+            .map(|b| b as f64)
             .filter(|b| *b > 0.0),
     }
 }

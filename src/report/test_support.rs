@@ -14,7 +14,6 @@ use crate::probe::{CpuSplit, ProbeSummary};
 use crate::store::context::TrialContext;
 use crate::store::{Measurement, Run, RunData, Trial, TrialStatus};
 use crate::units::Micros;
-use serde_json::json;
 
 pub const CONNECTIONS: [u32; 5] = [1, 10, 100, 1000, 4000];
 
@@ -105,7 +104,13 @@ pub fn run_data(systems: &[&str]) -> RunData {
             status: "finished".into(),
             experiment: "[experiment]\nname = \"nginx <scaling>\"\n".into(),
             experiment_path: "recipes/nginx.toml".into(),
-            environment: json!({"kernel": "6.1.0", "cpus": 2}),
+            environment: Some(crate::probe::Environment::local(
+                crate::probe::Fingerprint {
+                    kernel_release: "6.1.0".into(),
+                    online_cpus: 2,
+                    ..Default::default()
+                },
+            )),
             scalelab_version: "0.1.0".into(),
             server_version: Some("nginx/1.22.1".into()),
             baseline: Some(systems[0].to_string()),

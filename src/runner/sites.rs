@@ -6,6 +6,7 @@
 use super::failure::Failure;
 use super::RunError;
 use crate::load::{self, LoadResult, LoadSpec};
+use crate::probe::{Environment, HostFingerprint, PortableFingerprint};
 use crate::probe::{ProbeData, Sampler, SamplerConfig};
 use crate::remote::cluster::{Cluster, SharedAgent};
 use crate::remote::lock;
@@ -60,39 +61,37 @@ pub fn server_site(exp: &Experiment, cluster: Option<&Cluster>) -> ServerSite {
 /// The run's environment: this machine's fingerprint, plus each remote
 /// host's under `hosts` (so `compare` diffs the server hosts of two runs).
 /// A server host without an agent gets what `uname` and `sysctl` tell.
-pub fn environment(exp: &Experiment, cluster: Option<&Cluster>) -> serde_json::Value {
-    let mut env = serde_json::to_value(crate::probe::capture()).unwrap_or_default();
-    if let (Some(c), Some(obj)) = (cluster, env.as_object_mut()) {
-        let mut hosts = serde_json::Map::new();
+pub fn environment(exp: &Experiment, cluster: Option<&Cluster>) -> Environment {
+    let mut env = Environment::local(crate::probe::capture());
+    if let Some(c) = cluster {
         if let (ServerSite::Ssh(ssh, host), true) = (server_site(exp, Some(c)), c.server.is_none())
         {
-            hosts.insert(host.to_string(), portable_fingerprint(&ssh, &host));
+            env.hosts
+                .insert(host.to_string(), portable_fingerprint(&ssh, &host));
         }
         for (host, fp) in c.fingerprints() {
-            let value = match fp {
-                Ok(fp) => serde_json::to_value(fp).unwrap_or_default(),
-                Err(e) => serde_json::json!({ "error": e.to_string() }),
+            let fp = match fp {
+                Ok(fp) => HostFingerprint::Agent(Box::new(fp)),
+                Err(e) => HostFingerprint::Unreachable {
+                    error: e.to_string(),
+                },
             };
-            hosts.insert(host.to_string(), value);
+            env.hosts.insert(host.to_string(), fp);
         }
-        obj.insert("hosts".into(), hosts.into());
     }
     env
 }
 
 /// `uname` and a few `sysctl`s of a host without an agent.
-fn portable_fingerprint(ssh: &Ssh, host: &Host) -> serde_json::Value {
+fn portable_fingerprint(ssh: &Ssh, host: &Host) -> HostFingerprint {
     let script = "echo \"uname=$(uname -srm)\"; \
         for k in hw.model hw.ncpu hw.physmem kern.osrelease kern.hz; do \
         v=$(sysctl -n $k 2>/dev/null) && echo \"$k=$v\"; done; true";
     match ssh.run(host, script, None, Duration::from_secs(15)) {
-        Ok(text) => text
-            .lines()
-            .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| (k.to_string(), serde_json::Value::from(v.trim())))
-            .collect::<serde_json::Map<_, _>>()
-            .into(),
-        Err(e) => serde_json::json!({ "error": e.to_string() }),
+        Ok(text) => HostFingerprint::Portable(PortableFingerprint::parse(&text)),
+        Err(e) => HostFingerprint::Unreachable {
+            error: e.to_string(),
+        },
     }
 }
 

@@ -167,7 +167,7 @@ pub(crate) mod tests {
                 experiment: "name = \"t\"",
                 experiment_path: "t.toml",
                 quick: false,
-                environment: &serde_json::json!({"kernel": "6.1"}),
+                environment: &crate::probe::Environment::local(crate::probe::Fingerprint::default()),
                 baseline: "a",
                 headline: "median",
                 load_kind: "http",

@@ -78,8 +78,9 @@ pub struct Run {
     pub experiment: String,
     /// The path the experiment file was read from.
     pub experiment_path: String,
-    /// Environment fingerprint (kernel, CPU, memory, sysctls, ...).
-    pub environment: serde_json::Value,
+    /// Environment fingerprint (kernel, CPU, memory, sysctls, ...), typed;
+    /// `None` when the run has none or it could not be read.
+    pub environment: Option<crate::probe::Environment>,
     /// The scalelab version that ran it.
     pub scalelab_version: String,
     /// The server's version string, from the first trial that had one.
@@ -101,6 +102,14 @@ pub struct Run {
     /// Run with `--quick`: the experiment's `[quick]` sweep and trials.
     #[serde(default)]
     pub quick: bool,
+}
+
+impl Run {
+    /// The environment's facts as JSON (without the format version), for
+    /// tables, diffs and the export; `null` when there is none.
+    pub fn environment_facts(&self) -> serde_json::Value {
+        (self.environment.as_ref()).map_or(serde_json::Value::Null, |e| e.facts())
+    }
 }
 
 /// A run with all its trials.

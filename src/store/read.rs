@@ -46,7 +46,7 @@ fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
         status: r.get(5)?,
         experiment: r.get(6)?,
         experiment_path: r.get(7)?,
-        environment: serde_json::from_str(&env).unwrap_or(serde_json::Value::Null),
+        environment: crate::probe::Environment::from_stored(&env).ok(),
         scalelab_version: r.get(9)?,
         server_version: r.get(10)?,
         baseline: r.get(11)?,

@@ -17,7 +17,7 @@ pub struct NewRun<'a> {
     /// Run with `--quick`.
     pub quick: bool,
     /// The environment fingerprint.
-    pub environment: &'a serde_json::Value,
+    pub environment: &'a crate::probe::Environment,
     /// The baseline system's label.
     pub baseline: &'a str,
     /// The headline statistic: `median` or `best`.
@@ -87,7 +87,7 @@ impl Store {
                 r.experiment,
                 r.experiment_path,
                 r.quick,
-                serde_json::to_string(r.environment)?,
+                r.environment.to_stored()?,
                 env!("CARGO_PKG_VERSION"),
                 r.baseline,
                 r.headline,

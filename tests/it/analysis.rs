@@ -144,22 +144,26 @@ fn unusable_inputs_fail_clearly() {
 mod compare {
     use super::{scalelab, stderr, stdout};
     use scalelab::model::Point;
+    use scalelab::probe::{Environment, Fingerprint};
     use scalelab::store::{Measurement, NewRun, NewTrial, Store, TrialStatus};
-    use serde_json::json;
+
+    /// A two-CPU machine running `kernel`.
+    fn machine(kernel: &str) -> Environment {
+        Environment::local(Fingerprint {
+            kernel_release: kernel.into(),
+            online_cpus: 2,
+            ..Fingerprint::default()
+        })
+    }
 
     /// A run with one system at three connection counts; `scale` multiplies
     /// the throughput per point.
-    fn add_run(store: &mut Store, env: serde_json::Value, scale: [f64; 3]) -> i64 {
+    fn add_run(store: &mut Store, env: Environment, scale: [f64; 3]) -> i64 {
         add_run_with_noise(store, env, scale, 0.02)
     }
 
     /// [`add_run`] with the run's `[trials] noise`.
-    fn add_run_with_noise(
-        store: &mut Store,
-        env: serde_json::Value,
-        scale: [f64; 3],
-        noise: f64,
-    ) -> i64 {
+    fn add_run_with_noise(store: &mut Store, env: Environment, scale: [f64; 3], noise: f64) -> i64 {
         let run_id = store
             .create_run(&NewRun {
                 name: "synthetic",
@@ -213,17 +217,9 @@ mod compare {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("store.sqlite");
         let mut store = Store::open(&path).expect("open store");
-        add_run(
-            &mut store,
-            json!({"kernel": "6.1.0-18", "cpus": 2}),
-            [1.0, 1.0, 1.0],
-        );
+        add_run(&mut store, machine("6.1.0-18"), [1.0, 1.0, 1.0]);
         // B: 15% faster at 10, 10% slower at 100, the same at 1000.
-        add_run(
-            &mut store,
-            json!({"kernel": "6.1.0-21", "cpus": 2}),
-            [1.15, 0.9, 1.0],
-        );
+        add_run(&mut store, machine("6.1.0-21"), [1.15, 0.9, 1.0]);
         (dir, path.to_string_lossy().into_owned())
     }
 
@@ -307,7 +303,7 @@ mod compare {
         let dir = tempfile::tempdir().expect("temp dir");
         let a = dir.path().join("linux-6.1.sqlite");
         let b = dir.path().join("linux-6.12.sqlite");
-        let env = |k: &str| json!({"kernel": k, "cpus": 2});
+        let env = machine;
         add_run_with_noise(
             &mut Store::open(&a).unwrap(),
             env("6.1.0-18"),

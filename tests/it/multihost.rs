@@ -191,7 +191,8 @@ fn two_client_hosts_carry_their_share_and_agree_with_the_servers_log() {
         "the report shows the client split"
     );
     assert!(html.contains("split evenly over 2 client hosts"));
-    let env = &data.run.environment["hosts"];
+    let facts = data.run.environment_facts();
+    let env = &facts["hosts"];
     for host in ["root@198.18.0.11", "root@198.18.0.12", "root@198.18.0.13"] {
         assert!(
             env[host]["kernel_release"].is_string(),
@@ -325,7 +326,7 @@ fn an_external_server_without_an_agent_is_started_stopped_and_probed_over_ssh() 
         warnings.contains("portable") && warnings.contains("Linux"),
         "{warnings}"
     );
-    assert!(data.run.environment["hosts"]["root@198.18.0.11"]["uname"].is_string());
+    assert!(data.run.environment_facts()["hosts"]["root@198.18.0.11"]["uname"].is_string());
     // The stop command ran: the server is gone from its host.
     assert!(!pidfile.exists());
     assert!(lab.processes(1, "http.server").is_empty());

@@ -6,7 +6,7 @@
 use crate::support;
 use scalelab::load::result::LatencySummary;
 use scalelab::model::Point;
-use scalelab::probe::{CpuSplit, ProbeSummary};
+use scalelab::probe::{CpuSplit, Environment, Fingerprint, ProbeSummary};
 use scalelab::report::{csv, format, html, json, terminal};
 use scalelab::store::{Measurement, Run, RunData, Trial, TrialStatus};
 use scalelab::units::Micros;
@@ -81,7 +81,12 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
         experiment: "name = \"sweep\"\n[load]\nconnections = [1, 10, 100, 1000, 2000, 4000]\n"
             .into(),
         experiment_path: "recipes/sweep.toml".into(),
-        environment: json!({"kernel": "6.1.0-18-amd64", "cpu": {"model": "EPYC", "count": 2}}),
+        environment: Some(Environment::local(Fingerprint {
+            kernel_release: "6.1.0-18-amd64".into(),
+            cpu_model: "EPYC".into(),
+            online_cpus: 2,
+            ..Fingerprint::default()
+        })),
         scalelab_version: "0.1.0".into(),
         server_version: Some("nginx/1.22.1".into()),
         baseline: Some(baseline.into()),
@@ -722,7 +727,7 @@ fn report_and_export_commands_read_a_stored_run() {
                 experiment: &r.experiment,
                 experiment_path: &r.experiment_path,
                 quick: false,
-                environment: &r.environment,
+                environment: r.environment.as_ref().expect("a fingerprint"),
                 baseline: LINUX,
                 headline: "median",
                 load_kind: "http",

@@ -2,6 +2,10 @@
 //! numbers. `tests/fixtures/stores/quickstart-v1.sqlite` was written by the
 //! binary at commit 653abb5 (schema version 1) with
 //! `scalelab run recipes/quickstart.toml --quick`.
+//! `tests/fixtures/stores/quickstart-v2.sqlite` was written by the binary of
+//! branch i25-typed (schema version 6, environment fingerprint version 2)
+//! with `scalelab run tests/fixtures/stores/quickstart-v2.toml`, then
+//! `VACUUM`ed.
 
 use crate::support;
 use scalelab::model::AxisTarget;
@@ -143,4 +147,69 @@ fn a_run_with_the_dataset_in_server_settings_still_reports() {
     let html = html.to_str().unwrap();
     let out = support::run(&["--store", store, "report", "1", "-o", html]);
     assert!(out.status.success(), "{}", support::stderr(&out));
+}
+
+/// The run's `environment` column exactly as stored.
+fn raw_environment(path: &std::path::Path) -> serde_json::Value {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let text: String = conn
+        .query_row("SELECT environment FROM runs WHERE id = 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_version_1_fingerprint_reads_typed_and_shows_the_same() {
+    let (_dir, path) = copy_of("stores/quickstart-v1.sqlite");
+    let raw = raw_environment(&path);
+    assert!(raw.get("version").is_none(), "version 1 wrote no version");
+    let data = Store::open(&path).unwrap().load_run("1").unwrap();
+    let env = data.run.environment.clone().expect("a typed fingerprint");
+    assert_eq!(env.version, 1);
+    assert_eq!(env.machine.kernel_release, raw["kernel_release"]);
+    assert_eq!(env.machine.sysctls["net.core.somaxconn"], "4096");
+    // What the report, compare and the export show is the stored JSON.
+    assert_eq!(data.run.environment_facts(), raw);
+}
+
+#[test]
+fn a_store_written_by_this_version_round_trips_its_fingerprint_typed() {
+    let (_dir, path) = copy_of("stores/quickstart-v2.sqlite");
+    let raw = raw_environment(&path);
+    assert_eq!(raw["version"], scalelab::probe::ENVIRONMENT_VERSION);
+    let data = Store::open(&path).unwrap().load_run("1").unwrap();
+    let env = data.run.environment.clone().expect("a typed fingerprint");
+    let m = &env.machine;
+    assert_eq!(env.version, 2);
+    assert_eq!(m.kernel_release, raw["kernel_release"]);
+    assert_eq!(m.kernel_version, raw["kernel_version"]);
+    assert_eq!(m.cpu_model, raw["cpu_model"]);
+    assert_eq!(serde_json::json!(m.online_cpus), raw["online_cpus"]);
+    assert_eq!(serde_json::json!(m.mem_total_bytes), raw["mem_total_bytes"]);
+    let sysctls: std::collections::BTreeMap<String, String> =
+        serde_json::from_value(raw["sysctls"].clone()).unwrap();
+    assert_eq!(m.sysctls, sysctls);
+    assert_eq!(m.sysctls.len(), scalelab::probe::SYSCTLS.len());
+    assert!(env.hosts.is_empty());
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&env.to_stored().unwrap()).unwrap(),
+        raw
+    );
+    assert_eq!(data.trials.len(), 1);
+    assert!(data.trials[0].throughput().unwrap_or(0.0) > 0.0);
+}
+
+/// Comparing a version-1 run with a version-2 run diffs facts only: the
+/// format version is no difference between the machines.
+#[test]
+fn comparing_across_fingerprint_versions_diffs_facts_only() {
+    let (_d1, v1) = copy_of("stores/quickstart-v1.sqlite");
+    let (_d2, v2) = copy_of("stores/quickstart-v2.sqlite");
+    let a = Store::open(&v1).unwrap().load_run("1").unwrap();
+    let b = Store::open(&v2).unwrap().load_run("1").unwrap();
+    let d = scalelab::analysis::runs::environment_differences(&a, &b);
+    assert!(d.iter().all(|e| e.key != "version"), "{d:?}");
+    assert!(d.iter().any(|e| e.key == "kernel_release"), "{d:?}");
 }
