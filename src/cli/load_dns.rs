@@ -230,7 +230,8 @@ pub fn queries(a: &DnsQueriesArgs) -> anyhow::Result<i32> {
 
 #[derive(clap::Args, Debug)]
 pub struct DnsLabArgs {
-    /// Which server the lab is for: nsd, unbound or bind.
+    /// Which server the lab is for: a server kind that is a DNS lab of its
+    /// own (nsd, unbound or bind).
     pub kind: String,
     /// The server's settings as TOML, such as 'threads = 2'.
     #[arg(long, default_value = "", value_name = "TOML")]
@@ -250,19 +251,21 @@ pub struct DnsLabArgs {
 
 /// Starts a DNS lab, runs a command inside its namespace, tears it down.
 pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
-    use scalelab::target::dns::{bind, nsd, unbound};
     let settings: toml::Table = toml::from_str(&a.settings.replace(", ", "\n"))
         .with_context(|| format!("--settings `{}` is not TOML", a.settings))?;
     if settings.contains_key("names") {
         bail!("--settings: `names` is not a server setting any more; give the zones' hosts with --names N");
     }
     let base = scalelab::runner::default_base_dir();
-    let mut target = match a.kind.as_str() {
-        "nsd" => nsd::target(&settings, &base)?,
-        "unbound" => unbound::target(&settings, &base)?,
-        "bind" => bind::target(&settings, &base)?,
-        other => bail!("unknown DNS lab kind `{other}`; expected nsd, unbound or bind"),
-    };
+    let labs: Vec<&'static scalelab::target::ServerKind> = scalelab::target::KINDS
+        .iter()
+        .copied()
+        .filter(|k| k.dns_lab.is_some())
+        .collect();
+    let lab_kind =
+        scalelab::kinds::lookup("DNS lab", &labs, &a.kind).map_err(anyhow::Error::msg)?;
+    let build = lab_kind.dns_lab.context("a DNS lab kind builds a lab")?;
+    let mut target = build(&settings, &base)?;
     let cpus = match &a.server_cpus {
         Some(c) => Some(
             scalelab::placement::affinity::parse_cpu_list(c)

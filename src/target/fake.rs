@@ -26,6 +26,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
             dataset: None,
         }))
     },
+    runs_under_agent: false,
+    listens_on_host_address: false,
+    dns_lab: None,
 };
 
 #[derive(serde::Deserialize)]

@@ -41,6 +41,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     }],
     check: |t| MariadbSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(Mariadb::new(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: false,
+    dns_lab: None,
 };
 const SERVER_BINARIES: &[&str] = &["/usr/sbin/mariadbd", "/usr/sbin/mysqld"];
 const INSTALL_DB: &[&str] = &["/usr/bin/mariadb-install-db", "/usr/bin/mysql_install_db"];

@@ -211,22 +211,15 @@ pub trait Target: Send {
 
 /// The registered server kind called `name`, or an error listing the kinds.
 pub fn kind(name: &str) -> Result<&'static ServerKind, TargetError> {
-    KINDS
-        .iter()
-        .copied()
-        .find(|k| k.name == name)
-        .ok_or_else(|| TargetError::Settings {
-            kind: "server",
-            message: format!(
-                "unknown server kind `{name}`; expected one of: {}",
-                kind_names().join(", ")
-            ),
-        })
+    crate::kinds::lookup("server", KINDS, name).map_err(|message| TargetError::Settings {
+        kind: "server",
+        message,
+    })
 }
 
 /// The names of the registered server kinds, in registry order.
 pub fn kind_names() -> Vec<&'static str> {
-    KINDS.iter().map(|k| k.name).collect()
+    crate::kinds::names(KINDS)
 }
 
 /// Builds the target for `kind` from its settings table. `base_dir` is the

@@ -29,6 +29,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     }],
     check: |t| NginxSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(Nginx::new(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: true,
+    dns_lab: None,
 };
 
 /// `worker_processes`: a count or `auto`.

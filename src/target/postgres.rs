@@ -57,6 +57,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     ],
     check: |t| PostgresSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(Postgres::new(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: true,
+    dns_lab: None,
 };
 const INITDB_ARGS: &[&str] = &[
     "-U",

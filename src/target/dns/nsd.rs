@@ -15,6 +15,9 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     requires: &[super::NSD_PACKAGE, super::IPROUTE],
     check: |t| NsdSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: false,
+    dns_lab: Some(target),
 };
 
 fn one() -> u32 {

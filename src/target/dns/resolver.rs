@@ -25,6 +25,9 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     ],
     check: |t| ResolverSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: false,
+    dns_lab: None,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
