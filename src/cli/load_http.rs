@@ -5,7 +5,7 @@ use anyhow::Context;
 use scalelab::load::http::{self, HttpDriver, HttpSettings};
 use scalelab::load::limits;
 use scalelab::load::result::Measurement;
-use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::load::{Driver, ErrorKind, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::{parse_duration, Bytes, Micros};
 use std::time::Duration;
@@ -185,14 +185,7 @@ fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
     );
     let e = &r.errors;
     if e.socket_errors() > 0 {
-        outln!(
-            "  Socket errors: connect {}, read {}, write {}, timeout {}, protocol {}",
-            e.connect,
-            e.read,
-            e.write,
-            e.timeout,
-            e.protocol
-        );
+        outln!("  Socket errors: {}", e.listed(&ErrorKind::SOCKET));
     }
     if e.status > 0 {
         outln!("  Non-2xx responses: {}", e.status);

@@ -174,10 +174,7 @@ fn print_summary(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadRes
     );
     let e = &r.errors;
     if e.total() > 0 {
-        outln!(
-            "    errors: connect {}, read {}, write {}, timeout {}, protocol {}, deadlock {}, other {}",
-            e.connect, e.read, e.write, e.timeout, e.protocol, e.deadlock, e.other
-        );
+        outln!("    errors: {}", e.listed(mysql::LOAD_KIND.error_kinds));
     }
     outln!();
     outln!("General statistics:");

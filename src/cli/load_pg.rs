@@ -5,7 +5,7 @@ use anyhow::Context;
 use scalelab::load::limits;
 use scalelab::load::pg::{self, PgDriver, PgSettings, QueryMode, ScriptKind};
 use scalelab::load::result::Measurement;
-use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::load::{Driver, ErrorKind, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::{parse_duration, Bytes, Micros};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -255,17 +255,8 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
     if a.max_tries > 1 {
         outln!("number of transactions retried: {}", r.retries);
     }
-    let socket = r.errors.socket_errors();
-    if socket > 0 {
-        let e = &r.errors;
-        outln!(
-            "connection errors: connect {}, read {}, write {}, timeout {}, protocol {}",
-            e.connect,
-            e.read,
-            e.write,
-            e.timeout,
-            e.protocol
-        );
+    if r.errors.socket_errors() > 0 {
+        outln!("connection errors: {}", r.errors.listed(&ErrorKind::SOCKET));
     }
     outln!("latency average = {}", ms(lat.mean));
     outln!("latency stddev = {}", ms(lat.stdev));

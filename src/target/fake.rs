@@ -90,9 +90,6 @@ impl Target for FakeServer {
     fn is_running(&self) -> bool {
         self.running
     }
-    fn root_pid(&self) -> Option<u32> {
-        None
-    }
     fn version(&self) -> Option<String> {
         Some("fake/1".into())
     }

@@ -145,10 +145,6 @@ impl Target for Router {
         self.lab.as_ref().is_some_and(Lab::intact)
     }
 
-    fn root_pid(&self) -> Option<u32> {
-        None
-    }
-
     fn version(&self) -> Option<String> {
         std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .ok()
