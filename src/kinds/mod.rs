@@ -26,18 +26,6 @@ pub trait Kind: 'static {
     fn name(&self) -> &'static str;
 }
 
-impl Kind for crate::target::ServerKind {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-}
-
-impl Kind for crate::load::LoadKind {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-}
-
 /// The entry of `registry` called `name`, or an error message saying that
 /// `family` (`server`, `load`, ...) has no such kind and listing those it
 /// has: the one place a kind's name is looked up.

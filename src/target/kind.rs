@@ -64,6 +64,12 @@ impl ServerKind {
     }
 }
 
+impl crate::kinds::Kind for ServerKind {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
 impl std::fmt::Debug for ServerKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerKind")
