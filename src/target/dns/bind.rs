@@ -28,21 +28,17 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     dns_lab: Some(target),
 };
 
-fn one() -> u32 {
-    1
-}
-
 /// `[server]` settings of kind `bind`.
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BindSettings {
     /// `named -n`: worker threads.
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub threads: u32,
     /// `max-cache-size`, such as "256m" or "90%".
     pub max_cache_size: Option<String>,
     /// NSD server processes behind the resolver.
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub nsd_threads: u32,
     /// Raw statements appended inside `options { }`.
     pub extra: Option<String>,

@@ -20,16 +20,12 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     dns_lab: Some(target),
 };
 
-fn one() -> u32 {
-    1
-}
-
 /// `[server]` settings of kind `nsd`.
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NsdSettings {
     /// NSD `server-count`: server processes.
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub threads: u32,
     /// Raw lines appended to NSD's `server:` section.
     pub extra: Option<String>,

@@ -37,21 +37,17 @@ pub enum Software {
     Unbound,
 }
 
-fn one() -> u32 {
-    1
-}
-
 /// `[server]` settings of kind `resolver`.
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResolverSettings {
     pub software: Software,
     /// BIND `named -n`, Unbound `num-threads`.
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub threads: u32,
     /// BIND `max-cache-size`; Unbound `msg-cache-size` and `rrset-cache-size`.
     pub cache_size: Option<String>,
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub nsd_threads: u32,
     /// Raw lines for BIND's `options {}` or Unbound's `server:`.
     pub extra: Option<String>,
