@@ -2,13 +2,13 @@
 //! fast as the outstanding cap allows, or `--rate`) or resperf (`--ramp`).
 //! Also `scalelab dns queries`, which writes a query set.
 
+use super::load_args::{duration_arg, print_notes, LoadDefaults, LoadShape};
 use anyhow::{bail, Context};
 use scalelab::load::dns::queries::QuerySetSpec;
 use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
 use scalelab::load::limits;
-use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::load::{Driver, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
-use scalelab::units::parse_duration;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -21,46 +21,40 @@ pub struct LoadDnsArgs {
     /// in a loop for as long as the run lasts.
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
-    /// Worker threads.
-    #[arg(short = 't', long, default_value_t = 1, value_name = "N", value_parser = limits::THREADS.parser())]
-    pub threads: u32,
-    /// UDP sockets in all (spread over the threads).
-    #[arg(short = 'c', long, default_value_t = 1, value_name = "N", value_parser = limits::CONNECTIONS.parser())]
-    pub sockets: u32,
-    /// How long to send: 500ms, 10s, 2m... (with --ramp, the ramp sets it).
-    #[arg(short = 'd', long, default_value = "10s", value_parser = duration_arg)]
-    pub duration: Duration,
+    #[command(flatten)]
+    pub shape: LoadShape<Dnsperf>,
     /// Queries in flight at most, when neither --rate nor --ramp is given
     /// (dnsperf -q).
     #[arg(short = 'q', long, default_value_t = 100, value_name = "N")]
     pub outstanding: u32,
-    /// Constant rate in queries/s, latency from each query's scheduled time
-    /// (dnsperf -Q, free of coordinated omission).
-    #[arg(short = 'Q', long, value_name = "QPS", conflicts_with = "ramp")]
-    pub rate: Option<f64>,
     /// Ramp the rate linearly from 0 to --max-rate over this long (resperf).
-    #[arg(long, value_parser = duration_arg, requires = "max_rate")]
+    /// With --ramp, --duration is ignored: the ramp sets the run's length.
+    #[arg(long, value_parser = duration_arg, requires = "max_rate", conflicts_with = "rate")]
     pub ramp: Option<Duration>,
     /// The ramp's final rate in queries/s (resperf -m).
     #[arg(long, value_name = "QPS", requires = "ramp")]
     pub max_rate: Option<f64>,
-    /// A query not answered within this long is lost.
-    #[arg(long, default_value = "5s", value_parser = limits::timeout_flag)]
-    pub timeout: Duration,
     /// Stop after this many queries sent.
     #[arg(short = 'n', long, value_name = "N", value_parser = limits::request_count_flag)]
     pub requests: Option<u64>,
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
 }
 
-fn duration_arg(text: &str) -> Result<Duration, String> {
-    parse_duration(text).map_err(|e| e.to_string())
+/// dnsperf's flags: `-t`, `-Q`; one UDP socket on one thread, and a query
+/// lost after 5 s.
+#[derive(Clone, Debug)]
+pub struct Dnsperf;
+
+impl LoadDefaults for Dnsperf {
+    const CONNECTIONS: &'static str = "1";
+    const THREADS: Option<&'static str> = Some("1");
+    const THREADS_SHORT: char = 't';
+    const DURATION_SHORT_ALIASES: &'static [char] = &[];
+    const RATE_SHORT: Option<char> = Some('Q');
+    const TIMEOUT: &'static str = "5s";
 }
 
 pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
-    if a.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+    if a.shape.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
         bail!("--rate must be a positive number of queries per second, such as --rate 20000");
     }
     let settings = DnsSettings {
@@ -71,10 +65,9 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     };
     let driver = DnsDriver::new(settings, &a.server)?;
     let spec = LoadSpec {
-        pacing: a.rate.map_or(Pacing::Closed, |rate| Pacing::Open { rate }),
-        timeout: a.timeout,
         max_requests: a.requests,
-        ..LoadSpec::closed(a.sockets, a.threads, a.ramp.unwrap_or(a.duration))
+        duration: a.ramp.unwrap_or(a.shape.duration),
+        ..a.shape.spec(a.shape.threads_per_cpu())
     };
     spec.validate()?;
     let r = driver
@@ -87,21 +80,14 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
              is a DNS server listening there?",
             driver.server(),
             d.sent,
-            scalelab::units::format_duration(a.timeout),
+            scalelab::units::format_duration(a.shape.timeout),
             d.lost,
             r.errors.connect
         );
         return Ok(super::exit::NOTHING_MEASURED);
     }
-    if a.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&json(&driver, &spec, &r))?
-        );
-    } else {
-        print_text(&r);
-    }
-    Ok(super::exit::for_load(r.requests, shutdown))
+    a.shape
+        .finish(&r, shutdown, || json(&driver, &spec, &r), || print_text(&r))
 }
 
 fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {
@@ -185,9 +171,7 @@ fn print_text(r: &LoadResult) {
             ramp.max_throughput
         );
     }
-    for note in &r.notes {
-        outln!("Note: {note}");
-    }
+    print_notes("Note:", r);
 }
 
 #[derive(clap::Args, Debug)]
@@ -230,7 +214,8 @@ pub fn queries(a: &DnsQueriesArgs) -> anyhow::Result<i32> {
 
 #[derive(clap::Args, Debug)]
 pub struct DnsLabArgs {
-    /// Which server the lab is for: nsd, unbound or bind.
+    /// Which server the lab is for: a server kind that is a DNS lab of its
+    /// own (nsd, unbound or bind).
     pub kind: String,
     /// The server's settings as TOML, such as 'threads = 2'.
     #[arg(long, default_value = "", value_name = "TOML")]
@@ -250,19 +235,21 @@ pub struct DnsLabArgs {
 
 /// Starts a DNS lab, runs a command inside its namespace, tears it down.
 pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
-    use scalelab::target::dns::{bind, nsd, unbound};
     let settings: toml::Table = toml::from_str(&a.settings.replace(", ", "\n"))
         .with_context(|| format!("--settings `{}` is not TOML", a.settings))?;
     if settings.contains_key("names") {
         bail!("--settings: `names` is not a server setting any more; give the zones' hosts with --names N");
     }
     let base = scalelab::runner::default_base_dir();
-    let mut target = match a.kind.as_str() {
-        "nsd" => nsd::target(&settings, &base)?,
-        "unbound" => unbound::target(&settings, &base)?,
-        "bind" => bind::target(&settings, &base)?,
-        other => bail!("unknown DNS lab kind `{other}`; expected nsd, unbound or bind"),
-    };
+    let labs: Vec<&'static scalelab::target::ServerKind> = scalelab::target::KINDS
+        .iter()
+        .copied()
+        .filter(|k| k.dns_lab.is_some())
+        .collect();
+    let lab_kind =
+        scalelab::kinds::lookup("DNS lab", &labs, &a.kind).map_err(anyhow::Error::msg)?;
+    let build = lab_kind.dns_lab.context("a DNS lab kind builds a lab")?;
+    let mut target = build(&settings, &base)?;
     let cpus = match &a.server_cpus {
         Some(c) => Some(
             scalelab::placement::affinity::parse_cpu_list(c)

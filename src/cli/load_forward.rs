@@ -2,6 +2,7 @@
 //! throughput search through it, removes the lab, and prints the result
 //! (text, or one JSON object).
 
+use super::load_args::duration_arg;
 use anyhow::Context;
 use scalelab::load::forward::tx::Generator;
 use scalelab::load::forward::{ForwardDriver, ForwardReport, ForwardSettings};
@@ -9,7 +10,6 @@ use scalelab::load::{LoadError, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
 use scalelab::target::router::{Router, RouterSettings};
 use scalelab::target::Target;
-use scalelab::units::parse_duration;
 use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
@@ -59,10 +59,6 @@ pub struct LoadForwardArgs {
 
 fn generator_arg(text: &str) -> Result<Generator, String> {
     Generator::parse(text)
-}
-
-fn duration_arg(text: &str) -> Result<Duration, String> {
-    parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Exit codes as `run` gives them: 0 a rate was found, 2 bad input (or a

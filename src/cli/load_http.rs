@@ -1,39 +1,25 @@
 //! `scalelab load http`: one ad-hoc HTTP load run, printed like wrk (or as
 //! one JSON object).
 
+use super::load_args::{print_notes, CoalesceArg, LoadDefaults, LoadShape};
 use anyhow::Context;
 use scalelab::load::http::{self, HttpDriver, HttpSettings};
 use scalelab::load::limits;
 use scalelab::load::result::Measurement;
-use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::load::{Driver, ErrorKind, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
-use scalelab::units::{parse_duration, Bytes, Micros};
-use std::time::Duration;
+use scalelab::units::{Bytes, Micros};
 
 #[derive(clap::Args, Debug)]
 pub struct LoadHttpArgs {
     /// Target URL, such as http://127.0.0.1:8080/ (loopback only).
     pub url: String,
-    /// Concurrent connections.
-    #[arg(short = 'c', long, default_value_t = 10, value_name = "N", value_parser = limits::CONNECTIONS.parser())]
-    pub connections: u32,
-    /// Worker threads.
-    #[arg(short = 't', long, default_value_t = 2, value_name = "N", value_parser = limits::THREADS.parser())]
-    pub threads: u32,
-    /// How long to run: 500ms, 10s, 2m...
-    #[arg(short = 'd', long, default_value = "10s", value_parser = duration_arg)]
-    pub duration: Duration,
+    #[command(flatten)]
+    pub shape: LoadShape<Wrk>,
     /// Requests per connection before it is closed and replaced (the last
     /// one carries `Connection: close`); default: keep-alive.
     #[arg(long, value_name = "K")]
     pub connreqs: Option<u32>,
-    /// Constant total rate in requests/s (open loop, latency measured from
-    /// each request's scheduled time, like wrk2 -R).
-    #[arg(short = 'R', long, value_name = "REQ/S")]
-    pub rate: Option<f64>,
-    /// A request not answered within this long counts as a timeout.
-    #[arg(long, default_value = "2s", value_parser = limits::timeout_flag)]
-    pub timeout: Duration,
     /// Extra request header, repeatable.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
@@ -49,35 +35,33 @@ pub struct LoadHttpArgs {
     /// Stop after this many completed requests.
     #[arg(short = 'n', long, value_name = "N", value_parser = limits::request_count_flag)]
     pub requests: Option<u64>,
-    /// Coalesce responses (closed loop): with 8 or more requests in flight
-    /// on a thread, sleep until half of them are answered (at most one
-    /// round trip, within 20us..2ms), so the server need not wake the client
-    /// for each; keep-alive only (not with --connreqs). Saves client and
-    /// server CPU where the server is saturated; delays responses, and so
-    /// lowers throughput, where it is not.
-    #[arg(long)]
-    pub coalesce: bool,
+    #[command(flatten)]
+    pub coalesce: CoalesceArg,
     /// Print the latency distribution.
     #[arg(long)]
     pub latency: bool,
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
 }
 
-fn duration_arg(text: &str) -> Result<Duration, String> {
-    parse_duration(text).map_err(|e| e.to_string())
+/// wrk's flags: `-t`, `-R`; 10 connections on 2 threads.
+#[derive(Clone, Debug)]
+pub struct Wrk;
+
+impl LoadDefaults for Wrk {
+    const CONNECTIONS: &'static str = "10";
+    const THREADS: Option<&'static str> = Some("2");
+    const THREADS_SHORT: char = 't';
+    const DURATION_SHORT_ALIASES: &'static [char] = &[];
+    const RATE_SHORT: Option<char> = Some('R');
+    const TIMEOUT: &'static str = "2s";
 }
 
 /// The load shape the arguments ask for (checked by `LoadSpec::validate`).
 pub fn spec(a: &LoadHttpArgs) -> LoadSpec {
     LoadSpec {
-        pacing: a.rate.map_or(Pacing::Closed, |rate| Pacing::Open { rate }),
         requests_per_connection: a.connreqs,
-        timeout: a.timeout,
         max_requests: a.requests,
-        coalesce: a.coalesce,
-        ..LoadSpec::closed(a.connections, a.threads, a.duration)
+        coalesce: a.coalesce.coalesce,
+        ..a.shape.spec(a.shape.threads_per_cpu())
     }
 }
 
@@ -92,10 +76,10 @@ pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     let driver = HttpDriver::new(settings, &a.url)?;
     let spec = spec(a);
     spec.validate()?;
-    if !a.json {
+    if !a.shape.json {
         outln!(
             "Running {} test @ {}",
-            scalelab::units::format_duration(a.duration),
+            scalelab::units::format_duration(a.shape.duration),
             driver.url()
         );
         outln!(
@@ -107,15 +91,12 @@ pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     let result = driver
         .run(&spec, shutdown)
         .with_context(|| format!("load run against {} failed", driver.url()))?;
-    if a.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&json(&driver, &spec, &result))?
-        );
-    } else {
-        print_text(&spec, &result, a.latency);
-    }
-    Ok(super::exit::for_load(result.requests, shutdown))
+    a.shape.finish(
+        &result,
+        shutdown,
+        || json(&driver, &spec, &result),
+        || print_text(&spec, &result, a.latency),
+    )
 }
 
 fn json(driver: &HttpDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {
@@ -185,14 +166,7 @@ fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
     );
     let e = &r.errors;
     if e.socket_errors() > 0 {
-        outln!(
-            "  Socket errors: connect {}, read {}, write {}, timeout {}, protocol {}",
-            e.connect,
-            e.read,
-            e.write,
-            e.timeout,
-            e.protocol
-        );
+        outln!("  Socket errors: {}", e.listed(&ErrorKind::SOCKET));
     }
     if e.status > 0 {
         outln!("  Non-2xx responses: {}", e.status);
@@ -214,9 +188,7 @@ fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
             r.connections_opened
         );
     }
-    for note in &r.notes {
-        outln!("Note: {note}");
-    }
+    print_notes("Note:", r);
 }
 
 /// Share of latencies within one standard deviation of the mean (wrk's

@@ -1,17 +1,19 @@
 //! `scalelab load mysql`: one sysbench-style OLTP run, or `--init` to build
 //! sysbench's dataset (`sysbench oltp_* prepare`).
 
+use super::load_args::{print_notes, CoalesceArg, LoadDefaults, LoadShape};
 use scalelab::load::limits;
 use scalelab::load::mysql::{self, MysqlDriver, MysqlSettings, Options, ScriptKind};
-use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::load::{Driver, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
-use scalelab::units::{parse_duration, Bytes};
-use std::time::Duration;
+use scalelab::units::Bytes;
 
 #[derive(clap::Args, Debug)]
 pub struct LoadMysqlArgs {
     /// mysql://USER:PASS@127.0.0.1:PORT/DB (loopback only).
     pub url: String,
+    #[command(flatten)]
+    pub shape: LoadShape<Sysbench>,
     /// oltp_read_only, oltp_read_write, oltp_point_select, oltp_write_only
     /// or oltp_update_index.
     #[arg(long, default_value = "oltp_read_write", value_parser = parse_script)]
@@ -24,37 +26,25 @@ pub struct LoadMysqlArgs {
     /// With --init: rows to create (default 10000).
     #[arg(long, value_parser = limits::MYSQL_TABLE_SIZE.parser())]
     pub table_size: Option<u32>,
-    /// Concurrent connections (sysbench --threads).
-    #[arg(short = 'c', long = "connections", default_value_t = 1, value_parser = limits::CONNECTIONS.parser())]
-    pub connections: u32,
-    /// Worker threads, each an event loop over its share of the
-    /// connections (default: one per connection up to the CPUs this process
-    /// may run on, so one when pinned to a single CPU).
-    #[arg(short = 'j', long = "threads", value_parser = limits::THREADS.parser())]
-    pub threads: Option<u32>,
-    /// Coalesce replies: with 8 or more statements in flight on a thread,
-    /// sleep until half of them are answered (at most one round trip,
-    /// within 20us..2ms), so the server need not wake the client for every
-    /// reply. Saves server and client CPU where the server is saturated;
-    /// delays replies, and so lowers throughput, where it is not.
-    #[arg(long)]
-    pub coalesce: bool,
-    /// How long to run: 500ms, 10s, 2m.
-    #[arg(short = 'd', long, default_value = "10s", value_parser = parse_duration)]
-    pub duration: Duration,
-    /// Open loop: total transactions per second over all connections;
-    /// latency counts from each transaction's scheduled start.
-    #[arg(long, value_name = "TPS")]
-    pub rate: Option<f64>,
-    /// A transaction unanswered after this long counts as a timeout.
-    #[arg(long, default_value = "10s", value_parser = limits::timeout_flag)]
-    pub timeout: Duration,
+    #[command(flatten)]
+    pub coalesce: CoalesceArg,
     /// Build sysbench's dataset (drops sbtest1..N first) and exit.
     #[arg(long)]
     pub init: bool,
-    /// Print one JSON object instead of the text summary.
-    #[arg(long)]
-    pub json: bool,
+}
+
+/// sysbench's shape (its `--threads` is our `--connections`), with `-j`
+/// for our threads; one connection.
+#[derive(Clone, Debug)]
+pub struct Sysbench;
+
+impl LoadDefaults for Sysbench {
+    const CONNECTIONS: &'static str = "1";
+    const THREADS: Option<&'static str> = None;
+    const THREADS_SHORT: char = 'j';
+    const DURATION_SHORT_ALIASES: &'static [char] = &[];
+    const RATE_SHORT: Option<char> = None;
+    const TIMEOUT: &'static str = "10s";
 }
 
 fn parse_script(s: &str) -> Result<ScriptKind, String> {
@@ -76,37 +66,28 @@ pub fn run(a: &LoadMysqlArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     spec.validate()?;
     let opts = driver.options(&mut driver.connect()?)?;
     let result = driver.run(&spec, shutdown)?;
-    if a.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&json(a, &opts, &spec, &result))?
-        );
-    } else {
-        print_summary(a, &opts, &spec, &result);
-    }
-    Ok(super::exit::for_load(result.requests, shutdown))
+    a.shape.finish(
+        &result,
+        shutdown,
+        || json(a, &opts, &spec, &result),
+        || print_summary(a, &opts, &spec, &result),
+    )
 }
 
 fn spec(a: &LoadMysqlArgs) -> LoadSpec {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let threads = a.threads.unwrap_or(a.connections.min(cpus));
-    let mut spec = LoadSpec::closed(a.connections, threads, a.duration);
-    spec.timeout = a.timeout;
-    spec.coalesce = a.coalesce;
-    if let Some(rate) = a.rate {
-        spec.pacing = Pacing::Open { rate };
-    }
+    let mut spec = a.shape.spec(a.shape.threads_per_cpu());
+    spec.coalesce = a.coalesce.coalesce;
     spec
 }
 
 fn init(a: &LoadMysqlArgs) -> anyhow::Result<i32> {
     let tables = a.tables.unwrap_or(1);
     let size = a.table_size.unwrap_or(10_000);
-    if !a.json {
+    if !a.shape.json {
         eprintln!("creating {tables} sysbench table(s) of {size} rows...");
     }
     let made = mysql::init_dataset(&a.url, tables, size)?;
-    if a.json {
+    if a.shape.json {
         let v = serde_json::json!({
             "tables": made.tables,
             "table_size": made.table_size,
@@ -144,12 +125,12 @@ fn print_summary(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadRes
     );
     outln!(
         "Number of connections: {}, threads: {}, tables: {} x {} rows",
-        a.connections,
+        a.shape.connections,
         spec.effective_threads(),
         opts.tables,
         opts.table_size
     );
-    if let Some(rate) = a.rate {
+    if let Some(rate) = a.shape.rate {
         outln!("Target rate: {rate} transactions/s (open loop)");
     }
     outln!();
@@ -174,10 +155,7 @@ fn print_summary(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadRes
     );
     let e = &r.errors;
     if e.total() > 0 {
-        outln!(
-            "    errors: connect {}, read {}, write {}, timeout {}, protocol {}, deadlock {}, other {}",
-            e.connect, e.read, e.write, e.timeout, e.protocol, e.deadlock, e.other
-        );
+        outln!("    errors: {}", e.listed(mysql::LOAD_KIND.error_kinds));
     }
     outln!();
     outln!("General statistics:");
@@ -216,9 +194,7 @@ fn print_summary(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadRes
         r.client_cpu.0,
         r.connections_opened
     );
-    for note in &r.notes {
-        outln!("note: {note}");
-    }
+    print_notes("note:", r);
 }
 
 impl LoadMysqlArgs {
@@ -236,7 +212,7 @@ fn json(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadResult) -> s
         "script": a.script.name(),
         "tables": opts.tables,
         "table_size": opts.table_size,
-        "connections": a.connections,
+        "connections": a.shape.connections,
         "threads": spec.effective_threads(),
         "transactions": r.requests,
         "queries": queries,

@@ -1,13 +1,14 @@
 //! `scalelab load pg`: one pgbench-style run, or `--init` to build the
 //! dataset (pgbench -i).
 
+use super::load_args::{print_notes, CoalesceArg, LoadDefaults, LoadShape};
 use anyhow::Context;
 use scalelab::load::limits;
 use scalelab::load::pg::{self, PgDriver, PgSettings, QueryMode, ScriptKind};
 use scalelab::load::result::Measurement;
-use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
+use scalelab::load::{Driver, ErrorKind, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
-use scalelab::units::{parse_duration, Bytes, Micros};
+use scalelab::units::{Bytes, Micros};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +22,8 @@ pub struct LoadPgArgs {
     /// libpq connection string (`host=127.0.0.1 port=5432 user=postgres`)
     /// or URI (`postgresql://postgres@127.0.0.1:5432/postgres`).
     pub conninfo: String,
+    #[command(flatten)]
+    pub shape: LoadShape<Pgbench>,
     /// Built-in script: select-only, simple-update or tpcb-like (pgbench
     /// `-b NAME`; `-S` and `-N` are select-only and simple-update).
     #[arg(long, short = 'b', default_value = "tpcb-like", value_parser = parse_script)]
@@ -36,28 +39,8 @@ pub struct LoadPgArgs {
     /// values in the text).
     #[arg(short = 'M', long = "protocol", default_value = "prepared", value_parser = parse_mode)]
     pub protocol: QueryMode,
-    /// Concurrent clients (connections).
-    #[arg(short = 'c', long = "clients", default_value_t = 1, value_parser = limits::CONNECTIONS.parser())]
-    pub clients: u32,
-    /// Worker threads; by default one per CPU this process may run on (as
-    /// the recipes do), never more than the clients.
-    #[arg(short = 'j', long = "threads", value_parser = limits::THREADS.parser())]
-    pub threads: Option<u32>,
-    /// Coalesce replies: with 8 or more statements in flight on a thread,
-    /// sleep until half of them are answered (at most one round trip,
-    /// within 20us..2ms), so the server need not wake the client for every
-    /// reply. Saves server and client CPU where the server is saturated;
-    /// delays replies, and so lowers throughput, where it is not.
-    #[arg(long)]
-    pub coalesce: bool,
-    /// How long to run: 500ms, 10s, 2m; a bare number is seconds (pgbench
-    /// -T).
-    #[arg(short = 'd', short_alias = 'T', long, default_value = "10s", value_parser = parse_duration)]
-    pub duration: Duration,
-    /// Open loop: total transactions per second, spread over the clients;
-    /// latency counts from each transaction's scheduled start (pgbench -R).
-    #[arg(long, short = 'R', value_name = "TPS")]
-    pub rate: Option<f64>,
+    #[command(flatten)]
+    pub coalesce: CoalesceArg,
     /// Print the throughput of the last SEC seconds to stderr (pgbench
     /// -P).
     #[arg(short = 'P', long, value_name = "SEC", value_parser = clap::value_parser!(u32).range(1..))]
@@ -68,9 +51,6 @@ pub struct LoadPgArgs {
     /// Open a new connection for every transaction (pgbench -C).
     #[arg(short = 'C', long = "connect")]
     pub connect: bool,
-    /// A transaction still unanswered after this long counts as a timeout.
-    #[arg(long, default_value = "10s", value_parser = limits::timeout_flag)]
-    pub timeout: Duration,
     /// Skip pgbench's pre-run vacuum of tellers/branches and history
     /// truncation.
     #[arg(short = 'n', long)]
@@ -81,9 +61,19 @@ pub struct LoadPgArgs {
     /// Scale for --init (default 1); for a run, overrides detection.
     #[arg(short = 's', long, value_parser = limits::PG_SCALE.parser())]
     pub scale: Option<u32>,
-    /// Print one JSON object instead of the text summary.
-    #[arg(long)]
-    pub json: bool,
+}
+
+/// pgbench's flags: `-j`, `-T`, `-R`; one client.
+#[derive(Clone, Debug)]
+pub struct Pgbench;
+
+impl LoadDefaults for Pgbench {
+    const CONNECTIONS: &'static str = "1";
+    const THREADS: Option<&'static str> = None;
+    const THREADS_SHORT: char = 'j';
+    const DURATION_SHORT_ALIASES: &'static [char] = &['T'];
+    const RATE_SHORT: Option<char> = Some('R');
+    const TIMEOUT: &'static str = "10s";
 }
 
 fn parse_script(s: &str) -> Result<ScriptKind, String> {
@@ -108,8 +98,8 @@ impl LoadPgArgs {
 
     /// -j, else one thread per usable CPU; never more than the clients.
     fn threads(&self) -> u32 {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        self.threads.unwrap_or(cpus).clamp(1, self.clients.max(1))
+        let clients = self.shape.connections.max(1);
+        self.shape.threads_per_cpu().min(clients)
     }
 }
 
@@ -138,15 +128,12 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         }
         None => driver.run(&spec, shutdown)?,
     };
-    if a.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&json(a, scale, &result))?
-        );
-    } else {
-        print_summary(a, scale, &result);
-    }
-    Ok(super::exit::for_load(result.requests, shutdown))
+    a.shape.finish(
+        &result,
+        shutdown,
+        || json(a, scale, &result),
+        || print_summary(a, scale, &result),
+    )
 }
 
 /// Runs `work`, printing pgbench's `progress: 5.0 s, 12345.6 tps` line to
@@ -184,12 +171,8 @@ fn report_progress_while<T>(
 
 /// The load shape the arguments ask for (checked by `LoadSpec::validate`).
 pub fn spec(a: &LoadPgArgs) -> LoadSpec {
-    let mut spec = LoadSpec::closed(a.clients, a.threads(), a.duration);
-    spec.timeout = a.timeout;
-    spec.coalesce = a.coalesce;
-    if let Some(rate) = a.rate {
-        spec.pacing = Pacing::Open { rate };
-    }
+    let mut spec = a.shape.spec(a.threads());
+    spec.coalesce = a.coalesce.coalesce;
     if a.connect {
         spec.requests_per_connection = Some(1);
     }
@@ -198,11 +181,11 @@ pub fn spec(a: &LoadPgArgs) -> LoadSpec {
 
 fn init(a: &LoadPgArgs) -> anyhow::Result<i32> {
     let scale = a.scale.unwrap_or(1);
-    if !a.json {
+    if !a.shape.json {
         eprintln!("creating the pgbench dataset at scale {scale}...");
     }
     let made = pg::init_dataset(&a.conninfo, scale)?;
-    if a.json {
+    if a.shape.json {
         let v = serde_json::json!({
             "scale": made.scale,
             "bytes": made.bytes,
@@ -236,11 +219,11 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
     outln!("transaction type: {}", a.script().pgbench_title());
     outln!("scaling factor: {scale}");
     outln!("query mode: {}", a.protocol.name());
-    outln!("number of clients: {}", a.clients);
+    outln!("number of clients: {}", a.shape.connections);
     outln!("number of threads: {}", a.threads());
     outln!("maximum number of tries: {}", a.max_tries);
-    outln!("duration: {} s", a.duration.as_secs_f64());
-    if let Some(rate) = a.rate {
+    outln!("duration: {} s", a.shape.duration.as_secs_f64());
+    if let Some(rate) = a.shape.rate {
         outln!("rate limit: {rate} tps");
     }
     outln!("number of transactions actually processed: {}", r.requests);
@@ -255,17 +238,8 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
     if a.max_tries > 1 {
         outln!("number of transactions retried: {}", r.retries);
     }
-    let socket = r.errors.socket_errors();
-    if socket > 0 {
-        let e = &r.errors;
-        outln!(
-            "connection errors: connect {}, read {}, write {}, timeout {}, protocol {}",
-            e.connect,
-            e.read,
-            e.write,
-            e.timeout,
-            e.protocol
-        );
+    if r.errors.socket_errors() > 0 {
+        outln!("connection errors: {}", r.errors.listed(&ErrorKind::SOCKET));
     }
     outln!("latency average = {}", ms(lat.mean));
     outln!("latency stddev = {}", ms(lat.stdev));
@@ -286,9 +260,7 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
         "client CPU = {:.3} s ({per_txn} per transaction)",
         r.client_cpu.0
     );
-    for note in &r.notes {
-        outln!("note: {note}");
-    }
+    print_notes("note:", r);
 }
 
 fn json(a: &LoadPgArgs, scale: u32, r: &LoadResult) -> serde_json::Value {
@@ -298,7 +270,7 @@ fn json(a: &LoadPgArgs, scale: u32, r: &LoadResult) -> serde_json::Value {
         "script": a.script().name(),
         "protocol": a.protocol.name(),
         "scale": scale,
-        "clients": a.clients,
+        "clients": a.shape.connections,
         "threads": a.threads(),
         "transactions": m.requests,
         "tps": m.rps,

@@ -5,6 +5,7 @@ pub mod agent;
 pub mod compare;
 pub mod doctor;
 pub mod exit;
+pub mod load_args;
 pub mod load_dns;
 pub mod load_forward;
 pub mod load_http;

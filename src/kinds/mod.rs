@@ -20,5 +20,36 @@ pub fn parse_settings<T: serde::de::DeserializeOwned>(settings: &toml::Table) ->
     crate::spec::plain::from_value(toml::Value::Table(settings.clone()))
 }
 
+/// An entry of a family's registry: a kind has a name.
+pub trait Kind: 'static {
+    /// The name experiments and commands give it.
+    fn name(&self) -> &'static str;
+}
+
+/// The entry of `registry` called `name`, or an error message saying that
+/// `family` (`server`, `load`, ...) has no such kind and listing those it
+/// has: the one place a kind's name is looked up.
+pub fn lookup<K: Kind>(
+    family: &str,
+    registry: &[&'static K],
+    name: &str,
+) -> Result<&'static K, String> {
+    registry
+        .iter()
+        .copied()
+        .find(|k| k.name() == name)
+        .ok_or_else(|| {
+            format!(
+                "unknown {family} kind `{name}`; expected one of: {}",
+                names(registry).join(", ")
+            )
+        })
+}
+
+/// The names of a registry's kinds, in registry order.
+pub fn names<K: Kind>(registry: &[&'static K]) -> Vec<&'static str> {
+    registry.iter().map(|k| k.name()).collect()
+}
+
 #[cfg(test)]
 mod tests;

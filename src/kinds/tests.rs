@@ -234,3 +234,51 @@ fn a_kind_without_data_refuses_a_declared_dataset() {
          pgbench scale 3; use a load kind that speaks to nginx"
     );
 }
+
+#[test]
+fn a_kind_listens_on_its_host_address_exactly_when_its_settings_take_listen() {
+    let mut with_listen = toml::Table::new();
+    with_listen.insert("listen".into(), toml::Value::String("198.18.0.11".into()));
+    for k in crate::target::KINDS {
+        let on_host = k.settings_on_host(&toml::Table::new(), "198.18.0.11".parse().unwrap());
+        let check = (k.check)(&with_listen);
+        if k.listens_on_host_address {
+            assert_eq!(on_host, with_listen, "{}", k.name);
+            assert!(check.is_ok(), "{}: {:?}", k.name, check.err());
+        } else {
+            assert!(on_host.is_empty(), "{}: {on_host:?}", k.name);
+            let err = check.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.contains("listen"), "{} takes `listen`: {err}", k.name);
+        }
+    }
+}
+
+#[test]
+fn the_dns_lab_kinds_are_those_whose_record_builds_a_lab() {
+    let labs: Vec<_> = crate::target::KINDS
+        .iter()
+        .filter(|k| k.dns_lab.is_some())
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(labs, ["nsd", "unbound", "bind"]);
+}
+
+#[test]
+fn one_lookup_serves_every_registry() {
+    let err = super::lookup("load", crate::load::KINDS, "gopher").unwrap_err();
+    assert!(
+        err.starts_with("unknown load kind `gopher`; expected one of: http, pg"),
+        "{err}"
+    );
+    assert_eq!(
+        super::lookup("server", crate::target::KINDS, "fake")
+            .unwrap()
+            .name,
+        "fake"
+    );
+    let err = crate::target::kind("gopher").unwrap_err().to_string();
+    assert!(
+        err.contains("unknown server kind `gopher`; expected one of: nginx"),
+        "{err}"
+    );
+}

@@ -33,6 +33,12 @@ pub struct LoadKind {
     pub dataset: fn(&toml::Table) -> Result<Option<Dataset>, LoadError>,
 }
 
+impl crate::kinds::Kind for LoadKind {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
 impl std::fmt::Debug for LoadKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoadKind")

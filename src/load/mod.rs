@@ -205,21 +205,12 @@ pub trait Driver: Send + Sync {
 
 /// The registered load kind called `name`, or an error listing the kinds.
 pub fn kind(name: &str) -> Result<&'static LoadKind, LoadError> {
-    KINDS
-        .iter()
-        .copied()
-        .find(|k| k.name == name)
-        .ok_or_else(|| {
-            LoadError::Spec(format!(
-                "unknown load kind `{name}`; expected one of: {}",
-                kind_names().join(", ")
-            ))
-        })
+    crate::kinds::lookup("load", KINDS, name).map_err(LoadError::Spec)
 }
 
 /// The names of the registered load kinds, in registry order.
 pub fn kind_names() -> Vec<&'static str> {
-    KINDS.iter().map(|k| k.name).collect()
+    crate::kinds::names(KINDS)
 }
 
 /// Builds the driver for `kind` from its kind-specific settings (the

@@ -72,6 +72,53 @@ impl ErrorKind {
         ErrorKind::Other,
     ];
 
+    /// Failures of the socket or the protocol on it (everything the server
+    /// did not report itself): what `socket errors` lines count.
+    pub const SOCKET: [ErrorKind; 5] = [
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Protocol,
+    ];
+
+    /// What a request/reply protocol counts (HTTP, DNS): the socket's
+    /// failures and replies with an error status.
+    pub const REQUEST_REPLY: &'static [ErrorKind] = &[
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Status,
+        ErrorKind::Protocol,
+    ];
+
+    /// What a serializable SQL server's transactions count (PostgreSQL):
+    /// the socket's failures, serialization failures, deadlocks and other
+    /// SQL errors.
+    pub const SQL_SERIALIZABLE: &'static [ErrorKind] = &[
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Protocol,
+        ErrorKind::Serialization,
+        ErrorKind::Deadlock,
+        ErrorKind::Other,
+    ];
+
+    /// What a locking SQL server's transactions count (MySQL/MariaDB):
+    /// as [`ErrorKind::SQL_SERIALIZABLE`] without serialization failures.
+    pub const SQL_LOCKING: &'static [ErrorKind] = &[
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Protocol,
+        ErrorKind::Deadlock,
+        ErrorKind::Other,
+    ];
+
     /// After a count in prose: `12 timeouts`, `3 connect`.
     pub fn counted(self) -> &'static str {
         match self {
@@ -145,9 +192,18 @@ impl ErrorCounts {
             .filter(|(_, n)| *n > 0)
     }
 
-    /// Socket-level and protocol failures (everything but non-2xx statuses).
+    /// Socket-level and protocol failures ([`ErrorKind::SOCKET`]).
     pub fn socket_errors(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.protocol
+        ErrorKind::SOCKET.into_iter().map(|k| self.get(k)).sum()
+    }
+
+    /// The counts of `kinds`, in their order: `connect 0, read 2, timeout 1`.
+    pub fn listed(&self, kinds: &[ErrorKind]) -> String {
+        kinds
+            .iter()
+            .map(|&k| format!("{} {}", k.name(), self.get(k)))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Every failure, of every kind.
@@ -489,6 +545,43 @@ pub fn decode_histogram(bytes: &[u8]) -> Option<Histogram<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_lines_list_the_named_sets_in_order() {
+        let mut e = ErrorCounts::default();
+        e.add(ErrorKind::Timeout);
+        e.add(ErrorKind::Timeout);
+        e.add(ErrorKind::Connect);
+        e.add(ErrorKind::Deadlock);
+        assert_eq!(
+            e.listed(&ErrorKind::SOCKET),
+            "connect 1, read 0, write 0, timeout 2, protocol 0"
+        );
+        assert_eq!(e.socket_errors(), 3);
+        assert_eq!(
+            e.listed(ErrorKind::SQL_LOCKING),
+            "connect 1, read 0, write 0, timeout 2, protocol 0, deadlock 1, other 0"
+        );
+        // Each set is in report order, and the SQL sets differ only by
+        // serialization failures.
+        for set in [
+            ErrorKind::REQUEST_REPLY,
+            ErrorKind::SQL_SERIALIZABLE,
+            ErrorKind::SQL_LOCKING,
+        ] {
+            let order: Vec<usize> = set
+                .iter()
+                .map(|k| ErrorKind::ALL.iter().position(|a| a == k).unwrap())
+                .collect();
+            assert!(order.windows(2).all(|w| w[0] < w[1]), "{set:?}");
+        }
+        let without: Vec<_> = ErrorKind::SQL_SERIALIZABLE
+            .iter()
+            .filter(|k| **k != ErrorKind::Serialization)
+            .copied()
+            .collect();
+        assert_eq!(without, ErrorKind::SQL_LOCKING);
+    }
 
     #[test]
     fn errors_are_described_by_kind_largest_first() {

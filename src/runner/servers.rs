@@ -120,10 +120,8 @@ impl Servers {
             return Ok((Box::new(target), Placement::unconstrained()));
         }
         if let ServerSite::Agent(agent, ip) = &self.site {
-            let mut settings = resolved.server.settings.clone();
-            if resolved.server.kind != "external" {
-                settings.insert("listen".into(), toml::Value::String(ip.to_string()));
-            }
+            let kind = target::kind(&resolved.server.kind)?;
+            let settings = kind.settings_on_host(&resolved.server.settings, *ip);
             let target = RemoteTarget::new(
                 agent.clone(),
                 &resolved.server.kind,

@@ -31,7 +31,9 @@ pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, Run
     load::policy::allow(&exp.hosts.addresses());
     load::policy::allow_names(&exp.hosts.names());
     let workdir = base_dir.display().to_string();
-    let server_agent = exp.server.kind != "external";
+    // Validation has refused unknown kinds; one here gets an agent, which
+    // names the kind in its own error.
+    let server_agent = crate::target::kind(&exp.server.kind).map_or(true, |k| k.runs_under_agent);
     Ok(Some(Cluster::connect(&exp.hosts, &workdir, server_agent)?))
 }
 

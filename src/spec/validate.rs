@@ -146,8 +146,9 @@ fn refuse_dataset_in_server(
     Ok(())
 }
 
-/// A server on another host must be able to listen on that host's address:
-/// its kind needs a `listen` setting (managed kinds), or it is `external`.
+/// A server on another host must be able to listen on that host's address
+/// (a capability of its kind, whose settings must then hold with that
+/// address), or not run under an agent at all (`external`).
 fn check_remote_server(
     cx: &Ctx,
     server: &Component,
@@ -160,12 +161,24 @@ fn check_remote_server(
             "write it as \"root@198.18.0.11\"",
         ));
     };
-    if server.kind == "external" {
+    let fix = "run it on this machine (remove hosts.server), or use kind = \"external\"";
+    let kind = crate::target::kind(&server.kind)
+        .map_err(|e| cx.err(&["server", "kind"], e.to_string(), fix))?;
+    if !kind.runs_under_agent {
         return Ok(());
     }
-    let mut settings = server.settings.clone();
+    if !kind.listens_on_host_address {
+        return Err(cx.err(
+            &["hosts", "server"],
+            format!(
+                "server kind `{}` cannot run on another host: it cannot listen on that host's address",
+                server.kind
+            ),
+            fix,
+        ));
+    }
+    let mut settings = kind.settings_on_host(&server.settings, ip);
     settings.remove("kind");
-    settings.insert("listen".into(), toml::Value::String(ip.to_string()));
     crate::target::check_settings(&server.kind, &settings).map_err(|e| {
         cx.err(
             &["hosts", "server"],
@@ -173,7 +186,7 @@ fn check_remote_server(
                 "server kind `{}` cannot run on another host: {e}",
                 server.kind
             ),
-            "run it on this machine (remove hosts.server), or use kind = \"external\"",
+            fix,
         )
     })
 }
@@ -549,6 +562,34 @@ mod tests {
 
     fn parse(extra: &str, quick: bool) -> Result<Experiment, SpecError> {
         validate(Path::new("t.toml"), &format!("{BASE}{extra}"), quick)
+    }
+
+    /// A spec whose server of `kind` (with `settings`) runs on another host.
+    fn on_another_host(kind: &str, settings: &str) -> Result<Experiment, SpecError> {
+        let text = format!(
+            "name = \"t\"\n[hosts]\nserver = \"root@198.18.0.11\"\n\
+             [server]\nkind = \"{kind}\"\n{settings}\n[load]\nkind = \"http\"\n"
+        );
+        validate(Path::new("t.toml"), &text, false)
+    }
+
+    #[test]
+    fn whether_a_server_may_run_on_another_host_is_read_from_its_kind() {
+        // The fake kind, like `external`, runs under no agent: its record
+        // says so, and its settings are not given an address (they refuse
+        // `listen`), though its name is not "external".
+        assert!(on_another_host("fake", "").is_ok());
+        assert!(on_another_host("nginx", "").is_ok());
+        let e = on_another_host("mariadb", "").unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "`mariadb` cannot run on another host: it cannot listen on that host's address"
+            ),
+            "{e}"
+        );
+        assert!(e.contains("kind = \"external\""), "{e}");
+        let e = on_another_host("nginx", "worker_processes = 0").unwrap_err();
+        assert!(e.to_string().contains("worker_processes"), "{e}");
     }
 
     #[test]

@@ -18,6 +18,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     requires: &[],
     check: |t| ExternalSettings::parse(t).map(|_| ()),
     build: |t, _base_dir| Ok(Box::new(External::new(t)?)),
+    runs_under_agent: false,
+    listens_on_host_address: false,
+    dns_lab: None,
 };
 
 #[derive(Clone, Debug, Deserialize)]

@@ -26,6 +26,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
             dataset: None,
         }))
     },
+    runs_under_agent: false,
+    listens_on_host_address: false,
+    dns_lab: None,
 };
 
 #[derive(serde::Deserialize)]
@@ -86,9 +89,6 @@ impl Target for FakeServer {
     }
     fn is_running(&self) -> bool {
         self.running
-    }
-    fn root_pid(&self) -> Option<u32> {
-        None
     }
     fn version(&self) -> Option<String> {
         Some("fake/1".into())

@@ -2,11 +2,20 @@
 
 use super::{Target, TargetError};
 use crate::kinds::Requirement;
+use std::net::IpAddr;
 use std::path::Path;
 
 /// Builds a (not yet started) server from its settings table and a base
 /// directory for its private run directories.
 pub type BuildTarget = fn(&toml::Table, &Path) -> Result<Box<dyn Target>, TargetError>;
+
+/// Builds a DNS lab of one kind for `scalelab dns lab` (settings, base
+/// directory), like [`BuildTarget`] but with the lab's own type.
+pub type BuildDnsLab = fn(&toml::Table, &Path) -> Result<super::dns::DnsLab, TargetError>;
+
+/// The settings key that makes a server listen on an address of its host
+/// (see [`ServerKind::listens_on_host_address`]).
+const LISTEN_SETTING: &str = "listen";
 
 /// One server kind (`nginx`, `postgres`, `external`, ...): its settings,
 /// its lifecycle (the [`Target`] it builds) and what it needs installed. A
@@ -29,12 +38,44 @@ pub struct ServerKind {
     /// Builds the (not yet started) server from its settings; private run
     /// directories go under the given base directory.
     pub build: BuildTarget,
+    /// Whether scalelab starts and stops the server itself, so that on
+    /// another host it runs under that host's agent. `false` for a server
+    /// that is already running (`external`): the host gets no agent, and
+    /// the server's own commands run over plain ssh.
+    pub runs_under_agent: bool,
+    /// Whether the server can listen on its host's address (its settings
+    /// take `listen`): only such a kind runs on another host under an
+    /// agent, which sets the address ([`ServerKind::settings_on_host`]).
+    pub listens_on_host_address: bool,
+    /// How `scalelab dns lab` builds it (`None`: not a lab of its own).
+    pub dns_lab: Option<BuildDnsLab>,
+}
+
+impl ServerKind {
+    /// `settings` for this kind's server on the host at `ip`: with the
+    /// host's address to listen on when the kind
+    /// [listens on it](ServerKind::listens_on_host_address), else as given.
+    pub fn settings_on_host(&self, settings: &toml::Table, ip: IpAddr) -> toml::Table {
+        let mut settings = settings.clone();
+        if self.listens_on_host_address {
+            settings.insert(LISTEN_SETTING.into(), toml::Value::String(ip.to_string()));
+        }
+        settings
+    }
+}
+
+impl crate::kinds::Kind for ServerKind {
+    fn name(&self) -> &'static str {
+        self.name
+    }
 }
 
 impl std::fmt::Debug for ServerKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerKind")
             .field("name", &self.name)
+            .field("runs_under_agent", &self.runs_under_agent)
+            .field("listens_on_host_address", &self.listens_on_host_address)
             .finish_non_exhaustive()
     }
 }

@@ -41,6 +41,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     }],
     check: |t| MariadbSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(Mariadb::new(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: false,
+    dns_lab: None,
 };
 const SERVER_BINARIES: &[&str] = &["/usr/sbin/mariadbd", "/usr/sbin/mysqld"];
 const INSTALL_DB: &[&str] = &["/usr/bin/mariadb-install-db", "/usr/bin/mysql_install_db"];
@@ -312,31 +315,13 @@ impl Target for Mariadb {
     }
 
     fn stop(&mut self) -> Result<(), TargetError> {
-        let stopped = match self.server.as_mut() {
-            Some(server) => server.stop(libc::SIGTERM, STOP_GRACE),
-            None => Ok(()),
-        };
-        self.server = None;
+        let stopped = super::stop_process(KIND, &mut self.server, libc::SIGTERM, STOP_GRACE);
         self.dir = None;
-        stopped.map_err(|e| TargetError::Stop {
-            kind: KIND,
-            message: e.to_string(),
-        })
+        stopped
     }
 
-    fn is_running(&self) -> bool {
-        self.server.as_ref().is_some_and(ServerProcess::is_running)
-    }
-
-    fn root_pid(&self) -> Option<u32> {
-        self.server.as_ref().map(ServerProcess::pid)
-    }
-
-    fn processes(&self) -> Vec<u32> {
-        self.server
-            .as_ref()
-            .map(ServerProcess::processes)
-            .unwrap_or_default()
+    fn server_process(&self) -> Option<&ServerProcess> {
+        self.server.as_ref()
     }
 
     fn listen_port(&self) -> Option<u16> {

@@ -54,6 +54,7 @@ pub const KINDS: &[&ServerKind] = &[
 use crate::model::Dataset;
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;
+use lifecycle::ServerProcess;
 use std::path::{Path, PathBuf};
 
 /// Where a started server can be reached: a URL for HTTP, a libpq
@@ -138,6 +139,14 @@ impl TargetError {
         TargetError::Settings { kind, message }
     }
 
+    /// A failed stop of `kind`: what was left running, or why.
+    pub fn stop(kind: &'static str, what: impl std::fmt::Display) -> Self {
+        TargetError::Stop {
+            kind,
+            message: what.to_string(),
+        }
+    }
+
     /// An i/o error on `path`.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         TargetError::Io {
@@ -162,14 +171,26 @@ pub trait Target: Send {
     ) -> Result<Endpoint, TargetError>;
     /// Stops the server and waits until its processes are gone. Idempotent.
     fn stop(&mut self) -> Result<(), TargetError>;
+    /// The started server's process, when the kind runs one through
+    /// [`ServerProcess`]: `is_running`, `root_pid` and `processes` read it
+    /// unless the kind says otherwise.
+    fn server_process(&self) -> Option<&ServerProcess> {
+        None
+    }
     /// Whether the server process is still alive (used to tell "the server
     /// died" apart from other trial failures).
-    fn is_running(&self) -> bool;
+    fn is_running(&self) -> bool {
+        self.server_process().is_some_and(ServerProcess::is_running)
+    }
     /// PID of the server's root process, for the probe's process tree.
-    fn root_pid(&self) -> Option<u32>;
-    /// Every live process of the server (see [`lifecycle::ServerProcess`]).
+    fn root_pid(&self) -> Option<u32> {
+        self.server_process().map(ServerProcess::pid)
+    }
+    /// Every live process of the server (see [`ServerProcess::processes`]).
     fn processes(&self) -> Vec<u32> {
-        Vec::new()
+        self.server_process()
+            .map(ServerProcess::processes)
+            .unwrap_or_default()
     }
     /// The port the server listens on, when scalelab manages the server.
     fn listen_port(&self) -> Option<u16> {
@@ -211,22 +232,15 @@ pub trait Target: Send {
 
 /// The registered server kind called `name`, or an error listing the kinds.
 pub fn kind(name: &str) -> Result<&'static ServerKind, TargetError> {
-    KINDS
-        .iter()
-        .copied()
-        .find(|k| k.name == name)
-        .ok_or_else(|| TargetError::Settings {
-            kind: "server",
-            message: format!(
-                "unknown server kind `{name}`; expected one of: {}",
-                kind_names().join(", ")
-            ),
-        })
+    crate::kinds::lookup("server", KINDS, name).map_err(|message| TargetError::Settings {
+        kind: "server",
+        message,
+    })
 }
 
 /// The names of the registered server kinds, in registry order.
 pub fn kind_names() -> Vec<&'static str> {
-    KINDS.iter().map(|k| k.name).collect()
+    crate::kinds::names(KINDS)
 }
 
 /// Builds the target for `kind` from its settings table. `base_dir` is the
@@ -268,6 +282,23 @@ pub fn wrong_dataset(kind: &'static str, holds: &str, declared: &Dataset) -> Tar
             "{kind} holds {holds}, but the workload declares {}; use a load kind that speaks to {kind}",
             declared.describe()
         ),
+    }
+}
+
+/// Stops the server process `server` holds, if any (`signal`, then SIGKILL
+/// after `grace`: [`ServerProcess::stop`]), and leaves `None` in its place.
+/// Stopping twice is stopping once.
+pub fn stop_process(
+    kind: &'static str,
+    server: &mut Option<ServerProcess>,
+    signal: libc::c_int,
+    grace: std::time::Duration,
+) -> Result<(), TargetError> {
+    match server.take() {
+        Some(mut process) => process
+            .stop(signal, grace)
+            .map_err(|e| TargetError::stop(kind, e)),
+        None => Ok(()),
     }
 }
 

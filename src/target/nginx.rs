@@ -29,6 +29,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     }],
     check: |t| NginxSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(Nginx::new(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: true,
+    dns_lab: None,
 };
 
 /// `worker_processes`: a count or `auto`.
@@ -431,32 +434,19 @@ impl Target for Nginx {
     }
 
     fn stop(&mut self) -> Result<(), TargetError> {
-        let stopped = match self.server.as_mut() {
-            Some(server) => server.stop(libc::SIGQUIT, Duration::from_secs(5)),
-            None => Ok(()),
-        };
-        self.server = None;
+        let stopped = super::stop_process(
+            KIND,
+            &mut self.server,
+            libc::SIGQUIT,
+            Duration::from_secs(5),
+        );
         self.port = None;
         self.run_dir = None;
-        stopped.map_err(|e| TargetError::Stop {
-            kind: KIND,
-            message: e.to_string(),
-        })
+        stopped
     }
 
-    fn is_running(&self) -> bool {
-        self.server.as_ref().is_some_and(ServerProcess::is_running)
-    }
-
-    fn root_pid(&self) -> Option<u32> {
-        self.server.as_ref().map(ServerProcess::pid)
-    }
-
-    fn processes(&self) -> Vec<u32> {
-        self.server
-            .as_ref()
-            .map(ServerProcess::processes)
-            .unwrap_or_default()
+    fn server_process(&self) -> Option<&ServerProcess> {
+        self.server.as_ref()
     }
 
     fn listen_port(&self) -> Option<u16> {

@@ -57,6 +57,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     ],
     check: |t| PostgresSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(Postgres::new(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: true,
+    dns_lab: None,
 };
 const INITDB_ARGS: &[&str] = &[
     "-U",
@@ -582,25 +585,11 @@ impl Target for Postgres {
         let stopped = running.server.stop(libc::SIGINT, STOP_TIMEOUT);
         self.kill_leftovers();
         let _ = std::fs::remove_file(self.owner_path());
-        stopped.map_err(|e| TargetError::Stop {
-            kind: KIND,
-            message: e.to_string(),
-        })
+        stopped.map_err(|e| TargetError::stop(KIND, e))
     }
 
-    fn is_running(&self) -> bool {
-        self.running.as_ref().is_some_and(|r| r.server.is_running())
-    }
-
-    fn root_pid(&self) -> Option<u32> {
-        self.running.as_ref().map(|r| r.server.pid())
-    }
-
-    fn processes(&self) -> Vec<u32> {
-        self.running
-            .as_ref()
-            .map(|r| r.server.processes())
-            .unwrap_or_default()
+    fn server_process(&self) -> Option<&ServerProcess> {
+        self.running.as_ref().map(|r| &r.server)
     }
 
     fn listen_port(&self) -> Option<u16> {

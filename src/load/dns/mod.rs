@@ -41,14 +41,7 @@ use tally::Tally;
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "dns",
     unit: crate::units::RateUnit::Queries,
-    error_kinds: &[
-        ErrorKind::Connect,
-        ErrorKind::Read,
-        ErrorKind::Write,
-        ErrorKind::Timeout,
-        ErrorKind::Status,
-        ErrorKind::Protocol,
-    ],
+    error_kinds: ErrorKind::REQUEST_REPLY,
     requires: &[crate::kinds::Requirement {
         what: "ip (the DNS lab's network namespaces)",
         package: "iproute2",

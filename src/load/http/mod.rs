@@ -28,14 +28,7 @@ use url::HttpUrl;
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "http",
     unit: crate::units::RateUnit::Requests,
-    error_kinds: &[
-        ErrorKind::Connect,
-        ErrorKind::Read,
-        ErrorKind::Write,
-        ErrorKind::Timeout,
-        ErrorKind::Status,
-        ErrorKind::Protocol,
-    ],
+    error_kinds: ErrorKind::REQUEST_REPLY,
     requires: &[],
     check: |t| HttpSettings::parse(t).map(|_| ()),
     build: |t, endpoint| Ok(Box::new(HttpDriver::from_settings(t, endpoint)?)),

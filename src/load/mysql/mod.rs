@@ -32,15 +32,7 @@ use std::time::Duration;
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "mysql",
     unit: crate::units::RateUnit::Transactions,
-    error_kinds: &[
-        ErrorKind::Connect,
-        ErrorKind::Read,
-        ErrorKind::Write,
-        ErrorKind::Timeout,
-        ErrorKind::Protocol,
-        ErrorKind::Deadlock,
-        ErrorKind::Other,
-    ],
+    error_kinds: ErrorKind::SQL_LOCKING,
     requires: &[],
     check: |t| MysqlSettings::parse(t).map(|_| ()),
     build: |t, endpoint| Ok(Box::new(MysqlDriver::from_settings(t, endpoint)?)),

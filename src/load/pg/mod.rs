@@ -36,16 +36,7 @@ use std::time::Duration;
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "pg",
     unit: crate::units::RateUnit::Transactions,
-    error_kinds: &[
-        ErrorKind::Connect,
-        ErrorKind::Read,
-        ErrorKind::Write,
-        ErrorKind::Timeout,
-        ErrorKind::Protocol,
-        ErrorKind::Serialization,
-        ErrorKind::Deadlock,
-        ErrorKind::Other,
-    ],
+    error_kinds: ErrorKind::SQL_SERIALIZABLE,
     requires: &[],
     check: |t| PgSettings::parse(t).map(|_| ()),
     build: |t, endpoint| Ok(Box::new(PgDriver::from_settings(t, endpoint)?)),

@@ -23,23 +23,22 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     requires: &[super::NSD_PACKAGE, BIND_PACKAGE, super::IPROUTE],
     check: |t| BindSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: false,
+    dns_lab: Some(target),
 };
-
-fn one() -> u32 {
-    1
-}
 
 /// `[server]` settings of kind `bind`.
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BindSettings {
     /// `named -n`: worker threads.
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub threads: u32,
     /// `max-cache-size`, such as "256m" or "90%".
     pub max_cache_size: Option<String>,
     /// NSD server processes behind the resolver.
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub nsd_threads: u32,
     /// Raw statements appended inside `options { }`.
     pub extra: Option<String>,

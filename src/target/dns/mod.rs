@@ -409,6 +409,11 @@ impl Drop for DnsLab {
     }
 }
 
+/// The default of a lab's thread and process counts.
+fn one() -> u32 {
+    1
+}
+
 /// Checks a thread count.
 pub fn check_threads(kind: &'static str, field: &str, n: u32) -> Result<(), TargetError> {
     if n == 0 || n > 256 {

@@ -15,18 +15,17 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     requires: &[super::NSD_PACKAGE, super::IPROUTE],
     check: |t| NsdSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: false,
+    dns_lab: Some(target),
 };
-
-fn one() -> u32 {
-    1
-}
 
 /// `[server]` settings of kind `nsd`.
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NsdSettings {
     /// NSD `server-count`: server processes.
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub threads: u32,
     /// Raw lines appended to NSD's `server:` section.
     pub extra: Option<String>,

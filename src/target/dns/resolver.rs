@@ -25,6 +25,9 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     ],
     check: |t| ResolverSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: false,
+    dns_lab: None,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
@@ -34,21 +37,17 @@ pub enum Software {
     Unbound,
 }
 
-fn one() -> u32 {
-    1
-}
-
 /// `[server]` settings of kind `resolver`.
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResolverSettings {
     pub software: Software,
     /// BIND `named -n`, Unbound `num-threads`.
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub threads: u32,
     /// BIND `max-cache-size`; Unbound `msg-cache-size` and `rrset-cache-size`.
     pub cache_size: Option<String>,
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub nsd_threads: u32,
     /// Raw lines for BIND's `options {}` or Unbound's `server:`.
     pub extra: Option<String>,

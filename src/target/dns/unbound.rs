@@ -24,25 +24,24 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     requires: &[super::NSD_PACKAGE, UNBOUND_PACKAGE, super::IPROUTE],
     check: |t| UnboundSettings::parse(t).map(|_| ()),
     build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+    runs_under_agent: true,
+    listens_on_host_address: false,
+    dns_lab: Some(target),
 };
-
-fn one() -> u32 {
-    1
-}
 
 /// `[server]` settings of kind `unbound`.
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UnboundSettings {
     /// `num-threads`.
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub threads: u32,
     /// `msg-cache-size`, such as "64m".
     pub msg_cache_size: Option<String>,
     /// `rrset-cache-size`, such as "128m".
     pub rrset_cache_size: Option<String>,
     /// NSD server processes behind the resolver.
-    #[serde(default = "one")]
+    #[serde(default = "super::one")]
     pub nsd_threads: u32,
     /// Raw lines appended to Unbound's `server:` section.
     pub extra: Option<String>,

@@ -47,6 +47,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     ],
     check: |t| RouterSettings::parse(t).map(|_| ()),
     build: |t, _base_dir| Ok(Box::new(Router::new(t)?)),
+    runs_under_agent: true,
+    listens_on_host_address: false,
+    dns_lab: None,
 };
 
 /// The router target: owns at most one lab at a time, built by
@@ -140,10 +143,6 @@ impl Target for Router {
 
     fn is_running(&self) -> bool {
         self.lab.as_ref().is_some_and(Lab::intact)
-    }
-
-    fn root_pid(&self) -> Option<u32> {
-        None
     }
 
     fn version(&self) -> Option<String> {

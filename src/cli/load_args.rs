@@ -1,0 +1,245 @@
+//! The arguments every `scalelab load` kind shares (one long name per
+//! concept: `--connections`, `--threads`, `--duration`, `--rate`,
+//! `--timeout`, `--json`), flattened into each kind's own arguments, and the
+//! end every run shares (JSON or the tool's text, then the exit code).
+//!
+//! Each kind keeps the short flags and defaults of the tool it mimics
+//! ([`LoadDefaults`]): pgbench's `-j` and `-T`, dnsperf's `-Q`, wrk's `-t`
+//! and `-R`. The long names the kinds once had on their own (`--clients`,
+//! `--sockets`) still parse, as hidden aliases of `--connections`.
+
+use scalelab::load::{limits, LoadResult, LoadSpec, Pacing};
+use scalelab::shutdown::Shutdown;
+use scalelab::units::parse_duration;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+/// The defaults and short flags of one load kind's shared arguments.
+pub trait LoadDefaults: std::fmt::Debug + Clone + Send + Sync + 'static {
+    /// `--connections` when not given. (Defaults are text: clap's typed
+    /// defaults keep one value per field, not one per kind.)
+    const CONNECTIONS: &'static str;
+    /// `--threads` when not given (`None`: the kind decides, see
+    /// [`LoadShape::threads_per_cpu`]).
+    const THREADS: Option<&'static str>;
+    /// The short flag of `--threads` (wrk `-t`, pgbench `-j`).
+    const THREADS_SHORT: char;
+    /// Other short flags for `--duration` (pgbench `-T`).
+    const DURATION_SHORT_ALIASES: &'static [char];
+    /// The short flag of `--rate`, if any (wrk2 and pgbench `-R`, dnsperf
+    /// `-Q`).
+    const RATE_SHORT: Option<char>;
+    /// `--timeout` when not given.
+    const TIMEOUT: &'static str;
+}
+
+/// The shape of an ad-hoc load run, as every load kind takes it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LoadShape<D: LoadDefaults> {
+    /// Concurrent connections: pgbench's clients, sysbench's threads,
+    /// dnsperf's UDP sockets (spread over the threads).
+    #[arg(
+        short = 'c',
+        long,
+        alias = "clients",
+        alias = "sockets",
+        default_value = D::CONNECTIONS,
+        value_name = "N",
+        value_parser = limits::CONNECTIONS.parser()
+    )]
+    pub connections: u32,
+    /// Worker threads, each an event loop over its share of the
+    /// connections; where no default is shown, one per CPU this process may
+    /// run on, never more than the connections.
+    #[arg(
+        short = D::THREADS_SHORT,
+        long,
+        default_value = D::THREADS,
+        value_name = "N",
+        value_parser = limits::THREADS.parser()
+    )]
+    pub threads: Option<u32>,
+    /// How long to run: 500ms, 10s, 2m; a bare number is seconds.
+    #[arg(
+        short = 'd',
+        short_aliases = D::DURATION_SHORT_ALIASES.iter().copied(),
+        long,
+        default_value = "10s",
+        value_parser = duration_arg
+    )]
+    pub duration: Duration,
+    /// Open loop: a constant total rate per second (requests, transactions
+    /// or queries) over all connections; latency counts from each one's
+    /// scheduled time, free of coordinated omission (wrk2 -R, pgbench -R,
+    /// dnsperf -Q).
+    #[arg(short = D::RATE_SHORT, long, value_name = "PER_S")]
+    pub rate: Option<f64>,
+    /// A request (transaction, query) unanswered after this long counts as
+    /// a timeout.
+    #[arg(long, default_value = D::TIMEOUT, value_parser = limits::timeout_flag)]
+    pub timeout: Duration,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    #[arg(skip)]
+    defaults: PhantomData<D>,
+}
+
+impl<D: LoadDefaults> LoadShape<D> {
+    /// `--threads`, else one per CPU this process may run on, never more
+    /// than the connections.
+    pub fn threads_per_cpu(&self) -> u32 {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        self.threads.unwrap_or(cpus.min(self.connections)).max(1)
+    }
+
+    /// The load shape: closed loop, or open at `--rate`, over `threads`.
+    pub fn spec(&self, threads: u32) -> LoadSpec {
+        LoadSpec {
+            pacing: self
+                .rate
+                .map_or(Pacing::Closed, |rate| Pacing::Open { rate }),
+            timeout: self.timeout,
+            ..LoadSpec::closed(self.connections, threads, self.duration)
+        }
+    }
+
+    /// Prints the run's result (one JSON object with `--json`, else the
+    /// kind's text) and returns the exit code of a load run.
+    pub fn finish(
+        &self,
+        result: &LoadResult,
+        shutdown: &Shutdown,
+        json: impl FnOnce() -> serde_json::Value,
+        text: impl FnOnce(),
+    ) -> anyhow::Result<i32> {
+        if self.json {
+            outln!("{}", serde_json::to_string_pretty(&json())?);
+        } else {
+            text();
+        }
+        Ok(super::exit::for_load(result.requests, shutdown))
+    }
+}
+
+/// `--coalesce`, for the kinds whose event loops can wait for replies in
+/// batches.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CoalesceArg {
+    /// Coalesce replies (closed loop): with 8 or more requests in flight on
+    /// a thread, sleep until half of them are answered (at most one round
+    /// trip, within 20us..2ms), so the server need not wake the client for
+    /// every reply (HTTP: keep-alive only, not with --connreqs). Saves
+    /// server and client CPU where the server is saturated; delays replies,
+    /// and so lowers throughput, where it is not.
+    #[arg(long)]
+    pub coalesce: bool,
+}
+
+/// A duration flag's value: 500ms, 10s, 2m.
+pub fn duration_arg(text: &str) -> Result<Duration, String> {
+    parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// Prints each of the run's notes after `label` (`Note:`, `note:`).
+pub fn print_notes(label: &str, r: &LoadResult) {
+    for note in &r.notes {
+        outln!("{label} {note}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cli, Command, LoadCommand};
+    use clap::Parser;
+    use std::time::Duration;
+
+    fn parse(args: &[&str]) -> Command {
+        let all = ["scalelab", "load"].iter().chain(args);
+        Cli::try_parse_from(all).unwrap().command
+    }
+
+    const PG: &str = "host=127.0.0.1 port=9";
+    const MYSQL: &str = "mysql://u@127.0.0.1:9/d";
+
+    #[test]
+    fn one_long_name_per_concept_and_the_old_names_still_parse() {
+        for flag in ["-c", "--connections", "--clients", "--sockets"] {
+            let Command::Load(LoadCommand::Pg(pg)) = parse(&["pg", PG, flag, "7"]) else {
+                panic!("pg");
+            };
+            assert_eq!(pg.shape.connections, 7, "pg {flag}");
+            let Command::Load(LoadCommand::Dns(dns)) =
+                parse(&["dns", "127.0.0.1:53", "--queries", "q", flag, "7"])
+            else {
+                panic!("dns");
+            };
+            assert_eq!(dns.shape.connections, 7, "dns {flag}");
+            let Command::Load(LoadCommand::Http(http)) =
+                parse(&["http", "http://127.0.0.1:9/", flag, "7"])
+            else {
+                panic!("http");
+            };
+            assert_eq!(http.shape.connections, 7, "http {flag}");
+        }
+    }
+
+    #[test]
+    fn each_kind_keeps_its_tools_short_flags_and_defaults() {
+        let Command::Load(LoadCommand::Pg(pg)) =
+            parse(&["pg", PG, "-j", "3", "-T", "4", "-R", "50"])
+        else {
+            panic!("pg");
+        };
+        let s = &pg.shape;
+        assert_eq!(
+            (s.threads, s.duration, s.rate),
+            (Some(3), Duration::from_secs(4), Some(50.0))
+        );
+        assert_eq!((s.connections, s.timeout), (1, Duration::from_secs(10)));
+        let Command::Load(LoadCommand::Mysql(my)) = parse(&["mysql", MYSQL, "-j", "2"]) else {
+            panic!("mysql");
+        };
+        assert_eq!((my.shape.threads, my.shape.connections), (Some(2), 1));
+        let Command::Load(LoadCommand::Dns(dns)) = parse(&[
+            "dns",
+            "127.0.0.1:53",
+            "--queries",
+            "q",
+            "-t",
+            "2",
+            "-Q",
+            "900",
+        ]) else {
+            panic!("dns");
+        };
+        let s = &dns.shape;
+        assert_eq!(
+            (s.threads, s.rate, s.timeout),
+            (Some(2), Some(900.0), Duration::from_secs(5))
+        );
+        let Command::Load(LoadCommand::Http(http)) = parse(&["http", "http://127.0.0.1:9/"]) else {
+            panic!("http");
+        };
+        let s = &http.shape;
+        assert_eq!(
+            (s.connections, s.threads, s.timeout),
+            (10, Some(2), Duration::from_secs(2))
+        );
+        // A short flag stays with the tool that has it: pgbench's -t is a
+        // transaction count, dnsperf's -T a thread count.
+        let args = ["scalelab", "load", "pg", PG, "-t", "2"];
+        assert!(Cli::try_parse_from(args).is_err());
+        let args = [
+            "scalelab",
+            "load",
+            "dns",
+            "127.0.0.1:53",
+            "--queries",
+            "q",
+            "-T",
+            "2",
+        ];
+        assert!(Cli::try_parse_from(args).is_err());
+    }
+}
