@@ -70,6 +70,7 @@ pub mod probe;
 pub mod profile;
 pub mod remote;
 pub mod report;
+pub mod rng;
 pub mod runner;
 pub mod shutdown;
 pub mod spec;

@@ -7,6 +7,7 @@
 //! its name, how to check and build its settings, and what it needs; nothing
 //! else in the code matches on a kind's name.
 
+pub mod plain;
 pub mod requirements;
 pub mod setup;
 
@@ -15,9 +16,9 @@ pub use requirements::{Requirement, BENCH_TOOLS, PROFILER};
 /// Deserializes a kind's settings table (the experiment's `[server]` or
 /// `[load]` table) into its typed settings. The error names the unknown or
 /// mistyped field and says in plain words what to write
-/// ([`crate::spec::plain`]); each family wraps it in its own error type.
+/// ([`plain`]); each family wraps it in its own error type.
 pub fn parse_settings<T: serde::de::DeserializeOwned>(settings: &toml::Table) -> Result<T, String> {
-    crate::spec::plain::from_value(toml::Value::Table(settings.clone()))
+    plain::from_value(toml::Value::Table(settings.clone()))
 }
 
 #[cfg(test)]

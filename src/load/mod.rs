@@ -18,6 +18,7 @@ pub mod forward;
 pub(crate) mod gate;
 pub(crate) mod gather;
 pub(crate) mod held;
+pub mod histogram;
 pub mod http;
 mod kind;
 pub mod limits;

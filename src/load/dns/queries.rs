@@ -2,8 +2,8 @@
 //! comment. Parsed with line-numbered errors, and generated from the lab's
 //! names with a heavy-tailed (Zipf) popularity, deterministic per seed.
 
-use crate::analysis::bootstrap::SplitMix64;
 use crate::model::dns_names as names;
+use crate::rng::SplitMix64;
 use hickory_proto::rr::{Name, RecordType};
 use std::fmt::Write as _;
 use std::path::Path;

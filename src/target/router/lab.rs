@@ -9,7 +9,7 @@
 //! namespaces whose owner PID is gone ([`reclaim_dead`]), by exact name.
 
 use super::settings::{cpu_mask, Firewall, RouterSettings};
-use super::topology::*;
+use crate::model::topology::*;
 use crate::probe::netns::{in_netns, NETNS_DIR};
 use crate::target::lifecycle::watchdog::Watchdog;
 use crate::target::rundir;
