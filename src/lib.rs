@@ -10,7 +10,7 @@
 //!   Each target writes its config into a private directory, starts the real
 //!   server on loopback without systemd, holding the dataset it is handed,
 //!   waits until it answers, and stops it as a whole (process group and
-//!   cgroup). [`target::lifecycle`] is the
+//!   cgroup). [`sys::lifecycle`] is the
 //!   one mechanism every kind starts its server with: own session, tracking
 //!   cgroup, and a watchdog so nothing outlives `kill -9` of scalelab.
 //! - [`placement`]: where the server may run: CPU pinning and cgroup memory
@@ -48,7 +48,7 @@
 //! [`target::Target::start`], and the target loads it through a
 //! [`model::SetupSession`] that the load side implements),
 //! [`units`] (newtypes for quantities),
-//! [`netns`] (private network namespaces for labs that must not leak),
+//! [`sys`] (processes, the lifecycle watchdog and private network namespaces for labs that must not leak),
 //! [`owned`] (the paths and cgroups scalelab makes, named after their
 //! owner's PID, removed when it dies and reclaimed by the next run),
 //! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed) and
@@ -63,7 +63,6 @@ pub mod analysis;
 pub mod kinds;
 pub mod load;
 pub mod model;
-pub mod netns;
 pub mod owned;
 pub mod placement;
 pub mod probe;
@@ -75,5 +74,6 @@ pub mod runner;
 pub mod shutdown;
 pub mod spec;
 pub mod store;
+pub mod sys;
 pub mod target;
 pub mod units;

@@ -237,7 +237,9 @@ impl Target for External {
         if self.settings.pid_command.is_some() {
             return self.current_pid().is_some();
         }
-        self.settings.pid.map_or(true, super::process::is_alive)
+        self.settings
+            .pid
+            .map_or(true, crate::sys::process::is_alive)
     }
 
     /// The PID where the server runs: on a server host named in `[hosts]`

@@ -25,13 +25,13 @@ mod settings;
 
 pub use settings::{ConfValue, PostgresSettings};
 
-use super::lifecycle::{self, ServerProcess};
-use super::process::{self, log_tail};
 use super::rundir;
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
 use crate::kinds::setup;
 use crate::model::{Dataset, SetupAddr, SetupProtocol, SetupSession};
 use crate::owned::{self, OwnedDir};
+use crate::sys::lifecycle::ServerProcess;
+use crate::sys::process::{self, log_tail};
 use os::ServerUser;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -493,7 +493,7 @@ impl Postgres {
         let out = self
             .instance
             .join(format!("{}.out", what.replace(' ', "-")));
-        lifecycle::run_bounded(
+        super::bounded::run_bounded(
             cmd,
             KIND,
             what,

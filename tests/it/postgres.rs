@@ -95,7 +95,7 @@ fn server_processes(data: &Path) -> Vec<u32> {
 }
 
 fn alive(pid: u32) -> bool {
-    scalelab::target::process::is_alive(pid)
+    scalelab::sys::process::is_alive(pid)
 }
 
 /// The pgbench invariant: every delta lands once in each balance table and
@@ -432,7 +432,7 @@ fn kill_mid_run(connections: u32, threads: u32) {
         driver.run(&sp, &Shutdown::new())
     });
     std::thread::sleep(Duration::from_millis(1200));
-    scalelab::target::process::signal(pid, libc::SIGKILL);
+    scalelab::sys::process::signal(pid, libc::SIGKILL);
     let r = runner
         .join()
         .expect("the driver panicked")
@@ -549,7 +549,7 @@ fn postgres_extended_and_simple_protocols_count_exactly() {
 
 #[test]
 fn postgres_unreachable_server_is_a_clear_error() {
-    let port = scalelab::target::process::free_port().unwrap();
+    let port = scalelab::sys::process::free_port().unwrap();
     let driver = PgDriver::new(
         script(ScriptKind::SelectOnly),
         &format!("host=127.0.0.1 port={port} user=postgres"),

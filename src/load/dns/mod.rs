@@ -247,7 +247,7 @@ pub fn parse_endpoint(endpoint: &str) -> Result<(SocketAddr, Option<String>), Lo
     crate::load::limits::PORT
         .check(server.port().into())
         .map_err(|e| bad(&e))?;
-    if netns.is_none() && !server.ip().is_loopback() && !crate::netns::in_private_namespace() {
+    if netns.is_none() && !server.ip().is_loopback() && !crate::sys::netns::in_private_namespace() {
         return Err(bad(
             "DNS load goes only to loopback addresses, or to any address from inside a \
              private network namespace (run under `ip netns exec NAME`)",
@@ -358,7 +358,7 @@ mod tests {
         assert_eq!(ns.as_deref(), Some("scalelab-dns-1-0"));
         assert!(parse_endpoint("127.0.0.2:5353").is_ok());
         assert!(parse_endpoint("dns://10.0.0.1:53?netns=x").is_ok());
-        if !crate::netns::in_private_namespace() {
+        if !crate::sys::netns::in_private_namespace() {
             let e = parse_endpoint("8.8.8.8:53").unwrap_err().to_string();
             assert!(e.contains("only to loopback"), "{e}");
         }
