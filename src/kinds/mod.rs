@@ -1,6 +1,5 @@
-//! What every kind of every family shares: its settings parser, what it
-//! needs installed, and the setup sessions servers are prepared through
-//! ([`setup`]).
+//! What every kind of every family shares: its settings parser and what it
+//! needs installed.
 //!
 //! A *kind* is one value in a family's registry: [`crate::load::KINDS`]
 //! (load generators) and [`crate::target::KINDS`] (servers). Each entry says
@@ -9,7 +8,6 @@
 
 pub mod plain;
 pub mod requirements;
-pub mod setup;
 
 pub use requirements::{Requirement, BENCH_TOOLS, PROFILER};
 

@@ -24,7 +24,6 @@ mod kind;
 pub mod limits;
 pub mod mysql;
 pub mod pg;
-pub mod policy;
 pub mod result;
 pub(crate) mod timerfd;
 

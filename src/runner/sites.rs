@@ -27,8 +27,8 @@ pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, Run
     if exp.hosts.is_local() {
         return Ok(None);
     }
-    load::policy::allow(&exp.hosts.addresses());
-    load::policy::allow_names(&exp.hosts.names());
+    crate::wire::policy::allow(&exp.hosts.addresses());
+    crate::wire::policy::allow_names(&exp.hosts.names());
     let workdir = base_dir.display().to_string();
     let server_agent = exp.server.kind != "external";
     Ok(Some(Cluster::connect(&exp.hosts, &workdir, server_agent)?))

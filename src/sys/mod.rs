@@ -3,7 +3,7 @@
 //! and guaranteed not to outlive scalelab ([`lifecycle`]: own session,
 //! tracking cgroup, watchdog) and private network namespaces ([`netns`]).
 //!
-//! It knows no kind: [`crate::target`] and [`crate::load`]
+//! It knows no kind: [`crate::target`], [`crate::load`] and [`crate::wire`]
 //! sit above it, [`crate::placement`] (CPU sets, cgroups), [`crate::owned`]
 //! (owner-PID paths and their reaper) and [`crate::probe`] below.
 

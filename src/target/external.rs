@@ -96,7 +96,7 @@ fn wait_for_listener(url: &str, shutdown: &Shutdown) -> Result<(), TargetError> 
     let Some(addr) = port
         .parse()
         .ok()
-        .and_then(|port| crate::load::policy::resolve(host, port).ok())
+        .and_then(|port| crate::wire::policy::resolve(host, port).ok())
     else {
         return Ok(());
     };

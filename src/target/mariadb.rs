@@ -20,8 +20,7 @@ mod settings;
 pub use settings::{MariadbSettings, ThreadHandling};
 
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
-use crate::kinds::setup;
-use crate::model::{Dataset, SetupAddr, SetupProtocol, SetupSession};
+use crate::model::{Dataset, SetupAddr, SetupSession};
 use crate::sys::lifecycle::ServerProcess;
 use crate::sys::process::{self, log_tail, WaitError};
 use std::path::{Path, PathBuf};
@@ -139,7 +138,7 @@ impl Mariadb {
             netns: None,
             timeout,
         };
-        setup::connect(SetupProtocol::Mysql, &addr)
+        crate::wire::mysql::setup::connect(&addr)
     }
 
     /// Writes `my.cnf` and `init.sql` and runs `mariadb-install-db` inside

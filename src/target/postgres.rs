@@ -27,8 +27,7 @@ pub use settings::{ConfValue, PostgresSettings};
 
 use super::rundir;
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
-use crate::kinds::setup;
-use crate::model::{Dataset, SetupAddr, SetupProtocol, SetupSession};
+use crate::model::{Dataset, SetupAddr, SetupSession};
 use crate::owned::{self, OwnedDir};
 use crate::sys::lifecycle::ServerProcess;
 use crate::sys::process::{self, log_tail};
@@ -235,7 +234,7 @@ impl Postgres {
             netns: None,
             timeout,
         };
-        setup::connect(SetupProtocol::Postgres, &addr)
+        crate::wire::pg::setup::connect(&addr)
     }
 
     /// A setup session to the running server.

@@ -5,7 +5,6 @@
 
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::RecordType;
-use scalelab::load::dns::ask::ask;
 use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
 use scalelab::load::{Driver, LoadSpec};
 use scalelab::model::Dataset;
@@ -15,6 +14,7 @@ use scalelab::sys::netns;
 use scalelab::sys::process::is_alive;
 use scalelab::target::dns::{bind, nsd, unbound, DnsLab};
 use scalelab::target::Target;
+use scalelab::wire::dns::ask::ask;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;

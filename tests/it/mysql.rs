@@ -4,8 +4,7 @@
 //! test runs its own server in its own directory on its own port.
 
 use crate::support::{run, scalelab, stderr, stdout};
-use scalelab::load::mysql::client::Client;
-use scalelab::load::mysql::{MysqlDriver, MysqlSettings, MysqlUrl, ScriptKind};
+use scalelab::load::mysql::{MysqlDriver, MysqlSettings, ScriptKind};
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::model::Dataset;
 use scalelab::placement::Placement;
@@ -13,6 +12,8 @@ use scalelab::shutdown::Shutdown;
 use scalelab::store::{Store, TrialStatus};
 use scalelab::target::mariadb::Mariadb;
 use scalelab::target::Target;
+use scalelab::wire::mysql::client::Client;
+use scalelab::wire::mysql::MysqlUrl;
 use std::io::Write;
 use std::time::{Duration, Instant};
 

@@ -3,14 +3,15 @@
 //! counting and a server killed mid-run. Each test runs its own server in
 //! its own directory on its own port.
 
-use scalelab::load::pg::client::Client;
-use scalelab::load::pg::{ConnConfig, PgDriver, PgSettings, QueryMode, ScriptKind};
+use scalelab::load::pg::{PgDriver, PgSettings, QueryMode, ScriptKind};
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::model::Dataset;
 use scalelab::placement::Placement;
 use scalelab::shutdown::Shutdown;
 use scalelab::target::postgres::Postgres;
 use scalelab::target::Target;
+use scalelab::wire::pg::client::Client;
+use scalelab::wire::pg::ConnConfig;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -581,7 +582,7 @@ fn postgres_cli_initializes_and_reports_json() {
     assert_eq!(s.int("select count(*) from pgbench_accounts"), 100_000);
     // The same server as a URI: the driver reads both spellings.
     let addr = match ConnConfig::parse_with_env(&s.uri, |_| None).unwrap().host {
-        scalelab::load::pg::conninfo::Host::Tcp(addr) => addr,
+        scalelab::wire::pg::conninfo::Host::Tcp(addr) => addr,
         other => panic!("expected TCP, got {other:?}"),
     };
     let uri = format!("postgresql://postgres@{addr}/postgres");

@@ -1,10 +1,8 @@
 //! DNS over UDP: a dnsperf/resperf-class generator.
 //!
 //! - `queries`: dnsperf-format query files, and Zipf-drawn query sets;
-//! - `ask`: one question asked from inside a namespace (readiness checks);
-//! - `setup`: the [`crate::model::SetupSession`] the DNS lab's readiness
-//!   check uses (the names themselves are [`crate::model::dns_names`]);
-//! - `codec`: query templates and response matching, sans IO (hickory-proto);
+//! - the wire side (the question, templates and response matching, `ask`,
+//!   the setup session) is [`crate::wire::dns`];
 //! - `schedule`: when queries are due (flat with an outstanding cap, fixed
 //!   rate, resperf's linear ramp);
 //! - `sys`/`worker`: the socket loop with `sendmmsg`/`recvmmsg` batching;
@@ -15,12 +13,9 @@
 //! one, only loopback addresses are accepted, unless scalelab itself already
 //! runs inside a private namespace (`ip netns exec`).
 
-pub mod ask;
-pub(crate) mod codec;
 pub mod queries;
 pub(crate) mod ramp;
 pub(crate) mod schedule;
-pub(crate) mod setup;
 mod sys;
 pub(crate) mod tally;
 mod worker;
@@ -28,7 +23,7 @@ mod worker;
 use super::result::Datagrams;
 use super::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
-use codec::Template;
+use crate::wire::dns::codec::{self, Template};
 use queries::QuerySetSpec;
 use schedule::{Mode, Schedule};
 use std::net::SocketAddr;

@@ -25,8 +25,7 @@ pub mod unbound;
 pub(crate) mod zones;
 
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
-use crate::kinds::setup;
-use crate::model::{dns_names as names, Dataset, SetupAddr, SetupProtocol};
+use crate::model::{dns_names as names, Dataset, SetupAddr};
 use crate::sys::lifecycle::ServerProcess;
 use crate::sys::netns::Netns;
 use crate::sys::process::{self, WaitError};
@@ -277,7 +276,7 @@ impl DnsLab {
             timeout: Duration::from_millis(300),
         };
         let r = process::wait_session_ready(READY_TIMEOUT, shutdown, pid, || {
-            setup::connect(SetupProtocol::Dns, &session)
+            crate::wire::dns::setup::connect(&session)
         });
         match r {
             Ok(()) => Ok(()),
