@@ -48,11 +48,9 @@
 //! - [`remote`]: other hosts over OpenSSH: the agent, its protocol, clock
 //!   offsets and lossless result transfer.
 //!
-//! Dependencies point down the list above, with these exceptions the
-//! layer diagram in `CONTRIBUTING.md` draws: `spec` checks settings through
-//! the `target` and `load` registries, `store` keeps their report types,
-//! and `sys` uses `placement` and `probe`'s namespace helpers.
-//! `scripts/module-loops.py` (run by `scripts/test.sh`) fails on any loop.
+//! Which module may import which is the layer diagram in `CONTRIBUTING.md`,
+//! the real import graph: `scripts/module-loops.py` (run by
+//! `scripts/test.sh`) fails on any loop.
 //!
 //! Leaves every layer may use: [`model`] (the sweep point, the dataset seam:
 //! the workload declares a [`model::Dataset`] in `[load]`
