@@ -8,8 +8,11 @@ export CARGO_INCREMENTAL=0
 df -h . | awk 'NR == 2 { print "test: " $4 " free on " $6 " before setup" }'
 scripts/setup.sh
 [[ -x "$HOME/.cargo/bin/cargo" ]] && export PATH="$HOME/.cargo/bin:$PATH"
+# No loop between sibling modules (CONTRIBUTING.md, "Layers"); exits 1 on one.
+python3 scripts/module-loops.py
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 # Tests write only inside their own temporary directories: every file of the
 # working tree (ignored ones too, such as the quickstart's report and store)
 # is the same, to the byte count and modification time, after the suite.

@@ -6,21 +6,27 @@
 //!
 //! - [`spec`]: the experiment file (TOML): parsing, validation with
 //!   file/line/field errors, and expansion of the sweep into points.
-//! - [`target`]: server lifecycles (nginx, PostgreSQL, MariaDB, an external server).
-//!   Each target writes its config into a private directory, starts the real
-//!   server on loopback without systemd, holding the dataset it is handed,
-//!   waits until it answers, and stops it as a whole (process group and
-//!   cgroup). [`target::lifecycle`] is the
-//!   one mechanism every kind starts its server with: own session, tracking
-//!   cgroup, and a watchdog so nothing outlives `kill -9` of scalelab.
-//! - [`placement`]: where the server may run: CPU pinning and cgroup memory
-//!   limits, created and removed by name.
+//! - [`target`]: server lifecycles (nginx, PostgreSQL, MariaDB, DNS
+//!   servers, the router lab, an external server). Each target writes its
+//!   config into a private directory, starts the real server on loopback
+//!   without systemd, holding the dataset it is handed, waits until it
+//!   answers, and stops it as a whole (process group and cgroup).
 //! - [`load`]: the load generators. One [`load::Driver`] trait, one driver per
 //!   protocol; the shape of the load (open or closed loop, rate, requests per
-//!   connection) is data in [`load::LoadSpec`]. Protocol codecs are sans-IO
-//!   (bytes in, messages out) and live apart from the socket loops; the
-//!   database drivers (pg, mysql) share one loop, `load::event_loop`,
-//!   generic over their connections' state machines.
+//!   connection) is data in [`load::LoadSpec`]. The database drivers (pg,
+//!   mysql) share one loop, `load::event_loop`, generic over their
+//!   connections' state machines.
+//! - [`wire`]: the protocols both of those speak: the PostgreSQL, MySQL and
+//!   DNS codecs (sans-IO: bytes in, messages out), blocking clients,
+//!   connection strings, and the setup sessions a target loads its dataset
+//!   through; [`wire::policy`] says where any packet may go.
+//! - [`sys`]: the operating system under both: processes and readiness
+//!   waits, [`sys::lifecycle`] (the one mechanism every kind starts its
+//!   server with: own session, tracking cgroup, and a watchdog so nothing
+//!   outlives `kill -9` of scalelab) and private network namespaces for
+//!   labs that must not leak.
+//! - [`placement`]: where the server may run: CPU pinning and cgroup memory
+//!   limits, created and removed by name.
 //! - [`probe`]: what the system under test does while it is measured: CPU,
 //!   frequency, memory per process, context switches, network counters, and
 //!   the environment fingerprint.
@@ -37,24 +43,27 @@
 //!   system's peak and collapse points, folded with inferno, drawn as flame
 //!   graphs and differential flame graphs.
 //! - [`report`]: terminal tables, JSON, CSV, SVG charts and the
-//!   self-contained HTML report. One file per format.
-//!
+//!   self-contained HTML report, one file per format, and two stored runs
+//!   compared ([`report::runs`]).
 //! - [`remote`]: other hosts over OpenSSH: the agent, its protocol, clock
 //!   offsets and lossless result transfer.
 //!
-//! Cross-cutting pieces: [`model`] (the sweep point every layer shares, and
-//! the dataset seam: the workload declares a [`model::Dataset`] in `[load]`
+//! Which module may import which is the layer diagram in `CONTRIBUTING.md`,
+//! the real import graph: `scripts/module-loops.py` (run by
+//! `scripts/test.sh`) fails on any loop.
+//!
+//! Leaves every layer may use: [`model`] (the sweep point, the dataset seam:
+//! the workload declares a [`model::Dataset`] in `[load]`
 //! ([`load::LoadKind::dataset`]), the runner hands it to
 //! [`target::Target::start`], and the target loads it through a
-//! [`model::SetupSession`] that the load side implements),
-//! [`units`] (newtypes for quantities),
-//! [`netns`] (private network namespaces for labs that must not leak),
-//! [`owned`] (the paths and cgroups scalelab makes, named after their
-//! owner's PID, removed when it dies and reclaimed by the next run),
-//! [`shutdown`] (the Ctrl-C flag that every long-running loop is handed) and
-//! [`kinds`] (what every server and load kind shares: the settings parser
-//! and installation requirements, and [`kinds::setup`], where targets open
-//! setup sessions; each family keeps one registry of kinds,
+//! [`model::SetupSession`] that [`wire`] implements; the DNS lab's names, a
+//! remote host's name, the router lab's topology), [`units`] (newtypes for
+//! quantities), [`rng`] (the fixed-seed generator), [`owned`] (the paths
+//! and cgroups scalelab makes, named after their owner's PID, removed when
+//! it dies and reclaimed by the next run), [`shutdown`] (the Ctrl-C flag
+//! that every long-running loop is handed) and [`kinds`] (what every server
+//! and load kind shares: the settings parser and installation
+//! requirements; each family keeps one registry of kinds,
 //! [`target::KINDS`] and [`load::KINDS`]).
 //!
 //! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
@@ -63,16 +72,18 @@ pub mod analysis;
 pub mod kinds;
 pub mod load;
 pub mod model;
-pub mod netns;
 pub mod owned;
 pub mod placement;
 pub mod probe;
 pub mod profile;
 pub mod remote;
 pub mod report;
+pub mod rng;
 pub mod runner;
 pub mod shutdown;
 pub mod spec;
 pub mod store;
+pub mod sys;
 pub mod target;
 pub mod units;
+pub mod wire;

@@ -10,15 +10,15 @@
 //! - [`usl`]: the Universal Scalability Law fit.
 //! - [`shape`]: peak, efficiency curve, behaviour past the peak.
 //! - [`points_csv`]: (N, X) pairs from CSV text, for `scalelab model`.
-//! - [`runs`]: two stored runs compared point by point, for
-//!   `scalelab compare`.
+//!
+//! Comparing two stored runs (`scalelab compare`) reads the store, so it
+//! lives above it, in [`crate::report::runs`].
 
 pub mod bootstrap;
 pub mod compare;
 mod lm;
 pub mod mann_whitney;
 pub mod points_csv;
-pub mod runs;
 pub mod shape;
 pub mod stopping;
 pub mod summary;

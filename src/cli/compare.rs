@@ -5,7 +5,7 @@
 use super::report::open_existing;
 use anyhow::Context;
 use scalelab::analysis::compare::{sentence_for, Verdict};
-use scalelab::analysis::runs::{compare_runs, RunComparison};
+use scalelab::report::runs::{compare_runs, RunComparison};
 use scalelab::report::{compare_page, verdict};
 use scalelab::store::RunData;
 use std::path::{Path, PathBuf};

@@ -199,7 +199,7 @@ fn print_summary(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadRes
 
 impl LoadMysqlArgs {
     fn url_describe(&self) -> String {
-        mysql::MysqlUrl::parse(&self.url)
+        scalelab::wire::mysql::MysqlUrl::parse(&self.url)
             .map(|u| u.describe())
             .unwrap_or_default()
     }

@@ -1,23 +1,22 @@
-//! What every kind of every family shares: its settings parser, what it
-//! needs installed, and the setup sessions servers are prepared through
-//! ([`setup`]).
+//! What every kind of every family shares: its settings parser and what it
+//! needs installed.
 //!
 //! A *kind* is one value in a family's registry: [`crate::load::KINDS`]
 //! (load generators) and [`crate::target::KINDS`] (servers). Each entry says
 //! its name, how to check and build its settings, and what it needs; nothing
 //! else in the code matches on a kind's name.
 
+pub mod plain;
 pub mod requirements;
-pub mod setup;
 
 pub use requirements::{Requirement, BENCH_TOOLS, PROFILER};
 
 /// Deserializes a kind's settings table (the experiment's `[server]` or
 /// `[load]` table) into its typed settings. The error names the unknown or
 /// mistyped field and says in plain words what to write
-/// ([`crate::spec::plain`]); each family wraps it in its own error type.
+/// ([`plain`]); each family wraps it in its own error type.
 pub fn parse_settings<T: serde::de::DeserializeOwned>(settings: &toml::Table) -> Result<T, String> {
-    crate::spec::plain::from_value(toml::Value::Table(settings.clone()))
+    plain::from_value(toml::Value::Table(settings.clone()))
 }
 
 /// An entry of a family's registry: a kind has a name.

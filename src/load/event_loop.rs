@@ -19,7 +19,7 @@
 use super::gate::Gate;
 use super::gather::{self, Gather, Gathered, ReplyGap, WaitError};
 use super::timerfd::TimerFd;
-use super::{result::new_histogram, LoadError, LoadResult, LoadSpec, Pacing};
+use super::{histogram::new_histogram, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
 use crate::units::Micros;
 use hdrhistogram::Histogram;

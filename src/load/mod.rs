@@ -18,12 +18,12 @@ pub mod forward;
 pub(crate) mod gate;
 pub(crate) mod gather;
 pub(crate) mod held;
+pub mod histogram;
 pub mod http;
 mod kind;
 pub mod limits;
 pub mod mysql;
 pub mod pg;
-pub mod policy;
 pub mod result;
 pub(crate) mod timerfd;
 

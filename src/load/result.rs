@@ -1,5 +1,6 @@
 //! The mergeable result of a load run.
 
+use super::histogram::{encode_histogram, new_histogram};
 use crate::units::{Bytes, CpuSeconds, Micros};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -520,31 +521,10 @@ impl LoadResult {
     }
 }
 
-/// An empty auto-resizing microsecond histogram with 3 significant digits.
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new(3).expect("3 significant digits is a valid precision")
-}
-
-/// `h` in HdrHistogram's portable V2 encoding, as the store keeps it.
-pub fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
-    use hdrhistogram::serialization::{Serializer, V2Serializer};
-    let mut out = Vec::new();
-    // Serializing into a Vec cannot fail on I/O.
-    let _ = V2Serializer::new().serialize(h, &mut out);
-    out
-}
-
-/// Reads [`encode_histogram`]'s bytes back; `None` when they are not a V2 histogram.
-pub fn decode_histogram(bytes: &[u8]) -> Option<Histogram<u64>> {
-    use hdrhistogram::serialization::Deserializer;
-    Deserializer::new()
-        .deserialize(&mut std::io::Cursor::new(bytes))
-        .ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load::histogram::decode_histogram;
 
     #[test]
     fn error_lines_list_the_named_sets_in_order() {

@@ -5,10 +5,10 @@
 //! The workload declares its dataset: each load kind's registry entry
 //! turns its `[load]` settings into one (`crate::load::LoadKind::dataset`),
 //! and the runner hands it to the server target when it starts it. The
-//! target owns how the data is built and cached. The load side implements
-//! the session (it owns the wire clients) and [`crate::kinds::setup`]
-//! registers one per [`SetupProtocol`]; a target opens one there, so no
-//! target imports a driver's modules.
+//! target owns how the data is built and cached. Each protocol's session is
+//! implemented beside its client in `crate::wire` (`wire::pg::setup` and so
+//! on), which a target calls directly, so no target imports a load
+//! driver's modules.
 
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
 //! The data every layer shares: what a sweep point is, what dataset a
-//! workload needs, and how a remote host is named. It sits below
+//! workload needs, how a remote host is named, and the router lab's
+//! topology. It sits below
 //! [`crate::spec`], [`crate::runner`], [`crate::store`], [`crate::report`],
 //! [`crate::target`], [`crate::load`] and [`crate::remote`], so none of
 //! them depends on another for it.
@@ -8,6 +9,7 @@ pub mod dataset;
 pub mod dns_names;
 pub mod host;
 pub mod point;
+pub mod topology;
 
 pub use dataset::{Dataset, SetupAddr, SetupProtocol, SetupSession};
 pub use host::Host;

@@ -204,7 +204,7 @@ impl Agent {
     }
 
     fn run_load(&mut self, l: &LoadRequest) -> Reply {
-        load::policy::allow(&l.allowed);
+        crate::wire::policy::allow(&l.allowed);
         let settings: toml::Table = match l.settings.parse() {
             Ok(t) => t,
             Err(e) => return error(format!("load settings: {e}")),

@@ -2,7 +2,7 @@
 //! histogram in its portable V2 encoding (base64), so the coordinator merges
 //! client results exactly as a driver merges its threads'.
 
-use crate::load::result::{decode_histogram, encode_histogram, new_histogram};
+use crate::load::histogram::{decode_histogram, encode_histogram, new_histogram};
 use crate::load::{ErrorCounts, LoadResult};
 use crate::units::{Bytes, CpuSeconds};
 use base64::Engine;

@@ -14,7 +14,7 @@ use super::html::document;
 use super::rows::Aggregate;
 use super::verdict::{self, Tone};
 use crate::analysis::compare::Verdict;
-use crate::analysis::runs::{EnvDifference, RunComparison};
+use crate::report::runs::{EnvDifference, RunComparison};
 use crate::store::RunData;
 use maud::{html, Markup};
 
@@ -308,7 +308,7 @@ fn page_end(c: &RunComparison, (na, nb): (&str, &str)) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::runs::compare_runs;
+    use crate::report::runs::compare_runs;
     use crate::report::test_support::run_data;
 
     fn names() -> (&'static str, &'static str) {

@@ -2,7 +2,7 @@
 //! their comparisons and verdicts, the fits and the ranking, in one
 //! document. Field names are listed in `docs/report.md`.
 //!
-//! The document is the [`Export`] type and the types it holds; its JSON
+//! The document is the `Export` type and the types it holds; its JSON
 //! Schema, `docs/export-schema.json`, is generated from them ([`schema`];
 //! a test checks the file against it, and `SCALELAB_BLESS=1` rewrites it).
 
@@ -361,7 +361,7 @@ pub(crate) struct RankingDoc<'a> {
     pub standing: Option<Standing>,
 }
 
-/// The JSON Schema of [`Export`], as `docs/export-schema.json` holds it.
+/// The JSON Schema of `Export`, as `docs/export-schema.json` holds it.
 /// Every number may be null (NaN and infinity serialize as null).
 pub fn schema() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();

@@ -23,6 +23,7 @@ pub mod json;
 pub(crate) mod layout;
 pub(crate) mod probe_view;
 pub(crate) mod rows;
+pub mod runs;
 pub(crate) mod svg;
 pub mod terminal;
 #[cfg(test)]

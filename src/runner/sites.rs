@@ -28,8 +28,8 @@ pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, Run
     if exp.hosts.is_local() {
         return Ok(None);
     }
-    load::policy::allow(&exp.hosts.addresses());
-    load::policy::allow_names(&exp.hosts.names());
+    crate::wire::policy::allow(&exp.hosts.addresses());
+    crate::wire::policy::allow_names(&exp.hosts.names());
     let workdir = base_dir.display().to_string();
     // Validation has refused unknown kinds; one here gets an agent, which
     // names the kind in its own error.

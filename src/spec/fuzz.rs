@@ -5,8 +5,8 @@
 //! has no Rust type names, and a type or range error names its field; an
 //! accepted file has durations that can be added to an `Instant`.
 
-use super::plain::rust_words_in;
 use super::Experiment;
+use crate::kinds::plain::rust_words_in;
 use proptest::prelude::*;
 use std::path::Path;
 use std::time::Instant;

@@ -11,7 +11,6 @@ pub mod error;
 mod fuzz;
 pub mod hosts;
 pub mod locate;
-pub mod plain;
 pub mod raw;
 pub mod sweep;
 pub mod validate;

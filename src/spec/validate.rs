@@ -196,10 +196,10 @@ fn check_remote_server(
 fn parse_raw(cx: &Ctx, text: &str) -> Result<RawExperiment, SpecError> {
     let de = toml::Deserializer::new(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = super::plain::path_segments(e.path());
+        let path = crate::kinds::plain::path_segments(e.path());
         let inner = e.into_inner();
         let line = inner.span().map(|s| cx.loc.line_of(s.start));
-        let message = super::plain::plain(inner.message());
+        let message = crate::kinds::plain::plain(inner.message());
         // A syntax error or an unknown key names no field of its own.
         let typed = message.starts_with("expected ");
         SpecError {

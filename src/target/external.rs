@@ -99,7 +99,7 @@ fn wait_for_listener(url: &str, shutdown: &Shutdown) -> Result<(), TargetError> 
     let Some(addr) = port
         .parse()
         .ok()
-        .and_then(|port| crate::load::policy::resolve(host, port).ok())
+        .and_then(|port| crate::wire::policy::resolve(host, port).ok())
     else {
         return Ok(());
     };
@@ -240,7 +240,9 @@ impl Target for External {
         if self.settings.pid_command.is_some() {
             return self.current_pid().is_some();
         }
-        self.settings.pid.map_or(true, super::process::is_alive)
+        self.settings
+            .pid
+            .map_or(true, crate::sys::process::is_alive)
     }
 
     /// The PID where the server runs: on a server host named in `[hosts]`

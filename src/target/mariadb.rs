@@ -19,11 +19,10 @@ mod settings;
 
 pub use settings::{MariadbSettings, ThreadHandling};
 
-use super::lifecycle::{self, ServerProcess};
-use super::process::{self, log_tail, WaitError};
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
-use crate::kinds::setup;
-use crate::model::{Dataset, SetupAddr, SetupProtocol, SetupSession};
+use crate::model::{Dataset, SetupAddr, SetupSession};
+use crate::sys::lifecycle::ServerProcess;
+use crate::sys::process::{self, log_tail, WaitError};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -142,7 +141,7 @@ impl Mariadb {
             netns: None,
             timeout,
         };
-        setup::connect(SetupProtocol::Mysql, &addr)
+        crate::wire::mysql::setup::connect(&addr)
     }
 
     /// Writes `my.cnf` and `init.sql` and runs `mariadb-install-db` inside
@@ -182,7 +181,7 @@ impl Mariadb {
             .arg(format!("--user={}", server_user()))
             .args(["--skip-test-db", "--auth-root-authentication-method=socket"]);
         let out = path.join("install-db.log");
-        let (status, _) = lifecycle::run_bounded(
+        let (status, _) = super::bounded::run_bounded(
             cmd,
             KIND,
             "mariadb-install-db",

@@ -4,9 +4,9 @@
 //! starts the real server as a child (no systemd) on a loopback port, waits
 //! until it answers, and stops it: at the end, on error, on Ctrl-C (through
 //! [`Shutdown`]) and on drop. Every managed kind starts its server through
-//! [`lifecycle::ServerProcess`] (own session, tracking cgroup, watchdog), so
+//! [`crate::sys::lifecycle::ServerProcess`] (own session, tracking cgroup, watchdog), so
 //! a stop takes the whole server down and nothing outlives `kill -9` of
-//! scalelab; read [`lifecycle`] before adding a kind. [`ports`] checks that
+//! scalelab; read [`crate::sys::lifecycle`] before adding a kind. [`ports`] checks that
 //! nothing else listens on the server's port. The `external` kind names a
 //! server that is already running and has no lifecycle.
 //!
@@ -17,6 +17,7 @@
 //! runner hands it to [`Target::start`] as a [`Dataset`]; the target decides
 //! how to build and cache it.
 
+pub(crate) mod bounded;
 pub mod conf_path;
 pub mod diagnose;
 pub mod dns;
@@ -24,12 +25,10 @@ pub(crate) mod external;
 #[cfg(test)]
 mod fake;
 mod kind;
-pub mod lifecycle;
 pub mod mariadb;
 pub mod nginx;
 pub mod ports;
 pub mod postgres;
-pub mod process;
 pub mod router;
 pub mod rundir;
 
@@ -54,7 +53,7 @@ pub const KINDS: &[&ServerKind] = &[
 use crate::model::Dataset;
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;
-use lifecycle::ServerProcess;
+use crate::sys::lifecycle::ServerProcess;
 use std::path::{Path, PathBuf};
 
 /// Where a started server can be reached: a URL for HTTP, a libpq

@@ -5,9 +5,9 @@
 //! Serves `return 200 "{}"` at `/` (seed 003) and static files `/1k.bin`,
 //! `/8k.bin`, `/16k.bin` (seed 001) from the run directory.
 
-use super::lifecycle::ServerProcess;
-use super::process::{self, WaitError};
 use super::{Endpoint, Placement, Shutdown, Target, TargetError};
+use crate::sys::lifecycle::ServerProcess;
+use crate::sys::process::{self, WaitError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

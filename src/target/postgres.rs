@@ -25,13 +25,12 @@ mod settings;
 
 pub use settings::{ConfValue, PostgresSettings};
 
-use super::lifecycle::{self, ServerProcess};
-use super::process::{self, log_tail};
 use super::rundir;
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
-use crate::kinds::setup;
-use crate::model::{Dataset, SetupAddr, SetupProtocol, SetupSession};
+use crate::model::{Dataset, SetupAddr, SetupSession};
 use crate::owned::{self, OwnedDir};
+use crate::sys::lifecycle::ServerProcess;
+use crate::sys::process::{self, log_tail};
 use os::ServerUser;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -238,7 +237,7 @@ impl Postgres {
             netns: None,
             timeout,
         };
-        setup::connect(SetupProtocol::Postgres, &addr)
+        crate::wire::pg::setup::connect(&addr)
     }
 
     /// A setup session to the running server.
@@ -496,7 +495,7 @@ impl Postgres {
         let out = self
             .instance
             .join(format!("{}.out", what.replace(' ', "-")));
-        lifecycle::run_bounded(
+        super::bounded::run_bounded(
             cmd,
             KIND,
             what,

@@ -5,16 +5,16 @@
 
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::RecordType;
-use scalelab::load::dns::ask::ask;
 use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
 use scalelab::load::{Driver, LoadSpec};
 use scalelab::model::Dataset;
-use scalelab::netns;
 use scalelab::placement::Placement;
 use scalelab::shutdown::Shutdown;
+use scalelab::sys::netns;
+use scalelab::sys::process::is_alive;
 use scalelab::target::dns::{bind, nsd, unbound, DnsLab};
-use scalelab::target::process::is_alive;
 use scalelab::target::Target;
+use scalelab::wire::dns::ask::ask;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
@@ -413,7 +413,7 @@ fn the_query_command_writes_a_deterministic_dnsperf_file() {
 fn descendant_named(root: u32, comm: &str) -> Option<u32> {
     let mut todo = vec![root];
     while let Some(p) = todo.pop() {
-        for c in scalelab::target::process::children_of(p) {
+        for c in scalelab::sys::process::children_of(p) {
             let name = std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default();
             if name.trim() == comm {
                 return Some(c);
@@ -463,7 +463,7 @@ fn a_resolver_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         std::thread::sleep(Duration::from_millis(20));
     };
     std::thread::sleep(Duration::from_millis(800));
-    scalelab::target::process::signal(unbound, libc::SIGKILL);
+    scalelab::sys::process::signal(unbound, libc::SIGKILL);
     let out = child.wait_with_output().unwrap();
     // Exit 3: the run finished, but some trials failed.
     assert_eq!(

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 #[test]
 fn a_run_where_every_trial_failed_exits_4() {
     let dir = tempfile::tempdir().unwrap();
-    let port = scalelab::target::process::free_port().unwrap(); // nothing listens
+    let port = scalelab::sys::process::free_port().unwrap(); // nothing listens
     let text = format!(
         "name = \"refused\"\n[server]\nkind = \"external\"\nurl = \"http://127.0.0.1:{port}/\"\n\
          [load]\nkind = \"http\"\n[sweep]\nconnections = [1, 2]\n\
@@ -60,7 +60,7 @@ fn a_busy_fixed_port_is_refused_once_before_the_sweep() {
 
 #[test]
 fn load_http_with_no_completed_request_exits_4() {
-    let port = scalelab::target::process::free_port().unwrap();
+    let port = scalelab::sys::process::free_port().unwrap();
     let out = scalelab_run(&[
         "load",
         "http",

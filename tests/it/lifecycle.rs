@@ -5,7 +5,7 @@
 
 use crate::support::{scalelab, stderr};
 use scalelab::store::{Store, TrialStatus};
-use scalelab::target::process::{children_of, is_alive};
+use scalelab::sys::process::{children_of, is_alive};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -288,7 +288,7 @@ fn ctrl_c_at_the_terminal_does_not_reach_the_servers() {
 #[test]
 fn a_stranger_on_the_port_fails_the_trial_with_its_name() {
     let dir = tempfile::tempdir().unwrap();
-    let port = scalelab::target::process::free_port().unwrap();
+    let port = scalelab::sys::process::free_port().unwrap();
     let exp = experiment(
         dir.path(),
         &KINDS[0].3.replace(

@@ -4,8 +4,7 @@
 //! test runs its own server in its own directory on its own port.
 
 use crate::support::{run, scalelab, stderr, stdout};
-use scalelab::load::mysql::client::Client;
-use scalelab::load::mysql::{MysqlDriver, MysqlSettings, MysqlUrl, ScriptKind};
+use scalelab::load::mysql::{MysqlDriver, MysqlSettings, ScriptKind};
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::model::Dataset;
 use scalelab::placement::Placement;
@@ -13,6 +12,8 @@ use scalelab::shutdown::Shutdown;
 use scalelab::store::{Store, TrialStatus};
 use scalelab::target::mariadb::Mariadb;
 use scalelab::target::Target;
+use scalelab::wire::mysql::client::Client;
+use scalelab::wire::mysql::MysqlUrl;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -133,7 +134,7 @@ fn mariadb_records_version_settings_and_sysbench_dataset() {
     assert!(s.db.dataset().unwrap().bytes > 0);
     let pid = s.db.root_pid().unwrap();
     s.db.stop().unwrap();
-    assert!(!scalelab::target::process::is_alive(pid));
+    assert!(!scalelab::sys::process::is_alive(pid));
 }
 
 #[test]
@@ -359,7 +360,7 @@ fn mariadb_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         .spawn()
         .unwrap();
     let pid = server_under_load(&work);
-    scalelab::target::process::signal(pid, libc::SIGKILL);
+    scalelab::sys::process::signal(pid, libc::SIGKILL);
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
@@ -426,7 +427,7 @@ fn mariadbd_pid(work: &std::path::Path) -> Option<u32> {
     std::fs::read_dir(work).ok()?.flatten().find_map(|e| {
         let text = std::fs::read_to_string(e.path().join("mysqld.pid")).ok()?;
         let pid: u32 = text.trim().parse().ok()?;
-        scalelab::target::process::is_alive(pid).then_some(pid)
+        scalelab::sys::process::is_alive(pid).then_some(pid)
     })
 }
 

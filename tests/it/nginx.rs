@@ -3,7 +3,8 @@
 
 use scalelab::placement::Placement;
 use scalelab::shutdown::Shutdown;
-use scalelab::target::{self, process::is_alive};
+use scalelab::sys::process::{self, is_alive};
+use scalelab::target;
 use std::io::{Read, Write};
 
 fn get(uri: &str, path: &str) -> String {
@@ -31,7 +32,7 @@ fn serves_the_seed_files_and_stops_cleanly() {
         .start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
     let root = t.root_pid().unwrap();
-    let workers = target::process::children_of(root);
+    let workers = process::children_of(root);
     assert_eq!(workers.len(), 2, "two workers asked for");
     assert!(get(&ep.uri, "/").ends_with("{}"));
     let resp = get(&ep.uri, "/8k.bin");
@@ -86,7 +87,7 @@ fn pinned_nginx_runs_only_on_its_cpus() {
     let mut t = target::build("nginx", &settings("worker_processes = 2"), base.path()).unwrap();
     t.start(&placement, None, &Shutdown::new()).unwrap();
     let root = t.root_pid().unwrap();
-    for pid in std::iter::once(root).chain(target::process::children_of(root)) {
+    for pid in std::iter::once(root).chain(process::children_of(root)) {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
         let allowed = status
             .lines()
@@ -106,9 +107,9 @@ fn workers_that_outlive_a_killed_master_are_stopped_with_it() {
     t.start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
     let master = t.root_pid().unwrap();
-    let workers = target::process::children_of(master);
+    let workers = process::children_of(master);
     assert_eq!(workers.len(), 2);
-    target::process::signal(master, libc::SIGKILL);
+    process::signal(master, libc::SIGKILL);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while t.is_running() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));

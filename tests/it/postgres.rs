@@ -3,14 +3,15 @@
 //! counting and a server killed mid-run. Each test runs its own server in
 //! its own directory on its own port.
 
-use scalelab::load::pg::client::Client;
-use scalelab::load::pg::{ConnConfig, PgDriver, PgSettings, QueryMode, ScriptKind};
+use scalelab::load::pg::{PgDriver, PgSettings, QueryMode, ScriptKind};
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::model::Dataset;
 use scalelab::placement::Placement;
 use scalelab::shutdown::Shutdown;
 use scalelab::target::postgres::Postgres;
 use scalelab::target::Target;
+use scalelab::wire::pg::client::Client;
+use scalelab::wire::pg::ConnConfig;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -95,7 +96,7 @@ fn server_processes(data: &Path) -> Vec<u32> {
 }
 
 fn alive(pid: u32) -> bool {
-    scalelab::target::process::is_alive(pid)
+    scalelab::sys::process::is_alive(pid)
 }
 
 /// The pgbench invariant: every delta lands once in each balance table and
@@ -432,7 +433,7 @@ fn kill_mid_run(connections: u32, threads: u32) {
         driver.run(&sp, &Shutdown::new())
     });
     std::thread::sleep(Duration::from_millis(1200));
-    scalelab::target::process::signal(pid, libc::SIGKILL);
+    scalelab::sys::process::signal(pid, libc::SIGKILL);
     let r = runner
         .join()
         .expect("the driver panicked")
@@ -549,7 +550,7 @@ fn postgres_extended_and_simple_protocols_count_exactly() {
 
 #[test]
 fn postgres_unreachable_server_is_a_clear_error() {
-    let port = scalelab::target::process::free_port().unwrap();
+    let port = scalelab::sys::process::free_port().unwrap();
     let driver = PgDriver::new(
         script(ScriptKind::SelectOnly),
         &format!("host=127.0.0.1 port={port} user=postgres"),
@@ -581,7 +582,7 @@ fn postgres_cli_initializes_and_reports_json() {
     assert_eq!(s.int("select count(*) from pgbench_accounts"), 100_000);
     // The same server as a URI: the driver reads both spellings.
     let addr = match ConnConfig::parse_with_env(&s.uri, |_| None).unwrap().host {
-        scalelab::load::pg::conninfo::Host::Tcp(addr) => addr,
+        scalelab::wire::pg::conninfo::Host::Tcp(addr) => addr,
         other => panic!("expected TCP, got {other:?}"),
     };
     let uri = format!("postgresql://postgres@{addr}/postgres");

@@ -122,9 +122,9 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         std::thread::sleep(Duration::from_millis(20));
     };
     std::thread::sleep(Duration::from_millis(700));
-    let workers = scalelab::target::process::children_of(master);
+    let workers = scalelab::sys::process::children_of(master);
     for pid in std::iter::once(master).chain(workers) {
-        scalelab::target::process::signal(pid, libc::SIGKILL);
+        scalelab::sys::process::signal(pid, libc::SIGKILL);
     }
     let out = child.wait_with_output().unwrap();
     assert_eq!(

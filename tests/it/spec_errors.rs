@@ -163,7 +163,7 @@ fn no_error_speaks_rust() {
         let err = scalelab::spec::Experiment::load(&path, false)
             .expect_err("every spec fixture is broken")
             .to_string();
-        let words = scalelab::spec::plain::rust_words_in(&err);
+        let words = scalelab::kinds::plain::rust_words_in(&err);
         assert!(words.is_empty(), "{}: {words:?} in: {err}", path.display());
     }
 }

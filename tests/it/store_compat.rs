@@ -209,7 +209,7 @@ fn comparing_across_fingerprint_versions_diffs_facts_only() {
     let (_d2, v2) = copy_of("stores/quickstart-v2.sqlite");
     let a = Store::open(&v1).unwrap().load_run("1").unwrap();
     let b = Store::open(&v2).unwrap().load_run("1").unwrap();
-    let d = scalelab::analysis::runs::environment_differences(&a, &b);
+    let d = scalelab::report::runs::environment_differences(&a, &b);
     assert!(d.iter().all(|e| e.key != "version"), "{d:?}");
     assert!(d.iter().any(|e| e.key == "kernel_release"), "{d:?}");
 }

@@ -1,10 +1,8 @@
 //! DNS over UDP: a dnsperf/resperf-class generator.
 //!
 //! - `queries`: dnsperf-format query files, and Zipf-drawn query sets;
-//! - `ask`: one question asked from inside a namespace (readiness checks);
-//! - `setup`: the [`crate::model::SetupSession`] the DNS lab's readiness
-//!   check uses (the names themselves are [`crate::model::dns_names`]);
-//! - `codec`: query templates and response matching, sans IO (hickory-proto);
+//! - the wire side (the question, templates and response matching, `ask`,
+//!   the setup session) is [`crate::wire::dns`];
 //! - `schedule`: when queries are due (flat with an outstanding cap, fixed
 //!   rate, resperf's linear ramp);
 //! - `sys`/`worker`: the socket loop with `sendmmsg`/`recvmmsg` batching;
@@ -15,12 +13,9 @@
 //! one, only loopback addresses are accepted, unless scalelab itself already
 //! runs inside a private namespace (`ip netns exec`).
 
-pub mod ask;
-pub(crate) mod codec;
 pub mod queries;
 pub(crate) mod ramp;
 pub(crate) mod schedule;
-pub(crate) mod setup;
 mod sys;
 pub(crate) mod tally;
 mod worker;
@@ -28,7 +23,7 @@ mod worker;
 use super::result::Datagrams;
 use super::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
-use codec::Template;
+use crate::wire::dns::codec::{self, Template};
 use queries::QuerySetSpec;
 use schedule::{Mode, Schedule};
 use std::net::SocketAddr;
@@ -240,7 +235,7 @@ pub fn parse_endpoint(endpoint: &str) -> Result<(SocketAddr, Option<String>), Lo
     crate::load::limits::PORT
         .check(server.port().into())
         .map_err(|e| bad(&e))?;
-    if netns.is_none() && !server.ip().is_loopback() && !crate::netns::in_private_namespace() {
+    if netns.is_none() && !server.ip().is_loopback() && !crate::sys::netns::in_private_namespace() {
         return Err(bad(
             "DNS load goes only to loopback addresses, or to any address from inside a \
              private network namespace (run under `ip netns exec NAME`)",
@@ -351,7 +346,7 @@ mod tests {
         assert_eq!(ns.as_deref(), Some("scalelab-dns-1-0"));
         assert!(parse_endpoint("127.0.0.2:5353").is_ok());
         assert!(parse_endpoint("dns://10.0.0.1:53?netns=x").is_ok());
-        if !crate::netns::in_private_namespace() {
+        if !crate::sys::netns::in_private_namespace() {
             let e = parse_endpoint("8.8.8.8:53").unwrap_err().to_string();
             assert!(e.contains("only to loopback"), "{e}");
         }

@@ -2,21 +2,13 @@
 //! comment. Parsed with line-numbered errors, and generated from the lab's
 //! names with a heavy-tailed (Zipf) popularity, deterministic per seed.
 
-use crate::analysis::bootstrap::SplitMix64;
 use crate::model::dns_names as names;
+use crate::rng::SplitMix64;
+use crate::wire::dns::Query;
 use hickory_proto::rr::{Name, RecordType};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::str::FromStr;
-
-/// One query: a fully qualified name and a record type.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Query {
-    /// The fully qualified name asked for.
-    pub name: Name,
-    /// The record type asked for (A, AAAA, PTR, ...).
-    pub rtype: RecordType,
-}
 
 /// Why a query file could not be used; every variant names the file.
 #[derive(Debug, thiserror::Error)]

@@ -95,7 +95,7 @@ pub fn lost_past_max(seconds: &[RampSecond], max_throughput: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::result::new_histogram;
+    use crate::load::histogram::new_histogram;
 
     #[test]
     fn maximum_loss_and_half_load_come_from_the_right_seconds() {

@@ -3,7 +3,7 @@
 //! datagram protocol has (queries sent and lost per second, RCODEs,
 //! unmatched datagrams, the schedule lag).
 
-use crate::load::result::new_histogram;
+use crate::load::histogram::new_histogram;
 use crate::load::{ErrorKind, LoadResult};
 use crate::units::Micros;
 use hdrhistogram::Histogram;

@@ -3,12 +3,12 @@
 //! the outstanding cap) allows, sleep until the next event. It owns its
 //! counters and hands back one [`Tally`] at the end.
 
-use super::codec::{self, Template};
 use super::schedule::Schedule;
 use super::sys::{self, Batch, BATCH};
 use super::tally::Tally;
 use crate::shutdown::Shutdown;
 use crate::units::Micros;
+use crate::wire::dns::codec::{self, Template};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -63,7 +63,7 @@ struct Pending {
 
 pub fn run(plan: &Plan, shutdown: &Shutdown) -> std::io::Result<Tally> {
     if let Some(ns) = &plan.netns {
-        crate::netns::enter(ns).map_err(std::io::Error::other)?;
+        crate::sys::netns::enter(ns).map_err(std::io::Error::other)?;
     }
     if let Some(cpus) = &plan.cpus {
         crate::placement::affinity::pin_current_thread(cpus)?;

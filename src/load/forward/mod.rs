@@ -23,8 +23,8 @@ pub mod tx;
 pub(crate) mod worker;
 
 use super::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing};
+use crate::model::topology::{Topology, A_IF};
 use crate::shutdown::Shutdown;
-use crate::target::router::topology::{Topology, A_IF};
 use crate::units::{Bytes, CpuSeconds};
 use frame::FrameSize;
 use search::{Observation, Outcome, SearchConfig};

@@ -6,9 +6,9 @@ use super::frame::FrameSize;
 use super::tx::{Generator, Route};
 use super::worker::{self, Receiver, RecvJob, RecvStats, SendJob, SendStats};
 use crate::load::LoadError;
+use crate::model::topology::*;
 use crate::probe::netns::NsCounters;
 use crate::shutdown::Shutdown;
-use crate::target::router::topology::*;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddrV4;
@@ -256,7 +256,7 @@ fn reconcile(
     received: Vec<RecvStats>,
     kernel: KernelCounters,
 ) -> TrialReport {
-    let mut latency = crate::load::result::new_histogram();
+    let mut latency = crate::load::histogram::new_histogram();
     let mut directions = Vec::new();
     for ((f, s), r) in flows.iter().zip(sent).zip(received) {
         let (tx_node, rx_node) = if f.tx_ns == "a" {

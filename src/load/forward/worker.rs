@@ -5,8 +5,8 @@
 
 use super::frame::{self, FrameSize, SeqTracker};
 use super::tx::{self, Generator, MsgBatch, Route};
+use crate::load::histogram::new_histogram;
 use crate::load::http::sys::{now_ns, pin_current_thread};
-use crate::load::result::new_histogram;
 use crate::probe::netns;
 use crate::shutdown::Shutdown;
 use hdrhistogram::Histogram;

@@ -45,12 +45,12 @@ impl HttpUrl {
         }
     }
 
-    /// The host's address, by [`crate::load::policy::resolve`]: an IP
+    /// The host's address, by [`crate::wire::policy::resolve`]: an IP
     /// address, `localhost`, or a name from `[hosts]`; no other name is sent
     /// to a resolver. It must be a loopback address or one the experiment
     /// names in `[hosts]`.
     pub fn resolve(&self) -> Result<SocketAddr, String> {
-        crate::load::policy::resolve(&self.host, self.port)
+        crate::wire::policy::resolve(&self.host, self.port)
     }
 }
 

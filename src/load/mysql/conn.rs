@@ -5,12 +5,14 @@
 //! the transaction with fresh values (sysbench's `--mysql-ignore-errors`
 //! default, after a ROLLBACK); other failures are counted by kind.
 
-use super::codec::{Framer, Handshake, Login, PrepareReader, Progress, Reply, ReplyReader};
 use super::ctx::{Ignored, Run, Shared, IGNORED_ERRORS};
 use super::script::{self, Call};
 use crate::load::event_loop::{self, Session, Stage};
 use crate::load::ErrorKind;
 use crate::units::Micros;
+use crate::wire::mysql::codec::{
+    Framer, Handshake, Login, PrepareReader, Progress, Reply, ReplyReader,
+};
 use bytes::BytesMut;
 use mio::net::TcpStream;
 use mio::{Interest, Token};

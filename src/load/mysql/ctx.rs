@@ -4,8 +4,8 @@
 //! the loop's [`event_loop::Session`]; this module does not know it.
 
 use super::script::{Options, ScriptKind};
-use super::url::MysqlUrl;
 use crate::load::event_loop;
+use crate::wire::mysql::url::MysqlUrl;
 
 /// What every mysql worker of one run reads.
 pub(super) type Shared = event_loop::Shared<Run>;

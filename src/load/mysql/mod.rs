@@ -1,31 +1,24 @@
 //! The MySQL/MariaDB load driver: sysbench's OLTP scripts over server-side
 //! prepared statements, from a native client (no libmysqlclient).
 //!
-//! - `codec`: the wire protocol, sans-IO, on top of `mysql_common`.
-//! - [`url`]: `mysql://USER:PASS@HOST:PORT/DB` endpoints (loopback only).
-//! - `script`: the scripts as data, and sysbench's random values.
-//! - [`dataset`]: `sysbench oltp_* prepare`'s tables.
+//! The wire protocol (codec, `mysql://` URLs, the blocking client, the
+//! sysbench dataset and the setup session) is [`crate::wire::mysql`].
+//!
+//! - `script`: the scripts as data.
 //! - `conn`: one connection's state machine, a
 //!   `load::event_loop::Session` run by the event loop the
 //!   drivers share (one `mio` poll per thread); `ctx` holds what it reads.
-//! - [`client`]: a blocking client for setup and checks; `setup` offers
-//!   it to server targets as a [`crate::model::SetupSession`].
 
-pub mod client;
-pub(crate) mod codec;
 mod conn;
 mod ctx;
-pub mod dataset;
 pub(crate) mod script;
-pub(crate) mod setup;
-pub mod url;
 
 pub use script::{Options, ScriptKind};
-pub use url::MysqlUrl;
 
 use crate::load::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec};
 use crate::shutdown::Shutdown;
-use client::{Client, ClientError};
+use crate::wire::mysql::client::{Client, ClientError};
+use crate::wire::mysql::{dataset, MysqlUrl};
 use std::time::Duration;
 
 /// The `mysql` load kind.

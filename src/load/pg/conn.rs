@@ -4,14 +4,14 @@
 //! Execute, Sync), retries serialization failures and deadlocks, and
 //! replaces itself when the connection is lost.
 
-use super::auth::{Handshake, Progress};
-use super::codec::{self, TxStatus};
 use super::ctx::{Local, Run, Shared};
 use super::script::{QueryMode, TxnValues, STATEMENT_NAMES};
 use super::stream::Stream;
 use crate::load::event_loop::{self, Session, Stage};
 use crate::load::ErrorKind;
 use crate::units::Micros;
+use crate::wire::pg::auth::{Handshake, Progress};
+use crate::wire::pg::codec::{self, TxStatus};
 use bytes::BytesMut;
 use rand::rngs::SmallRng;
 use std::io;

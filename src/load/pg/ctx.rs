@@ -3,9 +3,9 @@
 //! per-worker messages it sends whole ([`Local`]). The connection is
 //! the loop's [`event_loop::Session`]; this module does not know it.
 
-use super::conninfo::ConnConfig;
 use super::script::{QueryMode, ScriptKind, STATEMENT_NAMES};
 use crate::load::event_loop;
+use crate::wire::pg::conninfo::ConnConfig;
 use bytes::BytesMut;
 
 /// What every pg worker of one run reads.
@@ -44,7 +44,7 @@ fn prepare_message(script: ScriptKind, mode: QueryMode) -> BytesMut {
         return out;
     }
     let stmts = script.statements();
-    super::codec::prepare_all(
+    crate::wire::pg::codec::prepare_all(
         STATEMENT_NAMES
             .iter()
             .copied()
@@ -57,6 +57,6 @@ fn prepare_message(script: ScriptKind, mode: QueryMode) -> BytesMut {
 fn rollback_message() -> BytesMut {
     let mut out = BytesMut::new();
     // A fixed ASCII query cannot fail to encode.
-    let _ = super::codec::simple_query("ROLLBACK", &mut out);
+    let _ = crate::wire::pg::codec::simple_query("ROLLBACK", &mut out);
     out
 }

@@ -2,34 +2,25 @@
 //! protocol with prepared statements (`pgbench -M prepared`), from a native
 //! client.
 //!
-//! - `codec` and `auth`: the wire protocol, sans-IO.
-//! - [`conninfo`]: libpq connection strings and URIs.
+//! The wire protocol (codec, auth, connection strings, the blocking client,
+//! the pgbench dataset and the setup session) is [`crate::wire::pg`].
+//!
 //! - `script`: the built-in scripts and their random values.
 //! - `conn`: one connection's state machine, a
 //!   `load::event_loop::Session` run by the event loop the
 //!   drivers share (one `mio` poll per thread); `ctx` holds what it reads.
-//! - [`client`]: a blocking client for setup (scale detection, vacuum,
-//!   [`dataset`] loading) and checks; `setup` offers it to server
-//!   targets as a [`crate::model::SetupSession`].
 
-pub(crate) mod auth;
-pub mod client;
-pub(crate) mod codec;
 mod conn;
-pub mod conninfo;
 mod ctx;
-pub mod dataset;
 pub(crate) mod script;
-pub(crate) mod setup;
 mod stream;
 
-pub use codec::PgError;
-pub use conninfo::ConnConfig;
 pub use script::{QueryMode, ScriptKind};
 
 use crate::load::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec};
 use crate::shutdown::Shutdown;
-use client::Client;
+use crate::wire::pg::client::Client;
+use crate::wire::pg::{dataset, ConnConfig};
 use std::time::Duration;
 
 /// The `pg` load kind.
@@ -135,7 +126,7 @@ impl PgDriver {
 
     /// A driver for the server `endpoint` names (a libpq connection string
     /// or URI, its gaps filled from `PG*` variables). A string that does not
-    /// parse, or names a host `load::policy` refuses, is a [`LoadError::Target`] whose
+    /// parse, or names a host `wire::policy` refuses, is a [`LoadError::Target`] whose
     /// text hides any password. Nothing connects until a run.
     pub fn new(settings: PgSettings, endpoint: &str) -> Result<Self, LoadError> {
         let config = ConnConfig::parse(endpoint).map_err(|e| LoadError::Target {

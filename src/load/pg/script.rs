@@ -2,6 +2,7 @@
 //! the same uniform random ranges (PostgreSQL's `pgbench` documentation,
 //! "Built-in Scripts"). One statement per round trip, as pgbench sends them.
 
+use crate::wire::pg::dataset::{ACCOUNTS, BRANCHES, TELLERS};
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -180,11 +181,6 @@ pub struct TxnValues {
     pub tid: i64,
     pub delta: i64,
 }
-
-/// Rows per scale unit, as in pgbench.
-pub const BRANCHES: i64 = 1;
-pub const TELLERS: i64 = 10;
-pub const ACCOUNTS: i64 = 100_000;
 
 impl TxnValues {
     /// Draws `aid` in [1, 100000*scale], `bid` in [1, scale], `tid` in

@@ -1,6 +1,6 @@
 //! A non-blocking TCP or Unix-socket stream registered with `mio`.
 
-use super::conninfo::Host;
+use crate::wire::pg::conninfo::Host;
 use mio::event::Source;
 use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};

@@ -5,9 +5,9 @@
 //! verdicts are in each marker's tooltip and in the table under the chart.
 
 use super::{plain_series, Chart, ChartKind, GroupCtx};
-use crate::analysis::runs::PointComparison;
 use crate::report::format;
 use crate::report::rows::Aggregate;
+use crate::report::runs::PointComparison;
 use crate::report::svg::{scale, LineChart, LineStyle, Mark, Pt, XNote};
 use crate::report::verdict::{self, Tone};
 

@@ -8,9 +8,9 @@
 //! the endpoint (`dns://127.0.0.1:53?netns=NAME`). Stopping the target kills
 //! both servers and deletes the namespace. A `kill -9` of scalelab leaves
 //! nothing either: each server's watchdog kills it and the namespace's own
-//! watchdog removes the namespace (see [`crate::netns`]); should that
+//! watchdog removes the namespace (see [`crate::sys::netns`]); should that
 //! watchdog be killed too, the next lab created removes the namespace
-//! ([`crate::netns::reclaim_stale`]).
+//! ([`crate::sys::netns::reclaim_stale`]).
 //!
 //! Kinds: `nsd` (the authoritative server is the target), `unbound` and
 //! `bind` (the resolver is the target; NSD is its upstream).
@@ -24,12 +24,11 @@ pub(crate) mod resolver;
 pub mod unbound;
 pub(crate) mod zones;
 
-use super::lifecycle::ServerProcess;
-use super::process::{self, WaitError};
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
-use crate::kinds::setup;
-use crate::model::{dns_names as names, Dataset, SetupAddr, SetupProtocol};
-use crate::netns::Netns;
+use crate::model::{dns_names as names, Dataset, SetupAddr};
+use crate::sys::lifecycle::ServerProcess;
+use crate::sys::netns::Netns;
+use crate::sys::process::{self, WaitError};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -277,7 +276,7 @@ impl DnsLab {
             timeout: Duration::from_millis(300),
         };
         let r = process::wait_session_ready(READY_TIMEOUT, shutdown, pid, || {
-            setup::connect(SetupProtocol::Dns, &session)
+            crate::wire::dns::setup::connect(&session)
         });
         match r {
             Ok(()) => Ok(()),

@@ -141,7 +141,7 @@ impl MariadbSettings {
     }
 
     /// The `my.cnf` for a server in `dir` on `port` (its socket is
-    /// `dir/`[`SOCKET`]).
+    /// `dir/` plus the `SOCKET` name).
     pub fn render(&self, dir: &Path, port: u16, user: &str) -> String {
         // Quoted, so a SCALELAB_WORKDIR with spaces or `#` stays one value.
         let d = |rel: &str| crate::target::conf_path::quoted(&dir.join(rel));

@@ -1,7 +1,8 @@
 //! Operating-system chores for a managed PostgreSQL: the server user,
 //! directory ownership, and finding the server's processes by PID.
 
-use crate::target::{process, TargetError};
+use crate::sys::process;
+use crate::target::TargetError;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -254,11 +255,7 @@ mod tests {
             .spawn()
             .unwrap();
         let found = processes_in(dir.path());
-        crate::target::process::stop_pid(
-            child.id(),
-            libc::SIGKILL,
-            std::time::Duration::from_secs(2),
-        );
+        crate::sys::process::stop_pid(child.id(), libc::SIGKILL, std::time::Duration::from_secs(2));
         let _ = child.wait();
         assert_eq!(found, vec![child.id()]);
         assert!(processes_in(dir.path()).is_empty());

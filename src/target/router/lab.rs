@@ -9,9 +9,9 @@
 //! namespaces whose owner PID is gone ([`reclaim_dead`]), by exact name.
 
 use super::settings::{cpu_mask, Firewall, RouterSettings};
-use super::topology::*;
+use crate::model::topology::*;
 use crate::probe::netns::{in_netns, NETNS_DIR};
-use crate::target::lifecycle::watchdog::Watchdog;
+use crate::sys::lifecycle::watchdog::Watchdog;
 use crate::target::rundir;
 use crate::target::TargetError;
 use std::path::{Path, PathBuf};
@@ -392,7 +392,7 @@ pub fn reclaim_dead(ip: &Path) -> Vec<String> {
         let Some(pid) = owner_pid(&name) else {
             continue;
         };
-        if crate::target::process::is_alive(pid) {
+        if crate::sys::process::is_alive(pid) {
             continue;
         }
         if run(Command::new(ip).args(["netns", "del", &name])).is_ok() {

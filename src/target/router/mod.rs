@@ -4,8 +4,9 @@
 //! `forward` load drives packets from A through R to B.
 //!
 //! - [`settings`]: the typed settings and their checks;
-//! - [`topology`]: names and addresses of the nodes (the seam where real
-//!   hosts will replace namespaces);
+//! - [`topology`] (in [`crate::model`], since the `forward` load reads it
+//!   too): names and addresses of the nodes (the seam where real hosts will
+//!   replace namespaces);
 //! - [`lab`]: building, configuring and removing the namespaces, and
 //!   removing what a killed run left.
 //!
@@ -14,9 +15,9 @@
 
 pub mod lab;
 pub mod settings;
-pub mod topology;
 
 use super::{Endpoint, Target, TargetError};
+use crate::model::topology;
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;
 use lab::Lab;

@@ -182,7 +182,7 @@ impl RouterSettings {
 /// checked as `default`, whose settings every interface has). A key that
 /// exists here but not per namespace is caught when R is configured.
 fn sysctl_known(key: &str) -> bool {
-    use super::topology::{R_A_IF, R_B_IF};
+    use crate::model::topology::{R_A_IF, R_B_IF};
     let parts: Vec<&str> = key
         .split('.')
         .map(|p| {

@@ -4,7 +4,7 @@
 use super::support::{cgroup_of, unique, wait_descendants, Group};
 use scalelab::placement::{affinity, cgroup_name, online_cpu_list, Placement};
 use scalelab::probe::{self, Sampler, SamplerConfig};
-use scalelab::target::process::{free_port, tcp_accepts};
+use scalelab::sys::process::{free_port, tcp_accepts};
 use scalelab::units::Bytes;
 use std::net::SocketAddr;
 use std::process::Command;

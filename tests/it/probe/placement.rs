@@ -126,7 +126,7 @@ fn a_leftover_process_is_moved_out_so_the_cgroup_is_removed() {
         assert!(!d.exists(), "{d:?} left behind");
     }
     // Still running, now in the parent cgroup.
-    assert!(scalelab::target::process::is_alive(group.pid()));
+    assert!(scalelab::sys::process::is_alive(group.pid()));
     assert!(!cgroup_of(group.pid(), "cpuset").contains(&cgroup_name(&name)));
     // Removing again is a no-op.
     placement.remove().unwrap();

@@ -43,7 +43,7 @@ pub fn export_schema() -> serde_json::Value {
 }
 
 /// The network namespaces named after scalelab process `pid`
-/// (`scalelab-<purpose>-<pid>-<n>`, as `scalelab::netns` names them).
+/// (`scalelab-<purpose>-<pid>-<n>`, as `scalelab::sys::netns` names them).
 #[allow(dead_code)] // used by some test modules only
 pub fn namespaces_of(pid: u32) -> Vec<String> {
     let infix = format!("-{pid}-");

@@ -80,7 +80,7 @@ pub fn nginx_dirs(work: &Path) -> Vec<PathBuf> {
 
 /// Sends `sig` to the child.
 pub fn signal(child: &std::process::Child, sig: libc::c_int) {
-    scalelab::target::process::signal(child.id(), sig);
+    scalelab::sys::process::signal(child.id(), sig);
 }
 
 /// A private directory holding an nginx experiment (`exp.toml`), its store

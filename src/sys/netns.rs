@@ -14,7 +14,7 @@
 //! their own that kill them, and the kernel frees the namespace with its
 //! last process). [`reclaim_stale`] remains for a watchdog killed too.
 
-use crate::target::lifecycle::watchdog::Watchdog;
+use super::lifecycle::watchdog::Watchdog;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -185,7 +185,7 @@ fn owner_pid(name: &str) -> Option<u32> {
 /// counts: keeping a recycled PID's leftover for one more run is harmless,
 /// removing a live run's lab is not.
 fn owner_alive(pid: u32) -> bool {
-    crate::target::process::is_alive(pid)
+    super::process::is_alive(pid)
 }
 
 /// Removes every scalelab namespace whose creating process is gone, with
@@ -218,10 +218,10 @@ pub fn remove(name: &str) {
             break;
         }
         for &pid in &pids {
-            crate::target::process::signal(pid, libc::SIGKILL);
+            super::process::signal(pid, libc::SIGKILL);
         }
         for pid in pids {
-            crate::target::process::wait_gone(pid, Duration::from_secs(2));
+            super::process::wait_gone(pid, Duration::from_secs(2));
         }
     }
     let _ = ip(&["netns", "del", name]);

@@ -48,16 +48,13 @@
 //! `<prefix><PID>-<random>`, registered with the reaper), and a new prefix
 //! joins [`crate::target::rundir::reclaim_stale`].
 
-mod bounded;
 mod reap_ns;
 pub mod watchdog;
 
-pub use bounded::run_bounded;
-
+use super::process;
 use crate::owned;
 use crate::placement::cgroup::Cgroup;
 use crate::placement::{cgroup_name, hierarchy, Placement, CGROUP_PREFIX};
-use crate::target::process;
 use std::io;
 use std::path::PathBuf;
 use std::process::{Child, Command};

@@ -92,7 +92,7 @@ fn resolve(hostport: &str) -> Result<SocketAddr, UrlError> {
     };
     let ip: IpAddr = match host {
         "" => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        h if crate::load::policy::is_localhost(h) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        h if crate::wire::policy::is_localhost(h) => IpAddr::V4(Ipv4Addr::LOCALHOST),
         h => h.parse().map_err(|_| {
             err(format!(
                 "host `{h}` is not an IP address; scalelab sends load only to loopback, \
@@ -110,7 +110,7 @@ fn resolve(hostport: &str) -> Result<SocketAddr, UrlError> {
 }
 
 fn percent_decode(s: &str) -> Result<String, UrlError> {
-    crate::load::pg::conninfo::percent_decode(s)
+    crate::wire::pg::conninfo::percent_decode(s)
         .map_err(|e| err(e.to_string().replace("connection URI: ", "")))
 }
 

@@ -4,13 +4,13 @@
 //! so the sweeps may differ); when the runs share no system label but each
 //! has exactly one system, those two are matched (an old and a new build
 //! measured under different names). Each match compares the per-trial
-//! throughputs with [`compare`](super::compare::compare); the summary is
+//! throughputs with [`compare`](crate::analysis::compare::compare); the summary is
 //! the geometric mean of the ratios of medians, as benchstat's "geomean"
 //! row.
-use super::compare::{compare_by, too_many_errors, Comparison, Verdict};
-use super::stopping::relative_half_width;
-use super::summary::median;
-use super::summary::Headline;
+use crate::analysis::compare::{compare_by, too_many_errors, Comparison, Verdict};
+use crate::analysis::stopping::relative_half_width;
+use crate::analysis::summary::median;
+use crate::analysis::summary::Headline;
 use crate::load::result::ErrorCounts;
 use crate::model::Coord;
 use crate::store::RunData;
@@ -87,7 +87,7 @@ pub struct RunComparison {
     pub geomean_ratio: Option<f64>,
 }
 
-/// Compares run B against run A (the baseline); `noise` as in [`compare`](super::compare::compare).
+/// Compares run B against run A (the baseline); `noise` as in [`compare`](crate::analysis::compare::compare).
 pub fn compare_runs(a: &RunData, b: &RunData, noise: f64) -> RunComparison {
     let groups_a = groups(a);
     let groups_b = groups(b);

@@ -2,9 +2,9 @@
 //! server is: in its own session, cgroup and watchdog, bounded in time and
 //! by Ctrl-C, so nothing they start outlives scalelab.
 
-use super::ServerProcess;
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;
+use crate::sys::lifecycle::ServerProcess;
 use crate::target::TargetError;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};

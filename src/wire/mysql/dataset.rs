@@ -5,7 +5,7 @@
 //! the secondary index `k_N` on `k`.
 
 use super::client::{Client, ClientError};
-use super::script::{c_value, pad_value, special};
+use super::values::{c_value, pad_value, special};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::time::{Duration, Instant};

@@ -29,7 +29,7 @@ const KEYS: &[&str] = &[
 /// Where to connect.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Host {
-    /// `host` (or `hostaddr`) as an IP address that `load::policy` allows
+    /// `host` (or `hostaddr`) as an IP address that `wire::policy` allows
     /// (loopback, `localhost` being 127.0.0.1, or a `[hosts]` address), with
     /// `port` (default 5432).
     Tcp(SocketAddr),
@@ -303,7 +303,7 @@ fn resolve_host(host: &str, port: u16) -> Result<Host, ConnInfoError> {
             PathBuf::from(host).join(format!(".s.PGSQL.{port}")),
         ));
     }
-    let ip: IpAddr = if crate::load::policy::is_localhost(host) {
+    let ip: IpAddr = if crate::wire::policy::is_localhost(host) {
         IpAddr::V4(Ipv4Addr::LOCALHOST)
     } else {
         host.parse().map_err(|_| {
@@ -314,7 +314,7 @@ fn resolve_host(host: &str, port: u16) -> Result<Host, ConnInfoError> {
             ))
         })?
     };
-    crate::load::policy::check(ip).map_err(|e| err(format!("connection string: host {e}")))?;
+    crate::wire::policy::check(ip).map_err(|e| err(format!("connection string: host {e}")))?;
     Ok(Host::Tcp(SocketAddr::new(ip, port)))
 }
 

@@ -2,9 +2,18 @@
 //! hickory-proto, stamped with an ID per send, and responses read just far
 //! enough to match them (ID and question) and count their RCODE.
 
-use super::queries::Query;
 use hickory_proto::op::{Header, Message, MessageType, Query as HQuery, ResponseCode};
+use hickory_proto::rr::{Name, RecordType};
 use hickory_proto::serialize::binary::{BinDecodable, BinDecoder};
+
+/// One query: a fully qualified name and a record type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Query {
+    /// The fully qualified name asked for.
+    pub name: Name,
+    /// The record type asked for (A, AAAA, PTR, ...).
+    pub rtype: RecordType,
+}
 
 /// Header length in bytes (RFC 1035 section 4.1.1).
 const HEADER_LEN: usize = 12;

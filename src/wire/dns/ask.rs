@@ -1,8 +1,8 @@
 //! One DNS question asked from inside a namespace: how the lab checks that
 //! its servers answer, and how tests check what leaves (or does not).
 
+use super::codec::Query;
 use super::codec::{self, Template};
-use super::queries::Query;
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::{Name, RecordType};
 use std::net::{SocketAddr, UdpSocket};
@@ -25,7 +25,7 @@ pub fn ask(
     let netns = netns.map(str::to_string);
     std::thread::spawn(move || {
         if let Some(ns) = &netns {
-            crate::netns::enter(ns).map_err(|e| e.to_string())?;
+            crate::sys::netns::enter(ns).map_err(|e| e.to_string())?;
         }
         exchange(&template, server, timeout)
     })

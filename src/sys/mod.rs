@@ -1,0 +1,12 @@
+//! The operating-system layer under every server and load kind: processes
+//! and their readiness waits ([`process`]), the one way a server is started
+//! and guaranteed not to outlive scalelab ([`lifecycle`]: own session,
+//! tracking cgroup, watchdog) and private network namespaces ([`netns`]).
+//!
+//! It knows no kind: [`crate::target`], [`crate::load`] and [`crate::wire`]
+//! sit above it, [`crate::placement`] (CPU sets, cgroups), [`crate::owned`]
+//! (owner-PID paths and their reaper) and [`crate::probe`] below.
+
+pub mod lifecycle;
+pub mod netns;
+pub mod process;
