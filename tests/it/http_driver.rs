@@ -305,7 +305,20 @@ fn nginx_keepalive_and_one_request_per_connection() {
 fn coalesced_runs_agree_with_nginx_s_access_log() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("access.log");
-    let nginx = Nginx::start_with(64, &format!("access_log_path = {:?}", log));
+    // A server slower than the client (limit_req delays each reply to a
+    // steady 2000/s; `return` would run before it), so that the client
+    // finds nothing to read and waits. Against a fast server a quiet
+    // machine may never wait at all, and there is nothing to gather.
+    let nginx = Nginx::start_with(
+        64,
+        &format!(
+            "access_log_path = {:?}\nextra_http = {:?}",
+            log,
+            "limit_req_zone $binary_remote_addr zone=slow:1m rate=2000r/s; \
+             limit_req zone=slow burst=100000;"
+        ),
+    );
+    let url = format!("{}1k.bin", nginx.url);
     let logged = || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
@@ -329,7 +342,7 @@ fn coalesced_runs_agree_with_nginx_s_access_log() {
         s.coalesce = true;
         s.requests_per_connection = connreqs;
         s.max_requests = Some(3000);
-        let r = run(&nginx.url, &s);
+        let r = run(&url, &s);
         assert_eq!(r.requests, 3000, "connreqs {connreqs:?}: {:?}", r.errors);
         assert_eq!(r.errors.total(), 0, "connreqs {connreqs:?}: {:?}", r.errors);
         assert_eq!(
