@@ -55,6 +55,10 @@ impl Lab {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", &self.ns(0), env!("CARGO_BIN_EXE_scalelab")])
             .env("SCALELAB_SSH_COMMAND", &self.ssh_command)
+            // The hosts share this machine's file system: the agents go
+            // into the lab's own directory, removed with the lab, not
+            // into the hosts' default /var/tmp/scalelab-agent.
+            .env("SCALELAB_AGENT_DIR", self.dir.join("agents"))
             .env("SCALELAB_WORKDIR", workdir)
             .current_dir(workdir);
         c

@@ -352,8 +352,10 @@ fn run_with_sysctl(key: &str) -> (Option<i32>, String, u32) {
     let child = scalelab()
         .args(["--store", store.to_str().unwrap(), "run"])
         .arg(&exp)
-        // The report goes into the working directory: the test's own.
+        // The report goes into the working directory, and private
+        // directories under the workdir: both the test's own.
         .current_dir(dir.path())
+        .env("SCALELAB_WORKDIR", dir.path().join("work"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
