@@ -148,7 +148,7 @@ pub(super) fn by_group_at_top(agg: &Aggregate) -> Option<Chart> {
         c.render()
     };
     let rate = panel(agg.unit, agg.unit, Cell::headline, format::rate);
-    let gbit = panel("Gbit/s", "Gbit/s", |c| c.gbit_s, |v| format!("{v:.2}"));
+    let gbit = panel("Gbit/s", "Gbit/s", |c| c.gbit_s, |v| format!("{v:.3}"));
     let words = super::seed_figs::Words::of(agg.facts.rate_unit);
     let caption = format!(
         "One bar per system for each {group_axis}, {at} (the highest level every {group_axis} \

@@ -294,7 +294,7 @@ fn object_sizes_are_bars_per_system_in_requests_and_gbit() {
         .iter()
         .find(|c| c.system == "no reuseport" && c.x == Some(4000.0) && c.group == 1)
         .unwrap();
-    assert!(s.contains(&format!(">{:.2}</text>", cell.gbit_s.unwrap())));
+    assert!(s.contains(&format!(">{:.3}</text>", cell.gbit_s.unwrap())));
     assert!(s.contains(&format!(
         ">{}</text>",
         format::rate(cell.headline().unwrap())
