@@ -40,7 +40,7 @@ impl GroupCtx<'_> {
         let at = self.at(top);
         let mut c = BarChart::new(
             &format!("Relative to {base} {at}{}", self.suffix),
-            "system",
+            "one bar per system (legend); on each, its share of the baseline",
             &self.rate_label(),
         );
         c.value_format = format::rate;
