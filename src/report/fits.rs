@@ -96,7 +96,10 @@ pub fn fit_series(agg: &Aggregate) -> Vec<SeriesFit> {
             let usl =
                 (agg.usl_axis && !usl_too_short).then(|| fit(&points).map_err(|e| e.to_string()));
             let base_n = points[0].0;
-            let shape = (points.len() >= 2)
+            // A peak, a collapse and an efficiency are about contention:
+            // over frame sizes, object sizes or dataset sizes they say
+            // nothing, so only a concurrency-like axis gets a shape.
+            let shape = (agg.usl_axis && points.len() >= 2)
                 .then(|| shape(&points, base_n))
                 .flatten();
             out.push(SeriesFit {

@@ -13,6 +13,7 @@ pub(crate) mod charts;
 pub mod compare_page;
 pub(crate) mod context_facts;
 pub mod csv;
+pub(crate) mod figures;
 pub(crate) mod fits;
 pub(crate) mod flames;
 pub mod format;

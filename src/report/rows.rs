@@ -46,6 +46,9 @@ pub struct Aggregate {
     /// The machine's RAM (`environment.mem_total_bytes`): the dataset axis's
     /// yardstick when the server had no memory limit.
     pub ram_bytes: Option<f64>,
+    /// The load's unit, the server's CPU count, a nominal CPU frequency and
+    /// a forwarding run's directions, for the seed figures.
+    pub facts: super::figures::RunFacts,
 }
 
 /// One system's curve within one group.
@@ -284,6 +287,7 @@ pub fn collect(data: &RunData) -> Aggregate {
             .and_then(|e| e.machine.mem_total_bytes)
             .map(|b| b as f64)
             .filter(|b| *b > 0.0),
+        facts: super::figures::RunFacts::of(data),
     }
 }
 

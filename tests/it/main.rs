@@ -20,6 +20,7 @@ mod report;
 mod resume;
 mod router;
 mod runner;
+mod seed_figures;
 mod spec_errors;
 mod store_compat;
 mod store_location;

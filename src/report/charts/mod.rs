@@ -18,6 +18,8 @@ mod dataset;
 mod marks;
 mod overlay;
 mod ramp;
+mod seed_bars;
+mod seed_figs;
 mod seed_panels;
 mod server_figs;
 
@@ -58,10 +60,12 @@ pub struct Chart {
 
 /// Every chart for the run, grouped by kind then group.
 pub fn charts(agg: &Aggregate) -> Vec<Chart> {
-    match overlay::groups_as_series(agg) {
+    let mut out: Vec<Chart> = seed_bars::by_group_at_top(agg).into_iter().collect();
+    out.extend(match overlay::groups_as_series(agg) {
         Some(flat) => per_group(&flat),
         None => per_group(agg),
-    }
+    });
+    out
 }
 
 fn per_group(agg: &Aggregate) -> Vec<Chart> {
@@ -69,7 +73,8 @@ fn per_group(agg: &Aggregate) -> Vec<Chart> {
     for g in 0..agg.layout.groups.len() {
         let ctx = GroupCtx::new(agg, g);
         out.extend(ctx.throughput());
-        out.extend(ctx.per_client());
+        out.extend(ctx.relative_at_top());
+        out.extend(ctx.combined_scaling());
         out.extend(ctx.latency());
         out.extend(ctx.latency_at_top());
         out.extend(ctx.bandwidth());
@@ -235,7 +240,7 @@ impl<'a> GroupCtx<'a> {
         if !self.lines {
             return self.throughput_bars();
         }
-        let mut c = self.line_chart("throughput", "Throughput", self.agg.unit);
+        let mut c = self.line_chart("throughput", "Throughput", &self.rate_label());
         let mut bands = false;
         for (i, s) in self.agg.systems.iter().enumerate() {
             let cells = self.cells(s);
@@ -260,6 +265,7 @@ impl<'a> GroupCtx<'a> {
             c.series.push(series);
         }
         c.guides.extend(self.line_rate());
+        c.marks.extend(self.cpu_count_mark());
         if !c.guides.is_empty() {
             // A line rate can sit decades above what a software router
             // forwards: log10 keeps both readable.
@@ -288,8 +294,13 @@ impl<'a> GroupCtx<'a> {
                 ""
             } else {
                 "; grey dotted: the line rate of the link the run names (veth itself has no speed)"
-            }
-        );
+            },
+        ) + self.direction_sentence()
+            + if c.marks.iter().any(|m| m.color.is_none()) {
+                " Grey dashed vertical: the CPUs the server could use."
+            } else {
+                ""
+            };
         self.finish(ChartKind::Throughput, c, caption)
     }
 
@@ -328,7 +339,7 @@ impl<'a> GroupCtx<'a> {
         let mut c = BarChart::new(
             &format!("Throughput{}", self.suffix),
             &self.x_label(),
-            self.agg.unit,
+            &self.rate_label(),
         );
         c.value_format = format::rate;
         c.axes.categories = points
@@ -394,7 +405,7 @@ impl<'a> GroupCtx<'a> {
     }
 
     fn efficiency(&self) -> Option<Chart> {
-        if !self.lines || self.dataset.is_some() {
+        if !self.lines || self.dataset.is_some() || !self.agg.usl_axis {
             return None;
         }
         let mut base = None;
@@ -488,9 +499,9 @@ impl<'a> GroupCtx<'a> {
             c.series =
                 self.series_of(|cell| Some(self.point(cell, value(cell)?, |v| format!("{v:.1}"))));
             let caption = format!(
-                "{title} (one request is one transaction for database loads), from the \
-                 server's process tree over the measured window: a rise past the peak shows \
-                 the server spending more per unit of work."
+                "{title}{}, from the server's process tree over the measured window: a \
+                 rise past the peak shows the server spending more per unit of work.",
+                self.words().request_is
             );
             out.extend(self.finish(ChartKind::ServerCost, c, caption));
         }
@@ -630,5 +641,7 @@ fn tip(c: &Cell, y: f64, fmt: fn(f64) -> String) -> String {
     format!("{}, {}: {}", c.system, c.point.label(), fmt(y))
 }
 
+#[cfg(test)]
+mod seed_tests;
 #[cfg(test)]
 mod tests;

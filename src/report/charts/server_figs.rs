@@ -54,13 +54,18 @@ impl GroupCtx<'_> {
                 values,
             });
         }
+        let words = self.words();
         let caption = format!(
-            "Each percentile is the median across trials of that trial's percentile, as wrk's \
-             latency distribution at the highest load.{}",
+            "At the highest load, each percentile is the median across trials of that \
+             trial's percentile of {}.{}",
+            words.latency,
             if timeouts {
-                " Timed-out requests have no latency and are not in these percentiles."
+                format!(
+                    " Timed-out {}s have no latency and are not in these percentiles.",
+                    words.item
+                )
             } else {
-                ""
+                String::new()
             }
         );
         self.finish_bars(ChartKind::Latency, c, caption)

@@ -17,7 +17,8 @@ fn a_concurrency_sweep_gets_every_seed_figure() {
     let all = charts(&agg);
     let per = of(&all, ChartKind::PerClient);
     assert_eq!(per.len(), 1);
-    assert!(per[0].svg.0.contains("requests/s per client"));
+    assert!(per[0].svg.0.contains("Throughput, throughput per client"));
+    assert!(per[0].svg.0.contains(">linux per client</text>"));
     assert!(
         per[0].caption.contains("no CPU frequency"),
         "no load × freq in the fixture"
@@ -54,7 +55,11 @@ fn load_times_frequency_is_a_panel_when_the_probe_has_it() {
     let per = of(&all, ChartKind::PerClient);
     assert!(per[0].svg.0.contains("CPU load × frequency"));
     assert!(per[0].svg.0.contains("2.50 busy GHz"));
-    assert_eq!(per[0].svg.0.matches(r#"class="series""#).count(), 2);
+    assert_eq!(
+        per[0].svg.0.matches(r#"class="series""#).count(),
+        3,
+        "throughput, per client and load × frequency on one chart"
+    );
 }
 
 #[test]

@@ -13,6 +13,9 @@ pub struct BarChart {
     pub series: Vec<BarSeries>,
     /// The label printed above each bar.
     pub value_format: fn(f64) -> String,
+    /// Text printed above the bar of (series, category) instead of its
+    /// value (a ratio to the baseline).
+    pub bar_labels: std::collections::BTreeMap<(usize, usize), String>,
 }
 
 /// The titles, categories and y axis both kinds of bar chart share.
@@ -196,6 +199,7 @@ impl BarChart {
             axes: BarAxes::new(title, x_label, y_label),
             series: Vec::new(),
             value_format: tick,
+            bar_labels: Default::default(),
         }
     }
 
@@ -239,14 +243,10 @@ impl BarChart {
                     )));
                     label_y = label_y.min(y2);
                 }
-                doc.text(
-                    x,
-                    label_y - 5.0,
-                    &(self.value_format)(b.value),
-                    10.5,
-                    "middle",
-                    INK,
-                );
+                let label = (self.bar_labels.get(&(si, ci)))
+                    .cloned()
+                    .unwrap_or_else(|| (self.value_format)(b.value));
+                doc.text(x, label_y - 5.0, &label, 10.5, "middle", INK);
             }
         }
         canvas.finish()

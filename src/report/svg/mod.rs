@@ -9,12 +9,14 @@
 //! shape so the charts survive printing in grey.
 
 mod bar;
+mod dual;
 mod frame;
 mod line;
 mod panels;
 pub(crate) mod scale;
 
 pub use bar::{Bar, BarChart, BarSeries, Component, StackedBarChart};
+pub use dual::{DualAxisChart, DASHED, DOTTED};
 pub use line::{Fit, Guide, LineChart, LineStyle, Mark, Pt, Series, XNote, YScale};
 pub use panels::Panels;
 pub use scale::{Axis, ScaleKind};

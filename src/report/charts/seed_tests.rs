@@ -1,0 +1,305 @@
+//! The seed figures of issue 27 from the renderers' fixture: seed 000's
+//! combined two-axis chart, 001's object-size bars, 003's relative bars,
+//! 004's CPU line, and a frame-size axis that gets no concurrency charts.
+
+use super::{charts, Chart, ChartKind};
+use crate::model::{AxisTarget, Coord};
+use crate::probe::freq::FreqSource;
+use crate::report::format;
+use crate::report::rows::{collect, Aggregate};
+use crate::report::test_support::{aggregate, fake_analyse, run_data};
+use crate::store::RunData;
+
+fn of(all: &[Chart], kind: ChartKind) -> Vec<&Chart> {
+    all.iter().filter(|c| c.kind == kind).collect()
+}
+
+/// The first chart of `kind`.
+fn first(agg: &Aggregate, kind: ChartKind) -> Chart {
+    charts(agg)
+        .into_iter()
+        .find(|c| c.kind == kind)
+        .expect("a chart of that kind")
+}
+
+fn svg(c: &Chart) -> &str {
+    &c.svg.0
+}
+
+#[test]
+fn the_cpu_line_sits_at_the_server_cpu_count_on_a_client_axis() {
+    let (mut data, _) = aggregate(&["mariadb"]);
+    let mut agg = collect(&data);
+    fake_analyse(&mut agg);
+    let t = &first(&agg, ChartKind::Throughput);
+    assert_eq!(
+        agg.facts.server_cpus,
+        Some(2),
+        "the fixture's 2 online CPUs"
+    );
+    assert!(svg(t).contains("server's CPUs (2)"), "{}", svg(t));
+    assert!(t.caption.contains("the CPUs the server could use"));
+    // The probe's count on the server host wins over the environment's.
+    for t in &mut data.trials {
+        if let Some(p) = t.probe.as_mut() {
+            p.online_cpus = 100;
+        }
+    }
+    let mut agg = collect(&data);
+    fake_analyse(&mut agg);
+    let all = charts(&agg);
+    let t = &of(&all, ChartKind::Throughput)[0];
+    assert!(svg(t).contains("server's CPUs (100)"));
+    let x = |s: &str, label: &str| -> f64 {
+        // The mark's line comes just before its label.
+        let at = s.find(label).unwrap();
+        let line = s[..at].rfind(r#"<line class="mark" x1=""#).unwrap();
+        let rest = &s[line + r#"<line class="mark" x1=""#.len()..];
+        rest[..rest.find('"').unwrap()].parse().unwrap()
+    };
+    // Same x as the throughput marker at connections=100.
+    let peak = x(svg(t), "server's CPUs (100)");
+    assert!(
+        svg(t).contains(&format!(r#"x1="{peak:.1}""#)),
+        "the line is drawn at x=100"
+    );
+    let combined = &of(&all, ChartKind::PerClient)[0];
+    assert!(svg(combined).contains(">server's CPUs</text>"));
+    // Outside the swept range, no line.
+    for t in &mut data.trials {
+        if let Some(p) = t.probe.as_mut() {
+            p.online_cpus = 9000;
+        }
+    }
+    let mut agg = collect(&data);
+    fake_analyse(&mut agg);
+    let t = &first(&agg, ChartKind::Throughput);
+    assert!(!svg(t).contains("server's CPUs"));
+}
+
+#[test]
+fn no_cpu_line_when_x_is_the_cpu_count_itself() {
+    let mut data = run_data(&["nginx"]);
+    for t in &mut data.trials {
+        t.point.coords[0].target = AxisTarget::ServerCpus;
+    }
+    let mut agg = collect(&data);
+    fake_analyse(&mut agg);
+    let t = &first(&agg, ChartKind::Throughput);
+    assert!(!svg(t).contains("server's CPUs"));
+}
+
+/// The fixture on a frame-size axis, with the real analysis.
+fn frames() -> Aggregate {
+    let mut data = run_data(&["no firewall", "100 nft rules"]);
+    data.run.load_kind = "forward".into();
+    data.run.server_kind = "router".into();
+    for t in &mut data.trials {
+        t.point.coords[0].target = AxisTarget::Load("frame_size".into());
+    }
+    crate::report::analyse::aggregate(&data)
+}
+
+#[test]
+fn a_frame_size_axis_gets_no_efficiency_peak_or_collapse() {
+    let mut agg = frames();
+    assert!(!agg.usl_axis);
+    assert!(agg
+        .fits
+        .iter()
+        .all(|f| f.shape.is_none() && f.usl.is_none()));
+    assert!(crate::report::fits::curve_verdicts(&agg).is_empty());
+    let all = charts(&agg);
+    assert!(of(&all, ChartKind::Efficiency).is_empty(), "no efficiency");
+    assert!(
+        of(&all, ChartKind::PerClient).is_empty(),
+        "nothing per frame"
+    );
+    let t = &of(&all, ChartKind::Throughput)[0];
+    assert!(!svg(t).contains("peak") && !svg(t).contains("collapse"));
+    assert!(svg(t).contains(">frames/s</text>"));
+    // Captions speak of frames, not HTTP requests.
+    let text: String = all.iter().map(|c| c.caption.clone()).collect();
+    assert!(!text.contains("wrk") && !text.contains("response bytes"));
+    let lat = &of(&all, ChartKind::Latency)[1];
+    assert!(
+        lat.caption.contains("one-way frame latency"),
+        "{}",
+        lat.caption
+    );
+    // A bidirectional run says the rate sums both directions.
+    agg.facts.bidirectional = Some(true);
+    let all = charts(&agg);
+    let t = &of(&all, ChartKind::Throughput)[0];
+    assert!(svg(t).contains(">frames/s, both directions summed</text>"));
+    assert!(t.caption.contains("sum of both directions"));
+    agg.facts.bidirectional = Some(false);
+    let t = &first(&agg, ChartKind::Throughput);
+    assert!(svg(t).contains(">frames/s, one direction (A→B)</text>"));
+}
+
+#[test]
+fn the_combined_chart_draws_three_curves_on_two_axes() {
+    let mut data = run_data(&["postgres"]);
+    data.run.load_kind = "pg".into();
+    for t in &mut data.trials {
+        if let Some(p) = t.probe.as_mut() {
+            // Load × frequency rising with the level, read from cpufreq.
+            let x = t.point.coords[0].value.as_integer().unwrap() as f64;
+            p.load_x_freq = Some(1000.0 + x);
+        }
+    }
+    let mut agg = collect(&data);
+    fake_analyse(&mut agg);
+    let all = charts(&agg);
+    let c = &of(&all, ChartKind::PerClient);
+    assert_eq!(c.len(), 1, "one chart, not panels");
+    let s = svg(c[0]);
+    assert_eq!(s.matches("<svg").count(), 1);
+    assert_eq!(s.matches(r#"class="series""#).count(), 3);
+    assert!(s.contains(">transactions/s</text>"), "left axis");
+    assert!(s.contains("class=\"right-axis\""), "right axis");
+    // No CPU count among 1, 10, 100…: the ratios are to the lowest level.
+    assert!(s.contains("× its value at connections=1"));
+    // Per client at 10 over per client at 1, as the tooltip shows it.
+    let cell = |x: f64| agg.cells.iter().find(|c| c.x == Some(x)).unwrap();
+    let (t1, t10) = (
+        cell(1.0).headline().unwrap(),
+        cell(10.0).headline().unwrap(),
+    );
+    let ratio = (t10 / 10.0) / t1;
+    assert!(s.contains(&format!("{ratio:.2}× per unit at the baseline")));
+    let lxf = cell(10.0).server.load_x_freq.unwrap() / cell(1.0).server.load_x_freq.unwrap();
+    assert!(s.contains(&format!("{lxf:.2}× (")), "load × freq ratio");
+    assert!(!s.contains("class=\"warning\""), "cpufreq: no warning");
+    assert!(c[0].caption.contains("dotted, CPU load × frequency"));
+}
+
+#[test]
+fn a_nominal_frequency_is_warned_about_on_the_chart() {
+    let mut data = run_data(&["postgres"]);
+    for t in &mut data.trials {
+        if let Some(p) = t.probe.as_mut() {
+            p.load_x_freq = Some(2000.0);
+            p.freq_source = FreqSource::Cpuinfo.as_str().into();
+        }
+    }
+    data.run
+        .environment
+        .as_mut()
+        .unwrap()
+        .machine
+        .cpufreq_driver = "none: no cpufreq".into();
+    let mut agg = collect(&data);
+    fake_analyse(&mut agg);
+    let c = &first(&agg, ChartKind::PerClient);
+    assert!(
+        svg(c).contains("CPU frequency is nominal (none: no cpufreq)"),
+        "{}",
+        svg(c)
+    );
+    assert!(c.caption.contains("nominal on this host"));
+}
+
+#[test]
+fn relative_bars_print_each_ratio_to_the_baseline_at_the_top() {
+    let (_, agg) = aggregate(&["seed config", "defaults", "third"]);
+    let all = charts(&agg);
+    let bars = of(&all, ChartKind::Throughput);
+    let rel = bars
+        .iter()
+        .find(|c| svg(c).contains("Relative to seed config at connections=4000"))
+        .expect("the relative bars");
+    assert_eq!(svg(rel).matches(r#"class="bar""#).count(), 3);
+    let top = agg
+        .points
+        .iter()
+        .find(|p| agg.layout.x_of(p) == Some(4000.0))
+        .unwrap();
+    let base = agg
+        .cell("seed config", top.index)
+        .unwrap()
+        .headline()
+        .unwrap();
+    for s in &agg.systems {
+        let v = agg.cell(s, top.index).unwrap().headline().unwrap();
+        let label = format!(">{}</text>", format::percent(v / base));
+        assert!(svg(rel).contains(&label), "{s}: {label}");
+    }
+    assert!(svg(rel).contains(">100%</text>"));
+    // One system: nothing to be relative to.
+    let (_, one) = aggregate(&["alone"]);
+    assert!(!charts(&one).iter().any(|c| svg(c).contains("Relative to")));
+}
+
+/// The fixture swept over three files beside connections, each moving
+/// its own size per request.
+fn object_sizes() -> RunData {
+    let mut data = run_data(&["reuseport", "no reuseport"]);
+    let base = data.trials.clone();
+    data.trials.clear();
+    for (k, (path, size)) in [
+        ("/1k.bin", 1024.0),
+        ("/8k.bin", 8192.0),
+        ("/16k.bin", 16384.0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for mut t in base.clone() {
+            t.point.index += k as u32 * 5;
+            t.point.coords.insert(
+                0,
+                Coord {
+                    target: AxisTarget::Load("path".into()),
+                    value: path.into(),
+                },
+            );
+            if let Some(m) = t.measurement.as_mut() {
+                m.gbit_s = m.rps * size * 8.0 / 1e9;
+            }
+            data.trials.push(t);
+        }
+    }
+    data
+}
+
+#[test]
+fn object_sizes_are_bars_per_system_in_requests_and_gbit() {
+    let data = object_sizes();
+    let mut agg = collect(&data);
+    fake_analyse(&mut agg);
+    assert_eq!(agg.layout.group_axes, vec!["load.path".to_string()]);
+    let all = charts(&agg);
+    let fig = of(&all, ChartKind::Bandwidth)
+        .into_iter()
+        .find(|c| svg(c).contains("by load.path"))
+        .expect("the object-size figure");
+    let s = svg(fig);
+    assert_eq!(s.matches("<svg").count(), 2, "requests/s and Gbit/s");
+    assert!(s.contains("requests/s by load.path at connections=4000"));
+    assert!(s.contains("Gbit/s by load.path at connections=4000"));
+    assert_eq!(s.matches(r#"class="bar""#).count(), 2 * 2 * 3);
+    for label in [
+        "/1k.bin (1.0KiB each)",
+        "/8k.bin (8.0KiB each)",
+        "/16k.bin (16.0KiB each)",
+    ] {
+        assert!(s.contains(&format!(">{label}</text>")), "{label}");
+    }
+    assert!(s.contains(">reuseport</text>") && s.contains(">no reuseport</text>"));
+    // The bars are the cells' own values at connections=4000.
+    let cell = agg
+        .cells
+        .iter()
+        .find(|c| c.system == "no reuseport" && c.x == Some(4000.0) && c.group == 1)
+        .unwrap();
+    assert!(s.contains(&format!(">{:.3}</text>", cell.gbit_s.unwrap())));
+    assert!(s.contains(&format!(
+        ">{}</text>",
+        format::rate(cell.headline().unwrap())
+    )));
+    // Without bytes (pgbench's scripts) there is no such figure.
+    let (_, plain) = aggregate(&["pg"]);
+    assert!(!charts(&plain).iter().any(|c| svg(c).contains(" by ")));
+}
