@@ -31,17 +31,7 @@ impl GroupCtx<'_> {
             Some(self.point(c, c.headline()? / x, format::rate))
         });
         let mut panels = vec![share];
-        let mut load = self.line_chart(
-            "load-x-freq",
-            "CPU load × frequency",
-            "busy GHz (Σ over CPUs of busy share × clock)",
-        );
-        load.y_scale = YScale::FromZero;
-        load.plot_height = PANEL_H;
-        load.series = self.series_of(|c| {
-            let ghz = c.server.load_x_freq? / 1000.0;
-            Some(self.point(c, ghz, |v| format!("{v:.2} busy GHz")))
-        });
+        let load = self.load_x_freq_panel();
         if !load.series.is_empty() {
             panels.push(load);
         }
@@ -63,6 +53,22 @@ impl GroupCtx<'_> {
         );
         let title = format!("Throughput {per} and CPU load × frequency{}", self.suffix);
         self.figure(ChartKind::PerClient, Panels::new(&title, panels), caption)
+    }
+
+    /// The CPU's load × frequency as a panel (busy GHz against x).
+    pub(super) fn load_x_freq_panel(&self) -> crate::report::svg::LineChart {
+        let mut load = self.line_chart(
+            "load-x-freq",
+            "CPU load × frequency",
+            "busy GHz (Σ over CPUs of busy share × clock)",
+        );
+        load.y_scale = YScale::FromZero;
+        load.plot_height = PANEL_H;
+        load.series = self.series_of(|c| {
+            let ghz = c.server.load_x_freq? / 1000.0;
+            Some(self.point(c, ghz, |v| format!("{v:.2} busy GHz")))
+        });
+        load
     }
 
     /// Requests/s over Gbit/s when any trial moved bytes.
