@@ -145,7 +145,7 @@ pub(crate) fn terminal_lines(agg: &Aggregate) -> String {
             let vs = agg.baseline.as_deref().unwrap_or("-");
             out.push_str(&format!(
                 "\n  {} {}: ops/J vs {vs} {v}",
-                agg.layout.short_label(&c.point),
+                c.point.label(),
                 c.system
             ));
         }
