@@ -61,6 +61,9 @@ enum Reading {
     Counters(Vec<Option<u64>>),
     /// Watts now.
     Watts(Result<f64, String>),
+    /// The command ran out of time (a hung meter): it is not run again in
+    /// this window, so it cannot hold up every sample.
+    TimedOut(String),
 }
 
 impl Meter {
@@ -123,9 +126,11 @@ impl Meter {
                     })
                     .sum(),
             ),
-            Reader::Command(cmd) => {
-                Reading::Watts(command::watts(cmd).map_err(|e: CommandError| e.to_string()))
-            }
+            Reader::Command(cmd) => match command::watts(cmd) {
+                Ok(w) => Reading::Watts(Ok(w)),
+                Err(e @ CommandError::Timeout { .. }) => Reading::TimedOut(e.to_string()),
+                Err(e) => Reading::Watts(Err(e.to_string())),
+            },
         }
     }
 }
@@ -152,6 +157,8 @@ pub(crate) struct EnergyTrack {
     missed: u32,
     /// The first failed reading, reported once.
     first_failure: Option<String>,
+    /// The command timed out: no more readings in this window.
+    gave_up: bool,
 }
 
 impl EnergyTrack {
@@ -167,6 +174,7 @@ impl EnergyTrack {
             wraps: 0,
             missed: 0,
             first_failure: None,
+            gave_up: false,
         };
         track.note_failure(&prev);
         track.prev = prev;
@@ -176,6 +184,10 @@ impl EnergyTrack {
     /// Reads again; returns the mean watts since the previous reading, or
     /// `None` when that interval has no energy figure.
     pub(crate) fn sample(&mut self) -> Option<f64> {
+        if self.gave_up {
+            self.missed += 1;
+            return None;
+        }
         let (at, cur) = self.meter.read();
         self.note_failure(&cur);
         let interval_s = at.duration_since(self.prev_at).as_secs_f64();
@@ -226,11 +238,13 @@ impl EnergyTrack {
     }
 
     fn note_failure(&mut self, r: &Reading) {
+        self.gave_up |= matches!(r, Reading::TimedOut(_));
         if self.first_failure.is_some() {
             return;
         }
         self.first_failure = match r {
             Reading::Watts(Err(e)) => Some(e.clone()),
+            Reading::TimedOut(e) => Some(format!("{e}; not run again in this trial")),
             Reading::Counters(c) => {
                 let counters = self.counters();
                 c.iter()
@@ -306,6 +320,21 @@ mod tests {
         assert!(s.measured_s > 0.0);
         assert_eq!(s.wraps, 1);
         assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_hung_command_is_given_up_after_its_first_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        let meter = Meter::command(format!("echo run >> {}; sleep 60", runs.display()));
+        let mut track = EnergyTrack::begin(meter);
+        assert_eq!(track.sample(), None);
+        assert_eq!(track.sample(), None);
+        let (s, warnings) = track.finish(12.0);
+        let ran = std::fs::read_to_string(&runs).unwrap();
+        assert_eq!(ran.lines().count(), 1, "run once, then given up");
+        assert_eq!(s.watts(), None);
+        assert!(warnings[0].contains("not run again"), "{warnings:?}");
     }
 
     #[test]
