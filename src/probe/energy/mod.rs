@@ -1,16 +1,16 @@
 //! Energy: joules over the sampled window, from the first source the
 //! `[probe] energy` setting allows (see `docs/energy.md`).
 //!
-//! - [`rapl`]: the powercap RAPL counters (`energy_uj` of every package
+//! - `rapl`: the powercap RAPL counters (`energy_uj` of every package
 //!   and DRAM domain), wrap handled with `max_energy_range_uj`;
-//! - [`hwmon`]: a hwmon device's `energy*_input` (µJ counters) or
+//! - `hwmon`: a hwmon device's `energy*_input` (µJ counters) or
 //!   `power*_input` (µW readings);
-//! - [`command`]: a user command, run once per sample, that prints watts;
+//! - `command`: a user command, run once per sample, that prints watts;
 //!   on an `external` server's host, [`two_readings`] runs it over ssh.
 //!
 //! The sysfs readers read under [`sysfs_root`]: `/sys`, or the directory
 //! named by `SCALELAB_SYSFS_ROOT` (the tests' fixture trees). The meter
-//! ([`meter`]) turns consecutive readings into joules per interval.
+//! (`meter`) turns consecutive readings into joules per interval.
 
 pub(crate) mod command;
 pub(crate) mod hwmon;
