@@ -30,7 +30,8 @@
 # resumes, the parser fuzz; and (issue 24, remote) a truncated agent copy,
 # a lost client agent then resume, a disk full during pgbench's load;
 # and (issue 24, policy) no DNS query before the address policy, a store on
-# a read-only mount, a --store in a missing directory.
+# a read-only mount, a --store in a missing directory; and (issue 30) a
+# power meter command that hangs.
 #
 # Usage: bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
@@ -820,6 +821,33 @@ scenario_store_dir_missing() {
 }
 # --- end of issue 24, items 5 and 6 ------------------------------------------
 
+# --- issue 30: energy (energy helper) -----------------------------------------
+# A power meter whose command hangs: the first run is killed at its 5 s
+# timeout with its process group and not run again in the trial; the run
+# completes, every trial is stored with the hang named once and no watts.
+scenario_energy_meter_hangs() {
+    local dir=$WORK/energy-hang
+    mkdir -p "$dir"
+    recipe nginx "$dir/exp.toml" 2
+    local marker="6000.$RANDOM$RANDOM"
+    printf '[probe]\nenergy = "command"\nenergy_command = "sleep %s"\n' "$marker" >>"$dir/exp.toml"
+    "$SCALELAB" --store "$dir/s.sqlite" run "$dir/exp.toml" >/dev/null 2>"$dir/err"
+    local code=$?
+    local trials ok_trials named watts meters
+    trials=$(q "$dir/s.sqlite" "SELECT count(*) FROM trials")
+    ok_trials=$(q "$dir/s.sqlite" "SELECT count(*) FROM trials WHERE status = 'ok'")
+    named=$(q "$dir/s.sqlite" "SELECT count(*) FROM probes WHERE summary LIKE '%not run again%'")
+    watts=$(q "$dir/s.sqlite" "SELECT count(*) FROM probes WHERE json_extract(summary, '$.watts') IS NOT NULL")
+    # The marker as a regex that grep's own command line does not match.
+    meters=$(grep -alsE -- "${marker%%.*}[.]${marker#*.}" /proc/[0-9]*/cmdline | wc -l)
+    local ok=1
+    [ "$code" = 0 ] && [ "${trials:-0}" = 2 ] && [ "$ok_trials" = 2 ] && [ "$named" = 2 ] &&
+        [ "$watts" = 0 ] && [ "$meters" = 0 ] && ok=0
+    row "energy-meter-hangs" "exit 0, 2 ok trials, the hang named in each, no watts, no meter left" \
+        "exit $code, $ok_trials/${trials:-0} ok, named in $named, watts in $watts, meters left $meters" $ok
+}
+# --- end issue 30: energy -------------------------------------------------------
+
 echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
 for kind in $KINDS; do
     scenario_kill9 "$kind"
@@ -850,6 +878,9 @@ scenario_no_dns_before_policy
 scenario_read_only_store
 scenario_store_dir_missing
 # --- end issue 24: policy ---
+# --- issue 30: energy (energy helper) ---
+scenario_energy_meter_hangs
+# --- end issue 30: energy ---
 
 echo
 echo "| scenario | expected | observed | result |"

@@ -161,6 +161,9 @@ pub struct ProbeSample {
     pub client_runq_wait_s: f64,
     /// CPU seconds of the sampler thread itself in the interval.
     pub sampler_cpu_s: f64,
+    /// Mean watts of the interval from the energy source; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watts: Option<f64>,
 }
 
 /// One process of the server's tree over the window.
@@ -285,6 +288,33 @@ pub struct ProbeSummary {
     pub sampler_cpu_util: f64,
     /// Anything that makes a figure above less trustworthy.
     pub warnings: Vec<String>,
+
+    /// Mean watts over the window (`energy.joules / energy.measured_s`);
+    /// absent (not null) without an energy source, as are the two below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watts: Option<f64>,
+    /// The trial's throughput over `watts`: operations per joule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_joule: Option<f64>,
+    /// What measured the energy, its domains, joules and seconds covered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<super::energy::EnergySummary>,
+}
+
+impl ProbeSummary {
+    /// Sets `ops_per_joule` from the trial's `throughput` (operations per
+    /// second) and records whether the load generator ran on the measured
+    /// hardware. Without an energy figure, nothing changes.
+    pub fn set_energy_per_op(&mut self, throughput: f64, client_shares_meter: bool) {
+        let Some(energy) = self.energy.as_mut() else {
+            return;
+        };
+        energy.client_shares_meter = client_shares_meter;
+        self.ops_per_joule = self
+            .watts
+            .filter(|w| *w > 0.0 && throughput.is_finite())
+            .map(|w| throughput / w);
+    }
 }
 
 /// What [`super::Sampler::stop`] returns.

@@ -12,7 +12,8 @@
 //! - `loadavg` reads `/proc/loadavg`;
 //! - `netdev` reads `/proc/net/dev`;
 //! - `process`, `tree` and `tracker` follow the server's process tree;
-//! - [`own`] measures this process (the load generator) and the sampler.
+//! - [`own`] measures this process (the load generator) and the sampler;
+//! - [`energy`] reads RAPL, hwmon or a power command (`[probe] energy`).
 //!
 //! Every field is documented in `docs/probe-metrics.md`.
 
@@ -20,6 +21,7 @@ pub(crate) mod client;
 pub(crate) mod cpu;
 pub(crate) mod data;
 pub(crate) mod diff;
+pub mod energy;
 pub(crate) mod environment;
 pub(crate) mod fingerprint;
 pub(crate) mod freq;
@@ -57,4 +59,7 @@ pub enum ProbeError {
     /// The OS refused to spawn the sampler thread.
     #[error("could not start the probe's sampler thread: {0}")]
     Spawn(std::io::Error),
+    /// The energy source asked for is not on this host.
+    #[error(transparent)]
+    Energy(#[from] energy::EnergyError),
 }

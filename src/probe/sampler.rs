@@ -2,6 +2,7 @@
 //! and then once per interval, until stopped.
 
 use super::data::ProbeData;
+use super::energy::{self, EnergyConfig};
 use super::window::State;
 use super::ProbeError;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -17,12 +18,15 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
 pub struct SamplerConfig {
     /// Time between samples.
     pub interval: Duration,
+    /// The energy source (`[probe] energy`).
+    pub energy: EnergyConfig,
 }
 
 impl Default for SamplerConfig {
     fn default() -> Self {
         SamplerConfig {
             interval: Duration::from_secs(1),
+            energy: EnergyConfig::default(),
         }
     }
 }
@@ -38,7 +42,8 @@ pub struct Sampler {
 impl Sampler {
     /// Takes the baseline reading, then samples every `config.interval` on
     /// its own thread. `server_root_pid` is the server's root process; its
-    /// descendants are found on every sample.
+    /// descendants are found on every sample. An energy source that
+    /// `config.energy` names but the host lacks is an error.
     pub fn start(
         config: SamplerConfig,
         server_root_pid: Option<u32>,
@@ -46,12 +51,13 @@ impl Sampler {
         if config.interval < MIN_INTERVAL {
             return Err(ProbeError::Interval(config.interval));
         }
+        let meter = energy::open(&config.energy)?;
         let (stop_tx, stop_rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::channel();
         let handle = std::thread::Builder::new()
             .name("scalelab-probe".into())
             .spawn(move || {
-                let mut state = State::begin(config.interval, server_root_pid);
+                let mut state = State::begin(config.interval, server_root_pid, meter);
                 let _ = ready_tx.send(());
                 run(&mut state, config.interval, &stop_rx);
                 state.finish()

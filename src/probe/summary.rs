@@ -111,6 +111,9 @@ pub fn summarize(w: SummaryInputs<'_>) -> ProbeSummary {
             0.0
         },
         warnings: w.warnings,
+        watts: None,
+        ops_per_joule: None,
+        energy: None,
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::cpu::{parse_proc_stat, split, ProcStat};
 use super::data::{PerCpu, ProbeData, ProbeSample, ServerSample};
+use super::energy::{EnergyTrack, Meter};
 use super::freq::{FreqReader, FreqSource};
 use super::loadavg::{parse_loadavg, LoadAvg};
 use super::netdev::{delta, parse_net_dev, NetCounters};
@@ -41,10 +42,12 @@ pub(super) struct State {
     /// Whether the server's root process was running at the start.
     root_at_start: bool,
     warnings: Vec<String>,
+    /// The energy meter, when there is a source.
+    energy: Option<EnergyTrack>,
 }
 
 impl State {
-    pub(super) fn begin(interval: Duration, root: Option<u32>) -> State {
+    pub(super) fn begin(interval: Duration, root: Option<u32>, meter: Option<Meter>) -> State {
         // SAFETY: sysconf has no preconditions.
         let (tck, page) = unsafe {
             (
@@ -71,8 +74,10 @@ impl State {
             samples: Vec::new(),
             root_at_start: false,
             warnings: Vec::new(),
+            energy: None,
         };
         let (base, _) = state.snapshot();
+        state.energy = meter.map(EnergyTrack::begin);
         state.runq.observe();
         state.first = base.stat.clone();
         state.start = base.at;
@@ -138,7 +143,8 @@ impl State {
             runq_ns,
             self.ticks_per_s,
         );
-        self.samples.push(s);
+        let watts = self.energy.as_mut().and_then(EnergyTrack::sample);
+        self.samples.push(ProbeSample { watts, ..s });
         self.prev = cur;
     }
 
@@ -150,11 +156,16 @@ impl State {
                 "server process {pid} exited during the window; CPU used after the last sample that saw it is missing"
             ));
         }
-        let summary = summarize(SummaryInputs {
+        let window_s = self.prev.at.duration_since(self.start).as_secs_f64();
+        let energy = self.energy.take().map(|e| e.finish(window_s));
+        if let Some((_, warnings)) = &energy {
+            self.warnings.extend(warnings.iter().cloned());
+        }
+        let mut summary = summarize(SummaryInputs {
             samples: &self.samples,
             first: &self.first,
             last: &self.prev.stat,
-            window_s: self.prev.at.duration_since(self.start).as_secs_f64(),
+            window_s,
             interval_s: self.interval.as_secs_f64(),
             online_cpus: self.first.per_cpu.len() as u32,
             freq_source: self.freq.source.as_str(),
@@ -164,6 +175,10 @@ impl State {
             server_exited,
             warnings: std::mem::take(&mut self.warnings),
         });
+        if let Some((energy, _)) = energy {
+            summary.watts = energy.watts();
+            summary.energy = Some(energy);
+        }
         ProbeData {
             timeline: self.samples,
             summary,
@@ -222,6 +237,7 @@ fn build_sample(
         client_cpu_s: process_ns.saturating_sub(sampler_ns) as f64 / 1e9,
         client_runq_wait_s: runq_ns as f64 / 1e9,
         sampler_cpu_s: sampler_ns as f64 / 1e9,
+        watts: None,
     }
 }
 

@@ -131,7 +131,10 @@ impl Agent {
                 self.stop_server();
                 Reply::Done
             }
-            Request::ProbeStart { interval_ms } => self.probe_start(interval_ms),
+            Request::ProbeStart {
+                interval_ms,
+                energy,
+            } => self.probe_start(interval_ms, energy),
             Request::ProbeStop => match self.sampler.take() {
                 Some(s) => Reply::Probe(Box::new(s.stop())),
                 None => error("probe_stop without probe_start"),
@@ -189,10 +192,15 @@ impl Agent {
         }
     }
 
-    fn probe_start(&mut self, interval_ms: u64) -> Reply {
+    fn probe_start(
+        &mut self,
+        interval_ms: u64,
+        energy: crate::probe::energy::EnergyConfig,
+    ) -> Reply {
         let pid = self.server.as_ref().and_then(|s| s.target.root_pid());
         let config = SamplerConfig {
             interval: Duration::from_millis(interval_ms),
+            energy,
         };
         match Sampler::start(config, pid) {
             Ok(s) => {

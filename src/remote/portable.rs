@@ -8,6 +8,7 @@
 
 use super::ssh::Ssh;
 use super::Host;
+use crate::probe::energy::{parse_watts, two_readings};
 use crate::probe::{CpuSplit, ProbeData, ProbeSummary};
 use std::time::{Duration, Instant};
 
@@ -39,6 +40,8 @@ pub struct Snapshot {
     pub cp_time: Option<[u64; 5]>,
     pub ncpu: Option<u32>,
     pub ps: Vec<PsRow>,
+    /// What `energy_command` printed (the `#watts` section), read as watts.
+    pub watts: Option<f64>,
 }
 
 /// Parses the output of [`SNAPSHOT_SCRIPT`].
@@ -53,6 +56,7 @@ pub fn parse_snapshot(text: &str) -> Snapshot {
                 "cp_time" => "cp_time",
                 "ncpu" => "ncpu",
                 "ps" => "ps",
+                "watts" => "watts",
                 _ => "",
             };
             continue;
@@ -62,6 +66,7 @@ pub fn parse_snapshot(text: &str) -> Snapshot {
             "cp_time" => snap.cp_time = snap.cp_time.or_else(|| parse_cp_time(line)),
             "ncpu" => snap.ncpu = snap.ncpu.or_else(|| line.parse().ok()),
             "ps" => snap.ps.extend(parse_ps_row(line)),
+            "watts" => snap.watts = snap.watts.or_else(|| parse_watts(line)),
             _ => {}
         }
     }
@@ -211,24 +216,45 @@ pub struct PortableProbe {
     root: Option<u32>,
     first: Snapshot,
     started: Instant,
+    /// `[probe] energy_command`, run with each snapshot.
+    energy_command: Option<String>,
 }
 
 impl PortableProbe {
-    pub fn start(ssh: Ssh, host: Host, root: Option<u32>) -> Result<PortableProbe, String> {
-        let first = snapshot(&ssh, &host)?;
+    /// Takes the first snapshot; `energy_command` runs with each one.
+    pub fn start(
+        ssh: Ssh,
+        host: Host,
+        root: Option<u32>,
+        energy_command: Option<String>,
+    ) -> Result<PortableProbe, String> {
+        let first = snapshot(&ssh, &host, energy_command.as_deref())?;
         Ok(PortableProbe {
             ssh,
             host,
             root,
             first,
             started: Instant::now(),
+            energy_command,
         })
     }
 
     pub fn stop(self) -> ProbeData {
         let window = self.started.elapsed();
-        let summary = match snapshot(&self.ssh, &self.host) {
-            Ok(last) => summarize(&self.first, &last, self.root, window),
+        let command = self.energy_command.as_deref();
+        let summary = match snapshot(&self.ssh, &self.host, command) {
+            Ok(last) => {
+                let mut s = summarize(&self.first, &last, self.root, window);
+                if let Some(cmd) = command {
+                    let window_s = window.as_secs_f64();
+                    let (energy, warning) =
+                        two_readings::summarize(cmd, self.first.watts, last.watts, window_s);
+                    s.warnings.extend(warning);
+                    s.watts = energy.as_ref().and_then(|e| e.watts());
+                    s.energy = energy;
+                }
+                s
+            }
             Err(e) => {
                 let mut s = ProbeSummary::default();
                 s.warnings.push(format!("no server metrics: {e}"));
@@ -242,8 +268,12 @@ impl PortableProbe {
     }
 }
 
-fn snapshot(ssh: &Ssh, host: &Host) -> Result<Snapshot, String> {
-    ssh.run(host, SNAPSHOT_SCRIPT, None, Duration::from_secs(15))
+fn snapshot(ssh: &Ssh, host: &Host, energy_command: Option<&str>) -> Result<Snapshot, String> {
+    let mut script = SNAPSHOT_SCRIPT.to_string();
+    if let Some(cmd) = energy_command {
+        script.push_str(&two_readings::snapshot_section(cmd));
+    }
+    ssh.run(host, &script, None, Duration::from_secs(15))
         .map(|t| parse_snapshot(&t))
         .map_err(|e| e.to_string())
 }
@@ -277,6 +307,13 @@ mod tests {
             w.contains("FreeBSD") && w.contains("unavailable: frequency"),
             "{w}"
         );
+    }
+
+    #[test]
+    fn the_watts_section_is_read_as_the_meter_prints_it() {
+        let text = format!("{FREEBSD_A}#watts\n    Instantaneous power reading:   180 Watts\n");
+        assert_eq!(parse_snapshot(&text).watts, Some(180.0));
+        assert_eq!(parse_snapshot(FREEBSD_A).watts, None);
     }
 
     #[test]

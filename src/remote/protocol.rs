@@ -33,6 +33,10 @@ pub enum Request {
     /// Start sampling the server (and this host) now.
     ProbeStart {
         interval_ms: u64,
+        /// The energy source (`[probe] energy`); absent from an older
+        /// coordinator: `auto`.
+        #[serde(default)]
+        energy: crate::probe::energy::EnergyConfig,
     },
     /// Stop sampling and return what was measured.
     ProbeStop,
@@ -151,10 +155,13 @@ mod tests {
 
     #[test]
     fn requests_round_trip_with_their_version() {
-        let line = request_line(Request::ProbeStart { interval_ms: 250 });
+        let line = request_line(Request::ProbeStart {
+            interval_ms: 250,
+            energy: Default::default(),
+        });
         assert!(line.contains("\"v\":1"), "{line}");
         match parse_request(&line).unwrap() {
-            Request::ProbeStart { interval_ms } => assert_eq!(interval_ms, 250),
+            Request::ProbeStart { interval_ms, .. } => assert_eq!(interval_ms, 250),
             other => panic!("{other:?}"),
         }
     }

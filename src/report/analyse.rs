@@ -51,6 +51,7 @@ pub fn analyse(agg: &mut Aggregate) {
             }
         }
     }
+    super::energy::analyse(agg);
     agg.fits = fit_series(agg);
     agg.ranking = rank(agg);
 }

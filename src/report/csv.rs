@@ -80,12 +80,17 @@ const TAIL: &[&str] = &["client_bound", "client_bound_reason"];
 pub fn export(data: &RunData) -> String {
     let unit = super::rows::throughput_unit(data, &mut Vec::new());
     let axes = axes(data);
-    let header = header(&axes, unit);
+    let mut header = header(&axes, unit);
     let columns = measurement_columns(unit);
+    // Energy columns last, and only when some trial measured energy.
+    let energy = super::energy::csv_columns(data);
+    header.extend(energy.iter().map(|(name, _)| name.to_string()));
     let mut out = String::new();
     push_row(&mut out, &header);
     for t in &data.trials {
-        push_row(&mut out, &row(t, &axes, &columns));
+        let mut r = row(t, &axes, &columns);
+        r.extend(energy.iter().map(|(_, read)| read(t, num)));
+        push_row(&mut out, &r);
     }
     out
 }

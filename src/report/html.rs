@@ -46,7 +46,7 @@ struct Extra {
 
 fn render_with(agg: &Aggregate, run: &Run, extra: &Extra) -> String {
     let charts = charts(agg);
-    let sections: [(&str, &str, Vec<ChartKind>, Markup); 7] = [
+    let sections: [(&str, &str, Vec<ChartKind>, Markup); 8] = [
         (
             "throughput",
             "Throughput",
@@ -84,6 +84,12 @@ fn render_with(agg: &Aggregate, run: &Run, extra: &Extra) -> String {
             html! { (tables::relative(agg)) (tables::verdicts(agg)) },
         ),
         ("points", "Every point", vec![], tables::points(agg)),
+        (
+            "energy",
+            "Energy",
+            vec![ChartKind::Energy],
+            super::energy::html_table(agg),
+        ),
     ];
     let server_kinds = [
         ChartKind::ServerCpu,

@@ -281,6 +281,11 @@ pub(crate) struct PointDoc<'a> {
     pub not_comparable: Option<&'a str>,
     pub verdict_text: Option<String>,
     pub ratio_ci_text: Option<String>,
+    /// Watts and operations per joule with their summary and verdict
+    /// against the baseline; present only when the run measured energy
+    /// (see docs/energy.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy: Option<&'a super::energy_cell::CellEnergy>,
 }
 
 impl<'a> From<&'a Cell> for PointDoc<'a> {
@@ -307,6 +312,7 @@ impl<'a> From<&'a Cell> for PointDoc<'a> {
             not_comparable: c.not_comparable.as_deref(),
             verdict_text: c.comparison.as_ref().map(|cmp| verdict::short(cmp).0),
             ratio_ci_text: c.comparison.as_ref().and_then(verdict::ci),
+            energy: c.energy.as_ref(),
         }
     }
 }
@@ -373,7 +379,17 @@ pub fn schema() -> Value {
         );
     }
     as_written(&mut root);
+    optional(&mut root, "PointDoc", "energy");
     root
+}
+
+/// Takes `field` out of `def`'s required list: a field written only when
+/// it has a value (a point's `energy`, so that a run without an energy
+/// source exports exactly what it did before there were any).
+fn optional(root: &mut Value, def: &str, field: &str) {
+    if let Some(Value::Array(required)) = root.pointer_mut(&format!("/$defs/{def}/required")) {
+        required.retain(|f| f != field);
+    }
 }
 
 /// Lets every `number` be null, turns "this or null" `anyOf`s into

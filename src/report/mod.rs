@@ -13,6 +13,8 @@ pub(crate) mod charts;
 pub mod compare_page;
 pub(crate) mod context_facts;
 pub mod csv;
+pub mod energy;
+pub mod energy_cell;
 pub(crate) mod figures;
 pub(crate) mod fits;
 pub(crate) mod flames;

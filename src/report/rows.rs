@@ -116,6 +116,8 @@ pub struct Cell {
     pub summary: Option<Summary>,
     /// Against the baseline system at the same point.
     pub comparison: Option<Comparison>,
+    /// Watts and ops/J; `None` when no trial has an energy figure.
+    pub energy: Option<super::energy_cell::CellEnergy>,
 }
 
 /// A trial-level remark: a failure or a client-bound flag.
@@ -365,6 +367,7 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
         requests,
         summary: None,
         comparison: None,
+        energy: super::energy_cell::of_trials(&ok),
     }
 }
 

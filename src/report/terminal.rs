@@ -36,6 +36,7 @@ pub(crate) fn render_aggregate(agg: &Aggregate, run: &Run, color: bool, width: u
         out.push_str(&point_table(agg, g).render(width, color));
     }
     out.push_str(&table_notes(agg));
+    out.push_str(&super::energy::terminal_lines(agg));
     out.push_str(&ranking(agg, color));
     out.push_str(&curve_verdict(agg, color));
     out.push_str(&fits(agg, color));
@@ -105,6 +106,12 @@ fn point_table(agg: &Aggregate, group: usize) -> TextTable {
         Column::left("errors", 2),
         Column::left(&vs, 254),
     ];
+    // With an energy source: "W" and "ops/J" before the verdict.
+    let energy = super::energy::measured(agg);
+    if energy {
+        columns.insert(9, Column::right("W", 7));
+        columns.insert(10, Column::right("ops/J", 7));
+    }
     // A single system is compared with nothing: no "vs" column.
     if vs.is_empty() {
         columns.pop();
@@ -120,6 +127,11 @@ fn point_table(agg: &Aggregate, group: usize) -> TextTable {
         };
         last_point = Some(c.point.index);
         let mut row = cell_row(agg, c, label);
+        if energy {
+            let [w, ops] = super::energy::terminal_cells(c);
+            row.insert(9, (w, Style::Plain));
+            row.insert(10, (ops, Style::Plain));
+        }
         if !compared {
             row.pop();
         }

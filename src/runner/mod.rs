@@ -146,6 +146,7 @@ pub fn run(
     // Every remote host is reached (or named as unreachable) before the run
     // is created, and its fingerprint goes into the run.
     let cluster = sites::connect(exp, &opts.base_dir)?;
+    sites::check_energy(&sites::server_site(exp, cluster.as_ref()), &exp.energy)?;
     let run_id = open_run(exp, store, opts.resume, cluster.as_ref())?;
     if opts.resume.is_some() {
         let failed = store.environmental_failures(run_id)?;

@@ -6,6 +6,7 @@
 use super::failure::Failure;
 use super::RunError;
 use crate::load::{self, LoadResult, LoadSpec};
+use crate::probe::energy::{EnergyChoice, EnergyConfig};
 use crate::probe::{Environment, HostFingerprint, PortableFingerprint};
 use crate::probe::{ProbeData, Sampler, SamplerConfig};
 use crate::remote::cluster::{Cluster, SharedAgent};
@@ -97,6 +98,32 @@ fn portable_fingerprint(ssh: &Ssh, host: &Host) -> HostFingerprint {
     }
 }
 
+/// Checks the energy source before the run starts: on this machine, a
+/// source named but missing is an error, and `auto` that finds nothing
+/// says [`crate::probe::energy::NO_COUNTER`] once. A server host's agent
+/// opens its own source at each trial (an error there fails the trial with
+/// the reason); plain ssh can only run `energy_command`.
+pub fn check_energy(site: &ServerSite, energy: &EnergyConfig) -> Result<(), RunError> {
+    if !matches!(site, ServerSite::Local) {
+        return Ok(());
+    }
+    match crate::probe::energy::open(energy) {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) if energy.choice == EnergyChoice::Auto => {
+            eprintln!("{}", crate::probe::energy::NO_COUNTER);
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(e) => Err(RunError::Spec(e.to_string())),
+    }
+}
+
+/// Whether the load generator runs on the hardware the energy source
+/// measures: on this machine with a local server.
+pub fn client_shares_meter(site: &ServerSite) -> bool {
+    matches!(site, ServerSite::Local)
+}
+
 /// The server probe of one trial: here, in the server host's agent, or
 /// over plain ssh with portable commands.
 pub enum ServerProbe {
@@ -110,21 +137,34 @@ impl ServerProbe {
         site: &ServerSite,
         interval: Duration,
         root_pid: Option<u32>,
+        energy: &EnergyConfig,
     ) -> Result<ServerProbe, String> {
         match site {
-            ServerSite::Local => Sampler::start(SamplerConfig { interval }, root_pid)
-                .map(ServerProbe::Local)
-                .map_err(|e| e.to_string()),
+            ServerSite::Local => {
+                let config = SamplerConfig {
+                    interval,
+                    energy: energy.clone(),
+                };
+                Sampler::start(config, root_pid)
+                    .map(ServerProbe::Local)
+                    .map_err(|e| e.to_string())
+            }
             ServerSite::Ssh(ssh, host) => {
-                PortableProbe::start(ssh.clone(), host.clone(), root_pid).map(ServerProbe::Portable)
+                // Only a command can be run over plain ssh.
+                let command = energy.command.clone().filter(|_| {
+                    matches!(energy.choice, EnergyChoice::Command | EnergyChoice::Auto)
+                });
+                PortableProbe::start(ssh.clone(), host.clone(), root_pid, command)
+                    .map(ServerProbe::Portable)
             }
             ServerSite::Agent(agent, _) => {
                 let ms = interval.as_millis() as u64;
+                let request = Request::ProbeStart {
+                    interval_ms: ms,
+                    energy: energy.clone(),
+                };
                 lock(agent)
-                    .call(
-                        Request::ProbeStart { interval_ms: ms },
-                        Duration::from_secs(30),
-                    )
+                    .call(request, Duration::from_secs(30))
                     .map_err(|e| e.to_string())?;
                 Ok(ServerProbe::Remote(agent.clone()))
             }

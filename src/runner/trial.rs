@@ -282,7 +282,7 @@ fn measure(
     let server_cpus = server.placement.cpus.clone();
     let interval = cx.exp.trials.sample_interval;
     let site = cx.servers.site().clone();
-    let probe = ServerProbe::start(&site, interval, root_pid)?;
+    let probe = ServerProbe::start(&site, interval, root_pid, &cx.exp.energy)?;
     let recorder = profile.map(|p| match site {
         ServerSite::Local => start_recorder(cx.base_dir, server_cpus.as_deref(), p),
         _ => Err(ProfileError::Failed(
@@ -290,7 +290,11 @@ fn measure(
         )),
     });
     let run = sites::run_load(cx.cluster, kind, settings, &endpoint, &spec, cx.shutdown);
-    let probe = probe.stop();
+    let mut probe = probe.stop();
+    if let Ok(r) = &run {
+        let shares = sites::client_shares_meter(&site);
+        probe.summary.set_energy_per_op(r.result.rps(), shares);
+    }
     let profile = recorder.map(|r| {
         let root = root_pid.ok_or_else(|| ProfileError::Failed("the server has no PID".into()));
         r.and_then(|(rec, _dir)| rec.finish(root?))

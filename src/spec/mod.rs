@@ -11,6 +11,7 @@ pub mod error;
 mod fuzz;
 pub mod hosts;
 pub mod locate;
+mod probe;
 pub mod raw;
 pub mod sweep;
 pub mod validate;
@@ -128,6 +129,8 @@ pub struct Experiment {
     /// Flame graphs at the peak and collapse points (`[profile]` or
     /// `run --profile`); `None`: no profiling.
     pub profile: Option<ProfilePolicy>,
+    /// `[probe]`: the energy source.
+    pub energy: crate::probe::energy::EnergyConfig,
 }
 
 /// How the server is profiled.

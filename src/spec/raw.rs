@@ -32,6 +32,19 @@ pub struct RawExperiment {
     pub hosts: super::hosts::RawHosts,
     /// `[profile]`.
     pub profile: Option<RawProfile>,
+    /// `[probe]`.
+    #[serde(default)]
+    pub probe: RawProbe,
+}
+
+/// `[probe]`: what the probe measures besides `/proc`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProbe {
+    /// `auto`, `rapl`, `hwmon`, `command` or `off`.
+    pub energy: Option<String>,
+    /// A command that prints watts (`energy = "command"`).
+    pub energy_command: Option<String>,
 }
 
 /// `[profile]`: flame graphs of the server at each system's peak and

@@ -86,6 +86,8 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
         check_remote_server(&cx, &server, server_host)?;
     }
     let profile = profile(&cx, raw.profile.as_ref())?;
+    let energy = super::probe::energy(&raw.probe)
+        .map_err(|(field, message, fix)| cx.err(&["probe", field], message, fix))?;
     refuse_dataset_in_server(&cx, &server, &systems, &axes)?;
     let exp = Experiment {
         name: raw.name,
@@ -101,6 +103,7 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
         systems,
         hosts,
         profile,
+        energy,
     };
     check_every_trial(&cx, &exp)?;
     Ok(exp)

@@ -5,6 +5,7 @@ mod analysis;
 mod dns;
 mod docs;
 mod doctor;
+mod energy;
 mod exit_codes;
 mod html_valid;
 mod http_driver;

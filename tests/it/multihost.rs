@@ -717,3 +717,84 @@ fn the_next_run_stops_a_dead_coordinators_ssh_master_and_removes_its_directory()
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(left, (false, vec![]), "the dead owner's directory, masters");
 }
+
+// ---- energy (issue 30): the server host's own meter, through its agent
+// or over plain ssh. The command prints watts only where 198.18.0.11 is,
+// so a figure proves it ran on the server host.
+
+/// A power command that answers only on the server host (h1).
+const SERVER_HOST_METER: &str =
+    "ip -o addr show | grep -q 198.18.0.11 && echo 'Instantaneous power reading: 71 Watts'";
+
+#[test]
+fn a_server_hosts_agent_reads_its_own_power_meter() {
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
+        &format!(
+            "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2]\n\
+             [trials]\nduration = \"1s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nsample_interval = \"250ms\"\n\
+             [probe]\nenergy = \"command\"\nenergy_command = \"{SERVER_HOST_METER}\"\n"
+        ),
+    );
+    let out = run(&lab, dir.path(), &exp);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    let t = &data.trials[0];
+    assert_eq!(t.status, TrialStatus::Ok, "{:?}", t.error);
+    let p = t.probe.as_ref().unwrap();
+    let watts = p
+        .watts
+        .unwrap_or_else(|| panic!("no watts: {:?}", p.warnings));
+    assert!((watts - 71.0).abs() < 1e-9, "{watts}");
+    let e = p.energy.as_ref().unwrap();
+    assert!(!e.client_shares_meter, "the client ran on another host");
+    let rps = t.throughput().unwrap();
+    assert!((p.ops_per_joule.unwrap() - rps / 71.0).abs() < 1e-9 * rps);
+}
+
+#[test]
+fn an_external_servers_host_runs_the_power_command_over_ssh() {
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("server.pid");
+    let start = format!(
+        "cd {d}; setsid python3 -m http.server 8080 --bind 198.18.0.11 </dev/null >/dev/null 2>&1 & echo $! > {p}",
+        d = dir.path().display(),
+        p = pidfile.display()
+    );
+    let stop = format!("kill $(cat {p}) && rm -f {p}", p = pidfile.display());
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
+        &format!(
+            "[server]\nkind = \"external\"\nurl = \"http://198.18.0.11:8080/\"\n\
+             start = '{start}'\nstop = '{stop}'\npid_command = 'cat {p}'\n\
+             [sweep]\nconnections = [2]\n[trials]\nduration = \"1s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
+             [probe]\nenergy_command = \"{SERVER_HOST_METER}\"\n",
+            p = pidfile.display()
+        ),
+    );
+    let out = run(&lab, dir.path(), &exp);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    let t = &data.trials[0];
+    assert_eq!(t.status, TrialStatus::Ok, "{:?}", t.error);
+    let p = t.probe.as_ref().unwrap();
+    assert_eq!(p.watts, Some(71.0), "{:?}", p.warnings);
+    let e = p.energy.as_ref().unwrap();
+    assert!(
+        e.domains[0].starts_with("command over ssh"),
+        "{:?}",
+        e.domains
+    );
+    assert!(!e.client_shares_meter);
+}

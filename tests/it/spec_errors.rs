@@ -216,3 +216,21 @@ fn pg_scale_and_mysql_tables_are_capped_as_the_load_flags_are() {
         &["`tables` must be 1 to 10000"],
     );
 }
+
+/// `[probe] energy`: an unknown source lists the known ones; "command"
+/// needs its command; a command with another source is named as unused.
+#[test]
+fn energy_settings_name_the_probe_field_and_the_fix() {
+    check_says(
+        "bad_energy.toml",
+        &[
+            "unknown energy source `ipmi`",
+            "\"auto\", \"rapl\", \"hwmon\", \"command\", \"off\"",
+        ],
+    );
+    check_says("energy_command_missing.toml", &["needs energy_command"]);
+    check_says(
+        "energy_command_unused.toml",
+        &["only run with energy = \"command\""],
+    );
+}

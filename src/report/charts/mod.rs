@@ -11,10 +11,12 @@
 //! charts. The seed-specific figures are in the submodules: [`dataset`]
 //! (the dataset/memory axis), [`overlay`] (one curve per server CPU count),
 //! [`seed_panels`] (aligned panels), [`server_figs`] (latency at the top,
-//! memory per worker) and [`ramp`] (DNS response against offered rate).
+//! memory per worker), [`ramp`] (DNS response against offered rate) and
+//! [`energy`] (operations per joule, watts).
 
 pub(crate) mod compare;
 mod dataset;
+mod energy;
 mod marks;
 mod overlay;
 mod ramp;
@@ -48,6 +50,8 @@ pub enum ChartKind {
     CpuBreakdown,
     /// Memory per server worker.
     Memory,
+    /// Operations per joule over watts and CPU load × frequency.
+    Energy,
 }
 
 #[derive(Clone, Debug)]
@@ -84,6 +88,7 @@ fn per_group(agg: &Aggregate) -> Vec<Chart> {
         out.extend(ctx.server_cost());
         out.extend(ctx.memory());
         out.extend(ctx.cpu_breakdown());
+        out.extend(ctx.energy());
     }
     out
 }
@@ -331,17 +336,32 @@ impl<'a> GroupCtx<'a> {
     }
 
     fn throughput_bars(&self) -> Option<Chart> {
+        let c = self.summary_bars("Throughput", &self.rate_label(), format::rate, |c| {
+            c.summary.as_ref()
+        });
+        let caption = format!(
+            "Bars: {} of the successful trials; whiskers: min–max.",
+            self.agg.headline_word()
+        );
+        self.finish_bars(ChartKind::Throughput, c, caption)
+    }
+
+    /// One bar per point and system of a summary's headline, whiskers
+    /// min–max: the charts of a group with a single x.
+    fn summary_bars(
+        &self,
+        title: &str,
+        y_label: &str,
+        fmt: fn(f64) -> String,
+        summary: fn(&Cell) -> Option<&crate::analysis::summary::Summary>,
+    ) -> BarChart {
         let points: Vec<_> = self.agg.layout.groups[self.group]
             .points
             .iter()
             .filter_map(|i| self.agg.points.iter().find(|p| p.index == *i))
             .collect();
-        let mut c = BarChart::new(
-            &format!("Throughput{}", self.suffix),
-            &self.x_label(),
-            &self.rate_label(),
-        );
-        c.value_format = format::rate;
+        let mut c = BarChart::new(&format!("{title}{}", self.suffix), &self.x_label(), y_label);
+        c.value_format = fmt;
         c.axes.categories = points
             .iter()
             .map(|p| self.agg.layout.short_label(p))
@@ -351,12 +371,12 @@ impl<'a> GroupCtx<'a> {
                 .iter()
                 .map(|p| {
                     let cell = self.agg.cell(s, p.index)?;
-                    let sum = cell.summary.as_ref()?;
+                    let sum = summary(cell)?;
                     Some(Bar {
                         value: sum.headline,
                         lo: Some(sum.min),
                         hi: Some(sum.max),
-                        tip: tip(cell, sum.headline, format::rate),
+                        tip: tip(cell, sum.headline, fmt),
                     })
                 })
                 .collect();
@@ -368,11 +388,7 @@ impl<'a> GroupCtx<'a> {
                 });
             }
         }
-        let caption = format!(
-            "Bars: {} of the successful trials; whiskers: min–max.",
-            self.agg.headline_word()
-        );
-        self.finish_bars(ChartKind::Throughput, c, caption)
+        c
     }
 
     fn latency(&self) -> Option<Chart> {

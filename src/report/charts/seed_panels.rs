@@ -4,13 +4,29 @@
 //! 000's combined figure (see `super::seed_figs`).
 
 use super::{Chart, ChartKind, GroupCtx};
-use crate::report::svg::Panels;
+use crate::report::svg::{Panels, YScale};
 
 /// The plot height of each panel: shorter than a chart of its own, so a
 /// figure of two or three fits a screen.
 const PANEL_H: f64 = 230.0;
 
 impl GroupCtx<'_> {
+    /// The CPU's load × frequency as a panel (busy GHz against x).
+    pub(super) fn load_x_freq_panel(&self) -> crate::report::svg::LineChart {
+        let mut load = self.line_chart(
+            "load-x-freq",
+            "CPU load × frequency",
+            "busy GHz (Σ over CPUs of busy share × clock)",
+        );
+        load.y_scale = YScale::FromZero;
+        load.plot_height = PANEL_H;
+        load.series = self.series_of(|c| {
+            let ghz = c.server.load_x_freq? / 1000.0;
+            Some(self.point(c, ghz, |v| format!("{v:.2} busy GHz")))
+        });
+        load
+    }
+
     /// Requests/s over Gbit/s when any trial moved bytes.
     pub(super) fn bandwidth(&self) -> Option<Chart> {
         if !self.lines || !self.agg.cells.iter().any(|c| c.gbit_s.unwrap_or(0.0) > 0.0) {

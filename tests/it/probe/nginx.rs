@@ -60,6 +60,7 @@ fn nginx_tree_is_pinned_limited_and_measured() {
     let sampler = Sampler::start(
         SamplerConfig {
             interval: Duration::from_millis(100),
+            ..SamplerConfig::default()
         },
         Some(group.pid()),
     )

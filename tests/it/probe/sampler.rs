@@ -26,6 +26,7 @@ fn sampler(ms: u64, root: Option<u32>) -> Sampler {
     Sampler::start(
         SamplerConfig {
             interval: Duration::from_millis(ms),
+            ..SamplerConfig::default()
         },
         root,
     )
@@ -183,6 +184,7 @@ fn a_missing_server_is_a_warning_not_an_error() {
     let e = Sampler::start(
         SamplerConfig {
             interval: Duration::from_millis(1),
+            ..SamplerConfig::default()
         },
         None,
     )

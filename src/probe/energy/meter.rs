@@ -1,0 +1,352 @@
+//! From readings to joules: a [`Meter`] reads its source; an
+//! [`EnergyTrack`] keeps the previous reading and adds up the energy of
+//! each interval. Counters (µJ) give the interval's energy as their
+//! difference, across a wrap at `max_energy_range_uj`; power readings
+//! (watts) give it as the mean of the two ends times the interval.
+
+use super::command::{self, CommandError};
+use super::{EnergySource, EnergySummary};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// One cumulative energy counter, in µJ.
+#[derive(Debug, Clone)]
+pub(crate) struct Counter {
+    /// The domain's name in the report.
+    pub label: String,
+    /// Its `energy_uj` (or `energyN_input`) file.
+    pub path: PathBuf,
+    /// The value after which it wraps to 0; `None`: not known.
+    pub max_range_uj: Option<u64>,
+}
+
+impl Counter {
+    /// The counter now; `None` when unreadable.
+    pub fn read(&self) -> Option<u64> {
+        std::fs::read_to_string(&self.path)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+}
+
+/// How a meter reads.
+#[derive(Debug, Clone)]
+pub(crate) enum Reader {
+    /// Cumulative counters, summed.
+    Counters(Vec<Counter>),
+    /// Power inputs in µW (`label`, file), summed.
+    MicroWatts(Vec<(String, PathBuf)>),
+    /// A command that prints watts.
+    Command(String),
+}
+
+/// An open energy source.
+#[derive(Debug, Clone)]
+pub struct Meter {
+    source: EnergySource,
+    reader: Reader,
+}
+
+/// How close the instants around a sysfs reading should be.
+const TIGHT: std::time::Duration = std::time::Duration::from_millis(1);
+/// How many times a sysfs reading is tried for that.
+const TIGHT_TRIES: u32 = 5;
+
+/// One reading of a meter.
+#[derive(Debug, Clone, PartialEq)]
+enum Reading {
+    /// Each counter in µJ, `None` where unreadable.
+    Counters(Vec<Option<u64>>),
+    /// Watts now.
+    Watts(Result<f64, String>),
+    /// The command ran out of time (a hung meter): it is not run again in
+    /// this window, so it cannot hold up every sample.
+    TimedOut(String),
+}
+
+impl Meter {
+    pub(crate) fn new(source: EnergySource, reader: Reader) -> Meter {
+        Meter { source, reader }
+    }
+
+    /// A meter running `cmd` once per reading.
+    pub(crate) fn command(cmd: String) -> Meter {
+        Meter::new(EnergySource::Command, Reader::Command(cmd))
+    }
+
+    /// What it reads.
+    pub fn source(&self) -> EnergySource {
+        self.source
+    }
+
+    /// The domains it sums, as the report names them.
+    pub fn domains(&self) -> Vec<String> {
+        match &self.reader {
+            Reader::Counters(c) => c.iter().map(|c| c.label.clone()).collect(),
+            Reader::MicroWatts(p) => p.iter().map(|(l, _)| l.clone()).collect(),
+            Reader::Command(cmd) => vec![format!("command: {cmd}")],
+        }
+    }
+
+    /// A reading and when it was taken: halfway between the instants
+    /// before and after it. A file read that was held up (the thread lost
+    /// its CPU on a busy machine) is read again, up to [`TIGHT_TRIES`]
+    /// times, so the instant is within [`TIGHT`] of the value; a command
+    /// is run once.
+    fn read(&self) -> (Instant, Reading) {
+        let tries = match self.reader {
+            Reader::Command(_) => 1,
+            Reader::Counters(_) | Reader::MicroWatts(_) => TIGHT_TRIES,
+        };
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let before = Instant::now();
+            let reading = self.read_now();
+            let took = before.elapsed();
+            if took <= TIGHT || attempt >= tries {
+                return (before + took / 2, reading);
+            }
+        }
+    }
+
+    fn read_now(&self) -> Reading {
+        match &self.reader {
+            Reader::Counters(c) => Reading::Counters(c.iter().map(Counter::read).collect()),
+            Reader::MicroWatts(p) => Reading::Watts(
+                p.iter()
+                    .map(|(label, path)| {
+                        std::fs::read_to_string(path)
+                            .ok()
+                            .and_then(|t| t.trim().parse::<f64>().ok())
+                            .map(|uw| uw / 1e6)
+                            .ok_or_else(|| format!("cannot read {label} ({})", path.display()))
+                    })
+                    .sum(),
+            ),
+            Reader::Command(cmd) => match command::watts(cmd) {
+                Ok(w) => Reading::Watts(Ok(w)),
+                Err(e @ CommandError::Timeout { .. }) => Reading::TimedOut(e.to_string()),
+                Err(e) => Reading::Watts(Err(e.to_string())),
+            },
+        }
+    }
+}
+
+/// Energy between two readings of one counter, in µJ, and whether it
+/// wrapped; `None` when it went backwards without a known range (reset).
+pub(crate) fn counter_delta(prev: u64, cur: u64, max_range_uj: Option<u64>) -> Option<(u64, bool)> {
+    if cur >= prev {
+        return Some((cur - prev, false));
+    }
+    let max = max_range_uj.filter(|m| *m >= prev)?;
+    Some((max - prev + cur, true))
+}
+
+/// A meter and what it measured so far in the window.
+#[derive(Debug)]
+pub(crate) struct EnergyTrack {
+    meter: Meter,
+    prev: Reading,
+    prev_at: Instant,
+    joules: f64,
+    measured_s: f64,
+    wraps: u32,
+    missed: u32,
+    /// The first failed reading, reported once.
+    first_failure: Option<String>,
+    /// The command timed out: no more readings in this window.
+    gave_up: bool,
+}
+
+impl EnergyTrack {
+    /// Takes the baseline reading.
+    pub(crate) fn begin(meter: Meter) -> EnergyTrack {
+        let (prev_at, prev) = meter.read();
+        let mut track = EnergyTrack {
+            meter,
+            prev: Reading::Counters(Vec::new()),
+            prev_at,
+            joules: 0.0,
+            measured_s: 0.0,
+            wraps: 0,
+            missed: 0,
+            first_failure: None,
+            gave_up: false,
+        };
+        track.note_failure(&prev);
+        track.prev = prev;
+        track
+    }
+
+    /// Reads again; returns the mean watts since the previous reading, or
+    /// `None` when that interval has no energy figure.
+    pub(crate) fn sample(&mut self) -> Option<f64> {
+        if self.gave_up {
+            self.missed += 1;
+            return None;
+        }
+        let (at, cur) = self.meter.read();
+        self.note_failure(&cur);
+        let interval_s = at.duration_since(self.prev_at).as_secs_f64();
+        let joules = self.joules_between(&cur, interval_s);
+        self.prev = cur;
+        self.prev_at = at;
+        match joules {
+            Some(j) if interval_s > 0.0 => {
+                self.joules += j;
+                self.measured_s += interval_s;
+                Some(j / interval_s)
+            }
+            _ => {
+                self.missed += 1;
+                None
+            }
+        }
+    }
+
+    fn joules_between(&mut self, cur: &Reading, interval_s: f64) -> Option<f64> {
+        match (&self.prev, cur) {
+            (Reading::Counters(a), Reading::Counters(b)) if a.len() == b.len() => {
+                let mut uj = 0u64;
+                for (c, (x, y)) in self.counters().iter().zip(a.iter().zip(b)) {
+                    let (d, wrapped) = counter_delta((*x)?, (*y)?, c.max_range_uj)?;
+                    uj += d;
+                    self.wraps += u32::from(wrapped);
+                }
+                Some(uj as f64 / 1e6)
+            }
+            (Reading::Watts(a), Reading::Watts(b)) => {
+                let w = match (a, b) {
+                    (Ok(a), Ok(b)) => (a + b) / 2.0,
+                    (Ok(w), Err(_)) | (Err(_), Ok(w)) => *w,
+                    (Err(_), Err(_)) => return None,
+                };
+                Some(w * interval_s)
+            }
+            _ => None,
+        }
+    }
+
+    fn counters(&self) -> Vec<Counter> {
+        match &self.meter.reader {
+            Reader::Counters(c) => c.clone(),
+            Reader::MicroWatts(_) | Reader::Command(_) => Vec::new(),
+        }
+    }
+
+    fn note_failure(&mut self, r: &Reading) {
+        self.gave_up |= matches!(r, Reading::TimedOut(_));
+        if self.first_failure.is_some() {
+            return;
+        }
+        self.first_failure = match r {
+            Reading::Watts(Err(e)) => Some(e.clone()),
+            Reading::TimedOut(e) => Some(format!("{e}; not run again in this trial")),
+            Reading::Counters(c) => {
+                let counters = self.counters();
+                c.iter()
+                    .zip(&counters)
+                    .find(|(v, _)| v.is_none())
+                    .map(|(_, c)| format!("cannot read {}", c.path.display()))
+            }
+            Reading::Watts(Ok(_)) => None,
+        };
+    }
+
+    /// The window's energy, and the warnings about it (at most one failure,
+    /// and the share of the window without a figure).
+    pub(crate) fn finish(self, window_s: f64) -> (EnergySummary, Vec<String>) {
+        let mut warnings = Vec::new();
+        if let Some(e) = &self.first_failure {
+            warnings.push(format!("energy: {e} (reported once)"));
+        }
+        if self.missed > 0 {
+            warnings.push(format!(
+                "energy covers {:.1} s of the {:.1} s window ({} interval(s) without a reading)",
+                self.measured_s, window_s, self.missed
+            ));
+        }
+        let summary = EnergySummary {
+            source: self.meter.source,
+            domains: self.meter.domains(),
+            joules: self.joules,
+            measured_s: self.measured_s,
+            wraps: self.wraps,
+            client_shares_meter: false,
+        };
+        (summary, warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_deltas_across_a_wrap() {
+        assert_eq!(counter_delta(10, 25, None), Some((15, false)));
+        // Wraps to 0 after 1000: 990 → 1000 is 10, 0 → 5 is 5.
+        assert_eq!(counter_delta(990, 5, Some(1000)), Some((15, true)));
+        assert_eq!(counter_delta(990, 5, None), None, "a reset is not a wrap");
+        assert_eq!(counter_delta(2000, 5, Some(1000)), None, "beyond the range");
+    }
+
+    #[test]
+    fn a_counter_meter_adds_up_each_interval_and_counts_wraps() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("energy_uj");
+        let set = |v: u64| std::fs::write(&file, format!("{v}\n")).unwrap();
+        set(900_000);
+        let meter = Meter::new(
+            EnergySource::Rapl,
+            Reader::Counters(vec![Counter {
+                label: "package-0".into(),
+                path: file.clone(),
+                max_range_uj: Some(1_000_000),
+            }]),
+        );
+        let mut track = EnergyTrack::begin(meter);
+        set(950_000);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(track.sample().is_some_and(|w| w > 0.0));
+        set(50_000); // wrapped: 50_000 + 50_000 µJ
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(track.sample().is_some());
+        let (s, warnings) = track.finish(1.0);
+        assert!((s.joules - 0.15).abs() < 1e-12, "{}", s.joules);
+        assert!(s.measured_s > 0.0);
+        assert_eq!(s.wraps, 1);
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_hung_command_is_given_up_after_its_first_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        let meter = Meter::command(format!("echo run >> {}; sleep 60", runs.display()));
+        let mut track = EnergyTrack::begin(meter);
+        assert_eq!(track.sample(), None);
+        assert_eq!(track.sample(), None);
+        let (s, warnings) = track.finish(12.0);
+        let ran = std::fs::read_to_string(&runs).unwrap();
+        assert_eq!(ran.lines().count(), 1, "run once, then given up");
+        assert_eq!(s.watts(), None);
+        assert!(warnings[0].contains("not run again"), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_failed_reading_is_reported_once_and_its_intervals_left_out() {
+        let meter = Meter::command("exit 3".into());
+        let mut track = EnergyTrack::begin(meter);
+        assert_eq!(track.sample(), None);
+        assert_eq!(track.sample(), None);
+        let (s, warnings) = track.finish(2.0);
+        assert_eq!(s.watts(), None);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("exit"), "{warnings:?}");
+        assert!(warnings[1].contains("2 interval"), "{warnings:?}");
+    }
+}
