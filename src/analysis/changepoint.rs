@@ -114,7 +114,8 @@ fn split_segment(
         return;
     };
     let magnitude = (a / b - 1.0).abs();
-    if p >= settings.alpha || !(magnitude >= settings.min_magnitude) {
+    let too_small = magnitude.is_nan() || magnitude < settings.min_magnitude;
+    if p >= settings.alpha || too_small {
         return;
     }
     found.push((start + best.after, p));
@@ -162,7 +163,7 @@ fn best_boundary(values: &[f64], sizes: &[usize]) -> Option<(usize, f64)> {
             continue;
         }
         let q = q_statistic(left, right, prefix[left], suffix[right], total);
-        if best.is_none_or(|(_, b)| q > b) {
+        if best.map_or(true, |(_, b)| q > b) {
             best = Some((runs_before + 1, q));
         }
     }
