@@ -23,7 +23,14 @@
 //!
 //! The permutation test treats the trials of a segment as exchangeable. Trials
 //! of one run share that run's conditions, so between-run drift can look
-//! significant; the magnitude threshold is what keeps such drift out.
+//! significant. So a split found this way is kept only if it also stands
+//! out from the run-to-run spread: the runs are the independent units, and
+//! the mean log run-median after the change must differ from the one
+//! before by more than Student's t at `alpha` (two-sided, pooled variance,
+//! n₁ + n₂ − 2 degrees of freedom) times the standard error of that
+//! difference. The sides are bounded by the neighbouring change points; a
+//! split that fails is dropped and its neighbours are judged again. This
+//! needs at least three runs around a change.
 
 use super::bootstrap::ratio_of_medians_ci;
 use super::summary::median;
@@ -74,6 +81,16 @@ pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<ChangePoint>
     let mut found: Vec<(usize, f64)> = Vec::new();
     split_segment(runs, 0, runs.len(), settings, &mut found);
     found.sort_by_key(|(after, _)| *after);
+    while let Some(k) = (0..found.len()).find(|&k| {
+        let bounds = neighbours(&found, k, runs.len());
+        !stands_out(
+            &runs[bounds.0..found[k].0],
+            &runs[found[k].0..bounds.1],
+            settings.alpha,
+        )
+    }) {
+        found.remove(k);
+    }
     let bounds: Vec<usize> = std::iter::once(0)
         .chain(found.iter().map(|(a, _)| *a))
         .chain(std::iter::once(runs.len()))
@@ -121,6 +138,67 @@ fn split_segment(
     found.push((start + best.after, p));
     split_segment(runs, start, start + best.after, settings, found);
     split_segment(runs, start + best.after, end, settings, found);
+}
+
+/// The start of the segment before change `k` and the end of the one after.
+fn neighbours(found: &[(usize, f64)], k: usize, len: usize) -> (usize, usize) {
+    let start = if k == 0 { 0 } else { found[k - 1].0 };
+    let end = found.get(k + 1).map_or(len, |(a, _)| *a);
+    (start, end)
+}
+
+/// Whether the runs after a split differ from those before by more than
+/// their run-to-run spread: a pooled two-sample t-test on the logs of the
+/// run medians, at `alpha` two-sided. False with fewer than three runs.
+fn stands_out(before: &[Vec<f64>], after: &[Vec<f64>], alpha: f64) -> bool {
+    let logs = |runs: &[Vec<f64>]| -> Vec<f64> {
+        runs.iter()
+            .filter_map(|r| median(r))
+            .filter(|m| *m > 0.0)
+            .map(f64::ln)
+            .collect()
+    };
+    let (a, b) = (logs(before), logs(after));
+    let (n1, n2) = (a.len(), b.len());
+    if n1 == 0 || n2 == 0 || n1 + n2 < 3 {
+        return false;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (ma, mb) = (mean(&a), mean(&b));
+    let squares = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+    let df = n1 + n2 - 2;
+    let pooled = (squares(&a, ma) + squares(&b, mb)) / df as f64;
+    let se = (pooled * (1.0 / n1 as f64 + 1.0 / n2 as f64)).sqrt();
+    let shift = (mb - ma).abs();
+    if se == 0.0 {
+        return shift > 0.0;
+    }
+    shift / se > t_critical(df, alpha)
+}
+
+/// Two-sided critical values of Student's t at 0.01 (t₀.₉₉₅) for 1 to 30
+/// degrees of freedom (any statistics table, e.g. NIST/SEMATECH
+/// e-Handbook, table 1.4.2.7.2).
+const T_995: [f64; 30] = [
+    63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012,
+    2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779,
+    2.771, 2.763, 2.756, 2.750,
+];
+
+/// Two-sided critical values of Student's t at 0.05 (t₀.₉₇₅), same source.
+const T_975: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+/// Student's t critical value for `df` degrees of freedom at `alpha`
+/// two-sided: the table's 0.01 column for alpha ≤ 0.01, else its 0.05
+/// column (conservative for any alpha in between); past 30 degrees of
+/// freedom, the value at 30 (conservative too).
+fn t_critical(df: usize, alpha: f64) -> f64 {
+    let table = if alpha <= 0.01 { &T_995 } else { &T_975 };
+    table[df.clamp(1, 30) - 1]
 }
 
 fn flatten(runs: &[Vec<f64>]) -> Vec<f64> {
@@ -331,6 +409,30 @@ mod tests {
         assert_eq!(at, vec![2, 4], "{found:?}");
         assert!((found[0].ratio - 0.8).abs() < 0.01);
         assert!((found[1].ratio - 1.5).abs() < 0.01);
+    }
+
+    #[test]
+    fn drift_within_the_run_to_run_spread_is_not_a_change() {
+        // Each run's trials are tight, but the runs wander by ±4%: at the
+        // trial level the halves differ (p < 0.01, over 2%), yet the step
+        // is no larger than the wandering within either side.
+        let h = runs(&[
+            &[100.0, 100.1, 99.9],
+            &[104.0, 104.1, 103.9],
+            &[99.0, 99.1, 98.9],
+            &[96.0, 96.1, 95.9],
+            &[100.0, 100.1, 99.9],
+            &[95.0, 95.1, 94.9],
+        ]);
+        assert_eq!(change_points(&h, &Settings::default()), vec![]);
+    }
+
+    #[test]
+    fn the_t_table_falls_back_conservatively() {
+        assert_eq!(t_critical(3, 0.01), 5.841);
+        assert_eq!(t_critical(3, 0.05), 3.182);
+        assert_eq!(t_critical(100, 0.01), 2.750);
+        assert_eq!(t_critical(0, 0.01), 63.657);
     }
 
     #[test]

@@ -10,12 +10,14 @@
 
 pub mod analyse;
 pub(crate) mod charts;
+pub mod check;
 pub mod compare_page;
 pub(crate) mod context_facts;
 pub mod csv;
 pub(crate) mod fits;
 pub(crate) mod flames;
 pub mod format;
+pub mod history;
 pub(crate) mod hosts;
 pub mod html;
 mod html_tables;
