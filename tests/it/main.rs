@@ -6,6 +6,7 @@ mod dns;
 mod docs;
 mod doctor;
 mod exit_codes;
+mod history;
 mod html_valid;
 mod http_driver;
 mod lifecycle;
