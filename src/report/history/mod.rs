@@ -71,6 +71,11 @@ pub struct RunValue {
 /// A change between two runs at one point.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HistoryChange {
+    /// Position of the last run before the change in [`History::runs`].
+    pub before_position: usize,
+    /// Position of the first run after it (more than one step on when the
+    /// runs between lack the point).
+    pub after_position: usize,
     /// Id of the last run before the change.
     pub before_run: i64,
     /// Its store file.
@@ -188,6 +193,7 @@ pub fn history(
         .into_iter()
         .filter(|r| r.data.run.name == recipe && r.data.run.status == "finished")
         .collect();
+    drop_repeats(&mut runs);
     sort_runs(&mut runs, order);
     let Some(newest) = runs.iter().max_by_key(|r| r.data.run.started_at) else {
         return Err(HistoryError::NoRuns {
@@ -228,6 +234,18 @@ fn history_run(r: &SourcedRun) -> HistoryRun {
         revision: r.data.run.revision.clone(),
         started_at: r.data.run.started_at,
     }
+}
+
+/// Keeps the first of runs read twice from one store file (a store named
+/// twice, by two spellings of its path, or as `STORE` and `STORE:RUN`):
+/// the same run twice would be two points of the series. Runs of other
+/// stores with the same id stay.
+fn drop_repeats(runs: &mut Vec<SourcedRun>) {
+    let mut seen = std::collections::HashSet::new();
+    runs.retain(|r| {
+        let file = std::fs::canonicalize(&r.store).unwrap_or_else(|_| r.store.clone().into());
+        seen.insert((file, r.data.run.id))
+    });
 }
 
 fn sort_runs(runs: &mut [SourcedRun], order: Order) {
@@ -334,9 +352,11 @@ fn history_point(
     let change_points = change_points(&series, settings)
         .into_iter()
         .map(|c| {
-            let before = &runs[measured[c.after - 1].0];
-            let after = &runs[measured[c.after].0];
+            let (before_position, after_position) = (measured[c.after - 1].0, measured[c.after].0);
+            let (before, after) = (&runs[before_position], &runs[after_position]);
             HistoryChange {
+                before_position,
+                after_position,
                 before_run: before.data.run.id,
                 before_store: before.store.clone(),
                 before_label: run_label(&before.data),

@@ -4,7 +4,7 @@
 //! first run after a change that says what changed; then the change table
 //! and the list of runs.
 
-use super::{History, HistoryChange, HistoryPoint};
+use super::{History, HistoryPoint};
 use crate::analysis::compare::format_p;
 use crate::report::format;
 use crate::report::html::document;
@@ -67,13 +67,12 @@ fn chart(h: &History, p: &HistoryPoint, i: usize) -> LineChart {
         fit: None,
     });
     for change in &p.change_points {
-        if let Some(after) = position_of(h, change) {
-            c.marks.push(Mark {
-                x: after as f64 + 0.5,
-                label: format!("{:+.1}%", (change.ratio - 1.0) * 100.0),
-                color: Some(1),
-            });
-        }
+        c.marks.push(Mark {
+            // Halfway between the two runs' dots (x is 1-based).
+            x: (change.before_position + change.after_position) as f64 / 2.0 + 1.0,
+            label: format!("{:+.1}%", (change.ratio - 1.0) * 100.0),
+            color: Some(1),
+        });
     }
     c
 }
@@ -95,7 +94,7 @@ fn point(h: &History, p: &HistoryPoint, v: &super::RunValue) -> Pt {
     if let Some(c) = p
         .change_points
         .iter()
-        .find(|c| c.after_run == run.run && c.after_store == run.store)
+        .find(|c| c.after_position == v.position)
     {
         tip += &format!(
             "\nchange {:+.1}% here; what changed:",
@@ -118,15 +117,6 @@ fn point(h: &History, p: &HistoryPoint, v: &super::RunValue) -> Pt {
         hollow: false,
         tip,
     }
-}
-
-/// The 1-based position of the last run before `c` (the mark goes half a
-/// step after it).
-fn position_of(h: &History, c: &HistoryChange) -> Option<usize> {
-    h.runs
-        .iter()
-        .position(|r| r.run == c.before_run && r.store == c.before_store)
-        .map(|i| i + 1)
 }
 
 fn change_table(p: &HistoryPoint) -> Markup {

@@ -86,3 +86,81 @@ fn the_page_marks_the_change_and_escapes_labels() {
     let text = text::render(&h);
     assert!(text.contains("change: -40.0%"), "{text}");
 }
+
+/// Run `i` of `store`, scaled by `factor`, started `i` ten minutes after
+/// `t0`.
+fn run_in(store: &str, i: i64, t0: i64, factor: f64) -> SourcedRun {
+    let mut r = run(i, factor);
+    r.store = store.into();
+    r.data.run.started_at = t0 + i * 600;
+    r
+}
+
+#[test]
+fn a_run_lacking_the_point_before_the_change_leaves_the_change_shown_between_its_runs() {
+    let mut runs: Vec<SourcedRun> = (1..=7)
+        .map(|i| run(i, if i >= 5 { 0.6 } else { 1.0 }))
+        .collect();
+    // Run 5 measured nothing at the first point.
+    let first = runs[4].data.trials[0].point.label();
+    runs[4].data.trials.retain(|t| t.point.label() != first);
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    let p = h.points.iter().find(|p| p.point == first).unwrap();
+    assert_eq!(p.values.len(), 6, "run 5 lacks the point");
+    let c = &p.change_points[0];
+    assert_eq!((c.before_run, c.after_run), (4, 6));
+    assert_eq!((c.before_position, c.after_position), (3, 5));
+    let text = text::render(&h);
+    let changes = text.matches("change: -40.0%").count();
+    assert_eq!(changes, h.points.len(), "one change line per point: {text}");
+    let page = page::render(&h, "0");
+    assert_eq!(page.matches("change -40.0% here").count(), h.points.len());
+}
+
+#[test]
+fn runs_of_two_stores_with_equal_ids_are_distinct_runs() {
+    // Store a: runs 1-4; store b, started later: runs 1-3, slower.
+    let mut runs: Vec<SourcedRun> = (1..=4)
+        .map(|i| run_in("a.sqlite", i, 1_800_000_000, 1.0))
+        .collect();
+    runs.extend((1..=3).map(|i| run_in("b.sqlite", i, 1_900_000_000, 0.6)));
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    assert_eq!(h.runs.len(), 7);
+    for p in &h.points {
+        assert_eq!(p.change_points.len(), 1, "{p:?}");
+        let c = &p.change_points[0];
+        assert_eq!(
+            (
+                c.before_store.as_str(),
+                c.before_run,
+                c.after_store.as_str(),
+                c.after_run
+            ),
+            ("a.sqlite", 4, "b.sqlite", 1)
+        );
+        assert_eq!((c.before_position, c.after_position), (3, 4));
+    }
+    let text = text::render(&h);
+    assert_eq!(
+        text.matches("change: -40.0%").count(),
+        h.points.len(),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_store_named_twice_counts_its_runs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    std::fs::write(&store, "").unwrap();
+    let again = dir.path().join(".").join("h.sqlite");
+    let mut runs: Vec<SourcedRun> = (1..=5)
+        .map(|i| run_in(store.to_str().unwrap(), i, 1_800_000_000, 1.0))
+        .collect();
+    // The same five runs by another spelling, and run 3 once more.
+    runs.extend((1..=5).map(|i| run_in(again.to_str().unwrap(), i, 1_800_000_000, 1.0)));
+    runs.push(run_in(store.to_str().unwrap(), 3, 1_800_000_000, 1.0));
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    let ids: Vec<i64> = h.runs.iter().map(|r| r.run).collect();
+    assert_eq!(ids, [1, 2, 3, 4, 5]);
+}

@@ -38,6 +38,15 @@ fn point(h: &History, p: &HistoryPoint) -> String {
     let mut out = format!("\n{} {}\n", p.system, p.point);
     for v in &p.values {
         let run = &h.runs[v.position];
+        // The change goes between its two runs: before the first run after
+        // it (the run right before this one may lack the point).
+        if let Some(c) = p
+            .change_points
+            .iter()
+            .find(|c| c.after_position == v.position)
+        {
+            out += &change(c);
+        }
         let revision = run
             .revision
             .as_deref()
@@ -51,23 +60,8 @@ fn point(h: &History, p: &HistoryPoint) -> String {
             format::rate(v.max),
             v.trials
         );
-        if let Some(c) = p
-            .change_points
-            .iter()
-            .find(|c| starts_at(h, c, v.position + 1))
-        {
-            out += &change(c);
-        }
     }
     out
-}
-
-/// Whether change `c` falls right after the run at `position` (0-based).
-fn starts_at(h: &History, c: &HistoryChange, next: usize) -> bool {
-    h.runs
-        .get(next)
-        .is_some_and(|r| r.run == c.after_run && r.store == c.after_store)
-        && h.runs.get(next - 1).is_some()
 }
 
 /// The change's lines, printed between the two runs.
