@@ -70,8 +70,14 @@ fn chart(h: &History, p: &HistoryPoint, i: usize) -> LineChart {
         c.marks.push(Mark {
             // Halfway between the two runs' dots (x is 1-based).
             x: (change.before_position + change.after_position) as f64 / 2.0 + 1.0,
-            label: format!("{:+.1}%", (change.ratio - 1.0) * 100.0),
+            label: format!(
+                "{:+.1}% ({}→{})",
+                (change.ratio - 1.0) * 100.0,
+                change.before_position + 1,
+                change.after_position + 1
+            ),
             color: Some(1),
+            x_in_label: false,
         });
     }
     c

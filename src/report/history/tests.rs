@@ -81,7 +81,11 @@ fn the_page_marks_the_change_and_escapes_labels() {
     let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
     let page = page::render(&h, "0");
     assert!(!page.contains("<script>x"), "a label opened a tag");
-    assert!(page.contains("-40.0%"), "the change is marked on the chart");
+    assert!(
+        page.contains(">-40.0% (3→4)</text>"),
+        "the change is marked on the chart, between runs 3 and 4"
+    );
+    assert!(!page.contains("(3.5)"), "no half-run position in the mark");
     assert!(page.contains("what changed"), "the hover says what changed");
     let text = text::render(&h);
     assert!(text.contains("change: -40.0%"), "{text}");
@@ -115,6 +119,10 @@ fn a_run_lacking_the_point_before_the_change_leaves_the_change_shown_between_its
     assert_eq!(changes, h.points.len(), "one change line per point: {text}");
     let page = page::render(&h, "0");
     assert_eq!(page.matches("change -40.0% here").count(), h.points.len());
+    assert!(
+        page.contains(">-40.0% (4→6)</text>"),
+        "marked between runs 4 and 6"
+    );
 }
 
 #[test]
