@@ -2,7 +2,7 @@
 //! bisect run`'s exit codes (0 good, 1 regression, 125 cannot say).
 
 use super::report::open_existing;
-use scalelab::report::check::{self, CANNOT_SAY};
+use scalelab::report::check::{self, is_same_run, CANNOT_SAY};
 use scalelab::store::RunData;
 use std::path::{Path, PathBuf};
 
@@ -79,9 +79,11 @@ fn baselines(selector: &str, store: &Path, candidate: &RunData) -> anyhow::Resul
     let mut out = Vec::new();
     for listing in s.list_runs()? {
         let run = &listing.run;
-        let same = run.id == candidate.run.id && run.started_at == candidate.run.started_at;
-        if run.name == candidate.run.name && run.status == "finished" && !same {
-            out.push(s.load_run(&run.id.to_string())?);
+        if run.name == candidate.run.name && run.status == "finished" {
+            let data = s.load_run(&run.id.to_string())?;
+            if !is_same_run(&data, candidate) {
+                out.push(data);
+            }
         }
     }
     Ok(out)

@@ -89,7 +89,17 @@ pub struct Check {
 pub fn check(baselines: &[RunData], candidate: &RunData, max_regression: f64) -> Check {
     let baseline = pooled(baselines);
     let comparison = compare_runs(&baseline, candidate, baseline.run.noise);
-    let outcome = outcome(&baseline, candidate, &comparison, max_regression);
+    let outcome = match baselines.iter().find(|b| is_same_run(b, candidate)) {
+        // Compared with itself, any run is "good": no verdict on it at all.
+        Some(b) => Outcome::CannotSay {
+            reasons: vec![format!(
+                "the baseline holds the candidate itself (run {}); name a baseline run or \
+                 store other than the candidate",
+                b.run.id
+            )],
+        },
+        None => outcome(&baseline, candidate, &comparison, max_regression),
+    };
     Check {
         exit_code: outcome.exit_code(),
         outcome,
@@ -97,6 +107,14 @@ pub fn check(baselines: &[RunData], candidate: &RunData, max_regression: f64) ->
         baseline_runs: baselines.len(),
         comparison,
     }
+}
+
+/// Whether `a` and `b` are one run (read once or twice, from one store or
+/// from a copy of it): the same id, start time and recipe.
+pub fn is_same_run(a: &RunData, b: &RunData) -> bool {
+    a.run.id == b.run.id
+        && a.run.started_at == b.run.started_at
+        && a.run.experiment == b.run.experiment
 }
 
 /// The runs as one: the first run's record with every run's trials.
@@ -233,4 +251,36 @@ pub fn render(check: &Check) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_support::run_data;
+
+    #[test]
+    fn a_run_checked_against_itself_is_cannot_say_not_good() {
+        let run = run_data(&["nginx"]);
+        let c = check(std::slice::from_ref(&run), &run, 0.05);
+        assert_eq!(c.exit_code, CANNOT_SAY, "{:?}", c.outcome);
+        assert!(
+            render(&c).contains("the candidate itself"),
+            "{}",
+            render(&c)
+        );
+    }
+
+    #[test]
+    fn another_run_of_the_same_recipe_is_no_self_comparison() {
+        let base = run_data(&["nginx"]);
+        let mut cand = base.clone();
+        cand.run.id += 1;
+        cand.run.started_at += 600;
+        let c = check(&[base], &cand, 0.05);
+        assert!(
+            !render(&c).contains("the candidate itself"),
+            "{}",
+            render(&c)
+        );
+    }
 }
