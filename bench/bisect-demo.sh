@@ -89,12 +89,15 @@ echo "== git bisect start $c7 $c1 && git bisect run ..."
 export SCALELAB dir
 git bisect start "$c7" "$c1" >/dev/null || exit 1
 # A build or a run that fails is no verdict on the commit: exit 125 skips it.
+# The rate limit takes the server from thousands of requests/s to 300 (over
+# 90% down); on this busy 2-CPU machine one run has been seen 70% under the
+# baseline with nothing changed, so only a drop of more than 80% counts.
 git bisect run sh -c '
     make -s install || exit 125
     rev=$(git rev-parse --short HEAD)
     "$SCALELAB" --store "$dir/cand.sqlite" run "$dir/r.toml" --label "$rev" --commit "$rev" \
         -o "$dir/report.html" >/dev/null 2>"$dir/err" || { cat "$dir/err"; exit 125; }
-    "$SCALELAB" --store "$dir/cand.sqlite" check "$dir/base.sqlite" latest --max-regression 20%
+    "$SCALELAB" --store "$dir/cand.sqlite" check "$dir/base.sqlite" latest --max-regression 80%
 ' 2>&1 | tee "$dir/bisect.log"
 first_bad=$(sed -n 's/^\([0-9a-f]*\) is the first bad commit$/\1/p' "$dir/bisect.log")
 git bisect reset >/dev/null 2>&1
