@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
   0    no point is significantly slower by more than --max-regression
   1    a regression: the points, their sizes and CIs are printed
   2    bad input (a missing store or run)
-  125  cannot say: another recipe, a point the candidate lacks, a
-       client-bound or erroring point, too few trials, or a failed
-       candidate (`git bisect run` skips the revision)")]
+  125  cannot say: the candidate as its own baseline, another recipe,
+       a point the candidate lacks, a client-bound or erroring point,
+       too few trials, or a failed candidate (`git bisect run` skips
+       the revision)")]
 pub struct CheckArgs {
     /// The baseline: a run (`3`, `latest`, `STORE:RUN`), or a store file
     /// whose finished runs of the candidate's recipe are pooled (the median

@@ -177,6 +177,10 @@ fn history_finds_the_one_real_slowdown_and_check_gates_it() {
     let (code, out, err) = check(format!("{h_s}:4"), format!("{h_s}:5"), "30%");
     assert_eq!(code, Some(125), "{out}{err}");
     assert!(out.contains("too few trials"), "{out}");
+    // A run against itself is no verdict, not a vacuous "good".
+    let (code, out, err) = check(format!("{h_s}:4"), format!("{h_s}:4"), "30%");
+    assert_eq!(code, Some(125), "{out}{err}");
+    assert!(out.contains("the candidate itself"), "{out}");
     // Against the saved set of five, it can: the slowdown is named.
     let (code, out, err) = check(aa_s.clone(), format!("{h_s}:5"), "30%");
     assert_eq!(code, Some(1), "{out}{err}");
