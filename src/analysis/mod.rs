@@ -6,6 +6,7 @@
 //! - [`compare`]: ratio of medians with a bootstrap CI, Mann-Whitney U, and
 //!   the verdict (faster / slower / no significant difference).
 //! - [`mann_whitney`], [`bootstrap`]: the two tests behind `compare`.
+//! - [`changepoint`]: change points in a history of runs (E-divisive means).
 //! - [`stopping`]: when a point has enough trials.
 //! - [`usl`]: the Universal Scalability Law fit.
 //! - [`shape`]: peak, efficiency curve, behaviour past the peak.
@@ -15,6 +16,7 @@
 //! lives above it, in [`crate::report::runs`].
 
 pub mod bootstrap;
+pub mod changepoint;
 pub mod compare;
 mod lm;
 pub mod mann_whitney;

@@ -2,9 +2,11 @@
 //! command needs (as ripgrep separates parsing from high-level arguments).
 
 pub mod agent;
+pub mod check;
 pub mod compare;
 pub mod doctor;
 pub mod exit;
+pub mod history;
 pub mod load_args;
 pub mod load_dns;
 pub mod load_forward;
@@ -31,9 +33,9 @@ pub const DEFAULT_STORE: &str = "scalelab.sqlite";
 )]
 pub struct Cli {
     /// SQLite store holding every run and trial [env: SCALELAB_STORE]
-    /// [default: ./scalelab.sqlite]
-    #[arg(long, global = true, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    /// [default: ./scalelab.sqlite]; `history` takes it repeated
+    #[arg(long, global = true, value_name = "PATH", action = clap::ArgAction::Append)]
+    pub store: Vec<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -54,6 +56,12 @@ pub enum Command {
     List,
     /// Compare two runs point by point, with confidence intervals and verdicts.
     Compare(compare::CompareArgs),
+    /// The runs of one recipe across stores, in order, with change points
+    /// per sweep point and what changed at each.
+    History(history::HistoryArgs),
+    /// Regression gate for CI and `git bisect run`: exit 0 good, 1 a
+    /// significant regression, 125 cannot say.
+    Check(check::CheckArgs),
     /// Fit the Universal Scalability Law to (N, X) pairs from a CSV file.
     Model(model::ModelArgs),
     /// Show which servers and tools each recipe needs, and which are missing.
@@ -96,7 +104,8 @@ impl Cli {
     /// `--store`, else `SCALELAB_STORE`, else `./scalelab.sqlite`.
     pub fn store_path(&self) -> PathBuf {
         self.store
-            .clone()
+            .last()
+            .cloned()
             .or_else(|| std::env::var_os("SCALELAB_STORE").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from(DEFAULT_STORE))
     }
@@ -105,8 +114,15 @@ impl Cli {
 /// Runs the parsed command; the returned number is the exit code.
 pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
     let store = cli.store_path();
+    if cli.store.len() > 1 && !matches!(cli.command, Command::History(_)) {
+        anyhow::bail!(
+            "--store was given {} times; only `scalelab history` reads several stores (give \
+             the others as STORE:RUN to `compare` and `report`)",
+            cli.store.len()
+        );
+    }
     match &cli.command {
-        Command::Run(a) => run::run(a, &store, cli.store.is_some(), shutdown),
+        Command::Run(a) => run::run(a, &store, !cli.store.is_empty(), shutdown),
         Command::Load(LoadCommand::Http(a)) => load_http::run(a, shutdown),
         Command::Load(LoadCommand::Pg(a)) => load_pg::run(a, shutdown),
         Command::Load(LoadCommand::Dns(a)) => load_dns::run(a, shutdown),
@@ -118,6 +134,8 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::Export(a) => report::export(a, &store),
         Command::List => report::list(&store),
         Command::Compare(a) => compare::run(a, &store),
+        Command::History(a) => history::run(a, &cli.store, &store),
+        Command::Check(a) => check::run(a, &store),
         Command::Model(a) => model::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Agent(a) => agent::run(a),

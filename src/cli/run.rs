@@ -28,6 +28,14 @@ pub struct RunArgs {
     /// Where to write the HTML report (default: scalelab-report-<RUN_ID>.html).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Label the run (shown in legends, tables, verdicts and `history`);
+    /// default: the server host's OS and kernel release.
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// Record the revision of the software under test (a commit, a package
+    /// version: free-form), shown by `history` and `check`.
+    #[arg(long = "commit", value_name = "REV", env = "SCALELAB_COMMIT")]
+    pub revision: Option<String>,
 }
 
 /// Runs the experiment; `store_given` says whether `--store` was passed
@@ -71,6 +79,8 @@ pub fn run(
         resume: a.resume,
         base_dir: runner::default_base_dir(),
         progress: std::io::stderr().is_terminal(),
+        label: a.label.clone(),
+        revision: a.revision.clone(),
     };
     let summary = runner::run(&exp, &mut store, &opts, shutdown)?;
     for line in &summary.profile_lines {

@@ -10,6 +10,7 @@
 
 pub mod analyse;
 pub(crate) mod charts;
+pub mod check;
 pub mod compare_page;
 pub(crate) mod context_facts;
 pub mod csv;
@@ -19,6 +20,7 @@ pub(crate) mod figures;
 pub(crate) mod fits;
 pub(crate) mod flames;
 pub mod format;
+pub mod history;
 pub(crate) mod hosts;
 pub mod html;
 mod html_tables;

@@ -119,6 +119,8 @@ pub fn run_data(systems: &[&str]) -> RunData {
             server_kind: "nginx".into(),
             noise: 0.02,
             quick: false,
+            label: None,
+            revision: None,
         },
         trials,
         profiles: Vec::new(),

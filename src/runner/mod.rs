@@ -93,6 +93,11 @@ pub struct RunOptions {
     pub base_dir: PathBuf,
     /// Show the progress bar (a terminal is attached).
     pub progress: bool,
+    /// The run's label (`--label`); stored with a new run.
+    pub label: Option<String>,
+    /// The revision of the software under test (`--commit`); stored with a
+    /// new run.
+    pub revision: Option<String>,
 }
 
 /// The default base directory for servers' run directories and datasets:
@@ -147,7 +152,7 @@ pub fn run(
     // is created, and its fingerprint goes into the run.
     let cluster = sites::connect(exp, &opts.base_dir)?;
     sites::check_energy(&sites::server_site(exp, cluster.as_ref()), &exp.energy)?;
-    let run_id = open_run(exp, store, opts.resume, cluster.as_ref())?;
+    let run_id = open_run(exp, store, opts, cluster.as_ref())?;
     if opts.resume.is_some() {
         let failed = store.environmental_failures(run_id)?;
         store.retry_trials(run_id, &failed)?;
@@ -404,10 +409,10 @@ fn check_fixed_ports(exp: &Experiment, base_dir: &std::path::Path) -> Result<(),
 fn open_run(
     exp: &Experiment,
     store: &mut Store,
-    resume: Option<i64>,
+    opts: &RunOptions,
     cluster: Option<&Cluster>,
 ) -> Result<i64, RunError> {
-    if let Some(id) = resume {
+    if let Some(id) = opts.resume {
         check_resumable(exp, store, id)?;
         store.acquire_lease(id)?;
         store.record_event(
@@ -424,7 +429,7 @@ fn open_run(
         store.set_run_status(id, "running")?;
         return Ok(id);
     }
-    let id = create_run(exp, store, cluster)?;
+    let id = create_run(exp, store, opts, cluster)?;
     store.acquire_lease(id)?;
     Ok(id)
 }
@@ -458,6 +463,7 @@ fn check_resumable(exp: &Experiment, store: &Store, id: i64) -> Result<(), RunEr
 fn create_run(
     exp: &Experiment,
     store: &mut Store,
+    opts: &RunOptions,
     cluster: Option<&Cluster>,
 ) -> Result<i64, RunError> {
     let env = sites::environment(exp, cluster);
@@ -473,6 +479,8 @@ fn create_run(
         load_kind: &exp.load.kind,
         server_kind: &exp.server.kind,
         noise: exp.trials.noise,
+        label: opts.label.as_deref(),
+        revision: opts.revision.as_deref(),
     })?)
 }
 

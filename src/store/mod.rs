@@ -173,6 +173,8 @@ pub(crate) mod tests {
                 load_kind: "http",
                 server_kind: "nginx",
                 noise: 0.02,
+                label: None,
+                revision: None,
             })
             .unwrap()
     }

@@ -102,6 +102,12 @@ pub struct Run {
     /// Run with `--quick`: the experiment's `[quick]` sweep and trials.
     #[serde(default)]
     pub quick: bool,
+    /// The run's label (`run --label`); `None` when none was given.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The revision of the software under test (`run --commit`).
+    #[serde(default)]
+    pub revision: Option<String>,
 }
 
 impl Run {

@@ -29,6 +29,10 @@ pub struct NewRun<'a> {
     pub server_kind: &'a str,
     /// Relative differences below this are never called a difference.
     pub noise: f64,
+    /// The run's label (`run --label`).
+    pub label: Option<&'a str>,
+    /// The revision of the software under test (`run --commit`).
+    pub revision: Option<&'a str>,
 }
 
 /// A trial as it ends: everything is written in one transaction.
@@ -78,8 +82,8 @@ impl Store {
         self.conn.execute(
             "INSERT INTO runs (name, description, started_at, status, experiment, experiment_path,
                 quick, environment, scalelab_version, baseline, headline, load_kind, noise,
-                server_kind)
-             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                server_kind, label, revision)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             params![
                 r.name,
                 r.description,
@@ -93,7 +97,9 @@ impl Store {
                 r.headline,
                 r.load_kind,
                 r.noise,
-                r.server_kind
+                r.server_kind,
+                r.label,
+                r.revision
             ],
         )?;
         Ok(self.conn.last_insert_rowid())

@@ -177,6 +177,8 @@ mod compare {
                 load_kind: "http",
                 server_kind: "nginx",
                 noise,
+                label: None,
+                revision: None,
             })
             .expect("create run");
         // Six trials per point, spread about ±1% (synthetic, as the brief allows).

@@ -7,6 +7,7 @@ mod docs;
 mod doctor;
 mod energy;
 mod exit_codes;
+mod history;
 mod html_valid;
 mod http_driver;
 mod lifecycle;

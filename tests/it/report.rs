@@ -95,6 +95,8 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
         server_kind: "nginx".into(),
         noise: 0.02,
         quick: false,
+        label: None,
+        revision: None,
     }
 }
 
@@ -733,6 +735,8 @@ fn report_and_export_commands_read_a_stored_run() {
                 load_kind: "http",
                 server_kind: "nginx",
                 noise: 0.02,
+                label: None,
+                revision: None,
             })
             .expect("run");
         for t in &data.trials {

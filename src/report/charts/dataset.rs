@@ -66,6 +66,7 @@ impl DatasetAxis {
                 if self.limit { "memory limit" } else { "RAM" }
             ),
             color: None,
+            x_in_label: true,
         }
     }
 }

@@ -42,6 +42,7 @@ impl GroupCtx<'_> {
                 x,
                 label: format!("{who}peak"),
                 color: Some(color),
+                x_in_label: true,
             })
             .into_iter()
             .collect();
@@ -56,6 +57,7 @@ impl GroupCtx<'_> {
                 x,
                 label: format!("{who}{word} {}", format::change(1.0 - drop)),
                 color: Some(color),
+                x_in_label: true,
             });
         }
         out

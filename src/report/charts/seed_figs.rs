@@ -131,6 +131,7 @@ impl GroupCtx<'_> {
             x: cpus,
             label: "server's CPUs".into(),
             color: None,
+            x_in_label: true,
         })
     }
 

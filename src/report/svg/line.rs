@@ -56,7 +56,11 @@ fn draw_marks(doc: &mut Doc, f: &Frame, xa: &Axis, marks: &[Mark], fmt: fn(f64) 
             f.top,
             f.bottom()
         )));
-        let text = format!("{} ({})", m.label, fmt(m.x));
+        let text = if m.x_in_label {
+            format!("{} ({})", m.label, fmt(m.x))
+        } else {
+            m.label.clone()
+        };
         let w = super::text_width(&text, MARK_SIZE);
         // Right of the line, unless that runs past the plot.
         let (start, anchor) = if x + 4.0 + w <= f.left + f.w {
@@ -160,6 +164,9 @@ pub struct Mark {
     pub x: f64,
     pub label: String,
     pub color: Option<usize>,
+    /// Append ` (x)` to the label (off where x is no value of its own, such
+    /// as halfway between two runs).
+    pub x_in_label: bool,
 }
 
 #[derive(Clone, Debug)]

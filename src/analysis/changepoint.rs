@@ -1,0 +1,446 @@
+//! Change points in a history of runs: E-divisive means (Matteson & James,
+//! "A Nonparametric Approach for Multiple Change Point Analysis of
+//! Multivariate Data", JASA 109(505), 2014), with its permutation test, as
+//! MongoDB's performance CI (Daly et al., ICPE 2020) and Hunter (Fleming et
+//! al., ICPE 2023) use it.
+//!
+//! The series is the trials of each run, in run order; a change can only
+//! fall between two runs. For a split of a segment into A (before) and B
+//! (after), with α = 1,
+//!
+//! ```text
+//! Q = n·m/(n+m) · ( 2/(n·m) Σ|a−b|  −  Σ_{i<k}|a_i−a_k| / C(n,2)  −  Σ_{j<l}|b_j−b_l| / C(m,2) )
+//! ```
+//!
+//! The best split maximises Q. Its significance is the share of random
+//! permutations of the segment's values (run sizes kept) whose best Q is at
+//! least as large: p = (1 + #{Q_perm ≥ Q}) / (1 + R). Segments are split
+//! recursively (binary segmentation, as the paper's hierarchical
+//! procedure) while the best split is significant at `alpha` and its size is
+//! at least `min_magnitude` (Hunter's magnitude threshold: a real but tiny
+//! shift is not reported, so run-to-run drift under the recipe's noise floor
+//! does not become a change point).
+//!
+//! The permutation test treats the trials of a segment as exchangeable. Trials
+//! of one run share that run's conditions, so between-run drift can look
+//! significant. So a split found this way is kept only if it also stands
+//! out from the run-to-run spread: the runs are the independent units, and
+//! the mean log run-median after the change must differ from the one
+//! before by more than Student's t at `alpha` (two-sided, pooled variance,
+//! n₁ + n₂ − 2 degrees of freedom) times the standard error of that
+//! difference. The sides are bounded by the neighbouring change points; a
+//! split that fails is dropped and its neighbours are judged again. This
+//! needs at least three runs around a change.
+
+use super::bootstrap::ratio_of_medians_ci;
+use super::summary::median;
+use crate::rng::SplitMix64;
+
+/// How the search decides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    /// A split is a change when its permutation p-value is below this.
+    pub alpha: f64,
+    /// Permutations per significance test.
+    pub permutations: usize,
+    /// A split is a change only when the medians on its two sides differ by
+    /// at least this share (0.05 = 5%).
+    pub min_magnitude: f64,
+}
+
+impl Default for Settings {
+    /// α = 0.01 with 999 permutations (the smallest p it can report is
+    /// 0.001), and a 2% magnitude floor.
+    fn default() -> Self {
+        Settings {
+            alpha: 0.01,
+            permutations: 999,
+            min_magnitude: 0.02,
+        }
+    }
+}
+
+/// A change between two runs of a history.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangePoint {
+    /// The index (into the history) of the first run after the change.
+    pub after: usize,
+    /// Its permutation p-value, from the segment it was found in.
+    pub p_value: f64,
+    /// median(after) / median(before), over the runs between this change
+    /// and its neighbours.
+    pub ratio: f64,
+    /// 95% bootstrap CI of that ratio; `None` when a side has one value.
+    pub ratio_ci: Option<(f64, f64)>,
+}
+
+/// The change points of `runs` (each run's trial values, in history order),
+/// in order. Runs with no values are kept in place but never split on their
+/// own.
+pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<ChangePoint> {
+    let mut found: Vec<(usize, f64)> = Vec::new();
+    split_segment(runs, 0, runs.len(), settings, &mut found);
+    found.sort_by_key(|(after, _)| *after);
+    while let Some(k) = (0..found.len()).find(|&k| {
+        let bounds = neighbours(&found, k, runs.len());
+        !stands_out(
+            &runs[bounds.0..found[k].0],
+            &runs[found[k].0..bounds.1],
+            settings.alpha,
+        )
+    }) {
+        found.remove(k);
+    }
+    let bounds: Vec<usize> = std::iter::once(0)
+        .chain(found.iter().map(|(a, _)| *a))
+        .chain(std::iter::once(runs.len()))
+        .collect();
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, (after, p))| {
+            let before = flatten(&runs[bounds[i]..*after]);
+            let later = flatten(&runs[*after..bounds[i + 2]]);
+            ChangePoint {
+                after: *after,
+                p_value: *p,
+                ratio: median(&later).unwrap_or(f64::NAN) / median(&before).unwrap_or(f64::NAN),
+                ratio_ci: ratio_of_medians_ci(&before, &later),
+            }
+        })
+        .collect()
+}
+
+fn split_segment(
+    runs: &[Vec<f64>],
+    start: usize,
+    end: usize,
+    settings: &Settings,
+    found: &mut Vec<(usize, f64)>,
+) {
+    let segment = &runs[start..end];
+    let Some(best) = best_split(segment) else {
+        return;
+    };
+    let values = flatten(segment);
+    let sizes: Vec<usize> = segment.iter().map(Vec::len).collect();
+    let p = permutation_p(&values, &sizes, best.q, settings.permutations);
+    let before = flatten(&segment[..best.after]);
+    let after = flatten(&segment[best.after..]);
+    let (Some(b), Some(a)) = (median(&before), median(&after)) else {
+        return;
+    };
+    let magnitude = (a / b - 1.0).abs();
+    let too_small = magnitude.is_nan() || magnitude < settings.min_magnitude;
+    if p >= settings.alpha || too_small {
+        return;
+    }
+    found.push((start + best.after, p));
+    split_segment(runs, start, start + best.after, settings, found);
+    split_segment(runs, start + best.after, end, settings, found);
+}
+
+/// The start of the segment before change `k` and the end of the one after.
+fn neighbours(found: &[(usize, f64)], k: usize, len: usize) -> (usize, usize) {
+    let start = if k == 0 { 0 } else { found[k - 1].0 };
+    let end = found.get(k + 1).map_or(len, |(a, _)| *a);
+    (start, end)
+}
+
+/// Whether the runs after a split differ from those before by more than
+/// their run-to-run spread: a pooled two-sample t-test on the logs of the
+/// run medians, at `alpha` two-sided. False with fewer than three runs.
+fn stands_out(before: &[Vec<f64>], after: &[Vec<f64>], alpha: f64) -> bool {
+    let logs = |runs: &[Vec<f64>]| -> Vec<f64> {
+        runs.iter()
+            .filter_map(|r| median(r))
+            .filter(|m| *m > 0.0)
+            .map(f64::ln)
+            .collect()
+    };
+    let (a, b) = (logs(before), logs(after));
+    let (n1, n2) = (a.len(), b.len());
+    if n1 == 0 || n2 == 0 || n1 + n2 < 3 {
+        return false;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (ma, mb) = (mean(&a), mean(&b));
+    let squares = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+    let df = n1 + n2 - 2;
+    let pooled = (squares(&a, ma) + squares(&b, mb)) / df as f64;
+    let se = (pooled * (1.0 / n1 as f64 + 1.0 / n2 as f64)).sqrt();
+    let shift = (mb - ma).abs();
+    if se == 0.0 {
+        return shift > 0.0;
+    }
+    shift / se > t_critical(df, alpha)
+}
+
+/// Two-sided critical values of Student's t at 0.01 (t₀.₉₉₅) for 1 to 30
+/// degrees of freedom (any statistics table, e.g. NIST/SEMATECH
+/// e-Handbook, table 1.4.2.7.2).
+const T_995: [f64; 30] = [
+    63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012,
+    2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779,
+    2.771, 2.763, 2.756, 2.750,
+];
+
+/// Two-sided critical values of Student's t at 0.05 (t₀.₉₇₅), same source.
+const T_975: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+/// Student's t critical value for `df` degrees of freedom at `alpha`
+/// two-sided: the table's 0.01 column for alpha ≤ 0.01, else its 0.05
+/// column (conservative for any alpha in between); past 30 degrees of
+/// freedom, the value at 30 (conservative too).
+fn t_critical(df: usize, alpha: f64) -> f64 {
+    let table = if alpha <= 0.01 { &T_995 } else { &T_975 };
+    table[df.clamp(1, 30) - 1]
+}
+
+fn flatten(runs: &[Vec<f64>]) -> Vec<f64> {
+    runs.iter().flatten().copied().collect()
+}
+
+/// The split of a segment with the largest Q.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Split {
+    /// Runs before the split.
+    after: usize,
+    /// Its Q.
+    q: f64,
+}
+
+fn best_split(segment: &[Vec<f64>]) -> Option<Split> {
+    let values = flatten(segment);
+    let sizes: Vec<usize> = segment.iter().map(Vec::len).collect();
+    let (after, q) = best_boundary(&values, &sizes)?;
+    Some(Split { after, q })
+}
+
+/// The run boundary (runs before it) with the largest Q over `values`,
+/// grouped into runs of `sizes`, and that Q. `None` when no boundary has a
+/// value on both sides.
+fn best_boundary(values: &[f64], sizes: &[usize]) -> Option<(usize, f64)> {
+    if sizes.len() < 2 {
+        return None;
+    }
+    let n = values.len();
+    let prefix = within_sums(values.iter().copied());
+    let suffix = within_sums(values.iter().rev().copied());
+    let total = prefix[n];
+    let mut best: Option<(usize, f64)> = None;
+    let mut left = 0;
+    for (runs_before, size) in sizes.iter().enumerate().take(sizes.len() - 1) {
+        left += size;
+        let right = n - left;
+        if left == 0 || right == 0 || *size == 0 {
+            continue;
+        }
+        let q = q_statistic(left, right, prefix[left], suffix[right], total);
+        if best.map_or(true, |(_, b)| q > b) {
+            best = Some((runs_before + 1, q));
+        }
+    }
+    best
+}
+
+/// `out[k]` = Σ_{i<j<k} |x_i − x_j| over the first k values.
+fn within_sums(values: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut seen: Vec<f64> = Vec::new();
+    let mut out = vec![0.0];
+    for x in values {
+        let added: f64 = seen.iter().map(|s| (s - x).abs()).sum();
+        out.push(out.last().copied().unwrap_or(0.0) + added);
+        seen.push(x);
+    }
+    out
+}
+
+/// Q for a split into n values before and m after, from the within sums of
+/// each side and of the whole (the between sum is what is left).
+fn q_statistic(n: usize, m: usize, within_a: f64, within_b: f64, within_all: f64) -> f64 {
+    let (nf, mf) = (n as f64, m as f64);
+    let between = within_all - within_a - within_b;
+    let pairs = |k: f64| k * (k - 1.0) / 2.0;
+    let mean_a = if n > 1 { within_a / pairs(nf) } else { 0.0 };
+    let mean_b = if m > 1 { within_b / pairs(mf) } else { 0.0 };
+    let energy = 2.0 * between / (nf * mf) - mean_a - mean_b;
+    nf * mf / (nf + mf) * energy
+}
+
+/// Permutation p-value of an observed best Q (fixed seed: the same history
+/// always gives the same answer).
+fn permutation_p(values: &[f64], sizes: &[usize], observed: f64, permutations: usize) -> f64 {
+    let mut rng = SplitMix64(0x0E01_7151_0000_0001);
+    let mut shuffled = values.to_vec();
+    let mut as_large = 0usize;
+    for _ in 0..permutations {
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, rng.below(i + 1));
+        }
+        let q = best_boundary(&shuffled, sizes).map_or(f64::NEG_INFINITY, |(_, q)| q);
+        // A relative tolerance: a permutation that reproduces the observed
+        // split must count, whatever the order of the floating-point sums.
+        if q >= observed - 1e-12 * observed.abs() {
+            as_large += 1;
+        }
+    }
+    (1 + as_large) as f64 / (1 + permutations) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(values: &[&[f64]]) -> Vec<Vec<f64>> {
+        values.iter().map(|r| r.to_vec()).collect()
+    }
+
+    /// Q computed straight from the definition, to check the prefix sums.
+    fn q_by_definition(a: &[f64], b: &[f64]) -> f64 {
+        let (n, m) = (a.len() as f64, b.len() as f64);
+        let between: f64 = a
+            .iter()
+            .flat_map(|x| b.iter().map(move |y| (x - y).abs()))
+            .sum();
+        let within = |s: &[f64]| {
+            let mut t = 0.0;
+            for i in 0..s.len() {
+                for k in i + 1..s.len() {
+                    t += (s[i] - s[k]).abs();
+                }
+            }
+            if s.len() > 1 {
+                t / (s.len() * (s.len() - 1) / 2) as f64
+            } else {
+                0.0
+            }
+        };
+        n * m / (n + m) * (2.0 * between / (n * m) - within(a) - within(b))
+    }
+
+    #[test]
+    fn the_prefix_sums_give_the_definition_s_q_at_every_boundary() {
+        let h = runs(&[&[10.0, 11.0], &[9.5, 10.2, 10.4], &[13.0], &[12.5, 12.9]]);
+        let values = flatten(&h);
+        let sizes: Vec<usize> = h.iter().map(Vec::len).collect();
+        let (after, q) = best_boundary(&values, &sizes).unwrap();
+        let by_def: Vec<f64> = (1..h.len())
+            .map(|k| q_by_definition(&flatten(&h[..k]), &flatten(&h[k..])))
+            .collect();
+        let best = by_def.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        assert!((q - best).abs() < 1e-9, "{q} vs {by_def:?}");
+        assert_eq!(
+            after, 2,
+            "the level moves up after the second run: {by_def:?}"
+        );
+    }
+
+    #[test]
+    fn a_clear_shift_after_the_fourth_of_seven_runs_is_one_change() {
+        let h = runs(&[
+            &[100.0, 101.0, 99.5],
+            &[100.4, 99.8, 100.9],
+            &[99.7, 100.2, 101.1],
+            &[100.6, 99.9, 100.3],
+            &[70.2, 69.8, 70.5],
+            &[70.1, 70.9, 69.6],
+            &[70.4, 70.0, 69.9],
+        ]);
+        let found = change_points(&h, &Settings::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        let c = &found[0];
+        assert_eq!(c.after, 4);
+        assert!(c.p_value <= 0.01, "{c:?}");
+        assert!((c.ratio - 0.70).abs() < 0.01, "{c:?}");
+        let (lo, hi) = c.ratio_ci.unwrap();
+        assert!(lo <= c.ratio && c.ratio <= hi && hi < 0.75, "{c:?}");
+    }
+
+    #[test]
+    fn noise_alone_is_no_change() {
+        let mut rng = SplitMix64(42);
+        let h: Vec<Vec<f64>> = (0..5)
+            .map(|_| {
+                (0..3)
+                    .map(|_| 1000.0 * (1.0 + 0.02 * (rng.unit() - 0.5)))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(change_points(&h, &Settings::default()), vec![]);
+    }
+
+    #[test]
+    fn a_shift_below_the_magnitude_floor_is_not_reported() {
+        let h = runs(&[
+            &[100.0, 100.1, 100.0],
+            &[100.1, 100.0, 100.1],
+            &[101.0, 101.1, 101.0],
+            &[101.1, 101.0, 101.1],
+        ]);
+        let strict = Settings {
+            min_magnitude: 0.0,
+            ..Settings::default()
+        };
+        assert_eq!(change_points(&h, &strict).len(), 1, "1% is significant");
+        assert_eq!(
+            change_points(&h, &Settings::default()),
+            vec![],
+            "but under 2%"
+        );
+    }
+
+    #[test]
+    fn two_shifts_are_two_changes_each_with_its_neighbours() {
+        let h = runs(&[
+            &[100.0, 101.0, 99.0],
+            &[100.5, 99.5, 100.0],
+            &[80.0, 81.0, 79.0],
+            &[80.5, 79.5, 80.0],
+            &[120.0, 121.0, 119.0],
+            &[120.5, 119.5, 120.0],
+        ]);
+        let found = change_points(&h, &Settings::default());
+        let at: Vec<usize> = found.iter().map(|c| c.after).collect();
+        assert_eq!(at, vec![2, 4], "{found:?}");
+        assert!((found[0].ratio - 0.8).abs() < 0.01);
+        assert!((found[1].ratio - 1.5).abs() < 0.01);
+    }
+
+    #[test]
+    fn drift_within_the_run_to_run_spread_is_not_a_change() {
+        // Each run's trials are tight, but the runs wander by ±4%: at the
+        // trial level the halves differ (p < 0.01, over 2%), yet the step
+        // is no larger than the wandering within either side.
+        let h = runs(&[
+            &[100.0, 100.1, 99.9],
+            &[104.0, 104.1, 103.9],
+            &[99.0, 99.1, 98.9],
+            &[96.0, 96.1, 95.9],
+            &[100.0, 100.1, 99.9],
+            &[95.0, 95.1, 94.9],
+        ]);
+        assert_eq!(change_points(&h, &Settings::default()), vec![]);
+    }
+
+    #[test]
+    fn the_t_table_falls_back_conservatively() {
+        assert_eq!(t_critical(3, 0.01), 5.841);
+        assert_eq!(t_critical(3, 0.05), 3.182);
+        assert_eq!(t_critical(100, 0.01), 2.750);
+        assert_eq!(t_critical(0, 0.01), 63.657);
+    }
+
+    #[test]
+    fn one_run_or_none_has_no_change() {
+        assert_eq!(change_points(&[], &Settings::default()), vec![]);
+        assert_eq!(
+            change_points(&runs(&[&[1.0, 2.0]]), &Settings::default()),
+            vec![]
+        );
+    }
+}

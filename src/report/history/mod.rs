@@ -1,0 +1,398 @@
+//! `scalelab history`: the runs of one recipe, from any number of stores, in
+//! order (by start time or by label), with each sweep point's headline
+//! statistic per run and the change points in that series.
+//!
+//! Change points come from [`crate::analysis::changepoint`] (E-divisive
+//! means with a permutation test and a magnitude floor); each one names the
+//! runs on either side, its size with a CI, its p-value, and what differs
+//! between those two runs ([`changes`]).
+//!
+//! Layout: this file gathers and computes; [`changes`] diffs two runs;
+//! [`text`] and [`page`] render.
+
+pub mod changes;
+pub mod page;
+pub mod text;
+
+use crate::analysis::changepoint::{change_points, Settings};
+use crate::analysis::summary::{median, Headline};
+use crate::store::RunData;
+use serde::Serialize;
+
+/// A run and the store file it was read from.
+#[derive(Clone, Debug)]
+pub struct SourcedRun {
+    /// The store file, as the user named it.
+    pub store: String,
+    /// The run with its trials.
+    pub data: RunData,
+}
+
+/// How the runs of a history are ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// By start time (then store and id).
+    Time,
+    /// By label, numbers in labels compared as numbers (`v9` before `v10`).
+    Label,
+}
+
+/// One run of the history.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HistoryRun {
+    /// Its id in its store.
+    pub run: i64,
+    /// The store file it came from.
+    pub store: String,
+    /// Its label (see [`run_label`]).
+    pub label: String,
+    /// The revision of the software under test (`run --commit`), if recorded.
+    pub revision: Option<String>,
+    /// When it started (unix seconds).
+    pub started_at: i64,
+}
+
+/// One run's value at a point.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunValue {
+    /// Position of the run in [`History::runs`].
+    pub position: usize,
+    /// The headline statistic of its successful trials.
+    pub value: f64,
+    /// The smallest and largest successful trial.
+    pub min: f64,
+    /// See `min`.
+    pub max: f64,
+    /// Successful trials.
+    pub trials: usize,
+}
+
+/// A change between two runs at one point.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HistoryChange {
+    /// Position of the last run before the change in [`History::runs`].
+    pub before_position: usize,
+    /// Position of the first run after it (more than one step on when the
+    /// runs between lack the point).
+    pub after_position: usize,
+    /// Id of the last run before the change.
+    pub before_run: i64,
+    /// Its store file.
+    pub before_store: String,
+    /// Its label.
+    pub before_label: String,
+    /// Id of the first run after the change.
+    pub after_run: i64,
+    /// Its store file.
+    pub after_store: String,
+    /// Its label.
+    pub after_label: String,
+    /// median(after) / median(before) over the runs between neighbouring
+    /// change points.
+    pub ratio: f64,
+    /// 95% bootstrap CI of that ratio.
+    pub ratio_ci: Option<(f64, f64)>,
+    /// The permutation test's p-value.
+    pub p_value: f64,
+    /// What differs between the two runs on either side.
+    pub changed: Vec<changes::Changed>,
+}
+
+/// One (system, point) across the runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HistoryPoint {
+    /// The system label.
+    pub system: String,
+    /// `connections=4`.
+    pub point: String,
+    /// The runs that measured it, in history order.
+    pub values: Vec<RunValue>,
+    /// Its change points, in order.
+    pub change_points: Vec<HistoryChange>,
+}
+
+/// The whole history.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct History {
+    /// The recipe's name.
+    pub recipe: String,
+    /// The throughput unit (`requests/s`, `TPS`, ...).
+    pub unit: String,
+    /// The statistic per run: the newest run's headline.
+    pub statistic: Headline,
+    /// How the runs are ordered.
+    pub order: Order,
+    /// The search's settings: significance level.
+    pub alpha: f64,
+    /// Permutations per test.
+    pub permutations: usize,
+    /// Smallest change reported (0.05 = 5%).
+    pub min_magnitude: f64,
+    /// The runs, in order.
+    pub runs: Vec<HistoryRun>,
+    /// The points, in first-seen sweep order.
+    pub points: Vec<HistoryPoint>,
+}
+
+/// Why there is no history to show.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum HistoryError {
+    /// No finished run of the recipe in the sources.
+    #[error(
+        "no finished run of recipe `{recipe}` in {sources}; `scalelab --store FILE list` shows \
+         the runs a store holds"
+    )]
+    NoRuns {
+        /// The recipe asked for.
+        recipe: String,
+        /// The stores searched.
+        sources: String,
+    },
+    /// Runs of the recipe with different load kinds cannot share a chart.
+    #[error(
+        "runs of `{recipe}` measure different things: run {a} is `{kind_a}` load, run {b} is \
+         `{kind_b}`; give the runs of one load kind"
+    )]
+    MixedKinds {
+        /// The recipe.
+        recipe: String,
+        /// A run of the first kind.
+        a: String,
+        /// Its kind.
+        kind_a: String,
+        /// A run of the other kind.
+        b: String,
+        /// Its kind.
+        kind_b: String,
+    },
+}
+
+/// The label a run is shown by: the one given at run time, else the
+/// server's OS and kernel release from the fingerprint.
+pub fn run_label(data: &RunData) -> String {
+    if let Some(label) = data.run.label.as_deref().filter(|l| !l.is_empty()) {
+        return label.to_string();
+    }
+    data.run.environment.as_ref().map_or_else(
+        || format!("run {}", data.run.id),
+        |e| format!("Linux {}", e.machine.kernel_release),
+    )
+}
+
+/// The history of `recipe` among `sources`, ordered by `order`;
+/// `min_magnitude` overrides the newest run's `[trials] noise` as the
+/// smallest change reported.
+pub fn history(
+    recipe: &str,
+    sources: Vec<SourcedRun>,
+    order: Order,
+    min_magnitude: Option<f64>,
+) -> Result<History, HistoryError> {
+    let mut runs: Vec<SourcedRun> = sources
+        .into_iter()
+        .filter(|r| r.data.run.name == recipe && r.data.run.status == "finished")
+        .collect();
+    drop_repeats(&mut runs);
+    sort_runs(&mut runs, order);
+    let Some(newest) = runs.iter().max_by_key(|r| r.data.run.started_at) else {
+        return Err(HistoryError::NoRuns {
+            recipe: recipe.into(),
+            sources: "the given stores".into(),
+        });
+    };
+    check_one_kind(recipe, &runs)?;
+    let settings = Settings {
+        min_magnitude: min_magnitude.unwrap_or(newest.data.run.noise),
+        ..Settings::default()
+    };
+    let statistic = Headline::parse(&newest.data.run.headline).unwrap_or_default();
+    let points = point_keys(&runs)
+        .into_iter()
+        .map(|(system, point)| history_point(&runs, system, point, statistic, &settings))
+        .collect();
+    Ok(History {
+        recipe: recipe.into(),
+        unit: crate::report::rows::throughput_unit(&newest.data, &mut Vec::new())
+            .as_str()
+            .to_string(),
+        statistic,
+        order,
+        alpha: settings.alpha,
+        permutations: settings.permutations,
+        min_magnitude: settings.min_magnitude,
+        runs: runs.iter().map(history_run).collect(),
+        points,
+    })
+}
+
+fn history_run(r: &SourcedRun) -> HistoryRun {
+    HistoryRun {
+        run: r.data.run.id,
+        store: r.store.clone(),
+        label: run_label(&r.data),
+        revision: r.data.run.revision.clone(),
+        started_at: r.data.run.started_at,
+    }
+}
+
+/// Keeps the first of runs read twice from one store file (a store named
+/// twice, by two spellings of its path, or as `STORE` and `STORE:RUN`):
+/// the same run twice would be two points of the series. Runs of other
+/// stores with the same id stay.
+fn drop_repeats(runs: &mut Vec<SourcedRun>) {
+    let mut seen = std::collections::HashSet::new();
+    runs.retain(|r| {
+        let file = std::fs::canonicalize(&r.store).unwrap_or_else(|_| r.store.clone().into());
+        seen.insert((file, r.data.run.id))
+    });
+}
+
+fn sort_runs(runs: &mut [SourcedRun], order: Order) {
+    match order {
+        Order::Time => runs.sort_by(|a, b| {
+            (a.data.run.started_at, &a.store, a.data.run.id).cmp(&(
+                b.data.run.started_at,
+                &b.store,
+                b.data.run.id,
+            ))
+        }),
+        Order::Label => runs.sort_by(|a, b| {
+            natural_key(&run_label(&a.data))
+                .cmp(&natural_key(&run_label(&b.data)))
+                .then(a.data.run.started_at.cmp(&b.data.run.started_at))
+        }),
+    }
+}
+
+/// A sort key that compares runs of digits as numbers: `v9` < `v10`.
+fn natural_key(label: &str) -> Vec<(bool, u128, String)> {
+    let mut out = Vec::new();
+    let mut chars = label.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        let digits = c.is_ascii_digit();
+        let mut part = String::new();
+        while let Some(&d) = chars.peek() {
+            if d.is_ascii_digit() != digits {
+                break;
+            }
+            part.push(d);
+            chars.next();
+        }
+        let number = if digits {
+            part.parse().unwrap_or(u128::MAX)
+        } else {
+            0
+        };
+        out.push((digits, number, part));
+    }
+    out
+}
+
+fn check_one_kind(recipe: &str, runs: &[SourcedRun]) -> Result<(), HistoryError> {
+    let first = &runs[0].data.run;
+    match runs
+        .iter()
+        .find(|r| r.data.run.load_kind != first.load_kind)
+    {
+        None => Ok(()),
+        Some(other) => Err(HistoryError::MixedKinds {
+            recipe: recipe.into(),
+            a: format!("{}:{}", runs[0].store, first.id),
+            kind_a: first.load_kind.clone(),
+            b: format!("{}:{}", other.store, other.data.run.id),
+            kind_b: other.data.run.load_kind.clone(),
+        }),
+    }
+}
+
+/// Every (system, point label) in first-seen order.
+fn point_keys(runs: &[SourcedRun]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for r in runs {
+        for system in r.data.systems() {
+            for p in r.data.points() {
+                let key = (system.clone(), p.label());
+                if !out.contains(&key) && r.data.trials_at(&system, p.index).next().is_some() {
+                    out.push(key);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The successful trials' throughputs of `system` at the point labelled `point`.
+fn values_of(data: &RunData, system: &str, point: &str) -> Vec<f64> {
+    data.trials
+        .iter()
+        .filter(|t| t.system == system && t.point.label() == point)
+        .filter_map(|t| t.throughput())
+        .collect()
+}
+
+fn history_point(
+    runs: &[SourcedRun],
+    system: String,
+    point: String,
+    statistic: Headline,
+    settings: &Settings,
+) -> HistoryPoint {
+    let measured: Vec<(usize, Vec<f64>)> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i, values_of(&r.data, &system, &point)))
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    let values = measured
+        .iter()
+        .map(|(position, v)| run_value(*position, v, statistic))
+        .collect();
+    let series: Vec<Vec<f64>> = measured.iter().map(|(_, v)| v.clone()).collect();
+    let change_points = change_points(&series, settings)
+        .into_iter()
+        .map(|c| {
+            let (before_position, after_position) = (measured[c.after - 1].0, measured[c.after].0);
+            let (before, after) = (&runs[before_position], &runs[after_position]);
+            HistoryChange {
+                before_position,
+                after_position,
+                before_run: before.data.run.id,
+                before_store: before.store.clone(),
+                before_label: run_label(&before.data),
+                after_run: after.data.run.id,
+                after_store: after.store.clone(),
+                after_label: run_label(&after.data),
+                ratio: c.ratio,
+                ratio_ci: c.ratio_ci,
+                p_value: c.p_value,
+                changed: changes::between(&before.data, &after.data),
+            }
+        })
+        .collect();
+    HistoryPoint {
+        system,
+        point,
+        values,
+        change_points,
+    }
+}
+
+fn run_value(position: usize, values: &[f64], statistic: Headline) -> RunValue {
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let value = match statistic {
+        Headline::Median => median(values).unwrap_or(f64::NAN),
+        Headline::Best => max,
+    };
+    RunValue {
+        position,
+        value,
+        min,
+        max,
+        trials: values.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,101 @@
+//! The history in the terminal: per point, one line per run with its value
+//! and spread, then each change point with its size, CI, p-value and what
+//! changed.
+
+use super::{History, HistoryChange, HistoryPoint};
+use crate::analysis::compare::format_p;
+use crate::report::format;
+
+/// The whole history as text.
+pub fn render(h: &History) -> String {
+    let mut out = format!(
+        "history of `{}`: {} run(s) by {}, {} of each run; change points by E-divisive means \
+         (permutation test, p < {}, {} permutations), changes under {:.0}% not reported\n",
+        h.recipe,
+        h.runs.len(),
+        match h.order {
+            super::Order::Time => "start time",
+            super::Order::Label => "label",
+        },
+        h.statistic.as_str(),
+        h.alpha,
+        h.permutations,
+        h.min_magnitude * 100.0
+    );
+    for p in &h.points {
+        out += &point(h, p);
+    }
+    let changes: usize = h.points.iter().map(|p| p.change_points.len()).sum();
+    out += &match changes {
+        0 => "\nno change point\n".to_string(),
+        n => format!("\n{n} change point(s)\n"),
+    };
+    out
+}
+
+fn point(h: &History, p: &HistoryPoint) -> String {
+    let unit = &h.unit;
+    let mut out = format!("\n{} {}\n", p.system, p.point);
+    for v in &p.values {
+        let run = &h.runs[v.position];
+        // The change goes between its two runs: before the first run after
+        // it (the run right before this one may lack the point).
+        if let Some(c) = p
+            .change_points
+            .iter()
+            .find(|c| c.after_position == v.position)
+        {
+            out += &change(c);
+        }
+        let revision = run
+            .revision
+            .as_deref()
+            .map_or(String::new(), |r| format!(" @{r}"));
+        out += &format!(
+            "  {:>3}  {:<28} {:>10} {unit}  [{} .. {}]  n={}\n",
+            v.position + 1,
+            format!("{}{revision}", run.label),
+            format::rate(v.value),
+            format::rate(v.min),
+            format::rate(v.max),
+            v.trials
+        );
+    }
+    out
+}
+
+/// The change's lines, printed between the two runs.
+pub fn change(c: &HistoryChange) -> String {
+    let ci = c.ratio_ci.map_or(String::new(), |(lo, hi)| {
+        format!(
+            " (95% CI {:+.1}%..{:+.1}%)",
+            (lo - 1.0) * 100.0,
+            (hi - 1.0) * 100.0
+        )
+    });
+    let mut out = format!(
+        "       ── change: {:+.1}%{ci}, {}, from {} to {}\n",
+        (c.ratio - 1.0) * 100.0,
+        format_p(c.p_value),
+        c.before_label,
+        c.after_label
+    );
+    for d in c.changed.iter().take(8) {
+        out += &format!(
+            "          {}: {} -> {}\n",
+            d.key,
+            d.before.as_deref().unwrap_or("(none)"),
+            d.after.as_deref().unwrap_or("(none)")
+        );
+    }
+    if c.changed.len() > 8 {
+        out += &format!(
+            "          ... and {} more (see --json)\n",
+            c.changed.len() - 8
+        );
+    }
+    if c.changed.is_empty() {
+        out += "          nothing recorded differs between the two runs\n";
+    }
+    out
+}

@@ -1,0 +1,199 @@
+//! `scalelab history` and `scalelab check` against a real nginx: an
+//! `external` server started by the recipe's own commands, whose config
+//! the test changes between runs as a new build of the server would. A
+//! rate limit on its static file (`limit_req`, delaying and never
+//! refusing) makes it genuinely slower; `return 503` makes it answer with errors.
+
+use crate::html_valid::assert_tidy;
+use crate::support::run::run_cmd;
+use crate::support::{run, stderr, stdout};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// An nginx the recipe starts and stops, whose behaviour is its config.
+struct Server {
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+/// What the server does with each request.
+#[derive(Clone, Copy)]
+enum Behaviour {
+    Fast,
+    /// Delays requests to 300/s (burst 10000: nothing is refused).
+    RateLimited,
+    /// Answers 503.
+    Failing,
+}
+
+impl Server {
+    fn new() -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let s = Server {
+            dir: tempfile::tempdir().unwrap(),
+            port,
+        };
+        s.behave(Behaviour::Fast);
+        s
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Rewrites the config the next start reads.
+    fn behave(&self, b: Behaviour) {
+        let (zone, location) = match b {
+            Behaviour::Fast => ("", ""),
+            // `limit_req` acts after the rewrite phase, so on a file, not
+            // on `return`.
+            Behaviour::RateLimited => (
+                "limit_req_zone $binary_remote_addr zone=slow:1m rate=300r/s;",
+                "limit_req zone=slow burst=10000;",
+            ),
+            Behaviour::Failing => ("", "return 503;"),
+        };
+        let www = self.path("www");
+        std::fs::create_dir_all(&www).unwrap();
+        std::fs::write(www.join("index.html"), "ok\n").unwrap();
+        let conf = format!(
+            "user root;\nworker_processes 1;\npid {pid};\nerror_log {err};\n\
+             events {{ worker_connections 256; }}\n\
+             http {{ access_log off; {zone}\n server {{ listen 127.0.0.1:{port}; location / {{ root {www}; {location} }} }} }}\n",
+            www = www.display(),
+            pid = self.path("nginx.pid").display(),
+            err = self.path("error.log").display(),
+            port = self.port,
+        );
+        std::fs::write(self.path("nginx.conf"), conf).unwrap();
+    }
+
+    /// The recipe: one point, three 1 s trials.
+    fn recipe(&self) -> PathBuf {
+        let d = self.dir.path().display();
+        let pid = self.path("nginx.pid");
+        let text = format!(
+            "name = \"history-it\"\n[server]\nkind = \"external\"\nurl = \"http://127.0.0.1:{port}/\"\n\
+             start = 'nginx -p {d} -c {d}/nginx.conf -e {d}/error.log'\n\
+             stop = 'p=$(cat {pid}); kill $p; while kill -0 $p 2>/dev/null; do sleep 0.05; done'\n\
+             pid_command = 'cat {pid}'\n\
+             [load]\nkind = \"http\"\n[sweep]\nconnections = [4]\n\
+             [trials]\nduration = \"1s\"\nwarmup = \"200ms\"\nmin = 3\nmax = 3\n",
+            port = self.port,
+            pid = pid.display(),
+        );
+        let path = self.path("history.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// One run into `store`, recorded as revision `rev`.
+    fn run_into(&self, store: &Path, rev: &str) {
+        let out = run_cmd(self.dir.path(), store, &self.recipe())
+            .args(["--commit", rev, "-o"])
+            .arg(self.path("report.html"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "run {rev}: {}", stderr(&out));
+    }
+}
+
+fn history_json(args: &[&str]) -> Value {
+    let mut all = vec!["history", "history-it", "--json"];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+fn change_points(h: &Value) -> Vec<&Value> {
+    h["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["change_points"].as_array().unwrap())
+        .collect()
+}
+
+#[test]
+fn history_finds_the_one_real_slowdown_and_check_gates_it() {
+    let server = Server::new();
+    let aa = server.path("aa.sqlite");
+    let h = server.path("h.sqlite");
+    for i in 1..=5 {
+        server.run_into(&aa, &format!("a{i}"));
+    }
+    for i in 1..=7 {
+        if i == 5 {
+            server.behave(Behaviour::RateLimited);
+        }
+        server.run_into(&h, &format!("r{i}"));
+    }
+    let unchanged = history_json(&[aa.to_str().unwrap()]);
+    assert_eq!(unchanged["runs"].as_array().unwrap().len(), 5);
+    assert!(change_points(&unchanged).is_empty(), "{unchanged:#}");
+
+    let page = server.path("history.html");
+    let slowed = history_json(&[
+        "--store",
+        h.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let found = change_points(&slowed);
+    assert_eq!(found.len(), 1, "{slowed:#}");
+    let c = found[0];
+    assert_eq!(
+        (c["before_run"].as_i64(), c["after_run"].as_i64()),
+        (Some(4), Some(5))
+    );
+    assert!(c["ratio"].as_f64().unwrap() < 0.7, "{c:#}");
+    let rev = c["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["key"] == "revision")
+        .expect("the revision is named");
+    assert_eq!(
+        (rev["before"].as_str(), rev["after"].as_str()),
+        (Some("r4"), Some("r5"))
+    );
+    assert_tidy(&page);
+
+    let check = |base: String, cand: String, max: &str| {
+        let out = run(&["check", &base, &cand, "--max-regression", max]);
+        (out.status.code(), stdout(&out), stderr(&out))
+    };
+    let (aa_s, h_s) = (aa.display().to_string(), h.display().to_string());
+    // A/A: the saved set of five against a run of the same server. The
+    // threshold is wide because a busy 2-CPU machine moves nginx by 10%.
+    let (code, out, err) = check(aa_s.clone(), format!("{h_s}:1"), "20%");
+    assert_eq!(code, Some(0), "{out}{err}");
+    // Run against run, 3 trials each, cannot reach p < 0.05: cannot say.
+    let (code, out, err) = check(format!("{h_s}:4"), format!("{h_s}:5"), "30%");
+    assert_eq!(code, Some(125), "{out}{err}");
+    assert!(out.contains("too few trials"), "{out}");
+    // A run against itself is no verdict, not a vacuous "good".
+    let (code, out, err) = check(format!("{h_s}:4"), format!("{h_s}:4"), "30%");
+    assert_eq!(code, Some(125), "{out}{err}");
+    assert!(out.contains("the candidate itself"), "{out}");
+    // Against the saved set of five, it can: the slowdown is named.
+    let (code, out, err) = check(aa_s.clone(), format!("{h_s}:5"), "30%");
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("connections=4"), "names the point: {out}");
+
+    server.behave(Behaviour::Failing);
+    let bad = server.path("bad.sqlite");
+    run_cmd(server.dir.path(), &bad, &server.recipe())
+        .args(["-o"])
+        .arg(server.path("report.html"))
+        .output()
+        .unwrap();
+    let (code, out, err) = check(aa_s, format!("{}:1", bad.display()), "20%");
+    assert_eq!(code, Some(125), "{out}{err}");
+    assert!(out.contains("errors"), "names the erroring point: {out}");
+}
