@@ -254,10 +254,12 @@ impl Cluster {
     /// Runs `spec` (totals) split over the client hosts, all starting at one
     /// instant. A client that fails or drops its connection fails the whole
     /// load with an error naming that host.
+    /// `settings` is the load kind's settings as TOML text, which each
+    /// agent compiles once.
     pub fn run_load(
         &self,
         kind: &str,
-        settings: &toml::Table,
+        settings: &str,
         endpoint: &str,
         spec: &LoadSpec,
         shutdown: &Shutdown,
@@ -271,7 +273,6 @@ impl Cluster {
             .collect();
         let lead = start_lead(&bounds);
         let start_local = clock::now_ns() + lead.as_nanos() as i128;
-        let settings_text = toml::to_string(settings).unwrap_or_default();
         let mut active = Vec::new();
         let limit = lead + spec.duration + spec.timeout + Duration::from_secs(30);
         for (agent, share) in self.clients.iter().zip(shares) {
@@ -279,7 +280,7 @@ impl Cluster {
             let mut a = lock(agent);
             let request = LoadRequest {
                 kind: kind.to_string(),
-                settings: settings_text.clone(),
+                settings: settings.to_string(),
                 endpoint: endpoint.to_string(),
                 spec: share,
                 start_at_ns: Some(a.offset.to_remote(start_local) as i64),

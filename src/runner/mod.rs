@@ -379,11 +379,12 @@ fn check_fixed_ports(exp: &Experiment, base_dir: &std::path::Path) -> Result<(),
     let mut checked = Vec::new();
     for point in exp.points() {
         for (system, sys) in exp.systems.iter().enumerate() {
-            let resolved = crate::spec::sweep::resolve(exp, system, &point)
-                .map_err(|(f, m)| RunError::Spec(format!("{f}: {m}")))?;
-            let target =
-                crate::target::build(&resolved.server.kind, &resolved.server.settings, base_dir)
-                    .map_err(|e| RunError::Spec(e.to_string()))?;
+            let target = exp
+                .plan
+                .point(system, &point)
+                .server
+                .build(base_dir)
+                .map_err(|e| RunError::Spec(e.to_string()))?;
             let Some(port) = target.fixed_port() else {
                 continue;
             };

@@ -15,9 +15,9 @@ use crate::remote::protocol::{Reply, Request};
 use crate::remote::ssh::Ssh;
 use crate::remote::Host;
 use crate::shutdown::Shutdown;
+use crate::spec::plan::PointPlan;
 use crate::spec::Experiment;
 use crate::store::context::{ClientShare, Coordination};
-use std::net::IpAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -31,9 +31,11 @@ pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, Run
     crate::wire::policy::allow(&exp.hosts.addresses());
     crate::wire::policy::allow_names(&exp.hosts.names());
     let workdir = base_dir.display().to_string();
-    // Validation has refused unknown kinds; one here gets an agent, which
-    // names the kind in its own error.
-    let server_agent = crate::target::kind(&exp.server.kind).map_or(true, |k| k.runs_under_agent);
+    let server_agent = exp
+        .plan
+        .systems
+        .iter()
+        .any(|s| s.server_kind.runs_under_agent);
     Ok(Some(Cluster::connect(&exp.hosts, &workdir, server_agent)?))
 }
 
@@ -43,7 +45,7 @@ pub enum ServerSite {
     /// On this machine.
     Local,
     /// On the server host, managed by its agent, listening on its address.
-    Agent(SharedAgent, IpAddr),
+    Agent(SharedAgent),
     /// On a server host without an agent (an `external` server, maybe on
     /// another OS): its commands and probe run over plain ssh.
     Ssh(Ssh, Host),
@@ -55,7 +57,7 @@ pub fn server_site(exp: &Experiment, cluster: Option<&Cluster>) -> ServerSite {
         return ServerSite::Local;
     };
     match (&c.server, host.ip()) {
-        (Some(agent), Some(ip)) => ServerSite::Agent(agent.clone(), ip),
+        (Some(agent), Some(_)) => ServerSite::Agent(agent.clone()),
         _ => ServerSite::Ssh(c.ssh().clone(), host.clone()),
     }
 }
@@ -118,7 +120,7 @@ impl ServerProbe {
             ServerSite::Ssh(ssh, host) => {
                 PortableProbe::start(ssh.clone(), host.clone(), root_pid).map(ServerProbe::Portable)
             }
-            ServerSite::Agent(agent, _) => {
+            ServerSite::Agent(agent) => {
                 let ms = interval.as_millis() as u64;
                 lock(agent)
                     .call(
@@ -165,29 +167,81 @@ pub struct LoadRun {
     pub held_host: Option<String>,
 }
 
-/// Runs `spec` here, or split over the client hosts. A lost client host
-/// is a failure with that cause ([`Failure::remote_load`]).
-pub fn run_load(
-    cluster: Option<&Cluster>,
+/// One trial's load, aimed at its server: a driver built once here (for
+/// the warmup and the measured window alike), or the compiled settings the
+/// client hosts' agents are sent.
+pub enum TrialLoad<'a> {
+    /// On this machine.
+    Local(Box<dyn load::Driver>),
+    /// Split over the client hosts.
+    Clients {
+        cluster: &'a Cluster,
+        kind: &'static load::LoadKind,
+        /// The load's settings as TOML text, for the agents.
+        settings: &'a str,
+        endpoint: String,
+    },
+}
+
+impl<'a> TrialLoad<'a> {
+    /// The load of `planned` aimed at `endpoint`: here, or over the client
+    /// hosts of `cluster` when it has some.
+    pub fn new(
+        cluster: Option<&'a Cluster>,
+        kind: &'static load::LoadKind,
+        planned: &'a PointPlan,
+        endpoint: &str,
+    ) -> Result<TrialLoad<'a>, Failure> {
+        match cluster.filter(|c| !c.clients.is_empty()) {
+            Some(cluster) => Ok(TrialLoad::Clients {
+                cluster,
+                kind,
+                settings: &planned.load_text,
+                endpoint: endpoint.to_string(),
+            }),
+            None => {
+                let driver = planned
+                    .load
+                    .driver(endpoint)
+                    .map_err(|e| format!("load setup failed: {e}"))?;
+                Ok(TrialLoad::Local(driver))
+            }
+        }
+    }
+
+    /// Runs `spec` here, or split over the client hosts. A lost client
+    /// host is a failure with that cause ([`Failure::remote_load`]).
+    pub fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadRun, Failure> {
+        match self {
+            TrialLoad::Local(driver) => {
+                let result = load::held::run_watched(driver.as_ref(), spec, shutdown)
+                    .map_err(|e| Failure::plain(e.to_string()))?;
+                Ok(LoadRun {
+                    result,
+                    clients: Vec::new(),
+                    coordination: None,
+                    held_host: None,
+                })
+            }
+            TrialLoad::Clients {
+                cluster,
+                kind,
+                settings,
+                endpoint,
+            } => run_on_clients(cluster, kind.name, settings, endpoint, spec, shutdown),
+        }
+    }
+}
+
+/// Runs `spec` split over the client hosts of `cluster`.
+fn run_on_clients(
+    cluster: &Cluster,
     kind: &str,
-    settings: &toml::Table,
+    settings: &str,
     endpoint: &str,
     spec: &LoadSpec,
     shutdown: &Shutdown,
 ) -> Result<LoadRun, Failure> {
-    let remote = cluster.filter(|c| !c.clients.is_empty());
-    let Some(cluster) = remote else {
-        let driver =
-            load::build(kind, settings, endpoint).map_err(|e| format!("load setup failed: {e}"))?;
-        let result = load::held::run_watched(driver.as_ref(), spec, shutdown)
-            .map_err(|e| Failure::plain(e.to_string()))?;
-        return Ok(LoadRun {
-            result,
-            clients: Vec::new(),
-            coordination: None,
-            held_host: None,
-        });
-    };
     let out = cluster
         .run_load(kind, settings, endpoint, spec, shutdown)
         .map_err(|e| Failure::remote_load(&e))?;

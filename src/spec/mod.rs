@@ -11,6 +11,7 @@ pub mod error;
 mod fuzz;
 pub mod hosts;
 pub mod locate;
+pub mod plan;
 pub mod raw;
 pub mod sweep;
 pub mod validate;
@@ -128,6 +129,8 @@ pub struct Experiment {
     /// Flame graphs at the peak and collapse points (`[profile]` or
     /// `run --profile`); `None`: no profiling.
     pub profile: Option<ProfilePolicy>,
+    /// Every (system, point) pair compiled: what the runner executes.
+    pub plan: std::sync::Arc<plan::Plan>,
 }
 
 /// How the server is profiled.

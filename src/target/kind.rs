@@ -1,16 +1,18 @@
 //! What a server kind is: one value in the [`KINDS`](super::KINDS) registry.
 
-use super::{Target, TargetError};
+use super::plan::ServerPlan;
+use super::TargetError;
 use crate::kinds::Requirement;
 use std::net::IpAddr;
 use std::path::Path;
 
-/// Builds a (not yet started) server from its settings table and a base
-/// directory for its private run directories.
-pub type BuildTarget = fn(&toml::Table, &Path) -> Result<Box<dyn Target>, TargetError>;
+/// Compiles a kind's settings table into its typed plan (the kind's
+/// settings parsing: the one place its table is read).
+pub type CompileServer = fn(&toml::Table) -> Result<Box<dyn ServerPlan>, TargetError>;
 
 /// Builds a DNS lab of one kind for `scalelab dns lab` (settings, base
-/// directory), like [`BuildTarget`] but with the lab's own type.
+/// directory), like [`CompileServer`] and [`ServerPlan::build`] in one,
+/// with the lab's own type.
 pub type BuildDnsLab = fn(&toml::Table, &Path) -> Result<super::dns::DnsLab, TargetError>;
 
 /// The settings key that makes a server listen on an address of its host
@@ -33,11 +35,9 @@ pub struct ServerKind {
     /// What must be installed to run it (`scalelab doctor` and
     /// `scripts/setup.sh` read this).
     pub requires: &'static [Requirement],
-    /// Checks a settings table without starting anything.
-    pub check: fn(&toml::Table) -> Result<(), TargetError>,
-    /// Builds the (not yet started) server from its settings; private run
-    /// directories go under the given base directory.
-    pub build: BuildTarget,
+    /// Checks a settings table and compiles it into the kind's typed
+    /// [`ServerPlan`], without starting anything.
+    pub compile: CompileServer,
     /// Whether scalelab starts and stops the server itself, so that on
     /// another host it runs under that host's agent. `false` for a server
     /// that is already running (`external`): the host gets no agent, and

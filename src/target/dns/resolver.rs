@@ -23,8 +23,12 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
         super::unbound::UNBOUND_PACKAGE,
         super::IPROUTE,
     ],
-    check: |t| ResolverSettings::parse(t).map(|_| ()),
-    build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+    compile: |t| {
+        let settings = ResolverSettings::parse(t)?;
+        Ok(crate::target::plan::of(settings, |s, base| {
+            Ok(Box::new(lab(s.clone(), base)))
+        }))
+    },
     runs_under_agent: true,
     listens_on_host_address: false,
     dns_lab: None,
@@ -90,13 +94,12 @@ impl ResolverSettings {
 }
 
 /// NSD, then the chosen resolver in front of it.
-pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
-    let s = ResolverSettings::parse(t)?;
+pub fn lab(s: ResolverSettings, base_dir: &Path) -> DnsLab {
     let nsd = Nsd {
         threads: s.nsd_threads,
         extra: None,
     };
-    Ok(DnsLab::new(KIND, vec![Box::new(nsd), s.server()], base_dir))
+    DnsLab::new(KIND, vec![Box::new(nsd), s.server()], base_dir)
 }
 
 #[cfg(test)]

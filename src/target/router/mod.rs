@@ -46,8 +46,12 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
             paths: &["/usr/sbin/ethtool", "/sbin/ethtool"],
         },
     ],
-    check: |t| RouterSettings::parse(t).map(|_| ()),
-    build: |t, _base_dir| Ok(Box::new(Router::new(t)?)),
+    compile: |t| {
+        let settings = RouterSettings::parse(t)?;
+        Ok(super::plan::of(settings, |s, _base| {
+            Ok(Box::new(Router::from_settings(s.clone())))
+        }))
+    },
     runs_under_agent: true,
     listens_on_host_address: false,
     dns_lab: None,
