@@ -68,6 +68,8 @@ impl<S: Send + Sync> LoadPlan for Compiled<S> {
 pub struct LoadKind {
     /// The `kind` in an experiment's `[load]` table.
     pub name: &'static str,
+    /// The protocol it speaks, which every system's server must serve.
+    pub protocol: crate::model::Protocol,
     /// What its throughput counts.
     pub unit: RateUnit,
     /// The failures its driver can count (the columns its reports show).

@@ -78,21 +78,22 @@ pub struct Wanted<'a> {
 /// One slot per system.
 pub struct Servers {
     slots: Vec<Option<ActiveServer>>,
-    /// Where the servers run (`[hosts] server`, or here).
-    site: ServerSite,
+    /// Where each system's server runs (its host, `[hosts] server`, or here).
+    sites: Vec<ServerSite>,
 }
 
 impl Servers {
-    pub fn new(systems: usize, site: ServerSite) -> Self {
+    /// One slot per system, whose servers run at `sites` (one each).
+    pub fn new(sites: Vec<ServerSite>) -> Self {
         Servers {
-            slots: (0..systems).map(|_| None).collect(),
-            site,
+            slots: sites.iter().map(|_| None).collect(),
+            sites,
         }
     }
 
-    /// Where the servers run, for the probe.
-    pub fn site(&self) -> &ServerSite {
-        &self.site
+    /// Where system `system`'s server runs, for the probe.
+    pub fn site(&self, system: usize) -> &ServerSite {
+        &self.sites[system]
     }
 
     /// Builds the system's target and its placement: here, or through the
@@ -105,7 +106,7 @@ impl Servers {
     ) -> Result<(Box<dyn Target>, Placement), ServerError> {
         let planned = wanted.planned;
         let cpus = planned.server_cpus.map(server_cpu_list);
-        if let ServerSite::Ssh(ssh, host) = &self.site {
+        if let ServerSite::Ssh(ssh, host) = &self.sites[system] {
             let shell = SshShell {
                 ssh: ssh.clone(),
                 host: host.clone(),
@@ -113,7 +114,7 @@ impl Servers {
             let target = planned.server.build_with_shell(Box::new(shell))?;
             return Ok((target, Placement::unconstrained()));
         }
-        if let ServerSite::Agent(agent) = &self.site {
+        if let ServerSite::Agent(agent) = &self.sites[system] {
             let target = RemoteTarget::new(
                 agent.clone(),
                 wanted.kind.name,

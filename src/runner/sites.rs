@@ -31,12 +31,25 @@ pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, Run
     crate::wire::policy::allow(&exp.hosts.addresses());
     crate::wire::policy::allow_names(&exp.hosts.names());
     let workdir = base_dir.display().to_string();
-    let server_agent = exp
-        .plan
-        .systems
-        .iter()
-        .any(|s| s.server_kind.runs_under_agent);
-    Ok(Some(Cluster::connect(&exp.hosts, &workdir, server_agent)?))
+    Ok(Some(Cluster::connect(
+        &exp.hosts,
+        &workdir,
+        &hosts_without_agent(exp),
+    )?))
+}
+
+/// The server hosts where no system's server runs under an agent (only
+/// `external` servers): they get none.
+fn hosts_without_agent(exp: &Experiment) -> Vec<Host> {
+    let systems = &exp.plan.systems;
+    let mut out: Vec<Host> = Vec::new();
+    for host in systems.iter().filter_map(|s| s.host.as_ref()) {
+        let on_it = systems.iter().filter(|s| s.host.as_ref() == Some(host));
+        if on_it.clone().all(|s| !s.server_kind.runs_under_agent) && !out.contains(host) {
+            out.push(host.clone());
+        }
+    }
+    out
 }
 
 /// Where the server under test runs.
@@ -51,27 +64,31 @@ pub enum ServerSite {
     Ssh(Ssh, Host),
 }
 
-/// The server's site for this run.
-pub fn server_site(exp: &Experiment, cluster: Option<&Cluster>) -> ServerSite {
-    let (Some(c), Some(host)) = (cluster, exp.hosts.server.as_ref()) else {
+/// Where system `system`'s server runs: under its host's agent when its
+/// kind runs under one, else over plain ssh; here without a host.
+pub fn server_site(exp: &Experiment, cluster: Option<&Cluster>, system: usize) -> ServerSite {
+    let plan = &exp.plan.systems[system];
+    let (Some(c), Some(host)) = (cluster, plan.host.as_ref()) else {
         return ServerSite::Local;
     };
-    match (&c.server, host.ip()) {
-        (Some(agent), Some(_)) => ServerSite::Agent(agent.clone()),
+    match (c.server_agent(host), host.ip()) {
+        (Some(agent), Some(_)) if plan.server_kind.runs_under_agent => {
+            ServerSite::Agent(agent.clone())
+        }
         _ => ServerSite::Ssh(c.ssh().clone(), host.clone()),
     }
 }
 
 /// The run's environment: this machine's fingerprint, plus each remote
-/// host's under `hosts` (so `compare` diffs the server hosts of two runs).
-/// A server host without an agent gets what `uname` and `sysctl` tell.
+/// host's under `hosts` (so `compare` diffs the server hosts of two runs),
+/// every system's server host among them. A server host without an agent
+/// gets what `uname` and `sysctl` tell.
 pub fn environment(exp: &Experiment, cluster: Option<&Cluster>) -> Environment {
     let mut env = Environment::local(crate::probe::capture());
     if let Some(c) = cluster {
-        if let (ServerSite::Ssh(ssh, host), true) = (server_site(exp, Some(c)), c.server.is_none())
-        {
+        for host in hosts_without_agent(exp) {
             env.hosts
-                .insert(host.to_string(), portable_fingerprint(&ssh, &host));
+                .insert(host.to_string(), portable_fingerprint(c.ssh(), &host));
         }
         for (host, fp) in c.fingerprints() {
             let fp = match fp {

@@ -81,7 +81,17 @@ pub fn run_trial(
     let label = cx.exp.systems[system].label.clone();
     let started_at = crate::store::write::now();
     let mut context = TrialContext::default();
-    let measured = measure(cx, system, point, &mut context, None);
+    let host = cx.exp.plan.systems[system].host.as_ref();
+    context.server_host = host.map(ToString::to_string);
+    let gone = host.and_then(|h| Some((h, cx.cluster?.gone(h)?)));
+    let measured = match gone {
+        // A server host that stayed gone fails its system's trials at once.
+        Some((host, why)) => Err(Failure {
+            message: format!("lost host {host}: {why}"),
+            cause: Some(crate::store::FailureCause::LostHost),
+        }),
+        None => measure(cx, system, point, &mut context, None),
+    };
     if cx.shutdown.is_triggered() {
         let detail = interruption(cx, &measured);
         record_event(cx, &label, point, trial, detail)?;
@@ -130,9 +140,10 @@ pub fn run_trial(
             )
         }
     };
-    // A host lost during the trial is its cause, whatever the load saw.
+    // A host of this trial (its server's, a client) lost during it is
+    // its cause, whatever the load saw.
     let failure = failure.map(|f| match cx.cluster {
-        Some(c) => f.or_lost_host(&c.lost_hosts()),
+        Some(c) => f.or_lost_host(&c.lost_hosts_of(host)),
         None => f,
     });
     let error = failure.as_ref().map(|f| f.message.clone());
@@ -283,7 +294,7 @@ fn measure(
     }
     let server_cpus = server.placement.cpus.clone();
     let interval = cx.exp.trials.sample_interval;
-    let site = cx.servers.site().clone();
+    let site = cx.servers.site(system).clone();
     let probe = ServerProbe::start(&site, interval, root_pid)?;
     let recorder = profile.map(|p| match site {
         ServerSite::Local => start_recorder(cx.base_dir, server_cpus.as_deref(), p),

@@ -110,13 +110,13 @@ impl PartialEq for Plan {
 /// system, the sweep or the section) and the system.
 pub(super) fn compile(cx: &Ctx, exp: &Experiment) -> Result<Plan, SpecError> {
     let points = exp.points();
-    let server_kind = crate::target::kind(&exp.server.kind)
-        .map_err(|e| cx.err(&["server", "kind"], e.to_string(), FORMAT_DOC))?;
     let load_kind = crate::load::kind(&exp.load.kind)
         .map_err(|e| cx.err(&["load", "kind"], e.to_string(), FORMAT_DOC))?;
     let mut systems = Vec::with_capacity(exp.systems.len());
     for (si, sys) in exp.systems.iter().enumerate() {
-        let host = exp.hosts.server.clone();
+        let server_kind = crate::target::kind(exp.server_kind_of(si))
+            .map_err(|e| cx.err(&["server", "kind"], e.to_string(), FORMAT_DOC))?;
+        let host = exp.server_host_of(si).cloned();
         let on = Site {
             server_kind,
             load_kind,

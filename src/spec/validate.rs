@@ -43,11 +43,9 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
     let axes = axes(&cx, &raw.sweep)?;
     let trials = trials(&cx, &raw.trials)?;
     let systems = systems(&cx, raw.system)?;
-    let hosts = super::hosts::check(&raw.hosts)
+    let mut hosts = super::hosts::check(&raw.hosts)
         .map_err(|(field, message, fix)| cx.err(&["hosts", &field], message, fix))?;
-    if let Some(server_host) = &hosts.server {
-        check_remote_server(&cx, &server, server_host)?;
-    }
+    super::servers::check(&cx, &server, &load, &systems, &mut hosts)?;
     let profile = profile(&cx, raw.profile.as_ref())?;
     refuse_dataset_in_server(&cx, &server, &systems, &axes)?;
     let mut exp = Experiment {
@@ -110,53 +108,6 @@ fn refuse_dataset_in_server(
         }
     }
     Ok(())
-}
-
-/// A server on another host must be able to listen on that host's address
-/// (a capability of its kind, whose settings must then hold with that
-/// address), or not run under an agent at all (`external`).
-fn check_remote_server(
-    cx: &Ctx,
-    server: &Component,
-    host: &crate::model::Host,
-) -> Result<(), SpecError> {
-    let Some(ip) = host.ip() else {
-        return Err(cx.err(
-            &["hosts", "server"],
-            format!("`{host}`: the server host must be named by its IP address, which the server listens on and the clients connect to"),
-            "write it as \"root@198.18.0.11\"",
-        ));
-    };
-    let fix = "run it on this machine (remove hosts.server), or use kind = \"external\"";
-    let kind = crate::target::kind(&server.kind)
-        .map_err(|e| cx.err(&["server", "kind"], e.to_string(), fix))?;
-    if !kind.runs_under_agent {
-        return Ok(());
-    }
-    if !kind.listens_on_host_address {
-        return Err(cx.err(
-            &["hosts", "server"],
-            format!(
-                "server kind `{}` cannot run on another host: it cannot listen on that host's address",
-                server.kind
-            ),
-            fix,
-        ));
-    }
-    let mut settings = kind.settings_on_host(&server.settings, ip);
-    settings.remove("kind");
-    crate::target::compile(kind, &settings)
-        .map(drop)
-        .map_err(|e| {
-            cx.err(
-                &["hosts", "server"],
-                format!(
-                    "server kind `{}` cannot run on another host: {e}",
-                    server.kind
-                ),
-                fix,
-            )
-        })
 }
 
 /// The file as written: TOML syntax and the types of the common fields. A
@@ -388,6 +339,7 @@ fn systems(cx: &Ctx, raw: Vec<super::raw::RawSystem>) -> Result<Vec<System>, Spe
         return Ok(vec![System {
             label: "default".into(),
             baseline: true,
+            host: None,
             server: toml::Table::new(),
             load: toml::Table::new(),
         }]);
@@ -409,16 +361,32 @@ fn systems(cx: &Ctx, raw: Vec<super::raw::RawSystem>) -> Result<Vec<System>, Spe
                 "give every system its own label",
             ));
         }
-        if s.server.contains_key("kind") || s.load.contains_key("kind") {
+        if s.load.contains_key("kind") {
             return Err(cx.err(
-                &["system", &idx],
-                "a system cannot change the server or load kind",
-                "compare kinds in separate runs with `scalelab compare`",
+                &["system", &idx, "load", "kind"],
+                format!(
+                    "system `{}`: a system cannot change the load kind",
+                    s.label
+                ),
+                "every system serves the run's one load kind; compare load kinds in separate runs with `scalelab compare`",
             ));
         }
+        let host = s
+            .host
+            .as_deref()
+            .map(crate::model::Host::parse)
+            .transpose()
+            .map_err(|m| {
+                cx.err(
+                    &["system", &idx, "host"],
+                    format!("system `{}`: {m}", s.label),
+                    "write it like host = \"root@198.18.0.11\" (see docs/experiment-format.md, [[system]])",
+                )
+            })?;
         out.push(System {
             label: s.label,
             baseline: s.baseline,
+            host,
             server: s.server,
             load: s.load,
         });

@@ -14,6 +14,7 @@ const KIND: &str = "external";
 /// The `external` server kind: nothing to install, no lifecycle.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    serves: None,
     parallelism: &[],
     requires: &[],
     compile: |t| Ok(Box::new(ExternalSettings::parse(t)?)),

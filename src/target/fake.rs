@@ -12,6 +12,7 @@ const KIND: &str = "fake";
 /// The `fake` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Fake),
     parallelism: &[],
     requires: &[crate::kinds::Requirement {
         what: "fake server (tests only)",

@@ -27,6 +27,9 @@ const LISTEN_SETTING: &str = "listen";
 pub struct ServerKind {
     /// The `kind` in an experiment's `[server]` table.
     pub name: &'static str,
+    /// The protocol it serves, which the run's load kind must speak;
+    /// `None`: whatever its URL names (`external`).
+    pub serves: Option<crate::model::Protocol>,
     /// The settings that count the server's parallel workers (processes,
     /// threads, queues, CPUs): a sweep over one of them is a concurrency
     /// axis, and the report fits the USL to it. Limits such as

@@ -32,6 +32,7 @@ const KIND: &str = "mariadb";
 /// The `mariadb` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Mysql),
     parallelism: &["thread_pool_size"],
     requires: &[crate::kinds::Requirement {
         what: "MariaDB server",

@@ -35,6 +35,7 @@ use tally::Tally;
 /// The `dns` entry of the load-kind registry.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "dns",
+    protocol: crate::model::Protocol::Dns,
     unit: crate::units::RateUnit::Queries,
     error_kinds: ErrorKind::REQUEST_REPLY,
     requires: &[crate::kinds::Requirement {

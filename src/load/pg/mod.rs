@@ -26,6 +26,7 @@ use std::time::Duration;
 /// The `pg` load kind.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "pg",
+    protocol: crate::model::Protocol::Postgres,
     unit: crate::units::RateUnit::Transactions,
     error_kinds: ErrorKind::SQL_SERIALIZABLE,
     requires: &[],

@@ -19,6 +19,7 @@ pub(crate) const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Require
 /// The `bind` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads", "nsd_threads"],
     requires: &[super::NSD_PACKAGE, BIND_PACKAGE, super::IPROUTE],
     compile: |t| {

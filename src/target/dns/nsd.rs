@@ -11,6 +11,7 @@ const KIND: &str = "nsd";
 /// The `nsd` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads"],
     requires: &[super::NSD_PACKAGE, super::IPROUTE],
     compile: |t| {

@@ -1,8 +1,9 @@
 //! Kind `resolver`: BIND 9 or Unbound, chosen by the `software` setting, with
 //! the settings both share (threads, one cache size, extra lines). It exists
 //! so one recipe can compare the two as systems (`server = { software =
-//! "unbound" }`), since a system cannot change the server kind; the `bind`
-//! and `unbound` kinds keep each one's own settings.
+//! "unbound" }`) sharing the swept settings (a system with a server kind of
+//! its own keeps none of `[server]`'s); the `bind` and `unbound` kinds keep
+//! each one's own settings.
 
 use super::bind::{Bind, BindSettings};
 use super::nsd::Nsd;
@@ -16,6 +17,7 @@ const KIND: &str = "resolver";
 /// The `resolver` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads", "nsd_threads"],
     requires: &[
         super::NSD_PACKAGE,

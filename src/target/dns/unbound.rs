@@ -20,6 +20,7 @@ pub(crate) const UNBOUND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requ
 /// The `unbound` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads", "nsd_threads"],
     requires: &[super::NSD_PACKAGE, UNBOUND_PACKAGE, super::IPROUTE],
     compile: |t| {
