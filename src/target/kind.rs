@@ -20,7 +20,7 @@ pub type BuildDnsLab = fn(&toml::Table, &Path) -> Result<super::dns::DnsLab, Tar
 const LISTEN_SETTING: &str = "listen";
 
 /// One server kind (`nginx`, `postgres`, `external`, ...): its settings,
-/// its lifecycle (the [`Target`] it builds) and what it needs installed. A
+/// its lifecycle (the [`Target`](super::Target) it builds) and what it needs installed. A
 /// kind's module defines one of these as `SERVER_KIND` and the registry
 /// lists it; nothing else matches on its name.
 #[derive(Clone, Copy)]
