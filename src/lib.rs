@@ -54,7 +54,7 @@
 //!
 //! Leaves every layer may use: [`model`] (the sweep point, the dataset seam:
 //! the workload declares a [`model::Dataset`] in `[load]`
-//! ([`load::LoadKind::dataset`]), the runner hands it to
+//! ([`load::LoadPlan::dataset`]), the runner hands it to
 //! [`target::Target::start`], and the target loads it through a
 //! [`model::SetupSession`] that [`wire`] implements; the DNS lab's names, a
 //! remote host's name, the router lab's topology), [`units`] (newtypes for

@@ -67,6 +67,12 @@ pub fn run(
     if let Some(server) = &exp.hosts.server {
         eprintln!("server on {server} (over ssh)");
     }
+    for (i, sys) in exp.systems.iter().enumerate() {
+        if let Some(host) = &sys.host {
+            let kind = exp.server_kind_of(i);
+            eprintln!("system `{}`: {kind} server on {host} (over ssh)", sys.label);
+        }
+    }
     if !exp.hosts.clients.is_empty() {
         let names: Vec<String> = exp.hosts.clients.iter().map(|h| h.to_string()).collect();
         eprintln!(

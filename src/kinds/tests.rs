@@ -37,7 +37,7 @@ fn every_parallelism_setting_is_a_setting_of_its_kind() {
         for setting in k.parallelism {
             let mut t = toml::Table::new();
             t.insert(setting.to_string(), toml::Value::Integer(2));
-            let err = (k.check)(&t)
+            let err = (k.compile)(&t)
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default();
@@ -127,6 +127,30 @@ fn a_fake_kind_runs_end_to_end_through_the_registry() {
     assert!(text.contains("+200.0%"), "{text}");
 }
 
+/// Validation compiles every (system, point) pair once; the run reads no
+/// settings table, and each trial builds one driver for its warmup and
+/// its measured window (before the plan, two per trial and a re-parse at
+/// every build).
+#[test]
+fn the_experiment_is_compiled_once_and_a_trial_builds_one_driver() {
+    use crate::load::fake::COUNTS;
+    let text = FAKE_EXPERIMENT
+        .replace("warmup = \"0s\"", "warmup = \"50ms\"")
+        .replace("min = 4\nmax = 4", "min = 2\nmax = 2");
+    let counts = || COUNTS.with(|c| (c.compiled.get(), c.drivers.get()));
+    let before = counts();
+    let exp = Experiment::parse(std::path::Path::new("f.toml"), &text, false).unwrap();
+    let compiled = counts();
+    // 2 systems x 2 points, once each.
+    assert_eq!((compiled.0 - before.0, compiled.1 - before.1), (4, 0));
+    assert_eq!(exp.plan.systems.len(), 2);
+    let (_, trials) = run_fake(&text);
+    assert_eq!(trials, 8);
+    let after = counts();
+    // run_fake loads the file again (4 more compiles), then only builds drivers.
+    assert_eq!((after.0 - compiled.0, after.1 - compiled.1), (4, 8));
+}
+
 #[test]
 fn a_fake_kind_is_checked_by_its_own_rules() {
     let bad = FAKE_EXPERIMENT.replace("speed = 3", "speed = 0");
@@ -210,15 +234,7 @@ fn a_dataset_in_server_settings_is_refused_by_every_server_kind() {
     for k in crate::target::KINDS {
         let mut t = toml::Table::new();
         t.insert("scale".into(), toml::Value::Integer(2));
-        let e = crate::target::check_settings(k.name, &t)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("move `scale` to [load]"), "{}: {e}", k.name);
-        let dir = std::path::Path::new("/nonexistent");
-        let e = crate::target::build(k.name, &t, dir)
-            .err()
-            .unwrap()
-            .to_string();
+        let e = crate::target::compile(k, &t).err().unwrap().to_string();
         assert!(e.contains("move `scale` to [load]"), "{}: {e}", k.name);
     }
 }
@@ -243,7 +259,7 @@ fn a_kind_listens_on_its_host_address_exactly_when_its_settings_take_listen() {
     with_listen.insert("listen".into(), toml::Value::String("198.18.0.11".into()));
     for k in crate::target::KINDS {
         let on_host = k.settings_on_host(&toml::Table::new(), "198.18.0.11".parse().unwrap());
-        let check = (k.check)(&with_listen);
+        let check = (k.compile)(&with_listen).map(drop);
         if k.listens_on_host_address {
             assert_eq!(on_host, with_listen, "{}", k.name);
             assert!(check.is_ok(), "{}: {:?}", k.name, check.err());

@@ -11,29 +11,49 @@ use crate::units::{Micros, RateUnit};
 /// The `fake` load kind.
 pub const LOAD_KIND: LoadKind = LoadKind {
     name: "fake",
+    protocol: crate::model::Protocol::Fake,
     unit: RateUnit::Frames,
     error_kinds: &[ErrorKind::Timeout],
     requires: &[],
-    check: |t| FakeSettings::parse(t).map(|_| ()),
-    build: |t, endpoint| {
-        let speed = endpoint
-            .strip_prefix("fake://")
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| LoadError::Target {
-                target: endpoint.into(),
-                reason: "not a fake:// endpoint".into(),
-            })?;
-        Ok(Box::new(FakeDriver {
-            frames: FakeSettings::parse(t)?.frames,
-            speed,
-        }))
-    },
-    dataset: |t| {
-        Ok(FakeSettings::parse(t)?
-            .scale
-            .map(|scale| Dataset::Pgbench { scale }))
+    compile: |t| {
+        let settings = FakeSettings::parse(t)?;
+        COUNTS.with(|c| c.compiled.set(c.compiled.get() + 1));
+        Ok(super::kind::plan(
+            settings,
+            |s, endpoint| {
+                COUNTS.with(|c| c.drivers.set(c.drivers.get() + 1));
+                let speed = endpoint
+                    .strip_prefix("fake://")
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| LoadError::Target {
+                        target: endpoint.into(),
+                        reason: "not a fake:// endpoint".into(),
+                    })?;
+                Ok(Box::new(FakeDriver {
+                    frames: s.frames,
+                    speed,
+                }))
+            },
+            |s| s.scale.map(|scale| Dataset::Pgbench { scale }),
+        ))
     },
 };
+
+/// How often this thread compiled fake settings and built fake drivers
+/// (tests count them: the experiment is compiled once, a trial builds one
+/// driver).
+#[derive(Default)]
+pub struct Counts {
+    /// Settings tables compiled.
+    pub compiled: std::cell::Cell<u32>,
+    /// Drivers built.
+    pub drivers: std::cell::Cell<u32>,
+}
+
+thread_local! {
+    /// This thread's [`Counts`].
+    pub static COUNTS: Counts = Counts::default();
+}
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]

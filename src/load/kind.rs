@@ -5,8 +5,61 @@ use crate::kinds::Requirement;
 use crate::model::Dataset;
 use crate::units::RateUnit;
 
-/// Builds a driver from its settings table, aimed at an endpoint.
-pub type BuildDriver = fn(&toml::Table, &str) -> Result<Box<dyn Driver>, LoadError>;
+/// Compiles a load kind's settings table (the `[load]` table minus the
+/// common load fields) into its typed plan: the kind's settings parsing,
+/// the one place its table is read.
+pub type CompileLoad = fn(&toml::Table) -> Result<Box<dyn LoadPlan>, LoadError>;
+
+/// A load kind's compiled settings: its typed settings struct, checked,
+/// the dataset they declare, and how a driver is built from them. The
+/// experiment is compiled into these once, before a run starts.
+pub trait LoadPlan: Send + Sync {
+    /// The driver, aimed at `endpoint` (a URL, a libpq connection string,
+    /// ...). Nothing connects until it runs.
+    fn driver(&self, endpoint: &str) -> Result<Box<dyn Driver>, LoadError>;
+    /// The dataset the settings declare (pg's `scale`, mysql's `tables`,
+    /// dns's `names`), which the runner hands to the server target; `None`
+    /// when the workload needs none or uses what the server already holds.
+    fn dataset(&self) -> Option<Dataset>;
+}
+
+/// Builds a kind's driver from its settings `S`, aimed at an endpoint.
+pub type DriverFrom<S> = fn(&S, &str) -> Result<Box<dyn Driver>, LoadError>;
+
+/// The plan of a kind whose settings are the struct `S`: `driver` builds
+/// its driver from them, `dataset` reads the dataset they declare.
+pub fn plan<S: Send + Sync + 'static>(
+    settings: S,
+    driver: DriverFrom<S>,
+    dataset: fn(&S) -> Option<Dataset>,
+) -> Box<dyn LoadPlan> {
+    Box::new(Compiled {
+        settings,
+        driver,
+        dataset,
+    })
+}
+
+/// A kind whose settings declare no dataset (for [`plan`]).
+pub fn no_dataset<S>(_: &S) -> Option<Dataset> {
+    None
+}
+
+struct Compiled<S> {
+    settings: S,
+    driver: DriverFrom<S>,
+    dataset: fn(&S) -> Option<Dataset>,
+}
+
+impl<S: Send + Sync> LoadPlan for Compiled<S> {
+    fn driver(&self, endpoint: &str) -> Result<Box<dyn Driver>, LoadError> {
+        (self.driver)(&self.settings, endpoint)
+    }
+
+    fn dataset(&self) -> Option<Dataset> {
+        (self.dataset)(&self.settings)
+    }
+}
 
 /// One load generator kind (`http`, `pg`, ...): everything the rest of
 /// scalelab needs to know about it. A kind's module defines one of these as
@@ -15,6 +68,8 @@ pub type BuildDriver = fn(&toml::Table, &str) -> Result<Box<dyn Driver>, LoadErr
 pub struct LoadKind {
     /// The `kind` in an experiment's `[load]` table.
     pub name: &'static str,
+    /// The protocol it speaks, which every system's server must serve.
+    pub protocol: crate::model::Protocol,
     /// What its throughput counts.
     pub unit: RateUnit,
     /// The failures its driver can count (the columns its reports show).
@@ -22,15 +77,9 @@ pub struct LoadKind {
     /// What must be installed on the load machine.
     pub requires: &'static [Requirement],
     /// Checks the kind-specific settings (the `[load]` table minus the
-    /// common load fields) without building anything.
-    pub check: fn(&toml::Table) -> Result<(), LoadError>,
-    /// Builds the driver from its settings, aimed at an endpoint (a URL, a
-    /// libpq connection string, ...).
-    pub build: BuildDriver,
-    /// The dataset its settings declare (pg's `scale`, mysql's `tables`,
-    /// dns's `names`), which the runner hands to the server target; `None`
-    /// when the workload needs none or uses what the server already holds.
-    pub dataset: fn(&toml::Table) -> Result<Option<Dataset>, LoadError>,
+    /// common load fields) and compiles them into the kind's [`LoadPlan`]
+    /// (its driver and its dataset), without building anything.
+    pub compile: CompileLoad,
 }
 
 impl crate::kinds::Kind for LoadKind {

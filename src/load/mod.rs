@@ -13,7 +13,7 @@
 pub mod dns;
 pub(crate) mod event_loop;
 #[cfg(test)]
-mod fake;
+pub(crate) mod fake;
 pub mod forward;
 pub(crate) mod gate;
 pub(crate) mod gather;
@@ -27,7 +27,7 @@ pub mod pg;
 pub mod result;
 pub(crate) mod timerfd;
 
-pub use kind::LoadKind;
+pub use kind::{LoadKind, LoadPlan};
 pub use result::{ErrorCounts, ErrorKind, LoadResult};
 
 /// Every load kind scalelab can generate: adding a kind is its module plus
@@ -213,28 +213,15 @@ pub fn kind_names() -> Vec<&'static str> {
     crate::kinds::names(KINDS)
 }
 
-/// Builds the driver for `kind` from its kind-specific settings (the
-/// experiment's `[load]` table minus the [`LoadSpec`] fields) aimed at
-/// `endpoint` (a URL, a libpq connection string, ...).
-pub fn build(
-    kind: &str,
+/// Checks `kind`'s kind-specific settings (the experiment's `[load]`
+/// table minus the [`LoadSpec`] fields) and compiles them into its typed
+/// plan, which builds the driver ([`LoadPlan::driver`]) and names the
+/// dataset ([`LoadPlan::dataset`]).
+pub fn compile(
+    kind: &'static LoadKind,
     settings: &toml::Table,
-    endpoint: &str,
-) -> Result<Box<dyn Driver>, LoadError> {
-    (self::kind(kind)?.build)(settings, endpoint)
-}
-
-/// The dataset `kind`'s settings declare (see [`LoadKind::dataset`]).
-pub fn dataset(
-    kind: &str,
-    settings: &toml::Table,
-) -> Result<Option<crate::model::Dataset>, LoadError> {
-    (self::kind(kind)?.dataset)(settings)
-}
-
-/// Checks kind-specific settings without building a driver.
-pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), LoadError> {
-    (self::kind(kind)?.check)(settings)
+) -> Result<Box<dyn LoadPlan>, LoadError> {
+    (kind.compile)(settings)
 }
 
 /// Runs `work` on each job in its own named scoped thread and returns each

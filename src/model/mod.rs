@@ -9,8 +9,10 @@ pub mod dataset;
 pub mod dns_names;
 pub mod host;
 pub mod point;
+pub mod protocol;
 pub mod topology;
 
 pub use dataset::{Dataset, SetupAddr, SetupProtocol, SetupSession};
 pub use host::Host;
 pub use point::{display_value, AxisTarget, Coord, Point};
+pub use protocol::Protocol;

@@ -2,6 +2,10 @@
 //! one request per line on stdin, runs it with the same targets, drivers and
 //! probes that run locally, and answers one line on stdout.
 //!
+//! What it is sent is compiled once: a server's settings once per start
+//! request, a load's once per (kind, settings, endpoint), whose driver
+//! then serves every run of it (a trial's warmup and its measured window).
+//!
 //! A reader thread owns stdin: it hands requests to the main loop and acts
 //! on `cancel` at once (by triggering the running load's shutdown). When
 //! stdin closes (the coordinator died or the connection dropped), the agent
@@ -37,9 +41,18 @@ struct Server {
     _placement: Placement,
 }
 
+/// The driver of the last load request, and what it was built from.
+struct CachedDriver {
+    kind: String,
+    settings: String,
+    endpoint: String,
+    driver: Box<dyn load::Driver>,
+}
+
 struct Agent {
     base_dir: PathBuf,
     server: Option<Server>,
+    driver: Option<CachedDriver>,
     sampler: Option<Sampler>,
     /// Shutdown of the load in progress, shared with the reader for `cancel`.
     current: Arc<Mutex<Shutdown>>,
@@ -57,6 +70,7 @@ pub fn run(base_dir: PathBuf) -> i32 {
     let mut agent = Agent {
         base_dir,
         server: None,
+        driver: None,
         sampler: None,
         current,
         gone,
@@ -159,7 +173,10 @@ impl Agent {
                 Ok(p) => p,
                 Err(e) => return error(format!("placement: {e}")),
             };
-        let mut target = match target::build(&s.kind, &settings, &self.base_dir) {
+        let built = target::kind(&s.kind)
+            .and_then(|kind| target::compile(kind, &settings))
+            .and_then(|plan| plan.build(&self.base_dir));
+        let mut target = match built {
             Ok(t) => t,
             Err(e) => return error(e.to_string()),
         };
@@ -211,16 +228,37 @@ impl Agent {
         }
     }
 
+    /// Makes the cached driver the one `l` asks for: the last one when it
+    /// asks for the same load, else compiled from its settings and built.
+    fn prepare_driver(&mut self, l: &LoadRequest) -> Result<(), String> {
+        let same = self.driver.as_ref().is_some_and(|c| {
+            (&c.kind, &c.settings, &c.endpoint) == (&l.kind, &l.settings, &l.endpoint)
+        });
+        if !same {
+            self.driver = None;
+            let settings: toml::Table = l
+                .settings
+                .parse()
+                .map_err(|e| format!("load settings: {e}"))?;
+            let driver = load::kind(&l.kind)
+                .and_then(|kind| load::compile(kind, &settings))
+                .and_then(|plan| plan.driver(&l.endpoint))
+                .map_err(|e| format!("load setup failed: {e}"))?;
+            self.driver = Some(CachedDriver {
+                kind: l.kind.clone(),
+                settings: l.settings.clone(),
+                endpoint: l.endpoint.clone(),
+                driver,
+            });
+        }
+        Ok(())
+    }
+
     fn run_load(&mut self, l: &LoadRequest) -> Reply {
         crate::wire::policy::allow(&l.allowed);
-        let settings: toml::Table = match l.settings.parse() {
-            Ok(t) => t,
-            Err(e) => return error(format!("load settings: {e}")),
-        };
-        let driver = match load::build(&l.kind, &settings, &l.endpoint) {
-            Ok(d) => d,
-            Err(e) => return error(format!("load setup failed: {e}")),
-        };
+        if let Err(message) = self.prepare_driver(l) {
+            return error(message);
+        }
         let shutdown = Shutdown::new();
         *lock(&self.current) = shutdown.clone();
         if self.gone.is_triggered() {
@@ -240,7 +278,10 @@ impl Agent {
             }
         }
         let started_ns = now_ns() as i64;
-        match load::held::run_watched(driver.as_ref(), &l.spec, &shutdown) {
+        let Some(cached) = self.driver.as_ref() else {
+            return error("no driver");
+        };
+        match load::held::run_watched(cached.driver.as_ref(), &l.spec, &shutdown) {
             Ok(r) => Reply::Load(Box::new(LoadReply {
                 result: WireResult::from(&r),
                 started_ns,

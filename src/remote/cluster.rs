@@ -12,7 +12,9 @@
 //! before each trial [`Cluster::heal`] reconnects every lost agent,
 //! redeploying it if needed, with a bounded number of attempts and a
 //! backoff between them ([`backoff`]). A host that stays gone is an error
-//! naming it ([`RemoteError::Gone`]), which ends the run early.
+//! naming it ([`RemoteError::Gone`]), which ends the run early; a server
+//! host that stays gone is set aside instead ([`Cluster::gone`]), so the
+//! runner fails only the trials of the systems on it and the others go on.
 
 use super::clock;
 use super::conn::{AgentConn, CALL_TIMEOUT};
@@ -67,14 +69,27 @@ pub struct Reconnected {
     pub attempt: u32,
 }
 
+/// What [`Cluster::heal`] did.
+#[derive(Debug, Default)]
+pub struct Healed {
+    /// The agents connected again.
+    pub reconnected: Vec<Reconnected>,
+    /// The server hosts that stayed gone this time, with why: set aside
+    /// ([`Cluster::gone`]) and not tried again.
+    pub gone: Vec<(Host, RemoteError)>,
+}
+
 /// Every agent of a run.
 pub struct Cluster {
     ssh: Ssh,
     hosts: Vec<Host>,
     /// The agents' working directory on every host.
     workdir: String,
-    pub server: Option<SharedAgent>,
+    /// The agent of each server host that has one, by host.
+    pub servers: Vec<(Host, SharedAgent)>,
     pub clients: Vec<SharedAgent>,
+    /// Server hosts that stayed gone, with the last error's text.
+    gone: Mutex<Vec<(Host, String)>>,
     /// Non-loopback addresses load may go to.
     pub allowed: Vec<std::net::IpAddr>,
 }
@@ -103,28 +118,24 @@ pub struct ClusterLoad {
 impl Cluster {
     /// Copies the agent to every host that lacks this build and connects,
     /// all hosts at once. An unreachable host fails within seconds, named.
-    /// `server_agent` false: the server host gets no agent (an `external`
-    /// server, on a host that may not run scalelab); it is only reached
-    /// with plain ssh commands.
+    /// The server hosts in `without_agent` get none (only `external`
+    /// servers run there, on a host that may not run scalelab); they are
+    /// only reached with plain ssh commands.
     pub fn connect(
         hosts: &Hosts,
         workdir: &str,
-        server_agent: bool,
+        without_agent: &[Host],
     ) -> Result<Cluster, RemoteError> {
         let ssh = Ssh::from_env()?;
         let all = hosts.all();
         let agent_hosts: Vec<Host> = all
             .iter()
-            .filter(|h| {
-                server_agent || Some(*h) != hosts.server.as_ref() || hosts.clients.contains(h)
-            })
+            .filter(|h| !without_agent.contains(h) || hosts.clients.contains(h))
             .cloned()
             .collect();
-        if !server_agent {
-            if let Some(server) = &hosts.server {
-                // Reachable within seconds, or a clear error naming it.
-                ssh.run(server, "true", None, Duration::from_secs(15))?;
-            }
+        for host in without_agent.iter().filter(|h| !hosts.clients.contains(h)) {
+            // Reachable within seconds, or a clear error naming it.
+            ssh.run(host, "true", None, Duration::from_secs(15))?;
         }
         let handles: Vec<_> = agent_hosts
             .iter()
@@ -158,8 +169,15 @@ impl Cluster {
             return Err(e);
         }
         let find = |h: &Host| conns.iter().find(|(x, _)| x == h).map(|(_, c)| c.clone());
+        let servers = hosts
+            .server
+            .iter()
+            .chain(&hosts.systems)
+            .filter_map(|h| find(h).map(|a| (h.clone(), a)))
+            .collect();
         let cluster = Cluster {
-            server: hosts.server.as_ref().and_then(find),
+            servers,
+            gone: Mutex::new(Vec::new()),
             clients: hosts.clients.iter().filter_map(find).collect(),
             allowed: hosts.addresses(),
             ssh,
@@ -172,11 +190,13 @@ impl Cluster {
     /// Reconnects every agent whose session ended (the agent killed, its
     /// sshd session or the connection gone), redeploying the agent if the
     /// host lost it: at most [`RECONNECT_ATTEMPTS`] attempts each, waiting
-    /// [`backoff`] before each. Returns the agents reconnected; fails with
-    /// [`RemoteError::Gone`], naming the host, when one stays gone.
-    pub fn heal(&self) -> Result<Vec<Reconnected>, RemoteError> {
-        let mut healed = Vec::new();
-        for agent in self.server.iter().chain(&self.clients) {
+    /// [`backoff`] before each. Returns the agents reconnected and the
+    /// server hosts set aside as gone; fails with [`RemoteError::Gone`],
+    /// naming the host, when a client host stays gone.
+    pub fn heal(&self) -> Result<Healed, RemoteError> {
+        let mut healed = Healed::default();
+        let servers = self.servers.iter().map(|(_, a)| (a, true));
+        for (agent, is_server) in servers.chain(self.clients.iter().map(|a| (a, false))) {
             let host = {
                 let mut a = lock(agent);
                 if a.is_alive() {
@@ -184,6 +204,9 @@ impl Cluster {
                 }
                 a.host.clone()
             };
+            if is_server && self.gone(&host).is_some() {
+                continue;
+            }
             let began = Instant::now();
             let mut attempt = 0;
             let conn = loop {
@@ -192,36 +215,66 @@ impl Cluster {
                 let tried = deploy::ensure_agent(&self.ssh, &host)
                     .and_then(|path| AgentConn::connect(&self.ssh, &host, &path, &self.workdir));
                 match tried {
-                    Ok(conn) => break conn,
+                    Ok(conn) => break Some(conn),
                     Err(e) if attempt >= RECONNECT_ATTEMPTS => {
-                        return Err(RemoteError::Gone {
+                        let gone = RemoteError::Gone {
                             host: host.to_string(),
                             attempts: attempt,
                             waited_s: began.elapsed().as_secs_f64(),
                             last: Box::new(e),
-                        })
+                        };
+                        if !is_server {
+                            return Err(gone);
+                        }
+                        lock(&self.gone).push((host.clone(), gone.to_string()));
+                        healed.gone.push((host.clone(), gone));
+                        break None;
                     }
                     Err(_) => continue,
                 }
             };
+            let Some(conn) = conn else { continue };
             // The old connection is dropped here: its ssh has exited.
             *lock(agent) = conn;
-            healed.push(Reconnected { host, attempt });
+            healed.reconnected.push(Reconnected { host, attempt });
         }
         Ok(healed)
+    }
+
+    /// Why server host `host` is set aside as gone, if it is.
+    pub fn gone(&self, host: &Host) -> Option<String> {
+        lock(&self.gone)
+            .iter()
+            .find(|(h, _)| h == host)
+            .map(|(_, why)| why.clone())
+    }
+
+    /// The agent of server host `host`, if it has one.
+    pub fn server_agent(&self, host: &Host) -> Option<&SharedAgent> {
+        self.servers.iter().find(|(h, _)| h == host).map(|(_, a)| a)
     }
 
     /// The hosts whose agent's session has ended (lost since the last
     /// [`Cluster::heal`]).
     pub fn lost_hosts(&self) -> Vec<Host> {
         let mut lost: Vec<Host> = Vec::new();
-        for agent in self.server.iter().chain(&self.clients) {
+        for agent in self.servers.iter().map(|(_, a)| a).chain(&self.clients) {
             let mut a = lock(agent);
             if !a.is_alive() && !lost.contains(&a.host) {
                 lost.push(a.host.clone());
             }
         }
         lost
+    }
+
+    /// [`Cluster::lost_hosts`] that a trial whose server runs on `server`
+    /// depends on: that host and the client hosts.
+    pub fn lost_hosts_of(&self, server: Option<&Host>) -> Vec<Host> {
+        let clients: Vec<Host> = self.clients.iter().map(|a| lock(a).host.clone()).collect();
+        self.lost_hosts()
+            .into_iter()
+            .filter(|h| Some(h) == server || clients.contains(h))
+            .collect()
     }
 
     /// The ssh command line every host is reached with.
@@ -232,7 +285,7 @@ impl Cluster {
     /// Every host's environment fingerprint.
     pub fn fingerprints(&self) -> Vec<(Host, Result<crate::probe::Fingerprint, RemoteError>)> {
         let mut out = Vec::new();
-        for agent in self.server.iter().chain(&self.clients) {
+        for agent in self.servers.iter().map(|(_, a)| a).chain(&self.clients) {
             let mut a = lock(agent);
             let host = a.host.clone();
             if out.iter().any(|(h, _)| *h == host) {
@@ -254,10 +307,12 @@ impl Cluster {
     /// Runs `spec` (totals) split over the client hosts, all starting at one
     /// instant. A client that fails or drops its connection fails the whole
     /// load with an error naming that host.
+    /// `settings` is the load kind's settings as TOML text, which each
+    /// agent compiles once.
     pub fn run_load(
         &self,
         kind: &str,
-        settings: &toml::Table,
+        settings: &str,
         endpoint: &str,
         spec: &LoadSpec,
         shutdown: &Shutdown,
@@ -271,7 +326,6 @@ impl Cluster {
             .collect();
         let lead = start_lead(&bounds);
         let start_local = clock::now_ns() + lead.as_nanos() as i128;
-        let settings_text = toml::to_string(settings).unwrap_or_default();
         let mut active = Vec::new();
         let limit = lead + spec.duration + spec.timeout + Duration::from_secs(30);
         for (agent, share) in self.clients.iter().zip(shares) {
@@ -279,7 +333,7 @@ impl Cluster {
             let mut a = lock(agent);
             let request = LoadRequest {
                 kind: kind.to_string(),
-                settings: settings_text.clone(),
+                settings: settings.to_string(),
                 endpoint: endpoint.to_string(),
                 spec: share,
                 start_at_ns: Some(a.offset.to_remote(start_local) as i64),
@@ -314,7 +368,7 @@ impl Cluster {
     /// Stops every agent (and so every remote server) and closes the
     /// shared ssh connections.
     pub fn close(&mut self) {
-        for a in self.server.iter().chain(&self.clients) {
+        for a in self.servers.iter().map(|(_, a)| a).chain(&self.clients) {
             lock(a).close();
         }
         self.ssh.close(&self.hosts);

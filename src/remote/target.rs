@@ -21,11 +21,12 @@ pub struct RemoteTarget {
 }
 
 impl RemoteTarget {
-    /// `settings` must already carry `listen` = the host's address.
+    /// A server of `kind` whose settings (TOML text, compiled by the agent
+    /// once per start) already carry `listen` = the host's address.
     pub fn new(
         agent: SharedAgent,
         kind: &str,
-        settings: &toml::Table,
+        settings: &str,
         server_cpus: Option<Vec<usize>>,
         server_memory: Option<u64>,
     ) -> RemoteTarget {
@@ -33,7 +34,7 @@ impl RemoteTarget {
             agent,
             request: ServerRequest {
                 kind: kind.to_string(),
-                settings: toml::to_string(settings).unwrap_or_default(),
+                settings: settings.to_string(),
                 server_cpus,
                 server_memory,
                 dataset: None,

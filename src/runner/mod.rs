@@ -145,13 +145,16 @@ pub fn run(
     shutdown: &Shutdown,
 ) -> Result<RunSummary, RunError> {
     reclaim_leftovers(&opts.base_dir);
-    if exp.hosts.server.is_none() {
-        check_fixed_ports(exp, &opts.base_dir)?;
-    }
+    check_fixed_ports(exp, &opts.base_dir)?;
     // Every remote host is reached (or named as unreachable) before the run
     // is created, and its fingerprint goes into the run.
     let cluster = sites::connect(exp, &opts.base_dir)?;
-    sites::check_energy(&sites::server_site(exp, cluster.as_ref()), &exp.energy)?;
+    for system in 0..exp.systems.len() {
+        sites::check_energy(
+            &sites::server_site(exp, cluster.as_ref(), system),
+            &exp.energy,
+        )?;
+    }
     let run_id = open_run(exp, store, opts, cluster.as_ref())?;
     if opts.resume.is_some() {
         let failed = store.environmental_failures(run_id)?;
@@ -202,7 +205,10 @@ fn sweep(
     let expected = (points.len() * exp.systems.len()) as u64 * exp.trials.min_trials as u64;
     let already: u64 = states.iter().map(|s| s.done.len() as u64).sum();
     let progress = Progress::new(expected.saturating_sub(already), opts.progress);
-    let mut servers = Servers::new(exp.systems.len(), sites::server_site(exp, cluster));
+    let sites = (0..exp.systems.len())
+        .map(|s| sites::server_site(exp, cluster, s))
+        .collect();
+    let mut servers = Servers::new(sites);
     let mut summary = RunSummary {
         run_id,
         trials_run: 0,
@@ -278,7 +284,7 @@ fn run_point(
             if cx.shutdown.is_triggered() {
                 return Ok(None);
             }
-            heal_hosts(cx.cluster, progress)?;
+            heal_hosts(cx.exp, cx.cluster, progress)?;
             progress.starting(&format!(
                 "{} {} trial {}",
                 cx.exp.systems[system].label,
@@ -322,17 +328,46 @@ fn run_point(
 }
 
 /// Reconnects the agents of hosts lost since the last trial (a run without
-/// hosts has none); fails when a host stays gone.
-fn heal_hosts(cluster: Option<&Cluster>, progress: &Progress) -> Result<(), RunError> {
+/// hosts has none). A server host that stays gone fails its own systems'
+/// trials from now on and the others go on; the run fails when a client
+/// host stays gone, or every system's server host has.
+fn heal_hosts(
+    exp: &Experiment,
+    cluster: Option<&Cluster>,
+    progress: &Progress,
+) -> Result<(), RunError> {
     let Some(cluster) = cluster else {
         return Ok(());
     };
-    for r in cluster.heal()? {
+    let healed = cluster.heal()?;
+    for r in &healed.reconnected {
         progress.warn(&format!(
             "host {}: its agent was lost; reconnected (attempt {} of {})",
             r.host,
             r.attempt,
             crate::remote::cluster::RECONNECT_ATTEMPTS
+        ));
+    }
+    let hosts: Vec<Option<&crate::model::Host>> =
+        exp.plan.systems.iter().map(|s| s.host.as_ref()).collect();
+    let all_gone = hosts
+        .iter()
+        .all(|h| h.is_some_and(|h| cluster.gone(h).is_some()));
+    for (host, error) in healed.gone {
+        if all_gone {
+            return Err(RunError::Remote(error));
+        }
+        let systems: Vec<&str> = exp
+            .plan
+            .systems
+            .iter()
+            .filter(|s| s.host.as_ref() == Some(&host))
+            .map(|s| s.label.as_str())
+            .collect();
+        progress.warn(&format!(
+            "{error}
+the trials of {} fail from now on; the other systems go on",
+            systems.join(", ")
         ));
     }
     Ok(())
@@ -385,11 +420,15 @@ fn check_fixed_ports(exp: &Experiment, base_dir: &std::path::Path) -> Result<(),
     let mut checked = Vec::new();
     for point in exp.points() {
         for (system, sys) in exp.systems.iter().enumerate() {
-            let resolved = crate::spec::sweep::resolve(exp, system, &point)
-                .map_err(|(f, m)| RunError::Spec(format!("{f}: {m}")))?;
-            let target =
-                crate::target::build(&resolved.server.kind, &resolved.server.settings, base_dir)
-                    .map_err(|e| RunError::Spec(e.to_string()))?;
+            if exp.plan.systems[system].host.is_some() {
+                continue; // its port is on its own host
+            }
+            let target = exp
+                .plan
+                .point(system, &point)
+                .server
+                .build(base_dir)
+                .map_err(|e| RunError::Spec(e.to_string()))?;
             let Some(port) = target.fixed_port() else {
                 continue;
             };

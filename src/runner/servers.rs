@@ -1,20 +1,21 @@
 //! The servers a run keeps: one per system, restarted according to the
-//! experiment's restart policy or when its settings or its dataset change.
-//! The dataset is the one the load kind declares for the trial
-//! ([`crate::load::dataset`]); the server is started holding it.
+//! experiment's restart policy or when its settings or its dataset change
+//! (the compiled point's restart key). The dataset is the one the load
+//! kind declares for the trial ([`crate::load::LoadPlan::dataset`]); the
+//! server is started holding it. Every server is built from its compiled
+//! [`crate::target::ServerPlan`].
 
 use super::failure::Failure;
 use super::sites::ServerSite;
-use crate::model::Dataset;
 use crate::placement::Placement;
 use crate::remote::ssh::SshShell;
 use crate::remote::target::RemoteTarget;
 use crate::shutdown::Shutdown;
-use crate::spec::sweep::{server_cpu_list, Resolved};
+use crate::spec::plan::PointPlan;
+use crate::spec::sweep::server_cpu_list;
 use crate::spec::Restart;
 use crate::store::FailureCause;
-use crate::target::external::External;
-use crate::target::{self, Endpoint, Target, TargetError};
+use crate::target::{self, Endpoint, ServerKind, Target, TargetError};
 use std::path::Path;
 
 /// A running server. Field order matters: the target (and its processes)
@@ -61,45 +62,38 @@ impl ServerError {
     }
 }
 
-/// Identifies a server configuration: same key, same server. The dataset
+/// The server one trial wants. Same restart key, same server: the dataset
 /// is part of it, so a point on other data (a `load.scale` axis) gets a
 /// server holding that data whatever the restart policy.
-fn key_of(r: &Resolved, dataset: Option<&Dataset>) -> String {
-    format!(
-        "{}|{:?}|{:?}|{:?}|{dataset:?}",
-        r.server.kind, r.server.settings, r.server_cpus, r.server_memory
-    )
-}
-
-/// The server one trial wants.
 #[derive(Clone, Copy)]
 pub struct Wanted<'a> {
     /// The sweep point's index (the per-point restart policy counts them).
     pub point: u32,
-    /// The server's settings and resources at the point.
-    pub resolved: &'a Resolved,
-    /// The dataset the load declares at the point.
-    pub dataset: Option<&'a Dataset>,
+    /// The system's server kind.
+    pub kind: &'static ServerKind,
+    /// The compiled server, its resources and the dataset at the point.
+    pub planned: &'a PointPlan,
 }
 
 /// One slot per system.
 pub struct Servers {
     slots: Vec<Option<ActiveServer>>,
-    /// Where the servers run (`[hosts] server`, or here).
-    site: ServerSite,
+    /// Where each system's server runs (its host, `[hosts] server`, or here).
+    sites: Vec<ServerSite>,
 }
 
 impl Servers {
-    pub fn new(systems: usize, site: ServerSite) -> Self {
+    /// One slot per system, whose servers run at `sites` (one each).
+    pub fn new(sites: Vec<ServerSite>) -> Self {
         Servers {
-            slots: (0..systems).map(|_| None).collect(),
-            site,
+            slots: sites.iter().map(|_| None).collect(),
+            sites,
         }
     }
 
-    /// Where the servers run, for the probe.
-    pub fn site(&self) -> &ServerSite {
-        &self.site
+    /// Where system `system`'s server runs, for the probe.
+    pub fn site(&self, system: usize) -> &ServerSite {
+        &self.sites[system]
     }
 
     /// Builds the system's target and its placement: here, or through the
@@ -107,32 +101,31 @@ impl Servers {
     fn build(
         &self,
         system: usize,
-        resolved: &Resolved,
+        wanted: &Wanted<'_>,
         base_dir: &Path,
     ) -> Result<(Box<dyn Target>, Placement), ServerError> {
-        let cpus = resolved.server_cpus.map(server_cpu_list);
-        if let ServerSite::Ssh(ssh, host) = &self.site {
+        let planned = wanted.planned;
+        let cpus = planned.server_cpus.map(server_cpu_list);
+        if let ServerSite::Ssh(ssh, host) = &self.sites[system] {
             let shell = SshShell {
                 ssh: ssh.clone(),
                 host: host.clone(),
             };
-            let target = External::with_shell(&resolved.server.settings, Box::new(shell))?;
-            return Ok((Box::new(target), Placement::unconstrained()));
+            let target = planned.server.build_with_shell(Box::new(shell))?;
+            return Ok((target, Placement::unconstrained()));
         }
-        if let ServerSite::Agent(agent, ip) = &self.site {
-            let kind = target::kind(&resolved.server.kind)?;
-            let settings = kind.settings_on_host(&resolved.server.settings, *ip);
+        if let ServerSite::Agent(agent) = &self.sites[system] {
             let target = RemoteTarget::new(
                 agent.clone(),
-                &resolved.server.kind,
-                &settings,
+                wanted.kind.name,
+                &planned.server_text,
                 cpus,
-                resolved.server_memory.map(|b| b.0),
+                planned.server_memory.map(|b| b.0),
             );
             return Ok((Box::new(target), Placement::unconstrained()));
         }
-        let placement = Placement::create(&system.to_string(), cpus, resolved.server_memory)?;
-        let target = target::build(&resolved.server.kind, &resolved.server.settings, base_dir)?;
+        let placement = Placement::create(&system.to_string(), cpus, planned.server_memory)?;
+        let target = planned.server.build(base_dir)?;
         Ok((target, placement))
     }
 
@@ -147,14 +140,9 @@ impl Servers {
         base_dir: &Path,
         shutdown: &Shutdown,
     ) -> Result<&mut ActiveServer, ServerError> {
-        let Wanted {
-            point,
-            resolved,
-            dataset,
-        } = *wanted;
-        let key = key_of(resolved, dataset);
+        let (point, key) = (wanted.point, &wanted.planned.restart_key);
         let keep = match &self.slots[system] {
-            Some(s) if s.key == key && s.target.is_running() => match policy {
+            Some(s) if s.key == *key && s.target.is_running() => match policy {
                 Restart::Never => true,
                 Restart::PerPoint => s.point == point,
                 Restart::PerTrial => false,
@@ -163,9 +151,9 @@ impl Servers {
         };
         if !keep {
             self.stop(system);
-            let (mut target, placement) = self.build(system, resolved, base_dir)?;
+            let (mut target, placement) = self.build(system, wanted, base_dir)?;
             let endpoint = target
-                .start(&placement, dataset, shutdown)
+                .start(&placement, wanted.planned.dataset.as_ref(), shutdown)
                 .map_err(
                     |source| match target::diagnose::disk_full(target.as_ref()) {
                         Some(cause) => ServerError::DiskFull { cause, source },
@@ -176,7 +164,7 @@ impl Servers {
                 target,
                 placement,
                 endpoint,
-                key,
+                key: key.clone(),
                 point,
             });
         }

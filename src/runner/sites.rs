@@ -16,9 +16,9 @@ use crate::remote::protocol::{Reply, Request};
 use crate::remote::ssh::Ssh;
 use crate::remote::Host;
 use crate::shutdown::Shutdown;
+use crate::spec::plan::PointPlan;
 use crate::spec::Experiment;
 use crate::store::context::{ClientShare, Coordination};
-use std::net::IpAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -32,10 +32,25 @@ pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, Run
     crate::wire::policy::allow(&exp.hosts.addresses());
     crate::wire::policy::allow_names(&exp.hosts.names());
     let workdir = base_dir.display().to_string();
-    // Validation has refused unknown kinds; one here gets an agent, which
-    // names the kind in its own error.
-    let server_agent = crate::target::kind(&exp.server.kind).map_or(true, |k| k.runs_under_agent);
-    Ok(Some(Cluster::connect(&exp.hosts, &workdir, server_agent)?))
+    Ok(Some(Cluster::connect(
+        &exp.hosts,
+        &workdir,
+        &hosts_without_agent(exp),
+    )?))
+}
+
+/// The server hosts where no system's server runs under an agent (only
+/// `external` servers): they get none.
+fn hosts_without_agent(exp: &Experiment) -> Vec<Host> {
+    let systems = &exp.plan.systems;
+    let mut out: Vec<Host> = Vec::new();
+    for host in systems.iter().filter_map(|s| s.host.as_ref()) {
+        let on_it = systems.iter().filter(|s| s.host.as_ref() == Some(host));
+        if on_it.clone().all(|s| !s.server_kind.runs_under_agent) && !out.contains(host) {
+            out.push(host.clone());
+        }
+    }
+    out
 }
 
 /// Where the server under test runs.
@@ -44,33 +59,37 @@ pub enum ServerSite {
     /// On this machine.
     Local,
     /// On the server host, managed by its agent, listening on its address.
-    Agent(SharedAgent, IpAddr),
+    Agent(SharedAgent),
     /// On a server host without an agent (an `external` server, maybe on
     /// another OS): its commands and probe run over plain ssh.
     Ssh(Ssh, Host),
 }
 
-/// The server's site for this run.
-pub fn server_site(exp: &Experiment, cluster: Option<&Cluster>) -> ServerSite {
-    let (Some(c), Some(host)) = (cluster, exp.hosts.server.as_ref()) else {
+/// Where system `system`'s server runs: under its host's agent when its
+/// kind runs under one, else over plain ssh; here without a host.
+pub fn server_site(exp: &Experiment, cluster: Option<&Cluster>, system: usize) -> ServerSite {
+    let plan = &exp.plan.systems[system];
+    let (Some(c), Some(host)) = (cluster, plan.host.as_ref()) else {
         return ServerSite::Local;
     };
-    match (&c.server, host.ip()) {
-        (Some(agent), Some(ip)) => ServerSite::Agent(agent.clone(), ip),
+    match (c.server_agent(host), host.ip()) {
+        (Some(agent), Some(_)) if plan.server_kind.runs_under_agent => {
+            ServerSite::Agent(agent.clone())
+        }
         _ => ServerSite::Ssh(c.ssh().clone(), host.clone()),
     }
 }
 
 /// The run's environment: this machine's fingerprint, plus each remote
-/// host's under `hosts` (so `compare` diffs the server hosts of two runs).
-/// A server host without an agent gets what `uname` and `sysctl` tell.
+/// host's under `hosts` (so `compare` diffs the server hosts of two runs),
+/// every system's server host among them. A server host without an agent
+/// gets what `uname` and `sysctl` tell.
 pub fn environment(exp: &Experiment, cluster: Option<&Cluster>) -> Environment {
     let mut env = Environment::local(crate::probe::capture());
     if let Some(c) = cluster {
-        if let (ServerSite::Ssh(ssh, host), true) = (server_site(exp, Some(c)), c.server.is_none())
-        {
+        for host in hosts_without_agent(exp) {
             env.hosts
-                .insert(host.to_string(), portable_fingerprint(&ssh, &host));
+                .insert(host.to_string(), portable_fingerprint(c.ssh(), &host));
         }
         for (host, fp) in c.fingerprints() {
             let fp = match fp {
@@ -157,7 +176,7 @@ impl ServerProbe {
                 PortableProbe::start(ssh.clone(), host.clone(), root_pid, command)
                     .map(ServerProbe::Portable)
             }
-            ServerSite::Agent(agent, _) => {
+            ServerSite::Agent(agent) => {
                 let ms = interval.as_millis() as u64;
                 let request = Request::ProbeStart {
                     interval_ms: ms,
@@ -205,29 +224,81 @@ pub struct LoadRun {
     pub held_host: Option<String>,
 }
 
-/// Runs `spec` here, or split over the client hosts. A lost client host
-/// is a failure with that cause ([`Failure::remote_load`]).
-pub fn run_load(
-    cluster: Option<&Cluster>,
+/// One trial's load, aimed at its server: a driver built once here (for
+/// the warmup and the measured window alike), or the compiled settings the
+/// client hosts' agents are sent.
+pub enum TrialLoad<'a> {
+    /// On this machine.
+    Local(Box<dyn load::Driver>),
+    /// Split over the client hosts.
+    Clients {
+        cluster: &'a Cluster,
+        kind: &'static load::LoadKind,
+        /// The load's settings as TOML text, for the agents.
+        settings: &'a str,
+        endpoint: String,
+    },
+}
+
+impl<'a> TrialLoad<'a> {
+    /// The load of `planned` aimed at `endpoint`: here, or over the client
+    /// hosts of `cluster` when it has some.
+    pub fn new(
+        cluster: Option<&'a Cluster>,
+        kind: &'static load::LoadKind,
+        planned: &'a PointPlan,
+        endpoint: &str,
+    ) -> Result<TrialLoad<'a>, Failure> {
+        match cluster.filter(|c| !c.clients.is_empty()) {
+            Some(cluster) => Ok(TrialLoad::Clients {
+                cluster,
+                kind,
+                settings: &planned.load_text,
+                endpoint: endpoint.to_string(),
+            }),
+            None => {
+                let driver = planned
+                    .load
+                    .driver(endpoint)
+                    .map_err(|e| format!("load setup failed: {e}"))?;
+                Ok(TrialLoad::Local(driver))
+            }
+        }
+    }
+
+    /// Runs `spec` here, or split over the client hosts. A lost client
+    /// host is a failure with that cause ([`Failure::remote_load`]).
+    pub fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadRun, Failure> {
+        match self {
+            TrialLoad::Local(driver) => {
+                let result = load::held::run_watched(driver.as_ref(), spec, shutdown)
+                    .map_err(|e| Failure::plain(e.to_string()))?;
+                Ok(LoadRun {
+                    result,
+                    clients: Vec::new(),
+                    coordination: None,
+                    held_host: None,
+                })
+            }
+            TrialLoad::Clients {
+                cluster,
+                kind,
+                settings,
+                endpoint,
+            } => run_on_clients(cluster, kind.name, settings, endpoint, spec, shutdown),
+        }
+    }
+}
+
+/// Runs `spec` split over the client hosts of `cluster`.
+fn run_on_clients(
+    cluster: &Cluster,
     kind: &str,
-    settings: &toml::Table,
+    settings: &str,
     endpoint: &str,
     spec: &LoadSpec,
     shutdown: &Shutdown,
 ) -> Result<LoadRun, Failure> {
-    let remote = cluster.filter(|c| !c.clients.is_empty());
-    let Some(cluster) = remote else {
-        let driver =
-            load::build(kind, settings, endpoint).map_err(|e| format!("load setup failed: {e}"))?;
-        let result = load::held::run_watched(driver.as_ref(), spec, shutdown)
-            .map_err(|e| Failure::plain(e.to_string()))?;
-        return Ok(LoadRun {
-            result,
-            clients: Vec::new(),
-            coordination: None,
-            held_host: None,
-        });
-    };
     let out = cluster
         .run_load(kind, settings, endpoint, spec, shutdown)
         .map_err(|e| Failure::remote_load(&e))?;

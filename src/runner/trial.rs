@@ -3,7 +3,7 @@
 
 use super::failure::Failure;
 use super::servers::{Servers, Wanted};
-use super::sites::{self, ServerProbe, ServerSite};
+use super::sites::{ServerProbe, ServerSite, TrialLoad};
 use super::window::{judge_window, Window, WindowFault};
 use super::RunError;
 use crate::load::{LoadResult, LoadSpec, Pacing};
@@ -11,7 +11,7 @@ use crate::model::Point;
 use crate::owned::OwnedDir;
 use crate::profile::{Folded, ProfileError, Recorder};
 use crate::shutdown::Shutdown;
-use crate::spec::sweep::{resolve, Resolved};
+use crate::spec::plan::PointPlan;
 use crate::spec::Experiment;
 use crate::spec::ProfilePolicy;
 use crate::store::context::{ClientShare, LoadShape, TrialContext};
@@ -80,10 +80,18 @@ pub fn run_trial(
 ) -> Result<TrialEnd, RunError> {
     let label = cx.exp.systems[system].label.clone();
     let started_at = crate::store::write::now();
-    let resolved =
-        resolve(cx.exp, system, point).map_err(|(f, m)| RunError::Spec(format!("{f}: {m}")))?;
     let mut context = TrialContext::default();
-    let measured = measure(cx, system, point, &resolved, &mut context, None);
+    let host = cx.exp.plan.systems[system].host.as_ref();
+    context.server_host = host.map(ToString::to_string);
+    let gone = host.and_then(|h| Some((h, cx.cluster?.gone(h)?)));
+    let measured = match gone {
+        // A server host that stayed gone fails its system's trials at once.
+        Some((host, why)) => Err(Failure {
+            message: format!("lost host {host}: {why}"),
+            cause: Some(crate::store::FailureCause::LostHost),
+        }),
+        None => measure(cx, system, point, &mut context, None),
+    };
     if cx.shutdown.is_triggered() {
         let detail = interruption(cx, &measured);
         record_event(cx, &label, point, trial, detail)?;
@@ -132,9 +140,10 @@ pub fn run_trial(
             )
         }
     };
-    // A host lost during the trial is its cause, whatever the load saw.
+    // A host of this trial (its server's, a client) lost during it is
+    // its cause, whatever the load saw.
     let failure = failure.map(|f| match cx.cluster {
-        Some(c) => f.or_lost_host(&c.lost_hosts()),
+        Some(c) => f.or_lost_host(&c.lost_hosts_of(host)),
         None => f,
     });
     let error = failure.as_ref().map(|f| f.message.clone());
@@ -217,9 +226,8 @@ pub fn extra_trial(
     point: &Point,
     profile: Option<ProfilePolicy>,
 ) -> Result<(f64, Option<Result<Folded, ProfileError>>), String> {
-    let resolved = resolve(cx.exp, system, point).map_err(|(f, m)| format!("{f}: {m}"))?;
     let mut context = TrialContext::default();
-    let m = measure(cx, system, point, &resolved, &mut context, profile).map_err(|f| f.message)?;
+    let m = measure(cx, system, point, &mut context, profile).map_err(|f| f.message)?;
     if let Some(reason) = judge(&m) {
         return Err(reason);
     }
@@ -233,18 +241,18 @@ fn measure(
     cx: &mut TrialCtx,
     system: usize,
     point: &Point,
-    resolved: &Resolved,
     context: &mut TrialContext,
     profile: Option<ProfilePolicy>,
 ) -> Result<Measured, Failure> {
     let policy = cx.exp.trials.restart;
+    let plan = cx.exp.plan.clone();
+    let system_plan = &plan.systems[system];
+    let planned = plan.point(system, point);
     // The workload declares its dataset; the server is started holding it.
-    let dataset = crate::load::dataset(&resolved.load.kind, &resolved.load.settings)
-        .map_err(|e| format!("the load's dataset: {e}"))?;
     let wanted = Wanted {
         point: point.index,
-        resolved,
-        dataset: dataset.as_ref(),
+        kind: system_plan.server_kind,
+        planned,
     };
     let server = cx
         .servers
@@ -256,24 +264,29 @@ fn measure(
     context.server_version = server.target.version();
     context.server_settings = server.target.describe();
     let client_cpus = server.placement.client_cpus();
-    let spec = load_spec(cx.exp, resolved, client_cpus.clone());
+    let spec = load_spec(cx.exp, planned, client_cpus.clone());
     context.load = Some(LoadShape {
         connections: spec.connections,
         threads: spec.threads,
-        rate: resolved.common.rate,
+        rate: planned.common.rate,
         connreqs: spec.requests_per_connection,
         client_cpus: client_cpus.clone(),
     });
-    let endpoint = server.endpoint.uri.clone();
     let root_pid = server.target.root_pid();
-    let (kind, settings) = (&resolved.load.kind, &resolved.load.settings);
+    // One driver for the warmup and the measured window.
+    let load = TrialLoad::new(
+        cx.cluster,
+        system_plan.load_kind,
+        planned,
+        &server.endpoint.uri,
+    )?;
     if !cx.exp.trials.warmup.is_zero() {
         let warm = LoadSpec {
             duration: cx.exp.trials.warmup,
             max_requests: None,
             ..spec.clone()
         };
-        sites::run_load(cx.cluster, kind, settings, &endpoint, &warm, cx.shutdown)
+        load.run(&warm, cx.shutdown)
             .map_err(|f| f.during("warmup"))?;
         if cx.shutdown.is_triggered() {
             return Err("during warmup".into());
@@ -281,7 +294,7 @@ fn measure(
     }
     let server_cpus = server.placement.cpus.clone();
     let interval = cx.exp.trials.sample_interval;
-    let site = cx.servers.site().clone();
+    let site = cx.servers.site(system).clone();
     let probe = ServerProbe::start(&site, interval, root_pid, &cx.exp.energy)?;
     let recorder = profile.map(|p| match site {
         ServerSite::Local => start_recorder(cx.base_dir, server_cpus.as_deref(), p),
@@ -289,10 +302,10 @@ fn measure(
             "the server runs on another host; flame graphs are taken on this machine only".into(),
         )),
     });
-    let run = sites::run_load(cx.cluster, kind, settings, &endpoint, &spec, cx.shutdown);
+    let run = load.run(&spec, cx.shutdown);
     let mut probe = probe.stop();
     if let Ok(r) = &run {
-        let shares = sites::client_shares_meter(&site);
+        let shares = super::sites::client_shares_meter(&site);
         probe.summary.set_energy_per_op(r.result.rps(), shares);
     }
     let profile = recorder.map(|r| {
@@ -356,7 +369,7 @@ fn start_recorder(
     Ok((Recorder::start(dir.path(), cpus, p.frequency)?, dir))
 }
 
-fn load_spec(exp: &Experiment, r: &Resolved, client_cpus: Option<Vec<usize>>) -> LoadSpec {
+fn load_spec(exp: &Experiment, r: &PointPlan, client_cpus: Option<Vec<usize>>) -> LoadSpec {
     let cpus = client_cpus
         .as_ref()
         .map(Vec::len)

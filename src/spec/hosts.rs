@@ -20,6 +20,9 @@ pub struct RawHosts {
 pub struct Hosts {
     /// Where the server under test runs; `None`: this machine.
     pub server: Option<Host>,
+    /// The server hosts `[[system]] host` names, each once (a system's
+    /// own host overrides `server`).
+    pub systems: Vec<Host>,
     /// Where load is generated; empty: this machine. The sweep's
     /// concurrency and rate are totals, split evenly over these.
     pub clients: Vec<Host>,
@@ -28,13 +31,13 @@ pub struct Hosts {
 impl Hosts {
     /// Everything on this machine.
     pub fn is_local(&self) -> bool {
-        self.server.is_none() && self.clients.is_empty()
+        self.server.is_none() && self.systems.is_empty() && self.clients.is_empty()
     }
 
-    /// Every remote host, server first, each once.
+    /// Every remote host, servers first, each once.
     pub fn all(&self) -> Vec<Host> {
         let mut all: Vec<Host> = self.server.iter().cloned().collect();
-        for c in &self.clients {
+        for c in self.systems.iter().chain(&self.clients) {
             if !all.contains(c) {
                 all.push(c.clone());
             }
@@ -77,7 +80,11 @@ pub fn check(raw: &RawHosts) -> Result<Hosts, (String, String, String)> {
         }
         clients.push(host);
     }
-    Ok(Hosts { server, clients })
+    Ok(Hosts {
+        server,
+        systems: Vec::new(),
+        clients,
+    })
 }
 
 #[cfg(test)]

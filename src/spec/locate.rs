@@ -1,6 +1,8 @@
 //! Maps a dotted field path back to its line in the TOML text, so
 //! validation errors found after parsing still point at the right line.
 
+use super::SpecError;
+use std::path::Path;
 use toml_edit::{ImDocument, Item};
 
 /// A parsed document that can answer "which line is this field on?".
@@ -70,6 +72,59 @@ impl Locator {
                 .map(|i| i + 1),
         }
     }
+}
+
+/// Where every error without a better fix points.
+pub(super) const FORMAT_DOC: &str = "see docs/experiment-format.md for the format";
+
+/// Where an experiment's text came from, to name file and line in errors.
+pub(super) struct Ctx<'a> {
+    pub(super) path: &'a Path,
+    pub(super) loc: Locator,
+}
+
+impl<'a> Ctx<'a> {
+    /// The context of the text `loc` indexes, read from `path`.
+    pub(super) fn new(path: &'a Path, loc: Locator) -> Self {
+        Ctx { path, loc }
+    }
+
+    /// An error at `field` (its segments), with its line when it has one.
+    pub(super) fn err(
+        &self,
+        field: &[&str],
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> SpecError {
+        SpecError {
+            file: self.path.to_path_buf(),
+            line: self.loc.line(field),
+            field: dotted(field),
+            message: message.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+/// `system[2].server.x` from its segments (indices are 0-based, printed 1-based).
+pub(super) fn dotted(field: &[&str]) -> String {
+    let mut out = String::new();
+    for seg in field {
+        if seg.parse::<usize>().is_ok() {
+            out.push_str(&format!("[{}]", seg.parse::<usize>().unwrap_or(0) + 1));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(seg);
+        }
+    }
+    out
+}
+
+/// A field path as the `&str` segments [`Ctx::err`] takes.
+pub(super) fn refs(path: &[String]) -> Vec<&str> {
+    path.iter().map(String::as_str).collect()
 }
 
 #[cfg(test)]

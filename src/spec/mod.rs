@@ -11,8 +11,10 @@ pub mod error;
 mod fuzz;
 pub mod hosts;
 pub mod locate;
+pub mod plan;
 mod probe;
 pub mod raw;
+mod servers;
 pub mod sweep;
 pub mod validate;
 
@@ -93,7 +95,10 @@ pub struct System {
     pub label: String,
     /// Whether it is the baseline.
     pub baseline: bool,
-    /// Server settings it overrides.
+    /// Its own server host (`[[system]] host`); `None`: `[hosts] server`.
+    pub host: Option<crate::model::Host>,
+    /// Server settings it overrides; with a `kind` of its own, its whole
+    /// server (only `[server]`'s resource keys carry over).
     pub server: toml::Table,
     /// Load settings it overrides.
     pub load: toml::Table,
@@ -131,6 +136,8 @@ pub struct Experiment {
     pub profile: Option<ProfilePolicy>,
     /// `[probe]`: the energy source.
     pub energy: crate::probe::energy::EnergyConfig,
+    /// Every (system, point) pair compiled: what the runner executes.
+    pub plan: std::sync::Arc<plan::Plan>,
 }
 
 /// How the server is profiled.
@@ -173,6 +180,24 @@ impl Experiment {
             .find(|s| s.baseline)
             .map(|s| s.label.as_str())
             .unwrap_or(self.systems[0].label.as_str())
+    }
+
+    /// The server kind of system `system`: its own, else `[server]`'s.
+    pub fn server_kind_of(&self, system: usize) -> &str {
+        self.systems[system]
+            .server
+            .get("kind")
+            .and_then(toml::Value::as_str)
+            .unwrap_or(&self.server.kind)
+    }
+
+    /// Where system `system`'s server runs: its own host, else `[hosts]
+    /// server`; `None`: this machine.
+    pub fn server_host_of(&self, system: usize) -> Option<&crate::model::Host> {
+        self.systems[system]
+            .host
+            .as_ref()
+            .or(self.hosts.server.as_ref())
     }
 
     /// The sweep's points, in order.

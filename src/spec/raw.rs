@@ -117,6 +117,8 @@ pub struct RawSystem {
     /// Whether it is the baseline.
     #[serde(default)]
     pub baseline: bool,
+    /// Its server host (`user@address`), overriding `[hosts] server`.
+    pub host: Option<String>,
     /// Server settings it overrides.
     #[serde(default)]
     pub server: toml::Table,

@@ -79,7 +79,13 @@ pub fn resolve(
     point: &Point,
 ) -> Result<Resolved, (String, String)> {
     let sys = &exp.systems[system];
+    let kind = exp.server_kind_of(system).to_string();
+    // A system with a server kind of its own keeps only `[server]`'s
+    // resources: the other kind's settings are not its.
     let mut server = exp.server.settings.clone();
+    if kind != exp.server.kind {
+        server.retain(|k, _| SERVER_RESOURCE_KEYS.contains(&k));
+    }
     merge(&mut server, &sys.server);
     let mut load = exp.load.settings.clone();
     merge(&mut load, &sys.load);
@@ -124,7 +130,7 @@ pub fn resolve(
     }
     Ok(Resolved {
         server: Component {
-            kind: exp.server.kind.clone(),
+            kind,
             settings: server,
         },
         load: Component {

@@ -1,9 +1,9 @@
 //! Turns experiment text into a checked [`Experiment`], or a [`SpecError`]
 //! naming file, line, field and fix.
 
-use super::locate::Locator;
+use super::locate::{dotted, refs, Ctx, Locator, FORMAT_DOC};
 use super::raw::{RawExperiment, RawProfile, RawTrials};
-use super::sweep::{apply_common, resolve, Axis, AxisTarget};
+use super::sweep::{apply_common, Axis, AxisTarget};
 use super::{
     Component, Experiment, LoadCommon, ProfilePolicy, Restart, SpecError, System, TrialPolicy,
 };
@@ -12,46 +12,9 @@ use crate::units::parse_duration;
 use std::path::Path;
 use std::time::Duration;
 
-const FORMAT_DOC: &str = "see docs/experiment-format.md for the format";
-
-struct Ctx<'a> {
-    path: &'a Path,
-    loc: Locator,
-}
-
-impl Ctx<'_> {
-    fn err(&self, field: &[&str], message: impl Into<String>, fix: impl Into<String>) -> SpecError {
-        SpecError {
-            file: self.path.to_path_buf(),
-            line: self.loc.line(field),
-            field: dotted(field),
-            message: message.into(),
-            fix: Some(fix.into()),
-        }
-    }
-}
-
-fn dotted(field: &[&str]) -> String {
-    let mut out = String::new();
-    for seg in field {
-        if seg.parse::<usize>().is_ok() {
-            out.push_str(&format!("[{}]", seg.parse::<usize>().unwrap_or(0) + 1));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(seg);
-        }
-    }
-    out
-}
-
 /// Parses and checks experiment text (`quick`: with its `[quick]` overlay); `path` is only named in errors.
 pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, SpecError> {
-    let cx = Ctx {
-        path,
-        loc: Locator::new(text),
-    };
+    let cx = Ctx::new(path, Locator::new(text));
     let mut raw = parse_raw(&cx, text)?;
     if quick && raw.quick.is_none() {
         return Err(cx.err(
@@ -80,16 +43,14 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
     let axes = axes(&cx, &raw.sweep)?;
     let trials = trials(&cx, &raw.trials)?;
     let systems = systems(&cx, raw.system)?;
-    let hosts = super::hosts::check(&raw.hosts)
+    let mut hosts = super::hosts::check(&raw.hosts)
         .map_err(|(field, message, fix)| cx.err(&["hosts", &field], message, fix))?;
-    if let Some(server_host) = &hosts.server {
-        check_remote_server(&cx, &server, server_host)?;
-    }
+    super::servers::check(&cx, &server, &load, &systems, &mut hosts)?;
     let profile = profile(&cx, raw.profile.as_ref())?;
     let energy = super::probe::energy(&raw.probe)
         .map_err(|(field, message, fix)| cx.err(&["probe", field], message, fix))?;
     refuse_dataset_in_server(&cx, &server, &systems, &axes)?;
-    let exp = Experiment {
+    let mut exp = Experiment {
         name: raw.name,
         description: raw.description,
         path: path.to_path_buf(),
@@ -104,8 +65,11 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
         hosts,
         profile,
         energy,
+        plan: std::sync::Arc::new(super::plan::Plan {
+            systems: Vec::new(),
+        }),
     };
-    check_every_trial(&cx, &exp)?;
+    exp.plan = std::sync::Arc::new(super::plan::compile(&cx, &exp)?);
     Ok(exp)
 }
 
@@ -147,51 +111,6 @@ fn refuse_dataset_in_server(
         }
     }
     Ok(())
-}
-
-/// A server on another host must be able to listen on that host's address
-/// (a capability of its kind, whose settings must then hold with that
-/// address), or not run under an agent at all (`external`).
-fn check_remote_server(
-    cx: &Ctx,
-    server: &Component,
-    host: &crate::model::Host,
-) -> Result<(), SpecError> {
-    let Some(ip) = host.ip() else {
-        return Err(cx.err(
-            &["hosts", "server"],
-            format!("`{host}`: the server host must be named by its IP address, which the server listens on and the clients connect to"),
-            "write it as \"root@198.18.0.11\"",
-        ));
-    };
-    let fix = "run it on this machine (remove hosts.server), or use kind = \"external\"";
-    let kind = crate::target::kind(&server.kind)
-        .map_err(|e| cx.err(&["server", "kind"], e.to_string(), fix))?;
-    if !kind.runs_under_agent {
-        return Ok(());
-    }
-    if !kind.listens_on_host_address {
-        return Err(cx.err(
-            &["hosts", "server"],
-            format!(
-                "server kind `{}` cannot run on another host: it cannot listen on that host's address",
-                server.kind
-            ),
-            fix,
-        ));
-    }
-    let mut settings = kind.settings_on_host(&server.settings, ip);
-    settings.remove("kind");
-    crate::target::check_settings(&server.kind, &settings).map_err(|e| {
-        cx.err(
-            &["hosts", "server"],
-            format!(
-                "server kind `{}` cannot run on another host: {e}",
-                server.kind
-            ),
-            fix,
-        )
-    })
 }
 
 /// The file as written: TOML syntax and the types of the common fields. A
@@ -423,6 +342,7 @@ fn systems(cx: &Ctx, raw: Vec<super::raw::RawSystem>) -> Result<Vec<System>, Spe
         return Ok(vec![System {
             label: "default".into(),
             baseline: true,
+            host: None,
             server: toml::Table::new(),
             load: toml::Table::new(),
         }]);
@@ -444,16 +364,32 @@ fn systems(cx: &Ctx, raw: Vec<super::raw::RawSystem>) -> Result<Vec<System>, Spe
                 "give every system its own label",
             ));
         }
-        if s.server.contains_key("kind") || s.load.contains_key("kind") {
+        if s.load.contains_key("kind") {
             return Err(cx.err(
-                &["system", &idx],
-                "a system cannot change the server or load kind",
-                "compare kinds in separate runs with `scalelab compare`",
+                &["system", &idx, "load", "kind"],
+                format!(
+                    "system `{}`: a system cannot change the load kind",
+                    s.label
+                ),
+                "every system serves the run's one load kind; compare load kinds in separate runs with `scalelab compare`",
             ));
         }
+        let host = s
+            .host
+            .as_deref()
+            .map(crate::model::Host::parse)
+            .transpose()
+            .map_err(|m| {
+                cx.err(
+                    &["system", &idx, "host"],
+                    format!("system `{}`: {m}", s.label),
+                    "write it like host = \"root@198.18.0.11\" (see docs/experiment-format.md, [[system]])",
+                )
+            })?;
         out.push(System {
             label: s.label,
             baseline: s.baseline,
+            host,
             server: s.server,
             load: s.load,
         });
@@ -477,83 +413,6 @@ fn systems(cx: &Ctx, raw: Vec<super::raw::RawSystem>) -> Result<Vec<System>, Spe
         }
     }
     Ok(out)
-}
-
-/// Resolves every (system, point) and asks the target and driver to check
-/// their settings, so a typo fails before any server starts.
-fn check_every_trial(cx: &Ctx, exp: &Experiment) -> Result<(), SpecError> {
-    let points = exp.points();
-    for (si, sys) in exp.systems.iter().enumerate() {
-        for p in &points {
-            let locate = |key: &str, section: &str| -> Vec<String> {
-                let sys_table = if section == "server" {
-                    &sys.server
-                } else {
-                    &sys.load
-                };
-                if sys_table.contains_key(key) {
-                    vec!["system".into(), si.to_string(), section.into(), key.into()]
-                } else if let Some(name) = exp
-                    .axes
-                    .iter()
-                    .map(|a| a.target.name())
-                    .find(|n| n == key || *n == format!("{section}.{key}"))
-                {
-                    vec!["sweep".into(), name]
-                } else {
-                    vec![section.into(), key.into()]
-                }
-            };
-            let r = resolve(exp, si, p).map_err(|(k, m)| {
-                let section = if k.starts_with("server") {
-                    "server"
-                } else {
-                    "load"
-                };
-                let path = locate(&k, section);
-                cx.err(
-                    &refs(&path),
-                    format!("{m} (system `{}`, {})", sys.label, p.label()),
-                    FORMAT_DOC,
-                )
-            })?;
-            crate::target::check_settings(&r.server.kind, &r.server.settings)
-                .map_err(|e| setting_error(cx, &e.to_string(), "server", &locate, &sys.label))?;
-            crate::load::check_settings(&r.load.kind, &r.load.settings)
-                .map_err(|e| setting_error(cx, &e.to_string(), "load", &locate, &sys.label))?;
-        }
-    }
-    Ok(())
-}
-
-fn refs(path: &[String]) -> Vec<&str> {
-    path.iter().map(String::as_str).collect()
-}
-
-fn setting_error(
-    cx: &Ctx,
-    message: &str,
-    section: &str,
-    locate: &dyn Fn(&str, &str) -> Vec<String>,
-    system: &str,
-) -> SpecError {
-    // The field comes first in backquotes: "unknown field `x`", "`y`: expected
-    // ...", "`settings.work_mem`: ..." (a nested path).
-    let field = message.split('`').nth(1).unwrap_or("");
-    let mut segments = field.split('.').filter(|s| !s.is_empty());
-    let path = match segments.next() {
-        None => vec![section.to_string()],
-        Some(head) => {
-            let mut p = locate(head, section);
-            p.extend(segments.map(str::to_string));
-            p
-        }
-    };
-    cx.err(
-        &refs(&path),
-        format!("{message} (system `{system}`)"),
-        format!("check the {section} settings; {FORMAT_DOC}"),
-    )
 }
 
 #[cfg(test)]
@@ -715,10 +574,7 @@ mod tests {
         let scales: Vec<_> = exp
             .points()
             .iter()
-            .map(|p| {
-                let r = resolve(&exp, 0, p).unwrap();
-                crate::load::dataset(&r.load.kind, &r.load.settings).unwrap()
-            })
+            .map(|p| exp.plan.point(0, p).dataset)
             .collect();
         let pgbench = |scale| Some(crate::model::Dataset::Pgbench { scale });
         assert_eq!(scales, vec![pgbench(2), pgbench(16), pgbench(32)]);

@@ -15,6 +15,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TrialContext {
+    /// The server host (`user@address`) the trial's system ran on, in a
+    /// run with server hosts; absent: this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<String>,
     /// The server's CPUs and cgroups.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<PlacementFacts>,

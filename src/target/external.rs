@@ -14,10 +14,10 @@ const KIND: &str = "external";
 /// The `external` server kind: nothing to install, no lifecycle.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    serves: None,
     parallelism: &[],
     requires: &[],
-    check: |t| ExternalSettings::parse(t).map(|_| ()),
-    build: |t, _base_dir| Ok(Box::new(External::new(t)?)),
+    compile: |t| Ok(Box::new(ExternalSettings::parse(t)?)),
     runs_under_agent: false,
     listens_on_host_address: false,
     dns_lab: None,
@@ -41,11 +41,7 @@ pub struct ExternalSettings {
     pub pid_command: Option<String>,
 }
 
-/// Runs the user's shell commands where the server is: here or over ssh.
-pub trait CommandRunner: Send + Sync {
-    /// Runs `command` in a POSIX shell and returns its stdout, or why not.
-    fn run(&self, command: &str, limit: Duration) -> Result<String, String>;
-}
+pub use super::plan::CommandRunner;
 
 /// `sh -c` on this machine, bounded in time.
 pub struct LocalShell;
@@ -136,6 +132,21 @@ impl ExternalSettings {
     }
 }
 
+/// An external server's plan is its checked settings: it is built here,
+/// or with its commands run over ssh on a server host without an agent.
+impl super::plan::ServerPlan for ExternalSettings {
+    fn build(&self, _base_dir: &std::path::Path) -> Result<Box<dyn Target>, TargetError> {
+        Ok(Box::new(External::new(self.clone())))
+    }
+
+    fn build_with_shell(
+        &self,
+        shell: Box<dyn CommandRunner>,
+    ) -> Result<Box<dyn Target>, TargetError> {
+        Ok(Box::new(External::with_shell(self.clone(), shell)))
+    }
+}
+
 pub struct External {
     settings: ExternalSettings,
     shell: Box<dyn CommandRunner>,
@@ -145,18 +156,19 @@ pub struct External {
 }
 
 impl External {
-    pub fn new(t: &toml::Table) -> Result<Self, TargetError> {
-        Self::with_shell(t, Box::new(LocalShell))
+    /// The server its checked settings name, its commands run here.
+    pub fn new(settings: ExternalSettings) -> Self {
+        Self::with_shell(settings, Box::new(LocalShell))
     }
 
     /// The commands run through `shell` (over ssh for a server host).
-    pub fn with_shell(t: &toml::Table, shell: Box<dyn CommandRunner>) -> Result<Self, TargetError> {
-        Ok(External {
-            settings: ExternalSettings::parse(t)?,
+    pub fn with_shell(settings: ExternalSettings, shell: Box<dyn CommandRunner>) -> Self {
+        External {
+            settings,
             shell,
             started_pid: None,
             started: false,
-        })
+        }
     }
 
     fn command(&self, what: &str, command: &str) -> Result<String, TargetError> {

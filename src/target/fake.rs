@@ -12,18 +12,21 @@ const KIND: &str = "fake";
 /// The `fake` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Fake),
     parallelism: &[],
     requires: &[crate::kinds::Requirement {
         what: "fake server (tests only)",
         package: "fake-server-package",
         paths: &["/"],
     }],
-    check: |t| FakeSettings::parse(t).map(|_| ()),
-    build: |t, _base_dir| {
-        Ok(Box::new(FakeServer {
-            settings: FakeSettings::parse(t)?,
-            running: false,
-            dataset: None,
+    compile: |t| {
+        let settings = FakeSettings::parse(t)?;
+        Ok(super::plan::of(settings, |s, _base| {
+            Ok(Box::new(FakeServer {
+                settings: s.clone(),
+                running: false,
+                dataset: None,
+            }))
         }))
     },
     runs_under_agent: false,
@@ -31,7 +34,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     dns_lab: None,
 };
 
-#[derive(serde::Deserialize)]
+#[derive(Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FakeSettings {
     /// Answers per request slot: the fake load multiplies its count by it.

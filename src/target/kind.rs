@@ -1,16 +1,18 @@
 //! What a server kind is: one value in the [`KINDS`](super::KINDS) registry.
 
-use super::{Target, TargetError};
+use super::plan::ServerPlan;
+use super::TargetError;
 use crate::kinds::Requirement;
 use std::net::IpAddr;
 use std::path::Path;
 
-/// Builds a (not yet started) server from its settings table and a base
-/// directory for its private run directories.
-pub type BuildTarget = fn(&toml::Table, &Path) -> Result<Box<dyn Target>, TargetError>;
+/// Compiles a kind's settings table into its typed plan (the kind's
+/// settings parsing: the one place its table is read).
+pub type CompileServer = fn(&toml::Table) -> Result<Box<dyn ServerPlan>, TargetError>;
 
 /// Builds a DNS lab of one kind for `scalelab dns lab` (settings, base
-/// directory), like [`BuildTarget`] but with the lab's own type.
+/// directory), like [`CompileServer`] and [`ServerPlan::build`] in one,
+/// with the lab's own type.
 pub type BuildDnsLab = fn(&toml::Table, &Path) -> Result<super::dns::DnsLab, TargetError>;
 
 /// The settings key that makes a server listen on an address of its host
@@ -18,13 +20,16 @@ pub type BuildDnsLab = fn(&toml::Table, &Path) -> Result<super::dns::DnsLab, Tar
 const LISTEN_SETTING: &str = "listen";
 
 /// One server kind (`nginx`, `postgres`, `external`, ...): its settings,
-/// its lifecycle (the [`Target`] it builds) and what it needs installed. A
+/// its lifecycle (the [`Target`](super::Target) it builds) and what it needs installed. A
 /// kind's module defines one of these as `SERVER_KIND` and the registry
 /// lists it; nothing else matches on its name.
 #[derive(Clone, Copy)]
 pub struct ServerKind {
     /// The `kind` in an experiment's `[server]` table.
     pub name: &'static str,
+    /// The protocol it serves, which the run's load kind must speak;
+    /// `None`: whatever its URL names (`external`).
+    pub serves: Option<crate::model::Protocol>,
     /// The settings that count the server's parallel workers (processes,
     /// threads, queues, CPUs): a sweep over one of them is a concurrency
     /// axis, and the report fits the USL to it. Limits such as
@@ -33,11 +38,9 @@ pub struct ServerKind {
     /// What must be installed to run it (`scalelab doctor` and
     /// `scripts/setup.sh` read this).
     pub requires: &'static [Requirement],
-    /// Checks a settings table without starting anything.
-    pub check: fn(&toml::Table) -> Result<(), TargetError>,
-    /// Builds the (not yet started) server from its settings; private run
-    /// directories go under the given base directory.
-    pub build: BuildTarget,
+    /// Checks a settings table and compiles it into the kind's typed
+    /// [`ServerPlan`], without starting anything.
+    pub compile: CompileServer,
     /// Whether scalelab starts and stops the server itself, so that on
     /// another host it runs under that host's agent. `false` for a server
     /// that is already running (`external`): the host gets no agent, and

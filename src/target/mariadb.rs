@@ -32,14 +32,19 @@ const KIND: &str = "mariadb";
 /// The `mariadb` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Mysql),
     parallelism: &["thread_pool_size"],
     requires: &[crate::kinds::Requirement {
         what: "MariaDB server",
         package: "mariadb-server",
         paths: &["/usr/sbin/mariadbd", "/usr/sbin/mysqld"],
     }],
-    check: |t| MariadbSettings::parse(t).map(|_| ()),
-    build: |t, base_dir| Ok(Box::new(Mariadb::new(t, base_dir)?)),
+    compile: |t| {
+        let settings = MariadbSettings::parse(t)?;
+        Ok(super::plan::of(settings, |s, base| {
+            Ok(Box::new(Mariadb::with_settings(s.clone(), base)))
+        }))
+    },
     runs_under_agent: true,
     listens_on_host_address: false,
     dns_lab: None,
@@ -112,8 +117,16 @@ impl Mariadb {
     /// A MariaDB target from its `[server]` table; nothing starts until `start`. `base_dir`
     /// holds the private data directories.
     pub fn new(settings: &toml::Table, base_dir: &Path) -> Result<Mariadb, TargetError> {
-        Ok(Mariadb {
-            settings: MariadbSettings::parse(settings)?,
+        Ok(Self::with_settings(
+            MariadbSettings::parse(settings)?,
+            base_dir,
+        ))
+    }
+
+    /// A MariaDB target from its checked settings (see [`Mariadb::new`]).
+    pub fn with_settings(settings: MariadbSettings, base_dir: &Path) -> Mariadb {
+        Mariadb {
+            settings,
             base_dir: base_dir.to_path_buf(),
             dir: None,
             server: None,
@@ -122,7 +135,7 @@ impl Mariadb {
             effective: None,
             wanted: None,
             dataset: None,
-        })
+        }
     }
 
     /// The endpoint of the running server.

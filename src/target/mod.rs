@@ -11,8 +11,10 @@
 //! server that is already running and has no lifecycle.
 //!
 //! Settings arrive as a TOML table (the experiment's `[server]` merged with a
-//! system's overrides and the sweep point); each kind deserializes its own
-//! typed settings, so unknown or mistyped fields are reported by name. The
+//! system's overrides and the sweep point); each kind compiles it once, when
+//! the experiment is validated, into its typed settings behind a
+//! [`ServerPlan`], so unknown or mistyped fields are reported by name and
+//! every server is built from its plan. The
 //! data a server holds is not among them: the workload declares it, and the
 //! runner hands it to [`Target::start`] as a [`Dataset`]; the target decides
 //! how to build and cache it.
@@ -27,12 +29,14 @@ mod fake;
 mod kind;
 pub mod mariadb;
 pub mod nginx;
+pub mod plan;
 pub mod ports;
 pub mod postgres;
 pub mod router;
 pub mod rundir;
 
 pub use kind::ServerKind;
+pub use plan::ServerPlan;
 
 /// Every server kind scalelab can run: adding a kind is its module plus one
 /// line here.
@@ -242,25 +246,17 @@ pub fn kind_names() -> Vec<&'static str> {
     crate::kinds::names(KINDS)
 }
 
-/// Builds the target for `kind` from its settings table. `base_dir` is the
-/// directory under which private run directories are created.
-pub fn build(
-    kind: &str,
+/// Checks `kind`'s settings table and compiles it into its typed plan,
+/// without starting anything (spec validation; tests). A dataset field
+/// among them is refused with where it goes now. Build the server with
+/// [`ServerPlan::build`].
+pub fn compile(
+    kind: &'static ServerKind,
     settings: &toml::Table,
-    base_dir: &Path,
-) -> Result<Box<dyn Target>, TargetError> {
-    let k = self::kind(kind)?;
+) -> Result<Box<dyn ServerPlan>, TargetError> {
     crate::model::dataset::refuse_in_server(settings)
-        .map_err(|m| TargetError::settings(k.name, m))?;
-    (k.build)(settings, base_dir)
-}
-
-/// Checks a settings table without starting anything (spec validation).
-pub fn check_settings(kind: &str, settings: &toml::Table) -> Result<(), TargetError> {
-    let k = self::kind(kind)?;
-    crate::model::dataset::refuse_in_server(settings)
-        .map_err(|m| TargetError::settings(k.name, m))?;
-    (k.check)(settings)
+        .map_err(|m| TargetError::settings(kind.name, m))?;
+    (kind.compile)(settings)
 }
 
 /// The error of a kind that holds no data when a workload declares some

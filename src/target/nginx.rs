@@ -21,14 +21,19 @@ const MAX_FILE: crate::units::Bytes = crate::units::Bytes(1 << 30);
 /// The `nginx` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Http),
     parallelism: &["worker_processes"],
     requires: &[crate::kinds::Requirement {
         what: "nginx",
         package: "nginx",
         paths: &["/usr/sbin/nginx"],
     }],
-    check: |t| NginxSettings::parse(t).map(|_| ()),
-    build: |t, base_dir| Ok(Box::new(Nginx::new(t, base_dir)?)),
+    compile: |t| {
+        let settings = NginxSettings::parse(t)?;
+        Ok(super::plan::of(settings, |s, base| {
+            Ok(Box::new(Nginx::new(s.clone(), base)))
+        }))
+    },
     runs_under_agent: true,
     listens_on_host_address: true,
     dns_lab: None,
@@ -271,17 +276,17 @@ pub struct Nginx {
 }
 
 impl Nginx {
-    /// An nginx target from its `[server]` table; nothing starts until `start`. `base_dir`
-    /// holds the private run directories.
-    pub fn new(t: &toml::Table, base_dir: &Path) -> Result<Self, TargetError> {
-        Ok(Nginx {
-            settings: NginxSettings::parse(t)?,
+    /// An nginx target from its checked settings; nothing starts until
+    /// `start`. `base_dir` holds the private run directories.
+    pub fn new(settings: NginxSettings, base_dir: &Path) -> Self {
+        Nginx {
+            settings,
             base_dir: base_dir.to_path_buf(),
             run_dir: None,
             server: None,
             port: None,
             config: None,
-        })
+        }
     }
 
     fn binary() -> Result<PathBuf, TargetError> {

@@ -41,6 +41,7 @@ const KIND: &str = "postgres";
 /// The `postgres` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Postgres),
     parallelism: &[],
     requires: &[
         crate::kinds::Requirement {
@@ -54,8 +55,12 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
             paths: &["/usr/sbin/runuser", "/sbin/runuser"],
         },
     ],
-    check: |t| PostgresSettings::parse(t).map(|_| ()),
-    build: |t, base_dir| Ok(Box::new(Postgres::new(t, base_dir)?)),
+    compile: |t| {
+        let settings = PostgresSettings::parse(t)?;
+        Ok(super::plan::of(settings, |s, base| {
+            Ok(Box::new(Postgres::with_settings(s.clone(), base)?))
+        }))
+    },
     runs_under_agent: true,
     listens_on_host_address: true,
     dns_lab: None,
@@ -119,7 +124,14 @@ impl Postgres {
     /// A PostgreSQL target from its `[server]` table; finds the binaries but starts nothing
     /// until `start`. `base_dir` holds the clusters.
     pub fn new(settings: &toml::Table, base_dir: &Path) -> Result<Postgres, TargetError> {
-        let settings = PostgresSettings::parse(settings)?;
+        Self::with_settings(PostgresSettings::parse(settings)?, base_dir)
+    }
+
+    /// A PostgreSQL target from its checked settings (see [`Postgres::new`]).
+    pub fn with_settings(
+        settings: PostgresSettings,
+        base_dir: &Path,
+    ) -> Result<Postgres, TargetError> {
         let bin_dir = match &settings.bin_dir {
             Some(d) => d.clone(),
             None => os::newest_bin_dir().ok_or_else(|| TargetError::Missing {

@@ -252,7 +252,9 @@ impl Nginx {
         ))
         .expect("nginx settings parse");
         let base = tempfile::tempdir().expect("temp dir");
-        let mut target = target::build("nginx", &settings, base.path()).expect("nginx target");
+        let mut target = target::compile(&target::nginx::SERVER_KIND, &settings)
+            .and_then(|plan| plan.build(base.path()))
+            .expect("nginx target");
         let mut last_error = None;
         // A free port can be taken by someone else before nginx binds it.
         for _ in 0..3 {

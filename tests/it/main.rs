@@ -13,6 +13,7 @@ mod http_driver;
 mod lifecycle;
 mod load_policy;
 mod multihost;
+mod multihost_systems;
 mod mysql;
 mod nginx;
 mod postgres;

@@ -10,14 +10,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// A lab that is up for one test and down when dropped.
-struct Lab {
+pub(crate) struct Lab {
     dir: PathBuf,
     prefix: String,
     ssh_command: String,
 }
 
 impl Lab {
-    fn up(hosts: u32) -> Lab {
+    pub(crate) fn up(hosts: u32) -> Lab {
         static N: AtomicU32 = AtomicU32::new(0);
         let prefix = format!(
             "s{}-{}",
@@ -77,7 +77,7 @@ impl Lab {
     }
 
     /// The host's processes whose command line contains `needle`.
-    fn processes(&self, host: u32, needle: &str) -> Vec<u32> {
+    pub(crate) fn processes(&self, host: u32, needle: &str) -> Vec<u32> {
         self.pids(host)
             .into_iter()
             .filter(|p| {
@@ -92,7 +92,7 @@ impl Lab {
 impl Lab {
     /// The PID of the agent on `host`, once it has been up for 1.5 s (so,
     /// in a run whose trials start at once, inside the first trial).
-    fn agent_in_a_trial(&self, host: u32) -> u32 {
+    pub(crate) fn agent_in_a_trial(&self, host: u32) -> u32 {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let agents = self.processes(host, "agent\0--workdir");
@@ -126,7 +126,7 @@ fn write_experiment(dir: &Path, hosts: &str, body: &str) -> PathBuf {
 }
 
 /// `scalelab --store s.sqlite run EXP -o r.html` on the coordinator host.
-fn run_cmd(lab: &Lab, dir: &Path, exp: &Path) -> Command {
+pub(crate) fn run_cmd(lab: &Lab, dir: &Path, exp: &Path) -> Command {
     let mut c = lab.scalelab(dir);
     c.args(["--store", "s.sqlite", "run"])
         .arg(exp)
@@ -134,7 +134,7 @@ fn run_cmd(lab: &Lab, dir: &Path, exp: &Path) -> Command {
     c
 }
 
-fn run(lab: &Lab, dir: &Path, exp: &Path) -> Output {
+pub(crate) fn run(lab: &Lab, dir: &Path, exp: &Path) -> Output {
     run_cmd(lab, dir, exp).output().unwrap()
 }
 
@@ -389,7 +389,7 @@ fn a_truncated_agent_at_the_final_name_is_replaced_and_the_run_succeeds() {
 }
 
 /// `scalelab run` of `exp` started in the background (its stderr piped).
-fn spawn_run(lab: &Lab, dir: &Path, exp: &Path) -> std::process::Child {
+pub(crate) fn spawn_run(lab: &Lab, dir: &Path, exp: &Path) -> std::process::Child {
     run_cmd(lab, dir, exp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

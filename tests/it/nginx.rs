@@ -24,10 +24,18 @@ fn settings(text: &str) -> toml::Table {
     toml::from_str(text).unwrap()
 }
 
+/// An nginx target from its settings table, compiled as a recipe's are.
+fn nginx(
+    settings: &toml::Table,
+    base: &std::path::Path,
+) -> Result<Box<dyn target::Target>, target::TargetError> {
+    target::compile(&target::nginx::SERVER_KIND, settings)?.build(base)
+}
+
 #[test]
 fn serves_the_seed_files_and_stops_cleanly() {
     let base = tempfile::tempdir().unwrap();
-    let mut t = target::build("nginx", &settings("worker_processes = 2"), base.path()).unwrap();
+    let mut t = nginx(&settings("worker_processes = 2"), base.path()).unwrap();
     let ep = t
         .start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
@@ -54,8 +62,7 @@ fn serves_the_seed_files_and_stops_cleanly() {
 #[test]
 fn a_bad_setting_gives_nginx_own_words() {
     let base = tempfile::tempdir().unwrap();
-    let mut t = target::build(
-        "nginx",
+    let mut t = nginx(
         &settings("extra_http = \"no_such_directive on;\""),
         base.path(),
     )
@@ -71,7 +78,7 @@ fn a_bad_setting_gives_nginx_own_words() {
 #[test]
 fn drop_stops_the_server() {
     let base = tempfile::tempdir().unwrap();
-    let mut t = target::build("nginx", &toml::Table::new(), base.path()).unwrap();
+    let mut t = nginx(&toml::Table::new(), base.path()).unwrap();
     t.start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
     let root = t.root_pid().unwrap();
@@ -84,7 +91,7 @@ fn pinned_nginx_runs_only_on_its_cpus() {
     let base = tempfile::tempdir().unwrap();
     let last = scalelab::placement::online_cpus() - 1;
     let placement = Placement::create("it-nginx-pin", Some(vec![last]), None).unwrap();
-    let mut t = target::build("nginx", &settings("worker_processes = 2"), base.path()).unwrap();
+    let mut t = nginx(&settings("worker_processes = 2"), base.path()).unwrap();
     t.start(&placement, None, &Shutdown::new()).unwrap();
     let root = t.root_pid().unwrap();
     for pid in std::iter::once(root).chain(process::children_of(root)) {
@@ -103,7 +110,7 @@ fn pinned_nginx_runs_only_on_its_cpus() {
 #[test]
 fn workers_that_outlive_a_killed_master_are_stopped_with_it() {
     let base = tempfile::tempdir().unwrap();
-    let mut t = target::build("nginx", &settings("worker_processes = 2"), base.path()).unwrap();
+    let mut t = nginx(&settings("worker_processes = 2"), base.path()).unwrap();
     t.start(&Placement::unconstrained(), None, &Shutdown::new())
         .unwrap();
     let master = t.root_pid().unwrap();

@@ -96,6 +96,8 @@ fn report(dir: &Path, spec: &Spec, trials: &[T]) -> String {
                 load_kind: spec.load_kind,
                 server_kind: spec.server_kind,
                 noise: 0.02,
+                label: None,
+                revision: None,
             })
             .expect("run");
         for (i, t) in trials.iter().enumerate() {

@@ -35,6 +35,7 @@ use tally::Tally;
 /// The `dns` entry of the load-kind registry.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "dns",
+    protocol: crate::model::Protocol::Dns,
     unit: crate::units::RateUnit::Queries,
     error_kinds: ErrorKind::REQUEST_REPLY,
     requires: &[crate::kinds::Requirement {
@@ -42,9 +43,14 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
         package: "iproute2",
         paths: &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"],
     }],
-    check: |t| DnsSettings::parse(t).map(|_| ()),
-    build: |t, endpoint| Ok(Box::new(DnsDriver::from_settings(t, endpoint)?)),
-    dataset: |t| Ok(Some(DnsSettings::parse(t)?.dataset())),
+    compile: |t| {
+        let settings = DnsSettings::parse(t)?;
+        Ok(crate::load::kind::plan(
+            settings,
+            |s, endpoint| Ok(Box::new(DnsDriver::new(s.clone(), endpoint)?)),
+            |s| Some(s.dataset()),
+        ))
+    },
 };
 
 /// Where the queries come from: a dnsperf-format file, or a set drawn
@@ -151,12 +157,6 @@ pub struct DnsDriver {
 }
 
 impl DnsDriver {
-    /// A driver from the `[load]` table and the target's endpoint (see
-    /// [`parse_endpoint`]).
-    pub fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
-        Self::new(DnsSettings::parse(t)?, endpoint)
-    }
-
     /// A driver from checked settings; encodes every query once, up front.
     pub fn new(settings: DnsSettings, endpoint: &str) -> Result<Self, LoadError> {
         settings.validate()?;

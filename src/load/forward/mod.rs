@@ -35,12 +35,18 @@ use trial::{TrialPlan, TrialReport};
 /// The registry entry: `[load] kind = "forward"`.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "forward",
+    protocol: crate::model::Protocol::Frames,
     unit: crate::units::RateUnit::Frames,
     error_kinds: &[ErrorKind::Write],
     requires: &[],
-    check: |t| ForwardSettings::parse(t).map(|_| ()),
-    build: |t, endpoint| Ok(Box::new(ForwardDriver::from_settings(t, endpoint)?)),
-    dataset: |_| Ok(None),
+    compile: |t| {
+        let settings = ForwardSettings::parse(t)?;
+        Ok(crate::load::kind::plan(
+            settings,
+            |s, endpoint| Ok(Box::new(ForwardDriver::new(s.clone(), endpoint)?)),
+            crate::load::kind::no_dataset,
+        ))
+    },
 };
 
 /// `[load] kind = "forward"` settings.
@@ -153,10 +159,6 @@ impl ForwardDriver {
             reason: format!("{reason}; the forward load needs `[server] kind = \"router\"`"),
         })?;
         Ok(ForwardDriver { settings, topology })
-    }
-
-    pub(crate) fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
-        Self::new(ForwardSettings::parse(t)?, endpoint)
     }
 
     fn frame(&self) -> Result<FrameSize, LoadError> {

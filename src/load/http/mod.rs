@@ -27,12 +27,18 @@ use url::HttpUrl;
 /// The `http` load kind.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "http",
+    protocol: crate::model::Protocol::Http,
     unit: crate::units::RateUnit::Requests,
     error_kinds: ErrorKind::REQUEST_REPLY,
     requires: &[],
-    check: |t| HttpSettings::parse(t).map(|_| ()),
-    build: |t, endpoint| Ok(Box::new(HttpDriver::from_settings(t, endpoint)?)),
-    dataset: |_| Ok(None),
+    compile: |t| {
+        let settings = HttpSettings::parse(t)?;
+        Ok(crate::load::kind::plan(
+            settings,
+            |s, endpoint| Ok(Box::new(HttpDriver::new(s.clone(), endpoint)?)),
+            crate::load::kind::no_dataset,
+        ))
+    },
 };
 
 /// Kind-specific settings of an HTTP load (the experiment's `[load]` table).
@@ -120,7 +126,11 @@ pub struct HttpDriver {
 impl HttpDriver {
     /// Builds the driver from the `[load]` table's HTTP settings, aimed at
     /// `endpoint` (`http://127.0.0.1:8080` or with a path).
-    pub fn from_settings(settings: &toml::Table, endpoint: &str) -> Result<HttpDriver, LoadError> {
+    #[cfg(test)]
+    pub(crate) fn from_settings(
+        settings: &toml::Table,
+        endpoint: &str,
+    ) -> Result<HttpDriver, LoadError> {
         HttpDriver::new(HttpSettings::parse(settings)?, endpoint)
     }
 

@@ -24,12 +24,18 @@ use std::time::Duration;
 /// The `mysql` load kind.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "mysql",
+    protocol: crate::model::Protocol::Mysql,
     unit: crate::units::RateUnit::Transactions,
     error_kinds: ErrorKind::SQL_LOCKING,
     requires: &[],
-    check: |t| MysqlSettings::parse(t).map(|_| ()),
-    build: |t, endpoint| Ok(Box::new(MysqlDriver::from_settings(t, endpoint)?)),
-    dataset: |t| Ok(MysqlSettings::parse(t)?.dataset()),
+    compile: |t| {
+        let settings = MysqlSettings::parse(t)?;
+        Ok(crate::load::kind::plan(
+            settings,
+            |s, endpoint| Ok(Box::new(MysqlDriver::new(s.clone(), endpoint)?)),
+            MysqlSettings::dataset,
+        ))
+    },
 };
 
 /// The mysql driver's settings (the `[load]` keys besides the common ones).
@@ -113,10 +119,6 @@ pub struct MysqlDriver {
 }
 
 impl MysqlDriver {
-    pub(crate) fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
-        Self::new(MysqlSettings::parse(t)?, endpoint)
-    }
-
     /// A driver for the server `endpoint` names (a [`MysqlUrl`]). A URL that
     /// does not parse, or names a host off loopback, is a
     /// [`LoadError::Target`] that never shows the password. Nothing

@@ -26,12 +26,18 @@ use std::time::Duration;
 /// The `pg` load kind.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "pg",
+    protocol: crate::model::Protocol::Postgres,
     unit: crate::units::RateUnit::Transactions,
     error_kinds: ErrorKind::SQL_SERIALIZABLE,
     requires: &[],
-    check: |t| PgSettings::parse(t).map(|_| ()),
-    build: |t, endpoint| Ok(Box::new(PgDriver::from_settings(t, endpoint)?)),
-    dataset: |t| Ok(PgSettings::parse(t)?.dataset()),
+    compile: |t| {
+        let settings = PgSettings::parse(t)?;
+        Ok(crate::load::kind::plan(
+            settings,
+            |s, endpoint| Ok(Box::new(PgDriver::new(s.clone(), endpoint)?)),
+            PgSettings::dataset,
+        ))
+    },
 };
 
 /// The pg driver's settings (the `[load]` keys besides the common ones).
@@ -120,6 +126,7 @@ pub struct PgDriver {
 }
 
 impl PgDriver {
+    #[cfg(test)]
     pub(crate) fn from_settings(t: &toml::Table, endpoint: &str) -> Result<Self, LoadError> {
         Self::new(PgSettings::parse(t)?, endpoint)
     }

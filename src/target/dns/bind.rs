@@ -19,10 +19,15 @@ pub(crate) const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Require
 /// The `bind` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads", "nsd_threads"],
     requires: &[super::NSD_PACKAGE, BIND_PACKAGE, super::IPROUTE],
-    check: |t| BindSettings::parse(t).map(|_| ()),
-    build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+    compile: |t| {
+        let settings = BindSettings::parse(t)?;
+        Ok(crate::target::plan::of(settings, |s, base| {
+            Ok(Box::new(lab(s.clone(), base)))
+        }))
+    },
     runs_under_agent: true,
     listens_on_host_address: false,
     dns_lab: Some(target),
@@ -70,16 +75,16 @@ impl BindSettings {
 
 /// The BIND target: NSD, then named in front of it.
 pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
-    let s = BindSettings::parse(t)?;
+    Ok(lab(BindSettings::parse(t)?, base_dir))
+}
+
+/// The lab of checked settings (see [`target`]).
+pub fn lab(s: BindSettings, base_dir: &Path) -> DnsLab {
     let nsd = Nsd {
         threads: s.nsd_threads,
         extra: None,
     };
-    Ok(DnsLab::new(
-        KIND,
-        vec![Box::new(nsd), Box::new(Bind(s))],
-        base_dir,
-    ))
+    DnsLab::new(KIND, vec![Box::new(nsd), Box::new(Bind(s))], base_dir)
 }
 
 /// BIND (`named`) as the lab's resolver, in front of NSD.

@@ -11,10 +11,15 @@ const KIND: &str = "nsd";
 /// The `nsd` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads"],
     requires: &[super::NSD_PACKAGE, super::IPROUTE],
-    check: |t| NsdSettings::parse(t).map(|_| ()),
-    build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+    compile: |t| {
+        let settings = NsdSettings::parse(t)?;
+        Ok(crate::target::plan::of(settings, |s, base| {
+            Ok(Box::new(lab(s.clone(), base)))
+        }))
+    },
     runs_under_agent: true,
     listens_on_host_address: false,
     dns_lab: Some(target),
@@ -44,12 +49,16 @@ impl NsdSettings {
 
 /// The NSD target: a lab whose only server is NSD.
 pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
-    let s = NsdSettings::parse(t)?;
+    Ok(lab(NsdSettings::parse(t)?, base_dir))
+}
+
+/// The lab of checked settings (see [`target`]).
+pub fn lab(s: NsdSettings, base_dir: &Path) -> DnsLab {
     let nsd = Nsd {
         threads: s.threads,
         extra: s.extra,
     };
-    Ok(DnsLab::new(KIND, vec![Box::new(nsd)], base_dir))
+    DnsLab::new(KIND, vec![Box::new(nsd)], base_dir)
 }
 
 /// NSD as one of the lab's servers.

@@ -1,8 +1,9 @@
 //! Kind `resolver`: BIND 9 or Unbound, chosen by the `software` setting, with
 //! the settings both share (threads, one cache size, extra lines). It exists
 //! so one recipe can compare the two as systems (`server = { software =
-//! "unbound" }`), since a system cannot change the server kind; the `bind`
-//! and `unbound` kinds keep each one's own settings.
+//! "unbound" }`) sharing the swept settings (a system with a server kind of
+//! its own keeps none of `[server]`'s); the `bind` and `unbound` kinds keep
+//! each one's own settings.
 
 use super::bind::{Bind, BindSettings};
 use super::nsd::Nsd;
@@ -16,6 +17,7 @@ const KIND: &str = "resolver";
 /// The `resolver` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads", "nsd_threads"],
     requires: &[
         super::NSD_PACKAGE,
@@ -23,8 +25,12 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
         super::unbound::UNBOUND_PACKAGE,
         super::IPROUTE,
     ],
-    check: |t| ResolverSettings::parse(t).map(|_| ()),
-    build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+    compile: |t| {
+        let settings = ResolverSettings::parse(t)?;
+        Ok(crate::target::plan::of(settings, |s, base| {
+            Ok(Box::new(lab(s.clone(), base)))
+        }))
+    },
     runs_under_agent: true,
     listens_on_host_address: false,
     dns_lab: None,
@@ -90,13 +96,12 @@ impl ResolverSettings {
 }
 
 /// NSD, then the chosen resolver in front of it.
-pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
-    let s = ResolverSettings::parse(t)?;
+pub fn lab(s: ResolverSettings, base_dir: &Path) -> DnsLab {
     let nsd = Nsd {
         threads: s.nsd_threads,
         extra: None,
     };
-    Ok(DnsLab::new(KIND, vec![Box::new(nsd), s.server()], base_dir))
+    DnsLab::new(KIND, vec![Box::new(nsd), s.server()], base_dir)
 }
 
 #[cfg(test)]

@@ -20,10 +20,15 @@ pub(crate) const UNBOUND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requ
 /// The `unbound` entry of the server-kind registry.
 pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads", "nsd_threads"],
     requires: &[super::NSD_PACKAGE, UNBOUND_PACKAGE, super::IPROUTE],
-    check: |t| UnboundSettings::parse(t).map(|_| ()),
-    build: |t, base_dir| Ok(Box::new(target(t, base_dir)?)),
+    compile: |t| {
+        let settings = UnboundSettings::parse(t)?;
+        Ok(crate::target::plan::of(settings, |s, base| {
+            Ok(Box::new(lab(s.clone(), base)))
+        }))
+    },
     runs_under_agent: true,
     listens_on_host_address: false,
     dns_lab: Some(target),
@@ -72,16 +77,16 @@ impl UnboundSettings {
 
 /// The Unbound target: NSD, then Unbound in front of it.
 pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
-    let s = UnboundSettings::parse(t)?;
+    Ok(lab(UnboundSettings::parse(t)?, base_dir))
+}
+
+/// The lab of checked settings (see [`target`]).
+pub fn lab(s: UnboundSettings, base_dir: &Path) -> DnsLab {
     let nsd = Nsd {
         threads: s.nsd_threads,
         extra: None,
     };
-    Ok(DnsLab::new(
-        KIND,
-        vec![Box::new(nsd), Box::new(Unbound(s))],
-        base_dir,
-    ))
+    DnsLab::new(KIND, vec![Box::new(nsd), Box::new(Unbound(s))], base_dir)
 }
 
 /// Unbound as the lab's resolver, in front of NSD.

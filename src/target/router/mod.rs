@@ -28,6 +28,7 @@ const KIND: &str = "router";
 /// The registry entry: `[server] kind = "router"`.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
+    serves: Some(crate::model::Protocol::Frames),
     parallelism: &["queues", "rps_cpus", "xps_cpus"],
     requires: &[
         crate::kinds::Requirement {
@@ -46,8 +47,12 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
             paths: &["/usr/sbin/ethtool", "/sbin/ethtool"],
         },
     ],
-    check: |t| RouterSettings::parse(t).map(|_| ()),
-    build: |t, _base_dir| Ok(Box::new(Router::new(t)?)),
+    compile: |t| {
+        let settings = RouterSettings::parse(t)?;
+        Ok(super::plan::of(settings, |s, _base| {
+            Ok(Box::new(Router::from_settings(s.clone())))
+        }))
+    },
     runs_under_agent: true,
     listens_on_host_address: false,
     dns_lab: None,

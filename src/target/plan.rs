@@ -1,0 +1,56 @@
+//! A server kind's compiled settings: the [`ServerPlan`] its registry
+//! entry's `compile` makes from a settings table, once, when the
+//! experiment is validated; every server is built from one.
+
+use super::{Target, TargetError};
+use std::path::Path;
+use std::time::Duration;
+
+/// Runs the user's shell commands where the server is: here or over ssh.
+pub trait CommandRunner: Send + Sync {
+    /// Runs `command` in a POSIX shell and returns its stdout, or why not.
+    fn run(&self, command: &str, limit: Duration) -> Result<String, String>;
+}
+
+/// A server kind's compiled settings: its typed settings struct, checked,
+/// and how a server is built from them. The experiment is compiled into
+/// these once, before a run starts; the runner builds every server from
+/// its plan, never from a settings table.
+pub trait ServerPlan: Send + Sync {
+    /// Builds the (not yet started) server; private run directories go
+    /// under `base_dir`.
+    fn build(&self, base_dir: &Path) -> Result<Box<dyn Target>, TargetError>;
+    /// Builds it with its commands run through `shell` (over ssh on a
+    /// server host without an agent). Only a kind that does not
+    /// [run under an agent](super::ServerKind::runs_under_agent) runs that way.
+    fn build_with_shell(
+        &self,
+        shell: Box<dyn CommandRunner>,
+    ) -> Result<Box<dyn Target>, TargetError> {
+        drop(shell);
+        Err(TargetError::Settings {
+            kind: "server",
+            message: "this server kind runs under an agent, not over plain ssh".into(),
+        })
+    }
+}
+
+/// Builds a kind's server from its settings `S` and a base directory.
+pub type BuildFrom<S> = fn(&S, &Path) -> Result<Box<dyn Target>, TargetError>;
+
+/// The plan of a kind whose settings are the struct `S` and whose server
+/// `build` makes from them (most kinds: `plan::of(Settings::parse(t)?, ...)`).
+pub fn of<S: Send + Sync + 'static>(settings: S, build: BuildFrom<S>) -> Box<dyn ServerPlan> {
+    Box::new(Compiled { settings, build })
+}
+
+struct Compiled<S> {
+    settings: S,
+    build: BuildFrom<S>,
+}
+
+impl<S: Send + Sync> ServerPlan for Compiled<S> {
+    fn build(&self, base_dir: &Path) -> Result<Box<dyn Target>, TargetError> {
+        (self.build)(&self.settings, base_dir)
+    }
+}
