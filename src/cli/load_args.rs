@@ -141,6 +141,34 @@ pub fn duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
 }
 
+/// The latency fields every kind's JSON carries, with the same names:
+/// `latency_us` ([`scalelab::load::result::LatencyFields`]) and, in rate
+/// mode, `schedule_lag_us` (how late the generator sent against its
+/// schedule; `null` in a closed loop).
+pub fn latency_json(r: &LoadResult) -> [(&'static str, serde_json::Value); 2] {
+    let value = |v| serde_json::to_value(v).unwrap_or_default();
+    [
+        ("latency_us", value(Some(r.latency_fields()))),
+        ("schedule_lag_us", value(r.schedule_lag())),
+    ]
+}
+
+/// Adds [`latency_json`]'s fields to a kind's JSON object.
+pub fn with_latency(mut v: serde_json::Value, r: &LoadResult) -> serde_json::Value {
+    for (key, value) in latency_json(r) {
+        v[key] = value;
+    }
+    v
+}
+
+/// Rate mode: prints the generator's schedule lag beside the latency
+/// (`label` is the kind's wording, `rate limit schedule lag:` for pgbench).
+pub fn print_schedule_lag(label: &str, r: &LoadResult) {
+    if let Some(lag) = r.schedule_lag() {
+        outln!("{label} {}", lag.describe());
+    }
+}
+
 /// Prints each of the run's notes after `label` (`Note:`, `note:`).
 pub fn print_notes(label: &str, r: &LoadResult) {
     for note in &r.notes {

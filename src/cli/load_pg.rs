@@ -1,7 +1,9 @@
 //! `scalelab load pg`: one pgbench-style run, or `--init` to build the
 //! dataset (pgbench -i).
 
-use super::load_args::{print_notes, CoalesceArg, LoadDefaults, LoadShape};
+use super::load_args::{
+    print_notes, print_schedule_lag, with_latency, CoalesceArg, LoadDefaults, LoadShape,
+};
 use anyhow::Context;
 use scalelab::load::limits;
 use scalelab::load::pg::{self, PgDriver, PgSettings, QueryMode, ScriptKind};
@@ -215,7 +217,7 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
     } else {
         0.0
     };
-    let lat = r.latency_summary();
+    let lat = r.latency_fields();
     outln!("transaction type: {}", a.script().pgbench_title());
     outln!("scaling factor: {scale}");
     outln!("query mode: {}", a.protocol.name());
@@ -244,12 +246,15 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
     outln!("latency average = {}", ms(lat.mean));
     outln!("latency stddev = {}", ms(lat.stdev));
     outln!(
-        "latency p50 = {}, p90 = {}, p99 = {}, max = {}",
+        "latency p50 = {}, p75 = {}, p90 = {}, p99 = {}, p99.9 = {}, max = {}",
         lat.p50,
+        lat.p75,
         lat.p90,
         lat.p99,
+        lat.p999,
         lat.max
     );
+    print_schedule_lag("rate limit schedule lag:", r);
     outln!("tps = {:.6} (without initial connection time)", r.rps());
     let per_txn = if r.requests > 0 {
         Micros((r.client_cpu.0 / r.requests as f64 * 1e6) as u64).to_string()
@@ -265,8 +270,7 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
 
 fn json(a: &LoadPgArgs, scale: u32, r: &LoadResult) -> serde_json::Value {
     let m = Measurement::from(r);
-    let lat = &m.latency_us;
-    serde_json::json!({
+    let v = serde_json::json!({
         "script": a.script().name(),
         "protocol": a.protocol.name(),
         "scale": scale,
@@ -274,20 +278,13 @@ fn json(a: &LoadPgArgs, scale: u32, r: &LoadResult) -> serde_json::Value {
         "threads": a.threads(),
         "transactions": m.requests,
         "tps": m.rps,
-        "latency_us": {
-            "p50": lat.p50.0,
-            "p90": lat.p90.0,
-            "p99": lat.p99.0,
-            "max": lat.max.0,
-            "mean": lat.mean,
-            "stdev": lat.stdev,
-        },
         "failures": m.errors,
         "retries": m.retries,
         "client_cpu_s": m.client_cpu_s,
         "duration_s": m.duration_s,
         "connections_opened": m.connections_opened,
         "target_rate": m.target_rate,
-        "notes": m.notes,
-    })
+        "notes": r.notes,
+    });
+    with_latency(v, r)
 }

@@ -223,11 +223,10 @@ fn mariadb_open_loop_holds_the_rate() {
     let r = s.run(ScriptKind::OltpPointSelect, &open);
     assert!(r.requests <= 402 && r.requests >= 300, "{}", r.requests);
     assert_eq!(r.target_rate, Some(200.0));
-    assert!(
-        r.notes.iter().any(|n| n.contains("schedule lag")),
-        "{:?}",
-        r.notes
-    );
+    let lag = r
+        .schedule_lag()
+        .expect("rate mode records the schedule lag");
+    assert!(r.schedule_lag.len() >= r.requests, "{lag:?}");
 }
 
 #[test]
@@ -274,9 +273,7 @@ fn mariadb_cli_initializes_runs_and_explains_bad_input() {
     ] {
         assert!(v.get(key).is_some(), "{key} missing: {v}");
     }
-    for p in ["p50", "p90", "p99", "p999", "max"] {
-        assert!(v["latency_us"][p].as_u64().unwrap() > 0, "{v}");
-    }
+    crate::support::assert_latency_fields(&v, false);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
     assert_eq!(v["threads"].as_u64(), Some(cpus.min(2)), "default -j: {v}");
     assert_eq!(
@@ -293,6 +290,26 @@ fn mariadb_cli_initializes_runs_and_explains_bad_input() {
         "500ms",
     ]);
     assert!(stdout(&out).contains("transactions:"), "{}", stdout(&out));
+    // Rate mode: the same latency fields, and the schedule lag beside them.
+    let rated = |json: &[&str]| {
+        let mut args = vec!["load", "mysql", url, "--script", "oltp_point_select"];
+        args.extend(["--rate", "100", "-d", "1s"]);
+        args.extend(json);
+        let out = run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let v: serde_json::Value = serde_json::from_str(&rated(&["--json"])).unwrap();
+    crate::support::assert_latency_fields(&v, true);
+    let text = rated(&[]);
+    for field in [
+        "stddev:",
+        "p75:",
+        "p99.9:",
+        "schedule lag (rate mode): p50 ",
+    ] {
+        assert!(text.contains(field), "{field}: {text}");
+    }
 
     let bad = |args: &[&str], needle: &str| {
         let out = run(args);

@@ -481,11 +481,13 @@ fn postgres_open_loop_and_exact_counts() {
     );
     assert!(r.requests >= 100, "{}", r.requests);
     assert_eq!(r.target_rate, Some(200.0));
-    assert!(
-        r.notes.iter().any(|n| n.contains("schedule lag")),
-        "{:?}",
-        r.notes
-    );
+    // Every transaction started was scheduled, and its lag recorded.
+    let lag = r
+        .schedule_lag()
+        .expect("rate mode records the schedule lag");
+    assert!(r.schedule_lag.len() >= r.requests, "{lag:?}");
+    let m = scalelab::load::result::Measurement::from(&r);
+    assert!(m.notes.iter().any(|n| n.contains("schedule lag")), "{m:?}");
 
     let mut exact = spec(3, 2, 0.0);
     exact.max_requests = Some(500);
@@ -609,7 +611,7 @@ fn postgres_cli_initializes_and_reports_json() {
     let v: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert!(v["transactions"].as_u64().unwrap() > 0, "{v}");
     assert!(v["tps"].as_f64().unwrap() > 0.0);
-    assert!(v["latency_us"]["p99"].as_u64().unwrap() >= v["latency_us"]["p50"].as_u64().unwrap());
+    crate::support::assert_latency_fields(&v, false);
     assert_eq!(v["failures"]["serialization"], 0);
     assert!(v["client_cpu_s"].as_f64().unwrap() > 0.0);
 
@@ -632,6 +634,32 @@ fn postgres_cli_initializes_and_reports_json() {
     );
     assert!((v["duration_s"].as_f64().unwrap() - 2.0).abs() < 0.5, "{v}");
     assert!(String::from_utf8_lossy(&pgbench_like.stderr).contains("progress: 1.0 s, "));
+
+    // Rate mode: the same latency fields, and the schedule lag beside them.
+    let rated = |json: &[&str]| {
+        let out = std::process::Command::new(exe)
+            .args(["load", "pg", &uri, "-S", "-R", "100", "-T", "1"])
+            .args(json)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let v: serde_json::Value = serde_json::from_str(&rated(&["--json"])).unwrap();
+    crate::support::assert_latency_fields(&v, true);
+    let text = rated(&[]);
+    for field in [
+        "p75 = ",
+        "p99.9 = ",
+        "latency stddev = ",
+        "rate limit schedule lag: p50 ",
+    ] {
+        assert!(text.contains(field), "{field}: {text}");
+    }
 
     let bad = std::process::Command::new(exe)
         .args(["load", "pg", "host=10.1.2.3", "-d", "1s"])
