@@ -35,8 +35,9 @@ pub struct LoadMysqlArgs {
     pub init: bool,
 }
 
-/// sysbench's shape (its `--threads` is our `--connections`), with `-j`
-/// for our threads; one connection.
+/// sysbench's shape: its `--threads` is the number of client connections
+/// (our `--connections`) and `--time` the duration; our worker threads are
+/// `-j`/`--worker-threads`; one connection.
 #[derive(Clone, Debug)]
 pub struct Sysbench;
 
@@ -47,6 +48,9 @@ impl LoadDefaults for Sysbench {
     const DURATION_SHORT_ALIASES: &'static [char] = &[];
     const RATE_SHORT: Option<char> = None;
     const TIMEOUT: &'static str = "10s";
+    const CONNECTIONS_ALIASES: &'static [&'static str] = &["clients", "sockets", "threads"];
+    const THREADS_LONG: &'static str = "worker-threads";
+    const DURATION_ALIASES: &'static [&'static str] = &["time"];
 }
 
 fn parse_script(s: &str) -> Result<ScriptKind, String> {

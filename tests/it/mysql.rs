@@ -229,6 +229,43 @@ fn mariadb_open_loop_holds_the_rate() {
     assert!(r.schedule_lag.len() >= r.requests, "{lag:?}");
 }
 
+/// Issue 27: sysbench's `--threads=N` is N client connections and
+/// `--time=SECONDS` the duration. The server counts the connections: four
+/// threads open exactly three more than one thread does (the setup
+/// connections being the same), and it executed what was counted.
+#[test]
+fn mariadb_cli_takes_sysbench_threads_as_connections() {
+    let s = server(1, 200, "");
+    let run_with = |threads: &str| {
+        let (connections, executes) = (s.status("Connections"), s.status("Com_stmt_execute"));
+        let threads = format!("--threads={threads}");
+        let out = run(&[
+            "load",
+            "mysql",
+            &s.url,
+            "--script",
+            "oltp_point_select",
+            &threads,
+            "--time=1",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let executed = s.status("Com_stmt_execute") - executes;
+        assert_eq!(v["transactions"].as_u64(), Some(executed), "{v}");
+        assert!(v["duration_s"].as_f64().unwrap() >= 1.0, "{v}");
+        (s.status("Connections") - connections, v)
+    };
+    let (one, v1) = run_with("1");
+    let (four, v4) = run_with("4");
+    assert_eq!(
+        (v1["connections"].as_u64(), v4["connections"].as_u64()),
+        (Some(1), Some(4))
+    );
+    assert_eq!(v4["connections_opened"].as_u64(), Some(4), "{v4}");
+    assert_eq!(four - one, 3, "server-side connections: {one} then {four}");
+}
+
 #[test]
 fn mariadb_cli_initializes_runs_and_explains_bad_input() {
     let s = server(0, 0, "");

@@ -870,3 +870,141 @@ fn a_disk_that_fills_during_the_dataset_load_is_named_in_the_trial_and_retried_o
     let data = Store::open(&store).unwrap().load_run(&run_id).unwrap();
     assert_eq!(data.trials.len(), 1);
 }
+
+/// Issue 27: pgbench's habits. `-h HOST -p PORT -U USER DBNAME` connect
+/// (help stays on `--help`), `-f FILE` runs a custom script as one
+/// transaction per run, and `-r` reports each statement's latency. The
+/// counts agree with what the server holds: one `log` row and one
+/// increment per transaction.
+#[test]
+fn postgres_cli_takes_pgbench_flags_script_files_and_per_statement_latencies() {
+    let s = server_in(tempfile::tempdir().unwrap(), None, "");
+    let mut c = s.client();
+    c.execute("create table t (id int primary key, n bigint not null)")
+        .unwrap();
+    c.execute("insert into t values (1, 0)").unwrap();
+    c.execute("create table log (v int not null)").unwrap();
+    let cfg = ConnConfig::parse_with_env(&s.uri, |_| None).unwrap();
+    let scalelab::wire::pg::conninfo::Host::Tcp(addr) = cfg.host else {
+        panic!("expected TCP, got {:?}", cfg.host);
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("bump.sql");
+    std::fs::write(
+        &script,
+        "-- one transaction per run\nBEGIN;\nUPDATE t SET n = n + 1\n  WHERE id = 1;\n\
+         INSERT INTO log (v) VALUES (1);\nEND;\n",
+    )
+    .unwrap();
+    let port = addr.port().to_string();
+    let host = addr.ip().to_string();
+    let pg = |more: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+            .args([
+                "load",
+                "pg",
+                "-h",
+                &host,
+                "-p",
+                &port,
+                "-U",
+                &cfg.user,
+                &cfg.dbname,
+            ])
+            .args(more)
+            .env_remove("PGHOST")
+            .env_remove("PGPORT")
+            .output()
+            .unwrap()
+    };
+    let file = script.to_str().unwrap();
+    let out = pg(&["-f", file, "-r", "-c", "2", "-T", "1", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let transactions = v["transactions"].as_u64().unwrap();
+    assert!(transactions > 0, "{v}");
+    assert_eq!(v["script"].as_str(), Some(file));
+    assert_eq!(s.int("select count(*) from log") as u64, transactions);
+    assert_eq!(s.int("select n from t where id = 1") as u64, transactions);
+    let statements = v["statements"].as_array().expect("-r lists statements");
+    let sql: Vec<&str> = statements
+        .iter()
+        .map(|x| x["sql"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sql,
+        [
+            "BEGIN",
+            "UPDATE t SET n = n + 1\n  WHERE id = 1",
+            "INSERT INTO log (v) VALUES (1)",
+            "END"
+        ]
+    );
+    // Every statement ran once per transaction, and the statements' times
+    // lie inside their transaction's: their averages add up to at most
+    // the transaction's (allowing the histograms' 0.1% precision).
+    let mut sum = 0.0;
+    for st in statements {
+        assert_eq!(st["count"].as_u64(), Some(transactions), "{st}");
+        sum += st["latency_us"]["mean"].as_f64().unwrap();
+    }
+    let mean = v["latency_us"]["mean"].as_f64().unwrap();
+    assert!(sum > 0.0 && sum <= mean * 1.01 + 5.0, "{sum} > {mean}");
+
+    let out = pg(&["-f", file, "-r", "-T", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("transaction type: {file}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("statement latencies in milliseconds"),
+        "{text}"
+    );
+    assert!(text.contains("  INSERT INTO log (v) VALUES (1)"), "{text}");
+
+    // A meta-command is refused, naming the file and line; nothing ran.
+    let before = s.int("select count(*) from log");
+    let bad = dir.path().join("bad.sql");
+    std::fs::write(&bad, "BEGIN;\n\\set aid random(1, 10)\nEND;\n").unwrap();
+    let out = pg(&["-f", bad.to_str().unwrap(), "-T", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:2: the meta-command `\\set` is not supported",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(s.int("select count(*) from log"), before);
+
+    // --store is refused: a load run stores nothing, and says so.
+    let store = dir.path().join("runs.sqlite");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "load",
+            "pg",
+            &s.uri,
+            "-T",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("`scalelab load` stores nothing"), "{err}");
+    assert!(!store.exists());
+    assert_eq!(s.int("select count(*) from log"), before);
+}

@@ -5,6 +5,7 @@
 use crate::wire::pg::dataset::{ACCOUNTS, BRANCHES, TELLERS};
 use rand::rngs::SmallRng;
 use rand::Rng;
+use std::borrow::Cow;
 
 /// Which built-in script to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -69,40 +70,44 @@ pub enum Var {
 }
 
 /// One SQL statement with its parameters in `$n` order.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Statement {
-    pub sql: &'static str,
-    pub params: &'static [Var],
+    /// The SQL text (a built-in script's, or a line of a `-f` file).
+    pub sql: Cow<'static, str>,
+    /// The variables bound to `$1`, `$2`, ... in order.
+    pub params: Cow<'static, [Var]>,
 }
 
 const BEGIN: Statement = Statement {
-    sql: "BEGIN",
-    params: &[],
+    sql: Cow::Borrowed("BEGIN"),
+    params: Cow::Borrowed(&[]),
 };
 const END: Statement = Statement {
-    sql: "END",
-    params: &[],
+    sql: Cow::Borrowed("END"),
+    params: Cow::Borrowed(&[]),
 };
 const UPDATE_ACCOUNT: Statement = Statement {
-    sql: "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
-    params: &[Var::Delta, Var::Aid],
+    sql: Cow::Borrowed("UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"),
+    params: Cow::Borrowed(&[Var::Delta, Var::Aid]),
 };
 const SELECT_ACCOUNT: Statement = Statement {
-    sql: "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
-    params: &[Var::Aid],
+    sql: Cow::Borrowed("SELECT abalance FROM pgbench_accounts WHERE aid = $1"),
+    params: Cow::Borrowed(&[Var::Aid]),
 };
 const UPDATE_TELLER: Statement = Statement {
-    sql: "UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2",
-    params: &[Var::Delta, Var::Tid],
+    sql: Cow::Borrowed("UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2"),
+    params: Cow::Borrowed(&[Var::Delta, Var::Tid]),
 };
 const UPDATE_BRANCH: Statement = Statement {
-    sql: "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2",
-    params: &[Var::Delta, Var::Bid],
+    sql: Cow::Borrowed("UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2"),
+    params: Cow::Borrowed(&[Var::Delta, Var::Bid]),
 };
 const INSERT_HISTORY: Statement = Statement {
-    sql: "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) \
+    sql: Cow::Borrowed(
+        "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) \
           VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)",
-    params: &[Var::Tid, Var::Bid, Var::Aid, Var::Delta],
+    ),
+    params: Cow::Borrowed(&[Var::Tid, Var::Bid, Var::Aid, Var::Delta]),
 };
 
 const TPCB_LIKE: &[Statement] = &[
@@ -117,8 +122,13 @@ const TPCB_LIKE: &[Statement] = &[
 const SIMPLE_UPDATE: &[Statement] = &[BEGIN, UPDATE_ACCOUNT, SELECT_ACCOUNT, INSERT_HISTORY, END];
 const SELECT_ONLY: &[Statement] = &[SELECT_ACCOUNT];
 
-/// Prepared-statement names, by position in the script.
-pub const STATEMENT_NAMES: &[&str] = &["s0", "s1", "s2", "s3", "s4", "s5", "s6"];
+/// Prepared-statement names, by position in the script: a script holds at
+/// most this many statements.
+pub const STATEMENT_NAMES: &[&str] = &[
+    "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14",
+    "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27",
+    "s28", "s29", "s30", "s31",
+];
 
 impl ScriptKind {
     /// Every built-in script, lightest first.
@@ -128,7 +138,8 @@ impl ScriptKind {
         ScriptKind::TpcbLike,
     ];
 
-    pub(crate) fn statements(self) -> &'static [Statement] {
+    /// The script's statements, in order.
+    pub fn statements(self) -> &'static [Statement] {
         match self {
             ScriptKind::SelectOnly => SELECT_ONLY,
             ScriptKind::SimpleUpdate => SIMPLE_UPDATE,
@@ -172,6 +183,50 @@ impl std::str::FromStr for ScriptKind {
     }
 }
 
+/// What a run executes: a built-in script, or the statements of a custom
+/// script file (pgbench `-f`, read by [`super::custom::read`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Script {
+    /// pgbench's "transaction type": `<builtin: TPC-B (sort of)>`, or the
+    /// file's path.
+    pub title: String,
+    /// The name in JSON: the built-in's (`tpcb-like`) or the file's path.
+    pub name: String,
+    /// The built-in script this is; `None` for a custom file, which need
+    /// not use pgbench's tables (no scale detection, no pre-run vacuum).
+    pub builtin: Option<ScriptKind>,
+    statements: Cow<'static, [Statement]>,
+}
+
+impl Script {
+    /// A custom script of `statements` (without parameters), at most
+    /// [`STATEMENT_NAMES`] long.
+    pub(crate) fn custom(title: String, statements: Vec<Statement>) -> Script {
+        Script {
+            name: title.clone(),
+            title,
+            builtin: None,
+            statements: Cow::Owned(statements),
+        }
+    }
+
+    /// The statements of one transaction, in order.
+    pub fn statements(&self) -> &[Statement] {
+        &self.statements
+    }
+}
+
+impl From<ScriptKind> for Script {
+    fn from(kind: ScriptKind) -> Script {
+        Script {
+            title: kind.pgbench_title().into(),
+            name: kind.name().into(),
+            builtin: Some(kind),
+            statements: Cow::Borrowed(kind.statements()),
+        }
+    }
+}
+
 /// One transaction's random values. Kept across retries, as pgbench
 /// replays a failed transaction with the same random state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -207,7 +262,7 @@ impl TxnValues {
     /// The parameters of `stmt`, in a fixed-size array (no allocation).
     pub fn params(&self, stmt: &Statement) -> ([i64; 4], usize) {
         let mut out = [0; 4];
-        for (slot, v) in out.iter_mut().zip(stmt.params) {
+        for (slot, v) in out.iter_mut().zip(stmt.params.iter()) {
             *slot = self.get(*v);
         }
         (out, stmt.params.len())
