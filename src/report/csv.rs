@@ -170,12 +170,17 @@ fn row(t: &Trial, axes: &[String], columns: &[(String, Reader)]) -> Vec<String> 
         r.push(t.measurement.as_ref().map(get).unwrap_or_default());
     }
     let probe = t.probe.as_ref();
-    for (_, read) in probe_view::PROBE_NUMBERS {
-        r.push(
-            probe_view::number(probe, *read)
-                .map(num)
-                .unwrap_or_default(),
-        );
+    // The summary as stored says each field's type (an integer count, or
+    // a float), which the readers' f64 does not.
+    let stored = probe.and_then(|p| serde_json::to_value(p).ok());
+    for (name, read) in probe_view::PROBE_NUMBERS {
+        let cell = probe_view::number(probe, *read).map(|v| {
+            match stored.as_ref().and_then(|s| s.get(*name)) {
+                Some(n) if n.is_u64() || n.is_i64() => n.to_string(),
+                _ => num(v),
+            }
+        });
+        r.push(cell.unwrap_or_default());
     }
     for (_, read) in probe_view::PROBE_TEXTS {
         r.push(probe.map(read).unwrap_or_default());
@@ -337,7 +342,7 @@ mod tests {
         let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
         assert_eq!(rows.len(), 3, "{csv}");
         let (whole, fraction) = (&rows[1], &rows[2]);
-        let mut floats = 0;
+        let (mut floats, mut ints) = (0, Vec::new());
         for (i, name) in rows[0].iter().enumerate() {
             if whole[i].is_empty() || fraction[i].is_empty() {
                 assert_eq!(whole[i].is_empty(), fraction[i].is_empty(), "{name}");
@@ -346,7 +351,14 @@ mod tests {
             let (a, b) = (inferred(whole[i]), inferred(fraction[i]));
             assert_eq!(a, b, "{name}: `{}` against `{}`", whole[i], fraction[i]);
             floats += usize::from(a == "float");
+            if a == "int" {
+                ints.push(*name);
+            }
         }
         assert!(floats > 20, "{floats} float columns\n{csv}");
+        // Counts stay integers, the probe's too (their readers give f64).
+        for count in ["requests", "errors_timeout", "net_rx_bytes", "processes"] {
+            assert!(ints.contains(&count), "{count}: {ints:?}");
+        }
     }
 }
