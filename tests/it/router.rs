@@ -379,6 +379,16 @@ fn a_search_where_no_rate_passes_exits_4_and_leaves_nothing() {
     let step = &j["steps"][0]["trial"];
     assert!(step["sent"].as_u64().unwrap() > 0, "{step}");
     assert_eq!(step["received"], 0);
+    // R, not B, lost them, and the message says so from the counters.
+    let d = &step["directions"][0];
+    assert_eq!(d["lost_in_router"], d["sent_kernel"], "{d}");
+    assert_eq!(d["lost_at_receiver"], 0, "{d}");
+    let err = stderr(&out);
+    assert!(err.contains("no rate got through R"), "{err}");
+    assert!(
+        err.contains("of them in the router R and 0 entering"),
+        "{err}"
+    );
     assert_nothing_left(out_pid(&j));
 }
 
