@@ -57,9 +57,10 @@ pub struct LoadPgArgs {
     #[arg(short = 'N', conflicts_with_all = ["script", "file"])]
     pub simple_update: bool,
     /// A custom script (pgbench -f): SQL statements separated by
-    /// semicolons, run as one transaction each time; `--` comments.
-    /// pgbench's meta-commands (`\set`, `\sleep`) and `:variables` are
-    /// refused, naming the line. No scale detection or pre-run vacuum.
+    /// semicolons, run as one transaction each time; `--` comments;
+    /// `\set NAME random(LO, HI)` (integers or `N * :scale`) used as
+    /// `:NAME`. Other meta-commands are refused, naming the line. No scale
+    /// detection (-s, else 1) or pre-run vacuum.
     #[arg(short = 'f', long, value_name = "FILE", conflicts_with = "script")]
     pub file: Option<std::path::PathBuf>,
     /// Report each statement's latency after the run (pgbench -r): count

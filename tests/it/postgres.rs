@@ -882,7 +882,8 @@ fn postgres_cli_takes_pgbench_flags_script_files_and_per_statement_latencies() {
     let mut c = s.client();
     c.execute("create table t (id int primary key, n bigint not null)")
         .unwrap();
-    c.execute("insert into t values (1, 0)").unwrap();
+    c.execute("insert into t values (1, 0), (2, 0), (3, 0)")
+        .unwrap();
     c.execute("create table log (v int not null)").unwrap();
     let cfg = ConnConfig::parse_with_env(&s.uri, |_| None).unwrap();
     let scalelab::wire::pg::conninfo::Host::Tcp(addr) = cfg.host else {
@@ -892,8 +893,8 @@ fn postgres_cli_takes_pgbench_flags_script_files_and_per_statement_latencies() {
     let script = dir.path().join("bump.sql");
     std::fs::write(
         &script,
-        "-- one transaction per run\nBEGIN;\nUPDATE t SET n = n + 1\n  WHERE id = 1;\n\
-         INSERT INTO log (v) VALUES (1);\nEND;\n",
+        "-- one transaction per run, its id drawn anew\n\\set id random(1, 3)\nBEGIN;\n\
+         UPDATE t SET n = n + 1\n  WHERE id = :id;\nINSERT INTO log (v) VALUES (:id);\nEND;\n",
     )
     .unwrap();
     let port = addr.port().to_string();
@@ -929,7 +930,13 @@ fn postgres_cli_takes_pgbench_flags_script_files_and_per_statement_latencies() {
     assert!(transactions > 0, "{v}");
     assert_eq!(v["script"].as_str(), Some(file));
     assert_eq!(s.int("select count(*) from log") as u64, transactions);
-    assert_eq!(s.int("select n from t where id = 1") as u64, transactions);
+    assert_eq!(s.int("select sum(n) from t") as u64, transactions);
+    // Each transaction used one drawn id in both statements: per id, the
+    // increments equal the log rows.
+    let mismatched = "select count(*) from t where n <> (select count(*) from log where v = t.id)";
+    assert_eq!(s.int(mismatched), 0);
+    let ids = s.int("select count(distinct v) from log");
+    assert!(ids >= 2 || transactions < 60, "{ids} ids in {transactions}");
     let statements = v["statements"].as_array().expect("-r lists statements");
     let sql: Vec<&str> = statements
         .iter()
@@ -939,8 +946,8 @@ fn postgres_cli_takes_pgbench_flags_script_files_and_per_statement_latencies() {
         sql,
         [
             "BEGIN",
-            "UPDATE t SET n = n + 1\n  WHERE id = 1",
-            "INSERT INTO log (v) VALUES (1)",
+            "UPDATE t SET n = n + 1\n  WHERE id = $1",
+            "INSERT INTO log (v) VALUES ($1)",
             "END"
         ]
     );
@@ -954,6 +961,21 @@ fn postgres_cli_takes_pgbench_flags_script_files_and_per_statement_latencies() {
     }
     let mean = v["latency_us"]["mean"].as_f64().unwrap();
     assert!(sum > 0.0 && sum <= mean * 1.01 + 5.0, "{sum} > {mean}");
+    // The other protocols send the drawn values too (as parameters, or
+    // written into the SQL).
+    let mut total = transactions;
+    for mode in ["extended", "simple"] {
+        let out = pg(&["-f", file, "-M", mode, "-T", "1", "--json"]);
+        assert!(
+            out.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        total += v["transactions"].as_u64().unwrap();
+        assert_eq!(s.int("select count(*) from log") as u64, total, "{mode}");
+        assert_eq!(s.int(mismatched), 0, "{mode}");
+    }
 
     let out = pg(&["-f", file, "-r", "-T", "1"]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -970,18 +992,18 @@ fn postgres_cli_takes_pgbench_flags_script_files_and_per_statement_latencies() {
         text.contains("statement latencies in milliseconds"),
         "{text}"
     );
-    assert!(text.contains("  INSERT INTO log (v) VALUES (1)"), "{text}");
+    assert!(text.contains("  INSERT INTO log (v) VALUES ($1)"), "{text}");
 
     // A meta-command is refused, naming the file and line; nothing ran.
     let before = s.int("select count(*) from log");
     let bad = dir.path().join("bad.sql");
-    std::fs::write(&bad, "BEGIN;\n\\set aid random(1, 10)\nEND;\n").unwrap();
+    std::fs::write(&bad, "BEGIN;\n\\sleep 1 ms\nEND;\n").unwrap();
     let out = pg(&["-f", bad.to_str().unwrap(), "-T", "1"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains(&format!(
-            "{}:2: the meta-command `\\set` is not supported",
+            "{}:2: the meta-command `\\sleep` is not supported",
             bad.display()
         )),
         "{err}"

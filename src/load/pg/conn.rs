@@ -449,7 +449,7 @@ impl Conn {
         }
         let measured_from = ctx.measured_from(&mut self.next_start, now);
         self.txn = Txn {
-            values: TxnValues::draw(&mut self.rng, ctx.shared.scale),
+            values: ctx.shared.script.draw(&mut self.rng, ctx.shared.scale),
             step: 0,
             tries: 1,
             measured_from,

@@ -67,6 +67,47 @@ pub enum Var {
     Bid,
     Tid,
     Delta,
+    /// A custom script's `\set` variable, by its place in
+    /// [`Script::randoms`].
+    Set(u8),
+}
+
+/// The most `\set` variables one custom script may define.
+pub const MAX_SET_VARS: usize = 8;
+
+/// The most parameters one statement may take.
+pub const MAX_PARAMS: usize = 8;
+
+/// One bound of a custom script's `random(lo, hi)`: `value`, times the
+/// scale when `per_scale` (`100000 * :scale`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bound {
+    /// The integer.
+    pub value: i64,
+    /// Multiplied by the dataset's scale.
+    pub per_scale: bool,
+}
+
+impl Bound {
+    fn at(self, scale: i64) -> i64 {
+        if self.per_scale {
+            self.value.saturating_mul(scale)
+        } else {
+            self.value
+        }
+    }
+}
+
+/// A custom script's `\set NAME random(LO, HI)`: drawn uniformly in
+/// [LO, HI] once per transaction, as pgbench does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RandomVar {
+    /// The variable's name (without the colon).
+    pub name: String,
+    /// The lowest value.
+    pub lo: Bound,
+    /// The highest value.
+    pub hi: Bound,
 }
 
 /// One SQL statement with its parameters in `$n` order.
@@ -196,23 +237,47 @@ pub struct Script {
     /// not use pgbench's tables (no scale detection, no pre-run vacuum).
     pub builtin: Option<ScriptKind>,
     statements: Cow<'static, [Statement]>,
+    /// A custom script's `\set` variables, at most [`MAX_SET_VARS`].
+    randoms: Vec<RandomVar>,
 }
 
 impl Script {
     /// A custom script of `statements` (without parameters), at most
     /// [`STATEMENT_NAMES`] long.
-    pub(crate) fn custom(title: String, statements: Vec<Statement>) -> Script {
+    pub(crate) fn custom(
+        title: String,
+        statements: Vec<Statement>,
+        randoms: Vec<RandomVar>,
+    ) -> Script {
         Script {
             name: title.clone(),
             title,
             builtin: None,
             statements: Cow::Owned(statements),
+            randoms,
         }
     }
 
     /// The statements of one transaction, in order.
     pub fn statements(&self) -> &[Statement] {
         &self.statements
+    }
+
+    /// A custom script's `\set` variables, in order.
+    pub fn randoms(&self) -> &[RandomVar] {
+        &self.randoms
+    }
+
+    /// One transaction's values: the built-in variables, and each `\set`
+    /// variable drawn in its range at `scale`.
+    pub fn draw(&self, rng: &mut SmallRng, scale: i64) -> TxnValues {
+        let mut values = TxnValues::draw(rng, scale);
+        let scale = scale.max(1);
+        for (slot, r) in values.set.iter_mut().zip(&self.randoms) {
+            let (lo, hi) = (r.lo.at(scale), r.hi.at(scale));
+            *slot = rng.gen_range(lo.min(hi)..=hi.max(lo));
+        }
+        values
     }
 }
 
@@ -223,6 +288,7 @@ impl From<ScriptKind> for Script {
             name: kind.name().into(),
             builtin: Some(kind),
             statements: Cow::Borrowed(kind.statements()),
+            randoms: Vec::new(),
         }
     }
 }
@@ -235,6 +301,8 @@ pub struct TxnValues {
     pub bid: i64,
     pub tid: i64,
     pub delta: i64,
+    /// A custom script's `\set` variables ([`Var::Set`]).
+    pub set: [i64; MAX_SET_VARS],
 }
 
 impl TxnValues {
@@ -247,6 +315,7 @@ impl TxnValues {
             bid: rng.gen_range(1..=BRANCHES * scale),
             tid: rng.gen_range(1..=TELLERS * scale),
             delta: rng.gen_range(-5000..=5000),
+            set: [0; MAX_SET_VARS],
         }
     }
 
@@ -256,12 +325,13 @@ impl TxnValues {
             Var::Bid => self.bid,
             Var::Tid => self.tid,
             Var::Delta => self.delta,
+            Var::Set(i) => self.set[usize::from(i)],
         }
     }
 
     /// The parameters of `stmt`, in a fixed-size array (no allocation).
-    pub fn params(&self, stmt: &Statement) -> ([i64; 4], usize) {
-        let mut out = [0; 4];
+    pub fn params(&self, stmt: &Statement) -> ([i64; MAX_PARAMS], usize) {
+        let mut out = [0; MAX_PARAMS];
         for (slot, v) in out.iter_mut().zip(stmt.params.iter()) {
             *slot = self.get(*v);
         }
@@ -303,12 +373,14 @@ mod tests {
                 bid: i64::MAX,
                 tid: i64::MAX,
                 delta: i64::MAX,
+                ..TxnValues::default()
             },
             TxnValues {
                 aid: i64::MIN,
                 bid: i64::MIN,
                 tid: i64::MIN,
                 delta: i64::MIN,
+                ..TxnValues::default()
             },
         );
         for _ in 0..200_000 {
@@ -318,12 +390,14 @@ mod tests {
                 bid: lo.bid.min(v.bid),
                 tid: lo.tid.min(v.tid),
                 delta: lo.delta.min(v.delta),
+                ..lo
             };
             hi = TxnValues {
                 aid: hi.aid.max(v.aid),
                 bid: hi.bid.max(v.bid),
                 tid: hi.tid.max(v.tid),
                 delta: hi.delta.max(v.delta),
+                ..hi
             };
         }
         assert_eq!((lo.bid, hi.bid), (1, 2));
@@ -340,6 +414,7 @@ mod tests {
             bid: 2,
             tid: 13,
             delta: -4,
+            ..TxnValues::default()
         };
         let (p, n) = v.params(&INSERT_HISTORY);
         assert_eq!(&p[..n], &[13, 2, 11, -4]);
