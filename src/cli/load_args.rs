@@ -31,6 +31,14 @@ pub trait LoadDefaults: std::fmt::Debug + Clone + Send + Sync + 'static {
     const RATE_SHORT: Option<char>;
     /// `--timeout` when not given.
     const TIMEOUT: &'static str;
+    /// Other long names of `--connections` (hidden): the names the kinds
+    /// once had, and the mimicked tool's (sysbench's `--threads`).
+    const CONNECTIONS_ALIASES: &'static [&'static str] = &["clients", "sockets"];
+    /// The long name of our worker threads (`--threads`, unless the tool
+    /// spends that name on its clients).
+    const THREADS_LONG: &'static str = "threads";
+    /// Other long names of `--duration` (sysbench's `--time`).
+    const DURATION_ALIASES: &'static [&'static str] = &[];
 }
 
 /// The shape of an ad-hoc load run, as every load kind takes it.
@@ -41,8 +49,7 @@ pub struct LoadShape<D: LoadDefaults> {
     #[arg(
         short = 'c',
         long,
-        alias = "clients",
-        alias = "sockets",
+        aliases = D::CONNECTIONS_ALIASES,
         default_value = D::CONNECTIONS,
         value_name = "N",
         value_parser = limits::CONNECTIONS.parser()
@@ -53,7 +60,7 @@ pub struct LoadShape<D: LoadDefaults> {
     /// run on, never more than the connections.
     #[arg(
         short = D::THREADS_SHORT,
-        long,
+        long = D::THREADS_LONG,
         default_value = D::THREADS,
         value_name = "N",
         value_parser = limits::THREADS.parser()
@@ -64,6 +71,7 @@ pub struct LoadShape<D: LoadDefaults> {
         short = 'd',
         short_aliases = D::DURATION_SHORT_ALIASES.iter().copied(),
         long,
+        aliases = D::DURATION_ALIASES,
         default_value = "10s",
         value_parser = duration_arg
     )]
@@ -139,6 +147,34 @@ pub struct CoalesceArg {
 /// A duration flag's value: 500ms, 10s, 2m.
 pub fn duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// The latency fields every kind's JSON carries, with the same names:
+/// `latency_us` ([`scalelab::load::result::LatencyFields`]) and, in rate
+/// mode, `schedule_lag_us` (how late the generator sent against its
+/// schedule; `null` in a closed loop).
+pub fn latency_json(r: &LoadResult) -> [(&'static str, serde_json::Value); 2] {
+    let value = |v| serde_json::to_value(v).unwrap_or_default();
+    [
+        ("latency_us", value(Some(r.latency_fields()))),
+        ("schedule_lag_us", value(r.schedule_lag())),
+    ]
+}
+
+/// Adds [`latency_json`]'s fields to a kind's JSON object.
+pub fn with_latency(mut v: serde_json::Value, r: &LoadResult) -> serde_json::Value {
+    for (key, value) in latency_json(r) {
+        v[key] = value;
+    }
+    v
+}
+
+/// Rate mode: prints the generator's schedule lag beside the latency
+/// (`label` is the kind's wording, `rate limit schedule lag:` for pgbench).
+pub fn print_schedule_lag(label: &str, r: &LoadResult) {
+    if let Some(lag) = r.schedule_lag() {
+        outln!("{label} {}", lag.describe());
+    }
 }
 
 /// Prints each of the run's notes after `label` (`Note:`, `note:`).
@@ -241,5 +277,110 @@ mod tests {
             "2",
         ];
         assert!(Cli::try_parse_from(args).is_err());
+    }
+
+    #[test]
+    fn load_pg_takes_pgbench_connection_flags_and_keeps_help_on_long_help() {
+        let Command::Load(LoadCommand::Pg(pg)) = parse(&[
+            "pg",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            "5433",
+            "-U",
+            "bench",
+            "mydb",
+            "-r",
+            "-f",
+            "s.sql",
+        ]) else {
+            panic!("pg");
+        };
+        let conninfo = pg.conninfo().unwrap();
+        assert_eq!(conninfo, "dbname=mydb host=127.0.0.1 port=5433 user=bench");
+        let c = scalelab::wire::pg::ConnConfig::parse(&conninfo).unwrap();
+        assert_eq!(
+            c.describe(),
+            "host=127.0.0.1 port=5433 user=bench dbname=mydb"
+        );
+        assert!(pg.per_statement);
+        assert_eq!(pg.file.as_deref(), Some(std::path::Path::new("s.sql")));
+        // A flag overrides the same key of a key=value string, as in libpq.
+        let Command::Load(LoadCommand::Pg(pg)) = parse(&["pg", PG, "-p", "7", "-U", "o'k"]) else {
+            panic!("pg");
+        };
+        let c = scalelab::wire::pg::ConnConfig::parse(&pg.conninfo().unwrap()).unwrap();
+        assert_eq!(
+            c.describe().split(" dbname").next(),
+            Some("host=127.0.0.1 port=7 user=o'k")
+        );
+        // With a URI the flags would say the same thing twice.
+        let Command::Load(LoadCommand::Pg(pg)) =
+            parse(&["pg", "postgresql://u@127.0.0.1:9/d", "-h", "127.0.0.1"])
+        else {
+            panic!("pg");
+        };
+        let e = pg.conninfo().unwrap_err().to_string();
+        assert!(e.starts_with("the host is given twice"), "{e}");
+        // -h is the host and wants a value; help is --help only.
+        let e = Cli::try_parse_from(["scalelab", "load", "pg", "-h"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue, "{e}");
+        let e = Cli::try_parse_from(["scalelab", "load", "pg", "--help"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp);
+        // -f is a script of its own: not with -b, -S or -N.
+        for other in [["-b", "select-only"], ["-S", "-n"], ["-N", "-n"]] {
+            let args = ["scalelab", "load", "pg", "-f", "s.sql", other[0], other[1]];
+            assert!(Cli::try_parse_from(args).is_err(), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn load_mysql_takes_sysbench_threads_as_connections_and_time_as_duration() {
+        let Command::Load(LoadCommand::Mysql(my)) =
+            parse(&["mysql", MYSQL, "--threads=4", "--time=3"])
+        else {
+            panic!("mysql");
+        };
+        let s = &my.shape;
+        assert_eq!((s.connections, s.duration), (4, Duration::from_secs(3)));
+        assert_eq!(s.threads, None, "our worker threads stay the default");
+        let Command::Load(LoadCommand::Mysql(my)) =
+            parse(&["mysql", MYSQL, "--threads", "8", "--worker-threads", "2"])
+        else {
+            panic!("mysql");
+        };
+        assert_eq!((my.shape.connections, my.shape.threads), (8, Some(2)));
+        // The other kinds keep --threads as their worker threads.
+        let Command::Load(LoadCommand::Pg(pg)) = parse(&["pg", PG, "--threads", "2"]) else {
+            panic!("pg");
+        };
+        assert_eq!((pg.shape.connections, pg.shape.threads), (1, Some(2)));
+        let args = ["scalelab", "load", "pg", PG, "--time", "3"];
+        assert!(Cli::try_parse_from(args).is_err(), "--time is sysbench's");
+    }
+
+    #[test]
+    fn store_is_refused_on_load_runs() {
+        let cli = Cli::try_parse_from([
+            "scalelab",
+            "--store",
+            "x.sqlite",
+            "load",
+            "http",
+            "http://127.0.0.1:9/",
+        ])
+        .unwrap();
+        let e = super::super::refuse_store_on_load(&cli)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--store x.sqlite: `scalelab load` stores nothing"),
+            "{e}"
+        );
+        assert!(e.contains("scalelab run FILE --store x.sqlite"), "{e}");
+        let cli = Cli::try_parse_from(["scalelab", "load", "http", "http://127.0.0.1:9/"]).unwrap();
+        assert!(super::super::refuse_store_on_load(&cli).is_ok());
+        let cli = Cli::try_parse_from(["scalelab", "--store", "x.sqlite", "list"]).unwrap();
+        assert!(super::super::refuse_store_on_load(&cli).is_ok());
     }
 }

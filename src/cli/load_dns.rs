@@ -2,7 +2,9 @@
 //! fast as the outstanding cap allows, or `--rate`) or resperf (`--ramp`).
 //! Also `scalelab dns queries`, which writes a query set.
 
-use super::load_args::{duration_arg, print_notes, LoadDefaults, LoadShape};
+use super::load_args::{
+    duration_arg, print_notes, print_schedule_lag, with_latency, LoadDefaults, LoadShape,
+};
 use anyhow::{bail, Context};
 use scalelab::load::dns::queries::QuerySetSpec;
 use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
@@ -91,7 +93,6 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
 }
 
 fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {
-    let l = r.latency_summary();
     let d = r.datagrams.clone().unwrap_or_default();
     let mut v = serde_json::json!({
         "server": driver.server().to_string(),
@@ -104,10 +105,6 @@ fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Valu
         "lost": d.lost,
         "mismatched": d.mismatched,
         "rcodes": d.codes,
-        "latency_us": {
-            "p50": l.p50.0, "p90": l.p90.0, "p99": l.p99.0, "p999": l.p999.0,
-            "max": l.max.0, "mean": l.mean, "stdev": l.stdev,
-        },
         "client_cpu_s": r.client_cpu.0,
         "target_rate": r.target_rate,
         "timeline": r.timeline,
@@ -119,11 +116,10 @@ fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Valu
         v["loss_at_max"] = ramp.loss_at_max.into();
         v["ramp"] = serde_json::to_value(ramp).unwrap_or_default();
     }
-    v
+    with_latency(v, r)
 }
 
 fn print_text(r: &LoadResult) {
-    let l = r.latency_summary();
     let d = r.datagrams.clone().unwrap_or_default();
     let secs = r.elapsed.as_secs_f64();
     outln!("Statistics:");
@@ -134,13 +130,8 @@ fn print_text(r: &LoadResult) {
     outln!("  Response codes:       {}", codes.join(", "));
     outln!("  Run time (s):         {secs:.3}");
     outln!("  Queries per second:   {:.1}", r.rps());
-    outln!(
-        "  Latency (us):         p50 {} p99 {} max {} mean {:.0}",
-        l.p50.0,
-        l.p99.0,
-        l.max.0,
-        l.mean
-    );
+    outln!("  Latency:              {}", r.latency_fields().describe());
+    print_schedule_lag("  Schedule lag:        ", r);
     if r.requests > 0 {
         outln!(
             "  Client CPU:           {:.2}s ({:.2}us per answered query)",

@@ -4,8 +4,10 @@
 
 use super::load_args::duration_arg;
 use anyhow::Context;
+use scalelab::load::forward::trial::LossSite;
 use scalelab::load::forward::tx::Generator;
 use scalelab::load::forward::{ForwardDriver, ForwardReport, ForwardSettings};
+use scalelab::load::result::LatencyFields;
 use scalelab::load::{LoadError, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
 use scalelab::target::router::{Router, RouterSettings};
@@ -128,6 +130,7 @@ pub fn run(a: &LoadForwardArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
             "router": router.describe(),
             "kernel": report.best().map(|b| &b.kernel),
             "best": report.best(),
+            "latency_us": report.best().and_then(|b| b.latency.as_ref()).map(LatencyFields::of),
             "steps": report.search.steps,
         });
         outln!("{}", serde_json::to_string_pretty(&json)?);
@@ -135,10 +138,7 @@ pub fn run(a: &LoadForwardArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         print_text(&report);
     }
     if report.best().is_none() {
-        eprintln!(
-            "nothing was measured: no rate got through R with at most {}% lost",
-            report.loss
-        );
+        eprintln!("nothing was measured: {}", report.nothing_passed());
         return Ok(exit::NOTHING_MEASURED);
     }
     Ok(exit::OK)
@@ -177,25 +177,43 @@ fn print_text(r: &ForwardReport) {
         r.frame_size,
         r.loss
     );
-    outln!("  step  offered pps     sent pps     received        lost  forwarded(R)  result");
+    // Rates (frames/s of the step's sending time) first, then counts of
+    // frames; each column says which.
+    outln!("  step     nominal     offered    received      lost   lost in R  lost at rcv  result");
+    outln!("        (frames/s)  (frames/s)  (frames/s)  (frames)    (frames)     (frames)");
     for (i, s) in r.search.steps.iter().enumerate() {
         let t = &s.trial;
-        let offered = s
+        let nominal = s
             .offered_pps
             .map_or("unpaced".to_string(), |p| format!("{p:.0}"));
         let verdict = match (s.passed, s.client_bound && s.offered_pps.is_some()) {
-            (true, false) => "pass",
-            (true, true) => "pass at sent rate (client-bound)",
-            (false, _) => "loss",
+            (true, false) => "pass".to_string(),
+            (true, true) => "pass at sent rate (client-bound)".to_string(),
+            (false, _) => match t.loss_site() {
+                Some(LossSite::Router) => "loss, in R".to_string(),
+                Some(LossSite::Receiver) => "loss, entering the receiver".to_string(),
+                None => "loss".to_string(),
+            },
         };
         outln!(
-            "  {:>4}  {:>11}  {:>11.0}  {:>10}  {:>10}  {:>12}  {verdict}",
+            "  {:>4}  {:>10}  {:>10.0}  {:>10.0}  {:>8}  {:>10}  {:>11}  {verdict}",
             i,
-            offered,
+            nominal,
             t.sent_pps,
-            t.received,
+            t.received_pps(),
             t.lost,
-            t.forwarded
+            t.lost_in_router(),
+            t.lost_at_receiver(),
+        );
+    }
+    outln!(
+        "  (offered: frames actually sent per second of sending, resent ones included; \
+         nominal: the rate asked for)"
+    );
+    if let Some(l) = r.best().and_then(|b| b.latency.as_ref()) {
+        outln!(
+            "One-way latency at the result: {}",
+            LatencyFields::of(l).describe()
         );
     }
     outln!(

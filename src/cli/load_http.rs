@@ -1,7 +1,9 @@
 //! `scalelab load http`: one ad-hoc HTTP load run, printed like wrk (or as
 //! one JSON object).
 
-use super::load_args::{print_notes, CoalesceArg, LoadDefaults, LoadShape};
+use super::load_args::{
+    print_notes, print_schedule_lag, with_latency, CoalesceArg, LoadDefaults, LoadShape,
+};
 use anyhow::Context;
 use scalelab::load::http::{self, HttpDriver, HttpSettings};
 use scalelab::load::limits;
@@ -37,7 +39,8 @@ pub struct LoadHttpArgs {
     pub requests: Option<u64>,
     #[command(flatten)]
     pub coalesce: CoalesceArg,
-    /// Print the latency distribution.
+    /// Print the latency distribution (p50, p75, p90, p99, p99.9) as wrk
+    /// --latency does.
     #[arg(long)]
     pub latency: bool,
 }
@@ -101,13 +104,12 @@ pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
 
 fn json(driver: &HttpDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {
     let m = Measurement::from(r);
-    let l = &m.latency_us;
     let errors: serde_json::Map<String, serde_json::Value> = http::LOAD_KIND
         .error_kinds
         .iter()
         .map(|k| (k.name().to_string(), m.errors.get(*k).into()))
         .collect();
-    serde_json::json!({
+    let v = serde_json::json!({
         "url": driver.url(),
         "connections": spec.connections,
         "threads": spec.effective_threads(),
@@ -117,21 +119,18 @@ fn json(driver: &HttpDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Val
         "bytes": m.bytes,
         "gbit_s": m.gbit_s,
         "errors": errors,
-        "latency_us": {
-            "p50": l.p50.0, "p75": r.latency.value_at_quantile(0.75), "p90": l.p90.0,
-            "p99": l.p99.0, "p999": l.p999.0, "max": l.max.0, "mean": l.mean, "stdev": l.stdev,
-        },
         "client_cpu_s": m.client_cpu_s,
         "target_rate": m.target_rate,
         "achieved_rate": m.rps,
         "connections_opened": m.connections_opened,
         "timeline": r.timeline,
-        "notes": m.notes,
-    })
+        "notes": r.notes,
+    });
+    with_latency(v, r)
 }
 
 fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
-    let l = r.latency_summary();
+    let l = r.latency_fields();
     let secs = r.elapsed.as_secs_f64();
     outln!("  Thread Stats   Avg      Stdev     Max   +/- Stdev");
     outln!(
@@ -153,11 +152,14 @@ fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
     }
     if distribution {
         outln!("  Latency Distribution");
-        for q in [0.50, 0.75, 0.90, 0.99] {
+        for q in [0.50, 0.75, 0.90, 0.99, 0.999] {
             let v = Micros(r.latency.value_at_quantile(q));
-            outln!("  {:>4.0}% {:>10}", q * 100.0, v.to_string());
+            outln!("  {:>5}% {:>10}", q * 100.0, v.to_string());
         }
+    } else {
+        outln!("  Latency: {}", l.describe());
     }
+    print_schedule_lag("  Schedule lag (rate mode):", r);
     outln!(
         "  {} requests in {:.2}s, {} read",
         r.requests,

@@ -1,7 +1,9 @@
 //! `scalelab load mysql`: one sysbench-style OLTP run, or `--init` to build
 //! sysbench's dataset (`sysbench oltp_* prepare`).
 
-use super::load_args::{print_notes, CoalesceArg, LoadDefaults, LoadShape};
+use super::load_args::{
+    print_notes, print_schedule_lag, with_latency, CoalesceArg, LoadDefaults, LoadShape,
+};
 use scalelab::load::limits;
 use scalelab::load::mysql::{self, MysqlDriver, MysqlSettings, Options, ScriptKind};
 use scalelab::load::{Driver, LoadResult, LoadSpec};
@@ -33,8 +35,9 @@ pub struct LoadMysqlArgs {
     pub init: bool,
 }
 
-/// sysbench's shape (its `--threads` is our `--connections`), with `-j`
-/// for our threads; one connection.
+/// sysbench's shape: its `--threads` is the number of client connections
+/// (our `--connections`) and `--time` the duration; our worker threads are
+/// `-j`/`--worker-threads`; one connection.
 #[derive(Clone, Debug)]
 pub struct Sysbench;
 
@@ -45,6 +48,9 @@ impl LoadDefaults for Sysbench {
     const DURATION_SHORT_ALIASES: &'static [char] = &[];
     const RATE_SHORT: Option<char> = None;
     const TIMEOUT: &'static str = "10s";
+    const CONNECTIONS_ALIASES: &'static [&'static str] = &["clients", "sockets", "threads"];
+    const THREADS_LONG: &'static str = "worker-threads";
+    const DURATION_ALIASES: &'static [&'static str] = &["time"];
 }
 
 fn parse_script(s: &str) -> Result<ScriptKind, String> {
@@ -117,7 +123,7 @@ fn print_summary(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadRes
     let (reads, writes, other) = (mix.reads * txns, mix.writes * txns, mix.other * txns);
     let queries = reads + writes + other;
     let ms = |us: f64| format!("{:.2}", us / 1000.0);
-    let lat = r.latency_summary();
+    let lat = r.latency_fields();
     outln!(
         "scalelab load mysql: {} ({})",
         a.script.name(),
@@ -167,22 +173,18 @@ fn print_summary(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadRes
     outln!();
     outln!("Latency (ms):");
     outln!("         avg:                            {}", ms(lat.mean));
-    outln!(
-        "         p50:                            {}",
-        ms(lat.p50.0 as f64)
-    );
-    outln!(
-        "         p90:                            {}",
-        ms(lat.p90.0 as f64)
-    );
-    outln!(
-        "         p99:                            {}",
-        ms(lat.p99.0 as f64)
-    );
-    outln!(
-        "         max:                            {}",
-        ms(lat.max.0 as f64)
-    );
+    outln!("         stddev:                         {}", ms(lat.stdev));
+    for (name, v) in [
+        ("p50", lat.p50),
+        ("p75", lat.p75),
+        ("p90", lat.p90),
+        ("p99", lat.p99),
+        ("p99.9", lat.p999),
+        ("max", lat.max),
+    ] {
+        outln!("         {:<32}{}", format!("{name}:"), ms(v.0 as f64));
+    }
+    print_schedule_lag("    schedule lag (rate mode):", r);
     outln!();
     let per_txn = if txns > 0 {
         format!("{:.1} us", r.client_cpu.0 / txns as f64 * 1e6)
@@ -206,9 +208,8 @@ impl LoadMysqlArgs {
 }
 
 fn json(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {
-    let lat = r.latency_summary();
     let queries = a.script.statements_per_transaction(opts) * r.requests;
-    serde_json::json!({
+    let v = serde_json::json!({
         "script": a.script.name(),
         "tables": opts.tables,
         "table_size": opts.table_size,
@@ -219,19 +220,12 @@ fn json(a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec, r: &LoadResult) -> s
         "tps": r.rps(),
         "qps": per_sec(queries, r),
         "duration_s": r.elapsed.as_secs_f64(),
-        "latency_us": {
-            "p50": lat.p50.0,
-            "p90": lat.p90.0,
-            "p99": lat.p99.0,
-            "p999": lat.p999.0,
-            "max": lat.max.0,
-            "mean": lat.mean,
-        },
         "errors": r.errors,
         "retries": r.retries,
         "client_cpu_s": r.client_cpu.0,
         "connections_opened": r.connections_opened,
         "target_rate": r.target_rate,
         "notes": r.notes,
-    })
+    });
+    with_latency(v, r)
 }

@@ -1,12 +1,16 @@
 //! `scalelab load pg`: one pgbench-style run, or `--init` to build the
 //! dataset (pgbench -i).
 
-use super::load_args::{print_notes, CoalesceArg, LoadDefaults, LoadShape};
+use super::load_args::{
+    print_notes, print_schedule_lag, with_latency, CoalesceArg, LoadDefaults, LoadShape,
+};
 use anyhow::Context;
 use scalelab::load::limits;
-use scalelab::load::pg::{self, PgDriver, PgSettings, QueryMode, ScriptKind};
-use scalelab::load::result::Measurement;
-use scalelab::load::{Driver, ErrorKind, LoadResult, LoadSpec};
+use scalelab::load::pg::{
+    self, PgDriver, PgSettings, QueryMode, Script, ScriptKind, StatementLatency,
+};
+use scalelab::load::result::{LatencyFields, Measurement};
+use scalelab::load::{ErrorKind, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::{Bytes, Micros};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,13 +19,31 @@ use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "pgbench's own flags work too: -T SEC, -R TPS, -S, -N, -b NAME, \
--M prepared|extended|simple, -P SEC, -c, -j, -C, -n, -i, -s."
+    disable_help_flag = true,
+    after_help = "pgbench's own flags work too: -h HOST, -p PORT, -U USER, DBNAME, -T SEC, \
+-R TPS, -S, -N, -b NAME, -f FILE, -r, -M prepared|extended|simple, -P SEC, -c, -j, -C, -n, \
+-i, -s. As in pgbench, -h is the host: help is --help."
 )]
 pub struct LoadPgArgs {
-    /// libpq connection string (`host=127.0.0.1 port=5432 user=postgres`)
-    /// or URI (`postgresql://postgres@127.0.0.1:5432/postgres`).
-    pub conninfo: String,
+    /// The database name (pgbench's DBNAME), or a whole libpq connection
+    /// string (`host=127.0.0.1 port=5432 user=postgres`) or URI
+    /// (`postgresql://postgres@127.0.0.1:5432/postgres`); left out, PG*
+    /// variables and libpq's defaults apply.
+    #[arg(value_name = "DBNAME|CONNINFO")]
+    pub conninfo: Option<String>,
+    /// The server's host (pgbench -h): a loopback address, `localhost`, or
+    /// a Unix-socket directory.
+    #[arg(short = 'h', long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// The server's port (pgbench -p).
+    #[arg(short = 'p', long, value_name = "PORT")]
+    pub port: Option<u16>,
+    /// The user to connect as (pgbench -U).
+    #[arg(short = 'U', long = "username", value_name = "USER")]
+    pub user: Option<String>,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
     #[command(flatten)]
     pub shape: LoadShape<Pgbench>,
     /// Built-in script: select-only, simple-update or tpcb-like (pgbench
@@ -29,11 +51,22 @@ pub struct LoadPgArgs {
     #[arg(long, short = 'b', default_value = "tpcb-like", value_parser = parse_script)]
     pub script: ScriptKind,
     /// pgbench -S: the select-only script.
-    #[arg(short = 'S', conflicts_with_all = ["script", "simple_update"])]
+    #[arg(short = 'S', conflicts_with_all = ["script", "simple_update", "file"])]
     pub select_only: bool,
     /// pgbench -N: the simple-update script.
-    #[arg(short = 'N', conflicts_with = "script")]
+    #[arg(short = 'N', conflicts_with_all = ["script", "file"])]
     pub simple_update: bool,
+    /// A custom script (pgbench -f): SQL statements separated by
+    /// semicolons, run as one transaction each time; `--` comments;
+    /// `\set NAME random(LO, HI)` (integers or `N * :scale`) used as
+    /// `:NAME`. Other meta-commands are refused, naming the line. No scale
+    /// detection (-s, else 1) or pre-run vacuum.
+    #[arg(short = 'f', long, value_name = "FILE", conflicts_with = "script")]
+    pub file: Option<std::path::PathBuf>,
+    /// Report each statement's latency after the run (pgbench -r): count
+    /// and average, with every latency field in --json.
+    #[arg(short = 'r', long = "report-per-command")]
+    pub per_statement: bool,
     /// How statements are sent (pgbench -M): prepared (parsed once per
     /// connection), extended (parsed every time), simple (Query protocol,
     /// values in the text).
@@ -85,8 +118,8 @@ fn parse_mode(s: &str) -> Result<QueryMode, String> {
 }
 
 impl LoadPgArgs {
-    /// The script, with pgbench's -S and -N.
-    fn script(&self) -> ScriptKind {
+    /// The built-in script, with pgbench's -S and -N.
+    fn builtin(&self) -> ScriptKind {
         if self.select_only {
             ScriptKind::SelectOnly
         } else if self.simple_update {
@@ -94,6 +127,41 @@ impl LoadPgArgs {
         } else {
             self.script
         }
+    }
+
+    /// The connection string: the positional argument (a database name,
+    /// a connection string or a URI) with `-h`, `-p` and `-U` on top, as
+    /// pgbench combines them.
+    pub fn conninfo(&self) -> anyhow::Result<String> {
+        let given = self.conninfo.as_deref().unwrap_or("").trim();
+        let flags: Vec<(&str, String)> = [
+            ("host", self.host.clone()),
+            ("port", self.port.map(|p| p.to_string())),
+            ("user", self.user.clone()),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect();
+        let is_uri = given.starts_with("postgresql://") || given.starts_with("postgres://");
+        if is_uri {
+            if let Some((key, _)) = flags.first() {
+                anyhow::bail!(
+                    "the {key} is given twice, by a flag and in the URI `{given}`: give -h, -p \
+                     and -U with a database name or a key=value string, or put them all in the URI"
+                );
+            }
+            return Ok(given.to_string());
+        }
+        let mut out = if given.is_empty() || given.contains('=') {
+            given.to_string()
+        } else {
+            format!("dbname={}", conninfo_value(given))
+        };
+        // In a connection string the last value of a key wins, as in libpq.
+        for (key, value) in flags {
+            out.push_str(&format!(" {key}={}", conninfo_value(&value)));
+        }
+        Ok(out.trim().to_string())
     }
 
     /// -j, else one thread per usable CPU; never more than the clients.
@@ -108,32 +176,55 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         return init(a);
     }
     let settings = PgSettings {
-        script: a.script(),
+        script: a.builtin(),
         max_tries: a.max_tries,
         scale: a.scale,
         vacuum: !a.no_vacuum,
         protocol: a.protocol,
     };
-    let mut driver = PgDriver::new(settings, &a.conninfo).context("bad connection string")?;
+    let mut driver = PgDriver::new(settings, &a.conninfo()?).context("bad connection string")?;
+    if let Some(file) = &a.file {
+        driver.use_script(pg::custom::read(file)?);
+    }
     let spec = spec(a);
     spec.validate()?;
     let scale = driver.scale()?;
-    let result = match a.progress {
+    let run = |driver: &PgDriver| driver.run_timed(&spec, shutdown, a.per_statement);
+    let (result, statements) = match a.progress {
         Some(every) => {
             let counter = Arc::new(AtomicU64::new(0));
             driver.count_into(counter.clone());
-            report_progress_while(counter, Duration::from_secs(every.into()), || {
-                driver.run(&spec, shutdown)
-            })?
+            report_progress_while(counter, Duration::from_secs(every.into()), || run(&driver))?
         }
-        None => driver.run(&spec, shutdown)?,
+        None => run(&driver)?,
+    };
+    let ran = Ran {
+        script: driver.script(),
+        scale,
+        statements,
     };
     a.shape.finish(
         &result,
         shutdown,
-        || json(a, scale, &result),
-        || print_summary(a, scale, &result),
+        || json(a, &ran, &result),
+        || print_summary(a, &ran, &result),
     )
+}
+
+/// What a run executed, for its report.
+struct Ran {
+    script: Script,
+    scale: u32,
+    /// Each statement's latency with -r; empty without.
+    statements: Vec<StatementLatency>,
+}
+
+/// A value in a libpq connection string, quoted when it must be.
+fn conninfo_value(v: &str) -> String {
+    if !v.is_empty() && !v.contains([' ', '\'', '\\']) {
+        return v.to_string();
+    }
+    format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
 /// Runs `work`, printing pgbench's `progress: 5.0 s, 12345.6 tps` line to
@@ -184,7 +275,7 @@ fn init(a: &LoadPgArgs) -> anyhow::Result<i32> {
     if !a.shape.json {
         eprintln!("creating the pgbench dataset at scale {scale}...");
     }
-    let made = pg::init_dataset(&a.conninfo, scale)?;
+    let made = pg::init_dataset(&a.conninfo()?, scale)?;
     if a.shape.json {
         let v = serde_json::json!({
             "scale": made.scale,
@@ -207,7 +298,7 @@ fn ms(us: f64) -> String {
     format!("{:.3} ms", us / 1000.0)
 }
 
-fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
+fn print_summary(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) {
     let failed = r.errors.serialization + r.errors.deadlock + r.errors.other;
     let attempted = r.requests + failed;
     let pct = if attempted > 0 {
@@ -215,9 +306,9 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
     } else {
         0.0
     };
-    let lat = r.latency_summary();
-    outln!("transaction type: {}", a.script().pgbench_title());
-    outln!("scaling factor: {scale}");
+    let lat = r.latency_fields();
+    outln!("transaction type: {}", ran.script.title);
+    outln!("scaling factor: {}", ran.scale);
     outln!("query mode: {}", a.protocol.name());
     outln!("number of clients: {}", a.shape.connections);
     outln!("number of threads: {}", a.threads());
@@ -244,12 +335,15 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
     outln!("latency average = {}", ms(lat.mean));
     outln!("latency stddev = {}", ms(lat.stdev));
     outln!(
-        "latency p50 = {}, p90 = {}, p99 = {}, max = {}",
+        "latency p50 = {}, p75 = {}, p90 = {}, p99 = {}, p99.9 = {}, max = {}",
         lat.p50,
+        lat.p75,
         lat.p90,
         lat.p99,
+        lat.p999,
         lat.max
     );
+    print_schedule_lag("rate limit schedule lag:", r);
     outln!("tps = {:.6} (without initial connection time)", r.rps());
     let per_txn = if r.requests > 0 {
         Micros((r.client_cpu.0 / r.requests as f64 * 1e6) as u64).to_string()
@@ -260,34 +354,52 @@ fn print_summary(a: &LoadPgArgs, scale: u32, r: &LoadResult) {
         "client CPU = {:.3} s ({per_txn} per transaction)",
         r.client_cpu.0
     );
+    if !ran.statements.is_empty() {
+        outln!("statement latencies in milliseconds (count, average):");
+        for s in &ran.statements {
+            let first_line = s.sql.lines().next().unwrap_or_default();
+            outln!(
+                "  {:>10}  {:>10.3}  {first_line}",
+                s.latency.len(),
+                s.latency.mean() / 1000.0
+            );
+        }
+    }
     print_notes("note:", r);
 }
 
-fn json(a: &LoadPgArgs, scale: u32, r: &LoadResult) -> serde_json::Value {
+fn json(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) -> serde_json::Value {
     let m = Measurement::from(r);
-    let lat = &m.latency_us;
-    serde_json::json!({
-        "script": a.script().name(),
+    let v = serde_json::json!({
+        "script": ran.script.name,
         "protocol": a.protocol.name(),
-        "scale": scale,
+        "scale": ran.scale,
         "clients": a.shape.connections,
         "threads": a.threads(),
         "transactions": m.requests,
         "tps": m.rps,
-        "latency_us": {
-            "p50": lat.p50.0,
-            "p90": lat.p90.0,
-            "p99": lat.p99.0,
-            "max": lat.max.0,
-            "mean": lat.mean,
-            "stdev": lat.stdev,
-        },
         "failures": m.errors,
         "retries": m.retries,
         "client_cpu_s": m.client_cpu_s,
         "duration_s": m.duration_s,
         "connections_opened": m.connections_opened,
         "target_rate": m.target_rate,
-        "notes": m.notes,
-    })
+        "notes": r.notes,
+        "statements": a.per_statement.then(|| statements_json(&ran.statements)),
+    });
+    with_latency(v, r)
+}
+
+/// -r's statements: each one's SQL, count and latency fields.
+fn statements_json(statements: &[StatementLatency]) -> serde_json::Value {
+    statements
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "sql": s.sql,
+                "count": s.latency.len(),
+                "latency_us": LatencyFields::of(&s.latency),
+            })
+        })
+        .collect()
 }

@@ -89,7 +89,7 @@ pub enum DnsCommand {
 pub enum LoadCommand {
     /// HTTP/1.1 load, closed loop like wrk or constant rate like wrk2 -R.
     Http(load_http::LoadHttpArgs),
-    /// PostgreSQL load with pgbench's built-in scripts.
+    /// PostgreSQL load with pgbench's built-in scripts or a custom script (-f).
     Pg(load_pg::LoadPgArgs),
     /// DNS over UDP, like dnsperf (-q, -Q) or resperf (--ramp).
     Dns(load_dns::LoadDnsArgs),
@@ -113,6 +113,7 @@ impl Cli {
 
 /// Runs the parsed command; the returned number is the exit code.
 pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
+    refuse_store_on_load(&cli)?;
     let store = cli.store_path();
     if cli.store.len() > 1 && !matches!(cli.command, Command::History(_)) {
         anyhow::bail!(
@@ -139,6 +140,21 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::Model(a) => model::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Agent(a) => agent::run(a),
+    }
+}
+
+/// `--store` is global, but a `scalelab load` run prints its result and
+/// stores nothing: the flag is refused rather than silently ignored.
+fn refuse_store_on_load(cli: &Cli) -> anyhow::Result<()> {
+    match (&cli.command, &cli.store) {
+        (Command::Load(_), Some(path)) => anyhow::bail!(
+            "--store {}: `scalelab load` stores nothing (it prints one run's result; \
+             --json for a machine-readable copy); to store trials, write an experiment \
+             file and use `scalelab run FILE --store {}`",
+            path.display(),
+            path.display()
+        ),
+        _ => Ok(()),
     }
 }
 

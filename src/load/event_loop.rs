@@ -259,14 +259,7 @@ pub(crate) fn run_workers<S: Session>(
     if let Some(g) = gathered {
         result.notes.push(g.note());
     }
-    if !lag.is_empty() {
-        result.notes.push(format!(
-            "schedule lag (open loop): p50 {}, p99 {}, max {}",
-            Micros(lag.value_at_quantile(0.5)),
-            Micros(lag.value_at_quantile(0.99)),
-            Micros(lag.max()),
-        ));
-    }
+    let _ = result.schedule_lag.add(&lag);
     Ok((result, locals))
 }
 

@@ -283,7 +283,7 @@ impl From<&LoadResult> for Measurement {
             client_cpu_s: r.client_cpu.0,
             target_rate: r.target_rate,
             connections_opened: r.connections_opened,
-            notes: r.notes.clone(),
+            notes: r.notes_with_lag(),
         }
     }
 }
@@ -305,6 +305,80 @@ pub struct LatencySummary {
     pub mean: f64,
     /// Standard deviation, in microseconds.
     pub stdev: f64,
+}
+
+/// The latency fields every `scalelab load` kind reports, in its JSON
+/// (`latency_us`, and `schedule_lag_us` in rate mode) and its text: the
+/// same set for every kind, read from one HDR histogram
+/// ([`LatencyFields::of`]). Microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct LatencyFields {
+    /// Median.
+    pub p50: Micros,
+    /// 75th percentile.
+    pub p75: Micros,
+    /// 90th percentile.
+    pub p90: Micros,
+    /// 99th percentile.
+    pub p99: Micros,
+    /// 99.9th percentile.
+    pub p999: Micros,
+    /// The largest value recorded.
+    pub max: Micros,
+    /// Mean, in microseconds.
+    pub mean: f64,
+    /// Standard deviation, in microseconds.
+    pub stdev: f64,
+}
+
+impl LatencyFields {
+    /// Every field of `h`; all zero when `h` is empty.
+    pub fn of(h: &Histogram<u64>) -> LatencyFields {
+        if h.is_empty() {
+            return LatencyFields::default();
+        }
+        let at = |q| Micros(h.value_at_quantile(q));
+        LatencyFields {
+            p50: at(0.50),
+            p75: at(0.75),
+            p90: at(0.90),
+            p99: at(0.99),
+            p999: at(0.999),
+            max: Micros(h.max()),
+            mean: h.mean(),
+            stdev: h.stdev(),
+        }
+    }
+
+    /// The fields the store keeps ([`LatencySummary`]).
+    pub fn summary(&self) -> LatencySummary {
+        LatencySummary {
+            p50: self.p50,
+            p90: self.p90,
+            p99: self.p99,
+            p999: self.p999,
+            max: self.max,
+            mean: self.mean,
+            stdev: self.stdev,
+        }
+    }
+
+    /// One line of text: `p50 1.2ms, p75 ..., p99.9 ..., max ..., mean
+    /// ..., stdev ...`, each value with its unit.
+    pub fn describe(&self) -> String {
+        let us = |v: f64| Micros(v.round() as u64);
+        format!(
+            "p50 {}, p75 {}, p90 {}, p99 {}, p99.9 {}, max {}, mean {}, stdev {}",
+            self.p50,
+            self.p75,
+            self.p90,
+            self.p99,
+            self.p999,
+            self.max,
+            us(self.mean),
+            us(self.stdev)
+        )
+    }
 }
 
 /// What datagram drivers (DNS) add to a run: queries sent and lost, answers
@@ -407,6 +481,10 @@ pub struct LoadResult {
     pub datagrams: Option<Datagrams>,
     /// The forwarding search's steps and kernel counters (`forward` load).
     pub forward: Option<Box<crate::load::forward::ForwardReport>>,
+    /// Rate mode: how late the generator sent each request against its
+    /// schedule (its own wake-up lag, in microseconds), which the latency
+    /// of an open loop includes; empty in a closed loop.
+    pub schedule_lag: Histogram<u64>,
 }
 
 impl Default for LoadResult {
@@ -433,7 +511,21 @@ impl LoadResult {
             notes: Vec::new(),
             datagrams: None,
             forward: None,
+            schedule_lag: new_histogram(),
         }
+    }
+
+    /// Rate mode: records that a request went out `lag` after its
+    /// scheduled time.
+    pub fn record_lag(&mut self, lag: Micros) {
+        // Auto-resize histograms only fail for values past u64 range.
+        let _ = self.schedule_lag.record(lag.0.max(1));
+    }
+
+    /// Rate mode: the schedule lag's fields; `None` when no request was
+    /// scheduled (a closed loop).
+    pub fn schedule_lag(&self) -> Option<LatencyFields> {
+        (!self.schedule_lag.is_empty()).then(|| LatencyFields::of(&self.schedule_lag))
     }
 
     /// Records one completed request that took `latency` and finished
@@ -458,6 +550,7 @@ impl LoadResult {
         self.retries += o.retries;
         // Both histograms auto-resize, so adding cannot fail on range.
         let _ = self.latency.add(&o.latency);
+        let _ = self.schedule_lag.add(&o.schedule_lag);
         if self.timeline.len() < o.timeline.len() {
             self.timeline.resize(o.timeline.len(), 0);
         }
@@ -498,21 +591,25 @@ impl LoadResult {
         }
     }
 
-    /// The percentiles of [`Self::latency`]; all zero when nothing completed.
+    /// The percentiles of [`Self::latency`] the store keeps; all zero when
+    /// nothing completed.
     pub fn latency_summary(&self) -> LatencySummary {
-        let h = &self.latency;
-        if h.is_empty() {
-            return LatencySummary::default();
+        self.latency_fields().summary()
+    }
+
+    /// Every latency field a load command reports ([`LatencyFields`]).
+    pub fn latency_fields(&self) -> LatencyFields {
+        LatencyFields::of(&self.latency)
+    }
+
+    /// The run's notes, with the schedule lag's as the last one in rate
+    /// mode (what a stored trial keeps of it).
+    pub fn notes_with_lag(&self) -> Vec<String> {
+        let mut notes = self.notes.clone();
+        if let Some(lag) = self.schedule_lag() {
+            notes.push(format!("schedule lag (rate mode): {}", lag.describe()));
         }
-        LatencySummary {
-            p50: Micros(h.value_at_quantile(0.50)),
-            p90: Micros(h.value_at_quantile(0.90)),
-            p99: Micros(h.value_at_quantile(0.99)),
-            p999: Micros(h.value_at_quantile(0.999)),
-            max: Micros(h.max()),
-            mean: h.mean(),
-            stdev: h.stdev(),
-        }
+        notes
     }
 
     /// The histogram in HdrHistogram's portable V2 encoding.

@@ -27,6 +27,10 @@ pub struct WireResult {
     pub connections_opened: u64,
     pub target_rate: Option<f64>,
     pub notes: Vec<String>,
+    /// [`LoadResult::schedule_lag`], HdrHistogram V2 in base64; empty in a
+    /// closed loop (and from an older agent).
+    #[serde(default)]
+    pub schedule_lag_hdr: String,
 }
 
 impl From<&LoadResult> for WireResult {
@@ -45,23 +49,32 @@ impl From<&LoadResult> for WireResult {
             connections_opened: r.connections_opened,
             target_rate: r.target_rate,
             notes: r.notes.clone(),
+            schedule_lag_hdr: if r.schedule_lag.is_empty() {
+                String::new()
+            } else {
+                base64::engine::general_purpose::STANDARD.encode(encode_histogram(&r.schedule_lag))
+            },
         }
     }
+}
+
+/// An encoded histogram back in an auto-resizing one (the decoded one is
+/// sized to its contents), so later merges never fail on range.
+fn histogram_from(base64_text: &str, what: &str) -> Result<hdrhistogram::Histogram<u64>, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(base64_text)
+        .map_err(|e| format!("{what} histogram is not base64: {e}"))?;
+    let decoded = decode_histogram(&bytes).ok_or(format!("{what} histogram does not decode"))?;
+    let mut h = new_histogram();
+    h.add(&decoded)
+        .map_err(|e| format!("{what} histogram: {e:?}"))?;
+    Ok(h)
 }
 
 impl WireResult {
     /// Back to a [`LoadResult`]; fails only on a damaged histogram.
     pub fn into_result(self) -> Result<LoadResult, String> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(&self.latency_hdr)
-            .map_err(|e| format!("latency histogram is not base64: {e}"))?;
-        let decoded = decode_histogram(&bytes).ok_or("latency histogram does not decode")?;
-        // The decoded histogram is sized to its contents; fold it into an
-        // auto-resizing one so later merges never fail on range.
-        let mut latency = new_histogram();
-        latency
-            .add(&decoded)
-            .map_err(|e| format!("latency histogram: {e:?}"))?;
+        let latency = histogram_from(&self.latency_hdr, "latency")?;
         let mut r = LoadResult::new();
         r.requests = self.requests;
         r.bytes = Bytes(self.bytes);
@@ -75,6 +88,9 @@ impl WireResult {
         r.connections_opened = self.connections_opened;
         r.target_rate = self.target_rate;
         r.notes = self.notes;
+        if !self.schedule_lag_hdr.is_empty() {
+            r.schedule_lag = histogram_from(&self.schedule_lag_hdr, "schedule lag")?;
+        }
         Ok(r)
     }
 }
@@ -95,6 +111,7 @@ mod tests {
         a.elapsed = Duration::from_nanos(2_000_000_123);
         a.held = Duration::from_millis(4_800);
         b.notes.push("a note".into());
+        b.record_lag(Micros(70));
         let json = serde_json::to_string(&WireResult::from(&a)).unwrap();
         let back: WireResult = serde_json::from_str(&json).unwrap();
         let a2 = back.into_result().unwrap();
@@ -102,6 +119,7 @@ mod tests {
         assert_eq!(a2.timeline, a.timeline);
         assert_eq!(a2.elapsed, a.elapsed);
         assert_eq!(a2.held, a.held);
+        assert!(a2.schedule_lag().is_none(), "a closed loop has no lag");
         let mut direct = a.clone();
         direct.merge(&b);
         let mut via_wire = a2;
@@ -110,6 +128,8 @@ mod tests {
         assert_eq!(via_wire.latency.max(), direct.latency.max());
         assert_eq!(via_wire.requests, direct.requests);
         assert_eq!(via_wire.notes, direct.notes);
+        assert_eq!(via_wire.schedule_lag(), direct.schedule_lag());
+        assert_eq!(via_wire.schedule_lag().map(|l| l.max), Some(Micros(70)));
     }
 
     /// Every (value, count) the histogram holds.

@@ -175,12 +175,17 @@ fn row(t: &Trial, axes: &[String], columns: &[(String, Reader)]) -> Vec<String> 
         r.push(t.measurement.as_ref().map(get).unwrap_or_default());
     }
     let probe = t.probe.as_ref();
-    for (_, read) in probe_view::PROBE_NUMBERS {
-        r.push(
-            probe_view::number(probe, *read)
-                .map(num)
-                .unwrap_or_default(),
-        );
+    // The summary as stored says each field's type (an integer count, or
+    // a float), which the readers' f64 does not.
+    let stored = probe.and_then(|p| serde_json::to_value(p).ok());
+    for (name, read) in probe_view::PROBE_NUMBERS {
+        let cell = probe_view::number(probe, *read).map(|v| {
+            match stored.as_ref().and_then(|s| s.get(*name)) {
+                Some(n) if n.is_u64() || n.is_i64() => n.to_string(),
+                _ => num(v),
+            }
+        });
+        r.push(cell.unwrap_or_default());
     }
     for (_, read) in probe_view::PROBE_TEXTS {
         r.push(probe.map(read).unwrap_or_default());
@@ -200,12 +205,18 @@ fn ms(v: Micros) -> String {
     num(v.0 as f64 / 1000.0)
 }
 
-/// Shortest round-trip form of a float; empty for non-finite values.
+/// Shortest round-trip form of a float, always with a decimal point (`1.0`,
+/// not `1`), so a float column reads as floats in every run whatever its
+/// values; empty for non-finite values.
 fn num(v: f64) -> String {
-    if v.is_finite() {
-        v.to_string()
+    if !v.is_finite() {
+        return String::new();
+    }
+    let text = v.to_string();
+    if text.contains('.') {
+        text
     } else {
-        String::new()
+        format!("{text}.0")
     }
 }
 
@@ -271,5 +282,88 @@ mod tests {
             assert!(h.contains(&unit.to_string()), "{unit}");
         }
         assert_eq!(h.last().map(String::as_str), Some("client_bound_reason"));
+    }
+
+    /// How a reader such as pandas types a cell: integer, float or text.
+    fn inferred(cell: &str) -> &'static str {
+        if cell.parse::<i64>().is_ok() {
+            "int"
+        } else if cell.parse::<f64>().is_ok() {
+            "float"
+        } else {
+            "text"
+        }
+    }
+
+    /// Sets every number in a serialized value: floats to `float`,
+    /// integers to `int` (so the test reaches every field by its type).
+    fn set_numbers(v: &mut serde_json::Value, float: f64, int: u64) {
+        match v {
+            serde_json::Value::Number(n) if n.is_f64() => *v = float.into(),
+            serde_json::Value::Number(_) => *v = int.into(),
+            serde_json::Value::Array(items) => {
+                items.iter_mut().for_each(|x| set_numbers(x, float, int))
+            }
+            serde_json::Value::Object(map) => {
+                map.values_mut().for_each(|x| set_numbers(x, float, int))
+            }
+            serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::String(_) => {
+            }
+        }
+    }
+
+    fn with_numbers<T: serde::Serialize + serde::de::DeserializeOwned>(
+        x: &T,
+        float: f64,
+        int: u64,
+    ) -> T {
+        let mut v = serde_json::to_value(x).unwrap();
+        set_numbers(&mut v, float, int);
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn every_column_keeps_one_type_whatever_the_values() {
+        let mut data = crate::report::test_support::run_data(&["a"]);
+        data.trials.truncate(2);
+        for t in &mut data.trials {
+            let m = t.measurement.as_mut().unwrap();
+            m.target_rate = Some(1.0);
+            let p = t.probe.as_mut().unwrap();
+            (p.freq_mhz_mean, p.load_x_freq) = (Some(1.0), Some(1.0));
+            (p.processes, p.threads, p.processes_seen) = (Some(1), Some(1), Some(1));
+            (p.server_rss_max_bytes, p.mem_per_worker_vsz_bytes) = (Some(1), Some(1));
+        }
+        // One trial whose every float is a whole number, one whose floats
+        // have fractions; integers differ by a non-multiple of 1000 (the
+        // store's microseconds become milliseconds).
+        for (t, (float, int)) in data.trials.iter_mut().zip([(2.0, 1000), (2.5, 1500)]) {
+            let m = t.measurement.as_ref().unwrap();
+            t.measurement = Some(with_numbers(m, float, int));
+            let p = t.probe.as_ref().unwrap();
+            t.probe = Some(with_numbers(p, float, int));
+        }
+        let csv = export(&data);
+        let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+        assert_eq!(rows.len(), 3, "{csv}");
+        let (whole, fraction) = (&rows[1], &rows[2]);
+        let (mut floats, mut ints) = (0, Vec::new());
+        for (i, name) in rows[0].iter().enumerate() {
+            if whole[i].is_empty() || fraction[i].is_empty() {
+                assert_eq!(whole[i].is_empty(), fraction[i].is_empty(), "{name}");
+                continue;
+            }
+            let (a, b) = (inferred(whole[i]), inferred(fraction[i]));
+            assert_eq!(a, b, "{name}: `{}` against `{}`", whole[i], fraction[i]);
+            floats += usize::from(a == "float");
+            if a == "int" {
+                ints.push(*name);
+            }
+        }
+        assert!(floats > 20, "{floats} float columns\n{csv}");
+        // Counts stay integers, the probe's too (their readers give f64).
+        for count in ["requests", "errors_timeout", "net_rx_bytes", "processes"] {
+            assert!(ints.contains(&count), "{count}: {ints:?}");
+        }
     }
 }

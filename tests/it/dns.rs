@@ -550,3 +550,41 @@ fn a_workdir_too_long_for_unbounds_socket_is_refused_naming_it() {
         "{err}"
     );
 }
+
+/// Issue 27: `load dns` reports the latency fields every load kind does,
+/// and in rate mode the generator's schedule lag beside them (run against
+/// a real NSD in its lab).
+#[test]
+fn the_cli_reports_every_latency_field_and_the_schedule_lag() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = query_file(dir.path(), "h1.bench.test A\nh2.bench.test A\n");
+    let run = |rate: &[&str], json: &[&str]| {
+        let mut load = format!(
+            "exec {} load dns \"$SCALELAB_DNS_SERVER\" --queries {} -d 1s",
+            env!("CARGO_BIN_EXE_scalelab"),
+            queries.display()
+        );
+        for a in rate.iter().chain(json) {
+            load.push(' ');
+            load.push_str(a);
+        }
+        let out = crate::support::scalelab()
+            .args([
+                "dns", "lab", "nsd", "--names", "10", "--", "sh", "-c", &load,
+            ])
+            .env("SCALELAB_WORKDIR", dir.path().join("work"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", crate::support::stderr(&out));
+        crate::support::stdout(&out)
+    };
+    let closed: serde_json::Value = serde_json::from_str(&run(&[], &["--json"])).unwrap();
+    crate::support::assert_latency_fields(&closed, false);
+    let rated: serde_json::Value =
+        serde_json::from_str(&run(&["--rate", "500"], &["--json"])).unwrap();
+    crate::support::assert_latency_fields(&rated, true);
+    let text = run(&["--rate", "500"], &[]);
+    for field in ["p75 ", "p99.9 ", "stdev ", "Schedule lag:         p50 "] {
+        assert!(text.contains(field), "{field}: {text}");
+    }
+}

@@ -432,8 +432,27 @@ fn cli_json_reports_the_run() {
     assert_eq!(j["errors"]["connect"], 0);
     assert!(j["rps"].as_f64().unwrap() > 0.0);
     assert!(j["bytes"].as_u64().unwrap() > 40 * 40);
-    for key in ["p50", "p90", "p99", "p999", "max"] {
-        assert!(j["latency_us"][key].as_u64().unwrap() > 0, "{key}");
+    crate::support::assert_latency_fields(&j, false);
+    // Rate mode reports the generator's schedule lag beside the latency,
+    // with the same fields.
+    let out = cli(&[
+        &server.url(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-R",
+        "200",
+        "-d",
+        "1s",
+        "--json",
+    ]);
+    let rated: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    crate::support::assert_latency_fields(&rated, true);
+    let out = cli(&[&server.url(), "-c", "2", "-t", "1", "-R", "200", "-d", "1s"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for field in ["p75 ", "p99.9 ", "stdev ", "Schedule lag (rate mode): p50 "] {
+        assert!(text.contains(field), "{field}: {text}");
     }
     for key in [
         "duration_s",

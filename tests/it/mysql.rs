@@ -223,11 +223,47 @@ fn mariadb_open_loop_holds_the_rate() {
     let r = s.run(ScriptKind::OltpPointSelect, &open);
     assert!(r.requests <= 402 && r.requests >= 300, "{}", r.requests);
     assert_eq!(r.target_rate, Some(200.0));
-    assert!(
-        r.notes.iter().any(|n| n.contains("schedule lag")),
-        "{:?}",
-        r.notes
+    let lag = r
+        .schedule_lag()
+        .expect("rate mode records the schedule lag");
+    assert!(r.schedule_lag.len() >= r.requests, "{lag:?}");
+}
+
+/// Issue 27: sysbench's `--threads=N` is N client connections and
+/// `--time=SECONDS` the duration. The server counts the connections: four
+/// threads open exactly three more than one thread does (the setup
+/// connections being the same), and it executed what was counted.
+#[test]
+fn mariadb_cli_takes_sysbench_threads_as_connections() {
+    let s = server(1, 200, "");
+    let run_with = |threads: &str| {
+        let (connections, executes) = (s.status("Connections"), s.status("Com_stmt_execute"));
+        let threads = format!("--threads={threads}");
+        let out = run(&[
+            "load",
+            "mysql",
+            &s.url,
+            "--script",
+            "oltp_point_select",
+            &threads,
+            "--time=1",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let executed = s.status("Com_stmt_execute") - executes;
+        assert_eq!(v["transactions"].as_u64(), Some(executed), "{v}");
+        assert!(v["duration_s"].as_f64().unwrap() >= 1.0, "{v}");
+        (s.status("Connections") - connections, v)
+    };
+    let (one, v1) = run_with("1");
+    let (four, v4) = run_with("4");
+    assert_eq!(
+        (v1["connections"].as_u64(), v4["connections"].as_u64()),
+        (Some(1), Some(4))
     );
+    assert_eq!(v4["connections_opened"].as_u64(), Some(4), "{v4}");
+    assert_eq!(four - one, 3, "server-side connections: {one} then {four}");
 }
 
 #[test]
@@ -274,9 +310,7 @@ fn mariadb_cli_initializes_runs_and_explains_bad_input() {
     ] {
         assert!(v.get(key).is_some(), "{key} missing: {v}");
     }
-    for p in ["p50", "p90", "p99", "p999", "max"] {
-        assert!(v["latency_us"][p].as_u64().unwrap() > 0, "{v}");
-    }
+    crate::support::assert_latency_fields(&v, false);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
     assert_eq!(v["threads"].as_u64(), Some(cpus.min(2)), "default -j: {v}");
     assert_eq!(
@@ -293,6 +327,26 @@ fn mariadb_cli_initializes_runs_and_explains_bad_input() {
         "500ms",
     ]);
     assert!(stdout(&out).contains("transactions:"), "{}", stdout(&out));
+    // Rate mode: the same latency fields, and the schedule lag beside them.
+    let rated = |json: &[&str]| {
+        let mut args = vec!["load", "mysql", url, "--script", "oltp_point_select"];
+        args.extend(["--rate", "100", "-d", "1s"]);
+        args.extend(json);
+        let out = run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let v: serde_json::Value = serde_json::from_str(&rated(&["--json"])).unwrap();
+    crate::support::assert_latency_fields(&v, true);
+    let text = rated(&[]);
+    for field in [
+        "stddev:",
+        "p75:",
+        "p99.9:",
+        "schedule lag (rate mode): p50 ",
+    ] {
+        assert!(text.contains(field), "{field}: {text}");
+    }
 
     let bad = |args: &[&str], needle: &str| {
         let out = run(args);

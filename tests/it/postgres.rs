@@ -481,11 +481,13 @@ fn postgres_open_loop_and_exact_counts() {
     );
     assert!(r.requests >= 100, "{}", r.requests);
     assert_eq!(r.target_rate, Some(200.0));
-    assert!(
-        r.notes.iter().any(|n| n.contains("schedule lag")),
-        "{:?}",
-        r.notes
-    );
+    // Every transaction started was scheduled, and its lag recorded.
+    let lag = r
+        .schedule_lag()
+        .expect("rate mode records the schedule lag");
+    assert!(r.schedule_lag.len() >= r.requests, "{lag:?}");
+    let m = scalelab::load::result::Measurement::from(&r);
+    assert!(m.notes.iter().any(|n| n.contains("schedule lag")), "{m:?}");
 
     let mut exact = spec(3, 2, 0.0);
     exact.max_requests = Some(500);
@@ -609,7 +611,7 @@ fn postgres_cli_initializes_and_reports_json() {
     let v: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert!(v["transactions"].as_u64().unwrap() > 0, "{v}");
     assert!(v["tps"].as_f64().unwrap() > 0.0);
-    assert!(v["latency_us"]["p99"].as_u64().unwrap() >= v["latency_us"]["p50"].as_u64().unwrap());
+    crate::support::assert_latency_fields(&v, false);
     assert_eq!(v["failures"]["serialization"], 0);
     assert!(v["client_cpu_s"].as_f64().unwrap() > 0.0);
 
@@ -632,6 +634,32 @@ fn postgres_cli_initializes_and_reports_json() {
     );
     assert!((v["duration_s"].as_f64().unwrap() - 2.0).abs() < 0.5, "{v}");
     assert!(String::from_utf8_lossy(&pgbench_like.stderr).contains("progress: 1.0 s, "));
+
+    // Rate mode: the same latency fields, and the schedule lag beside them.
+    let rated = |json: &[&str]| {
+        let out = std::process::Command::new(exe)
+            .args(["load", "pg", &uri, "-S", "-R", "100", "-T", "1"])
+            .args(json)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let v: serde_json::Value = serde_json::from_str(&rated(&["--json"])).unwrap();
+    crate::support::assert_latency_fields(&v, true);
+    let text = rated(&[]);
+    for field in [
+        "p75 = ",
+        "p99.9 = ",
+        "latency stddev = ",
+        "rate limit schedule lag: p50 ",
+    ] {
+        assert!(text.contains(field), "{field}: {text}");
+    }
 
     let bad = std::process::Command::new(exe)
         .args(["load", "pg", "host=10.1.2.3", "-d", "1s"])
@@ -841,4 +869,164 @@ fn a_disk_that_fills_during_the_dataset_load_is_named_in_the_trial_and_retried_o
     );
     let data = Store::open(&store).unwrap().load_run(&run_id).unwrap();
     assert_eq!(data.trials.len(), 1);
+}
+
+/// Issue 27: pgbench's habits. `-h HOST -p PORT -U USER DBNAME` connect
+/// (help stays on `--help`), `-f FILE` runs a custom script as one
+/// transaction per run, and `-r` reports each statement's latency. The
+/// counts agree with what the server holds: one `log` row and one
+/// increment per transaction.
+#[test]
+fn postgres_cli_takes_pgbench_flags_script_files_and_per_statement_latencies() {
+    let s = server_in(tempfile::tempdir().unwrap(), None, "");
+    let mut c = s.client();
+    c.execute("create table t (id int primary key, n bigint not null)")
+        .unwrap();
+    c.execute("insert into t values (1, 0), (2, 0), (3, 0)")
+        .unwrap();
+    c.execute("create table log (v int not null)").unwrap();
+    let cfg = ConnConfig::parse_with_env(&s.uri, |_| None).unwrap();
+    let scalelab::wire::pg::conninfo::Host::Tcp(addr) = cfg.host else {
+        panic!("expected TCP, got {:?}", cfg.host);
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("bump.sql");
+    std::fs::write(
+        &script,
+        "-- one transaction per run, its id drawn anew\n\\set id random(1, 3)\nBEGIN;\n\
+         UPDATE t SET n = n + 1\n  WHERE id = :id;\nINSERT INTO log (v) VALUES (:id);\nEND;\n",
+    )
+    .unwrap();
+    let port = addr.port().to_string();
+    let host = addr.ip().to_string();
+    let pg = |more: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+            .args([
+                "load",
+                "pg",
+                "-h",
+                &host,
+                "-p",
+                &port,
+                "-U",
+                &cfg.user,
+                &cfg.dbname,
+            ])
+            .args(more)
+            .env_remove("PGHOST")
+            .env_remove("PGPORT")
+            .output()
+            .unwrap()
+    };
+    let file = script.to_str().unwrap();
+    let out = pg(&["-f", file, "-r", "-c", "2", "-T", "1", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let transactions = v["transactions"].as_u64().unwrap();
+    assert!(transactions > 0, "{v}");
+    assert_eq!(v["script"].as_str(), Some(file));
+    assert_eq!(s.int("select count(*) from log") as u64, transactions);
+    assert_eq!(s.int("select sum(n) from t") as u64, transactions);
+    // Each transaction used one drawn id in both statements: per id, the
+    // increments equal the log rows.
+    let mismatched = "select count(*) from t where n <> (select count(*) from log where v = t.id)";
+    assert_eq!(s.int(mismatched), 0);
+    let ids = s.int("select count(distinct v) from log");
+    assert!(ids >= 2 || transactions < 60, "{ids} ids in {transactions}");
+    let statements = v["statements"].as_array().expect("-r lists statements");
+    let sql: Vec<&str> = statements
+        .iter()
+        .map(|x| x["sql"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sql,
+        [
+            "BEGIN",
+            "UPDATE t SET n = n + 1\n  WHERE id = $1",
+            "INSERT INTO log (v) VALUES ($1)",
+            "END"
+        ]
+    );
+    // Every statement ran once per transaction, and the statements' times
+    // lie inside their transaction's: their averages add up to at most
+    // the transaction's (allowing the histograms' 0.1% precision).
+    let mut sum = 0.0;
+    for st in statements {
+        assert_eq!(st["count"].as_u64(), Some(transactions), "{st}");
+        sum += st["latency_us"]["mean"].as_f64().unwrap();
+    }
+    let mean = v["latency_us"]["mean"].as_f64().unwrap();
+    assert!(sum > 0.0 && sum <= mean * 1.01 + 5.0, "{sum} > {mean}");
+    // The other protocols send the drawn values too (as parameters, or
+    // written into the SQL).
+    let mut total = transactions;
+    for mode in ["extended", "simple"] {
+        let out = pg(&["-f", file, "-M", mode, "-T", "1", "--json"]);
+        assert!(
+            out.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        total += v["transactions"].as_u64().unwrap();
+        assert_eq!(s.int("select count(*) from log") as u64, total, "{mode}");
+        assert_eq!(s.int(mismatched), 0, "{mode}");
+    }
+
+    let out = pg(&["-f", file, "-r", "-T", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("transaction type: {file}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("statement latencies in milliseconds"),
+        "{text}"
+    );
+    assert!(text.contains("  INSERT INTO log (v) VALUES ($1)"), "{text}");
+
+    // A meta-command is refused, naming the file and line; nothing ran.
+    let before = s.int("select count(*) from log");
+    let bad = dir.path().join("bad.sql");
+    std::fs::write(&bad, "BEGIN;\n\\sleep 1 ms\nEND;\n").unwrap();
+    let out = pg(&["-f", bad.to_str().unwrap(), "-T", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:2: the meta-command `\\sleep` is not supported",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(s.int("select count(*) from log"), before);
+
+    // --store is refused: a load run stores nothing, and says so.
+    let store = dir.path().join("runs.sqlite");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "load",
+            "pg",
+            &s.uri,
+            "-T",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("`scalelab load` stores nothing"), "{err}");
+    assert!(!store.exists());
+    assert_eq!(s.int("select count(*) from log"), before);
 }

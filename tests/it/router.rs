@@ -185,6 +185,16 @@ fn loss_reported_is_the_loss_the_kernel_saw() {
         dropped + queue_drops,
         "lost = R's firewall drops + queue drops"
     );
+    // Where: R's firewall and its input queue (A's veth drops) are the
+    // router's; B's input queue (R's veth drops toward B) the receiver's.
+    let (a0, r1) = (k.a.link("a0").unwrap(), k.r.link("r1").unwrap());
+    assert_eq!(d.lost_in_router, dropped + a0.tx_dropped);
+    assert_eq!(d.lost_at_receiver, r1.tx_dropped);
+    assert_eq!(d.lost_in_router + d.lost_at_receiver, d.lost);
+    assert_eq!(
+        rep.loss_site(),
+        Some(scalelab::load::forward::trial::LossSite::Router)
+    );
     assert!(
         dropped.abs_diff(rep.forwarded / 10) <= 1,
         "{dropped} of {}",
@@ -218,6 +228,12 @@ fn unpaced_trial_reconciles(t: &Topology, g: Generator) {
     assert_eq!(b0.rx_packets, d.received_kernel);
     assert_eq!(d.lost_kernel, a0.tx_dropped + r1.tx_dropped);
     assert_eq!(d.lost, d.lost_kernel);
+    assert_eq!(d.router_out, r1.tx_packets + r1.tx_dropped);
+    assert_eq!(
+        (d.lost_in_router, d.lost_at_receiver),
+        (a0.tx_dropped, r1.tx_dropped),
+        "{g:?}: A's veth drops are R's input queue, R's toward B are B's"
+    );
     assert!(rep.reconciled);
 }
 
@@ -271,7 +287,40 @@ fn cli_json_has_the_result_steps_and_counters_and_leaves_nothing() {
     assert!(!j["steps"].as_array().unwrap().is_empty());
     assert!(j["kernel"]["r"]["ip"]["forw_datagrams"].as_u64().unwrap() > 0);
     assert_eq!(j["best"]["directions"].as_array().unwrap().len(), 2);
+    for d in j["best"]["directions"].as_array().unwrap() {
+        let n = |k: &str| d[k].as_u64().unwrap_or_else(|| panic!("{k}: {d}"));
+        assert_eq!(
+            n("lost_in_router") + n("lost_at_receiver"),
+            n("lost"),
+            "{d}"
+        );
+    }
+    crate::support::assert_latency_fields(&j, false);
     assert_nothing_left(out_pid(&j));
+    // The text's table says each column's unit: rates, then counts.
+    let out = scalelab()
+        .args(["load", "forward", "-d", "200ms", "-R", "20000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let units = text.lines().nth(2).unwrap_or_default();
+    assert_eq!(
+        units.split_whitespace().collect::<Vec<_>>(),
+        [
+            "(frames/s)",
+            "(frames/s)",
+            "(frames/s)",
+            "(frames)",
+            "(frames)",
+            "(frames)"
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains("nominal") && text.contains("lost in R"),
+        "{text}"
+    );
 }
 
 /// The owner PID recorded in the run's namespace names.
@@ -330,6 +379,16 @@ fn a_search_where_no_rate_passes_exits_4_and_leaves_nothing() {
     let step = &j["steps"][0]["trial"];
     assert!(step["sent"].as_u64().unwrap() > 0, "{step}");
     assert_eq!(step["received"], 0);
+    // R, not B, lost them, and the message says so from the counters.
+    let d = &step["directions"][0];
+    assert_eq!(d["lost_in_router"], d["sent_kernel"], "{d}");
+    assert_eq!(d["lost_at_receiver"], 0, "{d}");
+    let err = stderr(&out);
+    assert!(err.contains("no rate got through R"), "{err}");
+    assert!(
+        err.contains("of them in the router R and 0 entering"),
+        "{err}"
+    );
     assert_nothing_left(out_pid(&j));
 }
 

@@ -209,7 +209,11 @@ impl Worker<'_> {
                     .plan
                     .schedule
                     .time_of(self.tally.sent + i as u64)
-                    .map_or(now, |t| ((t * 1e9) as u64).min(now));
+                    .map(|t| ((t * 1e9) as u64).min(now));
+                if let Some(at) = scheduled {
+                    self.tally.result.record_lag(Micros((now - at) / 1000));
+                }
+                let scheduled = scheduled.unwrap_or(now);
                 self.generation = self.generation.wrapping_add(1);
                 self.flights[s].slots[id as usize] = Slot {
                     query: q as u32,

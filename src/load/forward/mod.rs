@@ -138,6 +138,43 @@ impl ForwardReport {
     pub fn best(&self) -> Option<&TrialReport> {
         self.search.best_step().map(|s| &s.trial)
     }
+
+    /// Why no step passed, from the kernel's counters at the lowest rate
+    /// tried: whether the frames were lost in the router or entering the
+    /// receiving host (so "no rate got through R" is said only when R lost
+    /// them).
+    pub fn nothing_passed(&self) -> String {
+        let limit = format!("no rate passed with at most {}% lost", self.loss);
+        let lowest = self
+            .search
+            .steps
+            .iter()
+            .min_by(|a, b| a.trial.sent_pps.total_cmp(&b.trial.sent_pps));
+        let Some(step) = lowest else {
+            return format!("{limit}: no step ran");
+        };
+        let t = &step.trial;
+        let at = format!(
+            "at the lowest rate tried ({:.0} frames/s offered), {} of {} frames sent were lost",
+            t.sent_pps, t.lost, t.sent
+        );
+        let (router, receiver) = (t.lost_in_router(), t.lost_at_receiver());
+        match trial::LossSite::of(router, receiver) {
+            Some(trial::LossSite::Router) => format!(
+                "{limit}: no rate got through R; {at}, {router} of them in the router R \
+                 and {receiver} entering the receiving host"
+            ),
+            Some(trial::LossSite::Receiver) => format!(
+                "{limit}, and the router was not the limit: {at}, {receiver} of them \
+                 entering the receiving host (its input queue or socket) and {router} in \
+                 the router R"
+            ),
+            None => format!(
+                "{limit}: {at}, none of them in the router or at the receiver (the \
+                 sending host's interface lost them)"
+            ),
+        }
+    }
 }
 
 /// The `forward` load's driver: runs trials (or the RFC 2544 search)
@@ -276,5 +313,83 @@ impl Driver for ForwardDriver {
         }
         r.forward = Some(Box::new(report));
         Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A failed one-step search whose direction lost `in_router` frames in
+    /// R and `at_receiver` entering B, of 10000 sent at 418777 frames/s.
+    fn failed(in_router: u64, at_receiver: u64) -> ForwardReport {
+        let lost = in_router + at_receiver;
+        let trial: TrialReport = serde_json::from_value(serde_json::json!({
+            "offered_pps": 418777.0, "sent_pps": 460746.0, "duration_s": 0.02,
+            "directions": [{
+                "name": "a_to_b", "sent": 10000, "sent_kernel": 10000,
+                "received_kernel": 10000 - lost, "received_socket": 10000 - lost,
+                "counted_by": "socket", "lost": lost, "lost_kernel": lost,
+                "duplicates": 0, "reordered": 0, "router_out": 10000 - in_router,
+                "lost_in_router": in_router, "lost_at_receiver": at_receiver,
+            }],
+            "kernel": trial::KernelCounters::default(),
+            "lost": lost, "sent": 10000, "received": 10000 - lost, "forwarded": 10000,
+            "send_errors": 0, "reconciled": true,
+        }))
+        .unwrap();
+        ForwardReport {
+            frame_size: 64,
+            bidirectional: false,
+            loss: 0.0,
+            pps: 0.0,
+            gbit_s: 0.0,
+            client_bound: false,
+            generator: tx::Generator::default(),
+            search: Outcome {
+                steps: vec![search::Step {
+                    offered_pps: Some(418_777.0),
+                    rate_pps: 418_777.0,
+                    passed: false,
+                    client_bound: false,
+                    trial,
+                }],
+                best: None,
+                client_bound: false,
+            },
+        }
+    }
+
+    #[test]
+    fn nothing_passed_names_where_the_frames_were_lost() {
+        let at_b = failed(4, 194).nothing_passed();
+        assert_eq!(
+            at_b,
+            "no rate passed with at most 0% lost, and the router was not the limit: at the \
+             lowest rate tried (460746 frames/s offered), 198 of 10000 frames sent were lost, \
+             194 of them entering the receiving host (its input queue or socket) and 4 in the \
+             router R"
+        );
+        assert!(!at_b.contains("got through R"), "{at_b}");
+        let in_r = failed(150, 3).nothing_passed();
+        assert!(
+            in_r.starts_with("no rate passed with at most 0% lost: no rate got through R;"),
+            "{in_r}"
+        );
+        assert!(in_r.ends_with("150 of them in the router R and 3 entering the receiving host"));
+        let t = &failed(4, 194).search.steps[0].trial;
+        assert_eq!(t.loss_site(), Some(trial::LossSite::Receiver));
+        assert_eq!((t.lost_in_router(), t.lost_at_receiver()), (4, 194));
+        assert!((t.received_pps() - 9802.0 / 0.02).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_stored_step_without_the_loss_split_still_reads() {
+        let mut v = serde_json::to_value(&failed(1, 2).search.steps[0].trial).unwrap();
+        for key in ["router_out", "lost_in_router", "lost_at_receiver"] {
+            v["directions"][0].as_object_mut().unwrap().remove(key);
+        }
+        let t: TrialReport = serde_json::from_value(v).unwrap();
+        assert_eq!(t.loss_site(), None);
     }
 }

@@ -78,6 +78,50 @@ pub struct Direction {
     pub duplicates: u64,
     /// Frames the socket read after a higher sequence number.
     pub reordered: u64,
+    /// Frames the router handed to its interface toward the receiver: that
+    /// interface's TX packets plus TX dropped (a veth drops when the
+    /// receiving host's input queue is full, which is the receiver's loss).
+    #[serde(default)]
+    pub router_out: u64,
+    /// Frames lost in the router: taken by the sending interface
+    /// (`sent_kernel`) but never handed on toward the receiver (the router's
+    /// input queue full, its firewall, its routing).
+    #[serde(default)]
+    pub lost_in_router: u64,
+    /// Frames lost entering the receiving host: handed on by the router
+    /// (`router_out`) but not received (its input queue full, its socket
+    /// buffer full).
+    #[serde(default)]
+    pub lost_at_receiver: u64,
+}
+
+/// Where a step's frames were lost, from the kernel's counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossSite {
+    /// In the router R (its input queue, firewall or routing).
+    Router,
+    /// Entering the receiving host (its input queue or socket buffer).
+    Receiver,
+}
+
+impl LossSite {
+    /// Where more frames were lost (the router on a tie); `None` when
+    /// neither lost any.
+    pub fn of(in_router: u64, at_receiver: u64) -> Option<LossSite> {
+        match (in_router, at_receiver) {
+            (0, 0) => None,
+            (router, receiver) if router >= receiver => Some(LossSite::Router),
+            _ => Some(LossSite::Receiver),
+        }
+    }
+
+    /// In prose: `in the router R`, `entering the receiving host`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            LossSite::Router => "in the router R",
+            LossSite::Receiver => "entering the receiving host",
+        }
+    }
 }
 
 /// The kernel's counters over the trial, per node.
@@ -128,6 +172,27 @@ pub struct TrialReport {
 }
 
 impl TrialReport {
+    /// Frames lost in the router, over all directions.
+    pub fn lost_in_router(&self) -> u64 {
+        self.directions.iter().map(|d| d.lost_in_router).sum()
+    }
+
+    /// Frames lost entering the receiving hosts, over all directions.
+    pub fn lost_at_receiver(&self) -> u64 {
+        self.directions.iter().map(|d| d.lost_at_receiver).sum()
+    }
+
+    /// Where most of the trial's frames were lost; `None` when neither the
+    /// router nor a receiver lost any.
+    pub fn loss_site(&self) -> Option<LossSite> {
+        LossSite::of(self.lost_in_router(), self.lost_at_receiver())
+    }
+
+    /// Frames received per second of sending.
+    pub fn received_pps(&self) -> f64 {
+        self.received as f64 / self.duration_s.max(1e-9)
+    }
+
     /// Lost frames as a fraction of frames sent.
     pub fn loss_fraction(&self) -> f64 {
         if self.sent == 0 {
@@ -144,6 +209,8 @@ struct Flow {
     tx_ns: &'static str,
     tx_if: &'static str,
     rx_if: &'static str,
+    /// The router's interface toward the receiver.
+    router_out_if: &'static str,
 }
 
 fn flows(plan: &TrialPlan) -> Vec<Flow> {
@@ -159,6 +226,7 @@ fn flows(plan: &TrialPlan) -> Vec<Flow> {
                 tx_ns,
                 tx_if: &'static str,
                 rx_if,
+                router_out_if,
                 gateway| Flow {
         name,
         send: SendJob {
@@ -184,13 +252,14 @@ fn flows(plan: &TrialPlan) -> Vec<Flow> {
         tx_ns,
         tx_if,
         rx_if,
+        router_out_if,
     };
     let mut v = vec![flow(
-        "a_to_b", &t.a.netns, A_ADDR, &t.b.netns, B_ADDR, 0, "a", A_IF, B_IF, R_A_ADDR,
+        "a_to_b", &t.a.netns, A_ADDR, &t.b.netns, B_ADDR, 0, "a", A_IF, B_IF, R_B_IF, R_A_ADDR,
     )];
     if plan.bidirectional {
         v.push(flow(
-            "b_to_a", &t.b.netns, B_ADDR, &t.a.netns, A_ADDR, 1, "b", B_IF, A_IF, R_B_ADDR,
+            "b_to_a", &t.b.netns, B_ADDR, &t.a.netns, A_ADDR, 1, "b", B_IF, A_IF, R_A_IF, R_B_ADDR,
         ));
     }
     v
@@ -278,6 +347,10 @@ fn reconcile(
             CountedBy::Interface => received_kernel,
         };
         let _ = latency.add(&r.latency);
+        let router_out = kernel
+            .r
+            .link(f.router_out_if)
+            .map_or(0, |l| l.tx_packets + l.tx_dropped);
         directions.push(Direction {
             name: f.name.to_string(),
             sent: s.sent,
@@ -289,6 +362,9 @@ fn reconcile(
             lost_kernel: sent_kernel.saturating_sub(received_kernel),
             duplicates: r.seq.duplicates,
             reordered: r.seq.reordered,
+            router_out,
+            lost_in_router: sent_kernel.saturating_sub(router_out),
+            lost_at_receiver: router_out.saturating_sub(received),
         });
     }
     let elapsed = sent

@@ -379,6 +379,8 @@ impl<'a> Worker<'a> {
             Some(step) => {
                 let due = c.due_ns;
                 c.due_ns += step;
+                let lag_ns = self.now.saturating_sub(due);
+                self.result.record_lag(Micros(lag_ns / 1000));
                 due
             }
             None => self.now,

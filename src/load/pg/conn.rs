@@ -55,6 +55,8 @@ struct Txn {
     /// scheduled time in an open loop.
     measured_from: Instant,
     begun: Instant,
+    /// When the statement in flight was sent (for `-r`).
+    statement_sent: Instant,
     failure: Option<ErrorKind>,
 }
 
@@ -122,6 +124,7 @@ impl Session for Conn {
                 tries: 0,
                 measured_from: now,
                 begun: now,
+                statement_sent: now,
                 failure: None,
             },
             served: 0,
@@ -446,11 +449,12 @@ impl Conn {
         }
         let measured_from = ctx.measured_from(&mut self.next_start, now);
         self.txn = Txn {
-            values: TxnValues::draw(&mut self.rng, ctx.shared.scale),
+            values: ctx.shared.script.draw(&mut self.rng, ctx.shared.scale),
             step: 0,
             tries: 1,
             measured_from,
             begun: now,
+            statement_sent: now,
             failure: None,
         };
         self.phase = Phase::Busy;
@@ -459,14 +463,17 @@ impl Conn {
 
     fn send_statement(&mut self, ctx: &mut Ctx, now: Instant) {
         let stmt = &ctx.shared.script.statements()[self.txn.step];
+        self.txn.statement_sent = now;
         let (params, n) = self.txn.values.params(stmt);
         let params = &params[..n];
         match ctx.shared.mode {
             QueryMode::Prepared => {
                 codec::bind_execute_sync(STATEMENT_NAMES[self.txn.step], params, &mut self.send)
             }
-            QueryMode::Extended => codec::parse_bind_execute_sync(stmt.sql, params, &mut self.send),
-            QueryMode::Simple => codec::literal_query(stmt.sql, params, &mut self.send),
+            QueryMode::Extended => {
+                codec::parse_bind_execute_sync(&stmt.sql, params, &mut self.send)
+            }
+            QueryMode::Simple => codec::literal_query(&stmt.sql, params, &mut self.send),
         }
         self.flush(ctx, now);
     }
@@ -482,6 +489,8 @@ impl Conn {
             }
             return;
         }
+        let took = now.saturating_duration_since(self.txn.statement_sent);
+        ctx.local.statement_took(self.txn.step, took);
         self.txn.step += 1;
         if self.txn.step < ctx.shared.script.statements().len() {
             return self.send_statement(ctx, now);

@@ -12,10 +12,11 @@
 
 mod conn;
 mod ctx;
+pub mod custom;
 pub(crate) mod script;
 mod stream;
 
-pub use script::{QueryMode, ScriptKind};
+pub use script::{QueryMode, Script, ScriptKind};
 
 use crate::load::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec};
 use crate::shutdown::Shutdown;
@@ -123,6 +124,17 @@ pub struct PgDriver {
     config: ConnConfig,
     /// Completed transactions are counted here while a run goes (`-P`).
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// A custom script (`-f`) run instead of the settings' built-in one.
+    custom: Option<Script>,
+}
+
+/// One statement's latency over a run (pgbench `-r`).
+#[derive(Clone, Debug)]
+pub struct StatementLatency {
+    /// The statement's SQL.
+    pub sql: String,
+    /// Its latency, in microseconds: from sending it to its reply.
+    pub latency: hdrhistogram::Histogram<u64>,
 }
 
 impl PgDriver {
@@ -144,7 +156,22 @@ impl PgDriver {
             settings,
             config,
             progress: None,
+            custom: None,
         })
+    }
+
+    /// Runs `script` (a custom `-f` file) instead of the built-in script.
+    /// A custom script need not use pgbench's tables: the scale is not
+    /// detected (the setting, else 1) and there is no pre-run vacuum.
+    pub fn use_script(&mut self, script: Script) {
+        self.custom = Some(script);
+    }
+
+    /// The script a run executes.
+    pub fn script(&self) -> Script {
+        self.custom
+            .clone()
+            .unwrap_or_else(|| self.settings.script.into())
     }
 
     /// Counts completed transactions into `counter` as runs go, for a
@@ -168,6 +195,9 @@ impl PgDriver {
     pub fn scale(&self) -> Result<u32, LoadError> {
         if let Some(s) = self.settings.scale {
             return Ok(s);
+        }
+        if self.custom.is_some() {
+            return Ok(1);
         }
         let mut c = self.connect(SETUP_TIMEOUT)?;
         detect_scale(&mut c)
@@ -217,29 +247,65 @@ impl Driver for PgDriver {
     }
 
     fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
+        Ok(self.run_timed(spec, shutdown, false)?.0)
+    }
+}
+
+impl PgDriver {
+    /// A run, and with `per_statement` each statement's latency, in
+    /// script order (pgbench `-r`); empty without.
+    pub fn run_timed(
+        &self,
+        spec: &LoadSpec,
+        shutdown: &Shutdown,
+        per_statement: bool,
+    ) -> Result<(LoadResult, Vec<StatementLatency>), LoadError> {
         spec.validate()?;
         crate::load::raise_fd_limit();
+        let script = self.script();
         let mut setup = self.connect(SETUP_TIMEOUT)?;
-        let scale = match self.settings.scale {
-            Some(s) => s,
-            None => detect_scale(&mut setup)?,
+        let scale = match (self.settings.scale, &script.builtin) {
+            (Some(s), _) => s,
+            (None, Some(_)) => detect_scale(&mut setup)?,
+            (None, None) => 1,
         };
-        if self.settings.vacuum {
+        if self.settings.vacuum && script.builtin.is_some() {
             self.vacuum(&mut setup)?;
         }
         drop(setup);
         let threads = spec.effective_threads();
         let run = ctx::Run {
             cfg: self.config.clone(),
-            script: self.settings.script,
+            script,
             mode: self.settings.protocol,
             scale: i64::from(scale),
             max_tries: self.settings.max_tries,
+            per_statement,
         };
         let mut shared = ctx::Shared::new(spec, shutdown, threads, run);
         shared.progress = self.progress.clone();
-        let (result, _) = crate::load::event_loop::run_workers::<conn::Conn>(&shared, threads)?;
-        Ok(result)
+        let (result, locals) =
+            crate::load::event_loop::run_workers::<conn::Conn>(&shared, threads)?;
+        if !per_statement {
+            return Ok((result, Vec::new()));
+        }
+        let statements = shared
+            .script
+            .statements()
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let mut latency = crate::load::histogram::new_histogram();
+                for h in locals.iter().filter_map(|l| l.statements.as_ref()?.get(i)) {
+                    let _ = latency.add(h);
+                }
+                StatementLatency {
+                    sql: s.sql.to_string(),
+                    latency,
+                }
+            })
+            .collect();
+        Ok((result, statements))
     }
 }
 

@@ -55,3 +55,37 @@ pub fn namespaces_of(pid: u32) -> Vec<String> {
         .filter(|n| n.starts_with("scalelab-") && n.contains(&infix))
         .collect()
 }
+
+/// The latency fields every `scalelab load` kind's JSON carries (issue 27):
+/// `latency_us` with these keys, and `schedule_lag_us` with the same keys in
+/// rate mode, `null` in a closed loop.
+#[allow(dead_code)] // used by some test modules only
+pub const LATENCY_FIELDS: [&str; 8] = ["p50", "p75", "p90", "p99", "p999", "max", "mean", "stdev"];
+
+/// Checks a `scalelab load ... --json` object's latency fields: every one
+/// of [`LATENCY_FIELDS`] and no other, percentiles in order, and the
+/// schedule lag present exactly in rate mode.
+#[allow(dead_code)] // used by some test modules only
+pub fn assert_latency_fields(v: &serde_json::Value, rate_mode: bool) {
+    let check = |key: &str| {
+        let o = v[key].as_object().unwrap_or_else(|| panic!("{key}: {v}"));
+        let mut keys: Vec<&str> = o.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        let mut want = LATENCY_FIELDS.to_vec();
+        want.sort_unstable();
+        assert_eq!(keys, want, "{key}: {v}");
+        let p: Vec<u64> = ["p50", "p75", "p90", "p99", "p999", "max"]
+            .iter()
+            .map(|k| o[*k].as_u64().unwrap_or_else(|| panic!("{key}.{k}: {v}")))
+            .collect();
+        assert!(p.windows(2).all(|w| w[0] <= w[1]), "{key} in order: {p:?}");
+        assert!(p[0] > 0, "{key}: {v}");
+        assert!(o["stdev"].as_f64().is_some() && o["mean"].as_f64().unwrap() > 0.0);
+    };
+    check("latency_us");
+    if rate_mode {
+        check("schedule_lag_us");
+    } else {
+        assert!(v["schedule_lag_us"].is_null(), "closed loop: {v}");
+    }
+}
