@@ -146,7 +146,7 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
 /// `--store` is global, but a `scalelab load` run prints its result and
 /// stores nothing: the flag is refused rather than silently ignored.
 fn refuse_store_on_load(cli: &Cli) -> anyhow::Result<()> {
-    match (&cli.command, &cli.store) {
+    match (&cli.command, cli.store.last()) {
         (Command::Load(_), Some(path)) => anyhow::bail!(
             "--store {}: `scalelab load` stores nothing (it prints one run's result; \
              --json for a machine-readable copy); to store trials, write an experiment \
