@@ -12,10 +12,13 @@
 //! - `loadavg` reads `/proc/loadavg`;
 //! - `netdev` reads `/proc/net/dev`;
 //! - `process`, `tree` and `tracker` follow the server's process tree;
-//! - [`own`] measures this process (the load generator) and the sampler.
+//! - [`own`] measures this process (the load generator) and the sampler;
+//! - [`background`] what the rest of the machine used (steal, other processes);
+//! - [`limiter`] the figures that name what limited the trial, and the verdict.
 //!
 //! Every field is documented in `docs/probe-metrics.md`.
 
+pub mod background;
 pub(crate) mod client;
 pub(crate) mod cpu;
 pub(crate) mod data;
@@ -23,6 +26,7 @@ pub(crate) mod diff;
 pub(crate) mod environment;
 pub(crate) mod fingerprint;
 pub(crate) mod freq;
+pub mod limiter;
 pub(crate) mod loadavg;
 pub(crate) mod netdev;
 pub mod netns;

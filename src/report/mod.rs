@@ -21,6 +21,7 @@ pub mod html;
 mod html_tables;
 pub mod json;
 pub(crate) mod layout;
+pub(crate) mod limiter;
 pub(crate) mod probe_view;
 pub(crate) mod rows;
 pub mod runs;

@@ -113,6 +113,8 @@ pub struct Cell {
     pub summary: Option<Summary>,
     /// Against the baseline system at the same point.
     pub comparison: Option<Comparison>,
+    /// What limited the point (`probe::limiter`), from its successful trials.
+    pub limiter: Option<super::limiter::PointLimiter>,
 }
 
 /// A trial-level remark: a failure or a client-bound flag.
@@ -361,6 +363,7 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
         requests,
         summary: None,
         comparison: None,
+        limiter: super::limiter::of_trials(&ok),
     }
 }
 

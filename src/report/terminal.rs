@@ -103,6 +103,7 @@ fn point_table(agg: &Aggregate, group: usize) -> TextTable {
         Column::right("p50", 4),
         Column::right("p99", 6),
         Column::left("errors", 2),
+        Column::left("limiter", 3),
         Column::left(&vs, 254),
     ];
     // A single system is compared with nothing: no "vs" column.
@@ -194,6 +195,7 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
                 _ => Style::Yellow,
             },
         ),
+        plain(super::limiter::table_cell(c)),
         verdict,
     ]
 }

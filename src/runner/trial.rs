@@ -116,6 +116,7 @@ pub fn run_trial(
             let bound = client_bound(&m);
             context.datagrams = m.result.datagrams.clone();
             context.forward = m.result.forward.clone();
+            context.limiter = Some(limiter(&m, bound.as_deref(), &context));
             context.set_client_bound(bound);
             let status = if judged.is_some() {
                 TrialStatus::Failed
@@ -159,7 +160,10 @@ pub fn run_trial(
         .as_ref()
         .filter(|_| status == TrialStatus::Ok)
         .map(|m| m.rps);
-    let line = trial_line(&head, status, error.as_deref(), measurement.as_ref());
+    let mut line = trial_line(&head, status, error.as_deref(), measurement.as_ref());
+    if let (TrialStatus::Ok, Some(l)) = (status, &context.limiter) {
+        line = format!("{line}  [{}]", l.kind.label());
+    }
     let warnings = trial_warnings(&head, measurement.as_ref(), &context);
     let server_version = context.server_version.clone();
     Ok(TrialEnd::Stored(Outcome {
@@ -408,6 +412,31 @@ fn client_bound(m: &Measured) -> Option<String> {
         m.probe
             .as_ref()
             .and_then(|p| crate::probe::client_verdict(&p.summary, m.client_cpus))
+    })
+}
+
+/// What limited the trial (`probe::limiter`), from the probe's figures,
+/// the load's errors and whether the client bounded it.
+fn limiter(
+    m: &Measured,
+    client_bound: Option<&str>,
+    context: &TrialContext,
+) -> crate::probe::limiter::Limiter {
+    let summary = m.probe.as_ref().map(|p| &p.summary);
+    let server_cpus = context
+        .placement
+        .as_ref()
+        .and_then(|p| p.cpus.as_ref())
+        .map_or_else(crate::placement::online_cpus, Vec::len);
+    crate::probe::limiter::judge(&crate::probe::limiter::LimiterInputs {
+        figures: summary.and_then(|s| s.limiter.as_ref()),
+        background: summary.and_then(|s| s.background),
+        window_s: summary.map_or(m.result.elapsed.as_secs_f64(), |s| s.window_s),
+        server_cpu_s: summary.and_then(|s| s.server_cpu_s),
+        server_cpus: server_cpus as u32,
+        client_bound,
+        errors: m.result.errors.total(),
+        requests: m.result.requests,
     })
 }
 

@@ -258,7 +258,10 @@ impl<'a> GroupCtx<'a> {
             series.fit = self.usl_curve(s);
             c.marks.extend(self.peak_marks(s, i));
             c.series.push(series);
+            let row = super::limiter::strip_row(s, super::svg::color(i), &cells, |c| self.x(c));
+            c.strip.rows.extend(row);
         }
+        c.strip.heading = "What limited each point (hover a cell for the figures):".into();
         c.guides.extend(self.line_rate());
         if !c.guides.is_empty() {
             // A line rate can sit decades above what a software router
@@ -288,8 +291,12 @@ impl<'a> GroupCtx<'a> {
                 ""
             } else {
                 "; grey dotted: the line rate of the link the run names (veth itself has no speed)"
-            }
-        );
+            },
+        ) + if c.strip.rows.is_empty() {
+            ""
+        } else {
+            " The strip under the axis names what limited each point (docs/limiter.md)."
+        };
         self.finish(ChartKind::Throughput, c, caption)
     }
 

@@ -13,6 +13,7 @@ mod frame;
 mod line;
 mod panels;
 pub(crate) mod scale;
+pub(crate) mod strip;
 
 pub use bar::{Bar, BarChart, BarSeries, Component, StackedBarChart};
 pub use line::{Fit, Guide, LineChart, LineStyle, Mark, Pt, Series, XNote, YScale};
