@@ -9,11 +9,10 @@ use super::RunError;
 use crate::load::{LoadResult, LoadSpec, Pacing};
 use crate::model::Point;
 use crate::owned::OwnedDir;
-use crate::profile::{Folded, ProfileError, Recorder};
+use crate::profile::{Folded, ProfileError, Recorder, Recording};
 use crate::shutdown::Shutdown;
 use crate::spec::sweep::{resolve, Resolved};
 use crate::spec::Experiment;
-use crate::spec::ProfilePolicy;
 use crate::store::context::{ClientShare, LoadShape, TrialContext};
 use crate::store::{Measurement, NewTrial, RunEvent, RunEventKind, Store, TrialStatus};
 use std::path::Path;
@@ -214,12 +213,13 @@ fn record_event(
 }
 
 /// An extra trial, not stored and not used for statistics: its throughput,
-/// and with `profile` the server's folded stacks over the measured window.
+/// and with `profile` the server's folded stacks over the measured window
+/// (on-CPU samples, or blocked time from every context switch).
 pub fn extra_trial(
     cx: &mut TrialCtx,
     system: usize,
     point: &Point,
-    profile: Option<ProfilePolicy>,
+    profile: Option<Recording>,
 ) -> Result<(f64, Option<Result<Folded, ProfileError>>), String> {
     let resolved = resolve(cx.exp, system, point).map_err(|(f, m)| format!("{f}: {m}"))?;
     let mut context = TrialContext::default();
@@ -239,7 +239,7 @@ fn measure(
     point: &Point,
     resolved: &Resolved,
     context: &mut TrialContext,
-    profile: Option<ProfilePolicy>,
+    profile: Option<Recording>,
 ) -> Result<Measured, Failure> {
     let policy = cx.exp.trials.restart;
     // The workload declares its dataset; the server is started holding it.
@@ -347,13 +347,13 @@ pub(crate) const PERF_DIR: &str = "perf-";
 fn start_recorder(
     base: &Path,
     cpus: Option<&[usize]>,
-    p: ProfilePolicy,
+    recording: Recording,
 ) -> Result<(Recorder, OwnedDir), ProfileError> {
     let dir = OwnedDir::create(base, PERF_DIR).map_err(|e| ProfileError::Io {
         what: format!("make a directory under {}", base.display()),
         source: e,
     })?;
-    Ok((Recorder::start(dir.path(), cpus, p.frequency)?, dir))
+    Ok((Recorder::start(dir.path(), cpus, recording)?, dir))
 }
 
 fn load_spec(exp: &Experiment, r: &Resolved, client_cpus: Option<Vec<usize>>) -> LoadSpec {

@@ -15,6 +15,7 @@ const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[
     v4_profiles,
     v5_run_server_kind,
     v6_trial_failure_cause,
+    v7_profile_offcpu,
 ];
 
 /// Brings the store up to [`LATEST`] and returns the version it had (0: an
@@ -127,4 +128,14 @@ fn v5_run_server_kind(conn: &Connection) -> rusqlite::Result<()> {
 /// older trials: their causes were not recorded, so they are not retried.
 fn v6_trial_failure_cause(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("ALTER TABLE trials ADD COLUMN failure_cause TEXT;")
+}
+
+/// Version 7: off-CPU profiles (issue 28): `profiles.offcpu` holds the
+/// blocked time by stack from a third extra trial, `offcpu_error` why there
+/// is none. NULL for older profiles.
+fn v7_profile_offcpu(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "ALTER TABLE profiles ADD COLUMN offcpu TEXT;
+         ALTER TABLE profiles ADD COLUMN offcpu_error TEXT;",
+    )
 }
