@@ -17,7 +17,18 @@ pub mod flame;
 pub mod offcpu;
 pub mod recorder;
 
-pub use recorder::{Folded, Recorder};
+pub use recorder::Recorder;
+
+/// Folded stacks of one window (`frame;frame;frame weight` lines, the
+/// weight being CPU time in ns: inferno sums each sample's cpu-clock
+/// period).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Folded {
+    /// The folded lines.
+    pub text: String,
+    /// Samples of the server's tree that went into `text`.
+    pub samples: u64,
+}
 
 /// Samples per second per CPU, when the experiment does not say.
 pub const DEFAULT_FREQUENCY: u32 = 997;

@@ -11,7 +11,7 @@
 //! time, not samples. Folded as inferno folds (`comm;outer;...;leaf ns`,
 //! kernel frames suffixed `_[k]`) and drawn by inferno.
 
-use super::recorder::Folded;
+use super::Folded;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The perf script fields [`fold_switches`] reads.

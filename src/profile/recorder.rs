@@ -9,7 +9,7 @@
 //! `PERF_RECORD_FORK` events gives the server's whole tree, including
 //! processes born and gone within the window, without racing /proc.
 
-use super::ProfileError;
+use super::{Folded, ProfileError};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -41,17 +41,6 @@ pub struct Recorder {
 struct Control {
     ctl: std::fs::File,
     ack: std::fs::File,
-}
-
-/// Folded stacks of one window (`frame;frame;frame weight` lines, the
-/// weight being CPU time in ns: inferno sums each sample's cpu-clock
-/// period).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Folded {
-    /// The folded lines.
-    pub text: String,
-    /// Samples of the server's tree that went into `text`.
-    pub samples: u64,
 }
 
 impl Recorder {

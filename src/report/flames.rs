@@ -41,7 +41,7 @@ pub fn section(data: &RunData) -> Markup {
                 @for p in &drawn { (figure(&single(p))) }
                 @for g in differentials(&drawn, data.run.baseline.as_deref()) { (figure(&g)) }
             }
-            (super::offcpu_flames::section(profiles))
+            (super::offcpu_flames::section(profiles, figure))
             @for p in profiles.iter().filter(|p| p.folded.is_none()) {
                 p class="muted" {
                     (p.system) " at " (p.point.label()) ": no profile: "
@@ -52,8 +52,7 @@ pub fn section(data: &RunData) -> Markup {
     }
 }
 
-/// A graph's title and its SVG (or why it could not be drawn).
-pub(crate) type Graph = (String, Result<String, crate::profile::ProfileError>);
+use super::offcpu_flames::Graph;
 
 fn single(p: &ProfileRecord) -> Graph {
     let title = format!("{} at {} ({})", p.system, p.point.label(), p.role);

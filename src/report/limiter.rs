@@ -2,7 +2,6 @@
 //! trials', the terminal table's word, and the strip under the throughput
 //! chart that lines each point's limiter up with the curve.
 
-use super::rows::Cell;
 use super::svg::strip::{StripCell, StripRow};
 use crate::probe::limiter::{LimiterKind, LimiterNumbers};
 use crate::store::Trial;
@@ -89,8 +88,8 @@ pub fn short(kind: LimiterKind) -> &'static str {
 }
 
 /// The table's cell: `locks`, or `locks 2/3` when the trials differ.
-pub fn table_cell(c: &Cell) -> String {
-    match &c.limiter {
+pub fn table_cell(limiter: Option<&PointLimiter>) -> String {
+    match limiter {
         Some(l) if l.trials < l.judged => format!("{} {}/{}", short(l.kind), l.trials, l.judged),
         Some(l) => short(l.kind).to_string(),
         None => "-".into(),
@@ -113,19 +112,17 @@ fn fill(kind: LimiterKind) -> &'static str {
     }
 }
 
-/// One strip row for a system's cells: `x` places each cell on the chart.
-pub fn strip_row(
+/// One strip row for a system: each point's x on the chart and limiter.
+pub fn strip_row<'a>(
     label: &str,
     color: &'static str,
-    cells: &[&Cell],
-    x: impl Fn(&Cell) -> Option<f64>,
+    points: impl Iterator<Item = (Option<f64>, Option<&'a PointLimiter>)>,
 ) -> Option<StripRow> {
-    let cells: Vec<StripCell> = cells
-        .iter()
-        .filter_map(|c| {
-            let l = c.limiter.as_ref()?;
+    let cells: Vec<StripCell> = points
+        .filter_map(|(x, l)| {
+            let l = l?;
             Some(StripCell {
-                x: x(c)?,
+                x: x?,
                 text: short(l.kind).to_string(),
                 fill: fill(l.kind),
                 title: format!("{} ({} of {} trials)", l.verdict, l.trials, l.judged),

@@ -4,14 +4,16 @@
 //! `sched:sched_switch`, see `profile::offcpu`), and each system's
 //! differential between its peak and its collapse.
 
-use super::flames::{figure, Graph};
 use crate::profile::flame::{diff_svg, flame_svg};
 use crate::store::ProfileRecord;
 use maud::{html, Markup};
 
-/// The off-CPU graphs of `profiles`, or the one line that says why there
-/// are none; nothing when no profile tried.
-pub fn section(profiles: &[ProfileRecord]) -> Markup {
+/// A graph's title and its SVG (or why it could not be drawn).
+pub(crate) type Graph = (String, Result<String, crate::profile::ProfileError>);
+
+/// The off-CPU graphs of `profiles` drawn by `figure`, or the one line
+/// that says why there are none; nothing when no profile tried.
+pub fn section(profiles: &[ProfileRecord], figure: fn(&Graph) -> Markup) -> Markup {
     let traced: Vec<&ProfileRecord> = profiles.iter().filter(|p| p.offcpu.is_some()).collect();
     let why = profiles.iter().find_map(|p| p.offcpu_error.as_deref());
     if traced.is_empty() && why.is_none() {
@@ -104,10 +106,13 @@ mod tests {
 
     #[test]
     fn each_point_gets_a_graph_and_the_collapse_a_differential() {
-        let html = section(&[
-            record(1, "peak", Some(PEAK), None),
-            record(2, "collapse", Some(COLLAPSE), None),
-        ])
+        let html = section(
+            &[
+                record(1, "peak", Some(PEAK), None),
+                record(2, "collapse", Some(COLLAPSE), None),
+            ],
+            crate::report::flames::figure,
+        )
         .into_string();
         assert_eq!(
             html.matches("<iframe").count(),
@@ -123,12 +128,23 @@ mod tests {
     #[test]
     fn without_tracepoints_one_line_says_so() {
         let why = "tracepoints (sched:sched_switch) are not permitted here";
-        let html = section(&[record(1, "peak", None, Some(why))]).into_string();
+        let html = section(
+            &[record(1, "peak", None, Some(why))],
+            crate::report::flames::figure,
+        )
+        .into_string();
         assert!(
             html.contains(&format!("no off-CPU profile: {why}")),
             "{html}"
         );
         assert!(!html.contains("<iframe"));
-        assert_eq!(section(&[record(1, "peak", None, None)]).into_string(), "");
+        assert_eq!(
+            section(
+                &[record(1, "peak", None, None)],
+                crate::report::flames::figure
+            )
+            .into_string(),
+            ""
+        );
     }
 }

@@ -195,7 +195,7 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
                 _ => Style::Yellow,
             },
         ),
-        plain(super::limiter::table_cell(c)),
+        plain(super::limiter::table_cell(c.limiter.as_ref())),
         verdict,
     ]
 }

@@ -9,6 +9,7 @@ mod exit_codes;
 mod html_valid;
 mod http_driver;
 mod lifecycle;
+mod limiter;
 mod load_policy;
 mod multihost;
 mod mysql;

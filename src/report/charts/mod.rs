@@ -258,7 +258,8 @@ impl<'a> GroupCtx<'a> {
             series.fit = self.usl_curve(s);
             c.marks.extend(self.peak_marks(s, i));
             c.series.push(series);
-            let row = super::limiter::strip_row(s, super::svg::color(i), &cells, |c| self.x(c));
+            let points = cells.iter().map(|c| (self.x(c), c.limiter.as_ref()));
+            let row = super::limiter::strip_row(s, super::svg::color(i), points);
             c.strip.rows.extend(row);
         }
         c.strip.heading = "What limited each point (hover a cell for the figures):".into();
