@@ -28,10 +28,10 @@ const ORDER: [LimiterKind; 9] = [
     LimiterKind::ListenOverflow,
     LimiterKind::UdpReceiveErrors,
     LimiterKind::MemoryPressure,
-    LimiterKind::Errors,
     LimiterKind::ServerCpu,
     LimiterKind::LockWaits,
     LimiterKind::IoWaits,
+    LimiterKind::Errors,
     LimiterKind::None,
 ];
 

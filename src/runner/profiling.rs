@@ -47,13 +47,23 @@ pub(super) fn profile_run(
             let (mut record, unavailable) = profile_one(cx, policy, system, point, role);
             lines.push(describe(&record));
             if offcpu_possible && !unavailable {
-                offcpu_possible = offcpu_one(cx, system, point, &mut record);
-                if let Some(why) = &record.offcpu_error {
-                    lines.push(format!(
-                        "profile {:<16} {:<28} no off-CPU profile: {why}",
-                        record.system,
-                        point.label()
-                    ));
+                let traced = offcpu_one(cx, system, point, &mut record);
+                offcpu_possible = traced.is_some();
+                let head = format!("profile {:<16} {:<28}", record.system, point.label());
+                match (&record.offcpu_error, traced.flatten()) {
+                    (Some(why), _) => lines.push(format!("{head} no off-CPU profile: {why}")),
+                    (None, Some((waits, rps))) => lines.push(format!(
+                        "{head} off-CPU: {waits} waits traced, {rps:.0}/s under tracing{}",
+                        record
+                            .plain_rps
+                            .and_then(|p| profile::overhead(p, rps))
+                            .map(|o| format!(
+                                " (overhead {:+.1}% against the plain trial)",
+                                o * 100.0
+                            ))
+                            .unwrap_or_default()
+                    )),
+                    (None, None) => {}
                 }
             }
             cx.store.insert_profile(cx.run_id, &record)?;
@@ -120,11 +130,20 @@ fn profile_one(
 }
 
 /// A third extra trial under `sched:sched_switch` tracing: the off-CPU
-/// stacks go into `record`. Returns whether tracing can be tried at the
-/// next point (false: tracepoints are not permitted here).
-fn offcpu_one(cx: &mut TrialCtx, system: usize, point: &Point, record: &mut ProfileRecord) -> bool {
+/// stacks go into `record`. Returns `None` when tracepoints are not
+/// permitted here (no use trying the next point), else the waits traced
+/// and the traced trial's throughput when it was traced.
+fn offcpu_one(
+    cx: &mut TrialCtx,
+    system: usize,
+    point: &Point,
+    record: &mut ProfileRecord,
+) -> Option<Option<(u64, f64)>> {
     match extra_trial(cx, system, point, Some(Recording::OffCpu)) {
-        Ok((_, Some(Ok(f)))) if !f.text.is_empty() => record.offcpu = Some(f.text),
+        Ok((rps, Some(Ok(f)))) if !f.text.is_empty() => {
+            record.offcpu = Some(f.text);
+            return Some(Some((f.samples, rps)));
+        }
         Ok((_, Some(Ok(_)))) => {
             record.offcpu_error = Some("no blocked time of the server was traced".into())
         }
@@ -132,13 +151,13 @@ fn offcpu_one(cx: &mut TrialCtx, system: usize, point: &Point, record: &mut Prof
             record.offcpu_error = Some(format!(
                 "tracepoints (sched:sched_switch) are not permitted here; the run goes on ({reason})"
             ));
-            return false;
+            return None;
         }
         Ok((_, Some(Err(e)))) => record.offcpu_error = Some(e.to_string()),
         Ok((_, None)) => record.offcpu_error = Some("the trial was not traced".into()),
         Err(e) => record.offcpu_error = Some(format!("the traced trial failed: {e}")),
     }
-    true
+    Some(None)
 }
 
 fn describe(r: &ProfileRecord) -> String {

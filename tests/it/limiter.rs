@@ -201,17 +201,17 @@ fn a_resolver_past_its_capacity_names_receive_errors_or_cpu_as_its_counters_show
 
 #[test]
 fn a_dataset_beyond_the_memory_limit_reads_from_storage_where_a_small_one_does_not() {
-    // pg-readonly-dbsize scaled down: 64 MB instead of 256 MB, scale 1
-    // (~16 MB) against scale 8 (~130 MB), 3 s trials.
+    // pg-readonly-dbsize scaled down: 160 MB instead of 256 MB, scale 1
+    // (~16 MB) against scale 20 (~320 MB, twice the limit), 3 s trials.
     let dir = tempfile::tempdir().unwrap();
     let (data, _) = run(
         dir.path(),
         &format!(
-            "{PG}shared_buffers = \"16MB\"\nserver_memory = \"64M\"\nserver_cpus = 1\n\
+            "{PG}shared_buffers = \"16MB\"\nserver_memory = \"160M\"\nserver_cpus = 1\n\
              [load]\nkind = \"pg\"\nscript = \"select-only\"\ntimeout = \"10s\"\n\
-             [sweep]\nconnections = [8]\n\"load.scale\" = [1, 8]\n\
+             [sweep]\nconnections = [8]\n\"load.scale\" = [1, 20]\n\
              [trials]\nduration = \"3s\"\nwarmup = \"2s\"\nmin = 1\nmax = 1\nrestart = \"per_point\"\n\
-             [[system]]\nlabel = \"64M\"\n"
+             [[system]]\nlabel = \"160M\"\n"
         ),
         false,
         None,
@@ -251,7 +251,7 @@ fn a_perf_without_tracepoints_keeps_the_on_cpu_profile_and_says_so_once() {
         format!(
             "#!/bin/sh\ncase \"$*\" in *sched:sched_switch*)\n\
              echo \"event syntax error: 'sched:sched_switch'\" >&2\n\
-             echo '                     \\___ can't access trace events' >&2\nexit 129;;\nesac\n\
+             echo '                     \\___ cannot access trace events' >&2\nexit 129;;\nesac\n\
              exec {} \"$@\"\n",
             real.trim()
         ),
@@ -267,9 +267,10 @@ fn a_perf_without_tracepoints_keeps_the_on_cpu_profile_and_says_so_once() {
         Some(&bin),
     );
     assert!(data.trials.iter().all(|t| t.status == TrialStatus::Ok));
+    let errors: Vec<_> = data.profiles.iter().map(|p| &p.error).collect();
     assert!(
         data.profiles.iter().any(|p| p.folded.is_some()),
-        "on-CPU kept"
+        "on-CPU kept: {errors:?}"
     );
     assert!(data.profiles.iter().all(|p| p.offcpu.is_none()));
     let line = "no off-CPU profile: tracepoints (sched:sched_switch) are not permitted here";

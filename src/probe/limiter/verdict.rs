@@ -5,10 +5,12 @@
 //!
 //! Order: a client-bound trial describes the client, so nothing else is
 //! named first. Then the counters that only move when a resource overflows
-//! (listen queue, UDP receive buffer, memory), then the load's own errors.
-//! Last, between the server's CPU and its threads' blocked time, the one
-//! that passes its threshold by the larger factor. "no limiter found" when
-//! nothing passes.
+//! (listen queue, UDP receive buffer, memory: the USE method's errors,
+//! per resource). Then, between the server's CPU and its threads' blocked
+//! time, the one that passes its threshold by the larger factor. The
+//! load's own errors (timeouts, refused connections) come last: they are
+//! usually the symptom of a limit named above, and are named only when no
+//! resource explains them. "no limiter found" when nothing passes.
 
 use super::LimiterFigures;
 use crate::probe::background::Background;
@@ -161,6 +163,7 @@ pub fn judge(i: &LimiterInputs) -> Limiter {
         crossed.push((LimiterKind::ClientBound, why.to_string()));
     }
     overflow_checks(&n, &mut crossed);
+    crossed.extend(server_checks(&n));
     if let Some(e) = n
         .error_share
         .filter(|e| *e > crate::analysis::compare::MAX_ERROR_RATE)
@@ -170,7 +173,6 @@ pub fn judge(i: &LimiterInputs) -> Limiter {
             format!("{} errors, {:.2}% of attempts", i.errors, e * 100.0),
         ));
     }
-    crossed.extend(server_checks(&n));
     let (kind, why) = crossed
         .first()
         .cloned()
@@ -460,6 +462,30 @@ mod tests {
         let l = judge(&i);
         assert_eq!(l.kind, LimiterKind::ClientBound);
         assert!(l.crossed.contains(&LimiterKind::Errors));
+    }
+
+    #[test]
+    fn the_loads_errors_are_named_only_when_no_resource_explains_them() {
+        let f = LimiterFigures {
+            waits: waits(20, 70, 10),
+            ..LimiterFigures::default()
+        };
+        let mut i = inputs(&f);
+        i.errors = 1;
+        i.requests = 229;
+        let l = judge(&i);
+        assert_eq!(l.crossed, vec![LimiterKind::LockWaits, LimiterKind::Errors]);
+        let quiet = LimiterFigures::default();
+        let l = judge(&LimiterInputs {
+            figures: Some(&quiet),
+            ..i
+        });
+        assert_eq!(l.kind, LimiterKind::Errors);
+        assert!(
+            l.verdict.starts_with("errors: 1 errors, 0.43% of attempts"),
+            "{}",
+            l.verdict
+        );
     }
 
     #[test]

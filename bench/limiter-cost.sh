@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# What the limiter costs: the probe's own CPU (the sampler thread, which
+# now also reads every server thread's schedstat at each sample and its
+# state and system call TICKS_PER_SAMPLE = 4 times per interval), as a
+# share of one CPU, over real trials of a server with many threads.
+#
+# Runs PostgreSQL tpcb-like at scale 1 with CONNS clients (CONNS + 5
+# server processes) for TRIALS trials of SECS seconds at the default 1 s
+# interval, and again at INTERVAL_FAST (100 ms, ten times the reads), then
+# prints each trial's sampler_cpu_util (the sampler thread's
+# CLOCK_THREAD_CPUTIME_ID over the window, stored with every trial) and
+# the median. The budget is 1% of one CPU (0.01).
+#
+# Usage: bench/limiter-cost.sh
+# Environment: CONNS (16), SECS (10), TRIALS (3), INTERVAL_FAST (100ms),
+# SCALELAB (a prebuilt binary; default: build target/release/scalelab).
+set -euo pipefail
+CONNS=${CONNS:-16}
+SECS=${SECS:-10}
+TRIALS=${TRIALS:-3}
+INTERVAL_FAST=${INTERVAL_FAST:-100ms}
+command -v sqlite3 >/dev/null || { echo "missing: sqlite3 (scripts/setup.sh installs it)" >&2; exit 2; }
+# shellcheck source=bench/scalelab-bin.sh
+. "$(dirname "$0")/scalelab-bin.sh"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+for interval in 1s "$INTERVAL_FAST"; do
+    cat >"$dir/exp.toml" <<EOF
+name = "limiter-cost"
+[server]
+kind = "postgres"
+[load]
+kind = "pg"
+scale = 1
+script = "tpcb-like"
+[sweep]
+connections = [$CONNS]
+[trials]
+duration = "${SECS}s"
+warmup = "1s"
+min = $TRIALS
+max = $TRIALS
+sample_interval = "$interval"
+[[system]]
+label = "pg"
+EOF
+    store="$dir/s-$interval.sqlite"
+    SCALELAB_WORKDIR="$dir/work" "$SCALELAB" --store "$store" run "$dir/exp.toml" >/dev/null 2>&1
+    echo "interval $interval: sampler CPU per trial (share of one CPU), server threads seen"
+    sqlite3 "$store" "SELECT printf('  %.5f  %.2f ms/sample  %d threads  limiter: %s',
+            json_extract(p.summary, '\$.sampler_cpu_util'),
+            1000.0 * json_extract(p.summary, '\$.sampler_cpu_s') / json_extract(p.summary, '\$.samples'),
+            json_extract(p.summary, '\$.limiter.threads_seen'),
+            json_extract(t.context, '\$.limiter.kind'))
+        FROM probes p JOIN trials t ON t.id = p.trial_id ORDER BY t.id"
+done
