@@ -23,6 +23,7 @@ command -v sqlite3 >/dev/null || { echo "missing: sqlite3 (scripts/setup.sh inst
 # shellcheck source=bench/scalelab-bin.sh
 . "$(dirname "$0")/scalelab-bin.sh"
 dir=$(mktemp -d)
+chmod 755 "$dir" # the postgres user must reach its data dir under it
 trap 'rm -rf "$dir"' EXIT
 
 for interval in 1s "$INTERVAL_FAST"; do
@@ -46,7 +47,8 @@ sample_interval = "$interval"
 label = "pg"
 EOF
     store="$dir/s-$interval.sqlite"
-    SCALELAB_WORKDIR="$dir/work" "$SCALELAB" --store "$store" run "$dir/exp.toml" >/dev/null 2>&1
+    (cd "$dir" && SCALELAB_WORKDIR="$dir/work" "$SCALELAB" --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >"$dir/run.log" 2>&1) ||
+        { echo "the run failed (exit $?):" >&2; tail -5 "$dir/run.log" >&2; exit 1; }
     echo "interval $interval: sampler CPU per trial (share of one CPU), server threads seen"
     sqlite3 "$store" "SELECT printf('  %.5f  %.2f ms/sample  %d threads  limiter: %s',
             json_extract(p.summary, '\$.sampler_cpu_util'),

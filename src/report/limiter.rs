@@ -23,12 +23,13 @@ pub struct PointLimiter {
 }
 
 /// Precedence when trials split evenly: the order the verdict checks in.
-const ORDER: [LimiterKind; 9] = [
+const ORDER: [LimiterKind; 10] = [
     LimiterKind::ClientBound,
     LimiterKind::ListenOverflow,
     LimiterKind::UdpReceiveErrors,
     LimiterKind::MemoryPressure,
     LimiterKind::ServerCpu,
+    LimiterKind::BackgroundLoad,
     LimiterKind::LockWaits,
     LimiterKind::IoWaits,
     LimiterKind::Errors,
@@ -81,6 +82,7 @@ pub fn short(kind: LimiterKind) -> &'static str {
         LimiterKind::MemoryPressure => "memory",
         LimiterKind::Errors => "errors",
         LimiterKind::ServerCpu => "CPU",
+        LimiterKind::BackgroundLoad => "background",
         LimiterKind::LockWaits => "locks",
         LimiterKind::IoWaits => "I/O",
         LimiterKind::None => "none found",
@@ -106,6 +108,7 @@ fn fill(kind: LimiterKind) -> &'static str {
         LimiterKind::MemoryPressure => "#dadaeb",
         LimiterKind::Errors => "#fcbba1",
         LimiterKind::ServerCpu => "#fdd0a2",
+        LimiterKind::BackgroundLoad => "#bdbdbd",
         LimiterKind::LockWaits => "#fdae6b",
         LimiterKind::IoWaits => "#c7e9c0",
         LimiterKind::None => "#f0f0f0",

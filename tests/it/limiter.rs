@@ -119,16 +119,23 @@ fn select_only_on_a_server_pinned_to_one_cpu_is_cpu_saturated() {
         None,
     );
     let l = limiter(at(&data, 0));
-    assert_eq!(l.kind, LimiterKind::ServerCpu, "{}", l.verdict);
-    assert!(
-        l.verdict.starts_with("server CPU saturated: "),
-        "{}",
-        l.verdict
-    );
     assert_eq!(l.figures.server_cpus, 1);
     let cpu = l.figures.server_cpu_share.unwrap();
     let runq = l.figures.runq_wait_share.unwrap();
     assert!(cpu >= 0.85 || runq >= 0.5, "{}", l.verdict);
+    // Its one CPU is saturated: by the server itself, or, on a machine
+    // whose other tenants take that CPU, by them, and then it says so.
+    if cpu >= 0.85 || l.figures.background_share.unwrap_or(0.0) < 0.10 {
+        assert_eq!(l.kind, LimiterKind::ServerCpu, "{}", l.verdict);
+        assert!(
+            l.verdict.starts_with("server CPU saturated: "),
+            "{}",
+            l.verdict
+        );
+    } else {
+        assert_eq!(l.kind, LimiterKind::BackgroundLoad, "{}", l.verdict);
+        assert!(l.verdict.contains("(background load: "), "{}", l.verdict);
+    }
 }
 
 /// `TcpExt: ListenOverflows`, `ListenDrops` and `TCPBacklogDrop` of this
@@ -191,7 +198,7 @@ fn a_resolver_past_its_capacity_names_receive_errors_or_cpu_as_its_counters_show
     let cpu = f.server_cpu_share.unwrap_or(0.0) >= 0.85 || f.runq_wait_share.unwrap_or(0.0) >= 0.5;
     match l.kind {
         LimiterKind::UdpReceiveErrors => assert!(drops, "{l:?}"),
-        LimiterKind::ServerCpu => assert!(cpu && !drops, "{l:?}"),
+        LimiterKind::ServerCpu | LimiterKind::BackgroundLoad => assert!(cpu && !drops, "{l:?}"),
         other => panic!(
             "a resolver past its capacity named {other:?}: {}",
             l.verdict

@@ -54,6 +54,10 @@ pub enum LimiterKind {
     Errors,
     /// The server's CPUs.
     ServerCpu,
+    /// The server's threads waited for a CPU that other processes (or the hypervisor)
+    /// took: the run queue was long, the server itself not busy, and the background
+    /// passed `probe::background::BACKGROUND_SHARE`.
+    BackgroundLoad,
     /// The server's threads blocked on locks or local events.
     LockWaits,
     /// The server's threads blocked on storage.
@@ -72,6 +76,7 @@ impl LimiterKind {
             LimiterKind::MemoryPressure => "memory pressure",
             LimiterKind::Errors => "errors",
             LimiterKind::ServerCpu => "server CPU saturated",
+            LimiterKind::BackgroundLoad => "CPU taken by background load",
             LimiterKind::LockWaits => "blocked on locks",
             LimiterKind::IoWaits => "blocked on I/O",
             LimiterKind::None => "no limiter found",
@@ -262,11 +267,21 @@ fn server_checks(n: &LimiterNumbers) -> Vec<(LimiterKind, String)> {
     let cpu = n.server_cpu_share.unwrap_or(0.0);
     let runq = n.runq_wait_share.unwrap_or(0.0);
     if cpu >= SERVER_CPU_SHARE || runq >= RUNQ_WAIT_SHARE {
+        // Saturated by the run queue alone, beside background load: the CPU
+        // went to other processes, not to the server.
+        let noisy = n
+            .background_share
+            .is_some_and(|b| b >= crate::probe::background::BACKGROUND_SHARE);
+        let kind = if cpu < SERVER_CPU_SHARE && noisy {
+            LimiterKind::BackgroundLoad
+        } else {
+            LimiterKind::ServerCpu
+        };
         found.push((
             (cpu / SERVER_CPU_SHARE).max(runq / RUNQ_WAIT_SHARE),
-            LimiterKind::ServerCpu,
+            kind,
             format!(
-                "busy {:.0}% of its {} CPU(s); its threads waited {:.2} s for a CPU, {:.0}% of their runnable time",
+                "server busy {:.0}% of its {} CPU(s); its threads waited {:.2} s for a CPU, {:.0}% of their runnable time",
                 cpu * 100.0,
                 n.server_cpus,
                 n.runq_wait_s.unwrap_or(0.0),
@@ -412,7 +427,13 @@ mod tests {
             ..i
         };
         let l = judge(&starved);
-        assert_eq!(l.kind, LimiterKind::ServerCpu);
+        assert_eq!(l.kind, LimiterKind::BackgroundLoad);
+        assert!(
+            l.verdict
+                .starts_with("CPU taken by background load: server busy 10%"),
+            "{}",
+            l.verdict
+        );
         assert!(
             l.verdict.contains("75% of their runnable time"),
             "{}",
