@@ -1,8 +1,9 @@
 //! The limiter's side of the sampler: at every probe sample, each server
 //! thread's on-CPU time and run-queue wait (`/proc/PID/task/TID/schedstat`),
 //! the tree's major faults and storage reads, and the kernel counters; at
-//! every tick (several per sample, [`TICKS_PER_SAMPLE`]) each thread's state
-//! and current system call, classified by [`super::waits`].
+//! every tick (several per sample, [`TICKS_PER_SAMPLE`]) each thread's
+//! current system call (`running` when it is on a CPU or runnable),
+//! classified by [`super::waits`].
 //!
 //! Only active threads count in the wait shares: those that ran at least
 //! [`ACTIVE_THREAD_SHARE`] of the time they were seen. A server's idle
@@ -142,18 +143,17 @@ impl LimiterSampler {
             };
             let mut classes = Vec::new();
             for tid in tids(m) {
-                let dir = format!("/proc/{}/task/{tid}", m.pid);
-                let Some(state) = std::fs::read_to_string(format!("{dir}/stat"))
+                // One read a thread: `running` for a thread on a CPU or
+                // runnable, else the call it sleeps in (the state letter
+                // adds nothing the call does not say, at twice the reads).
+                let path = format!("/proc/{}/task/{tid}/syscall", m.pid);
+                let Some(call) = std::fs::read_to_string(path)
                     .ok()
-                    .and_then(|t| thread_state(&t))
+                    .and_then(|t| parse_syscall(&t))
                 else {
                     continue;
                 };
-                let call = (!matches!(state, 'R' | 'D'))
-                    .then(|| std::fs::read_to_string(format!("{dir}/syscall")).ok())
-                    .flatten()
-                    .and_then(|t| parse_syscall(&t));
-                classes.push((tid, classify(state, call, &mut fds)));
+                classes.push((tid, classify('S', Some(call), &mut fds)));
             }
             for (tid, class) in classes {
                 count(&mut self.threads.entry(tid).or_default().waits, class);
@@ -215,14 +215,6 @@ fn tids(m: &Member) -> Vec<u32> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The state letter of a task's stat line (after the last `)`).
-fn thread_state(stat: &str) -> Option<char> {
-    stat.get(stat.rfind(')')? + 1..)?
-        .trim_start()
-        .chars()
-        .next()
 }
 
 /// `read_bytes` of `/proc/PID/io` (storage reads, own and reaped children's).
@@ -295,7 +287,6 @@ mod tests {
 tfd:        7 events:       19 data:     560a1834fac8  pos:0 ino:25ab59 sdev:9\n\
 tfd:        3 events:       19 data:     560a1834faf8  pos:0 ino:25adfc sdev:f\n";
         assert_eq!(epoll_targets(info), HashSet::from([7, 3]));
-        assert_eq!(thread_state("12 (post gres) S 1 2"), Some('S'));
     }
 
     #[test]
@@ -307,28 +298,41 @@ tfd:        3 events:       19 data:     560a1834faf8  pos:0 ino:25adfc sdev:f\n
     }
 
     #[test]
-    fn a_thread_that_sleeps_on_a_pipe_is_a_lock_wait_and_is_active_when_it_runs() {
+    fn a_thread_asleep_on_a_pipe_is_a_lock_wait_and_a_spinning_one_runs() {
         use std::io::Read;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
         let (mut r, w) = std::io::pipe().unwrap();
         let sleeper = std::thread::spawn(move || {
             let mut b = [0u8; 1];
             let _ = r.read(&mut b);
         });
+        let stop = Arc::new(AtomicBool::new(false));
+        let spin = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
         std::thread::sleep(std::time::Duration::from_millis(100));
         let me = Member {
             pid: std::process::id(),
-            threads: 2,
+            threads: 3,
             major_faults: 0,
         };
         let mut s = LimiterSampler::begin(me.pid, &[me]);
         s.tick(&[me]);
         drop(w);
+        stop.store(true, Ordering::Relaxed);
         sleeper.join().unwrap();
+        spin.join().unwrap();
         let all: WaitCounts = s.threads.values().fold(WaitCounts::default(), |mut a, t| {
             a.add(&t.waits);
             a
         });
-        assert!(all.lock >= 1, "{all:?}");
-        assert!(all.running >= 1, "the test thread itself runs: {all:?}");
+        assert!(all.lock >= 1, "the pipe reader: {all:?}");
+        assert!(all.running >= 1, "the spinning thread: {all:?}");
     }
 }

@@ -58,7 +58,8 @@ pub trait FdLookup {
 pub enum Syscall {
     /// The thread is running (the file says `running`).
     Running,
-    /// Blocked outside a system call (a page fault): `-1`.
+    /// Blocked outside a system call: `-1`. A sleeping thread there waits
+    /// for a page fault to be served, from storage: I/O.
     None,
     /// In system call `nr` with these arguments.
     In {
@@ -100,7 +101,8 @@ pub fn classify(state: char, call: Option<Syscall>, fds: &mut dyn FdLookup) -> W
     match call {
         Some(Syscall::Running) => WaitClass::Running,
         Some(Syscall::In { nr, args }) => by_call(nr, &args, fds),
-        Some(Syscall::None) | None => WaitClass::Other,
+        Some(Syscall::None) => WaitClass::Io,
+        None => WaitClass::Other,
     }
 }
 
@@ -297,7 +299,7 @@ mod tests {
         assert_eq!(classify('S', call("running"), &mut fds), WaitClass::Running);
         assert_eq!(
             classify('S', call("-1 0x7ffd 0x55"), &mut fds),
-            WaitClass::Other
+            WaitClass::Io
         );
         assert_eq!(parse_syscall(""), None);
         assert_eq!(parse_syscall("7 0x1"), None, "truncated");
