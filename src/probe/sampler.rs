@@ -95,7 +95,8 @@ impl Drop for Sampler {
 }
 
 fn run(state: &mut State, interval: Duration, stop: &mpsc::Receiver<()>) {
-    let tick = interval / crate::probe::limiter::threads::TICKS_PER_SAMPLE;
+    use crate::probe::limiter::threads::{MIN_TICK, TICKS_PER_SAMPLE};
+    let tick = (interval / TICKS_PER_SAMPLE).max(MIN_TICK);
     let mut next = state.started() + interval;
     let mut next_tick = state.started() + tick;
     // Ends when stop is requested or the Sampler is dropped.

@@ -22,6 +22,11 @@ pub const ACTIVE_THREAD_SHARE: f64 = 0.01;
 /// Wait-state samples per probe interval (the sampler ticks in between).
 pub const TICKS_PER_SAMPLE: u32 = 4;
 
+/// The shortest time between wait-state samples: at a short probe interval
+/// the ticks thin out (at 100 ms or less, only the sample itself reads the
+/// states), keeping the limiter within the probe's budget.
+pub const MIN_TICK: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// One live process of the server's tree at a sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Member {
