@@ -86,7 +86,6 @@ impl LimiterKind {
 
 /// The numbers behind a verdict (exported with it). `None`: not measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(default)]
 pub struct LimiterNumbers {
     /// The server's CPU time over the CPUs it may use (0..1).
     pub server_cpu_share: Option<f64>,
