@@ -24,7 +24,8 @@ pub fn client_bound(client_cpu_s: f64, elapsed_s: f64, allowed_cpus: usize) -> b
     client_bound_reason(client_cpu_s, elapsed_s, allowed_cpus).is_some()
 }
 
-/// Why the trial is client-bound by CPU use, or `None`.
+/// Why the trial is client-bound by CPU use, or `None`. The reason says
+/// what was measured; the caller says "client-bound" once.
 pub fn client_bound_reason(
     client_cpu_s: f64,
     elapsed_s: f64,
@@ -33,8 +34,8 @@ pub fn client_bound_reason(
     let used = fraction_of_cpus(client_cpu_s, elapsed_s, allowed_cpus)?;
     (used >= CLIENT_BOUND_FRACTION).then(|| {
         format!(
-            "client-bound: the load generator used {client_cpu_s:.2} CPU-s in {elapsed_s:.2} s, \
-             {:.0}% of its {allowed_cpus} CPU(s) (at or above {:.0}%); the server may be faster than measured",
+            "the load generator used {client_cpu_s:.2} CPU-s in {elapsed_s:.2} s, \
+             {:.0}% of its {allowed_cpus} CPU(s) (the limit is {:.0}%); the server may be faster than measured",
             used * 100.0,
             CLIENT_BOUND_FRACTION * 100.0
         )
@@ -42,9 +43,11 @@ pub fn client_bound_reason(
 }
 
 /// Why the trial is client-bound, or `None`: either the client used ≥ 90%
-/// of its CPUs, or it was runnable (on a CPU or waiting in the run queue
-/// for one) ≥ 90% of its CPUs' time, i.e. it was starved by competition,
-/// typically from a server sharing its CPUs.
+/// of its CPUs, or its CPU time plus the time its threads waited for a CPU
+/// reach 90% of its CPUs' time, i.e. it was starved by competing work.
+/// The reason names what took the CPU, as measured: background load
+/// (other processes, steal) when it passed
+/// [`super::background::BACKGROUND_SHARE`], else the server's CPU time.
 pub fn client_verdict(summary: &ProbeSummary, allowed_cpus: usize) -> Option<String> {
     let (cpu, wait, elapsed) = (
         summary.client_cpu_s,
@@ -57,13 +60,22 @@ pub fn client_verdict(summary: &ProbeSummary, allowed_cpus: usize) -> Option<Str
     let wanted = fraction_of_cpus(cpu + wait, elapsed, allowed_cpus)?;
     (wanted >= CLIENT_BOUND_FRACTION).then(|| {
         format!(
-            "client-bound: the load generator was runnable {:.0}% of its {allowed_cpus} CPU(s)' time \
-             but ran only {:.0}%; it waited {wait:.2} s for a CPU (starved by competing work, \
-             likely the server: pin them apart)",
-            wanted * 100.0,
-            fraction_of_cpus(cpu, elapsed, allowed_cpus).unwrap_or(0.0) * 100.0
+            "the load generator ran {cpu:.2} CPU-s and its threads waited {wait:.2} s for a CPU \
+             in {elapsed:.2} s on its {allowed_cpus} CPU(s): it was starved; {}",
+            starved_by(summary)
         )
     })
+}
+
+/// What took the CPU from a starved client, from the probe's figures.
+fn starved_by(summary: &ProbeSummary) -> String {
+    match (summary.background, summary.server_cpu_s) {
+        (Some(b), _) if b.noisy => format!("background load: {}", b.describe()),
+        (_, Some(server)) if server > 0.0 => format!(
+            "the server used {server:.2} CPU-s meanwhile (pin the server and the load generator apart)"
+        ),
+        _ => "no other CPU use was measured".into(),
+    }
 }
 
 #[cfg(test)]
@@ -95,6 +107,26 @@ mod tests {
         };
         let why = client_verdict(&s, 1).unwrap();
         assert!(why.contains("waited 4.50 s"), "{why}");
+        assert!(!why.contains("client-bound"), "{why}");
+        assert!(why.contains("no other CPU use"), "{why}");
+        s.server_cpu_s = Some(3.0);
+        let why = client_verdict(&s, 1).unwrap();
+        assert!(why.contains("the server used 3.00 CPU-s"), "{why}");
+        s.background =
+            crate::probe::background::measure(crate::probe::background::BackgroundInputs {
+                busy_share: 1.0,
+                steal_share: 0.1,
+                window_s: 10.0,
+                online_cpus: 1,
+                server_cpu_s: 3.0,
+                own_cpu_s: 5.0,
+            });
+        let why = client_verdict(&s, 1).unwrap();
+        assert!(
+            why.contains("background load: other processes used 1.00 CPU-s"),
+            "{why}"
+        );
+        assert!(!why.contains("server"), "{why}");
         s.client_runq_wait_s = 1.0;
         assert_eq!(client_verdict(&s, 1), None);
         s.client_cpu_s = 9.5;

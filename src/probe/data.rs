@@ -288,6 +288,16 @@ pub struct ProbeSummary {
     pub sampler_cpu_util: f64,
     /// Anything that makes a figure above less trustworthy.
     pub warnings: Vec<String>,
+    /// What the rest of the machine used: steal and other processes' CPU
+    /// (`probe::background`); `None` for an empty window and in runs stored
+    /// before it was measured.
+    #[serde(default)]
+    pub background: Option<super::background::Background>,
+    /// The figures the limiter is judged from (`probe::limiter`): the server's threads'
+    /// run-queue wait and blocked time by cause, the listen-queue and UDP counters of its
+    /// network namespace, major faults and swap; `None` without a server.
+    #[serde(default)]
+    pub limiter: Option<super::limiter::LimiterFigures>,
 
     /// Mean watts over the window (`energy.joules / energy.measured_s`);
     /// absent (not null) without an energy source, as are the two below.

@@ -14,9 +14,12 @@
 //! - `process`, `tree` and `tracker` follow the server's process tree;
 //! - [`own`] measures this process (the load generator) and the sampler;
 //! - [`energy`] reads RAPL, hwmon or a power command (`[probe] energy`).
+//! - [`background`] what the rest of the machine used (steal, other processes);
+//! - [`limiter`] the figures that name what limited the trial, and the verdict.
 //!
 //! Every field is documented in `docs/probe-metrics.md`.
 
+pub mod background;
 pub(crate) mod client;
 pub(crate) mod cpu;
 pub(crate) mod data;
@@ -25,6 +28,7 @@ pub mod energy;
 pub(crate) mod environment;
 pub(crate) mod fingerprint;
 pub(crate) mod freq;
+pub mod limiter;
 pub(crate) mod loadavg;
 pub(crate) mod netdev;
 pub mod netns;

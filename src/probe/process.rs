@@ -15,6 +15,9 @@ pub struct PidStat {
     /// Ticks of waited-for children, accumulated when they are reaped (16, 17).
     pub cutime: u64,
     pub cstime: u64,
+    /// Major page faults (a page read from storage), own and of reaped children (12, 13).
+    pub majflt: u64,
+    pub cmajflt: u64,
     pub num_threads: u32,
     /// Start time in ticks after boot (22).
     pub starttime: u64,
@@ -60,6 +63,8 @@ pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
         stime: num(15)?,
         cutime: signed(16)?,
         cstime: signed(17)?,
+        majflt: num(12)?,
+        cmajflt: num(13)?,
         num_threads: num(20)? as u32,
         starttime: num(22)?,
         vsize_bytes: num(23)?,
@@ -96,7 +101,7 @@ mod tests {
     #[test]
     fn stat_with_a_hostile_comm() {
         // A comm with spaces and a parenthesis; captured layout from 6.x.
-        let line = "4242 (my (odd) proc) S 4200 4242 4200 0 -1 4194560 600 0 0 0 \
+        let line = "4242 (my (odd) proc) S 4200 4242 4200 0 -1 4194560 600 0 5 2 \
                     150 25 7 3 20 0 3 0 62453 3133440 401 18446744073709551615 1 1 0 0 0 0 0 \
                     0 0 0 0 0 17 1 0 0 0 0 0\n";
         let s = parse_pid_stat(line).unwrap();
@@ -106,6 +111,7 @@ mod tests {
         assert_eq!(s.ppid, 4200);
         assert_eq!((s.utime, s.stime, s.cutime, s.cstime), (150, 25, 7, 3));
         assert_eq!(s.num_threads, 3);
+        assert_eq!((s.majflt, s.cmajflt), (5, 2));
         assert_eq!(s.starttime, 62453);
         assert_eq!(s.vsize_bytes, 3133440);
         assert_eq!(s.rss_pages, 401);

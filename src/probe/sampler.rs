@@ -101,13 +101,24 @@ impl Drop for Sampler {
 }
 
 fn run(state: &mut State, interval: Duration, stop: &mpsc::Receiver<()>) {
+    use crate::probe::limiter::threads::{MIN_TICK, TICKS_PER_SAMPLE};
+    let tick = (interval / TICKS_PER_SAMPLE).max(MIN_TICK);
     let mut next = state.started() + interval;
+    let mut next_tick = state.started() + tick;
     // Ends when stop is requested or the Sampler is dropped.
-    while let Err(RecvTimeoutError::Timeout) =
-        stop.recv_timeout(next.saturating_duration_since(Instant::now()))
-    {
+    while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(
+        next.min(next_tick)
+            .saturating_duration_since(Instant::now()),
+    ) {
+        let now = Instant::now();
+        if now < next {
+            state.tick();
+            next_tick = now + tick;
+            continue;
+        }
         state.sample();
         next += interval;
+        next_tick = Instant::now() + tick;
         // Fell behind (a stalled machine): skip, don't burst.
         if next < Instant::now() {
             next = Instant::now() + interval;

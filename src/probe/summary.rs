@@ -20,6 +20,8 @@ pub struct SummaryInputs<'a> {
     pub processes: Vec<ProcessSummary>,
     pub server_exited: bool,
     pub warnings: Vec<String>,
+    /// The limiter's figures over the window (`None` without a server).
+    pub limiter: Option<super::limiter::LimiterFigures>,
 }
 
 /// Time-weighted mean of the `Some` values (weights: each sample's interval).
@@ -114,6 +116,15 @@ pub fn summarize(w: SummaryInputs<'_>) -> ProbeSummary {
         watts: None,
         ops_per_joule: None,
         energy: None,
+        background: super::background::measure(super::background::BackgroundInputs {
+            busy_share: cpu.busy,
+            steal_share: cpu.steal,
+            window_s: w.window_s,
+            online_cpus: w.online_cpus,
+            server_cpu_s: server_cpu_s.unwrap_or(0.0),
+            own_cpu_s: s.iter().map(|x| x.client_cpu_s).sum::<f64>() + sampler_cpu_s,
+        }),
+        limiter: w.limiter,
     }
 }
 
@@ -204,6 +215,7 @@ mod tests {
             processes: vec![],
             server_exited: false,
             warnings: vec![],
+            limiter: None,
         });
         assert_eq!(sum.samples, 2);
         assert!((sum.cpu_busy - 200.0 / 300.0).abs() < 1e-12);
@@ -242,6 +254,7 @@ mod tests {
             processes: vec![],
             server_exited: false,
             warnings: vec![],
+            limiter: None,
         });
         assert_eq!(sum.server_cpu_s, None);
         assert_eq!(sum.server_cpu_util, None);

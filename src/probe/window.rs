@@ -5,6 +5,7 @@ use super::cpu::{parse_proc_stat, split, ProcStat};
 use super::data::{PerCpu, ProbeData, ProbeSample, ServerSample};
 use super::energy::{EnergyTrack, Meter};
 use super::freq::{FreqReader, FreqSource};
+use super::limiter::threads::{LimiterSampler, Member};
 use super::loadavg::{parse_loadavg, LoadAvg};
 use super::netdev::{delta, parse_net_dev, NetCounters};
 use super::own::{self, RunqTracker};
@@ -39,6 +40,9 @@ pub(super) struct State {
     tracker: Tracker,
     runq: RunqTracker,
     samples: Vec<ProbeSample>,
+    /// The tree's live processes at the last reading.
+    members: Vec<Member>,
+    limiter: Option<LimiterSampler>,
     /// Whether the server's root process was running at the start.
     root_at_start: bool,
     warnings: Vec<String>,
@@ -72,6 +76,8 @@ impl State {
             tracker: Tracker::new(window_start_ticks),
             runq: RunqTracker::new(own::current_tid()),
             samples: Vec::new(),
+            members: Vec::new(),
+            limiter: None,
             root_at_start: false,
             warnings: Vec::new(),
             energy: None,
@@ -82,6 +88,7 @@ impl State {
         state.first = base.stat.clone();
         state.start = base.at;
         state.root_at_start = base.tree.as_ref().is_some_and(|t| t.root_alive);
+        state.limiter = root.map(|r| LimiterSampler::begin(r, &state.members));
         if let (Some(pid), Some(t)) = (root, &base.tree) {
             if !t.root_alive {
                 state.warnings.push(format!(
@@ -116,6 +123,15 @@ impl State {
         let tree = self.root.map(|pid| {
             let members = self.scanner.scan(pid);
             members_did = self.tracker.observe(&members, t_s);
+            self.members = members
+                .iter()
+                .filter(|m| !m.stat.is_zombie())
+                .map(|m| Member {
+                    pid: m.stat.pid,
+                    threads: m.stat.num_threads,
+                    major_faults: m.stat.majflt + m.stat.cmajflt,
+                })
+                .collect();
             tree::totals(&members, self.page_size)
         });
         let snap = Snapshot {
@@ -144,8 +160,18 @@ impl State {
             self.ticks_per_s,
         );
         let watts = self.energy.as_mut().and_then(EnergyTrack::sample);
+        if let Some(l) = &mut self.limiter {
+            l.sample(&self.members, s.interval_s);
+        }
         self.samples.push(ProbeSample { watts, ..s });
         self.prev = cur;
+    }
+
+    /// Between samples: the limiter's wait-state sample of the server's threads.
+    pub(super) fn tick(&mut self) {
+        if let Some(l) = &mut self.limiter {
+            l.tick(&self.members);
+        }
     }
 
     pub(super) fn finish(mut self) -> ProbeData {
@@ -174,6 +200,7 @@ impl State {
             processes: self.tracker.summaries(self.ticks_per_s, self.page_size),
             server_exited,
             warnings: std::mem::take(&mut self.warnings),
+            limiter: self.limiter.as_ref().map(LimiterSampler::finish),
         });
         if let Some((energy, _)) = energy {
             summary.watts = energy.watts();

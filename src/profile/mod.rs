@@ -10,14 +10,42 @@
 //! - [`recorder`]: `perf record` for one window, the server's tree from
 //!   perf's fork events, folding with inferno.
 //! - [`flame`]: SVG flame graphs and differential flame graphs.
+//! - [`offcpu`]: blocked time by stack from `sched:sched_switch`, for the
+//!   off-CPU graphs taken in a third extra trial at the same points.
 
 pub mod flame;
+pub mod offcpu;
 pub mod recorder;
 
-pub use recorder::{Folded, Recorder};
+pub use recorder::Recorder;
+
+/// Folded stacks of one window (`frame;frame;frame weight` lines, the
+/// weight being CPU time in ns: inferno sums each sample's cpu-clock
+/// period).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Folded {
+    /// The folded lines.
+    pub text: String,
+    /// Samples of the server's tree that went into `text`.
+    pub samples: u64,
+}
 
 /// Samples per second per CPU, when the experiment does not say.
 pub const DEFAULT_FREQUENCY: u32 = 997;
+
+/// What one profiled trial records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recording {
+    /// On-CPU stacks, `perf record -e cpu-clock -g` at this many samples
+    /// per second per CPU.
+    OnCpu {
+        /// Samples per second per CPU.
+        frequency: u32,
+    },
+    /// Every context switch with its stack, `perf record -e
+    /// sched:sched_switch -g`: blocked time by stack ([`offcpu`]).
+    OffCpu,
+}
 
 /// Why a profile could not be taken.
 #[derive(Debug, thiserror::Error)]

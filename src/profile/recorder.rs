@@ -9,7 +9,7 @@
 //! `PERF_RECORD_FORK` events gives the server's whole tree, including
 //! processes born and gone within the window, without racing /proc.
 
-use super::ProfileError;
+use super::{Folded, ProfileError};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -29,6 +29,7 @@ const ACK_FD: i32 = 101;
 
 /// A `perf record` running in the background.
 pub struct Recorder {
+    recording: super::Recording,
     child: Child,
     data: PathBuf,
     stderr: PathBuf,
@@ -42,23 +43,16 @@ struct Control {
     ack: std::fs::File,
 }
 
-/// Folded stacks of one window (`frame;frame;frame weight` lines, the
-/// weight being CPU time in ns: inferno sums each sample's cpu-clock
-/// period).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Folded {
-    /// The folded lines.
-    pub text: String,
-    /// Samples of the server's tree that went into `text`.
-    pub samples: u64,
-}
-
 impl Recorder {
-    /// Starts sampling every CPU in `cpus` (all when `None`) at
-    /// `frequency` Hz, and returns once samples are being taken (perf
-    /// starts with its events off and acknowledges turning them on); files
-    /// go into `dir`.
-    pub fn start(dir: &Path, cpus: Option<&[usize]>, frequency: u32) -> Result<Self, ProfileError> {
+    /// Starts recording every CPU in `cpus` (all when `None`): samples at
+    /// a frequency, or every context switch, as `recording` says. Returns
+    /// once events are being taken (perf starts with its events off and
+    /// acknowledges turning them on); files go into `dir`.
+    pub fn start(
+        dir: &Path,
+        cpus: Option<&[usize]>,
+        recording: super::Recording,
+    ) -> Result<Self, ProfileError> {
         let data = dir.join("perf.data");
         let stderr = dir.join("perf-record.err");
         let io = |what: &str| {
@@ -68,21 +62,16 @@ impl Recorder {
         let (ctl_r, ctl_w) = pipe().map_err(io("make a pipe"))?;
         let (ack_r, ack_w) = pipe().map_err(io("make a pipe"))?;
         let mut cmd = Command::new("perf");
-        cmd.args([
-            "record",
-            "-e",
-            "cpu-clock",
-            "-g",
-            "--quiet",
-            "-a",
-            "-D",
-            "-1",
-        ])
-        .arg(format!("--control=fd:{CTL_FD},{ACK_FD}"))
-        .arg("-F")
-        .arg(frequency.to_string())
-        .arg("-o")
-        .arg(&data);
+        let event = match recording {
+            super::Recording::OnCpu { .. } => "cpu-clock",
+            super::Recording::OffCpu => "sched:sched_switch",
+        };
+        cmd.args(["record", "-e", event, "-g", "--quiet", "-a", "-D", "-1"])
+            .arg(format!("--control=fd:{CTL_FD},{ACK_FD}"));
+        if let super::Recording::OnCpu { frequency } = recording {
+            cmd.arg("-F").arg(frequency.to_string());
+        }
+        cmd.arg("-o").arg(&data);
         if let Some(c) = cpus.filter(|c| !c.is_empty()) {
             cmd.arg("-C")
                 .arg(crate::placement::affinity::format_cpu_list(c));
@@ -117,6 +106,7 @@ impl Recorder {
         })?;
         drop((ctl_r, ack_w));
         let mut r = Recorder {
+            recording,
             child,
             data,
             stderr,
@@ -205,6 +195,15 @@ impl Recorder {
         }
         let tasks = perf_script(&self.data, &["--show-task-events", "-F", "pid,tid,comm"])?;
         let pids = tree_from_forks(root, BufReader::new(tasks.as_slice()));
+        if self.recording == super::Recording::OffCpu {
+            // Every switch: a wait ends when another task switches to it.
+            let script = perf_script(&self.data, &["-F", super::offcpu::SCRIPT_FIELDS])?;
+            let members = pids.into_iter().collect();
+            return Ok(super::offcpu::fold_switches(
+                &String::from_utf8_lossy(&script),
+                &members,
+            ));
+        }
         let list: Vec<String> = pids.iter().map(u32::to_string).collect();
         let stacks = perf_script(&self.data, &["--pid", &list.join(",")])?;
         let folded = fold(&stacks)?;

@@ -41,6 +41,7 @@ pub fn section(data: &RunData) -> Markup {
                 @for p in &drawn { (figure(&single(p))) }
                 @for g in differentials(&drawn, data.run.baseline.as_deref()) { (figure(&g)) }
             }
+            (super::offcpu_flames::section(profiles, figure))
             @for p in profiles.iter().filter(|p| p.folded.is_none()) {
                 p class="muted" {
                     (p.system) " at " (p.point.label()) ": no profile: "
@@ -51,7 +52,7 @@ pub fn section(data: &RunData) -> Markup {
     }
 }
 
-type Graph = (String, Result<String, crate::profile::ProfileError>);
+use super::offcpu_flames::Graph;
 
 fn single(p: &ProfileRecord) -> Graph {
     let title = format!("{} at {} ({})", p.system, p.point.label(), p.role);
@@ -102,7 +103,8 @@ fn differentials(drawn: &[&ProfileRecord], baseline: Option<&str>) -> Vec<Graph>
     out
 }
 
-fn figure((title, svg): &Graph) -> Markup {
+/// A graph in its own `<iframe>`, with its title as caption.
+pub(crate) fn figure((title, svg): &Graph) -> Markup {
     match svg {
         Ok(svg) => {
             let height = svg_height(svg).unwrap_or(600);
@@ -174,6 +176,8 @@ mod tests {
             error: folded
                 .is_none()
                 .then(|| "perf is not installed".to_string()),
+            offcpu: None,
+            offcpu_error: None,
         }
     }
 

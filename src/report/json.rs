@@ -218,6 +218,9 @@ pub(crate) struct TrialDoc<'a> {
     pub cpu_shares: Option<CpuSplit>,
     pub client_bound: bool,
     pub client_bound_reason: Option<String>,
+    /// What limited the trial, with the figures behind the verdict; null for a failed trial
+    /// and in runs stored before limiters (see docs/limiter.md).
+    pub limiter: Option<&'a crate::probe::limiter::Limiter>,
     /// Requests completed in each second of the measured window.
     pub timeline: &'a [u64],
     /// What the trial ran with: placement, load, server settings and version.
@@ -244,6 +247,7 @@ impl<'a> From<&'a Trial> for TrialDoc<'a> {
             cpu_shares: t.probe.as_ref().map(|p| p.cpu),
             client_bound: bound.is_some(),
             client_bound_reason: bound,
+            limiter: t.context.limiter.as_ref(),
             timeline: &t.timeline,
             context: &t.context,
         }
@@ -286,6 +290,9 @@ pub(crate) struct PointDoc<'a> {
     /// (see docs/energy.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy: Option<&'a super::energy_cell::CellEnergy>,
+    /// What limited the point: the verdict most of its successful trials give, with the
+    /// figures of the median-throughput one (see docs/limiter.md); null when none was judged.
+    pub limiter: Option<&'a super::limiter::PointLimiter>,
 }
 
 impl<'a> From<&'a Cell> for PointDoc<'a> {
@@ -313,6 +320,7 @@ impl<'a> From<&'a Cell> for PointDoc<'a> {
             verdict_text: c.comparison.as_ref().map(|cmp| verdict::short(cmp).0),
             ratio_ci_text: c.comparison.as_ref().and_then(verdict::ci),
             energy: c.energy.as_ref(),
+            limiter: c.limiter.as_ref(),
         }
     }
 }

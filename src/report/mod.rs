@@ -26,6 +26,8 @@ pub mod html;
 mod html_tables;
 pub mod json;
 pub(crate) mod layout;
+pub(crate) mod limiter;
+mod offcpu_flames;
 pub(crate) mod probe_view;
 pub(crate) mod rows;
 pub mod runs;

@@ -118,6 +118,8 @@ pub struct Cell {
     pub comparison: Option<Comparison>,
     /// Watts and ops/J; `None` when no trial has an energy figure.
     pub energy: Option<super::energy_cell::CellEnergy>,
+    /// What limited the point (`probe::limiter`), from its successful trials.
+    pub limiter: Option<super::limiter::PointLimiter>,
 }
 
 /// A trial-level remark: a failure or a client-bound flag.
@@ -368,6 +370,7 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
         summary: None,
         comparison: None,
         energy: super::energy_cell::of_trials(&ok),
+        limiter: super::limiter::of_trials(&ok),
     }
 }
 

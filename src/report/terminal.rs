@@ -104,6 +104,7 @@ fn point_table(agg: &Aggregate, group: usize) -> TextTable {
         Column::right("p50", 4),
         Column::right("p99", 6),
         Column::left("errors", 2),
+        Column::left("limiter", 3),
         Column::left(&vs, 254),
     ];
     // With an energy source: "W" and "ops/J" before the verdict.
@@ -206,6 +207,7 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
                 _ => Style::Yellow,
             },
         ),
+        plain(super::limiter::table_cell(c.limiter.as_ref())),
         verdict,
     ]
 }

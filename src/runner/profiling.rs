@@ -3,11 +3,15 @@
 //! then a trial under `perf record`, back to back. Both are extra trials:
 //! they are stored as a profile (folded stacks plus the paired throughputs
 //! that give the overhead), never as trials, so the statistics ignore them.
+//! A third extra trial records every context switch
+//! (`sched:sched_switch`) for the off-CPU graph; where tracepoints may not
+//! be used, one line says so and no later point tries again. Measured
+//! trials are never traced.
 
 use super::trial::{extra_trial, TrialCtx};
 use super::{PointState, RunError};
 use crate::model::Point;
-use crate::profile::{self, ProfileError, Role};
+use crate::profile::{self, ProfileError, Recording, Role};
 use crate::spec::ProfilePolicy;
 use crate::store::ProfileRecord;
 
@@ -33,14 +37,35 @@ pub(super) fn profile_run(
         return Ok(vec!["no profile: no point had a successful trial".into()]);
     }
     let mut lines = Vec::new();
+    let mut offcpu_possible = true;
     for (index, roles) in plan {
         let point = &points[index];
         for (system, role) in roles.into_iter().enumerate() {
             if cx.shutdown.is_triggered() {
                 return Ok(lines);
             }
-            let (record, unavailable) = profile_one(cx, policy, system, point, role);
+            let (mut record, unavailable) = profile_one(cx, policy, system, point, role);
             lines.push(describe(&record));
+            if offcpu_possible && !unavailable {
+                let traced = offcpu_one(cx, system, point, &mut record);
+                offcpu_possible = traced.is_some();
+                let head = format!("profile {:<16} {:<28}", record.system, point.label());
+                match (&record.offcpu_error, traced.flatten()) {
+                    (Some(why), _) => lines.push(format!("{head} no off-CPU profile: {why}")),
+                    (None, Some((waits, rps))) => lines.push(format!(
+                        "{head} off-CPU: {waits} waits traced, {rps:.0}/s under tracing{}",
+                        record
+                            .plain_rps
+                            .and_then(|p| profile::overhead(p, rps))
+                            .map(|o| format!(
+                                " (overhead {:+.1}% against the plain trial)",
+                                o * 100.0
+                            ))
+                            .unwrap_or_default()
+                    )),
+                    (None, None) => {}
+                }
+            }
             cx.store.insert_profile(cx.run_id, &record)?;
             if unavailable {
                 // perf cannot run here: one line, and the run goes on.
@@ -69,6 +94,8 @@ fn profile_one(
         plain_rps: None,
         profiled_rps: None,
         error: None,
+        offcpu: None,
+        offcpu_error: None,
     };
     match extra_trial(cx, system, point, None) {
         Ok((rps, _)) => record.plain_rps = Some(rps),
@@ -77,7 +104,10 @@ fn profile_one(
             return (record, false);
         }
     }
-    match extra_trial(cx, system, point, Some(policy)) {
+    let on_cpu = Recording::OnCpu {
+        frequency: policy.frequency,
+    };
+    match extra_trial(cx, system, point, Some(on_cpu)) {
         Ok((rps, folded)) => {
             record.profiled_rps = Some(rps);
             match folded {
@@ -97,6 +127,37 @@ fn profile_one(
         Err(e) => record.error = Some(format!("the profiled trial failed: {e}")),
     }
     (record, false)
+}
+
+/// A third extra trial under `sched:sched_switch` tracing: the off-CPU
+/// stacks go into `record`. Returns `None` when tracepoints are not
+/// permitted here (no use trying the next point), else the waits traced
+/// and the traced trial's throughput when it was traced.
+fn offcpu_one(
+    cx: &mut TrialCtx,
+    system: usize,
+    point: &Point,
+    record: &mut ProfileRecord,
+) -> Option<Option<(u64, f64)>> {
+    match extra_trial(cx, system, point, Some(Recording::OffCpu)) {
+        Ok((rps, Some(Ok(f)))) if !f.text.is_empty() => {
+            record.offcpu = Some(f.text);
+            return Some(Some((f.samples, rps)));
+        }
+        Ok((_, Some(Ok(_)))) => {
+            record.offcpu_error = Some("no blocked time of the server was traced".into())
+        }
+        Ok((_, Some(Err(ProfileError::Unavailable { reason })))) => {
+            record.offcpu_error = Some(format!(
+                "tracepoints (sched:sched_switch) are not permitted here; the run goes on ({reason})"
+            ));
+            return None;
+        }
+        Ok((_, Some(Err(e)))) => record.offcpu_error = Some(e.to_string()),
+        Ok((_, None)) => record.offcpu_error = Some("the trial was not traced".into()),
+        Err(e) => record.offcpu_error = Some(format!("the traced trial failed: {e}")),
+    }
+    Some(None)
 }
 
 fn describe(r: &ProfileRecord) -> String {

@@ -9,11 +9,10 @@ use super::RunError;
 use crate::load::{LoadResult, LoadSpec, Pacing};
 use crate::model::Point;
 use crate::owned::OwnedDir;
-use crate::profile::{Folded, ProfileError, Recorder};
+use crate::profile::{Folded, ProfileError, Recorder, Recording};
 use crate::shutdown::Shutdown;
 use crate::spec::plan::PointPlan;
 use crate::spec::Experiment;
-use crate::spec::ProfilePolicy;
 use crate::store::context::{ClientShare, LoadShape, TrialContext};
 use crate::store::{Measurement, NewTrial, RunEvent, RunEventKind, Store, TrialStatus};
 use std::path::Path;
@@ -124,6 +123,7 @@ pub fn run_trial(
             let bound = client_bound(&m);
             context.datagrams = m.result.datagrams.clone();
             context.forward = m.result.forward.clone();
+            context.limiter = Some(limiter(&m, bound.as_deref(), &context));
             context.set_client_bound(bound);
             let status = if judged.is_some() {
                 TrialStatus::Failed
@@ -168,7 +168,10 @@ pub fn run_trial(
         .as_ref()
         .filter(|_| status == TrialStatus::Ok)
         .map(|m| m.rps);
-    let line = trial_line(&head, status, error.as_deref(), measurement.as_ref());
+    let mut line = trial_line(&head, status, error.as_deref(), measurement.as_ref());
+    if let (TrialStatus::Ok, Some(l)) = (status, &context.limiter) {
+        line = format!("{line}  [{}]", l.kind.label());
+    }
     let warnings = trial_warnings(&head, measurement.as_ref(), &context);
     let server_version = context.server_version.clone();
     Ok(TrialEnd::Stored(Outcome {
@@ -219,12 +222,13 @@ fn record_event(
 }
 
 /// An extra trial, not stored and not used for statistics: its throughput,
-/// and with `profile` the server's folded stacks over the measured window.
+/// and with `profile` the server's folded stacks over the measured window
+/// (on-CPU samples, or blocked time from every context switch).
 pub fn extra_trial(
     cx: &mut TrialCtx,
     system: usize,
     point: &Point,
-    profile: Option<ProfilePolicy>,
+    profile: Option<Recording>,
 ) -> Result<(f64, Option<Result<Folded, ProfileError>>), String> {
     let mut context = TrialContext::default();
     let m = measure(cx, system, point, &mut context, profile).map_err(|f| f.message)?;
@@ -242,7 +246,7 @@ fn measure(
     system: usize,
     point: &Point,
     context: &mut TrialContext,
-    profile: Option<ProfilePolicy>,
+    profile: Option<Recording>,
 ) -> Result<Measured, Failure> {
     let policy = cx.exp.trials.restart;
     let plan = cx.exp.plan.clone();
@@ -360,13 +364,13 @@ pub(crate) const PERF_DIR: &str = "perf-";
 fn start_recorder(
     base: &Path,
     cpus: Option<&[usize]>,
-    p: ProfilePolicy,
+    recording: Recording,
 ) -> Result<(Recorder, OwnedDir), ProfileError> {
     let dir = OwnedDir::create(base, PERF_DIR).map_err(|e| ProfileError::Io {
         what: format!("make a directory under {}", base.display()),
         source: e,
     })?;
-    Ok((Recorder::start(dir.path(), cpus, p.frequency)?, dir))
+    Ok((Recorder::start(dir.path(), cpus, recording)?, dir))
 }
 
 fn load_spec(exp: &Experiment, r: &PointPlan, client_cpus: Option<Vec<usize>>) -> LoadSpec {
@@ -425,6 +429,31 @@ fn client_bound(m: &Measured) -> Option<String> {
         m.probe
             .as_ref()
             .and_then(|p| crate::probe::client_verdict(&p.summary, m.client_cpus))
+    })
+}
+
+/// What limited the trial (`probe::limiter`), from the probe's figures,
+/// the load's errors and whether the client bounded it.
+fn limiter(
+    m: &Measured,
+    client_bound: Option<&str>,
+    context: &TrialContext,
+) -> crate::probe::limiter::Limiter {
+    let summary = m.probe.as_ref().map(|p| &p.summary);
+    let server_cpus = context
+        .placement
+        .as_ref()
+        .and_then(|p| p.cpus.as_ref())
+        .map_or_else(crate::placement::online_cpus, Vec::len);
+    crate::probe::limiter::judge(&crate::probe::limiter::LimiterInputs {
+        figures: summary.and_then(|s| s.limiter.as_ref()),
+        background: summary.and_then(|s| s.background),
+        window_s: summary.map_or(m.result.elapsed.as_secs_f64(), |s| s.window_s),
+        server_cpu_s: summary.and_then(|s| s.server_cpu_s),
+        server_cpus: server_cpus as u32,
+        client_bound,
+        errors: m.result.errors.total(),
+        requests: m.result.requests,
     })
 }
 

@@ -54,6 +54,10 @@ pub struct TrialContext {
     /// Why, when it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_bound_reason: Option<String>,
+    /// What limited the trial, with the figures behind the verdict (`probe::limiter`);
+    /// absent for a failed trial and in runs stored before it was judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limiter: Option<crate::probe::limiter::Limiter>,
 }
 
 impl TrialContext {

@@ -16,6 +16,7 @@ const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[
     v5_run_server_kind,
     v6_trial_failure_cause,
     v7_run_label_and_revision,
+    v8_profile_offcpu,
 ];
 
 /// Brings the store up to [`LATEST`] and returns the version it had (0: an
@@ -137,5 +138,15 @@ fn v7_run_label_and_revision(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "ALTER TABLE runs ADD COLUMN label TEXT;
          ALTER TABLE runs ADD COLUMN revision TEXT;",
+    )
+}
+
+/// Version 8: off-CPU profiles (issue 28): `profiles.offcpu` holds the
+/// blocked time by stack from a third extra trial, `offcpu_error` why there
+/// is none. NULL for older profiles.
+fn v8_profile_offcpu(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "ALTER TABLE profiles ADD COLUMN offcpu TEXT;
+         ALTER TABLE profiles ADD COLUMN offcpu_error TEXT;",
     )
 }

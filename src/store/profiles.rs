@@ -26,6 +26,13 @@ pub struct ProfileRecord {
     pub profiled_rps: Option<f64>,
     /// Why it could not be profiled.
     pub error: Option<String>,
+    /// Off-CPU folded stacks from a third extra trial: nanoseconds the server's threads
+    /// spent blocked, by the stack they blocked in (`profile::offcpu`); `None` when not taken.
+    #[serde(default)]
+    pub offcpu: Option<String>,
+    /// Why there is no off-CPU profile (tracepoints not permitted, ...).
+    #[serde(default)]
+    pub offcpu_error: Option<String>,
 }
 
 impl ProfileRecord {
@@ -40,8 +47,8 @@ impl Store {
     pub fn insert_profile(&mut self, run_id: i64, p: &ProfileRecord) -> Result<(), StoreError> {
         self.conn.execute(
             "INSERT INTO profiles (run_id, system, point_index, point, role, samples, folded,
-                plain_rps, profiled_rps, error)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                plain_rps, profiled_rps, error, offcpu, offcpu_error)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 run_id,
                 p.system,
@@ -52,7 +59,9 @@ impl Store {
                 p.folded,
                 p.plain_rps,
                 p.profiled_rps,
-                p.error
+                p.error,
+                p.offcpu,
+                p.offcpu_error
             ],
         )?;
         Ok(())
@@ -62,7 +71,7 @@ impl Store {
     pub fn profiles(&self, run_id: i64) -> Result<Vec<ProfileRecord>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT system, point_index, point, role, samples, folded, plain_rps, profiled_rps,
-                    error
+                    error, offcpu, offcpu_error
              FROM profiles WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map([run_id], |r| {
@@ -79,6 +88,8 @@ impl Store {
                     plain_rps: r.get(6)?,
                     profiled_rps: r.get(7)?,
                     error: r.get(8)?,
+                    offcpu: r.get(9)?,
+                    offcpu_error: r.get(10)?,
                 },
                 r.get::<_, String>(2)?,
             ))

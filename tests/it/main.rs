@@ -11,6 +11,7 @@ mod history;
 mod html_valid;
 mod http_driver;
 mod lifecycle;
+mod limiter;
 mod load_policy;
 mod multihost;
 mod multihost_systems;

@@ -307,9 +307,8 @@ impl Driver for ForwardDriver {
         let share = r.elapsed.as_secs_f64() / searched.max(1e-9);
         r.client_cpu = CpuSeconds((super::process_cpu().0 - cpu0.0) * share);
         if report.client_bound {
-            r.notes.push(
-                "client-bound: the generator could not offer more than the router took".into(),
-            );
+            r.notes
+                .push("the generator could not offer more than the router took".into());
         }
         r.forward = Some(Box::new(report));
         Ok(r)

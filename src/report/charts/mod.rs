@@ -268,7 +268,11 @@ impl<'a> GroupCtx<'a> {
             series.fit = self.usl_curve(s);
             c.marks.extend(self.peak_marks(s, i));
             c.series.push(series);
+            let points = cells.iter().map(|c| (self.x(c), c.limiter.as_ref()));
+            let row = super::limiter::strip_row(s, super::svg::color(i), points);
+            c.strip.rows.extend(row);
         }
+        c.strip.heading = "What limited each point (hover a cell for the figures):".into();
         c.guides.extend(self.line_rate());
         c.marks.extend(self.cpu_count_mark());
         if !c.guides.is_empty() {
@@ -305,6 +309,11 @@ impl<'a> GroupCtx<'a> {
                 " Grey dashed vertical: the CPUs the server could use."
             } else {
                 ""
+            }
+            + if c.strip.rows.is_empty() {
+                ""
+            } else {
+                " The strip under the axis names what limited each point (docs/limiter.md)."
             };
         self.finish(ChartKind::Throughput, c, caption)
     }

@@ -135,6 +135,8 @@ pub struct LineChart {
     /// Short texts along the bottom of the plot at an x value (a verdict
     /// per point); one that would overlap its left neighbour is left out.
     pub x_notes: Vec<XNote>,
+    /// Rows under the x axis on the same scale (what limited each point).
+    pub strip: super::strip::Strip,
     /// The smallest left margin: panels stacked in one figure share theirs
     /// so their plot areas line up.
     pub min_left: f64,
@@ -220,6 +222,7 @@ impl LineChart {
             guides: Vec::new(),
             marks: Vec::new(),
             x_notes: Vec::new(),
+            strip: super::strip::Strip::default(),
             min_left: 0.0,
             width: 860.0,
             plot_height: 330.0,
@@ -230,9 +233,19 @@ impl LineChart {
         let legend = self.legend();
         let left = self.left_margin();
         let w = self.width - left - RIGHT;
-        let height = self.height() + legend_height(&legend, w) + 10.0;
+        let height = self.height() + self.strip.height() + legend_height(&legend, w) + 10.0;
         let mut doc = Doc::new(self.width, height, &self.title);
-        let bottom = self.draw(&mut doc, left);
+        let mut bottom = self.draw(&mut doc, left);
+        if !self.strip.rows.is_empty() {
+            let f = Frame {
+                left,
+                top: TITLE_H,
+                w,
+                h: self.plot_height,
+            };
+            self.strip.draw(&mut doc, &f, &self.x_axis(), bottom);
+            bottom += self.strip.height();
+        }
         draw_legend(&mut doc, &legend, left, bottom, w);
         doc.finish()
     }

@@ -14,6 +14,7 @@ mod frame;
 mod line;
 mod panels;
 pub(crate) mod scale;
+pub(crate) mod strip;
 
 pub use bar::{Bar, BarChart, BarSeries, Component, StackedBarChart};
 pub use dual::{DualAxisChart, DASHED, DOTTED};

@@ -1,0 +1,119 @@
+//! What limited a trial: a short, measured verdict at every point.
+//!
+//! After Brendan Gregg's USE method ("for every resource, check
+//! utilization, saturation and errors",
+//! <https://www.brendangregg.com/usemethod.html>) and his off-CPU analysis
+//! (<https://www.brendangregg.com/offcpuanalysis.html>): the probe adds to
+//! its samples the figures that name a limiter, and [`verdict::judge`]
+//! checks each against a named threshold (documented in
+//! `docs/limiter.md`):
+//!
+//! - CPU: the server's busy share of the CPUs it may use (utilisation) and
+//!   its threads' run-queue wait from `/proc/PID/task/TID/schedstat`
+//!   (saturation);
+//! - the server's threads off-CPU and not runnable, split by what they
+//!   wait on (lock or event, I/O, network), sampled from each thread's
+//!   state and current system call ([`waits`]);
+//! - the listen queue (`ListenOverflows`, `ListenDrops`, `TCPBacklogDrop`
+//!   of `/proc/PID/net/netstat`, in the server's network namespace) and UDP
+//!   receive errors (`RcvbufErrors` of `/proc/PID/net/snmp`) ([`counters`]);
+//! - memory: the server's major faults and the machine's swap-in/out
+//!   (`/proc/vmstat`), and its storage reads (`/proc/PID/io`);
+//! - errors and client-bound trials, judged by the runner.
+//!
+//! [`threads`] holds the sampler's side; its cost is in the probe's own
+//! (`sampler_cpu_s`), measured by `bench/limiter-cost.sh`.
+
+pub mod counters;
+pub mod threads;
+pub mod verdict;
+pub mod waits;
+
+use serde::{Deserialize, Serialize};
+
+pub use verdict::{judge, Limiter, LimiterInputs, LimiterKind, LimiterNumbers};
+
+/// How many samples of the server's active threads found them in each
+/// state (see [`waits::WaitClass`]).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(default)]
+pub struct WaitCounts {
+    /// On a CPU or runnable (state `R`).
+    pub running: u64,
+    /// Blocked on a lock or an event another thread of the server must signal: a futex, a
+    /// System V semaphore, or an untimed wait on descriptors none of which is a socket.
+    pub lock: u64,
+    /// Blocked on storage: uninterruptible sleep (`D`) or a file read, write or sync.
+    pub io: u64,
+    /// Blocked on the network: a wait whose descriptors include a socket (a read, an
+    /// accept, epoll on a socket, poll or select).
+    pub network: u64,
+    /// Asleep on a timer or a timed wait with no socket: a background thread's rest.
+    pub idle: u64,
+    /// Blocked in any other way.
+    pub other: u64,
+}
+
+impl WaitCounts {
+    /// All samples.
+    pub fn total(&self) -> u64 {
+        self.running + self.lock + self.io + self.network + self.idle + self.other
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, o: &WaitCounts) {
+        self.running += o.running;
+        self.lock += o.lock;
+        self.io += o.io;
+        self.network += o.network;
+        self.idle += o.idle;
+        self.other += o.other;
+    }
+
+    /// `count / total`, or `None` without samples.
+    pub fn share(&self, count: u64) -> Option<f64> {
+        let t = self.total();
+        (t > 0).then(|| count as f64 / t as f64)
+    }
+}
+
+/// The limiter's raw figures over one window (stored in the probe summary).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct LimiterFigures {
+    /// Server threads seen; and of them the active ones: those on a CPU at least
+    /// `threads::ACTIVE_THREAD_SHARE` of the time they were seen.
+    pub threads_seen: u32,
+    /// Active threads (see `threads_seen`); only they count in `waits`.
+    pub threads_active: u32,
+    /// Seconds the server's threads existed in the window, summed over threads.
+    pub thread_s: f64,
+    /// Seconds the server's threads ran (schedstat).
+    pub oncpu_s: f64,
+    /// Seconds the server's threads were runnable but waited for a CPU (schedstat).
+    pub runq_wait_s: f64,
+    /// The active threads' sampled states.
+    pub waits: WaitCounts,
+    /// `TcpExt: ListenOverflows` delta in the server's network namespace; `None`: unreadable.
+    pub listen_overflows: Option<u64>,
+    /// `TcpExt: ListenDrops` delta.
+    pub listen_drops: Option<u64>,
+    /// `TcpExt: TCPBacklogDrop` delta.
+    pub tcp_backlog_drops: Option<u64>,
+    /// `Udp: RcvbufErrors` delta (IPv4) in the server's network namespace.
+    pub udp_rcvbuf_errors: Option<u64>,
+    /// `Udp: InErrors` delta.
+    pub udp_in_errors: Option<u64>,
+    /// `Udp: InDatagrams` delta.
+    pub udp_in_datagrams: Option<u64>,
+    /// Major page faults of the server's tree (own and reaped children's).
+    pub major_faults: u64,
+    /// `pswpin` / `pswpout` deltas of `/proc/vmstat` (pages, the whole machine).
+    pub swap_in_pages: Option<u64>,
+    /// Pages swapped out, as `swap_in_pages`.
+    pub swap_out_pages: Option<u64>,
+    /// Bytes the server's tree read from storage (`read_bytes` of `/proc/PID/io`).
+    pub read_bytes: Option<u64>,
+}
