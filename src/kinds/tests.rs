@@ -104,6 +104,8 @@ fn run_fake(text: &str) -> (crate::store::RunData, u32) {
         resume: None,
         base_dir: dir.path().join("work"),
         progress: false,
+        label: None,
+        revision: None,
     };
     let summary = runner::run(&exp, &mut store, &opts, &Shutdown::new()).unwrap();
     assert_eq!(summary.trials_failed, 0);

@@ -315,6 +315,8 @@ mod tests {
             server_kind: "nginx".into(),
             noise: 0.02,
             quick: false,
+            label: format!("run{id}"),
+            revision: None,
         }
     }
 

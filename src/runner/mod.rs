@@ -93,6 +93,11 @@ pub struct RunOptions {
     pub base_dir: PathBuf,
     /// Show the progress bar (a terminal is attached).
     pub progress: bool,
+    /// What the run is called (`run --label`); `None`: the server host's
+    /// OS and kernel release (a resumed run keeps its own).
+    pub label: Option<String>,
+    /// The revision of the software under test (`run --commit`).
+    pub revision: Option<String>,
 }
 
 /// The default base directory for servers' run directories and datasets:
@@ -146,7 +151,7 @@ pub fn run(
     // Every remote host is reached (or named as unreachable) before the run
     // is created, and its fingerprint goes into the run.
     let cluster = sites::connect(exp, &opts.base_dir)?;
-    let run_id = open_run(exp, store, opts.resume, cluster.as_ref())?;
+    let run_id = open_run(exp, store, opts, cluster.as_ref())?;
     if opts.resume.is_some() {
         let failed = store.environmental_failures(run_id)?;
         store.retry_trials(run_id, &failed)?;
@@ -403,10 +408,10 @@ fn check_fixed_ports(exp: &Experiment, base_dir: &std::path::Path) -> Result<(),
 fn open_run(
     exp: &Experiment,
     store: &mut Store,
-    resume: Option<i64>,
+    opts: &RunOptions,
     cluster: Option<&Cluster>,
 ) -> Result<i64, RunError> {
-    if let Some(id) = resume {
+    if let Some(id) = opts.resume {
         check_resumable(exp, store, id)?;
         store.acquire_lease(id)?;
         store.record_event(
@@ -421,9 +426,10 @@ fn open_run(
             },
         )?;
         store.set_run_status(id, "running")?;
+        store.set_run_label(id, opts.label.as_deref(), opts.revision.as_deref())?;
         return Ok(id);
     }
-    let id = create_run(exp, store, cluster)?;
+    let id = create_run(exp, store, cluster, opts)?;
     store.acquire_lease(id)?;
     Ok(id)
 }
@@ -458,9 +464,12 @@ fn create_run(
     exp: &Experiment,
     store: &mut Store,
     cluster: Option<&Cluster>,
+    opts: &RunOptions,
 ) -> Result<i64, RunError> {
     let env = sites::environment(exp, cluster);
-    Ok(store.create_run(&NewRun {
+    let server = exp.hosts.server.as_ref().map(ToString::to_string);
+    let label = (opts.label.clone()).unwrap_or_else(|| env.os_label(server.as_deref()));
+    let id = store.create_run(&NewRun {
         name: &exp.name,
         description: &exp.description,
         experiment: &exp.text,
@@ -472,7 +481,9 @@ fn create_run(
         load_kind: &exp.load.kind,
         server_kind: &exp.server.kind,
         noise: exp.trials.noise,
-    })?)
+    })?;
+    store.set_run_label(id, Some(&label), opts.revision.as_deref())?;
+    Ok(id)
 }
 
 /// Loads the trials a resumed run already has, per point.

@@ -15,6 +15,7 @@ const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[
     v4_profiles,
     v5_run_server_kind,
     v6_trial_failure_cause,
+    v7_run_label_and_revision,
 ];
 
 /// Brings the store up to [`LATEST`] and returns the version it had (0: an
@@ -127,4 +128,16 @@ fn v5_run_server_kind(conn: &Connection) -> rusqlite::Result<()> {
 /// older trials: their causes were not recorded, so they are not retried.
 fn v6_trial_failure_cause(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("ALTER TABLE trials ADD COLUMN failure_cause TEXT;")
+}
+
+/// Version 7: `runs.label` (`run --label`, else the server host's OS and
+/// kernel release, what legends and verdicts call the run) and
+/// `runs.revision` (`run --commit`, the revision of the software under
+/// test). NULL for older runs: readers fall back to the label of their
+/// stored fingerprint ([`crate::probe::Environment::os_label`]).
+fn v7_run_label_and_revision(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "ALTER TABLE runs ADD COLUMN label TEXT;
+         ALTER TABLE runs ADD COLUMN revision TEXT;",
+    )
 }

@@ -33,7 +33,7 @@ impl RunListing {
 
 const RUN_COLUMNS: &str = "id, name, description, started_at, finished_at, status, experiment,
     experiment_path, environment, scalelab_version, server_version, baseline, headline, load_kind,
-    noise, quick, server_kind";
+    noise, quick, server_kind, label, revision";
 
 fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
     let env: String = r.get(8)?;
@@ -55,7 +55,10 @@ fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
         noise: r.get(14)?,
         quick: r.get(15)?,
         server_kind: r.get(16)?,
-    })
+        label: String::new(),
+        revision: r.get(18)?,
+    }
+    .labelled(r.get(17)?))
 }
 
 impl Store {
