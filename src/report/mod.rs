@@ -10,7 +10,6 @@
 
 pub mod analyse;
 pub(crate) mod charts;
-pub mod compare_page;
 pub(crate) mod context_facts;
 pub mod csv;
 pub(crate) mod fits;
@@ -21,6 +20,7 @@ pub mod html;
 mod html_tables;
 pub mod json;
 pub(crate) mod layout;
+pub mod multi;
 pub(crate) mod probe_view;
 pub(crate) mod rows;
 pub mod runs;

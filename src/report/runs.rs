@@ -189,7 +189,7 @@ fn groups(run: &RunData) -> BTreeMap<(String, String), Group> {
 }
 
 /// Coordinates in axis order, so `a=1 b=2` matches `b=2 a=1`.
-fn canonical(coords: &[Coord]) -> String {
+pub(crate) fn canonical(coords: &[Coord]) -> String {
     let mut parts: Vec<String> = coords
         .iter()
         .map(|c| format!("{}={}", c.target, c.json()))

@@ -13,7 +13,6 @@
 //! [`seed_panels`] (aligned panels), [`server_figs`] (latency at the top,
 //! memory per worker) and [`ramp`] (DNS response against offered rate).
 
-pub(crate) mod compare;
 mod dataset;
 mod marks;
 mod overlay;

@@ -15,7 +15,7 @@ mod panels;
 pub(crate) mod scale;
 
 pub use bar::{Bar, BarChart, BarSeries, Component, StackedBarChart};
-pub use line::{Fit, Guide, LineChart, LineStyle, Mark, Pt, Series, XNote, YScale};
+pub use line::{Fit, Guide, LineChart, LineStyle, Mark, Pt, Series, YScale};
 pub use panels::Panels;
 pub use scale::{Axis, ScaleKind};
 
