@@ -9,7 +9,7 @@ use std::process::Command;
 
 /// `tidy -errors -q FILE`: no output and exit status 0 (1 is warnings,
 /// 2 errors).
-fn assert_tidy(file: &Path) {
+pub(crate) fn assert_tidy(file: &Path) {
     let out = Command::new("tidy")
         .args(["-errors", "-q"])
         .arg(file)

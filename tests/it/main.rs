@@ -10,6 +10,7 @@ mod html_valid;
 mod http_driver;
 mod lifecycle;
 mod load_policy;
+mod multi_report;
 mod multihost;
 mod mysql;
 mod nginx;
