@@ -283,6 +283,23 @@ fn number(v: &toml::Value) -> Option<f64> {
 }
 
 impl Merged {
+    /// The merged run analysed: as [`super::analyse::aggregate`], except
+    /// that a point with client-bound trials is not comparable (the load
+    /// generator, not the system, was the limit there), as `compare` has it.
+    pub(crate) fn aggregate(&self) -> super::rows::Aggregate {
+        let mut agg = super::rows::collect(&self.data);
+        for c in &mut agg.cells {
+            if c.not_comparable.is_none() && !c.client_bound.is_empty() {
+                c.not_comparable = Some(super::runs::client_bound_reason(
+                    c.client_bound.len(),
+                    c.trials(),
+                ));
+            }
+        }
+        super::analyse::analyse(&mut agg);
+        agg
+    }
+
     /// Each series with the points of the merged sweep it has no trial
     /// at (`connections=64`), for series that lack any.
     pub fn missing_points(&self) -> Vec<(String, Vec<String>)> {

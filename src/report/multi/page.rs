@@ -7,7 +7,6 @@
 
 use super::environment::{is_key_fact, rows, EnvRow};
 use super::Merged;
-use crate::report::analyse::aggregate;
 use crate::report::charts::{charts, Chart, ChartKind};
 use crate::report::fits::{curve_verdicts, ranking_line, standing};
 use crate::report::format;
@@ -19,7 +18,7 @@ use maud::{html, Markup};
 /// The whole page; `sources` say where each run was read from
 /// (`linux.sqlite:1`), in the runs' order.
 pub fn render(m: &Merged, sources: &[String]) -> String {
-    let agg = aggregate(&m.data);
+    let agg = m.aggregate();
     let all = charts(&agg);
     let background = super::background::differences(&m.runs, &m.names);
     let title = m.names.join(", ");

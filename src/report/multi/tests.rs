@@ -127,3 +127,42 @@ fn the_page_has_every_series_the_table_and_the_environment_columns() {
     ));
     assert!(!page.contains("<script"));
 }
+
+#[test]
+fn a_client_bound_point_is_not_comparable_on_the_page_and_in_compare() {
+    // The fixture's first system has a client-bound trial at connections=4000.
+    let a = labelled("A", &["nginx"], 1.0);
+    let mut b = labelled("B", &["nginx"], 1.3);
+    for t in &mut b.trials {
+        t.context = Default::default(); // B was never client-bound
+    }
+    let m = merge(vec![a.clone(), b.clone()]).unwrap();
+    let agg = m.aggregate();
+    let at_4000 = |c: &&crate::report::rows::Cell| c.point.label() == "connections=4000";
+    let cell = agg
+        .cells
+        .iter()
+        .filter(|c| c.system == "B")
+        .find(at_4000)
+        .unwrap();
+    let verdict = &cell.comparison.as_ref().unwrap().verdict;
+    assert_eq!(
+        verdict,
+        &crate::analysis::compare::Verdict::NotComparable {
+            reason: "client-bound at 1 of 3 trials in A".into()
+        }
+    );
+    let c = crate::report::runs::compare_runs(&a, &b, 0.02);
+    let p = c
+        .points
+        .iter()
+        .find(|p| p.point == "connections=4000")
+        .unwrap();
+    assert!(
+        p.comparison
+            .sentence
+            .contains("client-bound at 1 of 3 trials in run A"),
+        "{}",
+        p.comparison.sentence
+    );
+}
