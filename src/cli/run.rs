@@ -47,6 +47,13 @@ pub fn run(
     store_given: bool,
     shutdown: &Shutdown,
 ) -> anyhow::Result<i32> {
+    let label = non_empty("--label", a.label.as_deref())?;
+    let revision = non_empty(
+        "--commit",
+        (a.commit.clone())
+            .or_else(|| std::env::var("SCALELAB_COMMIT").ok())
+            .as_deref(),
+    )?;
     let mut exp = Experiment::load(&a.experiment, a.quick)?;
     if a.profile && exp.profile.is_none() {
         exp.profile = Some(scalelab::spec::ProfilePolicy::default());
@@ -80,13 +87,8 @@ pub fn run(
         resume: a.resume,
         base_dir: runner::default_base_dir(),
         progress: std::io::stderr().is_terminal(),
-        label: non_empty("--label", a.label.as_deref())?,
-        revision: non_empty(
-            "--commit",
-            (a.commit.clone())
-                .or_else(|| std::env::var("SCALELAB_COMMIT").ok())
-                .as_deref(),
-        )?,
+        label,
+        revision,
     };
     let summary = runner::run(&exp, &mut store, &opts, shutdown)?;
     for line in &summary.profile_lines {

@@ -168,3 +168,20 @@ fn three_labelled_runs_from_three_stores_on_one_page_and_in_one_compare() {
     }
     assert_eq!(v["environment"][0]["key"], "sysctls.net.core.somaxconn");
 }
+
+/// A blank `--label` or `--commit` is refused before anything runs or any
+/// store is made.
+#[test]
+fn a_blank_label_or_commit_is_refused() {
+    let lab = Lab::new(SWEEP);
+    for flag in ["--label", "--commit"] {
+        let out = lab.run().args([flag, " "]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("{flag} is empty")),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!lab.store.exists(), "no store made");
+    }
+}

@@ -41,8 +41,8 @@ pub struct EnvRow {
 }
 
 /// Every key of the runs' environments (with the server and scalelab
-/// versions and the revision under test): differing rows first, ranked
-/// by [`FIRST`], then by key.
+/// versions and the revision under test): differing rows first, in the order
+/// kernel, sysctls, CPU, memory, server version, NIC, then by key.
 pub fn rows(runs: &[RunData]) -> Vec<EnvRow> {
     let maps: Vec<BTreeMap<String, String>> = runs.iter().map(flat).collect();
     let keys: BTreeSet<&String> = maps.iter().flat_map(|m| m.keys()).collect();
@@ -76,7 +76,7 @@ fn flat(data: &RunData) -> BTreeMap<String, String> {
     map
 }
 
-/// Where `key` sorts among the differing rows: its [`FIRST`] group, or
+/// Where `key` sorts among the differing rows: its place in that order, or
 /// after them all.
 pub fn rank(key: &str) -> usize {
     FIRST
