@@ -160,7 +160,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
     for n in empty {
         eprintln!(
             "nothing comparable: `{n}` shares no point with `{}` at which both sides measured \
-             without errors",
+             without errors or client-bound trials",
             names[0]
         );
     }

@@ -100,7 +100,12 @@ fn summary(agg: &Aggregate, m: &Merged, background: &[String]) -> Markup {
             } @else {
                 div class="callout callout-bad" {
                     p class="ranking bad-text" { "Nothing comparable" }
-                    p { "No series shares a comparable point with the baseline: no ranking is drawn." }
+                    p {
+                        "No series shares a comparable point with the baseline: at each shared \
+                         point one side had errors above 0.1% of its requests or a client-bound \
+                         trial (the load generator, not the server, was the limit; see the \
+                         verdicts). No ranking is drawn."
+                    }
                 }
             }
             @for b in background { p class="note" { (b) } }
