@@ -43,8 +43,9 @@
 //!   system's peak and collapse points, folded with inferno, drawn as flame
 //!   graphs and differential flame graphs.
 //! - [`report`]: terminal tables, JSON, CSV, SVG charts and the
-//!   self-contained HTML report, one file per format, and two stored runs
-//!   compared ([`report::runs`]).
+//!   self-contained HTML report, one file per format; two stored runs
+//!   compared ([`report::runs`]) and N runs merged on one page, named by
+//!   their labels ([`report::multi`]).
 //! - [`remote`]: other hosts over OpenSSH: the agent, its protocol, clock
 //!   offsets and lossless result transfer.
 //!

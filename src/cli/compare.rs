@@ -1,38 +1,84 @@
-//! `scalelab compare`: two runs point by point, benchstat style.
+//! `scalelab compare`: runs point by point, benchstat style, each against
+//! the first (the baseline).
 //!
-//! The two runs may live in different stores (two machines, two OSes):
-//! `scalelab compare linux.sqlite:1 freebsd.sqlite:1`, or `--store-b`.
-use super::report::open_existing;
+//! The runs may live in different stores (two machines, two OSes):
+//! `scalelab compare linux.sqlite:1 freebsd.sqlite:1 dragonfly.sqlite:1`,
+//! or `--store-b` for the second. Each is named by its label. Runs of
+//! another recipe, load kind or sweep axis are refused (exit 2); a
+//! percentage drawn from too few trials is marked; a run with no point
+//! comparable with the baseline exits 5.
+use super::report::{load_named, NamedRun};
 use anyhow::Context;
 use scalelab::analysis::compare::{sentence_for, Verdict};
+use scalelab::report::multi::{self, background, environment};
 use scalelab::report::runs::{compare_runs, RunComparison};
-use scalelab::report::{compare_page, verdict};
-use scalelab::store::RunData;
+use scalelab::report::verdict;
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
-    /// The baseline run: an id, `latest`, or `STORE:RUN` for a run in
-    /// another store file (`linux.sqlite:1`).
-    pub run_a: String,
-    /// The run compared against it, in the same forms.
-    pub run_b: String,
-    /// Read RUN_B from this store (default: --store), e.g. a store copied
-    /// from another machine.
+    /// The runs: the first is the baseline, each other is compared with
+    /// it. An id, `latest`, or `STORE:RUN` for a run in another store file
+    /// (`linux.sqlite:1`).
+    #[arg(value_name = "RUN", num_args = 2.., required = true)]
+    pub runs: Vec<String>,
+    /// Read the second RUN from this store (default: --store), e.g. a store
+    /// copied from another machine.
     #[arg(long, value_name = "PATH")]
     pub store_b: Option<PathBuf>,
-    /// Print JSON instead of the table.
+    /// Print JSON instead of the table: each other run's verdicts against
+    /// the first under `comparisons`.
     #[arg(long)]
     pub json: bool,
-    /// Also write the comparison as a self-contained HTML page: the two
-    /// curves overlaid, per-point verdicts, and what differs between the
-    /// environments.
+    /// Also write the comparison as a self-contained HTML page, as
+    /// `scalelab report RUN RUN…` does: every curve on each chart,
+    /// per-point verdicts, the ranking and the environments side by side.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Differences smaller than this many percent are called noise
     /// (default: the baseline run's `[trials] noise`).
     #[arg(long, value_name = "PERCENT")]
     pub noise: Option<f64>,
+}
+
+/// `compare --json`: the runs, and each other run's verdicts against the
+/// first.
+#[derive(Serialize)]
+struct CompareDoc<'a> {
+    /// The baseline run's label.
+    baseline: &'a str,
+    /// Every run, the baseline first.
+    runs: Vec<RunEntry<'a>>,
+    /// The noise floor the verdicts were drawn with (0.02 = 2%).
+    noise: f64,
+    /// One per run after the first, in the order given.
+    comparisons: Vec<Against<'a>>,
+    /// Background load named where a run's differs from the baseline's.
+    background: Vec<String>,
+    /// Environment keys that differ between the runs, one value per run.
+    environment: Vec<environment::EnvRow>,
+}
+
+#[derive(Serialize)]
+struct RunEntry<'a> {
+    label: &'a str,
+    source: &'a str,
+    name: &'a str,
+    revision: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Against<'a> {
+    /// This run's label.
+    label: &'a str,
+    /// Shared points whose verdict could not be drawn for too few trials:
+    /// the geometric mean then claims nothing.
+    too_few_trials: usize,
+    /// Whether no shared point could be compared at all.
+    nothing_comparable: bool,
+    #[serde(flatten)]
+    comparison: &'a RunComparison,
 }
 
 pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
@@ -44,65 +90,110 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
             "--noise {n} is not a percentage between 0 and 100 (the default is the baseline run's [trials] noise)"
         );
     }
-    let (store_a, sel_a) = run_ref(&a.run_a, store);
-    let (store_b, sel_b) = run_ref(&a.run_b, a.store_b.as_deref().unwrap_or(store));
-    let run_a = open_existing(&store_a)?.load_run(&sel_a)?;
-    let run_b = open_existing(&store_b)?.load_run(&sel_b)?;
-    let noise = a.noise.map_or(run_a.run.noise, |n| n / 100.0);
-    let c = compare_runs(&run_a, &run_b, noise);
-    let names = if store_a == store_b {
-        (format!("run {}", c.run_a), format!("run {}", c.run_b))
-    } else {
-        (label(&store_a, &run_a), label(&store_b, &run_b))
-    };
+    let runs = (a.runs.iter().enumerate())
+        .map(|(i, r)| match (i, &a.store_b) {
+            (1, Some(b)) => load_named(r, b),
+            _ => load_named(r, store),
+        })
+        .collect::<anyhow::Result<Vec<NamedRun>>>()?;
+    let sources: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
+    let merged = multi::merge(runs.into_iter().map(|r| r.data).collect())?;
+    let (runs, names) = (&merged.runs, &merged.names);
+    let noise = a.noise.map_or(runs[0].run.noise, |n| n / 100.0);
+    let comparisons: Vec<RunComparison> = runs[1..]
+        .iter()
+        .map(|r| compare_runs(&runs[0], r, noise))
+        .collect();
+    let background = background::differences(runs, names);
+    let env: Vec<environment::EnvRow> = environment::rows(runs)
+        .into_iter()
+        .filter(|r| r.differs)
+        .collect();
     if let Some(path) = &a.html {
-        let page = compare_page::render(&c, (&run_a, &run_b), (&names.0, &names.1));
-        std::fs::write(path, page)
+        std::fs::write(path, multi::page::render(&merged, &sources))
             .with_context(|| format!("cannot write the comparison page to {}", path.display()))?;
     }
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&c)?);
+        let doc = CompareDoc {
+            baseline: &names[0],
+            runs: (runs.iter().zip(names).zip(&sources))
+                .map(|((r, label), source)| RunEntry {
+                    label,
+                    source,
+                    name: &r.run.name,
+                    revision: r.run.revision.as_deref(),
+                })
+                .collect(),
+            noise,
+            comparisons: (comparisons.iter().zip(&names[1..]))
+                .map(|(c, label)| Against {
+                    label,
+                    too_few_trials: too_few(c),
+                    nothing_comparable: nothing_comparable(c),
+                    comparison: c,
+                })
+                .collect(),
+            background: background.clone(),
+            environment: env.clone(),
+        };
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        out!("{}", render(&c, names));
+        for (c, name) in comparisons.iter().zip(&names[1..]) {
+            out!("{}\n", render(c, (&names[0], name)));
+        }
+        outln!("{}", verdict::legend(noise));
+        for b in &background {
+            outln!("\n{b}");
+        }
+        out!("{}", environment_table(&env, names));
     }
     if let Some(path) = &a.html {
         eprintln!("comparison page: {}", path.display());
     }
-    Ok(0)
-}
-
-/// Splits `STORE:RUN` into its store file and run selector; a plain
-/// selector (`3`, `latest`) names a run in `default_store`.
-fn run_ref(text: &str, default_store: &Path) -> (PathBuf, String) {
-    match text.rsplit_once(':') {
-        Some((path, run)) if !path.is_empty() => (PathBuf::from(path), run.to_string()),
-        _ => (default_store.to_path_buf(), text.to_string()),
+    let empty: Vec<&String> = (comparisons.iter().zip(&names[1..]))
+        .filter(|(c, _)| nothing_comparable(c))
+        .map(|(_, n)| n)
+        .collect();
+    if empty.is_empty() {
+        return Ok(super::exit::OK);
     }
+    for n in empty {
+        eprintln!(
+            "nothing comparable: `{n}` shares no point with `{}` at which both sides measured \
+             without errors or client-bound trials",
+            names[0]
+        );
+    }
+    Ok(super::exit::NOTHING_COMPARABLE)
 }
 
-/// `linux.sqlite:1`: how a run in another store is named in the table.
-fn label(store: &Path, data: &RunData) -> String {
-    let file = store.file_name().map_or_else(
-        || store.display().to_string(),
-        |f| f.to_string_lossy().into_owned(),
-    );
-    format!("{file}:{}", data.run.id)
+/// Shared points whose verdict needs more trials.
+fn too_few(c: &RunComparison) -> usize {
+    (c.points.iter())
+        .filter(|p| matches!(p.comparison.verdict, Verdict::NeedsMoreTrials { .. }))
+        .count()
 }
 
-fn render(c: &RunComparison, (a, b): (String, String)) -> String {
+/// No shared point, or every shared point not comparable.
+fn nothing_comparable(c: &RunComparison) -> bool {
+    (c.points.iter()).all(|p| matches!(p.comparison.verdict, Verdict::NotComparable { .. }))
+}
+
+fn render(c: &RunComparison, (a, b): (&str, &str)) -> String {
     let mut out = format!(
-        "{b} ({}) against {a} ({}, the baseline); differences under {:.0}% are noise\n\n",
+        "{b} ({}, run {}) against {a} ({}, run {}, the baseline); differences under {:.0}% are noise\n\n",
         c.name_b,
+        c.run_b,
         c.name_a,
+        c.run_a,
         c.noise * 100.0
     );
     if c.points.is_empty() {
         out += "no point was measured in both runs\n";
     } else {
-        out += &table(c, &a, &b);
-        out += &format!("\n{}\n", verdict::legend(c.noise));
+        out += &table(c, a, b);
     }
-    for (which, list) in [(&a, &c.only_in_a), (&b, &c.only_in_b)] {
+    for (which, list) in [(a, &c.only_in_a), (b, &c.only_in_b)] {
         if !list.is_empty() {
             out += &format!("\nonly in {which}: {}\n", list.join(", "));
         }
@@ -121,15 +212,33 @@ fn render(c: &RunComparison, (a, b): (String, String)) -> String {
                 "  {} {}: {}",
                 p.system,
                 p.point,
-                sentence_for(&p.comparison, &b)
+                sentence_for(&p.comparison, b)
             )
         })
         .collect();
     if !verdicts.is_empty() {
         out += &format!("\n{}\n", verdicts.join("\n"));
     }
-    out += &environment(c, &a, &b);
     out
+}
+
+/// The geometric mean's cell: marked `?` when any point it covers had too
+/// few trials to judge, so no percentage stands unmarked.
+fn geomean_cell(c: &RunComparison, g: f64) -> String {
+    let pct = format!("{:+.1}%", (g - 1.0) * 100.0);
+    let judged = c.points.len() - too_few(c);
+    match too_few(c) {
+        0 => pct,
+        n if judged == 0 => format!(
+            "{} {pct} (too few trials at all {n} points: nothing is claimed)",
+            verdict::TOO_FEW
+        ),
+        n => format!(
+            "{} {pct} (too few trials at {n} of {} points)",
+            verdict::TOO_FEW,
+            c.points.len()
+        ),
+    }
 }
 
 fn table(c: &RunComparison, a: &str, b: &str) -> String {
@@ -156,7 +265,7 @@ fn table(c: &RunComparison, a: &str, b: &str) -> String {
         ]);
     }
     if let Some(g) = c.geomean_ratio {
-        let cell = format!("{:+.1}%", (g - 1.0) * 100.0);
+        let cell = geomean_cell(c, g);
         rows.push([
             "geomean".into(),
             String::new(),
@@ -204,36 +313,35 @@ fn si(v: f64) -> String {
     format!("{scaled:.decimals$}{unit}")
 }
 
-fn environment(c: &RunComparison, a: &str, b: &str) -> String {
-    if c.environment.is_empty() {
+/// The environment keys that differ, one column per run.
+fn environment_table(rows: &[environment::EnvRow], names: &[String]) -> String {
+    if rows.is_empty() {
         return "\nenvironment: no differences\n".into();
     }
     let absent = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
-    let key_w = c
-        .environment
-        .iter()
-        .map(|e| e.key.len())
-        .max()
-        .unwrap_or(0)
-        .max(3);
-    let a_w = c
-        .environment
-        .iter()
-        .map(|e| absent(&e.a).chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(a.len());
-    let mut out = format!(
-        "\nenvironment differences:\n  {:<key_w$}  {a:<a_w$}  {b}\n",
-        "key"
-    );
-    for e in &c.environment {
-        out += &format!(
-            "  {:<key_w$}  {:<a_w$}  {}\n",
-            e.key,
-            absent(&e.a),
-            absent(&e.b)
-        );
+    let key_w = rows.iter().map(|e| e.key.len()).max().unwrap_or(0).max(3);
+    let widths: Vec<usize> = (0..names.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| absent(&r.values[i]).chars().count())
+                .chain([names[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |key: &str, cells: Vec<String>| {
+        let cells: Vec<String> = (cells.iter().zip(&widths))
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        format!("  {key:<key_w$}  {}", cells.join("  "))
+            .trim_end()
+            .to_string()
+            + "\n"
+    };
+    let mut out = String::from("\nenvironment differences:\n");
+    out += &line("key", names.to_vec());
+    for r in rows {
+        out += &line(&r.key, r.values.iter().map(absent).collect());
     }
     out
 }

@@ -11,6 +11,9 @@ pub const SOME_FAILED: i32 = 3;
 /// Nothing was measured: every trial failed, or a load run completed no
 /// request.
 pub const NOTHING_MEASURED: i32 = 4;
+/// `compare`: a run shares no point with the baseline at which both
+/// measured without errors, so no verdict could be drawn for it.
+pub const NOTHING_COMPARABLE: i32 = 5;
 /// Interrupted by SIGINT or SIGTERM, or a run with trials discarded
 /// because scalelab was stopped during their window; `--resume` continues
 /// a run.
@@ -24,6 +27,8 @@ Exit codes:
   3    the run finished but some trials failed (reasons are in the store)
   4    nothing was measured: every trial failed, a load run completed
        no request, or `load forward` found no rate that passed
+  5    compare: a run shares no point with the baseline that both measured
+       without errors (nothing comparable; no verdict drawn)
   130  interrupted (SIGINT/SIGTERM), or trials discarded because scalelab
        was stopped (Ctrl-Z, SIGSTOP) during their window;
        `scalelab run FILE --resume ID` continues a run; a load run prints

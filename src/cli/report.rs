@@ -1,15 +1,20 @@
 //! `scalelab report`, `scalelab export` and `scalelab list`.
 
 use anyhow::Context;
-use scalelab::store::Store;
+use scalelab::report::multi::merge;
+use scalelab::store::{RunData, Store};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
-    /// Run id, or `latest`.
-    #[arg(default_value = "latest")]
-    pub run: String,
-    /// Where to write the HTML (default: scalelab-report-<RUN_ID>.html).
+    /// Run id, `latest`, or `STORE:RUN` for a run in another store file
+    /// (`linux.sqlite:1`). Give several to put them on one page: every
+    /// series on every chart, named by its run's label, the first run the
+    /// baseline.
+    #[arg(default_value = "latest", value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// Where to write the HTML (default: scalelab-report-<RUN_ID>.html, or
+    /// scalelab-report-<ID>-<ID>….html for several runs).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
 }
@@ -44,13 +49,60 @@ pub fn open_existing(store: &Path) -> anyhow::Result<Store> {
     Ok(Store::open_existing(store)?)
 }
 
+/// A run named on the command line: where it was read from
+/// (`linux.sqlite:1`, or `run 3` in the default store) and its data.
+pub struct NamedRun {
+    /// How the run was given, for the page's table of runs.
+    pub source: String,
+    /// The run and its trials.
+    pub data: RunData,
+}
+
+/// Splits `STORE:RUN` into its store file and run selector; a plain
+/// selector (`3`, `latest`) names a run in `default_store`.
+pub fn run_ref(text: &str, default_store: &Path) -> (PathBuf, String) {
+    match text.rsplit_once(':') {
+        Some((path, run)) if !path.is_empty() => (PathBuf::from(path), run.to_string()),
+        _ => (default_store.to_path_buf(), text.to_string()),
+    }
+}
+
+/// Loads run `text` (`3`, `latest`, `STORE:RUN`), reading a plain selector
+/// from `default_store`.
+pub fn load_named(text: &str, default_store: &Path) -> anyhow::Result<NamedRun> {
+    let (store, selector) = run_ref(text, default_store);
+    let data = open_existing(&store)?.load_run(&selector)?;
+    let file = store.file_name().map_or_else(
+        || store.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
+    Ok(NamedRun {
+        source: format!("{file}:{}", data.run.id),
+        data,
+    })
+}
+
 pub fn report(a: &ReportArgs, store: &Path) -> anyhow::Result<i32> {
-    let data = open_existing(store)?.load_run(&a.run)?;
-    let path = a
-        .output
-        .clone()
-        .unwrap_or_else(|| default_html_path(data.run.id));
-    std::fs::write(&path, scalelab::report::html::render(&data))
+    let runs = (a.runs.iter())
+        .map(|r| load_named(r, store))
+        .collect::<anyhow::Result<Vec<NamedRun>>>()?;
+    let (path, page) = match runs.as_slice() {
+        [one] => (
+            default_html_path(one.data.run.id),
+            scalelab::report::html::render(&one.data),
+        ),
+        _ => {
+            let ids: Vec<String> = runs.iter().map(|r| r.data.run.id.to_string()).collect();
+            let sources: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
+            let merged = merge(runs.into_iter().map(|r| r.data).collect())?;
+            (
+                PathBuf::from(format!("scalelab-report-{}.html", ids.join("-"))),
+                scalelab::report::multi::page::render(&merged, &sources),
+            )
+        }
+    };
+    let path = a.output.clone().unwrap_or(path);
+    std::fs::write(&path, page)
         .with_context(|| format!("cannot write the report to {}", path.display()))?;
     outln!("{}", path.display());
     Ok(0)

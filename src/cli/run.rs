@@ -28,14 +28,15 @@ pub struct RunArgs {
     /// Where to write the HTML report (default: scalelab-report-<RUN_ID>.html).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
-    /// Label the run (shown in legends, tables, verdicts and `history`);
-    /// default: the server host's OS and kernel release.
+    /// What legends, tables and verdicts call this run (default: the
+    /// server host's OS and kernel release, e.g. "Linux 6.1.0-18-amd64").
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
-    /// Record the revision of the software under test (a commit, a package
-    /// version: free-form), shown by `history` and `check`.
-    #[arg(long = "commit", value_name = "REV", env = "SCALELAB_COMMIT")]
-    pub revision: Option<String>,
+    /// The revision of the software under test (a commit, a version, a
+    /// package build), stored with the run and shown in its reports
+    /// [env: SCALELAB_COMMIT].
+    #[arg(long, value_name = "REV")]
+    pub commit: Option<String>,
 }
 
 /// Runs the experiment; `store_given` says whether `--store` was passed
@@ -46,6 +47,13 @@ pub fn run(
     store_given: bool,
     shutdown: &Shutdown,
 ) -> anyhow::Result<i32> {
+    let label = non_empty("--label", a.label.as_deref())?;
+    let revision = non_empty(
+        "--commit",
+        (a.commit.clone())
+            .or_else(|| std::env::var("SCALELAB_COMMIT").ok())
+            .as_deref(),
+    )?;
     let mut exp = Experiment::load(&a.experiment, a.quick)?;
     if a.profile && exp.profile.is_none() {
         exp.profile = Some(scalelab::spec::ProfilePolicy::default());
@@ -85,8 +93,8 @@ pub fn run(
         resume: a.resume,
         base_dir: runner::default_base_dir(),
         progress: std::io::stderr().is_terminal(),
-        label: a.label.clone(),
-        revision: a.revision.clone(),
+        label,
+        revision,
     };
     let summary = runner::run(&exp, &mut store, &opts, shutdown)?;
     for line in &summary.profile_lines {
@@ -144,6 +152,14 @@ pub fn run(
         );
     }
     Ok(code)
+}
+
+/// `value` trimmed; an empty or blank value is an error naming `flag`.
+fn non_empty(flag: &str, value: Option<&str>) -> anyhow::Result<Option<String>> {
+    match value.map(str::trim) {
+        Some("") => anyhow::bail!("{flag} is empty: give a non-empty name, or leave {flag} out"),
+        other => Ok(other.map(str::to_string)),
+    }
 }
 
 /// `word` as one shell word: quoted when it holds anything but safe characters.

@@ -126,6 +126,23 @@ impl Environment {
         Ok(serde_json::from_str(json)?)
     }
 
+    /// The OS and kernel release of the server host, for a run's default
+    /// label: `Linux 6.1.0-18-amd64` for this machine (scalelab runs on
+    /// Linux), the agent's kernel release for a remote `server` host with
+    /// an agent, `uname -srm` for one without. `server` is the `[hosts]
+    /// server` name (`user@address`), `None` for a local run.
+    pub fn os_label(&self, server: Option<&str>) -> String {
+        let linux = |fp: &Fingerprint| format!("Linux {}", fp.kernel_release);
+        match server.and_then(|s| self.hosts.get(s).map(|h| (s, h))) {
+            None => linux(&self.machine),
+            Some((_, HostFingerprint::Agent(fp))) => linux(fp),
+            Some((host, HostFingerprint::Portable(p))) => {
+                p.uname.clone().unwrap_or_else(|| host.to_string())
+            }
+            Some((host, HostFingerprint::Unreachable { .. })) => host.to_string(),
+        }
+    }
+
     /// The facts as JSON without the format version: what the report's
     /// table, `compare` and the JSON export show (the same for a version-1
     /// and a version-2 store).
@@ -192,5 +209,32 @@ mod tests {
     fn json_that_is_no_fingerprint_is_an_error_that_says_so() {
         let e = Environment::from_stored(r#"{"kernel": "6.1"}"#).unwrap_err();
         assert!(e.to_string().contains("not a version-1"), "{e}");
+    }
+
+    #[test]
+    fn the_label_is_the_server_hosts_os_and_kernel() {
+        let mut env = Environment::local(machine());
+        assert_eq!(env.os_label(None), "Linux 6.1.0");
+        let remote = Fingerprint {
+            kernel_release: "6.12.1".into(),
+            ..machine()
+        };
+        env.hosts.insert(
+            "root@198.18.0.2".into(),
+            HostFingerprint::Agent(Box::new(remote)),
+        );
+        env.hosts.insert(
+            "root@198.18.0.3".into(),
+            HostFingerprint::Portable(PortableFingerprint::parse(
+                "uname=FreeBSD 14.0-RELEASE amd64",
+            )),
+        );
+        assert_eq!(env.os_label(Some("root@198.18.0.2")), "Linux 6.12.1");
+        assert_eq!(
+            env.os_label(Some("root@198.18.0.3")),
+            "FreeBSD 14.0-RELEASE amd64"
+        );
+        // A server host missing from the fingerprint: this machine's.
+        assert_eq!(env.os_label(Some("root@198.18.0.9")), "Linux 6.1.0");
     }
 }

@@ -12,8 +12,6 @@
 //! unless a regression was found at a point that could be judged.
 
 use crate::analysis::compare::Verdict;
-use crate::report::analyse::aggregate;
-use crate::report::compare_page::not_comparable;
 use crate::report::runs::{compare_runs, RunComparison};
 use crate::store::{RunData, TrialStatus};
 use serde::Serialize;
@@ -147,7 +145,7 @@ fn outcome(base: &RunData, cand: &RunData, c: &RunComparison, max_regression: f6
     if !slower.is_empty() {
         return Outcome::Regression { points: slower };
     }
-    let unjudged = unjudged_points(base, cand, c);
+    let unjudged = unjudged_points(c);
     if unjudged.is_empty() {
         Outcome::Good
     } else {
@@ -180,18 +178,10 @@ fn candidate_problems(base: &RunData, cand: &RunData, c: &RunComparison) -> Vec<
     out
 }
 
-/// Points that could not be judged: client-bound, erroring, too few trials.
-fn unjudged_points(base: &RunData, cand: &RunData, c: &RunComparison) -> Vec<String> {
-    let (agg_b, agg_c) = (aggregate(base), aggregate(cand));
-    let mut out: Vec<String> = not_comparable(
-        c,
-        (base, cand),
-        (&agg_b, &agg_c),
-        ("the baseline", "the candidate"),
-    )
-    .into_iter()
-    .filter(|r| r.contains("client-bound"))
-    .collect();
+/// Points that could not be judged: client-bound or erroring (both are
+/// "not comparable" in [`compare_runs`]), or with too few trials.
+fn unjudged_points(c: &RunComparison) -> Vec<String> {
+    let mut out = Vec::new();
     for p in &c.points {
         match &p.comparison.verdict {
             Verdict::NotComparable { reason } => {

@@ -171,8 +171,12 @@ fn figures(charts: &[Chart], kinds: &[ChartKind]) -> Markup {
 fn header(agg: &Aggregate, run: &Run) -> Markup {
     let mut meta: Vec<(&str, String)> = vec![
         ("Run", format!("{} ({})", run.id, run.status)),
+        ("Label", run.label.clone()),
         ("Started", format::date(run.started_at)),
     ];
+    if let Some(rev) = &run.revision {
+        meta.push(("Revision", rev.clone()));
+    }
     if let Some(end) = run.finished_at {
         meta.push(("Finished", format::date(end)));
         meta.push((

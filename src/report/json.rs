@@ -123,6 +123,12 @@ pub(crate) struct RunDoc<'a> {
     /// median or best.
     #[schemars(with = "Headline")]
     pub headline: &'a str,
+    /// What legends and verdicts call the run: `run --label`, else the
+    /// server host's OS and kernel release.
+    pub label: &'a str,
+    /// The revision of the software under test (`run --commit`); null
+    /// when none was given.
+    pub revision: Option<&'a str>,
 }
 
 impl<'a> From<&'a Run> for RunDoc<'a> {
@@ -141,6 +147,8 @@ impl<'a> From<&'a Run> for RunDoc<'a> {
             server_version: r.server_version.as_deref(),
             baseline: r.baseline.as_deref(),
             headline: &r.headline,
+            label: &r.label,
+            revision: r.revision.as_deref(),
         }
     }
 }

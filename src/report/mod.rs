@@ -11,7 +11,6 @@
 pub mod analyse;
 pub(crate) mod charts;
 pub mod check;
-pub mod compare_page;
 pub(crate) mod context_facts;
 pub mod csv;
 pub mod energy;
@@ -28,6 +27,7 @@ pub mod json;
 pub(crate) mod layout;
 pub(crate) mod limiter;
 mod offcpu_flames;
+pub mod multi;
 pub(crate) mod probe_view;
 pub(crate) mod rows;
 pub mod runs;

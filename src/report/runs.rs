@@ -148,13 +148,19 @@ struct Group {
     trials: usize,
     errors: ErrorCounts,
     requests: u64,
+    /// Trials where the load generator, not the server, was the limit.
+    client_bound: usize,
 }
 
 impl Group {
-    /// `N errors (kinds)` when the errors exceed the threshold.
+    /// Why the point is not comparable: `N errors (kinds)` when the errors
+    /// exceed the threshold, or its client-bound trials.
     fn too_many_errors(&self) -> Option<String> {
         too_many_errors(self.errors.total(), self.requests)
             .then(|| format!("{} errors ({})", self.errors.total(), self.errors.kinds()))
+            .or_else(|| {
+                (self.client_bound > 0).then(|| client_bound_reason(self.client_bound, self.trials))
+            })
     }
 
     fn statistic(&self, statistic: Headline) -> Option<f64> {
@@ -177,8 +183,10 @@ fn groups(run: &RunData) -> BTreeMap<(String, String), Group> {
             trials: 0,
             errors: ErrorCounts::default(),
             requests: 0,
+            client_bound: 0,
         });
         g.trials += 1;
+        g.client_bound += usize::from(t.context.client_bound_why().is_some());
         g.throughputs.extend(t.throughput());
         if let (Some(m), Some(_)) = (&t.measurement, t.throughput()) {
             g.errors.merge(&m.errors);
@@ -188,8 +196,14 @@ fn groups(run: &RunData) -> BTreeMap<(String, String), Group> {
     out
 }
 
+/// `client-bound at 2 of 4 trials`: why a point where the load generator
+/// was the limit is not comparable.
+pub fn client_bound_reason(bound: usize, trials: usize) -> String {
+    format!("client-bound at {bound} of {trials} trials")
+}
+
 /// Coordinates in axis order, so `a=1 b=2` matches `b=2 a=1`.
-fn canonical(coords: &[Coord]) -> String {
+pub(crate) fn canonical(coords: &[Coord]) -> String {
     let mut parts: Vec<String> = coords
         .iter()
         .map(|c| format!("{}={}", c.target, c.json()))
@@ -315,7 +329,7 @@ mod tests {
             server_kind: "nginx".into(),
             noise: 0.02,
             quick: false,
-            label: None,
+            label: format!("run{id}"),
             revision: None,
         }
     }

@@ -119,7 +119,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
             server_kind: "nginx".into(),
             noise: 0.02,
             quick: false,
-            label: None,
+            label: "Linux 6.1.0".into(),
             revision: None,
         },
         trials,

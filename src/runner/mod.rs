@@ -93,10 +93,10 @@ pub struct RunOptions {
     pub base_dir: PathBuf,
     /// Show the progress bar (a terminal is attached).
     pub progress: bool,
-    /// The run's label (`--label`); stored with a new run.
+    /// What the run is called (`run --label`); `None`: the server host's
+    /// OS and kernel release (a resumed run keeps its own).
     pub label: Option<String>,
-    /// The revision of the software under test (`--commit`); stored with a
-    /// new run.
+    /// The revision of the software under test (`run --commit`).
     pub revision: Option<String>,
 }
 
@@ -466,6 +466,7 @@ fn open_run(
             },
         )?;
         store.set_run_status(id, "running")?;
+        store.set_run_label(id, opts.label.as_deref(), opts.revision.as_deref())?;
         return Ok(id);
     }
     let id = create_run(exp, store, opts, cluster)?;
@@ -506,6 +507,8 @@ fn create_run(
     cluster: Option<&Cluster>,
 ) -> Result<i64, RunError> {
     let env = sites::environment(exp, cluster);
+    let server = exp.hosts.server.as_ref().map(ToString::to_string);
+    let label = (opts.label.clone()).unwrap_or_else(|| env.os_label(server.as_deref()));
     Ok(store.create_run(&NewRun {
         name: &exp.name,
         description: &exp.description,
@@ -518,7 +521,7 @@ fn create_run(
         load_kind: &exp.load.kind,
         server_kind: &exp.server.kind,
         noise: exp.trials.noise,
-        label: opts.label.as_deref(),
+        label: Some(&label),
         revision: opts.revision.as_deref(),
     })?)
 }

@@ -131,9 +131,11 @@ fn v6_trial_failure_cause(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("ALTER TABLE trials ADD COLUMN failure_cause TEXT;")
 }
 
-/// Version 7: `runs.label` (`run --label`) and `runs.revision` (`run
-/// --commit` or `SCALELAB_COMMIT`), free-form; NULL for older runs, which
-/// are then labelled from their fingerprint.
+/// Version 7: `runs.label` (`run --label`, else the server host's OS and
+/// kernel release, what legends and verdicts call the run) and
+/// `runs.revision` (`run --commit`, the revision of the software under
+/// test). NULL for older runs: readers fall back to the label of their
+/// stored fingerprint ([`crate::probe::Environment::os_label`]).
 fn v7_run_label_and_revision(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "ALTER TABLE runs ADD COLUMN label TEXT;

@@ -102,15 +102,40 @@ pub struct Run {
     /// Run with `--quick`: the experiment's `[quick]` sweep and trials.
     #[serde(default)]
     pub quick: bool,
-    /// The run's label (`run --label`); `None` when none was given.
+    /// What legends, tables and verdicts call the run: `run --label`, else
+    /// the server host's OS and kernel release (`Linux 6.1.0-18-amd64`).
     #[serde(default)]
-    pub label: Option<String>,
-    /// The revision of the software under test (`run --commit`).
+    pub label: String,
+    /// The revision of the software under test (`run --commit`, or
+    /// `SCALELAB_COMMIT`), free-form; `None` when none was given.
     #[serde(default)]
     pub revision: Option<String>,
 }
 
 impl Run {
+    /// The run with `stored` as its label, or, when none was stored (a
+    /// store older than labels), the label of its fingerprint.
+    pub fn labelled(self, stored: Option<String>) -> Run {
+        let label = stored
+            .filter(|l| !l.is_empty())
+            .unwrap_or_else(|| self.default_label());
+        Run { label, ..self }
+    }
+
+    /// The server host's OS and kernel release from the stored fingerprint
+    /// (the remote `[hosts] server`'s when the experiment names one), or
+    /// `run ID` without a fingerprint.
+    pub fn default_label(&self) -> String {
+        let server = self.experiment.parse::<toml::Table>().ok().and_then(|doc| {
+            let host = doc.get("hosts")?.get("server")?.as_str()?.to_string();
+            Some(host)
+        });
+        self.environment
+            .as_ref()
+            .map(|e| e.os_label(server.as_deref()))
+            .unwrap_or_else(|| format!("run {}", self.id))
+    }
+
     /// The environment's facts as JSON (without the format version), for
     /// tables, diffs and the export; `null` when there is none.
     pub fn environment_facts(&self) -> serde_json::Value {

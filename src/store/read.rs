@@ -55,9 +55,10 @@ fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
         noise: r.get(14)?,
         quick: r.get(15)?,
         server_kind: r.get(16)?,
-        label: r.get(17)?,
+        label: String::new(),
         revision: r.get(18)?,
-    })
+    }
+    .labelled(r.get(17)?))
 }
 
 impl Store {

@@ -105,6 +105,22 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Sets what the run is called (its label) and the revision of the
+    /// software under test; `None` keeps the stored value.
+    pub fn set_run_label(
+        &mut self,
+        run_id: i64,
+        label: Option<&str>,
+        revision: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE runs SET label = coalesce(?1, label), revision = coalesce(?2, revision)
+             WHERE id = ?3",
+            params![label, revision, run_id],
+        )?;
+        Ok(())
+    }
+
     /// Sets the run's status; any status but `running` also sets its end time.
     pub fn set_run_status(&mut self, run_id: i64, status: &str) -> Result<(), StoreError> {
         let finished = if status == "running" {

@@ -164,9 +164,33 @@ mod compare {
 
     /// [`add_run`] with the run's `[trials] noise`.
     fn add_run_with_noise(store: &mut Store, env: Environment, scale: [f64; 3], noise: f64) -> i64 {
+        // Six trials per point, spread about ±1% (synthetic, as the brief allows).
+        let jitter = [1.0, 1.01, 0.99, 1.005, 0.995, 1.002];
+        add_shaped(store, env, scale, noise, Shape::default(), &jitter)
+    }
+
+    /// What else a synthetic run may vary.
+    #[derive(Default)]
+    struct Shape {
+        /// The recipe's name (default `synthetic`).
+        name: Option<&'static str>,
+        /// Timeouts per trial, beside its 10,000 requests.
+        timeouts: u64,
+    }
+
+    /// A run with one trial per `jitter` value at each point.
+    fn add_shaped(
+        store: &mut Store,
+        env: Environment,
+        scale: [f64; 3],
+        noise: f64,
+        shape: Shape,
+        jitter: &[f64],
+    ) -> i64 {
+        let name = shape.name.unwrap_or("synthetic");
         let run_id = store
             .create_run(&NewRun {
-                name: "synthetic",
+                name,
                 description: "two runs for scalelab compare",
                 experiment: "name = \"synthetic\"",
                 experiment_path: "synthetic.toml",
@@ -181,8 +205,6 @@ mod compare {
                 revision: None,
             })
             .expect("create run");
-        // Six trials per point, spread about ±1% (synthetic, as the brief allows).
-        let jitter = [1.0, 1.01, 0.99, 1.005, 0.995, 1.002];
         for (index, (conns, f)) in [10, 100, 1000].into_iter().zip(scale).enumerate() {
             let point = Point::new(index as u32, &[("connections", conns.into())]);
             for (trial, j) in jitter.iter().enumerate() {
@@ -190,6 +212,10 @@ mod compare {
                     requests: 10_000,
                     duration_s: 1.0,
                     rps: 10_000.0 * f * j,
+                    errors: scalelab::load::result::ErrorCounts {
+                        timeout: shape.timeouts,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 };
                 store
@@ -215,6 +241,10 @@ mod compare {
         run_id
     }
 
+    fn out_json(out: &std::process::Output) -> serde_json::Value {
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    }
+
     fn two_runs() -> (tempfile::TempDir, String) {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("store.sqlite");
@@ -231,6 +261,10 @@ mod compare {
         let out = scalelab(&["--store", &store, "compare", "1", "2", "--json"]);
         assert!(out.status.success(), "{}", stderr(&out));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(v["baseline"], "Linux 6.1.0-18", "{v}");
+        let v = &v["comparisons"][0];
+        assert_eq!(v["label"], "Linux 6.1.0-21", "{v}");
+        assert_eq!(v["too_few_trials"], 0, "{v}");
         let verdicts: Vec<&str> = v["points"]
             .as_array()
             .expect("points")
@@ -249,7 +283,7 @@ mod compare {
         // geomean of 1.15, 0.9, 1.0
         let g = v["geomean_ratio"].as_f64().unwrap_or(0.0);
         assert!((g - (1.15f64 * 0.9).cbrt()).abs() < 1e-9, "{g}");
-        let env = v["environment"].to_string();
+        let env = out_json(&out)["environment"].to_string();
         assert!(
             env.contains("6.1.0-18") && env.contains("6.1.0-21"),
             "{env}"
@@ -281,7 +315,10 @@ mod compare {
         // (1.15 * 0.9 * 1.0)^(1/3) = 1.0115
         assert!(line("geomean").contains("+1.2%"), "{text}");
         assert!(line("kernel").contains("6.1.0-21"), "{text}");
-        assert!(text.contains("run 2 is 15.0% faster (95% CI"), "{text}");
+        assert!(
+            text.contains("Linux 6.1.0-21 is 15.0% faster (95% CI"),
+            "{text}"
+        );
         assert!(!text.contains("NaN"), "{text}");
     }
 
@@ -328,9 +365,13 @@ mod compare {
         assert!(out.status.success(), "{}", stderr(&out));
         let text = stdout(&out);
         assert!(
-            text.starts_with("linux-6.12.sqlite:1 (synthetic) against linux-6.1.sqlite:1"),
+            text.starts_with(
+                "Linux 6.12.0-1 (synthetic, run 1) against Linux 6.1.0-18 (synthetic, run 1, the baseline)"
+            ),
             "{text}"
         );
+        // Named by label, not by store file.
+        assert!(!text.contains("sqlite"), "{text}");
         assert!(text.contains("+15.0% (p=0.002)"), "{text}");
         assert!(text.contains("6.12.0-1"), "{text}");
         // The same with --store-b.
@@ -355,5 +396,144 @@ mod compare {
         let text = stdout(&out);
         assert!(text.contains("differences under 2% are noise"), "{text}");
         assert!(text.contains("15.0% faster"), "{text}");
+    }
+
+    /// One store per run in `dir`, each with a run shaped by `shape`.
+    fn store_with(
+        dir: &std::path::Path,
+        file: &str,
+        kernel: &str,
+        scale: [f64; 3],
+        shape: Shape,
+        jitter: &[f64],
+    ) -> String {
+        let path = dir.join(file);
+        let mut store = Store::open(&path).unwrap();
+        add_shaped(&mut store, machine(kernel), scale, 0.02, shape, jitter);
+        format!("{}:1", path.display())
+    }
+
+    /// A run of six trials per point in its own store.
+    fn six_trials(dir: &std::path::Path, file: &str, kernel: &str, scale: [f64; 3]) -> String {
+        store_with(dir, file, kernel, scale, Shape::default(), &SIX)
+    }
+
+    /// Six trials about ±1% apart.
+    const SIX: [f64; 6] = [1.0, 1.01, 0.99, 1.005, 0.995, 1.002];
+
+    /// Issue 27: two runs of two trials each give a percentage that the
+    /// test cannot back; every percentage in the table is marked `?`.
+    #[test]
+    fn too_few_trials_leave_no_percentage_unmarked() {
+        let dir = tempfile::tempdir().unwrap();
+        let two = [1.0, 1.01];
+        let a = store_with(
+            dir.path(),
+            "a.sqlite",
+            "6.1.0-18",
+            [1.0; 3],
+            Shape::default(),
+            &two,
+        );
+        let b = store_with(
+            dir.path(),
+            "b.sqlite",
+            "6.1.0-18",
+            [1.232; 3],
+            Shape::default(),
+            &two,
+        );
+        let out = scalelab(&["compare", &a, &b]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("nginx ") || l.starts_with("geomean"))
+            .collect();
+        assert_eq!(rows.len(), 4, "{text}");
+        for row in rows {
+            assert!(
+                !row.contains('%') || row.contains('?'),
+                "unmarked %: {row}\n{text}"
+            );
+        }
+        assert!(
+            text.contains("? +23.2% (too few trials at all 3 points: nothing is claimed)"),
+            "{text}"
+        );
+        // The same label on both sides: each gets its position.
+        assert!(
+            text.starts_with("Linux 6.1.0-18 #2 (synthetic, run 1) against Linux 6.1.0-18 #1"),
+            "{text}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_slice(&scalelab(&["compare", &a, &b, "--json"]).stdout).unwrap();
+        assert_eq!(v["comparisons"][0]["too_few_trials"], 3, "{v}");
+    }
+
+    /// Issue 27: another recipe is refused with exit 2, naming it.
+    #[test]
+    fn another_recipe_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = six_trials(dir.path(), "a.sqlite", "6.1", [1.0; 3]);
+        let other = Shape {
+            name: Some("nginx-static"),
+            ..Shape::default()
+        };
+        let b = store_with(dir.path(), "b.sqlite", "6.12", [1.0; 3], other, &SIX);
+        let out = scalelab(&["compare", &a, &b]);
+        assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+        assert!(
+            stderr(&out).contains(
+                "`Linux 6.12` ran another recipe: `nginx-static`, where `Linux 6.1` ran `synthetic`"
+            ),
+            "{}",
+            stderr(&out)
+        );
+        let out = scalelab(&[
+            "report",
+            &a,
+            &b,
+            "-o",
+            &dir.path().join("r.html").display().to_string(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    }
+
+    /// A compare in which one run has errors at every point has nothing
+    /// comparable for it: exit 5, and stderr says which.
+    #[test]
+    fn nothing_comparable_exits_5() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = six_trials(dir.path(), "a.sqlite", "6.1", [1.0; 3]);
+        let b = six_trials(dir.path(), "b.sqlite", "6.12", [1.1; 3]);
+        let errors = Shape {
+            timeouts: 100, // 1% of attempts, above the 0.1% threshold
+            ..Shape::default()
+        };
+        let c = store_with(dir.path(), "c.sqlite", "6.18", [1.2; 3], errors, &SIX);
+        let out = scalelab(&["compare", &a, &b, &c]);
+        assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("nothing comparable: `Linux 6.18` shares no point"),
+            "{}",
+            stderr(&out)
+        );
+        // Two sets of verdicts: B's and C's.
+        let text = stdout(&out);
+        assert!(
+            text.contains("Linux 6.12 (synthetic, run 1) against Linux 6.1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Linux 6.18 (synthetic, run 1) against Linux 6.1"),
+            "{text}"
+        );
+        assert!(text.contains("Linux 6.12 is 10.0% faster"), "{text}");
+        assert!(text.contains("not comparable: 600 errors"), "{text}");
+        let out = scalelab(&["compare", &a, &b]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let help = scalelab(&["--help"]);
+        assert!(stdout(&help).contains("5    compare: a run shares no point"));
     }
 }

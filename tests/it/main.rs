@@ -13,6 +13,7 @@ mod http_driver;
 mod lifecycle;
 mod limiter;
 mod load_policy;
+mod multi_report;
 mod multihost;
 mod multihost_systems;
 mod mysql;

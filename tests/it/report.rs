@@ -95,7 +95,7 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
         server_kind: "nginx".into(),
         noise: 0.02,
         quick: false,
-        label: None,
+        label: "Linux 6.1.0".into(),
         revision: None,
     }
 }

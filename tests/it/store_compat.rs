@@ -45,6 +45,19 @@ fn a_version_1_store_opens_and_reports_its_numbers() {
     );
     // Version 5 filled its server kind; the connections axis gets its fit.
     assert_eq!(data.run.server_kind, "nginx");
+    // Version 7's label is empty for old runs: it falls back to the OS and
+    // kernel of the stored fingerprint; no revision was recorded.
+    let kernel = data
+        .run
+        .environment
+        .as_ref()
+        .unwrap()
+        .machine
+        .kernel_release
+        .clone();
+    assert!(!kernel.is_empty());
+    assert_eq!(data.run.label, format!("Linux {kernel}"));
+    assert_eq!(data.run.revision, None);
     let agg = scalelab::report::analyse::aggregate(&data);
     assert!(agg.usl_axis);
     assert_eq!(agg.points[0].coords[0].target, AxisTarget::Connections);

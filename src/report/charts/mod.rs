@@ -14,7 +14,6 @@
 //! memory per worker), [`ramp`] (DNS response against offered rate) and
 //! [`energy`] (operations per joule, watts).
 
-pub(crate) mod compare;
 mod dataset;
 mod energy;
 mod marks;

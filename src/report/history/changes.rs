@@ -56,8 +56,8 @@ pub fn between(before: &RunData, after: &RunData) -> Vec<Changed> {
     out.extend(tag(
         Source::Label,
         "label",
-        &before.run.label,
-        &after.run.label,
+        &Some(before.run.label.clone()),
+        &Some(after.run.label.clone()),
     ));
     out.extend(recipe_differences(
         &before.run.experiment,

@@ -171,8 +171,8 @@ pub enum HistoryError {
 /// The label a run is shown by: the one given at run time, else the
 /// server's OS and kernel release from the fingerprint.
 pub fn run_label(data: &RunData) -> String {
-    if let Some(label) = data.run.label.as_deref().filter(|l| !l.is_empty()) {
-        return label.to_string();
+    if !data.run.label.is_empty() {
+        return data.run.label.clone();
     }
     data.run.environment.as_ref().map_or_else(
         || format!("run {}", data.run.id),

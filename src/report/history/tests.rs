@@ -56,7 +56,7 @@ fn five_unchanged_runs_have_no_change_point() {
 fn labels_order_numbers_as_numbers_and_other_recipes_are_left_out() {
     let mut runs: Vec<SourcedRun> = (1..=3).map(|i| run(i, 1.0)).collect();
     for (r, label) in runs.iter_mut().zip(["v10", "v9", "v1"]) {
-        r.data.run.label = Some(label.into());
+        r.data.run.label = label.into();
     }
     let mut other = run(4, 1.0);
     other.data.run.name = "another".into();
@@ -77,7 +77,7 @@ fn the_page_marks_the_change_and_escapes_labels() {
     let mut runs: Vec<SourcedRun> = (1..=6)
         .map(|i| run(i, if i >= 4 { 0.6 } else { 1.0 }))
         .collect();
-    runs[0].data.run.label = Some("<script>x</script>".into());
+    runs[0].data.run.label = "<script>x</script>".into();
     let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
     let page = page::render(&h, "0");
     assert!(!page.contains("<script>x"), "a label opened a tag");

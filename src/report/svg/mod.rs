@@ -18,7 +18,7 @@ pub(crate) mod strip;
 
 pub use bar::{Bar, BarChart, BarSeries, Component, StackedBarChart};
 pub use dual::{DualAxisChart, DASHED, DOTTED};
-pub use line::{Fit, Guide, LineChart, LineStyle, Mark, Pt, Series, XNote, YScale};
+pub use line::{Fit, Guide, LineChart, LineStyle, Mark, Pt, Series, YScale};
 pub use panels::Panels;
 pub use scale::{Axis, ScaleKind};
 
