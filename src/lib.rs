@@ -14,8 +14,8 @@
 //! - [`load`]: the load generators. One [`load::Driver`] trait, one driver per
 //!   protocol; the shape of the load (open or closed loop, rate, requests per
 //!   connection) is data in [`load::LoadSpec`]. The database drivers (pg,
-//!   mysql) share one loop, `load::event_loop`, generic over their
-//!   connections' state machines.
+//!   mysql) share one loop, `load::event_loop`, and one connection
+//!   lifecycle, `load::reqresp`, generic over their protocols.
 //! - [`wire`]: the protocols both of those speak: the PostgreSQL, MySQL and
 //!   DNS codecs (sans-IO: bytes in, messages out), blocking clients,
 //!   connection strings, and the setup sessions a target loads its dataset

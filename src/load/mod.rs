@@ -24,6 +24,7 @@ mod kind;
 pub mod limits;
 pub mod mysql;
 pub mod pg;
+pub(crate) mod reqresp;
 pub mod result;
 pub(crate) mod timerfd;
 

@@ -5,9 +5,10 @@
 //! sysbench dataset and the setup session) is [`crate::wire::mysql`].
 //!
 //! - `script`: the scripts as data.
-//! - `conn`: one connection's state machine, a
-//!   `load::event_loop::Session` run by the event loop the
-//!   drivers share (one `mio` poll per thread); `ctx` holds what it reads.
+//! - `conn`: the mysql protocol of one connection, a
+//!   `load::reqresp::Protocol` whose lifecycle the request/response drivers
+//!   share, run by their shared event loop (one `mio` poll per thread);
+//!   `ctx` holds what it reads.
 
 mod conn;
 mod ctx;

@@ -6,15 +6,15 @@
 //! the pgbench dataset and the setup session) is [`crate::wire::pg`].
 //!
 //! - `script`: the built-in scripts and their random values.
-//! - `conn`: one connection's state machine, a
-//!   `load::event_loop::Session` run by the event loop the
-//!   drivers share (one `mio` poll per thread); `ctx` holds what it reads.
+//! - `conn`: the pg protocol of one connection, a
+//!   `load::reqresp::Protocol` whose lifecycle the request/response drivers
+//!   share, run by their shared event loop (one `mio` poll per thread);
+//!   `ctx` holds what it reads.
 
 mod conn;
 mod ctx;
 pub mod custom;
 pub(crate) mod script;
-mod stream;
 
 pub use script::{QueryMode, Script, ScriptKind};
 

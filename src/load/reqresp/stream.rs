@@ -1,13 +1,16 @@
-//! A non-blocking TCP or Unix-socket stream registered with `mio`.
+//! A non-blocking TCP or Unix-socket stream registered with `mio`: the
+//! socket a request/response connection ([`super::Conn`]) owns.
 
-use crate::wire::pg::conninfo::Host;
 use mio::event::Source;
 use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
 use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::path::Path;
 use std::time::Duration;
 
-pub enum Stream {
+/// A connection's socket: TCP (with `TCP_NODELAY`) or a Unix socket.
+pub(crate) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
 }
@@ -22,17 +25,18 @@ impl Stream {
         }
     }
 
-    /// Starts a non-blocking connect; completion is signalled as writable.
-    pub fn connect(host: &Host) -> io::Result<Stream> {
-        match host {
-            Host::Tcp(addr) => {
-                let s = TcpStream::connect(*addr)?;
-                // libpq sets TCP_NODELAY too: requests are single writes.
-                s.set_nodelay(true)?;
-                Ok(Stream::Tcp(s))
-            }
-            Host::Unix(path) => Ok(Stream::Unix(UnixStream::connect(path)?)),
-        }
+    /// Starts a non-blocking TCP connect; completion is signalled as
+    /// writable.
+    pub fn tcp(addr: SocketAddr) -> io::Result<Stream> {
+        let s = TcpStream::connect(addr)?;
+        // libpq sets TCP_NODELAY too: requests are single writes.
+        s.set_nodelay(true)?;
+        Ok(Stream::Tcp(s))
+    }
+
+    /// Starts a non-blocking connect to the Unix socket at `path`.
+    pub fn unix(path: &Path) -> io::Result<Stream> {
+        Ok(Stream::Unix(UnixStream::connect(path)?))
     }
 
     /// Whether a pending connect has completed (Ok(false): not yet).
@@ -51,6 +55,7 @@ impl Stream {
         }
     }
 
+    /// Registers the socket for read and write readiness under `token`.
     pub fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
         let interest = Interest::READABLE | Interest::WRITABLE;
         match self {
@@ -71,6 +76,7 @@ impl Stream {
         sock.set_write_timeout(Some(wait))
     }
 
+    /// Reads what has arrived (see [`Read::read`]).
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.read(buf),
@@ -78,6 +84,7 @@ impl Stream {
         }
     }
 
+    /// Writes what the socket takes (see [`Write::write`]).
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.write(buf),
