@@ -11,6 +11,12 @@ pub const SOME_FAILED: i32 = 3;
 /// Nothing was measured: every trial failed, or a load run completed no
 /// request.
 pub const NOTHING_MEASURED: i32 = 4;
+/// The run finished, but nothing in it is comparable: every comparison
+/// against the baseline (every point, with one system) is "not
+/// comparable" (errors above the threshold, or a load generator that fell
+/// behind), so it supports no verdict
+/// (`scalelab::report::analyse::nothing_comparable`).
+pub const NOTHING_COMPARABLE: i32 = 5;
 /// Interrupted by SIGINT or SIGTERM, or a run with trials discarded
 /// because scalelab was stopped during their window; `--resume` continues
 /// a run.
@@ -24,6 +30,9 @@ Exit codes:
   3    the run finished but some trials failed (reasons are in the store)
   4    nothing was measured: every trial failed, a load run completed
        no request, or `load forward` found no rate that passed
+  5    the run finished but nothing in it is comparable: every point is
+       \"not comparable\" (errors above the threshold, or the load generator
+       fell behind its schedule), so it supports no verdict
   130  interrupted (SIGINT/SIGTERM), or trials discarded because scalelab
        was stopped (Ctrl-Z, SIGSTOP) during their window;
        `scalelab run FILE --resume ID` continues a run; a load run prints

@@ -3,7 +3,7 @@
 
 use super::fits::{fit_series, rank};
 use super::rows::{collect, Aggregate};
-use crate::analysis::compare::compare_by;
+use crate::analysis::compare::{compare_by, Verdict};
 use crate::analysis::summary::summarize;
 use crate::store::RunData;
 
@@ -53,4 +53,72 @@ pub fn analyse(agg: &mut Aggregate) {
     }
     agg.fits = fit_series(agg);
     agg.ranking = rank(agg);
+}
+
+/// Why nothing in the run is comparable, or `None` when something is:
+/// with a baseline and other systems, every comparison against it is
+/// "not comparable"; with one system, every point is. The run then exits
+/// with its own code (`cli::exit::NOTHING_COMPARABLE`).
+pub fn nothing_comparable(data: &RunData) -> Option<String> {
+    nothing_comparable_in(&aggregate(data))
+}
+
+pub(crate) fn nothing_comparable_in(agg: &Aggregate) -> Option<String> {
+    let verdicts: Vec<&Verdict> = agg
+        .cells
+        .iter()
+        .filter_map(|c| Some(&c.comparison.as_ref()?.verdict))
+        .collect();
+    let judged: Vec<&str> = if verdicts.is_empty() {
+        agg.cells
+            .iter()
+            .map(|c| c.not_comparable.as_deref())
+            .collect::<Option<Vec<&str>>>()?
+    } else {
+        verdicts
+            .iter()
+            .map(|v| match v {
+                Verdict::NotComparable { reason } => Some(reason.as_str()),
+                _ => None,
+            })
+            .collect::<Option<Vec<&str>>>()?
+    };
+    let first = judged.first()?;
+    let n = judged.len();
+    let what = if verdicts.is_empty() {
+        "points"
+    } else {
+        "comparisons against the baseline"
+    };
+    Some(format!(
+        "nothing is comparable: {n} of {n} {what} are not comparable (the first: {first})"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_with_nothing_comparable_says_so() {
+        let mut agg = crate::report::test_support::aggregate(&["a", "b"]).1;
+        assert_eq!(nothing_comparable_in(&agg), None);
+        for c in &mut agg.cells {
+            if let Some(cmp) = c.comparison.take() {
+                c.comparison = Some(cmp.not_comparable("9 errors (9 timeouts) in b".into()));
+            }
+        }
+        let why = nothing_comparable_in(&agg).unwrap();
+        assert!(
+            why.starts_with("nothing is comparable: 5 of 5 comparisons"),
+            "{why}"
+        );
+        // One system: judged by its own points.
+        let mut one = crate::report::test_support::aggregate(&["a"]).1;
+        assert_eq!(nothing_comparable_in(&one), None);
+        for c in &mut one.cells {
+            c.not_comparable = Some("9 errors (9 timeouts)".into());
+        }
+        assert!(nothing_comparable_in(&one).is_some());
+    }
 }

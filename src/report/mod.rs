@@ -10,6 +10,7 @@
 
 pub mod analyse;
 pub(crate) mod charts;
+pub mod comparable;
 pub mod compare_page;
 pub(crate) mod context_facts;
 pub mod csv;

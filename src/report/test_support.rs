@@ -178,6 +178,7 @@ pub fn fake_analyse(agg: &mut Aggregate) {
                     Verdict::NoDifference
                 },
                 sentence: "stand-in".into(),
+                ..Comparison::default()
             });
         }
     }
