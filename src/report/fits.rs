@@ -4,7 +4,7 @@ use super::format;
 use super::rows::{Aggregate, Cell, Rank, SeriesFit};
 use crate::analysis::compare::Verdict;
 use crate::analysis::shape::{shape, CurveShape, PastPeak};
-use crate::analysis::usl::{fit, UslFit, FEW_POINTS};
+use crate::analysis::usl::{fit, n_star_text, UslFit, FEW_POINTS};
 use serde::Serialize;
 
 /// What the headline (the ranking) may claim, from every verdict against
@@ -338,10 +338,11 @@ pub fn curve_verdicts(agg: &Aggregate) -> Vec<String> {
         .filter_map(|f| {
             let shape = shape_sentence(f.shape.as_ref()?, axis);
             let n_star = match &f.usl {
-                Some(Ok(u)) => u
-                    .peak_concurrency
-                    .map(|n| format!("; USL N*={n:.0}"))
-                    .unwrap_or_else(|| "; USL N*=∞ (no peak within reach)".into()),
+                Some(Ok(u)) => match (u.not_quoted_why(), u.peak_concurrency) {
+                    (Some(why), _) => format!("; no USL N* quoted ({why})"),
+                    (None, Some(n)) => format!("; USL N*={}", n_star_text(n)),
+                    (None, None) => "; USL N*=∞ (no peak within reach)".into(),
+                },
                 _ => String::new(),
             };
             Some(format!("{}: {shape}{n_star}", f.name(agg)))
@@ -349,17 +350,25 @@ pub fn curve_verdicts(agg: &Aggregate) -> Vec<String> {
         .collect()
 }
 
-/// `σ=0.0123 κ=0.00031 N*=56`
+/// `σ=0.0123 κ=0.00031 N*=56`; `N*=– (poor fit)` when the fit's R² is
+/// under [`crate::analysis::usl::POOR_R_SQUARED`].
 pub fn usl_params(f: &UslFit) -> String {
-    let n_star = f
-        .peak_concurrency
-        .map(|n| format!("{n:.0}"))
-        .unwrap_or_else(|| "∞".into());
+    let n_star = n_star_cell(f);
     format!(
         "σ={} κ={} N*={n_star}",
         format::sig(f.sigma, 3),
         format::sig(f.kappa, 2)
     )
+}
+
+/// N* as a table or a legend shows it: `56`, `∞` (κ = 0), or `– (poor
+/// fit)` when it may not be quoted ([`UslFit::quoted_peak`]).
+pub fn n_star_cell(f: &UslFit) -> String {
+    match (f.is_good(), f.peak_concurrency) {
+        (false, _) => "– (poor fit)".into(),
+        (true, Some(n)) => n_star_text(n),
+        (true, None) => "∞".into(),
+    }
 }
 
 #[cfg(test)]
@@ -434,6 +443,26 @@ mod tests {
             line.starts_with("2 workers (130%, ?), 1 worker (100%)"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn a_poor_fit_puts_no_n_star_in_the_headline() {
+        let (_, mut agg) = crate::report::test_support::aggregate(&["pg"]);
+        let line = curve_verdicts(&agg).join("\n");
+        assert!(line.contains("; USL N*=221"), "{line}");
+        if let Some(Ok(u)) = agg.fits[0].usl.as_mut() {
+            u.r_squared = 0.5;
+        }
+        let line = curve_verdicts(&agg).join("\n");
+        assert!(!line.contains("N*=2"), "{line}");
+        assert!(
+            line.contains("no USL N* quoted (R² = 0.50 < 0.9: the fit explains the data poorly)"),
+            "{line}"
+        );
+        let Some(Ok(u)) = &agg.fits[0].usl else {
+            unreachable!()
+        };
+        assert_eq!(usl_params(u), "σ=0.0200 κ=2.0e-5 N*=– (poor fit)");
     }
 
     #[test]
