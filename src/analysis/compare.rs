@@ -84,7 +84,8 @@ pub struct Comparison {
     /// 95% percentile-bootstrap CI of the ratio of medians (`None` when the
     /// ratio is of another statistic).
     pub ratio_ci: Option<(f64, f64)>,
-    /// Two-sided Mann-Whitney U p-value.
+    /// Two-sided p-value of the test named by `test` (Mann-Whitney U,
+    /// else Welch's t).
     pub p_value: Option<f64>,
     /// What is concluded from the p-value, the ratio and the noise floor.
     pub verdict: Verdict,
@@ -92,12 +93,10 @@ pub struct Comparison {
     /// (p=0.41)".
     pub sentence: String,
     /// The test behind `p_value`.
-    #[serde(default)]
     pub test: Test,
     /// With Welch's t and no difference found: the smallest change, as a
     /// fraction of the baseline's mean (0.062 = 6.2%, never under the noise
     /// floor), that these trials could have told apart at their spread.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detectable: Option<f64>,
 }
 

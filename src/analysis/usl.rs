@@ -58,7 +58,6 @@ pub struct UslFit {
     pub points: usize,
     /// The largest throughput measured: no ceiling may be quoted below it
     /// ([`UslFit::quoted_ceiling`]).
-    #[serde(default)]
     pub measured_peak: f64,
     /// What makes the fit less trustworthy (few points, a poor R², no standard errors); empty
     /// when none.
