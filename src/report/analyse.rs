@@ -98,6 +98,37 @@ pub(crate) fn nothing_comparable_in(agg: &Aggregate) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::compare::Test;
+
+    /// Seed 003's method, best of 3 per system: every point with 3 trials a
+    /// side gets a verdict or a stated limit from Welch's t, never a bare
+    /// `?` (a point where a trial failed, 2 against 3, still says `?`).
+    #[test]
+    fn best_of_three_gets_a_verdict_or_a_stated_limit() {
+        let mut data = crate::report::test_support::run_data(&["debian", "freebsd"]);
+        data.run.headline = "best".into();
+        let agg = aggregate(&data);
+        let mut judged = 0;
+        for c in agg.cells.iter().filter(|c| c.system == "freebsd") {
+            let cmp = c.comparison.as_ref().unwrap();
+            if c.throughput.len() < 3 {
+                assert!(matches!(cmp.verdict, Verdict::NeedsMoreTrials { .. }));
+                continue;
+            }
+            judged += 1;
+            assert_eq!(cmp.test, Test::Welch, "{cmp:?}");
+            let (short, _) = crate::report::verdict::short(cmp);
+            assert!(!short.starts_with('?'), "{short}");
+            match cmp.verdict {
+                Verdict::Faster | Verdict::Slower => assert!(short.contains("(Welch p"), "{short}"),
+                Verdict::NoDifference => {
+                    assert!(short.contains("cannot tell apart under"), "{short}")
+                }
+                _ => panic!("{cmp:?}"),
+            }
+        }
+        assert_eq!(judged, 4);
+    }
 
     #[test]
     fn a_run_with_nothing_comparable_says_so() {
