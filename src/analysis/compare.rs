@@ -4,9 +4,15 @@
 //! A difference is claimed only when it is both significant (two-sided
 //! Mann-Whitney p < 0.05, see [`super::mann_whitney`]) and larger than the
 //! noise threshold, as benchstat does with its "~" for "no difference".
+//!
+//! With `headline = "best"` and too few trials for the rank test to ever
+//! reach p < 0.05 (3 against 3: its smallest p is 0.1), the verdict comes
+//! from Welch's t-test on all trials instead ([`super::welch`]), and a "no
+//! difference" says how large a change those trials could have shown.
 use super::bootstrap::ratio_of_medians_ci;
 use super::mann_whitney::{mann_whitney_u, min_exact_p};
 use super::summary::{median, Headline};
+use super::welch::welch_t;
 use serde::{Deserialize, Serialize};
 
 /// Significance level of the verdicts.
@@ -15,6 +21,23 @@ pub const ALPHA: f64 = 0.05;
 /// (0.1%) is not comparable: a system that drops requests must not win on
 /// the throughput of the ones it served.
 pub const MAX_ERROR_RATE: f64 = 0.001;
+/// Fewest trials per side for Welch's t to judge a `best` headline the rank
+/// test cannot: with 2 a side the variance estimate is too rough to trust.
+pub const MIN_WELCH_TRIALS: usize = 3;
+
+/// The test a [`Comparison`]'s p-value comes from.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Test {
+    /// Two-sided Mann-Whitney U ([`super::mann_whitney`]), the default.
+    #[default]
+    MannWhitney,
+    /// Welch's unequal-variances t-test on all trials ([`super::welch`]):
+    /// `headline = "best"` with too few trials for the rank test.
+    Welch,
+}
 
 /// Whether `errors` out of `requests + errors` attempts exceed
 /// [`MAX_ERROR_RATE`].
@@ -49,7 +72,9 @@ pub enum Verdict {
 }
 
 /// Candidate samples against baseline samples: the ratio, its CI, the test's p-value, the
-/// verdict drawn, and the sentence the reports print.
+/// verdict drawn, and the sentence the reports print. The default is no
+/// comparison at all (ratio 1, too few trials), for building one field by
+/// field.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// statistic(candidate) / statistic(baseline), the statistic being the
@@ -59,13 +84,20 @@ pub struct Comparison {
     /// 95% percentile-bootstrap CI of the ratio of medians (`None` when the
     /// ratio is of another statistic).
     pub ratio_ci: Option<(f64, f64)>,
-    /// Two-sided Mann-Whitney U p-value.
+    /// Two-sided p-value of the test named by `test` (Mann-Whitney U,
+    /// else Welch's t).
     pub p_value: Option<f64>,
     /// What is concluded from the p-value, the ratio and the noise floor.
     pub verdict: Verdict,
     /// "B is 12.0% faster (95% CI 9.1..15.2%)" / "no significant difference
     /// (p=0.41)".
     pub sentence: String,
+    /// The test behind `p_value`.
+    pub test: Test,
+    /// With Welch's t and no difference found: the smallest change, as a
+    /// fraction of the baseline's mean (0.062 = 6.2%, never under the noise
+    /// floor), that these trials could have told apart at their spread.
+    pub detectable: Option<f64>,
 }
 
 /// Compares candidate samples against baseline samples (higher is better).
@@ -95,7 +127,6 @@ pub fn compare_by(
     };
     let base = usable(baseline);
     let cand = usable(candidate);
-    let p_value = mann_whitney_u(&base, &cand).map(|m| m.p_value);
     let pick = |v: &[f64]| match statistic {
         Headline::Median => median(v),
         Headline::Best => v.iter().copied().reduce(f64::max),
@@ -105,22 +136,85 @@ pub fn compare_by(
         Some((b, c)) if b > 0.0 => c / b,
         _ => 1.0,
     };
-    let verdict = match trials_needed(base.len(), cand.len()) {
-        Some(at_least) => Verdict::NeedsMoreTrials { at_least },
-        None => decide(medians, ratio, p_value, noise),
+    let needed = trials_needed(base.len(), cand.len());
+    let welch = (statistic == Headline::Best
+        && needed.is_some()
+        && base.len().min(cand.len()) >= MIN_WELCH_TRIALS)
+        .then(|| welch_t(&base, &cand))
+        .flatten();
+    let mut comparison = match welch {
+        Some(w) => judge_by_welch(&w, medians, ratio, noise),
+        None => {
+            let p_value = mann_whitney_u(&base, &cand).map(|m| m.p_value);
+            Comparison {
+                ratio,
+                ratio_ci: None,
+                p_value,
+                verdict: match needed {
+                    Some(at_least) => Verdict::NeedsMoreTrials { at_least },
+                    None => decide(medians, ratio, p_value, noise),
+                },
+                sentence: String::new(),
+                test: Test::MannWhitney,
+                detectable: None,
+            }
+        }
     };
-    let mut comparison = Comparison {
-        ratio,
-        ratio_ci: match statistic {
-            Headline::Median => ratio_of_medians_ci(&base, &cand),
-            Headline::Best => None,
-        },
-        p_value,
-        verdict,
-        sentence: String::new(),
-    };
+    if statistic == Headline::Median {
+        comparison.ratio_ci = ratio_of_medians_ci(&base, &cand);
+    }
     comparison.sentence = describe(&comparison, "B", noise, medians);
     comparison
+}
+
+/// The verdict of Welch's t on all trials for a `best` headline: a
+/// difference only when the means differ significantly beyond the noise
+/// floor and the bests (the number shown) point the same way beyond it.
+fn judge_by_welch(
+    w: &super::welch::Welch,
+    bests: Option<(f64, f64)>,
+    ratio: f64,
+    noise: f64,
+) -> Comparison {
+    let means = Some((w.mean_x, w.mean_y));
+    let mean_ratio = if w.mean_x > 0.0 {
+        w.mean_y / w.mean_x
+    } else {
+        1.0
+    };
+    let by_means = decide(means, mean_ratio, Some(w.p_value), noise);
+    let by_bests = decide(bests, ratio, Some(w.p_value), noise);
+    let verdict = if by_means == by_bests {
+        by_means
+    } else {
+        Verdict::NoDifference
+    };
+    let detectable = (verdict == Verdict::NoDifference)
+        .then(|| w.detectable(ALPHA).map(|d| d.max(noise)))
+        .flatten();
+    Comparison {
+        ratio,
+        ratio_ci: None,
+        p_value: Some(w.p_value),
+        verdict,
+        sentence: String::new(),
+        test: Test::Welch,
+        detectable,
+    }
+}
+
+impl Default for Comparison {
+    fn default() -> Self {
+        Comparison {
+            ratio: 1.0,
+            ratio_ci: None,
+            p_value: None,
+            verdict: Verdict::NeedsMoreTrials { at_least: 4 },
+            sentence: String::new(),
+            test: Test::MannWhitney,
+            detectable: None,
+        }
+    }
 }
 
 /// The verdict sentence with the candidate's own name:
@@ -201,13 +295,23 @@ fn decide(medians: Option<(f64, f64)>, ratio: f64, p_value: Option<f64>, noise: 
 }
 
 fn describe(c: &Comparison, who: &str, noise: f64, medians: Option<(f64, f64)>) -> String {
-    let p = c.p_value.map(format_p).unwrap_or_default();
+    let p = c
+        .p_value
+        .map(|p| match c.test {
+            Test::MannWhitney => format_p(p),
+            Test::Welch => format!("Welch t on all trials, {}", format_p(p)),
+        })
+        .unwrap_or_default();
     let zero_base = matches!(medians, Some((b, _)) if b == 0.0);
     match c.verdict {
         Verdict::NeedsMoreTrials { at_least } => {
             format!("needs at least {at_least} trials per system")
         }
         Verdict::NotComparable { ref reason } => format!("not comparable: {reason}"),
+        Verdict::NoDifference if c.detectable.is_some() => format!(
+            "no significant difference ({p}): at this spread, these trials can only tell apart a change of {:.1}% or more",
+            c.detectable.unwrap_or(0.0) * 100.0
+        ),
         Verdict::NoDifference if c.p_value.is_some_and(|p| p < ALPHA) => format!(
             "no significant difference: {:.1}% is within the {:.0}% noise ({p})",
             (c.ratio - 1.0).abs() * 100.0,
@@ -397,6 +501,50 @@ mod tests {
         assert_eq!(c.ratio_ci, None);
         let m = compare(&base, &cand, NOISE);
         assert!((m.ratio - 143_100.0 / 150_000.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn best_of_three_is_judged_by_welch_on_all_trials() {
+        // Seed 003's method: best of 3 against best of 3. The rank test
+        // cannot decide 3 vs 3 (smallest p 0.1); Welch's t can.
+        let base = [100_000.0, 100_400.0, 99_700.0];
+        let clearly = [110_000.0, 110_300.0, 109_800.0];
+        let c = compare_by(&base, &clearly, NOISE, Headline::Best);
+        assert_eq!((c.verdict.clone(), c.test), (Verdict::Faster, Test::Welch));
+        assert!(
+            (c.ratio - 110_300.0 / 100_400.0).abs() < 1e-12,
+            "the best is shown"
+        );
+        assert!(c.p_value.unwrap() < ALPHA);
+        assert!(
+            c.sentence.contains("Welch t on all trials"),
+            "{}",
+            c.sentence
+        );
+        // +1.5% under a few percent of spread: no difference, and the
+        // sentence says how large a change 3 trials could have shown.
+        let noisy = [100_000.0, 104_000.0, 96_000.0];
+        let close = [101_500.0, 105_500.0, 97_500.0];
+        let c = compare_by(&noisy, &close, NOISE, Headline::Best);
+        assert_eq!(c.verdict, Verdict::NoDifference);
+        let d = c.detectable.unwrap();
+        assert!(d > 0.05 && d < 0.2, "{d}");
+        assert!(
+            c.sentence
+                .contains(&format!("a change of {:.1}% or more", d * 100.0)),
+            "{}",
+            c.sentence
+        );
+        // Means and bests pointing apart are no difference, whatever p says.
+        let split = [112_000.0, 90_000.0, 90_500.0];
+        let c = compare_by(&base, &split, NOISE, Headline::Best);
+        assert_eq!(c.verdict, Verdict::NoDifference, "{c:?}");
+        // Two a side stay too few, and the median headline keeps the rank test.
+        let two = compare_by(&base[..2], &clearly[..2], NOISE, Headline::Best);
+        assert_eq!(two.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
+        let median = compare_by(&base, &clearly, NOISE, Headline::Median);
+        assert_eq!(median.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
+        assert_eq!(median.test, Test::MannWhitney);
     }
 
     #[test]

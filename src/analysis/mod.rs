@@ -5,7 +5,8 @@
 //!   median, MAD outliers, the headline statistic.
 //! - [`compare`]: ratio of medians with a bootstrap CI, Mann-Whitney U, and
 //!   the verdict (faster / slower / no significant difference).
-//! - [`mann_whitney`], [`bootstrap`]: the two tests behind `compare`.
+//! - [`mann_whitney`], [`bootstrap`], [`welch`]: the tests behind `compare`
+//!   (Welch's t judges `headline = "best"` runs too short for the rank test).
 //! - [`changepoint`]: change points in a history of runs (E-divisive means).
 //! - [`stopping`]: when a point has enough trials.
 //! - [`usl`]: the Universal Scalability Law fit.
@@ -25,3 +26,4 @@ pub mod shape;
 pub mod stopping;
 pub mod summary;
 pub mod usl;
+pub mod welch;

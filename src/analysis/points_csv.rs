@@ -51,13 +51,7 @@ const X_WORDS: &[&str] = &["x", "throughput", "tps", "rps", "qps", "ops", "rate"
 
 /// Parses (N, X) pairs; N and X must be positive and finite.
 pub fn parse_points(text: &str) -> Result<Vec<(f64, f64)>, CsvError> {
-    let rows: Vec<(usize, Vec<String>)> = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
-        .map(|(i, l)| (i, split(l)))
-        .collect();
+    let rows = rows(text);
     let Some((_, first)) = rows.first() else {
         return Err(CsvError {
             line: 0,
@@ -89,6 +83,118 @@ pub fn parse_points(text: &str) -> Result<Vec<(f64, f64)>, CsvError> {
         .collect()
 }
 
+/// The columns every `scalelab export --format csv` starts with; the sweep
+/// axes follow them, up to [`EXPORT_AXES_END`].
+const EXPORT_FIRST: [&str; 3] = ["run_id", "system", "point_index"];
+/// The column after the export's sweep axes.
+const EXPORT_AXES_END: &str = "trial";
+
+/// One curve of a file: its label (`system=postgres, load.script=select-only`,
+/// empty for a plain two-column file) and its (N, X) pairs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curve {
+    /// The values of the columns that split the file, `column=value`
+    /// joined by `, `; empty when nothing splits it.
+    pub label: String,
+    /// (N, X) pairs in file order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// The curves of a file. A scalelab export CSV (it starts with `run_id,
+/// system, point_index`) is split by system and by every sweep axis other
+/// than N that varies, so that a fit never mixes two systems or two
+/// workloads (pgbench's select-only and tpcb-like); N is the first axis
+/// named like a concurrency, X the `throughput_*` column, and failed
+/// trials (no throughput) are left out. Any other file is one curve
+/// ([`parse_points`]).
+pub fn parse_curves(text: &str) -> Result<Vec<Curve>, CsvError> {
+    let rows = rows(text);
+    let is_export = rows
+        .first()
+        .is_some_and(|(_, h)| h.len() > 3 && h[..3] == EXPORT_FIRST);
+    if !is_export {
+        return Ok(vec![Curve {
+            label: String::new(),
+            points: parse_points(text)?,
+        }]);
+    }
+    export_curves(&rows[0].1, &rows[1..])
+}
+
+fn export_curves(header: &[String], rows: &[(usize, Vec<String>)]) -> Result<Vec<Curve>, CsvError> {
+    let end = header
+        .iter()
+        .position(|h| h == EXPORT_AXES_END)
+        .unwrap_or(header.len());
+    let axes: Vec<usize> = (EXPORT_FIRST.len()..end).collect();
+    let names = |cols: &[usize]| {
+        cols.iter()
+            .map(|&c| format!("`{}`", header[c]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let n_col = axes
+        .iter()
+        .copied()
+        .find(|&c| {
+            // The axis's own last word: `server.threads`, `server_cpus`.
+            let own = header[c].rsplit(['.', '_']).next().unwrap_or("");
+            N_WORDS.contains(&own.to_ascii_lowercase().as_str())
+        })
+        .ok_or_else(|| CsvError {
+            line: 1,
+            message: format!(
+                "no sweep axis counts concurrency (the axes are {}): the USL needs N, such as `connections` or `server.threads`",
+                if axes.is_empty() { "none".to_string() } else { names(&axes) }
+            ),
+        })?;
+    let x_col = header
+        .iter()
+        .position(|h| h.starts_with("throughput_"))
+        .ok_or_else(|| CsvError {
+            line: 1,
+            message: "no `throughput_*` column: is this a `scalelab export --format csv` file?"
+                .into(),
+        })?;
+    // The system and every other axis that varies split the file.
+    let split_by: Vec<usize> = std::iter::once(1)
+        .chain(axes.iter().copied().filter(|&c| c != n_col))
+        .filter(|&c| {
+            let first = rows.first().and_then(|r| r.1.get(c));
+            rows.iter().any(|r| r.1.get(c) != first)
+        })
+        .collect();
+    let mut curves: Vec<Curve> = Vec::new();
+    for (line, fields) in rows {
+        let x_text = fields.get(x_col).map(String::as_str).unwrap_or("");
+        if x_text.is_empty() {
+            continue; // a failed trial has no throughput
+        }
+        let n = field(fields, n_col, *line, &format!("`{}`", header[n_col]))?;
+        let x = field(fields, x_col, *line, &format!("`{}`", header[x_col]))?;
+        let point = check(*line, n, x)?;
+        let label = split_by
+            .iter()
+            .map(|&c| format!("{}={}", header[c], fields.get(c).map_or("", String::as_str)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match curves.iter_mut().find(|c| c.label == label) {
+            Some(c) => c.points.push(point),
+            None => curves.push(Curve {
+                label,
+                points: vec![point],
+            }),
+        }
+    }
+    if curves.is_empty() {
+        return Err(CsvError {
+            line: 0,
+            message: "no successful trial: every row's throughput is empty".into(),
+        });
+    }
+    Ok(curves)
+}
+
 fn check(line: usize, n: f64, x: f64) -> Result<(f64, f64), CsvError> {
     if n <= 0.0 {
         return Err(CsvError {
@@ -117,6 +223,17 @@ fn field(fields: &[String], col: usize, line: usize, name: &str) -> Result<f64, 
         line,
         message: format!("`{text}` in {name} is not a finite number"),
     })
+}
+
+/// The file's rows with their 1-based line numbers, blank lines and `#`
+/// comments left out, each split into fields.
+fn rows(text: &str) -> Vec<(usize, Vec<String>)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+        .map(|(i, l)| (i, split(l)))
+        .collect()
 }
 
 fn number(text: &str) -> Option<f64> {
@@ -204,6 +321,35 @@ mod tests {
         assert!(e.message.contains("must be positive"), "{e}");
         let e = parse_points("0,10\n").unwrap_err();
         assert!(e.to_string().starts_with("line 1: concurrency"), "{e}");
+    }
+
+    #[test]
+    fn an_export_is_split_by_system_and_every_other_axis() {
+        let text = "run_id,system,point_index,load.script,connections,trial,status,throughput_transactions_per_s\n\
+            1,pg,0,select-only,1,1,ok,7000\n\
+            1,pg,1,select-only,2,1,ok,13000\n\
+            1,pg,2,tpcb-like,1,1,ok,800\n\
+            1,pg,3,tpcb-like,2,1,failed,\n\
+            1,pg,3,tpcb-like,2,2,ok,1500\n";
+        let curves = parse_curves(text).unwrap();
+        let labels: Vec<&str> = curves.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["load.script=select-only", "load.script=tpcb-like"]);
+        assert_eq!(curves[1].points, vec![(1.0, 800.0), (2.0, 1500.0)]);
+        let two = text
+            .replace("1,pg,2,", "1,mysql,2,")
+            .replace("1,pg,3,", "1,mysql,3,");
+        let labels: Vec<String> = parse_curves(&two)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.label)
+            .collect();
+        assert_eq!(labels[1], "system=mysql, load.script=tpcb-like");
+        let no_n =
+            "run_id,system,point_index,rate,trial,throughput_requests_per_s\n1,a,0,100,1,50\n";
+        let e = parse_curves(no_n).unwrap_err();
+        assert!(e.message.contains("the axes are `rate`"), "{e}");
+        // A plain file is one curve.
+        assert_eq!(parse_curves("1,10\n2,19\n").unwrap()[0].label, "");
     }
 
     #[test]

@@ -56,6 +56,9 @@ pub struct UslFit {
     pub r_squared: f64,
     /// Points the fit used.
     pub points: usize,
+    /// The largest throughput measured: no ceiling may be quoted below it
+    /// ([`UslFit::quoted_ceiling`]).
+    pub measured_peak: f64,
     /// What makes the fit less trustworthy (few points, a poor R², no standard errors); empty
     /// when none.
     pub warnings: Vec<String>,
@@ -66,6 +69,44 @@ impl UslFit {
     /// points than the 3 parameters and a non-singular Jacobian.
     pub fn has_error_estimates(&self) -> bool {
         self.points > 3 && !self.warnings.iter().any(|w| w.contains(NO_SE))
+    }
+
+    /// Whether the fit explains the data well enough to quote its N* or
+    /// its ceiling: R² at least [`POOR_R_SQUARED`].
+    pub fn is_good(&self) -> bool {
+        self.r_squared >= POOR_R_SQUARED
+    }
+
+    /// N* as a headline may quote it: `None` when the fit is poor
+    /// ([`UslFit::is_good`]) or has no peak (κ = 0).
+    pub fn quoted_peak(&self) -> Option<f64> {
+        self.peak_concurrency.filter(|_| self.is_good())
+    }
+
+    /// The Amdahl ceiling λ/σ as it may be quoted: `None` when the fit is
+    /// poor or the ceiling lies below the measured peak (the data already
+    /// passed it, so the fit does not describe them).
+    pub fn quoted_ceiling(&self) -> Option<f64> {
+        self.amdahl_ceiling
+            .filter(|c| self.is_good() && *c >= self.measured_peak)
+    }
+
+    /// X(N*) as it may be quoted: as [`UslFit::quoted_ceiling`], for the
+    /// fitted curve's own highest point.
+    pub fn quoted_peak_throughput(&self) -> Option<f64> {
+        Some(self.peak_throughput).filter(|x| self.is_good() && *x >= self.measured_peak)
+    }
+
+    /// Why N* or the ceiling is not quoted, for the place it would be:
+    /// `R² = 0.50 < 0.9: the fit explains the data poorly`; `None` when
+    /// it may be.
+    pub fn not_quoted_why(&self) -> Option<String> {
+        (!self.is_good()).then(|| {
+            format!(
+                "R² = {:.2} < {POOR_R_SQUARED}: the fit explains the data poorly",
+                self.r_squared
+            )
+        })
     }
 
     /// True when the fitted curve keeps rising for ever (kappa = 0): then
@@ -86,7 +127,9 @@ pub enum FitError {
 
 /// Fewer points than this gets a warning, as in R's `usl`.
 pub const FEW_POINTS: usize = 6;
-/// Below this R² the fit gets a warning.
+/// Below this R² the fit gets a warning, and no report quotes its N* or
+/// ceiling (a headline or a table says why instead): the curve then says
+/// more about the noise than about the system. docs/report.md names it.
 pub const POOR_R_SQUARED: f64 = 0.9;
 const NO_SE: &str = "no standard errors";
 
@@ -291,6 +334,7 @@ fn summarise(
         amdahl_ceiling: (sigma > 0.0).then(|| lambda / sigma),
         r_squared: if sst > 0.0 { 1.0 - sse / sst } else { 1.0 },
         points: points.len(),
+        measured_peak: points.iter().map(|p| p.1).fold(0.0, f64::max),
         warnings: Vec::new(),
     };
     if points.len() < FEW_POINTS {
@@ -310,25 +354,39 @@ fn summarise(
     fit
 }
 
-/// Fills the peak (or the ceiling) and explains the Amdahl cases.
+/// Fills the peak (or the ceiling) and explains the Amdahl cases. Every
+/// warning names the one N* the fit reports, and no ceiling below the
+/// measured peak is called a ceiling.
 fn peak(fit: &mut UslFit, points: &[(f64, f64)], warnings: &mut Vec<String>) {
     let max_n = points.iter().map(|p| p.0).fold(0.0, f64::max);
     if fit.kappa > 0.0 {
         let raw = ((1.0 - fit.sigma) / fit.kappa).sqrt();
         let n_star = raw.max(1.0);
         if raw < 1.0 {
-            warnings.push(falls_throughout(raw, points));
+            warnings.push(falls_throughout(points));
         } else if n_star > max_n {
             warnings.push(format!(
-                "the peak N*={n_star:.4} lies beyond the largest measured N ({max_n}): it is an extrapolation"
+                "the peak N*={} lies beyond the largest measured N ({max_n}): it is an extrapolation",
+                n_star_text(n_star)
             ));
         }
         fit.peak_concurrency = Some(n_star);
         fit.peak_throughput = predict(fit, n_star);
+        if fit.peak_throughput < fit.measured_peak {
+            warnings.push(format!(
+                "the fitted curve's highest point X(N*) = {:.1} is below the measured peak {:.1}: it is no ceiling; read the measured peak",
+                fit.peak_throughput, fit.measured_peak
+            ));
+        }
     } else if let Some(ceiling) = fit.amdahl_ceiling {
-        warnings.push(format!(
-            "κ = 0 (Amdahl's law): no peak; throughput approaches the ceiling λ/σ = {ceiling:.1}"
-        ));
+        warnings.push(if ceiling < fit.measured_peak {
+            format!(
+                "κ = 0 (Amdahl's law), but its ceiling λ/σ = {ceiling:.1} is below the measured peak {:.1}: the fit does not describe the data; read the measured peak",
+                fit.measured_peak
+            )
+        } else {
+            format!("κ = 0 (Amdahl's law): no peak; throughput approaches the ceiling λ/σ = {ceiling:.1}")
+        });
         fit.peak_throughput = ceiling;
     } else {
         warnings.push(
@@ -339,10 +397,17 @@ fn peak(fit: &mut UslFit, points: &[(f64, f64)], warnings: &mut Vec<String>) {
     }
 }
 
-/// The warning for a fit whose N* is below 1 (its curve only falls),
-/// which agrees with the data only when the measured peak is at the
-/// smallest N.
-fn falls_throughout(raw_n_star: f64, points: &[(f64, f64)]) -> String {
+/// N* as every report prints it: `56`, or `1` for a curve that only
+/// falls (the formula's value under 1 is never printed, so the fit has one
+/// N*).
+pub fn n_star_text(n_star: f64) -> String {
+    format!("{n_star:.0}")
+}
+
+/// The warning for a fit whose formula puts the peak below N = 1, so the
+/// fit reports N* = 1 (its curve only falls); it agrees with the data
+/// only when the measured peak is at the smallest N.
+fn falls_throughout(points: &[(f64, f64)]) -> String {
     let min_n = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let measured_peak = points
         .iter()
@@ -351,11 +416,11 @@ fn falls_throughout(raw_n_star: f64, points: &[(f64, f64)]) -> String {
         .map_or(min_n, |p| p.0);
     if measured_peak > min_n {
         format!(
-            "the fitted curve only falls (N*={raw_n_star:.2} < 1), but the measured throughput peaks at N={measured_peak}: the USL does not describe this curve; read the measured peak, not the fit"
+            "the fitted curve only falls from N*=1 on, but the measured throughput peaks at N={measured_peak}: the USL does not describe this curve; read the measured peak, not the fit"
         )
     } else {
         format!(
-            "throughput falls from the smallest measured N ({min_n}) on, and so does the fitted curve (N*={raw_n_star:.2} < 1): there is no peak to find"
+            "throughput falls from the smallest measured N ({min_n}) on, and so does the fitted curve (N*=1): there is no peak to find"
         )
     }
 }
@@ -552,15 +617,74 @@ mod tests {
     #[test]
     fn a_peak_below_one_is_explained_against_the_data() {
         let rises_then_falls = pts(&[16.0, 128.0, 1024.0], &[900.0, 1000.0, 100.0]);
-        let w = falls_throughout(0.4, &rises_then_falls);
+        let w = falls_throughout(&rises_then_falls);
         assert!(
             w.contains("peaks at N=128") && w.contains("does not describe"),
             "{w}"
         );
         let only_falls = pts(&[16.0, 128.0, 1024.0], &[1000.0, 500.0, 100.0]);
-        let w = falls_throughout(0.4, &only_falls);
+        let w = falls_throughout(&only_falls);
         assert!(w.contains("falls from the smallest measured N (16)"), "{w}");
         assert!(!w.contains("below N=1"), "{w}");
+    }
+
+    /// nginx-short-lived printed "N*=1" and then "(N*=0.00 < 1)": a fit
+    /// has one N*, and every warning names that one.
+    #[test]
+    fn a_curve_that_only_falls_has_one_n_star() {
+        let falls = pts(
+            &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0],
+            &[1000.0, 600.0, 330.0, 170.0, 90.0, 45.0],
+        );
+        let f = fit(&falls).unwrap();
+        assert_eq!(f.peak_concurrency, Some(1.0), "{f:?}");
+        let all = f.warnings.join("\n");
+        assert!(all.contains("N*=1"), "{all}");
+        assert!(!all.contains("N*=0"), "{all}");
+        assert_eq!(n_star_text(f.peak_concurrency.unwrap()), "1");
+    }
+
+    /// pgbench's Amdahl ceiling 3,499 against a measured 3.81k: no ceiling
+    /// below the measured peak is quoted, and the warning says the fit does
+    /// not describe the data.
+    #[test]
+    fn no_ceiling_below_the_measured_peak() {
+        let mut f = fit(&raytracer()).unwrap();
+        assert!(f.is_amdahl() && f.is_good());
+        let ceiling = f.amdahl_ceiling.unwrap();
+        assert_eq!(f.quoted_ceiling(), Some(ceiling), "above the data: quoted");
+        f.measured_peak = ceiling * 1.09;
+        assert_eq!(f.quoted_ceiling(), None);
+        let mut warnings = Vec::new();
+        peak(&mut f, &raytracer(), &mut warnings);
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("is below the measured peak")
+                    && w.contains("does not describe the data")),
+            "{warnings:?}"
+        );
+        assert!(!warnings
+            .iter()
+            .any(|w| w.contains("approaches the ceiling")));
+        // The USL's own highest point, likewise.
+        let mut u = fit(&specsdm91()).unwrap();
+        assert!(u.quoted_peak_throughput().is_some());
+        u.measured_peak = u.peak_throughput + 1.0;
+        assert_eq!(u.quoted_peak_throughput(), None);
+    }
+
+    /// pgbench's headline said "USL N*=5" with R² = 0.50.
+    #[test]
+    fn a_poor_fit_quotes_no_peak_or_ceiling() {
+        let mut f = fit(&specsdm91()).unwrap();
+        assert!(f.quoted_peak().is_some());
+        f.r_squared = 0.5;
+        assert_eq!((f.quoted_peak(), f.quoted_ceiling()), (None, None));
+        assert_eq!(
+            f.not_quoted_why().unwrap(),
+            "R² = 0.50 < 0.9: the fit explains the data poorly"
+        );
     }
 
     #[test]

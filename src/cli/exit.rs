@@ -11,8 +11,11 @@ pub const SOME_FAILED: i32 = 3;
 /// Nothing was measured: every trial failed, or a load run completed no
 /// request.
 pub const NOTHING_MEASURED: i32 = 4;
-/// `compare`: a run shares no point with the baseline at which both
-/// measured without errors, so no verdict could be drawn for it.
+/// Nothing comparable: a run in which every comparison against the
+/// baseline (every point, with one system) is "not comparable" (errors
+/// above the threshold, or a load generator that fell behind;
+/// `scalelab::report::analyse::nothing_comparable`), or a `compare` in
+/// which a run shares no comparable point with the baseline.
 pub const NOTHING_COMPARABLE: i32 = 5;
 /// Interrupted by SIGINT or SIGTERM, or a run with trials discarded
 /// because scalelab was stopped during their window; `--resume` continues
@@ -27,8 +30,10 @@ Exit codes:
   3    the run finished but some trials failed (reasons are in the store)
   4    nothing was measured: every trial failed, a load run completed
        no request, or `load forward` found no rate that passed
-  5    compare: a run shares no point with the baseline that both measured
-       without errors (nothing comparable; no verdict drawn)
+  5    nothing comparable: every point of the run is \"not comparable\"
+       (errors above the threshold, or the load generator fell behind its
+       schedule), or `compare` found no point a run shares comparably with
+       the baseline; no verdict is drawn
   130  interrupted (SIGINT/SIGTERM), or trials discarded because scalelab
        was stopped (Ctrl-Z, SIGSTOP) during their window;
        `scalelab run FILE --resume ID` continues a run; a load run prints

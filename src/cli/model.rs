@@ -1,7 +1,7 @@
 //! `scalelab model`: fit the Universal Scalability Law to (N, X) pairs from
 //! a CSV file and print the coefficients, the peak and the ceiling.
 use anyhow::Context;
-use scalelab::analysis::points_csv::parse_points;
+use scalelab::analysis::points_csv::parse_curves;
 use scalelab::analysis::usl::{self, UslFit};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -18,16 +18,32 @@ pub struct ModelArgs {
 }
 
 pub fn run(a: &ModelArgs) -> anyhow::Result<i32> {
-    let path = a.file.display();
+    let path = a.file.display().to_string();
     let text = std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {path}"))?;
-    let points = parse_points(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-    let fit = usl::fit(&points).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-    let rse = usl::residual_standard_error(&fit, &points);
+    let curves = parse_curves(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+    let mut docs = Vec::new();
+    let mut texts = Vec::new();
+    for c in &curves {
+        // A scalelab export is fitted one curve at a time: never two
+        // systems or two workloads in one fit.
+        let name = if c.label.is_empty() {
+            path.clone()
+        } else {
+            format!("{path} ({})", c.label)
+        };
+        let fit = usl::fit(&c.points).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let rse = usl::residual_standard_error(&fit, &c.points);
+        docs.push(ModelJson::new(&path, &c.label, &fit, rse));
+        texts.push(render(&name, &fit, rse));
+    }
     if a.json {
-        let out = ModelJson::new(&path.to_string(), &fit, rse);
-        outln!("{}", serde_json::to_string_pretty(&out)?);
+        let out = match docs.as_slice() {
+            [one] if curves[0].label.is_empty() => serde_json::to_string_pretty(one)?,
+            _ => serde_json::to_string_pretty(&docs)?,
+        };
+        outln!("{out}");
     } else {
-        out!("{}", render(&path.to_string(), &fit, rse));
+        out!("{}", texts.join("\n"));
     }
     Ok(0)
 }
@@ -36,6 +52,10 @@ pub fn run(a: &ModelArgs) -> anyhow::Result<i32> {
 #[derive(Serialize)]
 struct ModelJson {
     file: String,
+    /// The curve of a scalelab export (`system=pg, load.script=tpcb-like`);
+    /// absent for a plain file.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    curve: String,
     points: usize,
     sigma: f64,
     kappa: f64,
@@ -55,7 +75,7 @@ struct ModelJson {
 }
 
 impl ModelJson {
-    fn new(file: &str, f: &UslFit, rse: Option<f64>) -> Self {
+    fn new(file: &str, curve: &str, f: &UslFit, rse: Option<f64>) -> Self {
         let errors = f.has_error_estimates();
         let se = |v: f64| finite(v).filter(|_| errors);
         let ci =
@@ -63,6 +83,7 @@ impl ModelJson {
         let linear = f.kappa <= 0.0 && f.sigma <= 0.0;
         ModelJson {
             file: file.to_string(),
+            curve: curve.to_string(),
             points: f.points,
             sigma: f.sigma,
             kappa: f.kappa,
@@ -73,9 +94,14 @@ impl ModelJson {
             sigma_ci: ci(f.sigma_ci),
             kappa_ci: ci(f.kappa_ci),
             lambda_ci: ci(f.lambda_ci),
-            peak_concurrency: f.peak_concurrency.and_then(finite),
-            peak_throughput: finite(f.peak_throughput).filter(|_| !linear),
-            amdahl_ceiling: f.amdahl_ceiling.and_then(finite),
+            // Quoted only from a fit that describes the data (R² and no
+            // ceiling under the measured peak); the warnings say why not.
+            peak_concurrency: f.quoted_peak().and_then(finite),
+            peak_throughput: f
+                .quoted_peak_throughput()
+                .and_then(finite)
+                .filter(|_| !linear),
+            amdahl_ceiling: f.quoted_ceiling().and_then(finite),
             r_squared: finite(f.r_squared),
             residual_standard_error: rse.and_then(finite),
             warnings: f.warnings.clone(),
@@ -110,20 +136,7 @@ fn render(file: &str, f: &UslFit, rse: Option<f64>) -> String {
         out += &format!("  {name:<22} {:>11} {se:>11}   {ci}\n", sig(v));
     }
     out += "\n";
-    match f.peak_concurrency {
-        Some(n) => {
-            out += &format!(
-                "  peak                   N* = {}, X(N*) = {}\n",
-                sig(n),
-                sig(f.peak_throughput)
-            )
-        }
-        None => out += "  peak                   none (kappa = 0: throughput never falls)\n",
-    }
-    match f.amdahl_ceiling {
-        Some(c) => out += &format!("  Amdahl ceiling         {} (lambda / sigma)\n", sig(c)),
-        None => out += "  Amdahl ceiling         none (sigma = 0)\n",
-    }
+    out += &peak_lines(f);
     out += &format!("  R^2                    {}\n", sig(f.r_squared));
     if let Some(r) = rse {
         out += &format!(
@@ -137,6 +150,44 @@ fn render(file: &str, f: &UslFit, rse: Option<f64>) -> String {
         for w in &f.warnings {
             out += &format!("  - {w}\n");
         }
+    }
+    out
+}
+
+/// The peak and the ceiling, each only when the fit may quote it
+/// (`UslFit::quoted_peak`, `quoted_ceiling`): a poor fit or a ceiling
+/// under the measured peak says so instead.
+fn peak_lines(f: &UslFit) -> String {
+    let mut out = String::new();
+    let measured = sig(f.measured_peak);
+    match (f.not_quoted_why(), f.peak_concurrency) {
+        (Some(why), _) => out += &format!("  peak                   not quoted: {why}\n"),
+        (None, Some(n)) => match f.quoted_peak_throughput() {
+            Some(x) => {
+                out += &format!("  peak                   N* = {}, X(N*) = {}\n", sig(n), sig(x))
+            }
+            None => {
+                out += &format!(
+                    "  peak                   N* = {}; X(N*) = {} is below the measured peak {measured}: no ceiling\n",
+                    sig(n),
+                    sig(f.peak_throughput)
+                )
+            }
+        },
+        (None, None) => out += "  peak                   none (kappa = 0: throughput never falls)\n",
+    }
+    match (f.amdahl_ceiling, f.quoted_ceiling()) {
+        (None, _) => out += "  Amdahl ceiling         none (sigma = 0)\n",
+        (Some(_), Some(c)) => out += &format!("  Amdahl ceiling         {} (lambda / sigma)\n", sig(c)),
+        (Some(c), None) => match f.not_quoted_why() {
+            Some(why) => out += &format!("  Amdahl ceiling         not quoted: {why}\n"),
+            None => {
+                out += &format!(
+                    "  Amdahl ceiling         none: lambda / sigma = {} is below the measured peak {measured}; the fit does not describe the data\n",
+                    sig(c)
+                )
+            }
+        },
     }
     out
 }

@@ -150,6 +150,9 @@ pub fn run(
             "nothing was measured: every trial of run {} failed",
             summary.run_id
         );
+    } else if let Some(why) = scalelab::report::analyse::nothing_comparable(&data) {
+        eprintln!("run {}: {why}", summary.run_id);
+        return Ok(super::exit::NOTHING_COMPARABLE);
     }
     Ok(code)
 }

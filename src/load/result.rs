@@ -416,9 +416,10 @@ pub struct Ramp {
     pub at_half_max: Option<RampSecond>,
     /// Queries lost in seconds whose offered rate exceeded the maximum
     /// throughput: the ramp drove the server past what it can answer on
-    /// purpose, so these losses are the measurement, not errors. They are
-    /// left out of the trial's error counts (and so of the verdicts'
-    /// "not comparable" test); `Datagrams::lost` still counts them.
+    /// purpose. These, like every loss of a ramp, are the measurement, not
+    /// errors: all of a ramp's losses are left out of the trial's error
+    /// counts (and so of the verdicts' "not comparable" test);
+    /// `Datagrams::lost` still counts them.
     #[serde(default)]
     pub lost_past_max: u64,
 }

@@ -4,7 +4,7 @@ use super::format;
 use super::rows::{Aggregate, Cell, Rank, SeriesFit};
 use crate::analysis::compare::Verdict;
 use crate::analysis::shape::{shape, CurveShape, PastPeak};
-use crate::analysis::usl::{fit, UslFit, FEW_POINTS};
+use crate::analysis::usl::{fit, n_star_text, UslFit, FEW_POINTS};
 use serde::Serialize;
 
 /// What the headline (the ranking) may claim, from every verdict against
@@ -199,19 +199,18 @@ pub fn rank(agg: &Aggregate) -> Vec<Rank> {
     out
 }
 
-/// `FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)`; neighbours
-/// within the run's noise floor (a fraction) are joined by `≈` instead of
-/// `>`, and a system
-/// that differs significantly from the baseline at no point is marked
-/// `n.s.`, so an A/A run never reads as a ranking.
+/// `FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)`. `>` is claimed
+/// only where it is earned ([`separator`]): neighbours within the run's
+/// noise floor (a fraction) or not significantly different are joined by
+/// `≈`, and a system with too few trials to judge by `,` (an order, no
+/// claim). A system that differs significantly from the baseline at no
+/// point is marked `n.s.`, so an A/A run never reads as a ranking.
 pub fn ranking_line(ranks: &[Rank], noise: f64) -> String {
     let mut out = String::new();
     let (ranked, unranked): (Vec<&Rank>, Vec<&Rank>) = ranks.iter().partition(|r| r.points > 0);
     for (i, r) in ranked.iter().enumerate() {
         if i > 0 {
-            let prev = ranked[i - 1].relative;
-            let close = (prev - r.relative).abs() < noise * prev.abs();
-            out.push_str(if close { " ≈ " } else { " > " });
+            out.push_str(separator(ranked[i - 1], r, noise));
         }
         let ns = if r.significant == Some(0) {
             ", n.s.".to_string()
@@ -246,12 +245,51 @@ pub fn ranking_line(ranks: &[Rank], noise: f64) -> String {
     let excluded = ranks.iter().map(|r| r.excluded).max().unwrap_or(0);
     if excluded > 0 {
         out.push_str(&format!(
-            "  [{excluded} point{} left out: errors above {}% of requests]",
+            "  [{excluded} point{} left out as not comparable: errors above {}% of requests, or a load generator that fell behind]",
             if excluded == 1 { "" } else { "s" },
             crate::analysis::compare::MAX_ERROR_RATE * 100.0
         ));
     }
     out
+}
+
+/// What joins two neighbours of the ranking, `higher` first: `>` only when
+/// they are apart by more than the noise floor and each one that is not
+/// the baseline differs significantly from it at some point; `≈` when
+/// they are close or one is not significantly different (`n.s.`); `, `
+/// when one had too few trials to be judged at all.
+fn separator(higher: &Rank, lower: &Rank, noise: f64) -> &'static str {
+    let untested = |r: &Rank| r.too_few_trials;
+    // The baseline has no `significant`: it is the yardstick.
+    let differs = |r: &Rank| r.significant.map_or(true, |n| n > 0) && !untested(r);
+    let close = (higher.relative - lower.relative).abs() < noise * higher.relative.abs();
+    if untested(higher) || untested(lower) {
+        ", "
+    } else if close || !differs(higher) || !differs(lower) {
+        " ≈ "
+    } else {
+        " > "
+    }
+}
+
+/// How many points the ranking's geometric means are over: `3 points`,
+/// or `2–3 points (2 for B, 3 for C)` when the systems differ (a point
+/// left out for one system leaves the others' count alone). The
+/// baseline's own count is not a mean of anything and is left out.
+pub fn mean_over(agg: &Aggregate) -> String {
+    let counts: Vec<(&str, usize)> = agg
+        .ranking
+        .iter()
+        .filter(|r| Some(r.system.as_str()) != agg.baseline.as_deref())
+        .map(|r| (r.system.as_str(), r.points))
+        .collect();
+    let lo = counts.iter().map(|c| c.1).min().unwrap_or(0);
+    let hi = counts.iter().map(|c| c.1).max().unwrap_or(0);
+    if lo == hi {
+        return format!("{lo} point{}", if lo == 1 { "" } else { "s" });
+    }
+    let each: Vec<String> = counts.iter().map(|(s, n)| format!("{n} for {s}")).collect();
+    format!("{lo}–{hi} points ({})", each.join(", "))
 }
 
 /// `peak 82.12k at 100; past the peak: mild decline (-8.0%)`
@@ -303,10 +341,11 @@ pub fn curve_verdicts(agg: &Aggregate) -> Vec<String> {
         .filter_map(|f| {
             let shape = shape_sentence(f.shape.as_ref()?, axis);
             let n_star = match &f.usl {
-                Some(Ok(u)) => u
-                    .peak_concurrency
-                    .map(|n| format!("; USL N*={n:.0}"))
-                    .unwrap_or_else(|| "; USL N*=∞ (no peak within reach)".into()),
+                Some(Ok(u)) => match (u.not_quoted_why(), u.peak_concurrency) {
+                    (Some(why), _) => format!("; no USL N* quoted ({why})"),
+                    (None, Some(n)) => format!("; USL N*={}", n_star_text(n)),
+                    (None, None) => "; USL N*=∞ (no peak within reach)".into(),
+                },
                 _ => String::new(),
             };
             Some(format!("{}: {shape}{n_star}", f.name(agg)))
@@ -314,17 +353,25 @@ pub fn curve_verdicts(agg: &Aggregate) -> Vec<String> {
         .collect()
 }
 
-/// `σ=0.0123 κ=0.00031 N*=56`
+/// `σ=0.0123 κ=0.00031 N*=56`; `N*=– (poor fit)` when the fit's R² is
+/// under [`crate::analysis::usl::POOR_R_SQUARED`].
 pub fn usl_params(f: &UslFit) -> String {
-    let n_star = f
-        .peak_concurrency
-        .map(|n| format!("{n:.0}"))
-        .unwrap_or_else(|| "∞".into());
+    let n_star = n_star_cell(f);
     format!(
         "σ={} κ={} N*={n_star}",
         format::sig(f.sigma, 3),
         format::sig(f.kappa, 2)
     )
+}
+
+/// N* as a table or a legend shows it: `56`, `∞` (κ = 0), or `– (poor
+/// fit)` when it may not be quoted ([`UslFit::quoted_peak`]).
+pub fn n_star_cell(f: &UslFit) -> String {
+    match (f.is_good(), f.peak_concurrency) {
+        (false, _) => "– (poor fit)".into(),
+        (true, Some(n)) => n_star_text(n),
+        (true, None) => "∞".into(),
+    }
 }
 
 #[cfg(test)]
@@ -360,11 +407,88 @@ mod tests {
         let mut a = r("A again", 1.05);
         a.significant = Some(0);
         let line = ranking_line(&[a, r("A", 1.0)], 0.02);
+        // Never `>` between systems the tests could not tell apart.
         assert!(
-            line.starts_with("A again (105%, n.s.) > A (100%)"),
+            line.starts_with("A again (105%, n.s.) ≈ A (100%)"),
             "{line}"
         );
         assert!(line.contains("not significantly different"), "{line}");
+    }
+
+    #[test]
+    fn greater_than_is_only_claimed_where_it_is_earned() {
+        let judged = |system: &str, relative: f64, significant: usize| Rank {
+            significant: Some(significant),
+            ..r(system, relative)
+        };
+        let base = r("1 worker", 1.0);
+        let line = ranking_line(&[judged("2 workers", 1.3, 2), base.clone()], 0.02);
+        assert!(
+            line.starts_with("2 workers (130%) > 1 worker (100%)"),
+            "{line}"
+        );
+        // Between two candidates, `>` needs both to differ from the baseline.
+        let line = ranking_line(
+            &[judged("4", 1.3, 2), judged("2", 1.1, 0), base.clone()],
+            0.02,
+        );
+        assert!(
+            line.starts_with("4 (130%) ≈ 2 (110%, n.s.) ≈ 1 worker (100%)"),
+            "{line}"
+        );
+        // Too few trials to test: an order, no relation claimed.
+        let untested = Rank {
+            too_few_trials: true,
+            ..r("2 workers", 1.3)
+        };
+        let line = ranking_line(&[untested, base], 0.02);
+        assert!(
+            line.starts_with("2 workers (130%, ?), 1 worker (100%)"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_poor_fit_puts_no_n_star_in_the_headline() {
+        let (_, mut agg) = crate::report::test_support::aggregate(&["pg"]);
+        let line = curve_verdicts(&agg).join("\n");
+        assert!(line.contains("; USL N*=221"), "{line}");
+        if let Some(Ok(u)) = agg.fits[0].usl.as_mut() {
+            u.r_squared = 0.5;
+        }
+        let line = curve_verdicts(&agg).join("\n");
+        assert!(!line.contains("N*=2"), "{line}");
+        assert!(
+            line.contains("no USL N* quoted (R² = 0.50 < 0.9: the fit explains the data poorly)"),
+            "{line}"
+        );
+        let Some(Ok(u)) = &agg.fits[0].usl else {
+            unreachable!()
+        };
+        assert_eq!(usl_params(u), "σ=0.0200 κ=2.0e-5 N*=– (poor fit)");
+    }
+
+    #[test]
+    fn the_mean_counts_the_points_it_is_over() {
+        // nginx-return200: one point of three left out for the candidate.
+        let (_, mut agg) = crate::report::test_support::aggregate(&["a", "b"]);
+        agg.ranking = vec![
+            Rank {
+                points: 2,
+                excluded: 1,
+                ..r("b", 1.05)
+            },
+            Rank {
+                points: 3,
+                ..r("a", 1.0)
+            },
+        ];
+        assert_eq!(mean_over(&agg), "2 points");
+        agg.ranking.push(Rank {
+            points: 3,
+            ..r("c", 1.01)
+        });
+        assert_eq!(mean_over(&agg), "2–3 points (2 for b, 3 for c)");
     }
 
     #[test]

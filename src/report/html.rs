@@ -216,7 +216,6 @@ fn summary(agg: &Aggregate) -> Markup {
     let bound = agg.client_bound().count();
     let failed = agg.failures().count();
     let trials: usize = agg.cells.iter().map(|c| c.trials()).sum();
-    let points = agg.ranking.iter().map(|r| r.points).max().unwrap_or(0);
     html! {
         section id="summary" {
             h2 { "Summary" }
@@ -225,7 +224,7 @@ fn summary(agg: &Aggregate) -> Markup {
                 (status(agg))
                 p class="muted" {
                     "Throughput relative to " (agg.baseline.as_deref().unwrap_or("the baseline"))
-                    ": geometric mean over " (points) " shared point" @if points != 1 { "s" }
+                    ": geometric mean over " (super::fits::mean_over(agg))
                     " of the " (agg.headline_word()) " throughput ratio."
                 }
             }

@@ -68,10 +68,7 @@ pub fn scaling(agg: &Aggregate) -> Markup {
 fn usl_cells(usl: Option<&Result<crate::analysis::usl::UslFit, String>>, levels: usize) -> Markup {
     match usl {
         Some(Ok(u)) => {
-            let n_star = u
-                .peak_concurrency
-                .map(|n| format!("{n:.0}"))
-                .unwrap_or_else(|| "∞".into());
+            let n_star = super::fits::n_star_cell(u);
             let cells = [
                 format::sig(u.sigma, 3),
                 format::sig(u.kappa, 2),

@@ -11,6 +11,7 @@
 pub mod analyse;
 pub(crate) mod charts;
 pub mod check;
+pub mod comparable;
 pub(crate) mod context_facts;
 pub mod csv;
 pub mod energy;
@@ -26,8 +27,8 @@ mod html_tables;
 pub mod json;
 pub(crate) mod layout;
 pub(crate) mod limiter;
-mod offcpu_flames;
 pub mod multi;
+mod offcpu_flames;
 pub(crate) mod probe_view;
 pub(crate) mod rows;
 pub mod runs;

@@ -7,7 +7,7 @@
 use super::context_facts::ContextFacts;
 use super::layout::Layout;
 use super::probe_view;
-use crate::analysis::compare::{too_many_errors, Comparison};
+use crate::analysis::compare::Comparison;
 use crate::analysis::shape::CurveShape;
 use crate::analysis::summary::{Headline, Summary};
 use crate::analysis::usl::UslFit;
@@ -109,9 +109,10 @@ pub struct Cell {
     /// Summed over successful trials.
     pub errors: ErrorCounts,
     pub requests: u64,
-    /// `32948 errors (31042 timeouts, 1906 connect)` when the errors exceed
-    /// [`crate::analysis::compare::MAX_ERROR_RATE`] of the attempts: the
-    /// cell is then in no verdict and no ranking.
+    /// Why the cell is in no verdict and no ranking, by the rules of
+    /// [`super::comparable`]: `32948 errors (31042 timeouts, 1906 connect)`
+    /// when the errors exceed [`crate::analysis::compare::MAX_ERROR_RATE`]
+    /// of the attempts (a DNS ramp's lost queries are never errors).
     pub not_comparable: Option<String>,
     pub summary: Option<Summary>,
     /// Against the baseline system at the same point.
@@ -363,8 +364,7 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
         gbit_s: median_of(&ok, |t| t.measurement.as_ref().map(|m| m.gbit_s)),
         server: server(&ok),
         facts: ContextFacts::of(&ok),
-        not_comparable: too_many_errors(errors.total(), requests)
-            .then(|| format!("{} errors ({})", errors.total(), errors.kinds())),
+        not_comparable: super::comparable::reason(&ok, &errors, requests),
         errors,
         requests,
         summary: None,

@@ -248,7 +248,6 @@ fn ranking(agg: &Aggregate, color: bool) -> String {
     if agg.ranking.len() < 2 {
         return String::new();
     }
-    let points = agg.ranking.iter().map(|r| r.points).max().unwrap_or(0);
     let status = standing(agg)
         .map(|s| {
             let style = match s {
@@ -260,10 +259,10 @@ fn ranking(agg: &Aggregate, color: bool) -> String {
         })
         .unwrap_or_default();
     format!(
-        "\n{} {}\n{status}  (geometric mean over {points} point{} of the {} throughput relative to {})\n",
+        "\n{} {}\n{status}  (geometric mean over {} of the {} throughput relative to {})\n",
         Style::Bold.paint("Ranking:", color),
         ranking_line(&agg.ranking, agg.noise),
-        if points == 1 { "" } else { "s" },
+        super::fits::mean_over(agg),
         agg.headline_word(),
         agg.baseline.as_deref().unwrap_or("the baseline")
     )

@@ -180,6 +180,7 @@ pub fn fake_analyse(agg: &mut Aggregate) {
                     Verdict::NoDifference
                 },
                 sentence: "stand-in".into(),
+                ..Comparison::default()
             });
         }
     }
@@ -224,6 +225,7 @@ pub fn usl(sigma: f64, kappa: f64, lambda: f64) -> UslFit {
         amdahl_ceiling: None,
         r_squared: 0.99,
         points: 5,
+        measured_peak: 0.0,
         warnings: vec!["R² = 0.99 <fixture>".into()],
     }
 }

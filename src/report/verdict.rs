@@ -1,7 +1,7 @@
 //! The short, benchstat-style form of a comparison.
 
 use super::format;
-use crate::analysis::compare::{Comparison, Verdict};
+use crate::analysis::compare::{Comparison, Test, Verdict};
 
 /// Which way a verdict points, for colouring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,7 +22,8 @@ pub const SAME: char = '~';
 /// The mark of "too few trials to judge": never `~`, which claims there is
 /// no difference.
 pub const TOO_FEW: char = '?';
-/// The mark of "not comparable": errors above the threshold on one side.
+/// The mark of "not comparable": errors above the threshold on one side,
+/// or a load generator that fell behind ([`super::comparable`]).
 pub const EXCLUDED: char = '✗';
 
 /// What each mark means, printed under the tables that use it.
@@ -32,7 +33,7 @@ pub fn legend_items(noise: f64) -> [(char, String); 3] {
         (
             SAME,
             format!(
-                "no significant difference (Mann-Whitney p ≥ 0.05, or under the {} noise floor)",
+                "no significant difference (p ≥ 0.05 by Mann-Whitney, or by Welch's t for a best-of-N headline with too few trials for it; or under the {} noise floor)",
                 format::percent_fine(noise)
             ),
         ),
@@ -43,8 +44,11 @@ pub fn legend_items(noise: f64) -> [(char, String); 3] {
         (
             EXCLUDED,
             format!(
-                "not comparable: errors above {}% of requests",
-                crate::analysis::compare::MAX_ERROR_RATE * 100.0
+                "not comparable (the reason is given): errors above {}% of requests \
+                 (a DNS ramp's lost queries are its measurement, not errors), SERVFAIL \
+                 above {}% of a ramp's answers, or a load generator that fell behind",
+                crate::analysis::compare::MAX_ERROR_RATE * 100.0,
+                super::comparable::MAX_SERVFAIL_SHARE * 100.0
             ),
         ),
     ]
@@ -74,10 +78,22 @@ pub fn mark(v: &Verdict) -> Option<char> {
 /// trials)` when the test cannot reach significance with this many trials
 /// (the change is shown but nothing is claimed), `✗ not comparable: …`
 /// when one side's errors exceed the threshold.
+///
+/// A `best` headline judged by Welch's t names it (`+3.1% (Welch p=0.012)`),
+/// and its "no difference" says what the trials could have shown: `~
+/// (Welch p=0.410; cannot tell apart under ±6.2%)`.
 pub fn short(c: &Comparison) -> (String, Tone) {
+    let test = match c.test {
+        Test::MannWhitney => "",
+        Test::Welch => "Welch ",
+    };
+    let limit = c
+        .detectable
+        .map(|d| format!("; cannot tell apart under ±{}", format::percent_fine(d)))
+        .unwrap_or_default();
     let p = c
         .p_value
-        .map(|p| format!(" ({})", format::p_value(p)))
+        .map(|p| format!(" ({test}{}{limit})", format::p_value(p)))
         .unwrap_or_default();
     match &c.verdict {
         Verdict::Faster => (format!("{}{p}", format::change(c.ratio)), Tone::Better),
@@ -113,6 +129,7 @@ mod tests {
             p_value: p,
             verdict,
             sentence: String::new(),
+            ..Comparison::default()
         }
     }
 
@@ -152,6 +169,19 @@ mod tests {
             legend(0.02).contains("under the 2% noise floor"),
             "{}",
             legend(0.02)
+        );
+        let welch = |ratio, p, verdict, detectable| Comparison {
+            test: Test::Welch,
+            detectable,
+            ..cmp(ratio, Some(p), verdict)
+        };
+        assert_eq!(
+            short(&welch(1.031, 0.012, Verdict::Faster, None)).0,
+            "+3.1% (Welch p=0.012)"
+        );
+        assert_eq!(
+            short(&welch(1.015, 0.41, Verdict::NoDifference, Some(0.062))).0,
+            "~ (Welch p=0.410; cannot tell apart under ±6.2%)"
         );
         assert_eq!(
             ci(&cmp(1.12, None, Verdict::Faster)).unwrap(),

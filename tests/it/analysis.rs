@@ -109,6 +109,45 @@ fn three_points_fit_with_nulls_for_errors() {
     assert!(!text.contains("NaN"), "{text}");
 }
 
+/// An export CSV of pgbench's select-only and tpcb-like scripts: `model`
+/// fits each script on its own (together they gave R² = 0.03).
+#[test]
+fn model_fits_each_curve_of_an_export_on_its_own() {
+    let mut text = String::from(
+        "run_id,system,point_index,load.script,connections,trial,status,throughput_transactions_per_s\n",
+    );
+    let usl = |lambda: f64, sigma: f64, kappa: f64, n: f64| {
+        lambda * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+    };
+    for (i, n) in [1.0, 2.0, 4.0, 8.0, 16.0, 32.0].iter().enumerate() {
+        let select = usl(7000.0, 0.05, 0.001, *n);
+        let tpcb = usl(900.0, 0.2, 0.01, *n);
+        text += &format!("1,pg,{i},select-only,{n},1,ok,{select:.1}\n");
+        text += &format!("1,pg,{},tpcb-like,{n},1,ok,{tpcb:.1}\n", i + 6);
+    }
+    text += "1,pg,11,tpcb-like,32,2,failed,\n";
+    let (_dir, path) = csv(&text);
+    let out = scalelab(&["model", &path, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fits = v
+        .as_array()
+        .unwrap_or_else(|| panic!("one fit per curve: {v}"));
+    assert_eq!(fits.len(), 2, "{v}");
+    assert_eq!(fits[0]["curve"], "load.script=select-only");
+    assert_eq!(fits[1]["curve"], "load.script=tpcb-like");
+    for f in fits {
+        assert!(num(f, "r_squared") > 0.99, "{f}");
+        assert_eq!(f["points"], 6, "the failed trial is left out: {f}");
+    }
+    assert!((num(&fits[1], "sigma") - 0.2).abs() < 1e-3, "{v}");
+    let text = stdout(&scalelab(&["model", &path]));
+    assert!(
+        text.contains(&format!("{path} (load.script=tpcb-like)")),
+        "{text}"
+    );
+}
+
 #[test]
 fn bad_rows_are_named_by_file_and_line() {
     let (_dir, path) = csv("clients,tps\n1,100\n2,abc\n4,300\n");

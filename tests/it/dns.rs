@@ -588,3 +588,105 @@ fn the_cli_reports_every_latency_field_and_the_schedule_lag() {
         assert!(text.contains(field), "{field}: {text}");
     }
 }
+
+/// A `timeout N taskset -c 1 sh` spinner, stopped by its PID when dropped:
+/// SIGTERM to `timeout`, which passes it on to the spinner (SIGKILL would
+/// leave the spinner running); `timeout` bounds it if the test dies.
+struct Busy(std::process::Child);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        scalelab::sys::process::signal(self.0.id(), libc::SIGTERM);
+        let _ = self.0.wait();
+    }
+}
+
+/// Seed 002 in small (issue 27): BIND against Unbound, each ramp with a
+/// cold cache and a timeout so short that queries are lost before the
+/// maximum as well as after it, while another process keeps CPU 1 busy.
+/// Lost queries are the ramp's measurement, never errors: the points stay
+/// comparable, the ranking is over them, and the run exits 0 (before, every
+/// point was "not comparable" and the mean was over 0 points).
+#[test]
+fn a_resolver_ramp_with_lost_queries_still_ranks_bind_against_unbound() {
+    use scalelab::store::Store;
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        "name = \"bind-threads-small\"\n[server]\nkind = \"resolver\"\nsoftware = \"bind\"\n\
+         [load]\nkind = \"dns\"\nmax_rate = 2000\nconnections = 2\ntimeout = \"1ms\"\n\
+         queries = { names = 2000, zipf = 1.0, seed = 1, count = 20000 }\n\
+         [sweep]\n\"server.threads\" = [1, 2]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"per_trial\"\n\
+         [[system]]\nlabel = \"BIND 9\"\nserver = { software = \"bind\" }\n\
+         [[system]]\nlabel = \"Unbound\"\nserver = { software = \"unbound\" }\n",
+    )
+    .unwrap();
+    // Bounded by `timeout` as well as killed by PID when the test ends.
+    let _busy = Busy(
+        std::process::Command::new("timeout")
+            .args([
+                "120",
+                "taskset",
+                "-c",
+                "1",
+                "sh",
+                "-c",
+                "while :; do :; done",
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let store = dir.path().join("s.sqlite");
+    let out = crate::support::scalelab()
+        .args([
+            "--store",
+            store.to_str().unwrap(),
+            "run",
+            exp.to_str().unwrap(),
+        ])
+        .args(["-o", dir.path().join("r.html").to_str().unwrap()])
+        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = crate::support::stdout(&out);
+    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    let ramps: Vec<_> = data
+        .trials
+        .iter()
+        .filter_map(|t| t.context.datagrams.as_ref())
+        .collect();
+    assert_eq!(ramps.len(), 4, "{text}");
+    let lost_before_max: u64 = ramps
+        .iter()
+        .map(|d| d.lost - d.ramp.as_ref().unwrap().lost_past_max)
+        .sum();
+    assert!(
+        lost_before_max > 0,
+        "the case needs losses before the maximum: {text}"
+    );
+    for t in &data.trials {
+        assert_eq!(
+            t.measurement.as_ref().unwrap().errors.timeout,
+            0,
+            "lost is not an error"
+        );
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{text}",
+        crate::support::stderr(&out)
+    );
+    let ranking = text
+        .lines()
+        .find(|l| l.starts_with("Ranking:"))
+        .unwrap_or_default();
+    assert!(!ranking.contains("not comparable"), "{text}");
+    assert!(text.contains("(geometric mean over 2 points"), "{text}");
+}

@@ -156,7 +156,8 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
 
 /// A real nginx with too few `worker_connections` for the load drops
 /// connections: its point is "not comparable" in the terminal, the report
-/// and `compare`, and the ranking leaves it out.
+/// and `compare`, and the ranking leaves it out. It was the run's only
+/// comparison, so nothing is comparable and the run exits 5.
 #[test]
 fn errors_above_the_threshold_make_a_point_not_comparable() {
     let lab = Lab::new(
@@ -171,7 +172,12 @@ fn errors_above_the_threshold_make_a_point_not_comparable() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}{text}", stderr(&out));
+    assert_eq!(out.status.code(), Some(5), "{}{text}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing is comparable: 1 of 1 comparisons against the baseline"),
+        "{}",
+        stderr(&out)
+    );
     let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
     let cramped_errors: u64 = data
         .trials
@@ -214,7 +220,7 @@ fn errors_above_the_threshold_make_a_point_not_comparable() {
         .collect();
     assert!(!said.is_empty(), "{log}");
     assert!(
-        text.contains("1 point left out: errors above 0.1% of requests"),
+        text.contains("1 point left out as not comparable: errors above 0.1% of requests"),
         "{text}"
     );
     let report = std::fs::read_to_string(&html).unwrap();

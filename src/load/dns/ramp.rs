@@ -5,8 +5,10 @@
 //!
 //! resperf ramps past the server's capacity on purpose: the queries lost at
 //! offered rates above the maximum throughput are how the maximum shows,
-//! not failures of the trial ([`lost_past_max`]). Only losses at rates the
-//! server proved it could answer count as errors.
+//! not failures of the trial. Neither are the losses before it: resperf
+//! reports every loss as "lost at that point", and the DNS driver leaves
+//! all of a ramp's losses out of its error counts ([`lost_past_max`] still
+//! says how many came past the maximum).
 
 use crate::load::result::{Ramp, RampSecond};
 use hdrhistogram::Histogram;
@@ -67,17 +69,14 @@ pub fn summarise(s: &Series) -> Ramp {
     }
 }
 
-/// How far past the maximum throughput the generator must have kept its
-/// schedule for the maximum to be the server's: 10%, so the seconds around
-/// the peak were offered in full.
-pub const KEPT_PAST_MAX: f64 = 1.1;
-
 /// Whether a ramp's maximum throughput is the server's although the
 /// generator fell behind, because it fell behind only at `offered_then`
-/// qps, [`KEPT_PAST_MAX`] past the maximum (resperf warns of falling behind
-/// for the same reason: a maximum near that rate may be the client's).
+/// qps, past the maximum: the server had been offered more than it ever
+/// answered in a second, so it, not the generator, set the maximum. Falling
+/// behind below the maximum makes the maximum the client's (resperf warns
+/// of falling behind for the same reason).
 pub fn maximum_stands(max_throughput: f64, offered_then: f64) -> bool {
-    max_throughput > 0.0 && offered_then >= max_throughput * KEPT_PAST_MAX
+    max_throughput > 0.0 && offered_then > max_throughput
 }
 
 /// Queries lost in the seconds whose offered rate exceeded `max_throughput`

@@ -74,6 +74,13 @@ impl Tally {
         bump(&mut self.lost_by_sec, send_sec, 1);
     }
 
+    /// A datagram that is no DNS answer: mismatched, and a protocol error
+    /// (a malformed reply is an error even in a ramp, where losses are not).
+    pub fn malformed(&mut self) {
+        self.mismatched += 1;
+        self.result.errors.add(ErrorKind::Protocol);
+    }
+
     /// One matched answer. NOERROR and NXDOMAIN are answers to the
     /// question; any other RCODE also counts as a status error.
     pub fn answered(&mut self, rcode: ResponseCode, latency: Micros, send_sec: u32, now_ns: u64) {
@@ -171,5 +178,12 @@ mod tests {
         assert_eq!(a.result.errors.timeout, 1);
         assert_eq!(a.latency_by_sec.as_ref().unwrap()[1].len(), 1);
         assert_eq!(a.fell_behind.unwrap().1, 900);
+    }
+
+    #[test]
+    fn a_malformed_reply_is_a_protocol_error() {
+        let mut a = Tally::new(false);
+        a.malformed();
+        assert_eq!((a.mismatched, a.result.errors.protocol), (1, 1));
     }
 }

@@ -288,7 +288,7 @@ impl Worker<'_> {
     fn answer(&mut self, s: usize, i: usize, now: u64) {
         let buf = &self.batch.bufs[i][..self.batch.lens[i]];
         let Some(r) = codec::parse_response(buf) else {
-            self.tally.mismatched += 1;
+            self.tally.malformed();
             return;
         };
         let slot = self.flights[s].slots[r.id as usize];
