@@ -79,14 +79,18 @@ pub struct Check {
     pub max_regression: f64,
     /// How many baseline runs were pooled.
     pub baseline_runs: usize,
+    /// Client-bound trials left out of the baseline and of the candidate:
+    /// they measured the load generator, not the server.
+    pub client_bound_left_out: (usize, usize),
     /// The per-point comparison behind it.
     pub comparison: RunComparison,
 }
 
 /// Checks `candidate` against the pooled `baselines` (at least one).
 pub fn check(baselines: &[RunData], candidate: &RunData, max_regression: f64) -> Check {
-    let baseline = pooled(baselines);
-    let comparison = compare_runs(&baseline, candidate, baseline.run.noise);
+    let (baseline, bound_a) = without_client_bound(pooled(baselines));
+    let (candidate_kept, bound_b) = without_client_bound(candidate.clone());
+    let comparison = compare_runs(&baseline, &candidate_kept, baseline.run.noise);
     let outcome = match baselines.iter().find(|b| is_same_run(b, candidate)) {
         // Compared with itself, any run is "good": no verdict on it at all.
         Some(b) => Outcome::CannotSay {
@@ -96,13 +100,14 @@ pub fn check(baselines: &[RunData], candidate: &RunData, max_regression: f64) ->
                 b.run.id
             )],
         },
-        None => outcome(&baseline, candidate, &comparison, max_regression),
+        None => outcome(&baseline, &candidate_kept, &comparison, max_regression),
     };
     Check {
         exit_code: outcome.exit_code(),
         outcome,
         max_regression,
         baseline_runs: baselines.len(),
+        client_bound_left_out: (bound_a, bound_b),
         comparison,
     }
 }
@@ -113,6 +118,17 @@ pub fn is_same_run(a: &RunData, b: &RunData) -> bool {
     a.run.id == b.run.id
         && a.run.started_at == b.run.started_at
         && a.run.experiment == b.run.experiment
+}
+
+/// The run without its client-bound trials (they measured the load
+/// generator, not the server), and how many were left out. A point all of
+/// whose trials were client-bound is then missing, which is "cannot say".
+fn without_client_bound(mut run: RunData) -> (RunData, usize) {
+    let before = run.trials.len();
+    run.trials
+        .retain(|t| t.context.client_bound_why().is_none());
+    let left_out = before - run.trials.len();
+    (run, left_out)
 }
 
 /// The runs as one: the first run's record with every run's trials.
@@ -200,6 +216,13 @@ fn unjudged_points(c: &RunComparison) -> Vec<String> {
 /// The gate's answer as text.
 pub fn render(check: &Check) -> String {
     let mut out = String::new();
+    let (a, b) = check.client_bound_left_out;
+    if a + b > 0 {
+        out += &format!(
+            "left out as client-bound (they measured the load generator): {a} baseline \
+             trial(s), {b} candidate trial(s)\n"
+        );
+    }
     match &check.outcome {
         Outcome::Good => {
             out += &format!(
@@ -272,5 +295,29 @@ mod tests {
             "{}",
             render(&c)
         );
+    }
+
+    #[test]
+    fn client_bound_trials_are_left_out_not_the_whole_point() {
+        // run_data has one client-bound trial (system 0, point 4, trial 3).
+        let base = run_data(&["nginx"]);
+        assert!(base
+            .trials
+            .iter()
+            .any(|t| t.context.client_bound_why().is_some()));
+        let mut cand = base.clone();
+        cand.run.id += 1;
+        cand.run.started_at += 600;
+        let c = check(&[base.clone(), base], &cand, 0.05);
+        assert_eq!(c.client_bound_left_out, (2, 1));
+        assert!(
+            c.comparison
+                .points
+                .iter()
+                .all(|p| !matches!(p.comparison.verdict, Verdict::NotComparable { .. })),
+            "{}",
+            render(&c)
+        );
+        assert!(render(&c).contains("left out as client-bound"));
     }
 }

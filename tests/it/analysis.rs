@@ -573,6 +573,6 @@ mod compare {
         let out = scalelab(&["compare", &a, &b]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let help = scalelab(&["--help"]);
-        assert!(stdout(&help).contains("5    compare: a run shares no point"));
+        assert!(stdout(&help).contains("5    nothing comparable"));
     }
 }

@@ -163,10 +163,14 @@ pub struct LimiterInputs<'a> {
 pub fn judge(i: &LimiterInputs) -> Limiter {
     let n = numbers(i);
     let mut crossed: Vec<(LimiterKind, String)> = Vec::new();
+    // The kernel's own drop counters come first: a listen queue or a socket
+    // buffer that overflowed is the server not keeping up, whether or not
+    // the load generator was also short of CPU (it then offered less, so
+    // the overflow is if anything understated).
+    overflow_checks(&n, &mut crossed);
     if let Some(why) = i.client_bound {
         crossed.push((LimiterKind::ClientBound, why.to_string()));
     }
-    overflow_checks(&n, &mut crossed);
     crossed.extend(server_checks(&n));
     if let Some(e) = n
         .error_share
@@ -480,7 +484,12 @@ mod tests {
         i.client_bound = Some("the load generator used 1.9 CPU-s");
         i.errors = 2;
         let l = judge(&i);
-        assert_eq!(l.kind, LimiterKind::ClientBound);
+        assert_eq!(
+            l.kind,
+            LimiterKind::ListenOverflow,
+            "the kernel's drops first"
+        );
+        assert!(l.crossed.contains(&LimiterKind::ClientBound));
         assert!(l.crossed.contains(&LimiterKind::Errors));
     }
 
