@@ -85,19 +85,39 @@ pub enum DnsCommand {
     Lab(load_dns::DnsLabArgs),
 }
 
-#[derive(Subcommand, Debug)]
-pub enum LoadCommand {
+/// The ad-hoc load commands: one line per kind, its variant, the module
+/// with its `run(&Args, &Shutdown)`, and its arguments. The macro makes the
+/// enum and its dispatch, so a new kind's command is that one line.
+macro_rules! load_commands {
+    ($( $(#[$doc:meta])* $variant:ident => $module:ident :: $args:ident, )*) => {
+        #[derive(Subcommand, Debug)]
+        pub enum LoadCommand {
+            $( $(#[$doc])* $variant($module::$args), )*
+        }
+
+        impl LoadCommand {
+            /// Runs the load command; the returned number is the exit code.
+            fn run(&self, shutdown: &Shutdown) -> anyhow::Result<i32> {
+                match self {
+                    $( LoadCommand::$variant(a) => $module::run(a, shutdown), )*
+                }
+            }
+        }
+    };
+}
+
+load_commands! {
     /// HTTP/1.1 load, closed loop like wrk or constant rate like wrk2 -R.
-    Http(load_http::LoadHttpArgs),
+    Http => load_http::LoadHttpArgs,
     /// PostgreSQL load with pgbench's built-in scripts or a custom script (-f).
-    Pg(load_pg::LoadPgArgs),
+    Pg => load_pg::LoadPgArgs,
     /// DNS over UDP, like dnsperf (-q, -Q) or resperf (--ramp).
-    Dns(load_dns::LoadDnsArgs),
+    Dns => load_dns::LoadDnsArgs,
     /// IPv4 forwarding through a lab router (A - R - B namespaces): the
     /// RFC 2544 zero-loss throughput search.
-    Forward(load_forward::LoadForwardArgs),
+    Forward => load_forward::LoadForwardArgs,
     /// MySQL/MariaDB load with sysbench's OLTP scripts.
-    Mysql(load_mysql::LoadMysqlArgs),
+    Mysql => load_mysql::LoadMysqlArgs,
 }
 
 impl Cli {
@@ -124,13 +144,9 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
     }
     match &cli.command {
         Command::Run(a) => run::run(a, &store, !cli.store.is_empty(), shutdown),
-        Command::Load(LoadCommand::Http(a)) => load_http::run(a, shutdown),
-        Command::Load(LoadCommand::Pg(a)) => load_pg::run(a, shutdown),
-        Command::Load(LoadCommand::Dns(a)) => load_dns::run(a, shutdown),
+        Command::Load(load) => load.run(shutdown),
         Command::Dns(DnsCommand::Queries(a)) => load_dns::queries(a),
         Command::Dns(DnsCommand::Lab(a)) => load_dns::lab(a, shutdown),
-        Command::Load(LoadCommand::Forward(a)) => load_forward::run(a, shutdown),
-        Command::Load(LoadCommand::Mysql(a)) => load_mysql::run(a, shutdown),
         Command::Report(a) => report::report(a, &store),
         Command::Export(a) => report::export(a, &store),
         Command::List => report::list(&store),
