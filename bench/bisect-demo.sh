@@ -15,6 +15,7 @@
 set -uo pipefail
 BASE=${1:-5}
 source "$(dirname "$0")/scalelab-bin.sh"
+source "$(dirname "$0")/external-nginx.sh"
 dir=$(mktemp -d /tmp/scalelab-bisect.XXXXXX)
 trap 'kill $(cat "$dir/nginx.pid" 2>/dev/null) 2>/dev/null; rm -rf "$dir"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -32,24 +33,7 @@ http { access_log off; include $dir/live/http.conf;
   server { listen 127.0.0.1:$port;
     location / { root $dir/www; include $dir/live/location.conf; } } }
 CONF
-cat > "$dir/r.toml" <<RECIPE
-name = "bisect-demo"
-[server]
-kind = "external"
-url = "http://127.0.0.1:$port/"
-start = 'nginx -p $dir -c $dir/nginx.conf -e $dir/error.log'
-stop = 'p=\$(cat $dir/nginx.pid); kill \$p; while kill -0 \$p 2>/dev/null; do sleep 0.05; done'
-pid_command = 'cat $dir/nginx.pid'
-[load]
-kind = "http"
-[sweep]
-connections = [4]
-[trials]
-duration = "1s"
-warmup = "200ms"
-min = 3
-max = 3
-RECIPE
+external_nginx_recipe bisect-demo "$dir" "$port" > "$dir/r.toml"
 
 # The scripted history: one config change per commit.
 cd "$dir/repo" || exit 1

@@ -15,6 +15,7 @@ set -uo pipefail
 HISTORIES=${1:-20}
 RUNS=${2:-5}
 source "$(dirname "$0")/scalelab-bin.sh"
+source "$(dirname "$0")/external-nginx.sh"
 dir=$(mktemp -d /tmp/scalelab-history-aa.XXXXXX)
 trap 'kill $(cat "$dir/nginx.pid" 2>/dev/null) 2>/dev/null; rm -rf "$dir"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -28,24 +29,7 @@ events { worker_connections 256; }
 http { access_log off;
   server { listen 127.0.0.1:$port; location / { root $dir/www; } } }
 CONF
-cat > "$dir/aa.toml" <<RECIPE
-name = "history-aa"
-[server]
-kind = "external"
-url = "http://127.0.0.1:$port/"
-start = 'taskset -c 1 nginx -p $dir -c $dir/nginx.conf -e $dir/error.log'
-stop = 'p=\$(cat $dir/nginx.pid); kill \$p; while kill -0 \$p 2>/dev/null; do sleep 0.05; done'
-pid_command = 'cat $dir/nginx.pid'
-[load]
-kind = "http"
-[sweep]
-connections = [4]
-[trials]
-duration = "1s"
-warmup = "200ms"
-min = 3
-max = 3
-RECIPE
+external_nginx_recipe history-aa "$dir" "$port" "taskset -c 1" > "$dir/aa.toml"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 positives=0
 for h in $(seq 1 "$HISTORIES"); do

@@ -1,0 +1,28 @@
+# Sourced by bench/history-aa.sh and bench/bisect-demo.sh: the recipe of an
+# `external` nginx that the run starts and stops from DIR/nginx.conf, on
+# 127.0.0.1:PORT; one point (4 connections), three trials of 1 s.
+# shellcheck shell=bash
+
+# usage: external_nginx_recipe NAME DIR PORT [START_PREFIX] > recipe.toml
+# START_PREFIX goes before `nginx` in the start command (e.g. `taskset -c 1`).
+external_nginx_recipe() {
+    local name=$1 dir=$2 port=$3 prefix=${4:-}
+    cat <<RECIPE
+name = "$name"
+[server]
+kind = "external"
+url = "http://127.0.0.1:$port/"
+start = '${prefix:+$prefix }nginx -p $dir -c $dir/nginx.conf -e $dir/error.log'
+stop = 'p=\$(cat $dir/nginx.pid); kill \$p; while kill -0 \$p 2>/dev/null; do sleep 0.05; done'
+pid_command = 'cat $dir/nginx.pid'
+[load]
+kind = "http"
+[sweep]
+connections = [4]
+[trials]
+duration = "1s"
+warmup = "200ms"
+min = 3
+max = 3
+RECIPE
+}
