@@ -149,11 +149,16 @@ pub fn run(
     // Every remote host is reached (or named as unreachable) before the run
     // is created, and its fingerprint goes into the run.
     let cluster = sites::connect(exp, &opts.base_dir)?;
-    for system in 0..exp.systems.len() {
-        sites::check_energy(
-            &sites::server_site(exp, cluster.as_ref(), system),
-            &exp.energy,
-        )?;
+    // This machine's source is checked once (and "no energy counter" said
+    // once), however many systems run here; other hosts' agents check their own.
+    let local = (0..exp.systems.len()).any(|system| {
+        matches!(
+            sites::server_site(exp, cluster.as_ref(), system),
+            sites::ServerSite::Local
+        )
+    });
+    if local {
+        sites::check_energy(&sites::ServerSite::Local, &exp.energy)?;
     }
     let run_id = open_run(exp, store, opts, cluster.as_ref())?;
     if opts.resume.is_some() {

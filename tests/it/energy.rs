@@ -218,7 +218,11 @@ fn a_command_meter_printing_a_fixed_wattage_gives_that_wattage() {
 #[test]
 fn without_a_source_only_one_line_is_added() {
     let empty = tempfile::tempdir().unwrap();
-    let body = format!("[sweep]\nconnections = [4]\n{TRIALS}");
+    // Two systems on this machine: the line is still said once.
+    let body = format!(
+        "[sweep]\nconnections = [4]\n{TRIALS}[[system]]\nlabel = \"one\"\n\
+         [[system]]\nlabel = \"two\"\nserver = {{ worker_processes = 2 }}\n"
+    );
     let auto = Lab::new(&body);
     let off = Lab::new(&format!("{body}[probe]\nenergy = \"off\"\n"));
     let auto_out = run_lab(&auto, empty.path());
