@@ -183,7 +183,11 @@ fn candidate_problems(base: &RunData, cand: &RunData, c: &RunComparison) -> Vec<
         out.push(format!("the candidate run is {}", cand.run.status));
     }
     if !cand.trials.iter().any(|t| t.status == TrialStatus::Ok) {
-        out.push("the candidate measured nothing: every trial failed".into());
+        out.push(
+            "the candidate has no trial that measured the server: every trial failed or was \
+             client-bound"
+                .into(),
+        );
     }
     if !c.only_in_a.is_empty() {
         out.push(format!(

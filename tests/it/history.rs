@@ -195,5 +195,10 @@ fn history_finds_the_one_real_slowdown_and_check_gates_it() {
         .unwrap();
     let (code, out, err) = check(aa_s, format!("{}:1", bad.display()), "20%");
     assert_eq!(code, Some(125), "{out}{err}");
-    assert!(out.contains("errors"), "names the erroring point: {out}");
+    // Answering 503 at once, nginx can outrun the client, whose trials are
+    // then client-bound too: either reason is named.
+    assert!(
+        out.contains("errors") || out.contains("client-bound"),
+        "names the erroring or client-bound point: {out}"
+    );
 }

@@ -27,6 +27,10 @@ pub const TICKS_PER_SAMPLE: u32 = 4;
 /// states), keeping the limiter within the probe's budget.
 pub const MIN_TICK: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// The kernel's network and swap counters are read at the window's ends
+/// and at most this often in between.
+pub const COUNTERS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// One live process of the server's tree at a sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Member {
@@ -80,6 +84,10 @@ pub struct LimiterSampler {
     first: Counters,
     last: Counters,
     fds: HashMap<(u32, u64), FdKind>,
+    /// When the wait states were last read.
+    last_tick: Option<std::time::Instant>,
+    /// When the kernel's counters were last read.
+    counters_at: std::time::Instant,
 }
 
 impl LimiterSampler {
@@ -95,15 +103,21 @@ impl LimiterSampler {
             first,
             last: first,
             fds: HashMap::new(),
+            last_tick: None,
+            counters_at: std::time::Instant::now(),
         };
         s.read_sample(members, 0.0, true);
         s
     }
 
     /// One probe sample, `interval_s` after the previous one.
+    /// The wait states are read with it only when [`MIN_TICK`] has passed
+    /// since they last were: at a 100 ms interval, every third sample or so.
     pub fn sample(&mut self, members: &[Member], interval_s: f64) {
         self.read_sample(members, interval_s, false);
-        self.tick(members);
+        if self.last_tick.map_or(true, |t| t.elapsed() >= MIN_TICK) {
+            self.tick(members);
+        }
     }
 
     fn read_sample(&mut self, members: &[Member], interval_s: f64, baseline: bool) {
@@ -136,11 +150,18 @@ impl LimiterSampler {
             .collect();
         self.reads_readable &= reads.len() == members.len();
         self.reads.observe(reads, baseline);
-        self.last = Counters::read(self.root);
+        // The counters only grow: the window needs its two ends, and a read
+        // a second keeps a last value should the server be gone at the end
+        // (each read of /proc/PID/net/netstat costs the kernel a table walk).
+        if baseline || self.counters_at.elapsed() >= COUNTERS_EVERY {
+            self.last = Counters::read(self.root);
+            self.counters_at = std::time::Instant::now();
+        }
     }
 
     /// Samples every thread's state and, when it sleeps, its system call.
     pub fn tick(&mut self, members: &[Member]) {
+        self.last_tick = Some(std::time::Instant::now());
         for m in members {
             let mut fds = ProcFds {
                 pid: m.pid,
@@ -168,7 +189,14 @@ impl LimiterSampler {
 
     /// The figures over the window.
     pub fn finish(&self) -> LimiterFigures {
-        let d = self.last.since(&self.first);
+        let end = Counters::read(self.root);
+        // The server's namespace unreadable (it has exited): its last read.
+        let end = if end.listen_overflows.is_some() {
+            end
+        } else {
+            self.last
+        };
+        let d = end.since(&self.first);
         let active: Vec<&Track> = self
             .threads
             .values()
