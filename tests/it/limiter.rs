@@ -229,11 +229,15 @@ fn a_dataset_beyond_the_memory_limit_reads_from_storage_where_a_small_one_does_n
     let faults = |f: &scalelab::probe::limiter::LimiterNumbers| f.major_faults_per_s.unwrap_or(0.0);
     assert!(
         read(large) > 4.0 * read(small).max(1e5) || faults(large) > 4.0 * faults(small).max(1.0),
-        "storage reads {} B/s against {} B/s, major faults {}/s against {}/s",
+        "storage reads {} B/s against {} B/s, major faults {}/s against {}/s; datasets {:?} / {:?}; {} / {}",
         read(large),
         read(small),
         faults(large),
-        faults(small)
+        faults(small),
+        at(&data, 1).context.dataset,
+        at(&data, 0).context.dataset,
+        limiter(at(&data, 1)).verdict,
+        limiter(at(&data, 0)).verdict,
     );
 }
 
