@@ -290,27 +290,34 @@ fn an_agent_of_another_protocol_version_is_refused_clearly() {
     );
 }
 
-#[test]
-fn an_external_server_without_an_agent_is_started_stopped_and_probed_over_ssh() {
-    let lab = Lab::up(2);
-    let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("server.pid");
+/// An experiment whose `external` server is a Python HTTP server on host
+/// 198.18.0.11, started and stopped over ssh by its own commands (no
+/// agent), driven from 198.18.0.12; `extra` is appended to it.
+fn python_server_experiment(dir: &Path, extra: &str) -> PathBuf {
+    let pidfile = dir.join("server.pid");
     let start = format!(
         "cd {d}; setsid python3 -m http.server 8080 --bind 198.18.0.11 </dev/null >/dev/null 2>&1 & echo $! > {p}",
-        d = dir.path().display(),
+        d = dir.display(),
         p = pidfile.display()
     );
     let stop = format!("kill $(cat {p}) && rm -f {p}", p = pidfile.display());
-    let exp = write_experiment(
-        dir.path(),
+    write_experiment(
+        dir,
         "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
         &format!(
             "[server]\nkind = \"external\"\nurl = \"http://198.18.0.11:8080/\"\n\
              start = '{start}'\nstop = '{stop}'\npid_command = 'cat {p}'\n\
-             [sweep]\nconnections = [2]\n[trials]\nduration = \"1s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+             [sweep]\nconnections = [2]\n[trials]\nduration = \"1s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n{extra}",
             p = pidfile.display()
         ),
-    );
+    )
+}
+
+#[test]
+fn an_external_server_without_an_agent_is_started_stopped_and_probed_over_ssh() {
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = python_server_experiment(dir.path(), "");
     let out = run(&lab, dir.path(), &exp);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let data = Store::open(&dir.path().join("s.sqlite"))
@@ -332,7 +339,7 @@ fn an_external_server_without_an_agent_is_started_stopped_and_probed_over_ssh() 
     );
     assert!(data.run.environment_facts()["hosts"]["root@198.18.0.11"]["uname"].is_string());
     // The stop command ran: the server is gone from its host.
-    assert!(!pidfile.exists());
+    assert!(!dir.path().join("server.pid").exists());
     assert!(lab.processes(1, "http.server").is_empty());
 }
 
@@ -762,23 +769,9 @@ fn a_server_hosts_agent_reads_its_own_power_meter() {
 fn an_external_servers_host_runs_the_power_command_over_ssh() {
     let lab = Lab::up(2);
     let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("server.pid");
-    let start = format!(
-        "cd {d}; setsid python3 -m http.server 8080 --bind 198.18.0.11 </dev/null >/dev/null 2>&1 & echo $! > {p}",
-        d = dir.path().display(),
-        p = pidfile.display()
-    );
-    let stop = format!("kill $(cat {p}) && rm -f {p}", p = pidfile.display());
-    let exp = write_experiment(
+    let exp = python_server_experiment(
         dir.path(),
-        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
-        &format!(
-            "[server]\nkind = \"external\"\nurl = \"http://198.18.0.11:8080/\"\n\
-             start = '{start}'\nstop = '{stop}'\npid_command = 'cat {p}'\n\
-             [sweep]\nconnections = [2]\n[trials]\nduration = \"1s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
-             [probe]\nenergy_command = \"{SERVER_HOST_METER}\"\n",
-            p = pidfile.display()
-        ),
+        &format!("[probe]\nenergy_command = \"{SERVER_HOST_METER}\"\n"),
     );
     let out = run(&lab, dir.path(), &exp);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
