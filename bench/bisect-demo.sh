@@ -19,20 +19,11 @@ source "$(dirname "$0")/external-nginx.sh"
 dir=$(mktemp -d /tmp/scalelab-bisect.XXXXXX)
 trap 'kill $(cat "$dir/nginx.pid" 2>/dev/null) 2>/dev/null; rm -rf "$dir"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-mkdir -p "$dir/www" "$dir/live" "$dir/repo" && echo ok > "$dir/www/index.html"
+mkdir -p "$dir/live" "$dir/repo"
 
 # The fixed part of the server; `make install` below copies the
 # repository's http.conf and location.conf into $dir/live.
-cat > "$dir/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
-events { worker_connections 256; }
-http { access_log off; include $dir/live/http.conf;
-  server { listen 127.0.0.1:$port;
-    location / { root $dir/www; include $dir/live/location.conf; } } }
-CONF
+external_nginx_conf "$dir" "$port" "include $dir/live/http.conf;" "include $dir/live/location.conf;"
 external_nginx_recipe bisect-demo "$dir" "$port" > "$dir/r.toml"
 
 # The scripted history: one config change per commit.

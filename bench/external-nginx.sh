@@ -26,3 +26,21 @@ min = 3
 max = 3
 RECIPE
 }
+
+# usage: external_nginx_conf DIR PORT [HTTP_LINES] [LOCATION_LINES]
+# Writes DIR/nginx.conf: one worker serving DIR/www on 127.0.0.1:PORT,
+# with HTTP_LINES in its http block and LOCATION_LINES in its location.
+external_nginx_conf() {
+    local dir=$1 port=$2 http=${3:-} location=${4:-}
+    mkdir -p "$dir/www" && echo ok > "$dir/www/index.html"
+    cat > "$dir/nginx.conf" <<CONF
+user root;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/error.log;
+events { worker_connections 256; }
+http { access_log off; $http
+  server { listen 127.0.0.1:$port;
+    location / { root $dir/www; $location } } }
+CONF
+}

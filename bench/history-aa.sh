@@ -19,16 +19,7 @@ source "$(dirname "$0")/external-nginx.sh"
 dir=$(mktemp -d /tmp/scalelab-history-aa.XXXXXX)
 trap 'kill $(cat "$dir/nginx.pid" 2>/dev/null) 2>/dev/null; rm -rf "$dir"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-mkdir -p "$dir/www" && echo ok > "$dir/www/index.html"
-cat > "$dir/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-pid $dir/nginx.pid;
-error_log $dir/error.log;
-events { worker_connections 256; }
-http { access_log off;
-  server { listen 127.0.0.1:$port; location / { root $dir/www; } } }
-CONF
+external_nginx_conf "$dir" "$port"
 external_nginx_recipe history-aa "$dir" "$port" "taskset -c 1" > "$dir/aa.toml"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 positives=0
