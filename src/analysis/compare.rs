@@ -5,10 +5,11 @@
 //! Mann-Whitney p < 0.05, see [`super::mann_whitney`]) and larger than the
 //! noise threshold, as benchstat does with its "~" for "no difference".
 //!
-//! With `headline = "best"` and too few trials for the rank test to ever
-//! reach p < 0.05 (3 against 3: its smallest p is 0.1), the verdict comes
-//! from Welch's t-test on all trials instead ([`super::welch`]), and a "no
-//! difference" says how large a change those trials could have shown.
+//! With too few trials for the rank test to ever reach p < 0.05 (3 against
+//! 3: its smallest p is 0.1), the verdict comes from Welch's t-test on all
+//! trials instead ([`super::welch`]), whatever the headline statistic, and
+//! a "no difference" says how large a change those trials could have
+//! shown. Below 3 a side no test is trusted.
 use super::bootstrap::ratio_of_medians_ci;
 use super::mann_whitney::{mann_whitney_u, min_exact_p};
 use super::summary::{median, Headline};
@@ -21,8 +22,8 @@ pub const ALPHA: f64 = 0.05;
 /// (0.1%) is not comparable: a system that drops requests must not win on
 /// the throughput of the ones it served.
 pub const MAX_ERROR_RATE: f64 = 0.001;
-/// Fewest trials per side for Welch's t to judge a `best` headline the rank
-/// test cannot: with 2 a side the variance estimate is too rough to trust.
+/// Fewest trials per side for Welch's t to judge where the rank test
+/// cannot: with 2 a side the variance estimate is too rough to trust.
 pub const MIN_WELCH_TRIALS: usize = 3;
 
 /// The test a [`Comparison`]'s p-value comes from.
@@ -35,7 +36,7 @@ pub enum Test {
     #[default]
     MannWhitney,
     /// Welch's unequal-variances t-test on all trials ([`super::welch`]):
-    /// `headline = "best"` with too few trials for the rank test.
+    /// too few trials for the rank test (3 a side).
     Welch,
 }
 
@@ -137,9 +138,7 @@ pub fn compare_by(
         _ => 1.0,
     };
     let needed = trials_needed(base.len(), cand.len());
-    let welch = (statistic == Headline::Best
-        && needed.is_some()
-        && base.len().min(cand.len()) >= MIN_WELCH_TRIALS)
+    let welch = (needed.is_some() && base.len().min(cand.len()) >= MIN_WELCH_TRIALS)
         .then(|| welch_t(&base, &cand))
         .flatten();
     let mut comparison = match welch {
@@ -151,7 +150,10 @@ pub fn compare_by(
                 ratio_ci: None,
                 p_value,
                 verdict: match needed {
-                    Some(at_least) => Verdict::NeedsMoreTrials { at_least },
+                    // Welch's t takes over at 3 a side, where it applies.
+                    Some(rank) => Verdict::NeedsMoreTrials {
+                        at_least: rank.min(MIN_WELCH_TRIALS),
+                    },
                     None => decide(medians, ratio, p_value, noise),
                 },
                 sentence: String::new(),
@@ -167,12 +169,13 @@ pub fn compare_by(
     comparison
 }
 
-/// The verdict of Welch's t on all trials for a `best` headline: a
-/// difference only when the means differ significantly beyond the noise
-/// floor and the bests (the number shown) point the same way beyond it.
+/// The verdict of Welch's t on all trials: a difference only when the
+/// means differ significantly beyond the noise floor and the headline
+/// statistic (the number shown: median or best) points the same way
+/// beyond it.
 fn judge_by_welch(
     w: &super::welch::Welch,
-    bests: Option<(f64, f64)>,
+    shown: Option<(f64, f64)>,
     ratio: f64,
     noise: f64,
 ) -> Comparison {
@@ -183,8 +186,8 @@ fn judge_by_welch(
         1.0
     };
     let by_means = decide(means, mean_ratio, Some(w.p_value), noise);
-    let by_bests = decide(bests, ratio, Some(w.p_value), noise);
-    let verdict = if by_means == by_bests {
+    let by_shown = decide(shown, ratio, Some(w.p_value), noise);
+    let verdict = if by_means == by_shown {
         by_means
     } else {
         Verdict::NoDifference
@@ -428,10 +431,11 @@ mod tests {
     }
 
     #[test]
-    fn two_versus_two_needs_four_trials() {
+    fn two_versus_two_needs_three_trials() {
+        // The rank test would need 4; Welch's t decides at 3.
         let c = compare(&[100.0, 101.0], &[200.0, 201.0], NOISE);
-        assert_eq!(c.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
-        assert_eq!(c.sentence, "needs at least 4 trials per system");
+        assert_eq!(c.verdict, Verdict::NeedsMoreTrials { at_least: 3 });
+        assert_eq!(c.sentence, "needs at least 3 trials per system");
         assert!((c.ratio - 200.5 / 100.5).abs() < 1e-12);
     }
 
@@ -450,10 +454,10 @@ mod tests {
     #[test]
     fn single_trials_and_empty_samples() {
         let c = compare(&[100.0], &[120.0], NOISE);
-        assert_eq!(c.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
+        assert_eq!(c.verdict, Verdict::NeedsMoreTrials { at_least: 3 });
         assert_eq!(c.ratio_ci, None);
         let e = compare(&[], &[1.0, 2.0], NOISE);
-        assert_eq!(e.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
+        assert_eq!(e.verdict, Verdict::NeedsMoreTrials { at_least: 3 });
         assert_eq!((e.ratio, e.p_value), (1.0, None));
     }
 
@@ -539,12 +543,30 @@ mod tests {
         let split = [112_000.0, 90_000.0, 90_500.0];
         let c = compare_by(&base, &split, NOISE, Headline::Best);
         assert_eq!(c.verdict, Verdict::NoDifference, "{c:?}");
-        // Two a side stay too few, and the median headline keeps the rank test.
+        // Two a side stay too few.
         let two = compare_by(&base[..2], &clearly[..2], NOISE, Headline::Best);
-        assert_eq!(two.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
-        let median = compare_by(&base, &clearly, NOISE, Headline::Median);
-        assert_eq!(median.verdict, Verdict::NeedsMoreTrials { at_least: 4 });
-        assert_eq!(median.test, Test::MannWhitney);
+        assert_eq!(two.verdict, Verdict::NeedsMoreTrials { at_least: 3 });
+    }
+
+    #[test]
+    fn a_median_of_three_is_judged_by_welch_too() {
+        // bind-threads --quick: 3 ramps a side, median headline. The rank
+        // test cannot decide 3 vs 3; Welch's t on all trials can.
+        let base = [40_000.0, 41_000.0, 39_500.0];
+        let faster = [52_000.0, 50_500.0, 53_000.0];
+        let c = compare(&base, &faster, NOISE);
+        assert_eq!((c.verdict.clone(), c.test), (Verdict::Faster, Test::Welch));
+        assert!(
+            (c.ratio - 52_000.0 / 40_000.0).abs() < 1e-12,
+            "the median is shown"
+        );
+        assert!(c.ratio_ci.is_some(), "the median keeps its bootstrap CI");
+        // Means and medians pointing apart are no difference.
+        let split = [30_000.0, 41_500.0, 42_000.0];
+        assert_eq!(compare(&base, &split, NOISE).verdict, Verdict::NoDifference);
+        // With 4 a side the rank test decides again.
+        let four = compare(&[1.0, 1.1, 0.9, 1.05], &[2.0, 2.1, 1.9, 2.05], NOISE);
+        assert_eq!(four.test, Test::MannWhitney);
     }
 
     #[test]

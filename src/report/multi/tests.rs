@@ -101,26 +101,41 @@ fn another_load_kind_recipe_or_axis_is_refused_by_name() {
 
 #[test]
 fn the_page_has_every_series_the_table_and_the_environment_columns() {
-    let a = labelled("Linux 6.1", &["nginx"], 1.0);
-    let mut b = labelled("Linux 6.12", &["nginx"], 1.2);
-    let env = b.run.environment.as_mut().unwrap();
-    env.machine
-        .sysctls
-        .insert("net.core.somaxconn".into(), "128".into());
-    let c = labelled("Linux 6.18", &["nginx"], 0.8);
-    let m = merge(vec![a, b, c]).unwrap();
+    let a_run = || labelled("Linux 6.1", &["nginx"], 1.0);
+    let b_run = || {
+        let mut b = labelled("Linux 6.12", &["nginx"], 1.2);
+        let env = b.run.environment.as_mut().unwrap();
+        env.machine
+            .sysctls
+            .insert("net.core.somaxconn".into(), "128".into());
+        b
+    };
+    let c_run = || labelled("Linux 6.18", &["nginx"], 0.8);
+    let m = merge(vec![a_run(), b_run(), c_run()]).unwrap();
     let sources = [
         "a.sqlite:1".to_string(),
         "b.sqlite:1".into(),
         "c.sqlite:1".into(),
     ];
     let page = page::render(&m, &sources);
-    // Three trials a side: the % is shown, marked as too few to judge, and
-    // no ">" is claimed between series that cannot be told apart.
+    // Three trials a side: Welch's t tells ±20% apart at this spread.
     assert!(
-        page.contains("Linux 6.12 (120%, ?), Linux 6.1 (100%), Linux 6.18 (80%, ?)"),
+        page.contains("Linux 6.12 (120%) &gt; Linux 6.1 (100%) &gt; Linux 6.18 (80%)"),
         "the ranking with relative %: {}",
         &page[page.find("Linux 6.12 (").unwrap_or(0)..][..200]
+    );
+    // Two a side: the % is shown, marked as too few to judge, and no ">"
+    // is claimed between series that cannot be told apart.
+    let two = |mut d: RunData| {
+        d.trials.retain(|t| t.trial <= 2);
+        d
+    };
+    let few = merge(vec![two(a_run()), two(b_run()), two(c_run())]).unwrap();
+    let few_page = page::render(&few, &sources);
+    assert!(
+        few_page.contains("Linux 6.12 (120%, ?), Linux 6.1 (100%), Linux 6.18 (80%, ?)"),
+        "{}",
+        &few_page[few_page.find("Linux 6.12 (").unwrap_or(0)..][..200]
     );
     assert!(page.contains("Verdicts against Linux 6.1"));
     let first_diff = page.find(r#"<tr class="diff">"#).expect("a differing row");
