@@ -103,6 +103,7 @@ fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Valu
         "sent": d.sent,
         "responses": r.requests,
         "lost": d.lost,
+        "dropped_at_client": d.dropped_at_client,
         "mismatched": d.mismatched,
         "rcodes": d.codes,
         "client_cpu_s": r.client_cpu.0,
@@ -126,6 +127,12 @@ fn print_text(r: &LoadResult) {
     outln!("  Queries sent:         {}", d.sent);
     outln!("  Queries completed:    {}", r.requests);
     outln!("  Queries lost:         {}", d.lost);
+    if d.dropped_at_client > 0 {
+        outln!(
+            "  (of which {} answers the kernel dropped at this client's own sockets)",
+            d.dropped_at_client
+        );
+    }
     let codes: Vec<String> = d.codes.iter().map(|(k, v)| format!("{k} {v}")).collect();
     outln!("  Response codes:       {}", codes.join(", "));
     outln!("  Run time (s):         {secs:.3}");

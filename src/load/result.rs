@@ -393,8 +393,15 @@ pub struct Datagrams {
     pub mismatched: u64,
     /// Answers by protocol code (DNS RCODE name).
     pub codes: std::collections::BTreeMap<String, u64>,
-    /// Set when the generator could not keep its schedule: the run then
-    /// describes the client, not the server ("fell behind", as resperf says).
+    /// Answers the kernel dropped at the generator's own sockets because
+    /// their receive buffers were full (`SO_MEMINFO`): lost queries the
+    /// client, not the server, lost. They are inside `lost`.
+    #[serde(default)]
+    pub dropped_at_client: u64,
+    /// Set when the generator could not keep up (it fell behind its
+    /// schedule, as resperf says, or its own sockets dropped answers) below
+    /// a ramp's maximum, or at all in a flat or fixed-rate run: the run then
+    /// describes the client, not the server.
     pub fell_behind: Option<String>,
     /// Resperf's per-second view, for a rate ramp; `None` for a flat run.
     pub ramp: Option<Ramp>,
@@ -422,6 +429,11 @@ pub struct Ramp {
     /// `Datagrams::lost` still counts them.
     #[serde(default)]
     pub lost_past_max: u64,
+    /// What the reader of this ramp must know: that it stopped early, or
+    /// that the generator fell behind (or dropped answers) past the
+    /// maximum, which therefore stands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One second of a ramp: offered and answered rates, losses among the

@@ -19,6 +19,14 @@ pub struct ContextFacts {
     /// The first trial's ramp (`context.datagrams.ramp.seconds`): offered
     /// and answered queries per second.
     pub ramp: Vec<RampSecond>,
+    /// That ramp's notes (`context.datagrams.ramp.notes`): where it
+    /// stopped, and why its maximum stands.
+    pub ramp_notes: Vec<String>,
+}
+
+fn first_ramp<'a>(ok: &[&'a Trial]) -> Option<&'a crate::load::result::Ramp> {
+    ok.iter()
+        .find_map(|t| t.context.datagrams.as_ref()?.ramp.as_ref())
 }
 
 impl ContextFacts {
@@ -41,10 +49,10 @@ impl ContextFacts {
                 let s = c.server_settings.as_ref()?;
                 s.get("settings")?.get("link_gbit")?.as_f64()
             }),
-            ramp: ok
-                .iter()
-                .find_map(|t| Some(t.context.datagrams.as_ref()?.ramp.as_ref()?.seconds.clone()))
+            ramp: first_ramp(ok)
+                .map(|r| r.seconds.clone())
                 .unwrap_or_default(),
+            ramp_notes: first_ramp(ok).map(|r| r.notes.clone()).unwrap_or_default(),
         }
     }
 }

@@ -59,6 +59,22 @@ fn driver(uri: &str, file: &Path) -> DnsDriver {
     DnsDriver::new(settings, uri).unwrap()
 }
 
+/// NSD in a fresh lab with 100 hosts, and a driver that ramps two of
+/// them to `max_rate` qps; the lab lives as long as the returned guard.
+/// Also returns the query file and the lab's URI.
+fn nsd_ramp(base: &Path, max_rate: f64) -> (DnsLab, DnsDriver, std::path::PathBuf, String) {
+    let (lab, uri) = start(nsd::target(&toml::Table::new(), base).unwrap(), 100);
+    let q = query_file(base, "h1.bench.test A\nh2.bench.test A\n");
+    let settings = DnsSettings {
+        queries: QuerySource::File(q.clone()),
+        names: None,
+        max_outstanding: 100,
+        max_rate: Some(max_rate),
+    };
+    let driver = DnsDriver::new(settings, &uri).unwrap();
+    (lab, driver, q, uri)
+}
+
 fn exact(n: u64) -> LoadSpec {
     LoadSpec {
         max_requests: Some(n),
@@ -263,18 +279,7 @@ fn a_dead_runs_namespace_is_reclaimed() {
 #[test]
 fn ramp_and_fixed_rate_keep_their_schedule() {
     let base = tempfile::tempdir().unwrap();
-    let (_lab, uri) = start(nsd::target(&toml::Table::new(), base.path()).unwrap(), 100);
-    let q = query_file(base.path(), "h1.bench.test A\nh2.bench.test A\n");
-    let ramp = DnsDriver::new(
-        DnsSettings {
-            queries: QuerySource::File(q.clone()),
-            names: None,
-            max_outstanding: 100,
-            max_rate: Some(4000.0),
-        },
-        &uri,
-    )
-    .unwrap();
+    let (_lab, ramp, q, uri) = nsd_ramp(base.path(), 4000.0);
     let spec = LoadSpec {
         timeout: Duration::from_secs(1),
         ..LoadSpec::closed(2, 1, Duration::from_secs(3))
@@ -304,6 +309,53 @@ fn ramp_and_fixed_rate_keep_their_schedule() {
     let d = r.datagrams.clone().unwrap();
     assert!((5900..=6000).contains(&d.sent), "{}", d.sent);
     assert_eq!(r.requests, d.sent);
+}
+
+#[test]
+fn a_ramp_the_generator_cannot_keep_stops_a_second_behind_and_says_whose_maximum_it_is() {
+    // 0 to 50M qps over 6 s: no client reaches that. The ramp must stop
+    // where it is a second behind (not catch up in one burst until the
+    // duration ends), say whose maximum it measured, and never count an
+    // answer the kernel dropped at its own sockets without saying so.
+    let base = tempfile::tempdir().unwrap();
+    let (_lab, ramp, _, _) = nsd_ramp(base.path(), 50e6);
+    let spec = LoadSpec {
+        timeout: Duration::from_millis(500),
+        ..LoadSpec::closed(4, 1, Duration::from_secs(6))
+    };
+    let started = std::time::Instant::now();
+    let r = ramp.run(&spec, &Shutdown::new()).unwrap();
+    let took = started.elapsed();
+    let d = r.datagrams.clone().unwrap();
+    let ramp = d.ramp.clone().unwrap();
+    assert!(
+        ramp.notes
+            .iter()
+            .any(|n| n.contains("a second behind its schedule")),
+        "{:?}",
+        ramp.notes
+    );
+    // Whose maximum it is follows from what was really sent: the server's
+    // only if some second really offered it 5% more than it ever answered.
+    let saturated = ramp
+        .seconds
+        .iter()
+        .any(|s| s.offered as f64 > 1.05 * ramp.max_throughput);
+    match &d.fell_behind {
+        Some(reason) => {
+            assert!(!saturated, "{ramp:?}");
+            assert!(reason.contains("fell behind its schedule"), "{reason}");
+        }
+        None => {
+            assert!(saturated, "{ramp:?}");
+            assert!(ramp.notes.iter().any(|n| n.contains("the maximum stands")));
+        }
+    }
+    assert!(took < Duration::from_secs(5), "it stopped early: {took:?}");
+    // Every query sent is answered or lost, and the kernel's drops at the
+    // client's sockets are among the lost.
+    assert_eq!(r.requests + d.lost, d.sent, "{d:?}");
+    assert!(d.dropped_at_client <= d.lost, "{d:?}");
 }
 
 fn cli(args: &[&str]) -> (bool, String) {
@@ -617,8 +669,8 @@ fn a_resolver_ramp_with_lost_queries_still_ranks_bind_against_unbound() {
         "name = \"bind-threads-small\"\n[server]\nkind = \"resolver\"\nsoftware = \"bind\"\n\
          [load]\nkind = \"dns\"\nmax_rate = 2000\nconnections = 2\ntimeout = \"1ms\"\n\
          queries = { names = 2000, zipf = 1.0, seed = 1, count = 20000 }\n\
-         [sweep]\n\"server.threads\" = [1, 2]\n\
-         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"per_trial\"\n\
+         [sweep]\n\"server.threads\" = [2]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 3\nmax = 3\nrestart = \"per_trial\"\n\
          [[system]]\nlabel = \"BIND 9\"\nserver = { software = \"bind\" }\n\
          [[system]]\nlabel = \"Unbound\"\nserver = { software = \"unbound\" }\n",
     )
@@ -661,7 +713,7 @@ fn a_resolver_ramp_with_lost_queries_still_ranks_bind_against_unbound() {
         .iter()
         .filter_map(|t| t.context.datagrams.as_ref())
         .collect();
-    assert_eq!(ramps.len(), 4, "{text}");
+    assert_eq!(ramps.len(), 6, "{text}");
     let lost_before_max: u64 = ramps
         .iter()
         .map(|d| d.lost - d.ramp.as_ref().unwrap().lost_past_max)
@@ -688,5 +740,19 @@ fn a_resolver_ramp_with_lost_queries_still_ranks_bind_against_unbound() {
         .find(|l| l.starts_with("Ranking:"))
         .unwrap_or_default();
     assert!(!ranking.contains("not comparable"), "{text}");
-    assert!(text.contains("(geometric mean over 2 points"), "{text}");
+    // Three ramps a side: a verdict (Welch's t on all trials), never "?".
+    assert!(!ranking.contains('?'), "{text}");
+    let agg = scalelab::report::analyse::aggregate(&data);
+    let unbound = agg.cells.iter().find(|c| c.system == "Unbound").unwrap();
+    let verdict = &unbound.comparison.as_ref().unwrap().verdict;
+    assert!(
+        matches!(
+            verdict,
+            scalelab::analysis::compare::Verdict::Faster
+                | scalelab::analysis::compare::Verdict::Slower
+                | scalelab::analysis::compare::Verdict::NoDifference
+        ),
+        "{verdict:?}\n{text}"
+    );
+    assert!(text.contains("(geometric mean over 1 point"), "{text}");
 }

@@ -13,6 +13,7 @@
 //! one, only loopback addresses are accepted, unless scalelab itself already
 //! runs inside a private namespace (`ip netns exec`).
 
+mod client_limit;
 pub mod queries;
 pub(crate) mod ramp;
 pub(crate) mod schedule;
@@ -286,7 +287,7 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
             (codec::rcode_name(rc), n)
         })
         .collect();
-    let ramp = match mode {
+    let mut ramp = match mode {
         Mode::Ramp { .. } => Some(ramp::summarise(&ramp::Series {
             sent: &t.sent_by_sec,
             answered: &t.result.timeline,
@@ -295,22 +296,11 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
         })),
         _ => None,
     };
-    let mut fell_behind = t.fell_behind.map(|(at, by, rate)| {
-        format!(
-            "the load generator fell behind its schedule by {by} queries at {at:.1}s \
-             (offered {rate:.0} qps): the client, not the server, set the limit from there"
-        )
-    });
-    if let (Some((at, _, rate)), Some(r)) = (t.fell_behind, &ramp) {
-        if ramp::maximum_stands(r.max_throughput, rate) {
-            result.notes.push(format!(
-                "the load generator fell behind its schedule at {at:.1}s, offering {rate:.0} qps, \
-                 past the server's maximum of {:.0} qps: the maximum stands",
-                r.max_throughput
-            ));
-            fell_behind = None;
-        }
+    let (fell_behind, notes) = client_limit::judge(&t, ramp.as_ref());
+    if let Some(r) = &mut ramp {
+        r.notes.clone_from(&notes);
     }
+    result.notes.extend(notes);
     if ramp.is_some() {
         // A ramp's lost queries are its measurement (resperf's "lost at
         // that point"), before the maximum as after it: they leave the
@@ -331,6 +321,7 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
         lost: t.lost,
         mismatched: t.mismatched,
         codes,
+        dropped_at_client: t.dropped(),
         fell_behind,
         ramp,
     });
@@ -402,31 +393,46 @@ mod tests {
     }
 
     #[test]
-    fn a_ramp_that_falls_behind_past_the_maximum_keeps_it() {
+    fn a_ramp_that_falls_behind_keeps_its_maximum_only_if_the_server_was_really_saturated() {
         let mode = Mode::Ramp {
             max_rate: 300.0,
             over: Duration::from_secs(2),
         };
-        let behind_at = |rate: f64| {
+        // Second 0: 150 answered; second 1: `sent` really sent, 150 answered.
+        let behind_after_sending = |sent: u64| {
             let mut t = tally::Tally::new(true);
             let ok = hickory_proto::op::ResponseCode::NoError;
             t.sent_at(0, 150);
-            for _ in 0..150 {
-                t.answered(ok, crate::units::Micros(100), 0, 500_000_000);
+            t.sent_at(1, sent);
+            for sec in 0..2 {
+                for _ in 0..150 {
+                    t.answered(
+                        ok,
+                        crate::units::Micros(100),
+                        sec,
+                        u64::from(sec) * 1_000_000_000,
+                    );
+                }
             }
-            t.fell_behind = Some((1.5, 40, rate));
+            for _ in 150..sent {
+                t.lost_at(1);
+            }
+            // Scheduled 250 qps when it fell behind, far past 150: only
+            // what was really sent counts.
+            t.fell_behind = Some((1.5, 40, 250.0));
             t.elapsed_ns = 2_000_000_000;
             finish(t, &mode)
         };
-        // Behind at 250 qps, past the 150 the server answered at most.
-        let r = behind_at(250.0);
+        // Really sent 200 in a second, past the 150 the server answered.
+        let r = behind_after_sending(200);
         assert!(r.datagrams.unwrap().fell_behind.is_none());
         assert!(r.notes.iter().any(|n| n.contains("the maximum stands")));
-        // Behind at 160 qps, just past it: the server was offered more than
-        // it ever answered, so the maximum is the server's.
-        assert!(behind_at(160.0).datagrams.unwrap().fell_behind.is_none());
-        // Behind at 140 qps, below it: the maximum may be the generator's.
-        let r = behind_at(140.0);
+        // Sent 155: within 5% of the maximum, answers that came a second
+        // late look the same; the generator may have set the maximum.
+        let r = behind_after_sending(155);
+        assert!(r.datagrams.unwrap().fell_behind.is_some());
+        // Never sent more than the server answered: the client's maximum.
+        let r = behind_after_sending(150);
         assert!(r.datagrams.unwrap().fell_behind.is_some());
     }
 

@@ -66,17 +66,27 @@ pub fn summarise(s: &Series) -> Ramp {
         loss_at_max,
         max_at_second: best.second,
         at_half_max,
+        notes: Vec::new(),
     }
 }
 
+/// How far above its maximum a server must really have been offered load,
+/// in some second, for that maximum to be its own: 5%, well above the
+/// answers of one second that arrive in the next.
+pub const SATURATION_MARGIN: f64 = 1.05;
+
 /// Whether a ramp's maximum throughput is the server's although the
-/// generator fell behind, because it fell behind only at `offered_then`
-/// qps, past the maximum: the server had been offered more than it ever
-/// answered in a second, so it, not the generator, set the maximum. Falling
-/// behind below the maximum makes the maximum the client's (resperf warns
-/// of falling behind for the same reason).
-pub fn maximum_stands(max_throughput: f64, offered_then: f64) -> bool {
-    max_throughput > 0.0 && offered_then > max_throughput
+/// generator could not keep up: in some second the server was really sent
+/// (not merely scheduled) more than [`SATURATION_MARGIN`] times the most it
+/// ever answered in one, so it, not the generator, set the maximum. A
+/// generator that fell behind before the server was ever sent more than
+/// it answered set the maximum itself (resperf warns of falling behind for
+/// the same reason).
+pub fn maximum_stands(seconds: &[RampSecond], max_throughput: f64) -> bool {
+    max_throughput > 0.0
+        && seconds
+            .iter()
+            .any(|s| s.offered as f64 > SATURATION_MARGIN * max_throughput)
 }
 
 /// Queries lost in the seconds whose offered rate exceeded `max_throughput`

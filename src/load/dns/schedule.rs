@@ -32,6 +32,11 @@ impl Schedule {
         }
     }
 
+    /// Whether this is resperf's ramp.
+    pub fn is_ramp(&self) -> bool {
+        matches!(self.mode, Mode::Ramp { .. })
+    }
+
     /// This thread's outstanding cap in flat mode.
     pub fn outstanding(&self) -> Option<u64> {
         match self.mode {

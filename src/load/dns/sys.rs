@@ -105,6 +105,31 @@ impl Batch {
     }
 }
 
+/// `SO_MEMINFO` from asm-generic/socket.h (the libc crate names only its
+/// offsets, such as `SK_MEMINFO_DROPS`).
+const SO_MEMINFO: libc::c_int = 55;
+
+/// Datagrams the kernel dropped on `fd` since it opened, because its
+/// receive buffer was full (`SO_MEMINFO`'s `SK_MEMINFO_DROPS`, the count
+/// `ss -m` prints as `d`). `None` where the kernel does not say.
+pub fn receive_drops(fd: RawFd) -> Option<u64> {
+    let mut info = [0u32; libc::SK_MEMINFO_DROPS as usize + 1];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: `info` is writable for `len` bytes, which the kernel may shorten.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    let drops = libc::SK_MEMINFO_DROPS as usize;
+    let filled = len as usize / std::mem::size_of::<u32>();
+    (r == 0 && filled > drops).then(|| u64::from(info[drops]))
+}
+
 /// Sleeps until one of `socks` is readable or `timeout` passes
 /// (nanosecond precision, so fixed-rate schedules need not spin).
 pub fn wait_readable(socks: &[RawFd], timeout: std::time::Duration) {

@@ -29,6 +29,12 @@ pub struct Tally {
     /// First time the thread fell behind its schedule: (seconds in,
     /// queries behind, offered rate then).
     pub fell_behind: Option<(f64, u64, f64)>,
+    /// When the thread stopped sending, that far behind its schedule
+    /// (seconds in).
+    pub stopped_at: Option<f64>,
+    /// Answers the kernel dropped at the thread's own sockets (their
+    /// receive buffers were full), by the second the drops were seen in.
+    pub dropped_by_sec: Vec<u64>,
     pub last_answer_ns: u64,
     pub elapsed_ns: u64,
 }
@@ -54,6 +60,8 @@ impl Tally {
             lost_by_sec: Vec::new(),
             latency_by_sec: per_second_latency.then(Vec::new),
             fell_behind: None,
+            stopped_at: None,
+            dropped_by_sec: Vec::new(),
             last_answer_ns: 0,
             elapsed_ns: 0,
         }
@@ -65,6 +73,18 @@ impl Tally {
             self.in_flight += n;
             bump(&mut self.sent_by_sec, sec, n);
         }
+    }
+
+    /// `n` answers dropped at this thread's sockets, seen in second `sec`.
+    pub fn dropped_at(&mut self, sec: u32, n: u64) {
+        if n > 0 {
+            bump(&mut self.dropped_by_sec, sec, n);
+        }
+    }
+
+    /// Answers dropped at the client's own sockets, in all.
+    pub fn dropped(&self) -> u64 {
+        self.dropped_by_sec.iter().sum()
     }
 
     pub fn lost_at(&mut self, send_sec: u32) {
@@ -128,6 +148,11 @@ impl Tally {
         }
         add_series(&mut self.sent_by_sec, &o.sent_by_sec);
         add_series(&mut self.lost_by_sec, &o.lost_by_sec);
+        add_series(&mut self.dropped_by_sec, &o.dropped_by_sec);
+        self.stopped_at = match (self.stopped_at, o.stopped_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         if let (Some(a), Some(b)) = (&mut self.latency_by_sec, &o.latency_by_sec) {
             while a.len() < b.len() {
                 a.push(new_histogram());

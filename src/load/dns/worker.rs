@@ -17,6 +17,10 @@ use std::time::{Duration, Instant};
 
 /// Query IDs per socket.
 const IDS: usize = 1 << 16;
+/// How far behind its schedule a paced thread may fall before it stops
+/// sending: past this the rest of the run would measure the client, and
+/// catching up would send a burst the schedule never asked for.
+const GIVE_UP_BEHIND: Duration = Duration::from_secs(1);
 
 /// What one thread does.
 pub struct Plan {
@@ -89,6 +93,8 @@ pub fn run(plan: &Plan, shutdown: &Shutdown) -> std::io::Result<Tally> {
         next_query: plan.first_query % plan.templates.len(),
         next_socket: 0,
         generation: 0,
+        drops_seen: 0,
+        drops_read_sec: None,
     };
     w.run(shutdown);
     Ok(w.tally)
@@ -105,6 +111,10 @@ struct Worker<'a> {
     next_query: usize,
     next_socket: usize,
     generation: u32,
+    /// The kernel's drop count over this thread's sockets, last read.
+    drops_seen: u64,
+    /// The second the drop count was last read in.
+    drops_read_sec: Option<u32>,
 }
 
 impl Worker<'_> {
@@ -120,6 +130,8 @@ impl Worker<'_> {
             .schedule
             .outstanding()
             .unwrap_or((IDS as u64 - BATCH as u64) * self.flights.len() as u64);
+        let mut send_end = send_end;
+        let mut hard_end = hard_end;
         loop {
             let now = self.now_ns();
             let sending = now < send_end && self.plan.quota.map_or(true, |q| self.tally.sent < q);
@@ -128,8 +140,14 @@ impl Worker<'_> {
             }
             let got = self.receive();
             self.expire(self.now_ns());
+            self.count_drops(now);
             let mut sent = 0;
-            if sending {
+            if sending && self.hopelessly_behind(now) {
+                // Stop the ramp here: from now on it would measure the
+                // client. Answers still in flight get their timeout.
+                send_end = now;
+                hard_end = now + self.plan.timeout.as_nanos() as u64;
+            } else if sending {
                 let want = self.wanted(now, cap);
                 sent = self.send(want);
             }
@@ -139,6 +157,48 @@ impl Worker<'_> {
         }
         self.tally.elapsed_ns = self.tally.last_answer_ns.max(send_end.min(self.now_ns()));
         self.lose_the_rest();
+        self.count_drops(u64::MAX);
+    }
+
+    /// Whether a ramp's thread is more than [`GIVE_UP_BEHIND`] behind its
+    /// schedule; notes the time in the tally when it is. A fixed rate runs
+    /// on, behind or not (as dnsperf -Q does), and says it fell behind.
+    fn hopelessly_behind(&mut self, now: u64) -> bool {
+        if !self.plan.schedule.is_ramp() {
+            return false;
+        }
+        let Some(next) = self.plan.schedule.time_of(self.tally.sent) else {
+            return false;
+        };
+        let t = now as f64 / 1e9;
+        let behind = t - next > GIVE_UP_BEHIND.as_secs_f64();
+        if behind {
+            self.tally.stopped_at = Some(t);
+        }
+        behind
+    }
+
+    /// Reads the kernel's count of answers dropped at this thread's own
+    /// sockets (full receive buffers) once a second, and books the new ones
+    /// to the second they were noticed in; `u64::MAX` reads it one last time.
+    fn count_drops(&mut self, now: u64) {
+        let sec = if now == u64::MAX {
+            (self.now_ns() / 1_000_000_000) as u32
+        } else {
+            (now / 1_000_000_000) as u32
+        };
+        if now != u64::MAX && self.drops_read_sec == Some(sec) {
+            return;
+        }
+        self.drops_read_sec = Some(sec);
+        let total: u64 = self
+            .fds
+            .iter()
+            .filter_map(|&fd| sys::receive_drops(fd))
+            .sum();
+        let new = total.saturating_sub(self.drops_seen);
+        self.drops_seen = total;
+        self.tally.dropped_at(sec, new);
     }
 
     /// Queries to send now: what the schedule says is due (noting when the
@@ -161,7 +221,12 @@ impl Worker<'_> {
                 behind.min(room)
             }
         };
-        want.min(quota_left)
+        // One batch per socket at a time, so answers are read between
+        // batches however far behind the schedule is: a thread that caught
+        // up in one burst would overflow its own receive buffers, and then
+        // read a second's worth of answers at once.
+        let burst = (BATCH * self.flights.len()) as u64;
+        want.min(quota_left).min(burst)
     }
 
     /// Sleeps until a response may be waiting or the next query is due.
@@ -323,5 +388,74 @@ impl Worker<'_> {
     /// At the end, whatever is still unanswered is lost.
     fn lose_the_rest(&mut self) {
         self.expire(u64::MAX);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::dns::schedule::Mode;
+
+    fn worker(plan: &Plan) -> Worker<'_> {
+        let flights: Vec<Flight> = (0..plan.sockets)
+            .map(|_| Flight {
+                sock: sys::connected_socket(plan.server).unwrap(),
+                slots: vec![Slot::default(); IDS],
+                free: (0..=u16::MAX).collect(),
+            })
+            .collect();
+        Worker {
+            plan,
+            fds: flights.iter().map(|f| f.sock.as_raw_fd()).collect(),
+            flights,
+            pending: VecDeque::new(),
+            batch: Batch::new(),
+            tally: Tally::new(true),
+            start: Instant::now(),
+            next_query: 0,
+            next_socket: 0,
+            generation: 0,
+            drops_seen: 0,
+            drops_read_sec: None,
+        }
+    }
+
+    fn plan(mode: Mode) -> Plan {
+        Plan {
+            // A UDP connect needs no listener, and nothing is sent here.
+            server: "127.0.0.1:9".parse().unwrap(),
+            netns: None,
+            sockets: 4,
+            schedule: Schedule::new(mode, 1),
+            duration: Duration::from_secs(20),
+            timeout: Duration::from_secs(2),
+            templates: Arc::new(Vec::new()),
+            first_query: 0,
+            quota: None,
+            cpus: None,
+            per_second_latency: true,
+        }
+    }
+
+    #[test]
+    fn a_thread_far_behind_sends_one_batch_per_socket_at_a_time_and_gives_up_past_a_second() {
+        let ramp = plan(Mode::Ramp {
+            max_rate: 150_000.0,
+            over: Duration::from_secs(20),
+        });
+        let mut w = worker(&ramp);
+        // 9 s in with nothing sent, 303,750 queries behind: at most one
+        // batch per socket goes before the answers are read again.
+        let nine = 9_000_000_000;
+        assert_eq!(w.wanted(nine, u64::MAX), (4 * BATCH) as u64);
+        assert!(w.tally.fell_behind.is_some());
+        // Its next query was due at 0.008 s: that is hopelessly behind.
+        assert!(w.hopelessly_behind(nine));
+        assert_eq!(w.tally.stopped_at, Some(9.0));
+        // A fixed rate runs on, however far behind (dnsperf -Q).
+        let fixed = plan(Mode::Fixed { rate: 1e6 });
+        let mut w = worker(&fixed);
+        assert!(!w.hopelessly_behind(nine));
+        assert_eq!(w.wanted(nine, u64::MAX), (4 * BATCH) as u64);
     }
 }

@@ -20,6 +20,7 @@ impl GroupCtx<'_> {
             );
             c.x_format = format::tick;
             let mut top: f64 = 0.0;
+            let mut notes = Vec::new();
             for cell in self.cells(s) {
                 if cell.facts.ramp.is_empty() {
                     continue;
@@ -53,6 +54,12 @@ impl GroupCtx<'_> {
                     }
                     None => cell.point.label(),
                 };
+                notes.extend(
+                    cell.facts
+                        .ramp_notes
+                        .iter()
+                        .map(|n| format!("{label}: {n}.")),
+                );
                 c.series.push(plain_series(&label, k, points));
             }
             if c.series.is_empty() {
@@ -66,7 +73,10 @@ impl GroupCtx<'_> {
                            (the first successful trial's), in order of the offered rate. On \
                            the dotted diagonal every query was answered; below it the server \
                            fell behind.";
-            out.extend(self.finish(ChartKind::Ramp, c, caption.into()));
+            let caption = std::iter::once(caption.to_string())
+                .chain(notes)
+                .collect::<Vec<_>>();
+            out.extend(self.finish(ChartKind::Ramp, c, caption.join(" ")));
         }
         out
     }

@@ -192,8 +192,15 @@ fn ramps_are_drawn_answered_against_offered() {
             })
             .collect();
     }
+    agg.cells[0].facts.ramp_notes = vec!["the ramp stopped at 7.2s, a second behind".into()];
     let all = charts(&agg);
     let r = of(&all, ChartKind::Ramp);
+    assert!(
+        r[0].caption
+            .contains(": the ramp stopped at 7.2s, a second behind."),
+        "a ramp's notes are in its chart's caption: {}",
+        r[0].caption
+    );
     assert_eq!(r.len(), 1, "one chart per system");
     assert_eq!(
         r[0].svg.0.matches(r#"class="series""#).count(),
