@@ -71,7 +71,10 @@ fn header(agg: &Aggregate, run: &Run, color: bool) -> String {
         .as_deref()
         .map(|b| {
             let floor = format::percent_fine(agg.noise);
-            format!("; verdicts against {b} (Mann-Whitney U, {floor} noise floor)")
+            format!(
+                "; verdicts against {b} ({}, {floor} noise floor)",
+                tests_used(agg)
+            )
         })
         .unwrap_or_default();
     let _ = writeln!(
@@ -431,6 +434,23 @@ fn terminal_width() -> usize {
         ws.ws_col as usize
     } else {
         100
+    }
+}
+
+/// The tests behind the run's verdicts: Mann-Whitney U, and Welch's t
+/// where a cell had 3 trials a side (`analysis::compare`).
+fn tests_used(agg: &Aggregate) -> &'static str {
+    use crate::analysis::compare::Test;
+    let used = |test| {
+        agg.cells
+            .iter()
+            .filter_map(|c| c.comparison.as_ref())
+            .any(|c| c.test == test)
+    };
+    match (used(Test::MannWhitney), used(Test::Welch)) {
+        (_, false) => "Mann-Whitney U",
+        (false, true) => "Welch's t on all trials, 3 a side",
+        (true, true) => "Mann-Whitney U, or Welch's t where 3 trials a side are too few for it",
     }
 }
 

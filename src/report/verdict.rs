@@ -33,7 +33,7 @@ pub fn legend_items(noise: f64) -> [(char, String); 3] {
         (
             SAME,
             format!(
-                "no significant difference (p ≥ 0.05 by Mann-Whitney, or by Welch's t for a best-of-N headline with too few trials for it; or under the {} noise floor)",
+                "no significant difference (p ≥ 0.05 by Mann-Whitney, or by Welch's t on all trials where 3 a side are too few for it; or under the {} noise floor)",
                 format::percent_fine(noise)
             ),
         ),

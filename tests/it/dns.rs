@@ -740,8 +740,13 @@ fn a_resolver_ramp_with_lost_queries_still_ranks_bind_against_unbound() {
         .find(|l| l.starts_with("Ranking:"))
         .unwrap_or_default();
     assert!(!ranking.contains("not comparable"), "{text}");
-    // Three ramps a side: a verdict (Welch's t on all trials), never "?".
+    // Three ramps a side: a verdict (Welch's t on all trials), never "?",
+    // and the header names the test.
     assert!(!ranking.contains('?'), "{text}");
+    assert!(
+        text.contains("(Welch's t on all trials, 3 a side, 2% noise floor)"),
+        "{text}"
+    );
     let agg = scalelab::report::analyse::aggregate(&data);
     let unbound = agg.cells.iter().find(|c| c.system == "Unbound").unwrap();
     let verdict = &unbound.comparison.as_ref().unwrap().verdict;

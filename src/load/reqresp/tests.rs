@@ -244,7 +244,14 @@ fn a_dropped_connection_costs_one_read_error_and_is_replaced() {
         });
         let r = run(&spec(connections, 40), server.addr);
         let dropped = server.count(|c| &c.dropped);
-        assert!(dropped >= 9, "{connections} connections: {dropped} drops");
+        // Each connection's life is 3 answers and a drop, but for the lives
+        // still open at the end (one per connection, up to 3 answers each):
+        // 40 = ok + dropped <= 4 dropped + 3 connections.
+        let fewest = (40 - 3 * u64::from(connections)).div_ceil(4);
+        assert!(
+            dropped >= fewest,
+            "{connections} connections: {dropped} drops, fewer than {fewest}"
+        );
         assert_eq!(r.errors.read, dropped, "{:?}", r.errors);
         assert_eq!(r.requests, server.count(|c| &c.ok));
         assert_eq!(r.requests + r.errors.read, 40, "{:?}", r.errors);
