@@ -225,6 +225,15 @@ fn a_dataset_beyond_the_memory_limit_reads_from_storage_where_a_small_one_does_n
     );
     let small = &limiter(at(&data, 0)).figures;
     let large = &limiter(at(&data, 1)).figures;
+    // Both points' reads were measured: the warmup's backends exiting as
+    // the window begins must not leave them unreadable (they once did,
+    // showing as 0 B/s at both points under a parallel suite).
+    eprintln!(
+        "storage reads: scale 1 {:?} B/s, scale 20 {:?} B/s",
+        small.read_bytes_per_s, large.read_bytes_per_s
+    );
+    assert!(small.read_bytes_per_s.is_some(), "{small:?}");
+    assert!(large.read_bytes_per_s.is_some(), "{large:?}");
     let read = |f: &scalelab::probe::limiter::LimiterNumbers| f.read_bytes_per_s.unwrap_or(0.0);
     let faults = |f: &scalelab::probe::limiter::LimiterNumbers| f.major_faults_per_s.unwrap_or(0.0);
     assert!(
