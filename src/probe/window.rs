@@ -40,7 +40,7 @@ pub(super) struct State {
     tracker: Tracker,
     runq: RunqTracker,
     samples: Vec<ProbeSample>,
-    /// The tree's live processes at the last reading.
+    /// The tree's processes at the last reading (zombies marked).
     members: Vec<Member>,
     limiter: Option<LimiterSampler>,
     /// Whether the server's root process was running at the start.
@@ -125,11 +125,10 @@ impl State {
             members_did = self.tracker.observe(&members, t_s);
             self.members = members
                 .iter()
-                .filter(|m| !m.stat.is_zombie())
                 .map(|m| Member {
                     pid: m.stat.pid,
                     threads: m.stat.num_threads,
-                    major_faults: m.stat.majflt + m.stat.cmajflt,
+                    zombie: m.stat.is_zombie(),
                 })
                 .collect();
             tree::totals(&members, self.page_size)

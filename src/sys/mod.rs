@@ -1,7 +1,8 @@
 //! The operating-system layer under every server and load kind: processes
 //! and their readiness waits ([`process`]), the one way a server is started
 //! and guaranteed not to outlive scalelab ([`lifecycle`]: own session,
-//! tracking cgroup, watchdog) and private network namespaces ([`netns`]).
+//! tracking cgroup, watchdog), private network namespaces ([`netns`]) and
+//! dropping a server's files from the page cache ([`page_cache`]).
 //!
 //! It knows no kind: [`crate::target`], [`crate::load`] and [`crate::wire`]
 //! sit above it, [`crate::placement`] (CPU sets, cgroups), [`crate::owned`]
@@ -9,4 +10,5 @@
 
 pub mod lifecycle;
 pub mod netns;
+pub mod page_cache;
 pub mod process;

@@ -18,7 +18,10 @@
 //! itself runs in the foreground through [`ServerProcess`] (not `pg_ctl`,
 //! which daemonizes and would outlive a killed scalelab), inside the
 //! placement, so every server process inherits its CPU and memory limits
-//! and a stop or a dead scalelab takes down every backend too.
+//! and a stop or a dead scalelab takes down every backend too. Under a
+//! memory limit, every start first drops the cluster's files from the page
+//! cache, so the limit bounds the dataset's cache however it was cached
+//! before (a reused cluster, another run).
 
 mod os;
 mod settings;
@@ -568,6 +571,9 @@ impl Target for Postgres {
         let fresh = !self.is_complete();
         if fresh {
             self.initdb(shutdown)?;
+        }
+        if placement.memory.is_some() {
+            os::drop_cached(&self.data_dir())?;
         }
         let (server, port, socket_dir, conf) = self.launch_on_a_port(placement, shutdown)?;
         let owner = self.owner_path();

@@ -225,6 +225,15 @@ fn a_dataset_beyond_the_memory_limit_reads_from_storage_where_a_small_one_does_n
     );
     let small = &limiter(at(&data, 0)).figures;
     let large = &limiter(at(&data, 1)).figures;
+    // Both points' reads were measured: the warmup's backends exiting as
+    // the window begins must not leave them unreadable (they once did,
+    // showing as 0 B/s at both points under a parallel suite).
+    eprintln!(
+        "storage reads: scale 1 {:?} B/s, scale 20 {:?} B/s",
+        small.read_bytes_per_s, large.read_bytes_per_s
+    );
+    assert!(small.read_bytes_per_s.is_some(), "{small:?}");
+    assert!(large.read_bytes_per_s.is_some(), "{large:?}");
     let read = |f: &scalelab::probe::limiter::LimiterNumbers| f.read_bytes_per_s.unwrap_or(0.0);
     let faults = |f: &scalelab::probe::limiter::LimiterNumbers| f.major_faults_per_s.unwrap_or(0.0);
     assert!(
@@ -238,6 +247,54 @@ fn a_dataset_beyond_the_memory_limit_reads_from_storage_where_a_small_one_does_n
         at(&data, 0).context.dataset,
         limiter(at(&data, 1)).verdict,
         limiter(at(&data, 0)).verdict,
+    );
+}
+
+/// Reads every file under `dir` into the page cache, from this process
+/// (outside any cgroup of scalelab's).
+fn cache_files(dir: &Path) -> u64 {
+    let mut bytes = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            bytes += cache_files(&entry.path());
+        } else if kind.is_file() {
+            bytes += std::fs::read(entry.path()).unwrap().len() as u64;
+        }
+    }
+    bytes
+}
+
+#[test]
+fn a_reused_dataset_cached_before_the_server_started_is_read_from_storage_under_the_limit() {
+    // The cluster of a first run is reused by a second. In between, its
+    // files are cached by another process (as an earlier run's server,
+    // whose cgroup is gone, leaves them): pages no limit bounds. The
+    // second server must still read its dataset, twice its limit, from
+    // storage.
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "{PG}shared_buffers = \"16MB\"\nserver_memory = \"160M\"\nserver_cpus = 1\n\
+         [load]\nkind = \"pg\"\nscript = \"select-only\"\ntimeout = \"10s\"\nscale = 20\n\
+         [sweep]\nconnections = [8]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"2s\"\nmin = 1\nmax = 1\n\
+         [[system]]\nlabel = \"160M\"\n"
+    );
+    run(dir.path(), &body, false, None);
+    let cached = cache_files(&dir.path().join("work").join("postgres"));
+    assert!(cached > 300 << 20, "{cached} bytes");
+    let (data, _) = run(dir.path(), &body, false, None);
+    let f = &limiter(at(&data, 0)).figures;
+    eprintln!(
+        "storage reads of the reused scale 20: {:?} B/s",
+        f.read_bytes_per_s
+    );
+    let read = f.read_bytes_per_s.expect("reads measured");
+    let faults = f.major_faults_per_s.unwrap_or(0.0);
+    assert!(
+        read > 1e6 || faults > 10.0,
+        "storage reads {read} B/s, major faults {faults}/s: the dataset was served from a page cache outside the limit; {}",
+        limiter(at(&data, 0)).verdict
     );
 }
 

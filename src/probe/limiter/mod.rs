@@ -18,7 +18,8 @@
 //!   of `/proc/PID/net/netstat`, in the server's network namespace) and UDP
 //!   receive errors (`RcvbufErrors` of `/proc/PID/net/snmp`) ([`counters`]);
 //! - memory: the server's major faults and the machine's swap-in/out
-//!   (`/proc/vmstat`), and its storage reads (`/proc/PID/io`);
+//!   (`/proc/vmstat`), and its storage reads (`/proc/PID/io`), each
+//!   counted once over the tree ([`tree_counters`]);
 //! - errors and client-bound trials, judged by the runner.
 //!
 //! [`threads`] holds the sampler's side; its cost is in the probe's own
@@ -26,6 +27,7 @@
 
 pub mod counters;
 pub mod threads;
+pub mod tree_counters;
 pub mod verdict;
 pub mod waits;
 

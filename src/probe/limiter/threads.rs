@@ -1,6 +1,7 @@
 //! The limiter's side of the sampler: at every probe sample, each server
 //! thread's on-CPU time and run-queue wait (`/proc/PID/task/TID/schedstat`),
-//! the tree's major faults and storage reads, and the kernel counters; at
+//! the tree's major faults and storage reads ([`super::tree_counters`]),
+//! and the kernel counters; at
 //! every tick (several per sample, [`TICKS_PER_SAMPLE`]) each thread's
 //! current system call (`running` when it is on a CPU or runnable),
 //! classified by [`super::waits`].
@@ -11,6 +12,7 @@
 //! drown what its working threads wait on.
 
 use super::counters::Counters;
+use super::tree_counters::{self, TreeTotal};
 use super::waits::{classify, parse_syscall, FdKind, FdLookup, WaitClass};
 use super::{LimiterFigures, WaitCounts};
 use std::collections::{HashMap, HashSet};
@@ -31,15 +33,16 @@ pub const MIN_TICK: std::time::Duration = std::time::Duration::from_millis(250);
 /// and at most this often in between.
 pub const COUNTERS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// One live process of the server's tree at a sample.
+/// One process of the server's tree at a sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Member {
     /// Its PID.
     pub pid: u32,
     /// Its threads.
     pub threads: u32,
-    /// Its major faults plus its reaped children's.
-    pub major_faults: u64,
+    /// It has exited and is not reaped yet: no thread to sample, but its
+    /// reads and faults are not in its parent's yet.
+    pub zombie: bool,
 }
 
 #[derive(Debug, Default)]
@@ -52,34 +55,13 @@ struct Track {
     waits: WaitCounts,
 }
 
-/// Cumulative per-process values (faults, bytes read), summed as deltas.
-#[derive(Debug, Default)]
-struct PerProcess {
-    last: HashMap<u32, u64>,
-    total: u64,
-}
-
-impl PerProcess {
-    /// Adds each process's growth; a process not seen before was born in
-    /// the window and counts whole, unless this is the baseline.
-    fn observe(&mut self, now: HashMap<u32, u64>, baseline: bool) {
-        if !baseline {
-            self.total += now
-                .iter()
-                .map(|(p, v)| v.saturating_sub(self.last.get(p).copied().unwrap_or(0)))
-                .sum::<u64>();
-        }
-        self.last = now;
-    }
-}
-
 /// The limiter's sampling state for one window.
 #[derive(Debug)]
 pub struct LimiterSampler {
     root: u32,
     threads: HashMap<u32, Track>,
-    faults: PerProcess,
-    reads: PerProcess,
+    faults: TreeTotal,
+    reads: TreeTotal,
     reads_readable: bool,
     first: Counters,
     last: Counters,
@@ -97,8 +79,8 @@ impl LimiterSampler {
         let mut s = LimiterSampler {
             root,
             threads: HashMap::new(),
-            faults: PerProcess::default(),
-            reads: PerProcess::default(),
+            faults: TreeTotal::default(),
+            reads: TreeTotal::default(),
             reads_readable: true,
             first,
             last: first,
@@ -121,7 +103,7 @@ impl LimiterSampler {
     }
 
     fn read_sample(&mut self, members: &[Member], interval_s: f64, baseline: bool) {
-        for m in members {
+        for m in members.iter().filter(|m| !m.zombie) {
             for tid in tids(m) {
                 let text = std::fs::read_to_string(format!("/proc/{}/task/{tid}/schedstat", m.pid))
                     .unwrap_or_default();
@@ -142,14 +124,12 @@ impl LimiterSampler {
                 t.last = Some(now);
             }
         }
-        let faults = members.iter().map(|m| (m.pid, m.major_faults)).collect();
-        self.faults.observe(faults, baseline);
-        let reads: HashMap<u32, u64> = members
-            .iter()
-            .filter_map(|m| Some((m.pid, read_bytes(m.pid)?)))
-            .collect();
-        self.reads_readable &= reads.len() == members.len();
-        self.reads.observe(reads, baseline);
+        let pids: Vec<u32> = members.iter().map(|m| m.pid).collect();
+        if let Some(tree) = tree_counters::read(&pids) {
+            self.faults.observe(tree.major_faults);
+            self.reads_readable &= tree.read_bytes.is_some();
+            self.reads.observe(tree.read_bytes.unwrap_or(0));
+        }
         // The counters only grow: the window needs its two ends, and a read
         // a second keeps a last value should the server be gone at the end
         // (each read of /proc/PID/net/netstat costs the kernel a table walk).
@@ -162,7 +142,7 @@ impl LimiterSampler {
     /// Samples every thread's state and, when it sleeps, its system call.
     pub fn tick(&mut self, members: &[Member]) {
         self.last_tick = Some(std::time::Instant::now());
-        for m in members {
+        for m in members.iter().filter(|m| !m.zombie) {
             let mut fds = ProcFds {
                 pid: m.pid,
                 cache: &mut self.fds,
@@ -217,10 +197,10 @@ impl LimiterSampler {
             udp_rcvbuf_errors: d.udp_rcvbuf_errors,
             udp_in_errors: d.udp_in_errors,
             udp_in_datagrams: d.udp_in_datagrams,
-            major_faults: self.faults.total,
+            major_faults: self.faults.total().unwrap_or(0),
             swap_in_pages: d.swap_in_pages,
             swap_out_pages: d.swap_out_pages,
-            read_bytes: self.reads_readable.then_some(self.reads.total),
+            read_bytes: self.reads.total().filter(|_| self.reads_readable),
         }
     }
 }
@@ -248,16 +228,6 @@ fn tids(m: &Member) -> Vec<u32> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// `read_bytes` of `/proc/PID/io` (storage reads, own and reaped children's).
-fn read_bytes(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("read_bytes:"))?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// Descriptors of one process, looked up in `/proc/PID/fd` and cached for
@@ -323,11 +293,30 @@ tfd:        3 events:       19 data:     560a1834faf8  pos:0 ino:25adfc sdev:f\n
     }
 
     #[test]
-    fn processes_born_in_the_window_count_whole() {
-        let mut p = PerProcess::default();
-        p.observe(HashMap::from([(1, 100)]), true);
-        p.observe(HashMap::from([(1, 130), (2, 5)]), false);
-        assert_eq!(p.total, 35);
+    fn a_member_reaped_between_the_scan_and_the_read_leaves_the_reads_readable() {
+        // The tree scan saw the child; it exits and is reaped before its
+        // files are read (a PostgreSQL backend of the warmup's connections,
+        // closing as the window begins).
+        let me = Member {
+            pid: std::process::id(),
+            threads: 1,
+            zombie: false,
+        };
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let gone = Member {
+            pid: child.id(),
+            threads: 1,
+            zombie: false,
+        };
+        let mut s = LimiterSampler::begin(me.pid, &[me, gone]);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        s.sample(&[me, gone], 1.0);
+        let f = s.finish();
+        assert!(f.read_bytes.is_some(), "{f:?}");
     }
 
     #[test]
@@ -353,7 +342,7 @@ tfd:        3 events:       19 data:     560a1834faf8  pos:0 ino:25adfc sdev:f\n
         let me = Member {
             pid: std::process::id(),
             threads: 3,
-            major_faults: 0,
+            zombie: false,
         };
         let mut s = LimiterSampler::begin(me.pid, &[me]);
         s.tick(&[me]);

@@ -1,5 +1,6 @@
 //! Operating-system chores for a managed PostgreSQL: the server user,
-//! directory ownership, and finding the server's processes by PID.
+//! directory ownership, finding the server's processes by PID, and
+//! dropping the cluster from the page cache.
 
 use crate::sys::process;
 use crate::target::TargetError;
@@ -213,6 +214,18 @@ pub fn stop_server_processes(data: &Path) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Drops the cluster's files (`data`) from the page cache before a start
+/// under a memory limit: pages cached by an earlier server (another run's,
+/// whose cgroup is gone) are charged to no limit, and the server would read
+/// them for free (see [`crate::sys::page_cache`]). The server then starts
+/// with a cold cache every time, and what it caches counts against its
+/// own limit.
+pub fn drop_cached(data: &Path) -> Result<(), TargetError> {
+    crate::sys::page_cache::evict_dir(data)
+        .map(|_| ())
+        .map_err(|e| TargetError::io(&e.path, e.source))
 }
 
 /// The newest `/usr/lib/postgresql/<major>/bin` that has a `postgres`.
