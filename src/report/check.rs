@@ -302,6 +302,33 @@ mod tests {
     }
 
     #[test]
+    fn two_trials_a_side_cannot_say_and_three_are_judged() {
+        let slower = |trials: u32| {
+            let mut base = run_data(&["nginx"]);
+            base.trials.retain(|t| t.trial <= trials);
+            let mut cand = base.clone();
+            cand.run.id += 1;
+            cand.run.started_at += 600;
+            for t in &mut cand.trials {
+                if let Some(m) = &mut t.measurement {
+                    m.rps *= 0.5;
+                }
+            }
+            check(&[base], &cand, 0.3)
+        };
+        let two = slower(2);
+        assert_eq!(two.exit_code, CANNOT_SAY, "{}", render(&two));
+        assert!(
+            render(&two).contains("too few trials to judge"),
+            "{}",
+            render(&two)
+        );
+        // Three a side: Welch's t on all trials names the halving.
+        let three = slower(3);
+        assert_eq!(three.exit_code, 1, "{}", render(&three));
+    }
+
+    #[test]
     fn client_bound_trials_are_left_out_not_the_whole_point() {
         // run_data has one client-bound trial (system 0, point 4, trial 3).
         let base = run_data(&["nginx"]);

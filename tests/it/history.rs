@@ -173,10 +173,15 @@ fn history_finds_the_one_real_slowdown_and_check_gates_it() {
     // threshold is wide because a busy 2-CPU machine moves nginx by 10%.
     let (code, out, err) = check(aa_s.clone(), format!("{h_s}:1"), "20%");
     assert_eq!(code, Some(0), "{out}{err}");
-    // Run against run, 3 trials each, cannot reach p < 0.05: cannot say.
+    // Run against run, 3 trials each: the rank test cannot reach p < 0.05;
+    // Welch's t on all trials names the slowdown when the fast run's spread
+    // allows (on a busy machine it may not, and then says so). Never good.
     let (code, out, err) = check(format!("{h_s}:4"), format!("{h_s}:5"), "30%");
-    assert_eq!(code, Some(125), "{out}{err}");
-    assert!(out.contains("too few trials"), "{out}");
+    match code {
+        Some(1) => assert!(out.contains("significantly slower"), "{out}"),
+        Some(125) => assert!(out.contains("cannot say"), "{out}"),
+        _ => panic!("a 30x slowdown passed or failed the gate: {code:?}\n{out}{err}"),
+    }
     // A run against itself is no verdict, not a vacuous "good".
     let (code, out, err) = check(format!("{h_s}:4"), format!("{h_s}:4"), "30%");
     assert_eq!(code, Some(125), "{out}{err}");
