@@ -142,6 +142,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
             out!("{}\n", render(c, (&names[0], name)));
         }
         outln!("{}", verdict::legend(noise));
+        outln!("\n{BETWEEN_RUNS}");
         for b in &background {
             outln!("\n{b}");
         }
@@ -166,6 +167,13 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
     }
     Ok(super::exit::NOTHING_COMPARABLE)
 }
+
+/// What a verdict between two runs does not cover: the p-values count the
+/// spread of trials inside each run, and the runs ran at different times.
+/// Two identical quickstart runs on the project's 2-CPU VM, 90 s apart,
+/// differed by 18–26% at one connections=1 point with p = 0.029
+/// (docs/guides/comparing-operating-systems.md, "Between runs").
+const BETWEEN_RUNS: &str = "between runs: each p-value counts the spread of trials inside a run, not the machine's drift from one run to the next, so a verdict holds for these two runs. For one that holds beyond them, put the systems in one run (their trials alternate) or gate with `scalelab check` against a baseline set of several runs.";
 
 /// Shared points whose verdict needs more trials.
 fn too_few(c: &RunComparison) -> usize {

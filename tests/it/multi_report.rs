@@ -147,6 +147,13 @@ fn three_labelled_runs_from_three_stores_on_one_page_and_in_one_compare() {
         "{text}"
     );
     assert_eq!(text.matches("\ngeomean").count(), 2, "{text}");
+    // Between runs, the verdicts say what their p-values do not cover.
+    assert_eq!(
+        text.matches("between runs: each p-value counts the spread of trials inside a run")
+            .count(),
+        1,
+        "{text}"
+    );
     let somaxconn = text
         .lines()
         .find(|l| l.contains("sysctls.net.core.somaxconn"))
