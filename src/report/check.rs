@@ -161,7 +161,7 @@ fn outcome(base: &RunData, cand: &RunData, c: &RunComparison, max_regression: f6
     if !slower.is_empty() {
         return Outcome::Regression { points: slower };
     }
-    let unjudged = unjudged_points(c);
+    let unjudged = unjudged_points(c, max_regression);
     if unjudged.is_empty() {
         Outcome::Good
     } else {
@@ -199,10 +199,26 @@ fn candidate_problems(base: &RunData, cand: &RunData, c: &RunComparison) -> Vec<
 }
 
 /// Points that could not be judged: client-bound or erroring (both are
-/// "not comparable" in [`compare_runs`]), or with too few trials.
-fn unjudged_points(c: &RunComparison) -> Vec<String> {
+/// "not comparable" in [`compare_runs`]), with too few trials, or whose
+/// "no difference" (Welch's t at 3 a side) could only have shown a change
+/// larger than the threshold: a regression of the threshold's size would
+/// have passed unseen, so that point is no evidence of "good".
+fn unjudged_points(c: &RunComparison, max_regression: f64) -> Vec<String> {
     let mut out = Vec::new();
     for p in &c.points {
+        if let Some(d) = p.comparison.detectable.filter(|d| *d > max_regression) {
+            out.push(format!(
+                "{} {}: these trials could only tell apart a change of {:.1}% or more, above \
+                 the {:.1}% threshold ({} against {} trials; run more)",
+                p.system,
+                p.point,
+                d * 100.0,
+                max_regression * 100.0,
+                p.trials_a,
+                p.trials_b
+            ));
+            continue;
+        }
         match &p.comparison.verdict {
             Verdict::NotComparable { reason } => {
                 out.push(format!("{} {}: {reason}", p.system, p.point))
@@ -326,6 +342,37 @@ mod tests {
         // Three a side: Welch's t on all trials names the halving.
         let three = slower(3);
         assert_eq!(three.exit_code, 1, "{}", render(&three));
+    }
+
+    #[test]
+    fn a_no_difference_that_could_not_see_the_threshold_is_cannot_say_not_good() {
+        // Three trials a side, one of them wild: Welch's t finds no
+        // difference, but could only have seen a change far above 5%.
+        let mut base = run_data(&["nginx"]);
+        base.trials.retain(|t| t.trial <= 3);
+        let mut cand = base.clone();
+        cand.run.id += 1;
+        cand.run.started_at += 600;
+        for t in &mut cand.trials {
+            if let Some(m) = &mut t.measurement {
+                m.rps *= if t.trial == 1 { 0.2 } else { 0.97 };
+            }
+        }
+        let c = check(&[base], &cand, 0.05);
+        assert!(
+            c.comparison
+                .points
+                .iter()
+                .any(|p| p.comparison.detectable.is_some_and(|d| d > 0.05)),
+            "{}",
+            render(&c)
+        );
+        assert_eq!(c.exit_code, CANNOT_SAY, "{}", render(&c));
+        assert!(
+            render(&c).contains("could only tell apart a change of"),
+            "{}",
+            render(&c)
+        );
     }
 
     #[test]

@@ -3,7 +3,6 @@
 
 use crate::support::run::{count_trials, nginx_dirs, run_cmd, spawn_quiet, wait_for, Lab};
 use crate::support::{run as scalelab_run, scalelab, stderr};
-use std::time::{Duration, Instant};
 
 #[test]
 fn a_run_where_every_trial_failed_exits_4() {
@@ -41,7 +40,6 @@ fn a_busy_fixed_port_is_refused_once_before_the_sweep() {
              [[system]]\nlabel = \"fixed\"\nserver = {{ port = {port} }}\n"
         ),
     );
-    let started = Instant::now();
     let out = lab.run().output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let msg = stderr(&out);
@@ -51,10 +49,9 @@ fn a_busy_fixed_port_is_refused_once_before_the_sweep() {
         )),
         "{msg}"
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "not retried per trial"
-    );
+    // Refused once, before the sweep: not once per trial (a timed bound
+    // here failed on a busy machine; the count is the claim).
+    assert_eq!(msg.matches("is already in use").count(), 1, "{msg}");
     assert_eq!(count_trials(&lab.store), 0, "no trial was attempted");
 }
 
