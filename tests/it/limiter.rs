@@ -9,34 +9,15 @@
 //! smaller one does not; and a perf without tracepoints leaves the run
 //! going with one line.
 
-use crate::support::{scalelab, stderr};
 use scalelab::probe::limiter::{Limiter, LimiterKind};
-use scalelab::store::{RunData, Store, Trial, TrialStatus};
+use scalelab::store::{RunData, Trial, TrialStatus};
 use std::path::Path;
 
 /// Runs `body` as an experiment in `dir` (with `--profile` when asked,
 /// `extra_path` first on PATH); returns the stored run and stderr.
 fn run(dir: &Path, body: &str, profile: bool, extra_path: Option<&Path>) -> (RunData, String) {
-    let exp = dir.join("exp.toml");
-    std::fs::write(&exp, body).unwrap();
-    let store = dir.join("s.sqlite");
-    let mut cmd = scalelab();
-    cmd.args(["--store", store.to_str().unwrap(), "run"])
-        .arg(&exp)
-        .args(["-o", dir.join("r.html").to_str().unwrap()])
-        .env("SCALELAB_WORKDIR", dir.join("work"))
-        .current_dir(dir);
-    if profile {
-        cmd.arg("--profile");
-    }
-    if let Some(p) = extra_path {
-        let path = std::env::var("PATH").unwrap_or_default();
-        cmd.env("PATH", format!("{}:{path}", p.display()));
-    }
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
-    (data, stderr(&out))
+    let args: &[&str] = if profile { &["--profile"] } else { &[] };
+    crate::support::run::run_recipe(dir, body, args, extra_path)
 }
 
 fn limiter(t: &Trial) -> &Limiter {

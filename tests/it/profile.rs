@@ -4,30 +4,15 @@
 //! the report embeds the flame graphs; and a perf that may not run leaves
 //! the run going with "no profile".
 
-use crate::support::{scalelab, stderr};
-use scalelab::store::{ProfileRecord, RunData, Store, TrialStatus};
+use crate::support::scalelab;
+use scalelab::store::{ProfileRecord, RunData, TrialStatus};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn run(dir: &Path, body: &str, extra_path: Option<&Path>) -> (RunData, String, String) {
-    let exp = dir.join("exp.toml");
-    std::fs::write(&exp, body).unwrap();
-    let store = dir.join("s.sqlite");
-    let html = dir.join("r.html");
-    let mut cmd = scalelab();
-    cmd.args(["--store", store.to_str().unwrap(), "run"])
-        .arg(&exp)
-        .args(["--profile", "-o", html.to_str().unwrap()])
-        .env("SCALELAB_WORKDIR", dir.join("work"))
-        .current_dir(dir);
-    if let Some(p) = extra_path {
-        let path = std::env::var("PATH").unwrap_or_default();
-        cmd.env("PATH", format!("{}:{path}", p.display()));
-    }
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
-    (data, std::fs::read_to_string(&html).unwrap(), stderr(&out))
+    let (data, err) = crate::support::run::run_recipe(dir, body, &["--profile"], extra_path);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    (data, html, err)
 }
 
 fn drawn<'a>(data: &'a RunData, system: &str) -> &'a ProfileRecord {

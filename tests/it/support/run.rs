@@ -34,6 +34,32 @@ pub fn run_cmd(dir: &Path, store: &Path, exp: &Path) -> std::process::Command {
     cmd
 }
 
+/// Runs `body`, written verbatim as `dir/exp.toml`, into `dir/s.sqlite`
+/// with its report at `dir/r.html`, `args` after the experiment and
+/// `extra_path` first on PATH; asserts it succeeded and returns the stored
+/// run and stderr.
+pub fn run_recipe(
+    dir: &Path,
+    body: &str,
+    args: &[&str],
+    extra_path: Option<&Path>,
+) -> (scalelab::store::RunData, String) {
+    let exp = dir.join("exp.toml");
+    std::fs::write(&exp, body).unwrap();
+    let store = dir.join("s.sqlite");
+    let mut cmd = run_cmd(dir, &store, &exp);
+    cmd.args(["-o", dir.join("r.html").to_str().unwrap()])
+        .args(args);
+    if let Some(p) = extra_path {
+        let path = std::env::var("PATH").unwrap_or_default();
+        cmd.env("PATH", format!("{}:{path}", p.display()));
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", super::stderr(&out));
+    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    (data, super::stderr(&out))
+}
+
 /// How many trials the latest run in `store` has (0 if none yet).
 pub fn count_trials(store: &Path) -> usize {
     Store::open(store)
