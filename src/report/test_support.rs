@@ -237,3 +237,18 @@ pub fn aggregate(systems: &[&str]) -> (RunData, Aggregate) {
     fake_analyse(&mut agg);
     (data, agg)
 }
+
+/// Gives every probed trial a load × frequency read from the nominal
+/// frequency (`/proc/cpuinfo`, 2000) on a machine without cpufreq, as on
+/// a VM: the case the seed figures warn about.
+pub fn at_nominal_frequency(data: &mut RunData) {
+    for t in &mut data.trials {
+        if let Some(p) = t.probe.as_mut() {
+            p.load_x_freq = Some(2000.0);
+            p.freq_source = crate::probe::freq::FreqSource::Cpuinfo.as_str().into();
+        }
+    }
+    if let Some(env) = data.run.environment.as_mut() {
+        env.machine.cpufreq_driver = "none: no cpufreq".into();
+    }
+}

@@ -4,10 +4,9 @@
 
 use super::{charts, Chart, ChartKind};
 use crate::model::{AxisTarget, Coord};
-use crate::probe::freq::FreqSource;
 use crate::report::format;
 use crate::report::rows::{collect, Aggregate};
-use crate::report::test_support::{aggregate, fake_analyse, run_data};
+use crate::report::test_support::{aggregate, at_nominal_frequency, fake_analyse, run_data};
 use crate::store::RunData;
 
 fn of(all: &[Chart], kind: ChartKind) -> Vec<&Chart> {
@@ -178,18 +177,7 @@ fn the_combined_chart_draws_three_curves_on_two_axes() {
 #[test]
 fn a_nominal_frequency_is_warned_about_on_the_chart() {
     let mut data = run_data(&["postgres"]);
-    for t in &mut data.trials {
-        if let Some(p) = t.probe.as_mut() {
-            p.load_x_freq = Some(2000.0);
-            p.freq_source = FreqSource::Cpuinfo.as_str().into();
-        }
-    }
-    data.run
-        .environment
-        .as_mut()
-        .unwrap()
-        .machine
-        .cpufreq_driver = "none: no cpufreq".into();
+    at_nominal_frequency(&mut data);
     let mut agg = collect(&data);
     fake_analyse(&mut agg);
     let c = &first(&agg, ChartKind::PerClient);

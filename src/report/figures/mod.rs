@@ -79,23 +79,16 @@ mod tests {
         assert_eq!(f.server_cpus, Some(2), "the environment's online CPUs");
         assert_eq!(f.nominal_freq, None, "no load × frequency in the fixture");
         assert_eq!(f.bidirectional, None);
+        crate::report::test_support::at_nominal_frequency(&mut data);
         for t in &mut data.trials {
             if let Some(p) = t.probe.as_mut() {
                 p.online_cpus = 8;
-                p.load_x_freq = Some(2000.0);
-                p.freq_source = FreqSource::Cpuinfo.as_str().into();
             }
             t.context.placement = Some(crate::placement::PlacementFacts {
                 cpus: Some(vec![1, 2, 3]),
                 ..Default::default()
             });
         }
-        data.run
-            .environment
-            .as_mut()
-            .unwrap()
-            .machine
-            .cpufreq_driver = "none: no cpufreq".into();
         let f = RunFacts::of(&data);
         assert_eq!(f.server_cpus, Some(3), "the pinned set wins");
         assert_eq!(f.nominal_freq.as_deref(), Some("none: no cpufreq"));
