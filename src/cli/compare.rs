@@ -54,6 +54,8 @@ struct CompareDoc<'a> {
     noise: f64,
     /// One per run after the first, in the order given.
     comparisons: Vec<Against<'a>>,
+    /// What the verdicts between runs do not cover (`multi::BETWEEN_RUNS`).
+    between_runs: &'static str,
     /// Background load named where a run's differs from the baseline's.
     background: Vec<String>,
     /// Environment keys that differ between the runs, one value per run.
@@ -133,6 +135,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
                     comparison: c,
                 })
                 .collect(),
+            between_runs: multi::BETWEEN_RUNS,
             background: background.clone(),
             environment: env.clone(),
         };
@@ -142,7 +145,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
             out!("{}\n", render(c, (&names[0], name)));
         }
         outln!("{}", verdict::legend(noise));
-        outln!("\n{BETWEEN_RUNS}");
+        outln!("\n{}", multi::BETWEEN_RUNS);
         for b in &background {
             outln!("\n{b}");
         }
@@ -167,13 +170,6 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
     }
     Ok(super::exit::NOTHING_COMPARABLE)
 }
-
-/// What a verdict between two runs does not cover: the p-values count the
-/// spread of trials inside each run, and the runs ran at different times.
-/// Two identical quickstart runs on the project's 2-CPU VM, 90 s apart,
-/// differed by 18–26% at one connections=1 point with p = 0.029
-/// (docs/guides/comparing-operating-systems.md, "Between runs").
-const BETWEEN_RUNS: &str = "between runs: each p-value counts the spread of trials inside a run, not the machine's drift from one run to the next, so a verdict holds for these two runs. For one that holds beyond them, put the systems in one run (their trials alternate) or gate with `scalelab check` against a baseline set of several runs.";
 
 /// Shared points whose verdict needs more trials.
 fn too_few(c: &RunComparison) -> usize {

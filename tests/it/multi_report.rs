@@ -163,6 +163,9 @@ fn three_labelled_runs_from_three_stores_on_one_page_and_in_one_compare() {
     let out = run(&args);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["baseline"], "alpha");
+    assert!(v["between_runs"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("between runs: ")));
     let sets = v["comparisons"].as_array().unwrap();
     let labels: Vec<&str> = sets.iter().map(|c| c["label"].as_str().unwrap()).collect();
     assert_eq!(labels, ["beta", "gamma"]);

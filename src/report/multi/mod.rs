@@ -11,6 +11,18 @@
 //! and ranks them by the geometric mean of their ratios. Runs of another
 //! recipe, load kind or sweep axis are refused ([`check_compatible`]).
 
+/// What a verdict between two runs does not cover: the p-values count the
+/// spread of trials inside each run, and the runs ran at different times.
+/// Two identical quickstart runs on the project's 2-CPU VM, 90 s apart,
+/// differed by 18–32% at single points with p = 0.029
+/// (docs/guides/comparing-operating-systems.md, "Between runs"). Printed
+/// by `compare` (text and JSON) and on the N-run page.
+pub const BETWEEN_RUNS: &str =
+    "between runs: each p-value counts the spread of trials inside a run, \
+not the machine's drift from one run to the next, so a verdict holds for these two runs. For one \
+that holds beyond them, put the systems in one run (their trials alternate) or gate with \
+`scalelab check` against a baseline set of several runs.";
+
 pub mod background;
 pub mod environment;
 pub mod page;

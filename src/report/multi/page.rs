@@ -38,6 +38,7 @@ pub fn render(m: &Merged, sources: &[String]) -> String {
             h2 { "Relative to the baseline" }
             (tables::relative(&agg))
             (tables::verdicts(&agg))
+            p class="note" { (super::BETWEEN_RUNS) }
         }
         (curves(&agg))
         (figures_section("latency", "Latency", &all, &[ChartKind::Latency, ChartKind::Ramp]))

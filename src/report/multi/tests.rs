@@ -138,6 +138,7 @@ fn the_page_has_every_series_the_table_and_the_environment_columns() {
         &few_page[few_page.find("Linux 6.12 (").unwrap_or(0)..][..200]
     );
     assert!(page.contains("Verdicts against Linux 6.1"));
+    assert!(page.contains("between runs: each p-value counts the spread of trials inside a run"));
     let first_diff = page.find(r#"<tr class="diff">"#).expect("a differing row");
     assert!(page[first_diff..].starts_with(
         r#"<tr class="diff"><td><b>sysctls.net.core.somaxconn</b></td><td>(absent)</td><td>128</td><td>(absent)</td>"#
