@@ -199,7 +199,7 @@ pub fn verdicts(agg: &Aggregate) -> Markup {
         h3 { "Verdicts against " (base) }
         div class="scroll" { table class="grid" {
             tr { @for (h, n) in heads { (th(h, n)) } }
-            @for c in rows {
+            @for c in &rows {
                 @if let Some(cmp) = &c.comparison {
                     @let (short, tone) = verdict::short(cmp);
                     @let class = match tone {
@@ -215,16 +215,51 @@ pub fn verdicts(agg: &Aggregate) -> Markup {
                         (tdn(&opt(median(c), format::rate)))
                         td class={ "n " (class) } { (short) }
                         (tdn(&verdict::ci(cmp).unwrap_or_else(|| "–".into())))
-                        td class={ "wrap " (class) } { (cmp.sentence) }
+                        td class={ "wrap " (class) } style="min-width: 22em" {
+                            (crate::analysis::compare::sentence_for(cmp, &c.system))
+                        }
                     }
                 }
             }
         } }
         p class="muted" {
-            "Change: ratio of the " (stat) "s. 95% CI: percentile bootstrap of the ratio of \
-             medians (none for best). p: two-sided Mann-Whitney U. "
+            "Change: ratio of the " (stat) "s. " (tests_used(&rows)) " "
             (verdict::legend(agg.noise)) "."
         }
+    }
+}
+
+/// What the verdicts' CIs and p-values come from, for the tests used.
+fn tests_used(rows: &[&Cell]) -> String {
+    use crate::analysis::compare::Test;
+    let mut used: Vec<Test> = Vec::new();
+    for c in rows {
+        if let Some(t) = c
+            .comparison
+            .as_ref()
+            .filter(|c| c.p_value.is_some())
+            .map(|c| c.test)
+        {
+            if !used.contains(&t) {
+                used.push(t);
+            }
+        }
+    }
+    let say = |t: &Test| match t {
+        Test::MannWhitney => {
+            "Inside one run: two-sided Mann-Whitney U on the trials, 95% CI by \
+                              percentile bootstrap of the ratio of medians (none for best)."
+        }
+        Test::Welch => "Inside one run with 3 trials a side: Welch's t on all trials.",
+        Test::Runs => {
+            "Between runs: Student's t on the logs of each run's headline (the runs, \
+                       not their trials, are the samples), 95% CI of the ratio of geometric means."
+        }
+    };
+    if used.is_empty() {
+        "No test could be run (too few trials or runs).".into()
+    } else {
+        used.iter().map(say).collect::<Vec<_>>().join(" ")
     }
 }
 
