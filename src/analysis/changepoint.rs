@@ -41,8 +41,10 @@ use super::summary::median;
 use crate::rng::SplitMix64;
 
 /// Fewest runs (with a value) on each side of a change: with one, a
-/// single outlying run could be a "change" of its own.
-pub const MIN_SIDE_RUNS: usize = 2;
+/// single outlying run could be a "change" of its own; with two, the
+/// run-to-run variance rests on 2 degrees of freedom, and two pairs of
+/// runs that drifted apart (a busy hour) passed for a change.
+pub const MIN_SIDE_RUNS: usize = 3;
 
 /// How the search decides.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -306,19 +308,30 @@ mod tests {
 
     #[test]
     fn the_prefix_sums_give_the_definition_s_q_at_every_boundary() {
-        let h = runs(&[&[10.0, 11.0], &[9.5, 10.2, 10.4], &[13.0], &[12.5, 12.9]]);
+        let h = runs(&[
+            &[10.0, 11.0],
+            &[9.5, 10.2, 10.4],
+            &[10.1],
+            &[13.0],
+            &[12.5, 12.9],
+            &[12.8, 13.1],
+            &[12.7],
+        ]);
         let values = flatten(&h);
         let sizes: Vec<usize> = h.iter().map(Vec::len).collect();
         let (after, q) = best_boundary(&values, &sizes).unwrap();
-        let by_def: Vec<f64> = (1..h.len())
+        // The boundaries with MIN_SIDE_RUNS runs on each side: 3 and 4.
+        let by_def: Vec<f64> = (MIN_SIDE_RUNS..=h.len() - MIN_SIDE_RUNS)
             .map(|k| q_by_definition(&flatten(&h[..k]), &flatten(&h[k..])))
             .collect();
         let best = by_def.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         assert!((q - best).abs() < 1e-9, "{q} vs {by_def:?}");
         assert_eq!(
-            after, 2,
-            "the level moves up after the second run: {by_def:?}"
+            after, 3,
+            "the level moves up after the third run: {by_def:?}"
         );
+        // Fewer runs than two sides need: no boundary at all.
+        assert_eq!(best_boundary(&flatten(&h[..5]), &sizes[..5]), None);
     }
 
     #[test]
@@ -360,8 +373,10 @@ mod tests {
         let h = runs(&[
             &[100.0, 100.1, 100.0],
             &[100.1, 100.0, 100.1],
+            &[100.0, 100.05, 100.1],
             &[101.0, 101.1, 101.0],
             &[101.1, 101.0, 101.1],
+            &[101.05, 101.0, 101.1],
         ]);
         let strict = Settings {
             min_magnitude: 0.0,
@@ -380,14 +395,17 @@ mod tests {
         let h = runs(&[
             &[100.0, 101.0, 99.0],
             &[100.5, 99.5, 100.0],
+            &[100.2, 99.8, 100.1],
             &[80.0, 81.0, 79.0],
             &[80.5, 79.5, 80.0],
+            &[80.2, 79.8, 80.1],
             &[120.0, 121.0, 119.0],
             &[120.5, 119.5, 120.0],
+            &[120.2, 119.8, 120.1],
         ]);
         let found = change_points(&h, &Settings::default());
         let at: Vec<usize> = found.iter().map(|c| c.after).collect();
-        assert_eq!(at, vec![2, 4], "{found:?}");
+        assert_eq!(at, vec![3, 6], "{found:?}");
         assert!((found[0].ratio - 0.8).abs() < 0.01);
         assert!((found[1].ratio - 1.5).abs() < 0.01);
     }

@@ -114,7 +114,7 @@ pub struct Comparison {
     pub detectable: Option<f64>,
     /// Between runs: how many runs each side had (baseline, candidate);
     /// `None` when the trials of one run were compared.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub runs: Option<(usize, usize)>,
 }
 

@@ -170,7 +170,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
     }
     if a.json {
         let doc = CompareDoc {
-            baseline: &names[0],
+            baseline: &side_names[0],
             runs: (runs.iter().zip(names).zip(&sources))
                 .map(|((r, label), source)| RunEntry {
                     label,

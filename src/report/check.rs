@@ -148,7 +148,9 @@ pub fn is_same_run(a: &RunData, b: &RunData) -> bool {
         |r: &RunData| -> Vec<Option<f64>> { r.trials.iter().map(|t| t.throughput()).collect() };
     a.run.id == b.run.id
         && a.run.started_at == b.run.started_at
+        && a.run.name == b.run.name
         && a.run.experiment == b.run.experiment
+        && a.run.environment == b.run.environment
         && throughputs(a) == throughputs(b)
 }
 
@@ -156,6 +158,10 @@ fn outcome(base: &[RunData], cand: &RunData, c: &RunComparison, max_regression: 
     let mut blocking = candidate_problems(&base[0], cand, c);
     if base.len() < MIN_RUNS {
         blocking.push(too_few_baseline_runs(base.len()));
+    }
+    if c.geomean.is_none() {
+        // Nothing comparable: each point's reason, then "nothing checked".
+        blocking.extend(unjudged(c, max_regression));
     }
     if !blocking.is_empty() {
         return Outcome::CannotSay { reasons: blocking };
@@ -246,13 +252,6 @@ fn candidate_problems(base: &RunData, cand: &RunData, c: &RunComparison) -> Vec<
             c.only_in_a.join(", ")
         ));
     }
-    if c.geomean.is_none() && out.is_empty() {
-        out.push(
-            "nothing was checked: no point was comparable between the baseline and the \
-             candidate"
-                .into(),
-        );
-    }
     out
 }
 
@@ -284,7 +283,10 @@ fn unjudged(c: &RunComparison, max_regression: f64) -> Vec<String> {
                 out.push(crate::analysis::compare::runs_too_few(at_least, runs));
             }
         }
-        None => out.push("nothing was checked".into()),
+        None => out.push(
+            "nothing was checked: no point was comparable between the baseline and the candidate"
+                .into(),
+        ),
     }
     out
 }

@@ -122,12 +122,26 @@ pub fn relative(agg: &Aggregate) -> Markup {
                 td { b { "geometric mean" } }
                 @for s in &agg.systems {
                     (tdn(&agg.ranking.iter().find(|r| &r.system == s)
-                        .map(|r| format::percent(r.relative))
+                        .map(geomean_cell)
                         .unwrap_or_else(|| "–".into())))
                 }
             }
         } }
     }
+}
+
+/// A series' geometric mean, marked: between runs by the run as a whole's
+/// verdict; inside a run `?` when no point could be judged, `~` when none
+/// differs.
+fn geomean_cell(r: &super::rows::Rank) -> String {
+    let pct = format::percent(r.relative);
+    let mark = match (&r.whole, r.significant) {
+        (Some(w), _) => verdict::percent_mark(Some(w)),
+        (None, _) if r.too_few_trials => format!(" {}", verdict::TOO_FEW),
+        (None, Some(0)) => format!(" {}", verdict::SAME),
+        _ => String::new(),
+    };
+    format!("{pct}{mark}")
 }
 
 /// One point's row of [`relative`].
@@ -150,9 +164,12 @@ fn relative_row(agg: &Aggregate, base: &str, p: &crate::model::Point) -> Markup 
                 @let excluded = agg.cell(s, p.index).is_some_and(|c| c.not_comparable.is_some());
                 @let text = match (v, b) {
                     (Some(v), _) if excluded => format!("{} {}", format::rate(*v), verdict::EXCLUDED),
-                    (Some(v), Some(b)) if b > 0.0 => {
-                        format!("{} ({})", format::rate(*v), format::percent(v / b))
-                    }
+                    (Some(v), Some(b)) if b > 0.0 => format!(
+                        "{} ({}{})",
+                        format::rate(*v),
+                        format::percent(v / b),
+                        verdict::percent_mark(agg.cell(s, p.index).and_then(|c| c.comparison.as_ref()))
+                    ),
                     (Some(v), _) => format::rate(*v),
                     (None, _) => "–".into(),
                 };

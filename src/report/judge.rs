@@ -17,13 +17,17 @@
 //!    gives one value, its headline over its kept trials, and the verdict
 //!    is Student's t on those values' logs ([`compare_run_values`],
 //!    [`crate::analysis::between`]). No p-value computed from trials is
-//!    shown between runs. A run whose kept trials at the point all ran
-//!    beside background load ([`crate::probe::background`]) is left out
-//!    there: inside a run alternation spreads background load over every
-//!    system, between runs nothing does. Fewer than `need` runs a side is
-//!    `?` ([`Verdict::NeedsMoreRuns`]).
+//!    shown between runs. Fewer than `need` runs a side is `?`
+//!    ([`Verdict::NeedsMoreRuns`]).
+//!
+//! Background load ([`crate::probe::background`]) is judged alike
+//! everywhere: its trials are kept and marked. Inside a run, alternation
+//! spreads it over every system; between runs, a run slowed by it is one
+//! more sample of the drift between runs, which the run-level test
+//! counts (a trial-level test between runs called a run slowed by another
+//! tenant "44% slower, p<0.001"). Leaving such trials out would leave
+//! nothing to judge on a busy machine, where every trial is marked.
 use super::rows::{Cell, Sample};
-use super::runs::client_bound_reason;
 use crate::analysis::compare::{compare_by, compare_run_values, Comparison, Verdict};
 use crate::analysis::summary::{median, Headline};
 use std::collections::BTreeMap;
@@ -109,6 +113,12 @@ pub(crate) fn whole(pairs: &[(&Cell, &Cell)], rules: &Rules) -> Option<Compariso
     Some(compare_run_values(&b, &c, rules.noise, rules.need_runs))
 }
 
+/// `client-bound at 4 of 4 trials`: why a side whose every trial the load
+/// generator limited is not comparable.
+pub fn client_bound_reason(bound: usize, trials: usize) -> String {
+    format!("client-bound at {bound} of {trials} trials")
+}
+
 /// Whether both sides hold trials of one and the same run.
 pub(crate) fn one_run(base: &[Sample], cand: &[Sample]) -> bool {
     let mut runs = base.iter().chain(cand).map(|s| s.run);
@@ -131,12 +141,10 @@ fn values(samples: &[Sample]) -> Vec<f64> {
     samples.iter().map(|s| s.value).collect()
 }
 
-/// Each run's headline over its kept trials, leaving out runs whose
-/// trials all ran beside background load.
+/// Each run's headline over its kept trials.
 pub(crate) fn run_values(samples: &[Sample], rules: &Rules) -> Vec<f64> {
     by_run(samples)
         .into_values()
-        .filter(|run| run.iter().any(|s| !s.background))
         .filter_map(|run| headline(&values(&run), rules.headline))
         .collect()
 }
@@ -179,7 +187,6 @@ mod tests {
                     value,
                     run: *run,
                     client_bound: false,
-                    background: false,
                 })
             })
             .collect();
@@ -289,7 +296,8 @@ mod tests {
     }
 
     #[test]
-    fn between_runs_a_run_all_in_background_load_is_left_out() {
+    fn between_runs_a_run_in_background_load_is_one_more_sample_of_the_drift() {
+        // A busy machine marks every trial: still judged, run by run.
         let a = cell(
             "a",
             &[
@@ -298,19 +306,13 @@ mod tests {
                 (5, &[99.0, 99.5]),
             ],
         );
-        let mut b = cell(
+        let b = cell(
             "b",
-            &[
-                (2, &[100.0, 100.5]),
-                (4, &[55.0, 55.5]),
-                (6, &[99.0, 99.5]),
-                (8, &[100.5, 100.0]),
-            ],
+            &[(2, &[100.0, 100.5]), (4, &[55.0, 55.5]), (6, &[99.0, 99.5])],
         );
-        b.samples[2].background = true;
-        b.samples[3].background = true;
         let c = judge(&a, &b, &RULES);
         assert_eq!(c.runs, Some((3, 3)), "{c:?}");
+        // The slowed run widens the drift: no claim either way.
         assert_eq!(c.verdict, Verdict::NoDifference, "{c:?}");
     }
 

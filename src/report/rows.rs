@@ -88,7 +88,6 @@ pub struct Rank {
     /// Between runs (this series and the baseline from different runs):
     /// the verdict on the run as a whole ([`super::judge::whole`]), which
     /// alone decides `significant` and `too_few_trials` then.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub whole: Option<Comparison>,
 }
 
@@ -143,9 +142,6 @@ pub struct Sample {
     pub run: i64,
     /// The load generator, not the server, was the limit.
     pub client_bound: bool,
-    /// The probe measured background load over the trial
-    /// ([`crate::probe::background::BACKGROUND_SHARE`]).
-    pub background: bool,
 }
 
 /// A trial-level remark: a failure or a client-bound flag.
@@ -405,9 +401,6 @@ fn sample(t: &Trial) -> Option<Sample> {
         value: t.throughput()?,
         run: t.run_id,
         client_bound: t.context.client_bound_why().is_some(),
-        background: (t.probe.as_ref())
-            .and_then(|p| p.background)
-            .is_some_and(|b| b.noisy),
     })
 }
 

@@ -220,12 +220,6 @@ fn cells(run: &RunData, who: &str) -> BTreeMap<(String, String), Cell> {
         .collect()
 }
 
-/// `client-bound at 2 of 4 trials`: why a point where the load generator
-/// was the limit is not comparable.
-pub fn client_bound_reason(bound: usize, trials: usize) -> String {
-    format!("client-bound at {bound} of {trials} trials")
-}
-
 /// Coordinates in axis order, so `a=1 b=2` matches `b=2 a=1`.
 pub(crate) fn canonical(coords: &[Coord]) -> String {
     let mut parts: Vec<String> = coords

@@ -77,6 +77,17 @@ pub fn mark(v: &Verdict) -> Option<char> {
     }
 }
 
+/// The mark a percentage drawn from `c` carries wherever it is printed
+/// (bars, the relative table, the N-run page): nothing for a significant
+/// change, ` ~`, ` ?` or ` ✗` otherwise; nothing without a comparison
+/// (the baseline itself).
+pub fn percent_mark(c: Option<&Comparison>) -> String {
+    match c.and_then(|c| mark(&c.verdict)) {
+        Some(m) => format!(" {m}"),
+        None => String::new(),
+    }
+}
+
 /// `+12.0% (p=0.002)` for a significant change, `~ (p=0.310)` for no
 /// significant difference (as benchstat prints it), `? +30.0% (needs ≥4
 /// trials)` when the test cannot reach significance with this many trials

@@ -102,7 +102,8 @@ fn run_in(store: &str, i: i64, t0: i64, factor: f64) -> SourcedRun {
 
 #[test]
 fn a_run_lacking_the_point_before_the_change_leaves_the_change_shown_between_its_runs() {
-    let mut runs: Vec<SourcedRun> = (1..=7)
+    // Three runs on each side of the change once run 5 drops out.
+    let mut runs: Vec<SourcedRun> = (1..=8)
         .map(|i| run(i, if i >= 5 { 0.6 } else { 1.0 }))
         .collect();
     // Run 5 measured nothing at the first point.
@@ -110,7 +111,7 @@ fn a_run_lacking_the_point_before_the_change_leaves_the_change_shown_between_its
     runs[4].data.trials.retain(|t| t.point.label() != first);
     let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
     let p = h.points.iter().find(|p| p.point == first).unwrap();
-    assert_eq!(p.values.len(), 6, "run 5 lacks the point");
+    assert_eq!(p.values.len(), 7, "run 5 lacks the point");
     let c = &p.change_points[0];
     assert_eq!((c.before_run, c.after_run), (4, 6));
     assert_eq!((c.before_position, c.after_position), (3, 5));

@@ -76,7 +76,6 @@ pub fn of_sides(m: &Merged) -> Vec<SideDrift> {
                 for c in agg.cells.iter().filter(|c| c.system == series.name) {
                     let runs: Vec<Vec<f64>> = by_run(&kept(&c.samples))
                         .into_values()
-                        .filter(|r| r.iter().any(|s| !s.background))
                         .map(|r| r.iter().map(|s| s.value).collect())
                         .collect();
                     if let Some(d) = drift(&runs, |v| headline(v, agg.headline)) {
