@@ -7,6 +7,16 @@
 #
 #   bench/between-runs.sh collect DIR [A_RUNS] [B_RUNS]   # the runs (quickstart, ~2 min each)
 #   bench/between-runs.sh analyse DIR                     # the rates, from DIR/runs.sqlite
+#   bench/between-runs.sh collect-real DIR [RUNS]         # a real change, pinned (~30 s a run)
+#   bench/between-runs.sh analyse-real DIR                # its verdicts, from DIR/real.sqlite
+#
+# collect-real: nginx with one worker pinned to the last CPU (server_cpus
+# = 1, the load generator on the other), saturated at 16-256 connections,
+# with its access log off, then on (a write(2) per request), alternating
+# off on off on ...; the access log goes to DIR/access-N.log, and its line
+# count is nginx's own count of the requests it served, which the script
+# sets beside the requests scalelab counted (warmup 0 s, so the two cover
+# the same requests). analyse then judges off against on, 3 runs a side.
 #
 # collect interleaves the runs A A B A A B ...: A is recipes/quickstart.toml
 # as written (access_log = false), B the same recipe with nginx writing its
@@ -42,11 +52,47 @@ collect)
       -o "$dir/report-$i.html" >"$dir/run-$i.txt" 2>&1 || echo "between-runs: run $i exited $?" >&2
   done
   ;;
+collect-real)
+  runs=${3:-4}
+  for i in $(seq 1 $((2 * runs))); do
+    if ((i % 2)); then label="log off" log=false; else label="log on" log=true; fi
+    cat >"$dir/real-$i.toml" <<TOML
+name = "pinned-access-log"
+[server]
+kind = "nginx"
+server_cpus = 1
+access_log = $log
+$($log && echo "access_log_path = \"$dir/access-$i.log\"")
+[load]
+kind = "http"
+path = "/"
+[sweep]
+connections = [16, 64, 256]
+[trials]
+duration = "1500ms"
+warmup = "0s"
+min = 4
+max = 4
+restart = "per_point"
+TOML
+    echo "between-runs: real $i ($label), load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    timeout 600 "$bin" --store "$dir/real.sqlite" run "$dir/real-$i.toml" --label "$label" \
+      -o "$dir/real-$i.html" >"$dir/real-$i.txt" 2>&1 || echo "between-runs: real $i exited $?" >&2
+    if $log; then
+      served=$(wc -l <"$dir/access-$i.log")
+      counted=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('select sum(m.requests) from measurements m join trials t on t.id=m.trial_id where t.run_id=(select max(id) from runs)').fetchone()[0])" "$dir/real.sqlite")
+      echo "between-runs: real $i: nginx logged $served requests, scalelab counted $counted" >&2
+    fi
+  done
+  ;;
 analyse)
   exec python3 bench/between_runs.py "$bin" "$dir"
   ;;
+analyse-real)
+  exec python3 bench/between_runs.py "$bin" "$dir" real
+  ;;
 *)
-  echo "usage: bench/between-runs.sh collect|analyse DIR [A_RUNS] [B_RUNS]" >&2
+  echo "usage: bench/between-runs.sh collect|collect-real|analyse DIR [RUNS...]" >&2
   exit 2
   ;;
 esac

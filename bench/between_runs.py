@@ -26,7 +26,10 @@ import sys
 import tempfile
 
 BIN, DIR = sys.argv[1], sys.argv[2]
-STORE = os.path.join(DIR, "runs.sqlite")
+REAL = len(sys.argv) > 3 and sys.argv[3] == "real"
+STORE = os.path.join(DIR, "real.sqlite" if REAL else "runs.sqlite")
+OFF, ON = ("log off", "log on") if REAL else ("access log off", "access log on")
+RECIPE = "pinned-access-log" if REAL else "quickstart"
 TMP = tempfile.mkdtemp(prefix="between-runs-")
 rng = random.Random(35)
 
@@ -37,8 +40,8 @@ def runs_by_label():
         "select id, label from runs where status = 'finished' order by id"
     ).fetchall()
     con.close()
-    a = [i for i, l in rows if l == "access log off"]
-    b = [i for i, l in rows if l == "access log on"]
+    a = [i for i, l in rows if l == OFF]
+    b = [i for i, l in rows if l == ON]
     return a, b
 
 
@@ -146,7 +149,7 @@ def history(order, labels=None):
     order); the run medians per series and the change points found."""
     names = {run: f"h{k:02d}" for k, run in enumerate(order)}
     path = copy_with(names, finished=order)
-    code, out, err = scalelab("history", "quickstart", path, "--order", "label", "--json")
+    code, out, err = scalelab("history", RECIPE, path, "--order", "label", "--json")
     os.remove(path)
     if code != 0:
         raise SystemExit(f"history exited {code}: {err}")
@@ -172,7 +175,55 @@ def pct(n, d):
     return f"{n}/{d} = {100.0 * n / d:.1f}%" if d else "0/0"
 
 
+def real_change():
+    """The real change: every 3-against-3 draw of the runs, `check` of
+    each "on" run against each 3 "off" runs, and the history off…on."""
+    import itertools
+
+    a, b = runs_by_label()
+    print(f"runs: {len(a)} '{OFF}', {len(b)} '{ON}'; load average now "
+          f"{open('/proc/loadavg').read().split()[:3]}")
+    draws = [(list(x), list(y)) for x in itertools.combinations(a, 3)
+             for y in itertools.combinations(b, 3)]
+    results = [compare(x, y) for x, y in draws]
+    j, s, slower, wj, ws = tally(results)
+    ratios = sorted(c["geomean"]["ratio"] for c in results if c.get("geomean"))
+    print(f"{ON} v {OFF}, 3 v 3 ({len(draws)} draws): points significant {pct(s, j)} "
+          f"(slower {slower}); whole run significant {pct(ws, wj)}; geomean ratio "
+          f"{ratios[0]:.3f}..{ratios[-1]:.3f}")
+    codes = {}
+    for base in itertools.combinations(a, 3):
+        for cand in b:
+            c = check(list(base), cand)
+            codes[c] = codes.get(c, 0) + 1
+    print(f"check, each '{ON}' run against each 3 '{OFF}' runs: exit codes "
+          f"{dict(sorted(codes.items()))}")
+    codes = {}
+    for base in itertools.combinations(a, 3):
+        for cand in a:
+            if cand not in base:
+                c = check(list(base), cand)
+                codes[c] = codes.get(c, 0) + 1
+    print(f"check, each '{OFF}' run against the other 3 (A/A): exit codes "
+          f"{dict(sorted(codes.items()))}")
+    series = history(a + b)
+    found = sum(1 for s in series if len(a) in s[2])
+    other = sum(1 for s in series for x in s[2] if x != len(a))
+    ot = sum(1 for s in series if len(a) in (otava(s[1], 0.01) or []))
+    print(f"history {len(a)} off then {len(b)} on: the step found in {found}/{len(series)} "
+          f"series (elsewhere {other}); Otava (p 0.01) {ot}/{len(series)}")
+    if len(b) >= 4:
+        series = history(a + b[:-1] + a[:1])
+        found = sum(1 for s in series if len(a) in s[2])
+        other = sum(1 for s in series for x in s[2] if x != len(a))
+        print(f"history {len(a)} off, {len(b) - 1} on, one off at the end: the step found in "
+              f"{found}/{len(series)} series, elsewhere {other}")
+
+
 def main():
+    if REAL:
+        real_change()
+        return
     a, b = runs_by_label()
     print(f"runs: {len(a)} 'access log off' (A/A), {len(b)} 'access log on'; load average now "
           f"{open('/proc/loadavg').read().split()[:3]}")

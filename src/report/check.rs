@@ -22,7 +22,8 @@
 //! - **Cannot say** (125): fewer than [`MIN_RUNS`] baseline runs (one
 //!   run's drift between runs is unknown), another recipe, a point the
 //!   candidate lacks, a client-bound or erroring point, nothing checked,
-//!   a failed candidate, or a baseline too noisy to see the threshold.
+//!   a failed candidate, a baseline too noisy to see the threshold, or a
+//!   slower candidate most of whose trials ran beside background load.
 
 use crate::analysis::between::{holm, MIN_RUNS};
 use crate::analysis::compare::{Comparison, Verdict, ALPHA};
@@ -168,6 +169,11 @@ fn outcome(base: &[RunData], cand: &RunData, c: &RunComparison, max_regression: 
     }
     let slower = regressions(c, max_regression);
     if !slower.is_empty() {
+        if let Some(why) = disturbed(cand) {
+            // A slowdown the candidate's own probe blames on other
+            // processes is no evidence against the commit.
+            return Outcome::CannotSay { reasons: vec![why] };
+        }
         return Outcome::Regression { points: slower };
     }
     let unjudged = unjudged(c, max_regression);
@@ -176,6 +182,38 @@ fn outcome(base: &[RunData], cand: &RunData, c: &RunComparison, max_regression: 
     } else {
         Outcome::CannotSay { reasons: unjudged }
     }
+}
+
+/// A candidate most of whose trials ran beside background load (the
+/// probe's mark, [`crate::probe::background::BACKGROUND_SHARE`]): its
+/// slowdown may be another tenant's, so it is rerun, not blamed.
+pub const MAX_DISTURBED_SHARE: f64 = 0.5;
+
+/// Why the candidate's slowdown cannot be blamed on it: more than
+/// [`MAX_DISTURBED_SHARE`] of its successful trials ran beside background
+/// load.
+fn disturbed(cand: &RunData) -> Option<String> {
+    let ok: Vec<_> = cand
+        .trials
+        .iter()
+        .filter(|t| t.throughput().is_some())
+        .collect();
+    let noisy = ok
+        .iter()
+        .filter(|t| {
+            (t.probe.as_ref())
+                .and_then(|p| p.background)
+                .is_some_and(|b| b.noisy)
+        })
+        .count();
+    (!ok.is_empty() && noisy as f64 > MAX_DISTURBED_SHARE * ok.len() as f64).then(|| {
+        format!(
+            "slower, but {noisy} of the candidate's {} trials ran beside background load (other \
+             processes or steal took {}% or more of the CPUs): rerun it on a quiet machine",
+            ok.len(),
+            crate::probe::background::BACKGROUND_SHARE * 100.0
+        )
+    })
 }
 
 /// `one baseline run: its drift between runs is unknown …`.
@@ -492,5 +530,32 @@ mod tests {
         }
         let c = check(&bound, &scaled(&base, 9, 1.0), 0.05);
         assert_eq!(c.exit_code, CANNOT_SAY, "{}", render(&c));
+    }
+
+    #[test]
+    fn a_slower_candidate_disturbed_by_background_load_is_rerun_not_blamed() {
+        let base = run_data(&["nginx"]);
+        let mut cand = scaled(&base, 9, 0.6);
+        let noisy = crate::probe::background::measure(crate::probe::background::BackgroundInputs {
+            busy_share: 1.0,
+            steal_share: 0.0,
+            window_s: 1.0,
+            online_cpus: 2,
+            server_cpu_s: 0.5,
+            own_cpu_s: 0.5,
+        });
+        for t in &mut cand.trials {
+            t.probe = Some(crate::probe::ProbeSummary {
+                background: noisy,
+                ..Default::default()
+            });
+        }
+        let c = check(&baselines(&base), &cand, 0.05);
+        assert_eq!(c.exit_code, CANNOT_SAY, "{}", render(&c));
+        assert!(
+            render(&c).contains("ran beside background load"),
+            "{}",
+            render(&c)
+        );
     }
 }

@@ -209,7 +209,6 @@ pub fn verdicts(agg: &Aggregate) -> Markup {
         (stat, true),
         ("change", true),
         ("95% CI", true),
-        ("verdict", false),
     ];
     let median = |c: &Cell| c.headline();
     html! {
@@ -230,11 +229,11 @@ pub fn verdicts(agg: &Aggregate) -> Markup {
                         (td(&c.system))
                         (tdn(&opt(b, format::rate)))
                         (tdn(&opt(median(c), format::rate)))
-                        td class={ "n " (class) } { (short) }
+                        // The sentence, with the series' own name, on hover:
+                        // the table fits the page.
+                        td class={ "wrap " (class) }
+                            title=(crate::analysis::compare::sentence_for(cmp, &c.system)) { (short) }
                         (tdn(&verdict::ci(cmp).unwrap_or_else(|| "–".into())))
-                        td class={ "wrap " (class) } style="min-width: 22em" {
-                            (crate::analysis::compare::sentence_for(cmp, &c.system))
-                        }
                     }
                 }
             }
