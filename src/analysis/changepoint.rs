@@ -88,8 +88,24 @@ pub struct ChangePoint {
 /// in order. Runs with no values are kept in place but never split on their
 /// own.
 pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<ChangePoint> {
+    let each: Vec<usize> = (0..runs.len()).collect();
+    change_points_of_repeats(runs, &each, settings)
+}
+
+/// As [`change_points`], where `repeat_of[i]` names the system run `i`
+/// repeats (its label): consecutive runs of one label are repeats of one
+/// build, and no change falls between them.
+pub fn change_points_of_repeats(
+    runs: &[Vec<f64>],
+    repeat_of: &[usize],
+    settings: &Settings,
+) -> Vec<ChangePoint> {
+    // allowed[k]: a change may fall before run k.
+    let allowed: Vec<bool> = (0..runs.len())
+        .map(|k| k > 0 && repeat_of.get(k) != repeat_of.get(k - 1))
+        .collect();
     let mut found: Vec<(usize, f64)> = Vec::new();
-    split_segment(runs, 0, runs.len(), settings, &mut found);
+    split_segment((runs, &allowed), 0, runs.len(), settings, &mut found);
     found.sort_by_key(|(after, _)| *after);
     while let Some(k) = (0..found.len()).find(|&k| {
         let bounds = neighbours(&found, k, runs.len());
@@ -122,19 +138,20 @@ pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<ChangePoint>
 }
 
 fn split_segment(
-    runs: &[Vec<f64>],
+    (runs, allowed): (&[Vec<f64>], &[bool]),
     start: usize,
     end: usize,
     settings: &Settings,
     found: &mut Vec<(usize, f64)>,
 ) {
     let segment = &runs[start..end];
-    let Some(best) = best_split(segment) else {
+    let open = &allowed[start..end];
+    let Some(best) = best_split(segment, open) else {
         return;
     };
     let values = flatten(segment);
     let sizes: Vec<usize> = segment.iter().map(Vec::len).collect();
-    let p = permutation_p(&values, &sizes, best.q, settings.permutations);
+    let p = permutation_p(&values, (&sizes, open), best.q, settings.permutations);
     let before = flatten(&segment[..best.after]);
     let after = flatten(&segment[best.after..]);
     let (Some(b), Some(a)) = (median(&before), median(&after)) else {
@@ -146,8 +163,8 @@ fn split_segment(
         return;
     }
     found.push((start + best.after, p));
-    split_segment(runs, start, start + best.after, settings, found);
-    split_segment(runs, start + best.after, end, settings, found);
+    split_segment((runs, allowed), start, start + best.after, settings, found);
+    split_segment((runs, allowed), start + best.after, end, settings, found);
 }
 
 /// The start of the segment before change `k` and the end of the one after.
@@ -192,10 +209,10 @@ struct Split {
     q: f64,
 }
 
-fn best_split(segment: &[Vec<f64>]) -> Option<Split> {
+fn best_split(segment: &[Vec<f64>], allowed: &[bool]) -> Option<Split> {
     let values = flatten(segment);
     let sizes: Vec<usize> = segment.iter().map(Vec::len).collect();
-    let (after, q) = best_boundary(&values, &sizes)?;
+    let (after, q) = best_boundary(&values, (&sizes, allowed))?;
     Some(Split { after, q })
 }
 
@@ -203,7 +220,7 @@ fn best_split(segment: &[Vec<f64>]) -> Option<Split> {
 /// grouped into runs of `sizes`, and that Q, among the boundaries with at
 /// least [`MIN_SIDE_RUNS`] runs with values on each side. `None` when
 /// there is none.
-fn best_boundary(values: &[f64], sizes: &[usize]) -> Option<(usize, f64)> {
+fn best_boundary(values: &[f64], (sizes, allowed): (&[usize], &[bool])) -> Option<(usize, f64)> {
     if sizes.len() < 2 {
         return None;
     }
@@ -220,7 +237,8 @@ fn best_boundary(values: &[f64], sizes: &[usize]) -> Option<(usize, f64)> {
         filled_before += usize::from(*size > 0);
         let right = n - left;
         let sides_hold = filled_before >= MIN_SIDE_RUNS && filled - filled_before >= MIN_SIDE_RUNS;
-        if left == 0 || right == 0 || *size == 0 || !sides_hold {
+        let open = allowed.get(runs_before + 1).copied().unwrap_or(true);
+        if left == 0 || right == 0 || *size == 0 || !sides_hold || !open {
             continue;
         }
         let q = q_statistic(left, right, prefix[left], suffix[right], total);
@@ -257,7 +275,12 @@ fn q_statistic(n: usize, m: usize, within_a: f64, within_b: f64, within_all: f64
 
 /// Permutation p-value of an observed best Q (fixed seed: the same history
 /// always gives the same answer).
-fn permutation_p(values: &[f64], sizes: &[usize], observed: f64, permutations: usize) -> f64 {
+fn permutation_p(
+    values: &[f64],
+    layout: (&[usize], &[bool]),
+    observed: f64,
+    permutations: usize,
+) -> f64 {
     let mut rng = SplitMix64(0x0E01_7151_0000_0001);
     let mut shuffled = values.to_vec();
     let mut as_large = 0usize;
@@ -265,7 +288,7 @@ fn permutation_p(values: &[f64], sizes: &[usize], observed: f64, permutations: u
         for i in (1..shuffled.len()).rev() {
             shuffled.swap(i, rng.below(i + 1));
         }
-        let q = best_boundary(&shuffled, sizes).map_or(f64::NEG_INFINITY, |(_, q)| q);
+        let q = best_boundary(&shuffled, layout).map_or(f64::NEG_INFINITY, |(_, q)| q);
         // A relative tolerance: a permutation that reproduces the observed
         // split must count, whatever the order of the floating-point sums.
         if q >= observed - 1e-12 * observed.abs() {
@@ -319,7 +342,8 @@ mod tests {
         ]);
         let values = flatten(&h);
         let sizes: Vec<usize> = h.iter().map(Vec::len).collect();
-        let (after, q) = best_boundary(&values, &sizes).unwrap();
+        let open = vec![true; sizes.len()];
+        let (after, q) = best_boundary(&values, (&sizes, &open)).unwrap();
         // The boundaries with MIN_SIDE_RUNS runs on each side: 3 and 4.
         let by_def: Vec<f64> = (MIN_SIDE_RUNS..=h.len() - MIN_SIDE_RUNS)
             .map(|k| q_by_definition(&flatten(&h[..k]), &flatten(&h[k..])))
@@ -331,7 +355,10 @@ mod tests {
             "the level moves up after the third run: {by_def:?}"
         );
         // Fewer runs than two sides need: no boundary at all.
-        assert_eq!(best_boundary(&flatten(&h[..5]), &sizes[..5]), None);
+        assert_eq!(
+            best_boundary(&flatten(&h[..5]), (&sizes[..5], &open[..5])),
+            None
+        );
     }
 
     #[test]
@@ -461,6 +488,18 @@ mod tests {
         let at: Vec<usize> = found.iter().map(|c| c.after).collect();
         assert_eq!(at, vec![6], "{found:?}");
         assert!((found[0].ratio - 0.8).abs() < 0.03, "{found:?}");
+    }
+
+    #[test]
+    fn no_change_falls_between_repeats_of_one_label() {
+        // Six runs: three at 100, three at 70; labelled so that the step
+        // would fall inside the second label's repeats.
+        let mut h = flat(3, 100.0);
+        h.extend(flat(3, 70.0));
+        let free = change_points(&h, &Settings::default());
+        assert_eq!(free.iter().map(|c| c.after).collect::<Vec<_>>(), vec![3]);
+        let repeats = change_points_of_repeats(&h, &[0, 0, 1, 1, 1, 1], &Settings::default());
+        assert!(repeats.iter().all(|c| c.after != 3), "{repeats:?}");
     }
 
     #[test]
