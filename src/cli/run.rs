@@ -83,6 +83,13 @@ pub fn run(
         store_path.display()
     );
     eprintln!("{}", runner::estimate::Estimate::of(&exp).sentence());
+    let repeats = a.repeat.unwrap_or(exp.trials.runs);
+    if repeats > 1 {
+        eprintln!(
+            "{repeats} repeats of the whole sweep, each its own run, {}s apart: {repeats} times that",
+            REPEAT_PAUSE.as_secs()
+        );
+    }
     if let Some(server) = &exp.hosts.server {
         eprintln!("server on {server} (over ssh)");
     }
@@ -107,7 +114,6 @@ pub fn run(
         label,
         revision,
     };
-    let repeats = a.repeat.unwrap_or(exp.trials.runs);
     if repeats > 1 && a.resume.is_some() {
         anyhow::bail!(
             "--resume continues one run; run it without --repeat (and [trials] runs = 1), then \
