@@ -141,7 +141,10 @@ fn pooled(runs: &[RunData]) -> RunData {
 }
 
 fn outcome(base: &RunData, cand: &RunData, c: &RunComparison, max_regression: f64) -> Outcome {
-    let blocking = candidate_problems(base, cand, c);
+    let mut blocking = candidate_problems(base, cand, c);
+    if c.points.is_empty() {
+        blocking.push(nothing_checked(base));
+    }
     if !blocking.is_empty() {
         return Outcome::CannotSay { reasons: blocking };
     }
@@ -196,6 +199,19 @@ fn candidate_problems(base: &RunData, cand: &RunData, c: &RunComparison) -> Vec<
         ));
     }
     out
+}
+
+/// Why no point was checked (a gate that checked nothing passes nothing):
+/// the baseline kept no trial (all client-bound, or none), or the two runs
+/// share no point.
+fn nothing_checked(base: &RunData) -> String {
+    if base.trials.is_empty() {
+        "nothing checked: the baseline has no usable trial (none stored, or every one \
+         client-bound)"
+            .into()
+    } else {
+        "nothing checked: the baseline and the candidate share no point".into()
+    }
 }
 
 /// Points that could not be judged: client-bound or erroring (both are
@@ -373,6 +389,27 @@ mod tests {
             "{}",
             render(&c)
         );
+    }
+
+    #[test]
+    fn a_baseline_with_no_usable_trial_checks_nothing_and_cannot_say() {
+        // Issue 36: "good: ... (0 point(s) checked)" and exit 0 made every
+        // commit good under `git bisect run`.
+        let mut cand = run_data(&["nginx"]);
+        cand.run.id += 1;
+        cand.run.started_at += 600;
+        let mut all_bound = run_data(&["nginx"]);
+        for t in &mut all_bound.trials {
+            t.context
+                .set_client_bound(Some("the client was at 100% CPU".into()));
+        }
+        let mut empty = run_data(&["nginx"]);
+        empty.trials.clear();
+        for base in [all_bound, empty] {
+            let c = check(&[base], &cand, 0.05);
+            assert_eq!(c.exit_code, CANNOT_SAY, "{}", render(&c));
+            assert!(render(&c).contains("nothing checked"), "{}", render(&c));
+        }
     }
 
     #[test]
