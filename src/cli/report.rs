@@ -72,6 +72,7 @@ pub fn run_ref(text: &str, default_store: &Path) -> (PathBuf, String) {
 pub fn load_named(text: &str, default_store: &Path) -> anyhow::Result<NamedRun> {
     let (store, selector) = run_ref(text, default_store);
     let data = open_existing(&store)?.load_run(&selector)?;
+    warn_unreadable(&data);
     let file = store.file_name().map_or_else(
         || store.display().to_string(),
         |f| f.to_string_lossy().into_owned(),
@@ -108,8 +109,19 @@ pub fn report(a: &ReportArgs, store: &Path) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// Names, on stderr, every trial of `data` whose stored probe summary could
+/// not be read, so that a missing figure is never a silent null.
+fn warn_unreadable(data: &RunData) {
+    for t in &data.trials {
+        if let Some(why) = &t.probe_unreadable {
+            eprintln!("warning: run {}: {why}", data.run.id);
+        }
+    }
+}
+
 pub fn export(a: &ExportArgs, store: &Path) -> anyhow::Result<i32> {
     let data = open_existing(store)?.load_run(&a.run)?;
+    warn_unreadable(&data);
     let text = match a.format {
         Format::Json => {
             serde_json::to_string_pretty(&scalelab::report::json::export(&data))? + "\n"

@@ -366,6 +366,7 @@ mod tests {
                     ..Default::default()
                 }),
                 probe: None,
+                probe_unreadable: None,
                 timeline: vec![],
                 context: Default::default(),
             })
