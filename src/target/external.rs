@@ -47,6 +47,10 @@ pub use super::plan::CommandRunner;
 pub struct LocalShell;
 
 impl CommandRunner for LocalShell {
+    fn argv(&self, command: &str) -> Vec<std::ffi::OsString> {
+        vec!["/bin/sh".into(), "-c".into(), command.into()]
+    }
+
     fn run(&self, command: &str, limit: Duration) -> Result<String, String> {
         let mut child = std::process::Command::new("sh")
             .args(["-c", command])
@@ -180,6 +184,20 @@ impl External {
             })
     }
 
+    /// Registers the stop command with the reaper (`on`), or forgets it.
+    fn guard(&self, on: bool) {
+        let Some(stop) = &self.settings.stop else {
+            return;
+        };
+        let argv = self.shell.argv(stop);
+        let words: Vec<&std::ffi::OsStr> = argv.iter().map(|w| w.as_os_str()).collect();
+        if on {
+            crate::owned::register(crate::owned::Removal::Command, &words);
+        } else {
+            crate::owned::forget(crate::owned::Removal::Command, &words);
+        }
+    }
+
     /// The PID `pid_command` prints now, if it prints one.
     fn current_pid(&self) -> Option<u32> {
         let cmd = self.settings.pid_command.as_deref()?;
@@ -219,7 +237,14 @@ impl Target for External {
             });
         }
         if let Some(cmd) = self.settings.start.clone() {
-            self.command("start", &cmd)?;
+            // From before the start until its stop: if scalelab is killed,
+            // the reaper runs the stop command (it outlived kill -9, and
+            // every later trial and --resume met "Address already in use").
+            self.guard(true);
+            if let Err(e) = self.command("start", &cmd) {
+                self.guard(false);
+                return Err(e);
+            }
             self.started = true;
             wait_for_listener(&self.settings.url, _shutdown)?;
         }
@@ -242,10 +267,12 @@ impl Target for External {
             return Ok(());
         }
         self.started_pid = None;
-        match self.settings.stop.clone() {
+        let stopped = match self.settings.stop.clone() {
             Some(cmd) => self.command("stop", &cmd).map(|_| ()),
             None => Ok(()),
-        }
+        };
+        self.guard(false);
+        stopped
     }
 
     fn is_running(&self) -> bool {

@@ -791,3 +791,62 @@ fn an_external_servers_host_runs_the_power_command_over_ssh() {
     );
     assert!(!e.client_shares_meter);
 }
+
+#[test]
+fn kill_9_of_the_coordinator_stops_the_external_server_on_its_host_and_resume_completes() {
+    // Issue 36: an `external` server started over ssh by the recipe's
+    // `start` outlived kill -9 of the coordinator; every later trial and
+    // every --resume failed with "Address already in use".
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = python_server_experiment(dir.path(), "");
+    let text = std::fs::read_to_string(&exp)
+        .unwrap()
+        .replace("connections = [2]", "connections = [1, 2, 3]");
+    std::fs::write(&exp, text).unwrap();
+    let mut child = lab
+        .scalelab(dir.path())
+        .args(["--store", "s.sqlite", "run"])
+        .arg(&exp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while lab.processes(1, "http.server").is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
+        assert!(Instant::now() < deadline, "the server never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500)); // mid-trial
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !lab.processes(1, "http.server").is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left = lab.processes(1, "http.server");
+    for p in &left {
+        scalelab::sys::process::signal(*p, libc::SIGKILL); // leave nothing
+    }
+    assert!(
+        left.is_empty(),
+        "the external server {left:?} outlived kill -9"
+    );
+    let id = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .resolve_run("latest")
+        .unwrap();
+    let out = run_cmd(&lab, dir.path(), &exp)
+        .args(["--resume", &id.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    assert_eq!(data.trials.len(), 3);
+    assert!(data.trials.iter().all(|t| t.status == TrialStatus::Ok));
+    assert!(lab.processes(1, "http.server").is_empty());
+}
