@@ -172,3 +172,16 @@ fn a_store_named_twice_counts_its_runs_once() {
     let ids: Vec<i64> = h.runs.iter().map(|r| r.run).collect();
     assert_eq!(ids, [1, 2, 3, 4, 5]);
 }
+
+#[test]
+fn a_store_and_its_copy_count_their_runs_once() {
+    // Issue 36: `history` given a store and its copy counted every run twice
+    // (`check` already treats a copy as the same run).
+    let mut runs: Vec<SourcedRun> = (1..=5)
+        .map(|i| run_in("a.sqlite", i, 1_800_000_000, 1.0))
+        .collect();
+    runs.extend((1..=5).map(|i| run_in("copy-of-a.sqlite", i, 1_800_000_000, 1.0)));
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    let ids: Vec<(i64, &str)> = h.runs.iter().map(|r| (r.run, r.store.as_str())).collect();
+    assert_eq!(ids, (1..=5).map(|i| (i, "a.sqlite")).collect::<Vec<_>>());
+}
