@@ -99,7 +99,12 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
         })
         .collect::<anyhow::Result<Vec<NamedRun>>>()?;
     let sources: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
-    let merged = multi::merge(runs.into_iter().map(|r| r.data).collect())?;
+    let mut runs: Vec<_> = runs.into_iter().map(|r| r.data).collect();
+    if !a.json {
+        runs.iter_mut()
+            .for_each(scalelab::report::format::terminal_safe_names);
+    }
+    let merged = multi::merge(runs)?;
     let (runs, names) = (&merged.runs, &merged.names);
     let noise = a.noise.map_or(runs[0].run.noise, |n| n / 100.0);
     let comparisons: Vec<RunComparison> = runs[1..]

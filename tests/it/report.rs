@@ -885,3 +885,33 @@ fn an_unreadable_probe_summary_is_named_in_export_and_report_not_a_silent_null()
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("cannot be read"), "the page does not name it");
 }
+
+#[test]
+fn escape_sequences_in_labels_never_reach_the_terminal_raw() {
+    // Issue 36: `compare` and `history` printed labels' escape sequences raw.
+    let lab = crate::support::run::Lab::new(
+        "[sweep]\nconnections = [2]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    for label in ["a\u{1b}[2J\u{1b}]0;pwned\u{7}", "b\u{1b}[31m"] {
+        let out = lab.run().args(["--label", label]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let store = lab.store.to_string_lossy().to_string();
+    for args in [
+        vec!["--store", &store, "compare", "1", "2"],
+        vec!["--store", &store, "history", "it"],
+    ] {
+        let out = support::run(&args);
+        let text = stdout(&out);
+        assert!(
+            out.status.code().is_some_and(|c| c != 2),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{args:?}: {text:?}"
+        );
+        assert!(text.contains("\\u{1b}[2J"), "{args:?}: {text}");
+    }
+}
