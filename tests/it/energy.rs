@@ -309,11 +309,11 @@ fn no_meter_bends_the_window_or_the_server_cpu() {
     let holding = format!("sleep 6002.{tag} & echo 100 W");
     let overflow = "echo 1e308 W".to_string();
     let trials = "[trials]\nduration = \"2s\"\nwarmup = \"300ms\"\nmin = 2\nmax = 2\n";
-    // Per trial: the probe's window, and the server's CPU seconds per
-    // request as the probe stored them (util × window / requests). Per
-    // request, so that the machine's drift between runs (other builds on
-    // these 2 CPUs move a run's throughput by 20-40%) cancels, while a
-    // stretched window (the server idle in its extra seconds) does not.
+    // Per trial: the probe's window, and the server's CPU use over the
+    // throughput (util / requests per s): the machine's drift between runs
+    // (other builds on these 2 CPUs move a run's throughput by 20-40%)
+    // moves both alike and cancels, while a window stretched past the load
+    // lowers the util alone.
     let run = |energy: &str| {
         // The server pinned apart from the client, as in a measurement.
         let lab = Lab::new(&format!(
@@ -327,9 +327,8 @@ fn no_meter_bends_the_window_or_the_server_cpu() {
             .iter()
             .map(|t| {
                 let p = t.probe.clone().unwrap();
-                let requests = t.throughput().unwrap() * 2.0;
-                let cpu_per_request = p.server_cpu_util.unwrap() * p.window_s / requests;
-                (p, cpu_per_request)
+                let cpu_over_throughput = p.server_cpu_util.unwrap() / t.throughput().unwrap();
+                (p, cpu_over_throughput)
             })
             .collect::<Vec<_>>()
     };
@@ -368,7 +367,7 @@ fn no_meter_bends_the_window_or_the_server_cpu() {
         let cpu = mean(&trials);
         assert!(
             (cpu / off_cpu - 1.0).abs() < 0.25,
-            "`{cmd}`: server CPU {:.1} µs a request against {:.1} with energy off",
+            "`{cmd}`: server CPU over throughput {:.2} µs against {:.2} with energy off",
             cpu * 1e6,
             off_cpu * 1e6
         );
