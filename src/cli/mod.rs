@@ -165,7 +165,7 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::Check(a) => check::run(a, &store),
         Command::Model(a) => model::run(a),
         Command::Doctor(a) => doctor::run(a),
-        Command::Agent(a) => agent::run(a),
+        Command::Agent(a) => agent::run(a, shutdown),
     }
 }
 

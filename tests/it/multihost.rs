@@ -850,3 +850,70 @@ fn kill_9_of_the_coordinator_stops_the_external_server_on_its_host_and_resume_co
     assert!(data.trials.iter().all(|t| t.status == TrialStatus::Ok));
     assert!(lab.processes(1, "http.server").is_empty());
 }
+
+#[test]
+fn a_healed_partition_leaves_no_stale_agent_or_server_on_the_host() {
+    // Issue 36: a server host cut off and reconnected kept its old agent,
+    // watchdog and nginx running after the run: its sshd never saw the
+    // session end, so the old agent never read the end of its stdin.
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
+        "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2, 4, 6]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let child = run_cmd(&lab, dir.path(), &exp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The coordinator's host answers nothing of the old session once it is
+    // gone (as a stateful firewall or NAT that forgot the flow drops, not
+    // resets): h1's sshd then never learns that the session ended.
+    let nft = |rule: &str| {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &lab.ns(0), "nft"])
+            .args(rule.split(' '))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "nft {rule}: {}", stderr(&out));
+    };
+    nft("add table inet partition");
+    nft("add chain inet partition out { type filter hook output priority 0 ; }");
+    nft("add rule inet partition out tcp flags & rst == rst drop");
+    let old_agent = lab.agent_in_a_trial(1);
+    let link = |state: &str| {
+        let out = Command::new("ip")
+            .args([
+                "-n",
+                &format!("{}-br", lab.prefix),
+                "link",
+                "set",
+                "p1",
+                state,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    link("down");
+    // Longer than ssh's ServerAlive (3 x 2 s): the coordinator loses the
+    // session; h1 sees nothing at all.
+    std::thread::sleep(Duration::from_secs(9));
+    link("up");
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    let left_agents = lab.processes(1, "agent\0--workdir");
+    let left_nginx = lab.processes(1, "nginx");
+    for p in left_agents.iter().chain(&left_nginx) {
+        scalelab::sys::process::signal(*p, libc::SIGKILL); // leave nothing
+    }
+    assert!(
+        left_agents.is_empty() && left_nginx.is_empty(),
+        "after the run, h1 still runs agents {left_agents:?} (the old one was {old_agent}) \
+         and nginx {left_nginx:?}\n{err}"
+    );
+    assert!(err.contains("had outlived its session; stopped"), "{err}");
+}
