@@ -34,7 +34,8 @@
 # power meter command that hangs; and (issue 36) meters that are slow,
 # hung, chatty, hold their stdout in a child or print 1e308 W (the window
 # and server CPU stay those of energy off), `check` under a real `git
-# bisect run`, and kill -9 of a run whose `external` server a lab host runs.
+# bisect run`, kill -9 of a run whose `external` server a lab host runs,
+# and the server's lab host cut off and reconnected mid-run.
 #
 # Usage: [SCALELAB=BIN] bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
@@ -997,6 +998,41 @@ scenario_external_kill9() {
     row "external-kill9" "kill -9: the external server on h1 stopped by its stop command; resume exit 0, 3 ok trials" \
         "server left after 15 s: $servers; resume exit $code, $got" $ok
 }
+
+# scenario_healed_partition: lab host h1 (the server's) cut off for 9 s
+# mid-trial while h0 drops its TCP resets (a stateful firewall that forgot
+# the flow): h1 never learns that the old session ended. The reconnect
+# stops the old agent with its server and watchdog; nothing is left on h1
+# after the run.
+scenario_healed_partition() {
+    local dir=$WORK/healed-partition
+    mkdir -p "$dir"
+    lab_up 2 || { row healed-partition "lab up" "scripts/netns-lab.sh up failed" 1; return; }
+    lab_recipe "$dir/exp.toml" '"root@198.18.0.12"' 3 3s
+    ip netns exec "$LAB_PREFIX-h0" nft add table inet partition &&
+        ip netns exec "$LAB_PREFIX-h0" nft add chain inet partition out '{ type filter hook output priority 0 ; }' &&
+        ip netns exec "$LAB_PREFIX-h0" nft add rule inet partition out tcp flags '&' rst == rst drop ||
+        { lab_down; row healed-partition "nft" "cannot drop h0's resets (nft)" 1; return; }
+    lab_scalelab --store "$dir/s.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err" &
+    local pid=$!
+    for _ in $(seq 300); do
+        [ -n "$(lab_agents 1)" ] && break
+        sleep 0.1
+    done
+    sleep 1.5 # into the first trial
+    ip -n "$LAB_PREFIX-br" link set p1 down
+    sleep 9
+    ip -n "$LAB_PREFIX-br" link set p1 up
+    wait "$pid"
+    local code=$? left said
+    left=$(lab_left)
+    said=$(grep -c 'had outlived its session; stopped' "$dir/err")
+    lab_down
+    local ok=1
+    [ "$left" = 0 ] && [ "$said" -ge 1 ] && ok=0
+    row "healed-partition" "h1 cut off 9 s, its resets lost: the reconnect stops the old agent and its nginx, 0 left after the run" \
+        "run exit $code, stale agent stopped (said $said time(s)), left on the lab hosts: $left" $ok
+}
 # --- end issue 36 -----------------------------------------------------------------
 
 echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
@@ -1036,6 +1072,7 @@ scenario_energy_meter_hangs
 scenario_meters
 scenario_check_bisect
 scenario_external_kill9
+scenario_healed_partition
 # --- end issue 36 ---
 
 echo
