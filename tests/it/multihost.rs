@@ -531,16 +531,21 @@ fn a_client_host_that_stays_gone_stops_the_run_early_naming_it() {
     assert!(lab.processes(1, "nginx").is_empty());
 }
 
+/// Three 3 s trials of nginx on h1 (one worker), loaded from h2.
+fn nginx_on_h1(dir: &Path) -> PathBuf {
+    write_experiment(
+        dir,
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
+        "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2, 4, 6]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    )
+}
+
 #[test]
 fn a_lost_server_agent_fails_its_trial_as_a_lost_host_and_the_server_comes_back() {
     let lab = Lab::up(2);
     let dir = tempfile::tempdir().unwrap();
-    let exp = write_experiment(
-        dir.path(),
-        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
-        "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2, 4, 6]\n\
-         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
-    );
+    let exp = nginx_on_h1(dir.path());
     let (data, err) = run_killing_agent(&lab, dir.path(), &exp, 1);
     assert_eq!(data.trials.len(), 3, "{err}");
     let reason = data.trials[0].error.as_deref().unwrap_or("");
@@ -804,10 +809,7 @@ fn kill_9_of_the_coordinator_stops_the_external_server_on_its_host_and_resume_co
         .unwrap()
         .replace("connections = [2]", "connections = [1, 2, 3]");
     std::fs::write(&exp, text).unwrap();
-    let mut child = lab
-        .scalelab(dir.path())
-        .args(["--store", "s.sqlite", "run"])
-        .arg(&exp)
+    let mut child = run_cmd(&lab, dir.path(), &exp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -858,12 +860,7 @@ fn a_healed_partition_leaves_no_stale_agent_or_server_on_the_host() {
     // session end, so the old agent never read the end of its stdin.
     let lab = Lab::up(2);
     let dir = tempfile::tempdir().unwrap();
-    let exp = write_experiment(
-        dir.path(),
-        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
-        "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2, 4, 6]\n\
-         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
-    );
+    let exp = nginx_on_h1(dir.path());
     let child = run_cmd(&lab, dir.path(), &exp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
