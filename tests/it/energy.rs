@@ -346,9 +346,11 @@ fn no_meter_bends_the_window_or_the_server_cpu() {
     ] {
         let trials = run(&command(cmd));
         for (p, _) in &trials {
-            // The window is the trial's 2 s, as with energy off.
+            // The window is the trial's 2 s, as with energy off (the old
+            // meters added 1 s to 20 s; 0.5 s leaves room for a sampler
+            // descheduled on this shared 2-CPU machine).
             assert!(
-                (p.window_s - 2.0).abs() < 0.25,
+                (p.window_s - 2.0).abs() < 0.5,
                 "`{cmd}`: window {:.2} s (energy off: {:.2} s)",
                 p.window_s,
                 off[0].0.window_s
