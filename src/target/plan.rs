@@ -31,8 +31,9 @@ pub trait ServerPlan: Send + Sync {
     fn build_with_shell(
         &self,
         shell: Box<dyn CommandRunner>,
+        base_dir: &Path,
     ) -> Result<Box<dyn Target>, TargetError> {
-        drop(shell);
+        drop((shell, base_dir));
         Err(TargetError::Settings {
             kind: "server",
             message: "this server kind runs under an agent, not over plain ssh".into(),

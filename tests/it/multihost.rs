@@ -802,6 +802,21 @@ fn kill_9_of_the_coordinator_stops_the_external_server_on_its_host_and_resume_co
     // Issue 36: an `external` server started over ssh by the recipe's
     // `start` outlived kill -9 of the coordinator; every later trial and
     // every --resume failed with "Address already in use".
+    external_killed_then_resumed(false);
+}
+
+#[test]
+fn when_the_reaper_dies_too_resume_stops_the_external_server_first() {
+    // The coordinator and its reaper both killed: the stop command kept in
+    // the work directory is run by the next run's reclaim, before its
+    // first trial.
+    external_killed_then_resumed(true);
+}
+
+/// A run of an external python server on h1, killed mid-trial (with its
+/// reaper when `with_reaper`), then resumed: the server is stopped (by the
+/// reaper, or by the resume) and the resume completes every trial.
+fn external_killed_then_resumed(with_reaper: bool) {
     let lab = Lab::up(2);
     let dir = tempfile::tempdir().unwrap();
     let exp = python_server_experiment(dir.path(), "");
@@ -821,20 +836,37 @@ fn kill_9_of_the_coordinator_stops_the_external_server_on_its_host_and_resume_co
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(500)); // mid-trial
+    if with_reaper {
+        // The reaper is the coordinator's forked child of the same name.
+        for c in scalelab::sys::process::children_of(child.id()) {
+            let comm = std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default();
+            if comm.trim() == "scalelab" {
+                scalelab::sys::process::signal(c, libc::SIGKILL);
+            }
+        }
+    }
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(15);
+    let deadline = Instant::now() + Duration::from_secs(if with_reaper { 3 } else { 15 });
     while !lab.processes(1, "http.server").is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
     let left = lab.processes(1, "http.server");
-    for p in &left {
-        scalelab::sys::process::signal(*p, libc::SIGKILL); // leave nothing
+    let killed_runs = left.clone();
+    if with_reaper {
+        assert!(
+            !left.is_empty(),
+            "the server stopped although no reaper ran"
+        );
+    } else {
+        for p in &left {
+            scalelab::sys::process::signal(*p, libc::SIGKILL); // leave nothing
+        }
+        assert!(
+            left.is_empty(),
+            "the external server {left:?} outlived kill -9"
+        );
     }
-    assert!(
-        left.is_empty(),
-        "the external server {left:?} outlived kill -9"
-    );
     let id = Store::open(&dir.path().join("s.sqlite"))
         .unwrap()
         .resolve_run("latest")
@@ -843,14 +875,31 @@ fn kill_9_of_the_coordinator_stops_the_external_server_on_its_host_and_resume_co
         .args(["--resume", &id.to_string()])
         .output()
         .unwrap();
+    let old_still_running: Vec<u32> = killed_runs
+        .iter()
+        .copied()
+        .filter(|p| scalelab::sys::process::is_alive(*p))
+        .collect();
+    for p in lab.processes(1, "http.server") {
+        scalelab::sys::process::signal(p, libc::SIGKILL); // leave nothing
+    }
+    // The killed run's server was stopped (not merely shadowed: a second
+    // python server cannot bind, and the old one answered for it).
+    assert!(
+        old_still_running.is_empty(),
+        "the killed run's server {old_still_running:?} outlived the resume"
+    );
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let data = Store::open(&dir.path().join("s.sqlite"))
         .unwrap()
         .load_run("latest")
         .unwrap();
     assert_eq!(data.trials.len(), 3);
-    assert!(data.trials.iter().all(|t| t.status == TrialStatus::Ok));
-    assert!(lab.processes(1, "http.server").is_empty());
+    assert!(
+        data.trials.iter().all(|t| t.status == TrialStatus::Ok),
+        "{:?}",
+        data.trials.iter().map(|t| &t.error).collect::<Vec<_>>()
+    );
 }
 
 #[test]
