@@ -2,7 +2,7 @@
 //! bisect run`'s exit codes (0 good, 1 regression, 125 cannot say, 128
 //! an error that is not about the candidate: the bisect aborts).
 
-use super::report::open_existing;
+use super::report::{open_existing, selector_context as named};
 use anyhow::Context;
 use scalelab::report::check::{self, is_same_run, CANNOT_SAY};
 use scalelab::store::RunData;
@@ -67,15 +67,6 @@ pub fn run(a: &CheckArgs, store: &Path) -> anyhow::Result<i32> {
         out!("{}", check::render(&c));
     }
     Ok(c.exit_code)
-}
-
-/// Which argument an error is about, as it was given.
-fn named(role: &str, given: &str) -> String {
-    match given.rsplit_once(':') {
-        Some((file, _)) if !file.is_empty() => format!("{role} `{given}` (store {file})"),
-        _ if Path::new(given).exists() => format!("{role} `{given}`"),
-        _ => format!("{role} `{given}`: no file of that name, so it was read as a run of --store"),
-    }
 }
 
 fn load(selector: &str, store: &Path) -> anyhow::Result<RunData> {

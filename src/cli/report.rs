@@ -67,11 +67,29 @@ pub fn run_ref(text: &str, default_store: &Path) -> (PathBuf, String) {
     }
 }
 
+/// Which argument an error is about, as it was given (`STORE:RUN`, a file,
+/// or a run of `--store`), so a message never names only the default store.
+pub fn selector_context(role: &str, given: &str) -> String {
+    match given.rsplit_once(':') {
+        Some((file, _)) if !file.is_empty() => format!("{role} `{given}` (store {file})"),
+        _ if Path::new(given).exists() => format!("{role} `{given}`"),
+        _ => format!("{role} `{given}`: no file of that name, so it was read as a run of --store"),
+    }
+}
+
 /// Loads run `text` (`3`, `latest`, `STORE:RUN`), reading a plain selector
 /// from `default_store`.
 pub fn load_named(text: &str, default_store: &Path) -> anyhow::Result<NamedRun> {
     let (store, selector) = run_ref(text, default_store);
-    let data = open_existing(&store)?.load_run(&selector)?;
+    let data = open_existing(&store)
+        .and_then(|s| Ok(s.load_run(&selector)?))
+        .with_context(|| match run_ref(text, default_store) {
+            (_, ref run) if run == text && Path::new(text).is_file() => format!(
+                "run `{text}` is a file, read as a run of --store; for a run in that store \
+                 write `{text}:latest` or `{text}:ID`"
+            ),
+            _ => selector_context("run", text),
+        })?;
     warn_unreadable(&data);
     let file = store.file_name().map_or_else(
         || store.display().to_string(),

@@ -127,6 +127,22 @@ fn git_bisect_run_never_names_a_commit_check_did_not_check() {
         assert!(!out.contains("is the first bad commit"), "{what}: {out}");
         assert!(out.contains(says), "{what}: expected `{says}`: {out}");
     }
+    // Errors name the argument as given, not only the default store
+    // (`check MISSING good:2` said "no store at scalelab.sqlite").
+    let err = |args: &[&str]| {
+        let out = crate::support::scalelab()
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        (out.status.code(), stderr(&out))
+    };
+    let (code, msg) = err(&["check", "MISSING", &format!("{good}:2")]);
+    assert_eq!(code, Some(128), "{msg}");
+    assert!(msg.contains("baseline `MISSING`"), "{msg}");
+    let (code, msg) = err(&["report", &good]);
+    assert_eq!(code, Some(2), "{msg}");
+    assert!(msg.contains(&format!("write `{good}:latest`")), "{msg}");
     // SIGTERM while `check` waits on a locked store: the script dies with
     // 143 and git aborts.
     let held = lock(&lab.store);
