@@ -300,7 +300,7 @@ pub fn cgroup_name(name: &str) -> String {
 
 /// Removes the cgroups `scalelab-<PID>-*` of dead scalelab processes, in
 /// every hierarchy where this process would make its own (placement and
-/// tracking), after killing what still runs in them ([`kill_and_remove`]);
+/// tracking), after killing what still runs in them (`cgroup.kill`, else SIGKILL);
 /// returns those removed.
 pub fn reclaim_stale() -> Vec<PathBuf> {
     let mut parents: Vec<PathBuf> = [Controller::Memory, Controller::Cpuset]

@@ -300,7 +300,7 @@ fn complete_lines(bytes: &[u8]) -> &str {
 /// The watts in a meter's output: the first number followed by `W` or
 /// `Watts` (any case, attached or after a space), else an output that is
 /// one number; `None` otherwise, and for a number no meter reads (see
-/// [`MIN_WATTS`], [`MAX_WATTS`]).
+/// `MIN_WATTS`, `MAX_WATTS`: 0 and 100 kW, both excluded).
 pub fn parse_watts(text: &str) -> Option<f64> {
     raw_watts(text).and_then(plausible)
 }

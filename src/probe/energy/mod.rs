@@ -6,7 +6,7 @@
 //! - `hwmon`: a hwmon device's `energy*_input` (µJ counters) or
 //!   `power*_input` (µW readings);
 //! - `command`: a user command that prints watts, run once per probe
-//!   interval on its own thread ([`worker`]), never on the probe's clock;
+//!   interval on its own thread (`worker`), never on the probe's clock;
 //!   on an `external` server's host, [`two_readings`] runs it over ssh.
 //!
 //! The sysfs readers read under [`sysfs_root`]: `/sys`, or the directory
