@@ -31,10 +31,15 @@
 # a lost client agent then resume, a disk full during pgbench's load;
 # and (issue 24, policy) no DNS query before the address policy, a store on
 # a read-only mount, a --store in a missing directory; and (issue 30) a
-# power meter command that hangs.
+# power meter command that hangs; and (issue 36) meters that are slow,
+# hung, chatty, hold their stdout in a child or print 1e308 W (the window
+# and server CPU stay those of energy off), `check` under a real `git
+# bisect run`, kill -9 of a run whose `external` server a lab host runs,
+# and the server's lab host cut off and reconnected mid-run.
 #
-# Usage: bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
+# Usage: [SCALELAB=BIN] bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
+#   SCALELAB  a prebuilt scalelab binary to test (default: cargo build, debug)
 # Needs root (tmpfs mount for the full-filesystem row), sqlite3, nginx and
 # PostgreSQL (scripts/setup.sh installs them). Exit status: 0 when every row
 # passes, 1 otherwise.
@@ -57,10 +62,16 @@ for tool in sqlite3 nginx python3 mount; do
 done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-# A debug build: the matrix checks what is stored and what is left, not
-# speed, and the debug build is the one the test suite keeps warm.
-(cd "$ROOT" && cargo build --quiet) || exit 2
-SCALELAB=$ROOT/target/debug/scalelab
+if [ -n "${SCALELAB:-}" ]; then
+    # A prebuilt binary (another build, a release, an older version).
+    SCALELAB=$(command -v "$SCALELAB") || { echo "SCALELAB: no such program" >&2; exit 2; }
+    SCALELAB=$(cd "$(dirname "$SCALELAB")" && pwd)/$(basename "$SCALELAB")
+else
+    # A debug build: the matrix checks what is stored and what is left, not
+    # speed, and the debug build is the one the test suite keeps warm.
+    (cd "$ROOT" && cargo build --quiet) || exit 2
+    SCALELAB=$ROOT/target/debug/scalelab
+fi
 WORK=$(mktemp -d /var/tmp/scalelab-faults.XXXXXX)
 chmod 755 "$WORK" # the postgres and mysql users must reach their data directories
 export SCALELAB_WORKDIR=$WORK/work
@@ -836,7 +847,8 @@ scenario_energy_meter_hangs() {
     local trials ok_trials named watts meters
     trials=$(q "$dir/s.sqlite" "SELECT count(*) FROM trials")
     ok_trials=$(q "$dir/s.sqlite" "SELECT count(*) FROM trials WHERE status = 'ok'")
-    named=$(q "$dir/s.sqlite" "SELECT count(*) FROM probes WHERE summary LIKE '%not run again%'")
+    # Named: killed at its 5 s timeout, or cut off at the window's end.
+    named=$(q "$dir/s.sqlite" "SELECT count(*) FROM probes WHERE summary LIKE '%energy_command%killed%'")
     watts=$(q "$dir/s.sqlite" "SELECT count(*) FROM probes WHERE json_extract(summary, '$.watts') IS NOT NULL")
     # The marker as a regex that grep's own command line does not match.
     meters=$(grep -alsE -- "${marker%%.*}[.]${marker#*.}" /proc/[0-9]*/cmdline | wc -l)
@@ -847,6 +859,181 @@ scenario_energy_meter_hangs() {
         "exit $code, $ok_trials/${trials:-0} ok, named in $named, watts in $watts, meters left $meters" $ok
 }
 # --- end issue 30: energy -------------------------------------------------------
+
+# --- issue 36 (faults helper) ---------------------------------------------------
+# meter_run DIR [PROBE LINES...]: one nginx run, server pinned apart from the
+# client (server_cpus = 1), 2 trials of 2 s; prints "EXIT WMIN WMAX CPU W
+# NAMED LEFT": the windows' range in s, the server's CPU use over the
+# throughput (util / requests per s, in µs: the machine's drift between
+# runs moves both alike and cancels, while a window stretched past the
+# load lowers the util alone), the watts stored, the trials whose warnings
+# name the meter, and the meter processes left (marker `sleep 600N.<pid>`).
+meter_run() {
+    local dir=$1; shift
+    mkdir -p "$dir"
+    { printf '%s\n' 'name = "faults-meter"' '[server]' 'kind = "nginx"' 'server_cpus = 1' \
+        '[load]' 'kind = "http"' 'path = "/"' '[sweep]' 'connections = [4]' \
+        '[trials]' 'duration = "2s"' 'warmup = "300ms"' 'min = 2' 'max = 2' '[probe]'
+      printf '%s\n' "$@"; } >"$dir/exp.toml"
+    "$SCALELAB" --store "$dir/s.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err"
+    local code=$?
+    local figures named left
+    figures=$(q "$dir/s.sqlite" "SELECT printf('%.2f %.2f %.1f %s', min(w), max(w), avg(c), coalesce(group_concat(DISTINCT watts), '-')) FROM (SELECT json_extract(p.summary, '\$.window_s') AS w, json_extract(p.summary, '\$.server_cpu_util') / m.rps * 1e6 AS c, round(json_extract(p.summary, '\$.watts'), 1) AS watts FROM probes p JOIN measurements m USING (trial_id))")
+    named=$(q "$dir/s.sqlite" "SELECT count(*) FROM probes WHERE json_extract(summary, '\$.warnings') LIKE '%energy%'")
+    left=$(grep -alsE -- "600[0-9][.]$$" /proc/[0-9]*/cmdline | wc -l)
+    echo "$code ${figures:-- - - -} ${named:-0} $left"
+}
+
+# scenario_meters: energy off, then each misbehaving meter. Each must keep
+# the trial's 2 s window (within 0.5 s: the old meters added 1 to 20 s) and the server's CPU over the
+# throughput (within 25% of energy off; a 1 s meter made it 0.6), store the right watts or none, name what
+# went wrong, and leave no meter process.
+scenario_meters() {
+    local base=$WORK/meters off off_cpu
+    off=$(meter_run "$base/off" 'energy = "off"')
+    off_cpu=$(cut -d' ' -f4 <<<"$off")
+    local name cmd watts want_named
+    while IFS='#' read -r name cmd watts want_named; do
+        local got code wmin wmax cpu w named left
+        got=$(meter_run "$base/$name" 'energy = "command"' "energy_command = \"$cmd\"")
+        read -r code wmin wmax cpu w named left <<<"$got"
+        local ok=1
+        if [ "$code" = 0 ] && [ "$w" = "$watts" ] && [ "$left" = 0 ] && [ "$named" -ge "$want_named" ] &&
+            awk -v a="$wmin" -v b="$wmax" -v c="$cpu" -v o="$off_cpu" \
+                'BEGIN { exit !(a > 1.5 && b < 2.5 && o > 0 && c / o > 0.75 && c / o < 1.25) }'; then
+            ok=0
+        fi
+        row "meter-$name" "window 2 s, server CPU/throughput as energy off ($off_cpu us), watts $watts, named, none left" \
+            "exit $code, window $wmin-$wmax s, CPU/throughput $cpu us, watts $w, named in $named, left $left" $ok
+    done <<METERS
+slow#sleep 1; echo 150 W#150.0#0
+hung#sleep 6001.$$#-#2
+chatty#echo 120 W; yes chatter#120.0#0
+flood#yes junk | head -c 100000; echo 120 W#-#2
+child-holding#sleep 6002.$$ & echo 100 W#100.0#0
+overflowing#echo 1e308 W#-#2
+METERS
+}
+
+# scenario_check_bisect: `git bisect run` over six commits with `check`
+# as its test: a typo in the store's name, a corrupt store and a bad flag
+# abort the bisect (exit 128), a baseline whose every trial was
+# client-bound skips every commit (125); none names a first bad commit.
+scenario_check_bisect() {
+    local dir=$WORK/check-bisect
+    mkdir -p "$dir/repo"
+    recipe nginx "$dir/exp.toml" 1
+    sed -i 's/^min = 1$/min = 3/; s/^max = 1$/max = 3/' "$dir/exp.toml"
+    for _ in 1 2; do
+        "$SCALELAB" --store "$dir/good.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>&1
+    done
+    cp "$dir/good.sqlite" "$dir/bound.sqlite"
+    q "$dir/bound.sqlite" "UPDATE trials SET context = json_set(context, '\$.client_bound', json('true'), '\$.client_bound_reason', 'faults.sh')"
+    echo garbage >"$dir/corrupt.sqlite"
+    (cd "$dir/repo" && git init -q && for i in 1 2 3 4 5 6; do
+        echo "$i" >rev && git add rev && git -c user.name=f -c user.email=f@example.invalid commit -qm "c$i"
+    done)
+    local observed="" ok=0 case script want out got
+    while IFS='|' read -r case script want; do
+        out=$(cd "$dir/repo" && git bisect start HEAD HEAD~5 >/dev/null 2>&1 && git bisect run sh -c "$script" 2>&1; git bisect reset >/dev/null 2>&1)
+        got=other
+        grep -q "is the first bad commit" <<<"$out" && got=named
+        grep -q "bisect run failed" <<<"$out" && got=aborted
+        grep -q "only 'skip'ped commits left" <<<"$out" && got=skipped
+        observed+="$case: $got; "
+        [ "$got" = "$want" ] || ok=1
+    done <<CASES
+typo|"$SCALELAB" check "$dir/goood.sqlite:1" "$dir/good.sqlite:2"|aborted
+corrupt|"$SCALELAB" check "$dir/corrupt.sqlite:1" "$dir/good.sqlite:2"|aborted
+bad-flag|"$SCALELAB" check --max-regresion 5 "$dir/good.sqlite:1" "$dir/good.sqlite:2"|aborted
+nothing-checked|"$SCALELAB" check "$dir/bound.sqlite:1" "$dir/good.sqlite:2"|skipped
+CASES
+    row "check-bisect" "git bisect run: typo/corrupt/bad flag abort, nothing checked skips, no commit named" \
+        "$observed" $ok
+}
+
+# scenario_external_kill9: kill -9 of the coordinator while the recipe's
+# `start` command keeps an `external` server running on lab host h1 (over
+# ssh, no agent): its `stop` command runs there (the reaper), and --resume
+# completes every trial (it met "Address already in use").
+scenario_external_kill9() {
+    local dir=$WORK/external-kill9
+    mkdir -p "$dir"
+    lab_up 2 || { row external-kill9 "lab up" "scripts/netns-lab.sh up failed" 1; return; }
+    local p=$dir/server.pid
+    printf '%s\n' 'name = "faults-external"' '[hosts]' 'server = "root@198.18.0.11"' \
+        'clients = ["root@198.18.0.12"]' '[server]' 'kind = "external"' 'url = "http://198.18.0.11:8080/"' \
+        "start = 'cd $dir; setsid python3 -m http.server 8080 --bind 198.18.0.11 </dev/null >/dev/null 2>&1 & echo \$! > $p'" \
+        "stop = 'kill \$(cat $p) && rm -f $p'" "pid_command = 'cat $p'" \
+        '[load]' 'kind = "http"' 'path = "/"' '[sweep]' 'connections = [1, 2, 3]' \
+        '[trials]' 'duration = "1s"' 'warmup = "0s"' 'min = 1' 'max = 1' >"$dir/exp.toml"
+    lab_scalelab --store "$dir/s.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>&1 &
+    local pid=$! servers=0 left=1
+    for _ in $(seq 300); do
+        [ -s "$p" ] && break
+        sleep 0.1
+    done
+    sleep 0.5
+    kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    h1_servers() {
+        local x
+        for x in $(ip netns pids "$LAB_PREFIX-h1" 2>/dev/null); do
+            { tr '\0' ' ' <"/proc/$x/cmdline"; } 2>/dev/null | grep -q 'http.server' && echo "$x"
+        done
+    }
+    for _ in $(seq 150); do
+        servers=$(h1_servers | wc -l)
+        [ "$servers" = 0 ] && { left=0; break; }
+        sleep 0.1
+    done
+    local run code got
+    run=$(latest "$dir/s.sqlite")
+    lab_scalelab --store "$dir/s.sqlite" run "$dir/exp.toml" --resume "$run" -o "$dir/r.html" >/dev/null 2>"$dir/err"
+    code=$?
+    got=$(q "$dir/s.sqlite" "SELECT count(*) || ' trials, ' || sum(status = 'ok') || ' ok' FROM trials WHERE run_id = $run")
+    h1_servers | xargs -r kill 2>/dev/null # leave nothing, whatever happened
+    lab_down
+    local ok=1
+    [ "$left" = 0 ] && [ "$code" = 0 ] && [ "$got" = "3 trials, 3 ok" ] && ok=0
+    row "external-kill9" "kill -9: the external server on h1 stopped by its stop command; resume exit 0, 3 ok trials" \
+        "server left after 15 s: $servers; resume exit $code, $got" $ok
+}
+
+# scenario_healed_partition: lab host h1 (the server's) cut off for 9 s
+# mid-trial while h0 drops its TCP resets (a stateful firewall that forgot
+# the flow): h1 never learns that the old session ended. The reconnect
+# stops the old agent with its server and watchdog; nothing is left on h1
+# after the run.
+scenario_healed_partition() {
+    local dir=$WORK/healed-partition
+    mkdir -p "$dir"
+    lab_up 2 || { row healed-partition "lab up" "scripts/netns-lab.sh up failed" 1; return; }
+    lab_recipe "$dir/exp.toml" '"root@198.18.0.12"' 3 3s
+    ip netns exec "$LAB_PREFIX-h0" nft add table inet partition &&
+        ip netns exec "$LAB_PREFIX-h0" nft add chain inet partition out '{ type filter hook output priority 0 ; }' &&
+        ip netns exec "$LAB_PREFIX-h0" nft add rule inet partition out tcp flags '&' rst == rst drop ||
+        { lab_down; row healed-partition "nft" "cannot drop h0's resets (nft)" 1; return; }
+    lab_scalelab --store "$dir/s.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err" &
+    local pid=$!
+    for _ in $(seq 300); do
+        [ -n "$(lab_agents 1)" ] && break
+        sleep 0.1
+    done
+    sleep 1.5 # into the first trial
+    ip -n "$LAB_PREFIX-br" link set p1 down
+    sleep 9
+    ip -n "$LAB_PREFIX-br" link set p1 up
+    wait "$pid"
+    local code=$? left said
+    left=$(lab_left)
+    said=$(grep -c 'had outlived its session; stopped' "$dir/err")
+    lab_down
+    local ok=1
+    [ "$left" = 0 ] && [ "$said" -ge 1 ] && ok=0
+    row "healed-partition" "h1 cut off 9 s, its resets lost: the reconnect stops the old agent and its nginx, 0 left after the run" \
+        "run exit $code, stale agent stopped (said $said time(s)), left on the lab hosts: $left" $ok
+}
+# --- end issue 36 -----------------------------------------------------------------
 
 echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
 for kind in $KINDS; do
@@ -881,6 +1068,12 @@ scenario_store_dir_missing
 # --- issue 30: energy (energy helper) ---
 scenario_energy_meter_hangs
 # --- end issue 30: energy ---
+# --- issue 36 (faults helper) ---
+scenario_meters
+scenario_check_bisect
+scenario_external_kill9
+scenario_healed_partition
+# --- end issue 36 ---
 
 echo
 echo "| scenario | expected | observed | result |"

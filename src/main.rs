@@ -28,21 +28,36 @@ mod cli;
 use clap::Parser;
 
 fn main() {
-    std::process::exit(match run() {
+    // `check` answers `git bisect run`: its errors abort the bisect
+    // (exit::CHECK_ABORT) instead of reading as "bad" (2).
+    let is_check = cli::is_check(std::env::args_os());
+    std::process::exit(match run(is_check) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err}");
             for cause in err.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            cli::exit::ERROR
+            cli::exit::for_error(is_check)
         }
     });
 }
 
-fn run() -> anyhow::Result<i32> {
-    let cli = cli::Cli::parse();
+fn run(is_check: bool) -> anyhow::Result<i32> {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() && is_check => {
+            let _ = e.print();
+            return Ok(cli::exit::CHECK_ABORT);
+        }
+        Err(e) => e.exit(),
+    };
     let shutdown = scalelab::shutdown::Shutdown::new();
+    if is_check {
+        // Nothing to stop or save: a signal ends `check` at once (130/143).
+        cli::exit::check_exits_on_signal();
+        return cli::dispatch(cli, &shutdown);
+    }
     let on_signal = shutdown.clone();
     // First Ctrl-C asks every loop to stop and the servers to be cleaned up;
     // a second one exits at once.

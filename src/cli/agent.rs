@@ -10,6 +10,6 @@ pub struct AgentArgs {
     pub workdir: PathBuf,
 }
 
-pub fn run(a: &AgentArgs) -> anyhow::Result<i32> {
-    Ok(scalelab::remote::agent::run(a.workdir.clone()))
+pub fn run(a: &AgentArgs, shutdown: &scalelab::shutdown::Shutdown) -> anyhow::Result<i32> {
+    Ok(scalelab::remote::agent::run(a.workdir.clone(), shutdown))
 }

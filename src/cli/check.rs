@@ -1,7 +1,9 @@
 //! `scalelab check BASELINE CANDIDATE`: the regression gate, with `git
-//! bisect run`'s exit codes (0 good, 1 regression, 125 cannot say).
+//! bisect run`'s exit codes (0 good, 1 regression, 125 cannot say, 128
+//! an error that is not about the candidate: the bisect aborts).
 
-use super::report::open_existing;
+use super::report::{open_existing, selector_context as named};
+use anyhow::Context;
 use scalelab::report::check::{self, is_same_run, CANNOT_SAY};
 use scalelab::store::RunData;
 use std::path::{Path, PathBuf};
@@ -10,11 +12,15 @@ use std::path::{Path, PathBuf};
 #[command(after_help = "Exit codes:
   0    no point is significantly slower by more than --max-regression
   1    a regression: the points, their sizes and CIs are printed
-  2    bad input (a missing store or run)
-  125  cannot say: the candidate as its own baseline, another recipe,
+  125  cannot say: nothing checked (no point with a usable trial on
+       both sides), the candidate as its own baseline, another recipe,
        a point the candidate lacks, a client-bound or erroring point,
        too few trials, or a failed candidate (`git bisect run` skips
-       the revision)")]
+       the revision)
+  128  an error that is not about the candidate: a missing or corrupt
+       store, a run that is not there, a bad flag (`git bisect run`
+       aborts; 2 would name the revision bad)
+  130  interrupted by SIGINT (143: SIGTERM); `git bisect run` aborts")]
 pub struct CheckArgs {
     /// The baseline: a run (`3`, `latest`, `STORE:RUN`), or a store file
     /// whose finished runs of the candidate's recipe are pooled (the median
@@ -44,8 +50,9 @@ fn percent(text: &str) -> Result<f64, String> {
 }
 
 pub fn run(a: &CheckArgs, store: &Path) -> anyhow::Result<i32> {
-    let candidate = load(&a.candidate, store)?;
-    let baselines = baselines(&a.baseline, store, &candidate)?;
+    let candidate = load(&a.candidate, store).with_context(|| named("candidate", &a.candidate))?;
+    let baselines = baselines(&a.baseline, store, &candidate)
+        .with_context(|| named("baseline", &a.baseline))?;
     if baselines.is_empty() {
         eprintln!(
             "cannot say: {} holds no finished run of `{}`",

@@ -132,11 +132,13 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
     } else {
         multi::Pooling::ByLabel
     };
-    let merged = multi::merge(
-        runs.into_iter().map(|r| r.data).collect(),
-        sources.clone(),
-        pooling,
-    )?;
+    let mut datas: Vec<_> = runs.into_iter().map(|r| r.data).collect();
+    if !a.json {
+        datas
+            .iter_mut()
+            .for_each(scalelab::report::format::terminal_safe_names);
+    }
+    let merged = multi::merge(datas, sources.clone(), pooling)?;
     let (runs, names) = (&merged.runs, &merged.names);
     if merged.sides.len() < 2 {
         anyhow::bail!(

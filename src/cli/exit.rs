@@ -21,12 +21,43 @@ pub const NOTHING_COMPARABLE: i32 = 5;
 /// because scalelab was stopped during their window; `--resume` continues
 /// a run.
 pub const INTERRUPTED: i32 = 130;
+/// `check`'s error that is not about the candidate (a missing or corrupt
+/// store, a bad flag): `git bisect run` aborts on an exit of 128 or more
+/// (git-bisect(1)), where 2 would name the commit bad.
+pub const CHECK_ABORT: i32 = 128;
+
+/// The exit code of an error in `command`: [`CHECK_ABORT`] for `check`
+/// (so `git bisect run` aborts instead of naming a commit), else [`ERROR`].
+pub fn for_error(is_check: bool) -> i32 {
+    if is_check {
+        CHECK_ABORT
+    } else {
+        ERROR
+    }
+}
+
+/// For `check`, which only reads stores and has nothing to clean up:
+/// SIGINT and SIGTERM end the process at once with 128 + the signal (130,
+/// 143, which `git bisect run` reads as abort), never a verdict printed
+/// after the signal.
+pub fn check_exits_on_signal() {
+    extern "C" fn on_signal(sig: libc::c_int) {
+        // SAFETY: _exit is async-signal-safe and takes no pointers.
+        unsafe { libc::_exit(128 + sig) }
+    }
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: installs a handler that only calls the async-signal-safe
+        // _exit; the function pointer lives for the whole program.
+        unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
+    }
+}
 
 pub const HELP: &str = "\
 Exit codes:
   0    every trial (or the load run) measured what it should
   2    error before anything ran (bad input, missing store, busy fixed port,
-       run already being resumed)
+       run already being resumed); `check` exits 128 instead, so that
+       `git bisect run` aborts (see `scalelab check --help`)
   3    the run finished but some trials failed (reasons are in the store)
   4    nothing was measured: every trial failed, a load run completed
        no request, or `load forward` found no rate that passed
@@ -72,5 +103,35 @@ mod tests {
         assert_eq!(for_trials(0, 4), NOTHING_MEASURED);
         assert_ne!(SOME_FAILED, ERROR);
         assert_ne!(NOTHING_MEASURED, ERROR);
+    }
+
+    #[test]
+    fn checks_errors_abort_git_bisect_and_others_stay_2() {
+        // git-bisect(1): 1-127 but 125 is "bad", 128 and above abort.
+        assert!(for_error(true) >= 128);
+        assert_eq!(for_error(false), ERROR);
+        let args = |a: &[&str]| a.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        for check in [
+            &["scalelab", "check", "base.sqlite"][..],
+            &[
+                "scalelab",
+                "--store",
+                "s.sqlite",
+                "check",
+                "--max-regresion",
+                "5",
+            ],
+            &["scalelab", "check", "--max-regression", "500", "x"],
+            &["scalelab", "check"],
+        ] {
+            assert!(crate::cli::is_check(args(check)), "{check:?}");
+        }
+        for other in [
+            &["scalelab", "run", "check"][..],
+            &["scalelab", "runn"],
+            &["scalelab"],
+        ] {
+            assert!(!crate::cli::is_check(args(other)), "{other:?}");
+        }
     }
 }

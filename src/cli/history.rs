@@ -36,7 +36,13 @@ pub fn run(a: &HistoryArgs, stores: &[PathBuf], default_store: &Path) -> anyhow:
     {
         anyhow::bail!("--min-change {p} is not a percentage between 0 and 100");
     }
-    let runs = gather(a, stores, default_store)?;
+    let mut runs = gather(a, stores, default_store)?;
+    if !a.json {
+        // The terminal's text and the page (which escapes HTML itself) show
+        // a label's control characters escaped, never raw.
+        runs.iter_mut()
+            .for_each(|r| scalelab::report::format::terminal_safe_names(&mut r.data));
+    }
     let h = history::history(&a.recipe, runs, a.order, a.min_change.map(|p| p / 100.0))?;
     if let Some(path) = &a.html {
         let page = history::page::render(&h, env!("CARGO_PKG_VERSION"));

@@ -132,6 +132,16 @@ impl Cli {
     }
 }
 
+/// Whether the command line names the `check` subcommand (read leniently,
+/// so that a bad flag to `check` is still known to be one).
+pub fn is_check(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    use clap::CommandFactory;
+    Cli::command()
+        .ignore_errors(true)
+        .try_get_matches_from(args)
+        .is_ok_and(|m| m.subcommand_name() == Some("check"))
+}
+
 /// Runs the parsed command; the returned number is the exit code.
 pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
     refuse_store_on_load(&cli)?;
@@ -156,7 +166,7 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::Check(a) => check::run(a, &store),
         Command::Model(a) => model::run(a),
         Command::Doctor(a) => doctor::run(a),
-        Command::Agent(a) => agent::run(a),
+        Command::Agent(a) => agent::run(a, shutdown),
     }
 }
 

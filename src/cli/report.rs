@@ -73,11 +73,30 @@ pub fn run_ref(text: &str, default_store: &Path) -> (PathBuf, String) {
     }
 }
 
+/// Which argument an error is about, as it was given (`STORE:RUN`, a file,
+/// or a run of `--store`), so a message never names only the default store.
+pub fn selector_context(role: &str, given: &str) -> String {
+    match given.rsplit_once(':') {
+        Some((file, _)) if !file.is_empty() => format!("{role} `{given}` (store {file})"),
+        _ if Path::new(given).exists() => format!("{role} `{given}`"),
+        _ => format!("{role} `{given}`: no file of that name, so it was read as a run of --store"),
+    }
+}
+
 /// Loads run `text` (`3`, `latest`, `STORE:RUN`), reading a plain selector
 /// from `default_store`.
 pub fn load_named(text: &str, default_store: &Path) -> anyhow::Result<NamedRun> {
     let (store, selector) = run_ref(text, default_store);
-    let data = open_existing(&store)?.load_run(&selector)?;
+    let data = open_existing(&store)
+        .and_then(|s| Ok(s.load_run(&selector)?))
+        .with_context(|| match run_ref(text, default_store) {
+            (_, ref run) if run == text && Path::new(text).is_file() => format!(
+                "run `{text}` is a file, read as a run of --store; for a run in that store \
+                 write `{text}:latest` or `{text}:ID`"
+            ),
+            _ => selector_context("run", text),
+        })?;
+    warn_unreadable(&data);
     let file = store.file_name().map_or_else(
         || store.display().to_string(),
         |f| f.to_string_lossy().into_owned(),
@@ -136,8 +155,19 @@ pub fn refuse_repeated(runs: &[NamedRun]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Names, on stderr, every trial of `data` whose stored probe summary could
+/// not be read, so that a missing figure is never a silent null.
+fn warn_unreadable(data: &RunData) {
+    for t in &data.trials {
+        if let Some(why) = &t.probe_unreadable {
+            eprintln!("warning: run {}: {why}", data.run.id);
+        }
+    }
+}
+
 pub fn export(a: &ExportArgs, store: &Path) -> anyhow::Result<i32> {
     let data = open_existing(store)?.load_run(&a.run)?;
+    warn_unreadable(&data);
     let text = match a.format {
         Format::Json => {
             serde_json::to_string_pretty(&scalelab::report::json::export(&data))? + "\n"

@@ -59,12 +59,13 @@ pub fn run(
     shutdown: &Shutdown,
 ) -> anyhow::Result<i32> {
     let label = non_empty("--label", a.label.as_deref())?;
-    let revision = non_empty(
-        "--commit",
-        (a.commit.clone())
-            .or_else(|| std::env::var("SCALELAB_COMMIT").ok())
-            .as_deref(),
-    )?;
+    let revision = match &a.commit {
+        Some(c) => non_empty("--commit", Some(c))?,
+        None => non_empty(
+            COMMIT_ENV,
+            commit_from_env(std::env::var(COMMIT_ENV))?.as_deref(),
+        )?,
+    };
     let mut exp = Experiment::load(&a.experiment, a.quick)?;
     if a.profile && exp.profile.is_none() {
         exp.profile = Some(scalelab::spec::ProfilePolicy::default());
@@ -249,6 +250,24 @@ fn one_run(
 }
 
 /// `value` trimmed; an empty or blank value is an error naming `flag`.
+/// The environment variable `--commit` defaults to.
+const COMMIT_ENV: &str = "SCALELAB_COMMIT";
+
+/// `SCALELAB_COMMIT`, checked as `--commit` is: bytes that are not UTF-8
+/// are refused by name (they were dropped silently, where `--commit`
+/// refused them).
+fn commit_from_env(value: Result<String, std::env::VarError>) -> anyhow::Result<Option<String>> {
+    match value {
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(raw)) => anyhow::bail!(
+            "{COMMIT_ENV} is not valid UTF-8 ({:?}); set it to a commit or version in UTF-8, \
+             or unset it",
+            raw
+        ),
+    }
+}
+
 fn non_empty(flag: &str, value: Option<&str>) -> anyhow::Result<Option<String>> {
     match value.map(str::trim) {
         Some("") => anyhow::bail!("{flag} is empty: give a non-empty name, or leave {flag} out"),
@@ -263,5 +282,33 @@ fn shell_word(word: &str) -> String {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalelab_commit_is_checked_as_commit_is() {
+        use std::os::unix::ffi::OsStringExt;
+        let bad = std::ffi::OsString::from_vec(vec![b'a', 0xff, b'b']);
+        let e = commit_from_env(Err(std::env::VarError::NotUnicode(bad))).unwrap_err();
+        assert!(
+            e.to_string().contains("SCALELAB_COMMIT is not valid UTF-8"),
+            "{e}"
+        );
+        assert_eq!(
+            commit_from_env(Ok("abc1234".into())).unwrap().as_deref(),
+            Some("abc1234")
+        );
+        assert_eq!(
+            commit_from_env(Err(std::env::VarError::NotPresent)).unwrap(),
+            None
+        );
+        assert!(non_empty(COMMIT_ENV, Some(" "))
+            .unwrap_err()
+            .to_string()
+            .contains(COMMIT_ENV));
     }
 }

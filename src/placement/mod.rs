@@ -298,10 +298,10 @@ pub fn cgroup_name(name: &str) -> String {
     format!("{}{clean}", crate::owned::owned_prefix(CGROUP_PREFIX))
 }
 
-/// Removes the empty cgroups `scalelab-<PID>-*` of dead scalelab
-/// processes, in every hierarchy where this process would make its own
-/// (placement and tracking); returns those removed. One that still holds
-/// processes is kept.
+/// Removes the cgroups `scalelab-<PID>-*` of dead scalelab processes, in
+/// every hierarchy where this process would make its own (placement and
+/// tracking), after killing what still runs in them (`cgroup.kill`, else SIGKILL);
+/// returns those removed.
 pub fn reclaim_stale() -> Vec<PathBuf> {
     let mut parents: Vec<PathBuf> = [Controller::Memory, Controller::Cpuset]
         .into_iter()
@@ -313,8 +313,43 @@ pub fn reclaim_stale() -> Vec<PathBuf> {
     parents.dedup();
     parents
         .iter()
-        .flat_map(|p| crate::owned::reclaim_stale(p, CGROUP_PREFIX, crate::owned::remove_cgroup))
+        .flat_map(|p| crate::owned::reclaim_stale(p, CGROUP_PREFIX, kill_and_remove))
         .collect()
+}
+
+/// How long [`kill_and_remove`] waits for a dead owner's processes to go.
+const KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Kills every process left in a dead owner's cgroup (a server whose agent
+/// and watchdog were killed together left nginx workers there, outside any
+/// watch), then removes it: `cgroup.kill` where the kernel has it (v2,
+/// 5.14), else SIGKILL to each PID in `cgroup.procs`; the `rmdir` is
+/// retried while they die, up to [`KILL_WAIT`]. Only called for a cgroup
+/// named after a dead scalelab PID, so nothing in it is anyone else's.
+fn kill_and_remove(path: &std::path::Path) -> std::io::Result<()> {
+    if std::fs::write(path.join("cgroup.kill"), "1").is_err() {
+        let procs = std::fs::read_to_string(path.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs
+            .split_whitespace()
+            .filter_map(|p| p.parse::<libc::pid_t>().ok())
+        {
+            // SAFETY: kill has no memory preconditions; the PID was just
+            // read from the dead owner's own cgroup.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    let deadline = std::time::Instant::now() + KILL_WAIT;
+    loop {
+        match crate::owned::remove_cgroup(path) {
+            Err(e)
+                if e.raw_os_error() == Some(libc::EBUSY)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Number of online CPUs.

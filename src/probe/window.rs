@@ -3,7 +3,7 @@
 
 use super::cpu::{parse_proc_stat, split, ProcStat};
 use super::data::{PerCpu, ProbeData, ProbeSample, ServerSample};
-use super::energy::{EnergyTrack, Meter};
+use super::energy::{EnergyWorker, Meter};
 use super::freq::{FreqReader, FreqSource};
 use super::limiter::threads::{LimiterSampler, Member};
 use super::loadavg::{parse_loadavg, LoadAvg};
@@ -46,8 +46,8 @@ pub(super) struct State {
     /// Whether the server's root process was running at the start.
     root_at_start: bool,
     warnings: Vec<String>,
-    /// The energy meter, when there is a source.
-    energy: Option<EnergyTrack>,
+    /// The energy meter, read on its own thread, when there is a source.
+    energy: Option<EnergyWorker>,
 }
 
 impl State {
@@ -83,7 +83,14 @@ impl State {
             energy: None,
         };
         let (base, _) = state.snapshot();
-        state.energy = meter.map(EnergyTrack::begin);
+        if let Some(m) = meter {
+            state.energy = EnergyWorker::start(m, interval);
+            if state.energy.is_none() {
+                state
+                    .warnings
+                    .push("energy: the meter's thread could not start; no energy figure".into());
+            }
+        }
         state.runq.observe();
         state.first = base.stat.clone();
         state.start = base.at;
@@ -158,7 +165,7 @@ impl State {
             runq_ns,
             self.ticks_per_s,
         );
-        let watts = self.energy.as_mut().and_then(EnergyTrack::sample);
+        let watts = self.energy.as_ref().and_then(EnergyWorker::take_watts);
         if let Some(l) = &mut self.limiter {
             l.sample(&self.members, s.interval_s);
         }
@@ -182,7 +189,7 @@ impl State {
             ));
         }
         let window_s = self.prev.at.duration_since(self.start).as_secs_f64();
-        let energy = self.energy.take().map(|e| e.finish(window_s));
+        let energy = self.energy.take().and_then(|e| e.finish(window_s));
         if let Some((_, warnings)) = &energy {
             self.warnings.extend(warnings.iter().cloned());
         }

@@ -60,13 +60,16 @@ struct Agent {
     gone: Shutdown,
 }
 
-/// Runs the agent until `exit` or the end of stdin. Returns the exit code.
-pub fn run(base_dir: PathBuf) -> i32 {
+/// Runs the agent until `exit`, the end of stdin, or `signalled` (SIGTERM:
+/// a reconnecting coordinator stops an agent that outlived its session).
+/// Returns the exit code.
+pub fn run(base_dir: PathBuf, signalled: &Shutdown) -> i32 {
     target::reclaim_leftovers(&base_dir);
     let current = Arc::new(Mutex::new(Shutdown::new()));
     let gone = Shutdown::new();
     let (tx, rx) = mpsc::channel::<Result<Request, String>>();
-    spawn_reader(tx, current.clone(), gone.clone());
+    spawn_reader(tx.clone(), current.clone(), gone.clone());
+    spawn_signal_watch(signalled.clone(), tx, current.clone(), gone.clone());
     let mut agent = Agent {
         base_dir,
         server: None,
@@ -96,6 +99,22 @@ pub fn run(base_dir: PathBuf) -> i32 {
     }
     agent.stop_server();
     0
+}
+
+/// Ends the agent as a closed stdin does once `signalled` is triggered: the
+/// load in progress stops, then the server.
+fn spawn_signal_watch(
+    signalled: Shutdown,
+    tx: mpsc::Sender<Result<Request, String>>,
+    current: Arc<Mutex<Shutdown>>,
+    gone: Shutdown,
+) {
+    std::thread::spawn(move || {
+        while !signalled.sleep(Duration::from_secs(3600)) {}
+        gone.trigger();
+        lock(&current).trigger();
+        let _ = tx.send(Ok(Request::Exit));
+    });
 }
 
 fn spawn_reader(
@@ -133,6 +152,7 @@ impl Agent {
                 version: env!("CARGO_PKG_VERSION").into(),
                 hostname: crate::probe::fingerprint::capture().hostname,
                 cpus: crate::placement::online_cpus(),
+                pid: Some(std::process::id()),
             },
             Request::Clock => Reply::Clock {
                 unix_ns: now_ns() as i64,

@@ -50,6 +50,32 @@ pub type SharedAgent = Arc<Mutex<AgentConn>>;
 /// Reconnection attempts for a lost agent before its host counts as gone.
 pub const RECONNECT_ATTEMPTS: u32 = 4;
 
+/// How long a stale agent gets to stop its server after SIGTERM before it
+/// is killed (its server's watchdog then stops the server).
+const STALE_STOP_S: u32 = 10;
+
+/// Stops agent `pid` on `host` if it still runs: an agent whose ssh
+/// session a partition cut, but whose host never saw the connection end,
+/// so it kept its server (and the server's watchdog) running, holding the
+/// port the new agent's server needs. Only a process that is a scalelab
+/// agent is signalled (the PID may have been reused). Whether one was.
+fn stop_stale_agent(ssh: &Ssh, host: &Host, pid: u32) -> bool {
+    let script = format!(
+        "case \"$(tr '\\0' ' ' </proc/{pid}/cmdline 2>/dev/null)\" in \
+         *' agent --workdir '*) kill -TERM {pid}; i=0; \
+         while kill -0 {pid} 2>/dev/null && [ $i -lt {tries} ]; do sleep 0.1; i=$((i+1)); done; \
+         kill -KILL {pid} 2>/dev/null; echo stopped;; esac",
+        tries = STALE_STOP_S * 10
+    );
+    ssh.run(
+        host,
+        &script,
+        None,
+        Duration::from_secs(u64::from(STALE_STOP_S) + 10),
+    )
+    .is_ok_and(|out| out.contains("stopped"))
+}
+
 /// The wait before reconnection attempt `attempt` (1-based): none before
 /// the first, then 1 s, 2 s, 4 s, ... doubling, at most 8 s. With ssh's
 /// 5 s connect timeout, a host that stays gone is named within about 30 s.
@@ -67,6 +93,10 @@ pub struct Reconnected {
     pub host: Host,
     /// The attempt that succeeded (1-based).
     pub attempt: u32,
+    /// The old agent's PID, when it was still running on the host (its
+    /// session lost to a partition that healed) and was stopped, with its
+    /// server.
+    pub stale_stopped: Option<u32>,
 }
 
 /// What [`Cluster::heal`] did.
@@ -234,9 +264,17 @@ impl Cluster {
                 }
             };
             let Some(conn) = conn else { continue };
+            let new_pid = conn.facts.pid;
             // The old connection is dropped here: its ssh has exited.
-            *lock(agent) = conn;
-            healed.reconnected.push(Reconnected { host, attempt });
+            let stale = std::mem::replace(&mut *lock(agent), conn).facts.pid;
+            let stale_stopped = stale
+                .filter(|p| Some(*p) != new_pid)
+                .filter(|p| stop_stale_agent(&self.ssh, &host, *p));
+            healed.reconnected.push(Reconnected {
+                host,
+                attempt,
+                stale_stopped,
+            });
         }
         Ok(healed)
     }

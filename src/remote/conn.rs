@@ -22,6 +22,8 @@ const CLOCK_EXCHANGES: usize = 8;
 pub struct AgentFacts {
     /// The host's online CPUs: how many load threads it can run.
     pub cpus: usize,
+    /// The agent's PID on its host, when it said.
+    pub pid: Option<u32>,
 }
 
 /// One connected agent.
@@ -86,7 +88,7 @@ impl AgentConn {
         let stdin = child.stdin.take();
         AgentConn {
             host: host.clone(),
-            facts: AgentFacts { cpus: 0 },
+            facts: AgentFacts { cpus: 0, pid: None },
             offset: Offset {
                 offset_ns: 0,
                 bound_ns: 0,
@@ -99,7 +101,12 @@ impl AgentConn {
 
     fn hello(&mut self, path: &str) -> Result<(), RemoteError> {
         match self.call(Request::Hello, Duration::from_secs(20))? {
-            Reply::Hello { protocol, cpus, .. } => {
+            Reply::Hello {
+                protocol,
+                cpus,
+                pid,
+                ..
+            } => {
                 if protocol != PROTOCOL_VERSION {
                     return Err(RemoteError::Version {
                         host: self.host.to_string(),
@@ -108,7 +115,7 @@ impl AgentConn {
                         path: path.into(),
                     });
                 }
-                self.facts = AgentFacts { cpus };
+                self.facts = AgentFacts { cpus, pid };
                 Ok(())
             }
             other => Err(self.unexpected("hello", &other)),

@@ -95,6 +95,11 @@ pub enum Reply {
         version: String,
         hostname: String,
         cpus: usize,
+        /// The agent's PID on its host: a reconnect stops this agent if it
+        /// outlived its session (a partition that healed). Absent from
+        /// agents before it.
+        #[serde(default)]
+        pid: Option<u32>,
     },
     Clock {
         unix_ns: i64,

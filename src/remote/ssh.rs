@@ -261,6 +261,21 @@ pub struct SshShell {
 }
 
 impl crate::target::external::CommandRunner for SshShell {
+    /// ssh as [`Ssh::command`] runs it, but never starting a master of its
+    /// own (the reaper's run must leave no `ControlPersist` ssh behind):
+    /// the shared master when it is still up, else a connection of its own.
+    fn argv(&self, command: &str) -> Vec<OsString> {
+        let c = self.ssh.command(&self.host, command);
+        let program =
+            resolve_program(&self.ssh.base[0]).unwrap_or_else(|| PathBuf::from(c.get_program()));
+        std::iter::once(program.into_os_string())
+            .chain(c.get_args().map(|a| match a.to_str() {
+                Some("ControlMaster=auto") => OsString::from("ControlMaster=no"),
+                _ => a.to_os_string(),
+            }))
+            .collect()
+    }
+
     fn run(&self, command: &str, limit: Duration) -> Result<String, String> {
         self.ssh
             .run(&self.host, command, None, limit)

@@ -322,7 +322,9 @@ fn unjudged(c: &RunComparison, max_regression: f64) -> Vec<String> {
             }
         }
         None => out.push(
-            "nothing was checked: no point was comparable between the baseline and the candidate"
+            "nothing checked: no point was comparable between the baseline and the candidate \
+             (the baseline kept no usable trial: none stored, or every one client-bound; or \
+             they share no point)"
                 .into(),
         ),
     }
@@ -496,6 +498,27 @@ mod tests {
             "{}",
             render(&c)
         );
+    }
+
+    #[test]
+    fn a_baseline_with_no_usable_trial_checks_nothing_and_cannot_say() {
+        // Issue 36: "good: ... (0 point(s) checked)" and exit 0 made every
+        // commit good under `git bisect run`.
+        let mut cand = run_data(&["nginx"]);
+        cand.run.id += 1;
+        cand.run.started_at += 600;
+        let mut all_bound = run_data(&["nginx"]);
+        for t in &mut all_bound.trials {
+            t.context
+                .set_client_bound(Some("the client was at 100% CPU".into()));
+        }
+        let mut empty = run_data(&["nginx"]);
+        empty.trials.clear();
+        for base in [all_bound, empty] {
+            let c = check(&[base], &cand, 0.05);
+            assert_eq!(c.exit_code, CANNOT_SAY, "{}", render(&c));
+            assert!(render(&c).contains("nothing checked"), "{}", render(&c));
+        }
     }
 
     #[test]

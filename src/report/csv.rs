@@ -2,7 +2,10 @@
 //! unit in every column name that has one (`throughput_requests_per_s`,
 //! `p99_ms`, `server_cpu_s`); the columns are listed in `docs/report.md`.
 //! RFC 4180 quoting and CRLF line ends. Failed trials have empty
-//! measurement columns; absent probe fields are empty.
+//! measurement columns; absent probe fields are empty. A text cell that a
+//! spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a
+//! tab or a carriage return) gets a leading `'`, as OWASP's "CSV Injection"
+//! advises; numbers stay numbers.
 
 use super::probe_view;
 use crate::load::result::ErrorKind;
@@ -220,15 +223,29 @@ fn num(v: f64) -> String {
     }
 }
 
-/// Appends one record, quoting fields per RFC 4180 section 2.
+/// Appends one record, quoting fields per RFC 4180 section 2, each text
+/// cell neutralised ([`neutralise`]).
 fn push_row(out: &mut String, fields: &[String]) {
     for (i, f) in fields.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&quote(f));
+        out.push_str(&quote(&neutralise(f)));
     }
     out.push_str("\r\n");
+}
+
+/// A text cell that starts like a formula (`=`, `+`, `-`, `@`, tab, CR)
+/// with a `'` before it, so a spreadsheet shows it as text (OWASP, "CSV
+/// Injection"); a finite number (`-5.0`, `1e-3`) is left as it is.
+pub fn neutralise(cell: &str) -> std::borrow::Cow<'_, str> {
+    let formula = cell.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    let number = cell.parse::<f64>().is_ok_and(f64::is_finite);
+    if formula && !number {
+        format!("'{cell}").into()
+    } else {
+        cell.into()
+    }
 }
 
 /// Quotes a field containing a comma, quote, CR or LF; doubles its quotes.
@@ -250,6 +267,33 @@ mod tests {
         assert_eq!(quote("a,b"), "\"a,b\"");
         assert_eq!(quote("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(quote("two\nlines"), "\"two\nlines\"");
+    }
+
+    #[test]
+    fn formula_like_text_is_neutralised_and_numbers_stay_numbers() {
+        // Issue 36: a label starting with `=` was written raw.
+        for (cell, out) in [
+            ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"),
+            ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\tx", "'\tx"),
+            ("\rx", "'\rx"),
+            ("-5.0", "-5.0"),
+            ("+3", "+3"),
+            ("1e-3", "1e-3"),
+            ("-inf", "'-inf"),
+            ("nginx", "nginx"),
+            ("", ""),
+        ] {
+            assert_eq!(neutralise(cell), out, "{cell:?}");
+        }
+        let mut data = crate::report::test_support::run_data(&["=1+1"]);
+        data.trials[0].error = Some("@evil".into());
+        let text = export(&data);
+        assert!(text.contains(",'=1+1,"), "{text}");
+        assert!(text.contains(",'@evil,"), "{text}");
+        assert!(!text.contains(",=1+1,"), "{text}");
     }
 
     #[test]

@@ -147,6 +147,49 @@ fn trim_zeros(s: &str) -> String {
     }
 }
 
+/// `text` with every control character escaped (`\u{1b}`, `\n`), so a
+/// label cannot move the cursor, recolour or rewrite a terminal.
+pub fn terminal_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The run's label and system labels made [`terminal_safe`], for the
+/// terminal's text (JSON escapes them its own way).
+pub fn terminal_safe_names(data: &mut crate::store::RunData) {
+    data.run.label = terminal_safe(&data.run.label);
+    for t in &mut data.trials {
+        t.system = terminal_safe(&t.system);
+    }
+}
+
+#[cfg(test)]
+mod terminal_safe_tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_kept() {
+        // Issue 36: escape sequences in labels reached the terminal raw in
+        // `compare` and `history`.
+        assert_eq!(
+            terminal_safe("x\u{1b}[2J\u{1b}]0;pwned\u{7}y\nz\tö"),
+            "x\\u{1b}[2J\\u{1b}]0;pwned\\u{7}y\\nz\\tö"
+        );
+        let mut data = crate::report::test_support::run_data(&["a\u{1b}[31m"]);
+        data.run.label = "\u{9b}2J".into();
+        terminal_safe_names(&mut data);
+        assert!(!data.run.label.chars().any(char::is_control));
+        assert!(data.trials.iter().all(|t| t.system == "a\\u{1b}[31m"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

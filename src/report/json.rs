@@ -223,6 +223,9 @@ pub(crate) struct TrialDoc<'a> {
     /// docs/probe-metrics.md.
     #[schemars(schema_with = "nullable_object_schema")]
     pub probe: Option<&'a ProbeSummary>,
+    /// Why the stored probe summary could not be read (then `probe` is
+    /// null); null when it was read or none was stored.
+    pub probe_unreadable: Option<&'a str>,
     pub cpu_shares: Option<CpuSplit>,
     pub client_bound: bool,
     pub client_bound_reason: Option<String>,
@@ -252,6 +255,7 @@ impl<'a> From<&'a Trial> for TrialDoc<'a> {
             throughput: t.throughput(),
             measurement: t.measurement.as_ref(),
             probe: t.probe.as_ref(),
+            probe_unreadable: t.probe_unreadable.as_deref(),
             cpu_shares: t.probe.as_ref().map(|p| p.cpu),
             client_bound: bound.is_some(),
             client_bound_reason: bound,

@@ -360,6 +360,7 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
             t.probe
                 .iter()
                 .flat_map(|p| p.warnings.iter().cloned())
+                .chain(t.probe_unreadable.iter().cloned())
                 .map(|reason| TrialNote {
                     trial: t.trial,
                     reason,
@@ -524,6 +525,7 @@ mod tests {
                 ..Default::default()
             }),
             probe: None,
+            probe_unreadable: None,
             timeline: vec![],
             context: Default::default(),
         };

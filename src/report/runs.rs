@@ -394,6 +394,7 @@ mod tests {
                     ..Default::default()
                 }),
                 probe: None,
+                probe_unreadable: None,
                 timeline: vec![],
                 context: Default::default(),
             })

@@ -64,6 +64,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
                         client_cpu_s: 4.0,
                         ..Default::default()
                     }),
+                    probe_unreadable: None,
                     probe: Some(ProbeSummary {
                         server_cpu_util: Some(0.3 * (pi as f64 + 1.0)),
                         server_cpu_s: Some(3.0 * (pi as f64 + 1.0)),

@@ -352,6 +352,13 @@ fn heal_hosts(
             r.attempt,
             crate::remote::cluster::RECONNECT_ATTEMPTS
         ));
+        if let Some(pid) = r.stale_stopped {
+            progress.warn(&format!(
+                "host {}: the old agent (PID {pid}) had outlived its session; stopped with \
+                 its server",
+                r.host
+            ));
+        }
     }
     let hosts: Vec<Option<&crate::model::Host>> =
         exp.plan.systems.iter().map(|s| s.host.as_ref()).collect();

@@ -111,7 +111,7 @@ impl Servers {
                 ssh: ssh.clone(),
                 host: host.clone(),
             };
-            let target = planned.server.build_with_shell(Box::new(shell))?;
+            let target = planned.server.build_with_shell(Box::new(shell), base_dir)?;
             return Ok((target, Placement::unconstrained()));
         }
         if let ServerSite::Agent(agent) = &self.sites[system] {

@@ -43,6 +43,10 @@ pub struct Trial {
     pub measurement: Option<Measurement>,
     /// The probe's summary over the measured window (see `probe`).
     pub probe: Option<crate::probe::ProbeSummary>,
+    /// Why a stored probe summary could not be read (then `probe` is
+    /// `None`): named in `export` and the report, never a silent null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_unreadable: Option<String>,
     /// Completed requests per second of the measured window.
     pub timeline: Vec<u64>,
     /// Dataset, placement and other per-trial facts.

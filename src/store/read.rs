@@ -206,10 +206,21 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
             notes: json_col(r, 28)?,
         }),
     };
-    let probe: Option<String> = r.get(10)?;
+    let stored_probe: Option<String> = r.get(10)?;
     let context: Option<String> = r.get(8)?;
+    let trial_id: i64 = r.get(0)?;
+    let (probe, probe_unreadable) = match stored_probe.map(|s| serde_json::from_str(&s)) {
+        None => (None, None),
+        Some(Ok(p)) => (Some(p), None),
+        Some(Err(e)) => (
+            None,
+            Some(format!(
+                "the stored probe summary of trial {trial_id} cannot be read ({e}); its server figures are missing"
+            )),
+        ),
+    };
     Ok(Trial {
-        id: r.get(0)?,
+        id: trial_id,
         run_id,
         system: r.get(1)?,
         point: Point {
@@ -230,7 +241,8 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
         started_at: r.get(7)?,
         context: context.map_or_else(Default::default, |s| super::TrialContext::from_stored(&s)),
         timeline: json_col(r, 9)?,
-        probe: probe.and_then(|s| serde_json::from_str(&s).ok()),
+        probe,
+        probe_unreadable,
         measurement,
     })
 }

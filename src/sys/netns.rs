@@ -153,14 +153,32 @@ pub fn enter(name: &str) -> Result<(), NetnsError> {
     })
 }
 
-/// Whether the calling thread runs in a network namespace other than the
-/// one PID 1 runs in (inside `ip netns exec`, or after [`enter`]).
+/// Whether the calling thread runs in a private network namespace: one
+/// named under `/run/netns` (inside `ip netns exec`, or after [`enter`]),
+/// or, where PID 1's is readable, any other than PID 1's. A host that hides
+/// `/proc/1` (hidepid, a container) no longer makes `ip netns exec` look
+/// like the host's namespace.
 pub fn in_private_namespace() -> bool {
-    let ino = |p: &str| std::fs::metadata(p).map(|m| std::os::unix::fs::MetadataExt::ino(&m));
-    match (ino("/proc/thread-self/ns/net"), ino("/proc/1/ns/net")) {
-        (Ok(a), Ok(b)) => a != b,
-        _ => false,
-    }
+    let own = ns_id(Path::new("/proc/thread-self/ns/net"));
+    let named: Vec<(u64, u64)> = std::fs::read_dir(NETNS_DIR)
+        .map(|d| d.flatten().filter_map(|e| ns_id(&e.path())).collect())
+        .unwrap_or_default();
+    private_by(own, ns_id(Path::new("/proc/1/ns/net")), &named)
+}
+
+/// A namespace's identity: the (device, inode) of its file.
+fn ns_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The decision of [`in_private_namespace`]: `own` is one of the `named`
+/// namespaces, or differs from PID 1's when that is known.
+fn private_by(own: Option<(u64, u64)>, pid1: Option<(u64, u64)>, named: &[(u64, u64)]) -> bool {
+    let Some(own) = own else {
+        return false;
+    };
+    named.contains(&own) || pid1.is_some_and(|p| p != own)
 }
 
 fn open(name: &str) -> Result<OwnedFd, NetnsError> {
@@ -265,6 +283,34 @@ fn ip(args: &[&str]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_namespace_is_private_without_reading_pid_1() {
+        // Issue 36: with /proc/1 unreadable, `ip netns exec` was refused as
+        // not private (the check compared only with PID 1's namespace).
+        let (host, lab) = (Some((4, 100)), Some((4, 200)));
+        assert!(private_by(lab, None, &[(4, 200)]), "named, PID 1 unknown");
+        assert!(
+            !private_by(host, None, &[(4, 200)]),
+            "not named, PID 1 unknown"
+        );
+        assert!(private_by(lab, host, &[]), "other than PID 1's");
+        assert!(!private_by(host, host, &[(4, 200)]));
+        assert!(!private_by(None, host, &[]));
+        // A real named namespace, entered by a thread, is found among the
+        // named ones (the identities compared are the kernel's own).
+        let ns = Netns::create("privcheck").unwrap();
+        let path = Path::new(NETNS_DIR).join(ns.name());
+        let name = ns.name().to_string();
+        let seen = std::thread::spawn(move || {
+            enter(&name).unwrap();
+            ns_id(Path::new("/proc/thread-self/ns/net"))
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen, ns_id(&path));
+        assert_ne!(seen, ns_id(Path::new("/proc/thread-self/ns/net")));
+    }
 
     #[test]
     fn names_carry_their_owner() {

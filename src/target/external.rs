@@ -47,6 +47,10 @@ pub use super::plan::CommandRunner;
 pub struct LocalShell;
 
 impl CommandRunner for LocalShell {
+    fn argv(&self, command: &str) -> Vec<std::ffi::OsString> {
+        vec!["/bin/sh".into(), "-c".into(), command.into()]
+    }
+
     fn run(&self, command: &str, limit: Duration) -> Result<String, String> {
         let mut child = std::process::Command::new("sh")
             .args(["-c", command])
@@ -135,37 +139,115 @@ impl ExternalSettings {
 /// An external server's plan is its checked settings: it is built here,
 /// or with its commands run over ssh on a server host without an agent.
 impl super::plan::ServerPlan for ExternalSettings {
-    fn build(&self, _base_dir: &std::path::Path) -> Result<Box<dyn Target>, TargetError> {
-        Ok(Box::new(External::new(self.clone())))
+    fn build(&self, base_dir: &std::path::Path) -> Result<Box<dyn Target>, TargetError> {
+        Ok(Box::new(External::with_shell(
+            self.clone(),
+            Box::new(LocalShell),
+            base_dir,
+        )))
     }
 
     fn build_with_shell(
         &self,
         shell: Box<dyn CommandRunner>,
+        base_dir: &std::path::Path,
     ) -> Result<Box<dyn Target>, TargetError> {
-        Ok(Box::new(External::with_shell(self.clone(), shell)))
+        Ok(Box::new(External::with_shell(
+            self.clone(),
+            shell,
+            base_dir,
+        )))
     }
+}
+
+/// The directories (`<base_dir>/external-stop-<PID>-…/argv`, the argv
+/// NUL-separated) that keep a started server's stop command until it ran:
+/// if scalelab and its reaper were both killed, the next run's reclaim runs
+/// it ([`reclaim_stale_stops`]) before its first trial, `--resume` too.
+const STOP_DIR: &str = "external-stop-";
+
+/// Keeps `argv` in a fresh [`STOP_DIR`] (removed when dropped); `None`
+/// when it cannot be written (the reaper still has it).
+fn keep_stop(
+    base_dir: &std::path::Path,
+    argv: &[std::ffi::OsString],
+) -> Option<crate::owned::OwnedDir> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = crate::owned::OwnedDir::create(base_dir, STOP_DIR).ok()?;
+    let mut bytes = Vec::new();
+    for w in argv {
+        bytes.extend_from_slice(w.as_bytes());
+        bytes.push(0);
+    }
+    std::fs::write(dir.path().join("argv"), bytes).ok()?;
+    Some(dir)
+}
+
+/// Runs the stop command kept by every dead owner's [`STOP_DIR`] under
+/// `base_dir` (at most [`COMMAND_LIMIT`] each), then removes the directory;
+/// returns the directories removed.
+pub fn reclaim_stale_stops(base_dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    crate::owned::reclaim_stale(base_dir, STOP_DIR, |dir| {
+        if let Ok(bytes) = std::fs::read(dir.join("argv")) {
+            run_kept(&bytes);
+        }
+        crate::owned::remove_tree(dir)
+    })
+}
+
+/// Runs a kept argv, bounded by [`COMMAND_LIMIT`]; its output is dropped.
+fn run_kept(bytes: &[u8]) {
+    use std::os::unix::ffi::OsStrExt;
+    let words: Vec<&std::ffi::OsStr> = bytes
+        .split(|b| *b == 0)
+        .filter(|w| !w.is_empty())
+        .map(std::ffi::OsStr::from_bytes)
+        .collect();
+    let Some((program, args)) = words.split_first() else {
+        return;
+    };
+    let Ok(mut child) = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    else {
+        return;
+    };
+    let deadline = std::time::Instant::now() + COMMAND_LIMIT;
+    while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 pub struct External {
     settings: ExternalSettings,
     shell: Box<dyn CommandRunner>,
+    /// Where the stop command is kept while the server runs ([`STOP_DIR`]).
+    base_dir: std::path::PathBuf,
+    /// The kept stop command of the running server.
+    pending_stop: Option<crate::owned::OwnedDir>,
     /// The PID `pid_command` printed after the last start.
     started_pid: Option<u32>,
     started: bool,
 }
 
 impl External {
-    /// The server its checked settings name, its commands run here.
-    pub fn new(settings: ExternalSettings) -> Self {
-        Self::with_shell(settings, Box::new(LocalShell))
-    }
-
-    /// The commands run through `shell` (over ssh for a server host).
-    pub fn with_shell(settings: ExternalSettings, shell: Box<dyn CommandRunner>) -> Self {
+    /// The commands run through `shell` (over ssh for a server host); the
+    /// stop command is kept under `base_dir` while the server runs.
+    pub fn with_shell(
+        settings: ExternalSettings,
+        shell: Box<dyn CommandRunner>,
+        base_dir: &std::path::Path,
+    ) -> Self {
         External {
             settings,
             shell,
+            base_dir: base_dir.to_path_buf(),
+            pending_stop: None,
             started_pid: None,
             started: false,
         }
@@ -178,6 +260,23 @@ impl External {
                 kind: KIND,
                 message: format!("the {what} command `{command}` failed: {e}"),
             })
+    }
+
+    /// Registers the stop command with the reaper and keeps it in a
+    /// [`STOP_DIR`] for the next run (`on`), or forgets both.
+    fn guard(&mut self, on: bool) {
+        let Some(stop) = &self.settings.stop else {
+            return;
+        };
+        let argv = self.shell.argv(stop);
+        let words: Vec<&std::ffi::OsStr> = argv.iter().map(|w| w.as_os_str()).collect();
+        if on {
+            crate::owned::register(crate::owned::Removal::Command, &words);
+            self.pending_stop = keep_stop(&self.base_dir, &argv);
+        } else {
+            crate::owned::forget(crate::owned::Removal::Command, &words);
+            self.pending_stop = None;
+        }
     }
 
     /// The PID `pid_command` prints now, if it prints one.
@@ -219,7 +318,14 @@ impl Target for External {
             });
         }
         if let Some(cmd) = self.settings.start.clone() {
-            self.command("start", &cmd)?;
+            // From before the start until its stop: if scalelab is killed,
+            // the reaper runs the stop command (it outlived kill -9, and
+            // every later trial and --resume met "Address already in use").
+            self.guard(true);
+            if let Err(e) = self.command("start", &cmd) {
+                self.guard(false);
+                return Err(e);
+            }
             self.started = true;
             wait_for_listener(&self.settings.url, _shutdown)?;
         }
@@ -242,10 +348,12 @@ impl Target for External {
             return Ok(());
         }
         self.started_pid = None;
-        match self.settings.stop.clone() {
+        let stopped = match self.settings.stop.clone() {
             Some(cmd) => self.command("stop", &cmd).map(|_| ()),
             None => Ok(()),
-        }
+        };
+        self.guard(false);
+        stopped
     }
 
     fn is_running(&self) -> bool {

@@ -303,6 +303,7 @@ pub fn stop_process(
 /// what it removed.
 pub fn reclaim_leftovers(base_dir: &Path) -> Vec<PathBuf> {
     let mut removed = crate::placement::reclaim_stale();
+    removed.extend(external::reclaim_stale_stops(base_dir));
     removed.extend(rundir::reclaim_stale(base_dir));
     removed
 }

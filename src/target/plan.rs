@@ -10,6 +10,11 @@ use std::time::Duration;
 pub trait CommandRunner: Send + Sync {
     /// Runs `command` in a POSIX shell and returns its stdout, or why not.
     fn run(&self, command: &str, limit: Duration) -> Result<String, String>;
+
+    /// The argv (absolute program path first) that runs `command` the same
+    /// way without this process: the reaper runs an external server's
+    /// `stop` with it when scalelab is killed (`owned::Removal::Command`).
+    fn argv(&self, command: &str) -> Vec<std::ffi::OsString>;
 }
 
 /// A server kind's compiled settings: its typed settings struct, checked,
@@ -26,8 +31,9 @@ pub trait ServerPlan: Send + Sync {
     fn build_with_shell(
         &self,
         shell: Box<dyn CommandRunner>,
+        base_dir: &Path,
     ) -> Result<Box<dyn Target>, TargetError> {
-        drop(shell);
+        drop((shell, base_dir));
         Err(TargetError::Settings {
             kind: "server",
             message: "this server kind runs under an agent, not over plain ssh".into(),

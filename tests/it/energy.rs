@@ -8,6 +8,7 @@
 use crate::support::run::Lab;
 use crate::support::{stderr, stdout};
 use scalelab::probe::energy::{NO_COUNTER, SYSFS_ROOT_ENV};
+use scalelab::probe::ProbeSummary;
 use scalelab::store::{RunData, Store, TrialStatus};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -282,4 +283,102 @@ fn key_paths(v: &serde_json::Value, at: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// A process whose command line holds `marker` (a meter's leftover).
+fn running_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(marker))
+        .count()
+}
+
+#[test]
+fn no_meter_bends_the_window_or_the_server_cpu() {
+    // Issue 36: the probe waited for `energy_command`. A 1 s meter made a
+    // 2 s trial's window 3.5 s and stored server CPU 0.30 instead of 0.53;
+    // a child holding stdout gave a 40 s window; 1e308 W made the probe
+    // summary unreadable. Each meter here runs a real nginx with the same
+    // load as a run with energy off: same window, same server CPU.
+    let tag = std::process::id();
+    let slow = "sleep 1; echo 150 W".to_string();
+    let hung = format!("sleep 6001.{tag}");
+    let chatty = "echo 120 W; yes chatter".to_string();
+    let flood = "yes junk | head -c 100000; echo 120 W".to_string();
+    let holding = format!("sleep 6002.{tag} & echo 100 W");
+    let overflow = "echo 1e308 W".to_string();
+    let trials = "[trials]\nduration = \"2s\"\nwarmup = \"300ms\"\nmin = 2\nmax = 2\n";
+    // Per trial: the probe's window, and the server's CPU use over the
+    // throughput (util / requests per s): the machine's drift between runs
+    // (other builds on these 2 CPUs move a run's throughput by 20-40%)
+    // moves both alike and cancels, while a window stretched past the load
+    // lowers the util alone.
+    let run = |energy: &str| {
+        // The server pinned apart from the client, as in a measurement.
+        let lab = Lab::new(&format!(
+            "[sweep]\nconnections = [4]\nserver_cpus = [1]\n{trials}[probe]\n{energy}"
+        ));
+        let empty = tempfile::tempdir().unwrap();
+        run_lab(&lab, empty.path());
+        let data = load(&lab);
+        assert_eq!(data.trials.len(), 2, "{energy}");
+        data.trials
+            .iter()
+            .map(|t| {
+                let p = t.probe.clone().unwrap();
+                let cpu_over_throughput = p.server_cpu_util.unwrap() / t.throughput().unwrap();
+                (p, cpu_over_throughput)
+            })
+            .collect::<Vec<_>>()
+    };
+    let command = |cmd: &str| format!("energy = \"command\"\nenergy_command = {cmd:?}\n");
+    let mean = |v: &[(ProbeSummary, f64)]| v.iter().map(|(_, c)| c).sum::<f64>() / v.len() as f64;
+    let off = run("energy = \"off\"\n");
+    let off_cpu = mean(&off);
+    for (cmd, watts, warning) in [
+        (&slow, Some(150.0), None),
+        (&hung, None, Some("no reading in this window")),
+        (&chatty, Some(120.0), None),
+        (&flood, None, Some("printed more than 65536 bytes")),
+        (&holding, Some(100.0), None),
+        (&overflow, None, Some("not a plausible reading")),
+    ] {
+        let trials = run(&command(cmd));
+        for (p, _) in &trials {
+            // The window is the trial's 2 s, as with energy off (the old
+            // meters added 1 s to 20 s; 0.5 s leaves room for a sampler
+            // descheduled on this shared 2-CPU machine).
+            assert!(
+                (p.window_s - 2.0).abs() < 0.5,
+                "`{cmd}`: window {:.2} s (energy off: {:.2} s)",
+                p.window_s,
+                off[0].0.window_s
+            );
+            assert_eq!(p.watts.map(f64::round), watts, "`{cmd}`: {:?}", p.warnings);
+            if let Some(w) = warning {
+                assert!(
+                    p.warnings.iter().any(|x| x.contains(w)),
+                    "`{cmd}`: {:?}",
+                    p.warnings
+                );
+            }
+        }
+        // The 1 s meter stored 0.57 of the server CPU of a run without
+        // energy (a 3.5 s window for 2 s of load).
+        let cpu = mean(&trials);
+        assert!(
+            (cpu / off_cpu - 1.0).abs() < 0.25,
+            "`{cmd}`: server CPU over throughput {:.2} µs against {:.2} with energy off",
+            cpu * 1e6,
+            off_cpu * 1e6
+        );
+    }
+    for marker in [format!("6001.{tag}"), format!("6002.{tag}")] {
+        assert_eq!(
+            running_with(&marker),
+            0,
+            "a meter's `sleep {marker}` outlived the run"
+        );
+    }
 }

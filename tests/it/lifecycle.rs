@@ -426,3 +426,41 @@ fn a_run_reclaims_what_dead_owners_left_of_every_kind() {
         "a live owner's entry was removed: {kept:?}"
     );
 }
+
+#[test]
+fn a_dead_owners_cgroup_is_emptied_and_removed_not_kept_with_its_processes() {
+    // Issue 36: killing an agent together with its server's watchdog left
+    // orphan nginx workers in their cgroup; the next reclaim kept a cgroup
+    // that still held processes, and the processes with it.
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let cpuset = scalelab::placement::hierarchy::locate_here(
+        scalelab::placement::hierarchy::Controller::Cpuset,
+    )
+    .unwrap()
+    .parent;
+    let cg = cpuset.join(format!("scalelab-{dead}-orphans"));
+    std::fs::create_dir(&cg).unwrap();
+    for f in ["cpuset.cpus", "cpuset.mems"] {
+        // cgroup v1 cpuset: a task needs CPUs and memory nodes (v2 has
+        // neither file to fill here).
+        if let Ok(v) = std::fs::read_to_string(cpuset.join(f)) {
+            let _ = std::fs::write(cg.join(f), v.trim());
+        }
+    }
+    let mut orphan = Command::new("sleep").arg("600").spawn().unwrap();
+    std::fs::write(cg.join("cgroup.procs"), orphan.id().to_string()).unwrap();
+    let removed = scalelab::placement::reclaim_stale();
+    let alive = orphan.try_wait().unwrap().is_none();
+    if alive {
+        let _ = orphan.kill(); // leave nothing
+    }
+    let _ = orphan.wait();
+    let kept = cg.exists();
+    if kept {
+        let _ = std::fs::remove_dir(&cg);
+    }
+    assert!(!alive, "the dead owner's process was left running");
+    assert!(!kept && removed.contains(&cg), "{removed:?}");
+}

@@ -2,6 +2,7 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod analysis;
+mod bisect;
 mod dns;
 mod docs;
 mod doctor;

@@ -531,16 +531,21 @@ fn a_client_host_that_stays_gone_stops_the_run_early_naming_it() {
     assert!(lab.processes(1, "nginx").is_empty());
 }
 
+/// Three 3 s trials of nginx on h1 (one worker), loaded from h2.
+fn nginx_on_h1(dir: &Path) -> PathBuf {
+    write_experiment(
+        dir,
+        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
+        "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2, 4, 6]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    )
+}
+
 #[test]
 fn a_lost_server_agent_fails_its_trial_as_a_lost_host_and_the_server_comes_back() {
     let lab = Lab::up(2);
     let dir = tempfile::tempdir().unwrap();
-    let exp = write_experiment(
-        dir.path(),
-        "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
-        "[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [2, 4, 6]\n\
-         [trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
-    );
+    let exp = nginx_on_h1(dir.path());
     let (data, err) = run_killing_agent(&lab, dir.path(), &exp, 1);
     assert_eq!(data.trials.len(), 3, "{err}");
     let reason = data.trials[0].error.as_deref().unwrap_or("");
@@ -790,4 +795,171 @@ fn an_external_servers_host_runs_the_power_command_over_ssh() {
         e.domains
     );
     assert!(!e.client_shares_meter);
+}
+
+#[test]
+fn kill_9_of_the_coordinator_stops_the_external_server_on_its_host_and_resume_completes() {
+    // Issue 36: an `external` server started over ssh by the recipe's
+    // `start` outlived kill -9 of the coordinator; every later trial and
+    // every --resume failed with "Address already in use".
+    external_killed_then_resumed(false);
+}
+
+#[test]
+fn when_the_reaper_dies_too_resume_stops_the_external_server_first() {
+    // The coordinator and its reaper both killed: the stop command kept in
+    // the work directory is run by the next run's reclaim, before its
+    // first trial.
+    external_killed_then_resumed(true);
+}
+
+/// A run of an external python server on h1, killed mid-trial (with its
+/// reaper when `with_reaper`), then resumed: the server is stopped (by the
+/// reaper, or by the resume) and the resume completes every trial.
+fn external_killed_then_resumed(with_reaper: bool) {
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = python_server_experiment(dir.path(), "");
+    let text = std::fs::read_to_string(&exp)
+        .unwrap()
+        .replace("connections = [2]", "connections = [1, 2, 3]");
+    std::fs::write(&exp, text).unwrap();
+    let mut child = run_cmd(&lab, dir.path(), &exp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while lab.processes(1, "http.server").is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
+        assert!(Instant::now() < deadline, "the server never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500)); // mid-trial
+    if with_reaper {
+        // The reaper is the coordinator's forked child of the same name.
+        for c in scalelab::sys::process::children_of(child.id()) {
+            let comm = std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default();
+            if comm.trim() == "scalelab" {
+                scalelab::sys::process::signal(c, libc::SIGKILL);
+            }
+        }
+    }
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(if with_reaper { 3 } else { 15 });
+    while !lab.processes(1, "http.server").is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left = lab.processes(1, "http.server");
+    let killed_runs = left.clone();
+    if with_reaper {
+        assert!(
+            !left.is_empty(),
+            "the server stopped although no reaper ran"
+        );
+    } else {
+        for p in &left {
+            scalelab::sys::process::signal(*p, libc::SIGKILL); // leave nothing
+        }
+        assert!(
+            left.is_empty(),
+            "the external server {left:?} outlived kill -9"
+        );
+    }
+    let id = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .resolve_run("latest")
+        .unwrap();
+    let out = run_cmd(&lab, dir.path(), &exp)
+        .args(["--resume", &id.to_string()])
+        .output()
+        .unwrap();
+    let old_still_running: Vec<u32> = killed_runs
+        .iter()
+        .copied()
+        .filter(|p| scalelab::sys::process::is_alive(*p))
+        .collect();
+    for p in lab.processes(1, "http.server") {
+        scalelab::sys::process::signal(p, libc::SIGKILL); // leave nothing
+    }
+    // The killed run's server was stopped (not merely shadowed: a second
+    // python server cannot bind, and the old one answered for it).
+    assert!(
+        old_still_running.is_empty(),
+        "the killed run's server {old_still_running:?} outlived the resume"
+    );
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    assert_eq!(data.trials.len(), 3);
+    assert!(
+        data.trials.iter().all(|t| t.status == TrialStatus::Ok),
+        "{:?}",
+        data.trials.iter().map(|t| &t.error).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_healed_partition_leaves_no_stale_agent_or_server_on_the_host() {
+    // Issue 36: a server host cut off and reconnected kept its old agent,
+    // watchdog and nginx running after the run: its sshd never saw the
+    // session end, so the old agent never read the end of its stdin.
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = nginx_on_h1(dir.path());
+    let child = run_cmd(&lab, dir.path(), &exp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The coordinator's host answers nothing of the old session once it is
+    // gone (as a stateful firewall or NAT that forgot the flow drops, not
+    // resets): h1's sshd then never learns that the session ended.
+    let nft = |rule: &str| {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &lab.ns(0), "nft"])
+            .args(rule.split(' '))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "nft {rule}: {}", stderr(&out));
+    };
+    nft("add table inet partition");
+    nft("add chain inet partition out { type filter hook output priority 0 ; }");
+    nft("add rule inet partition out tcp flags & rst == rst drop");
+    let old_agent = lab.agent_in_a_trial(1);
+    let link = |state: &str| {
+        let out = Command::new("ip")
+            .args([
+                "-n",
+                &format!("{}-br", lab.prefix),
+                "link",
+                "set",
+                "p1",
+                state,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    link("down");
+    // Longer than ssh's ServerAlive (3 x 2 s): the coordinator loses the
+    // session; h1 sees nothing at all.
+    std::thread::sleep(Duration::from_secs(9));
+    link("up");
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    let left_agents = lab.processes(1, "agent\0--workdir");
+    let left_nginx = lab.processes(1, "nginx");
+    for p in left_agents.iter().chain(&left_nginx) {
+        scalelab::sys::process::signal(*p, libc::SIGKILL); // leave nothing
+    }
+    assert!(
+        left_agents.is_empty() && left_nginx.is_empty(),
+        "after the run, h1 still runs agents {left_agents:?} (the old one was {old_agent}) \
+         and nginx {left_nginx:?}\n{err}"
+    );
+    assert!(err.contains("had outlived its session; stopped"), "{err}");
 }

@@ -3,7 +3,7 @@
 //! trial): HTML, terminal, CSV and JSON, through the library and through
 //! `scalelab report` / `scalelab export` on a real store.
 
-use crate::support;
+use crate::support::{self, stderr, stdout};
 use scalelab::load::result::LatencySummary;
 use scalelab::model::Point;
 use scalelab::probe::{CpuSplit, Environment, Fingerprint, ProbeSummary};
@@ -52,6 +52,7 @@ fn trial(system: &str, p: &Point, n: u32, rps: f64, id: i64) -> Trial {
         failure_cause: None,
         started_at: 1_700_000_000 + id * 7,
         measurement: Some(measurement(rps, 50 + (rps as u64 % 997))),
+        probe_unreadable: None,
         probe: Some(ProbeSummary {
             server_cpu_util: Some(rps / 50_000.0),
             cpu_busy: 0.4,
@@ -832,4 +833,85 @@ fn degenerate_runs_still_render() {
     }
     let text = terminal::render_width(&failed, false, usize::MAX);
     assert!(text.contains(&format!("Failed trials ({})", failed.trials.len())));
+}
+
+#[test]
+fn an_unreadable_probe_summary_is_named_in_export_and_report_not_a_silent_null() {
+    // Issue 36: `echo 1e308 W` stored `"joules": null`; the trial's whole
+    // probe summary then no longer loaded and `export` showed `probe: null`
+    // with no message. The stored text here is that summary.
+    let lab = crate::support::run::Lab::new(
+        "[sweep]\nconnections = [2]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    let out = lab.run().output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let broken = rusqlite::Connection::open(&lab.store)
+        .unwrap()
+        .execute(
+            "UPDATE probes SET summary = json_set(summary, '$.energy', json('{\"source\":\"command\",\
+             \"domains\":[\"command: echo 1e308 W\"],\"joules\":null,\"measured_s\":2.0,\"wraps\":0}'))",
+            [],
+        )
+        .unwrap();
+    assert_eq!(broken, 1);
+    let store = lab.store.to_string_lossy().to_string();
+    let export = support::run(&["--store", &store, "export", "latest", "--format", "json"]);
+    assert!(export.status.success(), "{}", stderr(&export));
+    assert!(
+        stderr(&export).contains("probe summary of trial"),
+        "{}",
+        stderr(&export)
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&export)).unwrap();
+    let why = doc["trials"][0]["probe_unreadable"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(why.contains("cannot be read"), "{}", doc["trials"][0]);
+    let html = lab.dir.path().join("r.html");
+    let report = support::run(&[
+        "--store",
+        &store,
+        "report",
+        "latest",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    assert!(
+        stderr(&report).contains("probe summary of trial"),
+        "{}",
+        stderr(&report)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("cannot be read"), "the page does not name it");
+}
+
+#[test]
+fn escape_sequences_in_labels_never_reach_the_terminal_raw() {
+    // Issue 36: `compare` and `history` printed labels' escape sequences raw.
+    let lab = crate::support::run::Lab::new(
+        "[sweep]\nconnections = [2]\n[trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+    );
+    for label in ["a\u{1b}[2J\u{1b}]0;pwned\u{7}", "b\u{1b}[31m"] {
+        let out = lab.run().args(["--label", label]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let store = lab.store.to_string_lossy().to_string();
+    for args in [
+        vec!["--store", &store, "compare", "1", "2"],
+        vec!["--store", &store, "history", "it"],
+    ] {
+        let out = support::run(&args);
+        let text = stdout(&out);
+        assert!(
+            out.status.code().is_some_and(|c| c != 2),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{args:?}: {text:?}"
+        );
+        assert!(text.contains("\\u{1b}[2J"), "{args:?}: {text}");
+    }
 }

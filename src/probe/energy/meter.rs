@@ -4,9 +4,10 @@
 //! difference, across a wrap at `max_energy_range_uj`; power readings
 //! (watts) give it as the mean of the two ends times the interval.
 
-use super::command::{self, CommandError};
+use super::command::{self, CommandError, COMMAND_TIMEOUT, MAX_WATTS};
 use super::{EnergySource, EnergySummary};
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// One cumulative energy counter, in µJ.
@@ -62,8 +63,10 @@ enum Reading {
     /// Watts now.
     Watts(Result<f64, String>),
     /// The command ran out of time (a hung meter): it is not run again in
-    /// this window, so it cannot hold up every sample.
+    /// this window.
     TimedOut(String),
+    /// The window ended while the command ran: no reading, and no failure.
+    CutOff(String),
 }
 
 impl Meter {
@@ -74,6 +77,14 @@ impl Meter {
     /// A meter running `cmd` once per reading.
     pub(crate) fn command(cmd: String) -> Meter {
         Meter::new(EnergySource::Command, Reader::Command(cmd))
+    }
+
+    /// Whether a reading takes microseconds (sysfs), not a command's run.
+    pub(crate) fn is_fast(&self) -> bool {
+        match self.reader {
+            Reader::Counters(_) | Reader::MicroWatts(_) => true,
+            Reader::Command(_) => false,
+        }
     }
 
     /// What it reads.
@@ -95,7 +106,7 @@ impl Meter {
     /// its CPU on a busy machine) is read again, up to [`TIGHT_TRIES`]
     /// times, so the instant is within [`TIGHT`] of the value; a command
     /// is run once.
-    fn read(&self) -> (Instant, Reading) {
+    fn read(&self, stop: &AtomicBool) -> (Instant, Reading) {
         let tries = match self.reader {
             Reader::Command(_) => 1,
             Reader::Counters(_) | Reader::MicroWatts(_) => TIGHT_TRIES,
@@ -104,7 +115,7 @@ impl Meter {
         loop {
             attempt += 1;
             let before = Instant::now();
-            let reading = self.read_now();
+            let reading = self.read_now(stop);
             let took = before.elapsed();
             if took <= TIGHT || attempt >= tries {
                 return (before + took / 2, reading);
@@ -112,7 +123,7 @@ impl Meter {
         }
     }
 
-    fn read_now(&self) -> Reading {
+    fn read_now(&self, stop: &AtomicBool) -> Reading {
         match &self.reader {
             Reader::Counters(c) => Reading::Counters(c.iter().map(Counter::read).collect()),
             Reader::MicroWatts(p) => Reading::Watts(
@@ -122,13 +133,15 @@ impl Meter {
                             .ok()
                             .and_then(|t| t.trim().parse::<f64>().ok())
                             .map(|uw| uw / 1e6)
+                            .filter(|w| w.is_finite() && (0.0..MAX_WATTS).contains(w))
                             .ok_or_else(|| format!("cannot read {label} ({})", path.display()))
                     })
                     .sum(),
             ),
-            Reader::Command(cmd) => match command::watts(cmd) {
+            Reader::Command(cmd) => match command::watts_until(cmd, COMMAND_TIMEOUT, stop) {
                 Ok(w) => Reading::Watts(Ok(w)),
                 Err(e @ CommandError::Timeout { .. }) => Reading::TimedOut(e.to_string()),
+                Err(e @ CommandError::Stopped { .. }) => Reading::CutOff(e.to_string()),
                 Err(e) => Reading::Watts(Err(e.to_string())),
             },
         }
@@ -159,12 +172,16 @@ pub(crate) struct EnergyTrack {
     first_failure: Option<String>,
     /// The command timed out: no more readings in this window.
     gave_up: bool,
+    /// A reading the window's end cut off, named when nothing was measured.
+    cut_off: Option<String>,
+    /// Intervals with an energy figure.
+    intervals: u32,
 }
 
 impl EnergyTrack {
-    /// Takes the baseline reading.
-    pub(crate) fn begin(meter: Meter) -> EnergyTrack {
-        let (prev_at, prev) = meter.read();
+    /// Takes the baseline reading (cut short once `stop` is set).
+    pub(crate) fn begin(meter: Meter, stop: &AtomicBool) -> EnergyTrack {
+        let (prev_at, prev) = meter.read(stop);
         let mut track = EnergyTrack {
             meter,
             prev: Reading::Counters(Vec::new()),
@@ -175,27 +192,41 @@ impl EnergyTrack {
             missed: 0,
             first_failure: None,
             gave_up: false,
+            cut_off: None,
+            intervals: 0,
         };
         track.note_failure(&prev);
+        if let Reading::CutOff(e) = &prev {
+            track.cut_off = Some(e.clone());
+        }
         track.prev = prev;
         track
     }
 
-    /// Reads again; returns the mean watts since the previous reading, or
-    /// `None` when that interval has no energy figure.
-    pub(crate) fn sample(&mut self) -> Option<f64> {
+    /// Reads again (cut short once `stop` is set: that reading is left
+    /// out); returns the mean watts since the previous reading, or `None`
+    /// when that interval has no energy figure.
+    pub(crate) fn sample(&mut self, stop: &AtomicBool) -> Option<f64> {
         if self.gave_up {
             self.missed += 1;
             return None;
         }
-        let (at, cur) = self.meter.read();
+        let (at, cur) = self.meter.read(stop);
+        if let Reading::CutOff(e) = cur {
+            self.cut_off = Some(e);
+            return None;
+        }
         self.note_failure(&cur);
         let interval_s = at.duration_since(self.prev_at).as_secs_f64();
         let joules = self.joules_between(&cur, interval_s);
         self.prev = cur;
         self.prev_at = at;
+        // Never a non-finite or implausible figure (a stored infinity made
+        // the trial's probe summary unreadable).
+        let joules = joules.filter(|j| j.is_finite() && *j / interval_s < MAX_WATTS);
         match joules {
             Some(j) if interval_s > 0.0 => {
+                self.intervals += 1;
                 self.joules += j;
                 self.measured_s += interval_s;
                 Some(j / interval_s)
@@ -252,16 +283,28 @@ impl EnergyTrack {
                     .find(|(v, _)| v.is_none())
                     .map(|(_, c)| format!("cannot read {}", c.path.display()))
             }
-            Reading::Watts(Ok(_)) => None,
+            Reading::Watts(Ok(_)) | Reading::CutOff(_) => None,
         };
     }
 
     /// The window's energy, and the warnings about it (at most one failure,
-    /// and the share of the window without a figure).
-    pub(crate) fn finish(self, window_s: f64) -> (EnergySummary, Vec<String>) {
+    /// and the share of the window without a figure). A power meter slower
+    /// than the window that gave one reading: that reading is the window's
+    /// watts, as with two readings over ssh, and a warning says so.
+    pub(crate) fn finish(mut self, window_s: f64) -> (EnergySummary, Vec<String>) {
         let mut warnings = Vec::new();
+        if let (Reading::Watts(Ok(w)), 0, true) = (&self.prev, self.intervals, window_s > 0.0) {
+            self.joules = w * window_s;
+            self.measured_s = window_s;
+            warnings.push(format!(
+                "energy: one reading in the {window_s:.1} s window (the meter is slower than \
+                 that); the window's watts are that reading"
+            ));
+        }
         if let Some(e) = &self.first_failure {
             warnings.push(format!("energy: {e} (reported once)"));
+        } else if let Some(e) = self.cut_off.as_ref().filter(|_| self.measured_s == 0.0) {
+            warnings.push(format!("energy: no reading in this window: {e}"));
         }
         if self.missed > 0 {
             warnings.push(format!(
@@ -284,6 +327,8 @@ impl EnergyTrack {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    static NO_STOP: AtomicBool = AtomicBool::new(false);
 
     #[test]
     fn counter_deltas_across_a_wrap() {
@@ -308,13 +353,13 @@ mod tests {
                 max_range_uj: Some(1_000_000),
             }]),
         );
-        let mut track = EnergyTrack::begin(meter);
+        let mut track = EnergyTrack::begin(meter, &NO_STOP);
         set(950_000);
         std::thread::sleep(std::time::Duration::from_millis(20));
-        assert!(track.sample().is_some_and(|w| w > 0.0));
+        assert!(track.sample(&NO_STOP).is_some_and(|w| w > 0.0));
         set(50_000); // wrapped: 50_000 + 50_000 µJ
         std::thread::sleep(std::time::Duration::from_millis(20));
-        assert!(track.sample().is_some());
+        assert!(track.sample(&NO_STOP).is_some());
         let (s, warnings) = track.finish(1.0);
         assert!((s.joules - 0.15).abs() < 1e-12, "{}", s.joules);
         assert!(s.measured_s > 0.0);
@@ -327,9 +372,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let runs = dir.path().join("runs");
         let meter = Meter::command(format!("echo run >> {}; sleep 60", runs.display()));
-        let mut track = EnergyTrack::begin(meter);
-        assert_eq!(track.sample(), None);
-        assert_eq!(track.sample(), None);
+        let mut track = EnergyTrack::begin(meter, &NO_STOP);
+        assert_eq!(track.sample(&NO_STOP), None);
+        assert_eq!(track.sample(&NO_STOP), None);
         let (s, warnings) = track.finish(12.0);
         let ran = std::fs::read_to_string(&runs).unwrap();
         assert_eq!(ran.lines().count(), 1, "run once, then given up");
@@ -340,9 +385,9 @@ mod tests {
     #[test]
     fn a_failed_reading_is_reported_once_and_its_intervals_left_out() {
         let meter = Meter::command("exit 3".into());
-        let mut track = EnergyTrack::begin(meter);
-        assert_eq!(track.sample(), None);
-        assert_eq!(track.sample(), None);
+        let mut track = EnergyTrack::begin(meter, &NO_STOP);
+        assert_eq!(track.sample(&NO_STOP), None);
+        assert_eq!(track.sample(&NO_STOP), None);
         let (s, warnings) = track.finish(2.0);
         assert_eq!(s.watts(), None);
         assert_eq!(warnings.len(), 2, "{warnings:?}");

@@ -5,7 +5,8 @@
 //!   and DRAM domain), wrap handled with `max_energy_range_uj`;
 //! - `hwmon`: a hwmon device's `energy*_input` (µJ counters) or
 //!   `power*_input` (µW readings);
-//! - `command`: a user command, run once per sample, that prints watts;
+//! - `command`: a user command that prints watts, run once per probe
+//!   interval on its own thread (`worker`), never on the probe's clock;
 //!   on an `external` server's host, [`two_readings`] runs it over ssh.
 //!
 //! The sysfs readers read under [`sysfs_root`]: `/sys`, or the directory
@@ -17,9 +18,11 @@ pub(crate) mod hwmon;
 pub(crate) mod meter;
 pub(crate) mod rapl;
 pub mod two_readings;
+pub(crate) mod worker;
 
 pub use command::parse_watts;
-pub(crate) use meter::{EnergyTrack, Meter};
+pub(crate) use meter::Meter;
+pub(crate) use worker::EnergyWorker;
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -255,16 +255,23 @@ fn history_run(r: &SourcedRun) -> HistoryRun {
     }
 }
 
-/// Keeps the first of runs read twice from one store file (a store named
-/// twice, by two spellings of its path, or as `STORE` and `STORE:RUN`):
-/// the same run twice would be two points of the series. Runs of other
-/// stores with the same id stay.
+/// Keeps the first of runs read twice: from one store file (named twice,
+/// by two spellings of its path, or as `STORE` and `STORE:RUN`) or from a
+/// store and its copy. A run is known by its identity, as `check` knows it
+/// ([`crate::report::check::is_same_run`]: id, start time and recipe), not
+/// by the file it was read from; the same run twice would be two points of
+/// the series. Runs of other stores with the same id stay.
 fn drop_repeats(runs: &mut Vec<SourcedRun>) {
-    let mut seen = std::collections::HashSet::new();
-    runs.retain(|r| {
-        let file = std::fs::canonicalize(&r.store).unwrap_or_else(|_| r.store.clone().into());
-        seen.insert((file, r.data.run.id))
-    });
+    let mut kept: Vec<SourcedRun> = Vec::with_capacity(runs.len());
+    for r in runs.drain(..) {
+        if !kept
+            .iter()
+            .any(|k| crate::report::check::is_same_run(&k.data, &r.data))
+        {
+            kept.push(r);
+        }
+    }
+    *runs = kept;
 }
 
 fn sort_runs(runs: &mut [SourcedRun], order: Order) {

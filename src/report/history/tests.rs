@@ -209,3 +209,16 @@ fn repeats_of_one_build_are_never_split_and_one_label_everywhere_groups_nothing(
         assert_eq!(p.change_points[0].after_run, 5);
     }
 }
+
+#[test]
+fn a_store_and_its_copy_count_their_runs_once() {
+    // Issue 36: `history` given a store and its copy counted every run twice
+    // (`check` already treats a copy as the same run).
+    let mut runs: Vec<SourcedRun> = (1..=5)
+        .map(|i| run_in("a.sqlite", i, 1_800_000_000, 1.0))
+        .collect();
+    runs.extend((1..=5).map(|i| run_in("copy-of-a.sqlite", i, 1_800_000_000, 1.0)));
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    let ids: Vec<(i64, &str)> = h.runs.iter().map(|r| (r.run, r.store.as_str())).collect();
+    assert_eq!(ids, (1..=5).map(|i| (i, "a.sqlite")).collect::<Vec<_>>());
+}

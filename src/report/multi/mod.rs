@@ -73,6 +73,17 @@ pub enum MultiError {
         /// The other run's load kind.
         kind_b: String,
     },
+    /// A run with no trial: nothing of it can be compared.
+    #[error(
+        "`{name}` (run {id}) has no trials, so nothing of it can be compared (it stopped \
+         before its first trial, or every trial was discarded; `scalelab list` shows its status)"
+    )]
+    NoTrials {
+        /// The run's name on the page.
+        name: String,
+        /// Its id in its store.
+        id: i64,
+    },
     /// Another set of sweep axes.
     #[error(
         "`{b}` swept {axes_b}, where `{a}` swept {axes_a}: points on other axes cannot be \
@@ -246,6 +257,12 @@ pub fn check_compatible(runs: &[RunData], names: &[String]) -> Result<(), MultiE
             v.join(", ")
         }
     };
+    if let Some((r, name)) = runs.iter().zip(names).find(|(r, _)| r.trials.is_empty()) {
+        return Err(MultiError::NoTrials {
+            name: name.clone(),
+            id: r.run.id,
+        });
+    }
     for (r, name) in runs.iter().zip(names).skip(1) {
         let (a, b) = (names[0].clone(), name.clone());
         if r.run.load_kind != first.run.load_kind {

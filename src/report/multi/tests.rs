@@ -299,3 +299,20 @@ fn a_client_bound_point_is_judged_alike_on_the_page_and_in_compare() {
         p.comparison.sentence
     );
 }
+
+#[test]
+fn a_run_with_no_trials_is_named_as_such() {
+    // Issue 36: a run with 0 trials in `report A B` or `compare` gave
+    // "`zero` swept no axis".
+    let a = labelled("A", &["nginx"], 1.0);
+    let mut zero = labelled("zero", &["nginx"], 1.0);
+    zero.trials.clear();
+    let named = format!("`zero` (run {}) has no trials", zero.run.id);
+    for runs in [vec![a.clone(), zero.clone()], vec![zero, a]] {
+        let e = merge(runs, sources(2), Pooling::ByLabel)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&named), "{e}");
+        assert!(!e.contains("no axis"), "{e}");
+    }
+}
