@@ -23,12 +23,14 @@ pub struct PointLimiter {
 }
 
 /// Precedence when trials split evenly: the order the verdict checks in.
-const ORDER: [LimiterKind; 10] = [
+const ORDER: [LimiterKind; 12] = [
     LimiterKind::ClientBound,
     LimiterKind::ListenOverflow,
     LimiterKind::UdpReceiveErrors,
     LimiterKind::MemoryPressure,
+    LimiterKind::WorkerImbalance,
     LimiterKind::ServerCpu,
+    LimiterKind::CpusShared,
     LimiterKind::BackgroundLoad,
     LimiterKind::LockWaits,
     LimiterKind::IoWaits,
@@ -82,7 +84,9 @@ pub fn short(kind: LimiterKind) -> &'static str {
         LimiterKind::MemoryPressure => "memory",
         LimiterKind::Errors => "errors",
         LimiterKind::ServerCpu => "CPU",
+        LimiterKind::CpusShared => "CPU shared",
         LimiterKind::BackgroundLoad => "background",
+        LimiterKind::WorkerImbalance => "imbalance",
         LimiterKind::LockWaits => "locks",
         LimiterKind::IoWaits => "I/O",
         LimiterKind::None => "none found",
@@ -108,7 +112,9 @@ fn fill(kind: LimiterKind) -> &'static str {
         LimiterKind::MemoryPressure => "#dadaeb",
         LimiterKind::Errors => "#fcbba1",
         LimiterKind::ServerCpu => "#fdd0a2",
+        LimiterKind::CpusShared => "#fee6ce",
         LimiterKind::BackgroundLoad => "#bdbdbd",
+        LimiterKind::WorkerImbalance => "#fd8d3c",
         LimiterKind::LockWaits => "#fdae6b",
         LimiterKind::IoWaits => "#c7e9c0",
         LimiterKind::None => "#f0f0f0",
@@ -128,7 +134,13 @@ pub fn strip_row<'a>(
                 x: x?,
                 text: short(l.kind).to_string(),
                 fill: fill(l.kind),
-                title: format!("{} ({} of {} trials)", l.verdict, l.trials, l.judged),
+                title: format!(
+                    "{} ({} of {} trials){}",
+                    l.verdict,
+                    l.trials,
+                    l.judged,
+                    worker_shares(l)
+                ),
             })
         })
         .collect();
@@ -137,6 +149,24 @@ pub fn strip_row<'a>(
         color,
         cells,
     })
+}
+
+/// "; the workers' shares of the server's CPU time: 97%, 3%" with two
+/// workers or more (already in an imbalance's own verdict).
+fn worker_shares(l: &PointLimiter) -> String {
+    let f = &l.figures;
+    if f.worker_cpu_shares.len() < 2 || l.kind == LimiterKind::WorkerImbalance {
+        return String::new();
+    }
+    let shares: Vec<String> = f
+        .worker_cpu_shares
+        .iter()
+        .map(|s| format!("{:.0}%", s * 100.0))
+        .collect();
+    format!(
+        "; the workers' shares of the server's CPU time: {}",
+        shares.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -440,12 +440,14 @@ fn limiter(
     context: &TrialContext,
 ) -> crate::probe::limiter::Limiter {
     let summary = m.probe.as_ref().map(|p| &p.summary);
-    let server_cpus = context
-        .placement
-        .as_ref()
-        .and_then(|p| p.cpus.as_ref())
-        .map_or_else(crate::placement::online_cpus, Vec::len);
+    let pinned = context.placement.as_ref().and_then(|p| p.cpus.as_deref());
+    let server_cpus = pinned.map_or_else(crate::placement::online_cpus, <[usize]>::len);
+    // A server pinned has the load generator on the other CPUs; one on
+    // another host does not share them either.
+    let shares_cpus = pinned.is_none() && m.client_hosts.is_empty();
     crate::probe::limiter::judge(&crate::probe::limiter::LimiterInputs {
+        cpus_busy_share: summary.and_then(|s| crate::probe::limiter::cpu::busy_share(s, pinned)),
+        client_cpu_s: summary.filter(|_| shares_cpus).map(|s| s.client_cpu_s),
         figures: summary.and_then(|s| s.limiter.as_ref()),
         background: summary.and_then(|s| s.background),
         window_s: summary.map_or(m.result.elapsed.as_secs_f64(), |s| s.window_s),

@@ -25,7 +25,9 @@
 //! [`threads`] holds the sampler's side; its cost is in the probe's own
 //! (`sampler_cpu_s`), measured by `bench/limiter-cost.sh`.
 
+pub mod balance;
 pub mod counters;
+pub mod cpu;
 pub mod threads;
 pub mod tree_counters;
 pub mod verdict;
@@ -81,6 +83,24 @@ impl WaitCounts {
     }
 }
 
+/// One thread's figures over the window (schedstat).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct ThreadFigures {
+    /// Its process.
+    pub pid: u32,
+    /// Its thread ID.
+    pub tid: u32,
+    /// Seconds of the window it was seen.
+    pub seen_s: f64,
+    /// Seconds it ran on a CPU.
+    pub oncpu_s: f64,
+    /// Seconds it was runnable but waited for a CPU.
+    pub runq_wait_s: f64,
+    /// Whether it is a worker (see `LimiterFigures::workers`).
+    pub worker: bool,
+}
+
 /// The limiter's raw figures over one window (stored in the probe summary).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
@@ -118,4 +138,15 @@ pub struct LimiterFigures {
     pub swap_out_pages: Option<u64>,
     /// Bytes the server's tree read from storage (`read_bytes` of `/proc/PID/io`).
     pub read_bytes: Option<u64>,
+    /// Seconds the limiter sampled: the window.
+    pub window_s: f64,
+    /// The server's workers: threads seen for most of the window
+    /// (`threads::WORKER_SEEN_SHARE`) and sampled on a CPU or waiting on the
+    /// network at least half the time (nginx's workers, a resolver's threads,
+    /// a database's backends, not their background helpers).
+    pub workers: u32,
+    /// Seconds the workers ran, together.
+    pub workers_cpu_s: f64,
+    /// The busiest threads, busiest first (at most `threads::THREADS_KEPT`).
+    pub busiest_threads: Vec<ThreadFigures>,
 }

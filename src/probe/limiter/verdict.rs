@@ -16,15 +16,14 @@ use super::LimiterFigures;
 use crate::probe::background::Background;
 use serde::{Deserialize, Serialize};
 
-/// The server used at least this share of the CPUs it may use: CPU saturated.
-pub const SERVER_CPU_SHARE: f64 = 0.85;
+pub use super::balance::{IMBALANCE_MIN_ONCPU, WORKER_IMBALANCE_FACTOR};
+pub use super::cpu::{
+    CPUS_FULL_SHARE, LOADGEN_CPU_SHARE, RUNQ_WAIT_SHARE, SERVER_CPU_SHARE, THREAD_ONCPU_SHARE,
+};
+
 /// The server's active threads were sampled waiting on a lock (or a local
 /// event) at least this share of the time: blocked on locks.
 pub const LOCK_WAIT_SHARE: f64 = 0.30;
-/// The server's threads waited in the run queue at least this share of
-/// their runnable time (wait over wait plus on-CPU): CPU saturated, even
-/// when other work on the machine kept the server's own CPU share low.
-pub const RUNQ_WAIT_SHARE: f64 = 0.50;
 /// ... waiting on storage at least this share of the time: blocked on I/O.
 pub const IO_WAIT_SHARE: f64 = 0.20;
 /// At least this many connections dropped or overflowed at the listen
@@ -52,12 +51,18 @@ pub enum LimiterKind {
     MemoryPressure,
     /// The load's errors (above `analysis::compare::MAX_ERROR_RATE`).
     Errors,
-    /// The server's CPUs.
+    /// The server's CPUs: its threads together, or its busiest thread at the server's
+    /// own parallelism.
     ServerCpu,
+    /// The CPUs the server may use were full and its threads waited for one, the load
+    /// generator on the same CPUs taking its share.
+    CpusShared,
     /// The server's threads waited for a CPU that other processes (or the hypervisor)
-    /// took: the run queue was long, the server itself not busy, and the background
-    /// passed `probe::background::BACKGROUND_SHARE`.
+    /// took: the CPUs were full, the server itself not busy, and the background passed
+    /// `probe::background::BACKGROUND_SHARE` (and the load generator's share).
     BackgroundLoad,
+    /// One worker did most of the work (`balance::WORKER_IMBALANCE_FACTOR`).
+    WorkerImbalance,
     /// The server's threads blocked on locks or local events.
     LockWaits,
     /// The server's threads blocked on storage.
@@ -76,7 +81,9 @@ impl LimiterKind {
             LimiterKind::MemoryPressure => "memory pressure",
             LimiterKind::Errors => "errors",
             LimiterKind::ServerCpu => "server CPU saturated",
+            LimiterKind::CpusShared => "CPUs full, shared with the load generator",
             LimiterKind::BackgroundLoad => "CPU taken by background load",
+            LimiterKind::WorkerImbalance => "workers out of balance",
             LimiterKind::LockWaits => "blocked on locks",
             LimiterKind::IoWaits => "blocked on I/O",
             LimiterKind::None => "no limiter found",
@@ -122,6 +129,37 @@ pub struct LimiterNumbers {
     pub error_share: Option<f64>,
     /// The background's share of all CPUs (`probe::background`).
     pub background_share: Option<f64>,
+    /// The CPUs the server may use: their busy share, every process counted (0..1).
+    #[serde(default)]
+    pub cpus_busy_share: Option<f64>,
+    /// The load generator's CPU time over the CPUs the server may use; `None` when it ran
+    /// on other CPUs or another host.
+    #[serde(default)]
+    pub client_cpu_share: Option<f64>,
+    /// The busiest server thread seen most of the window: its on-CPU time over the time
+    /// it was seen (0..1).
+    #[serde(default)]
+    pub busiest_thread_oncpu_share: Option<f64>,
+    /// Threads seen most of the window that were on a CPU at least
+    /// `THREAD_ONCPU_SHARE` of it.
+    #[serde(default)]
+    pub threads_at_full_cpu: Option<u32>,
+    /// The server's workers (see `LimiterFigures::workers`).
+    #[serde(default)]
+    pub workers: Option<u32>,
+    /// Each worker's share of the server's CPU time, busiest first (the busiest
+    /// `threads::THREADS_KEPT` threads' workers).
+    #[serde(default)]
+    pub worker_cpu_shares: Vec<f64>,
+    /// The busiest worker's share of the workers' CPU time (0..1).
+    #[serde(default)]
+    pub busiest_worker_share: Option<f64>,
+    /// The busiest worker's on-CPU time over the window (0..1).
+    #[serde(default)]
+    pub busiest_worker_oncpu_share: Option<f64>,
+    /// The busiest worker's CPU time over the mean of the other workers'.
+    #[serde(default)]
+    pub worker_imbalance: Option<f64>,
 }
 
 /// A trial's limiter: the verdict and the numbers behind it.
@@ -153,6 +191,11 @@ pub struct LimiterInputs<'a> {
     pub server_cpus: u32,
     /// Why the trial is client-bound, if it is.
     pub client_bound: Option<&'a str>,
+    /// The busy share of the CPUs the server may use, every process counted.
+    pub cpus_busy_share: Option<f64>,
+    /// The load generator's CPU-seconds when it ran on the server's CPUs (`None`: it
+    /// ran apart, or on another host).
+    pub client_cpu_s: Option<f64>,
     /// The load's errors and completed requests.
     pub errors: u64,
     /// Completed requests.
@@ -235,6 +278,31 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
         read_bytes_per_s: f.and_then(|f| per_s(f.read_bytes? as f64)),
         error_share: (attempts > 0).then(|| i.errors as f64 / attempts as f64),
         background_share: i.background.map(|b| b.share),
+        cpus_busy_share: i.cpus_busy_share,
+        client_cpu_share: i
+            .client_cpu_s
+            .filter(|_| i.window_s > 0.0 && i.server_cpus > 0)
+            .map(|c| c / (i.window_s * i.server_cpus as f64)),
+        ..per_thread(f)
+    }
+}
+
+/// The figures of single threads: the busiest, and the workers.
+fn per_thread(f: Option<&LimiterFigures>) -> LimiterNumbers {
+    let Some(f) = f else {
+        return LimiterNumbers::default();
+    };
+    let (busiest, at_full) = super::cpu::busiest_thread(f);
+    let w = super::balance::workers(f);
+    LimiterNumbers {
+        busiest_thread_oncpu_share: busiest,
+        threads_at_full_cpu: busiest.map(|_| at_full),
+        workers: Some(f.workers),
+        worker_cpu_shares: w.shares,
+        busiest_worker_share: w.busiest_share,
+        busiest_worker_oncpu_share: w.busiest_oncpu,
+        worker_imbalance: w.imbalance,
+        ..LimiterNumbers::default()
     }
 }
 
@@ -265,33 +333,11 @@ fn overflow_checks(n: &LimiterNumbers, out: &mut Vec<(LimiterKind, String)>) {
 }
 
 /// CPU against blocked time: whichever passes its threshold by more first.
+/// An imbalance comes before the CPU: a saturated worker beside idle ones
+/// is its symptom.
 fn server_checks(n: &LimiterNumbers) -> Vec<(LimiterKind, String)> {
     let mut found: Vec<(f64, LimiterKind, String)> = Vec::new();
-    let cpu = n.server_cpu_share.unwrap_or(0.0);
-    let runq = n.runq_wait_share.unwrap_or(0.0);
-    if cpu >= SERVER_CPU_SHARE || runq >= RUNQ_WAIT_SHARE {
-        // Saturated by the run queue alone, beside background load: the CPU
-        // went to other processes, not to the server.
-        let noisy = n
-            .background_share
-            .is_some_and(|b| b >= crate::probe::background::BACKGROUND_SHARE);
-        let kind = if cpu < SERVER_CPU_SHARE && noisy {
-            LimiterKind::BackgroundLoad
-        } else {
-            LimiterKind::ServerCpu
-        };
-        found.push((
-            (cpu / SERVER_CPU_SHARE).max(runq / RUNQ_WAIT_SHARE),
-            kind,
-            format!(
-                "server busy {:.0}% of its {} CPU(s); its threads waited {:.2} s for a CPU, {:.0}% of their runnable time",
-                cpu * 100.0,
-                n.server_cpus,
-                n.runq_wait_s.unwrap_or(0.0),
-                runq * 100.0
-            ),
-        ));
-    }
+    found.extend(super::cpu::check(n));
     let blocked = |share: f64| {
         format!(
             "{} active thread(s) sampled {:.0}% of the time waiting on locks/events, {:.0}% on I/O, {:.0}% on the network",
@@ -317,6 +363,12 @@ fn server_checks(n: &LimiterNumbers) -> Vec<(LimiterKind, String)> {
         ));
     }
     found.sort_by(|a, b| b.0.total_cmp(&a.0));
+    if let Some(imbalance) = super::balance::check(n) {
+        let cpu_first = found
+            .first()
+            .is_none_or(|f| matches!(f.1, LimiterKind::ServerCpu | LimiterKind::CpusShared));
+        found.insert(if cpu_first { 0 } else { found.len() }, imbalance);
+    }
     found.into_iter().map(|(_, k, w)| (k, w)).collect()
 }
 
@@ -341,6 +393,8 @@ mod tests {
             server_cpu_s: Some(5.0),
             server_cpus: 2,
             client_bound: None,
+            cpus_busy_share: Some(0.6),
+            client_cpu_s: Some(2.0),
             errors: 0,
             requests: 1000,
         }
@@ -395,7 +449,7 @@ mod tests {
         );
         let f = LimiterFigures {
             waits: waits(90, 5, 5),
-            ..f
+            ..f.clone()
         };
         let l = judge(&LimiterInputs {
             figures: Some(&f),
@@ -412,11 +466,13 @@ mod tests {
         let f = LimiterFigures {
             runq_wait_s: 6.0,
             oncpu_s: 2.0,
-            ..f
+            ..f.clone()
         };
         let starved = LimiterInputs {
             figures: Some(&f),
             server_cpu_s: Some(2.0),
+            cpus_busy_share: Some(1.0),
+            client_cpu_s: Some(3.0),
             background: crate::probe::background::measure(
                 crate::probe::background::BackgroundInputs {
                     busy_share: 1.0,
@@ -526,11 +582,145 @@ mod tests {
             server_cpu_s: None,
             server_cpus: 1,
             client_bound: None,
+            cpus_busy_share: None,
+            client_cpu_s: None,
             errors: 0,
             requests: 10,
         });
         assert_eq!(l.kind, LimiterKind::None);
         assert!(l.verdict.contains("no server CPU figure"));
         assert_eq!(LimiterKind::IoWaits.label(), "blocked on I/O");
+    }
+    /// Threads for [`LimiterFigures::busiest_threads`]: `(on-CPU s, worker)`
+    /// over a 10 s window.
+    fn threads(list: &[(f64, bool)]) -> Vec<crate::probe::limiter::ThreadFigures> {
+        list.iter()
+            .enumerate()
+            .map(|(i, (cpu, worker))| crate::probe::limiter::ThreadFigures {
+                pid: 100 + i as u32,
+                tid: 100 + i as u32,
+                seen_s: 10.0,
+                oncpu_s: *cpu,
+                runq_wait_s: 0.1,
+                worker: *worker,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_worker_thread_on_a_cpu_all_the_window_is_saturated_though_the_host_has_an_idle_cpu() {
+        // The quickstart's 1 worker: 49% of 2 CPUs, its one thread on a CPU 97%.
+        let f = LimiterFigures {
+            waits: waits(90, 0, 10),
+            window_s: 10.0,
+            oncpu_s: 9.7,
+            runq_wait_s: 0.3,
+            workers: 1,
+            workers_cpu_s: 9.7,
+            busiest_threads: threads(&[(9.7, true), (0.0, false)]),
+            ..LimiterFigures::default()
+        };
+        let mut i = inputs(&f);
+        i.server_cpu_s = Some(9.8);
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::ServerCpu, "{}", l.verdict);
+        assert_eq!(l.figures.busiest_thread_oncpu_share, Some(0.97));
+        assert!(
+            l.verdict.starts_with(
+                "server CPU saturated: 1 of 1 worker thread(s) on a CPU at least 90% of the window, the busiest 97%; server busy 49% of its 2 CPU(s)"
+            ),
+            "{}",
+            l.verdict
+        );
+        // At 80% it is not saturated, and nothing else is named.
+        let f = LimiterFigures {
+            busiest_threads: threads(&[(8.0, true)]),
+            ..f.clone()
+        };
+        assert_eq!(
+            judge(&LimiterInputs {
+                figures: Some(&f),
+                ..i
+            })
+            .kind,
+            LimiterKind::None
+        );
+    }
+
+    #[test]
+    fn full_cpus_are_shared_with_the_load_generator_or_taken_by_the_background() {
+        // The quickstart's 2 workers: 55% of 2 CPUs, the load generator 42%,
+        // the workers waiting 45% of their runnable time.
+        let f = LimiterFigures {
+            waits: waits(90, 0, 10),
+            window_s: 10.0,
+            oncpu_s: 11.0,
+            runq_wait_s: 9.0,
+            workers: 2,
+            workers_cpu_s: 11.0,
+            busiest_threads: threads(&[(5.6, true), (5.4, true)]),
+            ..LimiterFigures::default()
+        };
+        let mut i = inputs(&f);
+        i.server_cpu_s = Some(11.0);
+        i.client_cpu_s = Some(8.4);
+        i.cpus_busy_share = Some(0.99);
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::CpusShared, "{}", l.verdict);
+        assert!(
+            l.verdict.starts_with(
+                "CPUs full, shared with the load generator: server 55%, load generator 42% of the 2 CPU(s) busy 99%; its threads waited 9.00 s for a CPU, 45%"
+            ),
+            "{}",
+            l.verdict
+        );
+        assert_eq!(l.figures.worker_imbalance, Some(5.6 / 5.4));
+        // CPUs not full: the wait is not named.
+        i.cpus_busy_share = Some(0.8);
+        assert_eq!(judge(&i).kind, LimiterKind::None);
+        // The load generator on other CPUs: the server's own threads queue.
+        i.cpus_busy_share = Some(0.99);
+        i.client_cpu_s = None;
+        assert_eq!(judge(&i).kind, LimiterKind::ServerCpu);
+    }
+
+    #[test]
+    fn one_worker_doing_the_work_is_named_before_its_cpu() {
+        let f = LimiterFigures {
+            waits: waits(60, 0, 40),
+            window_s: 10.0,
+            oncpu_s: 9.6,
+            workers: 2,
+            workers_cpu_s: 9.6,
+            busiest_threads: threads(&[(9.5, true), (0.1, true), (0.0, false)]),
+            ..LimiterFigures::default()
+        };
+        let mut i = inputs(&f);
+        i.server_cpu_s = Some(9.6);
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::WorkerImbalance, "{}", l.verdict);
+        assert_eq!(
+            l.crossed,
+            vec![LimiterKind::WorkerImbalance, LimiterKind::ServerCpu]
+        );
+        assert!(
+            l.verdict.starts_with("workers out of balance: one of 2 workers did 99% of the work (on a CPU 95% of the window); the workers' shares of the server's CPU time: 99%, 1%"),
+            "{}",
+            l.verdict
+        );
+        // Two workers that share the work: no imbalance.
+        let f = LimiterFigures {
+            busiest_threads: threads(&[(5.0, true), (4.6, true)]),
+            ..f.clone()
+        };
+        let l = judge(&LimiterInputs {
+            figures: Some(&f),
+            ..i
+        });
+        assert!(
+            !l.crossed.contains(&LimiterKind::WorkerImbalance),
+            "{}",
+            l.verdict
+        );
     }
 }
