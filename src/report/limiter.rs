@@ -20,6 +20,10 @@ pub struct PointLimiter {
     pub judged: usize,
     /// The figures of that trial.
     pub figures: LimiterNumbers,
+    /// Successful trials named client-bound, whatever the point's verdict.
+    pub client_bound_trials: usize,
+    /// Successful trials named background load.
+    pub background_trials: usize,
 }
 
 /// Precedence when trials split evenly: the order the verdict checks in.
@@ -72,6 +76,8 @@ pub fn of_trials(ok: &[&Trial]) -> Option<PointLimiter> {
         trials: same.len(),
         judged: judged.len(),
         figures: median.figures.clone(),
+        client_bound_trials: count(LimiterKind::ClientBound),
+        background_trials: count(LimiterKind::BackgroundLoad),
     })
 }
 
