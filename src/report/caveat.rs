@@ -180,7 +180,10 @@ mod tests {
             "{svg}"
         );
         let text = crate::report::terminal::render(&data, false);
-        assert!(text.contains("(caveat: every point past the peak"), "{text}");
+        assert!(
+            text.contains("(caveat: every point past the peak"),
+            "{text}"
+        );
         let json = crate::report::json::export(&data);
         let caveat = &json["fits"][0]["caveat"];
         assert!(

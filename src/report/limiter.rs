@@ -27,7 +27,7 @@ pub struct PointLimiter {
 }
 
 /// Precedence when trials split evenly: the order the verdict checks in.
-const ORDER: [LimiterKind; 12] = [
+const ORDER: [LimiterKind; 13] = [
     LimiterKind::ClientBound,
     LimiterKind::ListenOverflow,
     LimiterKind::UdpReceiveErrors,
@@ -37,6 +37,7 @@ const ORDER: [LimiterKind; 12] = [
     LimiterKind::CpusShared,
     LimiterKind::BackgroundLoad,
     LimiterKind::LockWaits,
+    LimiterKind::PoolWaits,
     LimiterKind::IoWaits,
     LimiterKind::Errors,
     LimiterKind::None,
@@ -94,6 +95,7 @@ pub fn short(kind: LimiterKind) -> &'static str {
         LimiterKind::BackgroundLoad => "background",
         LimiterKind::WorkerImbalance => "imbalance",
         LimiterKind::LockWaits => "locks",
+        LimiterKind::PoolWaits => "pool",
         LimiterKind::IoWaits => "I/O",
         LimiterKind::None => "none found",
     }
@@ -122,6 +124,7 @@ fn fill(kind: LimiterKind) -> &'static str {
         LimiterKind::BackgroundLoad => "#bdbdbd",
         LimiterKind::WorkerImbalance => "#fd8d3c",
         LimiterKind::LockWaits => "#fdae6b",
+        LimiterKind::PoolWaits => "#fdd49e",
         LimiterKind::IoWaits => "#c7e9c0",
         LimiterKind::None => "#f0f0f0",
     }

@@ -28,6 +28,7 @@
 pub mod balance;
 pub mod counters;
 pub mod cpu;
+pub mod server_waits;
 pub mod threads;
 pub mod tree_counters;
 pub mod verdict;
@@ -44,8 +45,15 @@ pub use verdict::{judge, Limiter, LimiterInputs, LimiterKind, LimiterNumbers};
 )]
 #[serde(default)]
 pub struct WaitCounts {
-    /// On a CPU or runnable (state `R`).
+    /// On a CPU: the samples that found the thread runnable, less its
+    /// [`Self::runqueue`] share.
     pub running: u64,
+    /// Runnable but waiting for a CPU: the thread's samples that found it
+    /// runnable, times its run-queue wait over its runnable time
+    /// (schedstat). Counted apart from `running`, as a server counts it:
+    /// PostgreSQL still shows the wait a woken backend has not yet run
+    /// to clear.
+    pub runqueue: u64,
     /// Blocked on a lock or an event another thread of the server must signal: a futex, a
     /// System V semaphore, or an untimed wait on descriptors none of which is a socket.
     pub lock: u64,
@@ -63,12 +71,13 @@ pub struct WaitCounts {
 impl WaitCounts {
     /// All samples.
     pub fn total(&self) -> u64 {
-        self.running + self.lock + self.io + self.network + self.idle + self.other
+        self.running + self.runqueue + self.lock + self.io + self.network + self.idle + self.other
     }
 
     /// Adds `other`'s counts.
     pub fn add(&mut self, o: &WaitCounts) {
         self.running += o.running;
+        self.runqueue += o.runqueue;
         self.lock += o.lock;
         self.io += o.io;
         self.network += o.network;
@@ -138,7 +147,7 @@ pub struct LimiterFigures {
     pub swap_out_pages: Option<u64>,
     /// Bytes the server's tree read from storage (`read_bytes` of `/proc/PID/io`).
     pub read_bytes: Option<u64>,
-    /// Seconds the limiter sampled: the window.
+    /// The longest any server thread was seen: the window as its threads saw it.
     pub window_s: f64,
     /// The server's workers: threads seen for most of the window
     /// (`threads::WORKER_SEEN_SHARE`) and sampled on a CPU or waiting on the

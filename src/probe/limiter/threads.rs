@@ -80,8 +80,6 @@ pub struct LimiterSampler {
     last_tick: Option<std::time::Instant>,
     /// When the kernel's counters were last read.
     counters_at: std::time::Instant,
-    /// Seconds sampled so far: the window.
-    window_s: f64,
 }
 
 impl LimiterSampler {
@@ -99,7 +97,6 @@ impl LimiterSampler {
             fds: HashMap::new(),
             last_tick: None,
             counters_at: std::time::Instant::now(),
-            window_s: 0.0,
         };
         s.read_sample(members, 0.0, true);
         s
@@ -116,7 +113,6 @@ impl LimiterSampler {
     }
 
     fn read_sample(&mut self, members: &[Member], interval_s: f64, baseline: bool) {
-        self.window_s += interval_s;
         for m in members.iter().filter(|m| !m.zombie) {
             for tid in tids(m) {
                 let text = std::fs::read_to_string(format!("/proc/{}/task/{tid}/schedstat", m.pid))
@@ -198,10 +194,10 @@ impl LimiterSampler {
             .filter(|t| t.seen_s > 0.0 && t.cpu_ns as f64 / 1e9 >= ACTIVE_THREAD_SHARE * t.seen_s)
             .collect();
         let mut waits = WaitCounts::default();
-        active.iter().for_each(|t| waits.add(&t.waits));
+        active.iter().for_each(|t| waits.add(&runqueue_apart(t)));
         let per_thread = self.per_thread();
         LimiterFigures {
-            window_s: self.window_s,
+            window_s: self.longest_seen_s(),
             workers: per_thread.workers,
             workers_cpu_s: per_thread.workers_cpu_s,
             busiest_threads: per_thread.busiest,
@@ -225,6 +221,23 @@ impl LimiterSampler {
     }
 }
 
+/// The thread's samples with those that found it runnable split into on a
+/// CPU and in the run queue, in the proportion schedstat measured.
+fn runqueue_apart(t: &Track) -> WaitCounts {
+    let runnable_ns = t.cpu_ns + t.runq_ns;
+    let share = if runnable_ns > 0 {
+        t.runq_ns as f64 / runnable_ns as f64
+    } else {
+        0.0
+    };
+    let queued = (t.waits.running as f64 * share).round() as u64;
+    WaitCounts {
+        running: t.waits.running - queued,
+        runqueue: queued,
+        ..t.waits
+    }
+}
+
 /// The threads' own figures: the busiest, and the workers.
 struct PerThread {
     busiest: Vec<ThreadFigures>,
@@ -233,7 +246,15 @@ struct PerThread {
 }
 
 impl LimiterSampler {
+    /// The longest any thread was seen: the window as the threads saw it
+    /// (a backend of the load's connections is gone at the last sample,
+    /// when the load has closed them).
+    fn longest_seen_s(&self) -> f64 {
+        self.threads.values().map(|t| t.seen_s).fold(0.0, f64::max)
+    }
+
     fn per_thread(&self) -> PerThread {
+        let window_s = self.longest_seen_s();
         let all: Vec<ThreadFigures> = self
             .threads
             .iter()
@@ -244,7 +265,7 @@ impl LimiterSampler {
                 seen_s: t.seen_s,
                 oncpu_s: t.cpu_ns as f64 / 1e9,
                 runq_wait_s: t.runq_ns as f64 / 1e9,
-                worker: is_worker(t, self.window_s),
+                worker: is_worker(t, window_s),
             })
             .collect();
         let workers: Vec<&ThreadFigures> = all.iter().filter(|t| t.worker).collect();

@@ -65,6 +65,9 @@ pub enum LimiterKind {
     WorkerImbalance,
     /// The server's threads blocked on locks or local events.
     LockWaits,
+    /// The server's threads sampled on futexes that its own counters do not count as
+    /// row locks, in a thread pool: its threads waiting for work or their turn.
+    PoolWaits,
     /// The server's threads blocked on storage.
     IoWaits,
     /// Nothing passed its threshold.
@@ -85,6 +88,7 @@ impl LimiterKind {
             LimiterKind::BackgroundLoad => "CPU taken by background load",
             LimiterKind::WorkerImbalance => "workers out of balance",
             LimiterKind::LockWaits => "blocked on locks",
+            LimiterKind::PoolWaits => "waiting in the thread pool",
             LimiterKind::IoWaits => "blocked on I/O",
             LimiterKind::None => "no limiter found",
         }
@@ -112,6 +116,10 @@ pub struct LimiterNumbers {
     pub io_wait_share: Option<f64>,
     /// ... on the network.
     pub network_wait_share: Option<f64>,
+    /// Share of the active threads' sampled time runnable but waiting for a CPU, counted
+    /// apart from on a CPU and from the waits (0..1).
+    #[serde(default)]
+    pub runqueue_share: Option<f64>,
     /// Listen-queue drops: the larger of `ListenOverflows` and `ListenDrops`, plus
     /// `TCPBacklogDrop`.
     pub listen_drops: Option<u64>,
@@ -160,6 +168,20 @@ pub struct LimiterNumbers {
     /// The busiest worker's CPU time over the mean of the other workers'.
     #[serde(default)]
     pub worker_imbalance: Option<f64>,
+    /// The server's own count of row-lock waits in the window (MariaDB's
+    /// `Innodb_row_lock_waits`); `None` where the server keeps none.
+    #[serde(default)]
+    pub row_lock_waits: Option<u64>,
+    /// The server's own row-lock wait time (`Innodb_row_lock_time`) over the active
+    /// threads' time in the window (0..1), beside `lock_wait_share`.
+    #[serde(default)]
+    pub row_lock_wait_share: Option<f64>,
+    /// Threads in the server's thread pool at the window's end (`Threadpool_threads`).
+    #[serde(default)]
+    pub pool_threads: Option<u64>,
+    /// Of them idle (`Threadpool_idle_threads`).
+    #[serde(default)]
+    pub pool_idle_threads: Option<u64>,
 }
 
 /// A trial's limiter: the verdict and the numbers behind it.
@@ -189,6 +211,8 @@ pub struct LimiterInputs<'a> {
     pub server_cpu_s: Option<f64>,
     /// CPUs the server may use.
     pub server_cpus: u32,
+    /// The server's own wait counters over the window, where it keeps them.
+    pub server_waits: Option<super::server_waits::ServerWaits>,
     /// Why the trial is client-bound, if it is.
     pub client_bound: Option<&'a str>,
     /// The busy share of the CPUs the server may use, every process counted.
@@ -262,6 +286,7 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
         lock_wait_share: share(|w| w.lock),
         io_wait_share: share(|w| w.io),
         network_wait_share: share(|w| w.network),
+        runqueue_share: share(|w| w.runqueue),
         listen_drops: f.and_then(|f| {
             let drops = f.listen_overflows.max(f.listen_drops)?;
             Some(drops + f.tcp_backlog_drops.unwrap_or(0))
@@ -283,6 +308,13 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
             .client_cpu_s
             .filter(|_| i.window_s > 0.0 && i.server_cpus > 0)
             .map(|c| c / (i.window_s * i.server_cpus as f64)),
+        row_lock_waits: i.server_waits.map(|w| w.row_lock_waits),
+        row_lock_wait_share: i.server_waits.zip(f).and_then(|(w, f)| {
+            let thread_s = f.threads_active as f64 * i.window_s;
+            (thread_s > 0.0).then(|| w.row_lock_wait_s / thread_s)
+        }),
+        pool_threads: i.server_waits.and_then(|w| w.pool_threads),
+        pool_idle_threads: i.server_waits.and_then(|w| w.pool_idle_threads),
         ..per_thread(f)
     }
 }
@@ -333,8 +365,8 @@ fn overflow_checks(n: &LimiterNumbers, out: &mut Vec<(LimiterKind, String)>) {
 }
 
 /// CPU against blocked time: whichever passes its threshold by more first.
-/// An imbalance comes before the CPU: a saturated worker beside idle ones
-/// is its symptom.
+/// An imbalance comes before the CPU (the server's, shared, or taken by
+/// the background): a saturated worker beside idle ones is its symptom.
 fn server_checks(n: &LimiterNumbers) -> Vec<(LimiterKind, String)> {
     let mut found: Vec<(f64, LimiterKind, String)> = Vec::new();
     found.extend(super::cpu::check(n));
@@ -349,7 +381,8 @@ fn server_checks(n: &LimiterNumbers) -> Vec<(LimiterKind, String)> {
     };
     let net = n.network_wait_share.unwrap_or(0.0);
     if let Some(l) = n.lock_wait_share.filter(|l| *l >= LOCK_WAIT_SHARE) {
-        found.push((l / LOCK_WAIT_SHARE, LimiterKind::LockWaits, blocked(net)));
+        let (kind, why) = checked_by_the_server(n, blocked(net));
+        found.push((l / LOCK_WAIT_SHARE, kind, why));
     }
     if let Some(io) = n.io_wait_share.filter(|s| *s >= IO_WAIT_SHARE) {
         let read = n
@@ -364,12 +397,40 @@ fn server_checks(n: &LimiterNumbers) -> Vec<(LimiterKind, String)> {
     }
     found.sort_by(|a, b| b.0.total_cmp(&a.0));
     if let Some(imbalance) = super::balance::check(n) {
-        let cpu_first = found
-            .first()
-            .is_none_or(|f| matches!(f.1, LimiterKind::ServerCpu | LimiterKind::CpusShared));
+        let cpu_first = found.first().is_none_or(|f| {
+            matches!(
+                f.1,
+                LimiterKind::ServerCpu | LimiterKind::CpusShared | LimiterKind::BackgroundLoad
+            )
+        });
         found.insert(if cpu_first { 0 } else { found.len() }, imbalance);
     }
     found.into_iter().map(|(_, k, w)| (k, w)).collect()
+}
+
+/// A lock verdict against the server's own row-lock count, where it keeps
+/// one: the futex waits the limiter sampled are row locks only as far as
+/// the server counted them; in a thread pool, the rest are its threads
+/// waiting for work or for their turn.
+fn checked_by_the_server(n: &LimiterNumbers, why: String) -> (LimiterKind, String) {
+    let (Some(waits), Some(share)) = (n.row_lock_waits, n.row_lock_wait_share) else {
+        return (LimiterKind::LockWaits, why);
+    };
+    let counted = format!(
+        "the server counted {waits} row-lock waits (Innodb_row_lock_waits), {:.0}% of the threads' time (Innodb_row_lock_time)",
+        share * 100.0
+    );
+    if share >= LOCK_WAIT_SHARE || !n.pool_threads.is_some_and(|t| t > 0) {
+        return (LimiterKind::LockWaits, format!("{why}; {counted}"));
+    }
+    (
+        LimiterKind::PoolWaits,
+        format!(
+            "{why}, but {counted}: the thread pool's {} threads ({} idle at the end) waiting for work or their turn, not row locks",
+            n.pool_threads.unwrap_or(0),
+            n.pool_idle_threads.unwrap_or(0)
+        ),
+    )
 }
 
 fn no_limiter(n: &LimiterNumbers) -> String {
@@ -393,6 +454,7 @@ mod tests {
             server_cpu_s: Some(5.0),
             server_cpus: 2,
             client_bound: None,
+            server_waits: None,
             cpus_busy_share: Some(0.6),
             client_cpu_s: Some(2.0),
             errors: 0,
@@ -582,6 +644,7 @@ mod tests {
             server_cpu_s: None,
             server_cpus: 1,
             client_bound: None,
+            server_waits: None,
             cpus_busy_share: None,
             client_cpu_s: None,
             errors: 0,
@@ -722,5 +785,49 @@ mod tests {
             "{}",
             l.verdict
         );
+    }
+    #[test]
+    fn futex_waits_the_server_does_not_count_as_row_locks_are_the_thread_pool() {
+        // MariaDB's pool-of-threads at 16 clients: 70% of the samples on
+        // futexes, 3 row-lock waits of 12 ms in a 10 s window.
+        let f = LimiterFigures {
+            waits: waits(20, 70, 10),
+            threads_active: 8,
+            ..LimiterFigures::default()
+        };
+        let waits = crate::probe::limiter::server_waits::ServerWaits {
+            row_lock_waits: 3,
+            row_lock_wait_s: 0.012,
+            pool_threads: Some(9),
+            pool_idle_threads: Some(6),
+        };
+        let mut i = inputs(&f);
+        i.server_waits = Some(waits);
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::PoolWaits, "{}", l.verdict);
+        assert!(
+            l.verdict.contains("but the server counted 3 row-lock waits (Innodb_row_lock_waits), 0% of the threads' time (Innodb_row_lock_time): the thread pool's 9 threads (6 idle at the end)"),
+            "{}",
+            l.verdict
+        );
+        assert_eq!(l.figures.row_lock_waits, Some(3));
+        // Row locks the server counted itself: blocked on locks.
+        i.server_waits = Some(crate::probe::limiter::server_waits::ServerWaits {
+            row_lock_wait_s: 40.0,
+            ..waits
+        });
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::LockWaits, "{}", l.verdict);
+        assert!(
+            l.verdict.contains("50% of the threads' time"),
+            "{}",
+            l.verdict
+        );
+        // One thread per connection: still locks, with the server's count beside.
+        i.server_waits = Some(crate::probe::limiter::server_waits::ServerWaits {
+            pool_threads: Some(0),
+            ..waits
+        });
+        assert_eq!(judge(&i).kind, LimiterKind::LockWaits);
     }
 }
