@@ -276,7 +276,7 @@ fn tpcb_likes_lock_share_agrees_with_pg_stat_activity_within_5_points() {
             "name = \"lim\"\n[server]\nkind = \"postgres\"\nport = {port}\n\
              [load]\nkind = \"pg\"\nscale = 1\nscript = \"tpcb-like\"\n\
              [sweep]\nconnections = [16]\n\
-             [trials]\nduration = \"8s\"\nwarmup = \"1s\"\nmin = 1\nmax = 1\n[[system]]\nlabel = \"pg\"\n"
+             [trials]\nduration = \"10s\"\nwarmup = \"1s\"\nmin = 1\nmax = 1\n[[system]]\nlabel = \"pg\"\n"
         ),
         &[],
         None,
@@ -313,5 +313,13 @@ fn tpcb_likes_lock_share_agrees_with_pg_stat_activity_within_5_points() {
         l.verdict
     );
     assert_eq!(l.kind, LimiterKind::LockWaits, "{}", l.verdict);
-    assert!((ours - pg).abs() <= 0.05, "limiter {ours}, PostgreSQL {pg}");
+    // A backend woken from a lock and waiting for a CPU still shows Lock
+    // in pg_stat_activity until it runs; the limiter counts that time in
+    // the run queue, apart. So PostgreSQL's share is the limiter's plus
+    // at most its run-queue share, within 5 points of sampling each side.
+    let runq = l.figures.runqueue_share.unwrap_or(0.0);
+    assert!(
+        pg >= ours - 0.05 && pg <= ours + runq + 0.05,
+        "limiter {ours} (+ run queue {runq}), PostgreSQL {pg}"
+    );
 }
