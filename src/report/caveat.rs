@@ -4,7 +4,7 @@
 //! trials fits them. Each says so where it is told: the terminal's fit and
 //! verdict lines, the report's marks and tables, and the export.
 
-use super::rows::Cell;
+use super::limiter::PointLimiter;
 use crate::analysis::shape::{CurveShape, PastPeak};
 use crate::probe::limiter::LimiterKind;
 
@@ -42,15 +42,13 @@ fn who(kinds: &[LimiterKind]) -> &'static str {
     }
 }
 
-/// The caveats of one curve from its cells (any order) and its shape.
-pub fn of_curve(cells: &[&Cell], shape: Option<&CurveShape>) -> CurveCaveat {
-    let mut at: Vec<(f64, LimiterKind)> = cells
-        .iter()
-        .filter_map(|c| Some((c.x?, c.limiter.as_ref()?.kind)))
-        .collect();
+/// The caveats of one curve from its points' limiters (x, any order) and
+/// its shape.
+pub fn of_curve(points: &[(f64, &PointLimiter)], shape: Option<&CurveShape>) -> CurveCaveat {
+    let mut at: Vec<(f64, LimiterKind)> = points.iter().map(|(x, l)| (*x, l.kind)).collect();
     at.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut caveat = CurveCaveat {
-        fit: fit_caveat(cells),
+        fit: fit_caveat(points),
         ..CurveCaveat::default()
     };
     let Some(shape) = shape else {
@@ -83,8 +81,8 @@ pub fn of_curve(cells: &[&Cell], shape: Option<&CurveShape>) -> CurveCaveat {
 
 /// `52 of 72 trials were limited by ...` when at least
 /// [`FIT_OUTSIDE_SHARE`] of the curve's judged trials were.
-fn fit_caveat(cells: &[&Cell]) -> Option<String> {
-    let limiters: Vec<_> = cells.iter().filter_map(|c| c.limiter.as_ref()).collect();
+fn fit_caveat(points: &[(f64, &PointLimiter)]) -> Option<String> {
+    let limiters: Vec<&PointLimiter> = points.iter().map(|(_, l)| *l).collect();
     let judged: usize = limiters.iter().map(|l| l.judged).sum();
     let client: usize = limiters.iter().map(|l| l.client_bound_trials).sum();
     let background: usize = limiters.iter().map(|l| l.background_trials).sum();

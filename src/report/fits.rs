@@ -102,8 +102,12 @@ pub fn fit_series(agg: &Aggregate) -> Vec<SeriesFit> {
             let shape = (agg.usl_axis && points.len() >= 2)
                 .then(|| shape(&points, base_n))
                 .flatten();
-            let cells: Vec<&Cell> = agg.cells_in_group(g).filter(|c| &c.system == s).collect();
-            let caveat = super::caveat::of_curve(&cells, shape.as_ref());
+            let limiters: Vec<(f64, &super::limiter::PointLimiter)> = agg
+                .cells_in_group(g)
+                .filter(|c| &c.system == s)
+                .filter_map(|c| Some((c.x?, c.limiter.as_ref()?)))
+                .collect();
+            let caveat = super::caveat::of_curve(&limiters, shape.as_ref());
             out.push(SeriesFit {
                 system: s.clone(),
                 group: g,

@@ -15,11 +15,17 @@ fn limiter(t: &Trial) -> &Limiter {
     t.context.limiter.as_ref().expect("a limiter")
 }
 
-/// A child killed (by its PID) when the test is done with it, or fails.
-struct Observer(Child);
+/// A child killed (by its PID, and its own process group when it leads
+/// one) when the test is done with it, or fails.
+struct Observer(Child, bool);
 
 impl Drop for Observer {
     fn drop(&mut self) {
+        if self.1 {
+            // SAFETY: kill(2) on the process group this test's child leads
+            // (it was spawned with `process_group(0)`): a plain system call.
+            unsafe { libc::kill(-(self.0.id() as i32), libc::SIGTERM) };
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -80,6 +86,7 @@ fn the_quickstarts_per_thread_figures_and_verdicts_agree_with_pidstat() {
             .stderr(Stdio::null())
             .spawn()
             .expect("pidstat (sysstat; scripts/setup.sh installs it)"),
+        false,
     );
     // The quickstart's two systems at 3 points, with windows long enough
     // for pidstat's 1 s rows to have a steady middle.
@@ -243,6 +250,7 @@ fn sample_pg_stat_activity(port: u16) -> Observer {
             .process_group(0)
             .spawn()
             .unwrap(),
+        true,
     )
 }
 
@@ -282,7 +290,6 @@ fn tpcb_likes_lock_share_agrees_with_pg_stat_activity_within_5_points() {
         None,
     );
     // Ends the shell and its psql (their own process group).
-    unsafe { libc::kill(-(sampler.0.id() as i32), libc::SIGTERM) };
     drop(sampler);
     let blocks = reader.join().unwrap();
     // The load's 16 connections open: the warmup's second left out, as the

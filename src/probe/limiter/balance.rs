@@ -4,7 +4,7 @@
 //! Measured by each worker's CPU time (schedstat): a server that counts
 //! requests per worker would say the same, and not every server does.
 
-use super::verdict::{LimiterKind, LimiterNumbers};
+use super::numbers::{LimiterKind, LimiterNumbers};
 use super::LimiterFigures;
 
 /// The busiest worker ran at least this many times as long as the mean of

@@ -11,8 +11,8 @@
 //! thread; on a CPU 97% of the window, it is the limit, whatever the
 //! host's other CPU does.
 
+use super::numbers::{LimiterKind, LimiterNumbers};
 use super::threads::WORKER_SEEN_SHARE;
-use super::verdict::{LimiterKind, LimiterNumbers};
 use super::LimiterFigures;
 use crate::probe::background::BACKGROUND_SHARE;
 use crate::probe::ProbeSummary;

@@ -28,6 +28,7 @@
 pub mod balance;
 pub mod counters;
 pub mod cpu;
+pub mod numbers;
 pub mod server_waits;
 pub mod threads;
 pub mod tree_counters;
