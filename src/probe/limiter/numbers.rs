@@ -143,6 +143,9 @@ pub struct LimiterNumbers {
     /// threads' time in the window (0..1), beside `lock_wait_share`.
     #[serde(default)]
     pub row_lock_wait_share: Option<f64>,
+    /// Completed requests (transactions) per row-lock wait the server counted.
+    #[serde(default)]
+    pub requests_per_row_lock_wait: Option<f64>,
     /// Threads in the server's thread pool at the window's end (`Threadpool_threads`).
     #[serde(default)]
     pub pool_threads: Option<u64>,

@@ -167,6 +167,10 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
             let thread_s = f.threads_active as f64 * i.window_s;
             (thread_s > 0.0).then(|| w.row_lock_wait_s / thread_s)
         }),
+        requests_per_row_lock_wait: i
+            .server_waits
+            .filter(|w| w.row_lock_waits > 0)
+            .map(|w| i.requests as f64 / w.row_lock_waits as f64),
         pool_threads: i.server_waits.and_then(|w| w.pool_threads),
         pool_idle_threads: i.server_waits.and_then(|w| w.pool_idle_threads),
         ..per_thread(f)
@@ -270,8 +274,12 @@ fn checked_by_the_server(n: &LimiterNumbers, why: String) -> (LimiterKind, Strin
     let (Some(waits), Some(share)) = (n.row_lock_waits, n.row_lock_wait_share) else {
         return (LimiterKind::LockWaits, why);
     };
+    let per = n
+        .requests_per_row_lock_wait
+        .map(|r| format!(", 1 per {r:.0} requests"))
+        .unwrap_or_default();
     let counted = format!(
-        "the server counted {waits} row-lock waits (Innodb_row_lock_waits), {:.0}% of the threads' time (Innodb_row_lock_time)",
+        "the server counted {waits} row-lock waits (Innodb_row_lock_waits{per}), {:.0}% of the threads' time (Innodb_row_lock_time)",
         share * 100.0
     );
     if share >= LOCK_WAIT_SHARE || !n.pool_threads.is_some_and(|t| t > 0) {
@@ -660,7 +668,7 @@ mod tests {
         let l = judge(&i);
         assert_eq!(l.kind, LimiterKind::PoolWaits, "{}", l.verdict);
         assert!(
-            l.verdict.contains("but the server counted 3 row-lock waits (Innodb_row_lock_waits), 0% of the threads' time (Innodb_row_lock_time): the thread pool's 9 threads (6 idle at the end)"),
+            l.verdict.contains("but the server counted 3 row-lock waits (Innodb_row_lock_waits, 1 per 333 requests), 0% of the threads' time (Innodb_row_lock_time): the thread pool's 9 threads (6 idle at the end)"),
             "{}",
             l.verdict
         );
