@@ -330,3 +330,45 @@ fn tpcb_likes_lock_share_agrees_with_pg_stat_activity_within_5_points() {
         "limiter {ours} (+ run queue {runq}), PostgreSQL {pg}"
     );
 }
+
+#[test]
+fn mariadbs_pool_of_threads_is_not_named_blocked_on_row_locks_its_innodb_did_not_count() {
+    // The mysql-threads recipe's read-write point at 16 clients, both
+    // thread handlings: the verdict carries InnoDB's own row-lock count,
+    // and a lock verdict stands only where InnoDB counted the time.
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = crate::support::run::run_recipe(
+        dir.path(),
+        "name = \"lim\"\n[server]\nkind = \"mariadb\"\ninnodb_buffer_pool_size = \"256M\"\n\
+         innodb_flush_log_at_trx_commit = 2\n\
+         [load]\nkind = \"mysql\"\nscript = \"oltp_read_write\"\ntimeout = \"10s\"\ntables = 4\ntable_size = 10000\n\
+         [sweep]\nconnections = [16]\n\
+         [trials]\nduration = \"6s\"\nwarmup = \"2s\"\nmin = 1\nmax = 1\nrestart = \"never\"\n\
+         [[system]]\nlabel = \"per-connection\"\nserver = { thread_handling = \"one-thread-per-connection\" }\n\
+         [[system]]\nlabel = \"pool\"\nserver = { thread_handling = \"pool-of-threads\" }\n",
+        &[],
+        None,
+    );
+    for t in &data.trials {
+        let l = limiter(t);
+        let f = &l.figures;
+        eprintln!("{}: {}", t.system, l.verdict);
+        let waits = f.row_lock_waits.expect("InnoDB's row-lock waits read");
+        let share = f.row_lock_wait_share.expect("and their time");
+        assert!(
+            waits > 0,
+            "read-write at 16 clients waits on some row: {}",
+            l.verdict
+        );
+        let pooled = f.pool_threads.is_some_and(|p| p > 0);
+        assert_eq!(pooled, t.system == "pool", "{f:?}");
+        match l.kind {
+            LimiterKind::LockWaits => assert!(share >= 0.30 || !pooled, "{}", l.verdict),
+            LimiterKind::PoolWaits => {
+                assert!(pooled && share < 0.30, "{}", l.verdict);
+                assert!(l.verdict.contains("Innodb_row_lock_waits"), "{}", l.verdict);
+            }
+            _ => {}
+        }
+    }
+}
