@@ -52,26 +52,38 @@ pub fn busy_share(summary: &ProbeSummary, cpus: Option<&[usize]>) -> Option<f64>
     (!busy.is_empty()).then(|| busy.iter().sum::<f64>() / busy.len() as f64)
 }
 
-/// The busiest thread seen most of the window: its on-CPU share of the
-/// time it was seen; and how many such threads reached
-/// [`THREAD_ONCPU_SHARE`].
-pub(super) fn busiest_thread(f: &LimiterFigures) -> (Option<f64>, u32) {
-    let shares: Vec<f64> = f
+/// The busiest thread seen most of the window: `(on-CPU, runnable)`
+/// shares of the time it was seen; and how many such threads were
+/// saturated: on a CPU [`THREAD_ONCPU_SHARE`] of it, or runnable (on a CPU
+/// or in the run queue) that long while waiting less than
+/// [`RUNQ_WAIT_SHARE`] of their runnable time (they wanted a CPU all along
+/// and mostly had one).
+pub(super) fn busiest_thread(f: &LimiterFigures) -> (Option<(f64, f64)>, u32) {
+    let shares: Vec<(f64, f64)> = f
         .busiest_threads
         .iter()
         .filter(|t| t.seen_s >= WORKER_SEEN_SHARE * f.window_s && t.seen_s > 0.0)
-        .map(|t| t.oncpu_s / t.seen_s)
+        .map(|t| (t.oncpu_s / t.seen_s, (t.oncpu_s + t.runq_wait_s) / t.seen_s))
         .collect();
-    let full = shares.iter().filter(|s| **s >= THREAD_ONCPU_SHARE).count();
-    (shares.into_iter().reduce(f64::max), full as u32)
+    let saturated = |(cpu, runnable): &(f64, f64)| {
+        *cpu >= THREAD_ONCPU_SHARE
+            || (*runnable >= THREAD_ONCPU_SHARE && 1.0 - cpu / runnable < RUNQ_WAIT_SHARE)
+    };
+    let full = shares.iter().filter(|s| saturated(s)).count();
+    let busiest = shares
+        .into_iter()
+        .reduce(|a, b| if b.0 > a.0 { b } else { a });
+    (busiest, full as u32)
 }
 
 /// The CPU finding, if any: `(factor over its threshold, kind, why)`.
 pub(super) fn check(n: &LimiterNumbers) -> Option<(f64, LimiterKind, String)> {
     let own = n.server_cpu_share.unwrap_or(0.0);
     let thread = n.busiest_thread_oncpu_share.unwrap_or(0.0);
-    if own >= SERVER_CPU_SHARE || thread >= THREAD_ONCPU_SHARE {
-        let factor = (own / SERVER_CPU_SHARE).max(thread / THREAD_ONCPU_SHARE);
+    let runnable = n.busiest_thread_runnable_share.unwrap_or(thread);
+    let saturated = n.threads_at_full_cpu.unwrap_or(0) > 0;
+    if own >= SERVER_CPU_SHARE || saturated {
+        let factor = (own / SERVER_CPU_SHARE).max(runnable / THREAD_ONCPU_SHARE);
         let why = if own >= SERVER_CPU_SHARE {
             format!("{}; {}", busy(n), runq(n))
         } else {
@@ -133,13 +145,15 @@ fn runq(n: &LimiterNumbers) -> String {
     )
 }
 
-/// "1 of 1 worker thread(s) on a CPU 97% of the window".
+/// "1 of 1 worker thread(s) saturated: the busiest on a CPU 97% of the
+/// window (runnable 99%)".
 fn parallelism(n: &LimiterNumbers, busiest: f64) -> String {
     let full = n.threads_at_full_cpu.unwrap_or(1);
     let of = n.workers.unwrap_or(0).max(full);
     format!(
-        "{full} of {of} worker thread(s) on a CPU at least {:.0}% of the window, the busiest {:.0}%",
+        "{full} of {of} worker thread(s) saturated, wanting a CPU at least {:.0}% of the window: the busiest on a CPU {:.0}% of it (runnable {:.0}%)",
         THREAD_ONCPU_SHARE * 100.0,
-        busiest * 100.0
+        busiest * 100.0,
+        n.busiest_thread_runnable_share.unwrap_or(busiest) * 100.0
     )
 }

@@ -115,8 +115,12 @@ pub struct LimiterNumbers {
     /// it was seen (0..1).
     #[serde(default)]
     pub busiest_thread_oncpu_share: Option<f64>,
-    /// Threads seen most of the window that were on a CPU at least
-    /// `THREAD_ONCPU_SHARE` of it.
+    /// ... and its on-CPU plus run-queue time over the time it was seen (0..1).
+    #[serde(default)]
+    pub busiest_thread_runnable_share: Option<f64>,
+    /// Threads seen most of the window that were saturated: on a CPU at least
+    /// `THREAD_ONCPU_SHARE` of it, or runnable that long while waiting less than
+    /// `RUNQ_WAIT_SHARE` of their runnable time.
     #[serde(default)]
     pub threads_at_full_cpu: Option<u32>,
     /// The server's workers (see `LimiterFigures::workers`).

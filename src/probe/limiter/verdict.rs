@@ -185,7 +185,8 @@ fn per_thread(f: Option<&LimiterFigures>) -> LimiterNumbers {
     let (busiest, at_full) = super::cpu::busiest_thread(f);
     let w = super::balance::workers(f);
     LimiterNumbers {
-        busiest_thread_oncpu_share: busiest,
+        busiest_thread_oncpu_share: busiest.map(|b| b.0),
+        busiest_thread_runnable_share: busiest.map(|b| b.1),
         threads_at_full_cpu: busiest.map(|_| at_full),
         workers: Some(f.workers),
         worker_cpu_shares: w.shares,
@@ -552,7 +553,7 @@ mod tests {
         assert_eq!(l.figures.busiest_thread_oncpu_share, Some(0.97));
         assert!(
             l.verdict.starts_with(
-                "server CPU saturated: 1 of 1 worker thread(s) on a CPU at least 90% of the window, the busiest 97%; server busy 49% of its 2 CPU(s)"
+                "server CPU saturated: 1 of 1 worker thread(s) saturated, wanting a CPU at least 90% of the window: the busiest on a CPU 97% of it (runnable 98%); server busy 49% of its 2 CPU(s)"
             ),
             "{}",
             l.verdict
@@ -570,6 +571,30 @@ mod tests {
             .kind,
             LimiterKind::None
         );
+        // On a CPU 85%, in the run queue 8%: it wanted a CPU all along and
+        // mostly had one.
+        let mut busy = threads(&[(8.5, true)]);
+        busy[0].runq_wait_s = 0.8;
+        let f = LimiterFigures {
+            busiest_threads: busy,
+            ..f.clone()
+        };
+        let kind = |f: &LimiterFigures| {
+            judge(&LimiterInputs {
+                figures: Some(f),
+                ..i
+            })
+            .kind
+        };
+        assert_eq!(kind(&f), LimiterKind::ServerCpu);
+        // On a CPU 32%, in the run queue 65%: it wanted a CPU, others had it.
+        let mut starved = threads(&[(3.2, true)]);
+        starved[0].runq_wait_s = 6.5;
+        let f = LimiterFigures {
+            busiest_threads: starved,
+            ..f.clone()
+        };
+        assert_eq!(kind(&f), LimiterKind::None);
     }
 
     #[test]
