@@ -163,12 +163,11 @@ pub fn strip_row<'a>(
 /// "; the workers' shares of the server's CPU time: 97%, 3%" with two
 /// workers or more (already in an imbalance's own verdict).
 fn worker_shares(l: &PointLimiter) -> String {
-    let f = &l.figures;
-    if f.worker_cpu_shares.len() < 2 || l.kind == LimiterKind::WorkerImbalance {
+    let shares = l.figures.worker_cpu_shares.as_deref().unwrap_or_default();
+    if shares.len() < 2 || l.kind == LimiterKind::WorkerImbalance {
         return String::new();
     }
-    let shares: Vec<String> = f
-        .worker_cpu_shares
+    let shares: Vec<String> = shares
         .iter()
         .map(|s| format!("{:.0}%", s * 100.0))
         .collect();

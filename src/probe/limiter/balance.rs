@@ -19,7 +19,7 @@ const FACTOR_CAP: f64 = 10.0;
 
 /// The workers' figures (see [`LimiterNumbers`]).
 pub(super) struct WorkerNumbers {
-    pub shares: Vec<f64>,
+    pub shares: Option<Vec<f64>>,
     pub busiest_share: Option<f64>,
     pub busiest_oncpu: Option<f64>,
     pub imbalance: Option<f64>,
@@ -31,11 +31,8 @@ pub(super) fn workers(f: &LimiterFigures) -> WorkerNumbers {
     let kept: Vec<_> = f.busiest_threads.iter().filter(|t| t.worker).collect();
     let busiest = kept.first();
     WorkerNumbers {
-        shares: kept
-            .iter()
-            .filter(|_| f.oncpu_s > 0.0)
-            .map(|t| t.oncpu_s / f.oncpu_s)
-            .collect(),
+        shares: (f.oncpu_s > 0.0 && !kept.is_empty())
+            .then(|| kept.iter().map(|t| t.oncpu_s / f.oncpu_s).collect()),
         busiest_share: busiest
             .filter(|_| f.workers_cpu_s > 0.0)
             .map(|t| t.oncpu_s / f.workers_cpu_s),
@@ -72,6 +69,7 @@ pub(super) fn check(n: &LimiterNumbers) -> Option<(f64, LimiterKind, String)> {
     let shares: Vec<String> = n
         .worker_cpu_shares
         .iter()
+        .flatten()
         .map(|s| format!("{:.0}%", s * 100.0))
         .collect();
     Some((

@@ -85,7 +85,6 @@ pub struct LimiterNumbers {
     pub network_wait_share: Option<f64>,
     /// Share of the active threads' sampled time runnable but waiting for a CPU, counted
     /// apart from on a CPU and from the waits (0..1).
-    #[serde(default)]
     pub runqueue_share: Option<f64>,
     /// Listen-queue drops: the larger of `ListenOverflows` and `ListenDrops`, plus
     /// `TCPBacklogDrop`.
@@ -105,55 +104,40 @@ pub struct LimiterNumbers {
     /// The background's share of all CPUs (`probe::background`).
     pub background_share: Option<f64>,
     /// The CPUs the server may use: their busy share, every process counted (0..1).
-    #[serde(default)]
     pub cpus_busy_share: Option<f64>,
     /// The load generator's CPU time over the CPUs the server may use; `None` when it ran
     /// on other CPUs or another host.
-    #[serde(default)]
     pub client_cpu_share: Option<f64>,
     /// The busiest server thread seen most of the window: its on-CPU time over the time
     /// it was seen (0..1).
-    #[serde(default)]
     pub busiest_thread_oncpu_share: Option<f64>,
     /// ... and its on-CPU plus run-queue time over the time it was seen (0..1).
-    #[serde(default)]
     pub busiest_thread_runnable_share: Option<f64>,
     /// Threads seen most of the window that were saturated: on a CPU at least
     /// `THREAD_ONCPU_SHARE` of it, or runnable that long while waiting less than
     /// `RUNQ_WAIT_SHARE` of their runnable time.
-    #[serde(default)]
     pub threads_at_full_cpu: Option<u32>,
     /// The server's workers (see `LimiterFigures::workers`).
-    #[serde(default)]
     pub workers: Option<u32>,
     /// Each worker's share of the server's CPU time, busiest first (the busiest
     /// `threads::THREADS_KEPT` threads' workers).
-    #[serde(default)]
-    pub worker_cpu_shares: Vec<f64>,
+    pub worker_cpu_shares: Option<Vec<f64>>,
     /// The busiest worker's share of the workers' CPU time (0..1).
-    #[serde(default)]
     pub busiest_worker_share: Option<f64>,
     /// The busiest worker's on-CPU time over the window (0..1).
-    #[serde(default)]
     pub busiest_worker_oncpu_share: Option<f64>,
     /// The busiest worker's CPU time over the mean of the other workers'.
-    #[serde(default)]
     pub worker_imbalance: Option<f64>,
     /// The server's own count of row-lock waits in the window (MariaDB's
     /// `Innodb_row_lock_waits`); `None` where the server keeps none.
-    #[serde(default)]
     pub row_lock_waits: Option<u64>,
     /// The server's own row-lock wait time (`Innodb_row_lock_time`) over the active
     /// threads' time in the window (0..1), beside `lock_wait_share`.
-    #[serde(default)]
     pub row_lock_wait_share: Option<f64>,
     /// Completed requests (transactions) per row-lock wait the server counted.
-    #[serde(default)]
     pub requests_per_row_lock_wait: Option<f64>,
     /// Threads in the server's thread pool at the window's end (`Threadpool_threads`).
-    #[serde(default)]
     pub pool_threads: Option<u64>,
     /// Of them idle (`Threadpool_idle_threads`).
-    #[serde(default)]
     pub pool_idle_threads: Option<u64>,
 }
