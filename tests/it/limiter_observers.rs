@@ -149,7 +149,7 @@ fn the_quickstarts_per_thread_figures_and_verdicts_agree_with_pidstat() {
                 busiest_seen >= 0.80 || l.figures.server_cpu_share.unwrap_or(0.0) >= 0.85,
                 "{at}: pidstat's busiest worker {busiest_seen}"
             ),
-            LimiterKind::CpusShared => {
+            LimiterKind::CpusShared | LimiterKind::BackgroundLoad => {
                 let waits: Vec<f64> = workers
                     .iter()
                     .filter_map(|w| steady(&rows, w.tid))
