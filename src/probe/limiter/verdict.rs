@@ -106,9 +106,10 @@ pub fn judge(i: &LimiterInputs) -> Limiter {
         .first()
         .cloned()
         .unwrap_or((LimiterKind::None, no_limiter(&n)));
+    // Said once: a starved client's reason already names the background.
     let noise = i
         .background
-        .filter(|b| b.noisy)
+        .filter(|b| b.noisy && !why.contains(&b.describe()))
         .map(|b| format!(" (background load: {})", b.describe()))
         .unwrap_or_default();
     Limiter {
@@ -716,5 +717,33 @@ mod tests {
             ..waits
         });
         assert_eq!(judge(&i).kind, LimiterKind::LockWaits);
+    }
+    #[test]
+    fn a_starved_clients_reason_names_the_background_once() {
+        let f = LimiterFigures::default();
+        let background =
+            crate::probe::background::measure(crate::probe::background::BackgroundInputs {
+                busy_share: 1.0,
+                steal_share: 0.0,
+                window_s: 10.0,
+                online_cpus: 2,
+                server_cpu_s: 2.0,
+                own_cpu_s: 3.0,
+            });
+        let why = format!(
+            "the load generator was starved; background load: {}",
+            background.unwrap().describe()
+        );
+        let mut i = inputs(&f);
+        i.background = background;
+        i.client_bound = Some(&why);
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::ClientBound);
+        assert_eq!(
+            l.verdict.matches("other processes used").count(),
+            1,
+            "{}",
+            l.verdict
+        );
     }
 }
