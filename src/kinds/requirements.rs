@@ -46,6 +46,11 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         package: "sysbench",
         paths: &["/usr/bin/sysbench"],
     },
+    Requirement {
+        what: "pidstat (the limiter's per-thread figures checked in tests/it/limiter.rs)",
+        package: "sysstat",
+        paths: &["/usr/bin/pidstat"],
+    },
 ];
 
 /// The profiler behind `run --profile` (flame graphs of the server).

@@ -102,6 +102,12 @@ pub fn fit_series(agg: &Aggregate) -> Vec<SeriesFit> {
             let shape = (agg.usl_axis && points.len() >= 2)
                 .then(|| shape(&points, base_n))
                 .flatten();
+            let limiters: Vec<(f64, &super::limiter::PointLimiter)> = agg
+                .cells_in_group(g)
+                .filter(|c| &c.system == s)
+                .filter_map(|c| Some((c.x?, c.limiter.as_ref()?)))
+                .collect();
+            let caveat = super::caveat::of_curve(&limiters, shape.as_ref());
             out.push(SeriesFit {
                 system: s.clone(),
                 group: g,
@@ -109,6 +115,7 @@ pub fn fit_series(agg: &Aggregate) -> Vec<SeriesFit> {
                 usl,
                 usl_too_short,
                 shape,
+                caveat,
             });
         }
     }
@@ -381,7 +388,7 @@ pub fn curve_verdicts(agg: &Aggregate) -> Vec<String> {
     agg.fits
         .iter()
         .filter_map(|f| {
-            let shape = shape_sentence(f.shape.as_ref()?, axis);
+            let shape = shape_sentence(f.shape.as_ref()?, axis) + &f.caveat.after_shape();
             let n_star = match &f.usl {
                 Some(Ok(u)) => match (u.not_quoted_why(), u.peak_concurrency) {
                     (Some(why), _) => format!("; no USL N* quoted ({why})"),
@@ -390,7 +397,12 @@ pub fn curve_verdicts(agg: &Aggregate) -> Vec<String> {
                 },
                 _ => String::new(),
             };
-            Some(format!("{}: {shape}{n_star}", f.name(agg)))
+            let fit_caveat = if n_star.is_empty() {
+                String::new()
+            } else {
+                f.caveat.after_fit()
+            };
+            Some(format!("{}: {shape}{n_star}{fit_caveat}", f.name(agg)))
         })
         .collect()
 }

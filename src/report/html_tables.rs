@@ -52,7 +52,7 @@ pub fn scaling(agg: &Aggregate) -> Markup {
                 tr {
                     (td(&f.system))
                     @if groups { (td(&agg.layout.groups[f.group].label)) }
-                    (td(&f.shape.as_ref().map(|s| shape_sentence(s, axis)).unwrap_or_default()))
+                    (td(&f.shape.as_ref().map(|s| shape_sentence(s, axis) + &f.caveat.after_shape()).unwrap_or_default()))
                     @if any_usl { (usl_cells(f.usl.as_ref(), f.points.len())) }
                 }
             }

@@ -355,6 +355,9 @@ pub(crate) struct FitDoc<'a> {
     /// was attempted.
     pub usl_too_short: bool,
     pub shape: Option<&'a CurveShape>,
+    /// What the shape and the fit rest on when it is not the server: the load generator
+    /// or background load (see docs/limiter.md).
+    pub caveat: &'a super::caveat::CurveCaveat,
 }
 
 impl<'a> FitDoc<'a> {
@@ -374,6 +377,7 @@ impl<'a> FitDoc<'a> {
             usl_error,
             usl_too_short: f.usl_too_short,
             shape: f.shape.as_ref(),
+            caveat: &f.caveat,
         }
     }
 }

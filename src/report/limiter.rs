@@ -20,17 +20,24 @@ pub struct PointLimiter {
     pub judged: usize,
     /// The figures of that trial.
     pub figures: LimiterNumbers,
+    /// Successful trials named client-bound, whatever the point's verdict.
+    pub client_bound_trials: usize,
+    /// Successful trials named background load.
+    pub background_trials: usize,
 }
 
 /// Precedence when trials split evenly: the order the verdict checks in.
-const ORDER: [LimiterKind; 10] = [
+const ORDER: [LimiterKind; 13] = [
     LimiterKind::ClientBound,
     LimiterKind::ListenOverflow,
     LimiterKind::UdpReceiveErrors,
     LimiterKind::MemoryPressure,
+    LimiterKind::WorkerImbalance,
     LimiterKind::ServerCpu,
+    LimiterKind::CpusShared,
     LimiterKind::BackgroundLoad,
     LimiterKind::LockWaits,
+    LimiterKind::PoolWaits,
     LimiterKind::IoWaits,
     LimiterKind::Errors,
     LimiterKind::None,
@@ -70,6 +77,8 @@ pub fn of_trials(ok: &[&Trial]) -> Option<PointLimiter> {
         trials: same.len(),
         judged: judged.len(),
         figures: median.figures.clone(),
+        client_bound_trials: count(LimiterKind::ClientBound),
+        background_trials: count(LimiterKind::BackgroundLoad),
     })
 }
 
@@ -82,8 +91,11 @@ pub fn short(kind: LimiterKind) -> &'static str {
         LimiterKind::MemoryPressure => "memory",
         LimiterKind::Errors => "errors",
         LimiterKind::ServerCpu => "CPU",
+        LimiterKind::CpusShared => "CPU shared",
         LimiterKind::BackgroundLoad => "background",
+        LimiterKind::WorkerImbalance => "imbalance",
         LimiterKind::LockWaits => "locks",
+        LimiterKind::PoolWaits => "pool",
         LimiterKind::IoWaits => "I/O",
         LimiterKind::None => "none found",
     }
@@ -108,8 +120,11 @@ fn fill(kind: LimiterKind) -> &'static str {
         LimiterKind::MemoryPressure => "#dadaeb",
         LimiterKind::Errors => "#fcbba1",
         LimiterKind::ServerCpu => "#fdd0a2",
+        LimiterKind::CpusShared => "#fee6ce",
         LimiterKind::BackgroundLoad => "#bdbdbd",
+        LimiterKind::WorkerImbalance => "#fd8d3c",
         LimiterKind::LockWaits => "#fdae6b",
+        LimiterKind::PoolWaits => "#fdd49e",
         LimiterKind::IoWaits => "#c7e9c0",
         LimiterKind::None => "#f0f0f0",
     }
@@ -128,7 +143,13 @@ pub fn strip_row<'a>(
                 x: x?,
                 text: short(l.kind).to_string(),
                 fill: fill(l.kind),
-                title: format!("{} ({} of {} trials)", l.verdict, l.trials, l.judged),
+                title: format!(
+                    "{} ({} of {} trials){}",
+                    l.verdict,
+                    l.trials,
+                    l.judged,
+                    worker_shares(l)
+                ),
             })
         })
         .collect();
@@ -137,6 +158,23 @@ pub fn strip_row<'a>(
         color,
         cells,
     })
+}
+
+/// "; the workers' shares of the server's CPU time: 97%, 3%" with two
+/// workers or more (already in an imbalance's own verdict).
+fn worker_shares(l: &PointLimiter) -> String {
+    let shares = l.figures.worker_cpu_shares.as_deref().unwrap_or_default();
+    if shares.len() < 2 || l.kind == LimiterKind::WorkerImbalance {
+        return String::new();
+    }
+    let shares: Vec<String> = shares
+        .iter()
+        .map(|s| format!("{:.0}%", s * 100.0))
+        .collect();
+    format!(
+        "; the workers' shares of the server's CPU time: {}",
+        shares.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //! and [`csv::export`].
 
 pub mod analyse;
+pub(crate) mod caveat;
 pub(crate) mod charts;
 pub mod check;
 pub mod comparable;

@@ -65,6 +65,8 @@ pub struct SeriesFit {
     /// [`crate::analysis::usl::FEW_POINTS`] levels: no fit was attempted.
     pub usl_too_short: bool,
     pub shape: Option<CurveShape>,
+    /// What the shape and the fit rest on, when it is not the server.
+    pub caveat: super::caveat::CurveCaveat,
 }
 
 /// A system's throughput relative to the baseline.

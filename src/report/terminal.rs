@@ -307,10 +307,11 @@ fn fits(agg: &Aggregate, color: bool) -> String {
         };
         let usl = match &f.usl {
             Some(Ok(u)) => format!(
-                "USL {} λ={} R²={:.3}",
+                "USL {} λ={} R²={:.3}{}",
                 usl_params(u),
                 format::rate(u.lambda),
-                u.r_squared
+                u.r_squared,
+                f.caveat.after_fit()
             ),
             Some(Err(e)) => format!("USL fit failed: {e}"),
             None => String::new(),
@@ -318,7 +319,7 @@ fn fits(agg: &Aggregate, color: bool) -> String {
         let shape = f
             .shape
             .as_ref()
-            .map(|s| shape_sentence(s, axis))
+            .map(|s| shape_sentence(s, axis) + &f.caveat.after_shape())
             .unwrap_or_default();
         if !usl.is_empty() || !shape.is_empty() {
             // The first line carries the label, whichever of the two exists.

@@ -205,6 +205,7 @@ pub fn fake_analyse(agg: &mut Aggregate) {
                 efficiency: vec![(1.0, 1.0), (10.0, 0.8), (100.0, 0.3)],
                 past_peak: PastPeak::MildDecline { drop: 0.08 },
             }),
+            caveat: Default::default(),
         })
         .collect();
     agg.ranking = rank(agg);

@@ -65,6 +65,8 @@ struct Measured {
     client_hosts: Vec<ClientShare>,
     /// The server's folded stacks, when the trial was profiled.
     profile: Option<Result<Folded, ProfileError>>,
+    /// The server's own wait counters over the window, when it keeps them.
+    server_waits: Option<crate::probe::limiter::server_waits::ServerWaits>,
 }
 
 /// Runs and stores one trial. Not stored, with a run event recorded and
@@ -297,6 +299,7 @@ fn measure(
         }
     }
     let server_cpus = server.placement.cpus.clone();
+    let waits_before = server.target.wait_counters();
     let interval = cx.exp.trials.sample_interval;
     let site = cx.servers.site(system).clone();
     let probe = ServerProbe::start(&site, interval, root_pid, &cx.exp.energy)?;
@@ -332,6 +335,9 @@ fn measure(
         .servers
         .active(system)
         .ok_or("the server was stopped during the trial")?;
+    let server_waits = waits_before
+        .zip(server.target.wait_counters())
+        .and_then(|(a, b)| crate::probe::limiter::server_waits::ServerWaits::between(&a, &b));
     let server_died = !server.target.is_running();
     let disk_full = server_died
         .then(|| crate::target::diagnose::disk_full(server.target.as_ref()))
@@ -351,6 +357,7 @@ fn measure(
         client_cpus,
         client_hosts: run.clients,
         profile,
+        server_waits,
     })
 }
 
@@ -440,13 +447,16 @@ fn limiter(
     context: &TrialContext,
 ) -> crate::probe::limiter::Limiter {
     let summary = m.probe.as_ref().map(|p| &p.summary);
-    let server_cpus = context
-        .placement
-        .as_ref()
-        .and_then(|p| p.cpus.as_ref())
-        .map_or_else(crate::placement::online_cpus, Vec::len);
+    let pinned = context.placement.as_ref().and_then(|p| p.cpus.as_deref());
+    let server_cpus = pinned.map_or_else(crate::placement::online_cpus, <[usize]>::len);
+    // A server pinned has the load generator on the other CPUs; one on
+    // another host does not share them either.
+    let shares_cpus = pinned.is_none() && m.client_hosts.is_empty();
     crate::probe::limiter::judge(&crate::probe::limiter::LimiterInputs {
+        cpus_busy_share: summary.and_then(|s| crate::probe::limiter::cpu::busy_share(s, pinned)),
+        client_cpu_s: summary.filter(|_| shares_cpus).map(|s| s.client_cpu_s),
         figures: summary.and_then(|s| s.limiter.as_ref()),
+        server_waits: m.server_waits,
         background: summary.and_then(|s| s.background),
         window_s: summary.map_or(m.result.elapsed.as_secs_f64(), |s| s.window_s),
         server_cpu_s: summary.and_then(|s| s.server_cpu_s),

@@ -27,6 +27,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+mod waits;
+
 const KIND: &str = "mariadb";
 
 /// The `mariadb` server kind.
@@ -293,6 +295,11 @@ impl Target for Mariadb {
 
     fn server_log(&self) -> Option<PathBuf> {
         self.dir.as_ref().map(|d| d.path().join("error.log"))
+    }
+
+    fn wait_counters(&self) -> Option<crate::probe::limiter::server_waits::WaitCounters> {
+        self.server.as_ref()?;
+        waits::read(&self.url())
     }
 
     fn start(

@@ -231,6 +231,11 @@ pub trait Target: Send {
     fn server_log(&self) -> Option<std::path::PathBuf> {
         None
     }
+    /// The server's own wait counters, read at the measured window's ends
+    /// (`probe::limiter::server_waits`); `None`: the kind keeps none here.
+    fn wait_counters(&self) -> Option<crate::probe::limiter::server_waits::WaitCounters> {
+        None
+    }
 }
 
 /// The registered server kind called `name`, or an error listing the kinds.

@@ -13,6 +13,7 @@ mod html_valid;
 mod http_driver;
 mod lifecycle;
 mod limiter;
+mod limiter_observers;
 mod load_policy;
 mod multi_report;
 mod multihost;

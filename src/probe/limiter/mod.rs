@@ -25,7 +25,11 @@
 //! [`threads`] holds the sampler's side; its cost is in the probe's own
 //! (`sampler_cpu_s`), measured by `bench/limiter-cost.sh`.
 
+pub mod balance;
 pub mod counters;
+pub mod cpu;
+pub mod numbers;
+pub mod server_waits;
 pub mod threads;
 pub mod tree_counters;
 pub mod verdict;
@@ -42,8 +46,15 @@ pub use verdict::{judge, Limiter, LimiterInputs, LimiterKind, LimiterNumbers};
 )]
 #[serde(default)]
 pub struct WaitCounts {
-    /// On a CPU or runnable (state `R`).
+    /// On a CPU: the samples that found the thread runnable, less its
+    /// [`Self::runqueue`] share.
     pub running: u64,
+    /// Runnable but waiting for a CPU: the thread's samples that found it
+    /// runnable, times its run-queue wait over its runnable time
+    /// (schedstat). Counted apart from `running`, as a server counts it:
+    /// PostgreSQL still shows the wait a woken backend has not yet run
+    /// to clear.
+    pub runqueue: u64,
     /// Blocked on a lock or an event another thread of the server must signal: a futex, a
     /// System V semaphore, or an untimed wait on descriptors none of which is a socket.
     pub lock: u64,
@@ -61,12 +72,13 @@ pub struct WaitCounts {
 impl WaitCounts {
     /// All samples.
     pub fn total(&self) -> u64 {
-        self.running + self.lock + self.io + self.network + self.idle + self.other
+        self.running + self.runqueue + self.lock + self.io + self.network + self.idle + self.other
     }
 
     /// Adds `other`'s counts.
     pub fn add(&mut self, o: &WaitCounts) {
         self.running += o.running;
+        self.runqueue += o.runqueue;
         self.lock += o.lock;
         self.io += o.io;
         self.network += o.network;
@@ -79,6 +91,24 @@ impl WaitCounts {
         let t = self.total();
         (t > 0).then(|| count as f64 / t as f64)
     }
+}
+
+/// One thread's figures over the window (schedstat).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct ThreadFigures {
+    /// Its process.
+    pub pid: u32,
+    /// Its thread ID.
+    pub tid: u32,
+    /// Seconds of the window it was seen.
+    pub seen_s: f64,
+    /// Seconds it ran on a CPU.
+    pub oncpu_s: f64,
+    /// Seconds it was runnable but waited for a CPU.
+    pub runq_wait_s: f64,
+    /// Whether it is a worker (see `LimiterFigures::workers`).
+    pub worker: bool,
 }
 
 /// The limiter's raw figures over one window (stored in the probe summary).
@@ -118,4 +148,15 @@ pub struct LimiterFigures {
     pub swap_out_pages: Option<u64>,
     /// Bytes the server's tree read from storage (`read_bytes` of `/proc/PID/io`).
     pub read_bytes: Option<u64>,
+    /// The longest any server thread was seen: the window as its threads saw it.
+    pub window_s: f64,
+    /// The server's workers: threads seen for most of the window
+    /// (`threads::WORKER_SEEN_SHARE`) and sampled on a CPU or waiting on the
+    /// network at least half the time (nginx's workers, a resolver's threads,
+    /// a database's backends, not their background helpers).
+    pub workers: u32,
+    /// Seconds the workers ran, together.
+    pub workers_cpu_s: f64,
+    /// The busiest threads, busiest first (at most `threads::THREADS_KEPT`).
+    pub busiest_threads: Vec<ThreadFigures>,
 }

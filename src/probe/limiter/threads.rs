@@ -14,12 +14,21 @@
 use super::counters::Counters;
 use super::tree_counters::{self, TreeTotal};
 use super::waits::{classify, parse_syscall, FdKind, FdLookup, WaitClass};
-use super::{LimiterFigures, WaitCounts};
+use super::{LimiterFigures, ThreadFigures, WaitCounts};
 use std::collections::{HashMap, HashSet};
 
 /// A thread on a CPU for less than this share of the time it was seen is
 /// not active: its waits are not counted.
 pub const ACTIVE_THREAD_SHARE: f64 = 0.01;
+
+/// The busiest threads kept with the figures (their on-CPU and run-queue
+/// time each), so a reader can check them against `pidstat -t`.
+pub const THREADS_KEPT: usize = 16;
+
+/// A thread seen for at least this share of the window can be a worker
+/// (see [`LimiterFigures::workers`]) and can name the server's CPU
+/// saturated at its parallelism.
+pub const WORKER_SEEN_SHARE: f64 = 0.9;
 
 /// Wait-state samples per probe interval (the sampler ticks in between).
 pub const TICKS_PER_SAMPLE: u32 = 4;
@@ -47,6 +56,7 @@ pub struct Member {
 
 #[derive(Debug, Default)]
 struct Track {
+    pid: u32,
     /// `(on-CPU ns, run-queue ns)` at the last sample.
     last: Option<(u64, u64)>,
     cpu_ns: u64,
@@ -111,6 +121,7 @@ impl LimiterSampler {
                     continue;
                 };
                 let t = self.threads.entry(tid).or_default();
+                t.pid = m.pid;
                 let before = match t.last {
                     Some(b) => Some(b),
                     None if baseline => None,
@@ -183,8 +194,13 @@ impl LimiterSampler {
             .filter(|t| t.seen_s > 0.0 && t.cpu_ns as f64 / 1e9 >= ACTIVE_THREAD_SHARE * t.seen_s)
             .collect();
         let mut waits = WaitCounts::default();
-        active.iter().for_each(|t| waits.add(&t.waits));
+        active.iter().for_each(|t| waits.add(&runqueue_apart(t)));
+        let per_thread = self.per_thread();
         LimiterFigures {
+            window_s: self.longest_seen_s(),
+            workers: per_thread.workers,
+            workers_cpu_s: per_thread.workers_cpu_s,
+            busiest_threads: per_thread.busiest,
             threads_seen: self.threads.len() as u32,
             threads_active: active.len() as u32,
             thread_s: self.threads.values().map(|t| t.seen_s).sum(),
@@ -203,6 +219,80 @@ impl LimiterSampler {
             read_bytes: self.reads.total().filter(|_| self.reads_readable),
         }
     }
+}
+
+/// The thread's samples with those that found it runnable split into on a
+/// CPU and in the run queue, in the proportion schedstat measured.
+fn runqueue_apart(t: &Track) -> WaitCounts {
+    let runnable_ns = t.cpu_ns + t.runq_ns;
+    let share = if runnable_ns > 0 {
+        t.runq_ns as f64 / runnable_ns as f64
+    } else {
+        0.0
+    };
+    let queued = (t.waits.running as f64 * share).round() as u64;
+    WaitCounts {
+        running: t.waits.running - queued,
+        runqueue: queued,
+        ..t.waits
+    }
+}
+
+/// The threads' own figures: the busiest, and the workers.
+struct PerThread {
+    busiest: Vec<ThreadFigures>,
+    workers: u32,
+    workers_cpu_s: f64,
+}
+
+impl LimiterSampler {
+    /// The longest any thread was seen: the window as the threads saw it
+    /// (a backend of the load's connections is gone at the last sample,
+    /// when the load has closed them).
+    fn longest_seen_s(&self) -> f64 {
+        self.threads.values().map(|t| t.seen_s).fold(0.0, f64::max)
+    }
+
+    fn per_thread(&self) -> PerThread {
+        let window_s = self.longest_seen_s();
+        let all: Vec<ThreadFigures> = self
+            .threads
+            .iter()
+            .filter(|(_, t)| t.seen_s > 0.0)
+            .map(|(tid, t)| ThreadFigures {
+                pid: t.pid,
+                tid: *tid,
+                seen_s: t.seen_s,
+                oncpu_s: t.cpu_ns as f64 / 1e9,
+                runq_wait_s: t.runq_ns as f64 / 1e9,
+                worker: is_worker(t, window_s),
+            })
+            .collect();
+        let workers: Vec<&ThreadFigures> = all.iter().filter(|t| t.worker).collect();
+        let workers_cpu_s = workers.iter().map(|t| t.oncpu_s).sum();
+        let n_workers = workers.len() as u32;
+        let mut busiest = all;
+        busiest.sort_by(|a, b| b.oncpu_s.total_cmp(&a.oncpu_s).then(a.tid.cmp(&b.tid)));
+        busiest.truncate(THREADS_KEPT);
+        PerThread {
+            busiest,
+            workers: n_workers,
+            workers_cpu_s,
+        }
+    }
+}
+
+/// A worker: seen for [`WORKER_SEEN_SHARE`] of the window, and sampled on
+/// a CPU or waiting on the network at least half of the times it was
+/// sampled (a thread that serves clients, not a background helper asleep
+/// on a timer or a lock).
+fn is_worker(t: &Track, window_s: f64) -> bool {
+    let w = &t.waits;
+    let serving = w.running + w.network;
+    window_s > 0.0
+        && t.seen_s >= WORKER_SEEN_SHARE * window_s
+        && w.total() > 0
+        && 2 * serving >= w.total()
 }
 
 fn count(w: &mut WaitCounts, class: WaitClass) {

@@ -12,19 +12,19 @@
 //! usually the symptom of a limit named above, and are named only when no
 //! resource explains them. "no limiter found" when nothing passes.
 
+pub use super::numbers::{LimiterKind, LimiterNumbers};
 use super::LimiterFigures;
 use crate::probe::background::Background;
 use serde::{Deserialize, Serialize};
 
-/// The server used at least this share of the CPUs it may use: CPU saturated.
-pub const SERVER_CPU_SHARE: f64 = 0.85;
+pub use super::balance::{IMBALANCE_MIN_ONCPU, WORKER_IMBALANCE_FACTOR};
+pub use super::cpu::{
+    CPUS_FULL_SHARE, LOADGEN_CPU_SHARE, RUNQ_WAIT_SHARE, SERVER_CPU_SHARE, THREAD_ONCPU_SHARE,
+};
+
 /// The server's active threads were sampled waiting on a lock (or a local
 /// event) at least this share of the time: blocked on locks.
 pub const LOCK_WAIT_SHARE: f64 = 0.30;
-/// The server's threads waited in the run queue at least this share of
-/// their runnable time (wait over wait plus on-CPU): CPU saturated, even
-/// when other work on the machine kept the server's own CPU share low.
-pub const RUNQ_WAIT_SHARE: f64 = 0.50;
 /// ... waiting on storage at least this share of the time: blocked on I/O.
 pub const IO_WAIT_SHARE: f64 = 0.20;
 /// At least this many connections dropped or overflowed at the listen
@@ -37,92 +37,6 @@ pub const UDP_RCVBUF_ERROR_SHARE: f64 = 0.001;
 pub const MAJOR_FAULTS_PER_S: f64 = 10.0;
 /// The machine swapped in or out at least this many pages a second.
 pub const SWAP_PAGES_PER_S: f64 = 1.0;
-
-/// What limited a trial.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum LimiterKind {
-    /// The load generator, not the server.
-    ClientBound,
-    /// Connections dropped at the server's listen queue.
-    ListenOverflow,
-    /// Datagrams dropped at the server's full UDP receive buffer.
-    UdpReceiveErrors,
-    /// Major faults or swapping.
-    MemoryPressure,
-    /// The load's errors (above `analysis::compare::MAX_ERROR_RATE`).
-    Errors,
-    /// The server's CPUs.
-    ServerCpu,
-    /// The server's threads waited for a CPU that other processes (or the hypervisor)
-    /// took: the run queue was long, the server itself not busy, and the background
-    /// passed `probe::background::BACKGROUND_SHARE`.
-    BackgroundLoad,
-    /// The server's threads blocked on locks or local events.
-    LockWaits,
-    /// The server's threads blocked on storage.
-    IoWaits,
-    /// Nothing passed its threshold.
-    None,
-}
-
-impl LimiterKind {
-    /// The words the table, the chart and the verdict use.
-    pub fn label(self) -> &'static str {
-        match self {
-            LimiterKind::ClientBound => "client-bound",
-            LimiterKind::ListenOverflow => "listen-queue overflow",
-            LimiterKind::UdpReceiveErrors => "UDP receive errors",
-            LimiterKind::MemoryPressure => "memory pressure",
-            LimiterKind::Errors => "errors",
-            LimiterKind::ServerCpu => "server CPU saturated",
-            LimiterKind::BackgroundLoad => "CPU taken by background load",
-            LimiterKind::LockWaits => "blocked on locks",
-            LimiterKind::IoWaits => "blocked on I/O",
-            LimiterKind::None => "no limiter found",
-        }
-    }
-}
-
-/// The numbers behind a verdict (exported with it). `None`: not measured.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct LimiterNumbers {
-    /// The server's CPU time over the CPUs it may use (0..1).
-    pub server_cpu_share: Option<f64>,
-    /// The CPUs the server may use.
-    pub server_cpus: u32,
-    /// Seconds the server's threads waited in the run queue.
-    pub runq_wait_s: Option<f64>,
-    /// Run-queue wait over run-queue wait plus on-CPU time (0..1).
-    pub runq_wait_share: Option<f64>,
-    /// Active server threads (see `LimiterFigures::threads_active`).
-    pub threads_active: Option<u32>,
-    /// Share of the active threads' sampled time off-CPU and not runnable (0..1).
-    pub blocked_share: Option<f64>,
-    /// ... of which on locks or local events.
-    pub lock_wait_share: Option<f64>,
-    /// ... on storage.
-    pub io_wait_share: Option<f64>,
-    /// ... on the network.
-    pub network_wait_share: Option<f64>,
-    /// Listen-queue drops: the larger of `ListenOverflows` and `ListenDrops`, plus
-    /// `TCPBacklogDrop`.
-    pub listen_drops: Option<u64>,
-    /// `RcvbufErrors` over datagrams that arrived (received plus dropped).
-    pub udp_rcvbuf_error_share: Option<f64>,
-    /// `RcvbufErrors` in the window.
-    pub udp_rcvbuf_errors: Option<u64>,
-    /// The server's major faults a second.
-    pub major_faults_per_s: Option<f64>,
-    /// Pages swapped in plus out a second (the machine).
-    pub swap_pages_per_s: Option<f64>,
-    /// Bytes the server read from storage a second.
-    pub read_bytes_per_s: Option<f64>,
-    /// The load's errors over its attempts.
-    pub error_share: Option<f64>,
-    /// The background's share of all CPUs (`probe::background`).
-    pub background_share: Option<f64>,
-}
 
 /// A trial's limiter: the verdict and the numbers behind it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -151,8 +65,15 @@ pub struct LimiterInputs<'a> {
     pub server_cpu_s: Option<f64>,
     /// CPUs the server may use.
     pub server_cpus: u32,
+    /// The server's own wait counters over the window, where it keeps them.
+    pub server_waits: Option<super::server_waits::ServerWaits>,
     /// Why the trial is client-bound, if it is.
     pub client_bound: Option<&'a str>,
+    /// The busy share of the CPUs the server may use, every process counted.
+    pub cpus_busy_share: Option<f64>,
+    /// The load generator's CPU-seconds when it ran on the server's CPUs (`None`: it
+    /// ran apart, or on another host).
+    pub client_cpu_s: Option<f64>,
     /// The load's errors and completed requests.
     pub errors: u64,
     /// Completed requests.
@@ -185,9 +106,10 @@ pub fn judge(i: &LimiterInputs) -> Limiter {
         .first()
         .cloned()
         .unwrap_or((LimiterKind::None, no_limiter(&n)));
+    // Said once: a starved client's reason already names the background.
     let noise = i
         .background
-        .filter(|b| b.noisy)
+        .filter(|b| b.noisy && !why.contains(&b.describe()))
         .map(|b| format!(" (background load: {})", b.describe()))
         .unwrap_or_default();
     Limiter {
@@ -219,6 +141,7 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
         lock_wait_share: share(|w| w.lock),
         io_wait_share: share(|w| w.io),
         network_wait_share: share(|w| w.network),
+        runqueue_share: share(|w| w.runqueue),
         listen_drops: f.and_then(|f| {
             let drops = f.listen_overflows.max(f.listen_drops)?;
             Some(drops + f.tcp_backlog_drops.unwrap_or(0))
@@ -235,6 +158,43 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
         read_bytes_per_s: f.and_then(|f| per_s(f.read_bytes? as f64)),
         error_share: (attempts > 0).then(|| i.errors as f64 / attempts as f64),
         background_share: i.background.map(|b| b.share),
+        cpus_busy_share: i.cpus_busy_share,
+        client_cpu_share: i
+            .client_cpu_s
+            .filter(|_| i.window_s > 0.0 && i.server_cpus > 0)
+            .map(|c| c / (i.window_s * i.server_cpus as f64)),
+        row_lock_waits: i.server_waits.map(|w| w.row_lock_waits),
+        row_lock_wait_share: i.server_waits.zip(f).and_then(|(w, f)| {
+            let thread_s = f.threads_active as f64 * i.window_s;
+            (thread_s > 0.0).then(|| w.row_lock_wait_s / thread_s)
+        }),
+        requests_per_row_lock_wait: i
+            .server_waits
+            .filter(|w| w.row_lock_waits > 0)
+            .map(|w| i.requests as f64 / w.row_lock_waits as f64),
+        pool_threads: i.server_waits.and_then(|w| w.pool_threads),
+        pool_idle_threads: i.server_waits.and_then(|w| w.pool_idle_threads),
+        ..per_thread(f)
+    }
+}
+
+/// The figures of single threads: the busiest, and the workers.
+fn per_thread(f: Option<&LimiterFigures>) -> LimiterNumbers {
+    let Some(f) = f else {
+        return LimiterNumbers::default();
+    };
+    let (busiest, at_full) = super::cpu::busiest_thread(f);
+    let w = super::balance::workers(f);
+    LimiterNumbers {
+        busiest_thread_oncpu_share: busiest.map(|b| b.0),
+        busiest_thread_runnable_share: busiest.map(|b| b.1),
+        threads_at_full_cpu: busiest.map(|_| at_full),
+        workers: Some(f.workers),
+        worker_cpu_shares: w.shares,
+        busiest_worker_share: w.busiest_share,
+        busiest_worker_oncpu_share: w.busiest_oncpu,
+        worker_imbalance: w.imbalance,
+        ..LimiterNumbers::default()
     }
 }
 
@@ -265,33 +225,11 @@ fn overflow_checks(n: &LimiterNumbers, out: &mut Vec<(LimiterKind, String)>) {
 }
 
 /// CPU against blocked time: whichever passes its threshold by more first.
+/// An imbalance comes before the CPU (the server's, shared, or taken by
+/// the background): a saturated worker beside idle ones is its symptom.
 fn server_checks(n: &LimiterNumbers) -> Vec<(LimiterKind, String)> {
     let mut found: Vec<(f64, LimiterKind, String)> = Vec::new();
-    let cpu = n.server_cpu_share.unwrap_or(0.0);
-    let runq = n.runq_wait_share.unwrap_or(0.0);
-    if cpu >= SERVER_CPU_SHARE || runq >= RUNQ_WAIT_SHARE {
-        // Saturated by the run queue alone, beside background load: the CPU
-        // went to other processes, not to the server.
-        let noisy = n
-            .background_share
-            .is_some_and(|b| b >= crate::probe::background::BACKGROUND_SHARE);
-        let kind = if cpu < SERVER_CPU_SHARE && noisy {
-            LimiterKind::BackgroundLoad
-        } else {
-            LimiterKind::ServerCpu
-        };
-        found.push((
-            (cpu / SERVER_CPU_SHARE).max(runq / RUNQ_WAIT_SHARE),
-            kind,
-            format!(
-                "server busy {:.0}% of its {} CPU(s); its threads waited {:.2} s for a CPU, {:.0}% of their runnable time",
-                cpu * 100.0,
-                n.server_cpus,
-                n.runq_wait_s.unwrap_or(0.0),
-                runq * 100.0
-            ),
-        ));
-    }
+    found.extend(super::cpu::check(n));
     let blocked = |share: f64| {
         format!(
             "{} active thread(s) sampled {:.0}% of the time waiting on locks/events, {:.0}% on I/O, {:.0}% on the network",
@@ -303,7 +241,8 @@ fn server_checks(n: &LimiterNumbers) -> Vec<(LimiterKind, String)> {
     };
     let net = n.network_wait_share.unwrap_or(0.0);
     if let Some(l) = n.lock_wait_share.filter(|l| *l >= LOCK_WAIT_SHARE) {
-        found.push((l / LOCK_WAIT_SHARE, LimiterKind::LockWaits, blocked(net)));
+        let (kind, why) = checked_by_the_server(n, blocked(net));
+        found.push((l / LOCK_WAIT_SHARE, kind, why));
     }
     if let Some(io) = n.io_wait_share.filter(|s| *s >= IO_WAIT_SHARE) {
         let read = n
@@ -317,7 +256,45 @@ fn server_checks(n: &LimiterNumbers) -> Vec<(LimiterKind, String)> {
         ));
     }
     found.sort_by(|a, b| b.0.total_cmp(&a.0));
+    if let Some(imbalance) = super::balance::check(n) {
+        let cpu_first = !found.first().is_some_and(|f| {
+            !matches!(
+                f.1,
+                LimiterKind::ServerCpu | LimiterKind::CpusShared | LimiterKind::BackgroundLoad
+            )
+        });
+        found.insert(if cpu_first { 0 } else { found.len() }, imbalance);
+    }
     found.into_iter().map(|(_, k, w)| (k, w)).collect()
+}
+
+/// A lock verdict against the server's own row-lock count, where it keeps
+/// one: the futex waits the limiter sampled are row locks only as far as
+/// the server counted them; in a thread pool, the rest are its threads
+/// waiting for work or for their turn.
+fn checked_by_the_server(n: &LimiterNumbers, why: String) -> (LimiterKind, String) {
+    let (Some(waits), Some(share)) = (n.row_lock_waits, n.row_lock_wait_share) else {
+        return (LimiterKind::LockWaits, why);
+    };
+    let per = n
+        .requests_per_row_lock_wait
+        .map(|r| format!(", 1 per {r:.0} requests"))
+        .unwrap_or_default();
+    let counted = format!(
+        "the server counted {waits} row-lock waits (Innodb_row_lock_waits{per}), {:.0}% of the threads' time (Innodb_row_lock_time)",
+        share * 100.0
+    );
+    if share >= LOCK_WAIT_SHARE || !n.pool_threads.is_some_and(|t| t > 0) {
+        return (LimiterKind::LockWaits, format!("{why}; {counted}"));
+    }
+    (
+        LimiterKind::PoolWaits,
+        format!(
+            "{why}, but {counted}: the thread pool's {} threads ({} idle at the end) waiting for work or their turn, not row locks",
+            n.pool_threads.unwrap_or(0),
+            n.pool_idle_threads.unwrap_or(0)
+        ),
+    )
 }
 
 fn no_limiter(n: &LimiterNumbers) -> String {
@@ -341,6 +318,9 @@ mod tests {
             server_cpu_s: Some(5.0),
             server_cpus: 2,
             client_bound: None,
+            server_waits: None,
+            cpus_busy_share: Some(0.6),
+            client_cpu_s: Some(2.0),
             errors: 0,
             requests: 1000,
         }
@@ -395,7 +375,7 @@ mod tests {
         );
         let f = LimiterFigures {
             waits: waits(90, 5, 5),
-            ..f
+            ..f.clone()
         };
         let l = judge(&LimiterInputs {
             figures: Some(&f),
@@ -412,11 +392,13 @@ mod tests {
         let f = LimiterFigures {
             runq_wait_s: 6.0,
             oncpu_s: 2.0,
-            ..f
+            ..f.clone()
         };
         let starved = LimiterInputs {
             figures: Some(&f),
             server_cpu_s: Some(2.0),
+            cpus_busy_share: Some(1.0),
+            client_cpu_s: Some(3.0),
             background: crate::probe::background::measure(
                 crate::probe::background::BackgroundInputs {
                     busy_share: 1.0,
@@ -526,11 +508,242 @@ mod tests {
             server_cpu_s: None,
             server_cpus: 1,
             client_bound: None,
+            server_waits: None,
+            cpus_busy_share: None,
+            client_cpu_s: None,
             errors: 0,
             requests: 10,
         });
         assert_eq!(l.kind, LimiterKind::None);
         assert!(l.verdict.contains("no server CPU figure"));
         assert_eq!(LimiterKind::IoWaits.label(), "blocked on I/O");
+    }
+    /// Threads for [`LimiterFigures::busiest_threads`]: `(on-CPU s, worker)`
+    /// over a 10 s window.
+    fn threads(list: &[(f64, bool)]) -> Vec<crate::probe::limiter::ThreadFigures> {
+        list.iter()
+            .enumerate()
+            .map(|(i, (cpu, worker))| crate::probe::limiter::ThreadFigures {
+                pid: 100 + i as u32,
+                tid: 100 + i as u32,
+                seen_s: 10.0,
+                oncpu_s: *cpu,
+                runq_wait_s: 0.1,
+                worker: *worker,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_worker_thread_on_a_cpu_all_the_window_is_saturated_though_the_host_has_an_idle_cpu() {
+        // The quickstart's 1 worker: 49% of 2 CPUs, its one thread on a CPU 97%.
+        let f = LimiterFigures {
+            waits: waits(90, 0, 10),
+            window_s: 10.0,
+            oncpu_s: 9.7,
+            runq_wait_s: 0.3,
+            workers: 1,
+            workers_cpu_s: 9.7,
+            busiest_threads: threads(&[(9.7, true), (0.0, false)]),
+            ..LimiterFigures::default()
+        };
+        let mut i = inputs(&f);
+        i.server_cpu_s = Some(9.8);
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::ServerCpu, "{}", l.verdict);
+        assert_eq!(l.figures.busiest_thread_oncpu_share, Some(0.97));
+        assert!(
+            l.verdict.starts_with(
+                "server CPU saturated: 1 of 1 worker thread(s) saturated, wanting a CPU at least 90% of the window: the busiest on a CPU 97% of it (runnable 98%); server busy 49% of its 2 CPU(s)"
+            ),
+            "{}",
+            l.verdict
+        );
+        // At 80% it is not saturated, and nothing else is named.
+        let f = LimiterFigures {
+            busiest_threads: threads(&[(8.0, true)]),
+            ..f.clone()
+        };
+        assert_eq!(
+            judge(&LimiterInputs {
+                figures: Some(&f),
+                ..i
+            })
+            .kind,
+            LimiterKind::None
+        );
+        // On a CPU 85%, in the run queue 8%: it wanted a CPU all along and
+        // mostly had one.
+        let mut busy = threads(&[(8.5, true)]);
+        busy[0].runq_wait_s = 0.8;
+        let f = LimiterFigures {
+            busiest_threads: busy,
+            ..f.clone()
+        };
+        let kind = |f: &LimiterFigures| {
+            judge(&LimiterInputs {
+                figures: Some(f),
+                ..i
+            })
+            .kind
+        };
+        assert_eq!(kind(&f), LimiterKind::ServerCpu);
+        // On a CPU 32%, in the run queue 65%: it wanted a CPU, others had it.
+        let mut starved = threads(&[(3.2, true)]);
+        starved[0].runq_wait_s = 6.5;
+        let f = LimiterFigures {
+            busiest_threads: starved,
+            ..f.clone()
+        };
+        assert_eq!(kind(&f), LimiterKind::None);
+    }
+
+    #[test]
+    fn full_cpus_are_shared_with_the_load_generator_or_taken_by_the_background() {
+        // The quickstart's 2 workers: 55% of 2 CPUs, the load generator 42%,
+        // the workers waiting 45% of their runnable time.
+        let f = LimiterFigures {
+            waits: waits(90, 0, 10),
+            window_s: 10.0,
+            oncpu_s: 11.0,
+            runq_wait_s: 9.0,
+            workers: 2,
+            workers_cpu_s: 11.0,
+            busiest_threads: threads(&[(5.6, true), (5.4, true)]),
+            ..LimiterFigures::default()
+        };
+        let mut i = inputs(&f);
+        i.server_cpu_s = Some(11.0);
+        i.client_cpu_s = Some(8.4);
+        i.cpus_busy_share = Some(0.99);
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::CpusShared, "{}", l.verdict);
+        assert!(
+            l.verdict.starts_with(
+                "CPUs full, shared with the load generator: server 55%, load generator 42% of the 2 CPU(s) busy 99%; its threads waited 9.00 s for a CPU, 45%"
+            ),
+            "{}",
+            l.verdict
+        );
+        assert_eq!(l.figures.worker_imbalance, Some(5.6 / 5.4));
+        // CPUs not full: the wait is not named.
+        i.cpus_busy_share = Some(0.8);
+        assert_eq!(judge(&i).kind, LimiterKind::None);
+        // The load generator on other CPUs: the server's own threads queue.
+        i.cpus_busy_share = Some(0.99);
+        i.client_cpu_s = None;
+        assert_eq!(judge(&i).kind, LimiterKind::ServerCpu);
+    }
+
+    #[test]
+    fn one_worker_doing_the_work_is_named_before_its_cpu() {
+        let f = LimiterFigures {
+            waits: waits(60, 0, 40),
+            window_s: 10.0,
+            oncpu_s: 9.6,
+            workers: 2,
+            workers_cpu_s: 9.6,
+            busiest_threads: threads(&[(9.5, true), (0.1, true), (0.0, false)]),
+            ..LimiterFigures::default()
+        };
+        let mut i = inputs(&f);
+        i.server_cpu_s = Some(9.6);
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::WorkerImbalance, "{}", l.verdict);
+        assert_eq!(
+            l.crossed,
+            vec![LimiterKind::WorkerImbalance, LimiterKind::ServerCpu]
+        );
+        assert!(
+            l.verdict.starts_with("workers out of balance: one of 2 workers did 99% of the work (on a CPU 95% of the window); the workers' shares of the server's CPU time: 99%, 1%"),
+            "{}",
+            l.verdict
+        );
+        // Two workers that share the work: no imbalance.
+        let f = LimiterFigures {
+            busiest_threads: threads(&[(5.0, true), (4.6, true)]),
+            ..f.clone()
+        };
+        let l = judge(&LimiterInputs {
+            figures: Some(&f),
+            ..i
+        });
+        assert!(
+            !l.crossed.contains(&LimiterKind::WorkerImbalance),
+            "{}",
+            l.verdict
+        );
+    }
+    #[test]
+    fn futex_waits_the_server_does_not_count_as_row_locks_are_the_thread_pool() {
+        // MariaDB's pool-of-threads at 16 clients: 70% of the samples on
+        // futexes, 3 row-lock waits of 12 ms in a 10 s window.
+        let f = LimiterFigures {
+            waits: waits(20, 70, 10),
+            threads_active: 8,
+            ..LimiterFigures::default()
+        };
+        let waits = crate::probe::limiter::server_waits::ServerWaits {
+            row_lock_waits: 3,
+            row_lock_wait_s: 0.012,
+            pool_threads: Some(9),
+            pool_idle_threads: Some(6),
+        };
+        let mut i = inputs(&f);
+        i.server_waits = Some(waits);
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::PoolWaits, "{}", l.verdict);
+        assert!(
+            l.verdict.contains("but the server counted 3 row-lock waits (Innodb_row_lock_waits, 1 per 333 requests), 0% of the threads' time (Innodb_row_lock_time): the thread pool's 9 threads (6 idle at the end)"),
+            "{}",
+            l.verdict
+        );
+        assert_eq!(l.figures.row_lock_waits, Some(3));
+        // Row locks the server counted itself: blocked on locks.
+        i.server_waits = Some(crate::probe::limiter::server_waits::ServerWaits {
+            row_lock_wait_s: 40.0,
+            ..waits
+        });
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::LockWaits, "{}", l.verdict);
+        assert!(
+            l.verdict.contains("50% of the threads' time"),
+            "{}",
+            l.verdict
+        );
+        // One thread per connection: still locks, with the server's count beside.
+        i.server_waits = Some(crate::probe::limiter::server_waits::ServerWaits {
+            pool_threads: Some(0),
+            ..waits
+        });
+        assert_eq!(judge(&i).kind, LimiterKind::LockWaits);
+    }
+    #[test]
+    fn a_starved_clients_reason_names_the_background_once() {
+        let f = LimiterFigures::default();
+        let background =
+            crate::probe::background::measure(crate::probe::background::BackgroundInputs {
+                busy_share: 1.0,
+                steal_share: 0.0,
+                window_s: 10.0,
+                online_cpus: 2,
+                server_cpu_s: 2.0,
+                own_cpu_s: 3.0,
+            });
+        let why = format!(
+            "the load generator was starved; background load: {}",
+            background.unwrap().describe()
+        );
+        let mut i = inputs(&f);
+        i.background = background;
+        i.client_bound = Some(&why);
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::ClientBound);
+        assert_eq!(
+            l.verdict.matches("other processes used").count(),
+            1,
+            "{}",
+            l.verdict
+        );
     }
 }

@@ -36,11 +36,29 @@ impl GroupCtx<'_> {
             PastPeak::Decline { drop } => (Some(drop), "decline"),
             PastPeak::Collapse { drop } => (Some(drop), "collapse"),
         };
+        let caveat = self
+            .agg
+            .fit(system, self.group)
+            .map(|f| &f.caveat)
+            .cloned()
+            .unwrap_or_default();
+        // A mark resting on points the load generator or other processes
+        // limited says so (`report::caveat`).
+        let peak_note = if caveat.peak.is_some() {
+            " (not the server)"
+        } else {
+            ""
+        };
+        let past_note = if caveat.past_peak.is_some() {
+            " (client/background-limited)"
+        } else {
+            ""
+        };
         let mut out: Vec<Mark> = self
             .on_axis(system, shape.peak_n)
             .map(|x| Mark {
                 x,
-                label: format!("{who}peak"),
+                label: format!("{who}peak{peak_note}"),
                 color: Some(color),
                 x_in_label: true,
             })
@@ -55,7 +73,7 @@ impl GroupCtx<'_> {
         if let (Some(drop), Some(x)) = (drop, last) {
             out.push(Mark {
                 x,
-                label: format!("{who}{word} {}", format::change(1.0 - drop)),
+                label: format!("{who}{word} {}{past_note}", format::change(1.0 - drop)),
                 color: Some(color),
                 x_in_label: true,
             });

@@ -347,7 +347,15 @@ impl<'a> GroupCtx<'a> {
             .collect();
         Some(Fit {
             curve,
-            label: format!("USL fit: {}", usl_params(usl)),
+            label: format!(
+                "USL fit: {}{}",
+                usl_params(usl),
+                if sf.caveat.fit.is_some() {
+                    " (on client/background-limited trials)"
+                } else {
+                    ""
+                }
+            ),
         })
     }
 

@@ -1,0 +1,374 @@
+//! The limiter checked by observers that do not share its code (issue 37):
+//! `pidstat -t -u` (sysstat) on the quickstart's two systems, each nginx
+//! worker's CPU time from `/proc/PID/stat` (ticks, not schedstat) on two
+//! workers behind `reuseport`, and PostgreSQL's own `pg_stat_activity`
+//! beside tpcb-like on one branch row.
+
+use scalelab::probe::limiter::{Limiter, LimiterKind};
+use scalelab::store::{Trial, TrialStatus};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+fn limiter(t: &Trial) -> &Limiter {
+    assert_eq!(t.status, TrialStatus::Ok, "{:?}", t.error);
+    t.context.limiter.as_ref().expect("a limiter")
+}
+
+/// A child killed (by its PID, and its own process group when it leads
+/// one) when the test is done with it, or fails.
+struct Observer(Child, bool);
+
+impl Drop for Observer {
+    fn drop(&mut self) {
+        if self.1 {
+            // SAFETY: kill(2) on the process group this test's child leads
+            // (it was spawned with `process_group(0)`): a plain system call.
+            unsafe { libc::kill(-(self.0.id() as i32), libc::SIGTERM) };
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One `pidstat -t -u -h` thread row: seconds of the day, TID, %wait, %CPU.
+#[derive(Clone, Copy, Debug)]
+struct PidstatRow {
+    tid: u32,
+    wait: f64,
+    cpu: f64,
+}
+
+/// Parses `pidstat -t -u -h` output (`# Time UID TGID TID %usr %system
+/// %guest %wait %CPU CPU Command`): the thread rows (TGID `-`).
+fn pidstat_rows(text: &str) -> Vec<PidstatRow> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("Linux"))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_ascii_whitespace().collect();
+            if f.len() < 11 || f[2] != "-" {
+                return None;
+            }
+            Some(PidstatRow {
+                tid: f[3].parse().ok()?,
+                wait: f[7].parse().ok()?,
+                cpu: f[8].parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// A thread's mean %CPU and %wait over its pidstat rows, the first and
+/// last left out (the seconds the server started and stopped in); `None`
+/// with fewer than 3 rows.
+fn steady(rows: &[PidstatRow], tid: u32) -> Option<(f64, f64)> {
+    let mine: Vec<&PidstatRow> = rows.iter().filter(|r| r.tid == tid).collect();
+    if mine.len() < 3 {
+        return None;
+    }
+    let inner = &mine[1..mine.len() - 1];
+    let n = inner.len() as f64;
+    Some((
+        inner.iter().map(|r| r.cpu).sum::<f64>() / n / 100.0,
+        inner.iter().map(|r| r.wait).sum::<f64>() / n / 100.0,
+    ))
+}
+
+#[test]
+fn the_quickstarts_per_thread_figures_and_verdicts_agree_with_pidstat() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pidstat.txt");
+    let pidstat = Observer(
+        Command::new("pidstat")
+            .args(["-t", "-u", "-h", "-C", "nginx", "1"])
+            .env("LC_ALL", "C")
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("pidstat (sysstat; scripts/setup.sh installs it)"),
+        false,
+    );
+    // The quickstart's two systems at 3 points, with windows long enough
+    // for pidstat's 1 s rows to have a steady middle.
+    let (data, _) = crate::support::run::run_recipe(
+        dir.path(),
+        "name = \"lim\"\n[server]\nkind = \"nginx\"\naccess_log = false\nreuseport = true\n\
+         [load]\nkind = \"http\"\npath = \"/\"\ntimeout = \"2s\"\n\
+         [sweep]\nconnections = [4, 64, 256]\n\
+         [trials]\nduration = \"5s\"\nwarmup = \"300ms\"\nmin = 1\nmax = 1\nrestart = \"per_point\"\n\
+         [[system]]\nlabel = \"1 worker\"\nserver = { worker_processes = 1 }\n\
+         [[system]]\nlabel = \"2 workers\"\nserver = { worker_processes = 2 }\n",
+        &[],
+        None,
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    drop(pidstat);
+    let rows = pidstat_rows(&std::fs::read_to_string(&out).unwrap());
+    assert!(!rows.is_empty(), "pidstat wrote no thread rows");
+    let mut compared = 0;
+    for t in &data.trials {
+        let l = limiter(t);
+        let figures = t.probe.as_ref().and_then(|p| p.limiter.as_ref()).unwrap();
+        let at = format!("{} at {:?}: {}", t.system, t.point.coords, l.verdict);
+        let workers: Vec<_> = figures
+            .busiest_threads
+            .iter()
+            .filter(|w| w.worker)
+            .collect();
+        assert!(!workers.is_empty(), "{at}");
+        let mut busiest_seen = 0.0f64;
+        for w in &workers {
+            let (cpu, wait) = steady(&rows, w.tid)
+                .unwrap_or_else(|| panic!("no pidstat rows for {} ({at})", w.tid));
+            let ours = w.oncpu_s / w.seen_s;
+            let queued = w.runq_wait_s / w.seen_s;
+            eprintln!(
+                "{at}\n  thread {}: on a CPU {:.0}% (pidstat {:.0}%), waiting {:.0}% (pidstat %wait {:.0}%)",
+                w.tid,
+                ours * 100.0,
+                cpu * 100.0,
+                queued * 100.0,
+                wait * 100.0
+            );
+            assert!(
+                (ours - cpu).abs() <= 0.10,
+                "thread {}: {ours} against pidstat {cpu}; {at}",
+                w.tid
+            );
+            assert!(
+                (queued - wait).abs() <= 0.10,
+                "thread {}: {queued} against pidstat {wait}; {at}",
+                w.tid
+            );
+            busiest_seen = busiest_seen.max(cpu);
+            compared += 1;
+        }
+        // Each verdict as pidstat sees it.
+        match l.kind {
+            LimiterKind::ServerCpu => assert!(
+                busiest_seen >= 0.80 || l.figures.server_cpu_share.unwrap_or(0.0) >= 0.85,
+                "{at}: pidstat's busiest worker {busiest_seen}"
+            ),
+            LimiterKind::CpusShared | LimiterKind::BackgroundLoad => {
+                let waits: Vec<f64> = workers
+                    .iter()
+                    .filter_map(|w| steady(&rows, w.tid))
+                    .map(|s| s.1)
+                    .collect();
+                let mean = waits.iter().sum::<f64>() / waits.len() as f64;
+                assert!(mean >= 0.15, "{at}: pidstat's %wait {mean}");
+                assert!(
+                    busiest_seen < 0.95,
+                    "{at}: a worker on a CPU {busiest_seen}"
+                );
+            }
+            _ => {}
+        }
+        // At 64 connections and more, a limiter is named.
+        if t.point.index > 0 {
+            assert_ne!(l.kind, LimiterKind::None, "{at}");
+        }
+    }
+    assert!(compared >= 6, "{compared} threads compared");
+}
+
+#[test]
+fn two_workers_behind_reuseport_name_the_worker_that_did_the_work_by_its_cpu_time() {
+    // One connection reaches one worker; two reach one or both, as the
+    // kernel's reuseport hash falls.
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = crate::support::run::run_recipe(
+        dir.path(),
+        "name = \"lim\"\n[server]\nkind = \"nginx\"\naccess_log = false\nreuseport = true\nworker_processes = 2\n\
+         [load]\nkind = \"http\"\npath = \"/\"\n\
+         [sweep]\nconnections = [1, 2]\n\
+         [trials]\nduration = \"3s\"\nwarmup = \"300ms\"\nmin = 2\nmax = 2\nrestart = \"per_trial\"\n\
+         [[system]]\nlabel = \"2 workers\"\n",
+        &[],
+        None,
+    );
+    let mut imbalanced = 0;
+    for t in &data.trials {
+        let l = limiter(t);
+        let probe = t.probe.as_ref().unwrap();
+        // Each worker's CPU time by /proc/PID/stat: the root's children.
+        let root = probe.server_pid.unwrap();
+        let mut by_proc: Vec<f64> = probe
+            .server_processes
+            .iter()
+            .filter(|p| p.ppid == root)
+            .map(|p| p.cpu_s)
+            .collect();
+        by_proc.sort_by(|a, b| b.total_cmp(a));
+        assert_eq!(by_proc.len(), 2, "{:?}", probe.server_processes);
+        let proc_share = by_proc[0] / (by_proc[0] + by_proc[1]);
+        let at = format!("{:?} trial {}: {}", t.point.coords, t.trial, l.verdict);
+        let ours = l
+            .figures
+            .busiest_worker_share
+            .unwrap_or_else(|| panic!("{at}"));
+        eprintln!(
+            "{at}\n  busiest worker: {:.0}% of the workers' CPU time (/proc: {:.0}%)",
+            ours * 100.0,
+            proc_share * 100.0
+        );
+        assert_eq!(l.figures.workers, Some(2), "{at}");
+        assert!(
+            (ours - proc_share).abs() <= 0.05,
+            "{ours} against /proc {proc_share}; {at}"
+        );
+        if proc_share >= 0.9 {
+            imbalanced += 1;
+            assert!(l.crossed.contains(&LimiterKind::WorkerImbalance), "{at}");
+            // Named first, unless the load generator was the limit.
+            if l.kind != LimiterKind::ClientBound {
+                assert_eq!(l.kind, LimiterKind::WorkerImbalance, "{at}");
+                assert!(l.verdict.contains("one of 2 workers did"), "{at}");
+            }
+        } else if proc_share <= 0.7 {
+            assert!(!l.crossed.contains(&LimiterKind::WorkerImbalance), "{at}");
+        }
+    }
+    assert!(imbalanced >= 2, "one connection always lands on one worker");
+}
+
+/// Samples `pg_stat_activity` every 100 ms through one `psql` session:
+/// one block of `(wait_event_type, state)` rows per sample, ended by `END`.
+fn sample_pg_stat_activity(port: u16) -> Observer {
+    let query = "select coalesce(wait_event_type, 'CPU'), state from pg_stat_activity \
+                 where backend_type = 'client backend' and pid <> pg_backend_pid();";
+    let script = format!(
+        "until psql -h 127.0.0.1 -p {port} -U postgres -d postgres -Atc 'select 1' >/dev/null 2>&1; do sleep 0.1; done\n\
+         while :; do echo \"{query}\"; echo \"select 'END';\"; sleep 0.1; done | \
+         psql -h 127.0.0.1 -p {port} -U postgres -d postgres -At -F '|'"
+    );
+    Observer(
+        Command::new("bash")
+            .args(["-c", &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+        true,
+    )
+}
+
+use std::os::unix::process::CommandExt;
+
+#[test]
+fn tpcb_likes_lock_share_agrees_with_pg_stat_activity_within_5_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut sampler = sample_pg_stat_activity(port);
+    let stdout = sampler.0.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut blocks: Vec<Vec<(String, String)>> = Vec::new();
+        let mut cur = Vec::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line == "END" {
+                blocks.push(std::mem::take(&mut cur));
+            } else if let Some((w, s)) = line.split_once('|') {
+                cur.push((w.to_string(), s.to_string()));
+            }
+        }
+        blocks
+    });
+    let (data, _) = crate::support::run::run_recipe(
+        dir.path(),
+        &format!(
+            "name = \"lim\"\n[server]\nkind = \"postgres\"\nport = {port}\n\
+             [load]\nkind = \"pg\"\nscale = 1\nscript = \"tpcb-like\"\n\
+             [sweep]\nconnections = [16]\n\
+             [trials]\nduration = \"10s\"\nwarmup = \"1s\"\nmin = 1\nmax = 1\n[[system]]\nlabel = \"pg\"\n"
+        ),
+        &[],
+        None,
+    );
+    // Ends the shell and its psql (their own process group).
+    drop(sampler);
+    let blocks = reader.join().unwrap();
+    // The load's 16 connections open: the warmup's second left out, as the
+    // window leaves it out.
+    let full: Vec<&Vec<(String, String)>> =
+        blocks.iter().filter(|b| b.len() >= 16).skip(10).collect();
+    assert!(
+        full.len() >= 40,
+        "{} samples with the load's connections",
+        full.len()
+    );
+    let mut kinds: HashMap<&str, usize> = HashMap::new();
+    for b in &full {
+        for (w, _) in b.iter() {
+            *kinds.entry(w.as_str()).or_default() += 1;
+        }
+    }
+    let total: usize = kinds.values().sum();
+    let pg =
+        (kinds.get("Lock").unwrap_or(&0) + kinds.get("LWLock").unwrap_or(&0)) as f64 / total as f64;
+    let l = limiter(&data.trials[0]);
+    let ours = l.figures.lock_wait_share.unwrap();
+    eprintln!(
+        "lock share: limiter {:.1}%, pg_stat_activity {:.1}% (Lock + LWLock of {total} samples: {kinds:?}); run queue {:.1}%; {}",
+        ours * 100.0,
+        pg * 100.0,
+        l.figures.runqueue_share.unwrap_or(0.0) * 100.0,
+        l.verdict
+    );
+    assert_eq!(l.kind, LimiterKind::LockWaits, "{}", l.verdict);
+    // A backend woken from a lock and waiting for a CPU still shows Lock
+    // in pg_stat_activity until it runs; the limiter counts that time in
+    // the run queue, apart. So PostgreSQL's share is the limiter's plus
+    // at most its run-queue share, within 5 points of sampling each side.
+    let runq = l.figures.runqueue_share.unwrap_or(0.0);
+    assert!(
+        pg >= ours - 0.05 && pg <= ours + runq + 0.05,
+        "limiter {ours} (+ run queue {runq}), PostgreSQL {pg}"
+    );
+}
+
+#[test]
+fn mariadbs_pool_of_threads_is_not_named_blocked_on_row_locks_its_innodb_did_not_count() {
+    // The mysql-threads recipe's read-write point at 16 clients, both
+    // thread handlings: the verdict carries InnoDB's own row-lock count,
+    // and a lock verdict stands only where InnoDB counted the time.
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = crate::support::run::run_recipe(
+        dir.path(),
+        "name = \"lim\"\n[server]\nkind = \"mariadb\"\ninnodb_buffer_pool_size = \"256M\"\n\
+         innodb_flush_log_at_trx_commit = 2\n\
+         [load]\nkind = \"mysql\"\nscript = \"oltp_read_write\"\ntimeout = \"10s\"\ntables = 4\ntable_size = 10000\n\
+         [sweep]\nconnections = [16]\n\
+         [trials]\nduration = \"6s\"\nwarmup = \"2s\"\nmin = 1\nmax = 1\nrestart = \"never\"\n\
+         [[system]]\nlabel = \"per-connection\"\nserver = { thread_handling = \"one-thread-per-connection\" }\n\
+         [[system]]\nlabel = \"pool\"\nserver = { thread_handling = \"pool-of-threads\" }\n",
+        &[],
+        None,
+    );
+    for t in &data.trials {
+        let l = limiter(t);
+        let f = &l.figures;
+        eprintln!("{}: {}", t.system, l.verdict);
+        let waits = f.row_lock_waits.expect("InnoDB's row-lock waits read");
+        let share = f.row_lock_wait_share.expect("and their time");
+        assert!(
+            waits > 0,
+            "read-write at 16 clients waits on some row: {}",
+            l.verdict
+        );
+        let pooled = f.pool_threads.is_some_and(|p| p > 0);
+        assert_eq!(pooled, t.system == "pool", "{f:?}");
+        match l.kind {
+            LimiterKind::LockWaits => assert!(share >= 0.30 || !pooled, "{}", l.verdict),
+            LimiterKind::PoolWaits => {
+                assert!(pooled && share < 0.30, "{}", l.verdict);
+                assert!(l.verdict.contains("Innodb_row_lock_waits"), "{}", l.verdict);
+            }
+            _ => {}
+        }
+    }
+}
