@@ -25,8 +25,6 @@ macro_rules! outln {
 
 mod cli;
 
-use clap::Parser;
-
 fn main() {
     std::process::exit(match run() {
         Ok(code) => code,
@@ -41,7 +39,7 @@ fn main() {
 }
 
 fn run() -> anyhow::Result<i32> {
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::parse_args();
     let shutdown = scalelab::shutdown::Shutdown::new();
     let on_signal = shutdown.clone();
     // First Ctrl-C asks every loop to stop and the servers to be cleaned up;

@@ -8,10 +8,13 @@
 //! and `-R`. The long names the kinds once had on their own (`--clients`,
 //! `--sockets`) still parse, as hidden aliases of `--connections`.
 
+use scalelab::load::live::{Interval, Live};
 use scalelab::load::{limits, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::parse_duration;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The defaults and short flags of one load kind's shared arguments.
@@ -37,8 +40,13 @@ pub trait LoadDefaults: std::fmt::Debug + Clone + Send + Sync + 'static {
     /// The long name of our worker threads (`--threads`, unless the tool
     /// spends that name on its clients).
     const THREADS_LONG: &'static str = "threads";
+    /// Other long names of `--threads` (pgbench's `--jobs`).
+    const THREADS_ALIASES: &'static [&'static str] = &[];
     /// Other long names of `--duration` (sysbench's `--time`).
     const DURATION_ALIASES: &'static [&'static str] = &[];
+    /// Added to the error of a `--duration` that is not one (dnsperf's
+    /// `-d FILE` is its query file).
+    const DURATION_HINT: &'static str = "";
 }
 
 /// The shape of an ad-hoc load run, as every load kind takes it.
@@ -61,6 +69,7 @@ pub struct LoadShape<D: LoadDefaults> {
     #[arg(
         short = D::THREADS_SHORT,
         long = D::THREADS_LONG,
+        aliases = D::THREADS_ALIASES,
         default_value = D::THREADS,
         value_name = "N",
         value_parser = limits::THREADS.parser()
@@ -73,7 +82,7 @@ pub struct LoadShape<D: LoadDefaults> {
         long,
         aliases = D::DURATION_ALIASES,
         default_value = "10s",
-        value_parser = duration_arg
+        value_parser = duration_of::<D>
     )]
     pub duration: Duration,
     /// Open loop: a constant total rate per second (requests, transactions
@@ -130,6 +139,41 @@ impl<D: LoadDefaults> LoadShape<D> {
     }
 }
 
+/// Runs `work`, printing to stderr, every `every`, the line `line` makes
+/// of the interval's counts (pgbench `-P`, sysbench `--report-interval`):
+/// `line(nominal time, what happened, seconds actually elapsed)`. Lines
+/// come at nominal times (1.0 s, 2.0 s, ...), as the peers print them;
+/// rates are over the time actually elapsed.
+pub fn report_progress_while<T>(
+    live: Arc<Live>,
+    every: Duration,
+    line: impl Fn(Duration, Interval, f64) -> String + Send,
+    work: impl FnOnce() -> T,
+) -> T {
+    let done = Arc::new(AtomicBool::new(false));
+    std::thread::scope(|scope| {
+        let done_seen = done.clone();
+        let live_seen = live.clone();
+        scope.spawn(move || {
+            let start = std::time::Instant::now();
+            let (mut last_at, mut last, mut k) = (start, live_seen.snapshot(), 1u32);
+            while !done_seen.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(20));
+                if start.elapsed() < every * k {
+                    continue;
+                }
+                let (now, counts) = (std::time::Instant::now(), live_seen.snapshot());
+                let secs = (now - last_at).as_secs_f64();
+                eprintln!("{}", line(every * k, counts.since(&last), secs));
+                (last_at, last, k) = (now, counts, k + 1);
+            }
+        });
+        let out = work();
+        done.store(true, Ordering::Relaxed);
+        out
+    })
+}
+
 /// `--coalesce`, for the kinds whose event loops can wait for replies in
 /// batches.
 #[derive(clap::Args, Debug, Clone)]
@@ -147,6 +191,11 @@ pub struct CoalesceArg {
 /// A duration flag's value: 500ms, 10s, 2m.
 pub fn duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// `--duration`'s value, with the kind's hint when it is not a duration.
+fn duration_of<D: LoadDefaults>(text: &str) -> Result<Duration, String> {
+    duration_arg(text).map_err(|e| format!("{e}{}", D::DURATION_HINT))
 }
 
 /// The latency fields every kind's JSON carries, with the same names:

@@ -6,6 +6,7 @@ pub mod check;
 pub mod compare;
 pub mod doctor;
 pub mod exit;
+pub mod habits;
 pub mod history;
 pub mod load_args;
 pub mod load_dns;
@@ -96,6 +97,15 @@ macro_rules! load_commands {
         }
 
         impl LoadCommand {
+            /// The peer flags of the load kind the command line names
+            /// (its subcommand's name, as typed), for [`habits::explain`].
+            fn habits(name: &str) -> &'static [habits::Habit] {
+                $( if stringify!($variant).eq_ignore_ascii_case(name) {
+                    return $module::HABITS;
+                } )*
+                &[]
+            }
+
             /// Runs the load command; the returned number is the exit code.
             fn run(&self, shutdown: &Shutdown) -> anyhow::Result<i32> {
                 match self {
@@ -121,6 +131,20 @@ load_commands! {
 }
 
 impl Cli {
+    /// The command line of this process, parsed; on an error, clap's
+    /// message with a peer's flag named in its scalelab form (see
+    /// [`habits`]), and exit 2.
+    pub fn parse_args() -> Cli {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        Cli::try_parse_from(&args).unwrap_or_else(|e| Cli::explain(e, &args).exit())
+    }
+
+    /// `err`, the parse error of `args`, as [`Cli::parse_args`] shows it.
+    pub fn explain(err: clap::Error, args: &[std::ffi::OsString]) -> clap::Error {
+        let kind = habits::load_kind(args).unwrap_or_default();
+        habits::explain(err, LoadCommand::habits(&kind))
+    }
+
     /// `--store`, else `SCALELAB_STORE`, else `./scalelab.sqlite`.
     pub fn store_path(&self) -> PathBuf {
         self.store

@@ -122,10 +122,13 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct PgDriver {
     settings: PgSettings,
     config: ConnConfig,
-    /// Completed transactions are counted here while a run goes (`-P`).
-    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Transactions are counted here while a run goes (`-P`).
+    progress: Option<std::sync::Arc<crate::load::live::Live>>,
     /// A custom script (`-f`) run instead of the settings' built-in one.
     custom: Option<Script>,
+    /// Every transaction logged here (pgbench `-l`; see
+    /// [`PgDriver::log_into`]).
+    txn_log: Option<std::path::PathBuf>,
 }
 
 /// One statement's latency over a run (pgbench `-r`).
@@ -157,6 +160,7 @@ impl PgDriver {
             config,
             progress: None,
             custom: None,
+            txn_log: None,
         })
     }
 
@@ -174,10 +178,17 @@ impl PgDriver {
             .unwrap_or_else(|| self.settings.script.into())
     }
 
-    /// Counts completed transactions into `counter` as runs go, for a
-    /// progress display.
-    pub fn count_into(&mut self, counter: std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    /// Counts transactions into `counter` as runs go, for a progress
+    /// display.
+    pub fn count_into(&mut self, counter: std::sync::Arc<crate::load::live::Live>) {
         self.progress = Some(counter);
+    }
+
+    /// Logs every transaction of a run, one line each in pgbench `-l`'s
+    /// format, the first worker thread's to `path`, thread N's to
+    /// `path.N` (pgbench's `pgbench_log.PID` and `pgbench_log.PID.N`).
+    pub fn log_into(&mut self, path: std::path::PathBuf) {
+        self.txn_log = Some(path);
     }
 
     /// A setup connection, with a message that says where it failed.
@@ -284,6 +295,7 @@ impl PgDriver {
         };
         let mut shared = ctx::Shared::new(spec, shutdown, threads, run);
         shared.progress = self.progress.clone();
+        shared.txn_log = self.txn_log.clone();
         let (result, locals) =
             crate::load::event_loop::run_workers::<conn::Conn>(&shared, threads)?;
         if !per_statement {

@@ -63,6 +63,9 @@ pub(crate) struct Conn<P> {
     measured_from: Instant,
     /// When the transaction (or its restart) began (for timeouts).
     begun: Instant,
+    /// Transactions this client ended, on any socket (pgbench `-l`'s
+    /// transaction_no).
+    ended: u64,
     protocol: P,
 }
 
@@ -94,6 +97,7 @@ impl<P: Protocol> Session for Conn<P> {
             since: now,
             measured_from: now,
             begun: now,
+            ended: 0,
             protocol: P::new(rng, ctx),
         }
     }
@@ -311,6 +315,7 @@ impl<P: Protocol> Conn<P> {
                 let latency =
                     Micros::from_duration(now.saturating_duration_since(self.measured_from));
                 ctx.record(latency, now);
+                self.log(ctx, Some(latency));
                 self.served += 1;
                 self.next(ctx, now);
                 true
@@ -321,6 +326,10 @@ impl<P: Protocol> Conn<P> {
             }
             Verdict::Failed(kind) => {
                 ctx.result.errors.add(kind);
+                if let Some(p) = &ctx.shared.progress {
+                    p.failed();
+                }
+                self.log(ctx, None);
                 self.served += 1;
                 self.next(ctx, now);
                 true
@@ -364,6 +373,17 @@ impl<P: Protocol> Conn<P> {
         }
         self.next(ctx, now);
         true
+    }
+
+    /// Writes the transaction that just ended to the log, if one is kept.
+    fn log(&mut self, ctx: &mut Ctx<P>, latency: Option<Micros>) {
+        self.ended += 1;
+        if ctx.txn_log.is_some() {
+            let lag = ctx.interval.map(|_| {
+                Micros::from_duration(self.begun.saturating_duration_since(self.measured_from))
+            });
+            ctx.log_txn(self.client, self.ended - 1, latency, lag);
+        }
     }
 
     /// The connection is free: start the next transaction, wait for its
