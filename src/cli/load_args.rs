@@ -404,8 +404,11 @@ mod tests {
             panic!("pg");
         };
         assert_eq!((pg.shape.connections, pg.shape.threads), (1, Some(2)));
-        let args = ["scalelab", "load", "pg", PG, "--time", "3"];
-        assert!(Cli::try_parse_from(args).is_err(), "--time is sysbench's");
+        // --time is pgbench's too (-T).
+        let Command::Load(LoadCommand::Pg(pg)) = parse(&["pg", PG, "--time", "3"]) else {
+            panic!("pg");
+        };
+        assert_eq!(pg.shape.duration, Duration::from_secs(3));
     }
 
     #[test]

@@ -153,7 +153,11 @@ fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Valu
         "notes": r.notes,
     });
     if let Some(ramp) = &d.ramp {
-        v["max_throughput"] = ramp.max_throughput.into();
+        // A ramp below the server's limit has no maximum (its note says
+        // why); `ramp.max_throughput` keeps its highest answer rate.
+        v["max_throughput"] = (!ramp.below_limit)
+            .then_some(ramp.max_throughput)
+            .into();
         v["loss_at_max"] = ramp.loss_at_max.into();
         v["ramp"] = serde_json::to_value(ramp).unwrap_or_default();
     }
@@ -198,16 +202,21 @@ fn print_text(r: &LoadResult) {
                 s.p50_us
             );
         }
-        outln!(
-            "Maximum throughput: {:.0} qps\nLost at that point: {:.2}%",
-            ramp.max_throughput,
-            ramp.loss_at_max * 100.0
-        );
-        outln!(
-            "Lost past the maximum: {} (offered above {:.0} qps: the measurement, not errors)",
-            ramp.lost_past_max,
-            ramp.max_throughput
-        );
+        if ramp.below_limit {
+            // The note (printed below) says why and what to raise.
+            outln!("Maximum throughput: not reached (nothing was lost)");
+        } else {
+            outln!(
+                "Maximum throughput: {:.0} qps\nLost at that point: {:.2}%",
+                ramp.max_throughput,
+                ramp.loss_at_max * 100.0
+            );
+            outln!(
+                "Lost past the maximum: {} (offered above {:.0} qps: the measurement, not errors)",
+                ramp.lost_past_max,
+                ramp.max_throughput
+            );
+        }
     }
     print_notes("Note:", r);
 }

@@ -1030,3 +1030,81 @@ fn postgres_cli_takes_pgbench_flags_script_files_and_per_statement_latencies() {
     assert!(!store.exists());
     assert_eq!(s.int("select count(*) from log"), before);
 }
+
+/// Issue 41: pgbench's habits as its users type them, against a real
+/// server: long names, -S, -P with the latency's stddev, -L, and -l's
+/// per-transaction log in pgbench's format, one line per transaction the
+/// summary counts; the default protocol is pgbench's, simple.
+#[test]
+fn postgres_cli_takes_pgbench_habits_and_logs_every_transaction() {
+    let s = server(1, "");
+    let addr = match ConnConfig::parse_with_env(&s.uri, |_| None).unwrap().host {
+        scalelab::wire::pg::conninfo::Host::Tcp(addr) => addr,
+        other => panic!("expected TCP, got {other:?}"),
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let (host, port) = (addr.ip().to_string(), addr.port().to_string());
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args(["load", "pg", "-h", &host, "-p", &port, "-U", "postgres"])
+        .args(["--client=2", "--jobs=2", "--time=2", "--select-only"])
+        .args(["-P", "1", "-L", "1000", "-l", "postgres"])
+        .current_dir(cwd.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("query mode: simple"), "{stdout}");
+    assert!(stdout.contains("number of clients: 2"), "{stdout}");
+    let processed: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(processed > 0);
+    let limit = format!("above the 1000.0 ms latency limit: 0/{processed} (0.000%)");
+    assert!(stdout.contains(&limit), "{stdout}");
+    // -P: `progress: 1.0 s, N tps, lat X ms stddev Y, 0 failed`.
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("progress: 1.0 s, "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(
+        (words[4], words[5], words[7], words[8], words[11]),
+        ("tps,", "lat", "ms", "stddev", "failed"),
+        "{line}"
+    );
+    let (mean, sd): (f64, f64) = (words[6].parse().unwrap(), words[9].trim_end_matches(',').parse().unwrap());
+    assert!(mean > 0.0 && sd >= 0.0 && sd < 1000.0, "{line}");
+    // -l: one file per thread, pgbench_log.PID and pgbench_log.PID.1.
+    let mut lines = Vec::new();
+    for name in [format!("pgbench_log.{pid}"), format!("pgbench_log.{pid}.1")] {
+        let text = std::fs::read_to_string(cwd.path().join(&name)).unwrap();
+        lines.extend(text.lines().map(str::to_string));
+    }
+    assert_eq!(lines.len() as u64, processed, "one line per transaction");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut next = [0u64; 2];
+    for l in &lines {
+        let f: Vec<u64> = l.split(' ').map(|w| w.parse().unwrap()).collect();
+        assert_eq!(f.len(), 6, "client_id transaction_no time script_no epoch us: {l}");
+        let client = f[0] as usize;
+        assert!(client < 2, "{l}");
+        assert_eq!(f[1], next[client], "transactions numbered per client: {l}");
+        next[client] += 1;
+        assert!(f[2] > 0 && f[2] < 1_000_000, "{l}");
+        assert_eq!(f[3], 0, "{l}");
+        assert!(f[4] + 60 > now && f[4] <= now, "{l}");
+        assert!(f[5] < 1_000_000, "{l}");
+    }
+}
