@@ -88,7 +88,9 @@ mod tests {
     }
 
     fn refused(line: &str) -> String {
-        let e = parsed(line).err().unwrap_or_else(|| panic!("accepted: {line}"));
+        let e = parsed(line)
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {line}"));
         assert!(!e.contains("use '-- "), "{line}: {e}");
         e
     }
@@ -98,7 +100,11 @@ mod tests {
         let line = "load mysql oltp_read_only --mysql-host=127.0.0.1 --mysql-port=3307 \
                     --mysql-user=bench --mysql-password=p@ss/w --mysql-db=db1 --threads=8 \
                     --time=5 --report-interval=1 run";
-        let Ok(Cli { command: Command::Load(LoadCommand::Mysql(my)), .. }) = parsed(line) else {
+        let Ok(Cli {
+            command: Command::Load(LoadCommand::Mysql(my)),
+            ..
+        }) = parsed(line)
+        else {
             panic!("{line}");
         };
         let call = my.call().unwrap();
@@ -106,17 +112,28 @@ mod tests {
         assert!(!call.init);
         let url = scalelab::wire::mysql::MysqlUrl::parse(&call.url).unwrap();
         assert_eq!(
-            (url.user.as_str(), url.password.as_str(), url.database.as_str()),
+            (
+                url.user.as_str(),
+                url.password.as_str(),
+                url.database.as_str()
+            ),
             ("bench", "p@ss/w", "db1")
         );
         assert_eq!(url.addr.to_string(), "127.0.0.1:3307");
-        assert_eq!((my.shape.connections, my.shape.duration), (8, Duration::from_secs(5)));
+        assert_eq!(
+            (my.shape.connections, my.shape.duration),
+            (8, Duration::from_secs(5))
+        );
         assert_eq!(my.report_interval, Some(1));
         // The test as a path to sysbench's script, and `prepare`; sysbench's
         // defaults for the rest.
         let line = "load mysql /usr/share/sysbench/oltp_point_select.lua --db-driver=mysql \
                     --tables=2 prepare";
-        let Ok(Cli { command: Command::Load(LoadCommand::Mysql(my)), .. }) = parsed(line) else {
+        let Ok(Cli {
+            command: Command::Load(LoadCommand::Mysql(my)),
+            ..
+        }) = parsed(line)
+        else {
             panic!("{line}");
         };
         let call = my.call().unwrap();
@@ -125,15 +142,19 @@ mod tests {
         assert_eq!(call.script.name(), "oltp_point_select");
         // A URL and the flags say the server twice; a word that is none of
         // them is named.
-        let Ok(Cli { command: Command::Load(LoadCommand::Mysql(my)), .. }) =
-            parsed("load mysql mysql://u@127.0.0.1:9/d --mysql-port=3306 run")
+        let Ok(Cli {
+            command: Command::Load(LoadCommand::Mysql(my)),
+            ..
+        }) = parsed("load mysql mysql://u@127.0.0.1:9/d --mysql-port=3306 run")
         else {
             panic!("url and flags");
         };
         let e = my.call().unwrap_err().to_string();
         assert!(e.contains("given twice"), "{e}");
-        let Ok(Cli { command: Command::Load(LoadCommand::Mysql(my)), .. }) =
-            parsed("load mysql oltp_read_only cleanup")
+        let Ok(Cli {
+            command: Command::Load(LoadCommand::Mysql(my)),
+            ..
+        }) = parsed("load mysql oltp_read_only cleanup")
         else {
             panic!("cleanup");
         };
@@ -146,13 +167,22 @@ mod tests {
     #[test]
     fn dnsperf_as_typed_takes_s_p_l_and_names_queries_for_d() {
         let line = "load dns -s 127.0.0.1 -p 5353 --queries q.txt -l 5 -Q 1000";
-        let Ok(Cli { command: Command::Load(LoadCommand::Dns(dns)), .. }) = parsed(line) else {
+        let Ok(Cli {
+            command: Command::Load(LoadCommand::Dns(dns)),
+            ..
+        }) = parsed(line)
+        else {
             panic!("{line}");
         };
         assert_eq!(dns.server(), "127.0.0.1:5353");
-        assert_eq!((dns.shape.duration, dns.shape.rate), (Duration::from_secs(5), Some(1000.0)));
-        let Ok(Cli { command: Command::Load(LoadCommand::Dns(dns)), .. }) =
-            parsed("load dns -s ::1 --queries q.txt")
+        assert_eq!(
+            (dns.shape.duration, dns.shape.rate),
+            (Duration::from_secs(5), Some(1000.0))
+        );
+        let Ok(Cli {
+            command: Command::Load(LoadCommand::Dns(dns)),
+            ..
+        }) = parsed("load dns -s ::1 --queries q.txt")
         else {
             panic!("-s alone");
         };
@@ -163,31 +193,56 @@ mod tests {
         assert!(e.contains("-t N (--threads N)"), "{e}");
         // resperf's -r and -m.
         let line = "load dns 127.0.0.1:53 --queries q -r 60 -m 50000";
-        let Ok(Cli { command: Command::Load(LoadCommand::Dns(dns)), .. }) = parsed(line) else {
+        let Ok(Cli {
+            command: Command::Load(LoadCommand::Dns(dns)),
+            ..
+        }) = parsed(line)
+        else {
             panic!("{line}");
         };
-        assert_eq!((dns.ramp, dns.max_rate), (Some(Duration::from_secs(60)), Some(50000.0)));
+        assert_eq!(
+            (dns.ramp, dns.max_rate),
+            (Some(Duration::from_secs(60)), Some(50000.0))
+        );
     }
 
     #[test]
     fn pgbench_as_typed_takes_its_long_names_and_new_flags() {
         let line = "load pg --client=4 --jobs=2 --time=3 --select-only -P 1 -L 2.5 -l \
                     -h 127.0.0.1 -p 5433 bench";
-        let Ok(Cli { command: Command::Load(LoadCommand::Pg(pg)), .. }) = parsed(line) else {
+        let Ok(Cli {
+            command: Command::Load(LoadCommand::Pg(pg)),
+            ..
+        }) = parsed(line)
+        else {
             panic!("{line}");
         };
         let s = &pg.shape;
-        assert_eq!((s.connections, s.threads, s.duration), (4, Some(2), Duration::from_secs(3)));
+        assert_eq!(
+            (s.connections, s.threads, s.duration),
+            (4, Some(2), Duration::from_secs(3))
+        );
         assert!(pg.select_only && pg.log);
         assert_eq!(pg.latency_limit, Some(Duration::from_micros(2500)));
         assert_eq!(pg.progress, Some(1));
         // pgbench's default protocol is simple; so is ours on the command line.
         assert_eq!(pg.protocol, scalelab::load::pg::QueryMode::Simple);
-        for line in ["load pg -b select-only@3 bench", "load pg --builtin=select-only bench"] {
-            let Ok(Cli { command: Command::Load(LoadCommand::Pg(pg)), .. }) = parsed(line) else {
+        for line in [
+            "load pg -b select-only@3 bench",
+            "load pg --builtin=select-only bench",
+        ] {
+            let Ok(Cli {
+                command: Command::Load(LoadCommand::Pg(pg)),
+                ..
+            }) = parsed(line)
+            else {
                 panic!("{line}");
             };
-            assert_eq!(pg.script, scalelab::load::pg::ScriptKind::SelectOnly, "{line}");
+            assert_eq!(
+                pg.script,
+                scalelab::load::pg::ScriptKind::SelectOnly,
+                "{line}"
+            );
         }
         let e = refused("load pg -b select-only@x bench");
         assert!(e.contains("NAME@WEIGHT"), "{e}");
@@ -200,7 +255,10 @@ mod tests {
     #[test]
     fn wrk_as_typed_hears_that_lua_is_not_supported() {
         let e = refused("load http -t2 -c10 -d5s -s post.lua http://127.0.0.1:8080/");
-        assert!(e.contains("Lua scripts are not supported; use -m METHOD"), "{e}");
+        assert!(
+            e.contains("Lua scripts are not supported; use -m METHOD"),
+            "{e}"
+        );
         let e = refused("load http --script=post.lua http://127.0.0.1:8080/");
         assert!(e.contains("Lua scripts are not supported"), "{e}");
     }

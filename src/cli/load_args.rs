@@ -434,5 +434,34 @@ mod tests {
         assert!(super::super::refuse_store_on_load(&cli).is_ok());
         let cli = Cli::try_parse_from(["scalelab", "--store", "x.sqlite", "list"]).unwrap();
         assert!(super::super::refuse_store_on_load(&cli).is_ok());
+        // `load --help` does not offer it; other commands' help does, and
+        // a store given to `load` still parses (to be refused by name).
+        let help = |path: &[&str]| {
+            let args = ["scalelab"].iter().chain(path).chain(&["--help"]);
+            let e = Cli::command_for_help()
+                .try_get_matches_from(args)
+                .unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp, "{path:?}");
+            e.to_string()
+        };
+        for kind in ["http", "pg", "dns", "forward", "mysql"] {
+            let h = help(&["load", kind]);
+            assert!(!h.contains("--store"), "load {kind} --help: {h}");
+            assert!(h.contains("--json"), "load {kind} --help: {h}");
+        }
+        assert!(!help(&["load"]).contains("--store"));
+        assert!(help(&["report"]).contains("--store"));
+        let m = Cli::command_for_help()
+            .try_get_matches_from([
+                "scalelab",
+                "load",
+                "http",
+                "http://127.0.0.1:9/",
+                "--store",
+                "y",
+            ])
+            .unwrap();
+        let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&m).unwrap();
+        assert!(super::super::refuse_store_on_load(&cli).is_err());
     }
 }

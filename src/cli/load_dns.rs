@@ -23,7 +23,12 @@ pub struct LoadDnsArgs {
     #[arg(value_name = "ADDRESS:PORT", required_unless_present = "server_addr")]
     pub server: Option<String>,
     /// The server's address (dnsperf -s), with -p its port.
-    #[arg(short = 's', long = "server", value_name = "ADDRESS", conflicts_with = "server")]
+    #[arg(
+        short = 's',
+        long = "server",
+        value_name = "ADDRESS",
+        conflicts_with = "server"
+    )]
     pub server_addr: Option<std::net::IpAddr>,
     /// The server's port with -s (dnsperf -p; default 53).
     #[arg(short = 'p', long, value_name = "PORT", requires = "server_addr")]
@@ -155,9 +160,7 @@ fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Valu
     if let Some(ramp) = &d.ramp {
         // A ramp below the server's limit has no maximum (its note says
         // why); `ramp.max_throughput` keeps its highest answer rate.
-        v["max_throughput"] = (!ramp.below_limit)
-            .then_some(ramp.max_throughput)
-            .into();
+        v["max_throughput"] = (!ramp.below_limit).then_some(ramp.max_throughput).into();
         v["loss_at_max"] = ramp.loss_at_max.into();
         v["ramp"] = serde_json::to_value(ramp).unwrap_or_default();
     }

@@ -7,10 +7,10 @@ use super::load_args::{
     LoadDefaults, LoadShape,
 };
 use scalelab::load::limits;
+use scalelab::load::live::{Interval, Live};
 use scalelab::load::mysql::{self, MysqlDriver, MysqlSettings, Options, ScriptKind};
 use scalelab::load::{Driver, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
-use scalelab::load::live::{Interval, Live};
 use scalelab::units::Bytes;
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,6 +8,7 @@ use super::load_args::{
 };
 use anyhow::Context;
 use scalelab::load::limits;
+use scalelab::load::live::{Interval, Live};
 use scalelab::load::pg::{
     self, PgDriver, PgSettings, QueryMode, Script, ScriptKind, StatementLatency,
 };
@@ -15,7 +16,6 @@ use scalelab::load::result::{LatencyFields, Measurement};
 use scalelab::load::{ErrorKind, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::{Bytes, Micros};
-use scalelab::load::live::{Interval, Live};
 use std::sync::Arc;
 use std::time::Duration;
 

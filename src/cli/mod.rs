@@ -136,7 +136,28 @@ impl Cli {
     /// [`habits`]), and exit 2.
     pub fn parse_args() -> Cli {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        Cli::try_parse_from(&args).unwrap_or_else(|e| Cli::explain(e, &args).exit())
+        Cli::command_for_help()
+            .try_get_matches_from(&args)
+            .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+            .unwrap_or_else(|e| Cli::explain(e, &args).exit())
+    }
+
+    /// The command line's grammar as `--help` shows it: the global
+    /// `--store` is left out of every `load` command's help, since `load`
+    /// refuses it ([`refuse_store_on_load`]).
+    pub fn command_for_help() -> clap::Command {
+        // clap propagates a global argument only to subcommands that lack
+        // one of its id: `load` gets its own, hidden, which its kinds
+        // inherit; parsing reads it as the same `--store`.
+        let hidden_store = clap::Arg::new("store")
+            .long("store")
+            .global(true)
+            .hide(true)
+            .value_name("PATH")
+            .action(clap::ArgAction::Append)
+            .value_parser(clap::value_parser!(PathBuf));
+        <Cli as clap::CommandFactory>::command()
+            .mut_subcommand("load", |load| load.arg(hidden_store))
     }
 
     /// `err`, the parse error of `args`, as [`Cli::parse_args`] shows it.

@@ -25,7 +25,9 @@ pub struct RunArgs {
     /// (extra trials under `perf record`; as `[profile]` in the experiment).
     #[arg(long)]
     pub profile: bool,
-    /// Where to write the HTML report (default: scalelab-report-<RUN_ID>.html).
+    /// Where to write the HTML report (default: scalelab-report-<RUN_ID>.html,
+    /// or scalelab-report-<STORE>-<RUN_ID>.html with a --store other than
+    /// scalelab.sqlite).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// What legends, tables and verdicts call this run (default: the
@@ -108,7 +110,7 @@ pub fn run(
     let html = a
         .output
         .clone()
-        .unwrap_or_else(|| super::report::default_html_path(summary.run_id));
+        .unwrap_or_else(|| super::report::default_html_path(store_path, summary.run_id));
     std::fs::write(&html, scalelab::report::html::render(&data))
         .with_context(|| format!("cannot write the report to {}", html.display()))?;
     outln!(

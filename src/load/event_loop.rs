@@ -349,7 +349,10 @@ fn open_txn_log(
     let file = std::fs::File::create(&name).map_err(|e| {
         std::io::Error::new(
             e.kind(),
-            format!("cannot write the transaction log {}: {e}", name.to_string_lossy()),
+            format!(
+                "cannot write the transaction log {}: {e}",
+                name.to_string_lossy()
+            ),
         )
     })?;
     Ok(Some(std::io::BufWriter::new(file)))

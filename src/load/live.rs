@@ -111,7 +111,11 @@ mod tests {
         assert_eq!((i.done, i.failed), (4, 1));
         assert_eq!(i.mean_us, 250.0);
         // Population stddev of 100, 200, 300, 400: sqrt(12500).
-        assert!((i.stddev_us - 12500f64.sqrt()).abs() < 1e-9, "{}", i.stddev_us);
+        assert!(
+            (i.stddev_us - 12500f64.sqrt()).abs() < 1e-9,
+            "{}",
+            i.stddev_us
+        );
         let none = live.snapshot().since(&live.snapshot());
         assert_eq!((none.done, none.mean_us, none.stddev_us), (0, 0.0, 0.0));
     }

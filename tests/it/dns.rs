@@ -779,15 +779,22 @@ fn dnsperf_flags_as_typed_and_a_ramp_below_the_limit_prints_no_maximum() {
          {exe} load dns -s ${{s%:*}} -p ${{s##*:}} --queries {q} -r 2 -m 400"
     );
     let out = crate::support::scalelab()
-        .args(["dns", "lab", "nsd", "--names", "10", "--", "sh", "-c", &script])
+        .args([
+            "dns", "lab", "nsd", "--names", "10", "--", "sh", "-c", &script,
+        ])
         .env("SCALELAB_WORKDIR", dir.path().join("work"))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", crate::support::stderr(&out));
     let text = crate::support::stdout(&out);
     // dnsperf's -d FILE is named in the error.
-    let (refusal, rest) = text.split_once("exit 2\n").unwrap_or_else(|| panic!("{text}"));
-    assert!(refusal.contains("dnsperf's -d FILE is --queries FILE"), "{refusal}");
+    let (refusal, rest) = text
+        .split_once("exit 2\n")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        refusal.contains("dnsperf's -d FILE is --queries FILE"),
+        "{refusal}"
+    );
     // -s, -p and -l: a second at 300 qps.
     let json_end = rest.find("\n}\n").unwrap_or_else(|| panic!("{rest}")) + 3;
     let v: serde_json::Value = serde_json::from_str(&rest[..json_end]).unwrap();

@@ -524,7 +524,10 @@ fn mariadb_cli_takes_sysbench_as_typed() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    let head = format!("scalelab load mysql: oltp_point_select ({})", url.describe());
+    let head = format!(
+        "scalelab load mysql: oltp_point_select ({})",
+        url.describe()
+    );
     assert!(text.starts_with(&head), "{text}");
     assert!(text.contains("Number of connections: 2"), "{text}");
     let txns: u64 = text
@@ -538,5 +541,8 @@ fn mariadb_cli_takes_sysbench_as_typed() {
         .lines()
         .find(|l| l.starts_with("[ 1s ] thds: 2 tps: "))
         .unwrap_or_else(|| panic!("{err}"));
-    assert!(line.contains(" lat (ms,avg): ") && line.ends_with("reconn/s: 0.00"), "{line}");
+    assert!(
+        line.contains(" lat (ms,avg): ") && line.ends_with("reconn/s: 0.00"),
+        "{line}"
+    );
 }

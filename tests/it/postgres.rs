@@ -1081,7 +1081,10 @@ fn postgres_cli_takes_pgbench_habits_and_logs_every_transaction() {
         ("tps,", "lat", "ms", "stddev", "failed"),
         "{line}"
     );
-    let (mean, sd): (f64, f64) = (words[6].parse().unwrap(), words[9].trim_end_matches(',').parse().unwrap());
+    let (mean, sd): (f64, f64) = (
+        words[6].parse().unwrap(),
+        words[9].trim_end_matches(',').parse().unwrap(),
+    );
     assert!(mean > 0.0 && sd >= 0.0 && sd < 1000.0, "{line}");
     // -l: one file per thread, pgbench_log.PID and pgbench_log.PID.1.
     let mut lines = Vec::new();
@@ -1097,7 +1100,11 @@ fn postgres_cli_takes_pgbench_habits_and_logs_every_transaction() {
     let mut next = [0u64; 2];
     for l in &lines {
         let f: Vec<u64> = l.split(' ').map(|w| w.parse().unwrap()).collect();
-        assert_eq!(f.len(), 6, "client_id transaction_no time script_no epoch us: {l}");
+        assert_eq!(
+            f.len(),
+            6,
+            "client_id transaction_no time script_no epoch us: {l}"
+        );
         let client = f[0] as usize;
         assert!(client < 2, "{l}");
         assert_eq!(f[1], next[client], "transactions numbered per client: {l}");

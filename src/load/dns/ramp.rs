@@ -96,9 +96,7 @@ pub fn maximum_stands(seconds: &[RampSecond], max_throughput: f64) -> bool {
 /// maximum: its highest answer rate is merely its last offered rate, and
 /// a resperf user would read it as the server's capacity.
 pub fn below_limit(seconds: &[RampSecond], max_throughput: f64, fell_behind: bool) -> bool {
-    !fell_behind
-        && seconds.iter().all(|s| s.lost == 0)
-        && !maximum_stands(seconds, max_throughput)
+    !fell_behind && seconds.iter().all(|s| s.lost == 0) && !maximum_stands(seconds, max_throughput)
 }
 
 /// The note of a ramp that ended [`below_limit`].
@@ -168,9 +166,16 @@ mod tests {
             lost,
             ..RampSecond::default()
         };
-        let kept = [second(100, 100, 0), second(200, 200, 0), second(300, 300, 0)];
+        let kept = [
+            second(100, 100, 0),
+            second(200, 200, 0),
+            second(300, 300, 0),
+        ];
         assert!(below_limit(&kept, 300.0, false));
-        assert!(!below_limit(&kept, 300.0, true), "the generator fell behind");
+        assert!(
+            !below_limit(&kept, 300.0, true),
+            "the generator fell behind"
+        );
         let lost = [second(100, 100, 0), second(300, 290, 10)];
         assert!(!below_limit(&lost, 290.0, false));
         // Answers of one second arriving in the next: the server was sent
