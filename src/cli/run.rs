@@ -21,6 +21,11 @@ pub struct RunArgs {
     /// Apply the experiment's [quick] overrides (a short version of the sweep).
     #[arg(long)]
     pub quick: bool,
+    /// Print how long the run would take (the estimate printed before the
+    /// first trial: trials, server starts, first-run datasets) and exit,
+    /// starting nothing.
+    #[arg(long)]
+    pub estimate: bool,
     /// Flame graphs of the server at each system's peak and collapse points
     /// (extra trials under `perf record`; as `[profile]` in the experiment).
     #[arg(long)]
@@ -59,6 +64,10 @@ pub fn run(
     let mut exp = Experiment::load(&a.experiment, a.quick)?;
     if a.profile && exp.profile.is_none() {
         exp.profile = Some(scalelab::spec::ProfilePolicy::default());
+    }
+    if a.estimate {
+        outln!("{}", runner::estimate::Estimate::of(&exp).sentence());
+        return Ok(0);
     }
     let mut store = Store::open(store_path)?;
     let points = exp.points().len();

@@ -41,10 +41,11 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     requires: &[],
     compile: |t| {
         let settings = ForwardSettings::parse(t)?;
-        Ok(crate::load::kind::plan(
+        Ok(crate::load::kind::searching_plan(
             settings,
             |s, endpoint| Ok(Box::new(ForwardDriver::new(s.clone(), endpoint)?)),
             crate::load::kind::no_dataset,
+            |s| s.search_config().max_steps,
         ))
     },
 };
