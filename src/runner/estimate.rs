@@ -111,16 +111,22 @@ impl Estimate {
             .sum()
     }
 
+    /// `1m12s to 3m20s`, or one figure when the least is the most: the
+    /// figure the docs give for a recipe (a test checks them).
+    pub fn span(&self) -> String {
+        let (lo, hi) = (self.shortest(), self.longest());
+        if lo == hi {
+            clock(lo)
+        } else {
+            format!("{} to {}", clock(lo), clock(hi))
+        }
+    }
+
     /// `estimated 1m12s to 3m20s: 2 points x 2 systems x 4..10 trials of
     /// 1.8s, 4 server starts (2.0s), datasets 9.0s` (a trial: warmup,
     /// windows, cooldown and overhead).
     pub fn sentence(&self) -> String {
-        let (lo, hi) = (self.shortest(), self.longest());
-        let span = if lo == hi {
-            clock(lo)
-        } else {
-            format!("{} to {}", clock(lo), clock(hi))
-        };
+        let span = self.span();
         let trials = if self.min_trials == self.max_trials {
             self.min_trials.to_string()
         } else {
@@ -271,7 +277,11 @@ mod tests {
         assert_eq!(e.shortest(), trials_part(&e, 3) + e.server_starts(3));
         assert_eq!(e.longest(), trials_part(&e, 10) + e.server_starts(10));
         let s = e.sentence();
-        let span = format!("estimated {} to {}", clock(e.shortest()), clock(e.longest()));
+        let span = format!(
+            "estimated {} to {}",
+            clock(e.shortest()),
+            clock(e.longest())
+        );
         assert!(s.starts_with(&span), "{s}");
         assert!(s.contains("3..10 trials of 8.6s"), "{s}");
     }
@@ -315,7 +325,10 @@ mod tests {
         };
         let fwd = load("ipv4-forwarding.toml");
         // --quick: 300 ms steps, at most 12 per search.
-        assert_eq!(fwd.per_trial, Duration::from_millis(300) * 12 + TRIAL_OVERHEAD);
+        assert_eq!(
+            fwd.per_trial,
+            Duration::from_millis(300) * 12 + TRIAL_OVERHEAD
+        );
         let pg = load("pg-readonly-dbsize.toml");
         let built: Duration = [2, 16, 32]
             .map(|scale| crate::model::Dataset::Pgbench { scale }.build_estimate())

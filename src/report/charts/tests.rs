@@ -146,6 +146,26 @@ fn a_dataset_sweep_is_drawn_against_dataset_over_memory() {
         "no USL on a dataset axis"
     );
     assert!(of(&all, ChartKind::Efficiency).is_empty());
+    // Issue 41: the CPU split at every dataset size, not only the last.
+    let split = &of(&all, ChartKind::CpuBreakdown)[0];
+    assert!(
+        split.svg.0.contains("at each dataset size"),
+        "{}",
+        split.svg.0
+    );
+    let points = agg
+        .cells
+        .iter()
+        .filter(|c| c.server.cpu_shares.is_some())
+        .count();
+    assert!(points > 1);
+    for c in agg.cells.iter().filter(|c| c.server.cpu_shares.is_some()) {
+        let label = format!(
+            ">{}</text>",
+            super::dataset::ratio(c.x.unwrap() * 1e5 / 1e8)
+        );
+        assert!(split.svg.0.contains(&label), "{label}: {}", split.svg.0);
+    }
 }
 
 #[test]
