@@ -192,7 +192,7 @@ fn datasets(exp: &Experiment) -> Duration {
     for system in &exp.plan.systems {
         for p in &system.points {
             if let Some(d) = &p.dataset {
-                let key = (system.server_kind.name, d.clone());
+                let key = (system.server_kind.name, *d);
                 if !seen.contains(&key) {
                     seen.push(key);
                 }

@@ -143,6 +143,9 @@ fn the_docs_times_are_runs_estimates() {
     }
     assert!(commands >= 14, "two per seed guide: {commands}");
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let quickstart = format!("(estimated {}, as `scalelab run", estimate("quickstart.toml", false));
+    let quickstart = format!(
+        "(estimated {}, as `scalelab run",
+        estimate("quickstart.toml", false)
+    );
     assert!(readme.contains(&quickstart), "README: {quickstart}");
 }
