@@ -54,7 +54,7 @@ impl Dataset {
     /// rows; zones: a few thousand records a second.
     pub fn build_estimate(&self) -> std::time::Duration {
         let secs = match *self {
-            Dataset::Pgbench { scale } => 1.5 + 0.6 * f64::from(scale),
+            Dataset::Pgbench { scale } => 1.0 + 0.4 * f64::from(scale),
             Dataset::Sysbench { tables, table_size } => {
                 1.0 + f64::from(tables) * f64::from(table_size) / 40_000.0
             }

@@ -37,8 +37,11 @@ pub struct Estimate {
     pub min_trials: u32,
     /// See `min_trials`.
     pub max_trials: u32,
-    /// Warmup + measured windows + cooldown + [`TRIAL_OVERHEAD`].
+    /// Warmup + measured windows + cooldown + [`TRIAL_OVERHEAD`], with
+    /// the most windows a trial may run.
     pub per_trial: Duration,
+    /// The same with the fewest (a search that ends early).
+    pub per_trial_least: Duration,
     /// Per system, the cost of one server start (its kind's).
     start_cost: Vec<Duration>,
     /// Per system, the starts that do not depend on the trial count
@@ -56,7 +59,8 @@ impl Estimate {
     pub fn of(exp: &Experiment) -> Estimate {
         let t = &exp.trials;
         let windows = windows_per_trial(exp);
-        let per_trial = t.warmup + t.duration * windows + t.cooldown + TRIAL_OVERHEAD;
+        let trial = |windows: u32| t.warmup + t.duration * windows + t.cooldown + TRIAL_OVERHEAD;
+        let (per_trial, per_trial_least) = (trial(*windows.end()), trial(*windows.start()));
         let systems = exp.systems.len().max(1);
         let round = per_trial * systems as u32;
         let max_trials = match t.budget {
@@ -73,6 +77,7 @@ impl Estimate {
             min_trials: t.min_trials,
             max_trials,
             per_trial,
+            per_trial_least,
             start_cost,
             fixed_starts,
             start_per_trial: t.restart == Restart::PerTrial,
@@ -82,17 +87,17 @@ impl Estimate {
 
     /// The least time: `min` trials everywhere.
     pub fn shortest(&self) -> Duration {
-        self.total(self.min_trials)
+        self.total(self.min_trials, self.per_trial_least)
     }
 
     /// The most time: `max` trials everywhere (or as many as the budget
     /// lets start).
     pub fn longest(&self) -> Duration {
-        self.total(self.max_trials)
+        self.total(self.max_trials, self.per_trial)
     }
 
-    fn total(&self, trials: u32) -> Duration {
-        self.per_trial * (self.points * self.systems) as u32 * trials
+    fn total(&self, trials: u32, per_trial: Duration) -> Duration {
+        per_trial * (self.points * self.systems) as u32 * trials
             + self.server_starts(trials)
             + self.datasets
     }
@@ -155,13 +160,15 @@ impl Estimate {
     }
 }
 
-/// The most measured windows any (system, point) runs per trial.
-fn windows_per_trial(exp: &Experiment) -> u32 {
-    (exp.plan.systems.iter())
+/// The fewest and the most measured windows a trial runs, over every
+/// (system, point).
+fn windows_per_trial(exp: &Experiment) -> std::ops::RangeInclusive<u32> {
+    let ranges: Vec<_> = (exp.plan.systems.iter())
         .flat_map(|s| s.points.iter().map(|p| p.load.windows_per_trial()))
-        .max()
-        .unwrap_or(1)
-        .max(1)
+        .collect();
+    let least = ranges.iter().map(|r| *r.start()).min().unwrap_or(1);
+    let most = ranges.iter().map(|r| *r.end()).max().unwrap_or(1);
+    least.max(1)..=most.max(1)
 }
 
 /// Per system: one start's cost, and the starts the runner makes walking
