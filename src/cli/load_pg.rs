@@ -93,7 +93,8 @@ pub struct LoadPgArgs {
     #[arg(short = 'P', long, value_name = "SEC", value_parser = clap::value_parser!(u32).range(1..))]
     pub progress: Option<u32>,
     /// Count the transactions that took longer than MS milliseconds, and
-    /// report them as late (pgbench -L).
+    /// report them as late; with -R, skip (do not send) those already
+    /// later than that against their schedule (pgbench -L).
     #[arg(short = 'L', long, value_name = "MS", value_parser = latency_limit)]
     pub latency_limit: Option<Duration>,
     /// Write every transaction to pgbench_log.PID (more threads:
@@ -261,6 +262,9 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     if a.log {
         driver.log_into(format!("pgbench_log.{}", std::process::id()).into());
     }
+    if let (Some(limit), Some(_)) = (a.latency_limit, a.shape.rate) {
+        driver.skip_later_than(limit);
+    }
     let spec = spec(a);
     spec.validate()?;
     let scale = driver.scale()?;
@@ -375,6 +379,14 @@ fn print_summary(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) {
     }
     outln!("number of transactions actually processed: {}", r.requests);
     outln!("number of failed transactions: {failed} ({pct:.3}%)");
+    if let (Some(_), Some(_)) = (a.latency_limit, a.shape.rate) {
+        let scheduled = r.requests + failed + r.skipped;
+        outln!(
+            "number of transactions skipped: {} ({:.3}%)",
+            r.skipped,
+            100.0 * r.skipped as f64 / scheduled.max(1) as f64
+        );
+    }
     if let Some(limit) = a.latency_limit {
         let (late, of) = late(r, limit);
         outln!(
@@ -466,6 +478,7 @@ fn json(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) -> serde_json::Value {
         "statements": a.per_statement.then(|| statements_json(&ran.statements)),
         "latency_limit_ms": a.latency_limit.map(|l| l.as_secs_f64() * 1000.0),
         "late": a.latency_limit.map(|l| late(r, l).0),
+        "skipped": r.skipped,
     });
     with_latency(v, r)
 }

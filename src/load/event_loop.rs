@@ -98,6 +98,9 @@ pub(crate) struct Shared<D> {
     /// Each transaction written to a log (pgbench `-l`): the first
     /// worker's to this path, worker N's (N > 0) to `PATH.N`.
     pub txn_log: Option<std::path::PathBuf>,
+    /// Rate mode: a transaction already later than this against its
+    /// schedule is skipped, not sent (pgbench `-L` with `-R`).
+    pub skip_later_than: Option<Duration>,
     pub driver: D,
 }
 
@@ -115,6 +118,7 @@ impl<D> Shared<D> {
                 .map_or(0, |d| d.as_nanos() as u64),
             progress: None,
             txn_log: None,
+            skip_later_than: None,
             driver,
         }
     }

@@ -475,6 +475,10 @@ pub struct LoadResult {
     /// Retried transactions (serialization/deadlock) that later succeeded or
     /// gave up.
     pub retries: u64,
+    /// Rate mode with a latency limit (pgbench `-R` with `-L`): scheduled
+    /// transactions never sent because they were already later than the
+    /// limit against their schedule, and so could not have met it.
+    pub skipped: u64,
     /// Latency of completed requests, in microseconds. Auto-resizing, so
     /// values past the timeout are kept, not clamped.
     pub latency: Histogram<u64>,
@@ -519,6 +523,7 @@ impl LoadResult {
             bytes: Bytes(0),
             errors: ErrorCounts::default(),
             retries: 0,
+            skipped: 0,
             latency: new_histogram(),
             timeline: Vec::new(),
             elapsed: Duration::ZERO,
@@ -566,6 +571,7 @@ impl LoadResult {
         self.bytes = Bytes(self.bytes.0 + o.bytes.0);
         self.errors.merge(&o.errors);
         self.retries += o.retries;
+        self.skipped += o.skipped;
         // Both histograms auto-resize, so adding cannot fail on range.
         let _ = self.latency.add(&o.latency);
         let _ = self.schedule_lag.add(&o.schedule_lag);

@@ -1115,3 +1115,44 @@ fn postgres_cli_takes_pgbench_habits_and_logs_every_transaction() {
         assert!(f[5] < 1_000_000, "{l}");
     }
 }
+
+/// Issue 41: pgbench's `-L` with `-R`: a transaction already later than
+/// the limit against its schedule is skipped, not sent, and counted as
+/// pgbench counts it. One client of 10 ms transactions scheduled at 500/s
+/// falls behind at once: most are skipped, and the sent and the skipped
+/// together cover the schedule.
+#[test]
+fn postgres_cli_skips_what_is_already_later_than_the_latency_limit() {
+    let s = server_in(tempfile::tempdir().unwrap(), None, "");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("sleep.sql");
+    std::fs::write(&script, "SELECT pg_sleep(0.01);\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args(["load", "pg", &s.uri, "-f", script.to_str().unwrap()])
+        .args(["-c", "1", "-R", "500", "-L", "5", "-T", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (sent, skipped) = (
+        v["transactions"].as_u64().unwrap(),
+        v["skipped"].as_u64().unwrap(),
+    );
+    assert!(sent > 0 && sent < 250, "10 ms each, one client: {v}");
+    assert!(skipped > 500, "{v}");
+    assert!(
+        (700..=1100).contains(&(sent + skipped)),
+        "2 s at 500/s: {v}"
+    );
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args(["load", "pg", &s.uri, "-f", script.to_str().unwrap()])
+        .args(["-c", "1", "-R", "500", "-L", "5", "-T", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("number of transactions skipped: "), "{text}");
+}

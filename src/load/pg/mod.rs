@@ -129,6 +129,8 @@ pub struct PgDriver {
     /// Every transaction logged here (pgbench `-l`; see
     /// [`PgDriver::log_into`]).
     txn_log: Option<std::path::PathBuf>,
+    /// Rate mode: skip transactions later than this (pgbench `-L`).
+    skip_later_than: Option<Duration>,
 }
 
 /// One statement's latency over a run (pgbench `-r`).
@@ -161,6 +163,7 @@ impl PgDriver {
             progress: None,
             custom: None,
             txn_log: None,
+            skip_later_than: None,
         })
     }
 
@@ -189,6 +192,13 @@ impl PgDriver {
     /// `path.N` (pgbench's `pgbench_log.PID` and `pgbench_log.PID.N`).
     pub fn log_into(&mut self, path: std::path::PathBuf) {
         self.txn_log = Some(path);
+    }
+
+    /// In rate mode, skips (counts in [`LoadResult::skipped`], does not
+    /// send) every transaction already later than `limit` against its
+    /// schedule, as pgbench `-L` does with `-R`.
+    pub fn skip_later_than(&mut self, limit: Duration) {
+        self.skip_later_than = Some(limit);
     }
 
     /// A setup connection, with a message that says where it failed.
@@ -296,6 +306,7 @@ impl PgDriver {
         let mut shared = ctx::Shared::new(spec, shutdown, threads, run);
         shared.progress = self.progress.clone();
         shared.txn_log = self.txn_log.clone();
+        shared.skip_later_than = self.skip_later_than;
         let (result, locals) =
             crate::load::event_loop::run_workers::<conn::Conn>(&shared, threads)?;
         if !per_statement {

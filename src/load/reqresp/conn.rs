@@ -410,6 +410,9 @@ impl<P: Protocol> Conn<P> {
     }
 
     fn begin(&mut self, ctx: &mut Ctx<P>, now: Instant) {
+        if self.skip_late(ctx, now) {
+            return;
+        }
         if !ctx.claim() {
             return self.finish();
         }
@@ -418,6 +421,27 @@ impl<P: Protocol> Conn<P> {
         self.phase = Phase::Busy;
         let first = self.protocol.begin(ctx, &mut self.send);
         self.apply(ctx, first, now);
+    }
+
+    /// Rate mode with a latency limit: skips (counts, does not send) every
+    /// scheduled transaction already later than the limit, as pgbench `-L`
+    /// with `-R` does; true when the next one is not due yet (its timer is
+    /// set).
+    fn skip_late(&mut self, ctx: &mut Ctx<P>, now: Instant) -> bool {
+        let (Some(limit), Some(interval)) = (ctx.shared.skip_later_than, ctx.interval) else {
+            return false;
+        };
+        while self.next_start + limit < now {
+            ctx.result.skipped += 1;
+            self.next_start += interval;
+        }
+        if self.next_start > now {
+            self.phase = Phase::Idle;
+            ctx.timers
+                .push(std::cmp::Reverse((self.next_start, self.token)));
+            return true;
+        }
+        false
     }
 
     /// Writes what is queued; false if the connection was lost.
