@@ -240,10 +240,22 @@ mod tests {
             };
             assert_eq!(
                 pg.script,
-                scalelab::load::pg::ScriptKind::SelectOnly,
+                [scalelab::load::pg::ScriptKind::SelectOnly],
                 "{line}"
             );
         }
+        let Ok(Cli {
+            command: Command::Load(LoadCommand::Pg(pg)),
+            ..
+        }) = parsed("load pg -b select-only@1 -b tpcb-like@9 bench")
+        else {
+            panic!("a mix parses, to be refused by name");
+        };
+        let e = pg.refuse_a_mix().unwrap_err().to_string();
+        assert!(
+            e.contains("mix of weighted scripts is not supported"),
+            "{e}"
+        );
         let e = refused("load pg -b select-only@x bench");
         assert!(e.contains("NAME@WEIGHT"), "{e}");
         let e = refused("load pg -t 1000 bench");

@@ -53,16 +53,17 @@ pub struct LoadPgArgs {
     /// Built-in script: select-only, simple-update or tpcb-like (pgbench
     /// `-b NAME`; `-S` and `-N` are select-only and simple-update). A
     /// pgbench `@WEIGHT` is taken with one script, which then runs every
-    /// transaction, as in pgbench.
+    /// transaction, as in pgbench; a mix of several is refused by name.
     #[arg(
         long,
         short = 'b',
         alias = "builtin",
         default_value = "tpcb-like",
         value_name = "NAME[@WEIGHT]",
-        value_parser = parse_script
+        value_parser = parse_script,
+        action = clap::ArgAction::Append
     )]
-    pub script: ScriptKind,
+    pub script: Vec<ScriptKind>,
     /// pgbench -S: the select-only script.
     #[arg(short = 'S', long, conflicts_with_all = ["script", "simple_update", "file"])]
     pub select_only: bool,
@@ -198,8 +199,22 @@ impl LoadPgArgs {
         } else if self.simple_update {
             ScriptKind::SimpleUpdate
         } else {
-            self.script
+            self.script.last().copied().unwrap_or(ScriptKind::TpcbLike)
         }
+    }
+
+    /// pgbench's mix of weighted scripts (`-b A@W -b B@W`) is not
+    /// supported: refused by name rather than one of them run silently.
+    pub fn refuse_a_mix(&self) -> anyhow::Result<()> {
+        if self.script.len() > 1 {
+            let names: Vec<&str> = self.script.iter().map(|s| s.name()).collect();
+            anyhow::bail!(
+                "-b {}: pgbench's mix of weighted scripts is not supported; run each script \
+                 on its own (`-b NAME`), or sweep `load.script` in an experiment file",
+                names.join(" -b ")
+            );
+        }
+        Ok(())
     }
 
     /// The connection string: the positional argument (a database name,
@@ -245,6 +260,7 @@ impl LoadPgArgs {
 }
 
 pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
+    a.refuse_a_mix()?;
     if a.init {
         return init(a);
     }
