@@ -798,8 +798,11 @@ fn dnsperf_flags_as_typed_and_a_ramp_below_the_limit_prints_no_maximum() {
     // -s, -p and -l: a second at 300 qps.
     let json_end = rest.find("\n}\n").unwrap_or_else(|| panic!("{rest}")) + 3;
     let v: serde_json::Value = serde_json::from_str(&rest[..json_end]).unwrap();
-    assert!((v["duration_s"].as_f64().unwrap() - 1.0).abs() < 0.3, "{v}");
-    assert!(v["responses"].as_u64().unwrap() > 200, "{v}");
+    // -l 1 at -Q 300: a second's schedule was sent (the run's wall time
+    // also waits for the last answers).
+    let sent = v["sent"].as_u64().unwrap();
+    assert!((250..=320).contains(&sent), "{v}");
+    assert!(v["responses"].as_u64().unwrap() * 10 >= sent * 9, "{v}");
     // The ramp to 400 qps loses nothing: no maximum, and why.
     let ramp = &rest[json_end..];
     assert!(ramp.contains("Queries lost:         0"), "{ramp}");

@@ -298,7 +298,7 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
     };
     let (fell_behind, mut notes) = client_limit::judge(&t, ramp.as_ref());
     if let (Some(r), Mode::Ramp { max_rate, .. }) = (&mut ramp, mode) {
-        r.below_limit = ramp::below_limit(&r.seconds, r.max_throughput, t.fell_behind.is_some());
+        r.below_limit = ramp::below_limit(&r.seconds, t.fell_behind.is_some());
         if r.below_limit {
             notes.push(ramp::below_limit_note(*max_rate, r.max_throughput));
         }
