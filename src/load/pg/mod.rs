@@ -354,6 +354,9 @@ mod tests {
         assert_eq!(s, PgSettings::default());
         assert_eq!(s.script, ScriptKind::TpcbLike);
         assert_eq!(s.max_tries, 1);
+        // Recipes keep prepared statements unless they say (issue 41: only
+        // `load pg` took pgbench's -M simple as its default).
+        assert_eq!(s.protocol, QueryMode::Prepared);
         let s = PgSettings::parse(&table("script = \"select-only\"\nmax_tries = 5\nscale = 3"))
             .unwrap();
         assert_eq!(
