@@ -52,8 +52,8 @@ pub struct LoadPgArgs {
     pub shape: LoadShape<Pgbench>,
     /// Built-in script: select-only, simple-update or tpcb-like (pgbench
     /// `-b NAME`; `-S` and `-N` are select-only and simple-update). A
-    /// pgbench `@WEIGHT` is taken with one script, which then runs every
-    /// transaction, as in pgbench; a mix of several is refused by name.
+    /// pgbench's `@WEIGHT` too: given several times, each transaction
+    /// runs one of them, drawn by weight, as pgbench mixes scripts.
     #[arg(
         long,
         short = 'b',
@@ -63,7 +63,7 @@ pub struct LoadPgArgs {
         value_parser = parse_script,
         action = clap::ArgAction::Append
     )]
-    pub script: Vec<ScriptKind>,
+    pub script: Vec<Weighted>,
     /// pgbench -S: the select-only script.
     #[arg(short = 'S', long, conflicts_with_all = ["script", "simple_update", "file"])]
     pub select_only: bool,
@@ -166,12 +166,23 @@ pub const HABITS: &[Habit] = &[
     },
 ];
 
-/// `-b NAME[@WEIGHT]`: a built-in script; with one script the weight
-/// changes nothing, as in pgbench.
-fn parse_script(s: &str) -> Result<ScriptKind, String> {
+/// A built-in script and its weight in a mix (pgbench `-b NAME@WEIGHT`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Weighted {
+    /// The script.
+    pub kind: ScriptKind,
+    /// Its weight (1 unless given); with one script it changes nothing.
+    pub weight: u32,
+}
+
+/// `-b NAME[@WEIGHT]`.
+fn parse_script(s: &str) -> Result<Weighted, String> {
     let (name, weight) = s.split_once('@').unwrap_or((s, "1"));
     match weight.parse::<u32>() {
-        Ok(_) => name.parse(),
+        Ok(weight) => Ok(Weighted {
+            kind: name.parse()?,
+            weight,
+        }),
         Err(_) => Err(format!(
             "weight `{weight}` in `{s}` is not a whole number (pgbench's NAME@WEIGHT)"
         )),
@@ -199,22 +210,19 @@ impl LoadPgArgs {
         } else if self.simple_update {
             ScriptKind::SimpleUpdate
         } else {
-            self.script.last().copied().unwrap_or(ScriptKind::TpcbLike)
+            self.script.last().map_or(ScriptKind::TpcbLike, |s| s.kind)
         }
     }
 
-    /// pgbench's mix of weighted scripts (`-b A@W -b B@W`) is not
-    /// supported: refused by name rather than one of them run silently.
-    pub fn refuse_a_mix(&self) -> anyhow::Result<()> {
-        if self.script.len() > 1 {
-            let names: Vec<&str> = self.script.iter().map(|s| s.name()).collect();
-            anyhow::bail!(
-                "-b {}: pgbench's mix of weighted scripts is not supported; run each script \
-                 on its own (`-b NAME`), or sweep `load.script` in an experiment file",
-                names.join(" -b ")
-            );
-        }
-        Ok(())
+    /// pgbench's mix of weighted scripts (`-b A@W -b B@W`), when more than
+    /// one is given.
+    pub fn mix(&self) -> Option<Vec<(Script, u32)>> {
+        (self.script.len() > 1).then(|| {
+            self.script
+                .iter()
+                .map(|s| (s.kind.into(), s.weight))
+                .collect()
+        })
     }
 
     /// The connection string: the positional argument (a database name,
@@ -260,7 +268,6 @@ impl LoadPgArgs {
 }
 
 pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
-    a.refuse_a_mix()?;
     if a.init {
         return init(a);
     }
@@ -275,6 +282,9 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     if let Some(file) = &a.file {
         driver.use_script(pg::custom::read(file)?);
     }
+    if let Some(mix) = a.mix() {
+        driver.use_mix(mix)?;
+    }
     if a.log {
         driver.log_into(format!("pgbench_log.{}", std::process::id()).into());
     }
@@ -285,7 +295,7 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     spec.validate()?;
     let scale = driver.scale()?;
     let run = |driver: &PgDriver| driver.run_timed(&spec, shutdown, a.per_statement);
-    let (result, statements) = match a.progress {
+    let timed = match a.progress {
         Some(every) => {
             let live = Arc::new(Live::default());
             driver.count_into(live.clone());
@@ -294,10 +304,12 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         }
         None => run(&driver)?,
     };
+    let result = timed.result;
     let ran = Ran {
-        script: driver.script(),
+        scripts: driver.scripts(),
+        by_script: timed.by_script,
         scale,
-        statements,
+        statements: timed.statements,
     };
     a.shape.finish(
         &result,
@@ -309,7 +321,10 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
 
 /// What a run executed, for its report.
 struct Ran {
-    script: Script,
+    /// The scripts with their weights (one, unless `-b` mixed several).
+    scripts: Vec<(Script, u32)>,
+    /// Completed transactions per script.
+    by_script: Vec<u64>,
     scale: u32,
     /// Each statement's latency with -r; empty without.
     statements: Vec<StatementLatency>,
@@ -383,7 +398,10 @@ fn print_summary(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) {
         0.0
     };
     let lat = r.latency_fields();
-    outln!("transaction type: {}", ran.script.title);
+    match ran.scripts.as_slice() {
+        [(one, _)] => outln!("transaction type: {}", one.title),
+        _ => outln!("transaction type: multiple scripts"),
+    }
     outln!("scaling factor: {}", ran.scale);
     outln!("query mode: {}", a.protocol.name());
     outln!("number of clients: {}", a.shape.connections);
@@ -457,7 +475,30 @@ fn print_summary(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) {
             );
         }
     }
+    print_mix(ran, r);
     print_notes("note:", r);
+}
+
+/// pgbench's per-script lines of a mix: `SQL script 1: <builtin: select
+/// only>`, its weight and the share it targets, and what it ran.
+fn print_mix(ran: &Ran, r: &LoadResult) {
+    if ran.scripts.len() < 2 {
+        return;
+    }
+    let total_weight: u32 = ran.scripts.iter().map(|(_, w)| w).sum();
+    let done: u64 = ran.by_script.iter().sum();
+    for (i, ((script, weight), n)) in ran.scripts.iter().zip(&ran.by_script).enumerate() {
+        outln!("SQL script {}: {}", i + 1, script.title);
+        outln!(
+            " - weight: {weight} (targets {:.1}% of total)",
+            100.0 * f64::from(*weight) / f64::from(total_weight.max(1))
+        );
+        outln!(
+            " - {n} transactions ({:.1}% of total, tps = {:.6})",
+            100.0 * *n as f64 / done.max(1) as f64,
+            *n as f64 / r.elapsed.as_secs_f64().max(1e-9)
+        );
+    }
 }
 
 /// Completed transactions that took longer than `limit`, and all completed
@@ -477,7 +518,12 @@ fn late(r: &LoadResult, limit: Duration) -> (u64, u64) {
 fn json(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) -> serde_json::Value {
     let m = Measurement::from(r);
     let v = serde_json::json!({
-        "script": ran.script.name,
+        "script": ran.scripts.first().map(|(s, _)| s.name.clone()),
+        "scripts": ran.scripts.iter().zip(&ran.by_script).map(|((s, w), n)| serde_json::json!({
+            "name": s.name,
+            "weight": w,
+            "transactions": n,
+        })).collect::<Vec<_>>(),
         "protocol": a.protocol.name(),
         "scale": ran.scale,
         "clients": a.shape.connections,

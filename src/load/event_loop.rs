@@ -189,7 +189,14 @@ impl<S: Session> Ctx<'_, S> {
     /// [schedule_lag]`, time in microseconds or `failed`, the epoch
     /// fields when it ended, the lag in rate mode). A write error ends the
     /// log and is noted.
-    pub fn log_txn(&mut self, client: u32, txn: u64, latency: Option<Micros>, lag: Option<Micros>) {
+    pub fn log_txn(
+        &mut self,
+        client: u32,
+        txn: u64,
+        script: u32,
+        latency: Option<Micros>,
+        lag: Option<Micros>,
+    ) {
         use std::io::Write as _;
         let Some(log) = self.txn_log.as_mut() else {
             return;
@@ -201,7 +208,7 @@ impl<S: Session> Ctx<'_, S> {
         let lag = lag.map(|l| format!(" {}", l.0)).unwrap_or_default();
         let written = writeln!(
             log,
-            "{client} {txn} {time} 0 {} {}{lag}",
+            "{client} {txn} {time} {script} {} {}{lag}",
             ended.as_secs(),
             ended.subsec_micros()
         );

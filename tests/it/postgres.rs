@@ -1156,3 +1156,77 @@ fn postgres_cli_skips_what_is_already_later_than_the_latency_limit() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("number of transactions skipped: "), "{text}");
 }
+
+/// Issue 41: pgbench's mix of weighted scripts, `-b select-only@1 -b
+/// simple-update@3`: each transaction runs one of them, and what the run
+/// says each script did agrees with the server (simple-update inserts one
+/// pgbench_history row per transaction, select-only none).
+#[test]
+fn postgres_cli_mixes_weighted_builtin_scripts_as_pgbench_does() {
+    let s = server(1, "");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args([
+            "load",
+            "pg",
+            &s.uri,
+            "-b",
+            "select-only@1",
+            "-b",
+            "simple-update@3",
+        ])
+        .args(["-c", "2", "-T", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let scripts = v["scripts"].as_array().unwrap();
+    assert_eq!(scripts.len(), 2, "{v}");
+    assert_eq!(scripts[1]["name"], "simple-update");
+    assert_eq!(scripts[1]["weight"], 3);
+    let (selects, updates) = (
+        scripts[0]["transactions"].as_u64().unwrap(),
+        scripts[1]["transactions"].as_u64().unwrap(),
+    );
+    assert_eq!(
+        selects + updates,
+        v["transactions"].as_u64().unwrap(),
+        "{v}"
+    );
+    // The pre-run vacuum truncated the history: every row is this run's.
+    assert_eq!(
+        s.int("select count(*) from pgbench_history") as u64,
+        updates
+    );
+    let share = updates as f64 / (selects + updates) as f64;
+    assert!((0.6..0.9).contains(&share), "about 3 in 4: {v}");
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args([
+            "load",
+            "pg",
+            &s.uri,
+            "-b",
+            "select-only@1",
+            "-b",
+            "simple-update@3",
+        ])
+        .args(["-T", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("transaction type: multiple scripts"),
+        "{text}"
+    );
+    assert!(
+        text.contains("SQL script 2: <builtin: simple update>"),
+        "{text}"
+    );
+    assert!(
+        text.contains(" - weight: 3 (targets 75.0% of total)"),
+        "{text}"
+    );
+}

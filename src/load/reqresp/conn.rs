@@ -382,7 +382,8 @@ impl<P: Protocol> Conn<P> {
             let lag = ctx.interval.map(|_| {
                 Micros::from_duration(self.begun.saturating_duration_since(self.measured_from))
             });
-            ctx.log_txn(self.client, self.ended - 1, latency, lag);
+            let script = self.protocol.script_no();
+            ctx.log_txn(self.client, self.ended - 1, script, latency, lag);
         }
     }
 
