@@ -87,6 +87,38 @@ mod tests {
         Cli::try_parse_from(&args).map_err(|e| Cli::explain(e, &args).to_string())
     }
 
+    /// The arguments of `load KIND` that `line` parses into.
+    fn load(line: &str) -> LoadCommand {
+        match parsed(line) {
+            Ok(Cli {
+                command: Command::Load(load),
+                ..
+            }) => load,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    fn mysql_args(line: &str) -> super::super::load_mysql::LoadMysqlArgs {
+        let LoadCommand::Mysql(a) = load(line) else {
+            panic!("{line}: not mysql");
+        };
+        a
+    }
+
+    fn dns_args(line: &str) -> super::super::load_dns::LoadDnsArgs {
+        let LoadCommand::Dns(a) = load(line) else {
+            panic!("{line}: not dns");
+        };
+        a
+    }
+
+    fn pg_args(line: &str) -> super::super::load_pg::LoadPgArgs {
+        let LoadCommand::Pg(a) = load(line) else {
+            panic!("{line}: not pg");
+        };
+        a
+    }
+
     fn refused(line: &str) -> String {
         let e = parsed(line)
             .err()
@@ -100,13 +132,7 @@ mod tests {
         let line = "load mysql oltp_read_only --mysql-host=127.0.0.1 --mysql-port=3307 \
                     --mysql-user=bench --mysql-password=p@ss/w --mysql-db=db1 --threads=8 \
                     --time=5 --report-interval=1 run";
-        let Ok(Cli {
-            command: Command::Load(LoadCommand::Mysql(my)),
-            ..
-        }) = parsed(line)
-        else {
-            panic!("{line}");
-        };
+        let my = mysql_args(line);
         let call = my.call().unwrap();
         assert_eq!(call.script, scalelab::load::mysql::ScriptKind::OltpReadOnly);
         assert!(!call.init);
@@ -129,35 +155,17 @@ mod tests {
         // defaults for the rest.
         let line = "load mysql /usr/share/sysbench/oltp_point_select.lua --db-driver=mysql \
                     --tables=2 prepare";
-        let Ok(Cli {
-            command: Command::Load(LoadCommand::Mysql(my)),
-            ..
-        }) = parsed(line)
-        else {
-            panic!("{line}");
-        };
+        let my = mysql_args(line);
         let call = my.call().unwrap();
         assert!(call.init);
         assert_eq!(call.url, "mysql://sbtest@localhost:3306/sbtest");
         assert_eq!(call.script.name(), "oltp_point_select");
         // A URL and the flags say the server twice; a word that is none of
         // them is named.
-        let Ok(Cli {
-            command: Command::Load(LoadCommand::Mysql(my)),
-            ..
-        }) = parsed("load mysql mysql://u@127.0.0.1:9/d --mysql-port=3306 run")
-        else {
-            panic!("url and flags");
-        };
+        let my = mysql_args("load mysql mysql://u@127.0.0.1:9/d --mysql-port=3306 run");
         let e = my.call().unwrap_err().to_string();
         assert!(e.contains("given twice"), "{e}");
-        let Ok(Cli {
-            command: Command::Load(LoadCommand::Mysql(my)),
-            ..
-        }) = parsed("load mysql oltp_read_only cleanup")
-        else {
-            panic!("cleanup");
-        };
+        let my = mysql_args("load mysql oltp_read_only cleanup");
         let e = my.call().unwrap_err().to_string();
         assert!(e.starts_with("`cleanup` is neither"), "{e}");
         let e = refused("load mysql oltp_read_only --mysql-socket=/tmp/m.sock run");
@@ -167,25 +175,13 @@ mod tests {
     #[test]
     fn dnsperf_as_typed_takes_s_p_l_and_names_queries_for_d() {
         let line = "load dns -s 127.0.0.1 -p 5353 --queries q.txt -l 5 -Q 1000";
-        let Ok(Cli {
-            command: Command::Load(LoadCommand::Dns(dns)),
-            ..
-        }) = parsed(line)
-        else {
-            panic!("{line}");
-        };
+        let dns = dns_args(line);
         assert_eq!(dns.server(), "127.0.0.1:5353");
         assert_eq!(
             (dns.shape.duration, dns.shape.rate),
             (Duration::from_secs(5), Some(1000.0))
         );
-        let Ok(Cli {
-            command: Command::Load(LoadCommand::Dns(dns)),
-            ..
-        }) = parsed("load dns -s ::1 --queries q.txt")
-        else {
-            panic!("-s alone");
-        };
+        let dns = dns_args("load dns -s ::1 --queries q.txt");
         assert_eq!(dns.server(), "[::1]:53");
         let e = refused("load dns -s 127.0.0.1 -p 53 -d queries.txt -l 5");
         assert!(e.contains("dnsperf's -d FILE is --queries FILE"), "{e}");
@@ -193,13 +189,7 @@ mod tests {
         assert!(e.contains("-t N (--threads N)"), "{e}");
         // resperf's -r and -m.
         let line = "load dns 127.0.0.1:53 --queries q -r 60 -m 50000";
-        let Ok(Cli {
-            command: Command::Load(LoadCommand::Dns(dns)),
-            ..
-        }) = parsed(line)
-        else {
-            panic!("{line}");
-        };
+        let dns = dns_args(line);
         assert_eq!(
             (dns.ramp, dns.max_rate),
             (Some(Duration::from_secs(60)), Some(50000.0))
@@ -210,13 +200,7 @@ mod tests {
     fn pgbench_as_typed_takes_its_long_names_and_new_flags() {
         let line = "load pg --client=4 --jobs=2 --time=3 --select-only -P 1 -L 2.5 -l \
                     -h 127.0.0.1 -p 5433 bench";
-        let Ok(Cli {
-            command: Command::Load(LoadCommand::Pg(pg)),
-            ..
-        }) = parsed(line)
-        else {
-            panic!("{line}");
-        };
+        let pg = pg_args(line);
         let s = &pg.shape;
         assert_eq!(
             (s.connections, s.threads, s.duration),
@@ -231,13 +215,7 @@ mod tests {
             "load pg -b select-only@3 bench",
             "load pg --builtin=select-only bench",
         ] {
-            let Ok(Cli {
-                command: Command::Load(LoadCommand::Pg(pg)),
-                ..
-            }) = parsed(line)
-            else {
-                panic!("{line}");
-            };
+            let pg = pg_args(line);
             let kinds: Vec<_> = pg.script.iter().map(|s| s.kind).collect();
             assert_eq!(
                 kinds,
@@ -245,13 +223,7 @@ mod tests {
                 "{line}"
             );
         }
-        let Ok(Cli {
-            command: Command::Load(LoadCommand::Pg(pg)),
-            ..
-        }) = parsed("load pg -b select-only@1 -b tpcb-like@9 bench")
-        else {
-            panic!("a mix");
-        };
+        let pg = pg_args("load pg -b select-only@1 -b tpcb-like@9 bench");
         let mix: Vec<(String, u32)> = (pg.mix().unwrap().into_iter())
             .map(|(s, w)| (s.name, w))
             .collect();

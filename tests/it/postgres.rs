@@ -1116,6 +1116,22 @@ fn postgres_cli_takes_pgbench_habits_and_logs_every_transaction() {
     }
 }
 
+/// `scalelab load pg URI ARGS...`: its exit checked, its stdout (JSON
+/// with `--json`).
+fn load_pg(uri: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args(["load", "pg", uri])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Issue 41: pgbench's `-L` with `-R`: a transaction already later than
 /// the limit against its schedule is skipped, not sent, and counted as
 /// pgbench counts it. One client of 10 ms transactions scheduled at 500/s
@@ -1127,17 +1143,10 @@ fn postgres_cli_skips_what_is_already_later_than_the_latency_limit() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("sleep.sql");
     std::fs::write(&script, "SELECT pg_sleep(0.01);\n").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
-        .args(["load", "pg", &s.uri, "-f", script.to_str().unwrap()])
-        .args(["-c", "1", "-R", "500", "-L", "5", "-T", "2", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let file = script.to_str().unwrap();
+    let rated = ["-f", file, "-c", "1", "-R", "500", "-L", "5"];
+    let json = load_pg(&s.uri, &[&rated[..], &["-T", "2", "--json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let (sent, skipped) = (
         v["transactions"].as_u64().unwrap(),
         v["skipped"].as_u64().unwrap(),
@@ -1148,12 +1157,7 @@ fn postgres_cli_skips_what_is_already_later_than_the_latency_limit() {
         (700..=1100).contains(&(sent + skipped)),
         "2 s at 500/s: {v}"
     );
-    let text = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
-        .args(["load", "pg", &s.uri, "-f", script.to_str().unwrap()])
-        .args(["-c", "1", "-R", "500", "-L", "5", "-T", "1"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&text.stdout);
+    let text = load_pg(&s.uri, &[&rated[..], &["-T", "1"]].concat());
     assert!(text.contains("number of transactions skipped: "), "{text}");
 }
 
@@ -1164,25 +1168,12 @@ fn postgres_cli_skips_what_is_already_later_than_the_latency_limit() {
 #[test]
 fn postgres_cli_mixes_weighted_builtin_scripts_as_pgbench_does() {
     let s = server(1, "");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
-        .args([
-            "load",
-            "pg",
-            &s.uri,
-            "-b",
-            "select-only@1",
-            "-b",
-            "simple-update@3",
-        ])
-        .args(["-c", "2", "-T", "2", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let mix = ["-b", "select-only@1", "-b", "simple-update@3"];
+    let json = load_pg(
+        &s.uri,
+        &[&mix[..], &["-c", "2", "-T", "2", "--json"]].concat(),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let scripts = v["scripts"].as_array().unwrap();
     assert_eq!(scripts.len(), 2, "{v}");
     assert_eq!(scripts[1]["name"], "simple-update");
@@ -1203,20 +1194,7 @@ fn postgres_cli_mixes_weighted_builtin_scripts_as_pgbench_does() {
     );
     let share = updates as f64 / (selects + updates) as f64;
     assert!((0.6..0.9).contains(&share), "about 3 in 4: {v}");
-    let text = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
-        .args([
-            "load",
-            "pg",
-            &s.uri,
-            "-b",
-            "select-only@1",
-            "-b",
-            "simple-update@3",
-        ])
-        .args(["-T", "1"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&text.stdout);
+    let text = load_pg(&s.uri, &[&mix[..], &["-T", "1"]].concat());
     assert!(
         text.contains("transaction type: multiple scripts"),
         "{text}"
