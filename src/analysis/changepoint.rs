@@ -24,17 +24,27 @@
 //! The permutation test treats the trials of a segment as exchangeable. Trials
 //! of one run share that run's conditions, so between-run drift can look
 //! significant. So a split found this way is kept only if it also stands
-//! out from the run-to-run spread: the runs are the independent units, and
-//! the mean log run-median after the change must differ from the one
-//! before by more than Student's t at `alpha` (two-sided, pooled variance,
-//! n₁ + n₂ − 2 degrees of freedom) times the standard error of that
-//! difference. The sides are bounded by the neighbouring change points; a
-//! split that fails is dropped and its neighbours are judged again. This
-//! needs at least three runs around a change.
+//! out from the run-to-run spread, where the runs are the independent
+//! units ([`super::between`]): Student's t on the logs of the run medians
+//! (pooled variance, n₁ + n₂ − 2 degrees of freedom) must reach `alpha`
+//! divided by the number of places the split could have fallen in its
+//! segment (Bonferroni: the split was chosen as the best of them, so its
+//! own p-value alone would overstate it). Each side of a change holds at
+//! least [`MIN_SIDE_RUNS`] runs, so one outlying run at either end of a
+//! history is never a change on its own, and never hides a real step next
+//! to it. The sides are bounded by the neighbouring change points; a split
+//! that fails is dropped and its neighbours are judged again.
 
+use super::between::pooled_log_t;
 use super::bootstrap::ratio_of_medians_ci;
 use super::summary::median;
 use crate::rng::SplitMix64;
+
+/// Fewest runs (with a value) on each side of a change: with one, a
+/// single outlying run could be a "change" of its own; with two, the
+/// run-to-run variance rests on 2 degrees of freedom, and two pairs of
+/// runs that drifted apart (a busy hour) passed for a change.
+pub const MIN_SIDE_RUNS: usize = 3;
 
 /// How the search decides.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -78,8 +88,24 @@ pub struct ChangePoint {
 /// in order. Runs with no values are kept in place but never split on their
 /// own.
 pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<ChangePoint> {
+    let each: Vec<usize> = (0..runs.len()).collect();
+    change_points_of_repeats(runs, &each, settings)
+}
+
+/// As [`change_points`], where `repeat_of[i]` names the system run `i`
+/// repeats (its label): consecutive runs of one label are repeats of one
+/// build, and no change falls between them.
+pub fn change_points_of_repeats(
+    runs: &[Vec<f64>],
+    repeat_of: &[usize],
+    settings: &Settings,
+) -> Vec<ChangePoint> {
+    // allowed[k]: a change may fall before run k.
+    let allowed: Vec<bool> = (0..runs.len())
+        .map(|k| k > 0 && repeat_of.get(k) != repeat_of.get(k - 1))
+        .collect();
     let mut found: Vec<(usize, f64)> = Vec::new();
-    split_segment(runs, 0, runs.len(), settings, &mut found);
+    split_segment((runs, &allowed), 0, runs.len(), settings, &mut found);
     found.sort_by_key(|(after, _)| *after);
     while let Some(k) = (0..found.len()).find(|&k| {
         let bounds = neighbours(&found, k, runs.len());
@@ -112,19 +138,20 @@ pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<ChangePoint>
 }
 
 fn split_segment(
-    runs: &[Vec<f64>],
+    (runs, allowed): (&[Vec<f64>], &[bool]),
     start: usize,
     end: usize,
     settings: &Settings,
     found: &mut Vec<(usize, f64)>,
 ) {
     let segment = &runs[start..end];
-    let Some(best) = best_split(segment) else {
+    let open = &allowed[start..end];
+    let Some(best) = best_split(segment, open) else {
         return;
     };
     let values = flatten(segment);
     let sizes: Vec<usize> = segment.iter().map(Vec::len).collect();
-    let p = permutation_p(&values, &sizes, best.q, settings.permutations);
+    let p = permutation_p(&values, (&sizes, open), best.q, settings.permutations);
     let before = flatten(&segment[..best.after]);
     let after = flatten(&segment[best.after..]);
     let (Some(b), Some(a)) = (median(&before), median(&after)) else {
@@ -136,8 +163,8 @@ fn split_segment(
         return;
     }
     found.push((start + best.after, p));
-    split_segment(runs, start, start + best.after, settings, found);
-    split_segment(runs, start + best.after, end, settings, found);
+    split_segment((runs, allowed), start, start + best.after, settings, found);
+    split_segment((runs, allowed), start + best.after, end, settings, found);
 }
 
 /// The start of the segment before change `k` and the end of the one after.
@@ -148,57 +175,25 @@ fn neighbours(found: &[(usize, f64)], k: usize, len: usize) -> (usize, usize) {
 }
 
 /// Whether the runs after a split differ from those before by more than
-/// their run-to-run spread: a pooled two-sample t-test on the logs of the
-/// run medians, at `alpha` two-sided. False with fewer than three runs.
+/// their run-to-run spread: Student's pooled t on the logs of the run
+/// medians ([`pooled_log_t`]), two-sided, at `alpha` over the number of
+/// places a split could fall in the segment (Bonferroni). False with fewer
+/// than [`MIN_SIDE_RUNS`] runs on a side.
 fn stands_out(before: &[Vec<f64>], after: &[Vec<f64>], alpha: f64) -> bool {
-    let logs = |runs: &[Vec<f64>]| -> Vec<f64> {
+    let medians = |runs: &[Vec<f64>]| -> Vec<f64> {
         runs.iter()
             .filter_map(|r| median(r))
             .filter(|m| *m > 0.0)
-            .map(f64::ln)
             .collect()
     };
-    let (a, b) = (logs(before), logs(after));
-    let (n1, n2) = (a.len(), b.len());
-    if n1 == 0 || n2 == 0 || n1 + n2 < 3 {
+    let (a, b) = (medians(before), medians(after));
+    if a.len() < MIN_SIDE_RUNS || b.len() < MIN_SIDE_RUNS {
         return false;
     }
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let (ma, mb) = (mean(&a), mean(&b));
-    let squares = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
-    let df = n1 + n2 - 2;
-    let pooled = (squares(&a, ma) + squares(&b, mb)) / df as f64;
-    let se = (pooled * (1.0 / n1 as f64 + 1.0 / n2 as f64)).sqrt();
-    let shift = (mb - ma).abs();
-    if se == 0.0 {
-        return shift > 0.0;
-    }
-    shift / se > t_critical(df, alpha)
-}
-
-/// Two-sided critical values of Student's t at 0.01 (t₀.₉₉₅) for 1 to 30
-/// degrees of freedom (any statistics table, e.g. NIST/SEMATECH
-/// e-Handbook, table 1.4.2.7.2).
-const T_995: [f64; 30] = [
-    63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012,
-    2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779,
-    2.771, 2.763, 2.756, 2.750,
-];
-
-/// Two-sided critical values of Student's t at 0.05 (t₀.₉₇₅), same source.
-const T_975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045, 2.042,
-];
-
-/// Student's t critical value for `df` degrees of freedom at `alpha`
-/// two-sided: the table's 0.01 column for alpha ≤ 0.01, else its 0.05
-/// column (conservative for any alpha in between); past 30 degrees of
-/// freedom, the value at 30 (conservative too).
-fn t_critical(df: usize, alpha: f64) -> f64 {
-    let table = if alpha <= 0.01 { &T_995 } else { &T_975 };
-    table[df.clamp(1, 30) - 1]
+    let places = (a.len() + b.len() + 1)
+        .saturating_sub(2 * MIN_SIDE_RUNS)
+        .max(1);
+    pooled_log_t(&a, &b).is_some_and(|t| t.p_value < alpha / places as f64)
 }
 
 fn flatten(runs: &[Vec<f64>]) -> Vec<f64> {
@@ -214,17 +209,18 @@ struct Split {
     q: f64,
 }
 
-fn best_split(segment: &[Vec<f64>]) -> Option<Split> {
+fn best_split(segment: &[Vec<f64>], allowed: &[bool]) -> Option<Split> {
     let values = flatten(segment);
     let sizes: Vec<usize> = segment.iter().map(Vec::len).collect();
-    let (after, q) = best_boundary(&values, &sizes)?;
+    let (after, q) = best_boundary(&values, (&sizes, allowed))?;
     Some(Split { after, q })
 }
 
 /// The run boundary (runs before it) with the largest Q over `values`,
-/// grouped into runs of `sizes`, and that Q. `None` when no boundary has a
-/// value on both sides.
-fn best_boundary(values: &[f64], sizes: &[usize]) -> Option<(usize, f64)> {
+/// grouped into runs of `sizes`, and that Q, among the boundaries with at
+/// least [`MIN_SIDE_RUNS`] runs with values on each side. `None` when
+/// there is none.
+fn best_boundary(values: &[f64], (sizes, allowed): (&[usize], &[bool])) -> Option<(usize, f64)> {
     if sizes.len() < 2 {
         return None;
     }
@@ -234,10 +230,15 @@ fn best_boundary(values: &[f64], sizes: &[usize]) -> Option<(usize, f64)> {
     let total = prefix[n];
     let mut best: Option<(usize, f64)> = None;
     let mut left = 0;
+    let filled = sizes.iter().filter(|s| **s > 0).count();
+    let mut filled_before = 0;
     for (runs_before, size) in sizes.iter().enumerate().take(sizes.len() - 1) {
         left += size;
+        filled_before += usize::from(*size > 0);
         let right = n - left;
-        if left == 0 || right == 0 || *size == 0 {
+        let sides_hold = filled_before >= MIN_SIDE_RUNS && filled - filled_before >= MIN_SIDE_RUNS;
+        let open = allowed.get(runs_before + 1).copied().unwrap_or(true);
+        if left == 0 || right == 0 || *size == 0 || !sides_hold || !open {
             continue;
         }
         let q = q_statistic(left, right, prefix[left], suffix[right], total);
@@ -274,7 +275,12 @@ fn q_statistic(n: usize, m: usize, within_a: f64, within_b: f64, within_all: f64
 
 /// Permutation p-value of an observed best Q (fixed seed: the same history
 /// always gives the same answer).
-fn permutation_p(values: &[f64], sizes: &[usize], observed: f64, permutations: usize) -> f64 {
+fn permutation_p(
+    values: &[f64],
+    layout: (&[usize], &[bool]),
+    observed: f64,
+    permutations: usize,
+) -> f64 {
     let mut rng = SplitMix64(0x0E01_7151_0000_0001);
     let mut shuffled = values.to_vec();
     let mut as_large = 0usize;
@@ -282,7 +288,7 @@ fn permutation_p(values: &[f64], sizes: &[usize], observed: f64, permutations: u
         for i in (1..shuffled.len()).rev() {
             shuffled.swap(i, rng.below(i + 1));
         }
-        let q = best_boundary(&shuffled, sizes).map_or(f64::NEG_INFINITY, |(_, q)| q);
+        let q = best_boundary(&shuffled, layout).map_or(f64::NEG_INFINITY, |(_, q)| q);
         // A relative tolerance: a permutation that reproduces the observed
         // split must count, whatever the order of the floating-point sums.
         if q >= observed - 1e-12 * observed.abs() {
@@ -325,18 +331,33 @@ mod tests {
 
     #[test]
     fn the_prefix_sums_give_the_definition_s_q_at_every_boundary() {
-        let h = runs(&[&[10.0, 11.0], &[9.5, 10.2, 10.4], &[13.0], &[12.5, 12.9]]);
+        let h = runs(&[
+            &[10.0, 11.0],
+            &[9.5, 10.2, 10.4],
+            &[10.1],
+            &[13.0],
+            &[12.5, 12.9],
+            &[12.8, 13.1],
+            &[12.7],
+        ]);
         let values = flatten(&h);
         let sizes: Vec<usize> = h.iter().map(Vec::len).collect();
-        let (after, q) = best_boundary(&values, &sizes).unwrap();
-        let by_def: Vec<f64> = (1..h.len())
+        let open = vec![true; sizes.len()];
+        let (after, q) = best_boundary(&values, (&sizes, &open)).unwrap();
+        // The boundaries with MIN_SIDE_RUNS runs on each side: 3 and 4.
+        let by_def: Vec<f64> = (MIN_SIDE_RUNS..=h.len() - MIN_SIDE_RUNS)
             .map(|k| q_by_definition(&flatten(&h[..k]), &flatten(&h[k..])))
             .collect();
         let best = by_def.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         assert!((q - best).abs() < 1e-9, "{q} vs {by_def:?}");
         assert_eq!(
-            after, 2,
-            "the level moves up after the second run: {by_def:?}"
+            after, 3,
+            "the level moves up after the third run: {by_def:?}"
+        );
+        // Fewer runs than two sides need: no boundary at all.
+        assert_eq!(
+            best_boundary(&flatten(&h[..5]), (&sizes[..5], &open[..5])),
+            None
         );
     }
 
@@ -379,8 +400,10 @@ mod tests {
         let h = runs(&[
             &[100.0, 100.1, 100.0],
             &[100.1, 100.0, 100.1],
+            &[100.0, 100.05, 100.1],
             &[101.0, 101.1, 101.0],
             &[101.1, 101.0, 101.1],
+            &[101.05, 101.0, 101.1],
         ]);
         let strict = Settings {
             min_magnitude: 0.0,
@@ -399,14 +422,17 @@ mod tests {
         let h = runs(&[
             &[100.0, 101.0, 99.0],
             &[100.5, 99.5, 100.0],
+            &[100.2, 99.8, 100.1],
             &[80.0, 81.0, 79.0],
             &[80.5, 79.5, 80.0],
+            &[80.2, 79.8, 80.1],
             &[120.0, 121.0, 119.0],
             &[120.5, 119.5, 120.0],
+            &[120.2, 119.8, 120.1],
         ]);
         let found = change_points(&h, &Settings::default());
         let at: Vec<usize> = found.iter().map(|c| c.after).collect();
-        assert_eq!(at, vec![2, 4], "{found:?}");
+        assert_eq!(at, vec![3, 6], "{found:?}");
         assert!((found[0].ratio - 0.8).abs() < 0.01);
         assert!((found[1].ratio - 1.5).abs() < 0.01);
     }
@@ -427,12 +453,67 @@ mod tests {
         assert_eq!(change_points(&h, &Settings::default()), vec![]);
     }
 
+    /// A flat history of `n` runs at 100 (±1% between runs), each of
+    /// three tight trials.
+    fn flat(n: usize, level: f64) -> Vec<Vec<f64>> {
+        let mut rng = SplitMix64(7);
+        (0..n)
+            .map(|_| {
+                let run = level * (1.0 + 0.02 * (rng.unit() - 0.5));
+                vec![run, run * 1.001, run * 0.999]
+            })
+            .collect()
+    }
+
     #[test]
-    fn the_t_table_falls_back_conservatively() {
-        assert_eq!(t_critical(3, 0.01), 5.841);
-        assert_eq!(t_critical(3, 0.05), 3.182);
-        assert_eq!(t_critical(100, 0.01), 2.750);
-        assert_eq!(t_critical(0, 0.01), 63.657);
+    fn one_outlying_run_at_either_end_is_not_a_change() {
+        for at_start in [false, true] {
+            let mut h = flat(10, 100.0);
+            let outlier = vec![75.0, 75.1, 74.9];
+            if at_start {
+                h.insert(0, outlier);
+            } else {
+                h.push(outlier);
+            }
+            assert_eq!(change_points(&h, &Settings::default()), vec![], "{h:?}");
+        }
+    }
+
+    #[test]
+    fn a_real_step_next_to_an_outlying_last_run_is_still_found() {
+        let mut h = flat(6, 100.0);
+        h.extend(flat(6, 80.0));
+        h.push(vec![60.0, 60.1, 59.9]);
+        let found = change_points(&h, &Settings::default());
+        let at: Vec<usize> = found.iter().map(|c| c.after).collect();
+        assert_eq!(at, vec![6], "{found:?}");
+        assert!((found[0].ratio - 0.8).abs() < 0.03, "{found:?}");
+    }
+
+    #[test]
+    fn no_change_falls_between_repeats_of_one_label() {
+        // Six runs: three at 100, three at 70; labelled so that the step
+        // would fall inside the second label's repeats.
+        let mut h = flat(3, 100.0);
+        h.extend(flat(3, 70.0));
+        let free = change_points(&h, &Settings::default());
+        assert_eq!(free.iter().map(|c| c.after).collect::<Vec<_>>(), vec![3]);
+        let repeats = change_points_of_repeats(&h, &[0, 0, 1, 1, 1, 1], &Settings::default());
+        assert!(repeats.iter().all(|c| c.after != 3), "{repeats:?}");
+    }
+
+    #[test]
+    fn a_side_of_one_run_is_never_judged() {
+        assert!(!stands_out(
+            &runs(&[&[100.0]]),
+            &runs(&[&[50.0], &[50.5]]),
+            0.01
+        ));
+        assert!(stands_out(
+            &runs(&[&[100.0], &[100.5], &[99.8]]),
+            &runs(&[&[50.0], &[50.5], &[49.9]]),
+            0.01
+        ));
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub enum Test {
     /// Welch's unequal-variances t-test on all trials ([`super::welch`]):
     /// too few trials for the rank test (3 a side).
     Welch,
+    /// Between runs: Student's t on the logs of each run's headline
+    /// ([`super::between`]); the runs, not the trials, are the samples.
+    Runs,
 }
 
 /// Whether `errors` out of `requests + errors` attempts exceed
@@ -64,6 +67,15 @@ pub enum Verdict {
         /// Trials per system that would let the test reach p < 0.05
         /// ([`trials_needed`]).
         at_least: usize,
+    },
+    /// Between runs, too few runs on a side for their drift to be known
+    /// ([`super::between::MIN_RUNS`]): the change is shown, nothing is
+    /// claimed.
+    NeedsMoreRuns {
+        /// Runs a side the verdict needs (baseline, candidate).
+        at_least: (usize, usize),
+        /// Runs each side has (baseline, candidate).
+        runs: (usize, usize),
     },
     /// One side's errors exceed [`MAX_ERROR_RATE`]: no verdict is drawn.
     NotComparable {
@@ -98,7 +110,12 @@ pub struct Comparison {
     /// With Welch's t and no difference found: the smallest change, as a
     /// fraction of the baseline's mean (0.062 = 6.2%, never under the noise
     /// floor), that these trials could have told apart at their spread.
+    /// Between runs, the same for the runs.
     pub detectable: Option<f64>,
+    /// Between runs: how many runs each side had (baseline, candidate);
+    /// `None` when the trials of one run were compared.
+    #[serde(default)]
+    pub runs: Option<(usize, usize)>,
 }
 
 /// Compares candidate samples against baseline samples (higher is better).
@@ -121,11 +138,7 @@ pub fn compare_by(
     noise: f64,
     statistic: Headline,
 ) -> Comparison {
-    let noise = if noise.is_finite() {
-        noise.max(0.0)
-    } else {
-        0.0
-    };
+    let noise = clean_noise(noise);
     let base = usable(baseline);
     let cand = usable(candidate);
     let pick = |v: &[f64]| match statistic {
@@ -159,6 +172,7 @@ pub fn compare_by(
                 sentence: String::new(),
                 test: Test::MannWhitney,
                 detectable: None,
+                runs: None,
             }
         }
     };
@@ -203,6 +217,80 @@ fn judge_by_welch(
         sentence: String::new(),
         test: Test::Welch,
         detectable,
+        runs: None,
+    }
+}
+
+/// Compares two sides made of different runs: `base` and `cand` are each
+/// run's headline value (one per run), judged by Student's t on their logs
+/// ([`super::between::pooled_log_t`]) with the noise floor, as
+/// [`decide`] does for trials. `need` is the fewest runs each side must
+/// have (baseline, candidate): [`super::between::MIN_RUNS`] a side for
+/// `compare`, one candidate run against a baseline set for `check`. With
+/// fewer the verdict is [`Verdict::NeedsMoreRuns`]: the ratio of the
+/// geometric means is shown, no p-value.
+pub fn compare_run_values(
+    base: &[f64],
+    cand: &[f64],
+    noise: f64,
+    need: (usize, usize),
+) -> Comparison {
+    use super::between::pooled_log_t;
+    let noise = clean_noise(noise);
+    let (b, c) = (positive(base), positive(cand));
+    let geo = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+    let ratio = if b.is_empty() || c.is_empty() {
+        1.0
+    } else {
+        geo(&c) / geo(&b)
+    };
+    let runs = (b.len(), c.len());
+    let test = pooled_log_t(&b, &c).filter(|_| runs.0 >= need.0 && runs.1 >= need.1);
+    let mut comparison = match test {
+        None => Comparison {
+            ratio,
+            verdict: Verdict::NeedsMoreRuns {
+                at_least: need,
+                runs,
+            },
+            test: Test::Runs,
+            runs: Some(runs),
+            ..Comparison::default()
+        },
+        Some(t) => {
+            let verdict = decide(Some((1.0, t.ratio)), t.ratio, Some(t.p_value), noise);
+            let detectable = (verdict == Verdict::NoDifference)
+                .then(|| t.detectable(ALPHA).map(|d| d.max(noise)))
+                .flatten();
+            Comparison {
+                ratio: t.ratio,
+                ratio_ci: t.ratio_ci(ALPHA),
+                p_value: Some(t.p_value),
+                verdict,
+                sentence: String::new(),
+                test: Test::Runs,
+                detectable,
+                runs: Some(runs),
+            }
+        }
+    };
+    comparison.sentence = describe(&comparison, "B", noise, Some((1.0, ratio)));
+    comparison
+}
+
+fn positive(values: &[f64]) -> Vec<f64> {
+    values
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect()
+}
+
+fn clean_noise(noise: f64) -> f64 {
+    if noise.is_finite() {
+        noise.max(0.0)
+    } else {
+        0.0
     }
 }
 
@@ -216,6 +304,7 @@ impl Default for Comparison {
             sentence: String::new(),
             test: Test::MannWhitney,
             detectable: None,
+            runs: None,
         }
     }
 }
@@ -303,6 +392,10 @@ fn describe(c: &Comparison, who: &str, noise: f64, medians: Option<(f64, f64)>) 
         .map(|p| match c.test {
             Test::MannWhitney => format_p(p),
             Test::Welch => format!("Welch t on all trials, {}", format_p(p)),
+            Test::Runs => match c.runs {
+                Some((a, b)) => format!("t on {a} against {b} runs, {}", format_p(p)),
+                None => format_p(p),
+            },
         })
         .unwrap_or_default();
     let zero_base = matches!(medians, Some((b, _)) if b == 0.0);
@@ -310,9 +403,11 @@ fn describe(c: &Comparison, who: &str, noise: f64, medians: Option<(f64, f64)>) 
         Verdict::NeedsMoreTrials { at_least } => {
             format!("needs at least {at_least} trials per system")
         }
+        Verdict::NeedsMoreRuns { at_least, runs } => runs_too_few(at_least, runs),
         Verdict::NotComparable { ref reason } => format!("not comparable: {reason}"),
         Verdict::NoDifference if c.detectable.is_some() => format!(
-            "no significant difference ({p}): at this spread, these trials can only tell apart a change of {:.1}% or more",
+            "no significant difference ({p}): at this spread, these {} can only tell apart a change of {:.1}% or more",
+            if c.test == Test::Runs { "runs" } else { "trials" },
             c.detectable.unwrap_or(0.0) * 100.0
         ),
         Verdict::NoDifference if c.p_value.is_some_and(|p| p < ALPHA) => format!(
@@ -325,15 +420,46 @@ fn describe(c: &Comparison, who: &str, noise: f64, medians: Option<(f64, f64)>) 
             format!("{who} is faster: the baseline median is 0 ({p})")
         }
         Verdict::Faster => format!(
-            "{who} is {:.1}% faster ({})",
+            "{who} is {:.1}% faster ({}{})",
             (c.ratio - 1.0) * 100.0,
-            interval(c, 1.0, &p)
+            interval(c, 1.0, &p),
+            between_runs_test(c, &p)
         ),
         Verdict::Slower => format!(
-            "{who} is {:.1}% slower ({})",
+            "{who} is {:.1}% slower ({}{})",
             (1.0 - c.ratio) * 100.0,
-            interval(c, -1.0, &p)
+            interval(c, -1.0, &p),
+            between_runs_test(c, &p)
         ),
+    }
+}
+
+/// `1 run a side: this host's drift between runs is unknown (a verdict
+/// between runs needs ≥3 runs a side)`.
+pub fn runs_too_few(at_least: (usize, usize), runs: (usize, usize)) -> String {
+    let count = |n: usize| format!("{n} run{}", if n == 1 { "" } else { "s" });
+    let have = if runs.0 == runs.1 {
+        format!("{} a side", count(runs.0))
+    } else {
+        format!("{} against {}", count(runs.0), count(runs.1))
+    };
+    let need = if at_least.0 == at_least.1 {
+        format!("≥{} runs a side", at_least.0)
+    } else {
+        format!(
+            "≥{} baseline runs and ≥{} candidate run(s)",
+            at_least.0, at_least.1
+        )
+    };
+    format!("{have}: the drift between runs is unknown (a verdict between runs needs {need})")
+}
+
+/// `; t on 3 against 3 runs, p=0.004` after a CI between runs: the test
+/// is named, since between runs it is not the trials'.
+fn between_runs_test(c: &Comparison, p: &str) -> String {
+    match (c.test, c.ratio_ci) {
+        (Test::Runs, Some(_)) => format!("; {p}"),
+        _ => String::new(),
     }
 }
 

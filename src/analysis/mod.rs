@@ -7,6 +7,8 @@
 //!   the verdict (faster / slower / no significant difference).
 //! - [`mann_whitney`], [`bootstrap`], [`welch`]: the tests behind `compare`
 //!   (Welch's t judges `headline = "best"` runs too short for the rank test).
+//! - [`between`]: verdicts between runs: the run as the unit (t on log run
+//!   headlines), the drift between runs, runs needed, Holm.
 //! - [`changepoint`]: change points in a history of runs (E-divisive means).
 //! - [`stopping`]: when a point has enough trials.
 //! - [`usl`]: the Universal Scalability Law fit.
@@ -16,6 +18,7 @@
 //! Comparing two stored runs (`scalelab compare`) reads the store, so it
 //! lives above it, in [`crate::report::runs`].
 
+pub mod between;
 pub mod bootstrap;
 pub mod changepoint;
 pub mod compare;

@@ -1,28 +1,51 @@
-//! `scalelab compare`: runs point by point, benchstat style, each against
+//! `scalelab compare`: sides point by point, benchstat style, each against
 //! the first (the baseline).
 //!
 //! The runs may live in different stores (two machines, two OSes):
 //! `scalelab compare linux.sqlite:1 freebsd.sqlite:1 dragonfly.sqlite:1`,
-//! or `--store-b` for the second. Each is named by its label. Runs of
+//! or `--store-b` for the second. Runs that share a label are pooled as
+//! repeats of one system (said on the output; `--each-run` keeps them
+//! apart), and between runs the run is the unit (`report::judge`). Runs of
 //! another recipe, load kind or sweep axis are refused (exit 2); a
-//! percentage drawn from too few trials is marked; a run with no point
-//! comparable with the baseline exits 5.
+//! percentage drawn from too few trials or runs is marked `?`; a side with
+//! no point comparable with the baseline exits 5.
 use super::report::{load_named, NamedRun};
 use anyhow::Context;
 use scalelab::analysis::compare::{sentence_for, Verdict};
+use scalelab::analysis::summary::Headline;
+use scalelab::report::judge::Rules;
 use scalelab::report::multi::{self, background, environment};
-use scalelab::report::runs::{compare_runs, RunComparison};
+use scalelab::report::runs::{compare_sides, RunComparison};
 use scalelab::report::verdict;
+use scalelab::store::RunData;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Sides and runs:
+  Runs of the recipe that share a label are repeats of one system (one OS
+  booted and run three times): they are pooled into one side, and the
+  output says so. The first side is the baseline; every other side is
+  compared with it. --each-run makes every run its own side.
+
+  Between runs the run is the unit: each run gives one value per point
+  (its median or best trial), and the verdict is Student's t on the logs
+  of those values, with at least 3 runs a side. With fewer runs the
+  change is shown with `?` and no p-value. `scalelab run --repeat 3`
+  makes three runs with one label.
+
+Exit codes: 0 compared; 2 bad input; 5 a side shares no comparable point
+with the baseline.")]
 pub struct CompareArgs {
-    /// The runs: the first is the baseline, each other is compared with
-    /// it. An id, `latest`, or `STORE:RUN` for a run in another store file
-    /// (`linux.sqlite:1`).
+    /// The runs: the first is in the baseline side, each other side is
+    /// compared with it. An id, `latest`, or `STORE:RUN` for a run in
+    /// another store file (`linux.sqlite:1`).
     #[arg(value_name = "RUN", num_args = 2.., required = true)]
     pub runs: Vec<String>,
+    /// Every run its own side, even where runs share a label (by default
+    /// they are pooled as repeats of one system).
+    #[arg(long)]
+    pub each_run: bool,
     /// Read the second RUN from this store (default: --store), e.g. a store
     /// copied from another machine.
     #[arg(long, value_name = "PATH")]
@@ -54,8 +77,12 @@ struct CompareDoc<'a> {
     noise: f64,
     /// One per run after the first, in the order given.
     comparisons: Vec<Against<'a>>,
-    /// What the verdicts between runs do not cover (`multi::BETWEEN_RUNS`).
+    /// How verdicts between runs are drawn (`multi::BETWEEN_RUNS`).
     between_runs: &'static str,
+    /// Sides of several runs, pooled by label.
+    pooled: Vec<String>,
+    /// Each side of 3 or more runs: the drift between its runs per point.
+    drift: Vec<multi::drift::SideDrift>,
     /// Background load named where a run's differs from the baseline's.
     background: Vec<String>,
     /// Environment keys that differ between the runs, one value per run.
@@ -72,7 +99,7 @@ struct RunEntry<'a> {
 
 #[derive(Serialize)]
 struct Against<'a> {
-    /// This run's label.
+    /// This side's label.
     label: &'a str,
     /// Shared points whose verdict could not be drawn for too few trials:
     /// the geometric mean then claims nothing.
@@ -98,26 +125,52 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
             _ => load_named(r, store),
         })
         .collect::<anyhow::Result<Vec<NamedRun>>>()?;
+    super::report::refuse_repeated(&runs)?;
     let sources: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
-    let merged = multi::merge(runs.into_iter().map(|r| r.data).collect())?;
+    let pooling = if a.each_run {
+        multi::Pooling::EachRun
+    } else {
+        multi::Pooling::ByLabel
+    };
+    let merged = multi::merge(
+        runs.into_iter().map(|r| r.data).collect(),
+        sources.clone(),
+        pooling,
+    )?;
     let (runs, names) = (&merged.runs, &merged.names);
+    if merged.sides.len() < 2 {
+        anyhow::bail!(
+            "all {} runs share the label `{}`, so they are pooled as repeats of one system and \
+             there is nothing to compare; give each side its own --label when you run it, or \
+             pass --each-run to compare the runs one by one",
+            runs.len(),
+            merged.sides[0].name
+        );
+    }
     let noise = a.noise.map_or(runs[0].run.noise, |n| n / 100.0);
-    let comparisons: Vec<RunComparison> = runs[1..]
+    let headline = Headline::parse(&runs[0].run.headline).unwrap_or_default();
+    let rules = Rules::symmetric(headline, noise);
+    let side_runs =
+        |s: &multi::Side| -> Vec<RunData> { s.runs.iter().map(|&i| runs[i].clone()).collect() };
+    let comparisons: Vec<RunComparison> = merged.sides[1..]
         .iter()
-        .map(|r| compare_runs(&runs[0], r, noise))
+        .map(|s| compare_sides(&side_runs(&merged.sides[0]), &side_runs(s), &rules))
         .collect();
+    let side_names: Vec<String> = merged.sides.iter().map(|s| s.name.clone()).collect();
+    let pooled = multi::pooled_lines(&merged);
+    let drift = multi::drift::of_sides(&merged);
     let background = background::differences(runs, names);
     let env: Vec<environment::EnvRow> = environment::rows(runs)
         .into_iter()
         .filter(|r| r.differs)
         .collect();
     if let Some(path) = &a.html {
-        std::fs::write(path, multi::page::render(&merged, &sources))
+        std::fs::write(path, multi::page::render(&merged))
             .with_context(|| format!("cannot write the comparison page to {}", path.display()))?;
     }
     if a.json {
         let doc = CompareDoc {
-            baseline: &names[0],
+            baseline: &side_names[0],
             runs: (runs.iter().zip(names).zip(&sources))
                 .map(|((r, label), source)| RunEntry {
                     label,
@@ -127,7 +180,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
                 })
                 .collect(),
             noise,
-            comparisons: (comparisons.iter().zip(&names[1..]))
+            comparisons: (comparisons.iter().zip(&side_names[1..]))
                 .map(|(c, label)| Against {
                     label,
                     too_few_trials: too_few(c),
@@ -136,16 +189,25 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
                 })
                 .collect(),
             between_runs: multi::BETWEEN_RUNS,
+            pooled: pooled.clone(),
+            drift: drift.clone(),
             background: background.clone(),
             environment: env.clone(),
         };
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        for (c, name) in comparisons.iter().zip(&names[1..]) {
-            out!("{}\n", render(c, (&names[0], name)));
+        for p in &pooled {
+            outln!("{p}");
+        }
+        if !pooled.is_empty() {
+            outln!();
+        }
+        for (c, name) in comparisons.iter().zip(&side_names[1..]) {
+            out!("{}\n", render(c, (&side_names[0], name)));
         }
         outln!("{}", verdict::legend(noise));
         outln!("\n{}", multi::BETWEEN_RUNS);
+        out!("{}", multi::drift::render(&drift));
         for b in &background {
             outln!("\n{b}");
         }
@@ -154,7 +216,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
     if let Some(path) = &a.html {
         eprintln!("comparison page: {}", path.display());
     }
-    let empty: Vec<&String> = (comparisons.iter().zip(&names[1..]))
+    let empty: Vec<&String> = (comparisons.iter().zip(&side_names[1..]))
         .filter(|(c, _)| nothing_comparable(c))
         .map(|(_, n)| n)
         .collect();
@@ -165,16 +227,21 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
         eprintln!(
             "nothing comparable: `{n}` shares no point with `{}` at which both sides measured \
              without errors or client-bound trials",
-            names[0]
+            side_names[0]
         );
     }
     Ok(super::exit::NOTHING_COMPARABLE)
 }
 
-/// Shared points whose verdict needs more trials.
+/// Shared points whose verdict needs more trials or runs.
 fn too_few(c: &RunComparison) -> usize {
     (c.points.iter())
-        .filter(|p| matches!(p.comparison.verdict, Verdict::NeedsMoreTrials { .. }))
+        .filter(|p| {
+            matches!(
+                p.comparison.verdict,
+                Verdict::NeedsMoreTrials { .. } | Verdict::NeedsMoreRuns { .. }
+            )
+        })
         .count()
 }
 
@@ -184,12 +251,19 @@ fn nothing_comparable(c: &RunComparison) -> bool {
 }
 
 fn render(c: &RunComparison, (a, b): (&str, &str)) -> String {
+    let side = |runs: usize, id: i64| {
+        if runs == 1 {
+            format!("run {id}")
+        } else {
+            format!("{runs} runs")
+        }
+    };
     let mut out = format!(
-        "{b} ({}, run {}) against {a} ({}, run {}, the baseline); differences under {:.0}% are noise\n\n",
+        "{b} ({}, {}) against {a} ({}, {}, the baseline); differences under {:.0}% are noise\n\n",
         c.name_b,
-        c.run_b,
+        side(c.runs_b, c.run_b),
         c.name_a,
-        c.run_a,
+        side(c.runs_a, c.run_a),
         c.noise * 100.0
     );
     if c.points.is_empty() {
@@ -226,23 +300,18 @@ fn render(c: &RunComparison, (a, b): (&str, &str)) -> String {
     out
 }
 
-/// The geometric mean's cell: marked `?` when any point it covers had too
-/// few trials to judge, so no percentage stands unmarked.
-fn geomean_cell(c: &RunComparison, g: f64) -> String {
-    let pct = format!("{:+.1}%", (g - 1.0) * 100.0);
+/// The geometric mean's cell: the run as a whole judged between runs
+/// (`runs::geomean_verdict`), with the same marks as a point.
+fn geomean_cell(c: &RunComparison) -> Option<String> {
+    let g = c.geomean.as_ref()?;
+    let (short, _) = verdict::short(g);
     let judged = c.points.len() - too_few(c);
-    match too_few(c) {
-        0 => pct,
-        n if judged == 0 => format!(
-            "{} {pct} (too few trials at all {n} points: nothing is claimed)",
-            verdict::TOO_FEW
-        ),
-        n => format!(
-            "{} {pct} (too few trials at {n} of {} points)",
-            verdict::TOO_FEW,
-            c.points.len()
-        ),
-    }
+    Some(match too_few(c) {
+        n if n > 0 && judged == 0 && !matches!(g.verdict, Verdict::NeedsMoreRuns { .. }) => {
+            format!("{short} (too few trials at all {n} points)")
+        }
+        _ => short,
+    })
 }
 
 fn table(c: &RunComparison, a: &str, b: &str) -> String {
@@ -268,8 +337,7 @@ fn table(c: &RunComparison, a: &str, b: &str) -> String {
             verdict::short(&p.comparison).0,
         ]);
     }
-    if let Some(g) = c.geomean_ratio {
-        let cell = geomean_cell(c, g);
+    if let Some(cell) = geomean_cell(c) {
         rows.push([
             "geomean".into(),
             String::new(),

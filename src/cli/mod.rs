@@ -55,7 +55,8 @@ pub enum Command {
     Export(report::ExportArgs),
     /// List the runs in the store.
     List,
-    /// Compare two runs point by point, with confidence intervals and verdicts.
+    /// Compare N runs point by point, each side against the first (repeats
+    /// of one label pooled; between runs the run is the unit).
     Compare(compare::CompareArgs),
     /// The runs of one recipe across stores, in order, with change points
     /// per sweep point and what changed at each.

@@ -1,7 +1,8 @@
 //! `scalelab report`, `scalelab export` and `scalelab list`.
 
 use anyhow::Context;
-use scalelab::report::multi::merge;
+use scalelab::report::check::is_same_run;
+use scalelab::report::multi::{merge, Pooling};
 use scalelab::store::{RunData, Store};
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,11 @@ pub struct ReportArgs {
     /// runs).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// With several runs: every run its own series, even where runs share
+    /// a label (by default runs that share a label are pooled as repeats
+    /// of one system and judged run by run).
+    #[arg(long)]
+    pub each_run: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -111,12 +117,18 @@ pub fn report(a: &ReportArgs, store: &Path) -> anyhow::Result<i32> {
             scalelab::report::html::render(&one.data),
         ),
         _ => {
+            refuse_repeated(&runs)?;
             let ids: Vec<String> = runs.iter().map(|r| r.data.run.id.to_string()).collect();
             let sources: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
-            let merged = merge(runs.into_iter().map(|r| r.data).collect())?;
+            let pooling = if a.each_run {
+                Pooling::EachRun
+            } else {
+                Pooling::ByLabel
+            };
+            let merged = merge(runs.into_iter().map(|r| r.data).collect(), sources, pooling)?;
             (
                 PathBuf::from(format!("scalelab-report-{}.html", ids.join("-"))),
-                scalelab::report::multi::page::render(&merged, &sources),
+                scalelab::report::multi::page::render(&merged),
             )
         }
     };
@@ -125,6 +137,22 @@ pub fn report(a: &ReportArgs, store: &Path) -> anyhow::Result<i32> {
         .with_context(|| format!("cannot write the report to {}", path.display()))?;
     outln!("{}", path.display());
     Ok(0)
+}
+
+/// Refuses a run named twice (from one store or from a copy of it): it
+/// would be compared with itself, or pooled as its own repeat.
+pub fn refuse_repeated(runs: &[NamedRun]) -> anyhow::Result<()> {
+    for (i, r) in runs.iter().enumerate() {
+        if let Some(o) = runs[..i].iter().find(|o| is_same_run(&o.data, &r.data)) {
+            anyhow::bail!(
+                "{} and {} are the same run; name each run once (a run compared with itself, \
+                 or pooled as its own repeat, says nothing)",
+                o.source,
+                r.source
+            );
+        }
+    }
+    Ok(())
 }
 
 pub fn export(a: &ExportArgs, store: &Path) -> anyhow::Result<i32> {

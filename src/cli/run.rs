@@ -44,7 +44,18 @@ pub struct RunArgs {
     /// [env: SCALELAB_COMMIT].
     #[arg(long, value_name = "REV")]
     pub commit: Option<String>,
+    /// Run the whole sweep this many times, each its own run with one
+    /// label, a fresh server start and a pause between (as `[trials]
+    /// runs`): repeats of one system, which verdicts between runs need
+    /// (3 or more; see `scalelab compare --help`).
+    #[arg(long, value_name = "RUNS", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: Option<u32>,
 }
+
+/// The pause between repeats of a sweep (`--repeat`): the last one's
+/// sockets in TIME_WAIT and dirty pages settle, and each repeat starts
+/// its servers anew.
+pub const REPEAT_PAUSE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Runs the experiment; `store_given` says whether `--store` was passed
 /// (then the resume hint repeats it).
@@ -83,6 +94,13 @@ pub fn run(
         store_path.display()
     );
     eprintln!("{}", runner::estimate::Estimate::of(&exp).sentence());
+    let repeats = a.repeat.unwrap_or(exp.trials.runs);
+    if repeats > 1 {
+        eprintln!(
+            "{repeats} repeats of the whole sweep, each its own run, {}s apart: {repeats} times that",
+            REPEAT_PAUSE.as_secs()
+        );
+    }
     if let Some(server) = &exp.hosts.server {
         eprintln!("server on {server} (over ssh)");
     }
@@ -107,7 +125,81 @@ pub fn run(
         label,
         revision,
     };
-    let summary = runner::run(&exp, &mut store, &opts, shutdown)?;
+    if repeats > 1 && a.resume.is_some() {
+        anyhow::bail!(
+            "--resume continues one run; run it without --repeat (and [trials] runs = 1), then \
+             make the other repeats with `scalelab run --repeat N`"
+        );
+    }
+    let mut ids = Vec::new();
+    let mut code = super::exit::OK;
+    for k in 0..repeats {
+        if k > 0 {
+            eprintln!(
+                "repeat {} of {repeats}: pausing {}s before a fresh start",
+                k + 1,
+                REPEAT_PAUSE.as_secs()
+            );
+            if shutdown.sleep(REPEAT_PAUSE) {
+                return Ok(super::exit::INTERRUPTED);
+            }
+        }
+        let last = k + 1 == repeats;
+        let (id, c) = one_run(
+            a,
+            (&exp, &mut store, &opts),
+            (store_path, store_given),
+            last,
+            shutdown,
+        )?;
+        ids.push(id);
+        if c == super::exit::INTERRUPTED {
+            return Ok(c);
+        }
+        if code == super::exit::OK {
+            code = c;
+        }
+    }
+    if repeats > 1 {
+        print_repeats(&store, store_path, &ids)?;
+    }
+    Ok(code)
+}
+
+/// After `--repeat`: the runs made, and the drift between them.
+fn print_repeats(store: &Store, store_path: &Path, ids: &[i64]) -> anyhow::Result<()> {
+    let runs = ids
+        .iter()
+        .map(|id| store.load_run(&id.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let file = store_path.display().to_string();
+    let sources: Vec<String> = ids.iter().map(|id| format!("{file}:{id}")).collect();
+    let merged = scalelab::report::multi::merge(runs, sources.clone(), Default::default())?;
+    let drift = scalelab::report::multi::drift::of_sides(&merged);
+    outln!(
+        "\n{} repeats of `{}`: runs {}; compare them with another label's repeats by naming \
+         them all (`scalelab compare {} OTHER...`)",
+        ids.len(),
+        merged.sides[0].name,
+        ids.iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        sources.join(" ")
+    );
+    out!("{}", scalelab::report::multi::drift::render(&drift));
+    Ok(())
+}
+
+/// One run of the sweep: its table and report; its id and exit code.
+fn one_run(
+    a: &RunArgs,
+    (exp, store, opts): (&Experiment, &mut Store, &RunOptions),
+    (store_path, store_given): (&Path, bool),
+    last: bool,
+    shutdown: &Shutdown,
+) -> anyhow::Result<(i64, i32)> {
+    let summary = runner::run(exp, store, opts, shutdown)?;
     for line in &summary.profile_lines {
         eprintln!("{line}");
     }
@@ -116,9 +208,8 @@ pub fn run(
         "{}",
         scalelab::report::terminal::render(&data, std::io::stdout().is_terminal())
     );
-    let html = a
-        .output
-        .clone()
+    let html = (a.output.clone())
+        .filter(|_| last)
         .unwrap_or_else(|| super::report::default_html_path(store_path, summary.run_id));
     std::fs::write(&html, scalelab::report::html::render(&data))
         .with_context(|| format!("cannot write the report to {}", html.display()))?;
@@ -148,7 +239,7 @@ pub fn run(
             summary.run_id,
             if a.quick { " --quick" } else { "" }
         );
-        return Ok(super::exit::INTERRUPTED);
+        return Ok((summary.run_id, super::exit::INTERRUPTED));
     }
     let ok = data
         .trials
@@ -163,9 +254,9 @@ pub fn run(
         );
     } else if let Some(why) = scalelab::report::analyse::nothing_comparable(&data) {
         eprintln!("run {}: {why}", summary.run_id);
-        return Ok(super::exit::NOTHING_COMPARABLE);
+        return Ok((summary.run_id, super::exit::NOTHING_COMPARABLE));
     }
-    Ok(code)
+    Ok((summary.run_id, code))
 }
 
 /// `value` trimmed; an empty or blank value is an error naming `flag`.

@@ -7,6 +7,10 @@ use super::data::ProbeSummary;
 /// to be the bottleneck.
 pub const CLIENT_BOUND_FRACTION: f64 = 0.9;
 
+/// Windows shorter than this (50 ms) are too short to call a client
+/// starved or saturated: a single scheduler tick of wait is most of them.
+pub const MIN_JUDGED_WINDOW_S: f64 = 0.05;
+
 /// Server CPU seconds per completed request (or transaction, query...).
 pub fn server_cpu_per_request(summary: &ProbeSummary, requests: u64) -> Option<f64> {
     let cpu = summary.server_cpu_s?;
@@ -54,6 +58,11 @@ pub fn client_verdict(summary: &ProbeSummary, allowed_cpus: usize) -> Option<Str
         summary.client_runq_wait_s,
         summary.window_s,
     );
+    if elapsed < MIN_JUDGED_WINDOW_S {
+        // The run-queue wait is read at the window's ends, in scheduler
+        // ticks: over a few milliseconds one tick is the whole window.
+        return None;
+    }
     if let Some(reason) = client_bound_reason(cpu, elapsed, allowed_cpus) {
         return Some(reason);
     }

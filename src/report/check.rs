@@ -2,17 +2,34 @@
 //! run`'s exit-code contract (git-bisect(1), "bisect run"): 0 good, 1 bad,
 //! 125 cannot be tested (skip).
 //!
-//! The candidate is compared with [`compare_runs`] against the baseline: one
-//! run, or a saved set of runs whose trials are pooled, so its statistic is
-//! the median over the set. A point regresses when it is significantly
-//! slower (the verdict's Mann-Whitney test and noise floor) *and* slower by
-//! more than `max_regression`. Anything that stops a verdict (another
-//! recipe, a point the candidate did not measure, a client-bound or
-//! erroring point, too few trials, a failed candidate) is "cannot say"
-//! unless a regression was found at a point that could be judged.
+//! Every commit is its own run, so the gate judges between runs, where the
+//! run is the unit ([`crate::analysis::between`]): the baseline is a set of
+//! runs (a store file's runs of the recipe, pooled), each run gives one
+//! value per point, and their spread is this host's drift between runs.
+//! The candidate run is then judged against the prediction interval of
+//! one new run from that set (Student's t with the baseline's variance,
+//! [`compare_sides`] with one candidate run).
+//!
+//! - **Regression** (1): the run as a whole (each run's geometric mean
+//!   over the comparable points, one test) is significantly slower by more
+//!   than `max_regression`, or a point is, after Holm's correction over
+//!   the points ([`holm`]). Each test is two-sided at 5%, so each claims
+//!   "slower" falsely at most 2.5% of the time, and the two together at
+//!   most 5%.
+//! - **Good** (0): neither, and the run as a whole could have shown a
+//!   change of `max_regression` (the whole-run test's smallest detectable
+//!   change is under it).
+//! - **Cannot say** (125): fewer than [`MIN_RUNS`] baseline runs (one
+//!   run's drift between runs is unknown), another recipe, a point the
+//!   candidate lacks, a client-bound or erroring point, nothing checked,
+//!   a failed candidate, a baseline too noisy to see the threshold, or a
+//!   slower candidate most of whose trials ran beside background load.
 
-use crate::analysis::compare::Verdict;
-use crate::report::runs::{compare_runs, RunComparison};
+use crate::analysis::between::{holm, MIN_RUNS};
+use crate::analysis::compare::{Comparison, Verdict, ALPHA};
+use crate::analysis::summary::Headline;
+use crate::report::judge::Rules;
+use crate::report::runs::{compare_sides, RunComparison};
 use crate::store::{RunData, TrialStatus};
 use serde::Serialize;
 
@@ -23,18 +40,18 @@ pub const REGRESSION: i32 = 1;
 /// The exit code for "cannot say" (git bisect: skip this commit).
 pub const CANNOT_SAY: i32 = 125;
 
-/// One point that got slower beyond the threshold.
+/// One point (or the run as a whole) that got slower beyond the threshold.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Slower {
-    /// The system.
+    /// The system (`all points` for the run as a whole).
     pub system: String,
-    /// The point.
+    /// The point (`geomean` for the run as a whole).
     pub point: String,
     /// candidate / baseline.
     pub ratio: f64,
-    /// Its 95% bootstrap CI.
+    /// Its 95% CI, from the runs.
     pub ratio_ci: Option<(f64, f64)>,
-    /// The Mann-Whitney p-value.
+    /// The test's p-value (two-sided; Holm-adjusted threshold for points).
     pub p_value: Option<f64>,
 }
 
@@ -46,7 +63,7 @@ pub enum Outcome {
     Good,
     /// These points are.
     Regression {
-        /// The slower points.
+        /// The slower points, the run as a whole first when it is.
         points: Vec<Slower>,
     },
     /// No verdict can be drawn, and why.
@@ -82,15 +99,21 @@ pub struct Check {
     /// Client-bound trials left out of the baseline and of the candidate:
     /// they measured the load generator, not the server.
     pub client_bound_left_out: (usize, usize),
-    /// The per-point comparison behind it.
+    /// The per-point comparison behind it, with the run as a whole under
+    /// `geomean`.
     pub comparison: RunComparison,
 }
 
-/// Checks `candidate` against the pooled `baselines` (at least one).
+/// Checks `candidate` against the `baselines` (at least one), pooled as
+/// repeats of one system.
 pub fn check(baselines: &[RunData], candidate: &RunData, max_regression: f64) -> Check {
-    let (baseline, bound_a) = without_client_bound(pooled(baselines));
-    let (candidate_kept, bound_b) = without_client_bound(candidate.clone());
-    let comparison = compare_runs(&baseline, &candidate_kept, baseline.run.noise);
+    let headline = Headline::parse(&baselines[0].run.headline).unwrap_or_default();
+    let rules = Rules {
+        headline,
+        noise: baselines[0].run.noise,
+        need_runs: (MIN_RUNS, 1),
+    };
+    let comparison = compare_sides(baselines, std::slice::from_ref(candidate), &rules);
     let outcome = match baselines.iter().find(|b| is_same_run(b, candidate)) {
         // Compared with itself, any run is "good": no verdict on it at all.
         Some(b) => Outcome::CannotSay {
@@ -100,68 +123,60 @@ pub fn check(baselines: &[RunData], candidate: &RunData, max_regression: f64) ->
                 b.run.id
             )],
         },
-        None => outcome(&baseline, &candidate_kept, &comparison, max_regression),
+        None => outcome(baselines, candidate, &comparison, max_regression),
+    };
+    let bound = |runs: &[RunData]| {
+        (runs.iter().flat_map(|r| &r.trials))
+            .filter(|t| t.throughput().is_some() && t.context.client_bound_why().is_some())
+            .count()
     };
     Check {
         exit_code: outcome.exit_code(),
         outcome,
         max_regression,
         baseline_runs: baselines.len(),
-        client_bound_left_out: (bound_a, bound_b),
+        client_bound_left_out: (bound(baselines), bound(std::slice::from_ref(candidate))),
         comparison,
     }
 }
 
 /// Whether `a` and `b` are one run (read once or twice, from one store or
-/// from a copy of it): the same id, start time and recipe.
+/// from a copy of it): the same id, start time and recipe, and the same
+/// trials with the same throughputs (two runs started in one second in two
+/// stores are still two runs).
 pub fn is_same_run(a: &RunData, b: &RunData) -> bool {
+    let throughputs =
+        |r: &RunData| -> Vec<Option<f64>> { r.trials.iter().map(|t| t.throughput()).collect() };
     a.run.id == b.run.id
         && a.run.started_at == b.run.started_at
+        && a.run.name == b.run.name
         && a.run.experiment == b.run.experiment
+        && a.run.environment == b.run.environment
+        && throughputs(a) == throughputs(b)
 }
 
-/// The run without its client-bound trials (they measured the load
-/// generator, not the server), and how many were left out. A point all of
-/// whose trials were client-bound is then missing, which is "cannot say".
-fn without_client_bound(mut run: RunData) -> (RunData, usize) {
-    let before = run.trials.len();
-    run.trials
-        .retain(|t| t.context.client_bound_why().is_none());
-    let left_out = before - run.trials.len();
-    (run, left_out)
-}
-
-/// The runs as one: the first run's record with every run's trials.
-fn pooled(runs: &[RunData]) -> RunData {
-    let mut out = runs[0].clone();
-    for r in &runs[1..] {
-        out.trials.extend(r.trials.iter().cloned());
+fn outcome(base: &[RunData], cand: &RunData, c: &RunComparison, max_regression: f64) -> Outcome {
+    let mut blocking = candidate_problems(&base[0], cand, c);
+    if base.len() < MIN_RUNS {
+        blocking.push(too_few_baseline_runs(base.len()));
     }
-    out
-}
-
-fn outcome(base: &RunData, cand: &RunData, c: &RunComparison, max_regression: f64) -> Outcome {
-    let blocking = candidate_problems(base, cand, c);
+    if c.geomean.is_none() {
+        // Nothing comparable: each point's reason, then "nothing checked".
+        blocking.extend(unjudged(c, max_regression));
+    }
     if !blocking.is_empty() {
         return Outcome::CannotSay { reasons: blocking };
     }
-    let slower: Vec<Slower> = c
-        .points
-        .iter()
-        .filter(|p| p.comparison.verdict == Verdict::Slower)
-        .filter(|p| p.comparison.ratio <= 1.0 - max_regression)
-        .map(|p| Slower {
-            system: p.system.clone(),
-            point: p.point.clone(),
-            ratio: p.comparison.ratio,
-            ratio_ci: p.comparison.ratio_ci,
-            p_value: p.comparison.p_value,
-        })
-        .collect();
+    let slower = regressions(c, max_regression);
     if !slower.is_empty() {
+        if let Some(why) = disturbed(cand) {
+            // A slowdown the candidate's own probe blames on other
+            // processes is no evidence against the commit.
+            return Outcome::CannotSay { reasons: vec![why] };
+        }
         return Outcome::Regression { points: slower };
     }
-    let unjudged = unjudged_points(c, max_regression);
+    let unjudged = unjudged(c, max_regression);
     if unjudged.is_empty() {
         Outcome::Good
     } else {
@@ -169,8 +184,88 @@ fn outcome(base: &RunData, cand: &RunData, c: &RunComparison, max_regression: f6
     }
 }
 
+/// A candidate most of whose trials ran beside background load (the
+/// probe's mark, [`crate::probe::background::BACKGROUND_SHARE`]): its
+/// slowdown may be another tenant's, so it is rerun, not blamed.
+pub const MAX_DISTURBED_SHARE: f64 = 0.5;
+
+/// Why the candidate's slowdown cannot be blamed on it: more than
+/// [`MAX_DISTURBED_SHARE`] of its successful trials ran beside background
+/// load.
+fn disturbed(cand: &RunData) -> Option<String> {
+    let ok: Vec<_> = cand
+        .trials
+        .iter()
+        .filter(|t| t.throughput().is_some())
+        .collect();
+    let noisy = ok
+        .iter()
+        .filter(|t| {
+            (t.probe.as_ref())
+                .and_then(|p| p.background)
+                .is_some_and(|b| b.noisy)
+        })
+        .count();
+    (!ok.is_empty() && noisy as f64 > MAX_DISTURBED_SHARE * ok.len() as f64).then(|| {
+        format!(
+            "slower, but {noisy} of the candidate's {} trials ran beside background load (other \
+             processes or steal took {}% or more of the CPUs): rerun it on a quiet machine",
+            ok.len(),
+            crate::probe::background::BACKGROUND_SHARE * 100.0
+        )
+    })
+}
+
+/// `one baseline run: its drift between runs is unknown …`.
+fn too_few_baseline_runs(n: usize) -> String {
+    let have = if n == 1 {
+        "one baseline run: its drift between runs is unknown".to_string()
+    } else {
+        format!("{n} baseline runs: too few to know the drift between runs")
+    };
+    format!(
+        "{have}; a commit is its own run, so the gate needs a baseline of at least {MIN_RUNS} \
+         runs (`scalelab run --repeat {MIN_RUNS}` into one store, then `check STORE`)"
+    )
+}
+
+/// The run as a whole, then each point (Holm over the points), that is
+/// significantly slower by more than `max_regression`.
+fn regressions(c: &RunComparison, max_regression: f64) -> Vec<Slower> {
+    let beyond =
+        |cmp: &Comparison| cmp.verdict == Verdict::Slower && cmp.ratio <= 1.0 - max_regression;
+    let mut out: Vec<Slower> = c
+        .geomean
+        .iter()
+        .filter(|g| beyond(g))
+        .map(|g| slower("all points", "geomean", g))
+        .collect();
+    let tested: Vec<&crate::report::runs::PointComparison> = c
+        .points
+        .iter()
+        .filter(|p| p.comparison.p_value.is_some())
+        .collect();
+    let p: Vec<f64> = tested.iter().filter_map(|p| p.comparison.p_value).collect();
+    for (point, kept) in tested.iter().zip(holm(&p, ALPHA)) {
+        if kept && beyond(&point.comparison) {
+            out.push(slower(&point.system, &point.point, &point.comparison));
+        }
+    }
+    out
+}
+
+fn slower(system: &str, point: &str, c: &Comparison) -> Slower {
+    Slower {
+        system: system.to_string(),
+        point: point.to_string(),
+        ratio: c.ratio,
+        ratio_ci: c.ratio_ci,
+        p_value: c.p_value,
+    }
+}
+
 /// Reasons no point can be trusted: another recipe, a candidate that did
-/// not finish or measured nothing, points it lacks.
+/// not finish or measured nothing, points it lacks, nothing checked.
 fn candidate_problems(base: &RunData, cand: &RunData, c: &RunComparison) -> Vec<String> {
     let mut out = Vec::new();
     if base.run.name != cand.run.name || base.run.load_kind != cand.run.load_kind {
@@ -198,37 +293,38 @@ fn candidate_problems(base: &RunData, cand: &RunData, c: &RunComparison) -> Vec<
     out
 }
 
-/// Points that could not be judged: client-bound or erroring (both are
-/// "not comparable" in [`compare_runs`]), with too few trials, or whose
-/// "no difference" (Welch's t at 3 a side) could only have shown a change
+/// Why no "good" can be given: points that could not be judged
+/// (client-bound or erroring, "not comparable" in [`compare_sides`]), and
+/// a run as a whole whose "no difference" could only have shown a change
 /// larger than the threshold: a regression of the threshold's size would
-/// have passed unseen, so that point is no evidence of "good".
-fn unjudged_points(c: &RunComparison, max_regression: f64) -> Vec<String> {
+/// have passed unseen, so it is no evidence of "good".
+fn unjudged(c: &RunComparison, max_regression: f64) -> Vec<String> {
     let mut out = Vec::new();
     for p in &c.points {
-        if let Some(d) = p.comparison.detectable.filter(|d| *d > max_regression) {
-            out.push(format!(
-                "{} {}: these trials could only tell apart a change of {:.1}% or more, above \
-                 the {:.1}% threshold ({} against {} trials; run more)",
-                p.system,
-                p.point,
-                d * 100.0,
-                max_regression * 100.0,
-                p.trials_a,
-                p.trials_b
-            ));
-            continue;
+        if let Verdict::NotComparable { reason } = &p.comparison.verdict {
+            out.push(format!("{} {}: {reason}", p.system, p.point));
         }
-        match &p.comparison.verdict {
-            Verdict::NotComparable { reason } => {
-                out.push(format!("{} {}: {reason}", p.system, p.point))
+    }
+    match &c.geomean {
+        Some(g) => {
+            if let Some(d) = g.detectable.filter(|d| *d > max_regression) {
+                out.push(format!(
+                    "the run as a whole: these {} baseline runs could only tell apart a change \
+                     of {:.1}% or more, above the {:.1}% threshold (add baseline runs: the \
+                     drift between runs on this host is that large)",
+                    c.runs_a,
+                    d * 100.0,
+                    max_regression * 100.0
+                ));
             }
-            Verdict::NeedsMoreTrials { at_least } => out.push(format!(
-                "{} {}: too few trials to judge ({} against {}; at least {at_least} each needed)",
-                p.system, p.point, p.trials_a, p.trials_b
-            )),
-            Verdict::Faster | Verdict::Slower | Verdict::NoDifference => {}
+            if let Verdict::NeedsMoreRuns { at_least, runs } = g.verdict {
+                out.push(crate::analysis::compare::runs_too_few(at_least, runs));
+            }
         }
+        None => out.push(
+            "nothing was checked: no point was comparable between the baseline and the candidate"
+                .into(),
+        ),
     }
     out
 }
@@ -245,11 +341,25 @@ pub fn render(check: &Check) -> String {
     }
     match &check.outcome {
         Outcome::Good => {
+            let whole = check
+                .comparison
+                .geomean
+                .as_ref()
+                .map_or(String::new(), |g| {
+                    format!(
+                        "the run as a whole {} (it could have shown {} or more), ",
+                        super::format::change(g.ratio),
+                        g.detectable
+                            .map_or("any change".into(), super::format::percent_fine)
+                    )
+                });
             out += &format!(
-            "good: no point is significantly slower by more than {:.1}% ({} point(s) checked)\n",
-            check.max_regression * 100.0,
-            check.comparison.points.len()
-        )
+                "good: {whole}no point significantly slower by more than {:.1}% ({} point(s) \
+                 checked against {} baseline runs)\n",
+                check.max_regression * 100.0,
+                check.comparison.points.len(),
+                check.baseline_runs
+            )
         }
         Outcome::Regression { points } => {
             out += &format!(
@@ -291,6 +401,29 @@ mod tests {
     use super::*;
     use crate::report::test_support::run_data;
 
+    /// A run of the fixture with every throughput scaled by `f`, as run
+    /// `id` started `id` minutes in.
+    fn scaled(base: &RunData, id: i64, f: f64) -> RunData {
+        let mut r = base.clone();
+        r.run.id = id;
+        r.run.started_at = base.run.started_at + 60 * id;
+        for t in &mut r.trials {
+            if let Some(m) = &mut t.measurement {
+                m.rps *= f;
+            }
+        }
+        r
+    }
+
+    /// Three baseline runs that drift by a few percent, as repeats do.
+    fn baselines(base: &RunData) -> Vec<RunData> {
+        vec![
+            scaled(base, 1, 1.0),
+            scaled(base, 2, 1.04),
+            scaled(base, 3, 0.97),
+        ]
+    }
+
     #[test]
     fn a_run_checked_against_itself_is_cannot_say_not_good() {
         let run = run_data(&["nginx"]);
@@ -304,69 +437,59 @@ mod tests {
     }
 
     #[test]
-    fn another_run_of_the_same_recipe_is_no_self_comparison() {
+    fn one_baseline_run_cannot_say_whatever_the_candidate() {
         let base = run_data(&["nginx"]);
-        let mut cand = base.clone();
-        cand.run.id += 1;
-        cand.run.started_at += 600;
-        let c = check(&[base], &cand, 0.05);
+        // Even a halving: one run's drift between runs is unknown.
+        let c = check(std::slice::from_ref(&base), &scaled(&base, 9, 0.5), 0.05);
+        assert_eq!(c.exit_code, CANNOT_SAY, "{}", render(&c));
         assert!(
-            !render(&c).contains("the candidate itself"),
+            render(&c).contains("one baseline run: its drift between runs is unknown"),
             "{}",
             render(&c)
         );
-    }
-
-    #[test]
-    fn two_trials_a_side_cannot_say_and_three_are_judged() {
-        let slower = |trials: u32| {
-            let mut base = run_data(&["nginx"]);
-            base.trials.retain(|t| t.trial <= trials);
-            let mut cand = base.clone();
-            cand.run.id += 1;
-            cand.run.started_at += 600;
-            for t in &mut cand.trials {
-                if let Some(m) = &mut t.measurement {
-                    m.rps *= 0.5;
-                }
-            }
-            check(&[base], &cand, 0.3)
-        };
-        let two = slower(2);
+        let two = check(&baselines(&base)[..2], &scaled(&base, 9, 0.5), 0.05);
         assert_eq!(two.exit_code, CANNOT_SAY, "{}", render(&two));
-        assert!(
-            render(&two).contains("too few trials to judge"),
-            "{}",
-            render(&two)
-        );
-        // Three a side: Welch's t on all trials names the halving.
-        let three = slower(3);
-        assert_eq!(three.exit_code, 1, "{}", render(&three));
     }
 
     #[test]
-    fn a_no_difference_that_could_not_see_the_threshold_is_cannot_say_not_good() {
-        // Three trials a side, one of them wild: Welch's t finds no
-        // difference, but could only have seen a change far above 5%.
-        let mut base = run_data(&["nginx"]);
-        base.trials.retain(|t| t.trial <= 3);
-        let mut cand = base.clone();
-        cand.run.id += 1;
-        cand.run.started_at += 600;
-        for t in &mut cand.trials {
-            if let Some(m) = &mut t.measurement {
-                m.rps *= if t.trial == 1 { 0.2 } else { 0.97 };
-            }
+    fn a_candidate_outside_the_baselines_prediction_interval_is_a_regression() {
+        let base = run_data(&["nginx"]);
+        let c = check(&baselines(&base), &scaled(&base, 9, 0.6), 0.05);
+        assert_eq!(c.exit_code, REGRESSION, "{}", render(&c));
+        let Outcome::Regression { points } = &c.outcome else {
+            panic!("{:?}", c.outcome)
+        };
+        assert_eq!(points[0].point, "geomean", "{points:?}");
+        assert!((points[0].ratio - 0.6 / (1.04f64 * 0.97).powf(1.0 / 3.0)).abs() < 1e-9);
+        assert_eq!(c.comparison.geomean.as_ref().unwrap().runs, Some((3, 1)));
+    }
+
+    #[test]
+    fn a_candidate_inside_the_drift_is_never_a_regression() {
+        let base = run_data(&["nginx"]);
+        for f in [0.95, 0.98, 1.0, 1.03] {
+            let c = check(&baselines(&base), &scaled(&base, 9, f), 0.05);
+            assert_ne!(c.exit_code, REGRESSION, "{f}: {}", render(&c));
         }
-        let c = check(&[base], &cand, 0.05);
+        // With a threshold the baseline can see, an unchanged candidate is good.
+        let c = check(&baselines(&base), &scaled(&base, 9, 1.0), 0.3);
+        assert_eq!(c.exit_code, GOOD, "{}", render(&c));
         assert!(
-            c.comparison
-                .points
-                .iter()
-                .any(|p| p.comparison.detectable.is_some_and(|d| d > 0.05)),
+            render(&c).contains("good: the run as a whole"),
             "{}",
             render(&c)
         );
+    }
+
+    #[test]
+    fn a_baseline_too_noisy_to_see_the_threshold_cannot_say() {
+        let base = run_data(&["nginx"]);
+        let noisy = vec![
+            scaled(&base, 1, 1.0),
+            scaled(&base, 2, 1.3),
+            scaled(&base, 3, 0.75),
+        ];
+        let c = check(&noisy, &scaled(&base, 9, 0.97), 0.05);
         assert_eq!(c.exit_code, CANNOT_SAY, "{}", render(&c));
         assert!(
             render(&c).contains("could only tell apart a change of"),
@@ -383,11 +506,8 @@ mod tests {
             .trials
             .iter()
             .any(|t| t.context.client_bound_why().is_some()));
-        let mut cand = base.clone();
-        cand.run.id += 1;
-        cand.run.started_at += 600;
-        let c = check(&[base.clone(), base], &cand, 0.05);
-        assert_eq!(c.client_bound_left_out, (2, 1));
+        let c = check(&baselines(&base), &scaled(&base, 9, 1.0), 0.05);
+        assert_eq!(c.client_bound_left_out, (3, 1));
         assert!(
             c.comparison
                 .points
@@ -397,5 +517,45 @@ mod tests {
             render(&c)
         );
         assert!(render(&c).contains("left out as client-bound"));
+    }
+
+    #[test]
+    fn nothing_checked_is_cannot_say_never_good() {
+        let base = run_data(&["nginx"]);
+        let mut bound = baselines(&base);
+        for r in &mut bound {
+            for t in &mut r.trials {
+                t.context.set_client_bound(Some("starved".into()));
+            }
+        }
+        let c = check(&bound, &scaled(&base, 9, 1.0), 0.05);
+        assert_eq!(c.exit_code, CANNOT_SAY, "{}", render(&c));
+    }
+
+    #[test]
+    fn a_slower_candidate_disturbed_by_background_load_is_rerun_not_blamed() {
+        let base = run_data(&["nginx"]);
+        let mut cand = scaled(&base, 9, 0.6);
+        let noisy = crate::probe::background::measure(crate::probe::background::BackgroundInputs {
+            busy_share: 1.0,
+            steal_share: 0.0,
+            window_s: 1.0,
+            online_cpus: 2,
+            server_cpu_s: 0.5,
+            own_cpu_s: 0.5,
+        });
+        for t in &mut cand.trials {
+            t.probe = Some(crate::probe::ProbeSummary {
+                background: noisy,
+                ..Default::default()
+            });
+        }
+        let c = check(&baselines(&base), &cand, 0.05);
+        assert_eq!(c.exit_code, CANNOT_SAY, "{}", render(&c));
+        assert!(
+            render(&c).contains("ran beside background load"),
+            "{}",
+            render(&c)
+        );
     }
 }

@@ -179,9 +179,35 @@ pub fn rank(agg: &Aggregate) -> Vec<Rank> {
                     .filter(|v| matches!(v, Verdict::Faster | Verdict::Slower))
                     .count()
             });
+            let pairs: Vec<(&Cell, &Cell)> = mine()
+                .filter(|c| s != base && !excluded_at(c))
+                .filter(|c| {
+                    !matches!(
+                        c.comparison.as_ref().map(|x| &x.verdict),
+                        None | Some(Verdict::NotComparable { .. })
+                    )
+                })
+                .filter_map(|c| Some((agg.cell(base, c.point.index)?, c)))
+                .collect();
+            let whole = super::judge::whole(
+                &pairs,
+                &super::judge::Rules::symmetric(agg.headline, agg.noise),
+            );
+            // Between runs the run as a whole is the one verdict: its
+            // significance, or its `?` with too few runs.
+            let (significant, too_few_trials) = match whole.as_ref().map(|w| &w.verdict) {
+                Some(Verdict::NeedsMoreRuns { .. }) => (None, true),
+                Some(Verdict::Faster | Verdict::Slower) => (Some(1), false),
+                Some(_) => (Some(0), false),
+                None => (
+                    significant,
+                    s != base && verdicts.is_empty() && !compared.is_empty(),
+                ),
+            };
             // A system left out everywhere still appears, last, so the
             // ranking says why it is missing.
             (!logs.is_empty() || excluded > 0).then(|| Rank {
+                whole,
                 system: s.clone(),
                 relative: if logs.is_empty() {
                     0.0
@@ -190,7 +216,7 @@ pub fn rank(agg: &Aggregate) -> Vec<Rank> {
                 },
                 points: logs.len(),
                 significant,
-                too_few_trials: s != base && verdicts.is_empty() && !compared.is_empty(),
+                too_few_trials,
                 excluded,
             })
         })
@@ -237,9 +263,15 @@ pub fn ranking_line(ranks: &[Rank], noise: f64) -> String {
         out.push_str("  [n.s.: not significantly different from the baseline at any point]");
     }
     if ranks.iter().any(|r| r.too_few_trials) {
+        let between = ranks.iter().any(|r| r.whole.is_some());
         out.push_str(&format!(
-            "  [{}: too few trials to judge]",
-            super::verdict::TOO_FEW
+            "  [{}: too few {} to judge]",
+            super::verdict::TOO_FEW,
+            if between {
+                "runs (≥3 a side between runs) or trials"
+            } else {
+                "trials"
+            }
         ));
     }
     let excluded = ranks.iter().map(|r| r.excluded).max().unwrap_or(0);
@@ -259,9 +291,19 @@ pub fn ranking_line(ranks: &[Rank], noise: f64) -> String {
 /// they are close or one is not significantly different (`n.s.`); `, `
 /// when one had too few trials to be judged at all.
 fn separator(higher: &Rank, lower: &Rank, noise: f64) -> &'static str {
-    let untested = |r: &Rank| r.too_few_trials;
+    // Between runs the run as a whole decides ([`super::judge::whole`]).
+    let untested = |r: &Rank| match &r.whole {
+        Some(w) => matches!(w.verdict, Verdict::NeedsMoreRuns { .. }),
+        None => r.too_few_trials,
+    };
     // The baseline has no `significant`: it is the yardstick.
-    let differs = |r: &Rank| r.significant.map_or(true, |n| n > 0) && !untested(r);
+    let differs = |r: &Rank| {
+        !untested(r)
+            && match &r.whole {
+                Some(w) => matches!(w.verdict, Verdict::Faster | Verdict::Slower),
+                None => r.significant.map_or(true, |n| n > 0),
+            }
+    };
     let close = (higher.relative - lower.relative).abs() < noise * higher.relative.abs();
     if untested(higher) || untested(lower) {
         ", "
@@ -386,6 +428,7 @@ mod tests {
             significant: None,
             too_few_trials: false,
             excluded: 0,
+            whole: None,
         }
     }
 
@@ -476,6 +519,7 @@ mod tests {
             Rank {
                 points: 2,
                 excluded: 1,
+                whole: None,
                 ..r("b", 1.05)
             },
             Rank {

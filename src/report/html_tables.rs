@@ -122,12 +122,26 @@ pub fn relative(agg: &Aggregate) -> Markup {
                 td { b { "geometric mean" } }
                 @for s in &agg.systems {
                     (tdn(&agg.ranking.iter().find(|r| &r.system == s)
-                        .map(|r| format::percent(r.relative))
+                        .map(geomean_cell)
                         .unwrap_or_else(|| "–".into())))
                 }
             }
         } }
     }
+}
+
+/// A series' geometric mean, marked: between runs by the run as a whole's
+/// verdict; inside a run `?` when no point could be judged, `~` when none
+/// differs.
+fn geomean_cell(r: &super::rows::Rank) -> String {
+    let pct = format::percent(r.relative);
+    let mark = match (&r.whole, r.significant) {
+        (Some(w), _) => verdict::percent_mark(Some(w)),
+        (None, _) if r.too_few_trials => format!(" {}", verdict::TOO_FEW),
+        (None, Some(0)) => format!(" {}", verdict::SAME),
+        _ => String::new(),
+    };
+    format!("{pct}{mark}")
 }
 
 /// One point's row of [`relative`].
@@ -150,9 +164,12 @@ fn relative_row(agg: &Aggregate, base: &str, p: &crate::model::Point) -> Markup 
                 @let excluded = agg.cell(s, p.index).is_some_and(|c| c.not_comparable.is_some());
                 @let text = match (v, b) {
                     (Some(v), _) if excluded => format!("{} {}", format::rate(*v), verdict::EXCLUDED),
-                    (Some(v), Some(b)) if b > 0.0 => {
-                        format!("{} ({})", format::rate(*v), format::percent(v / b))
-                    }
+                    (Some(v), Some(b)) if b > 0.0 => format!(
+                        "{} ({}{})",
+                        format::rate(*v),
+                        format::percent(v / b),
+                        verdict::percent_mark(agg.cell(s, p.index).and_then(|c| c.comparison.as_ref()))
+                    ),
                     (Some(v), _) => format::rate(*v),
                     (None, _) => "–".into(),
                 };
@@ -192,14 +209,13 @@ pub fn verdicts(agg: &Aggregate) -> Markup {
         (stat, true),
         ("change", true),
         ("95% CI", true),
-        ("verdict", false),
     ];
     let median = |c: &Cell| c.headline();
     html! {
         h3 { "Verdicts against " (base) }
         div class="scroll" { table class="grid" {
             tr { @for (h, n) in heads { (th(h, n)) } }
-            @for c in rows {
+            @for c in &rows {
                 @if let Some(cmp) = &c.comparison {
                     @let (short, tone) = verdict::short(cmp);
                     @let class = match tone {
@@ -213,18 +229,53 @@ pub fn verdicts(agg: &Aggregate) -> Markup {
                         (td(&c.system))
                         (tdn(&opt(b, format::rate)))
                         (tdn(&opt(median(c), format::rate)))
-                        td class={ "n " (class) } { (short) }
+                        // The sentence, with the series' own name, on hover:
+                        // the table fits the page.
+                        td class={ "wrap " (class) }
+                            title=(crate::analysis::compare::sentence_for(cmp, &c.system)) { (short) }
                         (tdn(&verdict::ci(cmp).unwrap_or_else(|| "–".into())))
-                        td class={ "wrap " (class) } { (cmp.sentence) }
                     }
                 }
             }
         } }
         p class="muted" {
-            "Change: ratio of the " (stat) "s. 95% CI: percentile bootstrap of the ratio of \
-             medians (none for best). p: two-sided Mann-Whitney U. "
+            "Change: ratio of the " (stat) "s. " (tests_used(&rows)) " "
             (verdict::legend(agg.noise)) "."
         }
+    }
+}
+
+/// What the verdicts' CIs and p-values come from, for the tests used.
+fn tests_used(rows: &[&Cell]) -> String {
+    use crate::analysis::compare::Test;
+    let mut used: Vec<Test> = Vec::new();
+    for c in rows {
+        if let Some(t) = c
+            .comparison
+            .as_ref()
+            .filter(|c| c.p_value.is_some())
+            .map(|c| c.test)
+        {
+            if !used.contains(&t) {
+                used.push(t);
+            }
+        }
+    }
+    let say = |t: &Test| match t {
+        Test::MannWhitney => {
+            "Inside one run: two-sided Mann-Whitney U on the trials, 95% CI by \
+                              percentile bootstrap of the ratio of medians (none for best)."
+        }
+        Test::Welch => "Inside one run with 3 trials a side: Welch's t on all trials.",
+        Test::Runs => {
+            "Between runs: Student's t on the logs of each run's headline (the runs, \
+                       not their trials, are the samples), 95% CI of the ratio of geometric means."
+        }
+    };
+    if used.is_empty() {
+        "No test could be run (too few trials or runs).".into()
+    } else {
+        used.iter().map(say).collect::<Vec<_>>().join(" ")
     }
 }
 

@@ -25,6 +25,7 @@ pub(crate) mod hosts;
 pub mod html;
 mod html_tables;
 pub mod json;
+pub mod judge;
 pub(crate) mod layout;
 pub(crate) mod limiter;
 pub mod multi;

@@ -85,6 +85,10 @@ pub struct Rank {
     /// Points left out of the mean because this system or the baseline
     /// had errors above the threshold there.
     pub excluded: usize,
+    /// Between runs (this series and the baseline from different runs):
+    /// the verdict on the run as a whole ([`super::judge::whole`]), which
+    /// alone decides `significant` and `too_few_trials` then.
+    pub whole: Option<Comparison>,
 }
 
 /// One system at one sweep point, over all its trials.
@@ -96,6 +100,10 @@ pub struct Cell {
     pub group: usize,
     /// Throughput of each successful trial, in trial order.
     pub throughput: Vec<f64>,
+    /// The same trials as the comparison engine reads them
+    /// ([`super::judge`]): value, run, and whether the load generator or
+    /// other processes limited them.
+    pub samples: Vec<Sample>,
     pub failed: Vec<TrialNote>,
     pub client_bound: Vec<TrialNote>,
     /// The probe's caveats, per trial.
@@ -121,6 +129,19 @@ pub struct Cell {
     pub energy: Option<super::energy_cell::CellEnergy>,
     /// What limited the point (`probe::limiter`), from its successful trials.
     pub limiter: Option<super::limiter::PointLimiter>,
+}
+
+/// One successful trial as [`super::judge`] reads it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    /// Its throughput.
+    pub value: f64,
+    /// The run it belongs to: the trial's `run_id` (on a page of several
+    /// runs, the run's position among them, so runs of two stores never
+    /// share one).
+    pub run: i64,
+    /// The load generator, not the server, was the limit.
+    pub client_bound: bool,
 }
 
 /// A trial-level remark: a failure or a client-bound flag.
@@ -357,6 +378,7 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
         x: layout.x_of(point),
         group: layout.group_of(point.index),
         throughput: ok.iter().filter_map(|t| t.throughput()).collect(),
+        samples: ok.iter().filter_map(|t| sample(t)).collect(),
         failed,
         client_bound,
         probe_warnings,
@@ -372,6 +394,14 @@ fn cell(system: &str, point: &Point, layout: &Layout, trials: &[&Trial]) -> Cell
         energy: super::energy_cell::of_trials(&ok),
         limiter: super::limiter::of_trials(&ok),
     }
+}
+
+fn sample(t: &Trial) -> Option<Sample> {
+    Some(Sample {
+        value: t.throughput()?,
+        run: t.run_id,
+        client_bound: t.context.client_bound_why().is_some(),
+    })
 }
 
 fn failure_reason(t: &Trial) -> String {

@@ -7,11 +7,11 @@
 //! throughputs with [`compare`](crate::analysis::compare::compare); the summary is
 //! the geometric mean of the ratios of medians, as benchstat's "geomean"
 //! row.
-use crate::analysis::compare::{compare_by, too_many_errors, Comparison, Verdict};
+use super::judge::{by_run, judge, kept, run_values, whole, Rules};
+use super::rows::Cell;
+use crate::analysis::compare::{Comparison, Verdict};
 use crate::analysis::stopping::relative_half_width;
-use crate::analysis::summary::median;
 use crate::analysis::summary::Headline;
-use crate::load::result::ErrorCounts;
 use crate::model::Coord;
 use crate::store::RunData;
 use serde::{Deserialize, Serialize};
@@ -43,8 +43,15 @@ pub struct PointComparison {
     pub spread_a: Option<f64>,
     /// The same for run B.
     pub spread_b: Option<f64>,
-    /// B's throughputs against A's, with the run's noise floor.
+    /// B against A by [`super::judge`], with the run's noise floor.
     pub comparison: Comparison,
+    /// Each of side A's runs' statistic here, by position (`None`: no
+    /// usable trial).
+    #[serde(default)]
+    pub run_values_a: Vec<Option<f64>>,
+    /// The same for side B.
+    #[serde(default)]
+    pub run_values_b: Vec<Option<f64>>,
 }
 
 /// One environment key whose value differs; `None` where a run lacks it.
@@ -82,35 +89,64 @@ pub struct RunComparison {
     pub only_in_b: Vec<String>,
     /// The fingerprint keys that differ between the two runs' environments.
     pub environment: Vec<EnvDifference>,
-    /// Geometric mean of median(B) / median(A) over the matched points with
-    /// positive medians; `None` when there are none.
+    /// Geometric mean of median(B) / median(A) over the comparable matched
+    /// points with positive medians; `None` when there are none.
     pub geomean_ratio: Option<f64>,
+    /// The verdict on the run as a whole between runs
+    /// ([`super::judge::whole`]); `None` when no point is comparable.
+    #[serde(default)]
+    pub geomean: Option<Comparison>,
+    /// Runs pooled on side A (repeats of one label).
+    #[serde(default = "one")]
+    pub runs_a: usize,
+    /// Runs pooled on side B.
+    #[serde(default = "one")]
+    pub runs_b: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Compares run B against run A (the baseline); `noise` as in [`compare`](crate::analysis::compare::compare).
+/// Two runs are two sides of one run each: every verdict is `?` between
+/// them ([`super::judge`]); [`compare_sides`] takes repeats.
 pub fn compare_runs(a: &RunData, b: &RunData, noise: f64) -> RunComparison {
-    let groups_a = groups(a);
-    let groups_b = groups(b);
-    let pairing = system_pairing(a, b);
     let statistic = Headline::parse(&a.run.headline).unwrap_or_default();
+    compare_sides(
+        std::slice::from_ref(a),
+        std::slice::from_ref(b),
+        &Rules::symmetric(statistic, noise),
+    )
+}
+
+/// Compares side B against side A (the baseline), each one or more runs
+/// of one recipe (repeats of one system), point by point with
+/// [`super::judge`]: between runs, each run's headline is one sample.
+/// `rules.headline` should be run A's headline. Both sides need a run.
+pub fn compare_sides(a: &[RunData], b: &[RunData], rules: &Rules) -> RunComparison {
+    let (side_a, side_b) = (pooled_side(a, 0), pooled_side(b, 1));
+    let cells_a = cells(&side_a, "run A");
+    let cells_b = cells(&side_b, "run B");
+    let pairing = system_pairing(&side_a, &side_b);
     let mut points = Vec::new();
     let mut only_in_a = Vec::new();
-    for ((system, key), group) in &groups_a {
+    for ((system, key), ca) in &cells_a {
         let system_b = pairing
             .get(system)
             .cloned()
             .unwrap_or_else(|| system.clone());
-        match groups_b.get(&(system_b.clone(), key.clone())) {
-            Some(other) => points.push(compare_group(
+        match cells_b.get(&(system_b.clone(), key.clone())) {
+            Some(cb) => points.push(compare_cells(
                 (system, &system_b),
-                (group, other),
-                noise,
-                statistic,
+                (ca, cb),
+                (a.len(), b.len()),
+                rules,
             )),
-            None => only_in_a.push(format!("{system} {}", group.label)),
+            None => only_in_a.push(format!("{system} {}", ca.point.label())),
         }
     }
-    let matched_b: Vec<(String, String)> = groups_a
+    let matched_b: Vec<(String, String)> = cells_a
         .keys()
         .map(|(s, k)| {
             (
@@ -119,87 +155,69 @@ pub fn compare_runs(a: &RunData, b: &RunData, noise: f64) -> RunComparison {
             )
         })
         .collect();
-    let only_in_b = groups_b
+    let only_in_b = cells_b
         .iter()
         .filter(|(k, _)| !matched_b.contains(k))
-        .map(|((s, _), g)| format!("{s} {}", g.label))
+        .map(|((s, _), c)| format!("{s} {}", c.point.label()))
         .collect();
-    points.sort_by_key(|p| order_in(a, &p.system, &p.coords));
+    points.sort_by_key(|p| order_in(&side_a, &p.system, &p.coords));
+    let pairs: Vec<(&Cell, &Cell)> = (cells_a.iter())
+        .filter_map(|((system, key), ca)| {
+            let system_b = pairing.get(system).unwrap_or(system);
+            let cb = cells_b.get(&(system_b.clone(), key.clone()))?;
+            let judged = judge(ca, cb, rules);
+            let usable = !matches!(judged.verdict, Verdict::NotComparable { .. });
+            usable.then_some((ca, cb))
+        })
+        .collect();
+    let geomean = whole(&pairs, rules);
     RunComparison {
-        run_a: a.run.id,
-        run_b: b.run.id,
-        name_a: a.run.name.clone(),
-        name_b: b.run.name.clone(),
-        noise,
-        statistic,
-        geomean_ratio: geomean(&points),
+        run_a: a[0].run.id,
+        run_b: b[0].run.id,
+        runs_a: a.len(),
+        runs_b: b.len(),
+        name_a: a[0].run.name.clone(),
+        name_b: b[0].run.name.clone(),
+        noise: rules.noise,
+        statistic: rules.headline,
+        geomean_ratio: geomean.as_ref().map(|g| g.ratio),
+        geomean,
         points,
         only_in_a,
         only_in_b,
-        environment: environment_differences(a, b),
+        environment: environment_differences(&a[0], &b[0]),
     }
 }
 
-/// The trials of one system at one point.
-struct Group {
-    label: String,
-    coords: Vec<Coord>,
-    throughputs: Vec<f64>,
-    trials: usize,
-    errors: ErrorCounts,
-    requests: u64,
-    /// Trials where the load generator, not the server, was the limit.
-    client_bound: usize,
-}
-
-impl Group {
-    /// Why the point is not comparable: `N errors (kinds)` when the errors
-    /// exceed the threshold, or its client-bound trials.
-    fn too_many_errors(&self) -> Option<String> {
-        too_many_errors(self.errors.total(), self.requests)
-            .then(|| format!("{} errors ({})", self.errors.total(), self.errors.kinds()))
-            .or_else(|| {
-                (self.client_bound > 0).then(|| client_bound_reason(self.client_bound, self.trials))
+/// The runs of one side as one run: the first run's record with every
+/// run's trials, each trial's `run_id` made the run's key on this side
+/// (`2 · position + side`), so the two sides' runs never share a key.
+fn pooled_side(runs: &[RunData], side: i64) -> RunData {
+    let mut out = runs[0].clone();
+    out.trials = (runs.iter().enumerate())
+        .flat_map(|(i, r)| {
+            r.trials.iter().map(move |t| {
+                let mut t = t.clone();
+                t.run_id = 2 * i as i64 + side;
+                t
             })
-    }
-
-    fn statistic(&self, statistic: Headline) -> Option<f64> {
-        match statistic {
-            Headline::Median => median(&self.throughputs),
-            Headline::Best => self.throughputs.iter().copied().reduce(f64::max),
-        }
-    }
-}
-
-/// Trials grouped by (system, canonical coordinates).
-fn groups(run: &RunData) -> BTreeMap<(String, String), Group> {
-    let mut out: BTreeMap<(String, String), Group> = BTreeMap::new();
-    for t in &run.trials {
-        let key = (t.system.clone(), canonical(&t.point.coords));
-        let g = out.entry(key).or_insert_with(|| Group {
-            label: t.point.label(),
-            coords: t.point.coords.clone(),
-            throughputs: Vec::new(),
-            trials: 0,
-            errors: ErrorCounts::default(),
-            requests: 0,
-            client_bound: 0,
-        });
-        g.trials += 1;
-        g.client_bound += usize::from(t.context.client_bound_why().is_some());
-        g.throughputs.extend(t.throughput());
-        if let (Some(m), Some(_)) = (&t.measurement, t.throughput()) {
-            g.errors.merge(&m.errors);
-            g.requests += m.requests;
-        }
-    }
+        })
+        .collect();
     out
 }
 
-/// `client-bound at 2 of 4 trials`: why a point where the load generator
-/// was the limit is not comparable.
-pub fn client_bound_reason(bound: usize, trials: usize) -> String {
-    format!("client-bound at {bound} of {trials} trials")
+/// The run's cells by (system, canonical coordinates), named `who` in the
+/// engine's reasons (`client-bound at 4 of 4 trials in run B`).
+fn cells(run: &RunData, who: &str) -> BTreeMap<(String, String), Cell> {
+    super::rows::collect(run)
+        .cells
+        .into_iter()
+        .map(|mut c| {
+            let key = (c.system.clone(), canonical(&c.point.coords));
+            c.system = who.to_string();
+            (key, c)
+        })
+        .collect()
 }
 
 /// Coordinates in axis order, so `a=1 b=2` matches `b=2 a=1`.
@@ -223,33 +241,56 @@ fn system_pairing(a: &RunData, b: &RunData) -> BTreeMap<String, String> {
     }
 }
 
-fn compare_group(
+fn compare_cells(
     (system, system_b): (&str, &str),
-    (a, b): (&Group, &Group),
-    noise: f64,
-    statistic: Headline,
+    (a, b): (&Cell, &Cell),
+    (runs_a, runs_b): (usize, usize),
+    rules: &Rules,
 ) -> PointComparison {
-    let comparison = compare_by(&a.throughputs, &b.throughputs, noise, statistic);
-    let why = a
-        .too_many_errors()
-        .map(|r| format!("{r} in run A"))
-        .or_else(|| b.too_many_errors().map(|r| format!("{r} in run B")));
+    let per_run_a = per_run(a, runs_a, rules);
+    let per_run_b = per_run(b, runs_b, rules);
     PointComparison {
         system: system.to_string(),
         system_b: system_b.to_string(),
-        point: a.label.clone(),
-        coords: a.coords.clone(),
-        trials_a: a.trials,
-        trials_b: b.trials,
-        median_a: a.statistic(statistic),
-        median_b: b.statistic(statistic),
-        spread_a: relative_half_width(&a.throughputs),
-        spread_b: relative_half_width(&b.throughputs),
-        comparison: match why {
-            Some(reason) => comparison.not_comparable(reason),
-            None => comparison,
-        },
+        point: a.point.label(),
+        coords: a.point.coords.clone(),
+        trials_a: a.trials(),
+        trials_b: b.trials(),
+        median_a: geometric_mean(&per_run_a),
+        median_b: geometric_mean(&per_run_b),
+        spread_a: relative_half_width(&a.throughput),
+        spread_b: relative_half_width(&b.throughput),
+        comparison: judge(a, b, rules),
+        run_values_a: per_run_a,
+        run_values_b: per_run_b,
     }
+}
+
+/// Each run's statistic over its kept trials at the point, by the run's
+/// position on its side (`None` where it has none, or where background
+/// load took all of them: [`super::judge`]).
+fn per_run(c: &Cell, runs: usize, rules: &Rules) -> Vec<Option<f64>> {
+    let mut out = vec![None; runs];
+    for (key, samples) in by_run(&kept(&c.samples)) {
+        if let Some(slot) = out.get_mut((key / 2) as usize) {
+            *slot = run_values(&samples, rules).first().copied();
+        }
+    }
+    out
+}
+
+/// The geometric mean of the values present; `None` without one.
+fn geometric_mean(values: &[Option<f64>]) -> Option<f64> {
+    if let [Some(one)] = values {
+        return Some(*one);
+    }
+    let logs: Vec<f64> = values
+        .iter()
+        .flatten()
+        .filter(|v| **v > 0.0)
+        .map(|v| v.ln())
+        .collect();
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
 
 /// Sort key: the system's first appearance, then the point's sweep index.
@@ -266,19 +307,6 @@ fn order_in(run: &RunData, system: &str, coords: &[Coord]) -> (usize, u32) {
         .find(|t| canonical(&t.point.coords) == key)
         .map_or(u32::MAX, |t| t.point.index);
     (s, index)
-}
-
-/// Over the comparable points only.
-fn geomean(points: &[PointComparison]) -> Option<f64> {
-    let logs: Vec<f64> = points
-        .iter()
-        .filter(|p| !matches!(p.comparison.verdict, Verdict::NotComparable { .. }))
-        .filter_map(|p| match (p.median_a, p.median_b) {
-            (Some(x), Some(y)) if x > 0.0 && y > 0.0 => Some((y / x).ln()),
-            _ => None,
-        })
-        .collect();
-    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
 
 /// Keys of the flattened environments (and the server and scalelab
@@ -401,8 +429,38 @@ mod tests {
         let c = compare_runs(&a, &b, 0.02);
         assert_eq!(c.points.len(), 2);
         assert_eq!(c.points[0].point, "connections=10");
+        // One run a side: the change is shown, nothing is claimed.
+        let one_a_side = Verdict::NeedsMoreRuns {
+            at_least: (3, 3),
+            runs: (1, 1),
+        };
+        assert_eq!(c.points[0].comparison.verdict, one_a_side);
+        assert!((c.points[0].comparison.ratio - 1.2).abs() < 1e-9);
+        assert_eq!(c.points[1].comparison.p_value, None);
+        // Three repeats a side that drift by a few percent: judged.
+        let drift = |d: &RunData, f: f64, id: i64| {
+            let mut r = d.clone();
+            r.run.id = id;
+            for t in &mut r.trials {
+                if let Some(m) = &mut t.measurement {
+                    m.rps *= f;
+                }
+            }
+            r
+        };
+        let sides = |d: &RunData, first: i64| {
+            [1.0, 1.03, 0.98]
+                .iter()
+                .enumerate()
+                .map(|(i, f)| drift(d, *f, first + i as i64))
+                .collect::<Vec<_>>()
+        };
+        let rules = Rules::symmetric(Headline::Median, 0.02);
+        let c = compare_sides(&sides(&a, 1), &sides(&b, 4), &rules);
         assert_eq!(c.points[0].comparison.verdict, Verdict::Faster);
         assert_eq!(c.points[1].comparison.verdict, Verdict::Slower);
+        assert_eq!(c.points[0].comparison.runs, Some((3, 3)));
+        assert_eq!((c.runs_a, c.runs_b), (3, 3));
         assert_eq!(c.only_in_a, vec!["nginx connections=1000"]);
         assert_eq!(c.only_in_b, vec!["nginx connections=5000"]);
         let g = c.geomean_ratio.unwrap();
@@ -428,7 +486,11 @@ mod tests {
             (c.points[0].system.as_str(), c.points[0].system_b.as_str()),
             ("old", "new")
         );
-        assert_eq!(c.points[0].comparison.verdict, Verdict::NoDifference);
+        assert!(matches!(
+            c.points[0].comparison.verdict,
+            Verdict::NeedsMoreRuns { .. }
+        ));
+        assert_eq!(c.points[0].comparison.ratio, 1.0);
     }
 
     #[test]
@@ -451,7 +513,10 @@ mod tests {
         );
         assert_eq!(
             c.points[0].comparison.verdict,
-            Verdict::NeedsMoreTrials { at_least: 3 }
+            Verdict::NeedsMoreRuns {
+                at_least: (3, 3),
+                runs: (1, 1)
+            }
         );
     }
 

@@ -33,13 +33,17 @@ pub fn legend_items(noise: f64) -> [(char, String); 3] {
         (
             SAME,
             format!(
-                "no significant difference (p ≥ 0.05 by Mann-Whitney, or by Welch's t on all trials where 3 a side are too few for it; or under the {} noise floor)",
+                "no significant difference (p ≥ 0.05 by Mann-Whitney, or by Welch's t on all trials where 3 a side are too few for it; between runs, by Student's t on the runs' log headlines; or under the {} noise floor)",
                 format::percent_fine(noise)
             ),
         ),
         (
             TOO_FEW,
-            "too few trials to judge: the change is shown, nothing is claimed".into(),
+            format!(
+                "too few trials, or between runs too few runs (≥{} a side: the runs, not \
+                 their trials, are the samples), to judge: the change is shown, nothing is claimed",
+                crate::analysis::between::MIN_RUNS
+            ),
         ),
         (
             EXCLUDED,
@@ -68,8 +72,19 @@ pub fn mark(v: &Verdict) -> Option<char> {
     match v {
         Verdict::Faster | Verdict::Slower => None,
         Verdict::NoDifference => Some(SAME),
-        Verdict::NeedsMoreTrials { .. } => Some(TOO_FEW),
+        Verdict::NeedsMoreTrials { .. } | Verdict::NeedsMoreRuns { .. } => Some(TOO_FEW),
         Verdict::NotComparable { .. } => Some(EXCLUDED),
+    }
+}
+
+/// The mark a percentage drawn from `c` carries wherever it is printed
+/// (bars, the relative table, the N-run page): nothing for a significant
+/// change, ` ~`, ` ?` or ` ✗` otherwise; nothing without a comparison
+/// (the baseline itself).
+pub fn percent_mark(c: Option<&Comparison>) -> String {
+    match c.and_then(|c| mark(&c.verdict)) {
+        Some(m) => format!(" {m}"),
+        None => String::new(),
     }
 }
 
@@ -83,9 +98,10 @@ pub fn mark(v: &Verdict) -> Option<char> {
 /// and its "no difference" says what the trials could have shown: `~
 /// (Welch p=0.410; cannot tell apart under ±6.2%)`.
 pub fn short(c: &Comparison) -> (String, Tone) {
-    let test = match c.test {
-        Test::MannWhitney => "",
-        Test::Welch => "Welch ",
+    let test = match (c.test, c.runs) {
+        (Test::Runs, Some((a, b))) => format!("{a} v {b} runs, "),
+        (Test::Welch, _) => "Welch ".into(),
+        _ => String::new(),
     };
     let limit = c
         .detectable
@@ -106,9 +122,26 @@ pub fn short(c: &Comparison) -> (String, Tone) {
             ),
             Tone::Unknown,
         ),
+        Verdict::NeedsMoreRuns { runs, .. } => (
+            format!(
+                "{TOO_FEW} {} ({})",
+                format::change(c.ratio),
+                runs_short(*runs)
+            ),
+            Tone::Unknown,
+        ),
         Verdict::NotComparable { reason } => {
             (format!("{EXCLUDED} not comparable: {reason}"), Tone::Worse)
         }
+    }
+}
+
+/// `1 run a side`, `2 v 3 runs`: why a verdict between runs is `?`.
+fn runs_short((a, b): (usize, usize)) -> String {
+    if a == b {
+        format!("{a} run{} a side", if a == 1 { "" } else { "s" })
+    } else {
+        format!("{a} v {b} runs")
     }
 }
 

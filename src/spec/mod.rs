@@ -86,7 +86,14 @@ pub struct TrialPolicy {
     pub noise: f64,
     /// The probe's sampling interval.
     pub sample_interval: Duration,
+    /// Whole runs of the sweep (`[trials] runs`, `run --repeat`): repeats
+    /// of one system, each its own run with one label, so verdicts between
+    /// runs have runs to count ([`crate::analysis::between`]).
+    pub runs: u32,
 }
+
+/// Most repeats of a sweep (`[trials] runs`).
+pub const MAX_RUNS: u32 = 100;
 
 /// One compared system: a label plus overrides.
 #[derive(Clone, Debug, PartialEq)]

@@ -84,6 +84,8 @@ pub struct RawTrials {
     pub noise: Option<f64>,
     /// The probe's sampling interval.
     pub sample_interval: Option<String>,
+    /// Whole runs of the sweep, each stored as its own run with one label.
+    pub runs: Option<i64>,
 }
 
 impl RawTrials {
@@ -103,7 +105,8 @@ impl RawTrials {
             restart,
             headline,
             noise,
-            sample_interval
+            sample_interval,
+            runs
         );
     }
 }

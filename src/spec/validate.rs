@@ -322,7 +322,19 @@ fn trials(cx: &Ctx, t: &RawTrials) -> Result<TrialPolicy, SpecError> {
             "sample_interval = \"1s\"",
         ));
     }
+    let runs = t.runs.unwrap_or(1);
+    if !(1..=i64::from(super::MAX_RUNS)).contains(&runs) {
+        return Err(cx.err(
+            &["trials", "runs"],
+            format!(
+                "{runs} is not a number of runs from 1 to {}",
+                super::MAX_RUNS
+            ),
+            "runs = 3 (three whole runs of the sweep: the fewest a verdict between runs needs)",
+        ));
+    }
     Ok(TrialPolicy {
+        runs: runs as u32,
         duration: duration_,
         warmup: duration(cx, "warmup", &t.warmup, Duration::from_secs(1))?,
         cooldown: duration(cx, "cooldown", &t.cooldown, Duration::ZERO)?,

@@ -284,6 +284,29 @@ mod compare {
         serde_json::from_slice(&out.stdout).expect("JSON")
     }
 
+    /// How three repeats of one system drift as whole runs: a few percent,
+    /// while each run's six trials agree within 1%.
+    const DRIFT: [f64; 3] = [1.0, 1.03, 0.98];
+
+    /// Three repeats of `kernel` (one label) into `store`, each run's
+    /// throughput `scale` per point times its drift.
+    fn add_repeats(store: &mut Store, kernel: &str, scale: [f64; 3], noise: f64) {
+        for d in DRIFT {
+            add_run_with_noise(store, machine(kernel), scale.map(|s| s * d), noise);
+        }
+    }
+
+    /// Runs 1–3: `Linux 6.1.0-18`; runs 4–6: `Linux 6.1.0-21`, 15% faster at
+    /// 10, 10% slower at 100, the same at 1000.
+    fn three_and_three() -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("store.sqlite");
+        let mut store = Store::open(&path).expect("open store");
+        add_repeats(&mut store, "6.1.0-18", [1.0, 1.0, 1.0], 0.02);
+        add_repeats(&mut store, "6.1.0-21", [1.15, 0.9, 1.0], 0.02);
+        (dir, path.to_string_lossy().into_owned())
+    }
+
     fn two_runs() -> (tempfile::TempDir, String) {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("store.sqlite");
@@ -296,8 +319,10 @@ mod compare {
 
     #[test]
     fn verdicts_per_point_in_json() {
-        let (_dir, store) = two_runs();
-        let out = scalelab(&["--store", &store, "compare", "1", "2", "--json"]);
+        let (_dir, store) = three_and_three();
+        let out = scalelab(&[
+            "--store", &store, "compare", "1", "2", "3", "4", "5", "6", "--json",
+        ]);
         assert!(out.status.success(), "{}", stderr(&out));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
         assert_eq!(v["baseline"], "Linux 6.1.0-18", "{v}");
@@ -319,9 +344,17 @@ mod compare {
             .as_f64()
             .unwrap_or(0.0);
         assert!((ratio - 1.15).abs() < 1e-9, "{ratio}");
-        // geomean of 1.15, 0.9, 1.0
+        assert_eq!(v["points"][0]["comparison"]["test"], "runs", "{v}");
+        assert_eq!(
+            v["points"][0]["comparison"]["runs"],
+            serde_json::json!([3, 3]),
+            "{v}"
+        );
+        // geomean of 1.15, 0.9, 1.0, judged as one value per run
         let g = v["geomean_ratio"].as_f64().unwrap_or(0.0);
         assert!((g - (1.15f64 * 0.9).cbrt()).abs() < 1e-9, "{g}");
+        assert_eq!(v["geomean"]["runs"], serde_json::json!([3, 3]), "{v}");
+        assert_eq!(v["runs_a"], 3, "{v}");
         let env = out_json(&out)["environment"].to_string();
         assert!(
             env.contains("6.1.0-18") && env.contains("6.1.0-21"),
@@ -332,8 +365,10 @@ mod compare {
 
     #[test]
     fn benchstat_style_table() {
-        let (_dir, store) = two_runs();
-        let out = scalelab(&["--store", &store, "compare", "1", "latest"]);
+        let (_dir, store) = three_and_three();
+        let out = scalelab(&[
+            "--store", &store, "compare", "1", "2", "3", "4", "5", "latest",
+        ]);
         assert!(out.status.success(), "{}", stderr(&out));
         let text = stdout(&out);
         let line = |needle: &str| {
@@ -343,17 +378,38 @@ mod compare {
                 .to_string()
         };
         assert!(
-            line("connections=10 ").contains("+15.0% (p=0.002)"),
+            line("connections=10 ").contains("+15.0% (3 v 3 runs, p=0.002)"),
             "{text}"
         );
         assert!(
-            line("connections=100 ").contains("-10.0% (p=0.002)"),
+            line("connections=100 ").contains("-10.0% (3 v 3 runs, p=0.007)"),
             "{text}"
         );
-        assert!(line("connections=1000").contains("~ (p=1.000)"), "{text}");
-        // (1.15 * 0.9 * 1.0)^(1/3) = 1.0115
-        assert!(line("geomean").contains("+1.2%"), "{text}");
-        assert!(line("kernel").contains("6.1.0-21"), "{text}");
+        assert!(
+            line("connections=1000").contains("~ (3 v 3 runs, p=1.000"),
+            "{text}"
+        );
+        // (1.15 * 0.9 * 1.0)^(1/3) = 1.0115: under the drift, one test for
+        // the run as a whole.
+        assert!(line("geomean").contains("~ (3 v 3 runs"), "{text}");
+        assert!(
+            text.contains("`Linux 6.1.0-18`: 3 runs pooled by label as repeats of one system"),
+            "{text}"
+        );
+        assert!(
+            text.contains("drift between the 3 runs of `Linux 6.1.0-18`"),
+            "{text}"
+        );
+        // One run against one: the change is shown, nothing is claimed.
+        let (_dir1, one) = two_runs();
+        let out = scalelab(&["--store", &one, "compare", "1", "2"]);
+        let single = stdout(&out);
+        assert!(single.contains("? +15.0% (1 run a side)"), "{single}");
+        assert!(
+            !single.contains("p="),
+            "no p-value between single runs: {single}"
+        );
+        assert!(line("kernel_release").contains("6.1.0-21"), "{text}");
         assert!(
             text.contains("Linux 6.1.0-21 is 15.0% faster (95% CI"),
             "{text}"
@@ -373,6 +429,26 @@ mod compare {
         let out = scalelab(&["--store", &store, "compare", "1", "2", "--noise=-3"]);
         assert_eq!(out.status.code(), Some(2));
         assert!(stderr(&out).contains("--noise"), "{}", stderr(&out));
+    }
+
+    /// Three repeats a side, each side in its own store file, A with
+    /// `noise` as its `[trials] noise`: the six runs' references.
+    fn two_stores_of_three(noise: f64) -> (tempfile::TempDir, Vec<String>) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let a = dir.path().join("linux-6.1.sqlite");
+        let b = dir.path().join("linux-6.12.sqlite");
+        add_repeats(&mut Store::open(&a).unwrap(), "6.1.0-18", [1.0; 3], noise);
+        add_repeats(
+            &mut Store::open(&b).unwrap(),
+            "6.12.0-1",
+            [1.15, 0.9, 1.0],
+            0.02,
+        );
+        let runs = [&a, &b]
+            .iter()
+            .flat_map(|p| (1..=3).map(move |i| format!("{}:{i}", p.display())))
+            .collect();
+        (dir, runs)
     }
 
     /// Runs A and B of [`two_runs`], each in its own store file, A with
@@ -411,7 +487,7 @@ mod compare {
         );
         // Named by label, not by store file.
         assert!(!text.contains("sqlite"), "{text}");
-        assert!(text.contains("+15.0% (p=0.002)"), "{text}");
+        assert!(text.contains("? +15.0% (1 run a side)"), "{text}");
         assert!(text.contains("6.12.0-1"), "{text}");
         // The same with --store-b.
         let out = scalelab(&["--store", &a, "compare", "1", "latest", "--store-b", &b]);
@@ -422,16 +498,16 @@ mod compare {
     #[test]
     fn the_baseline_runs_noise_judges_unless_overridden() {
         // A declared 20% noise: +15% and -10% are noise.
-        let (_dir, a, b) = two_stores(0.2);
-        let (ra, rb) = (format!("{a}:1"), format!("{b}:1"));
-        let out = scalelab(&["compare", &ra, &rb]);
+        let (_dir, runs) = two_stores_of_three(0.2);
+        let runs: Vec<&str> = runs.iter().map(String::as_str).collect();
+        let out = scalelab(&[&["compare"], runs.as_slice()].concat());
         let text = stdout(&out);
         assert!(text.contains("differences under 20% are noise"), "{text}");
         assert!(
             !text.contains("faster") && !text.contains("slower"),
             "{text}"
         );
-        let out = scalelab(&["compare", &ra, &rb, "--noise", "2"]);
+        let out = scalelab(&[&["compare"], runs.as_slice(), &["--noise", "2"]].concat());
         let text = stdout(&out);
         assert!(text.contains("differences under 2% are noise"), "{text}");
         assert!(text.contains("15.0% faster"), "{text}");
@@ -482,7 +558,12 @@ mod compare {
             Shape::default(),
             &two,
         );
+        // Both runs have one label: pooled they would be one side, so
+        // `--each-run` keeps them apart.
         let out = scalelab(&["compare", &a, &b]);
+        assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+        assert!(stderr(&out).contains("--each-run"), "{}", stderr(&out));
+        let out = scalelab(&["compare", "--each-run", &a, &b]);
         assert!(out.status.success(), "{}", stderr(&out));
         let text = stdout(&out);
         let rows: Vec<&str> = text
@@ -496,17 +577,15 @@ mod compare {
                 "unmarked %: {row}\n{text}"
             );
         }
+        assert!(text.contains("? +23.2% (1 run a side)"), "{text}");
+        // The same label on both sides: each gets its source.
         assert!(
-            text.contains("? +23.2% (too few trials at all 3 points: nothing is claimed)"),
-            "{text}"
-        );
-        // The same label on both sides: each gets its position.
-        assert!(
-            text.starts_with("Linux 6.1.0-18 #2 (synthetic, run 1) against Linux 6.1.0-18 #1"),
+            text.starts_with("Linux 6.1.0-18 (b.sqlite:1) (synthetic, run 1) against Linux 6.1.0-18 (a.sqlite:1)"),
             "{text}"
         );
         let v: serde_json::Value =
-            serde_json::from_slice(&scalelab(&["compare", &a, &b, "--json"]).stdout).unwrap();
+            serde_json::from_slice(&scalelab(&["compare", "--each-run", &a, &b, "--json"]).stdout)
+                .unwrap();
         assert_eq!(v["comparisons"][0]["too_few_trials"], 3, "{v}");
     }
 
@@ -568,7 +647,7 @@ mod compare {
             text.contains("Linux 6.18 (synthetic, run 1) against Linux 6.1"),
             "{text}"
         );
-        assert!(text.contains("Linux 6.12 is 10.0% faster"), "{text}");
+        assert!(text.contains("? +10.0% (1 run a side)"), "{text}");
         assert!(text.contains("not comparable: 600 errors"), "{text}");
         let out = scalelab(&["compare", &a, &b]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

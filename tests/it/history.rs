@@ -169,19 +169,23 @@ fn history_finds_the_one_real_slowdown_and_check_gates_it() {
         (out.status.code(), stdout(&out), stderr(&out))
     };
     let (aa_s, h_s) = (aa.display().to_string(), h.display().to_string());
-    // A/A: the saved set of five against a run of the same server. The
-    // threshold is wide because a busy 2-CPU machine moves nginx by 10%.
+    // A/A: the saved set of five against a run of the same server. Between
+    // runs the run is the unit: the candidate is within the five runs'
+    // drift, so never a regression; "good" when the drift on this machine
+    // lets five runs see 20%, else "cannot say".
     let (code, out, err) = check(aa_s.clone(), format!("{h_s}:1"), "20%");
-    assert_eq!(code, Some(0), "{out}{err}");
-    // Run against run, 3 trials each: the rank test cannot reach p < 0.05;
-    // Welch's t on all trials names the slowdown when the fast run's spread
-    // allows (on a busy machine it may not, and then says so). Never good.
-    let (code, out, err) = check(format!("{h_s}:4"), format!("{h_s}:5"), "30%");
-    match code {
-        Some(1) => assert!(out.contains("significantly slower"), "{out}"),
-        Some(125) => assert!(out.contains("cannot say"), "{out}"),
-        _ => panic!("a 30x slowdown passed or failed the gate: {code:?}\n{out}{err}"),
+    assert!(matches!(code, Some(0 | 125)), "{out}{err}");
+    if code == Some(125) {
+        assert!(out.contains("could only tell apart a change of"), "{out}");
     }
+    // Run against run: one baseline run's drift between runs is unknown,
+    // whatever the candidate did (a 30x slowdown here). Never good.
+    let (code, out, err) = check(format!("{h_s}:4"), format!("{h_s}:5"), "30%");
+    assert_eq!(code, Some(125), "{out}{err}");
+    assert!(
+        out.contains("one baseline run: its drift between runs is unknown"),
+        "{out}"
+    );
     // A run against itself is no verdict, not a vacuous "good".
     let (code, out, err) = check(format!("{h_s}:4"), format!("{h_s}:4"), "30%");
     assert_eq!(code, Some(125), "{out}{err}");

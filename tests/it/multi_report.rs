@@ -147,12 +147,22 @@ fn three_labelled_runs_from_three_stores_on_one_page_and_in_one_compare() {
         "{text}"
     );
     assert_eq!(text.matches("\ngeomean").count(), 2, "{text}");
-    // Between runs, the verdicts say what their p-values do not cover.
+    // Between runs the run is the unit: one run a side is `?`, with no
+    // p-value, and the method is said once.
     assert_eq!(
-        text.matches("between runs: each p-value counts the spread of trials inside a run")
-            .count(),
+        text.matches("between runs: the run is the unit").count(),
         1,
         "{text}"
+    );
+    for line in text.lines().filter(|l| l.starts_with("nginx ")) {
+        assert!(
+            line.contains("? ") && line.contains("(1 run a side)"),
+            "{line}\n{text}"
+        );
+    }
+    assert!(
+        !text.contains("p="),
+        "a p-value between single runs: {text}"
     );
     let somaxconn = text
         .lines()
@@ -194,4 +204,72 @@ fn a_blank_label_or_commit_is_refused() {
         );
         assert!(!lab.store.exists(), "no store made");
     }
+}
+
+/// Issue 35: `run --repeat 3` makes three runs with one label; `compare`
+/// of two labels' repeats pools them (and says so), judges each point on
+/// the runs' headlines (3 v 3), shows the drift between runs, and the
+/// N-run page draws each label as one series.
+#[test]
+fn repeats_of_two_labels_are_judged_run_against_run() {
+    let lab = Lab::new(SWEEP);
+    // Two labels of one setup (an A/A pair): the structure is what is checked.
+    for label in ["one", "two"] {
+        let out = lab
+            .run()
+            .args(["--repeat", "3", "--label", label, "-o"])
+            .arg(lab.dir.path().join(format!("{label}.html")))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{label}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains(&format!("3 repeats of `{label}`")), "{text}");
+        assert!(
+            text.contains(&format!("drift between the 3 runs of `{label}`")),
+            "{text}"
+        );
+        assert!(
+            stderr(&out).contains("repeat 3 of 3: pausing"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let store = lab.store.to_str().unwrap();
+    let runs: Vec<String> = (1..=6).map(|i| i.to_string()).collect();
+    let mut args = vec!["--store", store, "compare"];
+    args.extend(runs.iter().map(String::as_str));
+    let out = run(&args);
+    assert!(matches!(out.status.code(), Some(0 | 5)), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("`one`: 3 runs pooled by label as repeats of one system"),
+        "{text}"
+    );
+    assert!(
+        text.contains("two (it, 3 runs) against one (it, 3 runs, the baseline)"),
+        "{text}"
+    );
+    for line in text.lines().filter(|l| l.starts_with("nginx ")) {
+        // Judged run against run, or not comparable with its reason.
+        assert!(
+            line.contains("3 v 3 runs") || line.contains("not comparable"),
+            "{line}\n{text}"
+        );
+    }
+    assert!(
+        text.contains("to tell 2.0% apart between runs on this host"),
+        "{text}"
+    );
+    let page = lab.dir.path().join("repeats.html");
+    args.extend(["--html", page.to_str().unwrap()]);
+    let out = run(&args);
+    assert!(matches!(out.status.code(), Some(0 | 5)), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_tidy(&page);
+    assert!(
+        html.contains(r#"class="series" data-series="one""#),
+        "one series for `one`"
+    );
+    assert!(!html.contains("data-series=\"one ("), "no per-run series");
+    assert!(html.contains("Drift between runs"));
 }

@@ -52,7 +52,7 @@ fn a_store_on_a_read_only_mount_is_read_and_a_run_is_refused_with_the_reason() {
         vec!["list"],
         vec!["export", "1", "--format", "csv"],
         vec!["report", "1", "-o", html.to_str().unwrap()],
-        vec!["compare", "1", "1"],
+        vec!["history", "quickstart"],
     ] {
         let out = scalelab_with_read_only(ro, &store, &args);
         assert_ne!(out.status.code(), Some(99), "the mount was not read-only");

@@ -245,7 +245,7 @@ impl<'a> GroupCtx<'a> {
             return self.throughput_bars();
         }
         let mut c = self.line_chart("throughput", "Throughput", &self.rate_label());
-        let mut bands = false;
+        let (mut bands, mut run_bands) = (false, false);
         for (i, s) in self.agg.systems.iter().enumerate() {
             let cells = self.cells(s);
             let points: Vec<Pt> = cells
@@ -259,7 +259,13 @@ impl<'a> GroupCtx<'a> {
             series.band = cells
                 .iter()
                 .filter_map(|c| {
-                    let (lo, hi) = c.summary.as_ref()?.median_ci?;
+                    let (lo, hi) = match between_runs_band(c, self.agg.headline) {
+                        Some(range) => {
+                            run_bands = true;
+                            range
+                        }
+                        None => c.summary.as_ref()?.median_ci?,
+                    };
                     Some((self.x(c)?, lo, hi))
                 })
                 .collect();
@@ -283,10 +289,12 @@ impl<'a> GroupCtx<'a> {
         let caption = format!(
             "Markers: {} of the successful trials; bars: min–max{}{}{}{}.",
             self.agg.headline_word(),
-            if bands {
-                "; shading: 95% CI of the median"
-            } else {
-                ""
+            match (bands, run_bands) {
+                (_, true) =>
+                    "; shading: a series of repeated runs spans its runs' lowest to highest \
+                              headline (the drift between runs), others the 95% CI of the median",
+                (true, false) => "; shading: 95% CI of the median",
+                _ => "",
             },
             if fits {
                 "; dashed: Universal Scalability Law fit"
@@ -715,3 +723,19 @@ fn tip(c: &Cell, y: f64, fmt: fn(f64) -> String) -> String {
 mod seed_tests;
 #[cfg(test)]
 mod tests;
+
+/// A series pooled from several runs: the lowest and highest of its runs'
+/// headlines at the point (the drift between runs); `None` for one run.
+fn between_runs_band(
+    c: &Cell,
+    statistic: crate::analysis::summary::Headline,
+) -> Option<(f64, f64)> {
+    let rules = crate::report::judge::Rules::symmetric(statistic, 0.0);
+    let runs = crate::report::judge::run_values(&crate::report::judge::kept(&c.samples), &rules);
+    if runs.len() < 2 {
+        return None;
+    }
+    let lo = runs.iter().copied().reduce(f64::min)?;
+    let hi = runs.iter().copied().reduce(f64::max)?;
+    Some((lo, hi))
+}

@@ -69,8 +69,9 @@ impl GroupCtx<'_> {
         }
         let caption = format!(
             "Bars: the {} throughput of each system {at}, whiskers min–max; the percentage \
-             on each bar is its throughput over {base}'s, as in the \"relative\" table (✗: \
-             errors above the threshold, in no verdict).{}",
+             on each bar is its throughput over {base}'s, as in the \"relative\" table, marked \
+             as its verdict is (✗: not comparable; ?: too few trials or runs to judge; ~: no \
+             significant difference; unmarked: significant).{}",
             self.agg.headline_word(),
             self.direction_sentence()
         );
@@ -78,7 +79,8 @@ impl GroupCtx<'_> {
     }
 }
 
-/// `128%`, or `128% ✗` for a point in no verdict.
+/// `128%`, with the verdict's mark: `128% ✗` for a point in no verdict,
+/// `124% ?` where it could not be judged, `101% ~` for no difference.
 fn relative_label(cell: &Cell, value: f64, base: f64) -> String {
     let pct = if base > 0.0 {
         format::percent(value / base)
@@ -87,7 +89,10 @@ fn relative_label(cell: &Cell, value: f64, base: f64) -> String {
     };
     match cell.not_comparable {
         Some(_) => format!("{pct} ✗"),
-        None => pct,
+        None => format!(
+            "{pct}{}",
+            crate::report::verdict::percent_mark(cell.comparison.as_ref())
+        ),
     }
 }
 

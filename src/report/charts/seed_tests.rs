@@ -210,10 +210,23 @@ fn relative_bars_print_each_ratio_to_the_baseline_at_the_top() {
         .headline()
         .unwrap();
     for s in &agg.systems {
-        let v = agg.cell(s, top.index).unwrap().headline().unwrap();
-        let label = format!(">{}</text>", format::percent(v / base));
+        let cell = agg.cell(s, top.index).unwrap();
+        let v = cell.headline().unwrap();
+        // Each percentage carries its verdict's mark (issue 35).
+        let mark = crate::report::verdict::percent_mark(cell.comparison.as_ref());
+        let label = format!(">{}{mark}</text>", format::percent(v / base));
         assert!(svg(rel).contains(&label), "{s}: {label}");
     }
+    let marks: Vec<_> = agg
+        .systems
+        .iter()
+        .filter_map(|s| agg.cell(s, top.index)?.comparison.as_ref())
+        .map(|c| crate::report::verdict::mark(&c.verdict))
+        .collect();
+    assert!(
+        marks.contains(&Some('~')),
+        "the fixture has a no-difference: {marks:?}"
+    );
     assert!(svg(rel).contains(">100%</text>"));
     // One system: nothing to be relative to.
     let (_, one) = aggregate(&["alone"]);

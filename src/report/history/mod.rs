@@ -14,7 +14,7 @@ pub mod changes;
 pub mod page;
 pub mod text;
 
-use crate::analysis::changepoint::{change_points, Settings};
+use crate::analysis::changepoint::{change_points_of_repeats, Settings};
 use crate::analysis::summary::{median, Headline};
 use crate::store::RunData;
 use serde::Serialize;
@@ -166,6 +166,25 @@ pub enum HistoryError {
         /// Its kind.
         kind_b: String,
     },
+}
+
+/// Which build each measured run repeats: consecutive runs with one label
+/// and revision are repeats of one build, and no change falls between them
+/// (`run --repeat`). When every run has the same label and revision (runs
+/// without `--label` or `--commit` on one machine) the labels tell no
+/// builds apart, and every run is its own.
+fn repeats(runs: &[SourcedRun], measured: &[(usize, Vec<f64>)]) -> Vec<usize> {
+    let key = |i: usize| (run_label(&runs[i].data), runs[i].data.run.revision.clone());
+    let first = measured.first().map(|(i, _)| key(*i));
+    if measured.iter().all(|(i, _)| Some(key(*i)) == first) {
+        return (0..measured.len()).collect();
+    }
+    let mut out: Vec<usize> = Vec::new();
+    for (k, (position, _)) in measured.iter().enumerate() {
+        let same = k > 0 && key(measured[k - 1].0) == key(*position);
+        out.push(if same { out[k - 1] } else { k });
+    }
+    out
 }
 
 /// The label a run is shown by: the one given at run time, else the
@@ -349,7 +368,8 @@ fn history_point(
         .map(|(position, v)| run_value(*position, v, statistic))
         .collect();
     let series: Vec<Vec<f64>> = measured.iter().map(|(_, v)| v.clone()).collect();
-    let change_points = change_points(&series, settings)
+    let repeat_of = repeats(runs, &measured);
+    let change_points = change_points_of_repeats(&series, &repeat_of, settings)
         .into_iter()
         .map(|c| {
             let (before_position, after_position) = (measured[c.after - 1].0, measured[c.after].0);

@@ -102,7 +102,8 @@ fn run_in(store: &str, i: i64, t0: i64, factor: f64) -> SourcedRun {
 
 #[test]
 fn a_run_lacking_the_point_before_the_change_leaves_the_change_shown_between_its_runs() {
-    let mut runs: Vec<SourcedRun> = (1..=7)
+    // Three runs on each side of the change once run 5 drops out.
+    let mut runs: Vec<SourcedRun> = (1..=8)
         .map(|i| run(i, if i >= 5 { 0.6 } else { 1.0 }))
         .collect();
     // Run 5 measured nothing at the first point.
@@ -110,7 +111,7 @@ fn a_run_lacking_the_point_before_the_change_leaves_the_change_shown_between_its
     runs[4].data.trials.retain(|t| t.point.label() != first);
     let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
     let p = h.points.iter().find(|p| p.point == first).unwrap();
-    assert_eq!(p.values.len(), 6, "run 5 lacks the point");
+    assert_eq!(p.values.len(), 7, "run 5 lacks the point");
     let c = &p.change_points[0];
     assert_eq!((c.before_run, c.after_run), (4, 6));
     assert_eq!((c.before_position, c.after_position), (3, 5));
@@ -171,4 +172,40 @@ fn a_store_named_twice_counts_its_runs_once() {
     let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
     let ids: Vec<i64> = h.runs.iter().map(|r| r.run).collect();
     assert_eq!(ids, [1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn repeats_of_one_build_are_never_split_and_one_label_everywhere_groups_nothing() {
+    // Builds v1 (runs 1-3) and v2 (runs 4-7, `run --repeat`): the slowdown
+    // starts at run 5, inside v2's repeats, so no change can be named
+    // there; at run 4 it is not big enough on v2's side to be one.
+    let labelled = |i: i64, label: &str, factor: f64| {
+        let mut r = run(i, factor);
+        r.data.run.label = label.into();
+        r.data.run.revision = None;
+        r
+    };
+    let runs: Vec<SourcedRun> = (1..=7)
+        .map(|i| {
+            let label = if i <= 3 { "v1" } else { "v2" };
+            labelled(i, label, if i >= 5 { 0.7 } else { 1.0 })
+        })
+        .collect();
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    for p in &h.points {
+        assert!(
+            p.change_points.iter().all(|c| c.after_run != 5),
+            "a change inside v2's repeats: {p:?}"
+        );
+    }
+    // The same runs all labelled alike (no --label on one machine): every
+    // run is its own, and the step at run 5 is found.
+    let same: Vec<SourcedRun> = (1..=7)
+        .map(|i| labelled(i, "Linux 6.1", if i >= 5 { 0.7 } else { 1.0 }))
+        .collect();
+    let h = history("nginx <scaling>", same, Order::Time, None).unwrap();
+    for p in &h.points {
+        assert_eq!(p.change_points.len(), 1, "{p:?}");
+        assert_eq!(p.change_points[0].after_run, 5);
+    }
 }

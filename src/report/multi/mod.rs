@@ -1,29 +1,34 @@
 //! N runs on one page (`scalelab report A B C`, `scalelab compare A B C`):
-//! runs from any number of stores, each named by its label, merged into
-//! one run whose systems are the runs' series.
+//! runs from any number of stores merged into one run whose systems are
+//! the sides' series.
 //!
-//! Each series is a (run, system) pair, named by the run's label, or
-//! `label · system` when the run has several systems. Merging renames each
-//! trial's system to its series and puts the points of every run on one
-//! list (matched by coordinates, not by index), so the ordinary analysis
-//! ([`super::analyse::aggregate`]) draws every series on every chart,
-//! compares each against the first (the baseline) at the points they share,
-//! and ranks them by the geometric mean of their ratios. Runs of another
-//! recipe, load kind or sweep axis are refused ([`check_compatible`]).
+//! A side is one or more runs: runs of the recipe that share a label are
+//! repeats of one system ([`Pooling::ByLabel`], the default; the pooling
+//! is printed, never silent), and `--each-run` keeps every run apart. Each
+//! series is a (side, system) pair, named by the side's label, or `label ·
+//! system` when its runs have several systems; a series is identified by
+//! its side and system, and a name that collides with another series' gets
+//! its source added. Merging renames each trial's system to its series,
+//! sets its `run_id` to its run's position, and puts the points of every
+//! run on one list (matched by coordinates, not by index), so the ordinary
+//! analysis ([`super::analyse::aggregate`]) draws every series on every
+//! chart and judges each against the first (the baseline) with
+//! [`super::judge`]: series of different runs are judged between runs,
+//! where the run is the unit. Runs of another recipe, load kind or sweep
+//! axis are refused ([`check_compatible`]).
 
-/// What a verdict between two runs does not cover: the p-values count the
-/// spread of trials inside each run, and the runs ran at different times.
-/// Two identical quickstart runs on the project's 2-CPU VM, 90 s apart,
-/// differed by 18–32% at single points with p = 0.029
-/// (docs/guides/comparing-operating-systems.md, "Between runs"). Printed
-/// by `compare` (text and JSON) and on the N-run page.
+/// How verdicts between runs are drawn, printed by `compare` (text and
+/// JSON) and on the N-run page.
 pub const BETWEEN_RUNS: &str =
-    "between runs: each p-value counts the spread of trials inside a run, \
-not the machine's drift from one run to the next, so a verdict holds for these two runs. For one \
-that holds beyond them, put the systems in one run (their trials alternate) or gate with \
-`scalelab check` against a baseline set of several runs.";
+    "between runs: the run is the unit. Trials of one run share its boot, placement and \
+neighbours, and whole runs on one host drift apart by more than their trials do (±15–25% on a \
+2-CPU VM), so each run gives one value per point (its headline) and the verdict is Student's \
+t on those values' logs. It needs at least 3 runs a side (`scalelab run --repeat 3`, or runs \
+that share a --label); with fewer it is `?`. Systems in one run alternate their trials and are \
+judged trial against trial.";
 
 pub mod background;
+pub mod drift;
 pub mod environment;
 pub mod page;
 
@@ -85,34 +90,65 @@ pub enum MultiError {
     },
 }
 
-/// One curve of the merged page: a system of one of the runs.
+/// How runs that share a label are taken.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Pooling {
+    /// Runs of the recipe that share a label are repeats of one system
+    /// (one OS booted and run three times): one side, judged run by run.
+    #[default]
+    ByLabel,
+    /// Every run is its own side, whatever its label (`--each-run`).
+    EachRun,
+}
+
+/// One side of the comparison: the runs pooled as repeats of one system.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Side {
+    /// Its name: the runs' label, with the run's source added where
+    /// another side has the same label (`--each-run`).
+    pub name: String,
+    /// The runs' positions among the inputs.
+    pub runs: Vec<usize>,
+}
+
+/// One curve of the merged page: a system of one side.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Series {
-    /// `Linux 6.1.0-18-amd64`, or `Linux 6.1.0-18-amd64 · 2 workers`.
+    /// `Linux 6.1.0-18-amd64`, or `Linux 6.1.0-18-amd64 · 2 workers`;
+    /// a name another series has too gets its source added
+    /// (`L · s1 (b.sqlite:2)`), so no two series share one.
     pub name: String,
-    /// The run's position in the arguments (0: the baseline run).
-    pub run: usize,
-    /// The system's label within its run.
+    /// The side's position in [`Merged::sides`] (0: the baseline).
+    pub side: usize,
+    /// The runs it holds trials of (their positions among the inputs).
+    pub runs: Vec<usize>,
+    /// The system's label within its runs.
     pub system: String,
 }
 
-/// The runs, their unique names, and their trials merged into one run.
+/// The runs, their sides and series, and their trials merged into one run.
 #[derive(Clone, Debug)]
 pub struct Merged {
-    /// The runs, in the order given (the first is the baseline).
+    /// The runs, in the order given (the first is in the baseline side).
     pub runs: Vec<RunData>,
-    /// Each run's name on the page: its label, made unique.
+    /// Where each run was read from (`linux.sqlite:1`).
+    pub sources: Vec<String>,
+    /// Each run's name on the page: its label, with its source added where
+    /// another run has the same label.
     pub names: Vec<String>,
+    /// The sides, the baseline first.
+    pub sides: Vec<Side>,
     /// Every curve, the baseline first.
     pub series: Vec<Series>,
     /// One run holding every series' trials as its systems, on the union of
-    /// the points; its baseline is the first series.
+    /// the points, each trial's `run_id` its run's position; its baseline
+    /// is the first series.
     pub data: RunData,
 }
 
-/// Each run's label, with `#N` (its position, from 1) added where two runs
-/// share one, so every series has its own name.
-pub fn unique_names(runs: &[RunData]) -> Vec<String> {
+/// Each run's label, with its source added (`x (b.sqlite:2)`) where
+/// another run has the same label, so every run has its own name.
+pub fn unique_names(runs: &[RunData], sources: &[String]) -> Vec<String> {
     runs.iter()
         .enumerate()
         .map(|(i, r)| {
@@ -121,10 +157,62 @@ pub fn unique_names(runs: &[RunData]) -> Vec<String> {
                 .enumerate()
                 .any(|(j, o)| j != i && o.run.label == r.run.label);
             if shared {
-                format!("{} #{}", r.run.label, i + 1)
+                format!("{} ({})", r.run.label, source_of(sources, i))
             } else {
                 r.run.label.clone()
             }
+        })
+        .collect()
+}
+
+fn source_of(sources: &[String], i: usize) -> String {
+    sources
+        .get(i)
+        .cloned()
+        .unwrap_or_else(|| format!("run #{}", i + 1))
+}
+
+/// The sides: runs grouped by label in order of first appearance
+/// ([`Pooling::ByLabel`]), or one per run.
+pub fn sides(runs: &[RunData], sources: &[String], pooling: Pooling) -> Vec<Side> {
+    let names = unique_names(runs, sources);
+    let mut out: Vec<Side> = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let joined = match pooling {
+            Pooling::ByLabel => out
+                .iter_mut()
+                .find(|s| runs[s.runs[0]].run.label == r.run.label),
+            Pooling::EachRun => None,
+        };
+        match joined {
+            Some(side) => side.runs.push(i),
+            None => out.push(Side {
+                name: match pooling {
+                    Pooling::ByLabel => r.run.label.clone(),
+                    Pooling::EachRun => names[i].clone(),
+                },
+                runs: vec![i],
+            }),
+        }
+    }
+    out
+}
+
+/// Sides of several runs, as a sentence each: `` `FreeBSD 14`: 3 runs
+/// pooled as repeats (a.sqlite:1, a.sqlite:2, b.sqlite:1) ``.
+pub fn pooled_lines(m: &Merged) -> Vec<String> {
+    m.sides
+        .iter()
+        .filter(|s| s.runs.len() > 1)
+        .map(|s| {
+            let from: Vec<String> = s.runs.iter().map(|&i| source_of(&m.sources, i)).collect();
+            format!(
+                "`{}`: {} runs pooled by label as repeats of one system ({}); each run is one \
+                 sample of the verdicts between runs (--each-run keeps them apart)",
+                s.name,
+                s.runs.len(),
+                from.join(", ")
+            )
         })
         .collect()
 }
@@ -189,27 +277,17 @@ pub fn check_compatible(runs: &[RunData], names: &[String]) -> Result<(), MultiE
     Ok(())
 }
 
-/// Merges `runs` (checked with [`check_compatible`]) into one run whose
-/// systems are their series.
-pub fn merge(runs: Vec<RunData>) -> Result<Merged, MultiError> {
-    let names = unique_names(&runs);
+/// Merges `runs` (checked with [`check_compatible`]), read from
+/// `sources`, into one run whose systems are their series.
+pub fn merge(
+    runs: Vec<RunData>,
+    sources: Vec<String>,
+    pooling: Pooling,
+) -> Result<Merged, MultiError> {
+    let names = unique_names(&runs, &sources);
     check_compatible(&runs, &names)?;
-    let mut series: Vec<Series> = Vec::new();
-    for (i, r) in runs.iter().enumerate() {
-        let systems = r.systems();
-        for s in &systems {
-            let name = if systems.len() > 1 {
-                format!("{} · {s}", names[i])
-            } else {
-                names[i].clone()
-            };
-            series.push(Series {
-                name,
-                run: i,
-                system: s.clone(),
-            });
-        }
-    }
+    let sides = sides(&runs, &sources, pooling);
+    let series = series_of(&runs, &sources, &sides);
     let points = union_points(&runs);
     let trials: Vec<Trial> = runs
         .iter()
@@ -221,15 +299,19 @@ pub fn merge(runs: Vec<RunData>) -> Result<Merged, MultiError> {
             if let Some(p) = points.iter().find(|p| canonical(&p.coords) == key) {
                 t.point = p.clone();
             }
-            if let Some(s) = series.iter().find(|s| s.run == i && s.system == t.system) {
+            if let Some(s) = series
+                .iter()
+                .find(|s| s.runs.contains(&i) && s.system == t.system)
+            {
                 t.system = s.name.clone();
             }
+            t.run_id = i as i64;
             t
         })
         .collect();
     let mut run = runs.first().ok_or(MultiError::NoRuns)?.run.clone();
     run.baseline = series.first().map(|s| s.name.clone());
-    run.label = names.first().cloned().unwrap_or_default();
+    run.label = sides.first().map(|s| s.name.clone()).unwrap_or_default();
     let data = RunData {
         run,
         trials,
@@ -237,10 +319,47 @@ pub fn merge(runs: Vec<RunData>) -> Result<Merged, MultiError> {
     };
     Ok(Merged {
         runs,
+        sources,
         names,
+        sides,
         series,
         data,
     })
+}
+
+/// One series per (side, system), named by the side (and the system when
+/// the side's runs have several); names that collide get a source.
+fn series_of(runs: &[RunData], sources: &[String], sides: &[Side]) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::new();
+    for (k, side) in sides.iter().enumerate() {
+        let mut systems: Vec<String> = Vec::new();
+        for &i in &side.runs {
+            for s in runs[i].systems() {
+                if !systems.contains(&s) {
+                    systems.push(s);
+                }
+            }
+        }
+        for s in &systems {
+            let name = if systems.len() > 1 {
+                format!("{} · {s}", side.name)
+            } else {
+                side.name.clone()
+            };
+            out.push(Series {
+                name,
+                side: k,
+                runs: side.runs.clone(),
+                system: s.clone(),
+            });
+        }
+    }
+    for i in 1..out.len() {
+        if out[..i].iter().any(|o| o.name == out[i].name) {
+            out[i].name = format!("{} ({})", out[i].name, source_of(sources, out[i].runs[0]));
+        }
+    }
+    out
 }
 
 /// Every point of any run, once, re-indexed in coordinate order.
@@ -295,21 +414,10 @@ fn number(v: &toml::Value) -> Option<f64> {
 }
 
 impl Merged {
-    /// The merged run analysed: as [`super::analyse::aggregate`], except
-    /// that a point with client-bound trials is not comparable (the load
-    /// generator, not the system, was the limit there), as `compare` has it.
+    /// The merged run analysed ([`super::analyse::aggregate`]): series of
+    /// different runs are judged between runs ([`super::judge`]).
     pub(crate) fn aggregate(&self) -> super::rows::Aggregate {
-        let mut agg = super::rows::collect(&self.data);
-        for c in &mut agg.cells {
-            if c.not_comparable.is_none() && !c.client_bound.is_empty() {
-                c.not_comparable = Some(super::runs::client_bound_reason(
-                    c.client_bound.len(),
-                    c.trials(),
-                ));
-            }
-        }
-        super::analyse::analyse(&mut agg);
-        agg
+        super::analyse::aggregate(&self.data)
     }
 
     /// Each series with the points of the merged sweep it has no trial

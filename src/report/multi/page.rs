@@ -15,13 +15,14 @@ use crate::report::html_tables as tables;
 use crate::report::rows::Aggregate;
 use maud::{html, Markup};
 
-/// The whole page; `sources` say where each run was read from
-/// (`linux.sqlite:1`), in the runs' order.
-pub fn render(m: &Merged, sources: &[String]) -> String {
+/// The whole page.
+pub fn render(m: &Merged) -> String {
     let agg = m.aggregate();
     let all = charts(&agg);
     let background = super::background::differences(&m.runs, &m.names);
-    let title = m.names.join(", ");
+    let drift = super::drift::of_sides(m);
+    let names: Vec<&str> = m.sides.iter().map(|s| s.name.as_str()).collect();
+    let title = names.join(", ");
     let body = html! {
         header {
             p class="kicker" { "scalelab comparison of " (m.runs.len()) " runs" }
@@ -31,7 +32,7 @@ pub fn render(m: &Merged, sources: &[String]) -> String {
                 b { (m.series.first().map_or("", |s| s.name.as_str())) } "."
             }
         }
-        (runs_table(m, sources))
+        (runs_table(m))
         (summary(&agg, m, &background))
         (figures_section("throughput", "Throughput", &all, &[ChartKind::Throughput, ChartKind::PerClient]))
         section id="relative" {
@@ -40,6 +41,7 @@ pub fn render(m: &Merged, sources: &[String]) -> String {
             (tables::verdicts(&agg))
             p class="note" { (super::BETWEEN_RUNS) }
         }
+        (drift_section(&drift))
         (curves(&agg))
         (figures_section("latency", "Latency", &all, &[ChartKind::Latency, ChartKind::Ramp]))
         (figures_section("bandwidth", "Bandwidth", &all, &[ChartKind::Bandwidth]))
@@ -59,17 +61,20 @@ pub fn render(m: &Merged, sources: &[String]) -> String {
     )
 }
 
-/// One row per run: its label, where it came from, when, and what it ran.
-fn runs_table(m: &Merged, sources: &[String]) -> Markup {
+/// One row per run: its side, label, where it came from, when, and what
+/// it ran; then the sides pooled from several runs.
+fn runs_table(m: &Merged) -> Markup {
+    let side_of = |i: usize| m.sides.iter().position(|s| s.runs.contains(&i));
     html! {
         section id="runs" {
             h2 { "Runs" }
             div class="scroll" { table {
-                tr { th { "label" } th { "run" } th { "started" } th { "server" } th { "revision" } th { "mode" } }
+                tr { th { "side" } th { "label" } th { "run" } th { "started" } th { "server" } th { "revision" } th { "mode" } }
                 @for (i, r) in m.runs.iter().enumerate() {
                     tr {
-                        td { b { (m.names[i]) } @if i == 0 { " (baseline)" } }
-                        td { (sources.get(i).map_or("", String::as_str)) }
+                        td { @if let Some(k) = side_of(i) { b { (m.sides[k].name) } @if k == 0 { " (baseline)" } } }
+                        td { (m.names[i]) }
+                        td { (m.sources.get(i).map_or("", String::as_str)) }
                         td { (format::date(r.run.started_at)) }
                         td { (r.run.server_version.as_deref().unwrap_or("–")) }
                         td { (r.run.revision.as_deref().unwrap_or("–")) }
@@ -77,6 +82,46 @@ fn runs_table(m: &Merged, sources: &[String]) -> Markup {
                     }
                 }
             } }
+            @for line in super::pooled_lines(m) { p class="note" { (line) } }
+        }
+    }
+}
+
+/// Each side of 3 or more runs: the drift between its runs beside the
+/// spread inside them, the runs a side to plan, and what differed when
+/// they disagree.
+fn drift_section(sides: &[super::drift::SideDrift]) -> Markup {
+    html! {
+        @if !sides.is_empty() {
+            section id="drift" {
+                h2 { "Drift between runs" }
+                @for s in sides {
+                    h3 { (s.side) " (" (s.runs) " runs)" }
+                    div class="scroll" { table class="grid" {
+                        tr { th { "series" } th { "point" } th class="n" { "between runs (CV)" } th class="n" { "within a run (CV)" } }
+                        @for p in &s.points {
+                            tr {
+                                td { (p.series) } td { (p.point) }
+                                td class="n" { (format::percent_fine(p.drift.between_cv)) }
+                                td class="n" { (p.drift.within_cv.map_or("–".into(), format::percent_fine)) }
+                            }
+                        }
+                    } }
+                    p { (super::drift::plan_sentence(s)) }
+                    @if !s.why.is_empty() {
+                        div class="callout callout-warn" {
+                            p { "These runs disagree beyond their own spread. What each run stored:" }
+                            table class="grid" {
+                                @for f in &s.why {
+                                    tr class=[f.differs.then_some("diff")] {
+                                        td { (f.fact) } @for v in &f.values { td { (v) } }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Verdicts between runs, checked on real runs (issue 35): identical runs
+# split into two labels must rarely differ (A/A), `check` against a 3-run
+# baseline must not call an identical candidate a regression, a real server
+# change (nginx writing its access log) must be found, and `history` must
+# not take one outlying run for a change point.
+#
+#   bench/between-runs.sh collect DIR [A_RUNS] [B_RUNS]   # the runs (quickstart, ~2 min each)
+#   bench/between-runs.sh analyse DIR                     # the rates, from DIR/runs.sqlite
+#   bench/between-runs.sh collect-real DIR [RUNS]         # a real change, pinned (~30 s a run)
+#   bench/between-runs.sh analyse-real DIR                # its verdicts, from DIR/real.sqlite
+#
+# collect-real: nginx with one worker pinned to the last CPU (server_cpus
+# = 1, the load generator on the other), saturated at 16-256 connections,
+# with its access log off, then on (a write(2) per request), alternating
+# off on off on ...; the access log goes to DIR/access-N.log, and its line
+# count is nginx's own count of the requests it served, which the script
+# sets beside the requests scalelab counted (warmup 0 s, so the two cover
+# the same requests). analyse then judges off against on, 3 runs a side.
+#
+# collect interleaves the runs A A B A A B ...: A is recipes/quickstart.toml
+# as written (access_log = false), B the same recipe with nginx writing its
+# access log to a file (access_log = true), a genuine server change
+# measured by nginx's own log. Every run goes into DIR/runs.sqlite with its
+# label ("access log off" / "access log on"). analyse relabels copies of
+# that store to form sides (it never writes the original) and runs
+# `scalelab compare`, `check` and `history` on them; Apache Otava is run on
+# the same history series when it is installed (pip install apache-otava).
+# SCALELAB=BIN picks the binary (default target/release/scalelab).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${SCALELAB:-target/release/scalelab}
+cmd=${1:?usage: bench/between-runs.sh collect|analyse DIR [A_RUNS] [B_RUNS]}
+dir=${2:?usage: bench/between-runs.sh collect|analyse DIR [A_RUNS] [B_RUNS]}
+mkdir -p "$dir"
+case "$cmd" in
+collect)
+  a_runs=${3:-12}
+  b_runs=${4:-6}
+  sed 's/^access_log = false /access_log = true  /' recipes/quickstart.toml >"$dir/access-log-on.toml"
+  grep -q '^access_log = true' "$dir/access-log-on.toml"
+  a=0 b=0 i=0
+  while ((a < a_runs || b < b_runs)); do
+    i=$((i + 1))
+    if (((i % 3 == 0 && b < b_runs) || a >= a_runs)); then
+      b=$((b + 1)) recipe="$dir/access-log-on.toml" label="access log on"
+    else
+      a=$((a + 1)) recipe=recipes/quickstart.toml label="access log off"
+    fi
+    echo "between-runs: run $i ($label), load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    timeout 900 "$bin" --store "$dir/runs.sqlite" run "$recipe" --label "$label" \
+      -o "$dir/report-$i.html" >"$dir/run-$i.txt" 2>&1 || echo "between-runs: run $i exited $?" >&2
+  done
+  ;;
+collect-real)
+  runs=${3:-4}
+  for i in $(seq 1 $((2 * runs))); do
+    if ((i % 2)); then label="log off" log=false; else label="log on" log=true; fi
+    cat >"$dir/real-$i.toml" <<TOML
+name = "pinned-access-log"
+[server]
+kind = "nginx"
+server_cpus = 1
+access_log = $log
+$($log && echo "access_log_path = \"$dir/access-$i.log\"")
+[load]
+kind = "http"
+path = "/"
+[sweep]
+connections = [16, 64, 256]
+[trials]
+duration = "1500ms"
+warmup = "0s"
+min = 4
+max = 4
+restart = "per_point"
+TOML
+    echo "between-runs: real $i ($label), load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    timeout 600 "$bin" --store "$dir/real.sqlite" run "$dir/real-$i.toml" --label "$label" \
+      -o "$dir/real-$i.html" >"$dir/real-$i.txt" 2>&1 || echo "between-runs: real $i exited $?" >&2
+    if $log; then
+      served=$(wc -l <"$dir/access-$i.log")
+      counted=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('select sum(m.requests) from measurements m join trials t on t.id=m.trial_id where t.run_id=(select max(id) from runs)').fetchone()[0])" "$dir/real.sqlite")
+      echo "between-runs: real $i: nginx logged $served requests, scalelab counted $counted" >&2
+    fi
+  done
+  ;;
+analyse)
+  exec python3 bench/between_runs.py "$bin" "$dir"
+  ;;
+analyse-real)
+  exec python3 bench/between_runs.py "$bin" "$dir" real
+  ;;
+*)
+  echo "usage: bench/between-runs.sh collect|collect-real|analyse DIR [RUNS...]" >&2
+  exit 2
+  ;;
+esac
