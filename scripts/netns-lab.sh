@@ -26,7 +26,10 @@
 # $SCALELAB_LAB_DIR (default /var/tmp/scalelab-lab). `down` removes exactly
 # the namespaces listed there and kills exactly the sshd PIDs recorded there,
 # so it never touches anything it did not make. `up` on a lab that is already
-# up takes it down first.
+# up takes it down first only if the same user in the same login session
+# (terminal) made it ($LAB_DIR/owner); a lab made by anyone else is left
+# alone, and `up` says whose it is and how to make one of your own
+# (SCALELAB_LAB_DIR and SCALELAB_LAB_PREFIX).
 set -euo pipefail
 
 LAB_DIR=${SCALELAB_LAB_DIR:-/var/tmp/scalelab-lab}
@@ -46,6 +49,23 @@ need() {
 }
 
 host_ns() { echo "$PREFIX-h$1"; }
+
+# Who makes a lab: the user and the login session (a terminal's session id),
+# so two people, or two terminals, never take down each other's lab.
+owner() { echo "user=$(id -un) session=$(ps -o sid= -p $$ | tr -d ' ')"; }
+
+# Refuses to go on when $LAB_DIR holds a lab that another owner made.
+refuse_others_lab() {
+  [[ -f $LAB_DIR/namespaces ]] || return 0
+  local made_by
+  made_by=$(cat "$LAB_DIR/owner" 2>/dev/null || echo "an unknown owner")
+  [[ $made_by == "$(owner)" ]] && return 0
+  die "a lab is already up in $LAB_DIR, made by $made_by (this is $(owner)); \
+it is left alone. If it is yours, take it down with \
+'SCALELAB_LAB_DIR=$LAB_DIR scripts/netns-lab.sh down' first; for a lab of your own, \
+set SCALELAB_LAB_DIR and SCALELAB_LAB_PREFIX (e.g. SCALELAB_LAB_DIR=/var/tmp/lab-\$USER \
+SCALELAB_LAB_PREFIX=lab2)"
+}
 host_addr() { echo "$SUBNET.$((FIRST_HOST + $1))"; }
 
 ssh_command() {
@@ -109,9 +129,11 @@ up() {
   need ip iproute2
   need sshd openssh-server
   need ssh-keygen openssh-client
+  refuse_others_lab
   down
   mkdir -p "$LAB_DIR" /run/sshd
   chmod 700 "$LAB_DIR"
+  owner >"$LAB_DIR/owner"
   ssh-keygen -q -t ed25519 -N '' -C scalelab-lab-host -f "$LAB_DIR/host_key"
   ssh-keygen -q -t ed25519 -N '' -C scalelab-lab-client -f "$LAB_DIR/client_key"
   cp "$LAB_DIR/client_key.pub" "$LAB_DIR/authorized_keys"

@@ -25,8 +25,6 @@ macro_rules! outln {
 
 mod cli;
 
-use clap::Parser;
-
 fn main() {
     // `check` answers `git bisect run`: its errors abort the bisect
     // (exit::CHECK_ABORT) instead of reading as "bad" (2).
@@ -44,7 +42,7 @@ fn main() {
 }
 
 fn run(is_check: bool) -> anyhow::Result<i32> {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::Cli::try_parse_args() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() && is_check => {
             let _ = e.print();

@@ -8,10 +8,13 @@
 //! and `-R`. The long names the kinds once had on their own (`--clients`,
 //! `--sockets`) still parse, as hidden aliases of `--connections`.
 
+use scalelab::load::live::{Interval, Live};
 use scalelab::load::{limits, LoadResult, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::parse_duration;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The defaults and short flags of one load kind's shared arguments.
@@ -37,8 +40,13 @@ pub trait LoadDefaults: std::fmt::Debug + Clone + Send + Sync + 'static {
     /// The long name of our worker threads (`--threads`, unless the tool
     /// spends that name on its clients).
     const THREADS_LONG: &'static str = "threads";
+    /// Other long names of `--threads` (pgbench's `--jobs`).
+    const THREADS_ALIASES: &'static [&'static str] = &[];
     /// Other long names of `--duration` (sysbench's `--time`).
     const DURATION_ALIASES: &'static [&'static str] = &[];
+    /// Added to the error of a `--duration` that is not one (dnsperf's
+    /// `-d FILE` is its query file).
+    const DURATION_HINT: &'static str = "";
 }
 
 /// The shape of an ad-hoc load run, as every load kind takes it.
@@ -61,6 +69,7 @@ pub struct LoadShape<D: LoadDefaults> {
     #[arg(
         short = D::THREADS_SHORT,
         long = D::THREADS_LONG,
+        aliases = D::THREADS_ALIASES,
         default_value = D::THREADS,
         value_name = "N",
         value_parser = limits::THREADS.parser()
@@ -73,7 +82,7 @@ pub struct LoadShape<D: LoadDefaults> {
         long,
         aliases = D::DURATION_ALIASES,
         default_value = "10s",
-        value_parser = duration_arg
+        value_parser = duration_of::<D>
     )]
     pub duration: Duration,
     /// Open loop: a constant total rate per second (requests, transactions
@@ -130,6 +139,41 @@ impl<D: LoadDefaults> LoadShape<D> {
     }
 }
 
+/// Runs `work`, printing to stderr, every `every`, the line `line` makes
+/// of the interval's counts (pgbench `-P`, sysbench `--report-interval`):
+/// `line(nominal time, what happened, seconds actually elapsed)`. Lines
+/// come at nominal times (1.0 s, 2.0 s, ...), as the peers print them;
+/// rates are over the time actually elapsed.
+pub fn report_progress_while<T>(
+    live: Arc<Live>,
+    every: Duration,
+    line: impl Fn(Duration, Interval, f64) -> String + Send,
+    work: impl FnOnce() -> T,
+) -> T {
+    let done = Arc::new(AtomicBool::new(false));
+    std::thread::scope(|scope| {
+        let done_seen = done.clone();
+        let live_seen = live.clone();
+        scope.spawn(move || {
+            let start = std::time::Instant::now();
+            let (mut last_at, mut last, mut k) = (start, live_seen.snapshot(), 1u32);
+            while !done_seen.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(20));
+                if start.elapsed() < every * k {
+                    continue;
+                }
+                let (now, counts) = (std::time::Instant::now(), live_seen.snapshot());
+                let secs = (now - last_at).as_secs_f64();
+                eprintln!("{}", line(every * k, counts.since(&last), secs));
+                (last_at, last, k) = (now, counts, k + 1);
+            }
+        });
+        let out = work();
+        done.store(true, Ordering::Relaxed);
+        out
+    })
+}
+
 /// `--coalesce`, for the kinds whose event loops can wait for replies in
 /// batches.
 #[derive(clap::Args, Debug, Clone)]
@@ -147,6 +191,11 @@ pub struct CoalesceArg {
 /// A duration flag's value: 500ms, 10s, 2m.
 pub fn duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// `--duration`'s value, with the kind's hint when it is not a duration.
+fn duration_of<D: LoadDefaults>(text: &str) -> Result<Duration, String> {
+    duration_arg(text).map_err(|e| format!("{e}{}", D::DURATION_HINT))
 }
 
 /// The latency fields every kind's JSON carries, with the same names:
@@ -355,8 +404,11 @@ mod tests {
             panic!("pg");
         };
         assert_eq!((pg.shape.connections, pg.shape.threads), (1, Some(2)));
-        let args = ["scalelab", "load", "pg", PG, "--time", "3"];
-        assert!(Cli::try_parse_from(args).is_err(), "--time is sysbench's");
+        // --time is pgbench's too (-T).
+        let Command::Load(LoadCommand::Pg(pg)) = parse(&["pg", PG, "--time", "3"]) else {
+            panic!("pg");
+        };
+        assert_eq!(pg.shape.duration, Duration::from_secs(3));
     }
 
     #[test]
@@ -382,5 +434,34 @@ mod tests {
         assert!(super::super::refuse_store_on_load(&cli).is_ok());
         let cli = Cli::try_parse_from(["scalelab", "--store", "x.sqlite", "list"]).unwrap();
         assert!(super::super::refuse_store_on_load(&cli).is_ok());
+        // `load --help` does not offer it; other commands' help does, and
+        // a store given to `load` still parses (to be refused by name).
+        let help = |path: &[&str]| {
+            let args = ["scalelab"].iter().chain(path).chain(&["--help"]);
+            let e = Cli::command_for_help()
+                .try_get_matches_from(args)
+                .unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp, "{path:?}");
+            e.to_string()
+        };
+        for kind in ["http", "pg", "dns", "forward", "mysql"] {
+            let h = help(&["load", kind]);
+            assert!(!h.contains("--store"), "load {kind} --help: {h}");
+            assert!(h.contains("--json"), "load {kind} --help: {h}");
+        }
+        assert!(!help(&["load"]).contains("--store"));
+        assert!(help(&["report"]).contains("--store"));
+        let m = Cli::command_for_help()
+            .try_get_matches_from([
+                "scalelab",
+                "load",
+                "http",
+                "http://127.0.0.1:9/",
+                "--store",
+                "y",
+            ])
+            .unwrap();
+        let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&m).unwrap();
+        assert!(super::super::refuse_store_on_load(&cli).is_err());
     }
 }

@@ -2,6 +2,7 @@
 //! fast as the outstanding cap allows, or `--rate`) or resperf (`--ramp`).
 //! Also `scalelab dns queries`, which writes a query set.
 
+use super::habits::Habit;
 use super::load_args::{
     duration_arg, print_notes, print_schedule_lag, with_latency, LoadDefaults, LoadShape,
 };
@@ -17,10 +18,24 @@ use std::time::Duration;
 #[derive(clap::Args, Debug)]
 pub struct LoadDnsArgs {
     /// Server as ADDRESS:PORT, such as 127.0.0.1:53 (loopback only, unless
-    /// scalelab runs inside a network namespace with `ip netns exec`).
-    pub server: String,
+    /// scalelab runs inside a network namespace with `ip netns exec`); or
+    /// give -s ADDRESS and -p PORT, as to dnsperf.
+    #[arg(value_name = "ADDRESS:PORT", required_unless_present = "server_addr")]
+    pub server: Option<String>,
+    /// The server's address (dnsperf -s), with -p its port.
+    #[arg(
+        short = 's',
+        long = "server",
+        value_name = "ADDRESS",
+        conflicts_with = "server"
+    )]
+    pub server_addr: Option<std::net::IpAddr>,
+    /// The server's port with -s (dnsperf -p; default 53).
+    #[arg(short = 'p', long, value_name = "PORT", requires = "server_addr")]
+    pub port: Option<u16>,
     /// Query file in dnsperf's format (`NAME TYPE` per line); it is replayed
-    /// in a loop for as long as the run lasts.
+    /// in a loop for as long as the run lasts. (dnsperf's -d; here -d is
+    /// the duration, dnsperf's -l.)
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
     #[command(flatten)]
@@ -31,18 +46,19 @@ pub struct LoadDnsArgs {
     pub outstanding: u32,
     /// Ramp the rate linearly from 0 to --max-rate over this long (resperf).
     /// With --ramp, --duration is ignored: the ramp sets the run's length.
-    #[arg(long, value_parser = duration_arg, requires = "max_rate", conflicts_with = "rate")]
+    /// (resperf -r).
+    #[arg(short = 'r', long, value_parser = duration_arg, requires = "max_rate", conflicts_with = "rate")]
     pub ramp: Option<Duration>,
     /// The ramp's final rate in queries/s (resperf -m).
-    #[arg(long, value_name = "QPS", requires = "ramp")]
+    #[arg(short = 'm', long, value_name = "QPS", requires = "ramp")]
     pub max_rate: Option<f64>,
     /// Stop after this many queries sent.
     #[arg(short = 'n', long, value_name = "N", value_parser = limits::request_count_flag)]
     pub requests: Option<u64>,
 }
 
-/// dnsperf's flags: `-t`, `-Q`; one UDP socket on one thread, and a query
-/// lost after 5 s.
+/// dnsperf's flags: `-Q`, `-l`; threads are `-t`; one UDP socket on one
+/// thread, and a query lost after 5 s.
 #[derive(Clone, Debug)]
 pub struct Dnsperf;
 
@@ -50,9 +66,38 @@ impl LoadDefaults for Dnsperf {
     const CONNECTIONS: &'static str = "1";
     const THREADS: Option<&'static str> = Some("1");
     const THREADS_SHORT: char = 't';
-    const DURATION_SHORT_ALIASES: &'static [char] = &[];
+    const DURATION_SHORT_ALIASES: &'static [char] = &['l'];
     const RATE_SHORT: Option<char> = Some('Q');
     const TIMEOUT: &'static str = "5s";
+    const DURATION_HINT: &'static str =
+        " (-d is the run's length here, dnsperf's -l; dnsperf's -d FILE is --queries FILE)";
+}
+
+/// dnsperf's and resperf's flags that `load dns` spells otherwise.
+pub const HABITS: &[Habit] = &[
+    Habit {
+        flags: &["-T"],
+        tool: "dnsperf",
+        instead: "its thread count is -t N (--threads N) here",
+    },
+    Habit {
+        flags: &["-S"],
+        tool: "dnsperf",
+        instead: "interval statistics are not printed; --json carries the run's \
+                  per-second timeline",
+    },
+];
+
+impl LoadDnsArgs {
+    /// The server's ADDRESS:PORT: the positional one, or -s with -p
+    /// (default 53), as dnsperf takes them.
+    pub fn server(&self) -> String {
+        match (&self.server, self.server_addr) {
+            (Some(s), _) => s.clone(),
+            (None, Some(ip)) => std::net::SocketAddr::new(ip, self.port.unwrap_or(53)).to_string(),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
@@ -65,7 +110,7 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         max_outstanding: a.outstanding,
         max_rate: a.max_rate,
     };
-    let driver = DnsDriver::new(settings, &a.server)?;
+    let driver = DnsDriver::new(settings, &a.server())?;
     let spec = LoadSpec {
         max_requests: a.requests,
         duration: a.ramp.unwrap_or(a.shape.duration),
@@ -113,7 +158,9 @@ fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Valu
         "notes": r.notes,
     });
     if let Some(ramp) = &d.ramp {
-        v["max_throughput"] = ramp.max_throughput.into();
+        // A ramp below the server's limit has no maximum (its note says
+        // why); `ramp.max_throughput` keeps its highest answer rate.
+        v["max_throughput"] = (!ramp.below_limit).then_some(ramp.max_throughput).into();
         v["loss_at_max"] = ramp.loss_at_max.into();
         v["ramp"] = serde_json::to_value(ramp).unwrap_or_default();
     }
@@ -158,16 +205,21 @@ fn print_text(r: &LoadResult) {
                 s.p50_us
             );
         }
-        outln!(
-            "Maximum throughput: {:.0} qps\nLost at that point: {:.2}%",
-            ramp.max_throughput,
-            ramp.loss_at_max * 100.0
-        );
-        outln!(
-            "Lost past the maximum: {} (offered above {:.0} qps: the measurement, not errors)",
-            ramp.lost_past_max,
-            ramp.max_throughput
-        );
+        if ramp.below_limit {
+            // The note (printed below) says why and what to raise.
+            outln!("Maximum throughput: not reached (nothing was lost)");
+        } else {
+            outln!(
+                "Maximum throughput: {:.0} qps\nLost at that point: {:.2}%",
+                ramp.max_throughput,
+                ramp.loss_at_max * 100.0
+            );
+            outln!(
+                "Lost past the maximum: {} (offered above {:.0} qps: the measurement, not errors)",
+                ramp.lost_past_max,
+                ramp.max_throughput
+            );
+        }
     }
     print_notes("Note:", r);
 }

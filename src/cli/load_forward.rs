@@ -14,6 +14,9 @@ use scalelab::target::router::{Router, RouterSettings};
 use scalelab::target::Target;
 use std::time::Duration;
 
+/// No peer's flags to translate: iperf3 and RFC 2544 testers share none.
+pub const HABITS: &[super::habits::Habit] = &[];
+
 #[derive(clap::Args, Debug)]
 pub struct LoadForwardArgs {
     /// Ethernet frame size in bytes, FCS included (RFC 2544: 64..1518).

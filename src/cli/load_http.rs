@@ -1,6 +1,7 @@
 //! `scalelab load http`: one ad-hoc HTTP load run, printed like wrk (or as
 //! one JSON object).
 
+use super::habits::Habit;
 use super::load_args::{
     print_notes, print_schedule_lag, with_latency, CoalesceArg, LoadDefaults, LoadShape,
 };
@@ -57,6 +58,15 @@ impl LoadDefaults for Wrk {
     const RATE_SHORT: Option<char> = Some('R');
     const TIMEOUT: &'static str = "2s";
 }
+
+/// wrk's flags that `load http` cannot take.
+pub const HABITS: &[Habit] = &[Habit {
+    flags: &["-s", "--script"],
+    tool: "wrk",
+    instead: "Lua scripts are not supported; use -m METHOD, -H 'NAME: VALUE' (repeatable) \
+              and --body TEXT for the request, --connreqs K to close connections after K \
+              requests, and an experiment file (`scalelab run`) for sweeps",
+}];
 
 /// The load shape the arguments ask for (checked by `LoadSpec::validate`).
 pub fn spec(a: &LoadHttpArgs) -> LoadSpec {

@@ -6,6 +6,7 @@ pub mod check;
 pub mod compare;
 pub mod doctor;
 pub mod exit;
+pub mod habits;
 pub mod history;
 pub mod load_args;
 pub mod load_dns;
@@ -97,6 +98,15 @@ macro_rules! load_commands {
         }
 
         impl LoadCommand {
+            /// The peer flags of the load kind the command line names
+            /// (its subcommand's name, as typed), for [`habits::explain`].
+            fn habits(name: &str) -> &'static [habits::Habit] {
+                $( if stringify!($variant).eq_ignore_ascii_case(name) {
+                    return $module::HABITS;
+                } )*
+                &[]
+            }
+
             /// Runs the load command; the returned number is the exit code.
             fn run(&self, shutdown: &Shutdown) -> anyhow::Result<i32> {
                 match self {
@@ -122,6 +132,42 @@ load_commands! {
 }
 
 impl Cli {
+    /// The command line of this process, parsed; on an error, clap's
+    /// message with a peer's flag named in its scalelab form (see
+    /// [`habits`]), for the caller to print and exit with (2, or `check`'s
+    /// abort code).
+    pub fn try_parse_args() -> Result<Cli, clap::Error> {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        Cli::command_for_help()
+            .try_get_matches_from(&args)
+            .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+            .map_err(|e| Cli::explain(e, &args))
+    }
+
+    /// The command line's grammar as `--help` shows it: the global
+    /// `--store` is left out of every `load` command's help, since `load`
+    /// refuses it ([`refuse_store_on_load`]).
+    pub fn command_for_help() -> clap::Command {
+        // clap propagates a global argument only to subcommands that lack
+        // one of its id: `load` gets its own, hidden, which its kinds
+        // inherit; parsing reads it as the same `--store`.
+        let hidden_store = clap::Arg::new("store")
+            .long("store")
+            .global(true)
+            .hide(true)
+            .value_name("PATH")
+            .action(clap::ArgAction::Append)
+            .value_parser(clap::value_parser!(PathBuf));
+        <Cli as clap::CommandFactory>::command()
+            .mut_subcommand("load", |load| load.arg(hidden_store))
+    }
+
+    /// `err`, the parse error of `args`, as [`Cli::parse_args`] shows it.
+    pub fn explain(err: clap::Error, args: &[std::ffi::OsString]) -> clap::Error {
+        let kind = habits::load_kind(args).unwrap_or_default();
+        habits::explain(err, LoadCommand::habits(&kind))
+    }
+
     /// `--store`, else `SCALELAB_STORE`, else `./scalelab.sqlite`.
     pub fn store_path(&self) -> PathBuf {
         self.store

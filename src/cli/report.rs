@@ -14,8 +14,10 @@ pub struct ReportArgs {
     /// baseline.
     #[arg(default_value = "latest", value_name = "RUN")]
     pub runs: Vec<String>,
-    /// Where to write the HTML (default: scalelab-report-<RUN_ID>.html, or
-    /// scalelab-report-<ID>-<ID>….html for several runs).
+    /// Where to write the HTML (default: scalelab-report-<RUN_ID>.html,
+    /// scalelab-report-<STORE>-<RUN_ID>.html for a run of a store other
+    /// than scalelab.sqlite, or scalelab-report-<ID>-<ID>….html for several
+    /// runs).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// With several runs: every run its own series, even where runs share
@@ -27,8 +29,9 @@ pub struct ReportArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ExportArgs {
-    /// Run id, or `latest`.
-    #[arg(default_value = "latest")]
+    /// Run id, `latest`, or `STORE:RUN` for a run in another store file
+    /// (`linux.sqlite:1`), as `report` and `compare` take it.
+    #[arg(default_value = "latest", value_name = "RUN")]
     pub run: String,
     /// json: one object with the run, every trial, per-point summaries,
     /// verdicts, fits and the ranking (docs/report.md); csv: one row per
@@ -46,8 +49,24 @@ pub enum Format {
     Csv,
 }
 
-pub fn default_html_path(run_id: i64) -> PathBuf {
-    PathBuf::from(format!("scalelab-report-{run_id}.html"))
+/// `scalelab-report-<RUN_ID>.html` for a run of the default store,
+/// `scalelab-report-<STORE>-<RUN_ID>.html` for one of another store (its
+/// file name without `.sqlite`), so that the first runs of two stores do
+/// not write one file.
+pub fn default_html_path(store: &Path, run_id: i64) -> PathBuf {
+    let stem = store
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let default_stem = Path::new(super::DEFAULT_STORE)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if stem.is_empty() || stem == default_stem {
+        PathBuf::from(format!("scalelab-report-{run_id}.html"))
+    } else {
+        PathBuf::from(format!("scalelab-report-{stem}-{run_id}.html"))
+    }
 }
 
 /// Opens an existing store; a missing file is an error, not a new store.
@@ -113,7 +132,7 @@ pub fn report(a: &ReportArgs, store: &Path) -> anyhow::Result<i32> {
         .collect::<anyhow::Result<Vec<NamedRun>>>()?;
     let (path, page) = match runs.as_slice() {
         [one] => (
-            default_html_path(one.data.run.id),
+            default_html_path(&run_ref(&a.runs[0], store).0, one.data.run.id),
             scalelab::report::html::render(&one.data),
         ),
         _ => {
@@ -166,7 +185,7 @@ fn warn_unreadable(data: &RunData) {
 }
 
 pub fn export(a: &ExportArgs, store: &Path) -> anyhow::Result<i32> {
-    let data = open_existing(store)?.load_run(&a.run)?;
+    let data = load_named(&a.run, store)?.data;
     warn_unreadable(&data);
     let text = match a.format {
         Format::Json => {
@@ -232,4 +251,31 @@ pub fn utc(secs: i64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_html_path;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn a_report_is_named_after_its_store_unless_it_is_the_default() {
+        let name = |store: &str| default_html_path(Path::new(store), 1);
+        assert_eq!(
+            name("scalelab.sqlite"),
+            PathBuf::from("scalelab-report-1.html")
+        );
+        assert_eq!(
+            name("/tmp/x/scalelab.sqlite"),
+            PathBuf::from("scalelab-report-1.html")
+        );
+        assert_eq!(
+            name("linux.sqlite"),
+            PathBuf::from("scalelab-report-linux-1.html")
+        );
+        assert_eq!(
+            name("runs/bsd"),
+            PathBuf::from("scalelab-report-bsd-1.html")
+        );
+    }
 }

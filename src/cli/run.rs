@@ -21,11 +21,18 @@ pub struct RunArgs {
     /// Apply the experiment's [quick] overrides (a short version of the sweep).
     #[arg(long)]
     pub quick: bool,
+    /// Print how long the run would take (the estimate printed before the
+    /// first trial: trials, server starts, first-run datasets) and exit,
+    /// starting nothing.
+    #[arg(long)]
+    pub estimate: bool,
     /// Flame graphs of the server at each system's peak and collapse points
     /// (extra trials under `perf record`; as `[profile]` in the experiment).
     #[arg(long)]
     pub profile: bool,
-    /// Where to write the HTML report (default: scalelab-report-<RUN_ID>.html).
+    /// Where to write the HTML report (default: scalelab-report-<RUN_ID>.html,
+    /// or scalelab-report-<STORE>-<RUN_ID>.html with a --store other than
+    /// scalelab.sqlite).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// What legends, tables and verdicts call this run (default: the
@@ -69,6 +76,10 @@ pub fn run(
     let mut exp = Experiment::load(&a.experiment, a.quick)?;
     if a.profile && exp.profile.is_none() {
         exp.profile = Some(scalelab::spec::ProfilePolicy::default());
+    }
+    if a.estimate {
+        outln!("{}", runner::estimate::Estimate::of(&exp).sentence());
+        return Ok(0);
     }
     let mut store = Store::open(store_path)?;
     let points = exp.points().len();
@@ -200,7 +211,7 @@ fn one_run(
     );
     let html = (a.output.clone())
         .filter(|_| last)
-        .unwrap_or_else(|| super::report::default_html_path(summary.run_id));
+        .unwrap_or_else(|| super::report::default_html_path(store_path, summary.run_id));
     std::fs::write(&html, scalelab::report::html::render(&data))
         .with_context(|| format!("cannot write the report to {}", html.display()))?;
     outln!(

@@ -92,8 +92,15 @@ pub(crate) struct Shared<D> {
     /// together.
     pub gate: Gate,
     pub seed: u64,
-    /// Completed transactions, counted live for a progress display.
-    pub progress: Option<Arc<AtomicU64>>,
+    /// Completed and failed transactions, counted live for a progress
+    /// display.
+    pub progress: Option<Arc<crate::load::live::Live>>,
+    /// Each transaction written to a log (pgbench `-l`): the first
+    /// worker's to this path, worker N's (N > 0) to `PATH.N`.
+    pub txn_log: Option<std::path::PathBuf>,
+    /// Rate mode: a transaction already later than this against its
+    /// schedule is skipped, not sent (pgbench `-L` with `-R`).
+    pub skip_later_than: Option<Duration>,
     pub driver: D,
 }
 
@@ -110,6 +117,8 @@ impl<D> Shared<D> {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as u64),
             progress: None,
+            txn_log: None,
+            skip_later_than: None,
             driver,
         }
     }
@@ -146,6 +155,8 @@ pub(crate) struct Ctx<'a, S: Session> {
     pub blocking_io: bool,
     /// Whether the ephemeral-port note was already added.
     pub ports_noted: bool,
+    /// The transaction log this worker writes (pgbench `-l`).
+    pub txn_log: Option<std::io::BufWriter<std::fs::File>>,
     /// The driver's per-worker state.
     pub local: S::Local,
 }
@@ -169,7 +180,43 @@ impl<S: Session> Ctx<'_, S> {
         }
         self.result.record(latency, since);
         if let Some(p) = &self.shared.progress {
-            p.fetch_add(1, Ordering::Relaxed);
+            p.done(latency.0);
+        }
+    }
+
+    /// Logs transaction `txn` of client `client` (pgbench `-l`'s line:
+    /// `client_id transaction_no time script_no time_epoch time_us
+    /// [schedule_lag]`, time in microseconds or `failed`, the epoch
+    /// fields when it ended, the lag in rate mode). A write error ends the
+    /// log and is noted.
+    pub fn log_txn(
+        &mut self,
+        client: u32,
+        txn: u64,
+        script: u32,
+        latency: Option<Micros>,
+        lag: Option<Micros>,
+    ) {
+        use std::io::Write as _;
+        let Some(log) = self.txn_log.as_mut() else {
+            return;
+        };
+        let ended = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let time = latency.map_or_else(|| "failed".to_string(), |l| l.0.to_string());
+        let lag = lag.map(|l| format!(" {}", l.0)).unwrap_or_default();
+        let written = writeln!(
+            log,
+            "{client} {txn} {time} {script} {} {}{lag}",
+            ended.as_secs(),
+            ended.subsec_micros()
+        );
+        if let Err(e) = written {
+            self.txn_log = None;
+            self.result
+                .notes
+                .push(format!("the transaction log stopped: {e}"));
         }
     }
 
@@ -280,6 +327,9 @@ fn run<S: Session>(
     shared.gate.arrive_and_wait();
     let (mut poll, mut w) = warmed?;
     w.measure(&mut poll)?;
+    if let Some(log) = w.ctx.txn_log.as_mut() {
+        std::io::Write::flush(log)?;
+    }
     let mut result = w.ctx.result;
     result.elapsed = w.ctx.start.elapsed();
     result.target_rate = match shared.spec.pacing {
@@ -292,6 +342,31 @@ fn run<S: Session>(
         lag: w.ctx.lag,
         local: w.ctx.local,
     })
+}
+
+/// Worker `index`'s transaction log under `path`, as pgbench names them:
+/// `path` for the first, `path.N` for the others.
+fn open_txn_log(
+    path: Option<&std::path::Path>,
+    index: u32,
+) -> std::io::Result<Option<std::io::BufWriter<std::fs::File>>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let mut name = path.as_os_str().to_owned();
+    if index > 0 {
+        name.push(format!(".{index}"));
+    }
+    let file = std::fs::File::create(&name).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!(
+                "cannot write the transaction log {}: {e}",
+                name.to_string_lossy()
+            ),
+        )
+    })?;
+    Ok(Some(std::io::BufWriter::new(file)))
 }
 
 struct Worker<'a, S: Session> {
@@ -344,6 +419,7 @@ impl<'a, S: Session> Worker<'a, S> {
                 interval: interval(&shared.spec),
                 blocking_io,
                 ports_noted: false,
+                txn_log: open_txn_log(shared.txn_log.as_deref(), index)?,
                 local: S::local(shared),
             },
         };

@@ -21,6 +21,12 @@ pub trait LoadPlan: Send + Sync {
     /// dns's `names`), which the runner hands to the server target; `None`
     /// when the workload needs none or uses what the server already holds.
     fn dataset(&self) -> Option<Dataset>;
+    /// Measured windows of `duration` one trial runs, the fewest and the
+    /// most: 1, or a search's steps (`forward`: half its `max_steps` to
+    /// all of them); what `run`'s estimate multiplies by.
+    fn windows_per_trial(&self) -> std::ops::RangeInclusive<u32> {
+        1..=1
+    }
 }
 
 /// Builds a kind's driver from its settings `S`, aimed at an endpoint.
@@ -33,10 +39,22 @@ pub fn plan<S: Send + Sync + 'static>(
     driver: DriverFrom<S>,
     dataset: fn(&S) -> Option<Dataset>,
 ) -> Box<dyn LoadPlan> {
+    searching_plan(settings, driver, dataset, |_| 1..=1)
+}
+
+/// [`plan`] for a kind whose trial is a search of `windows(&S)` measured
+/// windows ([`LoadPlan::windows_per_trial`]).
+pub fn searching_plan<S: Send + Sync + 'static>(
+    settings: S,
+    driver: DriverFrom<S>,
+    dataset: fn(&S) -> Option<Dataset>,
+    windows: fn(&S) -> std::ops::RangeInclusive<u32>,
+) -> Box<dyn LoadPlan> {
     Box::new(Compiled {
         settings,
         driver,
         dataset,
+        windows,
     })
 }
 
@@ -49,6 +67,7 @@ struct Compiled<S> {
     settings: S,
     driver: DriverFrom<S>,
     dataset: fn(&S) -> Option<Dataset>,
+    windows: fn(&S) -> std::ops::RangeInclusive<u32>,
 }
 
 impl<S: Send + Sync> LoadPlan for Compiled<S> {
@@ -58,6 +77,10 @@ impl<S: Send + Sync> LoadPlan for Compiled<S> {
 
     fn dataset(&self) -> Option<Dataset> {
         (self.dataset)(&self.settings)
+    }
+
+    fn windows_per_trial(&self) -> std::ops::RangeInclusive<u32> {
+        (self.windows)(&self.settings)
     }
 }
 

@@ -22,6 +22,7 @@ pub mod histogram;
 pub mod http;
 mod kind;
 pub mod limits;
+pub mod live;
 pub mod mysql;
 pub mod pg;
 pub(crate) mod reqresp;

@@ -429,6 +429,11 @@ pub struct Ramp {
     /// `Datagrams::lost` still counts them.
     #[serde(default)]
     pub lost_past_max: u64,
+    /// The ramp lost nothing and the generator kept its schedule: it ended
+    /// below the server's limit, so `max_throughput` is only the ramp's
+    /// last rate, not the server's maximum ([`crate::load::dns::ramp::below_limit`]).
+    #[serde(default)]
+    pub below_limit: bool,
     /// What the reader of this ramp must know: that it stopped early, or
     /// that the generator fell behind (or dropped answers) past the
     /// maximum, which therefore stands.
@@ -470,6 +475,10 @@ pub struct LoadResult {
     /// Retried transactions (serialization/deadlock) that later succeeded or
     /// gave up.
     pub retries: u64,
+    /// Rate mode with a latency limit (pgbench `-R` with `-L`): scheduled
+    /// transactions never sent because they were already later than the
+    /// limit against their schedule, and so could not have met it.
+    pub skipped: u64,
     /// Latency of completed requests, in microseconds. Auto-resizing, so
     /// values past the timeout are kept, not clamped.
     pub latency: Histogram<u64>,
@@ -514,6 +523,7 @@ impl LoadResult {
             bytes: Bytes(0),
             errors: ErrorCounts::default(),
             retries: 0,
+            skipped: 0,
             latency: new_histogram(),
             timeline: Vec::new(),
             elapsed: Duration::ZERO,
@@ -561,6 +571,7 @@ impl LoadResult {
         self.bytes = Bytes(self.bytes.0 + o.bytes.0);
         self.errors.merge(&o.errors);
         self.retries += o.retries;
+        self.skipped += o.skipped;
         // Both histograms auto-resize, so adding cannot fail on range.
         let _ = self.latency.add(&o.latency);
         let _ = self.schedule_lag.add(&o.schedule_lag);

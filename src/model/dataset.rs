@@ -46,6 +46,22 @@ impl Dataset {
             Dataset::DnsZones { hosts } => format!("DNS zones with {hosts} hosts"),
         }
     }
+
+    /// How long building it takes on this project's 2-CPU VM, the first
+    /// time (a target keeps a built dataset for later starts and runs):
+    /// what `run`'s estimate adds per dataset (`bench/estimates.sh`
+    /// checks it). pgbench: 100,000 accounts per scale unit; sysbench:
+    /// rows; zones: a few thousand records a second.
+    pub fn build_estimate(&self) -> std::time::Duration {
+        let secs = match *self {
+            Dataset::Pgbench { scale } => 1.0 + 0.4 * f64::from(scale),
+            Dataset::Sysbench { tables, table_size } => {
+                1.0 + f64::from(tables) * f64::from(table_size) / 40_000.0
+            }
+            Dataset::DnsZones { hosts } => 0.2 + f64::from(hosts) / 20_000.0,
+        };
+        std::time::Duration::from_secs_f64(secs)
+    }
 }
 
 /// The `[load]` settings through which workloads declare their dataset

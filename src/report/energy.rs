@@ -282,4 +282,28 @@ mod tests {
         assert_eq!(terminal_lines(&agg), "");
         assert!(shared_note(&agg).is_none());
     }
+
+    /// Issue 41: a command meter's line says `command:` once.
+    #[test]
+    fn a_command_meters_label_is_said_once() {
+        let mut data = crate::report::test_support::run_data(&["a"]);
+        let meter = crate::probe::energy::meter::Meter::command("ipmi-power --watts".into());
+        for t in data.trials.iter_mut() {
+            let rps = t.throughput();
+            if let (Some(p), Some(rps)) = (t.probe.as_mut(), rps) {
+                p.watts = Some(100.0);
+                p.energy = Some(EnergySummary {
+                    source: meter.source(),
+                    domains: meter.domains(),
+                    joules: 1000.0,
+                    measured_s: 10.0,
+                    wraps: 0,
+                    client_shares_meter: false,
+                });
+                p.set_energy_per_op(rps, false);
+            }
+        }
+        let agg = crate::report::analyse::aggregate(&data);
+        assert_eq!(domains_line(&agg), "command: ipmi-power --watts");
+    }
 }

@@ -37,7 +37,7 @@ pub fn section(data: &RunData) -> Markup {
                      are those of the second profile, red where it spends a larger share than \
                      the first, blue where a smaller one."
                 }
-                (overhead_table(profiles))
+                (overhead_table(profiles, data))
                 @for p in &drawn { (figure(&single(p))) }
                 @for g in differentials(&drawn, data.run.baseline.as_deref()) { (figure(&g)) }
             }
@@ -129,7 +129,18 @@ fn svg_height(svg: &str) -> Option<u32> {
     root[at..].split('"').next()?.parse().ok()
 }
 
-fn overhead_table(profiles: &[ProfileRecord]) -> Markup {
+/// The noise a profile's overhead must exceed: the spread of its point's
+/// trials ([`crate::profile::overhead_noise`]).
+fn noise_of(p: &ProfileRecord, data: &RunData) -> f64 {
+    let samples: Vec<f64> = (data.trials.iter())
+        .filter(|t| t.system == p.system && t.point.index == p.point.index)
+        .filter_map(|t| t.throughput())
+        .collect();
+    crate::profile::overhead_noise(&samples, data.run.noise)
+}
+
+fn overhead_table(profiles: &[ProfileRecord], data: &RunData) -> Markup {
+    use crate::profile::Overhead;
     let cell = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.0}"));
     html! {
         table {
@@ -147,14 +158,16 @@ fn overhead_table(profiles: &[ProfileRecord]) -> Markup {
                         td class="n" { (cell(p.plain_rps)) }
                         td class="n" { (cell(p.profiled_rps)) }
                         td class="n" {
-                            (p.overhead().map_or("–".into(), |o| format!("{:+.1}%", o * 100.0)))
+                            (Overhead::judge(p.plain_rps, p.profiled_rps, noise_of(p, data)))
                         }
                     }
                 }
             }
         }
         p class="muted" {
-            "Overhead: throughput lost under perf, from a plain trial and a profiled trial run back to back."
+            "Overhead: throughput lost under perf, from a plain trial and a profiled trial run \
+             back to back; a difference within the spread of the point's own trials (or the \
+             run's noise) is noise, not a figure."
         }
     }
 }
@@ -234,5 +247,15 @@ mod tests {
             svg_height(r#"<?xml?><svg version="1.1" width="1200" height="358">"#),
             Some(358)
         );
+    }
+
+    /// Issue 41: an overhead within the noise is not shown as a figure.
+    #[test]
+    fn an_overhead_within_the_noise_is_no_figure() {
+        let mut d = data(vec![record("a", 1, "peak", Some(F))]);
+        d.run.noise = 0.05;
+        let html = section(&d).into_string();
+        assert!(html.contains("within noise (±"), "{html}");
+        assert!(!html.contains("+2.0%"), "{html}");
     }
 }

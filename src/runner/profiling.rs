@@ -45,7 +45,9 @@ pub(super) fn profile_run(
                 return Ok(lines);
             }
             let (mut record, unavailable) = profile_one(cx, policy, system, point, role);
-            lines.push(describe(&record));
+            let noise =
+                profile::overhead_noise(&states[index].samples[system], cx.exp.trials.noise);
+            lines.push(describe(&record, noise));
             if offcpu_possible && !unavailable {
                 let traced = offcpu_one(cx, system, point, &mut record);
                 offcpu_possible = traced.is_some();
@@ -54,14 +56,10 @@ pub(super) fn profile_run(
                     (Some(why), _) => lines.push(format!("{head} no off-CPU profile: {why}")),
                     (None, Some((waits, rps))) => lines.push(format!(
                         "{head} off-CPU: {waits} waits traced, {rps:.0}/s under tracing{}",
-                        record
-                            .plain_rps
-                            .and_then(|p| profile::overhead(p, rps))
-                            .map(|o| format!(
-                                " (overhead {:+.1}% against the plain trial)",
-                                o * 100.0
-                            ))
-                            .unwrap_or_default()
+                        match profile::Overhead::judge(record.plain_rps, Some(rps), noise) {
+                            profile::Overhead::Unknown => String::new(),
+                            o => format!(" (overhead {o} against the plain trial)"),
+                        }
                     )),
                     (None, None) => {}
                 }
@@ -160,14 +158,14 @@ fn offcpu_one(
     Some(None)
 }
 
-fn describe(r: &ProfileRecord) -> String {
+fn describe(r: &ProfileRecord, noise: f64) -> String {
     let head = format!("profile {:<16} {:<28}", r.system, r.point.label());
     match (&r.folded, r.overhead()) {
-        (Some(_), Some(o)) => format!(
-            "{head} {} samples ({}), overhead {:+.1}% ({:.0}/s plain, {:.0}/s under perf)",
+        (Some(_), Some(_)) => format!(
+            "{head} {} samples ({}), overhead {} ({:.0}/s plain, {:.0}/s under perf)",
             r.samples,
             r.role,
-            o * 100.0,
+            profile::Overhead::judge(r.plain_rps, r.profiled_rps, noise),
             r.plain_rps.unwrap_or(0.0),
             r.profiled_rps.unwrap_or(0.0)
         ),

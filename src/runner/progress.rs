@@ -2,8 +2,9 @@
 //! of the stopping rule's budget) and one line per trial plus one per
 //! warning, which is also what a CI log shows when there is no terminal.
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{HumanDuration, ProgressBar, ProgressState, ProgressStyle};
 use std::cell::RefCell;
+use std::time::Duration;
 
 pub struct Progress {
     /// `None` when no terminal is attached: plain lines go straight to
@@ -19,8 +20,13 @@ impl Progress {
             let bar = ProgressBar::new(expected_trials);
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{bar:30.cyan/blue} {pos}/{len} trials  elapsed {elapsed}  ETA {eta}  {msg}",
+                    "{bar:30.cyan/blue} {pos}/{len} trials  elapsed {elapsed}  ETA {eta_known}  {msg}",
                 )
+                .map(|s| {
+                    s.with_key("eta_known", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = w.write_str(&eta_text(s.pos(), s.eta()));
+                    })
+                })
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             bar
@@ -75,5 +81,26 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+/// The bar's ETA: unknown (`-`) until a trial has finished, since the rate
+/// it is extrapolated from is not measured yet (it read `ETA 0s` on the
+/// first frame); then indicatif's.
+fn eta_text(finished: u64, eta: Duration) -> String {
+    if finished == 0 {
+        "-".into()
+    } else {
+        HumanDuration(eta).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_eta_is_unknown_until_a_trial_has_finished() {
+        use std::time::Duration;
+        assert_eq!(super::eta_text(0, Duration::ZERO), "-");
+        assert_eq!(super::eta_text(1, Duration::from_secs(90)), "2 minutes");
     }
 }

@@ -58,6 +58,13 @@ pub struct PointPlan {
     pub restart_key: String,
 }
 
+impl SystemPlan {
+    /// This system's compiled pair at `point`.
+    pub fn at(&self, point: &crate::model::Point) -> &PointPlan {
+        &self.points[point.index as usize]
+    }
+}
+
 impl Plan {
     /// The compiled pair of system `system` at point `point`.
     pub fn point(&self, system: usize, point: &crate::model::Point) -> &PointPlan {

@@ -32,6 +32,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     runs_under_agent: false,
     listens_on_host_address: false,
     dns_lab: None,
+    start_estimate: std::time::Duration::ZERO,
 };
 
 #[derive(Clone, serde::Deserialize)]

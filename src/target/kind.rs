@@ -52,6 +52,11 @@ pub struct ServerKind {
     pub listens_on_host_address: bool,
     /// How `scalelab dns lab` builds it (`None`: not a lab of its own).
     pub dns_lab: Option<BuildDnsLab>,
+    /// How long one start takes on this project's 2-CPU VM, its lab
+    /// (namespaces, zones, cold cache) included and its dataset left out
+    /// ([`crate::model::Dataset::build_estimate`]): what `run`'s estimate
+    /// adds per server start (`bench/estimates.sh` checks it).
+    pub start_estimate: std::time::Duration,
 }
 
 impl ServerKind {

@@ -67,6 +67,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     runs_under_agent: true,
     listens_on_host_address: true,
     dns_lab: None,
+    start_estimate: std::time::Duration::from_millis(2000),
 };
 const INITDB_ARGS: &[&str] = &[
     "-U",

@@ -761,3 +761,52 @@ fn a_resolver_ramp_with_lost_queries_still_ranks_bind_against_unbound() {
     );
     assert!(text.contains("(geometric mean over 1 point"), "{text}");
 }
+
+/// Issue 41: dnsperf as its users type it (`-s ADDR -p PORT -l SEC`) and a
+/// resperf-style ramp (`-r`, `-m`) that loses nothing, against a real NSD:
+/// the ramp never reached the server's limit, so it prints no maximum and
+/// says to raise --max-rate.
+#[test]
+fn dnsperf_flags_as_typed_and_a_ramp_below_the_limit_prints_no_maximum() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = query_file(dir.path(), "h1.bench.test A\nh2.bench.test A\n");
+    let exe = env!("CARGO_BIN_EXE_scalelab");
+    let q = queries.display();
+    let script = format!(
+        "s=$SCALELAB_DNS_SERVER; \
+         {exe} load dns -s ${{s%:*}} -p ${{s##*:}} -d {q} -l 1 2>&1; echo \"exit $?\"; \
+         {exe} load dns -s ${{s%:*}} -p ${{s##*:}} --queries {q} -l 1 -Q 300 --json; \
+         {exe} load dns -s ${{s%:*}} -p ${{s##*:}} --queries {q} -r 2 -m 400"
+    );
+    let out = crate::support::scalelab()
+        .args([
+            "dns", "lab", "nsd", "--names", "10", "--", "sh", "-c", &script,
+        ])
+        .env("SCALELAB_WORKDIR", dir.path().join("work"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    let text = crate::support::stdout(&out);
+    // dnsperf's -d FILE is named in the error.
+    let (refusal, rest) = text
+        .split_once("exit 2\n")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        refusal.contains("dnsperf's -d FILE is --queries FILE"),
+        "{refusal}"
+    );
+    // -s, -p and -l: a second at 300 qps.
+    let json_end = rest.find("\n}\n").unwrap_or_else(|| panic!("{rest}")) + 3;
+    let v: serde_json::Value = serde_json::from_str(&rest[..json_end]).unwrap();
+    // -l 1 at -Q 300: a second's schedule was sent (the run's wall time
+    // also waits for the last answers).
+    let sent = v["sent"].as_u64().unwrap();
+    assert!((250..=320).contains(&sent), "{v}");
+    assert!(v["responses"].as_u64().unwrap() * 10 >= sent * 9, "{v}");
+    // The ramp to 400 qps loses nothing: no maximum, and why.
+    let ramp = &rest[json_end..];
+    assert!(ramp.contains("Queries lost:         0"), "{ramp}");
+    assert!(ramp.contains("Maximum throughput: not reached"), "{ramp}");
+    assert!(!ramp.contains(" qps\nLost at that point"), "{ramp}");
+    assert!(ramp.contains("raise --max-rate (resperf -m)"), "{ramp}");
+}

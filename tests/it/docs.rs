@@ -94,3 +94,58 @@ fn relative_links_are_told_from_urls_and_anchors() {
     let md = "[a](docs/x.md) [b](https://example.org/y) [c](#top) [d](guides/z.md#run)";
     assert_eq!(relative_links(md), ["docs/x.md", "guides/z.md"]);
 }
+
+/// `run`'s estimate of a recipe (`--quick` or not): `6m32s`, or `21m10s to
+/// 35m05s`.
+fn estimate(recipe: &str, quick: bool) -> String {
+    let path = repo().join("recipes").join(recipe);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{recipe}: {e}"));
+    let exp = scalelab::spec::Experiment::parse(&path, &text, quick).unwrap();
+    scalelab::runner::estimate::Estimate::of(&exp).span()
+}
+
+/// Issue 41: the times the docs give are `run`'s estimate: the guides'
+/// table (full run and `--quick`) and every guide's `scalelab run
+/// recipes/X.toml [--quick]   # TIME` line.
+#[test]
+fn the_docs_times_are_runs_estimates() {
+    let guides = repo().join("docs/guides");
+    let table = std::fs::read_to_string(guides.join("README.md")).unwrap();
+    let mut rows = 0;
+    for line in table.lines().filter(|l| l.contains(".toml` |")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let recipe = cells[3].trim_matches('`');
+        assert_eq!(cells[4], estimate(recipe, false), "full run of {recipe}");
+        assert_eq!(cells[5], estimate(recipe, true), "--quick of {recipe}");
+        rows += 1;
+    }
+    assert_eq!(rows, 7, "the seven experiments");
+    let mut commands = 0;
+    for entry in std::fs::read_dir(&guides).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("scalelab run recipes/") else {
+                continue;
+            };
+            let Some((command, comment)) = rest.split_once("# ") else {
+                continue;
+            };
+            let recipe = command.split_whitespace().next().unwrap();
+            let want = estimate(recipe, command.contains("--quick"));
+            assert!(
+                comment.starts_with(&format!("estimated {want}")),
+                "{}: `{line}` should say `# estimated {want}`",
+                path.display()
+            );
+            commands += 1;
+        }
+    }
+    assert!(commands >= 14, "two per seed guide: {commands}");
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let quickstart = format!(
+        "(estimated {}, as `scalelab run",
+        estimate("quickstart.toml", false)
+    );
+    assert!(readme.contains(&quickstart), "README: {quickstart}");
+}

@@ -963,3 +963,52 @@ fn a_healed_partition_leaves_no_stale_agent_or_server_on_the_host() {
     );
     assert!(err.contains("had outlived its session; stopped"), "{err}");
 }
+
+/// Issue 41: `netns-lab.sh up` in another login session (another person,
+/// another terminal) refuses to replace a lab it did not make, names whose
+/// it is and the fix, and leaves it running; the session that made it may
+/// replace it.
+#[test]
+fn netns_lab_up_refuses_to_replace_a_lab_it_did_not_make() {
+    let lab = Lab::up(1);
+    let up_again = |other_session: bool| {
+        let script = fixture("../../scripts/netns-lab.sh");
+        let mut cmd = if other_session {
+            let mut c = Command::new("setsid");
+            c.arg("-w").arg(&script);
+            c
+        } else {
+            Command::new(&script)
+        };
+        cmd.args(["up", "1"])
+            .env("SCALELAB_LAB_DIR", &lab.dir)
+            .env("SCALELAB_LAB_PREFIX", &lab.prefix)
+            .output()
+            .unwrap()
+    };
+    let sshd_pid = || std::fs::read_to_string(lab.dir.join("sshd-1.pid")).unwrap();
+    let before = sshd_pid();
+    let out = up_again(true);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("a lab is already up") && err.contains("made by user="),
+        "{err}"
+    );
+    assert!(
+        err.contains("SCALELAB_LAB_DIR") && err.contains("down"),
+        "{err}"
+    );
+    assert_eq!(sshd_pid(), before, "the lab is left alone");
+    let pid: u32 = before.trim().parse().unwrap();
+    assert!(
+        Path::new(&format!("/proc/{pid}")).exists(),
+        "its sshd still runs"
+    );
+    let namespaces = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    assert!(stdout(&namespaces).contains(&format!("{}-h1", lab.prefix)));
+    // The session that made it replaces it, as before.
+    let out = up_again(false);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ne!(sshd_pid(), before, "a new lab");
+}

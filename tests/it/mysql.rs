@@ -498,3 +498,51 @@ fn mariadb_refuses_a_workdir_with_a_space_naming_the_fix() {
     assert!(err.contains("SCALELAB_WORKDIR"), "{err}");
     assert!(!base.path().join("work dir").exists(), "nothing was made");
 }
+
+/// Issue 41: sysbench as its users type it, against a real server: the
+/// test name, the --mysql-* flags, --threads, --time, --report-interval and
+/// `run`.
+#[test]
+fn mariadb_cli_takes_sysbench_as_typed() {
+    let s = server(1, 200, "");
+    let url = MysqlUrl::parse(&s.url).unwrap();
+    let flag = |name: &str, value: String| format!("--mysql-{name}={value}");
+    let executes = s.status("Com_stmt_execute");
+    let out = run(&[
+        "load",
+        "mysql",
+        "oltp_point_select",
+        &flag("host", url.addr.ip().to_string()),
+        &flag("port", url.addr.port().to_string()),
+        &flag("user", url.user.clone()),
+        &flag("password", url.password.clone()),
+        &flag("db", url.database.clone()),
+        "--threads=2",
+        "--time=2",
+        "--report-interval=1",
+        "run",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let head = format!(
+        "scalelab load mysql: oltp_point_select ({})",
+        url.describe()
+    );
+    assert!(text.starts_with(&head), "{text}");
+    assert!(text.contains("Number of connections: 2"), "{text}");
+    let txns: u64 = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("transactions:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(txns, s.status("Com_stmt_execute") - executes);
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("[ 1s ] thds: 2 tps: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(" lat (ms,avg): ") && line.ends_with("reconn/s: 0.00"),
+        "{line}"
+    );
+}

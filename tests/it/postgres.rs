@@ -1030,3 +1030,181 @@ fn postgres_cli_takes_pgbench_flags_script_files_and_per_statement_latencies() {
     assert!(!store.exists());
     assert_eq!(s.int("select count(*) from log"), before);
 }
+
+/// Issue 41: pgbench's habits as its users type them, against a real
+/// server: long names, -S, -P with the latency's stddev, -L, and -l's
+/// per-transaction log in pgbench's format, one line per transaction the
+/// summary counts; the default protocol is pgbench's, simple.
+#[test]
+fn postgres_cli_takes_pgbench_habits_and_logs_every_transaction() {
+    let s = server(1, "");
+    let addr = match ConnConfig::parse_with_env(&s.uri, |_| None).unwrap().host {
+        scalelab::wire::pg::conninfo::Host::Tcp(addr) => addr,
+        other => panic!("expected TCP, got {other:?}"),
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let (host, port) = (addr.ip().to_string(), addr.port().to_string());
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args(["load", "pg", "-h", &host, "-p", &port, "-U", "postgres"])
+        .args(["--client=2", "--jobs=2", "--time=2", "--select-only"])
+        .args(["-P", "1", "-L", "1000", "-l", "postgres"])
+        .current_dir(cwd.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("query mode: simple"), "{stdout}");
+    assert!(stdout.contains("number of clients: 2"), "{stdout}");
+    let processed: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(processed > 0);
+    let limit = format!("above the 1000.0 ms latency limit: 0/{processed} (0.000%)");
+    assert!(stdout.contains(&limit), "{stdout}");
+    // -P: `progress: 1.0 s, N tps, lat X ms stddev Y, 0 failed`.
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("progress: 1.0 s, "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(
+        (words[4], words[5], words[7], words[8], words[11]),
+        ("tps,", "lat", "ms", "stddev", "failed"),
+        "{line}"
+    );
+    let (mean, sd): (f64, f64) = (
+        words[6].parse().unwrap(),
+        words[9].trim_end_matches(',').parse().unwrap(),
+    );
+    assert!(mean > 0.0 && (0.0..1000.0).contains(&sd), "{line}");
+    // -l: one file per thread, pgbench_log.PID and pgbench_log.PID.1.
+    let mut lines = Vec::new();
+    for name in [format!("pgbench_log.{pid}"), format!("pgbench_log.{pid}.1")] {
+        let text = std::fs::read_to_string(cwd.path().join(&name)).unwrap();
+        lines.extend(text.lines().map(str::to_string));
+    }
+    assert_eq!(lines.len() as u64, processed, "one line per transaction");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut next = [0u64; 2];
+    for l in &lines {
+        let f: Vec<u64> = l.split(' ').map(|w| w.parse().unwrap()).collect();
+        assert_eq!(
+            f.len(),
+            6,
+            "client_id transaction_no time script_no epoch us: {l}"
+        );
+        let client = f[0] as usize;
+        assert!(client < 2, "{l}");
+        assert_eq!(f[1], next[client], "transactions numbered per client: {l}");
+        next[client] += 1;
+        assert!(f[2] > 0 && f[2] < 1_000_000, "{l}");
+        assert_eq!(f[3], 0, "{l}");
+        assert!(f[4] + 60 > now && f[4] <= now, "{l}");
+        assert!(f[5] < 1_000_000, "{l}");
+    }
+}
+
+/// `scalelab load pg URI ARGS...`: its exit checked, its stdout (JSON
+/// with `--json`).
+fn load_pg(uri: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scalelab"))
+        .args(["load", "pg", uri])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Issue 41: pgbench's `-L` with `-R`: a transaction already later than
+/// the limit against its schedule is skipped, not sent, and counted as
+/// pgbench counts it. One client of 10 ms transactions scheduled at 500/s
+/// falls behind at once: most are skipped, and the sent and the skipped
+/// together cover the schedule.
+#[test]
+fn postgres_cli_skips_what_is_already_later_than_the_latency_limit() {
+    let s = server_in(tempfile::tempdir().unwrap(), None, "");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("sleep.sql");
+    std::fs::write(&script, "SELECT pg_sleep(0.01);\n").unwrap();
+    let file = script.to_str().unwrap();
+    let rated = ["-f", file, "-c", "1", "-R", "500", "-L", "5"];
+    let json = load_pg(&s.uri, &[&rated[..], &["-T", "2", "--json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let (sent, skipped) = (
+        v["transactions"].as_u64().unwrap(),
+        v["skipped"].as_u64().unwrap(),
+    );
+    assert!(sent > 0 && sent < 250, "10 ms each, one client: {v}");
+    assert!(skipped > 500, "{v}");
+    assert!(
+        (700..=1100).contains(&(sent + skipped)),
+        "2 s at 500/s: {v}"
+    );
+    let text = load_pg(&s.uri, &[&rated[..], &["-T", "1"]].concat());
+    assert!(text.contains("number of transactions skipped: "), "{text}");
+}
+
+/// Issue 41: pgbench's mix of weighted scripts, `-b select-only@1 -b
+/// simple-update@3`: each transaction runs one of them, and what the run
+/// says each script did agrees with the server (simple-update inserts one
+/// pgbench_history row per transaction, select-only none).
+#[test]
+fn postgres_cli_mixes_weighted_builtin_scripts_as_pgbench_does() {
+    let s = server(1, "");
+    let mix = ["-b", "select-only@1", "-b", "simple-update@3"];
+    let json = load_pg(
+        &s.uri,
+        &[&mix[..], &["-c", "2", "-T", "2", "--json"]].concat(),
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let scripts = v["scripts"].as_array().unwrap();
+    assert_eq!(scripts.len(), 2, "{v}");
+    assert_eq!(scripts[1]["name"], "simple-update");
+    assert_eq!(scripts[1]["weight"], 3);
+    let (selects, updates) = (
+        scripts[0]["transactions"].as_u64().unwrap(),
+        scripts[1]["transactions"].as_u64().unwrap(),
+    );
+    assert_eq!(
+        selects + updates,
+        v["transactions"].as_u64().unwrap(),
+        "{v}"
+    );
+    // The pre-run vacuum truncated the history: every row is this run's.
+    assert_eq!(
+        s.int("select count(*) from pgbench_history") as u64,
+        updates
+    );
+    let share = updates as f64 / (selects + updates) as f64;
+    assert!((0.6..0.9).contains(&share), "about 3 in 4: {v}");
+    let text = load_pg(&s.uri, &[&mix[..], &["-T", "1"]].concat());
+    assert!(
+        text.contains("transaction type: multiple scripts"),
+        "{text}"
+    );
+    assert!(
+        text.contains("SQL script 2: <builtin: simple update>"),
+        "{text}"
+    );
+    assert!(
+        text.contains(" - weight: 3 (targets 75.0% of total)"),
+        "{text}"
+    );
+}

@@ -46,10 +46,14 @@ fn a_run_stores_every_trial_and_reports() {
     // Watchable: the run's length up front, each trial out of its budget;
     // and, with no terminal attached, plain lines with no escape codes.
     let (text, log) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    // The estimate is the library's, trial overhead and server starts in.
+    let exp = scalelab::spec::Experiment::load(&lab.exp, false).unwrap();
+    let sentence = scalelab::runner::estimate::Estimate::of(&exp).sentence();
     assert!(
-        log.contains("estimated 2.4s: 2 points x 2 systems x 2 trials of 300ms"),
-        "{log}"
+        sentence.contains(": 2 points x 2 systems x 2 trials of 900ms, server starts "),
+        "{sentence}"
     );
+    assert!(log.contains(&sentence), "{log}");
     assert_eq!(log.matches(" #1/2 ").count(), 4, "{log}");
     assert_eq!(log.matches(" #2/2 ").count(), 4, "{log}");
     assert!(

@@ -226,3 +226,41 @@ fn comparing_across_fingerprint_versions_diffs_facts_only() {
     assert!(d.iter().all(|e| e.key != "version"), "{d:?}");
     assert!(d.iter().any(|e| e.key == "kernel_release"), "{d:?}");
 }
+
+/// Issue 41: `export` takes `STORE:RUN` as `report` and `compare` do, and
+/// `report` of a run in a store other than the default names its file
+/// after the store, so the first runs of two stores do not overwrite one
+/// report.
+#[test]
+fn export_takes_store_run_and_reports_of_two_stores_get_two_files() {
+    let (dir, path) = copy_of("stores/quickstart-v1.sqlite");
+    let other = dir.path().join("linux.sqlite");
+    std::fs::copy(&path, &other).unwrap();
+    let run_ref = format!("{}:1", path.display());
+    let out = support::scalelab()
+        .args(["export", &run_ref, "--format", "csv"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let csv = support::stdout(&out);
+    assert_eq!(csv.lines().count(), 9, "{csv}");
+    assert!(csv.contains("43775.89"), "{csv}");
+    let mut written = Vec::new();
+    for store in ["old.sqlite:1", "linux.sqlite:1"] {
+        let out = support::scalelab()
+            .args(["report", store])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", support::stderr(&out));
+        written.push(support::stdout(&out).trim().to_string());
+    }
+    assert_eq!(
+        written,
+        ["scalelab-report-old-1.html", "scalelab-report-linux-1.html"]
+    );
+    for file in &written {
+        assert!(dir.path().join(file).is_file(), "{file}");
+    }
+}

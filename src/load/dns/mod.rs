@@ -296,8 +296,12 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
         })),
         _ => None,
     };
-    let (fell_behind, notes) = client_limit::judge(&t, ramp.as_ref());
-    if let Some(r) = &mut ramp {
+    let (fell_behind, mut notes) = client_limit::judge(&t, ramp.as_ref());
+    if let (Some(r), Mode::Ramp { max_rate, .. }) = (&mut ramp, mode) {
+        r.below_limit = ramp::below_limit(&r.seconds, t.fell_behind.is_some());
+        if r.below_limit {
+            notes.push(ramp::below_limit_note(*max_rate, r.max_throughput));
+        }
         r.notes.clone_from(&notes);
     }
     result.notes.extend(notes);

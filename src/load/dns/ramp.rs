@@ -61,6 +61,7 @@ pub fn summarise(s: &Series) -> Ramp {
         .copied();
     Ramp {
         lost_past_max: lost_past_max(&seconds, max_throughput),
+        below_limit: false,
         seconds,
         max_throughput,
         loss_at_max,
@@ -87,6 +88,26 @@ pub fn maximum_stands(seconds: &[RampSecond], max_throughput: f64) -> bool {
         && seconds
             .iter()
             .any(|s| s.offered as f64 > SATURATION_MARGIN * max_throughput)
+}
+
+/// Whether a ramp ended below the server's limit: it lost no query and
+/// the generator never fell behind (`fell_behind`). Such a ramp has no
+/// maximum: its highest answer rate is merely its last offered rate, and
+/// a resperf user would read it as the server's capacity. Answers that
+/// arrive a second after they were sent (a slow client, a queue) are not
+/// a limit: as for resperf, a query counts against the server only once
+/// its timeout passes unanswered.
+pub fn below_limit(seconds: &[RampSecond], fell_behind: bool) -> bool {
+    !fell_behind && seconds.iter().all(|s| s.lost == 0)
+}
+
+/// The note of a ramp that ended [`below_limit`].
+pub fn below_limit_note(max_rate: f64, max_throughput: f64) -> String {
+    format!(
+        "the ramp lost nothing and kept its schedule up to {max_rate:.0} qps: it ended below \
+         the server's limit, so its highest answer rate ({max_throughput:.0} qps) is not a \
+         maximum; raise --max-rate (resperf -m) to find it"
+    )
 }
 
 /// Queries lost in the seconds whose offered rate exceeded `max_throughput`
@@ -137,5 +158,30 @@ mod tests {
         });
         assert_eq!(ramp.max_throughput, 290.0);
         assert_eq!(ramp.lost_past_max, 10, "only second 2 offered above 290");
+    }
+
+    #[test]
+    fn a_ramp_that_lost_nothing_and_kept_its_schedule_is_below_the_limit() {
+        let second = |offered, answered, lost| RampSecond {
+            offered,
+            answered,
+            lost,
+            ..RampSecond::default()
+        };
+        let kept = [
+            second(100, 100, 0),
+            second(200, 200, 0),
+            second(300, 300, 0),
+        ];
+        assert!(below_limit(&kept, false));
+        assert!(!below_limit(&kept, true), "the generator fell behind");
+        let lost = [second(100, 100, 0), second(300, 290, 10)];
+        assert!(!below_limit(&lost, false));
+        // Answers of one second arriving in the next (a loaded client):
+        // nothing was lost, so nothing showed the server's limit.
+        let late = [second(100, 80, 0), second(240, 200, 0), second(0, 60, 0)];
+        assert!(below_limit(&late, false));
+        let note = below_limit_note(400.0, 398.0);
+        assert!(note.contains("not a maximum; raise --max-rate"), "{note}");
     }
 }

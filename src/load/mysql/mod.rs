@@ -117,6 +117,8 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct MysqlDriver {
     settings: MysqlSettings,
     url: MysqlUrl,
+    /// Transactions are counted here while a run goes (`--report-interval`).
+    progress: Option<std::sync::Arc<crate::load::live::Live>>,
 }
 
 impl MysqlDriver {
@@ -129,7 +131,17 @@ impl MysqlDriver {
             target: "(mysql endpoint)".into(),
             reason: e.to_string(),
         })?;
-        Ok(MysqlDriver { settings, url })
+        Ok(MysqlDriver {
+            settings,
+            url,
+            progress: None,
+        })
+    }
+
+    /// Counts transactions into `counter` as runs go, for a progress
+    /// display.
+    pub fn count_into(&mut self, counter: std::sync::Arc<crate::load::live::Live>) {
+        self.progress = Some(counter);
     }
 
     /// A setup connection, with a message that says what went wrong and
@@ -224,7 +236,8 @@ impl Driver for MysqlDriver {
             prepares,
             begin_slot,
         };
-        let shared = ctx::Shared::new(spec, shutdown, threads, run);
+        let mut shared = ctx::Shared::new(spec, shutdown, threads, run);
+        shared.progress = self.progress.clone();
         let (mut result, ignored) =
             crate::load::event_loop::run_workers::<conn::Conn>(&shared, threads)?;
         note_ignored(&mut result, &ignored);

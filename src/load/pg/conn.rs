@@ -36,6 +36,8 @@ pub(super) struct Pg {
     recv: codec::RecvBuf,
     rng: SmallRng,
     values: TxnValues,
+    /// The script of the transaction in flight (of the run's scripts).
+    script: usize,
     /// The statement of the script in flight.
     step: usize,
     tries: u32,
@@ -62,6 +64,7 @@ impl Protocol for Pg {
             recv: codec::RecvBuf::with_capacity(RECV_CAPACITY),
             rng,
             values: TxnValues::default(),
+            script: 0,
             step: 0,
             tries: 0,
             failure: None,
@@ -156,7 +159,9 @@ impl Protocol for Pg {
     }
 
     fn begin(&mut self, ctx: &mut Ctx, out: &mut BytesMut) -> Verdict {
-        self.values = ctx.shared.script.draw(&mut self.rng, ctx.shared.scale);
+        self.script = ctx.shared.pick(&mut self.rng);
+        let script = &ctx.shared.scripts[self.script].0;
+        self.values = script.draw(&mut self.rng, ctx.shared.scale);
         self.step = 0;
         self.tries = 1;
         self.failure = None;
@@ -172,17 +177,22 @@ impl Protocol for Pg {
         self.handshake = None;
         self.recv.clear();
     }
+
+    fn script_no(&self) -> u32 {
+        self.script as u32
+    }
 }
 
 impl Pg {
     fn send_statement(&mut self, ctx: &Ctx, out: &mut BytesMut) -> Verdict {
-        let stmt = &ctx.shared.script.statements()[self.step];
+        let stmt = &ctx.shared.scripts[self.script].0.statements()[self.step];
         self.statement_sent = ctx.shared.per_statement.then(Instant::now);
         let (params, n) = self.values.params(stmt);
         let params = &params[..n];
         match ctx.shared.mode {
             QueryMode::Prepared => {
-                codec::bind_execute_sync(STATEMENT_NAMES[self.step], params, out)
+                let name = STATEMENT_NAMES[ctx.shared.first_statement(self.script) + self.step];
+                codec::bind_execute_sync(name, params, out)
             }
             QueryMode::Extended => codec::parse_bind_execute_sync(&stmt.sql, params, out),
             QueryMode::Simple => codec::literal_query(&stmt.sql, params, out),
@@ -200,12 +210,14 @@ impl Pg {
             return self.resolve_failure(ctx, kind, out);
         }
         if let Some(sent) = self.statement_sent {
-            ctx.local.statement_took(self.step, sent.elapsed());
+            let at = ctx.shared.first_statement(self.script) + self.step;
+            ctx.local.statement_took(at, sent.elapsed());
         }
         self.step += 1;
-        if self.step < ctx.shared.script.statements().len() {
+        if self.step < ctx.shared.scripts[self.script].0.statements().len() {
             return self.send_statement(ctx, out);
         }
+        ctx.local.done_by_script[self.script] += 1;
         Verdict::Done
     }
 

@@ -122,10 +122,17 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct PgDriver {
     settings: PgSettings,
     config: ConnConfig,
-    /// Completed transactions are counted here while a run goes (`-P`).
-    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    /// A custom script (`-f`) run instead of the settings' built-in one.
-    custom: Option<Script>,
+    /// Transactions are counted here while a run goes (`-P`).
+    progress: Option<std::sync::Arc<crate::load::live::Live>>,
+    /// Scripts run instead of the settings' built-in one, with their
+    /// weights: a custom script (`-f`), or a mix of built-in ones
+    /// (`-b NAME@WEIGHT` given several times).
+    custom: Option<Vec<(Script, u32)>>,
+    /// Every transaction logged here (pgbench `-l`; see
+    /// [`PgDriver::log_into`]).
+    txn_log: Option<std::path::PathBuf>,
+    /// Rate mode: skip transactions later than this (pgbench `-L`).
+    skip_later_than: Option<Duration>,
 }
 
 /// One statement's latency over a run (pgbench `-r`).
@@ -157,6 +164,8 @@ impl PgDriver {
             config,
             progress: None,
             custom: None,
+            txn_log: None,
+            skip_later_than: None,
         })
     }
 
@@ -164,20 +173,54 @@ impl PgDriver {
     /// A custom script need not use pgbench's tables: the scale is not
     /// detected (the setting, else 1) and there is no pre-run vacuum.
     pub fn use_script(&mut self, script: Script) {
-        self.custom = Some(script);
+        self.custom = Some(vec![(script, 1)]);
     }
 
-    /// The script a run executes.
+    /// Runs a mix of scripts instead of the built-in script, each
+    /// transaction drawn by weight, as pgbench does with several `-b
+    /// NAME@WEIGHT` (at most 32 statements in all).
+    pub fn use_mix(&mut self, scripts: Vec<(Script, u32)>) -> Result<(), LoadError> {
+        let statements: usize = scripts.iter().map(|(s, _)| s.statements().len()).sum();
+        if statements > script::STATEMENT_NAMES.len() || scripts.iter().all(|(_, w)| *w == 0) {
+            return Err(LoadError::Spec(format!(
+                "a mix of scripts needs a weight above 0 and at most {} statements in all",
+                script::STATEMENT_NAMES.len()
+            )));
+        }
+        self.custom = Some(scripts);
+        Ok(())
+    }
+
+    /// The script a run executes (the first of a mix).
     pub fn script(&self) -> Script {
+        self.scripts().swap_remove(0).0
+    }
+
+    /// The scripts a run executes, with their weights.
+    pub fn scripts(&self) -> Vec<(Script, u32)> {
         self.custom
             .clone()
-            .unwrap_or_else(|| self.settings.script.into())
+            .unwrap_or_else(|| vec![(self.settings.script.into(), 1)])
     }
 
-    /// Counts completed transactions into `counter` as runs go, for a
-    /// progress display.
-    pub fn count_into(&mut self, counter: std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    /// Counts transactions into `counter` as runs go, for a progress
+    /// display.
+    pub fn count_into(&mut self, counter: std::sync::Arc<crate::load::live::Live>) {
         self.progress = Some(counter);
+    }
+
+    /// Logs every transaction of a run, one line each in pgbench `-l`'s
+    /// format, the first worker thread's to `path`, thread N's to
+    /// `path.N` (pgbench's `pgbench_log.PID` and `pgbench_log.PID.N`).
+    pub fn log_into(&mut self, path: std::path::PathBuf) {
+        self.txn_log = Some(path);
+    }
+
+    /// In rate mode, skips (counts in [`LoadResult::skipped`], does not
+    /// send) every transaction already later than `limit` against its
+    /// schedule, as pgbench `-L` does with `-R`.
+    pub fn skip_later_than(&mut self, limit: Duration) {
+        self.skip_later_than = Some(limit);
     }
 
     /// A setup connection, with a message that says where it failed.
@@ -247,36 +290,47 @@ impl Driver for PgDriver {
     }
 
     fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
-        Ok(self.run_timed(spec, shutdown, false)?.0)
+        Ok(self.run_timed(spec, shutdown, false)?.result)
     }
 }
 
+/// What [`PgDriver::run_timed`] measured.
+pub struct Timed {
+    /// The run's result.
+    pub result: LoadResult,
+    /// With `per_statement`, each statement's latency, in script order
+    /// (pgbench `-r`); empty without.
+    pub statements: Vec<StatementLatency>,
+    /// Completed transactions per script, in [`PgDriver::scripts`] order.
+    pub by_script: Vec<u64>,
+}
+
 impl PgDriver {
-    /// A run, and with `per_statement` each statement's latency, in
-    /// script order (pgbench `-r`); empty without.
+    /// A run, and with `per_statement` each statement's latency.
     pub fn run_timed(
         &self,
         spec: &LoadSpec,
         shutdown: &Shutdown,
         per_statement: bool,
-    ) -> Result<(LoadResult, Vec<StatementLatency>), LoadError> {
+    ) -> Result<Timed, LoadError> {
         spec.validate()?;
         crate::load::raise_fd_limit();
-        let script = self.script();
+        let scripts = self.scripts();
+        let builtin = scripts.iter().any(|(s, _)| s.builtin.is_some());
         let mut setup = self.connect(SETUP_TIMEOUT)?;
-        let scale = match (self.settings.scale, &script.builtin) {
+        let scale = match (self.settings.scale, builtin) {
             (Some(s), _) => s,
-            (None, Some(_)) => detect_scale(&mut setup)?,
-            (None, None) => 1,
+            (None, true) => detect_scale(&mut setup)?,
+            (None, false) => 1,
         };
-        if self.settings.vacuum && script.builtin.is_some() {
+        if self.settings.vacuum && builtin {
             self.vacuum(&mut setup)?;
         }
         drop(setup);
         let threads = spec.effective_threads();
         let run = ctx::Run {
             cfg: self.config.clone(),
-            script,
+            scripts,
             mode: self.settings.protocol,
             scale: i64::from(scale),
             max_tries: self.settings.max_tries,
@@ -284,15 +338,22 @@ impl PgDriver {
         };
         let mut shared = ctx::Shared::new(spec, shutdown, threads, run);
         shared.progress = self.progress.clone();
+        shared.txn_log = self.txn_log.clone();
+        shared.skip_later_than = self.skip_later_than;
         let (result, locals) =
             crate::load::event_loop::run_workers::<conn::Conn>(&shared, threads)?;
+        let by_script = (0..shared.scripts.len())
+            .map(|i| locals.iter().map(|l| l.done_by_script[i]).sum())
+            .collect();
         if !per_statement {
-            return Ok((result, Vec::new()));
+            return Ok(Timed {
+                result,
+                statements: Vec::new(),
+                by_script,
+            });
         }
         let statements = shared
-            .script
-            .statements()
-            .iter()
+            .all_statements()
             .enumerate()
             .map(|(i, s)| {
                 let mut latency = crate::load::histogram::new_histogram();
@@ -305,7 +366,11 @@ impl PgDriver {
                 }
             })
             .collect();
-        Ok((result, statements))
+        Ok(Timed {
+            result,
+            statements,
+            by_script,
+        })
     }
 }
 
@@ -331,6 +396,9 @@ mod tests {
         assert_eq!(s, PgSettings::default());
         assert_eq!(s.script, ScriptKind::TpcbLike);
         assert_eq!(s.max_tries, 1);
+        // Recipes keep prepared statements unless they say (issue 41: only
+        // `load pg` took pgbench's -M simple as its default).
+        assert_eq!(s.protocol, QueryMode::Prepared);
         let s = PgSettings::parse(&table("script = \"select-only\"\nmax_tries = 5\nscale = 3"))
             .unwrap();
         assert_eq!(

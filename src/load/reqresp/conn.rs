@@ -63,6 +63,9 @@ pub(crate) struct Conn<P> {
     measured_from: Instant,
     /// When the transaction (or its restart) began (for timeouts).
     begun: Instant,
+    /// Transactions this client ended, on any socket (pgbench `-l`'s
+    /// transaction_no).
+    ended: u64,
     protocol: P,
 }
 
@@ -94,6 +97,7 @@ impl<P: Protocol> Session for Conn<P> {
             since: now,
             measured_from: now,
             begun: now,
+            ended: 0,
             protocol: P::new(rng, ctx),
         }
     }
@@ -311,6 +315,7 @@ impl<P: Protocol> Conn<P> {
                 let latency =
                     Micros::from_duration(now.saturating_duration_since(self.measured_from));
                 ctx.record(latency, now);
+                self.log(ctx, Some(latency));
                 self.served += 1;
                 self.next(ctx, now);
                 true
@@ -321,6 +326,10 @@ impl<P: Protocol> Conn<P> {
             }
             Verdict::Failed(kind) => {
                 ctx.result.errors.add(kind);
+                if let Some(p) = &ctx.shared.progress {
+                    p.failed();
+                }
+                self.log(ctx, None);
                 self.served += 1;
                 self.next(ctx, now);
                 true
@@ -366,6 +375,18 @@ impl<P: Protocol> Conn<P> {
         true
     }
 
+    /// Writes the transaction that just ended to the log, if one is kept.
+    fn log(&mut self, ctx: &mut Ctx<P>, latency: Option<Micros>) {
+        self.ended += 1;
+        if ctx.txn_log.is_some() {
+            let lag = ctx.interval.map(|_| {
+                Micros::from_duration(self.begun.saturating_duration_since(self.measured_from))
+            });
+            let script = self.protocol.script_no();
+            ctx.log_txn(self.client, self.ended - 1, script, latency, lag);
+        }
+    }
+
     /// The connection is free: start the next transaction, wait for its
     /// scheduled time, reconnect (connreqs), or stop.
     fn next(&mut self, ctx: &mut Ctx<P>, now: Instant) {
@@ -390,6 +411,9 @@ impl<P: Protocol> Conn<P> {
     }
 
     fn begin(&mut self, ctx: &mut Ctx<P>, now: Instant) {
+        if self.skip_late(ctx, now) {
+            return;
+        }
         if !ctx.claim() {
             return self.finish();
         }
@@ -398,6 +422,27 @@ impl<P: Protocol> Conn<P> {
         self.phase = Phase::Busy;
         let first = self.protocol.begin(ctx, &mut self.send);
         self.apply(ctx, first, now);
+    }
+
+    /// Rate mode with a latency limit: skips (counts, does not send) every
+    /// scheduled transaction already later than the limit, as pgbench `-L`
+    /// with `-R` does; true when the next one is not due yet (its timer is
+    /// set).
+    fn skip_late(&mut self, ctx: &mut Ctx<P>, now: Instant) -> bool {
+        let (Some(limit), Some(interval)) = (ctx.shared.skip_later_than, ctx.interval) else {
+            return false;
+        };
+        while self.next_start + limit < now {
+            ctx.result.skipped += 1;
+            self.next_start += interval;
+        }
+        if self.next_start > now {
+            self.phase = Phase::Idle;
+            ctx.timers
+                .push(std::cmp::Reverse((self.next_start, self.token)));
+            return true;
+        }
+        false
     }
 
     /// Writes what is queued; false if the connection was lost.

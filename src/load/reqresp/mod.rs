@@ -72,6 +72,12 @@ pub(crate) trait Protocol: Sized {
     /// The socket was closed: forgets what belonged to it (buffered bytes,
     /// the handshake, prepared statements).
     fn reset(&mut self);
+
+    /// The script of the transaction that just ended, for the transaction
+    /// log (pgbench `-l`'s script_no); 0 for a protocol with one script.
+    fn script_no(&self) -> u32 {
+        0
+    }
 }
 
 /// What a connection waits for, as [`Protocol::take_message`] reads it.

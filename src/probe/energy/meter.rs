@@ -97,7 +97,8 @@ impl Meter {
         match &self.reader {
             Reader::Counters(c) => c.iter().map(|c| c.label.clone()).collect(),
             Reader::MicroWatts(p) => p.iter().map(|(l, _)| l.clone()).collect(),
-            Reader::Command(cmd) => vec![format!("command: {cmd}")],
+            // The report puts the source ("command: ") before the domains.
+            Reader::Command(cmd) => vec![cmd.clone()],
         }
     }
 

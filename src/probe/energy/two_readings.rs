@@ -38,7 +38,8 @@ pub fn summarize(
     });
     let summary = EnergySummary {
         source: EnergySource::CommandOverSsh,
-        domains: vec![format!("command over ssh (start and end): {command}")],
+        // The report puts the source ("command over ssh: ") before it.
+        domains: vec![format!("{command} (start and end)")],
         joules: watts * window_s,
         measured_s: window_s,
         wraps: 0,

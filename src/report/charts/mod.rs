@@ -549,6 +549,9 @@ impl<'a> GroupCtx<'a> {
     }
 
     fn cpu_breakdown(&self) -> Option<Chart> {
+        if self.dataset.is_some() {
+            return self.cpu_breakdown_per_point();
+        }
         let top_x = self
             .agg
             .cells_in_group(self.group)
@@ -581,14 +584,57 @@ impl<'a> GroupCtx<'a> {
             Some(Some((axis, _))) if cells.iter().all(|c| c.system.contains('=')) => axis,
             _ => "system",
         };
-        let mut c = StackedBarChart::new(
-            &format!("Where the CPUs went{at}{}", self.suffix),
-            x_label,
-            "% of all CPUs",
-        );
+        let title = format!("Where the CPUs went{at}{}", self.suffix);
+        let categories = cells.iter().map(|c| c.system.clone()).collect();
+        Some(self.cpu_split_chart(&title, x_label, categories, &cells))
+    }
+
+    /// The CPU split at every point of a dataset-size axis, where the
+    /// cliff past the memory limit moves time from user and system to I/O
+    /// wait (the pg-readonly guide's promise): one bar per system and
+    /// point, named by the point's dataset / memory ratio.
+    fn cpu_breakdown_per_point(&self) -> Option<Chart> {
+        let mut cells: Vec<&Cell> = Vec::new();
+        for s in &self.agg.systems {
+            cells.extend(
+                self.cells(s)
+                    .into_iter()
+                    .filter(|c| c.server.cpu_shares.is_some()),
+            );
+        }
+        if cells.is_empty() {
+            return None;
+        }
+        let one_system = self.agg.systems.len() == 1;
+        let fmt = self.x_format();
+        let categories = cells
+            .iter()
+            .map(|c| {
+                let x = self.x(c).map(fmt).unwrap_or_default();
+                if one_system {
+                    x
+                } else {
+                    format!("{} {x}", c.system)
+                }
+            })
+            .collect();
+        let title = format!("Where the CPUs went at each dataset size{}", self.suffix);
+        let x_label = self.dataset.as_ref().map(|d| d.label()).unwrap_or_default();
+        Some(self.cpu_split_chart(&title, &x_label, categories, &cells))
+    }
+
+    /// A stacked bar per cell: the machine's CPU time by state.
+    fn cpu_split_chart(
+        &self,
+        title: &str,
+        x_label: &str,
+        categories: Vec<String>,
+        cells: &[&Cell],
+    ) -> Chart {
+        let mut c = StackedBarChart::new(title, x_label, "% of all CPUs");
         c.axes.y_format = |v| format!("{v:.0}%");
         c.y_max = Some(100.0);
-        c.axes.categories = cells.iter().map(|c| c.system.clone()).collect();
+        c.axes.categories = categories;
         // user, nice, system, irq, softirq, iowait, steal (Okabe-Ito).
         let colors = [
             "#0072B2", "#56B4E9", "#D55E00", "#CC79A7", "#E69F00", "#009E73", "#000000",
@@ -611,13 +657,13 @@ impl<'a> GroupCtx<'a> {
                 });
             }
         }
-        Some(Chart {
+        Chart {
             kind: ChartKind::CpuBreakdown,
             svg: c.render(),
             caption: "Machine-wide CPU time by state (mean over CPUs, median trial), \
                       including the load generator's share."
                 .into(),
-        })
+        }
     }
 
     fn finish_bars(&self, kind: ChartKind, c: BarChart, caption: String) -> Option<Chart> {

@@ -2,7 +2,7 @@
 //! concurrency (wrk's "Latency Distribution" at c4000, one bar per
 //! percentile and system) and memory per server worker against x.
 
-use super::{Chart, ChartKind, GroupCtx};
+use super::{CellValue, Chart, ChartKind, GroupCtx};
 use crate::report::format;
 use crate::report::rows::Cell;
 use crate::report::svg::{Bar, BarChart, BarSeries, LineStyle, YScale};
@@ -71,28 +71,42 @@ impl GroupCtx<'_> {
         self.finish_bars(ChartKind::Latency, c, caption)
     }
 
-    /// Resident (solid) and virtual (dashed) memory per server worker.
-    pub(super) fn memory(&self) -> Option<Chart> {
+    /// Resident and virtual memory per server worker, each on its own
+    /// scale: a worker's VSZ (8 TiB of reserved address space is common)
+    /// would squash its RSS line flat on a shared axis.
+    pub(super) fn memory(&self) -> Vec<Chart> {
         if !self.lines {
-            return None;
+            return Vec::new();
         }
-        let mut c = self.line_chart(
-            "memory",
-            "Memory per server worker",
-            "memory per worker (MB)",
-        );
-        c.y_scale = YScale::FromZero;
-        // Decimal megabytes, so the nice 1-2-5 ticks read as round numbers.
-        c.y_format = |v| format!("{} MB", format::tick(v / 1e6));
-        c.series = self.styled_series(
-            &[
-                ("resident", LineStyle::Solid, |c| c.server.rss_per_worker),
-                ("virtual", LineStyle::Dashed, |c| c.server.vsz_per_worker),
-            ],
-            format::bytes,
-        );
-        let caption = "Solid: resident set (RSS), dashed: virtual size (VSZ, what seed 003 \
-                       quotes), per server process other than the master, median across trials.";
-        self.finish(ChartKind::Memory, c, caption.into())
+        let panels: [(&str, &str, &str, CellValue, &str); 2] = [
+            (
+                "memory",
+                "resident",
+                "Resident memory per server worker (RSS)",
+                |c| c.server.rss_per_worker,
+                "Resident set (RSS) per server process other than the master, median \
+                 across trials.",
+            ),
+            (
+                "memory-virtual",
+                "virtual",
+                "Virtual size per server worker (VSZ)",
+                |c| c.server.vsz_per_worker,
+                "Virtual size (VSZ, what seed 003 quotes) per server process other than the \
+                 master, median across trials: reserved address space, on its own scale so \
+                 that it does not flatten the resident line.",
+            ),
+        ];
+        panels
+            .into_iter()
+            .filter_map(|(id, name, title, value, caption)| {
+                let mut c = self.line_chart(id, title, "memory per worker (MB)");
+                c.y_scale = YScale::FromZero;
+                // Decimal megabytes, so the nice 1-2-5 ticks read as round numbers.
+                c.y_format = |v| format!("{} MB", format::tick(v / 1e6));
+                c.series = self.styled_series(&[(name, LineStyle::Solid, value)], format::bytes);
+                self.finish(ChartKind::Memory, c, caption.into())
+            })
+            .collect()
     }
 }

@@ -146,6 +146,26 @@ fn a_dataset_sweep_is_drawn_against_dataset_over_memory() {
         "no USL on a dataset axis"
     );
     assert!(of(&all, ChartKind::Efficiency).is_empty());
+    // Issue 41: the CPU split at every dataset size, not only the last.
+    let split = &of(&all, ChartKind::CpuBreakdown)[0];
+    assert!(
+        split.svg.0.contains("at each dataset size"),
+        "{}",
+        split.svg.0
+    );
+    let points = agg
+        .cells
+        .iter()
+        .filter(|c| c.server.cpu_shares.is_some())
+        .count();
+    assert!(points > 1);
+    for c in agg.cells.iter().filter(|c| c.server.cpu_shares.is_some()) {
+        let label = format!(
+            ">{}</text>",
+            super::dataset::ratio(c.x.unwrap() * 1e5 / 1e8)
+        );
+        assert!(split.svg.0.contains(&label), "{label}: {}", split.svg.0);
+    }
 }
 
 #[test]
@@ -209,4 +229,35 @@ fn ramps_are_drawn_answered_against_offered() {
     );
     assert!(r[0].svg.0.contains("every query answered"));
     assert!(r[0].svg.0.contains("offered rate (queries/s)"));
+}
+
+/// Issue 41: a worker's 8 TiB of reserved address space (VSZ) gets a chart
+/// of its own; the resident line keeps a scale it can be read on.
+#[test]
+fn resident_memory_keeps_its_own_scale_beside_an_8_tib_vsz() {
+    let (_, mut agg) = aggregate(&["linux"]);
+    for (i, c) in agg.cells.iter_mut().enumerate() {
+        c.server.rss_per_worker = Some(10e6 + 1e6 * i as f64);
+        c.server.vsz_per_worker = Some(8.0 * 1024f64.powi(4));
+    }
+    let all = charts(&agg);
+    let mem = of(&all, ChartKind::Memory);
+    assert_eq!(mem.len(), 2, "resident and virtual, each on its own axis");
+    let (rss, vsz) = (&mem[0].svg.0, &mem[1].svg.0);
+    assert!(
+        rss.contains("linux resident") && !rss.contains("virtual"),
+        "{rss}"
+    );
+    assert!(
+        vsz.contains("linux virtual") && !vsz.contains("resident"),
+        "{vsz}"
+    );
+    // The resident axis tops out near the resident figures (MB), not at
+    // the virtual size's millions of MB.
+    assert!(rss.contains(">10 MB</text>"), "{rss}");
+    assert!(!rss.contains("000000 MB</text>"), "{rss}");
+    assert!(
+        vsz.contains("000000 MB</text>") || vsz.contains("M MB</text>"),
+        "{vsz}"
+    );
 }

@@ -34,6 +34,7 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     runs_under_agent: true,
     listens_on_host_address: false,
     dns_lab: None,
+    start_estimate: std::time::Duration::from_millis(4000),
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]

@@ -32,6 +32,7 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     runs_under_agent: true,
     listens_on_host_address: false,
     dns_lab: Some(target),
+    start_estimate: std::time::Duration::from_millis(3000),
 };
 
 /// `[server]` settings of kind `unbound`.

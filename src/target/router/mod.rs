@@ -56,6 +56,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     runs_under_agent: true,
     listens_on_host_address: false,
     dns_lab: None,
+    start_estimate: std::time::Duration::from_millis(1000),
 };
 
 /// The router target: owns at most one lab at a time, built by
