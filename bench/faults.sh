@@ -886,7 +886,9 @@ meter_run() {
 
 # scenario_meters: energy off, then each misbehaving meter. Each must keep
 # the trial's 2 s window (within 0.5 s: the old meters added 1 to 20 s) and the server's CPU over the
-# throughput (within 25% of energy off; a 1 s meter made it 0.6), store the right watts or none, name what
+# throughput (within 35% of energy off: separate runs on this shared
+# machine differ by up to 30% even so; the window is what a meter bent, a
+# held meter took the CPU to 1% of it), store the right watts or none, name what
 # went wrong, and leave no meter process.
 scenario_meters() {
     local base=$WORK/meters off off_cpu
@@ -900,7 +902,7 @@ scenario_meters() {
         local ok=1
         if [ "$code" = 0 ] && [ "$w" = "$watts" ] && [ "$left" = 0 ] && [ "$named" -ge "$want_named" ] &&
             awk -v a="$wmin" -v b="$wmax" -v c="$cpu" -v o="$off_cpu" \
-                'BEGIN { exit !(a > 1.5 && b < 2.5 && o > 0 && c / o > 0.75 && c / o < 1.25) }'; then
+                'BEGIN { exit !(a > 1.5 && b < 2.5 && o > 0 && c / o > 0.65 && c / o < 1.35) }'; then
             ok=0
         fi
         row "meter-$name" "window 2 s, server CPU/throughput as energy off ($off_cpu us), watts $watts, named, none left" \
