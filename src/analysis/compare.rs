@@ -114,7 +114,6 @@ pub struct Comparison {
     pub detectable: Option<f64>,
     /// Between runs: how many runs each side had (baseline, candidate);
     /// `None` when the trials of one run were compared.
-    #[serde(default)]
     pub runs: Option<(usize, usize)>,
 }
 

@@ -190,10 +190,15 @@ fn history_finds_the_one_real_slowdown_and_check_gates_it() {
     let (code, out, err) = check(format!("{h_s}:4"), format!("{h_s}:4"), "30%");
     assert_eq!(code, Some(125), "{out}{err}");
     assert!(out.contains("the candidate itself"), "{out}");
-    // Against the saved set of five, it can: the slowdown is named.
+    // Against the saved set of five, it can: the slowdown is named, unless
+    // the candidate's own probe saw other processes take the CPUs through
+    // most of its trials (a busy test suite): then it is rerun, not blamed.
     let (code, out, err) = check(aa_s.clone(), format!("{h_s}:5"), "30%");
-    assert_eq!(code, Some(1), "{out}{err}");
-    assert!(out.contains("connections=4"), "names the point: {out}");
+    match code {
+        Some(1) => assert!(out.contains("connections=4"), "names the point: {out}"),
+        Some(125) => assert!(out.contains("ran beside background load"), "{out}"),
+        _ => panic!("a 30x slowdown against five runs: {code:?}\n{out}{err}"),
+    }
 
     server.behave(Behaviour::Failing);
     let bad = server.path("bad.sqlite");

@@ -31,14 +31,24 @@ fn assert_offline(html: &str) {
     }
 }
 
-/// `compare A:1 B:1 --html PAGE`, which must succeed and pass `tidy`;
-/// the page's text.
+/// `compare --each-run A:1 B:1 --html PAGE` (the two runs share their
+/// default label, so they are kept apart), which must succeed and pass
+/// `tidy`; the page's text.
 fn compare_page(a: &Path, b: &Path, page: &Path) -> String {
-    let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
+    compare_runs_page(
+        &format!("{}:1", a.display()),
+        &format!("{}:1", b.display()),
+        page,
+    )
+}
+
+/// [`compare_page`] of two runs given as `STORE:RUN`.
+fn compare_runs_page(a: &str, b: &str, page: &Path) -> String {
     let out = run(&[
         "compare",
-        &format!("{sa}:1"),
-        &format!("{sb}:1"),
+        "--each-run",
+        a,
+        b,
         "--html",
         page.to_str().unwrap(),
     ]);
@@ -74,9 +84,9 @@ fn a_real_report_and_a_cross_store_comparison_validate() {
 
     let text = compare_page(&a.store, &b.store, &a.dir.path().join("compare.html"));
     assert_offline(&text);
-    // Named by label (the same kernel twice: each gets its position), not
-    // by store file.
-    assert!(text.contains(" #1, Linux "), "labels as names");
+    // Named by label (the same kernel twice, from two stores of one file
+    // name: each gets its source and position).
+    assert!(text.contains("(s.sqlite:1) #1, Linux "), "labels as names");
     assert!(
         text.contains(r#"<section id="relative">"#)
             && text.contains(r#"<section id="environment">"#)
@@ -161,14 +171,24 @@ fn hostile_recipe_text_stays_text_in_the_report_and_the_comparison() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     assert_eq!(doc["run"]["name"], "inj <script>alert(1)</script>");
 
-    let text = compare_page(&store, &store, &dir.path().join("compare.html"));
+    // A second run of it: a run is never compared with itself.
+    let again = run::run_cmd(dir.path(), &store, &exp)
+        .args(["-o", report.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", stderr(&again));
+    let text = compare_runs_page(
+        &format!("{s}:1"),
+        &format!("{s}:2"),
+        &dir.path().join("compare.html"),
+    );
     assert_only_text(
         &text,
         &[
             &format!("<code>{name}</code>"),
-            &format!(" #2 · {label_a}</td>"),
-            &format!(" #2 · {label_b}</td>"),
-            &format!(" #2 · {label_b}\""),
+            &format!("(s.sqlite:2) · {label_a}</td>"),
+            &format!("(s.sqlite:2) · {label_b}</td>"),
+            &format!("(s.sqlite:2) · {label_b}\""),
         ],
     );
 }

@@ -71,7 +71,10 @@ fn a_version_1_store_opens_and_reports_its_numbers() {
     let text = scalelab::report::terminal::render_width(&data, false, 120);
     assert!(text.contains("throughput in requests/s"), "{text}");
     assert!(text.contains("2% noise floor"), "{text}");
-    assert!(text.contains("+33.3%"), "{text}");
+    // 2 workers at connections=4: its 66.42k trial was client-bound and is
+    // left out of the verdict (it measured the load generator), so the
+    // change is its other trial's 51.46k over 44.22k.
+    assert!(text.contains("? +16.4%"), "{text}");
 }
 
 #[test]

@@ -158,9 +158,11 @@ pub struct Merged {
 }
 
 /// Each run's label, with its source added (`x (b.sqlite:2)`) where
-/// another run has the same label, so every run has its own name.
+/// another run has the same label, and its position too where even that
+/// repeats (two stores of one file name), so every run has its own name.
 pub fn unique_names(runs: &[RunData], sources: &[String]) -> Vec<String> {
-    runs.iter()
+    let with_source: Vec<String> = runs
+        .iter()
         .enumerate()
         .map(|(i, r)| {
             let shared = runs
@@ -171,6 +173,17 @@ pub fn unique_names(runs: &[RunData], sources: &[String]) -> Vec<String> {
                 format!("{} ({})", r.run.label, source_of(sources, i))
             } else {
                 r.run.label.clone()
+            }
+        })
+        .collect();
+    with_source
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            if with_source.iter().filter(|o| *o == n).count() > 1 {
+                format!("{n} #{}", i + 1)
+            } else {
+                n.clone()
             }
         })
         .collect()
@@ -374,6 +387,9 @@ fn series_of(runs: &[RunData], sources: &[String], sides: &[Side]) -> Vec<Series
     for i in 1..out.len() {
         if out[..i].iter().any(|o| o.name == out[i].name) {
             out[i].name = format!("{} ({})", out[i].name, source_of(sources, out[i].runs[0]));
+        }
+        if out[..i].iter().any(|o| o.name == out[i].name) {
+            out[i].name = format!("{} #{}", out[i].name, out[i].runs[0] + 1);
         }
     }
     out
