@@ -17,6 +17,9 @@
 # count is nginx's own count of the requests it served, which the script
 # sets beside the requests scalelab counted (warmup 0 s, so the two cover
 # the same requests). analyse then judges off against on, 3 runs a side.
+# REAL_PATH=/1k.bin serves a static file instead of \`return 200\`: on a
+# quiet 2-CPU machine nginx's \`return 200\` on one CPU outruns the load
+# generator on the other (148k/s, client-bound), a static file does not.
 #
 # collect interleaves the runs A A B A A B ...: A is recipes/quickstart.toml
 # as written (access_log = false), B the same recipe with nginx writing its
@@ -65,7 +68,7 @@ access_log = $log
 $($log && echo "access_log_path = \"$dir/access-$i.log\"")
 [load]
 kind = "http"
-path = "/"
+path = "${REAL_PATH:-/}"
 [sweep]
 connections = [16, 64, 256]
 [trials]
