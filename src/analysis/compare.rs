@@ -54,11 +54,11 @@ pub fn too_many_errors(errors: u64, requests: u64) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "verdict")]
 pub enum Verdict {
-    /// The candidate is significantly better (Mann-Whitney p < 0.05) by more than the noise
-    /// floor.
+    /// The candidate is significantly better (p < 0.05 by the comparison's [`Test`]) by more
+    /// than the noise floor.
     Faster,
-    /// The candidate is significantly worse (Mann-Whitney p < 0.05) by more than the noise
-    /// floor.
+    /// The candidate is significantly worse (p < 0.05 by the comparison's [`Test`]) by more
+    /// than the noise floor.
     Slower,
     /// Not significant, or significant but under the noise threshold.
     NoDifference,
@@ -223,7 +223,7 @@ fn judge_by_welch(
 /// Compares two sides made of different runs: `base` and `cand` are each
 /// run's headline value (one per run), judged by Student's t on their logs
 /// ([`super::between::pooled_log_t`]) with the noise floor, as
-/// [`decide`] does for trials. `need` is the fewest runs each side must
+/// trials are judged. `need` is the fewest runs each side must
 /// have (baseline, candidate): [`super::between::MIN_RUNS`] a side for
 /// `compare`, one candidate run against a baseline set for `check`. With
 /// fewer the verdict is [`Verdict::NeedsMoreRuns`]: the ratio of the

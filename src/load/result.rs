@@ -431,7 +431,7 @@ pub struct Ramp {
     pub lost_past_max: u64,
     /// The ramp lost nothing and the generator kept its schedule: it ended
     /// below the server's limit, so `max_throughput` is only the ramp's
-    /// last rate, not the server's maximum ([`crate::load::dns::ramp::below_limit`]).
+    /// last rate, not the server's maximum (`load::dns::ramp::below_limit`).
     #[serde(default)]
     pub below_limit: bool,
     /// What the reader of this ramp must know: that it stopped early, or

@@ -18,6 +18,8 @@ pub enum Standing {
     NotSignificant { tested: usize },
     /// No comparison had enough trials to be tested.
     TooFewTrials { at_least: usize },
+    /// Between runs, no side had the runs a verdict needs.
+    TooFewRuns { at_least: usize },
 }
 
 impl Standing {
@@ -26,7 +28,7 @@ impl Standing {
     pub fn sentence(&self, noise: f64) -> String {
         match self {
             Standing::Significant { points, tested } => format!(
-                "significant: a difference at {points} of {tested} point{} (Mann-Whitney p < 0.05, beyond the {} noise floor)",
+                "significant: a difference at {points} of {tested} point{} (p < 0.05 by the test each verdict names, beyond the {} noise floor)",
                 if *tested == 1 { "" } else { "s" },
                 format::percent_fine(noise)
             ),
@@ -36,6 +38,10 @@ impl Standing {
             ),
             Standing::TooFewTrials { at_least } => format!(
                 "{} not enough trials to judge: a difference needs ≥{at_least} trials per system at a point; the percentages claim nothing",
+                super::verdict::TOO_FEW
+            ),
+            Standing::TooFewRuns { at_least } => format!(
+                "{} not enough runs to judge between runs: a difference needs ≥{at_least} runs a side (`run --repeat {at_least}`); the percentages claim nothing",
                 super::verdict::TOO_FEW
             ),
         }
@@ -52,7 +58,12 @@ pub fn standing(agg: &Aggregate) -> Option<Standing> {
         .collect();
     let tested = verdicts
         .iter()
-        .filter(|v| !matches!(v, Verdict::NeedsMoreTrials { .. }))
+        .filter(|v| {
+            !matches!(
+                v,
+                Verdict::NeedsMoreTrials { .. } | Verdict::NeedsMoreRuns { .. }
+            )
+        })
         .count();
     let points = verdicts
         .iter()
@@ -65,7 +76,17 @@ pub fn standing(agg: &Aggregate) -> Option<Standing> {
             _ => None,
         })
         .max();
+    let runs_needed = verdicts
+        .iter()
+        .filter_map(|v| match v {
+            Verdict::NeedsMoreRuns { at_least, .. } => Some(at_least.0.max(at_least.1)),
+            _ => None,
+        })
+        .max();
     match (tested, points, at_least) {
+        (0, _, _) if runs_needed.is_some() => {
+            runs_needed.map(|at_least| Standing::TooFewRuns { at_least })
+        }
         (0, _, Some(at_least)) => Some(Standing::TooFewTrials { at_least }),
         (0, _, None) => None,
         (tested, 0, _) => Some(Standing::NotSignificant { tested }),

@@ -255,7 +255,7 @@ fn status(agg: &Aggregate) -> Markup {
     let class = match s {
         Standing::Significant { .. } => "status-sig",
         Standing::NotSignificant { .. } => "status-ns",
-        Standing::TooFewTrials { .. } => "status-few",
+        Standing::TooFewTrials { .. } | Standing::TooFewRuns { .. } => "status-few",
     };
     html! { p class={ "status " (class) } { (s.sentence(agg.noise)) } }
 }

@@ -93,7 +93,7 @@ pub struct RunComparison {
     /// points with positive medians; `None` when there are none.
     pub geomean_ratio: Option<f64>,
     /// The verdict on the run as a whole between runs
-    /// ([`super::judge::whole`]); `None` when no point is comparable.
+    /// (`report::judge::whole`); `None` when no point is comparable.
     #[serde(default)]
     pub geomean: Option<Comparison>,
     /// Runs pooled on side A (repeats of one label).

@@ -256,7 +256,7 @@ fn ranking(agg: &Aggregate, color: bool) -> String {
             let style = match s {
                 Standing::Significant { .. } => Style::Bold,
                 Standing::NotSignificant { .. } => Style::Dim,
-                Standing::TooFewTrials { .. } => Style::Yellow,
+                Standing::TooFewTrials { .. } | Standing::TooFewRuns { .. } => Style::Yellow,
             };
             format!("  {}\n", style.paint(&s.sentence(agg.noise), color))
         })

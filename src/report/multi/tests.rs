@@ -185,6 +185,10 @@ fn the_page_has_every_series_the_table_and_the_environment_columns() {
         &page[page.find("Linux 6.12 (").unwrap_or(0)..][..200]
     );
     assert!(page.contains("1 run a side"), "the verdicts say why");
+    assert!(
+        page.contains("not enough runs to judge between runs"),
+        "the status line says runs, not trials, are missing"
+    );
     assert!(!page.contains("(p="), "no p-value from trials between runs");
     assert!(page.contains("Verdicts against Linux 6.1"));
     assert!(page.contains("between runs: the run is the unit"));
