@@ -55,7 +55,13 @@ pub fn run_recipe(
         cmd.env("PATH", format!("{}:{path}", p.display()));
     }
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", super::stderr(&out));
+    // 5: the run finished, but a starved load generator left nothing
+    // comparable (a busy machine); the caller judges the stored trials.
+    assert!(
+        matches!(out.status.code(), Some(0 | 5)),
+        "{}",
+        super::stderr(&out)
+    );
     let data = Store::open(&store).unwrap().load_run("latest").unwrap();
     (data, super::stderr(&out))
 }
