@@ -30,6 +30,14 @@ pub const CPUS_FULL_SHARE: f64 = 0.90;
 /// their runnable time (wait over wait plus on-CPU) while its CPUs were
 /// full: they wanted a CPU a third as long again as they had one.
 pub const RUNQ_WAIT_SHARE: f64 = 0.25;
+/// The server's threads waited in the run queue at least this share of
+/// their runnable time: as long as they ran. A CPU cannot be idle that
+/// long while they wait (a wakeup's delay is microseconds), so its CPUs
+/// were contended even where the sampled busy share stayed under
+/// [`CPUS_FULL_SHARE`] (a pinned PostgreSQL on a shared machine: its CPU
+/// 73% its own, 19% others', the rest unsampled gaps, half its runnable
+/// time waiting).
+pub const RUNQ_CONTENDED_SHARE: f64 = 0.50;
 /// The run queue's share of the sampled time is ranked against blocked
 /// time at the lock threshold's scale (`verdict::LOCK_WAIT_SHARE`).
 pub const RUNQ_RANKED_AS: f64 = 0.30;
@@ -93,7 +101,7 @@ pub(super) fn check(n: &LimiterNumbers) -> Option<(f64, LimiterKind, String)> {
     }
     let waited = n.runq_wait_share.unwrap_or(0.0);
     let full = n.cpus_busy_share.unwrap_or(0.0);
-    if waited < RUNQ_WAIT_SHARE || full < CPUS_FULL_SHARE {
+    if !cpus_contended(waited, full) {
         return None;
     }
     // Ranked against blocked time on one scale: the share of the sampled
@@ -127,6 +135,13 @@ pub(super) fn check(n: &LimiterNumbers) -> Option<(f64, LimiterKind, String)> {
         (LimiterKind::ServerCpu, format!("{}; {}", busy(n), runq(n)))
     };
     Some((factor, kind, why))
+}
+
+/// Waiting [`RUNQ_WAIT_SHARE`] of the runnable time on CPUs busy
+/// [`CPUS_FULL_SHARE`], or [`RUNQ_CONTENDED_SHARE`] whatever their
+/// sampled busy share.
+fn cpus_contended(waited: f64, full: f64) -> bool {
+    waited >= RUNQ_CONTENDED_SHARE || (waited >= RUNQ_WAIT_SHARE && full >= CPUS_FULL_SHARE)
 }
 
 fn busy(n: &LimiterNumbers) -> String {

@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 
 pub use super::balance::{IMBALANCE_MIN_ONCPU, WORKER_IMBALANCE_FACTOR};
 pub use super::cpu::{
-    CPUS_FULL_SHARE, LOADGEN_CPU_SHARE, RUNQ_WAIT_SHARE, SERVER_CPU_SHARE, THREAD_ONCPU_SHARE,
+    CPUS_FULL_SHARE, LOADGEN_CPU_SHARE, RUNQ_CONTENDED_SHARE, RUNQ_WAIT_SHARE, SERVER_CPU_SHARE,
+    THREAD_ONCPU_SHARE,
 };
 
 /// The server's active threads were sampled waiting on a lock (or a local
@@ -629,6 +630,20 @@ mod tests {
         // CPUs not full: the wait is not named.
         i.cpus_busy_share = Some(0.8);
         assert_eq!(judge(&i).kind, LimiterKind::None);
+        // Unless the threads waited as long as they ran: then the CPUs were
+        // contended whatever their sampled busy share (the pinned
+        // select-only test once read 73% busy with 60% waiting).
+        let waited = LimiterFigures {
+            runq_wait_s: 11.0,
+            ..f.clone()
+        };
+        let mut w = inputs(&waited);
+        w.server_cpu_s = Some(11.0);
+        w.client_cpu_s = Some(8.4);
+        w.cpus_busy_share = Some(0.8);
+        assert_eq!(judge(&w).kind, LimiterKind::CpusShared);
+        w.client_cpu_s = None;
+        assert_eq!(judge(&w).kind, LimiterKind::ServerCpu);
         // The load generator on other CPUs: the server's own threads queue.
         i.cpus_busy_share = Some(0.99);
         i.client_cpu_s = None;
