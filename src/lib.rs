@@ -59,7 +59,8 @@
 //! [`target::Target::start`], and the target loads it through a
 //! [`model::SetupSession`] that [`wire`] implements; the DNS lab's names, a
 //! remote host's name, the router lab's topology), [`units`] (newtypes for
-//! quantities), [`rng`] (the fixed-seed generator), [`owned`] (the paths
+//! quantities), [`finite`] (non-finite numbers found by path before they
+//! are stored), [`rng`] (the fixed-seed generator), [`owned`] (the paths
 //! and cgroups scalelab makes, named after their owner's PID, removed when
 //! it dies and reclaimed by the next run), [`shutdown`] (the Ctrl-C flag
 //! that every long-running loop is handed) and [`kinds`] (what every server
@@ -70,6 +71,7 @@
 //! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
 
 pub mod analysis;
+pub mod finite;
 pub mod kinds;
 pub mod load;
 pub mod model;

@@ -20,6 +20,7 @@
 //! Every field is documented in `docs/probe-metrics.md`.
 
 pub mod background;
+mod checked;
 pub(crate) mod client;
 pub(crate) mod cpu;
 pub(crate) mod data;

@@ -56,6 +56,9 @@ struct Measured {
     /// The measured window as configured and as it ran.
     window: Window,
     probe: Option<crate::probe::ProbeData>,
+    /// Why the probe's summary was refused (a required figure was not
+    /// finite); stored in its place.
+    probe_refused: Option<String>,
     server_died: bool,
     /// Why the server died, when its log or file system says the disk is
     /// full ([`crate::target::diagnose::disk_full`]).
@@ -111,13 +114,14 @@ pub fn run_trial(
         record_event(cx, &label, point, trial, detail.clone())?;
         return Ok(TrialEnd::Discarded(format!("{head}  DISCARDED: {detail}")));
     }
-    let (status, failure, measurement, histogram, timeline, probe) = match measured {
+    let (status, failure, measurement, histogram, timeline, probe, probe_refused) = match measured {
         Err(failure) => (
             TrialStatus::Failed,
             Some(failure),
             None,
             None,
             Vec::new(),
+            None,
             None,
         ),
         Ok(m) => {
@@ -139,6 +143,7 @@ pub fn run_trial(
                 Some(m.result.histogram_bytes()),
                 m.result.timeline,
                 m.probe,
+                m.probe_refused,
             )
         }
     };
@@ -165,6 +170,7 @@ pub fn run_trial(
         histogram: histogram.as_deref(),
         probe_summary: probe.as_ref().map(|p| &p.summary),
         probe_timeline: probe.as_ref().map(|p| p.timeline.as_slice()),
+        probe_refused: probe_refused.as_deref(),
     })?;
     let throughput = measurement
         .as_ref()
@@ -315,6 +321,10 @@ fn measure(
         let shares = super::sites::client_shares_meter(&site);
         probe.summary.set_energy_per_op(r.result.rps(), shares);
     }
+    let (probe, probe_refused) = match probe.finite() {
+        Ok(p) => (Some(p), None),
+        Err(why) => (None, Some(why)),
+    };
     let profile = recorder.map(|r| {
         let root = root_pid.ok_or_else(|| ProfileError::Failed("the server has no PID".into()));
         r.and_then(|(rec, _dir)| rec.finish(root?))
@@ -351,7 +361,8 @@ fn measure(
     Ok(Measured {
         result: run.result,
         window,
-        probe: Some(probe),
+        probe,
+        probe_refused,
         server_died,
         disk_full,
         client_cpus,

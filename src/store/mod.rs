@@ -213,6 +213,7 @@ pub(crate) mod tests {
                     ..Default::default()
                 }),
                 probe_timeline: None,
+                probe_refused: None,
             })
             .unwrap();
         store
@@ -231,9 +232,19 @@ pub(crate) mod tests {
                 histogram: None,
                 probe_summary: None,
                 probe_timeline: None,
+                probe_refused: Some(
+                    "the probe's summary was refused: `loadavg_1` was not a finite number",
+                ),
             })
             .unwrap();
         let data = store.load_run("latest").unwrap();
+        // A refused summary is never a summary of zeros: its reason is read.
+        assert!(data.trials[1].probe.is_none());
+        assert_eq!(
+            data.trials[1].probe_unreadable.as_deref(),
+            Some(format!("trial {}: the probe's summary was refused: `loadavg_1` was not a finite number; its server figures are missing", trial + 1).as_str())
+        );
+        assert_eq!(data.trials[0].probe_unreadable, None);
         assert_eq!(data.trials.len(), 2);
         assert_eq!(data.trials[0].measurement.as_ref().unwrap(), &m);
         assert_eq!(data.trials[0].point, point);

@@ -209,16 +209,7 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
     let stored_probe: Option<String> = r.get(10)?;
     let context: Option<String> = r.get(8)?;
     let trial_id: i64 = r.get(0)?;
-    let (probe, probe_unreadable) = match stored_probe.map(|s| serde_json::from_str(&s)) {
-        None => (None, None),
-        Some(Ok(p)) => (Some(p), None),
-        Some(Err(e)) => (
-            None,
-            Some(format!(
-                "the stored probe summary of trial {trial_id} cannot be read ({e}); its server figures are missing"
-            )),
-        ),
-    };
+    let (probe, probe_unreadable) = read_probe(trial_id, stored_probe.as_deref());
     Ok(Trial {
         id: trial_id,
         run_id,
@@ -245,4 +236,37 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
         probe_unreadable,
         measurement,
     })
+}
+
+/// What is stored in a probe summary's place when the probe refused it
+/// (`ProbeData::finite`).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct RefusedProbe {
+    /// Why: the figure that was not finite.
+    pub refused: String,
+}
+
+/// The stored probe summary, or why there is none to read.
+fn read_probe(
+    trial_id: i64,
+    stored: Option<&str>,
+) -> (Option<crate::probe::ProbeSummary>, Option<String>) {
+    let Some(text) = stored else {
+        return (None, None);
+    };
+    match serde_json::from_str(text) {
+        Ok(p) => (Some(p), None),
+        Err(e) => {
+            let why = match serde_json::from_str::<RefusedProbe>(text) {
+                Ok(r) => r.refused,
+                Err(_) => format!("the stored probe summary cannot be read ({e})"),
+            };
+            (
+                None,
+                Some(format!(
+                    "trial {trial_id}: {why}; its server figures are missing"
+                )),
+            )
+        }
+    }
 }

@@ -171,6 +171,7 @@ mod tests {
                 histogram: None,
                 probe_summary: None,
                 probe_timeline: None,
+                probe_refused: None,
             })
             .unwrap();
     }

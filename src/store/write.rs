@@ -66,6 +66,9 @@ pub struct NewTrial<'a> {
     pub probe_summary: Option<&'a crate::probe::ProbeSummary>,
     /// The probe's samples over the measured window.
     pub probe_timeline: Option<&'a [crate::probe::ProbeSample]>,
+    /// Why the probe's summary was refused (`ProbeData::finite`): stored
+    /// in its place, and named when the trial is read.
+    pub probe_refused: Option<&'a str>,
 }
 
 /// Now, in unix seconds (0 if the clock is before 1970).
@@ -176,10 +179,17 @@ impl Store {
                 t.probe_timeline.map(serde_json::to_string).transpose()?
             ],
         )?;
-        if let Some(p) = t.probe_summary {
+        let probe = match (t.probe_summary, t.probe_refused) {
+            (Some(p), _) => Some(serde_json::to_string(p)?),
+            (None, Some(why)) => Some(serde_json::to_string(&super::read::RefusedProbe {
+                refused: why.to_string(),
+            })?),
+            (None, None) => None,
+        };
+        if let Some(p) = probe {
             tx.execute(
                 "INSERT INTO probes (trial_id, summary) VALUES (?1, ?2)",
-                params![id, serde_json::to_string(p)?],
+                params![id, p],
             )?;
         }
         if let Some(h) = t.histogram {

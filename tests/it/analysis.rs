@@ -273,6 +273,7 @@ mod compare {
                         histogram: None,
                         probe_summary: None,
                         probe_timeline: None,
+                        probe_refused: None,
                     })
                     .expect("insert trial");
             }

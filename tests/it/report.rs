@@ -763,6 +763,7 @@ fn report_and_export_commands_read_a_stored_run() {
                     histogram: None,
                     probe_summary: t.probe.as_ref(),
                     probe_timeline: None,
+                    probe_refused: None,
                 })
                 .expect("trial");
         }

@@ -117,6 +117,7 @@ fn report(dir: &Path, spec: &Spec, trials: &[T]) -> String {
                     histogram: None,
                     probe_summary: Some(&t.probe),
                     probe_timeline: None,
+                    probe_refused: None,
                 })
                 .expect("trial");
         }
