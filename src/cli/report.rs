@@ -35,7 +35,9 @@ pub struct ExportArgs {
     pub run: String,
     /// json: one object with the run, every trial, per-point summaries,
     /// verdicts, fits and the ranking (docs/report.md); csv: one row per
-    /// trial, units in the column names.
+    /// trial, units in the column names; csv-schema: the CSV's columns and
+    /// their types as a Frictionless Table Schema (JSON), so a column a run
+    /// left empty still loads with its type.
     #[arg(long, value_enum)]
     pub format: Format,
     /// Write to this file instead of standard output.
@@ -47,6 +49,7 @@ pub struct ExportArgs {
 pub enum Format {
     Json,
     Csv,
+    CsvSchema,
 }
 
 /// `scalelab-report-<RUN_ID>.html` for a run of the default store,
@@ -192,6 +195,9 @@ pub fn export(a: &ExportArgs, store: &Path) -> anyhow::Result<i32> {
             serde_json::to_string_pretty(&scalelab::report::json::export(&data))? + "\n"
         }
         Format::Csv => scalelab::report::csv::export(&data),
+        Format::CsvSchema => {
+            serde_json::to_string_pretty(&scalelab::report::csv::schema(&data))? + "\n"
+        }
     };
     match &a.output {
         Some(p) => {

@@ -6,6 +6,11 @@
 //! spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a
 //! tab or a carriage return) gets a leading `'`, as OWASP's "CSV Injection"
 //! advises; numbers stay numbers.
+//!
+//! Each column has one type ([`ColumnType`]) whatever a run's values, and
+//! [`schema`] gives them as a Frictionless Table Schema
+//! (`export --format csv-schema`), so a column a run leaves empty still
+//! loads with its type.
 
 use super::probe_view;
 use crate::load::result::ErrorKind;
@@ -15,6 +20,8 @@ use crate::store::{Measurement, RunData, Trial, TrialStatus};
 use crate::units::{Micros, RateUnit};
 
 type Getter = fn(&Measurement) -> String;
+pub use super::csv_schema::{schema, ColumnType, TableSchema};
+use ColumnType::{Boolean, Integer, Number, Text};
 /// A column's reader that may capture what it reads (an error kind).
 type Reader = Box<dyn Fn(&Measurement) -> String>;
 
@@ -30,51 +37,94 @@ const LATENCY: &[(&str, Getter)] = &[
 ];
 
 /// Load generator facts after the error counts.
-const LOAD_FACTS: &[(&str, Getter)] = &[
-    ("retries", |m| m.retries.to_string()),
-    ("client_cpu_s", |m| num(m.client_cpu_s)),
-    ("connections_opened", |m| m.connections_opened.to_string()),
-    ("notes", |m| m.notes.join("; ")),
+const LOAD_FACTS: &[(&str, ColumnType, Getter)] = &[
+    ("retries", Integer, |m| m.retries.to_string()),
+    ("client_cpu_s", Number, |m| num(m.client_cpu_s)),
+    ("connections_opened", Integer, |m| {
+        m.connections_opened.to_string()
+    }),
+    ("notes", Text, |m| m.notes.join("; ")),
 ];
+
+/// The probe's numbers that are counts (integers in the summary); the
+/// others are floats. A test checks this against the stored summary.
+const PROBE_COUNTS: &[&str] = &[
+    "online_cpus",
+    "mem_per_worker_rss_bytes",
+    "mem_per_worker_vsz_bytes",
+    "server_rss_max_bytes",
+    "processes",
+    "threads",
+    "processes_seen",
+    "ctx_voluntary",
+    "ctx_involuntary",
+    "net_rx_bytes",
+    "net_tx_bytes",
+];
+
+/// A column: its name, its type, and how a trial's measurement fills it.
+type Column = (String, ColumnType, Reader);
 
 /// Every measurement column with its reader: throughput and volume (named
 /// with the run's throughput `unit`), latency, one `errors_<kind>` column
 /// per [`ErrorKind::ALL`], `errors_total`, the load generator's facts.
-fn measurement_columns(unit: RateUnit) -> Vec<(String, Reader)> {
-    let fixed = |cols: &'static [(&str, Getter)]| {
-        cols.iter().map(|(n, get)| {
-            let reader: Reader = Box::new(*get);
-            (n.to_string(), reader)
-        })
-    };
-    let boxed = |name: String, get: Getter| -> (String, Reader) { (name, Box::new(get)) };
+fn measurement_columns(unit: RateUnit) -> Vec<Column> {
+    let boxed = |name: String, ty: ColumnType, get: Getter| -> Column { (name, ty, Box::new(get)) };
     let volume = [
-        boxed(format!("throughput_{}", unit.column()), |m| num(m.rps)),
-        boxed("requests".into(), |m| m.requests.to_string()),
-        boxed("duration_s".into(), |m| num(m.duration_s)),
-        boxed("bytes".into(), |m| m.bytes.to_string()),
-        boxed("gbit_per_s".into(), |m| num(m.gbit_s)),
+        boxed(format!("throughput_{}", unit.column()), Number, |m| {
+            num(m.rps)
+        }),
+        boxed("requests".into(), Integer, |m| m.requests.to_string()),
+        boxed("duration_s".into(), Number, |m| num(m.duration_s)),
+        boxed("bytes".into(), Integer, |m| m.bytes.to_string()),
+        boxed("gbit_per_s".into(), Number, |m| num(m.gbit_s)),
     ];
+    let latency = LATENCY
+        .iter()
+        .map(|(n, get)| boxed(n.to_string(), Number, *get));
     let errors = ErrorKind::ALL.into_iter().map(|k| {
         let reader: Reader = Box::new(move |m| m.errors.get(k).to_string());
-        (format!("errors_{}", k.name()), reader)
+        (format!("errors_{}", k.name()), Integer, reader)
     });
-    let total = boxed("errors_total".into(), |m| m.errors.total().to_string());
-    let target = boxed(format!("target_rate_{}", unit.column()), |m| {
+    let total = boxed("errors_total".into(), Integer, |m| {
+        m.errors.total().to_string()
+    });
+    let target = boxed(format!("target_rate_{}", unit.column()), Number, |m| {
         m.target_rate.map(num).unwrap_or_default()
     });
+    let facts = LOAD_FACTS
+        .iter()
+        .map(|(n, ty, get)| boxed(n.to_string(), *ty, *get));
     volume
         .into_iter()
-        .chain(fixed(LATENCY))
+        .chain(latency)
         .chain(errors)
         .chain([total, target])
-        .chain(fixed(LOAD_FACTS))
+        .chain(facts)
         .collect()
 }
 
-const FIRST: &[&str] = &["run_id", "system", "point_index"];
-const TRIAL: &[&str] = &["trial", "status", "error", "started_at_unix_s"];
-const TAIL: &[&str] = &["client_bound", "client_bound_reason"];
+const FIRST: &[(&str, ColumnType)] = &[
+    ("run_id", Integer),
+    ("system", Text),
+    ("point_index", Integer),
+];
+const TRIAL: &[(&str, ColumnType)] = &[
+    ("trial", Integer),
+    ("status", Text),
+    ("error", Text),
+    ("started_at_unix_s", Integer),
+];
+const TAIL: &[(&str, ColumnType)] = &[("client_bound", Boolean), ("client_bound_reason", Text)];
+
+/// The probe number `name`'s column type.
+fn probe_type(name: &str) -> ColumnType {
+    if PROBE_COUNTS.contains(&name) {
+        Integer
+    } else {
+        Number
+    }
+}
 
 /// One row per trial (every trial, failed ones included with their error),
 /// columns: the run, system and point, one column per sweep axis, the
@@ -83,19 +133,61 @@ const TAIL: &[&str] = &["client_bound", "client_bound_reason"];
 pub fn export(data: &RunData) -> String {
     let unit = super::rows::throughput_unit(data, &mut Vec::new());
     let axes = axes(data);
-    let mut header = header(&axes, unit);
     let columns = measurement_columns(unit);
-    // Energy columns last, and only when some trial measured energy.
     let energy = super::energy::csv_columns(data);
-    header.extend(energy.iter().map(|(name, _)| name.to_string()));
+    let header: Vec<String> = typed_header(data).into_iter().map(|(n, _)| n).collect();
     let mut out = String::new();
     push_row(&mut out, &header);
     for t in &data.trials {
         let mut r = row(t, &axes, &columns);
-        r.extend(energy.iter().map(|(_, read)| read(t, num)));
+        r.extend(energy.iter().map(|(_, _, read)| read(t, num)));
         push_row(&mut out, &r);
     }
     out
+}
+
+/// Every column's name and type, in order: [`header`], then the energy
+/// columns, last and only when some trial measured energy.
+pub(super) fn typed_header(data: &RunData) -> Vec<(String, ColumnType)> {
+    let unit = super::rows::throughput_unit(data, &mut Vec::new());
+    let axes = axes(data);
+    let types = axes.iter().map(|a| axis_type(data, a));
+    let mut h: Vec<(String, ColumnType)> = header(&axes, unit)
+        .into_iter()
+        .zip(
+            FIRST.iter().map(|(_, t)| *t).chain(types).chain(
+                fixed_columns(unit)
+                    .into_iter()
+                    .skip(FIRST.len())
+                    .map(|(_, t)| t),
+            ),
+        )
+        .collect();
+    let energy = super::energy::csv_columns(data);
+    h.extend(energy.iter().map(|(name, ty, _)| (name.to_string(), *ty)));
+    h
+}
+
+/// An axis's type over every trial: integers, numbers (any float),
+/// booleans, or text (anything else, or a mix).
+fn axis_type(data: &RunData, axis: &str) -> ColumnType {
+    let values = data.trials.iter().filter_map(|t| t.point.coord(axis));
+    values
+        .fold(None, |ty, c| {
+            let this = match &c.value {
+                toml::Value::Integer(_) => Integer,
+                toml::Value::Float(_) => Number,
+                toml::Value::Boolean(_) => Boolean,
+                _ => Text,
+            };
+            Some(match (ty, this) {
+                (None, t) => t,
+                (Some(a), b) if a == b => a,
+                (Some(Integer | Number), Integer | Number) => Number,
+                _ => Text,
+            })
+        })
+        .unwrap_or(Text)
 }
 
 /// The sweep axes in first-seen order: one column each.
@@ -127,8 +219,8 @@ fn probe_column(key: &str) -> String {
 }
 
 fn header(axes: &[String], unit: RateUnit) -> Vec<String> {
-    let fixed: Vec<String> = fixed_columns(unit);
-    let mut h: Vec<String> = FIRST.iter().map(|s| s.to_string()).collect();
+    let fixed: Vec<String> = fixed_columns(unit).into_iter().map(|(n, _)| n).collect();
+    let mut h: Vec<String> = FIRST.iter().map(|(s, _)| s.to_string()).collect();
     for a in axes {
         // An axis named like a fixed column is prefixed so names stay unique.
         h.push(if fixed.contains(a) {
@@ -141,21 +233,37 @@ fn header(axes: &[String], unit: RateUnit) -> Vec<String> {
     h
 }
 
-fn fixed_columns(unit: RateUnit) -> Vec<String> {
-    let mut v: Vec<String> = FIRST.iter().chain(TRIAL).map(|s| s.to_string()).collect();
-    v.extend(measurement_columns(unit).into_iter().map(|(n, _)| n));
+fn fixed_columns(unit: RateUnit) -> Vec<(String, ColumnType)> {
+    let named = |cols: &[(&str, ColumnType)]| -> Vec<(String, ColumnType)> {
+        cols.iter().map(|(n, t)| (n.to_string(), *t)).collect()
+    };
+    let mut v = named(FIRST);
+    v.extend(named(TRIAL));
+    v.extend(
+        measurement_columns(unit)
+            .into_iter()
+            .map(|(n, t, _)| (n, t)),
+    );
     v.extend(
         probe_view::PROBE_NUMBERS
             .iter()
-            .map(|(k, _)| probe_column(k)),
+            .map(|(k, _)| (probe_column(k), probe_type(k))),
     );
-    v.extend(probe_view::PROBE_TEXTS.iter().map(|(k, _)| k.to_string()));
-    v.extend(CpuSplit::SHARES.iter().map(|n| format!("cpu_{n}_fraction")));
-    v.extend(TAIL.iter().map(|s| s.to_string()));
+    v.extend(
+        probe_view::PROBE_TEXTS
+            .iter()
+            .map(|(k, _)| (k.to_string(), Text)),
+    );
+    v.extend(
+        CpuSplit::SHARES
+            .iter()
+            .map(|n| (format!("cpu_{n}_fraction"), Number)),
+    );
+    v.extend(named(TAIL));
     v
 }
 
-fn row(t: &Trial, axes: &[String], columns: &[(String, Reader)]) -> Vec<String> {
+fn row(t: &Trial, axes: &[String], columns: &[Column]) -> Vec<String> {
     let mut r = vec![
         t.run_id.to_string(),
         t.system.clone(),
@@ -174,19 +282,16 @@ fn row(t: &Trial, axes: &[String], columns: &[(String, Reader)]) -> Vec<String> 
         t.error.clone().unwrap_or_default(),
         t.started_at.to_string(),
     ]);
-    for (_, get) in columns {
+    for (_, _, get) in columns {
         r.push(t.measurement.as_ref().map(get).unwrap_or_default());
     }
     let probe = t.probe.as_ref();
-    // The summary as stored says each field's type (an integer count, or
-    // a float), which the readers' f64 does not.
-    let stored = probe.and_then(|p| serde_json::to_value(p).ok());
     for (name, read) in probe_view::PROBE_NUMBERS {
-        let cell = probe_view::number(probe, *read).map(|v| {
-            match stored.as_ref().and_then(|s| s.get(*name)) {
-                Some(n) if n.is_u64() || n.is_i64() => n.to_string(),
-                _ => num(v),
-            }
+        // The readers give f64; a count is written as the integer it is
+        // (exact below 2^53).
+        let cell = probe_view::number(probe, *read).map(|v| match probe_type(name) {
+            Integer => format!("{}", v as i64),
+            _ => num(v),
         });
         r.push(cell.unwrap_or_default());
     }
@@ -211,7 +316,7 @@ fn ms(v: Micros) -> String {
 /// Shortest round-trip form of a float, always with a decimal point (`1.0`,
 /// not `1`), so a float column reads as floats in every run whatever its
 /// values; empty for non-finite values.
-fn num(v: f64) -> String {
+pub(super) fn num(v: f64) -> String {
     if !v.is_finite() {
         return String::new();
     }
@@ -408,6 +513,59 @@ mod tests {
         // Counts stay integers, the probe's too (their readers give f64).
         for count in ["requests", "errors_timeout", "net_rx_bytes", "processes"] {
             assert!(ints.contains(&count), "{count}: {ints:?}");
+        }
+        // The schema names each filled column's type as a reader infers it.
+        let table = schema(&data);
+        let names: Vec<&str> = table.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, rows[0]);
+        for (i, f) in table.fields.iter().enumerate() {
+            let cell = fraction[i];
+            let want = match inferred(cell) {
+                _ if cell.is_empty() => continue,
+                "int" => Integer,
+                "float" => Number,
+                _ if cell == "true" || cell == "false" => Boolean,
+                _ => Text,
+            };
+            assert_eq!(f.ty, want, "{}: `{cell}`", f.name);
+        }
+        // Issue 36: a run that leaves columns empty keeps their types.
+        let mut empty = data.clone();
+        for t in &mut empty.trials {
+            (t.measurement, t.probe, t.status) = (None, None, TrialStatus::Failed);
+        }
+        let empty_csv = export(&empty);
+        assert!(empty_csv.lines().nth(1).unwrap().contains(",,,,"));
+        assert_eq!(schema(&empty), table);
+    }
+
+    #[test]
+    fn the_probe_counts_are_the_summarys_integers() {
+        let p = crate::report::test_support::run_data(&["a"]).trials[0]
+            .probe
+            .clone()
+            .unwrap();
+        // Every optional figure filled, so each field shows its JSON type.
+        let full = crate::probe::ProbeSummary {
+            server_cpu_s: Some(1.5),
+            server_cpu_util: Some(0.5),
+            freq_mhz_mean: Some(2000.5),
+            load_x_freq: Some(1.5),
+            mem_per_worker_rss_bytes: Some(1),
+            mem_per_worker_vsz_bytes: Some(1),
+            server_rss_max_bytes: Some(1),
+            processes: Some(1),
+            threads: Some(1),
+            processes_seen: Some(1),
+            ctx_voluntary: Some(1),
+            ctx_involuntary: Some(1),
+            ..p
+        };
+        let stored = serde_json::to_value(&full).unwrap();
+        for (name, _) in probe_view::PROBE_NUMBERS {
+            let n = &stored[*name];
+            assert!(n.is_number(), "{name}: {n}");
+            assert_eq!(n.is_u64(), probe_type(name) == Integer, "{name}: {n}");
         }
     }
 }

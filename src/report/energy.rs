@@ -195,7 +195,10 @@ pub(crate) type CsvRead = fn(&Trial, fn(f64) -> String) -> String;
 /// The CSV's energy columns (`watts`, `ops_per_joule`, `energy_joules`,
 /// `energy_measured_s`, `energy_domains`); none when no trial of the run
 /// measured energy, so such a run's CSV is as it was.
-pub(crate) fn csv_columns(data: &crate::store::RunData) -> Vec<(&'static str, CsvRead)> {
+pub(crate) fn csv_columns(
+    data: &crate::store::RunData,
+) -> Vec<(&'static str, super::csv::ColumnType, CsvRead)> {
+    use super::csv::ColumnType::{Number, Text};
     let any = data
         .trials
         .iter()
@@ -209,17 +212,17 @@ pub(crate) fn csv_columns(data: &crate::store::RunData) -> Vec<(&'static str, Cs
             .unwrap_or_default()
     }
     vec![
-        ("watts", |t, num| number(t, |p| p.watts, num)),
-        ("ops_per_joule", |t, num| {
+        ("watts", Number, |t, num| number(t, |p| p.watts, num)),
+        ("ops_per_joule", Number, |t, num| {
             number(t, |p| p.ops_per_joule, num)
         }),
-        ("energy_joules", |t, num| {
+        ("energy_joules", Number, |t, num| {
             number(t, |p| p.energy.as_ref().map(|e| e.joules), num)
         }),
-        ("energy_measured_s", |t, num| {
+        ("energy_measured_s", Number, |t, num| {
             number(t, |p| p.energy.as_ref().map(|e| e.measured_s), num)
         }),
-        ("energy_domains", |t, _| {
+        ("energy_domains", Text, |t, _| {
             let e = t.probe.as_ref().and_then(|p| p.energy.as_ref());
             e.map(|e| e.domains.join("; ")).unwrap_or_default()
         }),

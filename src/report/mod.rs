@@ -15,6 +15,7 @@ pub mod check;
 pub mod comparable;
 pub(crate) mod context_facts;
 pub mod csv;
+mod csv_schema;
 pub mod energy;
 pub mod energy_cell;
 pub(crate) mod figures;
