@@ -20,7 +20,7 @@ pub const LOAD_KIND: LoadKind = LoadKind {
     name: "fake-rule",
     protocol: crate::model::Protocol::Fake,
     unit: RateUnit::Requests,
-    error_kinds: &[],
+    error_kinds: &[super::ErrorKind::Timeout],
     requires: &[],
     compile: |t| {
         let s: RuleSettings = crate::kinds::parse_settings(t).map_err(LoadError::Spec)?;

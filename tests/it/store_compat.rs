@@ -85,16 +85,7 @@ fn a_version_1_store_opens_and_reports_its_numbers() {
 #[test]
 fn the_binary_exports_a_version_1_store() {
     let (_dir, path) = copy_of("stores/quickstart-v1.sqlite");
-    let out = support::run(&[
-        "export",
-        "1",
-        "--format",
-        "csv",
-        "--store",
-        path.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", support::stderr(&out));
-    let csv = support::stdout(&out);
+    let csv = support::stdout(&export(&path, "1", "csv"));
     assert_eq!(csv.lines().count(), 9, "{csv}");
     assert!(csv.contains("43775.89"), "{csv}");
 }
@@ -168,6 +159,15 @@ fn a_run_with_the_dataset_in_server_settings_still_reports() {
     let html = html.to_str().unwrap();
     let out = support::run(&["--store", store, "report", "1", "-o", html]);
     assert!(out.status.success(), "{}", support::stderr(&out));
+}
+
+/// `scalelab export RUN --format FORMAT` of the store at `path`, which
+/// must succeed.
+fn export(path: &std::path::Path, run: &str, format: &str) -> std::process::Output {
+    let store = path.to_str().unwrap();
+    let out = support::run(&["export", run, "--format", format, "--store", store]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    out
 }
 
 /// The run's `environment` column exactly as stored.
@@ -313,15 +313,7 @@ fn kind_facts_stored_before_they_were_typed_read_back_the_same() {
 #[test]
 fn a_version_2_store_exports_the_same_json_as_before() {
     let (_dir, path) = copy_of("stores/quickstart-v2.sqlite");
-    let out = support::run(&[
-        "export",
-        "latest",
-        "--format",
-        "json",
-        "--store",
-        path.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", support::stderr(&out));
+    let out = export(&path, "latest", "json");
     let golden = support::fixture("stores/quickstart-v2.export.json");
     if std::env::var_os("SCALELAB_BLESS").is_some_and(|v| v == "1") {
         std::fs::write(&golden, &out.stdout).unwrap();

@@ -47,7 +47,7 @@ impl TrialFacts for ForwardReport {
     }
 }
 
-/// Extras of a one-way 64-byte search that passed, for the shared
+/// Extras of a bidirectional 64-byte search, for the shared
 /// layers' tests.
 #[cfg(test)]
 pub(crate) fn test_extras() -> crate::load::facts::TrialExtras {
