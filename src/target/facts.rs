@@ -29,3 +29,28 @@ impl ServerFacts {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_router_reads_typed_and_another_shape_is_kept_as_it_was() {
+        let router = r#"{"mtu":1500,"namespaces":["a","r","b"],"queues":1,"rps_cpus":[1],"settings":{"firewall":"none","firewall_rules":null,"gro":null,"gso":null,"host_rps_cpus":null,"link_gbit":10.0,"mtu":null,"queues":null,"rps_cpus":null,"sysctls":{},"xps_cpus":null}}"#;
+        let facts: ServerFacts = serde_json::from_str(router).unwrap();
+        assert!(matches!(facts, ServerFacts::Router(_)));
+        assert_eq!(facts.link_gbit(), Some(10.0));
+        let stored: serde_json::Value = serde_json::from_str(router).unwrap();
+        assert_eq!(serde_json::to_value(&facts).unwrap(), stored);
+        let other = r#"{"settings":{"link_gbit":10.0,"retired_setting":true}}"#;
+        let facts: ServerFacts = serde_json::from_str(other).unwrap();
+        assert!(matches!(facts, ServerFacts::Unread(_)));
+        assert_eq!(
+            facts.link_gbit(),
+            None,
+            "nothing is read from a shape not understood"
+        );
+        let stored: serde_json::Value = serde_json::from_str(other).unwrap();
+        assert_eq!(serde_json::to_value(&facts).unwrap(), stored);
+    }
+}
