@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Lists the dependency loops between sibling modules of the library.
+"""Lists the dependency loops between sibling modules of the library, and
+the top-level imports that run against CONTRIBUTING.md's layer diagram.
 
 Usage: scripts/module-loops.py [SRC] [--with-tests] [-v]
 
@@ -12,8 +13,15 @@ report::rows`, or `runner -> report` for `crate::report::format` used in
 siblings is printed as a loop, with its edges; `-v` adds up to three
 references behind each edge. The binary (`main.rs`, `cli/`) is left out, and
 so is test code (`#[cfg(test)] mod tests` blocks and files declared
-`#[cfg(test)] mod x;`) unless `--with-tests` is given. Exits 1 when there is
-a loop.
+`#[cfg(test)] mod x;`) unless `--with-tests` is given.
+
+The direction check reads the diagram under "## Layers" in CONTRIBUTING.md
+(next to SRC): a top-level module may import only modules drawn on a line
+below its own; peers on one line (`target/ │ load/ │ profile/`) import
+each other neither way; the modules under the `leaves` rule import no
+other module but the exceptions the text names (`analysis` → `rng`); a
+top-level module the diagram does not draw is an error too. Exits 1 when
+there is a loop or an edge against the diagram.
 """
 import os
 import re
@@ -154,10 +162,58 @@ def loops(edges):
     return sorted(out)
 
 
+def layers(path):
+    """CONTRIBUTING's diagram: {module: (line, is_leaf)} and the leaves'
+    allowed imports {(a, b)}."""
+    text = open(path).read()
+    block = text[text.index('## Layers'):]
+    block = block[block.index('```') + 3:]
+    block = block[:block.index('```')]
+    rank, leaf = {}, False
+    for i, line in enumerate(block.splitlines()):
+        if '───' in line:
+            leaf = 'leaves' in line
+            continue
+        if not line.strip() or line.startswith('   ' * 4):
+            continue
+        names = re.split(r'\s{2,}', line.strip())[0]
+        if '.rs' in names:
+            continue  # the binary (main.rs / cli/), not the library
+        for name in re.split(r'[│,]', names):
+            name = name.strip().rstrip('/')
+            if name:
+                rank[name] = (i, leaf)
+    allowed = set(re.findall(r'except `(\w+)` → `(\w+)`', text))
+    return rank, allowed
+
+
+def against_layers(edges, rank, allowed):
+    """Top-level edges that do not point down the diagram, with why."""
+    out = []
+    tops = {m for e in edges for m in [e] + list(edges[e]) if len(m) == 1}
+    for m in sorted(tops):
+        if m[0] not in rank:
+            out.append((m, None, f'{m[0]} is not in the diagram'))
+    for a in sorted(edges):
+        for b in sorted(edges[a]):
+            if len(a) != 1 or a[0] not in rank or b[0] not in rank:
+                continue
+            (ra, leaf), (rb, _) = rank[a[0]], rank[b[0]]
+            if leaf and (a[0], b[0]) not in allowed:
+                out.append((a, b, 'a leaf imports no other module'))
+            elif not leaf and rb == ra:
+                out.append((a, b, 'peers on one line do not import each other'))
+            elif not leaf and rb < ra:
+                out.append((a, b, f'{b[0]} is drawn above {a[0]}'))
+    return out
+
+
 def main():
     files = library_files()
     edges, evidence = sibling_edges(files)
     found = loops(edges)
+    contributing = os.path.join(os.path.dirname(os.path.abspath(SRC)), 'CONTRIBUTING.md')
+    wrong = against_layers(edges, *layers(contributing))
     name = lambda m: '::'.join(m)
     print(f"{len(files)} library files, {sum(len(s) for s in edges.values())} sibling edges"
           + (" (tests included)" if WITH_TESTS else " (test code left out)"))
@@ -170,7 +226,15 @@ def main():
                     print(f'    {name(a)} -> {name(b)}' + (f'  ({why})' if why else ''))
     if not found:
         print('no loops')
-    return 1 if found else 0
+    for a, b, why in wrong:
+        if b is None:
+            print(f'against the layers: {why}')
+            continue
+        detail = '; '.join(sorted(evidence[(a, b)])[:3]) if VERBOSE else ''
+        print(f'against the layers: {name(a)} -> {name(b)}: {why}' + (f'  ({detail})' if detail else ''))
+    if not wrong:
+        print('every top-level import points down the layers of CONTRIBUTING.md')
+    return 1 if found or wrong else 0
 
 
 if __name__ == '__main__':

@@ -8,7 +8,8 @@ export CARGO_INCREMENTAL=0
 df -h . | awk 'NR == 2 { print "test: " $4 " free on " $6 " before setup" }'
 scripts/setup.sh
 [[ -x "$HOME/.cargo/bin/cargo" ]] && export PATH="$HOME/.cargo/bin:$PATH"
-# No loop between sibling modules (CONTRIBUTING.md, "Layers"); exits 1 on one.
+# No loop between sibling modules and no top-level import against the layer
+# diagram (CONTRIBUTING.md, "Layers"); exits 1 on either.
 python3 scripts/module-loops.py
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings

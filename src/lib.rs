@@ -51,7 +51,8 @@
 //!
 //! Which module may import which is the layer diagram in `CONTRIBUTING.md`,
 //! the real import graph: `scripts/module-loops.py` (run by
-//! `scripts/test.sh`) fails on any loop.
+//! `scripts/test.sh`) fails on any top-level import against it and on any
+//! loop.
 //!
 //! Leaves every layer may use: [`model`] (the sweep point, the dataset seam:
 //! the workload declares a [`model::Dataset`] in `[load]`

@@ -7,6 +7,7 @@ use super::load_args::{
     duration_arg, print_notes, print_schedule_lag, with_latency, LoadDefaults, LoadShape,
 };
 use anyhow::{bail, Context};
+use scalelab::load::dns::facts::Datagrams;
 use scalelab::load::dns::queries::QuerySetSpec;
 use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
 use scalelab::load::limits;
@@ -120,7 +121,7 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     let r = driver
         .run(&spec, shutdown)
         .with_context(|| format!("DNS load against {} failed", driver.server()))?;
-    let d = r.datagrams.clone().unwrap_or_default();
+    let d = r.extras.get::<Datagrams>().cloned().unwrap_or_default();
     if d.sent > 0 && r.requests == 0 && !shutdown.is_triggered() {
         eprintln!(
             "error: {} answered none of {} queries within {} (lost {}, ICMP refused {}): \
@@ -138,7 +139,7 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
 }
 
 fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Value {
-    let d = r.datagrams.clone().unwrap_or_default();
+    let d = r.extras.get::<Datagrams>().cloned().unwrap_or_default();
     let mut v = serde_json::json!({
         "server": driver.server().to_string(),
         "threads": spec.effective_threads(),
@@ -168,7 +169,7 @@ fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Valu
 }
 
 fn print_text(r: &LoadResult) {
-    let d = r.datagrams.clone().unwrap_or_default();
+    let d = r.extras.get::<Datagrams>().cloned().unwrap_or_default();
     let secs = r.elapsed.as_secs_f64();
     outln!("Statistics:");
     outln!("  Queries sent:         {}", d.sent);

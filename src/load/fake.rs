@@ -37,6 +37,7 @@ pub const LOAD_KIND: LoadKind = LoadKind {
             |s| s.scale.map(|scale| Dataset::Pgbench { scale }),
         ))
     },
+    facts: None,
 };
 
 /// How often this thread compiled fake settings and built fake drivers

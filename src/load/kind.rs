@@ -103,6 +103,9 @@ pub struct LoadKind {
     /// common load fields) and compiles them into the kind's [`LoadPlan`]
     /// (its driver and its dataset), without building anything.
     pub compile: CompileLoad,
+    /// How its trial facts are read back from the store
+    /// ([`super::facts::TrialFacts`]); `None`: it records none.
+    pub facts: Option<super::facts::FactsReader>,
 }
 
 impl crate::kinds::Kind for LoadKind {

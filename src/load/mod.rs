@@ -11,9 +11,13 @@
 //! them once at the end. Nothing is shared on the hot path.
 
 pub mod dns;
+pub mod errors;
 pub(crate) mod event_loop;
+pub mod facts;
 #[cfg(test)]
 pub(crate) mod fake;
+#[cfg(test)]
+mod fake_rule;
 pub mod forward;
 pub(crate) mod gate;
 pub(crate) mod gather;
@@ -29,6 +33,7 @@ pub(crate) mod reqresp;
 pub mod result;
 pub(crate) mod timerfd;
 
+pub use facts::TrialExtras;
 pub use kind::{LoadKind, LoadPlan};
 pub use result::{ErrorCounts, ErrorKind, LoadResult};
 
@@ -42,6 +47,8 @@ pub const KINDS: &[&LoadKind] = &[
     &forward::LOAD_KIND,
     #[cfg(test)]
     &fake::LOAD_KIND,
+    #[cfg(test)]
+    &fake_rule::LOAD_KIND,
 ];
 
 use crate::shutdown::Shutdown;

@@ -1,8 +1,10 @@
 //! Facts the seed charts need from the trial context
 //! ([`TrialContext`]): the dataset's size, the server's memory limit, the
-//! router's line speed and a DNS ramp's seconds; a missing one is absent.
+//! server's line speed, a ramp's seconds and the load kind's own facts
+//! (for its chart marks); a missing one is absent.
 
-use crate::load::result::RampSecond;
+use crate::load::result::{Ramp, RampSecond};
+use crate::load::TrialExtras;
 use crate::store::Trial;
 use crate::store::TrialContext;
 
@@ -14,19 +16,22 @@ pub struct ContextFacts {
     /// The server's cgroup memory limit (`context.placement.memory_bytes`).
     pub memory_limit_bytes: Option<f64>,
     /// The line speed to draw against a forwarding rate
-    /// (`context.server_settings.settings.link_gbit`).
+    /// (`target::ServerFacts::link_gbit`).
     pub link_gbit: Option<f64>,
-    /// The first trial's ramp (`context.datagrams.ramp.seconds`): offered
-    /// and answered queries per second.
+    /// The first trial's ramp (`TrialExtras::ramp`): offered and answered
+    /// queries per second.
     pub ramp: Vec<RampSecond>,
-    /// That ramp's notes (`context.datagrams.ramp.notes`): where it
-    /// stopped, and why its maximum stands.
+    /// That trial's notes (`TrialExtras::notes`): where the ramp stopped,
+    /// and why its maximum stands.
     pub ramp_notes: Vec<String>,
+    /// The first trial's load-kind facts, which draw the kind's chart
+    /// marks (`TrialExtras::chart_marks`); empty when none recorded any.
+    pub extras: TrialExtras,
 }
 
-fn first_ramp<'a>(ok: &[&'a Trial]) -> Option<&'a crate::load::result::Ramp> {
+fn first_ramp<'a>(ok: &[&'a Trial]) -> Option<(&'a Ramp, &'a TrialExtras)> {
     ok.iter()
-        .find_map(|t| t.context.datagrams.as_ref()?.ramp.as_ref())
+        .find_map(|t| Some((t.context.extras.ramp()?, &t.context.extras)))
 }
 
 impl ContextFacts {
@@ -44,15 +49,17 @@ impl ContextFacts {
         ContextFacts {
             dataset_bytes: num(|c| Some(c.dataset.as_ref()?.bytes as f64)),
             memory_limit_bytes: num(|c| Some(c.placement.as_ref()?.memory_bytes? as f64)),
-            link_gbit: num(|c| {
-                // The router kind's own description of itself.
-                let s = c.server_settings.as_ref()?;
-                s.get("settings")?.get("link_gbit")?.as_f64()
-            }),
+            link_gbit: num(|c| c.server_settings.as_ref()?.link_gbit()),
             ramp: first_ramp(ok)
-                .map(|r| r.seconds.clone())
+                .map(|(r, _)| r.seconds.clone())
                 .unwrap_or_default(),
-            ramp_notes: first_ramp(ok).map(|r| r.notes.clone()).unwrap_or_default(),
+            ramp_notes: first_ramp(ok).map(|(_, e)| e.notes()).unwrap_or_default(),
+            extras: ok
+                .iter()
+                .map(|t| &t.context.extras)
+                .find(|e| !e.is_none())
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 }
@@ -74,18 +81,16 @@ mod tests {
                 memory_bytes: Some(268_435_456),
                 ..Default::default()
             }),
-            datagrams: Some(crate::load::result::Datagrams {
-                ramp: Some(crate::load::result::Ramp {
-                    seconds: vec![RampSecond {
-                        second: 0,
-                        offered: 100,
-                        answered: 99,
-                        lost: 1,
-                        p50_us: 80,
-                        p99_us: 300,
-                    }],
-                    ..Default::default()
-                }),
+            extras: crate::load::dns::facts::ramp_extras(crate::load::result::Ramp {
+                seconds: vec![RampSecond {
+                    second: 0,
+                    offered: 100,
+                    answered: 99,
+                    lost: 1,
+                    p50_us: 80,
+                    p99_us: 300,
+                }],
+                notes: vec!["stopped early".into()],
                 ..Default::default()
             }),
             ..Default::default()
@@ -95,7 +100,11 @@ mod tests {
         assert_eq!(f.memory_limit_bytes, Some(268_435_456.0));
         assert_eq!(f.link_gbit, None);
         assert_eq!(f.ramp[0].answered, 99);
-        t.context.server_settings = Some(serde_json::json!({"settings": {"link_gbit": 10.0}}));
+        assert_eq!(f.ramp_notes, ["stopped early"]);
+        assert_eq!(f.extras, t.context.extras);
+        // The router's facts as it stores them.
+        let router = r#"{"mtu":1500,"namespaces":null,"queues":1,"rps_cpus":null,"settings":{"link_gbit":10.0}}"#;
+        t.context.server_settings = Some(serde_json::from_str(router).unwrap());
         assert_eq!(ContextFacts::of(&[&t]).link_gbit, Some(10.0));
         t.context = TrialContext::default();
         assert_eq!(ContextFacts::of(&[&t]), ContextFacts::default());

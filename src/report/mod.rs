@@ -38,6 +38,6 @@ pub mod runs;
 pub(crate) mod svg;
 pub mod terminal;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod text_table;
 pub mod verdict;

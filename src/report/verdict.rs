@@ -48,11 +48,10 @@ pub fn legend_items(noise: f64) -> [(char, String); 3] {
         (
             EXCLUDED,
             format!(
-                "not comparable (the reason is given): errors above {}% of requests \
-                 (a DNS ramp's lost queries are its measurement, not errors), SERVFAIL \
-                 above {}% of a ramp's answers, or a load generator that fell behind",
+                "not comparable (the reason is given): errors above {}% of requests{}, \
+                 or a load generator that fell behind",
                 crate::analysis::compare::MAX_ERROR_RATE * 100.0,
-                super::comparable::MAX_SERVFAIL_SHARE * 100.0
+                crate::load::facts::legend_clauses()
             ),
         ),
     ]

@@ -6,6 +6,7 @@ use super::servers::{Servers, Wanted};
 use super::sites::{ServerProbe, ServerSite, TrialLoad};
 use super::window::{judge_window, Window, WindowFault};
 use super::RunError;
+use crate::load::facts::KindRule;
 use crate::load::{LoadResult, LoadSpec, Pacing};
 use crate::model::Point;
 use crate::owned::OwnedDir;
@@ -127,8 +128,7 @@ pub fn run_trial(
         Ok(m) => {
             let judged = judge(&m).map(|reason| Failure::judged(reason, m.disk_full.clone()));
             let bound = client_bound(&m);
-            context.datagrams = m.result.datagrams.clone();
-            context.forward = m.result.forward.clone();
+            context.extras = m.result.extras.clone();
             context.limiter = Some(limiter(&m, bound.as_deref(), &context));
             context.set_client_bound(bound);
             let status = if judged.is_some() {
@@ -432,14 +432,10 @@ fn client_bound(m: &Measured) -> Option<String> {
         });
     }
     let r = &m.result;
-    if let Some(lag) = r.datagrams.as_ref().and_then(|d| d.fell_behind.clone()) {
-        return Some(lag);
-    }
-    if let Some(f) = &r.forward {
-        // The search checked every step's sent rate against its offered one.
-        return f.client_bound.then(|| {
-            "the packet generator could not offer more than the router forwarded".to_string()
-        });
+    // The load kind's own rule first (a DNS generator behind its schedule,
+    // a forwarding search that checked every step's sent rate).
+    if let KindRule::Decided(why) = r.extras.client_bound() {
+        return why;
     }
     let by_cpu =
         crate::probe::client_bound_reason(r.client_cpu.0, r.elapsed.as_secs_f64(), m.client_cpus);

@@ -5,10 +5,9 @@
 //! written by older versions (and failed trials, which record less) read
 //! back as they were.
 
-use crate::load::forward::ForwardReport;
-use crate::load::result::Datagrams;
+use crate::load::TrialExtras;
 use crate::placement::PlacementFacts;
-use crate::target::DatasetInfo;
+use crate::target::{DatasetInfo, ServerFacts};
 use serde::{Deserialize, Serialize};
 
 /// Everything recorded about one trial beyond its measurement.
@@ -29,9 +28,9 @@ pub struct TrialContext {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_version: Option<String>,
     /// What the server kind records about itself beyond its version (the
-    /// router's lab); each kind has its own shape, shown as is.
+    /// router's lab), typed by kind.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub server_settings: Option<serde_json::Value>,
+    pub server_settings: Option<ServerFacts>,
     /// The shape of the load.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadShape>,
@@ -41,12 +40,11 @@ pub struct TrialContext {
     /// How evenly the client hosts started, in a multi-host run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coordination: Option<Coordination>,
-    /// What a datagram (DNS) driver counted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub datagrams: Option<Datagrams>,
-    /// What a forwarding search found.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub forward: Option<Box<ForwardReport>>,
+    /// What the load kind recorded beyond the measurement (DNS's
+    /// datagram counts, a forwarding search), under the kind's own key
+    /// (`load::facts`); owned and judged by the kind.
+    #[serde(flatten)]
+    pub extras: TrialExtras,
     /// Whether the result describes the client rather than the server
     /// (absent for a failed trial).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -161,7 +159,7 @@ mod tests {
         let stored = r#"{"server_version":"nginx/1.22.1","datagrams":{"sent":"many"},"client_bound":true,"client_bound_reason":"client CPU 99%"}"#;
         let c = TrialContext::from_stored(stored);
         assert_eq!(c.server_version.as_deref(), Some("nginx/1.22.1"));
-        assert_eq!(c.datagrams, None);
+        assert!(c.extras.is_none());
         assert_eq!(c.client_bound_why().as_deref(), Some("client CPU 99%"));
         assert_eq!(TrialContext::from_stored("[1]"), TrialContext::default());
     }

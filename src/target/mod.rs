@@ -24,6 +24,7 @@ pub mod conf_path;
 pub mod diagnose;
 pub mod dns;
 pub(crate) mod external;
+pub mod facts;
 #[cfg(test)]
 mod fake;
 mod kind;
@@ -35,6 +36,7 @@ pub mod postgres;
 pub mod router;
 pub mod rundir;
 
+pub use facts::ServerFacts;
 pub use kind::ServerKind;
 pub use plan::ServerPlan;
 
@@ -215,9 +217,9 @@ pub trait Target: Send {
     fn dataset(&self) -> Option<DatasetInfo> {
         None
     }
-    /// Settings worth recording with every trial beyond the version and
+    /// Facts worth recording with every trial beyond the version and
     /// config (the router's lab: queues, RPS, firewall, namespaces).
-    fn describe(&self) -> Option<serde_json::Value> {
+    fn describe(&self) -> Option<ServerFacts> {
         None
     }
     /// The loopback port the settings fix, if any (`None`: a free port is

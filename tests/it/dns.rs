@@ -5,6 +5,7 @@
 
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::RecordType;
+use scalelab::load::dns::facts::Datagrams;
 use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
 use scalelab::load::{Driver, LoadSpec};
 use scalelab::model::Dataset;
@@ -129,7 +130,7 @@ fn nsd_serves_the_lab_zones_and_nothing_leaves() {
     let r = driver(&uri, &q)
         .run(&exact(3000), &Shutdown::new())
         .unwrap();
-    let d = r.datagrams.clone().unwrap();
+    let d = r.extras.get::<Datagrams>().cloned().unwrap();
     assert_eq!((d.sent, r.requests, d.lost), (3000, 3000, 0));
     assert_eq!(d.codes["NOERROR"], 2000);
     assert_eq!(d.codes["NXDOMAIN"], 1000);
@@ -204,7 +205,7 @@ fn unbound_resolves_the_lab_refuses_the_world_and_counts_agree() {
     let r = driver(&uri, &q)
         .run(&exact(2500), &Shutdown::new())
         .unwrap();
-    let d = r.datagrams.clone().unwrap();
+    let d = r.extras.get::<Datagrams>().cloned().unwrap();
     assert_eq!((d.sent, r.requests, d.lost), (2500, 2500, 0));
     assert_eq!(
         unbound_queries(&lab) - before,
@@ -285,7 +286,7 @@ fn ramp_and_fixed_rate_keep_their_schedule() {
         ..LoadSpec::closed(2, 1, Duration::from_secs(3))
     };
     let r = ramp.run(&spec, &Shutdown::new()).unwrap();
-    let d = r.datagrams.clone().unwrap();
+    let d = r.extras.get::<Datagrams>().cloned().unwrap();
     // 0 to 4000 qps over 3 s: 6000 queries, rising second by second.
     assert!((5900..=6000).contains(&d.sent), "{}", d.sent);
     let ramp = d.ramp.unwrap();
@@ -306,7 +307,7 @@ fn ramp_and_fixed_rate_keep_their_schedule() {
         ..spec
     };
     let r = fixed.run(&spec, &Shutdown::new()).unwrap();
-    let d = r.datagrams.clone().unwrap();
+    let d = r.extras.get::<Datagrams>().cloned().unwrap();
     assert!((5900..=6000).contains(&d.sent), "{}", d.sent);
     assert_eq!(r.requests, d.sent);
 }
@@ -326,7 +327,7 @@ fn a_ramp_the_generator_cannot_keep_stops_a_second_behind_and_says_whose_maximum
     let started = std::time::Instant::now();
     let r = ramp.run(&spec, &Shutdown::new()).unwrap();
     let took = started.elapsed();
-    let d = r.datagrams.clone().unwrap();
+    let d = r.extras.get::<Datagrams>().cloned().unwrap();
     let ramp = d.ramp.clone().unwrap();
     assert!(
         ramp.notes
@@ -711,7 +712,7 @@ fn a_resolver_ramp_with_lost_queries_still_ranks_bind_against_unbound() {
     let ramps: Vec<_> = data
         .trials
         .iter()
-        .filter_map(|t| t.context.datagrams.as_ref())
+        .filter_map(|t| t.context.extras.get::<Datagrams>())
         .collect();
     assert_eq!(ramps.len(), 6, "{text}");
     let lost_before_max: u64 = ramps

@@ -1,6 +1,7 @@
 //! The documentation agrees with the code: the kind lists in
-//! `docs/recipes.md` are the registries' kinds, and every relative link in
-//! the README and `docs/` names a file that exists.
+//! `docs/recipes.md` are the registries' kinds, every relative link in
+//! the README and `docs/` names a file that exists, and every module path
+//! CONTRIBUTING's add-a-kind steps name is defined where it says.
 
 use std::path::{Path, PathBuf};
 
@@ -148,4 +149,102 @@ fn the_docs_times_are_runs_estimates() {
         estimate("quickstart.toml", false)
     );
     assert!(readme.contains(&quickstart), "README: {quickstart}");
+}
+
+/// The file(s) of module `path` (`["load", "kind"]`) under `src/`.
+fn module_files(path: &[&str]) -> Vec<PathBuf> {
+    let dir = path.iter().fold(repo().join("src"), |d, p| d.join(p));
+    [dir.with_extension("rs"), dir.join("mod.rs")]
+        .into_iter()
+        .filter(|f| f.is_file())
+        .collect()
+}
+
+/// Whether one of `files` defines or re-exports `name`.
+fn defines(files: &[PathBuf], name: &str) -> bool {
+    let kinds = [
+        "fn", "struct", "enum", "trait", "type", "const", "static", "mod",
+    ];
+    files.iter().any(|f| {
+        let text = std::fs::read_to_string(f).unwrap();
+        let defined = kinds.iter().any(|k| {
+            [
+                format!("{k} {name}("),
+                format!("{k} {name}<"),
+                format!("{k} {name} "),
+                format!("{k} {name};"),
+                format!("{k} {name}:"),
+            ]
+            .iter()
+            .any(|d| text.contains(d.as_str()))
+        });
+        let reexported = text
+            .lines()
+            .any(|l| l.trim_start().starts_with("pub use") && l.contains(name));
+        defined || reexported
+    })
+}
+
+/// Every `a::b::c` path in backticks in the section of CONTRIBUTING.md
+/// headed `heading`, as segments, with `super::` read as `base`.
+fn section_paths(heading: &str, base: &str) -> Vec<Vec<String>> {
+    let doc = std::fs::read_to_string(repo().join("CONTRIBUTING.md")).unwrap();
+    let start = doc
+        .find(heading)
+        .unwrap_or_else(|| panic!("no {heading:?}"));
+    let section = &doc[start + heading.len()..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    section
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|quoted| {
+            let path = quoted.split(['(', '<', ' ', ',']).next()?;
+            let path = path.strip_prefix("crate::").unwrap_or(path);
+            let path = path.replace("super::", &format!("{base}::"));
+            let segs: Vec<String> = path.split("::").map(str::to_string).collect();
+            let plain = segs
+                .iter()
+                .all(|s| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_'));
+            (segs.len() > 1 && plain).then_some(segs)
+        })
+        .collect()
+}
+
+#[test]
+fn the_add_a_kind_steps_name_real_items() {
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for (heading, base) in [
+        ("## Add a load kind", "load"),
+        ("## Add a server kind", "target"),
+    ] {
+        for segs in section_paths(heading, base) {
+            // The longest leading run of segments that is a module; the
+            // next segment must be defined in it (items of a type, as in
+            // `Target::start`, are the compiler's to check).
+            let modules: Vec<&str> = segs.iter().map(String::as_str).collect();
+            let Some(k) = (1..segs.len())
+                .rev()
+                .find(|k| !module_files(&modules[..*k]).is_empty())
+            else {
+                continue;
+            };
+            if modules[k]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_lowercase() && modules[k] != "<kind>")
+            {
+                checked += 1;
+                if !defines(&module_files(&modules[..k]), modules[k]) {
+                    missing.push(segs.join("::"));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "CONTRIBUTING names items that do not exist: {missing:?}"
+    );
+    assert!(checked >= 10, "only {checked} paths checked");
 }

@@ -11,6 +11,7 @@ mod exit_codes;
 mod history;
 mod html_valid;
 mod http_driver;
+mod layers;
 mod lifecycle;
 mod limiter;
 mod limiter_observers;

@@ -366,7 +366,7 @@ fn a_frame_size_axis_has_no_efficiency_peak_or_http_words() {
                 probe(2, None, "cpufreq"),
             );
             tr.bytes_per_request = f64::from(*size);
-            tr.context.forward = Some(forward.clone());
+            tr.context.extras = scalelab::load::TrialExtras::new(*forward.clone());
             trials.push(tr);
         }
     }

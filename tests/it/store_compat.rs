@@ -6,6 +6,11 @@
 //! branch i25-typed (schema version 6, environment fingerprint version 2)
 //! with `scalelab run tests/fixtures/stores/quickstart-v2.toml`, then
 //! `VACUUM`ed.
+//! `tests/fixtures/contexts/*-v2.json` are trial contexts the binary at
+//! 7f75775 stored (before a kind's facts were `load::TrialExtras` and the
+//! router's `target::ServerFacts`): a DNS ramp trial of `recipes/bind-threads.toml
+//! --quick`, and a trial of `recipes/ipv4-forwarding.toml --quick` whose
+//! search was cut to its best step.
 
 use crate::support;
 use scalelab::model::AxisTarget;
@@ -80,16 +85,7 @@ fn a_version_1_store_opens_and_reports_its_numbers() {
 #[test]
 fn the_binary_exports_a_version_1_store() {
     let (_dir, path) = copy_of("stores/quickstart-v1.sqlite");
-    let out = support::run(&[
-        "export",
-        "1",
-        "--format",
-        "csv",
-        "--store",
-        path.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", support::stderr(&out));
-    let csv = support::stdout(&out);
+    let csv = support::stdout(&export(&path, "1", "csv"));
     assert_eq!(csv.lines().count(), 9, "{csv}");
     assert!(csv.contains("43775.89"), "{csv}");
 }
@@ -163,6 +159,15 @@ fn a_run_with_the_dataset_in_server_settings_still_reports() {
     let html = html.to_str().unwrap();
     let out = support::run(&["--store", store, "report", "1", "-o", html]);
     assert!(out.status.success(), "{}", support::stderr(&out));
+}
+
+/// `scalelab export RUN --format FORMAT` of the store at `path`, which
+/// must succeed.
+fn export(path: &std::path::Path, run: &str, format: &str) -> std::process::Output {
+    let store = path.to_str().unwrap();
+    let out = support::run(&["export", run, "--format", format, "--store", store]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    out
 }
 
 /// The run's `environment` column exactly as stored.
@@ -266,4 +271,55 @@ fn export_takes_store_run_and_reports_of_two_stores_get_two_files() {
     for file in &written {
         assert!(dir.path().join(file).is_file(), "{file}");
     }
+}
+
+#[test]
+fn kind_facts_stored_before_they_were_typed_read_back_the_same() {
+    use scalelab::load::dns::facts::Datagrams;
+    use scalelab::load::forward::ForwardReport;
+    use scalelab::store::TrialContext;
+    for (name, text) in [
+        ("dns", include_str!("../fixtures/contexts/dns-ramp-v2.json")),
+        (
+            "forward",
+            include_str!("../fixtures/contexts/forward-router-v2.json"),
+        ),
+    ] {
+        let context = TrialContext::from_stored(text);
+        let back = serde_json::to_value(&context).unwrap();
+        let stored: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(back, stored, "{name}: written back as it was stored");
+        assert!(!context.extras.is_none(), "{name}: the kind's facts read");
+    }
+    let dns = TrialContext::from_stored(include_str!("../fixtures/contexts/dns-ramp-v2.json"));
+    let d = dns.extras.get::<Datagrams>().unwrap();
+    assert_eq!((d.sent, d.lost), (485_406, 244_522));
+    assert_eq!(
+        dns.extras.throughput(),
+        Some(d.ramp.as_ref().unwrap().max_throughput)
+    );
+    let fwd =
+        TrialContext::from_stored(include_str!("../fixtures/contexts/forward-router-v2.json"));
+    assert_eq!(fwd.extras.get::<ForwardReport>().unwrap().frame_size, 64);
+    let router = fwd.server_settings.as_ref().unwrap();
+    assert_eq!(router.link_gbit(), Some(10.0));
+    assert!(matches!(router, scalelab::target::ServerFacts::Router(_)));
+}
+
+/// The version-2 store's JSON export, as the binary at 7f75775 gave it
+/// (`tests/fixtures/stores/quickstart-v2.export.json`). A change to the
+/// export's types that changes it bumps `json::SCHEMA` and rewrites the
+/// file with `SCALELAB_BLESS=1 cargo test --test it store_compat`.
+#[test]
+fn a_version_2_store_exports_the_same_json_as_before() {
+    let (_dir, path) = copy_of("stores/quickstart-v2.sqlite");
+    let out = export(&path, "latest", "json");
+    let golden = support::fixture("stores/quickstart-v2.export.json");
+    if std::env::var_os("SCALELAB_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&golden, &out.stdout).unwrap();
+    }
+    let now: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let before: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&golden).unwrap()).unwrap();
+    assert!(now == before, "the export of an old store changed");
 }

@@ -14,6 +14,7 @@
 //! runs inside a private namespace (`ip netns exec`).
 
 mod client_limit;
+pub mod facts;
 pub mod queries;
 pub(crate) mod ramp;
 pub(crate) mod schedule;
@@ -21,10 +22,10 @@ mod sys;
 pub(crate) mod tally;
 mod worker;
 
-use super::result::Datagrams;
 use super::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
 use crate::wire::dns::codec::{self, Template};
+use facts::Datagrams;
 use queries::QuerySetSpec;
 use schedule::{Mode, Schedule};
 use std::net::SocketAddr;
@@ -52,6 +53,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
             |s| Some(s.dataset()),
         ))
     },
+    facts: Some(crate::load::facts::FactsReader::of::<facts::Datagrams>()),
 };
 
 /// Where the queries come from: a dnsperf-format file, or a set drawn
@@ -320,7 +322,7 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
     if let Some(f) = &fell_behind {
         result.notes.push(f.clone());
     }
-    result.datagrams = Some(Datagrams {
+    result.extras = crate::load::facts::TrialExtras::new(Datagrams {
         sent: t.sent,
         lost: t.lost,
         mismatched: t.mismatched,
@@ -335,6 +337,10 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn datagrams(r: &LoadResult) -> Datagrams {
+        r.extras.get::<Datagrams>().cloned().unwrap()
+    }
 
     #[test]
     fn endpoints_parse_and_stay_on_loopback() {
@@ -381,7 +387,7 @@ mod tests {
     fn a_ramps_lost_queries_are_never_errors() {
         use crate::analysis::compare::too_many_errors;
         let r = saturated_ramp(0);
-        let d = r.datagrams.clone().unwrap();
+        let d = datagrams(&r);
         let ramp = d.ramp.unwrap();
         assert_eq!(ramp.max_throughput, 150.0);
         assert_eq!(d.lost, 150, "every lost query is still counted as lost");
@@ -391,7 +397,7 @@ mod tests {
         // A loss at 101 qps, under the 150 the server answered, is lost at
         // that point too (resperf's view), not an error.
         let r = saturated_ramp(1);
-        let d = r.datagrams.clone().unwrap();
+        let d = datagrams(&r);
         assert_eq!((d.lost, d.ramp.unwrap().lost_past_max), (151, 150));
         assert_eq!(r.errors.total(), 0);
     }
@@ -429,15 +435,15 @@ mod tests {
         };
         // Really sent 200 in a second, past the 150 the server answered.
         let r = behind_after_sending(200);
-        assert!(r.datagrams.unwrap().fell_behind.is_none());
+        assert!(datagrams(&r).fell_behind.is_none());
         assert!(r.notes.iter().any(|n| n.contains("the maximum stands")));
         // Sent 155: within 5% of the maximum, answers that came a second
         // late look the same; the generator may have set the maximum.
         let r = behind_after_sending(155);
-        assert!(r.datagrams.unwrap().fell_behind.is_some());
+        assert!(datagrams(&r).fell_behind.is_some());
         // Never sent more than the server answered: the client's maximum.
         let r = behind_after_sending(150);
-        assert!(r.datagrams.unwrap().fell_behind.is_some());
+        assert!(datagrams(&r).fell_behind.is_some());
     }
 
     #[test]

@@ -14,9 +14,12 @@
 //! A run with a rate (`Pacing::Open`) is one trial at that rate. A closed
 //! run is the RFC 2544 search, each step lasting the run's duration; its
 //! result is the best passing step, with every step in
-//! [`LoadResult::forward`].
+//! [`LoadResult::extras`].
 
+mod facts;
 pub mod frame;
+#[cfg(test)]
+pub(crate) use facts::test_extras;
 pub mod search;
 pub mod trial;
 pub mod tx;
@@ -53,6 +56,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
             },
         ))
     },
+    facts: Some(crate::load::facts::FactsReader::of::<ForwardReport>()),
 };
 
 /// `[load] kind = "forward"` settings.
@@ -316,7 +320,7 @@ impl Driver for ForwardDriver {
             r.notes
                 .push("the generator could not offer more than the router took".into());
         }
-        r.forward = Some(Box::new(report));
+        r.extras = crate::load::facts::TrialExtras::new(report);
         Ok(r)
     }
 }

@@ -39,6 +39,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
             crate::load::kind::no_dataset,
         ))
     },
+    facts: None,
 };
 
 /// Kind-specific settings of an HTTP load (the experiment's `[load]` table).

@@ -37,6 +37,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
             MysqlSettings::dataset,
         ))
     },
+    facts: None,
 };
 
 /// The mysql driver's settings (the `[load]` keys besides the common ones).

@@ -39,6 +39,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
             PgSettings::dataset,
         ))
     },
+    facts: None,
 };
 
 /// The pg driver's settings (the `[load]` keys besides the common ones).

@@ -1,11 +1,12 @@
 //! What the throughput chart marks besides the data: each curve's peak
 //! and, past it, a decline or collapse (seed 004's "TPS against threads
-//! with the collapse marked"), and a link's line rate against a
-//! forwarding rate (seed 001's frames/s against frame size).
+//! with the collapse marked"), and the load kind's own marks (a link's
+//! line rate against a forwarding rate: seed 001's frames/s against frame
+//! size), which its trial facts draw (`load::facts::TrialFacts::chart_marks`).
 
 use super::GroupCtx;
 use crate::analysis::shape::PastPeak;
-use crate::load::forward::frame::FrameSize;
+use crate::load::facts::{ChartInputs, ChartMark};
 use crate::report::format;
 use crate::report::svg::{Guide, Mark};
 
@@ -89,25 +90,64 @@ impl GroupCtx<'_> {
             .and_then(|c| self.x(c))
     }
 
-    /// The line rate in frames/s at each frame size, when x is the frame
-    /// size and the run recorded the link speed it stands for.
-    pub(super) fn line_rate(&self) -> Option<Guide> {
-        if !self.axis.ends_with("frame_size") || self.dataset.is_some() {
-            return None;
+    /// The load kind's own marks on this group's chart, from the first
+    /// cell whose trials recorded facts. None on a dataset axis (x is no
+    /// sweep value there).
+    pub(super) fn kind_marks(&self) -> KindMarks {
+        let mut out = KindMarks::default();
+        if self.dataset.is_some() {
+            return out;
         }
         let cells: Vec<_> = self.agg.cells_in_group(self.group).collect();
-        let gbit = cells.iter().find_map(|c| c.facts.link_gbit)?;
-        let mut sizes: Vec<f64> = cells.iter().filter_map(|c| c.x).collect();
-        sizes.sort_by(f64::total_cmp);
-        sizes.dedup();
-        let curve = sizes
-            .iter()
-            .filter(|x| **x >= 1.0 && **x <= f64::from(u32::MAX))
-            .map(|x| (*x, FrameSize(*x as u32).line_rate(gbit)))
-            .collect();
-        Some(Guide {
-            curve,
-            label: format!("{} Gbit/s line rate", format::axis_value(gbit)),
-        })
+        let Some(extras) = cells.iter().map(|c| &c.facts.extras).find(|e| !e.is_none()) else {
+            return out;
+        };
+        let mut xs: Vec<f64> = cells.iter().filter_map(|c| c.x).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        let chart = ChartInputs {
+            axis: &self.axis,
+            xs: &xs,
+            link_gbit: cells.iter().find_map(|c| c.facts.link_gbit),
+            number: format::axis_value,
+        };
+        for mark in extras.chart_marks(&chart) {
+            match mark {
+                ChartMark::Curve {
+                    points,
+                    label,
+                    caption,
+                } => {
+                    out.guides.push(Guide {
+                        curve: points,
+                        label,
+                    });
+                    out.guide_captions.push(caption);
+                }
+                ChartMark::At { x, label, caption } => {
+                    out.marks.push(Mark {
+                        x,
+                        label,
+                        color: None,
+                        x_in_label: true,
+                    });
+                    out.sentences.push(format!(" {caption}"));
+                }
+            }
+        }
+        out
     }
+}
+
+/// A load kind's marks on one chart, and what its caption says of them.
+#[derive(Default)]
+pub(super) struct KindMarks {
+    /// Guide curves (a line rate).
+    pub guides: Vec<Guide>,
+    /// What each guide is, for the caption's "grey dotted: ...".
+    pub guide_captions: Vec<String>,
+    /// Vertical marks.
+    pub marks: Vec<Mark>,
+    /// The caption's sentence for each vertical mark.
+    pub sentences: Vec<String>,
 }

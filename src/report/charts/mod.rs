@@ -278,8 +278,11 @@ impl<'a> GroupCtx<'a> {
             c.strip.rows.extend(row);
         }
         c.strip.heading = "What limited each point (hover a cell for the figures):".into();
-        c.guides.extend(self.line_rate());
+        let kind = self.kind_marks();
+        c.guides.extend(kind.guides);
         c.marks.extend(self.cpu_count_mark());
+        let cpus_marked = c.marks.iter().any(|m| m.color.is_none());
+        c.marks.extend(kind.marks);
         if !c.guides.is_empty() {
             // A line rate can sit decades above what a software router
             // forwards: log10 keeps both readable.
@@ -306,13 +309,14 @@ impl<'a> GroupCtx<'a> {
             } else {
                 ""
             },
-            if c.guides.is_empty() {
-                ""
+            if kind.guide_captions.is_empty() {
+                String::new()
             } else {
-                "; grey dotted: the line rate of the link the run names (veth itself has no speed)"
+                format!("; grey dotted: {}", kind.guide_captions.join("; "))
             },
         ) + self.direction_sentence()
-            + if c.marks.iter().any(|m| m.color.is_none()) {
+            + &kind.sentences.concat()
+            + if cpus_marked {
                 " Grey dashed vertical: the CPUs the server could use."
             } else {
                 ""

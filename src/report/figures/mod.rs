@@ -61,7 +61,7 @@ impl RunFacts {
             rate_unit: crate::load::kind(&data.run.load_kind).ok().map(|k| k.unit),
             server_cpus: pinned.or(online),
             nominal_freq: nominal.then_some(driver),
-            bidirectional: ok().find_map(|t| Some(t.context.forward.as_ref()?.bidirectional)),
+            bidirectional: ok().find_map(|t| t.context.extras.bidirectional()),
         }
     }
 }

@@ -104,15 +104,32 @@ impl Router {
     }
 
     /// R's settings as recorded with every trial.
-    pub fn describe(&self) -> serde_json::Value {
-        serde_json::json!({
-            "settings": self.settings,
-            "rps_cpus": self.rps,
-            "queues": self.settings.queues(),
-            "mtu": self.settings.mtu(),
-            "namespaces": self.topology().map(|t| t.namespaces().map(str::to_string)),
-        })
+    pub fn describe(&self) -> RouterFacts {
+        RouterFacts {
+            settings: self.settings.clone(),
+            rps_cpus: self.rps.clone(),
+            queues: self.settings.queues(),
+            mtu: self.settings.mtu(),
+            namespaces: self.topology().map(|t| t.namespaces().map(str::to_string)),
+        }
     }
+}
+
+/// What the router records about its lab with every trial
+/// ([`super::ServerFacts::Router`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RouterFacts {
+    /// The `[server]` settings, checked.
+    pub settings: RouterSettings,
+    /// The CPUs RPS steers R's received packets to (the setting, or the
+    /// server's CPUs); `None`: RPS off.
+    pub rps_cpus: Option<Vec<usize>>,
+    /// RX and TX queues of every veth.
+    pub queues: u32,
+    /// MTU of every lab link.
+    pub mtu: u32,
+    /// The lab's namespaces (A, R, B), once started.
+    pub namespaces: Option<[String; 3]>,
 }
 
 impl Target for Router {
@@ -159,11 +176,14 @@ impl Target for Router {
     }
 
     fn effective_config(&self) -> Option<String> {
-        Some(self.describe().to_string())
+        // As a JSON value's text (keys sorted), as it always was.
+        serde_json::to_value(self.describe())
+            .ok()
+            .map(|v| v.to_string())
     }
 
-    fn describe(&self) -> Option<serde_json::Value> {
-        Some(Router::describe(self))
+    fn describe(&self) -> Option<super::ServerFacts> {
+        Some(super::ServerFacts::Router(Box::new(Router::describe(self))))
     }
 }
 

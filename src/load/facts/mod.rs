@@ -1,0 +1,257 @@
+//! What a load kind records with each trial beyond the shared measurement
+//! (DNS's datagram counts and ramp, forward's search), and the judgements
+//! only that kind can make from them: whether the trial describes the
+//! client, when its point is not comparable, its notes and its chart marks.
+//!
+//! The shared layers (runner, store, report) hold one [`TrialExtras`] and
+//! ask it; only the kind's own module knows its facts' type. A kind
+//! declares how its facts are read back from the store with
+//! [`FactsReader`] in its `LoadKind::facts`, so a new kind with facts of
+//! its own is still its module plus one registry line.
+
+#[cfg(test)]
+mod guard;
+mod ramp;
+mod stored;
+
+#[cfg(test)]
+pub(crate) use guard::rust_files;
+pub use ramp::{Ramp, RampSecond};
+pub use stored::FactsReader;
+
+use super::errors::ErrorCounts;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::any::Any;
+/// A load kind's answer to a question the shared layers ask of a trial or
+/// a cell (one system at one point).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KindRule {
+    /// The kind has no rule of its own here: the shared one applies.
+    Shared,
+    /// The kind decided: `Some(reason)` yes, and why; `None` no.
+    Decided(Option<String>),
+}
+
+/// What a chart of one group of cells shows, for a kind to add its marks.
+pub struct ChartInputs<'a> {
+    /// The swept axis on x (`load.frame_size`, `connections`).
+    pub axis: &'a str,
+    /// The x values of the group's points, ascending, without repeats.
+    pub xs: &'a [f64],
+    /// The link speed the server forwards over, in Gbit/s, when its kind
+    /// records one (`target::ServerFacts::link_gbit`).
+    pub link_gbit: Option<f64>,
+    /// How the report writes a number in a label (`10`, `2.5`).
+    pub number: fn(f64) -> String,
+}
+
+/// What a kind draws on the throughput chart beside the data.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChartMark {
+    /// A guide curve through `(x, throughput)` points (a line rate).
+    Curve {
+        /// The curve's points, in x order.
+        points: Vec<(f64, f64)>,
+        /// Its label.
+        label: String,
+        /// What the chart's caption says it is (after "grey dotted: ").
+        caption: String,
+    },
+    /// A vertical mark at `x`.
+    At {
+        /// Where on the x axis.
+        x: f64,
+        /// Its label.
+        label: String,
+        /// The sentence the chart's caption adds for it.
+        caption: String,
+    },
+}
+
+/// How a kind's facts are stored: under `KEY` in a trial's context, as
+/// their own serde form. Implementing it gives [`FactsStore`].
+pub trait StoredFacts:
+    Clone + std::fmt::Debug + Serialize + DeserializeOwned + Send + Sync + 'static
+{
+    /// The context's key (`datagrams`, `forward`).
+    const KEY: &'static str;
+    /// What the verdicts' legend says of the kind's own not-comparable
+    /// rule, after the shared one's "errors above 0.1% of requests"
+    /// (`, SERVFAIL above 1% of a ramp's answers`); `None`: no rule.
+    fn legend() -> Option<String> {
+        None
+    }
+}
+
+/// What [`TrialExtras`] needs of any facts to store, copy and compare
+/// them; every [`StoredFacts`] type has it.
+pub trait FactsStore: std::fmt::Debug + Send + Sync + Any {
+    /// The key they are stored under ([`StoredFacts::KEY`]).
+    fn key(&self) -> &'static str;
+    /// The facts as stored.
+    fn to_json(&self) -> serde_json::Value;
+    /// A boxed copy.
+    fn clone_box(&self) -> Box<dyn TrialFacts>;
+}
+
+impl<T: StoredFacts + TrialFacts> FactsStore for T {
+    fn key(&self) -> &'static str {
+        T::KEY
+    }
+    fn to_json(&self) -> serde_json::Value {
+        // Plain data types: serialising them to a JSON value cannot fail.
+        serde_json::to_value(self).unwrap_or_default()
+    }
+    fn clone_box(&self) -> Box<dyn TrialFacts> {
+        Box::new(self.clone())
+    }
+}
+
+/// One kind's facts about one trial: the questions the shared layers ask.
+/// Implemented only inside `load/`; each answer is "nothing of my own" by
+/// default.
+pub trait TrialFacts: FactsStore {
+    /// Whether the trial describes the client rather than the server.
+    fn client_bound(&self) -> KindRule {
+        KindRule::Shared
+    }
+    /// Whether the cell of `cell` (every successful trial's extras, this
+    /// one among them) is not comparable; `errors` and `requests` are
+    /// summed over the cell's trials.
+    fn not_comparable(
+        &self,
+        _cell: &[&TrialExtras],
+        _errors: &ErrorCounts,
+        _requests: u64,
+    ) -> KindRule {
+        KindRule::Shared
+    }
+    /// What a reader of the trial must know.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The marks the kind draws on a throughput chart of `chart`.
+    fn chart_marks(&self, _chart: &ChartInputs) -> Vec<ChartMark> {
+        Vec::new()
+    }
+    /// The trial's headline throughput when it is not completed requests
+    /// over wall time (a ramp's maximum).
+    fn throughput(&self) -> Option<f64> {
+        None
+    }
+    /// A rate ramp's second-by-second view, for the ramp chart.
+    fn ramp(&self) -> Option<&Ramp> {
+        None
+    }
+    /// Whether the rate sums two directions (`Some(false)`: one direction);
+    /// `None`: the kind's rate has no direction.
+    fn bidirectional(&self) -> Option<bool> {
+        None
+    }
+}
+/// Every registered kind's clause in the verdicts' legend, in registry
+/// order ([`StoredFacts::legend`]).
+pub fn legend_clauses() -> String {
+    super::KINDS
+        .iter()
+        .filter_map(|k| k.facts)
+        .filter_map(|r| (r.legend)())
+        .collect()
+}
+/// The one slot for a kind's trial facts, held by the load result and
+/// the stored context; empty for kinds that record none (http, pg, mysql)
+/// and for failed trials. Stored flattened into the context under the
+/// kind's key, as the slots it replaced were (`datagrams`, `forward`).
+#[derive(Default)]
+pub struct TrialExtras(Option<Box<dyn TrialFacts>>);
+
+impl TrialExtras {
+    /// Extras holding `facts`.
+    pub fn new(facts: impl TrialFacts) -> TrialExtras {
+        TrialExtras(Some(Box::new(facts)))
+    }
+
+    /// No kind recorded facts.
+    pub fn is_none(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The facts as the kind's own type, for that kind's module (and its
+    /// ad-hoc command).
+    pub fn get<T: TrialFacts>(&self) -> Option<&T> {
+        let facts: &dyn Any = self.0.as_deref()?;
+        facts.downcast_ref()
+    }
+
+    /// The facts as stored, under their key.
+    pub fn stored(&self) -> Option<(&'static str, serde_json::Value)> {
+        self.0.as_ref().map(|f| (f.key(), f.to_json()))
+    }
+
+    /// Whether the trial describes the client ([`TrialFacts::client_bound`]).
+    pub fn client_bound(&self) -> KindRule {
+        self.0
+            .as_ref()
+            .map_or(KindRule::Shared, |f| f.client_bound())
+    }
+
+    /// The first rule of its kind that decides the cell of `cell`
+    /// ([`TrialFacts::not_comparable`]); `Shared` when none does.
+    pub fn not_comparable(cell: &[&TrialExtras], errors: &ErrorCounts, requests: u64) -> KindRule {
+        cell.iter()
+            .filter_map(|e| e.0.as_ref())
+            .map(|f| f.not_comparable(cell, errors, requests))
+            .find(|r| *r != KindRule::Shared)
+            .unwrap_or(KindRule::Shared)
+    }
+
+    /// The kind's notes ([`TrialFacts::notes`]).
+    pub fn notes(&self) -> Vec<String> {
+        self.0.as_ref().map(|f| f.notes()).unwrap_or_default()
+    }
+
+    /// The kind's chart marks ([`TrialFacts::chart_marks`]).
+    pub fn chart_marks(&self, chart: &ChartInputs) -> Vec<ChartMark> {
+        self.0
+            .as_ref()
+            .map(|f| f.chart_marks(chart))
+            .unwrap_or_default()
+    }
+
+    /// The kind's own headline throughput ([`TrialFacts::throughput`]).
+    pub fn throughput(&self) -> Option<f64> {
+        self.0.as_ref()?.throughput()
+    }
+
+    /// A rate ramp's view ([`TrialFacts::ramp`]).
+    pub fn ramp(&self) -> Option<&Ramp> {
+        self.0.as_ref()?.ramp()
+    }
+
+    /// Whether the rate sums two directions ([`TrialFacts::bidirectional`]).
+    pub fn bidirectional(&self) -> Option<bool> {
+        self.0.as_ref()?.bidirectional()
+    }
+}
+
+impl Clone for TrialExtras {
+    fn clone(&self) -> Self {
+        TrialExtras(self.0.as_ref().map(|f| f.clone_box()))
+    }
+}
+
+impl PartialEq for TrialExtras {
+    fn eq(&self, other: &Self) -> bool {
+        self.stored() == other.stored()
+    }
+}
+
+impl std::fmt::Debug for TrialExtras {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(facts) => facts.fmt(f),
+            None => f.write_str("TrialExtras(None)"),
+        }
+    }
+}

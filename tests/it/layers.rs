@@ -1,0 +1,83 @@
+//! `scripts/module-loops.py` (run by `scripts/test.sh`) holds the library
+//! to CONTRIBUTING.md's layer diagram: it passes on the real tree and fails,
+//! naming the edge, on an import that points up, across peers, out of a
+//! leaf, or into a module the diagram does not draw.
+
+use std::path::Path;
+use std::process::Command;
+
+fn check(src: &Path) -> (bool, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/module-loops.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(src)
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.success(), text)
+}
+
+/// A tree of `modules` (name, source) beside a copy of CONTRIBUTING.md.
+fn tree(modules: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(
+        root.join("CONTRIBUTING.md"),
+        dir.path().join("CONTRIBUTING.md"),
+    )
+    .unwrap();
+    for (name, text) in modules {
+        let module = dir.path().join("src").join(name);
+        std::fs::create_dir_all(&module).unwrap();
+        std::fs::write(module.join("mod.rs"), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn the_library_follows_the_layers() {
+    let (ok, text) = check(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("every top-level import points down"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_import_against_the_diagram_fails_and_is_named() {
+    let down = tree(&[("runner", "use crate::sys::x;"), ("sys", "")]);
+    let (ok, text) = check(&down.path().join("src"));
+    assert!(ok, "an import that points down is fine: {text}");
+    for (modules, want) in [
+        (
+            [("sys", "use crate::runner::x;"), ("runner", "")],
+            "sys -> runner: runner is drawn above sys",
+        ),
+        (
+            [("target", "fn f() { crate::load::g() }"), ("load", "")],
+            "target -> load: peers on one line do not import each other",
+        ),
+        (
+            [("model", "use crate::units::Bytes;"), ("units", "")],
+            "model -> units: a leaf imports no other module",
+        ),
+        (
+            [("newthing", "use crate::sys::x;"), ("sys", "")],
+            "newthing is not in the diagram",
+        ),
+    ] {
+        let dir = tree(&modules);
+        let (ok, text) = check(&dir.path().join("src"));
+        assert!(!ok, "{text}");
+        assert!(
+            text.contains(&format!("against the layers: {want}")),
+            "{text}"
+        );
+    }
+    let leaf = tree(&[("analysis", "use crate::rng::SplitMix64;"), ("rng", "")]);
+    assert!(
+        check(&leaf.path().join("src")).0,
+        "analysis -> rng is the named exception"
+    );
+}
