@@ -20,7 +20,7 @@ use crate::store::{Measurement, RunData, Trial, TrialStatus};
 use crate::units::{Micros, RateUnit};
 
 type Getter = fn(&Measurement) -> String;
-pub use super::csv_schema::{schema, ColumnType, TableSchema};
+pub use super::csv_schema::{ColumnType, Field, TableSchema};
 use ColumnType::{Boolean, Integer, Number, Text};
 /// A column's reader that may capture what it reads (an error kind).
 type Reader = Box<dyn Fn(&Measurement) -> String>;
@@ -148,7 +148,7 @@ pub fn export(data: &RunData) -> String {
 
 /// Every column's name and type, in order: [`header`], then the energy
 /// columns, last and only when some trial measured energy.
-pub(super) fn typed_header(data: &RunData) -> Vec<(String, ColumnType)> {
+fn typed_header(data: &RunData) -> Vec<(String, ColumnType)> {
     let unit = super::rows::throughput_unit(data, &mut Vec::new());
     let axes = axes(data);
     let types = axes.iter().map(|a| axis_type(data, a));
@@ -188,6 +188,17 @@ fn axis_type(data: &RunData, axis: &str) -> ColumnType {
             })
         })
         .unwrap_or(Text)
+}
+
+/// The schema of [`export`]`(data)`: the same columns in the same order.
+pub fn schema(data: &RunData) -> TableSchema {
+    TableSchema {
+        fields: typed_header(data)
+            .into_iter()
+            .map(|(name, ty)| Field { name, ty })
+            .collect(),
+        missing_values: vec![String::new()],
+    }
 }
 
 /// The sweep axes in first-seen order: one column each.

@@ -2,7 +2,8 @@
 //! (<https://specs.frictionlessdata.io/table-schema/>): `export --format
 //! csv-schema`. A reader that infers types from values (pandas) loads a
 //! column that a run left empty as float64, whatever it holds in other
-//! runs; with the schema it loads each column as what it is.
+//! runs; with the schema it loads each column as what it is. The schema
+//! itself is built by `csv::schema`, from the columns the export writes.
 
 use serde::Serialize;
 
@@ -39,15 +40,4 @@ pub struct TableSchema {
     /// `[""]`: an empty cell is a missing value.
     #[serde(rename = "missingValues")]
     pub missing_values: Vec<String>,
-}
-
-/// The schema of `csv::export(data)`: the same columns in the same order.
-pub fn schema(data: &crate::store::RunData) -> TableSchema {
-    TableSchema {
-        fields: super::csv::typed_header(data)
-            .into_iter()
-            .map(|(name, ty)| Field { name, ty })
-            .collect(),
-        missing_values: vec![String::new()],
-    }
 }

@@ -197,8 +197,8 @@ pub(crate) type CsvRead = fn(&Trial, fn(f64) -> String) -> String;
 /// measured energy, so such a run's CSV is as it was.
 pub(crate) fn csv_columns(
     data: &crate::store::RunData,
-) -> Vec<(&'static str, super::csv::ColumnType, CsvRead)> {
-    use super::csv::ColumnType::{Number, Text};
+) -> Vec<(&'static str, super::csv_schema::ColumnType, CsvRead)> {
+    use super::csv_schema::ColumnType::{Number, Text};
     let any = data
         .trials
         .iter()
