@@ -28,6 +28,7 @@ pub mod pg;
 pub(crate) mod reqresp;
 pub mod result;
 pub(crate) mod timerfd;
+pub mod xdp;
 
 pub use kind::{LoadKind, LoadPlan};
 pub use result::{ErrorCounts, ErrorKind, LoadResult};

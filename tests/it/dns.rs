@@ -5,7 +5,7 @@
 
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::RecordType;
-use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
+use scalelab::load::dns::{DnsDriver, DnsSettings, Generator, QuerySource};
 use scalelab::load::{Driver, LoadSpec};
 use scalelab::model::Dataset;
 use scalelab::placement::Placement;
@@ -55,6 +55,7 @@ fn driver(uri: &str, file: &Path) -> DnsDriver {
         names: None,
         max_outstanding: 20,
         max_rate: None,
+        generator: Generator::Socket,
     };
     DnsDriver::new(settings, uri).unwrap()
 }
@@ -70,6 +71,7 @@ fn nsd_ramp(base: &Path, max_rate: f64) -> (DnsLab, DnsDriver, std::path::PathBu
         names: None,
         max_outstanding: 100,
         max_rate: Some(max_rate),
+        generator: Generator::Socket,
     };
     let driver = DnsDriver::new(settings, &uri).unwrap();
     (lab, driver, q, uri)
