@@ -159,7 +159,7 @@ fn nsd_serves_the_lab_zones_and_nothing_leaves() {
 }
 
 /// `unbound-control stats_noreset`'s `total.num.queries`.
-fn unbound_queries(lab: &DnsLab) -> u64 {
+pub fn unbound_queries(lab: &DnsLab) -> u64 {
     let conf = lab.run_dir().unwrap().join("unbound.conf");
     let out = std::process::Command::new("unbound-control")
         .arg("-c")

@@ -247,6 +247,19 @@ impl Xsk {
         }
     }
 
+    /// Kicks until the kernel has taken every queued frame, for at most
+    /// `limit`; says whether it did.
+    pub(crate) fn drain(&mut self, limit: std::time::Duration) -> bool {
+        let started = std::time::Instant::now();
+        while self.tx.unconsumed() > 0 {
+            if started.elapsed() > limit {
+                return false;
+            }
+            self.kick();
+        }
+        true
+    }
+
     fn frame_mut(&mut self, addr: u64) -> &mut [u8] {
         let at = addr as usize;
         assert!(at + FRAME <= self.umem_len, "a UMEM offset out of range");

@@ -28,6 +28,8 @@ const DATA_OFFSET: usize = libc::TPACKET2_HDRLEN - std::mem::size_of::<libc::soc
 const ETH_HDR: usize = 14;
 const IP_HDR: usize = 20;
 const UDP_HDR: usize = 8;
+/// Where a frame's payload starts.
+pub(super) const PAYLOAD_AT: usize = ETH_HDR + IP_HDR + UDP_HDR;
 
 /// The ring transmitter.
 pub struct PacketRing {
@@ -248,7 +250,7 @@ impl Drop for PacketRing {
 
 /// The frame `route` sends, FCS excluded: Ethernet to the next hop, IPv4
 /// (DF, TTL 64), UDP without checksum (allowed over IPv4), blank payload.
-fn template(route: &Route, frame: FrameSize) -> Result<Vec<u8>> {
+pub(super) fn template(route: &Route, frame: FrameSize) -> Result<Vec<u8>> {
     let own = own_mac(&route.ifname)?;
     let next_hop = neighbour_mac(route.gateway, &route.ifname)?;
     let payload = frame.payload();
@@ -288,7 +290,7 @@ fn neighbour_mac(gateway: Ipv4Addr, ifname: &str) -> Result<[u8; 6]> {
     xdp::path::neighbour(&table, gateway, ifname).ok_or_else(|| {
         Error::other(format!(
             "no resolved neighbour entry for {gateway} on {ifname}; the packet_ring \
-             generator sends to the next hop's link-layer address, so the lab needs a \
+             and xdp generators send to the next hop's link-layer address, so the lab needs a \
              static neighbour (`ip neigh replace {gateway} lladdr .. dev {ifname} nud permanent`)"
         ))
     })
