@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
-# scalelab's AF_XDP DNS generator against kxdpgun (knot-dnsutils), side by
-# side in one sink lab, and its answers against NSD's and Unbound's own
-# counters.
+# scalelab's AF_XDP generators against the fastest peers, side by side:
+# DNS against kxdpgun (knot-dnsutils) in one sink lab, forwarding against
+# trafgen (netsniff-ng); and the DNS answers against NSD's and Unbound's
+# own counters.
 #
 #   sink lab: namespace G (the generators) joined by a veth to namespace S,
 #             whose end has no address: S's IP layer drops every frame
 #             (forwarding is off in a new namespace). G reaches 198.18.43.2
 #             through a permanent neighbour entry for S's MAC. No link
-#             leads out of either namespace. S's receive work runs on
-#             SINK_CPU (RPS), the generators are pinned to GEN_CPU.
-#   counted:  frames by G's veth TX counter (`ip -s -j link`), over the
-#             nominal sending time (-d); CPU by /usr/bin/time (user + sys,
-#             which holds copy-mode AF_XDP's kernel transmit path).
+#             leads out of either namespace. The generators are pinned to
+#             GEN_CPU, and S's receive work runs there too, inline (no RPS):
+#             with it on another CPU, S's backlog (netdev_max_backlog)
+#             overflows and the veth refuses frames (copy-mode AF_XDP sees
+#             EBUSY, trafgen stops at EAGAIN), so the sink, not the
+#             generator, would be measured.
+#   counted:  frames by G's veth TX counter (`ip -s -j link`: frames S took),
+#             over the nominal sending time (-d); CPU by /usr/bin/time
+#             (user + sys: copy-mode AF_XDP's and the packet ring's kernel
+#             transmit path, and S's drop, inline).
 #   1. unbounded: `kxdpgun -Q 100M` and `scalelab load dns --generator xdp
 #      -Q 100M`, alternating A B A B, -r ROUNDS rounds.
 #   2. fixed-rate steps (STEPS, queries/s): each tool asked for the rate;
 #      the rate the veth saw, per tool.
-#   3. answers: NSD at 198.18.44.2 and Unbound (stub to NSD) at
+#   3. forwarding, alternating, -r ROUNDS rounds: trafgen (AF_PACKET TX
+#      ring, 64-byte frames) into the sink; and `scalelab load forward
+#      --generator xdp -R 20M` in its own lab with forwarding off in R (R
+#      drops, its receive work on SINK_CPU by RPS), counted by its sending
+#      veth's TX counter. Not the same sink: there the drop is not on the
+#      generator's CPU, so this ratio favours scalelab.
+#   4. answers: NSD at 198.18.44.2 and Unbound (stub to NSD) at
 #      198.18.44.3 in namespace N, scalelab in namespace C, at CHECK_RATE
 #      queries/s for -d s: scalelab's answers against `nsd-control`'s
 #      num.queries and `unbound-control`'s total.num.queries.
@@ -26,7 +38,7 @@
 # Usage: flock target/bench.lock bench/xdp-ab.sh [-r ROUNDS] [-d SECONDS]
 # Environment: SCALELAB (a prebuilt binary; default: build target/release),
 #   STEPS ("250000 500000 1000000"), CHECK_RATE (20000), GEN_CPU (0),
-#   SINK_CPU (1). Takes about (2 * ROUNDS + 2 * steps + 2) * (SECONDS + 2) s.
+#   SINK_CPU (1). Takes about (4 * ROUNDS + 2 * steps + 2) * (SECONDS + 3) s.
 set -euo pipefail
 
 ROUNDS=4
@@ -42,8 +54,8 @@ STEPS=${STEPS:-250000 500000 1000000}
 CHECK_RATE=${CHECK_RATE:-20000}
 GEN_CPU=${GEN_CPU:-0}
 SINK_CPU=${SINK_CPU:-1}
-for tool in kxdpgun nsd nsd-control unbound unbound-control taskset /usr/bin/time ip python3; do
-    command -v "$tool" >/dev/null || { echo "missing: $tool (apt-get install knot-dnsutils nsd unbound)" >&2; exit 2; }
+for tool in kxdpgun trafgen nsd nsd-control unbound unbound-control taskset /usr/bin/time ip python3; do
+    command -v "$tool" >/dev/null || { echo "missing: $tool (apt-get install knot-dnsutils netsniff-ng nsd unbound)" >&2; exit 2; }
 done
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/scalelab-bin.sh
@@ -74,7 +86,7 @@ ip -n "$G" addr add 198.18.43.1/24 dev g0
 ip -n "$G" link set lo up; ip -n "$G" link set g0 up; ip -n "$S" link set s0 up
 SINK_MAC=$(ip -n "$S" -j link show s0 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
 ip -n "$G" neigh replace 198.18.43.2 lladdr "$SINK_MAC" dev g0 nud permanent
-ip netns exec "$S" sh -c "printf %x $((1 << SINK_CPU)) > /sys/class/net/s0/queues/rx-0/rps_cpus"
+ip netns exec "$S" sh -c 'echo 0 > /sys/class/net/s0/queues/rx-0/rps_cpus'
 printf 'h1.bench.test A\nh2.bench.test A\nh3.bench.test AAAA\n' >"$WORK/q.txt"
 : >"$WORK/rows.tsv"
 
@@ -96,9 +108,26 @@ run_one() {
                 taskset -c "$GEN_CPU" "$SCALELAB" load dns 198.18.43.2:53 --generator xdp \
                 -t 1 -c 32 -Q "$rate" -d "${SECS}s" --timeout 1s --queries "$WORK/q.txt" \
                 --json >"$WORK/out" 2>"$WORK/err" || [ $? -eq 4 ]
-            own=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sent"])' "$WORK/out") ;;
+            # Nothing answers in the sink: exit 4, and the count is in the error.
+            own=$(grep -o 'none of [0-9]*' "$WORK/err" | awk '{print $3}') ;;
+        trafgen)
+            /usr/bin/time -f '%U %S' -o "$WORK/time" ip netns exec "$G" timeout -s INT "$SECS" \
+                taskset -c "$GEN_CPU" trafgen --dev g0 --conf "$WORK/trafgen.cfg" --cpus 1 \
+                --no-sock-mem --notouch-irq >"$WORK/out" 2>&1 || [ $? -eq 124 ]
+            own=$(awk '/packets\)$/{gsub(/[()]/, "", $(NF-1)); print $(NF-1)}' "$WORK/out") ;;
+        forward)
+            # Its own lab (A - R - B) with forwarding off in R: R drops each
+            # frame after one route lookup, on SINK_CPU; the generator gets
+            # the other CPU. Counted by A's TX counter, which the trial
+            # reconciles with its own count.
+            /usr/bin/time -f '%U %S' -o "$WORK/time" "$SCALELAB" load forward --generator xdp \
+                --frame-size 64 -R 20000000 -d "${SECS}s" --router-cpus "$SINK_CPU" \
+                --sysctl net.ipv4.ip_forward=0 --json >"$WORK/out" || [ $? -eq 4 ]
+            before=0
+            after=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0]["trial"]["directions"][0]["sent_kernel"])' "$WORK/out")
+            own=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["steps"][0]["trial"]; print(t["sent"], "reconciled" if t["reconciled"] else "NOT reconciled")' "$WORK/out") ;;
     esac
-    after=$(tx_packets "$G" g0)
+    [ "$tool" = forward ] || after=$(tx_packets "$G" g0)
     python3 - "$phase" "$tool" "$round" "$rate" "$((after - before))" "$SECS" "$WORK/time" "$own" \
         >>"$WORK/rows.tsv" <<'PY'
 import sys
@@ -119,6 +148,12 @@ echo "# 2. fixed-rate steps ($STEPS); load average before: $(load)"
 for rate in $STEPS; do
     for tool in kxdpgun scalelab; do run_one step "$tool" 1 "$rate"; done
 done
+echo "# 3. forwarding, 64-byte frames, $ROUNDS rounds; load average before: $(load)"
+GEN_MAC=$(ip -n "$G" -j link show g0 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
+echo "{ eth(da=$SINK_MAC, sa=$GEN_MAC, type=0x0800), ipv4(saddr=198.18.43.1, daddr=198.18.43.2, ttl=64, df), udp(sp=9, dp=9), fill(0x00, 18) }" >"$WORK/trafgen.cfg"
+for round in $(seq "$ROUNDS"); do
+    for tool in trafgen forward; do run_one forward "$tool" "$round" 0; done
+done
 echo "# load average after the sink phases: $(load)"
 echo "phase      tool      round  asked/s     sent/s (veth)  cpu_ns/frame  own count"
 awk -F'\t' '{printf "%-10s %-9s %5s %10s %14s %13s  %s\n", $1, $2, $3, $4, $5, $6, $7}' "$WORK/rows.tsv"
@@ -128,21 +163,28 @@ rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 by = {}
 for phase, tool, rnd, rate, pps, cpu, own in rows:
     by.setdefault((phase, rate, rnd), {})[tool] = (float(pps), float(cpu))
-ratios = [v["scalelab"][0] / v["kxdpgun"][0] for (p, _, _), v in by.items()
-          if p == "unbounded" and v.get("kxdpgun", (0,))[0] > 0 and "scalelab" in v]
-cpu = [v["scalelab"][1] / v["kxdpgun"][1] for (p, _, _), v in by.items()
-       if p == "unbounded" and v.get("kxdpgun", (0, 0))[1] > 0 and "scalelab" in v]
-if ratios:
-    print("unbounded: scalelab/kxdpgun sent per round " + ", ".join(f"{r:.2f}" for r in ratios)
-          + f"; median {statistics.median(ratios):.2f}; CPU per frame ratio median "
-          f"{statistics.median(cpu):.2f}")
+def pair(phase, ours, theirs):
+    rounds = [v for (p, _, _), v in by.items() if p == phase and ours in v and theirs in v
+              and v[theirs][0] > 0]
+    if not rounds:
+        return
+    sent = [v[ours][0] / v[theirs][0] for v in rounds]
+    cpu = [v[ours][1] / v[theirs][1] for v in rounds if v[theirs][1] > 0]
+    med = lambda t: statistics.median(v[t][0] for v in rounds)
+    medcpu = lambda t: statistics.median(v[t][1] for v in rounds)
+    print(f"{phase}: {ours}/{theirs} sent per round " + ", ".join(f"{r:.2f}" for r in sent)
+          + f"; median {statistics.median(sent):.2f} ({med(ours):.0f} v {med(theirs):.0f}/s); "
+          f"CPU ns per frame {medcpu(ours):.0f} v {medcpu(theirs):.0f}"
+          + (f" (ratio median {statistics.median(cpu):.2f})" if cpu else ""))
+pair("unbounded", "scalelab", "kxdpgun")
+pair("forward", "forward", "trafgen")
 for (p, rate, _), v in by.items():
     if p == "step":
         print(f"step {int(rate):>9}/s: " + ", ".join(
             f"{t} {v[t][0] / int(rate):.2f} of it" for t in sorted(v)))
 PY
 
-# --- 3. answers against the servers' own counters ---------------------------
+# --- 4. answers against the servers' own counters ---------------------------
 ip netns add "$C"; ip netns add "$N"
 ip link add c0 netns "$C" type veth peer name n0 netns "$N"
 ip -n "$C" addr add 198.18.44.1/24 dev c0
@@ -214,7 +256,7 @@ counter() { # server
             awk -F= '$1=="total.num.queries"{print $2}' ;;
     esac
 }
-echo "# 3. answers at $CHECK_RATE queries/s for ${SECS}s; load average before: $(load)"
+echo "# 4. answers at $CHECK_RATE queries/s for ${SECS}s; load average before: $(load)"
 for server in nsd unbound; do
     addr=198.18.44.2
     [ "$server" = unbound ] && addr=198.18.44.3

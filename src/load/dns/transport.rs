@@ -18,6 +18,9 @@ pub(super) trait Transport {
     /// Sends the first `n` datagrams of `batch` (lengths in `lens`) on
     /// flight `flight`; returns how many the kernel took.
     fn send(&mut self, flight: usize, batch: &mut Batch, n: usize) -> std::io::Result<usize>;
+    /// Makes what `send` queued leave (XDP: one kick for every batch of a
+    /// round); sockets send at once and need nothing.
+    fn flush(&mut self) {}
     /// Reads up to [`BATCH`] answers into `batch` (`from` says each one's
     /// flight); `Ok(0)` once every flight was read empty.
     fn recv(&mut self, batch: &mut Batch) -> std::io::Result<usize>;

@@ -358,6 +358,7 @@ impl Worker<'_> {
             }
             n -= done as u64;
         }
+        self.transport.flush();
         total
     }
 

@@ -27,7 +27,7 @@ pub(super) struct XdpTransport {
     server: SocketAddrV4,
     first_port: u16,
     /// The sockets that hold the source ports for the run.
-    _reserved: Vec<UdpSocket>,
+    reserved: Vec<UdpSocket>,
     ip_id: u16,
 }
 
@@ -66,7 +66,7 @@ impl XdpTransport {
             path,
             server,
             first_port,
-            _reserved: reserved,
+            reserved,
             ip_id: 0,
         })
     }
@@ -78,7 +78,7 @@ impl XdpTransport {
             self.path.ifname,
             self.path.src,
             self.first_port,
-            self.first_port as usize + self._reserved.len() - 1
+            self.first_port as usize + self.reserved.len() - 1
         )
     }
 }
@@ -102,10 +102,14 @@ impl Transport for XdpTransport {
         Ok(sent)
     }
 
+    fn flush(&mut self) {
+        self.xdp.xsk.kick();
+    }
+
     fn recv(&mut self, batch: &mut Batch) -> std::io::Result<usize> {
         let mut k = 0;
         let (server, first) = (self.server, self.first_port);
-        let flights = self._reserved.len();
+        let flights = self.reserved.len();
         self.xdp.xsk.receive(BATCH, |f| {
             let Some(d) = frame::parse_udp(f) else { return };
             let flight = usize::from(d.to_port.wrapping_sub(first));

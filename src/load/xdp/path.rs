@@ -98,6 +98,11 @@ pub(crate) fn resolve(dest: SocketAddrV4) -> Result<Path, XdpError> {
         Ok(SocketAddr::V4(a)) => *a.ip(),
         _ => return Err(no("no IPv4 source address")),
     };
+    if src == *dest.ip() {
+        return Err(no(
+            "it is this namespace's own address (the kernel loops it back)",
+        ));
+    }
     let (ifname, gateway) = route(&read("route"), *dest.ip())
         .ok_or_else(|| no("it is local or has no route in the main table"))?;
     let ifindex = ifindex(&ifname).ok_or_else(|| no(&format!("no interface {ifname}")))?;

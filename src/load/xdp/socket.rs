@@ -9,9 +9,12 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 pub(crate) const FRAME: usize = 2048;
 /// Frames in each ring, and in each half of the UMEM.
 const RING: u32 = 2048;
-/// `sendto` kicks per transmit before the rest is left for the next one
-/// (copy mode moves at most 32 frames per kick by default).
+/// `sendto` kicks per [`Xsk::kick`] before the rest is left for the next
+/// one.
 const KICKS: usize = 64;
+/// `XDP_MAX_TX_SKB_BUDGET` (Linux 6.17+): frames one copy-mode `sendto`
+/// may move (32 before it, and where it is refused).
+const XDP_MAX_TX_SKB_BUDGET: libc::c_int = 9;
 
 /// An XDP socket bound to one interface queue.
 pub(crate) struct Xsk {
@@ -39,6 +42,26 @@ fn setopt<T>(fd: RawFd, opt: libc::c_int, value: &T, what: &'static str) -> Resu
     };
     if r < 0 {
         return Err(sys_error(what));
+    }
+    Ok(())
+}
+
+/// The send buffer asked for (bytes; root may exceed `wmem_max`).
+const SEND_BUFFER: libc::c_int = 16 << 20;
+
+fn sock_setopt(fd: RawFd, opt: libc::c_int, value: libc::c_int) -> std::io::Result<()> {
+    // SAFETY: an int option, passed by pointer with its size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            opt,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }
@@ -148,6 +171,13 @@ impl Xsk {
             umem_len,
         };
         xsk.fill.produce((0..RING as u64).map(|i| i * FRAME as u64));
+        // One kick may move the whole ring; older kernels keep 32.
+        let _ = setopt(raw, XDP_MAX_TX_SKB_BUDGET, &RING, "raising the TX budget");
+        // Copy mode charges every frame in flight (an skb until the
+        // receiver frees it) to the socket: with the default send buffer
+        // (~270 frames) a kick stops short with EAGAIN whenever the far
+        // end's backlog is a few hundred frames deep.
+        let _ = sock_setopt(raw, libc::SO_SNDBUFFORCE, SEND_BUFFER);
         let sa = libc::sockaddr_xdp {
             sxdp_family: libc::AF_XDP as u16,
             sxdp_flags: libc::XDP_COPY,
@@ -185,8 +215,9 @@ impl Xsk {
         self.comp.release(n);
     }
 
-    /// Fills up to `n` frames with `fill(i, frame) -> length`, queues them
-    /// on the TX ring and kicks the kernel; returns how many were queued.
+    /// Fills up to `n` frames with `fill(i, frame) -> length` and queues
+    /// them on the TX ring; returns how many were queued. They leave at
+    /// the next [`Xsk::kick`].
     pub(crate) fn transmit(
         &mut self,
         n: usize,
@@ -215,13 +246,12 @@ impl Xsk {
             self.tx.produce(descs[..chunk].iter().copied());
             done += chunk;
         }
-        self.kick();
         done
     }
 
     /// Makes the kernel transmit what waits on the TX ring (copy mode
     /// needs a `sendto` for it), a bounded number of times.
-    fn kick(&mut self) {
+    pub(crate) fn kick(&mut self) {
         for _ in 0..KICKS {
             if self.tx.unconsumed() == 0 {
                 return;

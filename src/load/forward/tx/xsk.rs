@@ -37,11 +37,13 @@ impl XdpTx {
 impl Transmit for XdpTx {
     fn send(&mut self, n: usize, seq: u64, ts_ns: u64) -> Result<usize> {
         let t = &self.template;
-        Ok(self.xsk.transmit(n, |i, f| {
+        let queued = self.xsk.transmit(n, |i, f| {
             f[..t.len()].copy_from_slice(t);
             frame::encode(&mut f[PAYLOAD_AT..], seq + i as u64, ts_ns);
             t.len()
-        }))
+        });
+        self.xsk.kick();
+        Ok(queued)
     }
 
     fn finish(&mut self) -> Result<()> {
