@@ -168,3 +168,37 @@ fn kill_9_of_an_xdp_run_leaves_no_program_attached() {
         rig.ifname
     );
 }
+
+#[test]
+fn auto_takes_sockets_on_the_labs_loopback_and_xdp_through_the_veth() {
+    let base = tempfile::tempdir().unwrap();
+    let rig = rig(base.path());
+    let q = query_file(base.path());
+    let run = |uri: &str| {
+        let settings = DnsSettings {
+            queries: QuerySource::File(q.clone()),
+            names: None,
+            max_outstanding: 20,
+            max_rate: None,
+            generator: Generator::Auto,
+        };
+        let spec = LoadSpec {
+            max_requests: Some(500),
+            ..LoadSpec::closed(1, 1, Duration::from_secs(10))
+        };
+        let r = DnsDriver::new(settings, uri)
+            .unwrap()
+            .run(&spec, &Shutdown::new())
+            .unwrap();
+        assert_eq!(r.requests, 500, "{uri}");
+        r.notes
+    };
+    let lab_ns = rig.lab.netns().unwrap().name().to_string();
+    let on_lo = run(&format!("dns://127.0.0.1:53?netns={lab_ns}"));
+    assert!(on_lo.iter().all(|n| !n.contains("generator")), "{on_lo:?}");
+    let through_veth = run(&format!("dns://{SERVER}:53?netns={}", rig.client.name()));
+    assert!(
+        through_veth.iter().any(|n| n.starts_with("generator xdp:")),
+        "{through_veth:?}"
+    );
+}
