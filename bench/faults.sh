@@ -36,8 +36,8 @@
 # and server CPU stay those of energy off), `check` under a real `git
 # bisect run`, kill -9 of a run whose `external` server a lab host runs,
 # and the server's lab host cut off and reconnected mid-run; and (issue
-# 40) kill -9 of an AF_XDP DNS run: no XDP program, no AF_XDP socket (its
-# UMEM) and no process left.
+# 40) kill -9 of an AF_XDP DNS run: no XDP program, no XSKMAP (which holds
+# the AF_XDP socket and so its UMEM) and no process left.
 #
 # Usage: [SCALELAB=BIN] bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
@@ -1040,12 +1040,13 @@ scenario_healed_partition() {
 # --- end issue 36 -----------------------------------------------------------------
 
 # --- issue 40: AF_XDP ---
-# kill -9 of `scalelab load dns --generator xdp` at XDP_KILLS moments while
-# it sends into a sink (a veth whose far end has no address): 2 s later the
-# interface holds no XDP program, its namespace no AF_XDP socket (so no
-# UMEM is pinned), and the process is gone.
+# kill -9 of `scalelab load dns --generator xdp` at 3 moments while it
+# sends into a sink (a veth whose far end has no address): 2 s later the
+# interface holds no XDP program, no scalelab_xsk program nor its XSKMAP
+# exists anywhere (bench/bpf-objects.py asks bpf() itself; the map holds
+# the AF_XDP socket, the socket its pinned UMEM), and the process is gone.
 scenario_xdp_kill9() {
-    local g=slfx-g-$$ s=slfx-s-$$ i pid mac attached=0 progs=0 socks=0 alive=0 n=3
+    local g=slfx-g-$$ s=slfx-s-$$ i pid mac attached=0 progs=0 objs=0 alive=0 n=3
     ip netns add "$g"; ip netns add "$s"
     ip link add x0 netns "$g" type veth peer name x1 netns "$s"
     ip -n "$g" addr add 198.18.45.1/24 dev x0
@@ -1064,14 +1065,14 @@ scenario_xdp_kill9() {
         kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
         sleep 2
         xdp_on && progs=$((progs + 1))
-        [ "$(ip netns exec "$g" ss -H --xdp | wc -l)" -gt 0 ] && socks=$((socks + 1))
+        [ "$(python3 "$ROOT/bench/bpf-objects.py")" = "programs 0 xskmaps 0" ] || objs=$((objs + 1))
         kill -0 "$pid" 2>/dev/null && alive=$((alive + 1))
     done
     ip netns del "$g"; ip netns del "$s"
     local ok=1
-    [ "$attached" = "$n" ] && [ "$progs" = 0 ] && [ "$socks" = 0 ] && [ "$alive" = 0 ] && ok=0
-    row "xdp-kill9" "$n kill -9 of an XDP run: 0 programs, 0 AF_XDP sockets (UMEM), 0 processes left" \
-        "$n kills ($attached attached first): programs left=$progs, sockets left=$socks, alive=$alive" $ok
+    [ "$attached" = "$n" ] && [ "$progs" = 0 ] && [ "$objs" = 0 ] && [ "$alive" = 0 ] && ok=0
+    row "xdp-kill9" "$n kill -9 of an XDP run: no program on the link, no program/XSKMAP (UMEM) left, no process" \
+        "$n kills ($attached attached first): on the link=$progs, BPF objects left=$objs, alive=$alive" $ok
 }
 # --- end issue 40 ---
 
