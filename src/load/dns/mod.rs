@@ -393,6 +393,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_recipe_picks_the_generator_and_a_wrong_one_is_named() {
+        let parse = |g: &str| {
+            let t: toml::Table = format!("queries = \"q.txt\"\n{g}").parse().unwrap();
+            DnsSettings::parse(&t)
+        };
+        assert_eq!(parse("").unwrap().generator, Generator::Auto);
+        assert_eq!(
+            parse("generator = \"xdp\"").unwrap().generator,
+            Generator::Xdp
+        );
+        assert_eq!(
+            parse("generator = \"socket\"").unwrap().generator,
+            Generator::Socket
+        );
+        let e = parse("generator = \"dpdk\"").unwrap_err().to_string();
+        assert!(e.contains("dpdk") && e.contains("xdp"), "{e}");
+        for g in Generator::ALL {
+            assert_eq!(Generator::parse(g.name()), Ok(g));
+        }
+    }
+
+    #[test]
     fn endpoints_parse_and_stay_on_loopback() {
         let (a, ns) = parse_endpoint("dns://127.0.0.1:53?netns=scalelab-dns-1-0").unwrap();
         assert_eq!(a.port(), 53);
