@@ -35,7 +35,9 @@
 # hung, chatty, hold their stdout in a child or print 1e308 W (the window
 # and server CPU stay those of energy off), `check` under a real `git
 # bisect run`, kill -9 of a run whose `external` server a lab host runs,
-# and the server's lab host cut off and reconnected mid-run.
+# and the server's lab host cut off and reconnected mid-run; and (issue
+# 40) kill -9 of an AF_XDP DNS run: no XDP program, no XSKMAP (which holds
+# the AF_XDP socket and so its UMEM) and no process left.
 #
 # Usage: [SCALELAB=BIN] bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
@@ -1049,6 +1051,43 @@ scenario_healed_partition() {
 }
 # --- end issue 36 -----------------------------------------------------------------
 
+# --- issue 40: AF_XDP ---
+# kill -9 of `scalelab load dns --generator xdp` at 3 moments while it
+# sends into a sink (a veth whose far end has no address): 2 s later the
+# interface holds no XDP program, no scalelab_xsk program nor its XSKMAP
+# exists anywhere (bench/bpf-objects.py asks bpf() itself; the map holds
+# the AF_XDP socket, the socket its pinned UMEM), and the process is gone.
+scenario_xdp_kill9() {
+    local g=slfx-g-$$ s=slfx-s-$$ i pid mac attached=0 progs=0 objs=0 alive=0 n=3
+    ip netns add "$g"; ip netns add "$s"
+    ip link add x0 netns "$g" type veth peer name x1 netns "$s"
+    ip -n "$g" addr add 198.18.45.1/24 dev x0
+    ip -n "$g" link set x0 up; ip -n "$s" link set x1 up
+    mac=$(ip -n "$s" -j link show x1 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
+    ip -n "$g" neigh replace 198.18.45.2 lladdr "$mac" dev x0 nud permanent
+    printf 'h1.bench.test A\n' >"$WORK/xdp-q.txt"
+    xdp_on() { ip -n "$g" -j link show x0 | grep -q '"xdp"'; }
+    for i in $(seq "$n"); do
+        ip netns exec "$g" "$SCALELAB" load dns 198.18.45.2:53 --generator xdp -Q 200000 \
+            -d 60s --timeout 1s --queries "$WORK/xdp-q.txt" >/dev/null 2>&1 &
+        pid=$!
+        for _ in $(seq 100); do xdp_on && break; sleep 0.1; done
+        xdp_on && attached=$((attached + 1))
+        sleep "0.$((RANDOM % 9 + 1))"
+        kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+        sleep 2
+        xdp_on && progs=$((progs + 1))
+        [ "$(python3 "$ROOT/bench/bpf-objects.py")" = "programs 0 xskmaps 0" ] || objs=$((objs + 1))
+        kill -0 "$pid" 2>/dev/null && alive=$((alive + 1))
+    done
+    ip netns del "$g"; ip netns del "$s"
+    local ok=1
+    [ "$attached" = "$n" ] && [ "$progs" = 0 ] && [ "$objs" = 0 ] && [ "$alive" = 0 ] && ok=0
+    row "xdp-kill9" "$n kill -9 of an XDP run: no program on the link, no program/XSKMAP (UMEM) left, no process" \
+        "$n kills ($attached attached first): on the link=$progs, BPF objects left=$objs, alive=$alive" $ok
+}
+# --- end issue 40 ---
+
 echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
 if [ -n "${ONLY:-}" ]; then
     # ONLY="external_kill9 meters": just these scenarios (their function
@@ -1093,6 +1132,9 @@ scenario_check_bisect
 scenario_external_kill9
 scenario_healed_partition
 # --- end issue 36 ---
+# --- issue 40: AF_XDP ---
+scenario_xdp_kill9
+# --- end issue 40 ---
 fi
 
 echo

@@ -15,7 +15,10 @@
 //!   protocol; the shape of the load (open or closed loop, rate, requests per
 //!   connection) is data in [`load::LoadSpec`]. The database drivers (pg,
 //!   mysql) share one loop, `load::event_loop`, and one connection
-//!   lifecycle, `load::reqresp`, generic over their protocols.
+//!   lifecycle, `load::reqresp`, generic over their protocols. The DNS and
+//!   forwarding generators can also bypass the socket layer: [`load::xdp`]
+//!   is AF_XDP (a UMEM, its rings, and a small XDP program assembled in
+//!   Rust and attached through a BPF link).
 //! - [`wire`]: the protocols both of those speak: the PostgreSQL, MySQL and
 //!   DNS codecs (sans-IO: bytes in, messages out), blocking clients,
 //!   connection strings, and the setup sessions a target loads its dataset

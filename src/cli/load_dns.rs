@@ -9,7 +9,7 @@ use super::load_args::{
 use anyhow::{bail, Context};
 use scalelab::load::dns::facts::Datagrams;
 use scalelab::load::dns::queries::QuerySetSpec;
-use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
+use scalelab::load::dns::{DnsDriver, DnsSettings, Generator, QuerySource};
 use scalelab::load::limits;
 use scalelab::load::{Driver, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
@@ -53,6 +53,11 @@ pub struct LoadDnsArgs {
     /// The ramp's final rate in queries/s (resperf -m).
     #[arg(short = 'm', long, value_name = "QPS", requires = "ramp")]
     pub max_rate: Option<f64>,
+    /// How queries leave: auto (AF_XDP where the server is reached through
+    /// an interface and one thread runs; UDP sockets on loopback), xdp, or
+    /// socket.
+    #[arg(long, default_value = "auto", value_parser = Generator::parse, value_name = "METHOD")]
+    pub generator: Generator,
     /// Stop after this many queries sent.
     #[arg(short = 'n', long, value_name = "N", value_parser = limits::request_count_flag)]
     pub requests: Option<u64>,
@@ -110,6 +115,7 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         names: None,
         max_outstanding: a.outstanding,
         max_rate: a.max_rate,
+        generator: a.generator,
     };
     let driver = DnsDriver::new(settings, &a.server())?;
     let spec = LoadSpec {

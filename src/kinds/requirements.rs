@@ -32,6 +32,16 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         paths: &["/usr/bin/dnsperf"],
     },
     Requirement {
+        what: "kxdpgun (bench/xdp-ab.sh)",
+        package: "knot-dnsutils",
+        paths: &["/usr/sbin/kxdpgun", "/usr/bin/kxdpgun"],
+    },
+    Requirement {
+        what: "trafgen (bench/xdp-ab.sh)",
+        package: "netsniff-ng",
+        paths: &["/usr/sbin/trafgen", "/usr/bin/trafgen"],
+    },
+    Requirement {
         what: "strace (bench/syscalls.sh)",
         package: "strace",
         paths: &["/usr/bin/strace"],

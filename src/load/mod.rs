@@ -32,6 +32,7 @@ pub mod pg;
 pub(crate) mod reqresp;
 pub mod result;
 pub(crate) mod timerfd;
+pub mod xdp;
 
 pub use facts::TrialExtras;
 pub use kind::{LoadKind, LoadPlan};

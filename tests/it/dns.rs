@@ -6,7 +6,7 @@
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::RecordType;
 use scalelab::load::dns::facts::Datagrams;
-use scalelab::load::dns::{DnsDriver, DnsSettings, QuerySource};
+use scalelab::load::dns::{DnsDriver, DnsSettings, Generator, QuerySource};
 use scalelab::load::{Driver, LoadSpec};
 use scalelab::model::Dataset;
 use scalelab::placement::Placement;
@@ -56,6 +56,7 @@ fn driver(uri: &str, file: &Path) -> DnsDriver {
         names: None,
         max_outstanding: 20,
         max_rate: None,
+        generator: Generator::Socket,
     };
     DnsDriver::new(settings, uri).unwrap()
 }
@@ -71,6 +72,7 @@ fn nsd_ramp(base: &Path, max_rate: f64) -> (DnsLab, DnsDriver, std::path::PathBu
         names: None,
         max_outstanding: 100,
         max_rate: Some(max_rate),
+        generator: Generator::Socket,
     };
     let driver = DnsDriver::new(settings, &uri).unwrap();
     (lab, driver, q, uri)
@@ -158,7 +160,7 @@ fn nsd_serves_the_lab_zones_and_nothing_leaves() {
 }
 
 /// `unbound-control stats_noreset`'s `total.num.queries`.
-fn unbound_queries(lab: &DnsLab) -> u64 {
+pub fn unbound_queries(lab: &DnsLab) -> u64 {
     let conf = lab.run_dir().unwrap().join("unbound.conf");
     let out = std::process::Command::new("unbound-control")
         .arg("-c")

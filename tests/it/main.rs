@@ -34,6 +34,7 @@ mod store_compat;
 mod store_location;
 mod support;
 mod window;
+mod xdp;
 
 /// The waits and gathered replies of a coalesced run, from its note
 /// ("coalesced: W waits gathered R replies ..."); fails the test without it.

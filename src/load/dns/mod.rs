@@ -5,7 +5,10 @@
 //!   the setup session) is [`crate::wire::dns`];
 //! - `schedule`: when queries are due (flat with an outstanding cap, fixed
 //!   rate, resperf's linear ramp);
-//! - `sys`/`worker`: the socket loop with `sendmmsg`/`recvmmsg` batching;
+//! - `worker`: the loop (match answers by ID, expire, send what is due);
+//!   `transport`: how it moves datagrams, chosen by [`Generator`]: `sys`,
+//!   UDP sockets with `sendmmsg`/`recvmmsg` batching, or `xdp`, an AF_XDP
+//!   socket (see [`crate::load::xdp`]) on the interface towards the server;
 //! - `tally`/`ramp`: per-thread counts, merged, and the ramp summary.
 //!
 //! The endpoint is `dns://ADDR:PORT`, optionally `?netns=NAME`: worker
@@ -20,7 +23,9 @@ pub(crate) mod ramp;
 pub(crate) mod schedule;
 mod sys;
 pub(crate) mod tally;
+mod transport;
 mod worker;
+mod xdp;
 
 use super::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing};
 use crate::shutdown::Shutdown;
@@ -82,6 +87,46 @@ pub struct DnsSettings {
     /// Ramp mode: the rate rises linearly from 0 to this over the run
     /// (resperf -m, with -r the trial duration).
     pub max_rate: Option<f64>,
+    /// How queries leave: `auto` (AF_XDP where the server's address has an
+    /// XDP path, UDP sockets on loopback), `xdp` or `socket`.
+    #[serde(default)]
+    pub generator: Generator,
+}
+
+/// How the DNS generator moves its datagrams.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Generator {
+    /// AF_XDP where the server's address is reached through an interface
+    /// (not loopback) and the load runs on one thread; else sockets.
+    #[default]
+    Auto,
+    /// AF_XDP: frames built here, on an XDP socket's rings; one thread.
+    Xdp,
+    /// Connected UDP sockets with `sendmmsg`/`recvmmsg`.
+    Socket,
+}
+
+impl Generator {
+    /// Every generator, as `--generator` and the recipe's `generator` name them.
+    pub const ALL: [Generator; 3] = [Generator::Auto, Generator::Xdp, Generator::Socket];
+
+    /// The name a recipe and `--generator` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Generator::Auto => "auto",
+            Generator::Xdp => "xdp",
+            Generator::Socket => "socket",
+        }
+    }
+
+    /// The generator called `text`, or an error listing them.
+    pub fn parse(text: &str) -> Result<Generator, String> {
+        Generator::ALL
+            .into_iter()
+            .find(|g| g.name() == text)
+            .ok_or_else(|| format!("unknown generator `{text}`; use auto, xdp or socket"))
+    }
 }
 
 fn default_outstanding() -> u32 {
@@ -215,6 +260,10 @@ impl DnsDriver {
                 }),
                 cpus: spec.client_cpus.clone(),
                 per_second_latency: matches!(mode, Mode::Ramp { .. }),
+                generator: match self.settings.generator {
+                    Generator::Auto if threads > 1 => Generator::Socket,
+                    g => g,
+                },
             })
             .collect()
     }
@@ -254,6 +303,13 @@ impl Driver for DnsDriver {
 
     fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
         spec.validate()?;
+        if self.settings.generator == Generator::Xdp && spec.effective_threads() > 1 {
+            return Err(LoadError::Spec(format!(
+                "the xdp generator runs one thread (one AF_XDP socket on the interface's \
+                 queue 0), not {}: set threads to 1, or use the socket generator",
+                spec.effective_threads()
+            )));
+        }
         let plans = self.plans(spec);
         let cpu_before = super::process_cpu();
         let started = Instant::now();
@@ -340,6 +396,28 @@ mod tests {
 
     fn datagrams(r: &LoadResult) -> Datagrams {
         r.extras.get::<Datagrams>().cloned().unwrap()
+    }
+
+    #[test]
+    fn a_recipe_picks_the_generator_and_a_wrong_one_is_named() {
+        let parse = |g: &str| {
+            let t: toml::Table = format!("queries = \"q.txt\"\n{g}").parse().unwrap();
+            DnsSettings::parse(&t)
+        };
+        assert_eq!(parse("").unwrap().generator, Generator::Auto);
+        assert_eq!(
+            parse("generator = \"xdp\"").unwrap().generator,
+            Generator::Xdp
+        );
+        assert_eq!(
+            parse("generator = \"socket\"").unwrap().generator,
+            Generator::Socket
+        );
+        let e = parse("generator = \"dpdk\"").unwrap_err().to_string();
+        assert!(e.contains("dpdk") && e.contains("xdp"), "{e}");
+        for g in Generator::ALL {
+            assert_eq!(Generator::parse(g.name()), Ok(g));
+        }
     }
 
     #[test]

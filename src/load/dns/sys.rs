@@ -28,6 +28,8 @@ pub fn connected_socket(server: SocketAddr) -> std::io::Result<socket2::Socket> 
 pub struct Batch {
     pub bufs: Vec<[u8; BUF_LEN]>,
     pub lens: [usize; BATCH],
+    /// The flight each received datagram came on.
+    pub from: [u16; BATCH],
     iov: Vec<libc::iovec>,
     hdrs: Vec<libc::mmsghdr>,
 }
@@ -41,6 +43,7 @@ impl Batch {
         let mut b = Box::new(Batch {
             bufs: vec![[0u8; BUF_LEN]; BATCH],
             lens: [0; BATCH],
+            from: [0; BATCH],
             iov: Vec::with_capacity(BATCH),
             hdrs: Vec::with_capacity(BATCH),
         });

@@ -4,14 +4,15 @@
 //! counters and hands back one [`Tally`] at the end.
 
 use super::schedule::Schedule;
-use super::sys::{self, Batch, BATCH};
+use super::sys::{Batch, BATCH};
 use super::tally::Tally;
+use super::transport::Transport;
+use super::Generator;
 use crate::shutdown::Shutdown;
 use crate::units::Micros;
 use crate::wire::dns::codec::{self, Template};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,6 +38,8 @@ pub struct Plan {
     pub cpus: Option<Vec<usize>>,
     /// Keep a latency histogram per send second (ramp mode).
     pub per_second_latency: bool,
+    /// Sockets or AF_XDP.
+    pub generator: Generator,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -49,9 +52,9 @@ struct Slot {
     live: bool,
 }
 
-/// One socket and the queries in flight on it, by ID.
+/// One flight (a socket, or a source port under XDP) and the queries in
+/// flight on it, by ID.
 struct Flight {
-    sock: socket2::Socket,
     slots: Vec<Slot>,
     /// Free IDs, reused oldest first so a late answer rarely meets a reused ID.
     free: VecDeque<u16>,
@@ -72,23 +75,17 @@ pub fn run(plan: &Plan, shutdown: &Shutdown) -> std::io::Result<Tally> {
     if let Some(cpus) = &plan.cpus {
         crate::placement::affinity::pin_current_thread(cpus)?;
     }
-    let flights = (0..plan.sockets.max(1))
-        .map(|_| {
-            Ok(Flight {
-                sock: sys::connected_socket(plan.server)?,
-                slots: vec![Slot::default(); IDS],
-                free: (0..=u16::MAX).collect(),
-            })
-        })
-        .collect::<std::io::Result<Vec<_>>>()?;
-    let fds = flights.iter().map(|f| f.sock.as_raw_fd()).collect();
+    let (transport, note) = open_transport(plan)?;
+    let flights = (0..plan.sockets.max(1)).map(|_| Flight::new()).collect();
+    let mut tally = Tally::new(plan.per_second_latency);
+    tally.result.notes.extend(note);
     let mut w = Worker {
         plan,
-        fds,
+        transport,
         flights,
         pending: VecDeque::new(),
         batch: Batch::new(),
-        tally: Tally::new(plan.per_second_latency),
+        tally,
         start: Instant::now(),
         next_query: plan.first_query % plan.templates.len(),
         next_socket: 0,
@@ -100,9 +97,58 @@ pub fn run(plan: &Plan, shutdown: &Shutdown) -> std::io::Result<Tally> {
     Ok(w.tally)
 }
 
+impl Flight {
+    fn new() -> Flight {
+        Flight {
+            slots: vec![Slot::default(); IDS],
+            free: (0..=u16::MAX).collect(),
+        }
+    }
+}
+
+/// Opens the thread's transport, as `plan.generator` says. `auto` takes
+/// XDP when the server's address has an XDP path and sockets when it has
+/// none (loopback); any other XDP failure under `auto` is said in the
+/// returned note, and sockets carry the load.
+fn open_transport(plan: &Plan) -> std::io::Result<(Box<dyn Transport>, Option<String>)> {
+    let flights = plan.sockets.max(1) as usize;
+    let sockets = || -> std::io::Result<Box<dyn Transport>> {
+        Ok(Box::new(super::transport::SocketTransport::open(
+            plan.server,
+            flights,
+        )?))
+    };
+    let SocketAddr::V4(server) = plan.server else {
+        return match plan.generator {
+            Generator::Xdp => Err(std::io::Error::other("the xdp generator speaks IPv4 only")),
+            Generator::Auto | Generator::Socket => Ok((sockets()?, None)),
+        };
+    };
+    match plan.generator {
+        Generator::Socket => Ok((sockets()?, None)),
+        Generator::Xdp => {
+            let t =
+                super::xdp::XdpTransport::open(server, flights).map_err(std::io::Error::other)?;
+            let note = t.describe();
+            Ok((Box::new(t), Some(note)))
+        }
+        Generator::Auto => match super::xdp::XdpTransport::open(server, flights) {
+            Ok(t) => {
+                let note = t.describe();
+                Ok((Box::new(t), Some(note)))
+            }
+            Err(crate::load::xdp::XdpError::NoPath { .. }) => Ok((sockets()?, None)),
+            Err(e) => Ok((
+                sockets()?,
+                Some(format!("generator auto: UDP sockets, as XDP failed ({e})")),
+            )),
+        },
+    }
+}
+
 struct Worker<'a> {
     plan: &'a Plan,
-    fds: Vec<std::os::fd::RawFd>,
+    transport: Box<dyn Transport>,
     flights: Vec<Flight>,
     pending: VecDeque<Pending>,
     batch: Box<Batch>,
@@ -191,11 +237,7 @@ impl Worker<'_> {
             return;
         }
         self.drops_read_sec = Some(sec);
-        let total: u64 = self
-            .fds
-            .iter()
-            .filter_map(|&fd| sys::receive_drops(fd))
-            .sum();
+        let total = self.transport.drops();
         let new = total.saturating_sub(self.drops_seen);
         self.drops_seen = total;
         self.tally.dropped_at(sec, new);
@@ -246,7 +288,7 @@ impl Worker<'_> {
             .min()
             .unwrap_or(now + 1_000_000);
         let wait = Duration::from_nanos(until.saturating_sub(now).min(1_000_000));
-        sys::wait_readable(&self.fds, wait);
+        self.transport.wait(wait);
     }
 
     /// Sends up to `n` queries in batches; returns how many left.
@@ -288,8 +330,7 @@ impl Worker<'_> {
                     live: true,
                 };
             }
-            let fd = self.flights[s].sock.as_raw_fd();
-            let done = match self.batch.send(fd, k) {
+            let done = match self.transport.send(s, &mut self.batch, k) {
                 Ok(d) => d,
                 Err(e) => {
                     self.tally.send_error(&e);
@@ -317,34 +358,27 @@ impl Worker<'_> {
             }
             n -= done as u64;
         }
+        self.transport.flush();
         total
     }
 
     /// Reads every waiting response; returns how many datagrams came.
     fn receive(&mut self) -> usize {
         let mut got = 0;
-        for s in 0..self.flights.len() {
-            loop {
-                let fd = self.flights[s].sock.as_raw_fd();
-                let n = match self.batch.recv(fd) {
-                    Ok(n) => n,
-                    Err(e) => {
-                        self.tally.recv_error(&e);
-                        continue;
-                    }
-                };
-                if n == 0 {
-                    break;
+        loop {
+            let n = match self.transport.recv(&mut self.batch) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) => {
+                    self.tally.recv_error(&e);
+                    continue;
                 }
-                let now = self.now_ns();
-                for i in 0..n {
-                    self.answer(s, i, now);
-                }
-                got += n;
-                if n < BATCH {
-                    break;
-                }
+            };
+            let now = self.now_ns();
+            for i in 0..n {
+                self.answer(usize::from(self.batch.from[i]), i, now);
             }
+            got += n;
         }
         got
     }
@@ -397,17 +431,11 @@ mod tests {
     use crate::load::dns::schedule::Mode;
 
     fn worker(plan: &Plan) -> Worker<'_> {
-        let flights: Vec<Flight> = (0..plan.sockets)
-            .map(|_| Flight {
-                sock: sys::connected_socket(plan.server).unwrap(),
-                slots: vec![Slot::default(); IDS],
-                free: (0..=u16::MAX).collect(),
-            })
-            .collect();
+        let sockets = super::super::transport::SocketTransport::open(plan.server, 4).unwrap();
         Worker {
             plan,
-            fds: flights.iter().map(|f| f.sock.as_raw_fd()).collect(),
-            flights,
+            transport: Box::new(sockets),
+            flights: (0..plan.sockets).map(|_| Flight::new()).collect(),
             pending: VecDeque::new(),
             batch: Batch::new(),
             tally: Tally::new(true),
@@ -434,6 +462,7 @@ mod tests {
             quota: None,
             cpus: None,
             per_second_latency: true,
+            generator: Generator::Socket,
         }
     }
 

@@ -9,6 +9,10 @@
 //!   here into a ring shared with the kernel, one `send(2)` per batch.
 //! - [`Generator::IoUring`]: a batch of `IORING_OP_SEND`s on a connected
 //!   UDP socket, one `io_uring_enter(2)` per batch.
+//! - [`Generator::Xdp`]: AF_XDP in copy mode: the same whole frames
+//!   written into a UMEM and queued on an XDP socket's TX ring
+//!   ([`crate::load::xdp`]); a `sendto(2)` per 32 frames moves them to the
+//!   driver, past the qdisc and the packet socket's skb setup.
 //!
 //! `bench/generator-methods.sh` measures their raw rates on this machine;
 //! the default is the fastest there.
@@ -16,6 +20,7 @@
 mod mmsg;
 mod ring;
 mod uring;
+mod xsk;
 
 pub(crate) use mmsg::MsgBatch;
 
@@ -39,15 +44,18 @@ pub enum Generator {
     PacketRing,
     /// io_uring, a batch of `IORING_OP_SEND`s per submission.
     IoUring,
+    /// AF_XDP (copy mode): frames on an XDP socket's TX ring.
+    Xdp,
 }
 
 impl Generator {
     /// Every method, in declaration order (what the tests and
     /// `bench/generator-methods.sh` iterate over).
-    pub const ALL: [Generator; 3] = [
+    pub const ALL: [Generator; 4] = [
         Generator::Sendmmsg,
         Generator::PacketRing,
         Generator::IoUring,
+        Generator::Xdp,
     ];
 
     /// The method's name in settings, flags and reports (`packet_ring`,
@@ -57,6 +65,7 @@ impl Generator {
             Generator::Sendmmsg => "sendmmsg",
             Generator::PacketRing => "packet_ring",
             Generator::IoUring => "io_uring",
+            Generator::Xdp => "xdp",
         }
     }
 
@@ -121,6 +130,7 @@ pub(crate) fn open(
         Generator::Sendmmsg => Box::new(mmsg::Mmsg::open(route, frame)?),
         Generator::PacketRing => Box::new(ring::PacketRing::open(route, frame)?),
         Generator::IoUring => Box::new(uring::Uring::open(route, frame)?),
+        Generator::Xdp => Box::new(xsk::XdpTx::open(route, frame)?),
     })
 }
 

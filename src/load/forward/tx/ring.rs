@@ -11,6 +11,7 @@
 
 use super::{Route, Transmit};
 use crate::load::forward::frame::{self, FrameSize};
+use crate::load::xdp;
 use std::io::{Error, Result};
 use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -27,6 +28,8 @@ const DATA_OFFSET: usize = libc::TPACKET2_HDRLEN - std::mem::size_of::<libc::soc
 const ETH_HDR: usize = 14;
 const IP_HDR: usize = 20;
 const UDP_HDR: usize = 8;
+/// Where a frame's payload starts.
+pub(super) const PAYLOAD_AT: usize = ETH_HDR + IP_HDR + UDP_HDR;
 
 /// The ring transmitter.
 pub struct PacketRing {
@@ -247,7 +250,7 @@ impl Drop for PacketRing {
 
 /// The frame `route` sends, FCS excluded: Ethernet to the next hop, IPv4
 /// (DF, TTL 64), UDP without checksum (allowed over IPv4), blank payload.
-fn template(route: &Route, frame: FrameSize) -> Result<Vec<u8>> {
+pub(super) fn template(route: &Route, frame: FrameSize) -> Result<Vec<u8>> {
     let own = own_mac(&route.ifname)?;
     let next_hop = neighbour_mac(route.gateway, &route.ifname)?;
     let payload = frame.payload();
@@ -263,7 +266,7 @@ fn template(route: &Route, frame: FrameSize) -> Result<Vec<u8>> {
     ip[9] = libc::IPPROTO_UDP as u8;
     ip[12..16].copy_from_slice(&route.from.ip().octets());
     ip[16..20].copy_from_slice(&route.to.ip().octets());
-    let sum = ipv4_checksum(&ip);
+    let sum = xdp::frame::ipv4_checksum(&ip);
     ip[10..12].copy_from_slice(&sum.to_be_bytes());
     f.extend_from_slice(&ip);
     f.extend_from_slice(&route.from.port().to_be_bytes());
@@ -274,91 +277,21 @@ fn template(route: &Route, frame: FrameSize) -> Result<Vec<u8>> {
     Ok(f)
 }
 
-/// RFC 791's header checksum: the one's complement of the one's complement
-/// sum of the header's 16-bit words.
-fn ipv4_checksum(header: &[u8]) -> u16 {
-    let mut sum: u32 = header
-        .chunks(2)
-        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
 /// The interface's own link-layer address (SIOCGIFHWADDR).
 fn own_mac(ifname: &str) -> Result<[u8; 6]> {
-    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)?;
-    // SAFETY: ifreq zeroed, name copied with a terminating NUL; the ioctl
-    // writes only into the struct.
-    unsafe {
-        let mut req: libc::ifreq = std::mem::zeroed();
-        for (d, s) in req.ifr_name.iter_mut().zip(ifname.bytes().take(15)) {
-            *d = s as libc::c_char;
-        }
-        check(libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFHWADDR, &mut req))?;
-        let data = req.ifr_ifru.ifru_hwaddr.sa_data;
-        Ok(std::array::from_fn(|i| data[i] as u8))
-    }
+    xdp::path::hw_addr(ifname)
+        .ok_or_else(|| Error::other(format!("{ifname} has no Ethernet address")))
 }
 
 /// The next hop's link-layer address from this thread's namespace's
 /// neighbour table (`/proc/thread-self/net/arp`).
 fn neighbour_mac(gateway: Ipv4Addr, ifname: &str) -> Result<[u8; 6]> {
     let table = std::fs::read_to_string("/proc/thread-self/net/arp")?;
-    parse_arp(&table, gateway, ifname).ok_or_else(|| {
+    xdp::path::neighbour(&table, gateway, ifname).ok_or_else(|| {
         Error::other(format!(
             "no resolved neighbour entry for {gateway} on {ifname}; the packet_ring \
-             generator sends to the next hop's link-layer address, so the lab needs a \
+             and xdp generators send to the next hop's link-layer address, so the lab needs a \
              static neighbour (`ip neigh replace {gateway} lladdr .. dev {ifname} nud permanent`)"
         ))
     })
-}
-
-/// Finds `gateway` on `ifname` in a `/proc/net/arp` table.
-fn parse_arp(table: &str, gateway: Ipv4Addr, ifname: &str) -> Option<[u8; 6]> {
-    table.lines().skip(1).find_map(|line| {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let complete = f
-            .get(2)
-            .and_then(|v| u32::from_str_radix(v.trim_start_matches("0x"), 16).ok())?
-            & 0x2
-            != 0;
-        if f.len() < 6 || f[0] != gateway.to_string() || f[5] != ifname || !complete {
-            return None;
-        }
-        let bytes: Vec<u8> = f[3]
-            .split(':')
-            .filter_map(|b| u8::from_str_radix(b, 16).ok())
-            .collect();
-        bytes.try_into().ok()
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn checksum_matches_rfc1071_example_header() {
-        // A header whose checksum field (b8 61) is known to be right.
-        let h = [
-            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 0xc0, 0xa8,
-            0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
-        ];
-        assert_eq!(ipv4_checksum(&h), 0xb861);
-    }
-
-    #[test]
-    fn arp_rows_are_matched_by_address_device_and_completeness() {
-        let table =
-            "IP address       HW type     Flags       HW address            Mask     Device\n\
-                     198.18.0.254     0x1         0x6         02:00:c6:12:00:02     *        a0\n\
-                     198.18.0.9       0x1         0x0         00:00:00:00:00:00     *        a0\n";
-        let gw = Ipv4Addr::new(198, 18, 0, 254);
-        assert_eq!(parse_arp(table, gw, "a0"), Some([2, 0, 0xc6, 0x12, 0, 2]));
-        assert_eq!(parse_arp(table, gw, "b0"), None);
-        assert_eq!(parse_arp(table, Ipv4Addr::new(198, 18, 0, 9), "a0"), None);
-    }
 }
