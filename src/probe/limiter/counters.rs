@@ -2,7 +2,10 @@
 //! listen-queue drops of `/proc/PID/net/netstat` and the UDP receive errors
 //! of `/proc/PID/net/snmp` (`PID` being the server's root, so they are the
 //! counters of the server's network namespace), and swap-in/out of
-//! `/proc/vmstat`. Parsers are pure; [`Counters::read`] reads the files.
+//! `/proc/vmstat`. [`crate::procfs::net`] parses them; [`Counters::read`]
+//! reads the files.
+
+use crate::procfs::net::{table_value, vmstat_value};
 
 /// One reading of every counter; a field is `None` when its file or line
 /// could not be read.
@@ -63,70 +66,12 @@ impl Counters {
     }
 }
 
-/// A value of the two-line tables of `/proc/net/netstat` and
-/// `/proc/net/snmp`: a header line `Prefix: Name Name ...` followed by a
-/// value line `Prefix: 1 2 ...`.
-pub fn table_value(text: &str, prefix: &str, name: &str) -> Option<u64> {
-    let tag = format!("{prefix}:");
-    let mut lines = text.lines().filter(|l| l.starts_with(&tag));
-    while let (Some(head), Some(values)) = (lines.next(), lines.next()) {
-        let names = head.split_ascii_whitespace().skip(1);
-        let vals = values.split_ascii_whitespace().skip(1);
-        if let Some((_, v)) = names.zip(vals).find(|(n, _)| *n == name) {
-            return v.parse().ok();
-        }
-    }
-    None
-}
-
-/// A `name value` line of `/proc/vmstat`.
-pub fn vmstat_value(text: &str, name: &str) -> Option<u64> {
-    text.lines().find_map(|l| {
-        let (n, v) = l.split_once(' ')?;
-        (n == name).then(|| v.trim().parse().ok()).flatten()
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    // Shapes captured from Linux 6.1 on the project VM (shortened).
-    const NETSTAT: &str = "\
-TcpExt: SyncookiesSent SyncookiesRecv ListenOverflows ListenDrops TCPBacklogDrop
-TcpExt: 0 0 1379 1401 7
-IpExt: InNoRoutes InTruncatedPkts
-IpExt: 0 0
-";
-    const SNMP: &str = "\
-Ip: Forwarding DefaultTTL
-Ip: 1 64
-Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors
-Udp: 98765 3 412 98000 400 0
-UdpLite: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors
-UdpLite: 0 0 0 0 0 0
-";
-
     #[test]
-    fn netstat_and_snmp_tables() {
-        assert_eq!(
-            table_value(NETSTAT, "TcpExt", "ListenOverflows"),
-            Some(1379)
-        );
-        assert_eq!(table_value(NETSTAT, "TcpExt", "TCPBacklogDrop"), Some(7));
-        assert_eq!(table_value(NETSTAT, "IpExt", "InTruncatedPkts"), Some(0));
-        assert_eq!(table_value(NETSTAT, "TcpExt", "Nope"), None);
-        // Udp, not UdpLite, whose header starts the same way.
-        assert_eq!(table_value(SNMP, "Udp", "RcvbufErrors"), Some(400));
-        assert_eq!(table_value(SNMP, "Udp", "InDatagrams"), Some(98765));
-        assert_eq!(table_value("", "Udp", "InErrors"), None);
-    }
-
-    #[test]
-    fn vmstat_and_deltas() {
-        let vm = "pgpgin 10\npswpin 42\npswpout 7\n";
-        assert_eq!(vmstat_value(vm, "pswpin"), Some(42));
-        assert_eq!(vmstat_value(vm, "pswp"), None);
+    fn deltas() {
         let a = Counters {
             listen_overflows: Some(10),
             udp_rcvbuf_errors: Some(5),

@@ -115,9 +115,8 @@ impl LimiterSampler {
     fn read_sample(&mut self, members: &[Member], interval_s: f64, baseline: bool) {
         for m in members.iter().filter(|m| !m.zombie) {
             for tid in tids(m) {
-                let text = std::fs::read_to_string(format!("/proc/{}/task/{tid}/schedstat", m.pid))
-                    .unwrap_or_default();
-                let Some(now) = crate::probe::process::parse_schedstat(&text) else {
+                let path = format!("/proc/{}/task/{tid}/schedstat", m.pid);
+                let Some(now) = crate::procfs::pid::schedstat(path) else {
                     continue;
                 };
                 let t = self.threads.entry(tid).or_default();
