@@ -8,7 +8,7 @@
 //! exits; summing only live processes would lose the CPU of any process
 //! that exits before the next sample.
 
-use crate::procfs::pid::{ctx_switches, parse_stat, PidStat};
+use crate::procfs::pid::{ctx_switches, PidStat};
 use std::collections::{HashMap, HashSet};
 
 /// One member of the tree at one sample.
@@ -50,11 +50,7 @@ impl TreeScanner {
                 parents.insert(pid, known.unwrap_or(0));
                 continue;
             }
-            let path = format!("/proc/{pid}/stat");
-            if let Some(stat) = std::fs::read_to_string(path)
-                .ok()
-                .and_then(|t| parse_stat(&t))
-            {
+            if let Some(stat) = crate::procfs::pid::stat(pid) {
                 parents.insert(pid, stat.ppid);
                 fresh.push(stat);
             }

@@ -5,8 +5,8 @@
 //! later run can tell a dead run's leftovers from a live run's namespace and
 //! remove exactly those ([`reclaim_stale`]). Servers are started inside with
 //! [`Netns::configure`] (the child calls `setns()` before exec); load
-//! generator threads join with [`enter`] before they open sockets. Joining
-//! and its error type are [`crate::procfs::netns`]'s, the one join there is. Dropping
+//! generator threads join with [`crate::procfs::netns::join`] before they
+//! open sockets: the one join, whose error type this module shares. Dropping
 //! the value kills whatever still runs inside and deletes the namespace.
 //!
 //! Each namespace has a [`Watchdog`] from the moment before it is made: a
@@ -70,7 +70,7 @@ impl Netns {
         Ok(ns)
     }
 
-    /// The namespace's full name, as `ip netns` and [`enter`] know it.
+    /// The namespace's full name, as `ip netns` and [`crate::procfs::netns::join`] know it.
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -113,14 +113,8 @@ impl Drop for Netns {
     }
 }
 
-/// Moves the calling thread into namespace `name` (sockets it opens
-/// afterwards live there).
-pub fn enter(name: &str) -> Result<(), NetnsError> {
-    crate::procfs::netns::join(name)
-}
-
 /// Whether the calling thread runs in a private network namespace: one
-/// named under `/run/netns` (inside `ip netns exec`, or after [`enter`]),
+/// named under `/run/netns` (inside `ip netns exec`, or after [`crate::procfs::netns::join`]),
 /// or, where PID 1's is readable, any other than PID 1's. A host that hides
 /// `/proc/1` (hidepid, a container) no longer makes `ip netns exec` look
 /// like the host's namespace.
@@ -259,7 +253,7 @@ mod tests {
         let path = Path::new(NETNS_DIR).join(ns.name());
         let name = ns.name().to_string();
         let seen = std::thread::spawn(move || {
-            enter(&name).unwrap();
+            crate::procfs::netns::join(&name).unwrap();
             ns_id(Path::new("/proc/thread-self/ns/net"))
         })
         .join()
