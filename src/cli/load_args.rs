@@ -104,10 +104,10 @@ pub struct LoadShape<D: LoadDefaults> {
 
 impl<D: LoadDefaults> LoadShape<D> {
     /// `--threads`, else one per CPU this process may run on, never more
-    /// than the connections.
+    /// than the connections ([`LoadSpec::default_threads`]).
     pub fn threads_per_cpu(&self) -> u32 {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        self.threads.unwrap_or(cpus.min(self.connections)).max(1)
+        LoadSpec::default_threads(self.threads, cpus, self.connections)
     }
 
     /// The load shape: closed loop, or open at `--rate`, over `threads`.

@@ -259,12 +259,6 @@ impl LoadPgArgs {
         }
         Ok(out.trim().to_string())
     }
-
-    /// -j, else one thread per usable CPU; never more than the clients.
-    fn threads(&self) -> u32 {
-        let clients = self.shape.connections.max(1);
-        self.shape.threads_per_cpu().min(clients)
-    }
 }
 
 pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
@@ -353,7 +347,7 @@ fn progress_line(at: Duration, i: Interval, secs: f64) -> String {
 
 /// The load shape the arguments ask for (checked by `LoadSpec::validate`).
 pub fn spec(a: &LoadPgArgs) -> LoadSpec {
-    let mut spec = a.shape.spec(a.threads());
+    let mut spec = a.shape.spec(a.shape.threads_per_cpu());
     spec.coalesce = a.coalesce.coalesce;
     if a.connect {
         spec.requests_per_connection = Some(1);
@@ -405,7 +399,7 @@ fn print_summary(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) {
     outln!("scaling factor: {}", ran.scale);
     outln!("query mode: {}", a.protocol.name());
     outln!("number of clients: {}", a.shape.connections);
-    outln!("number of threads: {}", a.threads());
+    outln!("number of threads: {}", a.shape.threads_per_cpu());
     outln!("maximum number of tries: {}", a.max_tries);
     outln!("duration: {} s", a.shape.duration.as_secs_f64());
     if let Some(rate) = a.shape.rate {
@@ -527,7 +521,7 @@ fn json(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) -> serde_json::Value {
         "protocol": a.protocol.name(),
         "scale": ran.scale,
         "clients": a.shape.connections,
-        "threads": a.threads(),
+        "threads": a.shape.threads_per_cpu(),
         "transactions": m.requests,
         "tps": m.rps,
         "failures": m.errors,
