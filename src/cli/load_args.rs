@@ -199,13 +199,13 @@ fn duration_of<D: LoadDefaults>(text: &str) -> Result<Duration, String> {
 }
 
 /// The latency fields every kind's JSON carries, with the same names:
-/// `latency_us` ([`scalelab::load::result::LatencyFields`]) and, in rate
+/// `latency_us` ([`scalelab::load::result::LatencySummary`]) and, in rate
 /// mode, `schedule_lag_us` (how late the generator sent against its
 /// schedule; `null` in a closed loop).
 pub fn latency_json(r: &LoadResult) -> [(&'static str, serde_json::Value); 2] {
     let value = |v| serde_json::to_value(v).unwrap_or_default();
     [
-        ("latency_us", value(Some(r.latency_fields()))),
+        ("latency_us", value(Some(r.latency_summary()))),
         ("schedule_lag_us", value(r.schedule_lag())),
     ]
 }

@@ -12,7 +12,7 @@ use scalelab::load::live::{Interval, Live};
 use scalelab::load::pg::{
     self, PgDriver, PgSettings, QueryMode, Script, ScriptKind, StatementLatency,
 };
-use scalelab::load::result::{LatencyFields, Measurement};
+use scalelab::load::result::{LatencySummary, Measurement};
 use scalelab::load::{ErrorKind, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::{Bytes, Micros};
@@ -391,7 +391,7 @@ fn print_summary(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) {
     } else {
         0.0
     };
-    let lat = r.latency_fields();
+    let lat = r.latency_summary();
     match ran.scripts.as_slice() {
         [(one, _)] => outln!("transaction type: {}", one.title),
         _ => outln!("transaction type: multiple scripts"),
@@ -441,7 +441,7 @@ fn print_summary(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) {
     outln!(
         "latency p50 = {}, p75 = {}, p90 = {}, p99 = {}, p99.9 = {}, max = {}",
         lat.p50,
-        lat.p75,
+        lat.p75.unwrap_or_default(),
         lat.p90,
         lat.p99,
         lat.p999,
@@ -547,7 +547,7 @@ fn statements_json(statements: &[StatementLatency]) -> serde_json::Value {
             serde_json::json!({
                 "sql": s.sql,
                 "count": s.latency.len(),
-                "latency_us": LatencyFields::of(&s.latency),
+                "latency_us": LatencySummary::of(&s.latency),
             })
         })
         .collect()
