@@ -140,19 +140,31 @@ fn boot_time() -> Option<SystemTime> {
     Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
 }
 
+/// `/proc/PID/status`: `Name:\tvalue` lines.
+pub fn status(pid: u32) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+}
+
+/// The value of the `name:` line of a status file, trimmed; `None` when
+/// the line is missing.
+pub fn status_value<'a>(status: &'a str, name: &str) -> Option<&'a str> {
+    status.lines().find_map(|l| {
+        let (key, value) = l.split_once(':')?;
+        (key == name).then(|| value.trim())
+    })
+}
+
 /// `(voluntary, involuntary)` context switches from a status file. The
 /// kernel reports them for that one task (thread), not the whole process.
 pub fn parse_ctx_switches(status: &str) -> (u64, u64) {
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse().ok())
+    let field = |name| {
+        status_value(status, name)
+            .and_then(|v| v.parse().ok())
             .unwrap_or(0)
     };
     (
-        field("voluntary_ctxt_switches:"),
-        field("nonvoluntary_ctxt_switches:"),
+        field("voluntary_ctxt_switches"),
+        field("nonvoluntary_ctxt_switches"),
     )
 }
 
@@ -232,6 +244,10 @@ mod tests {
                       nonvoluntary_ctxt_switches:\t56\n";
         assert_eq!(parse_ctx_switches(status), (1234, 56));
         assert_eq!(parse_ctx_switches("Name:\tx\n"), (0, 0));
+        assert_eq!(status_value(status, "Name"), Some("nginx"));
+        assert_eq!(status_value(status, "Thread"), None);
+        let me = super::status(std::process::id()).unwrap();
+        assert!(status_value(&me, "Cpus_allowed_list").is_some());
     }
 
     #[test]
