@@ -18,7 +18,7 @@
 use super::lifecycle::watchdog::Watchdog;
 use crate::procfs::net::{parse_net_dev, NetCounters};
 pub use crate::procfs::netns::NetnsError;
-use crate::procfs::netns::{in_netns, open, read_own_net_file, NETNS_DIR};
+use crate::procfs::netns::{open, read_net_file, NETNS_DIR};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -93,7 +93,7 @@ impl Netns {
 
     /// Network interfaces inside the namespace with their packet counters.
     pub fn interfaces(&self) -> Vec<NetCounters> {
-        in_netns(&self.name, || read_own_net_file(&self.name, "dev"))
+        read_net_file(&self.name, "dev")
             .map(|text| parse_net_dev(&text))
             .unwrap_or_default()
     }
