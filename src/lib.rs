@@ -66,7 +66,10 @@
 //! quantities), [`finite`] (non-finite numbers found by path before they
 //! are stored), [`rng`] (the fixed-seed generator), [`owned`] (the paths
 //! and cgroups scalelab makes, named after their owner's PID, removed when
-//! it dies and reclaimed by the next run), [`shutdown`] (the Ctrl-C flag
+//! it dies and reclaimed by the next run), [`procfs`] (the one reader of
+//! `/proc`: a process's stat, status and schedstat, its PID-reuse-safe
+//! start time, the network counters, and the one way to join a network
+//! namespace), [`shutdown`] (the Ctrl-C flag
 //! that every long-running loop is handed) and [`kinds`] (what every server
 //! and load kind shares: the settings parser and installation
 //! requirements; each family keeps one registry of kinds,
@@ -82,6 +85,7 @@ pub mod model;
 pub mod owned;
 pub mod placement;
 pub mod probe;
+pub mod procfs;
 pub mod profile;
 pub mod remote;
 pub mod report;

@@ -110,14 +110,8 @@ impl RunTest {
     }
 
     fn half_width(&self, alpha: f64) -> Option<f64> {
-        Some(t_quantile(1.0 - alpha / 2.0, self.df)? * self.se)
+        Some(super::student_t::quantile(1.0 - alpha / 2.0, self.df)? * self.se)
     }
-}
-
-/// Student's t quantile at probability `p` with `df` degrees of freedom
-/// (statrs); `None` for a df that is not positive.
-pub fn t_quantile(p: f64, df: f64) -> Option<f64> {
-    Some(StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(p))
 }
 
 /// The spread of a label's repeats at one point: the drift between runs
@@ -176,7 +170,8 @@ pub fn runs_needed(cv: f64, change: f64) -> Option<usize> {
     let target = (1.0 + change).ln();
     (2..=MAX_RUNS_PLANNED).find(|&r| {
         let df = (2 * r - 2) as f64;
-        t_quantile(0.975, df).is_some_and(|q| q * cv * (2.0 / r as f64).sqrt() <= target)
+        super::student_t::quantile(0.975, df)
+            .is_some_and(|q| q * cv * (2.0 / r as f64).sqrt() <= target)
     })
 }
 

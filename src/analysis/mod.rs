@@ -27,6 +27,7 @@ pub mod mann_whitney;
 pub mod points_csv;
 pub mod shape;
 pub mod stopping;
+pub mod student_t;
 pub mod summary;
 pub mod usl;
 pub mod welch;

@@ -16,7 +16,6 @@
 //! are `estimate ± t(0.975, n - 3) SE`, clipped to the bounds.
 use super::lm::{self, Problem};
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// A USL fit of throughput X against concurrency N: the coefficients with their standard errors
 /// and 95% CIs, and what they imply (see the module doc for the method).
@@ -294,9 +293,9 @@ fn standard_errors(
     let df = (n - 3) as f64;
     let cov = lm::inverse(&lm::normal_matrix(problem, params));
     let se = cov.map(|c| [0, 1, 2].map(|i| (c[i][i] * sse / df).max(0.0).sqrt()));
-    let t = StudentsT::new(0.0, 1.0, df).map(|d| d.inverse_cdf(0.975));
+    let t = super::student_t::quantile(0.975, df);
     match (se, t) {
-        (Some(se), Ok(t)) if se.iter().all(|v| v.is_finite()) && t.is_finite() => Some((se, t)),
+        (Some(se), Some(t)) if se.iter().all(|v| v.is_finite()) && t.is_finite() => Some((se, t)),
         _ => {
             warnings.push(format!(
                 "the Jacobian is singular at the optimum: {NO_SE} or confidence intervals (shown as 0)"

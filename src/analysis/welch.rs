@@ -82,9 +82,7 @@ impl Welch {
         if self.se == 0.0 {
             return Some(0.0);
         }
-        let q = StudentsT::new(0.0, 1.0, self.df)
-            .ok()?
-            .inverse_cdf(1.0 - alpha / 2.0);
+        let q = super::student_t::quantile(1.0 - alpha / 2.0, self.df)?;
         Some(q * self.se / self.mean_x)
     }
 }

@@ -104,10 +104,10 @@ pub struct LoadShape<D: LoadDefaults> {
 
 impl<D: LoadDefaults> LoadShape<D> {
     /// `--threads`, else one per CPU this process may run on, never more
-    /// than the connections.
+    /// than the connections ([`LoadSpec::default_threads`]).
     pub fn threads_per_cpu(&self) -> u32 {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        self.threads.unwrap_or(cpus.min(self.connections)).max(1)
+        LoadSpec::default_threads(self.threads, cpus, self.connections)
     }
 
     /// The load shape: closed loop, or open at `--rate`, over `threads`.
@@ -199,13 +199,13 @@ fn duration_of<D: LoadDefaults>(text: &str) -> Result<Duration, String> {
 }
 
 /// The latency fields every kind's JSON carries, with the same names:
-/// `latency_us` ([`scalelab::load::result::LatencyFields`]) and, in rate
+/// `latency_us` ([`scalelab::load::result::LatencySummary`]) and, in rate
 /// mode, `schedule_lag_us` (how late the generator sent against its
 /// schedule; `null` in a closed loop).
 pub fn latency_json(r: &LoadResult) -> [(&'static str, serde_json::Value); 2] {
     let value = |v| serde_json::to_value(v).unwrap_or_default();
     [
-        ("latency_us", value(Some(r.latency_fields()))),
+        ("latency_us", value(Some(r.latency_summary()))),
         ("schedule_lag_us", value(r.schedule_lag())),
     ]
 }

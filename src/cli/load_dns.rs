@@ -191,7 +191,7 @@ fn print_text(r: &LoadResult) {
     outln!("  Response codes:       {}", codes.join(", "));
     outln!("  Run time (s):         {secs:.3}");
     outln!("  Queries per second:   {:.1}", r.rps());
-    outln!("  Latency:              {}", r.latency_fields().describe());
+    outln!("  Latency:              {}", r.latency_summary().describe());
     print_schedule_lag("  Schedule lag:        ", r);
     if r.requests > 0 {
         outln!(

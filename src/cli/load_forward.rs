@@ -7,7 +7,7 @@ use anyhow::Context;
 use scalelab::load::forward::trial::LossSite;
 use scalelab::load::forward::tx::Generator;
 use scalelab::load::forward::{ForwardDriver, ForwardReport, ForwardSettings};
-use scalelab::load::result::LatencyFields;
+use scalelab::load::result::LatencySummary;
 use scalelab::load::{LoadError, LoadSpec, Pacing};
 use scalelab::shutdown::Shutdown;
 use scalelab::target::router::{Router, RouterSettings};
@@ -133,7 +133,7 @@ pub fn run(a: &LoadForwardArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
             "router": router.describe(),
             "kernel": report.best().map(|b| &b.kernel),
             "best": report.best(),
-            "latency_us": report.best().and_then(|b| b.latency.as_ref()).map(LatencyFields::of),
+            "latency_us": report.best().and_then(|b| b.latency.as_ref()).map(LatencySummary::of),
             "steps": report.search.steps,
         });
         outln!("{}", serde_json::to_string_pretty(&json)?);
@@ -216,7 +216,7 @@ fn print_text(r: &ForwardReport) {
     if let Some(l) = r.best().and_then(|b| b.latency.as_ref()) {
         outln!(
             "One-way latency at the result: {}",
-            LatencyFields::of(l).describe()
+            LatencySummary::of(l).describe()
         );
     }
     outln!(

@@ -140,7 +140,7 @@ fn json(driver: &HttpDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Val
 }
 
 fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
-    let l = r.latency_fields();
+    let l = r.latency_summary();
     let secs = r.elapsed.as_secs_f64();
     outln!("  Thread Stats   Avg      Stdev     Max   +/- Stdev");
     outln!(

@@ -332,7 +332,7 @@ fn print_summary(call: &Call, a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec
     let (reads, writes, other) = (mix.reads * txns, mix.writes * txns, mix.other * txns);
     let queries = reads + writes + other;
     let ms = |us: f64| format!("{:.2}", us / 1000.0);
-    let lat = r.latency_fields();
+    let lat = r.latency_summary();
     outln!(
         "scalelab load mysql: {} ({})",
         call.script.name(),
@@ -385,7 +385,7 @@ fn print_summary(call: &Call, a: &LoadMysqlArgs, opts: &Options, spec: &LoadSpec
     outln!("         stddev:                         {}", ms(lat.stdev));
     for (name, v) in [
         ("p50", lat.p50),
-        ("p75", lat.p75),
+        ("p75", lat.p75.unwrap_or_default()),
         ("p90", lat.p90),
         ("p99", lat.p99),
         ("p99.9", lat.p999),

@@ -12,7 +12,7 @@ use scalelab::load::live::{Interval, Live};
 use scalelab::load::pg::{
     self, PgDriver, PgSettings, QueryMode, Script, ScriptKind, StatementLatency,
 };
-use scalelab::load::result::{LatencyFields, Measurement};
+use scalelab::load::result::{LatencySummary, Measurement};
 use scalelab::load::{ErrorKind, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
 use scalelab::units::{Bytes, Micros};
@@ -259,12 +259,6 @@ impl LoadPgArgs {
         }
         Ok(out.trim().to_string())
     }
-
-    /// -j, else one thread per usable CPU; never more than the clients.
-    fn threads(&self) -> u32 {
-        let clients = self.shape.connections.max(1);
-        self.shape.threads_per_cpu().min(clients)
-    }
 }
 
 pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
@@ -353,7 +347,7 @@ fn progress_line(at: Duration, i: Interval, secs: f64) -> String {
 
 /// The load shape the arguments ask for (checked by `LoadSpec::validate`).
 pub fn spec(a: &LoadPgArgs) -> LoadSpec {
-    let mut spec = a.shape.spec(a.threads());
+    let mut spec = a.shape.spec(a.shape.threads_per_cpu());
     spec.coalesce = a.coalesce.coalesce;
     if a.connect {
         spec.requests_per_connection = Some(1);
@@ -397,7 +391,7 @@ fn print_summary(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) {
     } else {
         0.0
     };
-    let lat = r.latency_fields();
+    let lat = r.latency_summary();
     match ran.scripts.as_slice() {
         [(one, _)] => outln!("transaction type: {}", one.title),
         _ => outln!("transaction type: multiple scripts"),
@@ -405,7 +399,7 @@ fn print_summary(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) {
     outln!("scaling factor: {}", ran.scale);
     outln!("query mode: {}", a.protocol.name());
     outln!("number of clients: {}", a.shape.connections);
-    outln!("number of threads: {}", a.threads());
+    outln!("number of threads: {}", a.shape.threads_per_cpu());
     outln!("maximum number of tries: {}", a.max_tries);
     outln!("duration: {} s", a.shape.duration.as_secs_f64());
     if let Some(rate) = a.shape.rate {
@@ -447,7 +441,7 @@ fn print_summary(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) {
     outln!(
         "latency p50 = {}, p75 = {}, p90 = {}, p99 = {}, p99.9 = {}, max = {}",
         lat.p50,
-        lat.p75,
+        lat.p75.unwrap_or_default(),
         lat.p90,
         lat.p99,
         lat.p999,
@@ -527,7 +521,7 @@ fn json(a: &LoadPgArgs, ran: &Ran, r: &LoadResult) -> serde_json::Value {
         "protocol": a.protocol.name(),
         "scale": ran.scale,
         "clients": a.shape.connections,
-        "threads": a.threads(),
+        "threads": a.shape.threads_per_cpu(),
         "transactions": m.requests,
         "tps": m.rps,
         "failures": m.errors,
@@ -553,7 +547,7 @@ fn statements_json(statements: &[StatementLatency]) -> serde_json::Value {
             serde_json::json!({
                 "sql": s.sql,
                 "count": s.latency.len(),
-                "latency_us": LatencyFields::of(&s.latency),
+                "latency_us": LatencySummary::of(&s.latency),
             })
         })
         .collect()

@@ -117,10 +117,7 @@ impl Gap {
 /// The calling thread's run-queue wait so far, in ns (0 when the kernel
 /// keeps no schedstat).
 fn run_queue_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|t| crate::probe::process::parse_schedstat(&t))
-        .map_or(0, |(_, waited)| waited)
+    crate::procfs::pid::schedstat("/proc/thread-self/schedstat").map_or(0, |(_, waited)| waited)
 }
 
 #[cfg(test)]

@@ -132,7 +132,14 @@ impl LoadSpec {
 
     /// Threads actually used: never more than connections, at least one.
     pub fn effective_threads(&self) -> u32 {
-        self.threads.clamp(1, self.connections.max(1))
+        Self::default_threads(Some(self.threads), 0, self.connections)
+    }
+
+    /// The one thread default, for a recipe's `[load] threads` and `scalelab
+    /// load --threads`: the `threads` given, else one per CPU the generator
+    /// may use (`cpus`); never more than the `connections`, at least one.
+    pub fn default_threads(threads: Option<u32>, cpus: u32, connections: u32) -> u32 {
+        threads.unwrap_or(cpus).min(connections).max(1)
     }
 
     /// Connections owned by worker `index` (0-based) when spread evenly.
@@ -304,6 +311,16 @@ pub fn process_cpu() -> crate::units::CpuSeconds {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_thread_default_is_one_per_cpu_capped_by_the_connections() {
+        assert_eq!(LoadSpec::default_threads(None, 4, 10), 4);
+        assert_eq!(LoadSpec::default_threads(None, 4, 2), 2);
+        assert_eq!(LoadSpec::default_threads(Some(8), 4, 10), 8);
+        assert_eq!(LoadSpec::default_threads(Some(8), 4, 3), 3);
+        assert_eq!(LoadSpec::default_threads(Some(0), 4, 0), 1);
+        assert_eq!(LoadSpec::default_threads(None, 0, 5), 1);
+    }
 
     #[test]
     fn connections_spread_evenly() {

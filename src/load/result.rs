@@ -62,11 +62,22 @@ impl From<&LoadResult> for Measurement {
     }
 }
 
-/// Latency percentiles in microseconds.
+/// The latency fields, one set for every use: what the store keeps of a
+/// trial (`measurements.latency_*_us`), what the export shows, and what
+/// every `scalelab load` kind reports in its JSON (`latency_us`, and
+/// `schedule_lag_us` in rate mode) and its text, read from one HDR
+/// histogram ([`LatencySummary::of`]). Microseconds.
+///
+/// The stored form is versioned by the store's schema: `p75` joined it in
+/// version 9, so a trial stored before has none (`None`, left out of its
+/// JSON, which therefore reads as it did).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencySummary {
     /// Median.
     pub p50: Micros,
+    /// 75th percentile; `None` for a trial stored before schema version 9.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p75: Option<Micros>,
     /// 90th percentile.
     pub p90: Micros,
     /// 99th percentile.
@@ -81,40 +92,19 @@ pub struct LatencySummary {
     pub stdev: f64,
 }
 
-/// The latency fields every `scalelab load` kind reports, in its JSON
-/// (`latency_us`, and `schedule_lag_us` in rate mode) and its text: the
-/// same set for every kind, read from one HDR histogram
-/// ([`LatencyFields::of`]). Microseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct LatencyFields {
-    /// Median.
-    pub p50: Micros,
-    /// 75th percentile.
-    pub p75: Micros,
-    /// 90th percentile.
-    pub p90: Micros,
-    /// 99th percentile.
-    pub p99: Micros,
-    /// 99.9th percentile.
-    pub p999: Micros,
-    /// The largest value recorded.
-    pub max: Micros,
-    /// Mean, in microseconds.
-    pub mean: f64,
-    /// Standard deviation, in microseconds.
-    pub stdev: f64,
-}
-
-impl LatencyFields {
+impl LatencySummary {
     /// Every field of `h`; all zero when `h` is empty.
-    pub fn of(h: &Histogram<u64>) -> LatencyFields {
+    pub fn of(h: &Histogram<u64>) -> LatencySummary {
         if h.is_empty() {
-            return LatencyFields::default();
+            return LatencySummary {
+                p75: Some(Micros(0)),
+                ..LatencySummary::default()
+            };
         }
         let at = |q| Micros(h.value_at_quantile(q));
-        LatencyFields {
+        LatencySummary {
             p50: at(0.50),
-            p75: at(0.75),
+            p75: Some(at(0.75)),
             p90: at(0.90),
             p99: at(0.99),
             p999: at(0.999),
@@ -124,27 +114,14 @@ impl LatencyFields {
         }
     }
 
-    /// The fields the store keeps ([`LatencySummary`]).
-    pub fn summary(&self) -> LatencySummary {
-        LatencySummary {
-            p50: self.p50,
-            p90: self.p90,
-            p99: self.p99,
-            p999: self.p999,
-            max: self.max,
-            mean: self.mean,
-            stdev: self.stdev,
-        }
-    }
-
     /// One line of text: `p50 1.2ms, p75 ..., p99.9 ..., max ..., mean
-    /// ..., stdev ...`, each value with its unit.
+    /// ..., stdev ...`, each value with its unit (`p75` only when known).
     pub fn describe(&self) -> String {
         let us = |v: f64| Micros(v.round() as u64);
+        let p75 = self.p75.map(|p| format!(", p75 {p}")).unwrap_or_default();
         format!(
-            "p50 {}, p75 {}, p90 {}, p99 {}, p99.9 {}, max {}, mean {}, stdev {}",
+            "p50 {}{p75}, p90 {}, p99 {}, p99.9 {}, max {}, mean {}, stdev {}",
             self.p50,
-            self.p75,
             self.p90,
             self.p99,
             self.p999,
@@ -241,8 +218,8 @@ impl LoadResult {
 
     /// Rate mode: the schedule lag's fields; `None` when no request was
     /// scheduled (a closed loop).
-    pub fn schedule_lag(&self) -> Option<LatencyFields> {
-        (!self.schedule_lag.is_empty()).then(|| LatencyFields::of(&self.schedule_lag))
+    pub fn schedule_lag(&self) -> Option<LatencySummary> {
+        (!self.schedule_lag.is_empty()).then(|| LatencySummary::of(&self.schedule_lag))
     }
 
     /// Records one completed request that took `latency` and finished
@@ -306,15 +283,10 @@ impl LoadResult {
         }
     }
 
-    /// The percentiles of [`Self::latency`] the store keeps; all zero when
-    /// nothing completed.
+    /// The latency fields of [`Self::latency`]; all zero when nothing
+    /// completed.
     pub fn latency_summary(&self) -> LatencySummary {
-        self.latency_fields().summary()
-    }
-
-    /// Every latency field a load command reports ([`LatencyFields`]).
-    pub fn latency_fields(&self) -> LatencyFields {
-        LatencyFields::of(&self.latency)
+        LatencySummary::of(&self.latency)
     }
 
     /// The run's notes, with the schedule lag's as the last one in rate

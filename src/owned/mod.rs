@@ -72,41 +72,15 @@ pub fn owner_alive(pid: u32, modified: SystemTime) -> bool {
     if pid == std::process::id() {
         return true;
     }
-    let Some(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok() else {
+    let Some(ticks) = crate::procfs::pid::start_ticks(pid) else {
         return false;
     };
-    let Some((_, fields)) = stat.rsplit_once(')') else {
-        return false;
-    };
-    let fields: Vec<&str> = fields.split_whitespace().collect();
-    if matches!(fields.first(), Some(&"Z") | Some(&"X") | None) {
-        return false;
-    }
-    // Field 22 of stat (the 20th after the name): start, in ticks after boot.
-    let started = fields.get(19).and_then(|t| t.parse::<u64>().ok());
-    match (started, boot_time()) {
-        (Some(ticks), Some(boot)) => {
-            // SAFETY: sysconf has no preconditions.
-            let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-            let start = boot + Duration::from_millis(ticks * 1000 / hz);
-            // The boot time is whole seconds: allow that much and a tick.
-            start <= modified + Duration::from_secs(2)
-        }
+    match crate::procfs::pid::started_at(ticks) {
+        // The boot time is whole seconds: allow that much and a tick.
+        Some(start) => start <= modified + Duration::from_secs(2),
         // Unknown start: alive, to be safe.
-        _ => true,
+        None => true,
     }
-}
-
-/// The boot instant, from `btime` in `/proc/stat`.
-fn boot_time() -> Option<SystemTime> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let secs = stat
-        .lines()
-        .find_map(|l| l.strip_prefix("btime "))?
-        .trim()
-        .parse()
-        .ok()?;
-    Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
 }
 
 /// Removes the entries `dir/<prefix><PID>[-...]` whose owner is dead with

@@ -112,10 +112,8 @@ pub fn current_thread_cpus() -> io::Result<Vec<usize>> {
 
 /// The CPUs `pid` may run on, from `Cpus_allowed_list` in its status file.
 pub fn allowed_cpus(pid: u32) -> io::Result<Vec<usize>> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let list = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+    let status = crate::procfs::pid::status(pid)?;
+    let list = crate::procfs::pid::status_value(&status, "Cpus_allowed_list")
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Cpus_allowed_list"))?;
     parse_cpu_list(list).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }

@@ -10,8 +10,10 @@
 //! - `cpu` reads `/proc/stat`: CPU time split per CPU, and the run queue;
 //! - `freq` reads cpufreq or the MHz in `/proc/cpuinfo`;
 //! - `loadavg` reads `/proc/loadavg`;
-//! - `netdev` reads `/proc/net/dev`;
-//! - `process`, `tree` and `tracker` follow the server's process tree;
+//! - `netdev` turns `/proc/net/dev` readings into deltas;
+//! - `tree` and `tracker` follow the server's process tree;
+//!
+//! The `/proc` files themselves are read and parsed by [`crate::procfs`].
 //! - [`own`] measures this process (the load generator) and the sampler;
 //! - [`energy`] reads RAPL, hwmon or a power command (`[probe] energy`).
 //! - [`background`] what the rest of the machine used (steal, other processes);
@@ -34,7 +36,6 @@ pub(crate) mod loadavg;
 pub(crate) mod netdev;
 pub mod netns;
 pub mod own;
-pub(crate) mod process;
 pub(crate) mod sampler;
 pub(crate) mod summary;
 pub(crate) mod tracker;

@@ -1,48 +1,8 @@
-//! `/proc/net/dev`: packets and bytes per interface (of the sampler's
-//! network namespace).
+//! `/proc/net/dev` readings (of the sampler's network namespace) turned
+//! into per-interface deltas; [`crate::procfs::net`] parses the file.
 
 use super::data::NetDelta;
-
-/// Cumulative counters of one interface.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NetCounters {
-    pub iface: String,
-    pub rx_bytes: u64,
-    pub rx_packets: u64,
-    pub tx_bytes: u64,
-    pub tx_packets: u64,
-    /// Packets the interface dropped on receive (`ip -s link` RX dropped).
-    pub rx_dropped: u64,
-    /// Packets the interface dropped on transmit (`ip -s link` TX dropped).
-    pub tx_dropped: u64,
-}
-
-/// Parses the table: two header lines, then `iface: rx_bytes rx_packets
-/// errs drop fifo frame compressed multicast tx_bytes tx_packets errs
-/// drop ...`.
-pub fn parse_net_dev(text: &str) -> Vec<NetCounters> {
-    text.lines()
-        .filter_map(|line| {
-            let (iface, rest) = line.split_once(':')?;
-            let v: Vec<u64> = rest
-                .split_ascii_whitespace()
-                .map(|f| f.parse().unwrap_or(0))
-                .collect();
-            if v.len() < 10 {
-                return None;
-            }
-            Some(NetCounters {
-                iface: iface.trim().to_string(),
-                rx_bytes: v[0],
-                rx_packets: v[1],
-                tx_bytes: v[8],
-                tx_packets: v[9],
-                rx_dropped: v[3],
-                tx_dropped: v[11],
-            })
-        })
-        .collect()
-}
+pub(crate) use crate::procfs::net::{parse_net_dev, NetCounters};
 
 /// Per-interface change from `before` to `after`. An interface that is new
 /// (or whose counters went backwards, i.e. it was recreated) counts from 0.
@@ -82,15 +42,6 @@ Inter-|   Receive                                                |  Transmit
   eth0: 159684749    4013    0    0    0     0          0         0   221406    2450    0    0    0     0       0          0
  veth0:      10       1    0    0    0     0          0         0        0       0    0    0    0     0       0          0
 ";
-
-    #[test]
-    fn parses_bytes_and_packets() {
-        let c = parse_net_dev(BEFORE);
-        assert_eq!(c.len(), 2);
-        assert_eq!(c[0].iface, "lo");
-        assert_eq!(c[1].rx_bytes, 159684749);
-        assert_eq!(c[1].tx_packets, 2449);
-    }
 
     #[test]
     fn deltas_per_interface_new_ones_from_zero() {

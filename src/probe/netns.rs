@@ -2,92 +2,12 @@
 //! forwarding and UDP counters) and `/proc/net/dev` (the counters `ip -s
 //! link` prints), for the router lab's reconciliation.
 //!
-//! A thread that joins a namespace with `setns(2)` sees that namespace's
-//! `/proc/thread-self/net`, so [`in_netns`] runs a closure on a short-lived
-//! thread that joins the namespace first; the calling thread never moves.
-//! Sockets created there stay in that namespace for their whole life.
+//! The namespace is joined, and its files read, through
+//! [`crate::procfs::netns`]; the texts are parsed by [`crate::procfs::net`].
 
-use super::netdev::{parse_net_dev, NetCounters};
+use crate::procfs::net::{parse_net_dev, table_value, NetCounters};
+use crate::procfs::netns::{in_netns, read_own_net_file, NetnsError};
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
-
-/// Where `ip netns add` puts the namespaces' handles.
-pub const NETNS_DIR: &str = "/run/netns";
-
-/// Why a namespace's counters could not be read. Every variant names the
-/// namespace (as given to `ip netns add`).
-#[derive(Debug, thiserror::Error)]
-pub enum NetnsError {
-    /// Its handle under [`NETNS_DIR`] is missing or unreadable: the
-    /// namespace does not exist (any more).
-    #[error("network namespace `{name}` cannot be opened ({path}): {source}")]
-    Open {
-        /// The namespace.
-        name: String,
-        /// Its handle's path.
-        path: PathBuf,
-        /// Why opening failed.
-        source: std::io::Error,
-    },
-    /// `setns(2)` refused (it needs `CAP_SYS_ADMIN`).
-    #[error("cannot join network namespace `{name}`: {source}")]
-    Join {
-        /// The namespace.
-        name: String,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// A `/proc/thread-self/net` file could not be read inside it.
-    #[error("cannot read {what} inside namespace `{name}`: {source}")]
-    Read {
-        /// The namespace.
-        name: String,
-        /// The file under `/proc/thread-self/net` (`snmp`, `dev`).
-        what: &'static str,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// The closure run inside the namespace panicked; carries the
-    /// namespace's name.
-    #[error("the thread that joined namespace `{0}` panicked")]
-    Thread(String),
-}
-
-/// Moves the calling thread into the named network namespace. Only for
-/// threads that stay there (the generator's workers); everything else uses
-/// [`in_netns`].
-pub fn join(name: &str) -> Result<(), NetnsError> {
-    use std::os::fd::AsRawFd;
-    let path = PathBuf::from(NETNS_DIR).join(name);
-    let file = std::fs::File::open(&path).map_err(|source| NetnsError::Open {
-        name: name.to_string(),
-        path: path.clone(),
-        source,
-    })?;
-    // SAFETY: setns on a namespace file we hold open; affects only this thread.
-    if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(NetnsError::Join {
-            name: name.to_string(),
-            source: std::io::Error::last_os_error(),
-        });
-    }
-    Ok(())
-}
-
-/// Runs `f` on a thread inside namespace `name` and returns its result.
-pub fn in_netns<T: Send>(
-    name: &str,
-    f: impl FnOnce() -> Result<T, NetnsError> + Send,
-) -> Result<T, NetnsError> {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            join(name)?;
-            f()
-        })
-        .join()
-        .map_err(|_| NetnsError::Thread(name.to_string()))?
-    })
-}
 
 /// The counters of one namespace at one moment.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,49 +80,36 @@ pub struct LinkCounters {
 impl NsCounters {
     /// Reads the namespace's counters (on a thread that joins it).
     pub fn read(name: &str) -> Result<NsCounters, NetnsError> {
-        let owned = name.to_string();
-        in_netns(name, move || {
-            let read = |what: &'static str| {
-                std::fs::read_to_string(format!("/proc/thread-self/net/{what}")).map_err(|source| {
-                    NetnsError::Read {
-                        name: owned.clone(),
-                        what,
-                        source,
-                    }
-                })
-            };
-            let snmp = read("snmp")?;
-            let dev = read("dev")?;
+        in_netns(name, || {
+            let snmp = read_own_net_file(name, "snmp")?;
+            let dev = read_own_net_file(name, "dev")?;
             Ok(NsCounters::parse(&snmp, &dev))
         })
     }
 
     /// Builds the counters from the texts of `/proc/net/snmp` and `/proc/net/dev`.
     pub fn parse(snmp: &str, dev: &str) -> NsCounters {
-        let ip = snmp_line(snmp, "Ip");
-        let udp = snmp_line(snmp, "Udp");
-        let get = |t: &[(String, u64)], k: &str| {
-            t.iter().find(|(name, _)| name == k).map_or(0, |(_, v)| *v)
-        };
+        let ip = |k: &str| table_value(snmp, "Ip", k).unwrap_or(0);
+        let udp = |k: &str| table_value(snmp, "Udp", k).unwrap_or(0);
         NsCounters {
             ip: IpCounters {
-                in_receives: get(&ip, "InReceives"),
-                in_hdr_errors: get(&ip, "InHdrErrors"),
-                in_addr_errors: get(&ip, "InAddrErrors"),
-                forw_datagrams: get(&ip, "ForwDatagrams"),
-                in_discards: get(&ip, "InDiscards"),
-                in_delivers: get(&ip, "InDelivers"),
-                out_requests: get(&ip, "OutRequests"),
-                out_discards: get(&ip, "OutDiscards"),
-                out_no_routes: get(&ip, "OutNoRoutes"),
+                in_receives: ip("InReceives"),
+                in_hdr_errors: ip("InHdrErrors"),
+                in_addr_errors: ip("InAddrErrors"),
+                forw_datagrams: ip("ForwDatagrams"),
+                in_discards: ip("InDiscards"),
+                in_delivers: ip("InDelivers"),
+                out_requests: ip("OutRequests"),
+                out_discards: ip("OutDiscards"),
+                out_no_routes: ip("OutNoRoutes"),
             },
             udp: UdpCounters {
-                in_datagrams: get(&udp, "InDatagrams"),
-                no_ports: get(&udp, "NoPorts"),
-                in_errors: get(&udp, "InErrors"),
-                out_datagrams: get(&udp, "OutDatagrams"),
-                rcvbuf_errors: get(&udp, "RcvbufErrors"),
-                sndbuf_errors: get(&udp, "SndbufErrors"),
+                in_datagrams: udp("InDatagrams"),
+                no_ports: udp("NoPorts"),
+                in_errors: udp("InErrors"),
+                out_datagrams: udp("OutDatagrams"),
+                rcvbuf_errors: udp("RcvbufErrors"),
+                sndbuf_errors: udp("SndbufErrors"),
             },
             links: parse_net_dev(dev)
                 .into_iter()
@@ -271,22 +178,6 @@ impl From<NetCounters> for LinkCounters {
             tx_dropped: c.tx_dropped,
         }
     }
-}
-
-/// One protocol's pair of lines in `/proc/net/snmp` (a header line of
-/// names, then a line of values, both starting `Proto:`), zipped.
-fn snmp_line(text: &str, proto: &str) -> Vec<(String, u64)> {
-    let prefix = format!("{proto}:");
-    let mut lines = text.lines().filter(|l| l.starts_with(&prefix));
-    let (Some(names), Some(values)) = (lines.next(), lines.next()) else {
-        return Vec::new();
-    };
-    names
-        .split_ascii_whitespace()
-        .skip(1)
-        .zip(values.split_ascii_whitespace().skip(1))
-        .map(|(n, v)| (n.to_string(), v.parse().unwrap_or(0)))
-        .collect()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! This process, which runs the load generator: its CPU time and how long
 //! its threads waited for a CPU, minus the sampler thread's share.
 
-use super::process::parse_schedstat;
+use crate::procfs::pid::schedstat;
 use std::collections::HashMap;
 
 fn clock_ns(clock: libc::clockid_t) -> u64 {
@@ -73,8 +73,7 @@ impl RunqTracker {
                 if tid == self.exclude {
                     continue;
                 }
-                let text = std::fs::read_to_string(t.path().join("schedstat")).unwrap_or_default();
-                if let Some((_, wait)) = parse_schedstat(&text) {
+                if let Some((_, wait)) = schedstat(t.path().join("schedstat")) {
                     now.insert(tid, wait);
                 }
             }

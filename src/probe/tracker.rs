@@ -2,8 +2,8 @@
 //! mid-window, and each one's CPU and context switches count only inside it.
 
 use super::data::ProcessSummary;
-use super::process::PidStat;
 use super::tree::ProcInfo;
+use crate::procfs::pid::PidStat;
 use std::collections::HashMap;
 
 /// Per-process accounting across samples, keyed by (pid, start time) so a

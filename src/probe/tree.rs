@@ -8,7 +8,7 @@
 //! exits; summing only live processes would lose the CPU of any process
 //! that exits before the next sample.
 
-use super::process::{parse_ctx_switches, parse_pid_stat, PidStat};
+use crate::procfs::pid::{ctx_switches, PidStat};
 use std::collections::{HashMap, HashSet};
 
 /// One member of the tree at one sample.
@@ -50,11 +50,7 @@ impl TreeScanner {
                 parents.insert(pid, known.unwrap_or(0));
                 continue;
             }
-            let path = format!("/proc/{pid}/stat");
-            if let Some(stat) = std::fs::read_to_string(path)
-                .ok()
-                .and_then(|t| parse_pid_stat(&t))
-            {
+            if let Some(stat) = crate::procfs::pid::stat(pid) {
                 parents.insert(pid, stat.ppid);
                 fresh.push(stat);
             }
@@ -100,11 +96,7 @@ pub fn select_tree(root: u32, all: Vec<PidStat>) -> Vec<PidStat> {
 /// Context switches of all threads of `pid` (the status file of a process
 /// reports only its main thread).
 fn read_ctx(pid: u32, threads: u32) -> (u64, u64) {
-    let one = |path: String| {
-        std::fs::read_to_string(path)
-            .map(|s| parse_ctx_switches(&s))
-            .unwrap_or((0, 0))
-    };
+    let one = |path: String| ctx_switches(&path);
     if threads <= 1 {
         return one(format!("/proc/{pid}/status"));
     }

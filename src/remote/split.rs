@@ -17,7 +17,7 @@ pub fn split(spec: &LoadSpec, clients: usize) -> Vec<Option<LoadSpec>> {
             let share = f64::from(conns) / f64::from(total);
             let mut s = spec.clone();
             s.connections = conns;
-            s.threads = spec.threads.min(conns).max(1);
+            s.threads = LoadSpec::default_threads(Some(spec.threads), 0, conns);
             // CPU lists name this machine's CPUs, not the client host's.
             s.client_cpus = None;
             if let Pacing::Open { rate } = spec.pacing {

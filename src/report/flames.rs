@@ -12,7 +12,8 @@ use crate::store::{ProfileRecord, RunData};
 use base64::Engine;
 use maud::{html, Markup};
 
-/// The section, or nothing when the run was not profiled.
+/// The section's content (the page adds its heading), or nothing when the
+/// run was not profiled.
 pub fn section(data: &RunData) -> Markup {
     let profiles = &data.profiles;
     if profiles.is_empty() {
@@ -24,8 +25,6 @@ pub fn section(data: &RunData) -> Markup {
         .find_map(|p| p.error.as_deref())
         .unwrap_or("no samples");
     html! {
-        section id="profiles" {
-            h2 { "Profiles" }
             @if drawn.is_empty() {
                 p class="note" { "no profile: " (why) }
             } @else {
@@ -48,7 +47,6 @@ pub fn section(data: &RunData) -> Markup {
                     (p.error.as_deref().unwrap_or("unknown"))
                 }
             }
-        }
     }
 }
 

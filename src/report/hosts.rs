@@ -6,7 +6,8 @@ use crate::store::context::ClientShare;
 use crate::store::{RunData, Trial};
 use maud::{html, Markup};
 
-/// The "Client hosts" section, or nothing for a single-machine run.
+/// The content of the "Client hosts" section (the page adds its heading),
+/// or nothing for a single-machine run.
 pub fn section(data: &RunData) -> Markup {
     let mut rows: Vec<(&Trial, &ClientShare, u64)> = Vec::new();
     let mut skews = Vec::new();
@@ -49,8 +50,6 @@ pub fn section(data: &RunData) -> Markup {
         ovh_med = median(&mut overheads) / 1e3,
     );
     html! {
-        section id="hosts" {
-            h2 { "Client hosts" }
             p { (intro) }
             table {
                 thead { tr {
@@ -74,6 +73,5 @@ pub fn section(data: &RunData) -> Markup {
                     }
                 }
             }
-        }
     }
 }

@@ -13,7 +13,6 @@ use super::html_tables as tables;
 use super::rows::Aggregate;
 use crate::store::{Run, RunData};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
-use std::fmt::Write;
 
 /// The whole HTML report of one run, as one self-contained document:
 /// aggregated tables, charts, fits and verdicts, plus the hosts section
@@ -44,9 +43,39 @@ struct Extra {
     profiles: Markup,
 }
 
+/// One section of the page: its anchor, its heading and its content. The
+/// page and its navigation are both built from one list of these.
+struct Section {
+    /// The `id` the navigation links to.
+    id: &'static str,
+    /// The `h2` heading, and the link's text.
+    title: &'static str,
+    /// What follows the heading.
+    body: Markup,
+}
+
+impl Section {
+    fn new(id: &'static str, title: &'static str, body: Markup) -> Section {
+        Section { id, title, body }
+    }
+}
+
 fn render_with(agg: &Aggregate, run: &Run, extra: &Extra) -> String {
+    let sections = sections(agg, run, extra);
+    let body = html! {
+        (header(agg, run))
+        (nav(&sections))
+        @for s in &sections {
+            section id=(s.id) { h2 { (s.title) } (s.body) }
+        }
+    };
+    page(run, body)
+}
+
+/// The page's sections in order, those with nothing to show left out.
+fn sections(agg: &Aggregate, run: &Run, extra: &Extra) -> Vec<Section> {
     let charts = charts(agg);
-    let sections: [(&str, &str, Vec<ChartKind>, Markup); 8] = [
+    let charted: [(&str, &str, Vec<ChartKind>, Markup); 8] = [
         (
             "throughput",
             "Throughput",
@@ -97,30 +126,35 @@ fn render_with(agg: &Aggregate, run: &Run, extra: &Extra) -> String {
         ChartKind::Memory,
         ChartKind::CpuBreakdown,
     ];
-    let body = html! {
-        (header(agg, run))
-        (summary(agg))
-        @for (id, title, kinds, extra) in &sections {
-            @let figs = figures(&charts, kinds);
-            @if !figs.0.is_empty() || !extra.0.is_empty() {
-                section id=(id) { h2 { (title) } (figs) (extra) }
-            }
+    let mut out = vec![Section::new("summary", "Summary", summary(agg))];
+    for (id, title, kinds, table) in charted {
+        let figs = figures(&charts, &kinds);
+        if !figs.0.is_empty() || !table.0.is_empty() {
+            out.push(Section::new(id, title, html! { (figs) (table) }));
         }
-        (extra.hosts)
-        section id="server" { h2 { "Server" } (figures(&charts, &server_kinds)) (tables::server(agg)) }
-        (extra.profiles)
-        (warnings(agg))
-        section id="environment" { h2 { "Environment" } (tables::environment(&run.environment_facts())) }
-        section id="experiment" {
-            h2 { "Experiment file" }
-            p class="muted" { (run.experiment_path) }
-            pre { (run.experiment) }
-        }
+    }
+    let optional = |id, title, body: &Markup| {
+        (!body.0.is_empty()).then(|| Section::new(id, title, body.clone()))
     };
-    let body = body.into_string();
-    let nav = nav(&body);
-    let body = body.replacen("</header>", &format!("</header>{nav}"), 1);
-    page(run, PreEscaped(body))
+    out.extend(optional("hosts", "Client hosts", &extra.hosts));
+    out.push(Section::new(
+        "server",
+        "Server",
+        html! { (figures(&charts, &server_kinds)) (tables::server(agg)) },
+    ));
+    out.extend(optional("profiles", "Profiles", &extra.profiles));
+    out.push(Section::new("warnings", "Warnings", warnings(agg)));
+    out.push(Section::new(
+        "environment",
+        "Environment",
+        tables::environment(&run.environment_facts()),
+    ));
+    out.push(Section::new(
+        "experiment",
+        "Experiment file",
+        html! { p class="muted" { (run.experiment_path) } pre { (run.experiment) } },
+    ));
+    out
 }
 
 fn page(run: &Run, body: Markup) -> String {
@@ -217,8 +251,6 @@ fn summary(agg: &Aggregate) -> Markup {
     let failed = agg.failures().count();
     let trials: usize = agg.cells.iter().map(|c| c.trials()).sum();
     html! {
-        section id="summary" {
-            h2 { "Summary" }
             @if agg.ranking.len() >= 2 {
                 p class="ranking" { (ranking_line(&agg.ranking, agg.noise)) }
                 (status(agg))
@@ -243,7 +275,6 @@ fn summary(agg: &Aggregate) -> Markup {
                 }
             }
             @for n in &agg.notes { p class="note" { (n) } }
-        }
     }
 }
 
@@ -283,8 +314,6 @@ fn warnings(agg: &Aggregate) -> Markup {
     ];
     let shown: Vec<_> = lists.iter().filter(|l| !l.3.is_empty()).collect();
     html! {
-        section id="warnings" {
-            h2 { "Warnings" }
             @for (class, title, blurb, notes) in &shown {
                 div class={ "callout " (class) } {
                     h3 { (title) }
@@ -299,26 +328,12 @@ fn warnings(agg: &Aggregate) -> Markup {
             @if shown.is_empty() {
                 p class="muted" { "No client-bound or failed trials, and no probe warnings." }
             }
-        }
     }
 }
 
-/// A table of contents from the sections' ids and headings.
-fn nav(body: &str) -> String {
-    let mut out = String::from("<nav>");
-    let mut rest = body;
-    while let Some(i) = rest.find(r#"<section id=""#) {
-        rest = &rest[i + 13..];
-        let id = rest.split('"').next().unwrap_or("");
-        let title = rest
-            .split("<h2>")
-            .nth(1)
-            .and_then(|t| t.split("</h2>").next())
-            .unwrap_or(id);
-        let _ = write!(out, r##"<a href="#{id}">{title}</a>"##);
-    }
-    out.push_str("</nav>");
-    out
+/// The table of contents: a link to each section, by its id and heading.
+fn nav(sections: &[Section]) -> Markup {
+    html! { nav { @for s in sections { a href={ "#" (s.id) } { (s.title) } } } }
 }
 
 /// `1 point`, `5 points`.
@@ -401,6 +416,28 @@ mod tests {
         ] {
             assert!(html.contains(&format!(r#"<section id="{id}">"#)), "{id}");
         }
+    }
+
+    #[test]
+    fn the_navigation_links_every_section_shown_in_page_order() {
+        let (data, agg) = aggregate(&["linux", "freebsd"]);
+        let html = render_aggregate(&agg, &data.run);
+        let nav = &html[html.find("<nav>").unwrap()..html.find("</nav>").unwrap()];
+        let linked: Vec<&str> = nav
+            .split(r##"<a href="#"##)
+            .skip(1)
+            .map(|a| a.split('"').next().unwrap())
+            .collect();
+        let shown: Vec<&str> = html
+            .split(r#"<section id=""#)
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap())
+            .collect();
+        assert_eq!(linked, shown);
+        assert!(nav.contains(r##"<a href="#relative">Relative to the baseline</a>"##));
+        // Sections with nothing to show are neither drawn nor linked.
+        assert!(!linked.contains(&"hosts") && !linked.contains(&"profiles"));
+        assert_eq!(linked.first(), Some(&"summary"));
     }
 
     #[test]

@@ -404,12 +404,14 @@ pub fn schema() -> Value {
     }
     as_written(&mut root);
     optional(&mut root, "PointDoc", "energy");
+    optional(&mut root, "LatencySummary", "p75");
     root
 }
 
 /// Takes `field` out of `def`'s required list: a field written only when
 /// it has a value (a point's `energy`, so that a run without an energy
-/// source exports exactly what it did before there were any).
+/// source exports exactly what it did before there were any; a trial's
+/// latency `p75`, which stores older than schema 9 lack).
 fn optional(root: &mut Value, def: &str, field: &str) {
     if let Some(Value::Array(required)) = root.pointer_mut(&format!("/$defs/{def}/required")) {
         required.retain(|f| f != field);

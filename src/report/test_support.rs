@@ -54,6 +54,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
                         gbit_s: r * 150.0 * 8.0 / 1e9,
                         latency_us: LatencySummary {
                             p50: Micros(100 + u64::from(*c) * 10 + u64::from(trial)),
+                            p75: None,
                             p90: Micros(150 + u64::from(*c) * 20),
                             p99: Micros(300 + u64::from(*c) * 40 + u64::from(trial) * 7),
                             p999: Micros(500 + u64::from(*c) * 80),

@@ -396,12 +396,7 @@ fn load_spec(exp: &Experiment, r: &PointPlan, client_cpus: Option<Vec<usize>>) -
         .as_ref()
         .map(Vec::len)
         .unwrap_or_else(crate::placement::online_cpus) as u32;
-    let threads = r
-        .common
-        .threads
-        .unwrap_or(cpus)
-        .min(r.common.connections)
-        .max(1);
+    let threads = LoadSpec::default_threads(r.common.threads, cpus, r.common.connections);
     LoadSpec {
         connections: r.common.connections,
         threads,

@@ -1,104 +1,133 @@
-//! What differs between two experiments in ways that change the
-//! measurement: `--resume` refuses to mix trials made under different
-//! recipes in one run.
+//! What differs between two recipes, by one rule for which fields matter.
+//! `--resume` refuses to mix trials made under recipes that differ by it
+//! ([`measurement_changes`]), and `history` lists the same differences
+//! between two runs ([`changes`]).
 //!
-//! Fields that only change the analysis (name, description, headline,
-//! noise, which system is the baseline) may differ; everything that shapes
-//! a trial (servers, load, sweep, durations, restart policy, stopping rule,
-//! `--quick`) may not.
+//! The rule: a recipe is compared as it was run, that is, the file's
+//! leaves (`trials.duration`, `server.worker_processes`,
+//! `sweep.connections[1]`) with its `[quick]` overrides applied when it ran
+//! with `--quick`, and `--quick` itself. Every leaf matters except those
+//! that change only the analysis, the words or what is recorded beside the
+//! trials ([`changes_measurement`]): `name`, `description`,
+//! `trials.headline`, `trials.noise`, which system is the baseline
+//! (`system[i].baseline`) and `[profile]` (profiles are extra trials, kept
+//! apart). The `[quick]` table matters only through what it overrides.
+//! Values are compared as written: a key added with its default value, or a
+//! duration spelt another way, is a difference.
 
-use super::{Experiment, System};
+use super::Experiment;
+use crate::probe::{flatten_leaves, ScalarLists};
+use std::collections::{BTreeMap, BTreeSet};
 
-/// One field that differs: its name in the experiment file, and both values.
+/// One field that differs: its dotted key and both values (`None` where a
+/// recipe lacks it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldChange {
-    /// The field, as the experiment file names it.
+    /// The dotted key, as the experiment file names it
+    /// (`server.worker_processes`), or `--quick`.
     pub field: String,
-    /// Its value in the stored run.
-    pub stored: String,
-    /// Its value in the file given now.
-    pub given: String,
+    /// Its value in the earlier (stored) recipe.
+    pub before: Option<String>,
+    /// Its value in the later (given) recipe.
+    pub after: Option<String>,
 }
 
 impl std::fmt::Display for FieldChange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "nothing".into());
         write!(
             f,
             "{}: the run has {}, this file gives {}",
-            self.field, self.stored, self.given
+            self.field,
+            shown(&self.before),
+            shown(&self.after)
         )
     }
 }
 
-/// Every measurement-changing difference between the `stored` run's
-/// experiment and the `given` one, in file order; empty when they agree.
-pub fn measurement_changes(stored: &Experiment, given: &Experiment) -> Vec<FieldChange> {
-    let mut c = Changes(Vec::new());
-    let quick = |q: bool| if q { "--quick" } else { "no --quick" };
-    c.check("--quick", quick(stored.quick), quick(given.quick));
-    let (s, g) = (&stored.trials, &given.trials);
-    c.check("trials.duration", dur(s.duration), dur(g.duration));
-    c.check("trials.warmup", dur(s.warmup), dur(g.warmup));
-    c.check("trials.cooldown", dur(s.cooldown), dur(g.cooldown));
-    c.check("trials.restart", dbg(&s.restart), dbg(&g.restart));
-    c.check("trials.min", s.min_trials, g.min_trials);
-    c.check("trials.max", s.max_trials, g.max_trials);
-    c.check("trials.target_ci", s.target_ci, g.target_ci);
-    let budget = |b: Option<std::time::Duration>| b.map_or("none".into(), dur);
-    c.check("trials.budget", budget(s.budget), budget(g.budget));
-    c.check(
-        "trials.sample_interval",
-        dur(s.sample_interval),
-        dur(g.sample_interval),
-    );
-    c.check("server", dbg(&stored.server), dbg(&given.server));
-    c.check("load", dbg(&stored.load), dbg(&given.load));
-    c.check(
-        "load (common settings)",
-        dbg(&stored.load_common),
-        dbg(&given.load_common),
-    );
-    c.check("sweep", dbg(&stored.axes), dbg(&given.axes));
-    c.check(
-        "system labels",
-        labels(&stored.systems),
-        labels(&given.systems),
-    );
-    for (a, b) in stored.systems.iter().zip(&given.systems) {
-        let name = format!("system `{}`", a.label);
-        c.check(&format!("{name} server"), dbg(&a.server), dbg(&b.server));
-        c.check(&format!("{name} load"), dbg(&a.load), dbg(&b.load));
-    }
-    c.0
+/// A recipe as it was run: the file's text and whether `--quick` applied
+/// its `[quick]` table.
+#[derive(Clone, Copy, Debug)]
+pub struct Recipe<'a> {
+    /// The experiment file's text.
+    pub text: &'a str,
+    /// Run with `--quick`.
+    pub quick: bool,
 }
 
-/// The changes found so far.
-struct Changes(Vec<FieldChange>);
-
-impl Changes {
-    fn check(&mut self, field: &str, stored: impl ToString, given: impl ToString) {
-        let (stored, given) = (stored.to_string(), given.to_string());
-        if stored != given {
-            self.0.push(FieldChange {
-                field: field.into(),
-                stored,
-                given,
-            });
+impl<'a> Recipe<'a> {
+    /// The recipe an experiment was read from.
+    pub fn of(e: &'a Experiment) -> Recipe<'a> {
+        Recipe {
+            text: &e.text,
+            quick: e.quick,
         }
     }
 }
 
-fn dur(d: std::time::Duration) -> String {
-    crate::units::format_duration(d)
+/// Whether a difference in the recipe leaf `key` (dotted, as [`changes`]
+/// names it) changes what a trial measures: the module's one rule.
+pub fn changes_measurement(key: &str) -> bool {
+    const WORDS: [&str; 4] = ["name", "description", "trials.headline", "trials.noise"];
+    let baseline = key.starts_with("system[") && key.ends_with("].baseline");
+    !(WORDS.contains(&key) || baseline || key == "profile" || key.starts_with("profile."))
 }
 
-fn dbg<T: std::fmt::Debug>(v: &T) -> String {
-    format!("{v:?}")
+/// Every difference between two recipes that changes the measurement, by
+/// key; empty when they agree. A text that does not parse has no leaves.
+pub fn changes(before: Recipe, after: Recipe) -> Vec<FieldChange> {
+    let (a, b) = (leaves(before), leaves(after));
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter()
+        .filter(|k| changes_measurement(k) && a.get(*k) != b.get(*k))
+        .map(|k| FieldChange {
+            field: k.clone(),
+            before: a.get(k).cloned(),
+            after: b.get(k).cloned(),
+        })
+        .collect()
 }
 
-fn labels(systems: &[System]) -> String {
-    let l: Vec<&str> = systems.iter().map(|s| s.label.as_str()).collect();
-    l.join(", ")
+/// [`changes`] between a stored run's experiment and the one given now.
+pub fn measurement_changes(stored: &Experiment, given: &Experiment) -> Vec<FieldChange> {
+    changes(Recipe::of(stored), Recipe::of(given))
+}
+
+/// The recipe's leaves as run, by dotted key, each shown as text.
+fn leaves(recipe: Recipe) -> BTreeMap<String, String> {
+    let mut doc: toml::Table = recipe.text.parse().unwrap_or_default();
+    let quick = doc.remove("quick");
+    if let (true, Some(toml::Value::Table(overrides))) = (recipe.quick, quick) {
+        apply_quick(&mut doc, overrides);
+    }
+    let json = serde_json::to_value(doc).unwrap_or_default();
+    let mut out: BTreeMap<String, String> = flatten_leaves(&json, ScalarLists::Indexed)
+        .into_iter()
+        .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+        .collect();
+    let quick = if recipe.quick {
+        "--quick"
+    } else {
+        "no --quick"
+    };
+    out.insert("--quick".into(), quick.into());
+    out
+}
+
+/// `[quick]`'s tables override the same tables' keys, as `--quick` does
+/// when the file is validated.
+fn apply_quick(doc: &mut toml::Table, overrides: toml::Table) {
+    for (section, table) in overrides {
+        let toml::Value::Table(table) = table else {
+            continue;
+        };
+        let entry = doc
+            .entry(section)
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if let toml::Value::Table(target) = entry {
+            target.extend(table);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -153,14 +182,61 @@ mod tests {
                 ),
                 "trials.restart",
             ),
-            (("connections = [1, 2]", "connections = [1, 3]"), "sweep"),
+            (
+                ("connections = [1, 2]", "connections = [1, 3]"),
+                "sweep.connections[1]",
+            ),
             (
                 ("kind = \"nginx\"", "kind = \"nginx\"\nworker_processes = 2"),
-                "server",
+                "server.worker_processes",
             ),
         ] {
             let text = BASE.replace(edit.0, edit.1);
             assert_eq!(fields(&base, &exp(&text, false)), [field], "{}", edit.1);
         }
+    }
+
+    #[test]
+    fn what_changes_only_the_analysis_is_no_change() {
+        let base = "name = \"a\"\n[server]\nkind = \"nginx\"\n[trials]\nnoise = 0.02\n\
+            [[system]]\nlabel = \"x\"\nbaseline = true\n[quick]\ntrials = { duration = \"1s\" }\n";
+        let edited = "name = \"b\"\ndescription = \"d\"\n[server]\nkind = \"nginx\"\n\
+            [trials]\nnoise = 0.05\nheadline = \"best\"\n[profile]\nfrequency = 49\n\
+            [[system]]\nlabel = \"x\"\nbaseline = false\n[quick]\ntrials = { duration = \"2s\" }\n";
+        let full = |text| Recipe { text, quick: false };
+        assert_eq!(changes(full(base), full(edited)), vec![]);
+        // Run with --quick, the [quick] table's overrides are the recipe.
+        let quick = |text| Recipe { text, quick: true };
+        assert_eq!(
+            changes(quick(base), quick(edited)),
+            vec![FieldChange {
+                field: "trials.duration".into(),
+                before: Some("1s".into()),
+                after: Some("2s".into()),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_key_one_recipe_lacks_is_named_with_nothing() {
+        let a = Recipe {
+            text: "[server]\nkind = \"nginx\"\n",
+            quick: false,
+        };
+        let b = Recipe {
+            text: "[server]\nkind = \"nginx\"\nworker_processes = 2\n[hosts]\nserver = \"h\"\n",
+            quick: false,
+        };
+        let c = changes(a, b);
+        let keys: Vec<&str> = c.iter().map(|c| c.field.as_str()).collect();
+        assert_eq!(keys, ["hosts.server", "server.worker_processes"]);
+        assert_eq!(c[1].before, None);
+        assert_eq!(
+            c[1].to_string(),
+            "server.worker_processes: the run has nothing, this file gives 2"
+        );
+        assert!(
+            changes_measurement("system[1].label") && !changes_measurement("system[1].baseline")
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! A live owner's lease is refused to a second resume.
 
 use super::{Store, StoreError};
+use crate::procfs::pid::start_ticks;
 use rusqlite::{params, OptionalExtension};
 
 /// A process, identified so that PID reuse does not fool it.
@@ -32,18 +33,6 @@ impl Owner {
     pub fn is_alive(&self) -> bool {
         start_ticks(self.pid) == Some(self.start_ticks)
     }
-}
-
-/// The start time of a live (non-zombie) `pid`, in clock ticks since boot.
-fn start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the parenthesised command name start at field 3 (state).
-    let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
-    let state = rest.next()?;
-    if state == "Z" || state == "X" {
-        return None;
-    }
-    rest.nth(22 - 4)?.parse().ok()
 }
 
 impl Store {

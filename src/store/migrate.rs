@@ -17,6 +17,7 @@ const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[
     v6_trial_failure_cause,
     v7_run_label_and_revision,
     v8_profile_offcpu,
+    v9_latency_p75,
 ];
 
 /// Brings the store up to [`LATEST`] and returns the version it had (0: an
@@ -151,4 +152,12 @@ fn v8_profile_offcpu(conn: &Connection) -> rusqlite::Result<()> {
         "ALTER TABLE profiles ADD COLUMN offcpu TEXT;
          ALTER TABLE profiles ADD COLUMN offcpu_error TEXT;",
     )
+}
+
+/// Version 9: `measurements.latency_p75_us`, so a stored trial keeps the
+/// same latency fields a load command reports (`load::result::LatencySummary`,
+/// the one field set). NULL for older trials, whose summaries read as
+/// before (without `p75`).
+fn v9_latency_p75(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("ALTER TABLE measurements ADD COLUMN latency_p75_us INTEGER;")
 }

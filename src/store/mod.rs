@@ -189,6 +189,13 @@ pub(crate) mod tests {
             requests: 500,
             rps: 250.0,
             duration_s: 2.0,
+            // The one latency field set, p75 included (schema 9), round-trips.
+            latency_us: crate::load::result::LatencySummary {
+                p50: crate::units::Micros(100),
+                p75: Some(crate::units::Micros(140)),
+                p999: crate::units::Micros(900),
+                ..Default::default()
+            },
             ..Default::default()
         };
         let trial = store

@@ -111,7 +111,8 @@ impl Store {
                     m.requests, m.duration_s, m.rps, m.bytes, m.gbit_s, m.errors, m.retries,
                     m.latency_p50_us, m.latency_p90_us, m.latency_p99_us, m.latency_p999_us,
                     m.latency_max_us, m.latency_mean_us, m.latency_stdev_us, m.client_cpu_s,
-                    m.target_rate, m.connections_opened, m.notes, t.failure_cause
+                    m.target_rate, m.connections_opened, m.notes, t.failure_cause,
+                    m.latency_p75_us
              FROM trials t
              LEFT JOIN timelines tl ON tl.trial_id = t.id
              LEFT JOIN probes p ON p.trial_id = t.id
@@ -193,6 +194,7 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
             retries: r.get::<_, i64>(17)? as u64,
             latency_us: LatencySummary {
                 p50: Micros(r.get::<_, i64>(18)? as u64),
+                p75: r.get::<_, Option<i64>>(30)?.map(|v| Micros(v as u64)),
                 p90: Micros(r.get::<_, i64>(19)? as u64),
                 p99: Micros(r.get::<_, i64>(20)? as u64),
                 p999: Micros(r.get::<_, i64>(21)? as u64),

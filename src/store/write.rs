@@ -234,8 +234,10 @@ fn insert_measurement(
     tx.execute(
         "INSERT INTO measurements (trial_id, requests, duration_s, rps, bytes, gbit_s, errors, retries,
             latency_p50_us, latency_p90_us, latency_p99_us, latency_p999_us, latency_max_us,
-            latency_mean_us, latency_stdev_us, client_cpu_s, target_rate, connections_opened, notes)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+            latency_mean_us, latency_stdev_us, client_cpu_s, target_rate, connections_opened, notes,
+            latency_p75_us)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+            ?20)",
         params![
             id,
             m.requests as i64,
@@ -255,7 +257,8 @@ fn insert_measurement(
             m.client_cpu_s,
             m.target_rate,
             m.connections_opened as i64,
-            serde_json::to_string(&m.notes)?
+            serde_json::to_string(&m.notes)?,
+            l.p75.map(|v| v.0 as i64)
         ],
     )?;
     Ok(())

@@ -6,7 +6,8 @@
 //!
 //! It knows no kind: [`crate::target`], [`crate::load`] and [`crate::wire`]
 //! sit above it, [`crate::placement`] (CPU sets, cgroups), [`crate::owned`]
-//! (owner-PID paths and their reaper) and [`crate::probe`] below.
+//! (owner-PID paths and their reaper) and [`crate::procfs`] (reading
+//! `/proc`, joining a namespace) below.
 
 pub mod lifecycle;
 pub mod netns;

@@ -5,7 +5,8 @@
 //! later run can tell a dead run's leftovers from a live run's namespace and
 //! remove exactly those ([`reclaim_stale`]). Servers are started inside with
 //! [`Netns::configure`] (the child calls `setns()` before exec); load
-//! generator threads join with [`enter`] before they open sockets. Dropping
+//! generator threads join with [`crate::procfs::netns::join`] before they
+//! open sockets: the one join, whose error type this module shares. Dropping
 //! the value kills whatever still runs inside and deletes the namespace.
 //!
 //! Each namespace has a [`Watchdog`] from the moment before it is made: a
@@ -15,47 +16,17 @@
 //! last process). [`reclaim_stale`] remains for a watchdog killed too.
 
 use super::lifecycle::watchdog::Watchdog;
-use std::os::fd::{AsRawFd, OwnedFd};
+use crate::procfs::net::{parse_net_dev, NetCounters};
+pub use crate::procfs::netns::NetnsError;
+use crate::procfs::netns::{open, read_net_file, NETNS_DIR};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-/// Where `ip netns` keeps its named namespaces.
-const NETNS_DIR: &str = "/run/netns";
 /// Every namespace scalelab creates starts with this.
 const PREFIX: &str = "scalelab-";
-
-/// Why a private namespace could not be made or entered. Every variant
-/// names the namespace.
-#[derive(Debug, thiserror::Error)]
-pub enum NetnsError {
-    /// `ip netns add`, or bringing its `lo` up, failed (it needs root).
-    #[error("could not create network namespace `{name}`: {message}")]
-    Create {
-        /// The namespace's full name (`scalelab-<purpose>-<pid>-<n>`).
-        name: String,
-        /// The `ip` command and what it printed.
-        message: String,
-    },
-    /// Its watchdog could not be forked; the namespace is not made
-    /// without one.
-    #[error("could not start the watchdog of network namespace `{name}`: {source}")]
-    Guard {
-        /// The namespace's full name.
-        name: String,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// Its handle could not be opened, or `setns(2)` refused it.
-    #[error("could not enter network namespace `{name}`: {source}")]
-    Enter {
-        /// The namespace's full name.
-        name: String,
-        /// The OS error.
-        source: std::io::Error,
-    },
-}
 
 /// A named network namespace that this process created and will delete.
 #[derive(Debug)]
@@ -99,7 +70,7 @@ impl Netns {
         Ok(ns)
     }
 
-    /// The namespace's full name, as `ip netns` and [`enter`] know it.
+    /// The namespace's full name, as `ip netns` and [`crate::procfs::netns::join`] know it.
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -121,12 +92,10 @@ impl Netns {
     }
 
     /// Network interfaces inside the namespace with their packet counters.
-    pub fn interfaces(&self) -> Vec<crate::probe::netdev::NetCounters> {
-        crate::probe::netns::in_netns(&self.name, || {
-            let text = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
-            Ok(crate::probe::netdev::parse_net_dev(&text))
-        })
-        .unwrap_or_default()
+    pub fn interfaces(&self) -> Vec<NetCounters> {
+        read_net_file(&self.name, "dev")
+            .map(|text| parse_net_dev(&text))
+            .unwrap_or_default()
     }
 }
 
@@ -144,17 +113,8 @@ impl Drop for Netns {
     }
 }
 
-/// Moves the calling thread into namespace `name` (sockets it opens
-/// afterwards live there).
-pub fn enter(name: &str) -> Result<(), NetnsError> {
-    crate::probe::netns::join(name).map_err(|e| NetnsError::Enter {
-        name: name.into(),
-        source: std::io::Error::other(e.to_string()),
-    })
-}
-
 /// Whether the calling thread runs in a private network namespace: one
-/// named under `/run/netns` (inside `ip netns exec`, or after [`enter`]),
+/// named under `/run/netns` (inside `ip netns exec`, or after [`crate::procfs::netns::join`]),
 /// or, where PID 1's is readable, any other than PID 1's. A host that hides
 /// `/proc/1` (hidepid, a container) no longer makes `ip netns exec` look
 /// like the host's namespace.
@@ -179,16 +139,6 @@ fn private_by(own: Option<(u64, u64)>, pid1: Option<(u64, u64)>, named: &[(u64, 
         return false;
     };
     named.contains(&own) || pid1.is_some_and(|p| p != own)
-}
-
-fn open(name: &str) -> Result<OwnedFd, NetnsError> {
-    let path = Path::new(NETNS_DIR).join(name);
-    std::fs::File::open(&path)
-        .map(OwnedFd::from)
-        .map_err(|source| NetnsError::Enter {
-            name: name.into(),
-            source,
-        })
 }
 
 /// The PID a scalelab namespace name was created by, if it is one.
@@ -303,7 +253,7 @@ mod tests {
         let path = Path::new(NETNS_DIR).join(ns.name());
         let name = ns.name().to_string();
         let seen = std::thread::spawn(move || {
-            enter(&name).unwrap();
+            crate::procfs::netns::join(&name).unwrap();
             ns_id(Path::new("/proc/thread-self/ns/net"))
         })
         .join()

@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 /// Whether `pid` exists and is not a zombie. `kill -0` succeeds on zombies,
 /// so this reads the state from /proc instead.
 pub fn is_alive(pid: u32) -> bool {
-    let state = stat_fields(pid).and_then(|f| f.first()?.chars().next());
-    !matches!(state, Some('Z') | Some('X') | None)
+    !crate::procfs::pid::has_exited(pid)
 }
 
 /// Sends `sig` to `pid`; errors (the process is gone) are ignored.
@@ -135,17 +134,9 @@ pub fn log_tail(path: &std::path::Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// The fields after the parenthesised command name in `/proc/<pid>/stat`
-/// (state, ppid, pgrp, session, ...).
-fn stat_fields(pid: u32) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    Some(rest.split_whitespace().map(str::to_string).collect())
-}
-
 /// The session ID of `pid`.
 pub fn session_of(pid: u32) -> Option<u32> {
-    stat_fields(pid)?.get(3)?.parse().ok()
+    crate::procfs::pid::stat(pid).map(|s| s.session)
 }
 
 /// Every process whose process group is `pgid`.
@@ -155,11 +146,7 @@ pub fn group_members(pgid: u32) -> Vec<u32> {
     };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| {
-            stat_fields(pid)
-                .and_then(|f| f.get(2)?.parse::<u32>().ok())
-                .is_some_and(|g| g == pgid)
-        })
+        .filter(|&pid| crate::procfs::pid::stat(pid).is_some_and(|s| s.pgrp == pgid))
         .collect()
 }
 

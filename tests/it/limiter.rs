@@ -131,7 +131,7 @@ fn select_only_on_a_server_pinned_to_one_cpu_is_cpu_saturated() {
 fn listen_counters() -> [u64; 3] {
     let text = std::fs::read_to_string("/proc/net/netstat").unwrap();
     ["ListenOverflows", "ListenDrops", "TCPBacklogDrop"]
-        .map(|name| scalelab::probe::limiter::counters::table_value(&text, "TcpExt", name).unwrap())
+        .map(|name| scalelab::procfs::net::table_value(&text, "TcpExt", name).unwrap())
 }
 
 #[test]

@@ -95,15 +95,9 @@ fn pinned_nginx_runs_only_on_its_cpus() {
     t.start(&placement, None, &Shutdown::new()).unwrap();
     let root = t.root_pid().unwrap();
     for pid in std::iter::once(root).chain(process::children_of(root)) {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        let allowed = status
-            .lines()
-            .find(|l| l.starts_with("Cpus_allowed_list"))
-            .unwrap();
-        assert!(
-            allowed.ends_with(&format!("\t{last}")),
-            "pid {pid}: {allowed}"
-        );
+        let status = scalelab::procfs::pid::status(pid).unwrap();
+        let allowed = scalelab::procfs::pid::status_value(&status, "Cpus_allowed_list").unwrap();
+        assert!(allowed == last.to_string(), "pid {pid}: {allowed}");
     }
 }
 

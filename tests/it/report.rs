@@ -28,6 +28,7 @@ fn measurement(rps: f64, p50: u64) -> Measurement {
         gbit_s: rps * 200.0 * 8.0 / 1e9,
         latency_us: LatencySummary {
             p50: Micros(p50),
+            p75: None,
             p90: Micros(p50 * 2),
             p99: Micros(p50 * 5),
             p999: Micros(p50 * 9),

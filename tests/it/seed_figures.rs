@@ -43,6 +43,7 @@ fn measurement(rps: f64, bytes_per_request: f64) -> Measurement {
         gbit_s: rps * bytes_per_request * 8.0 / 1e9,
         latency_us: LatencySummary {
             p50: Micros(100),
+            p75: None,
             p90: Micros(200),
             p99: Micros(400),
             p999: Micros(800),

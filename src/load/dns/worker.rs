@@ -70,7 +70,7 @@ struct Pending {
 
 pub fn run(plan: &Plan, shutdown: &Shutdown) -> std::io::Result<Tally> {
     if let Some(ns) = &plan.netns {
-        crate::sys::netns::enter(ns).map_err(std::io::Error::other)?;
+        crate::procfs::netns::join(ns).map_err(std::io::Error::other)?;
     }
     if let Some(cpus) = &plan.cpus {
         crate::placement::affinity::pin_current_thread(cpus)?;

@@ -7,7 +7,7 @@ use super::frame::{self, FrameSize, SeqTracker};
 use super::tx::{self, Generator, MsgBatch, Route};
 use crate::load::histogram::new_histogram;
 use crate::load::http::sys::{now_ns, pin_current_thread};
-use crate::probe::netns;
+use crate::procfs::netns;
 use crate::shutdown::Shutdown;
 use hdrhistogram::Histogram;
 use socket2::{Domain, Socket, Type};

@@ -385,10 +385,7 @@ mod tests {
             .unwrap();
         // The sleep was in the killed group: gone, or a zombie until init
         // reaps it (SIGKILL lands when it is next scheduled: wait for that).
-        let dead = || {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            stat.is_empty() || stat.contains(") Z ")
-        };
+        let dead = || crate::procfs::pid::has_exited(pid as u32);
         let until = Instant::now() + Duration::from_secs(20);
         while !dead() && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(20));
@@ -401,9 +398,7 @@ mod tests {
         let pid = std::fs::read_to_string(pid_file).unwrap();
         let until = Instant::now() + Duration::from_secs(20);
         loop {
-            let stat =
-                std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-            if stat.is_empty() || stat.contains(") Z ") {
+            if crate::procfs::pid::has_exited(pid.trim().parse().unwrap()) {
                 return true;
             }
             if Instant::now() > until {

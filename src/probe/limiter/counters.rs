@@ -2,29 +2,76 @@
 //! listen-queue drops of `/proc/PID/net/netstat` and the UDP receive errors
 //! of `/proc/PID/net/snmp` (`PID` being the server's root, so they are the
 //! counters of the server's network namespace), and swap-in/out of
-//! `/proc/vmstat`. Parsers are pure; [`Counters::read`] reads the files.
+//! `/proc/vmstat`. [`crate::procfs::net`] parses them; [`Counters::read`]
+//! reads the files.
 
-/// One reading of every counter; a field is `None` when its file or line
-/// could not be read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+use crate::procfs::net::{table_value, vmstat_value};
+use serde::{Deserialize, Serialize};
+
+/// The limiter's kernel counters, each written once here: one reading, or
+/// (in [`super::LimiterFigures`], flattened) their growth over the window.
+/// A field is `None` when its file or line could not be read, or, as a
+/// growth, when it was missing at either end or went backwards.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(default)]
 pub struct Counters {
-    /// `TcpExt: ListenOverflows`.
+    /// `TcpExt: ListenOverflows` in the server's network namespace.
     pub listen_overflows: Option<u64>,
     /// `TcpExt: ListenDrops`.
     pub listen_drops: Option<u64>,
     /// `TcpExt: TCPBacklogDrop`.
     pub tcp_backlog_drops: Option<u64>,
-    /// `Udp: RcvbufErrors`.
+    /// `Udp: RcvbufErrors` (IPv4) in the server's network namespace.
     pub udp_rcvbuf_errors: Option<u64>,
     /// `Udp: InErrors`.
     pub udp_in_errors: Option<u64>,
     /// `Udp: InDatagrams`.
     pub udp_in_datagrams: Option<u64>,
-    /// `pswpin` of `/proc/vmstat`.
+    /// `pswpin` of `/proc/vmstat` (pages, the whole machine).
     pub swap_in_pages: Option<u64>,
     /// `pswpout` of `/proc/vmstat`.
     pub swap_out_pages: Option<u64>,
 }
+
+/// The file a counter is read from.
+#[derive(Clone, Copy)]
+enum File {
+    /// `/proc/PID/net/netstat`.
+    Netstat,
+    /// `/proc/PID/net/snmp`.
+    Snmp,
+    /// `/proc/vmstat`.
+    Vmstat,
+}
+
+/// A counter's field in [`Counters`].
+type Field = fn(&mut Counters) -> &mut Option<u64>;
+
+/// Where each counter is read: its file, table and name. [`Counters::read`]
+/// and [`Counters::since`] walk this list, so a new counter is its field
+/// and its line here.
+const SOURCES: [(File, &str, &str, Field); 8] = [
+    (File::Netstat, "TcpExt", "ListenOverflows", |c| {
+        &mut c.listen_overflows
+    }),
+    (File::Netstat, "TcpExt", "ListenDrops", |c| {
+        &mut c.listen_drops
+    }),
+    (File::Netstat, "TcpExt", "TCPBacklogDrop", |c| {
+        &mut c.tcp_backlog_drops
+    }),
+    (File::Snmp, "Udp", "RcvbufErrors", |c| {
+        &mut c.udp_rcvbuf_errors
+    }),
+    (File::Snmp, "Udp", "InErrors", |c| &mut c.udp_in_errors),
+    (File::Snmp, "Udp", "InDatagrams", |c| {
+        &mut c.udp_in_datagrams
+    }),
+    (File::Vmstat, "", "pswpin", |c| &mut c.swap_in_pages),
+    (File::Vmstat, "", "pswpout", |c| &mut c.swap_out_pages),
+];
 
 impl Counters {
     /// Reads the counters of `pid`'s network namespace and the machine's
@@ -34,99 +81,36 @@ impl Counters {
         let netstat = file(format!("/proc/{pid}/net/netstat"));
         let snmp = file(format!("/proc/{pid}/net/snmp"));
         let vmstat = file("/proc/vmstat".into());
-        Counters {
-            listen_overflows: table_value(&netstat, "TcpExt", "ListenOverflows"),
-            listen_drops: table_value(&netstat, "TcpExt", "ListenDrops"),
-            tcp_backlog_drops: table_value(&netstat, "TcpExt", "TCPBacklogDrop"),
-            udp_rcvbuf_errors: table_value(&snmp, "Udp", "RcvbufErrors"),
-            udp_in_errors: table_value(&snmp, "Udp", "InErrors"),
-            udp_in_datagrams: table_value(&snmp, "Udp", "InDatagrams"),
-            swap_in_pages: vmstat_value(&vmstat, "pswpin"),
-            swap_out_pages: vmstat_value(&vmstat, "pswpout"),
+        let mut c = Counters::default();
+        for (source, table, name, field) in SOURCES {
+            *field(&mut c) = match source {
+                File::Netstat => table_value(&netstat, table, name),
+                File::Snmp => table_value(&snmp, table, name),
+                File::Vmstat => vmstat_value(&vmstat, name),
+            };
         }
+        c
     }
 
     /// Each counter's growth from `before` to `self` (a counter that went
     /// backwards, or is missing at either end, is `None`).
     pub fn since(&self, before: &Counters) -> Counters {
-        let d = |a: Option<u64>, b: Option<u64>| b?.checked_sub(a?);
-        Counters {
-            listen_overflows: d(before.listen_overflows, self.listen_overflows),
-            listen_drops: d(before.listen_drops, self.listen_drops),
-            tcp_backlog_drops: d(before.tcp_backlog_drops, self.tcp_backlog_drops),
-            udp_rcvbuf_errors: d(before.udp_rcvbuf_errors, self.udp_rcvbuf_errors),
-            udp_in_errors: d(before.udp_in_errors, self.udp_in_errors),
-            udp_in_datagrams: d(before.udp_in_datagrams, self.udp_in_datagrams),
-            swap_in_pages: d(before.swap_in_pages, self.swap_in_pages),
-            swap_out_pages: d(before.swap_out_pages, self.swap_out_pages),
+        let (mut growth, mut before) = (*self, *before);
+        for (.., field) in SOURCES {
+            let start = *field(&mut before);
+            let now = field(&mut growth);
+            *now = now.and_then(|end| end.checked_sub(start?));
         }
+        growth
     }
-}
-
-/// A value of the two-line tables of `/proc/net/netstat` and
-/// `/proc/net/snmp`: a header line `Prefix: Name Name ...` followed by a
-/// value line `Prefix: 1 2 ...`.
-pub fn table_value(text: &str, prefix: &str, name: &str) -> Option<u64> {
-    let tag = format!("{prefix}:");
-    let mut lines = text.lines().filter(|l| l.starts_with(&tag));
-    while let (Some(head), Some(values)) = (lines.next(), lines.next()) {
-        let names = head.split_ascii_whitespace().skip(1);
-        let vals = values.split_ascii_whitespace().skip(1);
-        if let Some((_, v)) = names.zip(vals).find(|(n, _)| *n == name) {
-            return v.parse().ok();
-        }
-    }
-    None
-}
-
-/// A `name value` line of `/proc/vmstat`.
-pub fn vmstat_value(text: &str, name: &str) -> Option<u64> {
-    text.lines().find_map(|l| {
-        let (n, v) = l.split_once(' ')?;
-        (n == name).then(|| v.trim().parse().ok()).flatten()
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    // Shapes captured from Linux 6.1 on the project VM (shortened).
-    const NETSTAT: &str = "\
-TcpExt: SyncookiesSent SyncookiesRecv ListenOverflows ListenDrops TCPBacklogDrop
-TcpExt: 0 0 1379 1401 7
-IpExt: InNoRoutes InTruncatedPkts
-IpExt: 0 0
-";
-    const SNMP: &str = "\
-Ip: Forwarding DefaultTTL
-Ip: 1 64
-Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors
-Udp: 98765 3 412 98000 400 0
-UdpLite: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors
-UdpLite: 0 0 0 0 0 0
-";
-
     #[test]
-    fn netstat_and_snmp_tables() {
-        assert_eq!(
-            table_value(NETSTAT, "TcpExt", "ListenOverflows"),
-            Some(1379)
-        );
-        assert_eq!(table_value(NETSTAT, "TcpExt", "TCPBacklogDrop"), Some(7));
-        assert_eq!(table_value(NETSTAT, "IpExt", "InTruncatedPkts"), Some(0));
-        assert_eq!(table_value(NETSTAT, "TcpExt", "Nope"), None);
-        // Udp, not UdpLite, whose header starts the same way.
-        assert_eq!(table_value(SNMP, "Udp", "RcvbufErrors"), Some(400));
-        assert_eq!(table_value(SNMP, "Udp", "InDatagrams"), Some(98765));
-        assert_eq!(table_value("", "Udp", "InErrors"), None);
-    }
-
-    #[test]
-    fn vmstat_and_deltas() {
-        let vm = "pgpgin 10\npswpin 42\npswpout 7\n";
-        assert_eq!(vmstat_value(vm, "pswpin"), Some(42));
-        assert_eq!(vmstat_value(vm, "pswp"), None);
+    fn deltas() {
         let a = Counters {
             listen_overflows: Some(10),
             udp_rcvbuf_errors: Some(5),
@@ -147,9 +131,27 @@ UdpLite: 0 0 0 0 0 0
     }
 
     #[test]
+    fn the_figures_store_the_counters_as_fields_of_their_own() {
+        // The stored form of the probe summary before the counters were one
+        // struct: flat keys, which old stores hold and new ones keep.
+        let stored = r#"{"major_faults": 2, "listen_overflows": 40, "udp_in_datagrams": null}"#;
+        let f: super::super::LimiterFigures = serde_json::from_str(stored).unwrap();
+        assert_eq!(f.counters.listen_overflows, Some(40));
+        assert_eq!((f.counters.udp_in_datagrams, f.major_faults), (None, 2));
+        let json = serde_json::to_value(&f).unwrap();
+        assert_eq!(json["listen_overflows"], 40);
+        assert!(json["swap_out_pages"].is_null() && json.get("counters").is_none());
+    }
+
+    #[test]
     fn this_machine_has_the_counters() {
         let c = Counters::read(std::process::id());
         assert!(c.listen_overflows.is_some() && c.udp_rcvbuf_errors.is_some());
         assert!(c.swap_in_pages.is_some());
+        // Every counter is found: a name misspelt in SOURCES would be None.
+        let mut c = c;
+        for (.., field) in SOURCES {
+            assert!(field(&mut c).is_some());
+        }
     }
 }

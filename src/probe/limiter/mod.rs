@@ -37,6 +37,7 @@ pub mod waits;
 
 use serde::{Deserialize, Serialize};
 
+pub use counters::Counters;
 pub use verdict::{judge, Limiter, LimiterInputs, LimiterKind, LimiterNumbers};
 
 /// How many samples of the server's active threads found them in each
@@ -128,24 +129,12 @@ pub struct LimiterFigures {
     pub runq_wait_s: f64,
     /// The active threads' sampled states.
     pub waits: WaitCounts,
-    /// `TcpExt: ListenOverflows` delta in the server's network namespace; `None`: unreadable.
-    pub listen_overflows: Option<u64>,
-    /// `TcpExt: ListenDrops` delta.
-    pub listen_drops: Option<u64>,
-    /// `TcpExt: TCPBacklogDrop` delta.
-    pub tcp_backlog_drops: Option<u64>,
-    /// `Udp: RcvbufErrors` delta (IPv4) in the server's network namespace.
-    pub udp_rcvbuf_errors: Option<u64>,
-    /// `Udp: InErrors` delta.
-    pub udp_in_errors: Option<u64>,
-    /// `Udp: InDatagrams` delta.
-    pub udp_in_datagrams: Option<u64>,
     /// Major page faults of the server's tree (own and reaped children's).
     pub major_faults: u64,
-    /// `pswpin` / `pswpout` deltas of `/proc/vmstat` (pages, the whole machine).
-    pub swap_in_pages: Option<u64>,
-    /// Pages swapped out, as `swap_in_pages`.
-    pub swap_out_pages: Option<u64>,
+    /// The kernel counters' growth over the window (flattened: stored and
+    /// exported as fields of their own).
+    #[serde(flatten)]
+    pub counters: Counters,
     /// Bytes the server's tree read from storage (`read_bytes` of `/proc/PID/io`).
     pub read_bytes: Option<u64>,
     /// The longest any server thread was seen: the window as its threads saw it.

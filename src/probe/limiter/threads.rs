@@ -115,9 +115,8 @@ impl LimiterSampler {
     fn read_sample(&mut self, members: &[Member], interval_s: f64, baseline: bool) {
         for m in members.iter().filter(|m| !m.zombie) {
             for tid in tids(m) {
-                let text = std::fs::read_to_string(format!("/proc/{}/task/{tid}/schedstat", m.pid))
-                    .unwrap_or_default();
-                let Some(now) = crate::probe::process::parse_schedstat(&text) else {
+                let path = format!("/proc/{}/task/{tid}/schedstat", m.pid);
+                let Some(now) = crate::procfs::pid::schedstat(path) else {
                     continue;
                 };
                 let t = self.threads.entry(tid).or_default();
@@ -187,7 +186,6 @@ impl LimiterSampler {
         } else {
             self.last
         };
-        let d = end.since(&self.first);
         let active: Vec<&Track> = self
             .threads
             .values()
@@ -207,15 +205,8 @@ impl LimiterSampler {
             oncpu_s: self.threads.values().map(|t| t.cpu_ns).sum::<u64>() as f64 / 1e9,
             runq_wait_s: self.threads.values().map(|t| t.runq_ns).sum::<u64>() as f64 / 1e9,
             waits,
-            listen_overflows: d.listen_overflows,
-            listen_drops: d.listen_drops,
-            tcp_backlog_drops: d.tcp_backlog_drops,
-            udp_rcvbuf_errors: d.udp_rcvbuf_errors,
-            udp_in_errors: d.udp_in_errors,
-            udp_in_datagrams: d.udp_in_datagrams,
             major_faults: self.faults.total().unwrap_or(0),
-            swap_in_pages: d.swap_in_pages,
-            swap_out_pages: d.swap_out_pages,
+            counters: end.since(&self.first),
             read_bytes: self.reads.total().filter(|_| self.reads_readable),
         }
     }

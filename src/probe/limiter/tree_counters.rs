@@ -95,10 +95,7 @@ pub fn read(pids: &[u32]) -> Option<TreeReading> {
 /// Reads one process's cumulative figures.
 fn read_process(pid: u32) -> ProcessReading {
     // The stat file is readable by all: failing to read it, the process is gone.
-    let Some(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|text| crate::probe::process::parse_pid_stat(&text))
-    else {
+    let Some(stat) = crate::procfs::pid::stat(pid) else {
         return ProcessReading::Gone;
     };
     let read_bytes = match std::fs::read_to_string(format!("/proc/{pid}/io")) {

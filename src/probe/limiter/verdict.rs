@@ -144,17 +144,19 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
         network_wait_share: share(|w| w.network),
         runqueue_share: share(|w| w.runqueue),
         listen_drops: f.and_then(|f| {
-            let drops = f.listen_overflows.max(f.listen_drops)?;
-            Some(drops + f.tcp_backlog_drops.unwrap_or(0))
+            let c = &f.counters;
+            let drops = c.listen_overflows.max(c.listen_drops)?;
+            Some(drops + c.tcp_backlog_drops.unwrap_or(0))
         }),
-        udp_rcvbuf_errors: f.and_then(|f| f.udp_rcvbuf_errors),
+        udp_rcvbuf_errors: f.and_then(|f| f.counters.udp_rcvbuf_errors),
         udp_rcvbuf_error_share: f.and_then(|f| {
-            let (err, got) = (f.udp_rcvbuf_errors?, f.udp_in_datagrams?);
+            let (err, got) = (f.counters.udp_rcvbuf_errors?, f.counters.udp_in_datagrams?);
             (err + got > 0).then(|| err as f64 / (err + got) as f64)
         }),
         major_faults_per_s: f.and_then(|f| per_s(f.major_faults as f64)),
         swap_pages_per_s: f.and_then(|f| {
-            per_s((f.swap_in_pages.unwrap_or(0) + f.swap_out_pages.unwrap_or(0)) as f64)
+            let c = &f.counters;
+            per_s((c.swap_in_pages.unwrap_or(0) + c.swap_out_pages.unwrap_or(0)) as f64)
         }),
         read_bytes_per_s: f.and_then(|f| per_s(f.read_bytes? as f64)),
         error_share: (attempts > 0).then(|| i.errors as f64 / attempts as f64),
@@ -309,6 +311,7 @@ fn no_limiter(n: &LimiterNumbers) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::limiter::Counters;
     use crate::probe::limiter::WaitCounts;
 
     fn inputs(f: &LimiterFigures) -> LimiterInputs<'_> {
@@ -436,11 +439,14 @@ mod tests {
     #[test]
     fn overflow_counters_come_before_the_cpu_and_client_bound_before_all() {
         let f = LimiterFigures {
-            listen_overflows: Some(40),
-            listen_drops: Some(41),
-            tcp_backlog_drops: Some(0),
-            udp_rcvbuf_errors: Some(5),
-            udp_in_datagrams: Some(995),
+            counters: Counters {
+                listen_overflows: Some(40),
+                listen_drops: Some(41),
+                tcp_backlog_drops: Some(0),
+                udp_rcvbuf_errors: Some(5),
+                udp_in_datagrams: Some(995),
+                ..Counters::default()
+            },
             major_faults: 200,
             ..LimiterFigures::default()
         };

@@ -1,12 +1,12 @@
 //! What differs between two runs of a history: the environment fingerprint
 //! (kernel release, sysctls, CPU, server and scalelab versions), the recipe
-//! file's fields, the label and the recorded revision.
+//! file's fields (by the rule `--resume` uses, [`crate::spec::diff`]), the
+//! label and the recorded revision.
 
-use crate::probe::{flatten_leaves, ScalarLists};
 use crate::report::runs::environment_differences;
+use crate::spec::diff::{changes as recipe_changes, Recipe};
 use crate::store::RunData;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// Where a difference was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -35,6 +35,14 @@ pub struct Changed {
     pub after: Option<String>,
 }
 
+/// The recipe `data`'s run was run with.
+fn recipe(data: &RunData) -> Recipe<'_> {
+    Recipe {
+        text: &data.run.experiment,
+        quick: data.run.quick,
+    }
+}
+
 /// Everything that differs between `before` and `after`: revision and label
 /// first, then the recipe, then the environment.
 pub fn between(before: &RunData, after: &RunData) -> Vec<Changed> {
@@ -59,10 +67,16 @@ pub fn between(before: &RunData, after: &RunData) -> Vec<Changed> {
         &Some(before.run.label.clone()),
         &Some(after.run.label.clone()),
     ));
-    out.extend(recipe_differences(
-        &before.run.experiment,
-        &after.run.experiment,
-    ));
+    out.extend(
+        recipe_changes(recipe(before), recipe(after))
+            .into_iter()
+            .map(|c| Changed {
+                source: Source::Recipe,
+                key: c.field,
+                before: c.before,
+                after: c.after,
+            }),
+    );
     out.extend(
         environment_differences(before, after)
             .into_iter()
@@ -76,35 +90,6 @@ pub fn between(before: &RunData, after: &RunData) -> Vec<Changed> {
     out
 }
 
-/// The recipe keys whose values differ (`name` and `description` left out:
-/// they do not change what is measured).
-fn recipe_differences(before: &str, after: &str) -> Vec<Changed> {
-    let (a, b) = (recipe_leaves(before), recipe_leaves(after));
-    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    keys.into_iter()
-        .filter(|k| !matches!(k.as_str(), "name" | "description") && a.get(*k) != b.get(*k))
-        .map(|k| Changed {
-            source: Source::Recipe,
-            key: k.clone(),
-            before: a.get(k).cloned(),
-            after: b.get(k).cloned(),
-        })
-        .collect()
-}
-
-/// The recipe file's leaves by dotted key (none when it does not parse).
-fn recipe_leaves(text: &str) -> BTreeMap<String, String> {
-    let doc: toml::Table = text.parse().unwrap_or_default();
-    let json = serde_json::to_value(doc).unwrap_or_default();
-    flatten_leaves(&json, ScalarLists::Indexed)
-        .into_iter()
-        .map(|(k, v)| {
-            let shown = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-            (k, shown)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,8 +98,9 @@ mod tests {
     fn recipe_fields_that_differ_are_named_and_the_name_is_not() {
         let a = "name = \"a\"\n[server]\nkind = \"nginx\"\nworker_processes = 1\n[sweep]\nconnections = [1, 4]\n";
         let b = "name = \"b\"\n[server]\nkind = \"nginx\"\nworker_processes = 2\n[sweep]\nconnections = [1, 8]\n";
-        let d = recipe_differences(a, b);
-        let keys: Vec<&str> = d.iter().map(|c| c.key.as_str()).collect();
+        let full = |text| Recipe { text, quick: false };
+        let d = recipe_changes(full(a), full(b));
+        let keys: Vec<&str> = d.iter().map(|c| c.field.as_str()).collect();
         assert_eq!(keys, ["server.worker_processes", "sweep.connections[1]"]);
         assert_eq!(d[0].before.as_deref(), Some("1"));
         assert_eq!(d[0].after.as_deref(), Some("2"));

@@ -175,19 +175,7 @@ pub fn processes_in(dir: &Path) -> Vec<u32> {
 pub fn is_server_process(pid: u32) -> bool {
     let named =
         std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres");
-    named && !is_zombie(pid)
-}
-
-/// Whether `pid` has exited and waits to be reaped (state `Z` in
-/// `/proc/PID/stat`, the field after the parenthesised command name).
-fn is_zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(false)
+    named && !crate::procfs::pid::is_zombie(pid)
 }
 
 /// Ends every server process working in `data`: the postmaster from
@@ -285,6 +273,7 @@ mod tests {
 #[cfg(test)]
 mod zombie_tests {
     use super::*;
+    use crate::procfs::pid::is_zombie;
 
     #[test]
     fn an_unreaped_child_is_a_zombie_not_a_server() {
@@ -293,6 +282,7 @@ mod zombie_tests {
         std::thread::sleep(Duration::from_millis(200));
         assert!(is_zombie(pid), "an exited, unreaped child is a zombie");
         assert!(!is_zombie(std::process::id()));
+        assert!(!is_server_process(pid));
         drop(child);
     }
 }

@@ -10,7 +10,7 @@
 
 use super::settings::{cpu_mask, Firewall, RouterSettings};
 use crate::model::topology::*;
-use crate::probe::netns::{in_netns, NETNS_DIR};
+use crate::procfs::netns::{in_netns, NETNS_DIR};
 use crate::sys::lifecycle::watchdog::Watchdog;
 use crate::target::rundir;
 use crate::target::TargetError;
@@ -282,14 +282,14 @@ impl Lab {
     /// has both of its links (a deleted veth takes its peer with it).
     pub fn intact(&self) -> bool {
         self.exists()
-            && in_netns(&self.topology.r.netns, || {
-                let text = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
-                let ifs = crate::probe::netdev::parse_net_dev(&text);
-                Ok([R_A_IF, R_B_IF]
-                    .iter()
-                    .all(|want| ifs.iter().any(|i| i.iface == *want)))
-            })
-            .unwrap_or(false)
+            && crate::procfs::netns::read_net_file(&self.topology.r.netns, "dev").is_ok_and(
+                |text| {
+                    let ifs = crate::procfs::net::parse_net_dev(&text);
+                    [R_A_IF, R_B_IF]
+                        .iter()
+                        .all(|want| ifs.iter().any(|i| i.iface == *want))
+                },
+            )
     }
 }
 

@@ -25,7 +25,7 @@ pub fn ask(
     let netns = netns.map(str::to_string);
     std::thread::spawn(move || {
         if let Some(ns) = &netns {
-            crate::sys::netns::enter(ns).map_err(|e| e.to_string())?;
+            crate::procfs::netns::join(ns).map_err(|e| e.to_string())?;
         }
         exchange(&template, server, timeout)
     })

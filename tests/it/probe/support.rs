@@ -99,16 +99,8 @@ pub fn descendants(root: u32) -> Vec<u32> {
         else {
             continue;
         };
-        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            if let Some((_, rest)) = stat.rsplit_once(')') {
-                if let Some(ppid) = rest
-                    .split_whitespace()
-                    .nth(1)
-                    .and_then(|p| p.parse::<u32>().ok())
-                {
-                    parent_of.push((pid, ppid));
-                }
-            }
+        if let Some(stat) = scalelab::procfs::pid::stat(pid) {
+            parent_of.push((pid, stat.ppid));
         }
     }
     let mut out = Vec::new();
@@ -156,10 +148,7 @@ pub fn cgroup_of(pid: u32, controller: &str) -> String {
 
 /// The CPU `pid` last ran on (field 39 of /proc/<pid>/stat).
 pub fn last_cpu(pid: u32) -> Option<usize> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    // Fields after the comm start at field 3; field 39 is index 36.
-    rest.split_whitespace().nth(36)?.parse().ok()
+    Some(scalelab::procfs::pid::stat(pid)?.processor? as usize)
 }
 
 /// The system Python: a version manager's shim (pyenv's is a bash script

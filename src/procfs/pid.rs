@@ -1,0 +1,258 @@
+//! One process's files: `/proc/PID/stat`, the context-switch lines of
+//! `/proc/PID/status`, `/proc/PID/task/TID/schedstat`, and the start time
+//! that tells a process from a later one that reused its PID.
+
+use std::time::{Duration, SystemTime};
+
+/// The fields of `/proc/PID/stat` scalelab uses (proc(5) numbering).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PidStat {
+    /// The process id (1).
+    pub pid: u32,
+    /// The command name (2), without its parentheses.
+    pub comm: String,
+    /// `R`, `S`, `D`, `Z`, ... (3).
+    pub state: char,
+    /// The parent's process id (4).
+    pub ppid: u32,
+    /// The process group (5).
+    pub pgrp: u32,
+    /// The session (6).
+    pub session: u32,
+    /// Clock ticks (USER_HZ) in user mode, all threads (14).
+    pub utime: u64,
+    /// Clock ticks in system mode, all threads (15).
+    pub stime: u64,
+    /// User ticks of waited-for children, accumulated when they are reaped (16).
+    pub cutime: u64,
+    /// System ticks of waited-for children (17).
+    pub cstime: u64,
+    /// Major page faults (a page read from storage) (12).
+    pub majflt: u64,
+    /// Major page faults of reaped children (13).
+    pub cmajflt: u64,
+    /// Threads (20).
+    pub num_threads: u32,
+    /// Start time in clock ticks after boot (22).
+    pub starttime: u64,
+    /// Virtual memory size in bytes (23).
+    pub vsize_bytes: u64,
+    /// Resident set size in pages (24).
+    pub rss_pages: u64,
+    /// The CPU it last ran on (39); `None` on a kernel that does not say.
+    pub processor: Option<u32>,
+}
+
+impl PidStat {
+    /// Exited and waiting to be reaped (`Z`), or dead (`X`).
+    pub fn is_zombie(&self) -> bool {
+        matches!(self.state, 'Z' | 'X')
+    }
+    /// User and system ticks of the process itself.
+    pub fn own_ticks(&self) -> u64 {
+        self.utime + self.stime
+    }
+    /// Own ticks plus those of reaped children.
+    pub fn ticks_with_children(&self) -> u64 {
+        self.own_ticks() + self.cutime + self.cstime
+    }
+}
+
+/// Parses one stat line. The comm may contain spaces and parentheses, so
+/// it runs from the first `(` to the last `)`.
+pub fn parse_stat(text: &str) -> Option<PidStat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let pid = text.get(..open)?.trim().parse().ok()?;
+    let comm = text.get(open + 1..close)?.to_string();
+    let f: Vec<&str> = text.get(close + 1..)?.split_ascii_whitespace().collect();
+    // f[0] is field 3 (state); field n is f[n - 3].
+    let num = |n: usize| f.get(n - 3).and_then(|v| v.parse::<u64>().ok());
+    // cutime, cstime and rss are signed in the kernel's format.
+    let signed = |n: usize| {
+        f.get(n - 3)
+            .and_then(|v| v.parse::<i64>().ok())
+            .map(|v| v.max(0) as u64)
+    };
+    Some(PidStat {
+        pid,
+        comm,
+        state: f.first()?.chars().next()?,
+        ppid: num(4)? as u32,
+        pgrp: num(5)? as u32,
+        session: num(6)? as u32,
+        utime: num(14)?,
+        stime: num(15)?,
+        cutime: signed(16)?,
+        cstime: signed(17)?,
+        majflt: num(12)?,
+        cmajflt: num(13)?,
+        num_threads: num(20)? as u32,
+        starttime: num(22)?,
+        vsize_bytes: num(23)?,
+        rss_pages: signed(24)?,
+        processor: num(39).map(|c| c as u32),
+    })
+}
+
+/// `/proc/PID/stat`, parsed; `None` when the process is gone (or the file
+/// does not parse).
+pub fn stat(pid: u32) -> Option<PidStat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Whether `pid` has exited and waits to be reaped, or is dead (`Z`, `X`);
+/// false for a process that is gone or alive.
+pub fn is_zombie(pid: u32) -> bool {
+    stat(pid).is_some_and(|s| s.is_zombie())
+}
+
+/// Whether `pid` is gone from `/proc` or a zombie: it runs no more.
+pub fn has_exited(pid: u32) -> bool {
+    stat(pid).map_or(true, |s| s.is_zombie())
+}
+
+/// The start time of a live (non-zombie) `pid`, in clock ticks after boot:
+/// with the PID, it names one process, whichever later reuses the PID.
+/// `None` when it is gone or a zombie.
+pub fn start_ticks(pid: u32) -> Option<u64> {
+    stat(pid).filter(|s| !s.is_zombie()).map(|s| s.starttime)
+}
+
+/// The wall-clock instant of a start time in `ticks` after boot; `None`
+/// when the boot time cannot be read. Good to the second (the boot time is
+/// whole seconds) plus a tick.
+pub fn started_at(ticks: u64) -> Option<SystemTime> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some(boot_time()? + Duration::from_millis(ticks * 1000 / hz))
+}
+
+/// The boot instant, from `btime` in `/proc/stat`.
+fn boot_time() -> Option<SystemTime> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let secs = stat
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
+}
+
+/// `/proc/PID/status`: `Name:\tvalue` lines.
+pub fn status(pid: u32) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+}
+
+/// The value of the `name:` line of a status file, trimmed; `None` when
+/// the line is missing.
+pub fn status_value<'a>(status: &'a str, name: &str) -> Option<&'a str> {
+    status.lines().find_map(|l| {
+        let (key, value) = l.split_once(':')?;
+        (key == name).then(|| value.trim())
+    })
+}
+
+/// `(voluntary, involuntary)` context switches from a status file. The
+/// kernel reports them for that one task (thread), not the whole process.
+pub fn parse_ctx_switches(status: &str) -> (u64, u64) {
+    let field = |name| {
+        status_value(status, name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (
+        field("voluntary_ctxt_switches"),
+        field("nonvoluntary_ctxt_switches"),
+    )
+}
+
+/// The context switches of the task whose status file is `path`
+/// (`/proc/PID/status` or `/proc/PID/task/TID/status`); `(0, 0)` when it
+/// cannot be read.
+pub fn ctx_switches(path: &str) -> (u64, u64) {
+    std::fs::read_to_string(path)
+        .map(|s| parse_ctx_switches(&s))
+        .unwrap_or((0, 0))
+}
+
+/// `(ns on CPU, ns runnable but waiting for a CPU)` from a schedstat file.
+pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
+    let mut f = text.split_ascii_whitespace().map(|v| v.parse::<u64>().ok());
+    Some((f.next()??, f.next()??))
+}
+
+/// The schedstat file at `path` (`/proc/PID/task/TID/schedstat`,
+/// `/proc/thread-self/schedstat`), parsed; `None` when it cannot be read
+/// (the task is gone, or the kernel keeps no schedstat).
+pub fn schedstat(path: impl AsRef<std::path::Path>) -> Option<(u64, u64)> {
+    parse_schedstat(&std::fs::read_to_string(path).ok()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_with_a_hostile_comm() {
+        // A comm with spaces and a parenthesis; captured layout from 6.x.
+        let line = "4242 (my (odd) proc) S 4200 4242 4200 0 -1 4194560 600 0 5 2 \
+                    150 25 7 3 20 0 3 0 62453 3133440 401 18446744073709551615 1 1 0 0 0 0 0 \
+                    0 0 0 0 0 17 1 0 0 0 0 0\n";
+        let s = parse_stat(line).unwrap();
+        assert_eq!(s.pid, 4242);
+        assert_eq!(s.comm, "my (odd) proc");
+        assert_eq!(s.state, 'S');
+        assert_eq!((s.ppid, s.pgrp, s.session), (4200, 4242, 4200));
+        assert_eq!((s.utime, s.stime, s.cutime, s.cstime), (150, 25, 7, 3));
+        assert_eq!(s.num_threads, 3);
+        assert_eq!((s.majflt, s.cmajflt), (5, 2));
+        assert_eq!(s.starttime, 62453);
+        assert_eq!(s.vsize_bytes, 3133440);
+        assert_eq!(s.rss_pages, 401);
+        assert_eq!(s.processor, Some(1));
+        assert_eq!(s.ticks_with_children(), 185);
+        assert!(!s.is_zombie());
+    }
+
+    #[test]
+    fn truncated_stat_is_none() {
+        assert_eq!(parse_stat("12 (x) S 1 2 3"), None);
+        assert_eq!(parse_stat(""), None);
+    }
+
+    #[test]
+    fn this_process_its_start_and_a_gone_one() {
+        let me = std::process::id();
+        let s = stat(me).unwrap();
+        assert_eq!((s.pid, s.state == 'Z'), (me, false));
+        assert_eq!(start_ticks(me), Some(s.starttime));
+        let started = started_at(s.starttime).unwrap();
+        // Started before now, and not before the machine booted.
+        assert!(started <= SystemTime::now() + Duration::from_secs(2));
+        assert!(started_at(0).unwrap() <= started);
+        assert!(!is_zombie(me) && !has_exited(me));
+        // PIDs never reach u32::MAX (pid_max is at most 2^22).
+        assert_eq!((stat(u32::MAX), start_ticks(u32::MAX)), (None, None));
+        assert!(has_exited(u32::MAX));
+    }
+
+    #[test]
+    fn status_context_switches() {
+        let status = "Name:\tnginx\nThreads:\t1\nvoluntary_ctxt_switches:\t1234\n\
+                      nonvoluntary_ctxt_switches:\t56\n";
+        assert_eq!(parse_ctx_switches(status), (1234, 56));
+        assert_eq!(parse_ctx_switches("Name:\tx\n"), (0, 0));
+        assert_eq!(status_value(status, "Name"), Some("nginx"));
+        assert_eq!(status_value(status, "Thread"), None);
+        let me = super::status(std::process::id()).unwrap();
+        assert!(status_value(&me, "Cpus_allowed_list").is_some());
+    }
+
+    #[test]
+    fn schedstat_fields() {
+        assert_eq!(parse_schedstat("1478272 90210 1\n"), Some((1478272, 90210)));
+        assert_eq!(parse_schedstat("x"), None);
+    }
+}
