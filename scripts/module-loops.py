@@ -183,7 +183,9 @@ def layers(path):
             name = name.strip().rstrip('/')
             if name:
                 rank[name] = (i, leaf)
-    allowed = set(re.findall(r'except `(\w+)` → `(\w+)`', text))
+    # "leave import no other module, except `a` → `b` and `c` → `d`)"
+    clause = re.search(r'except ((?:`\w+` → `\w+`(?:,? and |, )?)+)', text)
+    allowed = set(re.findall(r'`(\w+)` → `(\w+)`', clause.group(1))) if clause else set()
     return rank, allowed
 
 
