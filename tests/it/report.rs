@@ -860,7 +860,7 @@ fn an_unreadable_probe_summary_is_named_in_export_and_report_not_a_silent_null()
     let export = support::run(&["--store", &store, "export", "latest", "--format", "json"]);
     assert!(export.status.success(), "{}", stderr(&export));
     assert!(
-        stderr(&export).contains("probe summary of trial"),
+        stderr(&export).contains("trial 1: the stored probe summary cannot be read"),
         "{}",
         stderr(&export)
     );
@@ -880,7 +880,7 @@ fn an_unreadable_probe_summary_is_named_in_export_and_report_not_a_silent_null()
     ]);
     assert!(report.status.success(), "{}", stderr(&report));
     assert!(
-        stderr(&report).contains("probe summary of trial"),
+        stderr(&report).contains("trial 1: the stored probe summary cannot be read"),
         "{}",
         stderr(&report)
     );
