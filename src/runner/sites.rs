@@ -39,14 +39,18 @@ pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, Run
     )?))
 }
 
-/// The server hosts where no system's server runs under an agent (only
-/// `external` servers): they get none.
+/// The server hosts where no system's server runs under an agent
+/// (`external` servers, and systems with `agent = false`): they get none.
 fn hosts_without_agent(exp: &Experiment) -> Vec<Host> {
     let systems = &exp.plan.systems;
     let mut out: Vec<Host> = Vec::new();
     for host in systems.iter().filter_map(|s| s.host.as_ref()) {
         let on_it = systems.iter().filter(|s| s.host.as_ref() == Some(host));
-        if on_it.clone().all(|s| !s.server_kind.runs_under_agent) && !out.contains(host) {
+        if on_it
+            .clone()
+            .all(|s| !s.server_kind.runs_under_agent || !s.agent)
+            && !out.contains(host)
+        {
             out.push(host.clone());
         }
     }
@@ -60,8 +64,9 @@ pub enum ServerSite {
     Local,
     /// On the server host, managed by its agent, listening on its address.
     Agent(SharedAgent),
-    /// On a server host without an agent (an `external` server, maybe on
-    /// another OS): its commands and probe run over plain ssh.
+    /// On a server host without an agent (an `external` server, or a
+    /// managed one with `agent = false`, maybe on another OS): its
+    /// commands and probe run over plain ssh.
     Ssh(Ssh, Host),
 }
 
@@ -73,7 +78,7 @@ pub fn server_site(exp: &Experiment, cluster: Option<&Cluster>, system: usize) -
         return ServerSite::Local;
     };
     match (c.server_agent(host), host.ip()) {
-        (Some(agent), Some(_)) if plan.server_kind.runs_under_agent => {
+        (Some(agent), Some(_)) if plan.server_kind.runs_under_agent && plan.agent => {
             ServerSite::Agent(agent.clone())
         }
         _ => ServerSite::Ssh(c.ssh().clone(), host.clone()),
