@@ -302,7 +302,7 @@ fn measure(
     let waits_before = server.target.wait_counters();
     let interval = cx.exp.trials.sample_interval;
     let site = cx.servers.site(system).clone();
-    let probe = ServerProbe::start(&site, interval, root_pid, &cx.exp.energy)?;
+    let probe = ServerProbe::start(&site, interval, root_pid, &cx.exp.energy, cx.base_dir)?;
     let recorder = profile.map(|p| match site {
         ServerSite::Local => start_recorder(cx.base_dir, server_cpus.as_deref(), p),
         _ => Err(ProfileError::Failed(

@@ -95,7 +95,7 @@ pub fn build(
 }
 
 /// A number no other directory of this process has had.
-fn unique() -> u64 {
+pub(crate) fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
