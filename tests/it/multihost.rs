@@ -90,6 +90,15 @@ impl Lab {
 }
 
 impl Lab {
+    /// `ARGS` run in `host`'s namespace (`ip netns exec`).
+    pub(crate) fn exec(&self, host: u32, args: &[&str]) -> Output {
+        Command::new("ip")
+            .args(["netns", "exec", &self.ns(host)])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
     /// The PID of the agent on `host`, once it has been up for 1.5 s (so,
     /// in a run whose trials start at once, inside the first trial).
     pub(crate) fn agent_in_a_trial(&self, host: u32) -> u32 {

@@ -178,6 +178,8 @@ impl BareTarget {
         self.session = Some(session);
         for l in &lines {
             if let Some(v) = l.strip_prefix("#version ") {
+                // `nginx version: nginx/1.22.1`: the part after the label.
+                let v = v.rsplit_once(": ").map_or(v, |(_, after)| after);
                 self.version = Some(v.trim().to_string()).filter(|v| !v.is_empty());
             }
         }
