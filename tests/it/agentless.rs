@@ -5,6 +5,7 @@
 //! counters as `nstat` prints them.
 
 use crate::multihost::{run, Lab};
+use crate::multihost_systems::{lines_from, measured};
 use crate::support::{stderr, stdout};
 use scalelab::probe::limiter::LimiterKind;
 use scalelab::store::{RunData, Store, Trial, TrialStatus};
@@ -33,22 +34,6 @@ fn ok_trials<'a>(data: &'a RunData, system: &str) -> Vec<&'a Trial> {
         .iter()
         .filter(|t| t.system == system && t.status == TrialStatus::Ok)
         .collect()
-}
-
-/// Requests the ok trials of `system` measured.
-fn measured(data: &RunData, system: &str) -> u64 {
-    ok_trials(data, system)
-        .iter()
-        .map(|t| t.measurement.as_ref().unwrap().requests)
-        .sum()
-}
-
-/// Lines of an nginx access log from `addr`.
-fn lines_from(log: &Path, addr: &str) -> u64 {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    text.lines()
-        .filter(|l| l.starts_with(&format!("{addr} ")))
-        .count() as u64
 }
 
 /// A figure of `system`'s trials summed: `f(probe summary)` over requests.

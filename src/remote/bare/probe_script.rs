@@ -23,61 +23,39 @@ const LINUX: &[Section] = &[
 ];
 
 /// FreeBSD: per-CPU ticks, frequency per CPU, the TCP and UDP drop
-/// counters, pages swapped, and `ps` with context switches and major
-/// faults per process.
+/// counters, pages swapped, and the processes. Each command's output is
+/// parsed as real captures print it (`tests/fixtures/bsd/`, each naming
+/// its source). `ps` keeps to the POSIX columns: no captured FreeBSD
+/// output of `nvcsw`, `nivcsw` or `majflt` was found, so context
+/// switches and major faults are unavailable there.
 const FREEBSD: &[Section] = &[
-    ("cp_times", "sysctl -n kern.cp_times"),
+    ("cp_times", "sysctl kern.cp_times"),
     ("freq", "sysctl dev.cpu | grep '\\.freq: '"),
     (
         "swap",
-        "sysctl -n vm.stats.vm.v_swappgsin vm.stats.vm.v_swappgsout",
+        "sysctl vm.stats.vm.v_swappgsin vm.stats.vm.v_swappgsout",
     ),
     ("tcp", "netstat -s -p tcp"),
     ("udp", "netstat -s -p udp"),
-    ("ps", BSD_PS),
+    ("ps", POSIX_PS),
 ];
 
-/// DragonFly: as FreeBSD, but the CPU ticks are `kern.cp_time` (its
-/// `kern.cp_times` is not documented in its sysctl tree).
-const DRAGONFLY: &[Section] = &[
-    ("cp_times", "sysctl -n kern.cp_time"),
-    ("freq", "sysctl dev.cpu | grep '\\.freq: '"),
-    (
-        "swap",
-        "sysctl -n vm.stats.vm.v_swappgsin vm.stats.vm.v_swappgsout",
-    ),
-    ("tcp", "netstat -s -p tcp"),
-    ("udp", "netstat -s -p udp"),
-    ("ps", BSD_PS),
-];
+/// DragonFly, NetBSD and any other OS: only POSIX `ps`. No captured
+/// output of their CPU-tick sysctls (DragonFly's `kern.cputime` is a
+/// binary struct; NetBSD's `kern.cp_time` prints named fields) or of
+/// their `netstat -s` was found, so the CPU split, frequency and the
+/// drop counters are unavailable there rather than guessed.
+const PORTABLE: &[Section] = &[("ps", POSIX_PS)];
 
-/// NetBSD: `kern.cp_time` (one line for all CPUs), the same `netstat`,
-/// `ps`; no per-CPU frequency sysctl.
-const NETBSD: &[Section] = &[
-    ("cp_times", "sysctl -n kern.cp_time"),
-    ("tcp", "netstat -s -p tcp"),
-    ("udp", "netstat -s -p udp"),
-    ("ps", BSD_PS),
-];
-
-/// Anything else: only what POSIX `ps` gives.
-const OTHER: &[Section] = &[(
-    "ps",
-    "ps -A -o pid= -o ppid= -o time= -o rss= -o vsz= -o comm=",
-)];
-
-/// BSD `ps`: the columns [`super::parse::bsd_ps`] reads.
-const BSD_PS: &str =
-    "ps -ax -o pid= -o ppid= -o time= -o rss= -o vsz= -o nvcsw= -o nivcsw= -o majflt= -o comm=";
+/// POSIX `ps`: the columns [`super::parse::bsd_ps`] reads.
+const POSIX_PS: &str = "ps -A -o pid= -o ppid= -o time= -o rss= -o vsz= -o comm=";
 
 /// The OS's table of commands.
 pub fn commands(os: HostOs) -> &'static [Section] {
     match os {
         HostOs::Linux => LINUX,
         HostOs::FreeBsd => FREEBSD,
-        HostOs::DragonFly => DRAGONFLY,
-        HostOs::NetBsd => NETBSD,
-        HostOs::Other => OTHER,
+        HostOs::DragonFly | HostOs::NetBsd | HostOs::Other => PORTABLE,
     }
 }
 

@@ -15,6 +15,7 @@
 //! Every line passes `shellcheck -s sh` and runs under `dash` and `posh`
 //! (`tests` below run all three).
 
+use super::probe_script::TREE_FUNCTION;
 use crate::remote::ssh::shell_quote;
 use crate::target::bare::{BareFile, BareServer};
 
@@ -25,19 +26,6 @@ const EOF_MARK: &str = "SCALELAB_BARE_EOF";
 /// (`d`, `prog`, `bin_path`, `sig`, `logs`) and before nothing.
 const LIFECYCLE: &str = r##"
 pid=
-# Every descendant of PID $1, and $1 itself.
-tree() {
-    ps -A -o pid= -o ppid= | awk -v r="$1" '
-        { parent[$1] = $2 }
-        END {
-            t[r] = 1; more = 1
-            while (more) {
-                more = 0
-                for (p in parent) if (!(p in t) && (parent[p] in t)) { t[p] = 1; more = 1 }
-            }
-            for (p in t) print p
-        }'
-}
 # Whether PID $1 runs (a zombie does not).
 alive() {
     s=$(ps -o stat= -p "$1" 2>/dev/null)
@@ -143,6 +131,7 @@ pub fn server_script(server: &BareServer, dir: &str, pin: Option<&str>) -> Optio
     s.push_str(&var("sig", server.stop_signal));
     s.push_str(&var("logs", &server.logs.join(" ")));
     s.push_str(&var("version_arg", server.version_arg));
+    s.push_str(TREE_FUNCTION);
     s.push_str(LIFECYCLE);
     s.push_str("mkdir \"$d\" || { echo \"#error cannot make $d\"; exit 1; }\n");
     for sub in &server.dirs {
