@@ -342,10 +342,7 @@ fn an_external_server_without_an_agent_is_started_stopped_and_probed_over_ssh() 
     assert_eq!(probe.processes, Some(1), "the server's one process");
     assert!(probe.cpu.busy > 0.0);
     let warnings = probe.warnings.join("; ");
-    assert!(
-        warnings.contains("without an agent (Linux)"),
-        "{warnings}"
-    );
+    assert!(warnings.contains("without an agent (Linux)"), "{warnings}");
     assert!(data.run.environment_facts()["hosts"]["root@198.18.0.11"]["uname"].is_string());
     // The stop command ran: the server is gone from its host.
     assert!(!dir.path().join("server.pid").exists());

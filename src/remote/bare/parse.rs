@@ -44,9 +44,9 @@ pub struct HostSample {
     /// What `uname -s` said.
     pub os: String,
     /// Cumulative ticks per CPU: user, nice, system, interrupt, idle
-    /// (BSD's `cp_time` order; Linux's softirq joins irq, iowait idle,
-    /// steal is left out as the guest never had it).
-    pub cpus: Vec<[u64; 5]>,
+    /// (BSD's `cp_time` order; Linux's softirq joins irq, iowait idle),
+    /// then steal (Linux only: a BSD's `cp_times` counts none, so 0).
+    pub cpus: Vec<[u64; 6]>,
     /// MHz per CPU, where the host tells.
     pub mhz: Vec<f64>,
     /// Runnable and blocked tasks (Linux).
@@ -159,8 +159,8 @@ pub fn linux_stat(text: &str, s: &mut HostSample) {
             "procs_running" => s.procs_running = n.first().map(|v| *v as u32),
             "procs_blocked" => s.procs_blocked = n.first().map(|v| *v as u32),
             k if k.starts_with("cpu") && k.len() > 3 && n.len() >= 4 => {
-                s.cpus
-                    .push([get(0), get(1), get(2), get(5) + get(6), get(3) + get(4)]);
+                let (irq, idle) = (get(5) + get(6), get(3) + get(4));
+                s.cpus.push([get(0), get(1), get(2), irq, idle, get(7)]);
             }
             _ => {}
         }
@@ -225,8 +225,9 @@ pub fn sysctl_value(text: &str, name: &str) -> Option<u64> {
 }
 
 /// `kern.cp_times: ...` (FreeBSD: user, nice, sys, intr, idle ticks for
-/// each CPU in turn); empty unless a whole number of CPUs is there.
-pub fn bsd_cp_times(text: &str) -> Vec<[u64; 5]> {
+/// each CPU in turn; no steal counted); empty unless a whole number of
+/// CPUs is there.
+pub fn bsd_cp_times(text: &str) -> Vec<[u64; 6]> {
     let Some(line) = text.lines().find(|l| l.starts_with("kern.cp_times:")) else {
         return Vec::new();
     };
@@ -235,7 +236,7 @@ pub fn bsd_cp_times(text: &str) -> Vec<[u64; 5]> {
         return Vec::new();
     }
     n.chunks(5)
-        .map(|c| [c[0], c[1], c[2], c[3], c[4]])
+        .map(|c| [c[0], c[1], c[2], c[3], c[4], 0])
         .collect()
 }
 
@@ -346,7 +347,10 @@ mod captured {
     fn freebsd_cp_times_gives_each_cpu_and_sums_to_cp_time() {
         let text = fixture("freebsd-14.5-sysctl-cp_times.txt");
         let cpus = bsd_cp_times(&text);
-        assert_eq!(cpus, vec![[116, 0, 85, 4, 30896], [205, 0, 103, 6, 30787]]);
+        assert_eq!(
+            cpus,
+            vec![[116, 0, 85, 4, 30896, 0], [205, 0, 103, 6, 30787, 0]]
+        );
         // The same capture's kern.cp_time is their sum.
         let total: Vec<u64> = (0..5).map(|i| cpus.iter().map(|c| c[i]).sum()).collect();
         assert_eq!(total, [321, 0, 188, 10, 61683]);

@@ -24,8 +24,8 @@ pub fn tree(procs: &[ProcRow], root: u32) -> Vec<&ProcRow> {
     out
 }
 
-/// The split of tick deltas `a` → `b` (user, nice, sys, intr, idle).
-fn split(a: &[u64; 5], b: &[u64; 5]) -> CpuSplit {
+/// The split of tick deltas `a` → `b` (user, nice, sys, intr, idle, steal).
+fn split(a: &[u64; 6], b: &[u64; 6]) -> CpuSplit {
     let d: Vec<f64> = a
         .iter()
         .zip(b)
@@ -38,16 +38,17 @@ fn split(a: &[u64; 5], b: &[u64; 5]) -> CpuSplit {
         system: d[2] / total,
         irq: d[3] / total,
         idle: d[4] / total,
+        steal: d[5] / total,
         busy: 1.0 - d[4] / total,
         ..CpuSplit::default()
     }
 }
 
 /// All CPUs' ticks together.
-fn total(cpus: &[[u64; 5]]) -> [u64; 5] {
-    let mut t = [0u64; 5];
+fn total(cpus: &[[u64; 6]]) -> [u64; 6] {
+    let mut t = [0u64; 6];
     for c in cpus {
-        for i in 0..5 {
+        for i in 0..6 {
             t[i] += c[i];
         }
     }
@@ -171,6 +172,20 @@ pub fn summarize(samples: &[Timed], root: Option<u32>, interval_s: f64) -> Probe
     };
     s.load_x_freq = mean(data.timeline.iter().filter_map(|t| t.load_x_freq));
     summarize_server(s, &data.timeline, first, last, root);
+    // The rest of the host: its busy time less steal and the server's
+    // tree (no scalelab process runs there).
+    s.background = (!first.cpus.is_empty())
+        .then(|| {
+            crate::probe::background::measure(crate::probe::background::BackgroundInputs {
+                busy_share: s.cpu_busy,
+                steal_share: s.cpu.steal,
+                window_s,
+                online_cpus: s.online_cpus,
+                server_cpu_s: s.server_cpu_s.unwrap_or(0.0),
+                own_cpu_s: 0.0,
+            })
+        })
+        .flatten();
     s.limiter = Some(limiter(first, last, root, window_s));
     s.warnings.push(unavailable(first, last, root));
     data
@@ -277,4 +292,78 @@ fn unavailable(first: &HostSample, last: &HostSample, root: Option<u32>) -> Stri
         "probed over ssh without an agent ({os}): unavailable: {}",
         missing.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proc_row(pid: u32, ppid: u32, cpu_s: f64, rss_kib: u64) -> ProcRow {
+        ProcRow {
+            pid,
+            ppid,
+            cpu_s,
+            rss_kib,
+            vsz_kib: 2 * rss_kib,
+            comm: "nginx".into(),
+            ..ProcRow::default()
+        }
+    }
+
+    /// A FreeBSD-like sample: two CPUs, POSIX `ps` only.
+    fn sample(busy_ticks: u64, overflows: u64, worker_cpu_s: f64) -> HostSample {
+        HostSample {
+            os: "FreeBSD".into(),
+            cpus: vec![
+                [busy_ticks, 0, 0, 0, 1000, 0],
+                [0, 0, 0, 0, 1000 + busy_ticks, 0],
+            ],
+            mhz: vec![3600.0, 3600.0],
+            listen_overflows: Some(overflows),
+            procs: vec![
+                proc_row(1, 0, 5.0, 900),
+                proc_row(700, 1, 0.1, 8000),
+                proc_row(701, 700, worker_cpu_s, 9000),
+            ],
+            ..HostSample::default()
+        }
+    }
+
+    #[test]
+    fn a_window_gives_the_trees_cpu_the_overflows_and_names_what_is_missing() {
+        let samples = vec![(0.0, sample(0, 10, 1.0)), (2.0, sample(100, 17, 2.5))];
+        let data = summarize(&samples, Some(700), 1.0);
+        let s = &data.summary;
+        assert_eq!(data.timeline.len(), 1);
+        assert_eq!(s.server_cpu_s, Some(1.5));
+        assert_eq!(s.processes, Some(2));
+        assert_eq!(s.server_rss_max_bytes, Some(17_000 * 1024));
+        // CPU 0 went from 0 to 100 busy ticks of 100: busy; CPU 1 idle.
+        assert!((s.per_cpu[0].split.busy - 1.0).abs() < 1e-9);
+        assert!((s.cpu_busy - 0.5).abs() < 1e-9);
+        assert_eq!(s.load_x_freq, Some(3600.0));
+        let l = s.limiter.as_ref().unwrap();
+        assert_eq!(l.listen_overflows, Some(7));
+        assert_eq!((l.udp_rcvbuf_errors, l.swap_in_pages), (None, None));
+        // ps gave no context switches: unavailable, not zero.
+        assert_eq!(s.ctx_voluntary, None);
+        assert_eq!(s.threads, None);
+        let w = s.warnings.join(" ");
+        for missing in ["context switches", "UDP receive-buffer drops", "swap"] {
+            assert!(w.contains(missing), "{w}");
+        }
+        assert!(!w.contains("CPU split") && w.contains("(FreeBSD)"), "{w}");
+        // The host's other processes: 2 s x 2 CPUs x 0.5 busy, less 1.5 s.
+        let b = s.background.unwrap();
+        assert!((b.other_cpu_s - 0.5).abs() < 1e-9, "{b:?}");
+    }
+
+    #[test]
+    fn a_server_gone_from_its_host_is_said() {
+        let mut gone = sample(100, 10, 2.0);
+        gone.procs.retain(|r| r.pid == 1);
+        let data = summarize(&[(0.0, sample(0, 10, 1.0)), (1.0, gone)], Some(700), 1.0);
+        assert!(data.summary.server_exited);
+        assert_eq!(data.summary.server_cpu_s, None);
+    }
 }
