@@ -11,6 +11,8 @@
 //! - `freq` reads cpufreq or the MHz in `/proc/cpuinfo`;
 //! - `loadavg` reads `/proc/loadavg`;
 //! - `netdev` reads `/proc/net/dev`;
+//! - `nic`: the interfaces' driver, channels, rings, offloads and RPS/XPS
+//!   masks, for the fingerprint;
 //! - `process`, `tree` and `tracker` follow the server's process tree;
 //! - [`own`] measures this process (the load generator) and the sampler;
 //! - [`energy`] reads RAPL, hwmon or a power command (`[probe] energy`).
@@ -32,6 +34,7 @@ pub mod limiter;
 pub(crate) mod loadavg;
 pub(crate) mod netdev;
 pub mod netns;
+pub(crate) mod nic;
 pub mod own;
 pub(crate) mod process;
 pub(crate) mod sampler;

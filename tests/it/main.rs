@@ -21,6 +21,7 @@ mod multihost;
 mod multihost_systems;
 mod mysql;
 mod nginx;
+mod nic_fingerprint;
 mod postgres;
 mod probe;
 mod profile;
