@@ -44,13 +44,20 @@ impl HostOs {
         matches!(self, HostOs::FreeBsd | HostOs::DragonFly | HostOs::NetBsd)
     }
 
-    /// The command that starts a program on a CPU list (`0,1`), or why the
-    /// OS has none: `cpuset -l` on FreeBSD and DragonFly, `taskset -c` on
-    /// Linux.
-    pub fn pin_command(self, cpus: &str) -> Result<String, String> {
+    /// The command that starts a program on `cpus`, or why the OS has
+    /// none: `taskset -c` on Linux, `cpuset -l` on FreeBSD, `usched
+    /// :MASK` on DragonFly (usched(8): `usched -d dfly:15 true` runs on
+    /// CPUs 0 to 3; it has no cpuset(1)).
+    pub fn pin_command(self, cpus: &[usize]) -> Result<String, String> {
+        let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+        let list = list.join(",");
         match self {
-            HostOs::Linux => Ok(format!("taskset -c {cpus}")),
-            HostOs::FreeBsd | HostOs::DragonFly => Ok(format!("cpuset -l {cpus}")),
+            HostOs::Linux => Ok(format!("taskset -c {list}")),
+            HostOs::FreeBsd => Ok(format!("cpuset -l {list}")),
+            HostOs::DragonFly => match cpus.iter().all(|c| *c < 64) {
+                true => Ok(format!("usched :{}", cpus.iter().fold(0u64, |m, c| m | 1 << c))),
+                false => Err(format!("DragonFly's usched takes a 64-bit CPU mask; CPUs {list} do not fit it")),
+            },
             HostOs::NetBsd => Err(
                 "NetBSD has no command that starts a program on a CPU set (only schedctl(8) on a running PID, per thread); leave server_cpus out for this host"
                     .into(),
@@ -131,4 +138,28 @@ pub struct BareServer {
     pub endpoint: String,
     /// The configuration it runs with, as text (recorded with the trial).
     pub config: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_os_pins_with_its_own_command_or_says_why_not() {
+        assert_eq!(
+            HostOs::Linux.pin_command(&[0, 1]).unwrap(),
+            "taskset -c 0,1"
+        );
+        assert_eq!(HostOs::FreeBsd.pin_command(&[1]).unwrap(), "cpuset -l 1");
+        assert_eq!(
+            HostOs::DragonFly.pin_command(&[0, 1, 2, 3]).unwrap(),
+            "usched :15"
+        );
+        assert!(HostOs::DragonFly.pin_command(&[64]).is_err());
+        assert!(HostOs::NetBsd
+            .pin_command(&[0])
+            .unwrap_err()
+            .contains("NetBSD"));
+        assert_eq!(HostOs::from_uname("DragonFly\n"), HostOs::DragonFly);
+    }
 }

@@ -64,10 +64,7 @@ pub fn build(
     }
     let os = host_os(ssh, host).map_err(refuse)?;
     let pin = match cpus {
-        Some(list) => {
-            let list: Vec<String> = list.iter().map(usize::to_string).collect();
-            Some(os.pin_command(&list.join(",")).map_err(refuse)?)
-        }
+        Some(list) => Some(os.pin_command(&list).map_err(refuse)?),
         None => None,
     };
     let dir = format!(
