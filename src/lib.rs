@@ -50,7 +50,9 @@
 //!   compared ([`report::runs`]) and N runs merged on one page, named by
 //!   their labels ([`report::multi`]).
 //! - [`remote`]: other hosts over OpenSSH: the agent, its protocol, clock
-//!   offsets and lossless result transfer.
+//!   offsets and lossless result transfer; and hosts without an agent
+//!   (`agent = false`, the BSDs), whose managed server and interval probe
+//!   run in the host's own POSIX `sh`.
 //!
 //! Which module may import which is the layer diagram in `CONTRIBUTING.md`,
 //! the real import graph: `scripts/module-loops.py` (run by

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub const UNAVAILABLE: &str = "unavailable";
+pub use super::nic::UNAVAILABLE;
 
 /// Sysctls recorded with every run (the network stack's queue, port,
 /// buffer and TCP settings, and a few scheduler/VM ones).
@@ -109,6 +109,11 @@ pub struct Fingerprint {
     pub rlimit_nofile_soft: String,
     /// Hard RLIMIT_NOFILE of this process (`unlimited` or a number).
     pub rlimit_nofile_hard: String,
+    /// Every interface that is up, loopback aside: driver, channels,
+    /// rings, offloads, RPS/XPS masks (`probe::nic`); empty in runs
+    /// stored before it was recorded (and then not written back).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nics: BTreeMap<String, super::nic::NicSettings>,
 }
 
 /// Reads the fingerprint of this machine. Never fails.
@@ -158,6 +163,7 @@ pub fn capture() -> Fingerprint {
             .collect(),
         rlimit_nofile_soft: soft,
         rlimit_nofile_hard: hard,
+        nics: super::nic::capture(),
     }
 }
 

@@ -11,6 +11,8 @@
 //! - `freq` reads cpufreq or the MHz in `/proc/cpuinfo`;
 //! - `loadavg` reads `/proc/loadavg`;
 //! - `netdev` turns `/proc/net/dev` readings into deltas;
+//! - `nic`: the interfaces' driver, channels, rings, offloads and RPS/XPS
+//!   masks, for the fingerprint;
 //! - `tree` and `tracker` follow the server's process tree;
 //!
 //! The `/proc` files themselves are read and parsed by [`crate::procfs`].
@@ -35,6 +37,7 @@ pub mod limiter;
 pub(crate) mod loadavg;
 pub(crate) mod netdev;
 pub mod netns;
+pub(crate) mod nic;
 pub mod own;
 pub(crate) mod sampler;
 pub(crate) mod summary;

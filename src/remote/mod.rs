@@ -25,6 +25,7 @@
 //! and exits (its servers also carry the parent-death signal).
 
 pub mod agent;
+pub(crate) mod bare;
 pub(crate) mod clock;
 pub(crate) mod cluster;
 pub(crate) mod conn;

@@ -8,6 +8,7 @@
 use super::failure::Failure;
 use super::sites::ServerSite;
 use crate::placement::Placement;
+use crate::remote::bare::server as bare;
 use crate::remote::ssh::SshShell;
 use crate::remote::target::RemoteTarget;
 use crate::shutdown::Shutdown;
@@ -107,6 +108,12 @@ impl Servers {
         let planned = wanted.planned;
         let cpus = planned.server_cpus.map(server_cpu_list);
         if let ServerSite::Ssh(ssh, host) = &self.sites[system] {
+            if wanted.kind.runs_under_agent {
+                let memory = planned.server_memory.map(|b| b.0);
+                let plan = planned.server.as_ref();
+                let target = bare::build(ssh, host, plan, base_dir, cpus, memory)?;
+                return Ok((target, Placement::unconstrained()));
+            }
             let shell = SshShell {
                 ssh: ssh.clone(),
                 host: host.clone(),

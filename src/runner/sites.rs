@@ -9,9 +9,10 @@ use crate::load::{self, LoadResult, LoadSpec};
 use crate::probe::energy::{EnergyChoice, EnergyConfig};
 use crate::probe::{Environment, HostFingerprint, PortableFingerprint};
 use crate::probe::{ProbeData, Sampler, SamplerConfig};
+use crate::remote::bare::interval::IntervalProbe;
 use crate::remote::cluster::{Cluster, SharedAgent};
 use crate::remote::lock;
-use crate::remote::portable::PortableProbe;
+use crate::remote::portable;
 use crate::remote::protocol::{Reply, Request};
 use crate::remote::ssh::Ssh;
 use crate::remote::Host;
@@ -39,14 +40,18 @@ pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, Run
     )?))
 }
 
-/// The server hosts where no system's server runs under an agent (only
-/// `external` servers): they get none.
+/// The server hosts where no system's server runs under an agent
+/// (`external` servers, and systems with `agent = false`): they get none.
 fn hosts_without_agent(exp: &Experiment) -> Vec<Host> {
     let systems = &exp.plan.systems;
     let mut out: Vec<Host> = Vec::new();
     for host in systems.iter().filter_map(|s| s.host.as_ref()) {
         let on_it = systems.iter().filter(|s| s.host.as_ref() == Some(host));
-        if on_it.clone().all(|s| !s.server_kind.runs_under_agent) && !out.contains(host) {
+        if on_it
+            .clone()
+            .all(|s| !s.server_kind.runs_under_agent || !s.agent)
+            && !out.contains(host)
+        {
             out.push(host.clone());
         }
     }
@@ -60,8 +65,9 @@ pub enum ServerSite {
     Local,
     /// On the server host, managed by its agent, listening on its address.
     Agent(SharedAgent),
-    /// On a server host without an agent (an `external` server, maybe on
-    /// another OS): its commands and probe run over plain ssh.
+    /// On a server host without an agent (an `external` server, or a
+    /// managed one with `agent = false`, maybe on another OS): its
+    /// commands and probe run over plain ssh.
     Ssh(Ssh, Host),
 }
 
@@ -73,7 +79,7 @@ pub fn server_site(exp: &Experiment, cluster: Option<&Cluster>, system: usize) -
         return ServerSite::Local;
     };
     match (c.server_agent(host), host.ip()) {
-        (Some(agent), Some(_)) if plan.server_kind.runs_under_agent => {
+        (Some(agent), Some(_)) if plan.server_kind.runs_under_agent && plan.agent => {
             ServerSite::Agent(agent.clone())
         }
         _ => ServerSite::Ssh(c.ssh().clone(), host.clone()),
@@ -144,11 +150,48 @@ pub fn client_shares_meter(site: &ServerSite) -> bool {
 }
 
 /// The server probe of one trial: here, in the server host's agent, or
-/// over plain ssh with portable commands.
+/// over plain ssh by one long-lived shell on the host (with the energy
+/// command's readings at the window's ends, when one is set).
 pub enum ServerProbe {
     Local(Sampler),
     Remote(SharedAgent),
-    Portable(PortableProbe),
+    Shell(IntervalProbe, Option<ShellEnergy>),
+}
+
+/// `energy_command` read over ssh at the window's start; read again at its
+/// end.
+pub struct ShellEnergy {
+    ssh: Ssh,
+    host: Host,
+    command: String,
+    first: Option<f64>,
+}
+
+impl ShellEnergy {
+    fn start(ssh: &Ssh, host: &Host, command: String) -> ShellEnergy {
+        let first = portable::energy_reading(ssh, host, &command);
+        ShellEnergy {
+            ssh: ssh.clone(),
+            host: host.clone(),
+            command,
+            first,
+        }
+    }
+
+    /// Adds the window's energy (two readings) to `data`.
+    fn finish(self, data: &mut ProbeData) {
+        let last = portable::energy_reading(&self.ssh, &self.host, &self.command);
+        let s = &mut data.summary;
+        let (energy, warning) = crate::probe::energy::two_readings::summarize(
+            &self.command,
+            self.first,
+            last,
+            s.window_s,
+        );
+        s.warnings.extend(warning);
+        s.watts = energy.as_ref().and_then(|e| e.watts());
+        s.energy = energy;
+    }
 }
 
 impl ServerProbe {
@@ -157,6 +200,7 @@ impl ServerProbe {
         interval: Duration,
         root_pid: Option<u32>,
         energy: &EnergyConfig,
+        base_dir: &Path,
     ) -> Result<ServerProbe, String> {
         match site {
             ServerSite::Local => {
@@ -173,8 +217,10 @@ impl ServerProbe {
                 let command = energy.command.clone().filter(|_| {
                     matches!(energy.choice, EnergyChoice::Command | EnergyChoice::Auto)
                 });
-                PortableProbe::start(ssh.clone(), host.clone(), root_pid, command)
-                    .map(ServerProbe::Portable)
+                let energy = command.map(|c| ShellEnergy::start(ssh, host, c));
+                let dir = base_dir.display().to_string();
+                IntervalProbe::start(ssh, host, &dir, interval, root_pid)
+                    .map(|p| ServerProbe::Shell(p, energy))
             }
             ServerSite::Agent(agent) => {
                 let ms = interval.as_millis() as u64;
@@ -193,7 +239,13 @@ impl ServerProbe {
     pub fn stop(self) -> ProbeData {
         match self {
             ServerProbe::Local(s) => s.stop(),
-            ServerProbe::Portable(p) => p.stop(),
+            ServerProbe::Shell(p, energy) => {
+                let mut data = p.stop();
+                if let Some(e) = energy {
+                    e.finish(&mut data);
+                }
+                data
+            }
             ServerProbe::Remote(agent) => {
                 match lock(&agent).call(Request::ProbeStop, Duration::from_secs(30)) {
                     Ok(Reply::Probe(data)) => *data,

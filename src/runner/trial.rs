@@ -308,7 +308,7 @@ fn measure(
     let waits_before = server.target.wait_counters();
     let interval = cx.exp.trials.sample_interval;
     let site = cx.servers.site(system).clone();
-    let probe = ServerProbe::start(&site, interval, root_pid, &cx.exp.energy)?;
+    let probe = ServerProbe::start(&site, interval, root_pid, &cx.exp.energy, cx.base_dir)?;
     let recorder = profile.map(|p| match site {
         ServerSite::Local => start_recorder(cx.base_dir, server_cpus.as_deref(), p),
         _ => Err(ProfileError::Failed(
@@ -450,7 +450,15 @@ fn limiter(
 ) -> crate::probe::limiter::Limiter {
     let summary = m.probe.as_ref().map(|p| &p.summary);
     let pinned = context.placement.as_ref().and_then(|p| p.cpus.as_deref());
-    let server_cpus = pinned.map_or_else(crate::placement::online_cpus, <[usize]>::len);
+    // Unpinned, the server may use every CPU of its host: this machine's,
+    // or the server host's as its probe counted them.
+    let host_cpus = summary
+        .filter(|s| context.server_host.is_some() && s.online_cpus > 0)
+        .map(|s| s.online_cpus as usize);
+    let server_cpus = pinned.map_or_else(
+        || host_cpus.unwrap_or_else(crate::placement::online_cpus),
+        <[usize]>::len,
+    );
     // A server pinned has the load generator on the other CPUs; one on
     // another host does not share them either.
     let shares_cpus = pinned.is_none() && m.client_hosts.is_empty();

@@ -13,10 +13,13 @@ pub struct RawHosts {
     /// The client hosts that share the load; empty: this machine.
     #[serde(default)]
     pub clients: Vec<String>,
+    /// `false`: the server hosts get no agent; their managed servers and
+    /// probe run over plain ssh with the host's own `sh` and tools.
+    pub agent: Option<bool>,
 }
 
 /// The checked `[hosts]`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hosts {
     /// Where the server under test runs; `None`: this machine.
     pub server: Option<Host>,
@@ -26,6 +29,20 @@ pub struct Hosts {
     /// Where load is generated; empty: this machine. The sweep's
     /// concurrency and rate are totals, split evenly over these.
     pub clients: Vec<Host>,
+    /// Whether server hosts get an agent (`[hosts] agent`, default `true`);
+    /// a system's own `agent` overrides it.
+    pub agent: bool,
+}
+
+impl Default for Hosts {
+    fn default() -> Self {
+        Hosts {
+            server: None,
+            systems: Vec::new(),
+            clients: Vec::new(),
+            agent: true,
+        }
+    }
 }
 
 impl Hosts {
@@ -84,6 +101,7 @@ pub fn check(raw: &RawHosts) -> Result<Hosts, (String, String, String)> {
         server,
         systems: Vec::new(),
         clients,
+        agent: raw.agent.unwrap_or(true),
     })
 }
 
@@ -96,6 +114,7 @@ mod tests {
         let raw = RawHosts {
             server: Some("root@198.18.0.11".into()),
             clients: vec!["root@198.18.0.12".into(), "root@198.18.0.11".into()],
+            agent: None,
         };
         let h = check(&raw).unwrap();
         assert_eq!(h.all().len(), 2);
@@ -105,6 +124,7 @@ mod tests {
         let dup = RawHosts {
             server: None,
             clients: vec!["a".into(), "a".into()],
+            agent: None,
         };
         assert!(check(&dup).unwrap_err().1.contains("twice"));
         assert!(check(&RawHosts::default()).unwrap().is_local());

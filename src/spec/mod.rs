@@ -104,6 +104,8 @@ pub struct System {
     pub baseline: bool,
     /// Its own server host (`[[system]] host`); `None`: `[hosts] server`.
     pub host: Option<crate::model::Host>,
+    /// Its own `agent`; `None`: `[hosts] agent`.
+    pub agent: Option<bool>,
     /// Server settings it overrides; with a `kind` of its own, its whole
     /// server (only `[server]`'s resource keys carry over).
     pub server: toml::Table,
@@ -205,6 +207,12 @@ impl Experiment {
             .host
             .as_ref()
             .or(self.hosts.server.as_ref())
+    }
+
+    /// Whether system `system`'s server host runs an agent: its own
+    /// `agent`, else `[hosts] agent` (default `true`).
+    pub fn server_agent_of(&self, system: usize) -> bool {
+        self.systems[system].agent.unwrap_or(self.hosts.agent)
     }
 
     /// The sweep's points, in order.

@@ -29,6 +29,9 @@ pub struct SystemPlan {
     pub load_kind: &'static LoadKind,
     /// The host its server runs on (`user@address`); `None`: this machine.
     pub host: Option<Host>,
+    /// Whether its server runs under the host's agent; `false`: a managed
+    /// server run over plain ssh by the host's `sh` (`agent = false`).
+    pub agent: bool,
     /// Its sweep points, by point index.
     pub points: Vec<PointPlan>,
 }
@@ -96,6 +99,7 @@ impl PartialEq for Plan {
                 && std::ptr::eq(a.server_kind, b.server_kind)
                 && std::ptr::eq(a.load_kind, b.load_kind)
                 && a.host == b.host
+                && a.agent == b.agent
                 && a.points.len() == b.points.len()
                 && a.points
                     .iter()
@@ -133,15 +137,60 @@ pub(super) fn compile(cx: &Ctx, exp: &Experiment) -> Result<Plan, SpecError> {
         for p in &points {
             compiled.push(compile_point(cx, exp, si, p, &on)?);
         }
+        let agent = exp.server_agent_of(si);
+        check_agentless(cx, exp, si, (server_kind, agent), &compiled)?;
         systems.push(SystemPlan {
             label: sys.label.clone(),
             server_kind,
             load_kind,
             host,
+            agent,
             points: compiled,
         });
     }
     Ok(Plan { systems })
+}
+
+/// A system whose host has no agent (`agent = false`) needs a host, and a
+/// managed server kind that can run without one.
+fn check_agentless(
+    cx: &Ctx,
+    exp: &Experiment,
+    si: usize,
+    (kind, agent): (&ServerKind, bool),
+    points: &[PointPlan],
+) -> Result<(), SpecError> {
+    if agent {
+        return Ok(());
+    }
+    let sys = &exp.systems[si];
+    let field = if sys.agent.is_some() {
+        vec!["system".to_string(), si.to_string(), "agent".into()]
+    } else {
+        vec!["hosts".to_string(), "agent".into()]
+    };
+    if exp.server_host_of(si).is_none() {
+        return Err(cx.err(
+            &refs(&field),
+            format!(
+                "system `{}`: `agent = false` needs a server host",
+                sys.label
+            ),
+            "give the system `host = \"root@ADDRESS\"`, or leave `agent` out",
+        ));
+    }
+    // A kind that runs under no agent (`external`) runs over ssh anyway.
+    if kind.runs_under_agent && points.iter().any(|p| !p.server.runs_bare()) {
+        return Err(cx.err(
+            &refs(&field),
+            format!(
+                "system `{}`: `{}` cannot run on a host without an agent",
+                sys.label, kind.name
+            ),
+            "nginx runs without an agent; run this kind under an agent on a Linux host",
+        ));
+    }
+    Ok(())
 }
 
 /// The kinds of a system and the address of its server host.

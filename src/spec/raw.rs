@@ -122,6 +122,8 @@ pub struct RawSystem {
     pub baseline: bool,
     /// Its server host (`user@address`), overriding `[hosts] server`.
     pub host: Option<String>,
+    /// `false`: its server host gets no agent (overrides `[hosts] agent`).
+    pub agent: Option<bool>,
     /// Server settings it overrides.
     #[serde(default)]
     pub server: toml::Table,

@@ -355,6 +355,7 @@ fn systems(cx: &Ctx, raw: Vec<super::raw::RawSystem>) -> Result<Vec<System>, Spe
             label: "default".into(),
             baseline: true,
             host: None,
+            agent: None,
             server: toml::Table::new(),
             load: toml::Table::new(),
         }]);
@@ -402,6 +403,7 @@ fn systems(cx: &Ctx, raw: Vec<super::raw::RawSystem>) -> Result<Vec<System>, Spe
             label: s.label,
             baseline: s.baseline,
             host,
+            agent: s.agent,
             server: s.server,
             load: s.load,
         });

@@ -19,6 +19,7 @@
 //! runner hands it to [`Target::start`] as a [`Dataset`]; the target decides
 //! how to build and cache it.
 
+pub mod bare;
 pub(crate) mod bounded;
 pub mod conf_path;
 pub mod diagnose;

@@ -5,6 +5,7 @@
 //! Serves `return 200 "{}"` at `/` (seed 003) and static files `/1k.bin`,
 //! `/8k.bin`, `/16k.bin` (seed 001) from the run directory.
 
+use super::bare::{BareFile, BareHost, BareReady, BareServer, HostOs};
 use super::{Endpoint, Placement, Shutdown, Target, TargetError};
 use crate::sys::lifecycle::ServerProcess;
 use crate::sys::process::{self, WaitError};
@@ -28,12 +29,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
         package: "nginx",
         paths: &["/usr/sbin/nginx"],
     }],
-    compile: |t| {
-        let settings = NginxSettings::parse(t)?;
-        Ok(super::plan::of(settings, |s, base| {
-            Ok(Box::new(Nginx::new(s.clone(), base)))
-        }))
-    },
+    compile: |t| Ok(Box::new(NginxSettings::parse(t)?)),
     runs_under_agent: true,
     listens_on_host_address: true,
     dns_lab: None,
@@ -134,6 +130,10 @@ pub struct NginxSettings {
     pub files: toml::Table,
     /// Raw directives appended inside `http { }`, for anything not covered.
     pub extra_http: Option<String>,
+    /// The nginx binary; default: `/usr/sbin/nginx` here, and on a host
+    /// without an agent the first `nginx` on `PATH`, in `/usr/local/sbin`
+    /// or `/usr/local/bin`.
+    pub binary: Option<PathBuf>,
 }
 
 fn default_workers() -> Workers {
@@ -198,7 +198,7 @@ impl NginxSettings {
         out
     }
 
-    fn render(&self, dir: &Path, port: u16) -> String {
+    fn render(&self, dir: &Path, port: u16, os: HostOs) -> String {
         use super::conf_path::quoted;
         let d = |rel: &str| quoted(&dir.join(rel));
         let workers = match &self.worker_processes {
@@ -219,14 +219,23 @@ impl NginxSettings {
             "access_log off;".into()
         };
         let reuse = if self.reuseport { " reuseport" } else { "" };
+        // The OS's own event method: epoll on Linux, kqueue on the BSDs
+        // (nginx picks the best one when none is named).
+        let events = match os {
+            HostOs::Linux => "    use epoll;\n",
+            HostOs::FreeBsd | HostOs::DragonFly | HostOs::NetBsd => "    use kqueue;\n",
+            HostOs::Other => "",
+        };
+        // A BSD has no group `root` (root's is `wheel`).
+        let group = if os.is_bsd() { " wheel" } else { "" };
         format!(
             "# written by scalelab\n\
              worker_processes {workers};\n{affinity}\
              worker_rlimit_nofile 16384;\n\
              pid {pid};\n\
              error_log {error_log} warn;\n\
-             user root;\n\
-             events {{\n    worker_connections {wc};\n    multi_accept {ma};\n    use epoll;\n}}\n\
+             user root{group};\n\
+             events {{\n    worker_connections {wc};\n    multi_accept {ma};\n{events}}}\n\
              http {{\n    {access}\n    sendfile {sf};\n    tcp_nopush {np};\n    tcp_nodelay {nd};\n\
              \x20   keepalive_requests {kr};\n    server_tokens off;\n\
              \x20   client_body_temp_path {body};\n    proxy_temp_path {proxy};\n\
@@ -255,6 +264,59 @@ impl NginxSettings {
             bl = self.backlog,
             extra = self.extra_http.as_ref().map(|e| format!("    {e}\n")).unwrap_or_default(),
         )
+    }
+}
+
+/// nginx is built from its checked settings, here or, on a host without
+/// an agent, by a shell there from the same configuration.
+impl super::plan::ServerPlan for NginxSettings {
+    fn build(&self, base_dir: &Path) -> Result<Box<dyn Target>, TargetError> {
+        Ok(Box::new(Nginx::new(self.clone(), base_dir)))
+    }
+
+    fn runs_bare(&self) -> bool {
+        true
+    }
+
+    fn bare(&self, host: &BareHost) -> Result<BareServer, TargetError> {
+        let dir = &host.dir;
+        let port = self.port.unwrap_or(host.port);
+        let config = self.render(dir, port, host.os);
+        let mut files = vec![BareFile::Text {
+            path: "nginx.conf".into(),
+            text: config.clone(),
+        }];
+        files.extend(
+            self.static_files()
+                .into_iter()
+                .map(|(name, bytes)| BareFile::Filler {
+                    path: format!("html/{name}"),
+                    bytes,
+                }),
+        );
+        let addr = self.listen_addr();
+        let at = |rel: &str| dir.join(rel).display().to_string();
+        Ok(BareServer {
+            kind: KIND,
+            program: "nginx",
+            program_path: self.binary.clone(),
+            dirs: vec!["html".into(), "tmp".into()],
+            files,
+            args: vec![
+                "-p".into(),
+                at(""),
+                "-c".into(),
+                at("nginx.conf"),
+                "-g".into(),
+                "daemon off;".into(),
+            ],
+            stop_signal: "QUIT",
+            version_arg: "-v",
+            logs: vec!["stderr.log".into(), "error.log".into()],
+            ready: BareReady::Http(addr, port),
+            endpoint: format!("http://{}", std::net::SocketAddr::new(addr, port)),
+            config,
+        })
     }
 }
 
@@ -290,10 +352,12 @@ impl Nginx {
         }
     }
 
-    fn binary() -> Result<PathBuf, TargetError> {
-        ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"]
+    fn binary(&self) -> Result<PathBuf, TargetError> {
+        let own = self.settings.binary.iter().cloned();
+        let known = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"]
             .iter()
-            .map(PathBuf::from)
+            .map(PathBuf::from);
+        own.chain(known)
             .find(|p| p.exists())
             .ok_or(TargetError::Missing {
                 kind: KIND,
@@ -321,7 +385,7 @@ impl Nginx {
             std::fs::write(&file, vec![b'x'; size as usize])
                 .map_err(|e| TargetError::io(&file, e))?;
         }
-        let config = self.settings.render(&path, port);
+        let config = self.settings.render(&path, port, HostOs::Linux);
         let conf = path.join("nginx.conf");
         std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;
         self.config = Some(config);
@@ -354,7 +418,7 @@ impl Nginx {
 }
 
 /// Whether nginx answers `GET /` on `port` with an HTTP status line.
-fn answers(addr: std::net::IpAddr, port: u16) -> bool {
+pub(crate) fn answers(addr: std::net::IpAddr, port: u16) -> bool {
     use std::io::{Read, Write};
     let Ok(mut s) =
         std::net::TcpStream::connect_timeout(&(addr, port).into(), Duration::from_millis(200))
@@ -392,7 +456,7 @@ impl Target for Nginx {
     ) -> Result<Endpoint, TargetError> {
         super::refuse_dataset(KIND, dataset)?;
         self.stop()?;
-        let bin = Self::binary()?;
+        let bin = self.binary()?;
         let port = match self.settings.port {
             Some(p) => p,
             None => process::free_port().map_err(|e| TargetError::io(Path::new("127.0.0.1"), e))?,
@@ -460,7 +524,7 @@ impl Target for Nginx {
     }
 
     fn version(&self) -> Option<String> {
-        let out = Command::new(Self::binary().ok()?).arg("-v").output().ok()?;
+        let out = Command::new(self.binary().ok()?).arg("-v").output().ok()?;
         let text = String::from_utf8_lossy(&out.stderr);
         text.trim()
             .strip_prefix("nginx version: ")
@@ -503,7 +567,7 @@ mod tests {
     #[test]
     fn config_has_private_paths_and_loopback_listen() {
         let s = NginxSettings::parse(&table("reuseport = false")).unwrap();
-        let conf = s.render(Path::new("/x"), 8080);
+        let conf = s.render(Path::new("/x"), 8080, HostOs::Linux);
         assert!(conf.contains("listen 127.0.0.1:8080 backlog=4096;"));
         assert!(conf.contains("pid \"/x/nginx.pid\";"));
         assert!(conf.contains("client_body_temp_path \"/x/tmp/body\";"));

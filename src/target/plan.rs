@@ -2,6 +2,7 @@
 //! entry's `compile` makes from a settings table, once, when the
 //! experiment is validated; every server is built from one.
 
+use super::bare::{BareHost, BareServer};
 use super::{Target, TargetError};
 use std::path::Path;
 use std::time::Duration;
@@ -37,6 +38,20 @@ pub trait ServerPlan: Send + Sync {
         Err(TargetError::Settings {
             kind: "server",
             message: "this server kind runs under an agent, not over plain ssh".into(),
+        })
+    }
+    /// Whether the kind can run on a host without an agent ([`Self::bare`]).
+    fn runs_bare(&self) -> bool {
+        false
+    }
+    /// What a shell on a host without an agent needs to run this server
+    /// there, its configuration written for `host`'s private directory,
+    /// port and OS. The default refuses: the kind has no such recipe.
+    fn bare(&self, host: &BareHost) -> Result<BareServer, TargetError> {
+        let _ = host;
+        Err(TargetError::Settings {
+            kind: "server",
+            message: "this server kind runs only under an agent; give its host `agent = true` (a Linux host)".into(),
         })
     }
 }

@@ -1,6 +1,7 @@
 //! The one integration-test binary (as ripgrep does): real servers, the
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
+mod agentless;
 mod analysis;
 mod bisect;
 mod dns;
@@ -21,6 +22,7 @@ mod multihost;
 mod multihost_systems;
 mod mysql;
 mod nginx;
+mod nic_fingerprint;
 mod postgres;
 mod probe;
 mod profile;

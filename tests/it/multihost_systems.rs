@@ -32,7 +32,7 @@ fn external_nginx(dir: &Path, addr: &str, workers: u32, body: &str) -> String {
 }
 
 /// Lines of an nginx access log that came from `addr`.
-fn lines_from(log: &Path, addr: &str) -> u64 {
+pub(crate) fn lines_from(log: &Path, addr: &str) -> u64 {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     text.lines()
         .filter(|l| l.starts_with(&format!("{addr} ")))
@@ -47,7 +47,7 @@ fn load(dir: &Path) -> RunData {
 }
 
 /// Requests the ok trials of `system` measured.
-fn measured(data: &RunData, system: &str) -> u64 {
+pub(crate) fn measured(data: &RunData, system: &str) -> u64 {
     data.trials
         .iter()
         .filter(|t| t.system == system && t.status == TrialStatus::Ok)
