@@ -177,42 +177,30 @@ fn linux_mhz(text: &str) -> Vec<f64> {
 /// The `TcpExt:` and `Udp:` header/value line pairs of
 /// `/proc/net/netstat` and `/proc/net/snmp`.
 fn linux_net(text: &str, s: &mut HostSample) {
-    let lines: Vec<&str> = text.lines().collect();
-    let value = |prefix: &str, field: &str| -> Option<u64> {
-        lines.windows(2).find_map(|w| {
-            let (h, v) = (w[0].strip_prefix(prefix)?, w[1].strip_prefix(prefix)?);
-            let i = h.split_whitespace().position(|k| k == field)?;
-            v.split_whitespace().nth(i)?.parse().ok()
-        })
-    };
-    s.listen_overflows = value("TcpExt:", "ListenOverflows");
-    s.listen_drops = value("TcpExt:", "ListenDrops");
-    s.udp_rcvbuf_errors = value("Udp:", "RcvbufErrors");
-    s.udp_in_errors = value("Udp:", "InErrors");
-    s.udp_in_datagrams = value("Udp:", "InDatagrams");
+    use crate::procfs::net::table_value;
+    s.listen_overflows = table_value(text, "TcpExt", "ListenOverflows");
+    s.listen_drops = table_value(text, "TcpExt", "ListenDrops");
+    s.udp_rcvbuf_errors = table_value(text, "Udp", "RcvbufErrors");
+    s.udp_in_errors = table_value(text, "Udp", "InErrors");
+    s.udp_in_datagrams = table_value(text, "Udp", "InDatagrams");
 }
 
 /// `V N <the /proc/PID/stat line>` (the probe's tree section).
 fn linux_tree_row(line: &str, ticks: f64, page_kib: u64) -> Option<ProcRow> {
-    let (head, rest) = line.rsplit_once(')')?;
-    let mut h = head.split_whitespace();
-    let ctx_voluntary = h.next()?.parse().ok();
-    let ctx_involuntary = h.next()?.parse().ok();
-    let pid = h.next()?.parse().ok()?;
-    let comm = head.split_once('(')?.1.to_string();
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
+    let (voluntary, rest) = line.trim_start().split_once(' ')?;
+    let (involuntary, stat) = rest.trim_start().split_once(' ')?;
+    let st = crate::procfs::pid::parse_stat(stat)?;
     Some(ProcRow {
-        pid,
-        ppid: num(1)? as u32,
-        cpu_s: (num(11)? + num(12)?) as f64 / ticks,
-        rss_kib: num(21)? * page_kib,
-        vsz_kib: num(20)? / 1024,
-        threads: num(17).map(|t| t as u32),
-        ctx_voluntary,
-        ctx_involuntary,
-        major_faults: num(9),
-        comm,
+        pid: st.pid,
+        ppid: st.ppid,
+        cpu_s: st.own_ticks() as f64 / ticks,
+        rss_kib: st.rss_pages * page_kib,
+        vsz_kib: st.vsize_bytes / 1024,
+        threads: Some(st.num_threads),
+        ctx_voluntary: voluntary.parse().ok(),
+        ctx_involuntary: involuntary.parse().ok(),
+        major_faults: Some(st.majflt),
+        comm: st.comm,
     })
 }
 
