@@ -17,7 +17,7 @@ so is test code (`#[cfg(test)] mod tests` blocks and files declared
 
 The direction check reads the diagram under "## Layers" in CONTRIBUTING.md
 (next to SRC): a top-level module may import only modules drawn on a line
-below its own; peers on one line (`target/ │ load/ │ profile/`) import
+below its own; peers on one line (`server/ │ load/ │ profile/`) import
 each other neither way; the modules under the `leaves` rule import no
 other module but the exceptions the text names (`analysis` → `rng`); a
 top-level module the diagram does not draw is an error too. Exits 1 when

@@ -6,7 +6,7 @@
 //!
 //! - [`spec`]: the experiment file (TOML): parsing, validation with
 //!   file/line/field errors, and expansion of the sweep into points.
-//! - [`target`]: server lifecycles (nginx, PostgreSQL, MariaDB, DNS
+//! - [`server`]: server lifecycles (nginx, PostgreSQL, MariaDB, DNS
 //!   servers, the router lab, an external server). Each target writes its
 //!   config into a private directory, starts the real server on loopback
 //!   without systemd, holding the dataset it is handed, waits until it
@@ -62,7 +62,7 @@
 //! Leaves every layer may use: [`model`] (the sweep point, the dataset seam:
 //! the workload declares a [`model::Dataset`] in `[load]`
 //! ([`load::LoadPlan::dataset`]), the runner hands it to
-//! [`target::Target::start`], and the target loads it through a
+//! [`server::Target::start`], and the target loads it through a
 //! [`model::SetupSession`] that [`wire`] implements; the DNS lab's names, a
 //! remote host's name, the router lab's topology), [`units`] (newtypes for
 //! quantities), [`finite`] (non-finite numbers found by path before they
@@ -75,7 +75,7 @@
 //! that every long-running loop is handed) and [`kinds`] (what every server
 //! and load kind shares: the settings parser and installation
 //! requirements; each family keeps one registry of kinds,
-//! [`target::KINDS`] and [`load::KINDS`]).
+//! [`server::KINDS`] and [`load::KINDS`]).
 //!
 //! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
 
@@ -93,10 +93,10 @@ pub mod remote;
 pub mod report;
 pub mod rng;
 pub mod runner;
+pub mod server;
 pub mod shutdown;
 pub mod spec;
 pub mod store;
 pub mod sys;
-pub mod target;
 pub mod units;
 pub mod wire;

@@ -29,7 +29,7 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     // What each kind needs comes from the registries, wherever we run.
-    let mut rows: Vec<(String, Vec<Requirement>)> = scalelab::target::KINDS
+    let mut rows: Vec<(String, Vec<Requirement>)> = scalelab::server::KINDS
         .iter()
         .map(|k| (format!("server kind `{}`", k.name), k.requires.to_vec()))
         .chain(
@@ -126,7 +126,7 @@ fn recipe_requirements(dir: &Path) -> anyhow::Result<Vec<(String, Vec<Requiremen
     let mut out = Vec::new();
     for f in files {
         let exp = Experiment::load(&f, false)?;
-        let server = scalelab::target::kind(&exp.server.kind)?.requires;
+        let server = scalelab::server::kind(&exp.server.kind)?.requires;
         let load = scalelab::load::kind(&exp.load.kind)?.requires;
         out.push((f.display().to_string(), [server, load].concat()));
     }
@@ -136,7 +136,7 @@ fn recipe_requirements(dir: &Path) -> anyhow::Result<Vec<(String, Vec<Requiremen
 /// Every package any registered server or load kind, or a benchmark, needs:
 /// sorted, without duplicates.
 fn all_packages() -> Vec<&'static str> {
-    let servers = scalelab::target::KINDS.iter().flat_map(|k| k.requires);
+    let servers = scalelab::server::KINDS.iter().flat_map(|k| k.requires);
     let loads = scalelab::load::KINDS.iter().flat_map(|k| k.requires);
     let mut out: Vec<&str> = servers
         .chain(loads)

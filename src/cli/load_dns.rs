@@ -298,7 +298,7 @@ pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         bail!("--settings: `names` is not a server setting any more; give the zones' hosts with --names N");
     }
     let base = scalelab::runner::default_base_dir();
-    let labs: Vec<&'static scalelab::target::ServerKind> = scalelab::target::KINDS
+    let labs: Vec<&'static scalelab::server::ServerKind> = scalelab::server::KINDS
         .iter()
         .copied()
         .filter(|k| k.dns_lab.is_some())
@@ -316,7 +316,7 @@ pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     };
     let placement = scalelab::placement::Placement::create("dnslab", cpus, None)?;
     let zones = scalelab::model::Dataset::DnsZones { hosts: a.names };
-    let ep = scalelab::target::Target::start(&mut target, &placement, Some(&zones), shutdown)?;
+    let ep = scalelab::server::Target::start(&mut target, &placement, Some(&zones), shutdown)?;
     let (server, ns) = scalelab::load::dns::parse_endpoint(&ep.uri)?;
     let ns = ns.unwrap_or_default();
     let mut cmd = std::process::Command::new("ip");

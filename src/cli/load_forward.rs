@@ -9,9 +9,9 @@ use scalelab::load::forward::tx::Generator;
 use scalelab::load::forward::{ForwardDriver, ForwardReport, ForwardSettings};
 use scalelab::load::result::LatencySummary;
 use scalelab::load::{LoadError, LoadSpec, Pacing};
+use scalelab::server::router::{Router, RouterSettings};
+use scalelab::server::Target;
 use scalelab::shutdown::Shutdown;
-use scalelab::target::router::{Router, RouterSettings};
-use scalelab::target::Target;
 use std::time::Duration;
 
 /// No peer's flags to translate: iperf3 and RFC 2544 testers share none.

@@ -2,7 +2,7 @@
 //! needs installed.
 //!
 //! A *kind* is one value in a family's registry: [`crate::load::KINDS`]
-//! (load generators) and [`crate::target::KINDS`] (servers). Each entry says
+//! (load generators) and [`crate::server::KINDS`] (servers). Each entry says
 //! its name, how to check and build its settings, and what it needs; nothing
 //! else in the code matches on a kind's name.
 

@@ -1,5 +1,5 @@
 //! The registries, and the proof that a new kind is one module plus one
-//! registry line: the test-only `fake` server kind (`target/fake.rs`) and
+//! registry line: the test-only `fake` server kind (`server/fake.rs`) and
 //! `fake` load kind (`load/fake.rs`) are registered that way and nothing
 //! else knows them, yet a whole run with them validates, runs, stores and
 //! reports in the fake kind's own unit.
@@ -11,7 +11,7 @@ use crate::store::Store;
 
 #[test]
 fn kind_names_are_unique_in_each_family() {
-    let mut servers = crate::target::kind_names();
+    let mut servers = crate::server::kind_names();
     let mut loads = crate::load::kind_names();
     let (ns, nl) = (servers.len(), loads.len());
     servers.sort_unstable();
@@ -33,7 +33,7 @@ fn every_load_kind_declares_distinct_error_kinds() {
 
 #[test]
 fn every_parallelism_setting_is_a_setting_of_its_kind() {
-    for k in crate::target::KINDS {
+    for k in crate::server::KINDS {
         for setting in k.parallelism {
             let mut t = toml::Table::new();
             t.insert(setting.to_string(), toml::Value::Integer(2));
@@ -52,18 +52,18 @@ fn every_parallelism_setting_is_a_setting_of_its_kind() {
 
 #[test]
 fn every_requirement_names_a_package_and_a_path() {
-    let servers = crate::target::KINDS.iter().flat_map(|k| k.requires);
+    let servers = crate::server::KINDS.iter().flat_map(|k| k.requires);
     let loads = crate::load::KINDS.iter().flat_map(|k| k.requires);
     for r in servers.chain(loads).chain(super::BENCH_TOOLS) {
         assert!(!r.package.is_empty() && !r.paths.is_empty(), "{r:?}");
     }
-    let fake = crate::target::kind("fake").unwrap();
+    let fake = crate::server::kind("fake").unwrap();
     assert_eq!(fake.requires[0].package, "fake-server-package");
 }
 
 #[test]
 fn unknown_kinds_are_refused_with_the_list() {
-    let err = crate::target::kind("apache").unwrap_err().to_string();
+    let err = crate::server::kind("apache").unwrap_err().to_string();
     assert!(err.contains("nginx, postgres, mariadb, external"), "{err}");
     let err = crate::load::kind("grpc").unwrap_err().to_string();
     assert!(err.contains("http, pg, mysql"), "{err}");
@@ -231,10 +231,10 @@ fn the_runner_gives_the_server_the_loads_dataset() {
 
 #[test]
 fn a_dataset_in_server_settings_is_refused_by_every_server_kind() {
-    for k in crate::target::KINDS {
+    for k in crate::server::KINDS {
         let mut t = toml::Table::new();
         t.insert("scale".into(), toml::Value::Integer(2));
-        let e = crate::target::compile(k, &t).err().unwrap().to_string();
+        let e = crate::server::compile(k, &t).err().unwrap().to_string();
         assert!(e.contains("move `scale` to [load]"), "{}: {e}", k.name);
     }
 }
@@ -242,8 +242,8 @@ fn a_dataset_in_server_settings_is_refused_by_every_server_kind() {
 #[test]
 fn a_kind_without_data_refuses_a_declared_dataset() {
     use crate::model::Dataset;
-    assert!(crate::target::refuse_dataset("nginx", None).is_ok());
-    let e = crate::target::refuse_dataset("nginx", Some(&Dataset::Pgbench { scale: 3 }))
+    assert!(crate::server::refuse_dataset("nginx", None).is_ok());
+    let e = crate::server::refuse_dataset("nginx", Some(&Dataset::Pgbench { scale: 3 }))
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -257,7 +257,7 @@ fn a_kind_without_data_refuses_a_declared_dataset() {
 fn a_kind_listens_on_its_host_address_exactly_when_its_settings_take_listen() {
     let mut with_listen = toml::Table::new();
     with_listen.insert("listen".into(), toml::Value::String("198.18.0.11".into()));
-    for k in crate::target::KINDS {
+    for k in crate::server::KINDS {
         let on_host = k.settings_on_host(&toml::Table::new(), "198.18.0.11".parse().unwrap());
         let check = (k.compile)(&with_listen).map(drop);
         if k.listens_on_host_address {
@@ -273,7 +273,7 @@ fn a_kind_listens_on_its_host_address_exactly_when_its_settings_take_listen() {
 
 #[test]
 fn the_dns_lab_kinds_are_those_whose_record_builds_a_lab() {
-    let labs: Vec<_> = crate::target::KINDS
+    let labs: Vec<_> = crate::server::KINDS
         .iter()
         .filter(|k| k.dns_lab.is_some())
         .map(|k| k.name)
@@ -289,12 +289,12 @@ fn one_lookup_serves_every_registry() {
         "{err}"
     );
     assert_eq!(
-        super::lookup("server", crate::target::KINDS, "fake")
+        super::lookup("server", crate::server::KINDS, "fake")
             .unwrap()
             .name,
         "fake"
     );
-    let err = crate::target::kind("gopher").unwrap_err().to_string();
+    let err = crate::server::kind("gopher").unwrap_err().to_string();
     assert!(
         err.contains("unknown server kind `gopher`; expected one of: nginx"),
         "{err}"

@@ -1,5 +1,5 @@
 //! The DNS lab's dataset: its synthetic names, shared by the zones the
-//! authoritative server serves (`target::dns`) and the query sets drawn
+//! authoritative server serves (`server::dns`) and the query sets drawn
 //! from them (`load::dns`).
 //!
 //! Host `i` is `h<i>.bench.test.` with the address `198.18.0.0 + i` (the

@@ -2,7 +2,7 @@
 //! workload needs, how a remote host is named, and the router lab's
 //! topology. It sits below
 //! [`crate::spec`], [`crate::runner`], [`crate::store`], [`crate::report`],
-//! [`crate::target`], [`crate::load`] and [`crate::remote`], so none of
+//! [`crate::server`], [`crate::load`] and [`crate::remote`], so none of
 //! them depends on another for it.
 
 pub mod dataset;

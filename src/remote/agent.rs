@@ -21,8 +21,8 @@ use super::wire::WireResult;
 use crate::load;
 use crate::placement::Placement;
 use crate::probe::{Sampler, SamplerConfig};
+use crate::server::{self, Target};
 use crate::shutdown::Shutdown;
-use crate::target::{self, Target};
 use crate::units::Bytes;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -64,7 +64,7 @@ struct Agent {
 /// a reconnecting coordinator stops an agent that outlived its session).
 /// Returns the exit code.
 pub fn run(base_dir: PathBuf, signalled: &Shutdown) -> i32 {
-    target::reclaim_leftovers(&base_dir);
+    server::reclaim_leftovers(&base_dir);
     let current = Arc::new(Mutex::new(Shutdown::new()));
     let gone = Shutdown::new();
     let (tx, rx) = mpsc::channel::<Result<Request, String>>();
@@ -193,8 +193,8 @@ impl Agent {
                 Ok(p) => p,
                 Err(e) => return error(format!("placement: {e}")),
             };
-        let built = target::kind(&s.kind)
-            .and_then(|kind| target::compile(kind, &settings))
+        let built = server::kind(&s.kind)
+            .and_then(|kind| server::compile(kind, &settings))
             .and_then(|plan| plan.build(&self.base_dir));
         let mut target = match built {
             Ok(t) => t,
@@ -216,7 +216,7 @@ impl Agent {
                 });
                 Reply::ServerStarted(info)
             }
-            Err(e) => match target::diagnose::disk_full(target.as_ref()) {
+            Err(e) => match server::diagnose::disk_full(target.as_ref()) {
                 Some(cause) => error(format!("server failed to start: {cause}: {e}")),
                 None => error(format!("server failed to start: {e}")),
             },

@@ -260,7 +260,7 @@ pub struct SshShell {
     pub host: Host,
 }
 
-impl crate::target::external::CommandRunner for SshShell {
+impl crate::server::external::CommandRunner for SshShell {
     /// ssh as [`Ssh::command`] runs it, but never starting a master of its
     /// own (the reaper's run must leave no `ControlPersist` ssh behind):
     /// the shared master when it is still up, else a connection of its own.

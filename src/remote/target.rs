@@ -7,8 +7,8 @@ use super::conn::CALL_TIMEOUT;
 use super::protocol::{Reply, Request, ServerInfo, ServerRequest};
 use crate::model::Dataset;
 use crate::placement::Placement;
+use crate::server::{DatasetInfo, Endpoint, Target, TargetError};
 use crate::shutdown::Shutdown;
-use crate::target::{DatasetInfo, Endpoint, Target, TargetError};
 use std::time::Duration;
 
 /// Longest a remote server start may take (a dataset load included).

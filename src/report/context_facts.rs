@@ -16,7 +16,7 @@ pub struct ContextFacts {
     /// The server's cgroup memory limit (`context.placement.memory_bytes`).
     pub memory_limit_bytes: Option<f64>,
     /// The line speed to draw against a forwarding rate
-    /// (`target::ServerFacts::link_gbit`).
+    /// (`server::ServerFacts::link_gbit`).
     pub link_gbit: Option<f64>,
     /// The first trial's ramp (`TrialExtras::ramp`): offered and answered
     /// queries per second.
@@ -73,7 +73,7 @@ mod tests {
         let mut data = crate::report::test_support::run_data(&["a"]);
         let mut t = data.trials.remove(0);
         t.context = TrialContext {
-            dataset: Some(crate::target::DatasetInfo {
+            dataset: Some(crate::server::DatasetInfo {
                 description: "pgbench scale 16".into(),
                 bytes: 260_000_000,
             }),

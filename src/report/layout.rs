@@ -9,7 +9,7 @@
 //! bar charts with one bar group per point.
 
 use crate::model::{AxisTarget, Coord, Point};
-use crate::target::ServerKind;
+use crate::server::ServerKind;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
@@ -221,7 +221,7 @@ mod tests {
     fn usl_only_on_concurrency_axes() {
         let applies = |name: &str, kind: &str| {
             let axis = AxisTarget::from_name(name).unwrap();
-            usl_applies(&axis, crate::target::kind(kind).ok())
+            usl_applies(&axis, crate::server::kind(kind).ok())
         };
         assert!(applies("connections", "nginx"));
         assert!(applies("server_cpus", "nginx"));

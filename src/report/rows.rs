@@ -283,7 +283,7 @@ pub fn collect(data: &RunData) -> Aggregate {
         }
     };
     let baseline = pick_baseline(data, &systems, &mut notes);
-    let server = crate::target::kind(&data.run.server_kind).ok();
+    let server = crate::server::kind(&data.run.server_kind).ok();
     let usl_axis = layout
         .x_axis
         .as_deref()

@@ -13,7 +13,7 @@
 //! On top come the server starts, counted as the runner makes them (one
 //! per system when its restart key changes, at every point with `restart
 //! = "per_point"`, before every trial with `"per_trial"`), each its kind's
-//! [`crate::target::ServerKind::start_estimate`] (labs included), and the
+//! [`crate::server::ServerKind::start_estimate`] (labs included), and the
 //! datasets a first run builds ([`crate::model::Dataset::build_estimate`],
 //! once per server kind and dataset: targets keep them for later runs).
 //! `bench/estimates.sh` measures every seed recipe's `--quick` against it.
@@ -308,7 +308,7 @@ mod tests {
     /// trial (`per_trial`); each the kind's start.
     #[test]
     fn server_starts_follow_the_restart_policy() {
-        let start = crate::target::nginx::SERVER_KIND.start_estimate;
+        let start = crate::server::nginx::SERVER_KIND.start_estimate;
         let with = |restart: &str| {
             Estimate::of(&exp(&format!(
                 "duration = \"1s\"\nmin = 2\nmax = 3\nrestart = \"{restart}\""

@@ -81,7 +81,7 @@ pub enum RunError {
         /// The system whose server wants the port.
         system: String,
         /// Which port, and who holds it.
-        reason: crate::target::ports::PortError,
+        reason: crate::server::ports::PortError,
     },
 }
 
@@ -189,7 +189,7 @@ pub fn run(
 /// perf directories, and ssh control directories (stopping their masters).
 /// Returns what it removed.
 pub fn reclaim_leftovers(base_dir: &Path) -> Vec<PathBuf> {
-    let mut removed = crate::target::reclaim_leftovers(base_dir);
+    let mut removed = crate::server::reclaim_leftovers(base_dir);
     let perf = crate::owned::reclaim_stale(base_dir, trial::PERF_DIR, crate::owned::remove_tree);
     removed.extend(perf);
     removed.extend(crate::remote::ssh::reclaim_stale());
@@ -446,7 +446,7 @@ fn check_fixed_ports(exp: &Experiment, base_dir: &std::path::Path) -> Result<(),
             };
             if !checked.contains(&port) {
                 checked.push(port);
-                crate::target::ports::ensure_free(port).map_err(|reason| RunError::PortBusy {
+                crate::server::ports::ensure_free(port).map_err(|reason| RunError::PortBusy {
                     system: sys.label.clone(),
                     reason,
                 })?;

@@ -3,7 +3,7 @@
 //! (the compiled point's restart key). The dataset is the one the load
 //! kind declares for the trial ([`crate::load::LoadPlan::dataset`]); the
 //! server is started holding it. Every server is built from its compiled
-//! [`crate::target::ServerPlan`].
+//! [`crate::server::ServerPlan`].
 
 use super::failure::Failure;
 use super::sites::ServerSite;
@@ -11,12 +11,12 @@ use crate::placement::Placement;
 use crate::remote::bare::server as bare;
 use crate::remote::ssh::SshShell;
 use crate::remote::target::RemoteTarget;
+use crate::server::{self, Endpoint, ServerKind, Target, TargetError};
 use crate::shutdown::Shutdown;
 use crate::spec::plan::PointPlan;
 use crate::spec::sweep::server_cpu_list;
 use crate::spec::Restart;
 use crate::store::FailureCause;
-use crate::target::{self, Endpoint, ServerKind, Target, TargetError};
 use std::path::Path;
 
 /// A running server. Field order matters: the target (and its processes)
@@ -36,7 +36,7 @@ pub enum ServerError {
     #[error(transparent)]
     Placement(#[from] crate::placement::PlacementError),
     /// The start failed and the server's log or file system says the disk
-    /// is full ([`target::diagnose::disk_full`]): named first, since the
+    /// is full ([`server::diagnose::disk_full`]): named first, since the
     /// error the start saw (a reset connection) does not say it.
     #[error("{cause}: {source}")]
     DiskFull {
@@ -162,7 +162,7 @@ impl Servers {
             let endpoint = target
                 .start(&placement, wanted.planned.dataset.as_ref(), shutdown)
                 .map_err(
-                    |source| match target::diagnose::disk_full(target.as_ref()) {
+                    |source| match server::diagnose::disk_full(target.as_ref()) {
                         Some(cause) => ServerError::DiskFull { cause, source },
                         None => ServerError::Target(source),
                     },

@@ -62,7 +62,7 @@ struct Measured {
     probe_refused: Option<String>,
     server_died: bool,
     /// Why the server died, when its log or file system says the disk is
-    /// full ([`crate::target::diagnose::disk_full`]).
+    /// full ([`crate::server::diagnose::disk_full`]).
     disk_full: Option<String>,
     client_cpus: usize,
     /// Each client host's share, in a multi-host run.
@@ -350,7 +350,7 @@ fn measure(
         .and_then(|(a, b)| crate::probe::limiter::server_waits::ServerWaits::between(&a, &b));
     let server_died = !server.target.is_running();
     let disk_full = server_died
-        .then(|| crate::target::diagnose::disk_full(server.target.as_ref()))
+        .then(|| crate::server::diagnose::disk_full(server.target.as_ref()))
         .flatten();
     if server_died {
         cx.servers.stop(system);

@@ -10,7 +10,7 @@ use super::sweep::{resolve, Resolved};
 use super::{Experiment, LoadCommon, SpecError};
 use crate::load::{LoadKind, LoadPlan};
 use crate::model::{Dataset, Host};
-use crate::target::{ServerKind, ServerPlan};
+use crate::server::{ServerKind, ServerPlan};
 use crate::units::Bytes;
 
 /// Every system's compiled points.
@@ -125,7 +125,7 @@ pub(super) fn compile(cx: &Ctx, exp: &Experiment) -> Result<Plan, SpecError> {
         .map_err(|e| cx.err(&["load", "kind"], e.to_string(), FORMAT_DOC))?;
     let mut systems = Vec::with_capacity(exp.systems.len());
     for (si, sys) in exp.systems.iter().enumerate() {
-        let server_kind = crate::target::kind(exp.server_kind_of(si))
+        let server_kind = crate::server::kind(exp.server_kind_of(si))
             .map_err(|e| cx.err(&["server", "kind"], e.to_string(), FORMAT_DOC))?;
         let host = exp.server_host_of(si).cloned();
         let on = Site {
@@ -252,7 +252,7 @@ fn compile_point(
         }
         _ => r.server.settings.clone(),
     };
-    let server = crate::target::compile(on.server_kind, &server_settings)
+    let server = crate::server::compile(on.server_kind, &server_settings)
         .map_err(|e| setting_error(cx, &e.to_string(), "server", &locate, &sys.label))?;
     let load = crate::load::compile(on.load_kind, &r.load.settings)
         .map_err(|e| setting_error(cx, &e.to_string(), "load", &locate, &sys.label))?;

@@ -7,7 +7,7 @@ use super::hosts::Hosts;
 use super::locate::Ctx;
 use super::{Component, SpecError, System};
 use crate::model::Host;
-use crate::target::ServerKind;
+use crate::server::ServerKind;
 
 /// Checks every system's server kind and host, and adds the systems' own
 /// hosts to `hosts.systems`.
@@ -23,7 +23,7 @@ pub(super) fn check(
     for (i, sys) in systems.iter().enumerate() {
         let idx = i.to_string();
         let kind = match sys.server.get("kind") {
-            None => crate::target::kind(&server.kind)
+            None => crate::server::kind(&server.kind)
                 .map_err(|e| cx.err(&["server", "kind"], e.to_string(), "see docs/recipes.md"))?,
             Some(own) => own_kind(cx, &idx, sys, own, load_kind)?,
         };
@@ -57,7 +57,7 @@ fn own_kind(
     load_kind: &crate::load::LoadKind,
 ) -> Result<&'static ServerKind, SpecError> {
     let field = ["system", idx, "server", "kind"];
-    let names = crate::target::kind_names().join(", ");
+    let names = crate::server::kind_names().join(", ");
     let name = own.as_str().ok_or_else(|| {
         cx.err(
             &field,
@@ -68,7 +68,7 @@ fn own_kind(
             format!("use one of: {names}"),
         )
     })?;
-    let kind = crate::target::kind(name).map_err(|e| {
+    let kind = crate::server::kind(name).map_err(|e| {
         cx.err(
             &field,
             format!("system `{}`: {e}", sys.label),
@@ -134,7 +134,7 @@ fn check_remote_server(
     }
     let mut settings = kind.settings_on_host(settings, ip);
     settings.remove("kind");
-    crate::target::compile(kind, &settings)
+    crate::server::compile(kind, &settings)
         .map(drop)
         .map_err(|e| {
             cx.err(

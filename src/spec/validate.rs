@@ -29,7 +29,7 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
     if raw.name.trim().is_empty() {
         return Err(cx.err(&["name"], "must not be empty", "name = \"my-experiment\""));
     }
-    let server = component(&cx, "server", &raw.server, &crate::target::kind_names())?;
+    let server = component(&cx, "server", &raw.server, &crate::server::kind_names())?;
     let mut load = component(&cx, "load", &raw.load, &crate::load::kind_names())?;
     let mut load_common = LoadCommon {
         connections: 10,

@@ -7,7 +7,7 @@
 
 use crate::load::TrialExtras;
 use crate::placement::PlacementFacts;
-use crate::target::{DatasetInfo, ServerFacts};
+use crate::server::{DatasetInfo, ServerFacts};
 use serde::{Deserialize, Serialize};
 
 /// Everything recorded about one trial beyond its measurement.

@@ -4,7 +4,7 @@
 //! tracking cgroup, watchdog), private network namespaces ([`netns`]) and
 //! dropping a server's files from the page cache ([`page_cache`]).
 //!
-//! It knows no kind: [`crate::target`], [`crate::load`] and [`crate::wire`]
+//! It knows no kind: [`crate::server`], [`crate::load`] and [`crate::wire`]
 //! sit above it, [`crate::placement`] (CPU sets, cgroups), [`crate::owned`]
 //! (owner-PID paths and their reaper) and [`crate::procfs`] (reading
 //! `/proc`, joining a namespace) below.

@@ -3,14 +3,14 @@
 //! authentication, and the setup sessions ([`crate::model::SetupSession`])
 //! a server target loads its dataset through. The load drivers
 //! ([`crate::load`]) build their event-loop sessions on these codecs; the
-//! server targets ([`crate::target`]) open setup sessions here directly.
+//! server targets ([`crate::server`]) open setup sessions here directly.
 //!
 //! - [`policy`]: where any packet may go (loopback, or a host the
 //!   experiment names), asked before every socket is opened;
 //! - [`pg`], [`mysql`], [`dns`]: one module per protocol.
 //!
 //! It sits above [`crate::sys`] (namespaces) and [`crate::model`], and
-//! below both `load` and `target`.
+//! below both `load` and `server`.
 
 pub mod dns;
 pub mod mysql;

@@ -37,8 +37,8 @@ fn the_kind_lists_are_the_registries() {
     let doc = std::fs::read_to_string(repo().join("docs/recipes.md")).unwrap();
     assert_eq!(
         listed(&doc, "Server kinds"),
-        sorted(scalelab::target::kind_names()),
-        "docs/recipes.md's server kinds against target::KINDS"
+        sorted(scalelab::server::kind_names()),
+        "docs/recipes.md's server kinds against server::KINDS"
     );
     assert_eq!(
         listed(&doc, "Load kinds"),

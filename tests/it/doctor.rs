@@ -54,7 +54,7 @@ fn doctor_works_from_the_root_directory() {
         "{text}{}",
         stderr(&out)
     );
-    for kind in scalelab::target::KINDS {
+    for kind in scalelab::server::KINDS {
         assert!(
             text.contains(&format!("server kind `{}`", kind.name)),
             "{} missing:\n{text}",

@@ -9,8 +9,8 @@ use http_test_server::{Behaviour, TestServer};
 use scalelab::load::http::{HttpDriver, HttpSettings};
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::placement::Placement;
+use scalelab::server::{self, Target};
 use scalelab::shutdown::Shutdown;
-use scalelab::target::{self, Target};
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
 
@@ -252,7 +252,7 @@ impl Nginx {
         ))
         .expect("nginx settings parse");
         let base = tempfile::tempdir().expect("temp dir");
-        let mut target = target::compile(&target::nginx::SERVER_KIND, &settings)
+        let mut target = server::compile(&server::nginx::SERVER_KIND, &settings)
             .and_then(|plan| plan.build(base.path()))
             .expect("nginx target");
         let mut last_error = None;

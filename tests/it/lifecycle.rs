@@ -184,7 +184,7 @@ fn owned_paths(work: &Path, pid: u32) -> Vec<PathBuf> {
 
 #[test]
 fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
-    for kind in scalelab::target::KINDS
+    for kind in scalelab::server::KINDS
         .iter()
         // `external` has no lifecycle; `router` runs no server process (its
         // lab's namespaces have their own kill -9 test in router.rs).

@@ -2,9 +2,9 @@
 //! nothing behind.
 
 use scalelab::placement::Placement;
+use scalelab::server;
 use scalelab::shutdown::Shutdown;
 use scalelab::sys::process::{self, is_alive};
-use scalelab::target;
 use std::io::{Read, Write};
 
 fn get(uri: &str, path: &str) -> String {
@@ -28,8 +28,8 @@ fn settings(text: &str) -> toml::Table {
 fn nginx(
     settings: &toml::Table,
     base: &std::path::Path,
-) -> Result<Box<dyn target::Target>, target::TargetError> {
-    target::compile(&target::nginx::SERVER_KIND, settings)?.build(base)
+) -> Result<Box<dyn server::Target>, server::TargetError> {
+    server::compile(&server::nginx::SERVER_KIND, settings)?.build(base)
 }
 
 #[test]

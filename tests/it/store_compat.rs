@@ -8,7 +8,7 @@
 //! `VACUUM`ed.
 //! `tests/fixtures/contexts/*-v2.json` are trial contexts the binary at
 //! 7f75775 stored (before a kind's facts were `load::TrialExtras` and the
-//! router's `target::ServerFacts`): a DNS ramp trial of `recipes/bind-threads.toml
+//! router's `server::ServerFacts`): a DNS ramp trial of `recipes/bind-threads.toml
 //! --quick`, and a trial of `recipes/ipv4-forwarding.toml --quick` whose
 //! search was cut to its best step.
 
@@ -303,7 +303,7 @@ fn kind_facts_stored_before_they_were_typed_read_back_the_same() {
     assert_eq!(fwd.extras.get::<ForwardReport>().unwrap().frame_size, 64);
     let router = fwd.server_settings.as_ref().unwrap();
     assert_eq!(router.link_gbit(), Some(10.0));
-    assert!(matches!(router, scalelab::target::ServerFacts::Router(_)));
+    assert!(matches!(router, scalelab::server::ServerFacts::Router(_)));
 }
 
 /// The version-2 store's JSON export, as the binary at 7f75775 gave it

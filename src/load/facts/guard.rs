@@ -1,4 +1,4 @@
-//! The test that keeps a load kind's facts inside `load/` and `target/`:
+//! The test that keeps a load kind's facts inside `load/` and `server/`:
 //! no other source file names them (CONTRIBUTING's "Add a load kind").
 
 /// Every `.rs` file under `dir`, for the tests that read the source.
@@ -82,7 +82,7 @@ mod tests {
                 .into_owned();
             // The kinds themselves, and a kind's own ad-hoc command
             // (`cli/load_<kind>.rs`, CONTRIBUTING's "Add a load kind" step 7).
-            let kinds = rel.starts_with("load/") || rel.starts_with("target/");
+            let kinds = rel.starts_with("load/") || rel.starts_with("server/");
             if kinds || rel.starts_with("cli/load_") {
                 continue;
             }

@@ -40,7 +40,7 @@ pub struct ChartInputs<'a> {
     /// The x values of the group's points, ascending, without repeats.
     pub xs: &'a [f64],
     /// The link speed the server forwards over, in Gbit/s, when its kind
-    /// records one (`target::ServerFacts::link_gbit`).
+    /// records one (`server::ServerFacts::link_gbit`).
     pub link_gbit: Option<f64>,
     /// How the report writes a number in a label (`10`, `2.5`).
     pub number: fn(f64) -> String,

@@ -10,7 +10,7 @@ use super::summarize::{summarize, Timed};
 use crate::probe::ProbeData;
 use crate::remote::ssh::Ssh;
 use crate::remote::Host;
-use crate::target::bare::HostOs;
+use crate::server::bare::HostOs;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

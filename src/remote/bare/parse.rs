@@ -11,7 +11,7 @@
 //! - every OS: POSIX `ps -A -o pid,ppid,time,rss,vsz,comm` (a longer
 //!   line with context switches and major faults is read where given).
 
-use crate::target::bare::HostOs;
+use crate::server::bare::HostOs;
 
 /// One process, as `ps` or `/proc/PID/stat` gives it.
 #[derive(Clone, Debug, Default, PartialEq)]

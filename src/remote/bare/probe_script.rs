@@ -8,7 +8,7 @@
 //! Its `read` is its watchdog: when stdin closes (the coordinator or its
 //! ssh session ended) the shell exits, and nothing outlives the session.
 
-use crate::target::bare::HostOs;
+use crate::server::bare::HostOs;
 
 /// One section of a sample: its name and the command that prints it.
 pub type Section = (&'static str, &'static str);

@@ -17,7 +17,7 @@
 
 use super::probe_script::TREE_FUNCTION;
 use crate::remote::ssh::shell_quote;
-use crate::target::bare::{BareFile, BareServer};
+use crate::server::bare::{BareFile, BareServer};
 
 /// The here-document delimiter; no file may hold it as a line.
 const EOF_MARK: &str = "SCALELAB_BARE_EOF";
@@ -179,7 +179,7 @@ fn file_command(f: &BareFile) -> Option<String> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::target::bare::BareReady;
+    use crate::server::bare::BareReady;
 
     pub(crate) fn example() -> BareServer {
         BareServer {

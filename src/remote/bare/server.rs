@@ -10,9 +10,9 @@ use crate::model::Dataset;
 use crate::placement::Placement;
 use crate::remote::ssh::Ssh;
 use crate::remote::Host;
+use crate::server::bare::{BareHost, BareReady, BareServer, HostOs};
+use crate::server::{Endpoint, ServerPlan, Target, TargetError};
 use crate::shutdown::Shutdown;
-use crate::target::bare::{BareHost, BareReady, BareServer, HostOs};
-use crate::target::{Endpoint, ServerPlan, Target, TargetError};
 use std::time::{Duration, Instant};
 
 /// How long the server may take to answer after its start.
@@ -195,7 +195,7 @@ impl BareTarget {
         let mut checked = Instant::now();
         loop {
             let ready = match self.server.ready {
-                BareReady::Http(addr, port) => crate::target::nginx::answers(addr, port),
+                BareReady::Http(addr, port) => crate::server::nginx::answers(addr, port),
             };
             if ready {
                 return Ok(());
@@ -243,7 +243,7 @@ impl Target for BareTarget {
         dataset: Option<&Dataset>,
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
-        crate::target::refuse_dataset(self.server.kind, dataset)?;
+        crate::server::refuse_dataset(self.server.kind, dataset)?;
         self.stop()?;
         let pid = self.launch()?;
         self.pid = Some(pid);

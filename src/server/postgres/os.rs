@@ -2,8 +2,8 @@
 //! directory ownership, finding the server's processes by PID, and
 //! dropping the cluster from the page cache.
 
+use crate::server::TargetError;
 use crate::sys::process;
-use crate::target::TargetError;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,7 +4,7 @@
 
 use super::nsd::Nsd;
 use super::{binary, check_threads, zones, DnsLab, LabServer, Launch};
-use crate::target::TargetError;
+use crate::server::TargetError;
 use std::path::Path;
 
 const KIND: &str = "bind";
@@ -17,14 +17,14 @@ pub(crate) const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Require
 };
 
 /// The `bind` entry of the server-kind registry.
-pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
+pub const SERVER_KIND: crate::server::ServerKind = crate::server::ServerKind {
     name: KIND,
     serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads", "nsd_threads"],
     requires: &[super::NSD_PACKAGE, BIND_PACKAGE, super::IPROUTE],
     compile: |t| {
         let settings = BindSettings::parse(t)?;
-        Ok(crate::target::plan::of(settings, |s, base| {
+        Ok(crate::server::plan::of(settings, |s, base| {
             Ok(Box::new(lab(s.clone(), base)))
         }))
     },

@@ -1,7 +1,7 @@
 //! The `[server]` settings of a managed PostgreSQL and the
 //! `postgresql.conf` lines they become.
 
-use crate::target::TargetError;
+use crate::server::TargetError;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;

@@ -11,9 +11,9 @@
 use super::settings::{cpu_mask, Firewall, RouterSettings};
 use crate::model::topology::*;
 use crate::procfs::netns::{in_netns, NETNS_DIR};
+use crate::server::rundir;
+use crate::server::TargetError;
 use crate::sys::lifecycle::watchdog::Watchdog;
-use crate::target::rundir;
-use crate::target::TargetError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -143,7 +143,7 @@ impl Target for Router {
         dataset: Option<&crate::model::Dataset>,
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
-        crate::target::refuse_dataset(KIND, dataset)?;
+        crate::server::refuse_dataset(KIND, dataset)?;
         if placement.memory.is_some() {
             return Err(TargetError::Settings {
                 kind: KIND,

@@ -3,9 +3,9 @@
 //! by Ctrl-C, so nothing they start outlives scalelab.
 
 use crate::placement::Placement;
+use crate::server::TargetError;
 use crate::shutdown::Shutdown;
 use crate::sys::lifecycle::ServerProcess;
-use crate::target::TargetError;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};

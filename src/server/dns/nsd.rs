@@ -3,20 +3,20 @@
 //! default limit answers about 3k qps and drops the rest).
 
 use super::{binary, check_threads, zones, DnsLab, LabServer, Launch};
-use crate::target::TargetError;
+use crate::server::TargetError;
 use std::path::Path;
 
 const KIND: &str = "nsd";
 
 /// The `nsd` entry of the server-kind registry.
-pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
+pub const SERVER_KIND: crate::server::ServerKind = crate::server::ServerKind {
     name: KIND,
     serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads"],
     requires: &[super::NSD_PACKAGE, super::IPROUTE],
     compile: |t| {
         let settings = NsdSettings::parse(t)?;
-        Ok(crate::target::plan::of(settings, |s, base| {
+        Ok(crate::server::plan::of(settings, |s, base| {
             Ok(Box::new(lab(s.clone(), base)))
         }))
     },

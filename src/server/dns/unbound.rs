@@ -5,7 +5,7 @@
 
 use super::nsd::Nsd;
 use super::{binary, check_threads, zones, DnsLab, LabServer, Launch};
-use crate::target::TargetError;
+use crate::server::TargetError;
 use std::path::Path;
 
 const KIND: &str = "unbound";
@@ -18,14 +18,14 @@ pub(crate) const UNBOUND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requ
 };
 
 /// The `unbound` entry of the server-kind registry.
-pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
+pub const SERVER_KIND: crate::server::ServerKind = crate::server::ServerKind {
     name: KIND,
     serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads", "nsd_threads"],
     requires: &[super::NSD_PACKAGE, UNBOUND_PACKAGE, super::IPROUTE],
     compile: |t| {
         let settings = UnboundSettings::parse(t)?;
-        Ok(crate::target::plan::of(settings, |s, base| {
+        Ok(crate::server::plan::of(settings, |s, base| {
             Ok(Box::new(lab(s.clone(), base)))
         }))
     },
@@ -149,7 +149,7 @@ impl LabServer for Unbound {
 
     fn prepare(&self, dir: &Path, zone_list: &[String]) -> Result<Launch, TargetError> {
         let program = binary(KIND, &["/usr/sbin/unbound"], "unbound")?;
-        crate::target::conf_path::check_socket(KIND, &control_socket(dir))?;
+        crate::server::conf_path::check_socket(KIND, &control_socket(dir))?;
         let config = self.render(dir, zone_list);
         let conf = dir.join("unbound.conf");
         std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;

@@ -301,7 +301,7 @@ impl DnsLab {
     }
 
     fn start_lab(&mut self, placement: &Placement, shutdown: &Shutdown) -> Result<(), TargetError> {
-        let dir = crate::target::rundir::create(&self.base_dir, crate::target::rundir::DNS_LAB)
+        let dir = crate::server::rundir::create(&self.base_dir, crate::server::rundir::DNS_LAB)
             .map_err(|e| TargetError::io(&self.base_dir, e))?;
         let netns = Netns::create("dns").map_err(|e| TargetError::Start {
             kind: self.kind,

@@ -9,13 +9,13 @@ use super::bind::{Bind, BindSettings};
 use super::nsd::Nsd;
 use super::unbound::{Unbound, UnboundSettings};
 use super::{check_threads, DnsLab, LabServer};
-use crate::target::TargetError;
+use crate::server::TargetError;
 use std::path::Path;
 
 const KIND: &str = "resolver";
 
 /// The `resolver` entry of the server-kind registry.
-pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
+pub const SERVER_KIND: crate::server::ServerKind = crate::server::ServerKind {
     name: KIND,
     serves: Some(crate::model::Protocol::Dns),
     parallelism: &["threads", "nsd_threads"],
@@ -27,7 +27,7 @@ pub const SERVER_KIND: crate::target::ServerKind = crate::target::ServerKind {
     ],
     compile: |t| {
         let settings = ResolverSettings::parse(t)?;
-        Ok(crate::target::plan::of(settings, |s, base| {
+        Ok(crate::server::plan::of(settings, |s, base| {
             Ok(Box::new(lab(s.clone(), base)))
         }))
     },

@@ -1,7 +1,7 @@
 //! The `[server]` settings of a managed MariaDB and the `my.cnf` they
 //! become.
 
-use crate::target::TargetError;
+use crate::server::TargetError;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -144,7 +144,7 @@ impl MariadbSettings {
     /// `dir/` plus the `SOCKET` name).
     pub fn render(&self, dir: &Path, port: u16, user: &str) -> String {
         // Quoted, so a SCALELAB_WORKDIR with spaces or `#` stays one value.
-        let d = |rel: &str| crate::target::conf_path::quoted(&dir.join(rel));
+        let d = |rel: &str| crate::server::conf_path::quoted(&dir.join(rel));
         let mut out = String::from("# written by scalelab\n[mysqld]\n");
         let _ = write!(
             out,
