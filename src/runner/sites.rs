@@ -158,18 +158,21 @@ pub enum ServerProbe {
     Shell(IntervalProbe, Option<ShellEnergy>),
 }
 
-/// `energy_command` read over ssh at the window's start; read again at its
-/// end.
+/// `energy_command` read over ssh at the window's start, on its own thread
+/// (a meter that takes a second, as IPMI does, delays neither the probe
+/// nor the load); read again after the probe's last sample, so the window's
+/// samples never wait for it.
 pub struct ShellEnergy {
     ssh: Ssh,
     host: Host,
     command: String,
-    first: Option<f64>,
+    first: std::thread::JoinHandle<Option<f64>>,
 }
 
 impl ShellEnergy {
     fn start(ssh: &Ssh, host: &Host, command: String) -> ShellEnergy {
-        let first = portable::energy_reading(ssh, host, &command);
+        let (s, h, c) = (ssh.clone(), host.clone(), command.clone());
+        let first = std::thread::spawn(move || portable::energy_reading(&s, &h, &c));
         ShellEnergy {
             ssh: ssh.clone(),
             host: host.clone(),
@@ -180,11 +183,12 @@ impl ShellEnergy {
 
     /// Adds the window's energy (two readings) to `data`.
     fn finish(self, data: &mut ProbeData) {
+        let first = self.first.join().ok().flatten();
         let last = portable::energy_reading(&self.ssh, &self.host, &self.command);
         let s = &mut data.summary;
         let (energy, warning) = crate::probe::energy::two_readings::summarize(
             &self.command,
-            self.first,
+            first,
             last,
             s.window_s,
         );

@@ -217,7 +217,7 @@ fn the_add_a_kind_steps_name_real_items() {
     let mut checked = 0;
     for (heading, base) in [
         ("## Add a load kind", "load"),
-        ("## Add a server kind", "target"),
+        ("## Add a server kind", "server"),
     ] {
         for segs in section_paths(heading, base) {
             // The longest leading run of segments that is a module; the

@@ -55,8 +55,8 @@ fn an_import_against_the_diagram_fails_and_is_named() {
             "sys -> runner: runner is drawn above sys",
         ),
         (
-            [("target", "fn f() { crate::load::g() }"), ("load", "")],
-            "target -> load: peers on one line do not import each other",
+            [("server", "fn f() { crate::load::g() }"), ("load", "")],
+            "server -> load: peers on one line do not import each other",
         ),
         (
             [("model", "use crate::units::Bytes;"), ("units", "")],
