@@ -25,9 +25,18 @@ pub fn non_finite_paths<T: Serialize + ?Sized>(value: &T) -> Vec<String> {
 #[derive(Default)]
 struct Finder {
     path: Vec<String>,
-    /// The next index of each open sequence, innermost last.
-    indices: Vec<usize>,
+    /// Each open sequence, struct or map, innermost last.
+    open: Vec<Open>,
     found: Vec<String>,
+}
+
+/// An open compound value.
+#[derive(Clone, Copy)]
+struct Open {
+    /// The next item's index (sequences).
+    index: usize,
+    /// It is an enum variant, whose name was pushed onto the path.
+    variant: bool,
 }
 
 impl Finder {
@@ -58,11 +67,30 @@ impl Finder {
     }
 
     fn next_item<T: Serialize + ?Sized>(&mut self, value: &T) {
-        let i = self.indices.last().copied().unwrap_or(0);
-        if let Some(last) = self.indices.last_mut() {
-            *last += 1;
+        let i = self.open.last().map_or(0, |o| o.index);
+        if let Some(last) = self.open.last_mut() {
+            last.index += 1;
         }
         self.within(format!("[{i}]"), value);
+    }
+
+    /// Opens a compound value; a variant's name goes onto the path.
+    fn begin(&mut self, variant: Option<&str>) -> &mut Self {
+        if let Some(v) = variant {
+            self.path.push(v.to_string());
+        }
+        self.open.push(Open {
+            index: 0,
+            variant: variant.is_some(),
+        });
+        self
+    }
+
+    fn close(&mut self) -> Done {
+        if self.open.pop().is_some_and(|o| o.variant) {
+            self.path.pop();
+        }
+        Ok(())
     }
 }
 
@@ -144,14 +172,13 @@ impl ser::Serializer for &mut Finder {
         Ok(())
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<Self, Never> {
-        self.indices.push(0);
-        Ok(self)
+        Ok(self.begin(None))
     }
     fn serialize_tuple(self, _: usize) -> Result<Self, Never> {
-        self.serialize_seq(None)
+        Ok(self.begin(None))
     }
     fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self, Never> {
-        self.serialize_seq(None)
+        Ok(self.begin(None))
     }
     fn serialize_tuple_variant(
         self,
@@ -160,14 +187,13 @@ impl ser::Serializer for &mut Finder {
         variant: &'static str,
         _: usize,
     ) -> Result<Self, Never> {
-        self.path.push(variant.to_string());
-        self.serialize_seq(None)
+        Ok(self.begin(Some(variant)))
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Self, Never> {
-        Ok(self)
+        Ok(self.begin(None))
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, Never> {
-        Ok(self)
+        Ok(self.begin(None))
     }
     fn serialize_struct_variant(
         self,
@@ -176,8 +202,7 @@ impl ser::Serializer for &mut Finder {
         variant: &'static str,
         _: usize,
     ) -> Result<Self, Never> {
-        self.path.push(variant.to_string());
-        Ok(self)
+        Ok(self.begin(Some(variant)))
     }
 }
 
@@ -191,8 +216,7 @@ macro_rules! seq_like {
                 Ok(())
             }
             fn end(self) -> Done {
-                self.indices.pop();
-                Ok(())
+                self.close()
             }
         }
     )*};
@@ -201,22 +225,31 @@ macro_rules! seq_like {
 seq_like!(
     SerializeSeq::serialize_element,
     SerializeTuple::serialize_element,
-    SerializeTupleStruct::serialize_field
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
 );
 
-impl ser::SerializeTupleVariant for &mut Finder {
-    type Ok = ();
-    type Error = Never;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Done {
-        self.next_item(value);
-        Ok(())
-    }
-    fn end(self) -> Done {
-        self.indices.pop();
-        self.path.pop();
-        Ok(())
-    }
+macro_rules! struct_like {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for &mut Finder {
+            type Ok = ();
+            type Error = Never;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Done {
+                self.within(key.to_string(), value);
+                Ok(())
+            }
+            fn end(self) -> Done {
+                self.close()
+            }
+        }
+    )*};
 }
+
+struct_like!(SerializeStruct, SerializeStructVariant);
 
 impl ser::SerializeMap for &mut Finder {
     type Ok = ();
@@ -232,32 +265,7 @@ impl ser::SerializeMap for &mut Finder {
         Ok(())
     }
     fn end(self) -> Done {
-        Ok(())
-    }
-}
-
-impl ser::SerializeStruct for &mut Finder {
-    type Ok = ();
-    type Error = Never;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Done {
-        self.within(key.to_string(), value);
-        Ok(())
-    }
-    fn end(self) -> Done {
-        Ok(())
-    }
-}
-
-impl ser::SerializeStructVariant for &mut Finder {
-    type Ok = ();
-    type Error = Never;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Done {
-        self.within(key.to_string(), value);
-        Ok(())
-    }
-    fn end(self) -> Done {
-        self.path.pop();
-        Ok(())
+        self.close()
     }
 }
 

@@ -186,12 +186,8 @@ impl ShellEnergy {
         let first = self.first.join().ok().flatten();
         let last = portable::energy_reading(&self.ssh, &self.host, &self.command);
         let s = &mut data.summary;
-        let (energy, warning) = crate::probe::energy::two_readings::summarize(
-            &self.command,
-            first,
-            last,
-            s.window_s,
-        );
+        let (energy, warning) =
+            crate::probe::energy::two_readings::summarize(&self.command, first, last, s.window_s);
         s.warnings.extend(warning);
         s.watts = energy.as_ref().and_then(|e| e.watts());
         s.energy = energy;
