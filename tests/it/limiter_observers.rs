@@ -34,6 +34,8 @@ impl Drop for Observer {
 /// One `pidstat -t -u -h` thread row: seconds of the day, TID, %wait, %CPU.
 #[derive(Clone, Copy, Debug)]
 struct PidstatRow {
+    /// The end of the row's second, in seconds of the (UTC) day.
+    t: i64,
     tid: u32,
     wait: f64,
     cpu: f64,
@@ -49,7 +51,9 @@ fn pidstat_rows(text: &str) -> Vec<PidstatRow> {
             if f.len() < 11 || f[2] != "-" {
                 return None;
             }
+            let hms: Vec<i64> = f[0].split(':').filter_map(|x| x.parse().ok()).collect();
             Some(PidstatRow {
+                t: *hms.first()? * 3600 + *hms.get(1)? * 60 + *hms.get(2)?,
                 tid: f[3].parse().ok()?,
                 wait: f[7].parse().ok()?,
                 cpu: f[8].parse().ok()?,
@@ -58,20 +62,26 @@ fn pidstat_rows(text: &str) -> Vec<PidstatRow> {
         .collect()
 }
 
-/// A thread's mean %CPU and %wait over its pidstat rows, the first and
-/// last left out (the seconds the server started and stopped in); `None`
-/// with fewer than 3 rows.
-fn steady(rows: &[PidstatRow], tid: u32) -> Option<(f64, f64)> {
-    let mine: Vec<&PidstatRow> = rows.iter().filter(|r| r.tid == tid).collect();
-    if mine.len() < 3 {
-        return None;
-    }
-    let inner = &mine[1..mine.len() - 1];
-    let n = inner.len() as f64;
-    Some((
-        inner.iter().map(|r| r.cpu).sum::<f64>() / n / 100.0,
-        inner.iter().map(|r| r.wait).sum::<f64>() / n / 100.0,
-    ))
+/// A thread's mean %CPU and %wait over the pidstat seconds that lie
+/// wholly inside the trial's 5 s window: the rows stamped 3 and 4 s after
+/// the trial's start (a row ends at its stamp, at pidstat's own fraction of
+/// a second; the server's restart and the 300 ms warmup come before the
+/// window, which ends at least 5.3 s after the start). pidstat writes no
+/// row for a second a thread did nothing, so a missing second counts 0.
+/// Rows from outside the window are another load: on a suite whose other
+/// tests loaded the machine, they once moved %wait by 20 points.
+fn steady(rows: &[PidstatRow], tid: u32, started_at: i64) -> (f64, f64) {
+    let day = started_at.rem_euclid(86_400);
+    let seconds = [day + 3, day + 4];
+    let mine: Vec<&PidstatRow> = rows
+        .iter()
+        .filter(|r| r.tid == tid && seconds.contains(&r.t))
+        .collect();
+    let n = seconds.len() as f64;
+    (
+        mine.iter().map(|r| r.cpu).sum::<f64>() / n / 100.0,
+        mine.iter().map(|r| r.wait).sum::<f64>() / n / 100.0,
+    )
 }
 
 #[test]
@@ -121,8 +131,7 @@ fn the_quickstarts_per_thread_figures_and_verdicts_agree_with_pidstat() {
         // plus waiting for one (the verdict's second form: runnable 90%).
         let mut busiest_runnable = 0.0f64;
         for w in &workers {
-            let (cpu, wait) = steady(&rows, w.tid)
-                .unwrap_or_else(|| panic!("no pidstat rows for {} ({at})", w.tid));
+            let (cpu, wait) = steady(&rows, w.tid, t.started_at);
             let ours = w.oncpu_s / w.seen_s;
             let queued = w.runq_wait_s / w.seen_s;
             eprintln!(
@@ -162,7 +171,7 @@ fn the_quickstarts_per_thread_figures_and_verdicts_agree_with_pidstat() {
                 // threshold's 25% less a sampling tolerance.
                 let waits: Vec<f64> = workers
                     .iter()
-                    .filter_map(|w| steady(&rows, w.tid))
+                    .map(|w| steady(&rows, w.tid, t.started_at))
                     .filter(|s| s.0 + s.1 > 0.0)
                     .map(|s| s.1 / (s.0 + s.1))
                     .collect();
