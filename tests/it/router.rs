@@ -275,6 +275,11 @@ fn cli_json_has_the_result_steps_and_counters_and_leaves_nothing() {
             "200ms",
             "--bidirectional",
             "--json",
+            // The JSON's shape and counters are checked here, not the
+            // zero-loss rate: on a suite that loads the machine, R lost 2
+            // of 4002 frames at the lowest rate, and the search found none.
+            "--loss",
+            "0.5",
         ])
         .output()
         .unwrap();
@@ -282,7 +287,7 @@ fn cli_json_has_the_result_steps_and_counters_and_leaves_nothing() {
     let j: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(j["pps"].as_f64().unwrap() > 0.0);
     assert_eq!(j["frame_size"], 64);
-    assert_eq!(j["loss"], 0.0);
+    assert_eq!(j["loss"], 0.5);
     assert!(j["gbit_s"].as_f64().is_some());
     assert!(!j["steps"].as_array().unwrap().is_empty());
     assert!(j["kernel"]["r"]["ip"]["forw_datagrams"].as_u64().unwrap() > 0);
