@@ -462,5 +462,8 @@ fn a_dead_owners_cgroup_is_emptied_and_removed_not_kept_with_its_processes() {
         let _ = std::fs::remove_dir(&cg);
     }
     assert!(!alive, "the dead owner's process was left running");
-    assert!(!kept && removed.contains(&cg), "{removed:?}");
+    // Removed here, or by the reclaim of a run another test started at the
+    // same moment (every run reclaims; the fresh-clone suite at 96235ff
+    // met that race): either way, gone with its process.
+    assert!(!kept, "the dead owner's cgroup was kept: {removed:?}");
 }
