@@ -102,11 +102,34 @@ pub enum BareFile {
 }
 
 /// How the coordinator tells the bare server is ready.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum BareReady {
     /// It answers `GET /` with `HTTP/1.1 200` at this address.
     Http(IpAddr, u16),
+    /// A PostgreSQL setup session (startup handshake, then a query) to
+    /// this libpq connection string succeeds; the dataset is loaded over
+    /// it.
+    Postgres(String),
+    /// A MySQL setup session (handshake, then a query) to this
+    /// `mysql://` URL succeeds; the dataset is loaded over it.
+    Mysql(String),
 }
+
+/// A command the shell runs to completion in the private directory
+/// before it starts the server (`initdb`), as the server's user. Its
+/// binary is looked up first beside the server's, then as the server's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BareStep {
+    /// The binary's name (`initdb`).
+    pub program: &'static str,
+    /// Its arguments, with absolute paths inside the private directory.
+    pub args: Vec<String>,
+}
+
+/// Whether a kind's server can hold the dataset a workload declares
+/// (`Ok` for none): [`super::refuse_dataset`] for a kind that holds no
+/// data.
+pub type DatasetCheck = fn(Option<&crate::model::Dataset>) -> Result<(), super::TargetError>;
 
 /// Everything the remote shell needs to run a kind's server.
 #[derive(Clone, Debug)]
@@ -124,6 +147,15 @@ pub struct BareServer {
     pub files: Vec<BareFile>,
     /// The arguments, with absolute paths inside the private directory.
     pub args: Vec<String>,
+    /// The commands run before the server, in order (`initdb`).
+    pub steps: Vec<BareStep>,
+    /// The account the steps and the server run as when the shell runs
+    /// as root (PostgreSQL refuses root): `su -m USER`. `None`: the
+    /// shell's own.
+    pub user: Option<&'static str>,
+    /// Whether it can hold the workload's dataset; the coordinator loads
+    /// it over the ready session ([`BareReady::Postgres`]).
+    pub dataset: DatasetCheck,
     /// The signal name (`QUIT`, `TERM`, `INT`) that stops it gracefully;
     /// `KILL` follows after a grace period.
     pub stop_signal: &'static str,

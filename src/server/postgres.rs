@@ -23,6 +23,7 @@
 //! cache, so the limit bounds the dataset's cache however it was cached
 //! before (a reused cluster, another run).
 
+mod bare;
 mod os;
 mod settings;
 
@@ -58,12 +59,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
             paths: &["/usr/sbin/runuser", "/sbin/runuser"],
         },
     ],
-    compile: |t| {
-        let settings = PostgresSettings::parse(t)?;
-        Ok(super::plan::of(settings, |s, base| {
-            Ok(Box::new(Postgres::with_settings(s.clone(), base)?))
-        }))
-    },
+    compile: |t| Ok(Box::new(PostgresSettings::parse(t)?)),
     runs_under_agent: true,
     listens_on_host_address: true,
     dns_lab: None,
@@ -271,13 +267,10 @@ impl Postgres {
     /// Switches to the cluster of `dataset` (one per scale), refusing data
     /// a PostgreSQL does not hold.
     fn use_dataset(&mut self, dataset: Option<&Dataset>) -> Result<(), TargetError> {
+        holds(dataset)?;
         self.scale = match dataset {
-            None => 0,
             Some(Dataset::Pgbench { scale }) => *scale,
-            Some(other) => {
-                let holds = "pgbench's dataset (`[load] kind = \"pg\"`, `scale`)";
-                return Err(super::wrong_dataset(KIND, holds, other));
-            }
+            _ => 0,
         };
         self.instance = instance_dir(&self.base_dir, self.scale, self.hash);
         Ok(())
@@ -338,16 +331,7 @@ impl Postgres {
         let path = data.join("scalelab.conf");
         std::fs::write(&path, &conf).map_err(|e| TargetError::io(&path, e))?;
         let hba = data.join("pg_hba.conf");
-        let mut rules = String::from(
-            "# Written by scalelab: local and loopback connections are trusted.\n\
-             local all all trust\n\
-             host all all 127.0.0.1/32 trust\n",
-        );
-        if self.settings.listen.is_some() {
-            // A multi-host run: the load comes from the client hosts on the
-            // lab's own subnet (scalelab listens only on the [hosts] address).
-            rules.push_str("host all all samenet trust\n");
-        }
+        let rules = self.settings.hba_rules();
         std::fs::write(&hba, rules).map_err(|e| TargetError::io(&hba, e))?;
         Ok(conf)
     }
@@ -520,6 +504,17 @@ impl Postgres {
             shutdown,
             &Placement::unconstrained(),
         )
+    }
+}
+
+/// `Ok` for no dataset or pgbench's, the only one a PostgreSQL holds.
+fn holds(dataset: Option<&Dataset>) -> Result<(), TargetError> {
+    match dataset {
+        None | Some(Dataset::Pgbench { .. }) => Ok(()),
+        Some(other) => {
+            let holds = "pgbench's dataset (`[load] kind = \"pg\"`, `scale`)";
+            Err(super::wrong_dataset(KIND, holds, other))
+        }
     }
 }
 

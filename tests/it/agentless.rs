@@ -44,7 +44,7 @@ fn per_request(data: &RunData, system: &str, f: fn(&scalelab::probe::ProbeSummar
 }
 
 /// The stored probe timeline (one JSON object per interval) of a trial.
-fn timeline(dir: &Path, trial: i64) -> Vec<serde_json::Value> {
+pub(crate) fn timeline(dir: &Path, trial: i64) -> Vec<serde_json::Value> {
     let c = rusqlite::Connection::open(dir.join("s.sqlite")).unwrap();
     let text: String = c
         .query_row(
@@ -247,8 +247,18 @@ fn the_limiter_names_a_listen_queue_overflow_on_a_host_without_an_agent_as_nstat
     assert!(lab.processes(1, "nginx").is_empty());
 }
 
+/// The names in `dir` that start with `prefix`.
+pub(crate) fn entries_starting(dir: &Path, prefix: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
 /// Waits up to `limit` for `done`.
-fn eventually(limit: std::time::Duration, done: impl Fn() -> bool) -> bool {
+pub(crate) fn eventually(limit: std::time::Duration, done: impl Fn() -> bool) -> bool {
     let deadline = std::time::Instant::now() + limit;
     while std::time::Instant::now() < deadline {
         if done() {
@@ -293,14 +303,6 @@ fn kill_9_of_the_coordinator_leaves_nothing_on_a_host_without_an_agent() {
         "{:?}",
         lab.processes(1, "nginx")
     );
-    let left: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with("scalelab-bare-")
-        })
-        .collect();
+    let left = entries_starting(dir.path(), "scalelab-bare-");
     assert!(left.is_empty(), "{left:?}");
 }

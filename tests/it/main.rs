@@ -2,6 +2,7 @@
 //! real `scalelab` binary, fixtures under tests/fixtures/.
 
 mod agentless;
+mod agentless_db;
 mod analysis;
 mod bisect;
 mod dns;

@@ -11,6 +11,8 @@
 //!   probe: one table of commands per OS, pure parsers, the agent's
 //!   timeline and summary from them, and the thread that asks.
 
+#[cfg(test)]
+mod db_shell_tests;
 pub(crate) mod interval;
 pub(crate) mod parse;
 pub(crate) mod probe_script;

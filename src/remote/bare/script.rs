@@ -37,9 +37,11 @@ alive() {
 stop_server() {
     [ -n "$pid" ] || return 0
     all=$(tree "$pid")
-    kill -s "$sig" "$pid" 2>/dev/null
+    # The server itself, under su's process when it switched user.
+    spid=$(cat "$d/server.sh.pid" 2>/dev/null)
+    kill -s "$sig" "${spid:-$pid}" 2>/dev/null
     i=0
-    while [ "$i" -lt 100 ] && alive "$pid"; do
+    while [ "$i" -lt 100 ] && { alive "$pid" || alive "${spid:-$pid}"; }; do
         sleep 0.1
         i=$((i + 1))
     done
@@ -54,18 +56,78 @@ cleanup() {
     rm -rf "$d"
 }
 trap 'cleanup; exit 1' HUP INT TERM PIPE
-find_bin() {
-    if [ -n "$bin_path" ]; then
-        echo "$bin_path"
-        return 0
-    fi
-    for b in "$(command -v "$prog" 2>/dev/null)" "/usr/local/sbin/$prog" "/usr/local/bin/$prog" "/usr/sbin/$prog"; do
+# The first executable $1 on PATH or in the usual directories, else the
+# newest-sorting Debian versioned one (/usr/lib/postgresql/*/bin).
+find_prog() {
+    for b in "$(command -v "$1" 2>/dev/null)" "/usr/local/sbin/$1" "/usr/local/bin/$1" "/usr/sbin/$1"; do
         if [ -n "$b" ] && [ -x "$b" ]; then
             echo "$b"
             return 0
         fi
     done
-    return 1
+    last=
+    for b in /usr/lib/postgresql/*/bin/"$1"; do
+        if [ -x "$b" ]; then last=$b; fi
+    done
+    [ -n "$last" ] || return 1
+    echo "$last"
+}
+find_bin() {
+    if [ -n "$bin_path" ]; then
+        echo "$bin_path"
+        return 0
+    fi
+    find_prog "$prog"
+}
+# A step's binary: beside the server's first (initdb beside postgres).
+find_step() {
+    if [ -x "${bin%/*}/$1" ]; then
+        echo "${bin%/*}/$1"
+    else
+        find_prog "$1"
+    fi
+}
+# $d/NAME.sh: records its PID in $d/NAME.sh.pid, then execs BIN ARGS in $d.
+# No argument may hold a single quote.
+write_wrapper() {
+    w="$d/$1.sh"
+    shift
+    {
+        echo "cd '$d' || exit 1"
+        echo "echo \$\$ >\"\$0.pid\""
+        printf 'exec'
+        for a in "$@"; do
+            case $a in
+                *"'"*) return 1 ;;
+            esac
+            printf " '%s'" "$a"
+        done
+        echo
+    } >"$w" || return 1
+    if [ -n "$switch" ]; then chown "$user" "$w"; fi
+}
+# Runs $d/$1.sh as the server's user.
+as_user() {
+    if [ -n "$switch" ]; then
+        su -m "$user" -c "/bin/sh '$d/$1.sh'"
+    else
+        /bin/sh "$d/$1.sh"
+    fi
+}
+fail() {
+    show_logs
+    echo "#error $1"
+    cleanup
+    exit 1
+}
+# Runs step NAME ARGS... to completion, its output in $d/NAME.log.
+run_step() {
+    name=$1
+    shift
+    sbin=$(find_step "$name") || fail "no $name beside $bin, on PATH, in /usr/local/sbin, /usr/local/bin or /usr/sbin"
+    write_wrapper "$name" "$sbin" "$@" || fail "cannot write $d/$name.sh (an argument holds a quote?)"
+    logs="$logs $name.log"
+    as_user "$name" </dev/null >"$d/$name.log" 2>&1 || fail "$name failed (exit status $?)"
 }
 show_logs() {
     echo "#log"
@@ -88,6 +150,17 @@ bin=$(find_bin) || {
 }
 echo "#binary $bin"
 echo "#version $("$bin" "$version_arg" 2>&1 | head -n 1)"
+# As root, a server that refuses root runs as its user, which must reach
+# the private directory: it owns it, and its parent lets it pass (o+x).
+switch=
+if [ -n "$user" ] && [ "$(id -u)" = 0 ]; then
+    switch=1
+    # su -m runs $SHELL (util-linux; FreeBSD's runs root's): /bin/sh.
+    SHELL=/bin/sh
+    export SHELL
+    chown -R "$user" "$d" || fail "cannot give $d to the user $user (does it exist?)"
+    chmod o+x "${d%/*}" || fail "cannot let $user pass through ${d%/*}"
+fi
 "##;
 
 /// The command loop, after the start line.
@@ -131,6 +204,7 @@ pub fn server_script(server: &BareServer, dir: &str, pin: Option<&str>) -> Optio
     s.push_str(&var("sig", server.stop_signal));
     s.push_str(&var("logs", &server.logs.join(" ")));
     s.push_str(&var("version_arg", server.version_arg));
+    s.push_str(&var("user", server.user.unwrap_or("")));
     s.push_str(TREE_FUNCTION);
     s.push_str(LIFECYCLE);
     s.push_str("mkdir \"$d\" || { echo \"#error cannot make $d\"; exit 1; }\n");
@@ -141,14 +215,26 @@ pub fn server_script(server: &BareServer, dir: &str, pin: Option<&str>) -> Optio
         s.push_str(&file_command(f)?);
     }
     s.push_str(RUN);
-    let args: Vec<String> = server.args.iter().map(|a| shell_quote(a)).collect();
-    s.push_str(&format!("set -- {}\n", args.join(" ")));
+    for step in &server.steps {
+        s.push_str(&format!("run_step {}\n", quoted(step.program, &step.args)));
+    }
+    s.push_str(&format!(
+        "write_wrapper {} || fail \"cannot write $d/server.sh (an argument holds a quote?)\"\n",
+        quoted("server", &server.args).replacen("server", "server \"$bin\"", 1)
+    ));
     let pin = pin.map(|p| format!("{p} ")).unwrap_or_default();
     s.push_str(&format!(
-        "{pin}\"$bin\" \"$@\" </dev/null >\"$d/stderr.log\" 2>&1 &\n"
+        "if [ -n \"$switch\" ]; then\n    {pin}su -m \"$user\" -c \"/bin/sh '$d/server.sh'\" </dev/null >\"$d/stderr.log\" 2>&1 &\nelse\n    {pin}/bin/sh \"$d/server.sh\" </dev/null >\"$d/stderr.log\" 2>&1 &\nfi\n"
     ));
     s.push_str(LOOP);
     Some(s)
+}
+
+/// `first` and `args`, each quoted for the shell.
+fn quoted(first: &str, args: &[String]) -> String {
+    let mut words = vec![shell_quote(first)];
+    words.extend(args.iter().map(|a| shell_quote(a)));
+    words.join(" ")
 }
 
 /// The commands that write one file into `$d`.
@@ -198,6 +284,9 @@ pub(crate) mod tests {
                 },
             ],
             args: vec!["30".into()],
+            steps: Vec::new(),
+            user: None,
+            dataset: |d| crate::server::refuse_dataset("test", d),
             stop_signal: "TERM",
             version_arg: "--version",
             logs: vec!["stderr.log".into()],
@@ -227,6 +316,13 @@ pub(crate) mod shells {
     use std::path::Path;
     use std::process::{Command, Stdio};
 
+    /// This process's effective user id (0: root, which the tests that
+    /// switch users need).
+    pub(crate) fn euid() -> u32 {
+        // SAFETY: geteuid has no preconditions.
+        unsafe { libc::geteuid() }
+    }
+
     /// `shellcheck -s sh` on `script`: its complaints, or empty.
     pub(crate) fn shellcheck(script: &str, dir: &Path) -> String {
         let file = dir.join("check.sh");
@@ -239,17 +335,23 @@ pub(crate) mod shells {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// Runs `script` with `shell`, sends `commands` one per line, and
-    /// returns every line it printed until it exited.
-    pub(crate) fn run(shell: &str, script: &str, dir: &Path, commands: &[&str]) -> Vec<String> {
+    /// `script` written into `dir` and started with `shell`, its stdin and
+    /// stdout piped.
+    pub(crate) fn spawn(shell: &str, script: &str, dir: &Path) -> std::process::Child {
         let file = dir.join(format!("run-{shell}.sh"));
         std::fs::write(&file, script).unwrap();
-        let mut child = Command::new(shell)
+        Command::new(shell)
             .arg(&file)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .unwrap();
+            .unwrap()
+    }
+
+    /// Runs `script` with `shell`, sends `commands` one per line, and
+    /// returns every line it printed until it exited.
+    pub(crate) fn run(shell: &str, script: &str, dir: &Path, commands: &[&str]) -> Vec<String> {
+        let mut child = spawn(shell, script, dir);
         let mut stdin = child.stdin.take().unwrap();
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut lines = Vec::new();
@@ -328,6 +430,82 @@ mod shell_tests {
             // Stdin closed without a stop: the same.
             let lines = run(shell, &s, tmp.path(), &[]);
             let pid = pid_of(&lines);
+            assert!(!crate::sys::process::is_alive(pid), "{shell}: {pid} left");
+            assert!(!dir.exists(), "{shell}: {d} left");
+        }
+    }
+
+    /// The PID in the line `#started PID` and the user running `pid`'s
+    /// child (the server under `su`).
+    fn user_of_child(pid: u32) -> String {
+        let out = std::process::Command::new("ps")
+            .args(["-o", "user=", "--ppid", &pid.to_string()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn as_root_the_steps_and_the_server_run_as_its_user_under_dash_and_posh() {
+        if super::shells::euid() != 0 {
+            panic!("this test switches users: run it as root (the lab's tests are)");
+        }
+        for shell in ["dash", "posh"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("srv");
+            let d = dir.display().to_string();
+            let mut s = tests::example();
+            s.user = Some("nobody");
+            // A step that writes where only the user may: its own directory.
+            s.steps = vec![crate::server::bare::BareStep {
+                program: "touch",
+                args: vec![format!("{d}/made-by-step")],
+            }];
+            let script = server_script(&s, &d, None).unwrap();
+            let said = shellcheck(&script, tmp.path());
+            assert!(said.is_empty(), "{said}");
+            let mut child = super::shells::spawn(shell, &script, tmp.path());
+            let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+            let mut lines = Vec::new();
+            let pid = loop {
+                let mut l = String::new();
+                assert!(
+                    std::io::BufRead::read_line(&mut out, &mut l).unwrap() > 0,
+                    "{shell}: {lines:?}"
+                );
+                if let Some(p) = l.trim().strip_prefix("#started ") {
+                    break p.parse::<u32>().unwrap();
+                }
+                lines.push(l);
+            };
+            // The step ran as nobody in the directory nobody owns.
+            assert!(dir.join("made-by-step").exists(), "{shell}: {lines:?}");
+            let owner = std::os::unix::fs::MetadataExt::uid(
+                &std::fs::metadata(dir.join("made-by-step")).unwrap(),
+            );
+            assert_eq!(owner, 65534, "{shell}");
+            let read_pid = || {
+                std::fs::read_to_string(dir.join("server.sh.pid"))
+                    .ok()
+                    .and_then(|t| t.trim().parse::<u32>().ok())
+            };
+            let mut server = None;
+            for _ in 0..100 {
+                server = read_pid();
+                if server.is_some() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            let server = server.unwrap_or_else(|| panic!("{shell}: no server.sh.pid"));
+            assert_eq!(user_of_child(pid), "nobody", "{shell}");
+            // Stdin closed: the server, su and the directory are gone.
+            drop(child.stdin.take());
+            child.wait().unwrap();
+            assert!(
+                !crate::sys::process::is_alive(server),
+                "{shell}: {server} left"
+            );
             assert!(!crate::sys::process::is_alive(pid), "{shell}: {pid} left");
             assert!(!dir.exists(), "{shell}: {d} left");
         }

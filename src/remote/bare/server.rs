@@ -6,12 +6,12 @@
 
 use super::script::server_script;
 use super::session::Session;
-use crate::model::Dataset;
+use crate::model::{Dataset, SetupAddr, SetupSession};
 use crate::placement::Placement;
 use crate::remote::ssh::Ssh;
 use crate::remote::Host;
 use crate::server::bare::{BareHost, BareReady, BareServer, HostOs};
-use crate::server::{Endpoint, ServerPlan, Target, TargetError};
+use crate::server::{DatasetInfo, Endpoint, ServerPlan, Target, TargetError};
 use crate::shutdown::Shutdown;
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,8 @@ pub struct BareTarget {
     session: Option<Session>,
     pid: Option<u32>,
     version: Option<String>,
+    dataset: Option<DatasetInfo>,
+    effective: Option<String>,
 }
 
 /// The host's OS, from `uname -s` over ssh.
@@ -88,6 +90,8 @@ pub fn build(
         session: None,
         pid: None,
         version: None,
+        dataset: None,
+        effective: None,
     }))
 }
 
@@ -182,11 +186,70 @@ impl BareTarget {
         }
         let last = lines.last().map(String::as_str).unwrap_or("");
         if let Some(e) = last.strip_prefix("#error ") {
-            return Err(self.error(e.to_string()));
+            let log: Vec<&str> = lines
+                .iter()
+                .map(String::as_str)
+                .filter(|l| !l.starts_with('#'))
+                .collect();
+            return Err(match log.is_empty() {
+                true => self.error(e.to_string()),
+                false => self.error(format!("{e}; its log says:\n{}", log.join("\n"))),
+            });
         }
         last.strip_prefix("#started ")
             .and_then(|p| p.trim().parse().ok())
             .ok_or_else(|| self.error(format!("unexpected line `{last}`")))
+    }
+
+    /// A setup session to the server, for a kind that has one (a database).
+    fn setup_session(&self, timeout: Duration) -> Option<Result<Box<dyn SetupSession>, String>> {
+        let addr = |uri| SetupAddr {
+            uri,
+            netns: None,
+            timeout,
+        };
+        match &self.server.ready {
+            BareReady::Http(..) => None,
+            BareReady::Postgres(uri) => Some(crate::wire::pg::setup::connect(&addr(uri))),
+            BareReady::Mysql(uri) => Some(crate::wire::mysql::setup::connect(&addr(uri))),
+        }
+    }
+
+    /// Whether the server answers its protocol's request.
+    fn answers(&self) -> bool {
+        match &self.server.ready {
+            BareReady::Http(addr, port) => crate::server::nginx::answers(*addr, *port),
+            BareReady::Postgres(_) | BareReady::Mysql(_) => {
+                matches!(self.setup_session(Duration::from_secs(1)), Some(Ok(_)))
+            }
+        }
+    }
+
+    /// After it answers: loads `dataset` over a setup session (a database
+    /// starts empty in its fresh private directory) and records its size
+    /// and the settings the server reports.
+    fn after_ready(&mut self, dataset: Option<&Dataset>) -> Result<(), TargetError> {
+        self.effective = Some(self.server.config.clone());
+        let Some(session) = self.setup_session(Duration::from_secs(10)) else {
+            return Ok(());
+        };
+        let mut session = session.map_err(|e| self.error(format!("cannot connect: {e}")))?;
+        if let Some(d) = dataset {
+            session
+                .load(d)
+                .map_err(|e| self.error(format!("building {} failed: {e}", d.describe())))?;
+            let bytes = session
+                .size()
+                .map_err(|e| self.error(format!("reading the dataset's size: {e}")))?;
+            self.dataset = Some(DatasetInfo {
+                description: d.describe(),
+                bytes,
+            });
+        }
+        // An unreadable settings view leaves the dump out, as on Linux.
+        let dump = session.settings_dump(&[]).unwrap_or_default();
+        self.effective = Some(self.server.config.clone() + &dump);
+        Ok(())
     }
 
     /// Waits until the server answers, is gone, or [`READY_LIMIT`] passes.
@@ -194,10 +257,7 @@ impl BareTarget {
         let deadline = Instant::now() + READY_LIMIT;
         let mut checked = Instant::now();
         loop {
-            let ready = match self.server.ready {
-                BareReady::Http(addr, port) => crate::server::nginx::answers(addr, port),
-            };
-            if ready {
+            if self.answers() {
                 return Ok(());
             }
             if checked.elapsed() > Duration::from_millis(500) {
@@ -243,11 +303,15 @@ impl Target for BareTarget {
         dataset: Option<&Dataset>,
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
-        crate::server::refuse_dataset(self.server.kind, dataset)?;
+        (self.server.dataset)(dataset)?;
         self.stop()?;
+        self.dataset = None;
         let pid = self.launch()?;
         self.pid = Some(pid);
-        if let Err(e) = self.wait_ready(shutdown) {
+        if let Err(e) = self
+            .wait_ready(shutdown)
+            .and_then(|()| self.after_ready(dataset))
+        {
             let _ = self.stop();
             return Err(e);
         }
@@ -285,7 +349,11 @@ impl Target for BareTarget {
     }
 
     fn effective_config(&self) -> Option<String> {
-        Some(self.server.config.clone())
+        self.effective.clone()
+    }
+
+    fn dataset(&self) -> Option<DatasetInfo> {
+        self.dataset.clone()
     }
 }
 

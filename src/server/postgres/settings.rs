@@ -183,6 +183,38 @@ impl PostgresSettings {
         self.listen.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into())
     }
 
+    /// `pg_hba.conf`: local and loopback connections trusted, and the
+    /// lab's own subnet too when it listens on a `[hosts]` address (a
+    /// multi-host run: the load comes from the client hosts).
+    pub fn hba_rules(&self) -> String {
+        let mut rules = String::from(
+            "# Written by scalelab: local and loopback connections are trusted.\n\
+             local all all trust\n\
+             host all all 127.0.0.1/32 trust\n",
+        );
+        if self.listen.is_some() {
+            rules.push_str("host all all samenet trust\n");
+        }
+        rules
+    }
+
+    /// The configuration file of a server on a host without an agent:
+    /// initdb's own `postgresql.conf` in `data_dir`, then the lines
+    /// [`Self::render_conf`] writes on Linux.
+    pub fn render_bare_conf(
+        &self,
+        data_dir: &std::path::Path,
+        port: u16,
+        socket_dir: &std::path::Path,
+    ) -> String {
+        let initdb = ConfValue::Text(data_dir.join("postgresql.conf").display().to_string());
+        format!(
+            "# initdb's settings, then scalelab's.\ninclude {}\n{}",
+            initdb.render(),
+            self.render_conf(port, socket_dir)
+        )
+    }
+
     /// The conf include written at every start: the private listener, then
     /// the user's settings.
     pub fn render_conf(&self, port: u16, socket_dir: &std::path::Path) -> String {
