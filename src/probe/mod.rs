@@ -38,6 +38,7 @@ pub(crate) mod loadavg;
 pub(crate) mod netdev;
 pub mod netns;
 pub(crate) mod nic;
+pub(crate) mod nic_bsd;
 pub mod own;
 pub(crate) mod sampler;
 pub(crate) mod summary;

@@ -33,6 +33,10 @@ pub struct NicSettings {
     pub rps_cpus: BTreeMap<String, String>,
     /// Each transmit queue's XPS CPU mask (`tx-0` → `0`).
     pub xps_cpus: BTreeMap<String, String>,
+    /// The media line a BSD `ifconfig` prints (`Ethernet autoselect
+    /// (1000baseT <full-duplex>)`); `None` on Linux.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<String>,
 }
 
 /// `driver: NAME` of `ethtool -i`.
@@ -143,6 +147,7 @@ fn read_nic(name: &str, dir: &Path) -> NicSettings {
             .unwrap_or_default(),
         rps_cpus: queue_masks(dir, "rx-", "rps_cpus"),
         xps_cpus: queue_masks(dir, "tx-", "xps_cpus"),
+        media: None,
     }
 }
 

@@ -116,7 +116,15 @@ fn portable_fingerprint(ssh: &Ssh, host: &Host) -> HostFingerprint {
         for k in hw.model hw.ncpu hw.physmem kern.osrelease kern.hz; do \
         v=$(sysctl -n $k 2>/dev/null) && echo \"$k=$v\"; done; true";
     match ssh.run(host, script, None, Duration::from_secs(15)) {
-        Ok(text) => HostFingerprint::Portable(PortableFingerprint::parse(&text)),
+        Ok(text) => {
+            let mut fp = PortableFingerprint::parse(&text);
+            // Fed on stdin: root's login shell may be csh.
+            let nics = crate::probe::nic_bsd::NIC_SCRIPT.as_bytes();
+            if let Ok(text) = ssh.run(host, "/bin/sh", Some(nics), Duration::from_secs(15)) {
+                fp.nics = crate::probe::nic_bsd::parse_nics(&text);
+            }
+            HostFingerprint::Portable(fp)
+        }
         Err(e) => HostFingerprint::Unreachable {
             error: e.to_string(),
         },

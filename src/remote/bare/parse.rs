@@ -320,16 +320,7 @@ mod tests {
 mod captured {
     use super::*;
 
-    /// A fixture's output, its source lines left out.
-    fn fixture(name: &str) -> String {
-        let path = format!("{}/tests/fixtures/bsd/{name}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("# source: "), "{name} names no source");
-        text.lines()
-            .filter(|l| !l.starts_with("# source: "))
-            .map(|l| format!("{l}\n"))
-            .collect()
-    }
+    use crate::probe::nic_bsd::fixture;
 
     #[test]
     fn freebsd_cp_times_gives_each_cpu_and_sums_to_cp_time() {
