@@ -188,6 +188,11 @@ impl Agent {
             Ok(t) => t,
             Err(e) => return error(format!("server settings: {e}")),
         };
+        // The server listens on this host's address from [hosts]: the
+        // target's own readiness and dataset sessions may reach it.
+        if let Some(ip) = server::listen_address(&settings) {
+            crate::wire::policy::allow(&[ip]);
+        }
         let placement =
             match Placement::create("agent", s.server_cpus.clone(), s.server_memory.map(Bytes)) {
                 Ok(p) => p,

@@ -59,6 +59,12 @@ pub struct ServerKind {
     pub start_estimate: std::time::Duration,
 }
 
+/// The address `settings` tell a server to listen on (set by
+/// [`ServerKind::settings_on_host`]), if any.
+pub fn listen_address(settings: &toml::Table) -> Option<IpAddr> {
+    settings.get(LISTEN_SETTING)?.as_str()?.parse().ok()
+}
+
 impl ServerKind {
     /// `settings` for this kind's server on the host at `ip`: with the
     /// host's address to listen on when the kind

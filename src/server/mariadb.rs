@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+mod bare;
 mod waits;
 
 const KIND: &str = "mariadb";
@@ -41,14 +42,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
         package: "mariadb-server",
         paths: &["/usr/sbin/mariadbd", "/usr/sbin/mysqld"],
     }],
-    compile: |t| {
-        let settings = MariadbSettings::parse(t)?;
-        Ok(super::plan::of(settings, |s, base| {
-            Ok(Box::new(Mariadb::with_settings(s.clone(), base)))
-        }))
-    },
+    compile: |t| Ok(Box::new(MariadbSettings::parse(t)?)),
     runs_under_agent: true,
-    listens_on_host_address: false,
+    listens_on_host_address: true,
     dns_lab: None,
     start_estimate: std::time::Duration::from_millis(4000),
 };
@@ -143,10 +139,7 @@ impl Mariadb {
 
     /// The endpoint of the running server.
     pub fn url(&self) -> String {
-        format!(
-            "mysql://{USER}:{PASSWORD}@127.0.0.1:{}/{DATABASE}",
-            self.port
-        )
+        self.settings.url(self.port)
     }
 
     /// A setup session to the running server.
@@ -185,12 +178,7 @@ impl Mariadb {
         std::fs::create_dir_all(&tmp).map_err(|e| TargetError::io(&tmp, e))?;
         let cnf = self.settings.render(&path, self.port, &server_user());
         write(&path.join("my.cnf"), &cnf)?;
-        let init = format!(
-            "CREATE DATABASE IF NOT EXISTS {DATABASE};\n\
-             CREATE USER IF NOT EXISTS '{USER}'@'127.0.0.1' IDENTIFIED BY '{PASSWORD}';\n\
-             GRANT ALL ON *.* TO '{USER}'@'127.0.0.1';\n"
-        );
-        write(&path.join("init.sql"), &init)?;
+        write(&path.join("init.sql"), &self.settings.init_sql())?;
         self.effective = Some(cnf);
         let mut cmd = Command::new(find(INSTALL_DB)?);
         cmd.arg(format!("--defaults-file={}", path.join("my.cnf").display()))
@@ -285,6 +273,17 @@ impl Mariadb {
     }
 }
 
+/// `Ok` for no dataset or sysbench's, the only one a MariaDB holds.
+fn holds(dataset: Option<&Dataset>) -> Result<(), TargetError> {
+    match dataset {
+        None | Some(Dataset::Sysbench { .. }) => Ok(()),
+        Some(other) => {
+            let holds = "sysbench's dataset (`[load] kind = \"mysql\"`, `tables`)";
+            Err(super::wrong_dataset(KIND, holds, other))
+        }
+    }
+}
+
 fn write(path: &Path, text: &str) -> Result<(), TargetError> {
     std::fs::write(path, text).map_err(|e| TargetError::io(path, e))
 }
@@ -310,13 +309,8 @@ impl Target for Mariadb {
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
         self.stop()?;
-        self.wanted = match dataset {
-            None | Some(Dataset::Sysbench { .. }) => dataset.copied(),
-            Some(other) => {
-                let holds = "sysbench's dataset (`[load] kind = \"mysql\"`, `tables`)";
-                return Err(super::wrong_dataset(KIND, holds, other));
-            }
-        };
+        holds(dataset)?;
+        self.wanted = dataset.copied();
         self.dataset = None;
         self.port = match self.settings.port {
             Some(p) => p,

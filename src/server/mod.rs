@@ -38,7 +38,7 @@ pub mod router;
 pub mod rundir;
 
 pub use facts::ServerFacts;
-pub use kind::ServerKind;
+pub use kind::{listen_address, ServerKind};
 pub use plan::ServerPlan;
 
 /// Every server kind scalelab can run: adding a kind is its module plus one

@@ -220,13 +220,20 @@ mod tests {
         let e = parse("[[system]]\nlabel = \"a\"\nhost = \"root@\"\n").unwrap_err();
         assert_eq!(e.field, "system[1].host");
         assert!(e.to_string().contains("system `a`"), "{e}");
-        let db = "name = \"t\"\n[server]\nkind = \"mariadb\"\n[load]\nkind = \"mysql\"\n\
-                  [[system]]\nlabel = \"a\"\nhost = \"root@198.18.0.11\"\n";
-        let e = Experiment::parse(Path::new("db.toml"), db, false).unwrap_err();
+        let on_host = |server: &str, load: &str| {
+            let text = format!(
+                "name = \"t\"\n[server]\nkind = \"{server}\"\n[load]\nkind = \"{load}\"\n\
+                 [[system]]\nlabel = \"a\"\nhost = \"root@198.18.0.11\"\n"
+            );
+            Experiment::parse(Path::new("db.toml"), &text, false)
+        };
+        // MariaDB listens on its host's address (issue 39); NSD does not.
+        assert!(on_host("mariadb", "mysql").is_ok());
+        let e = on_host("nsd", "dns").unwrap_err();
         assert_eq!(e.field, "system[1].host");
         assert!(
             e.to_string().contains(
-                "system `a`: server kind `mariadb` cannot run on another host: it cannot listen on that host's address"
+                "system `a`: server kind `nsd` cannot run on another host: it cannot listen on that host's address"
             ),
             "{e}"
         );

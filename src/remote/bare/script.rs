@@ -56,10 +56,11 @@ cleanup() {
     rm -rf "$d"
 }
 trap 'cleanup; exit 1' HUP INT TERM PIPE
-# The first executable $1 on PATH or in the usual directories, else the
+# The first executable $1 on PATH or in the usual directories (FreeBSD's
+# packages put mariadbd in /usr/local/libexec), else the
 # newest-sorting Debian versioned one (/usr/lib/postgresql/*/bin).
 find_prog() {
-    for b in "$(command -v "$1" 2>/dev/null)" "/usr/local/sbin/$1" "/usr/local/bin/$1" "/usr/sbin/$1"; do
+    for b in "$(command -v "$1" 2>/dev/null)" "/usr/local/sbin/$1" "/usr/local/bin/$1" "/usr/sbin/$1" "/usr/local/libexec/$1"; do
         if [ -n "$b" ] && [ -x "$b" ]; then
             echo "$b"
             return 0

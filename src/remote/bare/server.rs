@@ -215,12 +215,18 @@ impl BareTarget {
         }
     }
 
-    /// Whether the server answers its protocol's request.
-    fn answers(&self) -> bool {
+    /// Whether the server answers its protocol's request, or why not.
+    fn answers(&self) -> Result<(), String> {
         match &self.server.ready {
-            BareReady::Http(addr, port) => crate::server::nginx::answers(*addr, *port),
+            BareReady::Http(addr, port) => crate::server::nginx::answers(*addr, *port)
+                .then_some(())
+                .ok_or_else(|| "no HTTP 200".to_string()),
             BareReady::Postgres(_) | BareReady::Mysql(_) => {
-                matches!(self.setup_session(Duration::from_secs(1)), Some(Ok(_)))
+                match self.setup_session(Duration::from_secs(1)) {
+                    Some(Ok(_)) => Ok(()),
+                    Some(Err(e)) => Err(e),
+                    None => Err("no session".into()),
+                }
             }
         }
     }
@@ -257,9 +263,10 @@ impl BareTarget {
         let deadline = Instant::now() + READY_LIMIT;
         let mut checked = Instant::now();
         loop {
-            if self.answers() {
-                return Ok(());
-            }
+            let last = match self.answers() {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            };
             if checked.elapsed() > Duration::from_millis(500) {
                 checked = Instant::now();
                 if !self.alive() {
@@ -276,7 +283,7 @@ impl BareTarget {
                     kind: self.server.kind,
                     waited_s: READY_LIMIT.as_secs_f64(),
                     message: format!(
-                        "no answer at {} on {} (no agent); its log says:\n{}",
+                        "no answer at {} on {} (no agent; last: {last}); its log says:\n{}",
                         self.server.endpoint,
                         self.host,
                         log.trim()

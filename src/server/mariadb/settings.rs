@@ -69,6 +69,9 @@ pub struct MariadbSettings {
     pub extra: Vec<String>,
     /// Fixed loopback port; default: a free one at each start.
     pub port: Option<u16>,
+    /// Address to listen on; default 127.0.0.1. A multi-host run sets it
+    /// to the server host's address from `[hosts]`.
+    pub listen: Option<std::net::IpAddr>,
 }
 
 fn settings_err(message: String) -> TargetError {
@@ -124,6 +127,40 @@ impl MariadbSettings {
         Ok(s)
     }
 
+    /// The address the server listens on.
+    pub fn listen_addr(&self) -> std::net::IpAddr {
+        self.listen.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into())
+    }
+
+    /// The workload's endpoint on `port`: [`super::USER`] on
+    /// [`super::DATABASE`] at the listen address.
+    pub fn url(&self, port: u16) -> String {
+        let addr = std::net::SocketAddr::new(self.listen_addr(), port);
+        format!(
+            "mysql://{}:{}@{addr}/{}",
+            super::USER,
+            super::PASSWORD,
+            super::DATABASE
+        )
+    }
+
+    /// `init.sql`: the workload's database and user, who may connect from
+    /// loopback, or from anywhere when the server listens on a `[hosts]`
+    /// address (a multi-host run: the load comes from the client hosts).
+    pub fn init_sql(&self) -> String {
+        let (user, password, db) = (super::USER, super::PASSWORD, super::DATABASE);
+        let from = if self.listen.is_some() {
+            "%"
+        } else {
+            "127.0.0.1"
+        };
+        format!(
+            "CREATE DATABASE IF NOT EXISTS {db};\n\
+             CREATE USER IF NOT EXISTS '{user}'@'{from}' IDENTIFIED BY '{password}';\n\
+             GRANT ALL ON *.* TO '{user}'@'{from}';\n"
+        )
+    }
+
     /// The variables to read back with SHOW GLOBAL VARIABLES.
     pub fn variable_names(&self) -> Vec<String> {
         let mut names: Vec<String> = [
@@ -150,7 +187,7 @@ impl MariadbSettings {
             out,
             "user = {user}\ndatadir = {data}\nsocket = {socket}\n\
              pid-file = {pid}\nlog-error = {log}\ntmpdir = {tmp}\n\
-             port = {port}\nbind-address = 127.0.0.1\nskip-name-resolve\n\
+             port = {port}\nbind-address = {bind}\nskip-name-resolve\n\
              init-file = {init}\n",
             data = d("data"),
             socket = d(SOCKET),
@@ -158,6 +195,7 @@ impl MariadbSettings {
             log = d("error.log"),
             tmp = d("tmp"),
             init = d("init.sql"),
+            bind = self.listen_addr(),
         );
         let _ = writeln!(out, "thread_handling = {}", self.thread_handling.as_str());
         let mut opt = |name: &str, v: Option<String>| {

@@ -100,12 +100,9 @@ fn resolve(hostport: &str) -> Result<SocketAddr, UrlError> {
             ))
         })?,
     };
-    if !ip.is_loopback() {
-        return Err(err(format!(
-            "host {ip} is not a loopback address; scalelab sends load only to this \
-             machine, so use 127.0.0.1"
-        )));
-    }
+    // Loopback, or a server host the experiment's [hosts] names (as
+    // PostgreSQL's connection strings: `wire::policy`).
+    crate::wire::policy::check(ip).map_err(|e| err(format!("host {e}")))?;
     Ok(SocketAddr::new(ip, port))
 }
 
