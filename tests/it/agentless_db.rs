@@ -16,6 +16,10 @@ use std::time::Duration;
 /// PostgreSQL with pgbench's tpcb-like load.
 const PG: &str = "[server]\nkind = \"postgres\"\nfsync = false\n";
 const PG_LOAD: &str = "[load]\nkind = \"pg\"\nscale = 1\nscript = \"tpcb-like\"\n";
+/// MariaDB with sysbench's oltp_read_write load.
+const MARIADB: &str = "[server]\nkind = \"mariadb\"\ninnodb_flush_log_at_trx_commit = 0\n";
+const MYSQL_LOAD: &str =
+    "[load]\nkind = \"mysql\"\ntables = 1\ntable_size = 1000\nscript = \"oltp_read_write\"\n";
 
 /// The recipe: `server` (its `[server]` table, `extra` appended) on h1
 /// without an agent, `load` from h2; `trials` is `[trials]`.
@@ -122,10 +126,22 @@ fn postgres_on_a_host_without_an_agent_commits_what_its_own_log_counts() {
 
 #[test]
 fn kill_9_of_the_coordinator_leaves_no_postgres_shell_or_directory() {
+    kill_9_leaves_nothing(PG, PG_LOAD, "postgres");
+}
+
+#[test]
+fn kill_9_of_the_coordinator_leaves_no_mariadbd_shell_or_directory() {
+    kill_9_leaves_nothing(MARIADB, MYSQL_LOAD, "mariadbd");
+}
+
+/// `server` runs on h1 without an agent under `load` from h2 until the
+/// coordinator is killed (-9): then no `process`, no shell and no private
+/// directory is left.
+fn kill_9_leaves_nothing(server: &str, load: &str, process: &str) {
     let lab = Lab::up(2);
     let dir = tempfile::tempdir().unwrap();
     let trials = "duration = \"30s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n";
-    let exp = recipe(dir.path(), PG, "", PG_LOAD, trials);
+    let exp = recipe(dir.path(), server, "", load, trials);
     let mut child = spawn_run(&lab, dir.path(), &exp);
     assert!(
         eventually(Duration::from_secs(60), || !lab
@@ -133,18 +149,18 @@ fn kill_9_of_the_coordinator_leaves_no_postgres_shell_or_directory() {
             .is_empty()),
         "no probe shell on h1"
     );
-    assert!(!lab.processes(1, "postgres").is_empty());
+    assert!(!lab.processes(1, process).is_empty());
     child.kill().unwrap();
     child.wait().unwrap();
     let gone = || {
-        lab.processes(1, "postgres").is_empty()
+        lab.processes(1, process).is_empty()
             && lab.processes(1, "scalelab-bare-").is_empty()
             && lab.processes(1, "scalelab-probe-").is_empty()
     };
     assert!(
         eventually(Duration::from_secs(30), gone),
         "left on h1: {:?}",
-        lab.processes(1, "postgres")
+        lab.processes(1, process)
     );
     let left = entries_starting(dir.path(), "scalelab-bare-");
     assert!(left.is_empty(), "{left:?}");
@@ -181,13 +197,10 @@ fn mariadb_commits_what_its_own_log_counts(agent: bool) {
         "extra = [\"general_log = 1\", \"general_log_file = {}\"]\n",
         log.display()
     );
-    let server = "[server]\nkind = \"mariadb\"\ninnodb_flush_log_at_trx_commit = 0\n";
-    let load =
-        "[load]\nkind = \"mysql\"\ntables = 1\ntable_size = 1000\nscript = \"oltp_read_write\"\n";
     let trials =
         "duration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nsample_interval = \"500ms\"\n";
     let mut exp_text =
-        std::fs::read_to_string(recipe(dir.path(), server, &extra, load, trials)).unwrap();
+        std::fs::read_to_string(recipe(dir.path(), MARIADB, &extra, MYSQL_LOAD, trials)).unwrap();
     if agent {
         exp_text = exp_text.replace("agent = false\n", "");
     }

@@ -99,3 +99,20 @@ fn postgres_runs_as_its_user_under_dash_and_posh_and_leaves_nothing() {
         assert!(!dir.exists(), "{shell}: {} left", dir.display());
     }
 }
+
+#[test]
+fn the_mariadb_script_passes_shellcheck() {
+    let settings = crate::server::mariadb::MariadbSettings::parse(&toml::Table::new()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let host = BareHost {
+        dir: tmp.path().join("scalelab-bare-m"),
+        port: 23306,
+        os: HostOs::FreeBsd,
+    };
+    let bare = settings.bare(&host).unwrap();
+    assert_eq!(bare.steps[0].program, "mariadb-install-db");
+    let script =
+        server_script(&bare, &host.dir.display().to_string(), Some("cpuset -l 0")).unwrap();
+    let said = shellcheck(&script, tmp.path());
+    assert!(said.is_empty(), "{said}");
+}
