@@ -564,6 +564,36 @@ mod tests {
         assert_eq!(d[4].a.as_deref(), Some("4096"));
     }
 
+    /// A BSD host's offload changed between two runs (pfSense's re1
+    /// before and after `ifconfig re1 tso`, both captured) is one
+    /// differing row, named by interface and flag.
+    #[test]
+    fn a_changed_bsd_offload_is_a_differing_row() {
+        let fixture = crate::probe::nic_bsd::fixture;
+        let env = |id: i64, name: &str| {
+            let text = format!("#nic re1\n{}#sysctl re1\n", fixture(name));
+            let mut fp = PortableFingerprint::parse("uname=FreeBSD 10.3-RELEASE-p5 amd64");
+            fp.nics = crate::probe::nic_bsd::parse_nics(&text);
+            let mut env = Environment::local(Fingerprint::default());
+            env.hosts
+                .insert("root@fw".into(), HostFingerprint::Portable(fp));
+            RunData {
+                run: run(id, Some(env), None),
+                trials: vec![],
+                profiles: Vec::new(),
+            }
+        };
+        let a = env(1, "pfsense-2.3.2-ifconfig-m-re1-before-tso.txt");
+        let b = env(2, "pfsense-2.3.2-ifconfig-m-re1-options-capabilities.txt");
+        let d = environment_differences(&a, &b);
+        let keys: Vec<&str> = d.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, ["hosts.root@fw.nics.re1.offloads.TSO4"]);
+        assert_eq!(
+            (d[0].a.as_deref(), d[0].b.as_deref()),
+            (Some("off"), Some("on"))
+        );
+    }
+
     #[test]
     fn no_common_points_gives_no_geomean() {
         let a = RunData {
