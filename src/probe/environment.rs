@@ -80,7 +80,7 @@ pub struct PortableFingerprint {
     #[serde(rename = "kern.hz", default, skip_serializing_if = "Option::is_none")]
     pub kern_hz: Option<String>,
     /// The BSD host's interfaces that are up, from `ifconfig -m` and
-    /// `sysctl dev.DRIVER.UNIT` ([`super::nic_bsd`]); empty on Linux and
+    /// `sysctl dev.DRIVER.UNIT` (`probe::nic_bsd`); empty on Linux and
     /// when they could not be read.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub nics: std::collections::BTreeMap<String, super::nic::NicSettings>,

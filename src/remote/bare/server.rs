@@ -15,8 +15,13 @@ use crate::server::{DatasetInfo, Endpoint, ServerPlan, Target, TargetError};
 use crate::shutdown::Shutdown;
 use std::time::{Duration, Instant};
 
-/// How long the server may take to answer after its start.
-const READY_LIMIT: Duration = Duration::from_secs(15);
+/// How long the server may take to answer after its start (a database
+/// on a slow host: MariaDB's limit on Linux).
+const READY_LIMIT: Duration = Duration::from_secs(60);
+
+/// How long the shell may take to start it, its steps (`initdb`,
+/// `mariadb-install-db`) included: PostgreSQL's start limit on Linux.
+const LAUNCH_LIMIT: Duration = Duration::from_secs(120);
 
 /// The start of a bare server's private directory name on its host.
 pub const DIR_PREFIX: &str = "scalelab-bare-";
@@ -174,7 +179,7 @@ impl BareTarget {
         let session = Session::start_remote(&self.ssh, &self.host, &parent, &name, &script, what)
             .map_err(|e| self.error(e))?;
         let lines = session
-            .until(&["#started", "#error"], Duration::from_secs(60))
+            .until(&["#started", "#error"], LAUNCH_LIMIT)
             .map_err(|e| self.error(e))?;
         self.session = Some(session);
         for l in &lines {
