@@ -12,7 +12,8 @@
 //! - `loadavg` reads `/proc/loadavg`;
 //! - `netdev` turns `/proc/net/dev` readings into deltas;
 //! - `nic`: the interfaces' driver, channels, rings, offloads and RPS/XPS
-//!   masks, for the fingerprint;
+//!   masks, for the fingerprint; `nic_script` reads the same over plain
+//!   ssh on a host without an agent, Linux or BSD (`nic_bsd`);
 //! - `tree` and `tracker` follow the server's process tree;
 //!
 //! The `/proc` files themselves are read and parsed by [`crate::procfs`].
@@ -39,6 +40,7 @@ pub(crate) mod netdev;
 pub mod netns;
 pub(crate) mod nic;
 pub(crate) mod nic_bsd;
+pub(crate) mod nic_script;
 pub mod own;
 pub(crate) mod sampler;
 pub(crate) mod summary;

@@ -132,22 +132,56 @@ pub fn capture() -> BTreeMap<String, NicSettings> {
 }
 
 fn read_nic(name: &str, dir: &Path) -> NicSettings {
+    let outputs = EthtoolOutputs {
+        info: ethtool(&["-i", name]),
+        channels: ethtool(&["-l", name]),
+        rings: ethtool(&["-g", name]),
+        features: ethtool(&["-k", name]),
+    };
     NicSettings {
-        driver: ethtool(&["-i", name])
-            .and_then(|t| parse_driver(&t))
-            .unwrap_or_else(|| UNAVAILABLE.into()),
-        channels: ethtool(&["-l", name])
-            .map(|t| parse_current(&t))
-            .unwrap_or_default(),
-        rings: ethtool(&["-g", name])
-            .map(|t| parse_current(&t))
-            .unwrap_or_default(),
-        offloads: ethtool(&["-k", name])
-            .map(|t| parse_features(&t))
-            .unwrap_or_default(),
         rps_cpus: queue_masks(dir, "rx-", "rps_cpus"),
         xps_cpus: queue_masks(dir, "tx-", "xps_cpus"),
-        media: None,
+        ..outputs.settings()
+    }
+}
+
+/// What `ethtool -i`, `-l`, `-g` and `-k` printed for one interface
+/// (`None`: it failed), whether run here or by a shell on a host
+/// without an agent ([`super::nic_script`]).
+#[derive(Debug, Default)]
+pub struct EthtoolOutputs {
+    /// `ethtool -i`.
+    pub info: Option<String>,
+    /// `ethtool -l`.
+    pub channels: Option<String>,
+    /// `ethtool -g`.
+    pub rings: Option<String>,
+    /// `ethtool -k`.
+    pub features: Option<String>,
+}
+
+impl EthtoolOutputs {
+    /// The settings they give (no RPS/XPS masks: those are files).
+    pub fn settings(&self) -> NicSettings {
+        NicSettings {
+            driver: self
+                .info
+                .as_deref()
+                .and_then(parse_driver)
+                .unwrap_or_else(|| UNAVAILABLE.into()),
+            channels: self
+                .channels
+                .as_deref()
+                .map(parse_current)
+                .unwrap_or_default(),
+            rings: self.rings.as_deref().map(parse_current).unwrap_or_default(),
+            offloads: self
+                .features
+                .as_deref()
+                .map(parse_features)
+                .unwrap_or_default(),
+            ..NicSettings::default()
+        }
     }
 }
 

@@ -8,30 +8,10 @@
 //! `rxd`, `txd`), under their own sysctl names: iflib's `0` means "the
 //! driver's default", not a size, so nothing is renamed or guessed.
 //!
-//! [`NIC_SCRIPT`] gathers them over plain ssh; the parsers are pure.
+//! [`super::nic_script`] gathers them over plain ssh; the parsers are pure.
 
 use super::nic::{NicSettings, UNAVAILABLE};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// The POSIX `sh` that prints, for every interface that is up (loopback
-/// aside), `#nic IF`, its `ifconfig -m`, `#sysctl IF` and its driver's
-/// `sysctl dev.DRIVER.UNIT` (the driver is the name without its unit:
-/// `ix0` → `dev.ix.0`). Nothing on Linux (ethtool's settings come from
-/// an agent there).
-pub const NIC_SCRIPT: &str = r##"[ "$(uname -s)" = Linux ] && exit 0
-for i in $(ifconfig -l -u); do
-    case $i in
-        lo*) continue ;;
-    esac
-    echo "#nic $i"
-    ifconfig -m "$i" 2>/dev/null
-    d=${i%%[0-9]*}
-    u=${i#"$d"}
-    echo "#sysctl $i"
-    sysctl "dev.$d.$u" 2>/dev/null
-done
-true
-"##;
 
 /// The sysctl leaves (after `dev.DRIVER.UNIT.`) that size rings.
 const RING_KEYS: &[&str] = &[
@@ -129,38 +109,19 @@ pub fn parse_dev_sysctl(
     (driver, rings, queues)
 }
 
-/// Every interface [`NIC_SCRIPT`] printed, by name.
-pub fn parse_nics(text: &str) -> BTreeMap<String, NicSettings> {
-    let mut blocks: BTreeMap<String, (String, String)> = BTreeMap::new();
-    let mut current: Option<(String, bool)> = None;
-    for line in text.lines() {
-        if let Some(name) = line.strip_prefix("#nic ") {
-            current = Some((name.trim().to_string(), false));
-        } else if let Some(name) = line.strip_prefix("#sysctl ") {
-            current = Some((name.trim().to_string(), true));
-        } else if let Some((name, sysctl)) = &current {
-            let entry = blocks.entry(name.clone()).or_default();
-            let part = if *sysctl { &mut entry.1 } else { &mut entry.0 };
-            part.push_str(line);
-            part.push('\n');
-        }
+/// One interface's settings from its `ifconfig -m` block and its
+/// driver's `sysctl dev.DRIVER.UNIT`.
+pub fn settings(ifconfig: &str, sysctl: &str) -> NicSettings {
+    let (offloads, media) = parse_ifconfig(ifconfig);
+    let (driver, rings, channels) = parse_dev_sysctl(sysctl);
+    NicSettings {
+        driver: driver.unwrap_or_else(|| UNAVAILABLE.into()),
+        channels,
+        rings,
+        offloads,
+        media,
+        ..NicSettings::default()
     }
-    blocks
-        .into_iter()
-        .map(|(name, (ifconfig, sysctl))| {
-            let (offloads, media) = parse_ifconfig(&ifconfig);
-            let (driver, rings, channels) = parse_dev_sysctl(&sysctl);
-            let nic = NicSettings {
-                driver: driver.unwrap_or_else(|| UNAVAILABLE.into()),
-                channels,
-                rings,
-                offloads,
-                media,
-                ..NicSettings::default()
-            };
-            (name, nic)
-        })
-        .collect()
 }
 
 /// A BSD fixture's output (`tests/fixtures/bsd/NAME`), its `# source:`
@@ -176,13 +137,31 @@ pub(crate) fn fixture(name: &str) -> String {
         .collect()
 }
 
+/// The `ifconfig -am` block of `name` in NetBSD's output.
+#[cfg(test)]
+pub(crate) fn netbsd_block(name: &str) -> String {
+    let text = fixture("netbsd-9.1-ifconfig-am.txt");
+    let mut block = String::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if !line.starts_with(char::is_whitespace) {
+            inside = line.starts_with(&format!("{name}: "));
+        }
+        if inside {
+            block.push_str(line);
+            block.push('\n');
+        }
+    }
+    block
+}
+
 /// The parsers on real output captured on FreeBSD, pfSense and NetBSD
 /// (`tests/fixtures/bsd/`, each file naming its source).
 #[cfg(test)]
 mod captured {
     use super::*;
 
-    use crate::probe::nic_bsd::fixture;
+    use crate::probe::nic_bsd::{fixture, netbsd_block};
 
     #[test]
     fn freebsd_options_are_on_and_the_other_capabilities_off() {
@@ -215,23 +194,6 @@ mod captured {
         assert_eq!(media, None);
     }
 
-    /// The `ifconfig -am` block of `name` in NetBSD's output.
-    fn netbsd_block(name: &str) -> String {
-        let text = fixture("netbsd-9.1-ifconfig-am.txt");
-        let mut block = String::new();
-        let mut inside = false;
-        for line in text.lines() {
-            if !line.starts_with(char::is_whitespace) {
-                inside = line.starts_with(&format!("{name}: "));
-            }
-            if inside {
-                block.push_str(line);
-                block.push('\n');
-            }
-        }
-        block
-    }
-
     #[test]
     fn netbsd_capabilities_over_several_lines_are_all_off_when_enabled_is_0() {
         let (offloads, media) = parse_ifconfig(&netbsd_block("mue0"));
@@ -258,43 +220,5 @@ mod captured {
             rings.is_empty() && queues.is_empty(),
             "{rings:?} {queues:?}"
         );
-    }
-
-    #[test]
-    fn the_script_output_of_two_interfaces_parses_into_each() {
-        let text = format!(
-            "#nic re1\n{}#sysctl re1\n#nic ix1\n{}#sysctl ix1\n{}",
-            fixture("pfsense-2.3.2-ifconfig-m-re1-options-capabilities.txt"),
-            netbsd_block("mue0"),
-            fixture("freebsd-sysctl-dev.ix.1.txt"),
-        );
-        let nics = parse_nics(&text);
-        assert_eq!(nics.len(), 2);
-        assert_eq!(nics["re1"].driver, UNAVAILABLE);
-        assert_eq!(nics["re1"].offloads["TSO4"], "on");
-        assert_eq!(nics["ix1"].driver, "ix");
-        assert!(nics["ix1"].media.is_some());
-    }
-
-    #[test]
-    fn the_script_passes_shellcheck() {
-        let tmp = tempfile::tempdir().unwrap();
-        let file = tmp.path().join("nic.sh");
-        std::fs::write(&file, format!("#!/bin/sh\n{NIC_SCRIPT}")).unwrap();
-        let out = std::process::Command::new("shellcheck")
-            .args(["-s", "sh"])
-            .arg(&file)
-            .output()
-            .expect("shellcheck is installed");
-        let said = String::from_utf8_lossy(&out.stdout);
-        assert!(said.is_empty(), "{said}");
-        // On Linux it prints nothing, under dash and posh alike.
-        for shell in ["dash", "posh"] {
-            let out = std::process::Command::new(shell)
-                .arg(&file)
-                .output()
-                .unwrap();
-            assert!(out.status.success() && out.stdout.is_empty(), "{shell}");
-        }
     }
 }

@@ -573,7 +573,7 @@ mod tests {
         let env = |id: i64, name: &str| {
             let text = format!("#nic re1\n{}#sysctl re1\n", fixture(name));
             let mut fp = PortableFingerprint::parse("uname=FreeBSD 10.3-RELEASE-p5 amd64");
-            fp.nics = crate::probe::nic_bsd::parse_nics(&text);
+            fp.nics = crate::probe::nic_script::parse_nics(&text);
             let mut env = Environment::local(Fingerprint::default());
             env.hosts
                 .insert("root@fw".into(), HostFingerprint::Portable(fp));

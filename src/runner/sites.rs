@@ -119,9 +119,9 @@ fn portable_fingerprint(ssh: &Ssh, host: &Host) -> HostFingerprint {
         Ok(text) => {
             let mut fp = PortableFingerprint::parse(&text);
             // Fed on stdin: root's login shell may be csh.
-            let nics = crate::probe::nic_bsd::NIC_SCRIPT.as_bytes();
+            let nics = crate::probe::nic_script::NIC_SCRIPT.as_bytes();
             if let Ok(text) = ssh.run(host, "/bin/sh", Some(nics), Duration::from_secs(15)) {
-                fp.nics = crate::probe::nic_bsd::parse_nics(&text);
+                fp.nics = crate::probe::nic_script::parse_nics(&text);
             }
             HostFingerprint::Portable(fp)
         }

@@ -110,6 +110,14 @@ fn the_same_nginx_on_three_hosts_one_without_an_agent_agrees_with_its_log_and_it
         version("bare")
     );
     assert_eq!(version("bare"), version("agent-b"));
+    // Its fingerprint holds its veth's settings, read over plain sh as
+    // the twin's agent reads them with ethtool.
+    let facts = data.run.environment_facts();
+    let nic = |host: u32| facts["hosts"][format!("root@198.18.0.1{host}")]["nics"]["eth0"].clone();
+    assert_eq!(nic(3)["driver"], "veth", "{}", nic(3));
+    assert_eq!(nic(3)["offloads"], nic(2)["offloads"], "{}", nic(3));
+    assert_eq!(nic(3)["channels"], nic(2)["channels"]);
+    assert!(nic(3)["rps_cpus"]["rx-0"].is_string(), "{}", nic(3));
     // The interval probe gave per-interval figures with the server's tree.
     for t in ok_trials(&data, "bare") {
         let intervals = timeline(dir.path(), t.id);
