@@ -13,7 +13,7 @@ use scalelab::load::dns::{DnsDriver, DnsSettings, Generator, QuerySource};
 use scalelab::load::{Driver, LoadSpec, Pacing};
 use scalelab::model::Dataset;
 use scalelab::placement::Placement;
-use scalelab::server::dns::{unbound, DnsLab};
+use scalelab::server::dns::{bind, nsd, unbound, DnsLab};
 use scalelab::server::Target;
 use scalelab::shutdown::Shutdown;
 use scalelab::sys::netns::Netns;
@@ -282,6 +282,43 @@ fn a_workload_asking_for_xdp_gets_the_labs_veth_path_and_unbound_counts_every_an
         !scalelab::sys::netns::exists(&client),
         "stopping the lab left its client namespace {client}"
     );
+}
+
+#[test]
+fn nsd_and_bind_labs_answer_over_their_veth_path_too() {
+    let base = tempfile::tempdir().unwrap();
+    let q = query_file(base.path());
+    let t = toml::Table::new();
+    let labs = [
+        nsd::target(&t, base.path()).unwrap(),
+        bind::target(&t, base.path()).unwrap(),
+    ];
+    for mut lab in labs {
+        let zones = Dataset::DnsZones {
+            hosts: 100,
+            veth: true,
+        };
+        let ep = lab
+            .start(&Placement::unconstrained(), Some(&zones), &Shutdown::new())
+            .unwrap();
+        let settings = DnsSettings {
+            queries: QuerySource::File(q.clone()),
+            names: None,
+            max_outstanding: 20,
+            max_rate: None,
+            generator: Generator::Xdp,
+        };
+        let spec = LoadSpec {
+            max_requests: Some(500),
+            ..LoadSpec::closed(1, 1, Duration::from_secs(10))
+        };
+        let r = DnsDriver::new(settings, &ep.uri)
+            .unwrap()
+            .run(&spec, &Shutdown::new())
+            .unwrap();
+        let d = sent_by_xdp(&r);
+        assert_eq!((d.sent, r.requests, d.lost), (500, 500, 0), "{}", ep.uri);
+    }
 }
 
 #[test]

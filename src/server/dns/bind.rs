@@ -177,6 +177,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn with_a_veth_path_it_also_listens_there_and_answers_that_net_only() {
+        let b = Bind(BindSettings::parse(&toml::Table::new()).unwrap());
+        let c = b.render(Path::new("/x"), &[], Some("198.19.254.2"));
+        assert!(
+            c.contains("listen-on port 53 { 127.0.0.1; 198.19.254.2; };"),
+            "{c}"
+        );
+        assert!(
+            c.contains("allow-recursion { 127.0.0.0/8; 198.19.254.0/24; };"),
+            "{c}"
+        );
+        let plain = b.render(Path::new("/x"), &[], None);
+        assert!(
+            plain.contains("listen-on port 53 { 127.0.0.1; };"),
+            "{plain}"
+        );
+    }
+
+    #[test]
     fn config_forwards_only_to_a_dead_root() {
         let t: toml::Table = toml::from_str("threads = 8\nmax_cache_size = \"50%\"").unwrap();
         let b = Bind(BindSettings::parse(&t).unwrap());

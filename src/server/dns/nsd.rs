@@ -137,6 +137,12 @@ mod tests {
             extra: None,
         };
         let c = nsd.render(Path::new("/x"), &["bench.test.".into()], None);
+        assert!(!c.contains("198.19"), "no veth address unless asked");
+        let v = nsd.render(Path::new("/x"), &[], Some("198.19.254.2"));
+        assert!(
+            v.contains("ip-address: 127.0.0.2\n  ip-address: 198.19.254.2\n"),
+            "{v}"
+        );
         assert!(c.contains("rrl-ratelimit: 0\n"));
         assert!(c.contains("server-count: 2\n"));
         assert!(c.contains("ip-address: 127.0.0.2\n"));

@@ -179,6 +179,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn with_a_veth_path_it_also_listens_there_and_answers_that_net() {
+        let u = Unbound(UnboundSettings::parse(&toml::Table::new()).unwrap());
+        let c = u.render(Path::new("/x"), &[], Some("198.19.254.2"));
+        assert!(c.contains("interface: 198.19.254.2@53\n"), "{c}");
+        assert!(c.contains("access-control: 198.19.254.0/24 allow\n"), "{c}");
+        assert!(!u.render(Path::new("/x"), &[], None).contains("198.19"));
+    }
+
+    #[test]
     fn config_cannot_leave_the_lab() {
         let t: toml::Table = toml::from_str("threads = 4\nmsg_cache_size = \"8m\"").unwrap();
         let u = Unbound(UnboundSettings::parse(&t).unwrap());
