@@ -22,12 +22,21 @@
 #      -Q 100M`, alternating A B A B, -r ROUNDS rounds.
 #   2. fixed-rate steps (STEPS, queries/s): each tool asked for the rate;
 #      the rate the veth saw, per tool.
-#   3. forwarding, alternating, -r ROUNDS rounds: trafgen (AF_PACKET TX
-#      ring, 64-byte frames) into the sink; and `scalelab load forward
-#      --generator xdp -R 20M` in its own lab with forwarding off in R (R
-#      drops, its receive work on SINK_CPU by RPS), counted by its sending
-#      veth's TX counter. Not the same sink: there the drop is not on the
-#      generator's CPU, so this ratio favours scalelab.
+#   3. forwarding, alternating, -r ROUNDS rounds, in the same sink, the
+#      same CPU, 64-byte frames: trafgen (AF_PACKET TX ring, with
+#      TRAFGEN_OPTS) against `scalelab load forward --sink 198.18.43.2`
+#      with --generator xdp and packet_ring, all unbounded for -d s,
+#      counted by g0's TX counter (scalelab reconciles its own count with
+#      it: IPv6 is off in G, so the kernel sends nothing of its own).
+#      trafgen exits at its first EAGAIN ("Flushing TX_RING failed"):
+#      its socket's send buffer (net.core.wmem_default, 212992 bytes) is
+#      full of skbs S's backlog still holds, which happens at once when S's
+#      receive work runs on another CPU and now and then inline when the
+#      machine is busy (ksoftirqd waits). In a child namespace the
+#      net.core.[rw]mem_* sysctls are read-only (trafgen's --no-sock-mem
+#      only silences its failed writes) and trafgen sets no SO_SNDBUF, so
+#      the inline sink is its best case; a short round says "stopped
+#      early". scalelab's senders count an EAGAIN and go on.
 #   4. answers: NSD at 198.18.44.2 and Unbound (stub to NSD) at
 #      198.18.44.3 in namespace N, scalelab in namespace C, at CHECK_RATE
 #      queries/s for -d s: scalelab's answers against `nsd-control`'s
@@ -38,7 +47,11 @@
 # Usage: flock target/bench.lock bench/xdp-ab.sh [-r ROUNDS] [-d SECONDS]
 # Environment: SCALELAB (a prebuilt binary; default: build target/release),
 #   STEPS ("250000 500000 1000000"), CHECK_RATE (20000), GEN_CPU (0),
-#   SINK_CPU (1). Takes about (4 * ROUNDS + 2 * steps + 2) * (SECONDS + 3) s.
+#   SINK_CPU (1), PHASES ("dns forward answers": the phases to run),
+#   TRAFGEN_OPTS ("-S 65536KiB -k 100": a 64 MiB ring of 32768 frames,
+#   flushed every 100 us; trafgen 0.6.8 reads "-S 64MiB" as 1 MiB. Its
+#   default 512 KiB ring, -q, 1 and 8 MiB rings were no faster here).
+#   Takes about (5 * ROUNDS + 2 * steps + 2) * (SECONDS + 3) s.
 set -euo pipefail
 
 ROUNDS=4
@@ -47,13 +60,16 @@ while getopts "r:d:h" opt; do
     case $opt in
         r) ROUNDS=$OPTARG ;;
         d) SECS=$OPTARG ;;
-        *) sed -n '2,31p' "$0"; exit 2 ;;
+        *) sed -n '2,54p' "$0"; exit 2 ;;
     esac
 done
 STEPS=${STEPS:-250000 500000 1000000}
 CHECK_RATE=${CHECK_RATE:-20000}
 GEN_CPU=${GEN_CPU:-0}
 SINK_CPU=${SINK_CPU:-1}
+PHASES=${PHASES:-dns forward answers}
+TRAFGEN_OPTS=${TRAFGEN_OPTS:--S 65536KiB -k 100}
+phase() { case " $PHASES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 for tool in kxdpgun trafgen nsd nsd-control unbound unbound-control taskset /usr/bin/time ip python3; do
     command -v "$tool" >/dev/null || { echo "missing: $tool (apt-get install knot-dnsutils netsniff-ng nsd unbound)" >&2; exit 2; }
 done
@@ -87,6 +103,9 @@ ip -n "$G" link set lo up; ip -n "$G" link set g0 up; ip -n "$S" link set s0 up
 SINK_MAC=$(ip -n "$S" -j link show s0 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
 ip -n "$G" neigh replace 198.18.43.2 lladdr "$SINK_MAC" dev g0 nud permanent
 ip netns exec "$S" sh -c 'echo 0 > /sys/class/net/s0/queues/rx-0/rps_cpus'
+# No IPv6 in G: router solicitations and MLD reports would add the
+# kernel's own frames to g0's TX counter.
+ip netns exec "$G" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.g0.disable_ipv6=1
 printf 'h1.bench.test A\nh2.bench.test A\nh3.bench.test AAAA\n' >"$WORK/q.txt"
 : >"$WORK/rows.tsv"
 
@@ -111,23 +130,24 @@ run_one() {
             # Nothing answers in the sink: exit 4, and the count is in the error.
             own=$(grep -o 'none of [0-9]*' "$WORK/err" | awk '{print $3}') ;;
         trafgen)
+            # shellcheck disable=SC2086
             /usr/bin/time -f '%U %S' -o "$WORK/time" ip netns exec "$G" timeout -s INT "$SECS" \
                 taskset -c "$GEN_CPU" trafgen --dev g0 --conf "$WORK/trafgen.cfg" --cpus 1 \
-                --no-sock-mem --notouch-irq >"$WORK/out" 2>&1 || [ $? -eq 124 ]
-            own=$(awk '/packets\)$/{gsub(/[()]/, "", $(NF-1)); print $(NF-1)}' "$WORK/out") ;;
-        forward)
-            # Its own lab (A - R - B) with forwarding off in R: R drops each
-            # frame after one route lookup, on SINK_CPU; the generator gets
-            # the other CPU. Counted by A's TX counter, which the trial
-            # reconciles with its own count.
-            /usr/bin/time -f '%U %S' -o "$WORK/time" "$SCALELAB" load forward --generator xdp \
-                --frame-size 64 -R 20000000 -d "${SECS}s" --router-cpus "$SINK_CPU" \
-                --sysctl net.ipv4.ip_forward=0 --json >"$WORK/out" || [ $? -eq 4 ]
-            before=0
-            after=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0]["trial"]["directions"][0]["sent_kernel"])' "$WORK/out")
-            own=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["steps"][0]["trial"]; print(t["sent"], "reconciled" if t["reconciled"] else "NOT reconciled")' "$WORK/out") ;;
+                --no-sock-mem --notouch-irq $TRAFGEN_OPTS >"$WORK/out" 2>&1 || [ $? -eq 124 ]
+            own=$(awk '/packets\)$/{gsub(/[()]/, "", $(NF-1)); print $(NF-1)}' "$WORK/out")
+            # It exits at its first EAGAIN: say so, the round is short.
+            if grep -q 'TX_RING failed' "$WORK/out"; then
+                own="$own (stopped early: $(grep -m1 'TX_RING failed' "$WORK/out"))"
+            fi ;;
+        forward-xdp | forward-ring)
+            local method=xdp
+            [ "$tool" = forward-ring ] && method=packet_ring
+            /usr/bin/time -f '%U %S' -o "$WORK/time" ip netns exec "$G" taskset -c "$GEN_CPU" \
+                "$SCALELAB" load forward --sink 198.18.43.2 --generator "$method" \
+                --frame-size 64 -d "${SECS}s" --json >"$WORK/out"
+            own=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["sent"], "reconciled" if j["reconciled"] else "NOT reconciled")' "$WORK/out") ;;
     esac
-    [ "$tool" = forward ] || after=$(tx_packets "$G" g0)
+    after=$(tx_packets "$G" g0)
     python3 - "$phase" "$tool" "$round" "$rate" "$((after - before))" "$SECS" "$WORK/time" "$own" \
         >>"$WORK/rows.tsv" <<'PY'
 import sys
@@ -140,20 +160,26 @@ PY
     tail -1 "$WORK/rows.tsv" >&2
 }
 
-echo "# 1. unbounded, $ROUNDS rounds of ${SECS}s; load average before: $(load)"
-for round in $(seq "$ROUNDS"); do
-    for tool in kxdpgun scalelab; do run_one unbounded "$tool" "$round" 100000000; done
-done
-echo "# 2. fixed-rate steps ($STEPS); load average before: $(load)"
-for rate in $STEPS; do
-    for tool in kxdpgun scalelab; do run_one step "$tool" 1 "$rate"; done
-done
-echo "# 3. forwarding, 64-byte frames, $ROUNDS rounds; load average before: $(load)"
-GEN_MAC=$(ip -n "$G" -j link show g0 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
-echo "{ eth(da=$SINK_MAC, sa=$GEN_MAC, type=0x0800), ipv4(saddr=198.18.43.1, daddr=198.18.43.2, ttl=64, df), udp(sp=9, dp=9), fill(0x00, 18) }" >"$WORK/trafgen.cfg"
-for round in $(seq "$ROUNDS"); do
-    for tool in trafgen forward; do run_one forward "$tool" "$round" 0; done
-done
+if phase dns; then
+    echo "# 1. unbounded, $ROUNDS rounds of ${SECS}s; load average before: $(load)"
+    for round in $(seq "$ROUNDS"); do
+        for tool in kxdpgun scalelab; do run_one unbounded "$tool" "$round" 100000000; done
+    done
+    echo "# 2. fixed-rate steps ($STEPS); load average before: $(load)"
+    for rate in $STEPS; do
+        for tool in kxdpgun scalelab; do run_one step "$tool" 1 "$rate"; done
+    done
+fi
+if phase forward; then
+    echo "# 3. forwarding into the same sink, 64-byte frames, $ROUNDS rounds, trafgen $TRAFGEN_OPTS;" \
+        "load average before: $(load)"
+    GEN_MAC=$(ip -n "$G" -j link show g0 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
+    # 60 bytes as sent: 14 + 20 + 8 + 18 of fill; the FCS makes 64.
+    echo "{ eth(da=$SINK_MAC, sa=$GEN_MAC, type=0x0800), ipv4(saddr=198.18.43.1, daddr=198.18.43.2, ttl=64, df), udp(sp=9, dp=9), fill(0x00, 18) }" >"$WORK/trafgen.cfg"
+    for round in $(seq "$ROUNDS"); do
+        for tool in trafgen forward-xdp forward-ring; do run_one forward "$tool" "$round" 0; done
+    done
+fi
 echo "# load average after the sink phases: $(load)"
 echo "phase      tool      round  asked/s     sent/s (veth)  cpu_ns/frame  own count"
 awk -F'\t' '{printf "%-10s %-9s %5s %10s %14s %13s  %s\n", $1, $2, $3, $4, $5, $6, $7}' "$WORK/rows.tsv"
@@ -177,7 +203,8 @@ def pair(phase, ours, theirs):
           f"CPU ns per frame {medcpu(ours):.0f} v {medcpu(theirs):.0f}"
           + (f" (ratio median {statistics.median(cpu):.2f})" if cpu else ""))
 pair("unbounded", "scalelab", "kxdpgun")
-pair("forward", "forward", "trafgen")
+pair("forward", "forward-xdp", "trafgen")
+pair("forward", "forward-ring", "trafgen")
 for (p, rate, _), v in by.items():
     if p == "step":
         print(f"step {int(rate):>9}/s: " + ", ".join(
@@ -185,6 +212,7 @@ for (p, rate, _), v in by.items():
 PY
 
 # --- 4. answers against the servers' own counters ---------------------------
+phase answers || exit 0
 ip netns add "$C"; ip netns add "$N"
 ip link add c0 netns "$C" type veth peer name n0 netns "$N"
 ip -n "$C" addr add 198.18.44.1/24 dev c0

@@ -315,7 +315,10 @@ pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         None => None,
     };
     let placement = scalelab::placement::Placement::create("dnslab", cpus, None)?;
-    let zones = scalelab::model::Dataset::DnsZones { hosts: a.names };
+    let zones = scalelab::model::Dataset::DnsZones {
+        hosts: a.names,
+        veth: false,
+    };
     let ep = scalelab::server::Target::start(&mut target, &placement, Some(&zones), shutdown)?;
     let (server, ns) = scalelab::load::dns::parse_endpoint(&ep.uri)?;
     let ns = ns.unwrap_or_default();

@@ -1,9 +1,11 @@
 //! `scalelab load forward`: builds its own router lab, runs the RFC 2544
 //! throughput search through it, removes the lab, and prints the result
-//! (text, or one JSON object).
+//! (text, or one JSON object). With `--sink ADDRESS` it only sends, from
+//! the private namespace it runs in, into a sink the user built.
 
 use super::load_args::duration_arg;
 use anyhow::Context;
+use scalelab::load::forward::sink::{self, SinkPlan};
 use scalelab::load::forward::trial::LossSite;
 use scalelab::load::forward::tx::Generator;
 use scalelab::load::forward::{ForwardDriver, ForwardReport, ForwardSettings};
@@ -54,9 +56,17 @@ pub struct LoadForwardArgs {
     #[arg(long = "sysctl", value_name = "KEY=VALUE")]
     pub sysctls: Vec<String>,
     /// How frames are handed to the kernel: packet_ring (AF_PACKET TX ring,
-    /// the default), sendmmsg or io_uring.
+    /// the default), sendmmsg, io_uring or xdp (AF_XDP, copy mode).
     #[arg(long, value_parser = generator_arg, value_name = "METHOD")]
     pub generator: Option<Generator>,
+    /// Send only, for --duration, into a sink at this address
+    /// (198.18.0.0/15) reached through an interface of the private
+    /// namespace scalelab runs in (`ip netns exec NAME`); no lab, no
+    /// search: frames are counted by the interface's TX counter. At
+    /// --rate, or as fast as the generator can without it.
+    #[arg(long, value_name = "ADDRESS", conflicts_with_all = [
+        "bidirectional", "router_cpus", "host_rps_cpus", "firewall_rules", "sysctls"])]
+    pub sink: Option<std::net::Ipv4Addr>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -73,6 +83,9 @@ fn generator_arg(text: &str) -> Result<Generator, String> {
 /// run (3).
 pub fn run(a: &LoadForwardArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     use super::exit;
+    if let Some(dest) = a.sink {
+        return run_sink(a, dest, shutdown);
+    }
     let settings = ForwardSettings {
         frame_size: Some(a.frame_size),
         bidirectional: a.bidirectional,
@@ -142,6 +155,70 @@ pub fn run(a: &LoadForwardArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     }
     if report.best().is_none() {
         eprintln!("nothing was measured: {}", report.nothing_passed());
+        return Ok(exit::NOTHING_MEASURED);
+    }
+    Ok(exit::OK)
+}
+
+/// `--sink`: sends for --duration and prints what the interface counted.
+/// Exit 0 when the interface counted frames, 4 when none left, 130
+/// interrupted.
+fn run_sink(
+    a: &LoadForwardArgs,
+    dest: std::net::Ipv4Addr,
+    shutdown: &Shutdown,
+) -> anyhow::Result<i32> {
+    use super::exit;
+    if a.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        anyhow::bail!("--rate must be a positive number of frames per second, such as -R 1000000");
+    }
+    if a.duration.is_zero() {
+        anyhow::bail!("--sink sends for --duration, which must be above zero, such as -d 3s");
+    }
+    let plan = SinkPlan {
+        dest,
+        generator: a.generator.unwrap_or_default(),
+        frame_size: a.frame_size,
+        rate: a.rate,
+        duration: a.duration,
+    };
+    let r = match sink::run(&plan, shutdown) {
+        Ok(r) => r,
+        Err(e @ (LoadError::Spec(_) | LoadError::Target { .. })) => return Err(e.into()),
+        Err(e) => {
+            eprintln!("error: sending into the sink at {dest} failed: {e}");
+            return Ok(exit::NOTHING_MEASURED);
+        }
+    };
+    if shutdown.is_triggered() {
+        eprintln!("interrupted: the sink run was cut short");
+        return Ok(exit::INTERRUPTED);
+    }
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        outln!(
+            "{}-byte frames into {dest} on {} by {}: {:.0} frames/s by its TX counter \
+             ({} frames in {:.3} s, {} TX dropped), {:.0} ns of CPU per frame; \
+             generator sent {}{}",
+            r.frame_size,
+            r.interface,
+            r.generator.name(),
+            r.tx_pps,
+            r.tx_packets,
+            r.duration_s,
+            r.tx_dropped,
+            r.cpu_s / r.tx_packets.max(1) as f64 * 1e9,
+            r.sent,
+            if r.reconciled {
+                " (reconciled)"
+            } else {
+                " (NOT reconciled with the interface)"
+            },
+        );
+    }
+    if r.tx_packets == 0 {
+        eprintln!("nothing was measured: the interface sent no frame");
         return Ok(exit::NOTHING_MEASURED);
     }
     Ok(exit::OK)

@@ -32,6 +32,11 @@ pub enum Dataset {
     DnsZones {
         /// Hosts in the forward zone (and PTRs in the reverse zones).
         hosts: u32,
+        /// The load reaches the lab over a veth from a client namespace,
+        /// not over the lab's loopback (the xdp generator has no path
+        /// over loopback).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        veth: bool,
     },
 }
 
@@ -43,7 +48,10 @@ impl Dataset {
             Dataset::Sysbench { tables, table_size } => {
                 format!("sysbench {tables} tables x {table_size} rows")
             }
-            Dataset::DnsZones { hosts } => format!("DNS zones with {hosts} hosts"),
+            Dataset::DnsZones { hosts, veth } => format!(
+                "DNS zones with {hosts} hosts{}",
+                if *veth { ", reached over a veth" } else { "" }
+            ),
         }
     }
 
@@ -58,7 +66,7 @@ impl Dataset {
             Dataset::Sysbench { tables, table_size } => {
                 1.0 + f64::from(tables) * f64::from(table_size) / 40_000.0
             }
-            Dataset::DnsZones { hosts } => 0.2 + f64::from(hosts) / 20_000.0,
+            Dataset::DnsZones { hosts, .. } => 0.2 + f64::from(hosts) / 20_000.0,
         };
         std::time::Duration::from_secs_f64(secs)
     }
@@ -160,9 +168,19 @@ mod tests {
 
     #[test]
     fn datasets_travel_as_tagged_json() {
-        let d = Dataset::DnsZones { hosts: 5 };
+        let d = Dataset::DnsZones {
+            hosts: 5,
+            veth: false,
+        };
         let j = serde_json::to_string(&d).unwrap();
         assert_eq!(j, r#"{"kind":"dns_zones","hosts":5}"#);
         assert_eq!(serde_json::from_str::<Dataset>(&j).unwrap(), d);
+        let v = Dataset::DnsZones {
+            hosts: 5,
+            veth: true,
+        };
+        let j = serde_json::to_string(&v).unwrap();
+        assert_eq!(j, r#"{"kind":"dns_zones","hosts":5,"veth":true}"#);
+        assert_eq!(serde_json::from_str::<Dataset>(&j).unwrap(), v);
     }
 }

@@ -90,6 +90,13 @@ pub fn is_loopback(ip: IpAddr) -> bool {
     }
 }
 
+/// Whether `ip` is in 198.18.0.0/15, the range RFC 2544 (and RFC 5735,
+/// section 4) sets aside for benchmarking: the only addresses the labs
+/// scalelab builds, or a sink a user builds for it, may use.
+pub fn is_benchmark_range(ip: Ipv4Addr) -> bool {
+    u32::from(ip) & 0xfffe_0000 == u32::from(Ipv4Addr::new(198, 18, 0, 0))
+}
+
 /// `Ok` for loopback and for addresses permitted by [`allow`]; otherwise a
 /// sentence that says why and what to do.
 pub fn check(ip: IpAddr) -> Result<(), String> {
@@ -117,6 +124,16 @@ mod tests {
         allow(&[lab]);
         assert!(check(lab).is_ok());
         assert!(check("198.18.7.8".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn the_benchmark_range_is_198_18_0_0_slash_15() {
+        for ok in ["198.18.0.0", "198.18.43.2", "198.19.255.255"] {
+            assert!(is_benchmark_range(ok.parse().unwrap()), "{ok}");
+        }
+        for no in ["198.17.255.255", "198.20.0.0", "10.0.0.1", "127.0.0.1"] {
+            assert!(!is_benchmark_range(no.parse().unwrap()), "{no}");
+        }
     }
 
     #[test]

@@ -27,7 +27,7 @@ fn table(text: &str) -> toml::Table {
 /// Starts `lab` with zones of `hosts` hosts, the dataset a dns workload
 /// drawing from that many names declares.
 fn start(mut lab: DnsLab, hosts: u32) -> (DnsLab, String) {
-    let zones = Dataset::DnsZones { hosts };
+    let zones = Dataset::DnsZones { hosts, veth: false };
     let ep = lab
         .start(&Placement::unconstrained(), Some(&zones), &Shutdown::new())
         .unwrap();

@@ -1,7 +1,10 @@
 //! The DNS generator over AF_XDP against the real Unbound (NSD behind
 //! it): a client namespace joined to the lab's by a veth, the answers
 //! counted equal to Unbound's own count, and no XDP program left on the
-//! interface after a run, nor after `kill -9` of one.
+//! interface after a run, nor after `kill -9` of one. The lab's own veth
+//! path, which a workload asking for xdp gets, from the API and from a
+//! recipe; and `load forward --sink` into a sink namespace, counted by
+//! the interface.
 
 use crate::dns::unbound_queries;
 use crate::support::run::wait_for;
@@ -10,7 +13,7 @@ use scalelab::load::dns::{DnsDriver, DnsSettings, Generator, QuerySource};
 use scalelab::load::{Driver, LoadSpec, Pacing};
 use scalelab::model::Dataset;
 use scalelab::placement::Placement;
-use scalelab::server::dns::{unbound, DnsLab};
+use scalelab::server::dns::{bind, nsd, unbound, DnsLab};
 use scalelab::server::Target;
 use scalelab::shutdown::Shutdown;
 use scalelab::sys::netns::Netns;
@@ -48,7 +51,10 @@ fn rig(base: &Path) -> Rig {
          access-control: 198.18.42.0/24 allow\""
     );
     let mut lab = unbound::target(&extra.parse::<toml::Table>().unwrap(), base).unwrap();
-    let zones = Dataset::DnsZones { hosts: 100 };
+    let zones = Dataset::DnsZones {
+        hosts: 100,
+        veth: false,
+    };
     lab.start(&Placement::unconstrained(), Some(&zones), &Shutdown::new())
         .unwrap();
     let ns = lab.netns().unwrap().name().to_string();
@@ -94,6 +100,19 @@ fn query_file(dir: &Path) -> PathBuf {
     p
 }
 
+/// The run's datagram counts, after checking it went out over XDP.
+fn sent_by_xdp(r: &scalelab::load::LoadResult) -> scalelab::load::dns::facts::Datagrams {
+    assert!(
+        r.notes.iter().any(|n| n.starts_with("generator xdp:")),
+        "{:?}",
+        r.notes
+    );
+    r.extras
+        .get::<scalelab::load::dns::facts::Datagrams>()
+        .cloned()
+        .unwrap()
+}
+
 #[test]
 fn xdp_answers_agree_with_unbound_and_no_program_is_left_attached() {
     let base = tempfile::tempdir().unwrap();
@@ -114,16 +133,7 @@ fn xdp_answers_agree_with_unbound_and_no_program_is_left_attached() {
     };
     let before = unbound_queries(&rig.lab);
     let r = driver.run(&spec, &Shutdown::new()).unwrap();
-    let d = r
-        .extras
-        .get::<scalelab::load::dns::facts::Datagrams>()
-        .cloned()
-        .unwrap();
-    assert!(
-        r.notes.iter().any(|n| n.starts_with("generator xdp:")),
-        "{:?}",
-        r.notes
-    );
+    let d = sent_by_xdp(&r);
     assert_eq!(
         (d.sent, r.requests, d.lost, d.mismatched),
         (4000, 4000, 0, 0)
@@ -205,4 +215,231 @@ fn auto_takes_sockets_on_the_labs_loopback_and_xdp_through_the_veth() {
         through_veth.iter().any(|n| n.starts_with("generator xdp:")),
         "{through_veth:?}"
     );
+}
+
+/// Whether interface `ifname` in namespace `ns` has an XDP program.
+fn has_xdp_in(ns: &str, ifname: &str) -> bool {
+    let j = ip(&["-n", ns, "-j", "link", "show", ifname]);
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    v[0].get("xdp").is_some()
+}
+
+#[test]
+fn a_workload_asking_for_xdp_gets_the_labs_veth_path_and_unbound_counts_every_answer() {
+    let base = tempfile::tempdir().unwrap();
+    let q = query_file(base.path());
+    let settings = |generator: &str| {
+        let t: toml::Table = format!(
+            "queries = \"{}\"\nnames = 100\ngenerator = \"{generator}\"",
+            q.display()
+        )
+        .parse()
+        .unwrap();
+        DnsSettings::parse(&t).unwrap()
+    };
+    let xdp = settings("xdp");
+    let mut lab = unbound::target(&toml::Table::new(), base.path()).unwrap();
+    let ep = lab
+        .start(
+            &Placement::unconstrained(),
+            Some(&xdp.dataset()),
+            &Shutdown::new(),
+        )
+        .unwrap();
+    let client = lab.client_netns().expect("a veth path").name().to_string();
+    assert!(ep.uri.contains("&veth="), "{}", ep.uri);
+    let spec = LoadSpec {
+        pacing: Pacing::Open { rate: 2000.0 },
+        max_requests: Some(4000),
+        ..LoadSpec::closed(2, 1, Duration::from_secs(4))
+    };
+    let before = unbound_queries(&lab);
+    let r = DnsDriver::new(xdp, &ep.uri)
+        .unwrap()
+        .run(&spec, &Shutdown::new())
+        .unwrap();
+    let d = sent_by_xdp(&r);
+    assert_eq!((d.sent, r.requests, d.lost), (4000, 4000, 0));
+    assert_eq!(unbound_queries(&lab) - before, r.requests);
+    assert!(!has_xdp_in(&client, "cli0"), "the run left its program");
+    // The same lab still serves loopback runs as before.
+    let spec = LoadSpec {
+        max_requests: Some(500),
+        ..LoadSpec::closed(1, 1, Duration::from_secs(10))
+    };
+    let r = DnsDriver::new(settings("socket"), &ep.uri)
+        .unwrap()
+        .run(&spec, &Shutdown::new())
+        .unwrap();
+    assert_eq!(r.requests, 500);
+    assert!(
+        r.notes.iter().all(|n| !n.contains("generator")),
+        "{:?}",
+        r.notes
+    );
+    lab.stop().unwrap();
+    assert!(
+        !scalelab::sys::netns::exists(&client),
+        "stopping the lab left its client namespace {client}"
+    );
+}
+
+#[test]
+fn nsd_and_bind_labs_answer_over_their_veth_path_too() {
+    let base = tempfile::tempdir().unwrap();
+    let q = query_file(base.path());
+    let t = toml::Table::new();
+    let labs = [
+        nsd::target(&t, base.path()).unwrap(),
+        bind::target(&t, base.path()).unwrap(),
+    ];
+    for mut lab in labs {
+        let zones = Dataset::DnsZones {
+            hosts: 100,
+            veth: true,
+        };
+        let ep = lab
+            .start(&Placement::unconstrained(), Some(&zones), &Shutdown::new())
+            .unwrap();
+        let settings = DnsSettings {
+            queries: QuerySource::File(q.clone()),
+            names: None,
+            max_outstanding: 20,
+            max_rate: None,
+            generator: Generator::Xdp,
+        };
+        let spec = LoadSpec {
+            max_requests: Some(500),
+            ..LoadSpec::closed(1, 1, Duration::from_secs(10))
+        };
+        let r = DnsDriver::new(settings, &ep.uri)
+            .unwrap()
+            .run(&spec, &Shutdown::new())
+            .unwrap();
+        let d = sent_by_xdp(&r);
+        assert_eq!((d.sent, r.requests, d.lost), (500, 500, 0), "{}", ep.uri);
+    }
+}
+
+#[test]
+fn a_recipe_with_generator_xdp_runs_its_trials_through_the_veth() {
+    use scalelab::store::TrialStatus;
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = crate::support::run::run_recipe(
+        dir.path(),
+        "name = \"dns-xdp\"\n[server]\nkind = \"nsd\"\n\
+         [load]\nkind = \"dns\"\ngenerator = \"xdp\"\nqueries = { names = 200, count = 2000 }\n\
+         rate = 2000\nthreads = 1\ntimeout = \"500ms\"\n\
+         [sweep]\nconnections = [4]\n\
+         [trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+        &[],
+        None,
+    );
+    assert_eq!(data.trials.len(), 1);
+    let t = &data.trials[0];
+    assert_eq!(t.status, TrialStatus::Ok, "{:?}", t.error);
+    let text = format!("{t:?}");
+    assert!(text.contains("generator xdp:"), "no xdp note in {text}");
+    assert!(
+        text.contains("reached over a veth"),
+        "no veth dataset in {text}"
+    );
+}
+
+/// A sink: namespace G joined by a veth to S, whose end has no address
+/// (S drops every frame), G's neighbour entry for it permanent and IPv6
+/// off in G, so the kernel sends nothing of its own on G's end.
+struct Sink {
+    g: Netns,
+    _s: Netns,
+}
+
+fn sink() -> Sink {
+    let (g, s) = (
+        Netns::create("sinkg").unwrap(),
+        Netns::create("sinks").unwrap(),
+    );
+    let (gn, sn) = (g.name(), s.name());
+    ip(&[
+        "-n", gn, "link", "add", "g0", "type", "veth", "peer", "name", "s0", "netns", sn,
+    ]);
+    ip(&["-n", gn, "addr", "add", "198.18.47.1/24", "dev", "g0"]);
+    ip(&["-n", gn, "link", "set", "g0", "addrgenmode", "none"]);
+    ip(&["-n", gn, "link", "set", "g0", "up"]);
+    ip(&["-n", sn, "link", "set", "s0", "up"]);
+    let j = ip(&["-n", sn, "-j", "link", "show", "s0"]);
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let mac = v[0]["address"].as_str().unwrap().to_string();
+    ip(&[
+        "-n",
+        gn,
+        "neigh",
+        "replace",
+        "198.18.47.2",
+        "lladdr",
+        &mac,
+        "dev",
+        "g0",
+        "nud",
+        "permanent",
+    ]);
+    Sink { g, _s: s }
+}
+
+#[test]
+fn forward_into_a_sink_sends_what_the_interface_counts() {
+    let s = sink();
+    for generator in ["xdp", "packet_ring"] {
+        let out = Command::new("ip")
+            .args(["netns", "exec", s.g.name()])
+            .arg(scalelab().get_program())
+            .args([
+                "load",
+                "forward",
+                "--sink",
+                "198.18.47.2",
+                "--generator",
+                generator,
+            ])
+            .args(["-R", "20000", "-d", "500ms", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            crate::support::stderr(&out)
+        );
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(j["interface"], "g0");
+        assert_eq!(j["sent"], 10000, "{generator}: {j}");
+        assert_eq!(
+            j["tx_packets"].as_u64().unwrap() + j["tx_dropped"].as_u64().unwrap(),
+            10000,
+            "{generator}: the interface counted every frame: {j}"
+        );
+        assert_eq!(j["reconciled"], true, "{j}");
+        assert!(!has_xdp_in(s.g.name(), "g0"));
+    }
+}
+
+#[test]
+fn forward_into_a_sink_only_from_a_private_namespace_and_the_benchmark_range() {
+    let out = scalelab()
+        .args(["load", "forward", "--sink", "198.18.47.2", "-d", "500ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = crate::support::stderr(&out);
+    assert!(e.contains("private network namespace"), "{e}");
+    let s = sink();
+    let out = Command::new("ip")
+        .args(["netns", "exec", s.g.name()])
+        .arg(scalelab().get_program())
+        .args(["load", "forward", "--sink", "10.1.2.3", "-d", "500ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = crate::support::stderr(&out);
+    assert!(e.contains("198.18.0.0/15"), "{e}");
 }

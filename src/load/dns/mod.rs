@@ -178,7 +178,10 @@ impl DnsSettings {
             QuerySource::File(_) => None,
         };
         let hosts = self.names.or(drawn_from).unwrap_or(DEFAULT_NAMES);
-        crate::model::Dataset::DnsZones { hosts }
+        crate::model::Dataset::DnsZones {
+            hosts,
+            veth: self.generator == Generator::Xdp,
+        }
     }
 
     /// The query templates, read or generated, then encoded once.
@@ -208,7 +211,12 @@ impl DnsDriver {
     /// A driver from checked settings; encodes every query once, up front.
     pub fn new(settings: DnsSettings, endpoint: &str) -> Result<Self, LoadError> {
         settings.validate()?;
-        let (server, netns) = parse_endpoint(endpoint)?;
+        let ways = parse_ways(endpoint)?;
+        // The xdp generator takes the lab's veth path where there is one.
+        let (server, netns) = match ways.veth {
+            Some((addr, client)) if settings.generator == Generator::Xdp => (addr, Some(client)),
+            _ => (ways.server, ways.netns),
+        };
         let templates = Arc::new(settings.templates()?);
         Ok(DnsDriver {
             settings,
@@ -269,31 +277,69 @@ impl DnsDriver {
     }
 }
 
-/// `dns://ADDR:PORT[?netns=NAME]`, or plain `ADDR:PORT`.
-pub fn parse_endpoint(endpoint: &str) -> Result<(SocketAddr, Option<String>), LoadError> {
+/// The ways into a DNS target that an endpoint names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ways {
+    /// The target's address (loopback in a lab).
+    pub server: SocketAddr,
+    /// The namespace to join to reach `server`; `None`: this one.
+    pub netns: Option<String>,
+    /// The lab's veth path, when it has one: the target's address on the
+    /// veth and the client namespace on the pair's other end.
+    pub veth: Option<(SocketAddr, String)>,
+}
+
+/// `dns://ADDR:PORT[?netns=NAME[&veth=ADDR:PORT@CLIENT]]`, or plain
+/// `ADDR:PORT`.
+pub fn parse_ways(endpoint: &str) -> Result<Ways, LoadError> {
     let bad = |reason: &str| LoadError::Target {
         target: endpoint.to_string(),
         reason: reason.to_string(),
     };
-    let rest = endpoint.strip_prefix("dns://").unwrap_or(endpoint);
-    let (addr, netns) = match rest.split_once("?netns=") {
-        Some((a, n)) if !n.is_empty() => (a, Some(n.to_string())),
-        Some(_) => return Err(bad("`netns=` needs a namespace name")),
-        None => (rest, None),
+    let addr = |text: &str| -> Result<SocketAddr, LoadError> {
+        let a: SocketAddr = text
+            .parse()
+            .map_err(|_| bad("expected ADDRESS:PORT, such as 127.0.0.1:53"))?;
+        crate::load::limits::PORT
+            .check(a.port().into())
+            .map_err(|e| bad(&e))?;
+        Ok(a)
     };
-    let server: SocketAddr = addr
-        .parse()
-        .map_err(|_| bad("expected ADDRESS:PORT, such as 127.0.0.1:53"))?;
-    crate::load::limits::PORT
-        .check(server.port().into())
-        .map_err(|e| bad(&e))?;
+    let rest = endpoint.strip_prefix("dns://").unwrap_or(endpoint);
+    let (server, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let server = addr(server)?;
+    let (mut netns, mut veth) = (None, None);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("netns", n)) if !n.is_empty() => netns = Some(n.to_string()),
+            Some(("netns", _)) => return Err(bad("`netns=` needs a namespace name")),
+            Some(("veth", v)) => {
+                let (a, ns) = v
+                    .split_once('@')
+                    .filter(|(_, ns)| !ns.is_empty())
+                    .ok_or_else(|| bad("`veth=` needs ADDRESS:PORT@NAMESPACE"))?;
+                veth = Some((addr(a)?, ns.to_string()));
+            }
+            _ => return Err(bad(&format!("unknown `{pair}`; use netns=NAME"))),
+        }
+    }
     if netns.is_none() && !server.ip().is_loopback() && !crate::sys::netns::in_private_namespace() {
         return Err(bad(
             "DNS load goes only to loopback addresses, or to any address from inside a \
              private network namespace (run under `ip netns exec NAME`)",
         ));
     }
-    Ok((server, netns))
+    Ok(Ways {
+        server,
+        netns,
+        veth,
+    })
+}
+
+/// The endpoint's target and namespace ([`parse_ways`] without the veth).
+pub fn parse_endpoint(endpoint: &str) -> Result<(SocketAddr, Option<String>), LoadError> {
+    let w = parse_ways(endpoint)?;
+    Ok((w.server, w.netns))
 }
 
 impl Driver for DnsDriver {
@@ -546,10 +592,18 @@ mod tests {
             let t: toml::Table = toml::from_str(text).unwrap();
             DnsSettings::parse(&t).unwrap().dataset()
         };
-        let hosts = |hosts| Dataset::DnsZones { hosts };
+        let hosts = |hosts| Dataset::DnsZones { hosts, veth: false };
         assert_eq!(zones("queries = { names = 300 }"), hosts(300));
         assert_eq!(zones("queries = { names = 300 }\nnames = 500"), hosts(500));
         assert_eq!(zones("queries = \"q.txt\""), hosts(DEFAULT_NAMES));
         assert_eq!(zones("queries = \"q.txt\"\nnames = 7"), hosts(7));
+        assert_eq!(
+            zones("queries = \"q.txt\"\nnames = 7\ngenerator = \"xdp\""),
+            Dataset::DnsZones {
+                hosts: 7,
+                veth: true
+            },
+            "the xdp generator asks the lab for a veth path"
+        );
     }
 }

@@ -9,7 +9,10 @@
 //! - `worker`: the paced sender and the `recvmmsg` receiver;
 //! - [`trial`]: one fixed-rate trial, reconciled against the kernel's
 //!   counters in A, R and B;
-//! - [`search`]: the binary search for the zero-loss rate.
+//! - [`search`]: the binary search for the zero-loss rate;
+//! - [`sink`]: sending only, from a private namespace into a sink the
+//!   user built, counted by the interface's TX counter (the generator
+//!   against other generators, like for like).
 //!
 //! A run with a rate (`Pacing::Open`) is one trial at that rate. A closed
 //! run is the RFC 2544 search, each step lasting the run's duration; its
@@ -21,6 +24,7 @@ pub mod frame;
 #[cfg(test)]
 pub(crate) use facts::test_extras;
 pub mod search;
+pub mod sink;
 pub mod trial;
 pub mod tx;
 pub(crate) mod worker;

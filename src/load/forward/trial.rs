@@ -230,7 +230,7 @@ fn flows(plan: &TrialPlan) -> Vec<Flow> {
                 gateway| Flow {
         name,
         send: SendJob {
-            netns: from_ns.to_string(),
+            netns: Some(from_ns.to_string()),
             route: Route {
                 from: SocketAddrV4::new(from, SRC_PORT),
                 to: SocketAddrV4::new(to, DST_PORT),

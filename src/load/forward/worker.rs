@@ -21,7 +21,8 @@ pub use super::tx::BATCH;
 /// One direction's sending job.
 #[derive(Clone, Debug)]
 pub struct SendJob {
-    pub netns: String,
+    /// The namespace to send from; `None`: the calling thread's own.
+    pub netns: Option<String>,
     pub route: Route,
     pub generator: Generator,
     pub frame: FrameSize,
@@ -58,7 +59,9 @@ pub fn send(job: &SendJob, stop: &Shutdown) -> std::io::Result<SendStats> {
     }
     // SAFETY: prctl on this thread only; 1ns slack makes short sleeps exact.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64) };
-    netns::join(&job.netns).map_err(std::io::Error::other)?;
+    if let Some(ns) = &job.netns {
+        netns::join(ns).map_err(std::io::Error::other)?;
+    }
     let mut tx = tx::open(job.generator, &job.route, job.frame)?;
     let mut stats = SendStats::default();
     let start = Instant::now();
@@ -230,26 +233,30 @@ fn force_rcvbuf(sock: &Socket, bytes: usize) -> std::io::Result<()> {
 
 /// The MTU of interface `ifname` inside namespace `ns` (SIOCGIFMTU).
 pub fn link_mtu(ns: &str, ifname: &str) -> Result<u32, netns::NetnsError> {
-    let name = ifname.to_string();
     let owned = ns.to_string();
     netns::in_netns(ns, move || {
-        let err = |source| netns::NetnsError::Read {
+        own_link_mtu(ifname).map_err(|source| netns::NetnsError::Read {
             name: owned.clone(),
             what: "the link MTU",
             source,
-        };
-        let sock = Socket::new(Domain::IPV4, Type::DGRAM, None).map_err(err)?;
-        // SAFETY: ifreq zeroed, name copied with a terminating NUL; the
-        // ioctl writes only into the struct.
-        unsafe {
-            let mut req: libc::ifreq = std::mem::zeroed();
-            for (d, s) in req.ifr_name.iter_mut().zip(name.bytes().take(15)) {
-                *d = s as libc::c_char;
-            }
-            if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFMTU, &mut req) != 0 {
-                return Err(err(std::io::Error::last_os_error()));
-            }
-            Ok(req.ifr_ifru.ifru_mtu as u32)
-        }
+        })
     })
+}
+
+/// The MTU of interface `ifname` in the calling thread's namespace
+/// (SIOCGIFMTU).
+pub fn own_link_mtu(ifname: &str) -> std::io::Result<u32> {
+    let sock = Socket::new(Domain::IPV4, Type::DGRAM, None)?;
+    // SAFETY: ifreq zeroed, name copied with a terminating NUL; the
+    // ioctl writes only into the struct.
+    unsafe {
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (d, s) in req.ifr_name.iter_mut().zip(ifname.bytes().take(15)) {
+            *d = s as libc::c_char;
+        }
+        if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFMTU, &mut req) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(req.ifr_ifru.ifru_mtu as u32)
+    }
 }

@@ -22,6 +22,8 @@ pub(crate) struct Path {
     pub src: Ipv4Addr,
     /// Its MAC.
     pub src_mac: [u8; 6],
+    /// The next hop: the route's gateway, or `dest` itself when on-link.
+    pub next_hop: Ipv4Addr,
     /// The next hop's MAC.
     pub next_hop_mac: [u8; 6],
 }
@@ -129,6 +131,7 @@ pub(crate) fn resolve(dest: SocketAddrV4) -> Result<Path, XdpError> {
         ifindex,
         src,
         src_mac,
+        next_hop: hop,
         next_hop_mac,
     })
 }

@@ -3,7 +3,7 @@
 //! that address, and a static stub per lab zone pointing at NSD.
 
 use super::nsd::Nsd;
-use super::{binary, check_threads, zones, DnsLab, LabServer, Launch};
+use super::{binary, check_threads, zones, DnsLab, LabServer, Launch, Prepare};
 use crate::server::TargetError;
 use std::path::Path;
 
@@ -92,8 +92,12 @@ pub fn lab(s: BindSettings, base_dir: &Path) -> DnsLab {
 pub struct Bind(pub BindSettings);
 
 impl Bind {
-    fn render(&self, dir: &Path, zone_list: &[String]) -> String {
+    fn render(&self, dir: &Path, zone_list: &[String], veth: Option<&str>) -> String {
         let s = &self.0;
+        let (also, net) = match veth {
+            Some(v) => (format!(" {v};"), format!(" {};", super::veth::NET)),
+            None => (String::new(), String::new()),
+        };
         let d = dir.display();
         let cache = s
             .max_cache_size
@@ -108,8 +112,8 @@ impl Bind {
         let mut c = format!(
             "# written by scalelab\noptions {{\n    directory \"{d}\";\n    pid-file \"{d}/named.pid\";\n\
              \x20   session-keyfile \"{d}/session.key\";\n    managed-keys-directory \"{d}\";\n\
-             \x20   listen-on port 53 {{ {addr}; }};\n    listen-on-v6 {{ none; }};\n\
-             \x20   recursion yes;\n    allow-query {{ 127.0.0.0/8; }};\n    allow-recursion {{ 127.0.0.0/8; }};\n\
+             \x20   listen-on port 53 {{ {addr};{also} }};\n    listen-on-v6 {{ none; }};\n\
+             \x20   recursion yes;\n    allow-query {{ 127.0.0.0/8;{net} }};\n    allow-recursion {{ 127.0.0.0/8;{net} }};\n\
              \x20   forward only;\n    forwarders {{ {dead}; }};\n    dnssec-validation no;\n\
              \x20   empty-zones-enable no;\n    notify no;\n{cache}{extra}}};\n\
              controls {{ }};\n\
@@ -141,11 +145,12 @@ impl LabServer for Bind {
         KIND
     }
 
-    fn prepare(&self, dir: &Path, zone_list: &[String]) -> Result<Launch, TargetError> {
+    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, TargetError> {
+        let dir = at.dir;
         let program = binary(KIND, &["/usr/sbin/named"], "bind9")?;
         let hints = dir.join("root.hints");
         std::fs::write(&hints, root_hints()).map_err(|e| TargetError::io(&hints, e))?;
-        let config = self.render(dir, zone_list);
+        let config = self.render(dir, at.zones, at.veth);
         let conf = dir.join("named.conf");
         std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;
         Ok(Launch {
@@ -172,10 +177,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn with_a_veth_path_it_also_listens_there_and_answers_that_net_only() {
+        let b = Bind(BindSettings::parse(&toml::Table::new()).unwrap());
+        let c = b.render(Path::new("/x"), &[], Some("198.19.254.2"));
+        assert!(
+            c.contains("listen-on port 53 { 127.0.0.1; 198.19.254.2; };"),
+            "{c}"
+        );
+        assert!(
+            c.contains("allow-recursion { 127.0.0.0/8; 198.19.254.0/24; };"),
+            "{c}"
+        );
+        let plain = b.render(Path::new("/x"), &[], None);
+        assert!(
+            plain.contains("listen-on port 53 { 127.0.0.1; };"),
+            "{plain}"
+        );
+    }
+
+    #[test]
     fn config_forwards_only_to_a_dead_root() {
         let t: toml::Table = toml::from_str("threads = 8\nmax_cache_size = \"50%\"").unwrap();
         let b = Bind(BindSettings::parse(&t).unwrap());
-        let c = b.render(Path::new("/x"), &["bench.test.".into()]);
+        let c = b.render(Path::new("/x"), &["bench.test.".into()], None);
         assert!(c.contains("forward only;\n    forwarders { 127.0.0.9; };"));
         assert!(c.contains("zone \"bench.test.\" { type static-stub; server-addresses { 127.0.0.2; }; forwarders { }; };"));
         assert!(c.contains("dnssec-validation no;"));

@@ -16,12 +16,18 @@
 //! `bind` (the resolver is the target; NSD is its upstream).
 //!
 //! The zones hold the dataset the workload declares ([`Dataset::DnsZones`],
-//! from the dns load's `names`), written afresh at every start.
+//! from the dns load's `names`), written afresh at every start. When the
+//! workload asks for a veth path (`DnsZones::veth`: the xdp generator,
+//! which cannot send over loopback), the lab also gets a client namespace
+//! joined to it by one veth pair ([`veth`]); the target listens on its end
+//! too, and the endpoint names both ways in
+//! (`dns://127.0.0.1:53?netns=LAB&veth=198.19.254.2:53@CLIENT`).
 
 pub mod bind;
 pub mod nsd;
 pub(crate) mod resolver;
 pub mod unbound;
+pub mod veth;
 pub(crate) mod zones;
 
 use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
@@ -63,13 +69,24 @@ pub struct Launch {
     pub log: Option<PathBuf>,
 }
 
+/// What a lab server is prepared with.
+pub struct Prepare<'a> {
+    /// The run directory its files go in.
+    pub dir: &'a Path,
+    /// The zones it serves or stubs.
+    pub zones: &'a [String],
+    /// With an address, it also listens there (the lab's end of the veth
+    /// path, [`veth::LAB_ADDR`]) and answers queries from [`veth::NET`].
+    pub veth: Option<&'a str>,
+}
+
 /// One server kind of the lab (NSD, Unbound, BIND).
 pub trait LabServer: Send {
     /// Its kind's name (`nsd`, `unbound`, `bind`), for messages and the
     /// run directory's file names.
     fn kind(&self) -> &'static str;
-    /// Writes the server's files into `dir` and says how to start it.
-    fn prepare(&self, dir: &Path, zones: &[String]) -> Result<Launch, TargetError>;
+    /// Writes the server's files into `at.dir` and says how to start it.
+    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, TargetError>;
     /// The installed version, such as `unbound 1.17.1`.
     fn version(&self) -> Option<String>;
 }
@@ -132,6 +149,8 @@ impl Running {
 /// then the directory.
 struct Lab {
     servers: Vec<Running>,
+    /// The client end of the veth path, when the workload asked for one.
+    client: Option<Netns>,
     netns: Netns,
     configs: String,
     dir: crate::owned::OwnedDir,
@@ -151,6 +170,8 @@ pub struct DnsLab {
     /// Hosts in the zones of the current start (0: only the zones' own
     /// records, when the workload declares no dataset).
     hosts: u32,
+    /// The current start has a veth path (the workload asked for one).
+    veth: bool,
     servers: Vec<Box<dyn LabServer>>,
     base_dir: PathBuf,
     lab: Option<Lab>,
@@ -163,6 +184,7 @@ impl DnsLab {
         DnsLab {
             kind,
             hosts: 0,
+            veth: false,
             servers,
             base_dir: base_dir.to_path_buf(),
             lab: None,
@@ -170,11 +192,14 @@ impl DnsLab {
         }
     }
 
-    /// The zones' hosts for `dataset`, refusing data a DNS lab does not hold.
-    fn hosts_of(&self, dataset: Option<&Dataset>) -> Result<u32, TargetError> {
+    /// The zones' hosts for `dataset` and whether it asks for a veth
+    /// path, refusing data a DNS lab does not hold.
+    fn hosts_of(&self, dataset: Option<&Dataset>) -> Result<(u32, bool), TargetError> {
         match dataset {
-            None => Ok(0),
-            Some(Dataset::DnsZones { hosts }) if *hosts <= names::MAX_HOSTS => Ok(*hosts),
+            None => Ok((0, false)),
+            Some(Dataset::DnsZones { hosts, veth }) if *hosts <= names::MAX_HOSTS => {
+                Ok((*hosts, *veth))
+            }
             Some(other) => {
                 let holds = format!(
                     "zones of up to {} hosts (`[load] kind = \"dns\"`, `names`)",
@@ -188,6 +213,11 @@ impl DnsLab {
     /// The lab's namespace while it runs.
     pub fn netns(&self) -> Option<&Netns> {
         self.lab.as_ref().map(|l| &l.netns)
+    }
+
+    /// The client namespace of the lab's veth path, while it runs with one.
+    pub fn client_netns(&self) -> Option<&Netns> {
+        self.lab.as_ref().and_then(|l| l.client.as_ref())
     }
 
     /// The lab's run directory while it runs (configs, logs, zones, the
@@ -225,9 +255,14 @@ impl DnsLab {
         lab: &Lab,
         dir: &Path,
         zone_list: &[String],
+        veth: Option<&str>,
         placement: &Placement,
     ) -> Result<(Running, String), TargetError> {
-        let launch = server.prepare(dir, zone_list)?;
+        let launch = server.prepare(&Prepare {
+            dir,
+            zones: zone_list,
+            veth,
+        })?;
         let kind = server.kind();
         let stderr_path = dir.join(format!("{kind}.stderr"));
         let stderr =
@@ -310,19 +345,29 @@ impl DnsLab {
         let path = dir.path().to_path_buf();
         let (zone_list, bytes) = self.write_zones(&path)?;
         self.dataset = (self.hosts > 0).then(|| DatasetInfo {
-            description: Dataset::DnsZones { hosts: self.hosts }.describe(),
+            description: Dataset::DnsZones {
+                hosts: self.hosts,
+                veth: self.veth,
+            }
+            .describe(),
             bytes,
         });
+        let client = match self.veth {
+            true => Some(veth::client(self.kind, &netns)?),
+            false => None,
+        };
         let mut lab = Lab {
             servers: Vec::new(),
+            client,
             netns,
             configs: String::new(),
             dir,
         };
         let last = self.servers.len() - 1;
         for (i, server) in self.servers.iter().enumerate() {
+            let veth = (i == last && self.veth).then_some(veth::LAB_ADDR);
             let (running, config) =
-                self.start_one(server.as_ref(), &lab, &path, &zone_list, placement)?;
+                self.start_one(server.as_ref(), &lab, &path, &zone_list, veth, placement)?;
             lab.configs
                 .push_str(&format!("# {} config\n{config}\n", server.kind()));
             lab.servers.push(running);
@@ -332,12 +377,11 @@ impl DnsLab {
                 zones::AUTH_ADDR
             };
             let ns = lab.netns.name().to_string();
-            self.wait_answers(
-                lab.servers.last().expect("just pushed"),
-                &ns,
-                addr,
-                shutdown,
-            )?;
+            let running = lab.servers.last().expect("just pushed");
+            self.wait_answers(running, &ns, addr, shutdown)?;
+            if let (Some(veth), Some(client)) = (veth, &lab.client) {
+                self.wait_answers(running, client.name(), veth, shutdown)?;
+            }
         }
         self.lab = Some(lab);
         Ok(())
@@ -356,12 +400,16 @@ impl Target for DnsLab {
         shutdown: &Shutdown,
     ) -> Result<Endpoint, TargetError> {
         self.stop()?;
-        self.hosts = self.hosts_of(dataset)?;
+        (self.hosts, self.veth) = self.hosts_of(dataset)?;
         self.dataset = None;
         self.start_lab(placement, shutdown)?;
         let ns = self.netns().expect("lab started").name();
+        let via = self
+            .client_netns()
+            .map(|c| format!("&veth={}:53@{}", veth::LAB_ADDR, c.name()))
+            .unwrap_or_default();
         Ok(Endpoint {
-            uri: format!("dns://{}:53?netns={ns}", self.target_addr()),
+            uri: format!("dns://{}:53?netns={ns}{via}", self.target_addr()),
         })
     }
 

@@ -2,7 +2,7 @@
 //! upstream of the resolver kinds. Response rate limiting is off (Debian's
 //! default limit answers about 3k qps and drops the rest).
 
-use super::{binary, check_threads, zones, DnsLab, LabServer, Launch};
+use super::{binary, check_threads, zones, DnsLab, LabServer, Launch, Prepare};
 use crate::server::TargetError;
 use std::path::Path;
 
@@ -71,10 +71,10 @@ pub struct Nsd {
 }
 
 impl Nsd {
-    fn render(&self, dir: &Path, zone_list: &[String]) -> String {
+    fn render(&self, dir: &Path, zone_list: &[String], veth: Option<&str>) -> String {
         let d = dir.display();
         let mut c = format!(
-            "# written by scalelab\nserver:\n  ip-address: {addr}\n  port: 53\n\
+            "# written by scalelab\nserver:\n  ip-address: {addr}\n{also}  port: 53\n\
              \x20 server-count: {threads}\n  reuseport: yes\n  username: \"\"\n  chroot: \"\"\n\
              \x20 zonesdir: \"{d}/zones\"\n  database: \"\"\n  zonelistfile: \"{d}/nsd.zonelist\"\n\
              \x20 xfrdfile: \"{d}/nsd.xfrd\"\n  xfrdir: \"{d}\"\n  pidfile: \"{d}/nsd.pid\"\n\
@@ -82,6 +82,9 @@ impl Nsd {
              \x20 rrl-ratelimit: 0\n  rrl-whitelist-ratelimit: 0\n{extra}\
              remote-control:\n  control-enable: no\n",
             addr = zones::AUTH_ADDR,
+            also = veth
+                .map(|v| format!("  ip-address: {v}\n"))
+                .unwrap_or_default(),
             threads = self.threads,
             extra = self
                 .extra
@@ -104,9 +107,10 @@ impl LabServer for Nsd {
         KIND
     }
 
-    fn prepare(&self, dir: &Path, zone_list: &[String]) -> Result<Launch, TargetError> {
+    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, TargetError> {
+        let dir = at.dir;
         let program = binary(KIND, &["/usr/sbin/nsd"], "nsd")?;
-        let config = self.render(dir, zone_list);
+        let config = self.render(dir, at.zones, at.veth);
         let conf = dir.join("nsd.conf");
         std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;
         Ok(Launch {
@@ -132,7 +136,13 @@ mod tests {
             threads: 2,
             extra: None,
         };
-        let c = nsd.render(Path::new("/x"), &["bench.test.".into()]);
+        let c = nsd.render(Path::new("/x"), &["bench.test.".into()], None);
+        assert!(!c.contains("198.19"), "no veth address unless asked");
+        let v = nsd.render(Path::new("/x"), &[], Some("198.19.254.2"));
+        assert!(
+            v.contains("ip-address: 127.0.0.2\n  ip-address: 198.19.254.2\n"),
+            "{v}"
+        );
         assert!(c.contains("rrl-ratelimit: 0\n"));
         assert!(c.contains("server-count: 2\n"));
         assert!(c.contains("ip-address: 127.0.0.2\n"));

@@ -4,7 +4,7 @@
 //! read `unbound-control stats_noreset`.
 
 use super::nsd::Nsd;
-use super::{binary, check_threads, zones, DnsLab, LabServer, Launch};
+use super::{binary, check_threads, zones, DnsLab, LabServer, Launch, Prepare};
 use crate::server::TargetError;
 use std::path::Path;
 
@@ -99,7 +99,7 @@ pub fn control_socket(dir: &Path) -> std::path::PathBuf {
 }
 
 impl Unbound {
-    fn render(&self, dir: &Path, zone_list: &[String]) -> String {
+    fn render(&self, dir: &Path, zone_list: &[String], veth: Option<&str>) -> String {
         let s = &self.0;
         let d = dir.display();
         let mut c = format!(
@@ -112,6 +112,12 @@ impl Unbound {
             addr = zones::RESOLVER_ADDR,
             threads = s.threads,
         );
+        if let Some(v) = veth {
+            c.push_str(&format!(
+                "  interface: {v}@53\n  access-control: {} allow\n",
+                super::veth::NET
+            ));
+        }
         if let Some(v) = &s.msg_cache_size {
             c.push_str(&format!("  msg-cache-size: {v}\n"));
         }
@@ -147,10 +153,11 @@ impl LabServer for Unbound {
         KIND
     }
 
-    fn prepare(&self, dir: &Path, zone_list: &[String]) -> Result<Launch, TargetError> {
+    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, TargetError> {
+        let dir = at.dir;
         let program = binary(KIND, &["/usr/sbin/unbound"], "unbound")?;
         crate::server::conf_path::check_socket(KIND, &control_socket(dir))?;
-        let config = self.render(dir, zone_list);
+        let config = self.render(dir, at.zones, at.veth);
         let conf = dir.join("unbound.conf");
         std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;
         Ok(Launch {
@@ -172,10 +179,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn with_a_veth_path_it_also_listens_there_and_answers_that_net() {
+        let u = Unbound(UnboundSettings::parse(&toml::Table::new()).unwrap());
+        let c = u.render(Path::new("/x"), &[], Some("198.19.254.2"));
+        assert!(c.contains("interface: 198.19.254.2@53\n"), "{c}");
+        assert!(c.contains("access-control: 198.19.254.0/24 allow\n"), "{c}");
+        assert!(!u.render(Path::new("/x"), &[], None).contains("198.19"));
+    }
+
+    #[test]
     fn config_cannot_leave_the_lab() {
         let t: toml::Table = toml::from_str("threads = 4\nmsg_cache_size = \"8m\"").unwrap();
         let u = Unbound(UnboundSettings::parse(&t).unwrap());
-        let c = u.render(Path::new("/x"), &["bench.test.".into()]);
+        let c = u.render(Path::new("/x"), &["bench.test.".into()], None);
         assert!(c.contains("num-threads: 4\n"));
         assert!(c.contains("local-zone: \".\" refuse\n"));
         assert!(c.contains("stub-zone:\n  name: \".\"\n  stub-addr: 127.0.0.9\n"));
