@@ -27,6 +27,21 @@ pub trait LoadPlan: Send + Sync {
     fn windows_per_trial(&self) -> std::ops::RangeInclusive<u32> {
         1..=1
     }
+    /// The most load threads these settings can run, and why; `None`: no
+    /// limit. A recipe that leaves `threads` out gets this many (at most);
+    /// one that asks for more is refused when it is checked.
+    fn threads_at_most(&self) -> Option<ThreadLimit> {
+        None
+    }
+}
+
+/// A load kind's limit on its threads ([`LoadPlan::threads_at_most`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadLimit {
+    /// The most threads.
+    pub threads: u32,
+    /// Why, and what to change instead (for the error).
+    pub why: &'static str,
 }
 
 /// Builds a kind's driver from its settings `S`, aimed at an endpoint.

@@ -229,7 +229,7 @@ fn compile_point(
             vec![section.into(), key.into()]
         }
     };
-    let r: Resolved = resolve(exp, si, p).map_err(|(k, m)| {
+    let mut r: Resolved = resolve(exp, si, p).map_err(|(k, m)| {
         let section = if k.starts_with("server") {
             "server"
         } else {
@@ -256,6 +256,24 @@ fn compile_point(
         .map_err(|e| setting_error(cx, &e.to_string(), "server", &locate, &sys.label))?;
     let load = crate::load::compile(on.load_kind, &r.load.settings)
         .map_err(|e| setting_error(cx, &e.to_string(), "load", &locate, &sys.label))?;
+    if let Some(limit) = load.threads_at_most() {
+        match r.common.threads {
+            Some(t) if t > limit.threads => {
+                return Err(cx.err(
+                    &refs(&locate("threads", "load")),
+                    format!(
+                        "{t} threads (system `{}`, {}): {}",
+                        sys.label,
+                        p.label(),
+                        limit.why
+                    ),
+                    FORMAT_DOC,
+                ))
+            }
+            Some(_) => {}
+            None => r.common.threads = Some(limit.threads),
+        }
+    }
     let dataset = load.dataset();
     Ok(PointPlan {
         server,

@@ -593,6 +593,42 @@ mod tests {
         assert_eq!(scales, vec![pgbench(2), pgbench(16), pgbench(32)]);
     }
 
+    /// The xdp generator runs one thread: a recipe that leaves `threads`
+    /// out gets one, and one that asks for two is refused when checked,
+    /// naming the field, its line and the fix.
+    #[test]
+    fn the_xdp_generator_gets_one_thread_and_refuses_more_when_checked() {
+        let dns = |extra: &str| {
+            validate(
+                Path::new("t.toml"),
+                &format!(
+                    "name = \"t\"\n[server]\nkind = \"nsd\"\n[load]\nkind = \"dns\"\n\
+                     generator = \"xdp\"\nqueries = {{ names = 10, count = 100 }}\n{extra}[sweep]\nconnections = [4, 64]\n"
+                ),
+                false,
+            )
+        };
+        let exp = dns("").unwrap();
+        for p in exp.points() {
+            assert_eq!(exp.plan.point(0, &p).common.threads, Some(1));
+        }
+        let err = dns("threads = 2\n").unwrap_err();
+        assert_eq!(err.field, "load.threads", "{err}");
+        assert!(err.message.contains("set threads to 1"), "{err}");
+        assert!(err.line.is_some(), "{err}");
+        // The socket generator keeps the default (one per CPU, at most
+        // one per connection).
+        let socket = validate(
+            Path::new("t.toml"),
+            "name = \"t\"\n[server]\nkind = \"nsd\"\n[load]\nkind = \"dns\"\n\
+             queries = { names = 10, count = 100 }\n",
+            false,
+        )
+        .unwrap();
+        let p = &socket.points()[0];
+        assert_eq!(socket.plan.point(0, p).common.threads, None);
+    }
+
     #[test]
     fn axis_values_are_checked_per_point() {
         let err = parse("[sweep]\nrate = [100, -5]\n", false).unwrap_err();

@@ -329,7 +329,7 @@ fn a_recipe_with_generator_xdp_runs_its_trials_through_the_veth() {
         dir.path(),
         "name = \"dns-xdp\"\n[server]\nkind = \"nsd\"\n\
          [load]\nkind = \"dns\"\ngenerator = \"xdp\"\nqueries = { names = 200, count = 2000 }\n\
-         rate = 2000\nthreads = 1\ntimeout = \"500ms\"\n\
+         rate = 2000\ntimeout = \"500ms\"\n\
          [sweep]\nconnections = [4]\n\
          [trials]\nduration = \"2s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
         &[],

@@ -52,14 +52,34 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     }],
     compile: |t| {
         let settings = DnsSettings::parse(t)?;
-        Ok(crate::load::kind::plan(
-            settings,
-            |s, endpoint| Ok(Box::new(DnsDriver::new(s.clone(), endpoint)?)),
-            |s| Some(s.dataset()),
-        ))
+        Ok(Box::new(DnsPlan(settings)))
     },
     facts: Some(crate::load::facts::FactsReader::of::<facts::Datagrams>()),
 };
+
+/// The `dns` kind's compiled settings.
+struct DnsPlan(DnsSettings);
+
+impl crate::load::kind::LoadPlan for DnsPlan {
+    fn driver(&self, endpoint: &str) -> Result<Box<dyn Driver>, LoadError> {
+        Ok(Box::new(DnsDriver::new(self.0.clone(), endpoint)?))
+    }
+
+    fn dataset(&self) -> Option<crate::model::Dataset> {
+        Some(self.0.dataset())
+    }
+
+    fn threads_at_most(&self) -> Option<crate::load::kind::ThreadLimit> {
+        (self.0.generator == Generator::Xdp).then_some(crate::load::kind::ThreadLimit {
+            threads: 1,
+            why: XDP_ONE_THREAD,
+        })
+    }
+}
+
+/// Why the xdp generator runs one thread, and what to do instead.
+const XDP_ONE_THREAD: &str = "the xdp generator runs one thread (one AF_XDP socket on the \
+     interface's queue 0): set threads to 1, or use generator = \"socket\"";
 
 /// Where the queries come from: a dnsperf-format file, or a set drawn
 /// from the lab's names.
@@ -351,8 +371,7 @@ impl Driver for DnsDriver {
         spec.validate()?;
         if self.settings.generator == Generator::Xdp && spec.effective_threads() > 1 {
             return Err(LoadError::Spec(format!(
-                "the xdp generator runs one thread (one AF_XDP socket on the interface's \
-                 queue 0), not {}: set threads to 1, or use the socket generator",
+                "{} threads: {XDP_ONE_THREAD}",
                 spec.effective_threads()
             )));
         }
