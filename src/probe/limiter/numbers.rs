@@ -77,8 +77,13 @@ pub struct LimiterNumbers {
     pub threads_active: Option<u32>,
     /// Share of the active threads' sampled time off-CPU and not runnable (0..1).
     pub blocked_share: Option<f64>,
-    /// ... of which on locks or local events.
+    /// ... of which on locks or local events, or runnable and not past one
+    /// (as PostgreSQL counts a woken backend's wait).
     pub lock_wait_share: Option<f64>,
+    /// ... of that, runnable and not past the lock: woken and waiting for
+    /// a CPU, or waking only briefly to re-check it (0..1, of all sampled
+    /// time).
+    pub lock_woken_share: Option<f64>,
     /// ... on storage.
     pub io_wait_share: Option<f64>,
     /// ... on the network.

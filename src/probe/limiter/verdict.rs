@@ -140,6 +140,7 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
         threads_active: f.map(|f| f.threads_active),
         blocked_share: share(|w| w.lock + w.io + w.network + w.other),
         lock_wait_share: share(|w| w.lock),
+        lock_woken_share: share(|w| w.lock_woken),
         io_wait_share: share(|w| w.io),
         network_wait_share: share(|w| w.network),
         runqueue_share: share(|w| w.runqueue),
