@@ -145,4 +145,16 @@ pub struct LimiterNumbers {
     pub pool_threads: Option<u64>,
     /// Of them idle (`Threadpool_idle_threads`).
     pub pool_idle_threads: Option<u64>,
+    /// performance_schema (where it is on): threads waiting, on average over
+    /// the window, in the thread pool's own conditions
+    /// (`wait/synch/cond/threadpool/%`: for work, or their turn).
+    pub schema_pool_waiting: Option<f64>,
+    /// ... on the server's other mutexes, rwlocks and conditions
+    /// (`wait/synch/%`).
+    pub schema_synch_waiting: Option<f64>,
+    /// ... on table locks (`wait/lock/%`).
+    pub schema_lock_waiting: Option<f64>,
+    /// InnoDB's row-lock wait time over the window: threads waiting on a
+    /// row lock on average, beside the three above.
+    pub row_lock_waiting: Option<f64>,
 }
