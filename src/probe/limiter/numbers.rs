@@ -82,7 +82,9 @@ pub struct LimiterNumbers {
     pub lock_wait_share: Option<f64>,
     /// ... of that, runnable and not past the lock: woken and waiting for
     /// a CPU, or waking only briefly to re-check it (0..1, of all sampled
-    /// time).
+    /// time). Absent from contexts stored before it was measured, as are
+    /// the performance_schema figures below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock_woken_share: Option<f64>,
     /// ... on storage.
     pub io_wait_share: Option<f64>,
@@ -148,13 +150,17 @@ pub struct LimiterNumbers {
     /// performance_schema (where it is on): threads waiting, on average over
     /// the window, in the thread pool's own conditions
     /// (`wait/synch/cond/threadpool/%`: for work, or their turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_pool_waiting: Option<f64>,
     /// ... on the server's other mutexes, rwlocks and conditions
     /// (`wait/synch/%`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_synch_waiting: Option<f64>,
     /// ... on table locks (`wait/lock/%`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_lock_waiting: Option<f64>,
     /// InnoDB's row-lock wait time over the window: threads waiting on a
     /// row lock on average, beside the three above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_lock_waiting: Option<f64>,
 }
