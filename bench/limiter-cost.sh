@@ -21,6 +21,17 @@
 # So the limiter adds about 0.33% of one CPU at the default 1 s interval:
 # the probe stays under its 1% budget there.
 #
+# Issue 37's look-back (woken::LOOKBACK: every wait-state sample reads the
+# threads' system calls twice, 5 ms apart, and the schedstat of those
+# asleep on a lock), release builds, same bench, on the same VM at load
+# average 2.9-3.7 from other developers' work:
+#   with the look-back (4eee60e), 1 s:  0.43-0.46% of one CPU (3.9-4.3 ms/sample)
+#                                100 ms: 2.05-2.12% (2.05-2.11 ms/sample)
+#   before it (5b43c54),          1 s:  0.31-0.32% (2.8-2.9 ms/sample)
+#                                100 ms: 1.89-1.98%
+# So the look-back adds about 0.13% of one CPU at the default interval,
+# and the probe stays under its 1% budget there.
+#
 # Usage: bench/limiter-cost.sh
 # Environment: CONNS (16), SECS (10), TRIALS (3), INTERVAL_FAST (100ms),
 # SCALELAB (a prebuilt binary; default: build target/release/scalelab).

@@ -190,6 +190,16 @@ pub fn schedstat(path: impl AsRef<std::path::Path>) -> Option<(u64, u64)> {
     parse_schedstat(&std::fs::read_to_string(path).ok()?)
 }
 
+/// `(ns on CPU, times it arrived on a CPU)`: the first and third fields
+/// of a schedstat file. The kernel counts an arrival the moment the task
+/// gets a CPU, and adds its on-CPU time as it runs.
+pub fn schedstat_runs(path: impl AsRef<std::path::Path>) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut f = text.split_ascii_whitespace().map(|v| v.parse::<u64>().ok());
+    let oncpu = f.next()??;
+    Some((oncpu, f.nth(1)??))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -405,13 +405,24 @@ pub fn schema() -> Value {
     as_written(&mut root);
     optional(&mut root, "PointDoc", "energy");
     optional(&mut root, "LatencySummary", "p75");
+    // Issue 37's figures, absent from contexts stored before them.
+    for field in [
+        "lock_woken_share",
+        "schema_pool_waiting",
+        "schema_synch_waiting",
+        "schema_lock_waiting",
+        "row_lock_waiting",
+    ] {
+        optional(&mut root, "LimiterNumbers", field);
+    }
     root
 }
 
 /// Takes `field` out of `def`'s required list: a field written only when
 /// it has a value (a point's `energy`, so that a run without an energy
 /// source exports exactly what it did before there were any; a trial's
-/// latency `p75`, which stores older than schema 9 lack).
+/// latency `p75`, which stores older than schema 9 lack; the limiter's
+/// figures that contexts stored before issue 37 lack).
 fn optional(root: &mut Value, def: &str, field: &str) {
     if let Some(Value::Array(required)) = root.pointer_mut(&format!("/$defs/{def}/required")) {
         required.retain(|f| f != field);

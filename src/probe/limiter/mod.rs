@@ -34,6 +34,7 @@ pub mod threads;
 pub mod tree_counters;
 pub mod verdict;
 pub mod waits;
+pub mod woken;
 
 use serde::{Deserialize, Serialize};
 
@@ -50,15 +51,20 @@ pub struct WaitCounts {
     /// On a CPU: the samples that found the thread runnable, less its
     /// [`Self::runqueue`] share.
     pub running: u64,
-    /// Runnable but waiting for a CPU: the thread's samples that found it
-    /// runnable, times its run-queue wait over its runnable time
-    /// (schedstat). Counted apart from `running`, as a server counts it:
-    /// PostgreSQL still shows the wait a woken backend has not yet run
-    /// to clear.
+    /// Runnable but waiting for a CPU, other than after a lock
+    /// (`lock_woken`): the thread's runnable samples (`running` and
+    /// `lock_woken`) times its run-queue wait over its runnable time
+    /// (schedstat), less `lock_woken`. Counted apart from `running`.
     pub runqueue: u64,
     /// Blocked on a lock or an event another thread of the server must signal: a futex, a
-    /// System V semaphore, or an untimed wait on descriptors none of which is a socket.
+    /// System V semaphore, or an untimed wait on descriptors none of which is a socket;
+    /// and runnable after such a wait, not past it (`lock_woken`).
     pub lock: u64,
+    /// Of `lock`: runnable, asleep on a lock at the look before the sample
+    /// and not past it since: woken and waiting for a CPU, or only waking
+    /// briefly to re-check it (`woken::LockSleepers`). In `total` only as
+    /// part of `lock`.
+    pub lock_woken: u64,
     /// Blocked on storage: uninterruptible sleep (`D`) or a file read, write or sync.
     pub io: u64,
     /// Blocked on the network: a wait whose descriptors include a socket (a read, an
@@ -81,6 +87,7 @@ impl WaitCounts {
         self.running += o.running;
         self.runqueue += o.runqueue;
         self.lock += o.lock;
+        self.lock_woken += o.lock_woken;
         self.io += o.io;
         self.network += o.network;
         self.idle += o.idle;

@@ -77,8 +77,15 @@ pub struct LimiterNumbers {
     pub threads_active: Option<u32>,
     /// Share of the active threads' sampled time off-CPU and not runnable (0..1).
     pub blocked_share: Option<f64>,
-    /// ... of which on locks or local events.
+    /// ... of which on locks or local events, or runnable and not past one
+    /// (as PostgreSQL counts a woken backend's wait).
     pub lock_wait_share: Option<f64>,
+    /// ... of that, runnable and not past the lock: woken and waiting for
+    /// a CPU, or waking only briefly to re-check it (0..1, of all sampled
+    /// time). Absent from contexts stored before it was measured, as are
+    /// the performance_schema figures below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_woken_share: Option<f64>,
     /// ... on storage.
     pub io_wait_share: Option<f64>,
     /// ... on the network.
@@ -140,4 +147,20 @@ pub struct LimiterNumbers {
     pub pool_threads: Option<u64>,
     /// Of them idle (`Threadpool_idle_threads`).
     pub pool_idle_threads: Option<u64>,
+    /// performance_schema (where it is on): threads waiting, on average over
+    /// the window, in the thread pool's own conditions
+    /// (`wait/synch/cond/threadpool/%`: for work, or their turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_pool_waiting: Option<f64>,
+    /// ... on the server's other mutexes, rwlocks and conditions
+    /// (`wait/synch/%`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_synch_waiting: Option<f64>,
+    /// ... on table locks (`wait/lock/%`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_lock_waiting: Option<f64>,
+    /// InnoDB's row-lock wait time over the window: threads waiting on a
+    /// row lock on average, beside the three above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_lock_waiting: Option<f64>,
 }

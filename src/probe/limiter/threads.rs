@@ -14,6 +14,7 @@
 use super::counters::Counters;
 use super::tree_counters::{self, TreeTotal};
 use super::waits::{classify, parse_syscall, FdKind, FdLookup, WaitClass};
+use super::woken::{LockSleepers, LOOKBACK};
 use super::{LimiterFigures, ThreadFigures, WaitCounts};
 use std::collections::{HashMap, HashSet};
 
@@ -63,6 +64,10 @@ struct Track {
     runq_ns: u64,
     seen_s: f64,
     waits: WaitCounts,
+    /// Samples that found it runnable and not past a lock
+    /// ([`LockSleepers::not_past`]): in none of `waits` until
+    /// [`runqueue_apart`] splits them.
+    not_past: u64,
 }
 
 /// The limiter's sampling state for one window.
@@ -149,32 +154,55 @@ impl LimiterSampler {
         }
     }
 
-    /// Samples every thread's state and, when it sleeps, its system call.
+    /// Samples every thread's state and, when it sleeps, its system call;
+    /// a runnable thread asleep on a lock at the look [`LOOKBACK`] before
+    /// and not past it since is counted as the lock (see [`super::woken`]).
     pub fn tick(&mut self, members: &[Member]) {
-        self.last_tick = Some(std::time::Instant::now());
+        let mut sleepers = LockSleepers::default();
         for m in members.iter().filter(|m| !m.zombie) {
-            let mut fds = ProcFds {
-                pid: m.pid,
-                cache: &mut self.fds,
-            };
-            let mut classes = Vec::new();
-            for tid in tids(m) {
-                // One read a thread: `running` for a thread on a CPU or
-                // runnable, else the call it sleeps in (the state letter
-                // adds nothing the call does not say, at twice the reads).
-                let path = format!("/proc/{}/task/{tid}/syscall", m.pid);
-                let Some(call) = std::fs::read_to_string(path)
-                    .ok()
-                    .and_then(|t| parse_syscall(&t))
-                else {
-                    continue;
-                };
-                classes.push((tid, classify('S', Some(call), &mut fds)));
-            }
-            for (tid, class) in classes {
-                count(&mut self.threads.entry(tid).or_default().waits, class);
+            for (tid, class) in self.classes(m) {
+                if class == WaitClass::Lock {
+                    sleepers.note(m.pid, tid);
+                }
             }
         }
+        if !sleepers.is_empty() {
+            std::thread::sleep(LOOKBACK);
+        }
+        self.last_tick = Some(std::time::Instant::now());
+        for m in members.iter().filter(|m| !m.zombie) {
+            for (tid, class) in self.classes(m) {
+                let t = self.threads.entry(tid).or_default();
+                if class == WaitClass::Running && sleepers.not_past(m.pid, tid) {
+                    t.not_past += 1;
+                } else {
+                    count(&mut t.waits, class);
+                }
+            }
+        }
+    }
+
+    /// Each thread of `m` and what it does now.
+    fn classes(&mut self, m: &Member) -> Vec<(u32, WaitClass)> {
+        let mut fds = ProcFds {
+            pid: m.pid,
+            cache: &mut self.fds,
+        };
+        let mut classes = Vec::new();
+        for tid in tids(m) {
+            // One read a thread: `running` for a thread on a CPU or
+            // runnable, else the call it sleeps in (the state letter
+            // adds nothing the call does not say, at twice the reads).
+            let path = format!("/proc/{}/task/{tid}/syscall", m.pid);
+            let Some(call) = std::fs::read_to_string(path)
+                .ok()
+                .and_then(|t| parse_syscall(&t))
+            else {
+                continue;
+            };
+            classes.push((tid, classify('S', Some(call), &mut fds)));
+        }
+        classes
     }
 
     /// The figures over the window.
@@ -213,7 +241,11 @@ impl LimiterSampler {
 }
 
 /// The thread's samples with those that found it runnable split into on a
-/// CPU and in the run queue, in the proportion schedstat measured.
+/// CPU and in the run queue, in the proportion schedstat measured (its
+/// run-queue wait over its runnable time). Of those not past a lock, the
+/// queued share is the lock, as the server counts it (`lock_woken`), the
+/// rest on a CPU: the thread re-checking its lock runs, and PostgreSQL
+/// shows `CPU` then.
 fn runqueue_apart(t: &Track) -> WaitCounts {
     let runnable_ns = t.cpu_ns + t.runq_ns;
     let share = if runnable_ns > 0 {
@@ -221,10 +253,14 @@ fn runqueue_apart(t: &Track) -> WaitCounts {
     } else {
         0.0
     };
-    let queued = (t.waits.running as f64 * share).round() as u64;
+    let queued_of = |n: u64| (n as f64 * share).round() as u64;
+    let queued = queued_of(t.waits.running);
+    let woken = queued_of(t.not_past);
     WaitCounts {
-        running: t.waits.running - queued,
+        running: t.waits.running - queued + (t.not_past - woken),
         runqueue: queued,
+        lock: t.waits.lock + woken,
+        lock_woken: woken,
         ..t.waits
     }
 }
@@ -279,11 +315,12 @@ impl LimiterSampler {
 /// on a timer or a lock).
 fn is_worker(t: &Track, window_s: f64) -> bool {
     let w = &t.waits;
-    let serving = w.running + w.network;
+    let serving = w.running + t.not_past + w.network;
+    let sampled = w.total() + t.not_past;
     window_s > 0.0
         && t.seen_s >= WORKER_SEEN_SHARE * window_s
-        && w.total() > 0
-        && 2 * serving >= w.total()
+        && sampled > 0
+        && 2 * serving >= sampled
 }
 
 fn count(w: &mut WaitCounts, class: WaitClass) {

@@ -127,6 +127,10 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
     let w = f.map(|f| f.waits);
     let share = |c: fn(&super::WaitCounts) -> u64| w.and_then(|w| w.share(c(&w)));
     let attempts = i.requests + i.errors;
+    let schema = |c: fn(&super::server_waits::SchemaWaitSeconds) -> f64| {
+        let w = i.server_waits?.schema?;
+        per_s(c(&w))
+    };
     LimiterNumbers {
         server_cpu_share: i
             .server_cpu_s
@@ -140,6 +144,7 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
         threads_active: f.map(|f| f.threads_active),
         blocked_share: share(|w| w.lock + w.io + w.network + w.other),
         lock_wait_share: share(|w| w.lock),
+        lock_woken_share: share(|w| w.lock_woken),
         io_wait_share: share(|w| w.io),
         network_wait_share: share(|w| w.network),
         runqueue_share: share(|w| w.runqueue),
@@ -177,6 +182,10 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
             .map(|w| i.requests as f64 / w.row_lock_waits as f64),
         pool_threads: i.server_waits.and_then(|w| w.pool_threads),
         pool_idle_threads: i.server_waits.and_then(|w| w.pool_idle_threads),
+        schema_pool_waiting: schema(|w| w.pool_s),
+        schema_synch_waiting: schema(|w| w.synch_s),
+        schema_lock_waiting: schema(|w| w.lock_s),
+        row_lock_waiting: i.server_waits.and_then(|w| per_s(w.row_lock_wait_s)),
         ..per_thread(f)
     }
 }
@@ -287,7 +296,15 @@ fn checked_by_the_server(n: &LimiterNumbers, why: String) -> (LimiterKind, Strin
         "the server counted {waits} row-lock waits (Innodb_row_lock_waits{per}), {:.0}% of the threads' time (Innodb_row_lock_time)",
         share * 100.0
     );
-    if share >= LOCK_WAIT_SHARE || !n.pool_threads.is_some_and(|t| t > 0) {
+    let counted = counted + &schema_counted(n);
+    // performance_schema, where it is on, says which waits the threads
+    // were in: the pool's own conditions, or the server's locks.
+    let schema_says_pool = n
+        .schema_pool_waiting
+        .zip(n.schema_synch_waiting)
+        .map(|(pool, synch)| pool > synch + n.schema_lock_waiting.unwrap_or(0.0));
+    let pooled = n.pool_threads.is_some_and(|t| t > 0);
+    if share >= LOCK_WAIT_SHARE || !pooled || schema_says_pool == Some(false) {
         return (LimiterKind::LockWaits, format!("{why}; {counted}"));
     }
     (
@@ -297,6 +314,20 @@ fn checked_by_the_server(n: &LimiterNumbers, why: String) -> (LimiterKind, Strin
             n.pool_threads.unwrap_or(0),
             n.pool_idle_threads.unwrap_or(0)
         ),
+    )
+}
+
+/// performance_schema's figures for the verdict's words, where it is on.
+fn schema_counted(n: &LimiterNumbers) -> String {
+    let (Some(pool), Some(synch)) = (n.schema_pool_waiting, n.schema_synch_waiting) else {
+        return String::new();
+    };
+    format!(
+        "; performance_schema: on average {pool:.1} threads waited in the thread pool \
+         (wait/synch/cond/threadpool), {synch:.2} on the server's mutexes and conditions \
+         (wait/synch), {:.2} on table locks (wait/lock), {:.2} on row locks",
+        n.schema_lock_waiting.unwrap_or(0.0),
+        n.row_lock_waiting.unwrap_or(0.0)
     )
 }
 
@@ -695,30 +726,39 @@ mod tests {
             l.verdict
         );
     }
+    /// The verdict on `i`: the thread pool, in these words.
+    fn named_the_pool(i: &LimiterInputs, words: &str) -> Limiter {
+        let l = judge(i);
+        assert_eq!(l.kind, LimiterKind::PoolWaits, "{}", l.verdict);
+        assert!(l.verdict.contains(words), "{}", l.verdict);
+        l
+    }
+
+    /// MariaDB's pool-of-threads at 16 clients: 70% of the samples on
+    /// futexes.
+    fn pool_on_futexes() -> LimiterFigures {
+        LimiterFigures {
+            waits: waits(20, 70, 10),
+            threads_active: 8,
+            ..LimiterFigures::default()
+        }
+    }
+
     #[test]
     fn futex_waits_the_server_does_not_count_as_row_locks_are_the_thread_pool() {
         // MariaDB's pool-of-threads at 16 clients: 70% of the samples on
         // futexes, 3 row-lock waits of 12 ms in a 10 s window.
-        let f = LimiterFigures {
-            waits: waits(20, 70, 10),
-            threads_active: 8,
-            ..LimiterFigures::default()
-        };
+        let f = pool_on_futexes();
         let waits = crate::probe::limiter::server_waits::ServerWaits {
             row_lock_waits: 3,
             row_lock_wait_s: 0.012,
             pool_threads: Some(9),
             pool_idle_threads: Some(6),
+            schema: None,
         };
         let mut i = inputs(&f);
         i.server_waits = Some(waits);
-        let l = judge(&i);
-        assert_eq!(l.kind, LimiterKind::PoolWaits, "{}", l.verdict);
-        assert!(
-            l.verdict.contains("but the server counted 3 row-lock waits (Innodb_row_lock_waits, 1 per 333 requests), 0% of the threads' time (Innodb_row_lock_time): the thread pool's 9 threads (6 idle at the end)"),
-            "{}",
-            l.verdict
-        );
+        let l = named_the_pool(&i, "but the server counted 3 row-lock waits (Innodb_row_lock_waits, 1 per 333 requests), 0% of the threads' time (Innodb_row_lock_time): the thread pool's 9 threads (6 idle at the end)");
         assert_eq!(l.figures.row_lock_waits, Some(3));
         // Row locks the server counted itself: blocked on locks.
         i.server_waits = Some(crate::probe::limiter::server_waits::ServerWaits {
@@ -739,6 +779,39 @@ mod tests {
         });
         assert_eq!(judge(&i).kind, LimiterKind::LockWaits);
     }
+
+    #[test]
+    fn performance_schema_names_what_the_pools_threads_wait_in() {
+        use crate::probe::limiter::server_waits::{SchemaWaitSeconds, ServerWaits};
+        let f = pool_on_futexes();
+        let mut i = inputs(&f);
+        let pool = ServerWaits {
+            row_lock_waits: 3,
+            row_lock_wait_s: 0.012,
+            pool_threads: Some(9),
+            pool_idle_threads: Some(6),
+            // Measured: 33.6 s in worker_cond over 5 s of oltp_read_write.
+            schema: Some(SchemaWaitSeconds {
+                pool_s: 67.0,
+                synch_s: 0.1,
+                lock_s: 0.02,
+            }),
+        };
+        i.server_waits = Some(pool);
+        let l = named_the_pool(&i, "performance_schema: on average 6.7 threads waited in the thread pool (wait/synch/cond/threadpool), 0.01 on the server's mutexes and conditions (wait/synch), 0.00 on table locks (wait/lock), 0.00 on row locks");
+        assert_eq!(l.figures.schema_pool_waiting, Some(6.7));
+        // The threads waited on the server's mutexes: a lock, pool or not.
+        i.server_waits = Some(ServerWaits {
+            schema: Some(SchemaWaitSeconds {
+                pool_s: 1.0,
+                synch_s: 30.0,
+                lock_s: 0.0,
+            }),
+            ..pool
+        });
+        assert_eq!(judge(&i).kind, LimiterKind::LockWaits);
+    }
+
     #[test]
     fn a_starved_clients_reason_names_the_background_once() {
         let f = LimiterFigures::default();
