@@ -84,6 +84,14 @@ fn steady(rows: &[PidstatRow], tid: u32, started_at: i64) -> (f64, f64) {
     )
 }
 
+/// How far a worker's run-queue wait (share of the time seen) may be from
+/// pidstat's %wait. pidstat's two whole seconds are the window's middle,
+/// the limiter's figure the whole 5 s window; where the worker is not
+/// saturated (4 connections) its wait moves between them: the limiter's
+/// 0.15, 0.11 and 0.16 against pidstat's 0.04, 0.005 and 0.28 in three
+/// runs on a quiet machine, each with on-CPU shares within 0.02.
+const WAIT_TOLERANCE: f64 = 0.15;
+
 #[test]
 fn the_quickstarts_per_thread_figures_and_verdicts_agree_with_pidstat() {
     let dir = tempfile::tempdir().unwrap();
@@ -156,7 +164,7 @@ fn the_quickstarts_per_thread_figures_and_verdicts_agree_with_pidstat() {
             // whole seconds and the window differ by a fraction at each end.
             if !disturbed {
                 assert!(
-                    (queued - wait).abs() <= 0.10,
+                    (queued - wait).abs() <= WAIT_TOLERANCE,
                     "thread {}: {queued} against pidstat {wait}; {at}",
                     w.tid
                 );

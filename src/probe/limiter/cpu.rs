@@ -101,7 +101,7 @@ pub(super) fn check(n: &LimiterNumbers) -> Option<(f64, LimiterKind, String)> {
     }
     let waited = n.runq_wait_share.unwrap_or(0.0);
     let full = n.cpus_busy_share.unwrap_or(0.0);
-    if !cpus_contended(waited, full) {
+    if !cpus_contended(waited, full, runnable) {
         return None;
     }
     // Ranked against blocked time on one scale: the share of the sampled
@@ -138,10 +138,17 @@ pub(super) fn check(n: &LimiterNumbers) -> Option<(f64, LimiterKind, String)> {
 }
 
 /// Waiting [`RUNQ_WAIT_SHARE`] of the runnable time on CPUs busy
-/// [`CPUS_FULL_SHARE`], or [`RUNQ_CONTENDED_SHARE`] whatever their
-/// sampled busy share.
-fn cpus_contended(waited: f64, full: f64) -> bool {
-    waited >= RUNQ_CONTENDED_SHARE || (waited >= RUNQ_WAIT_SHARE && full >= CPUS_FULL_SHARE)
+/// [`CPUS_FULL_SHARE`], or while the busiest thread wanted a CPU (was
+/// runnable) [`THREAD_ONCPU_SHARE`] of the window, or
+/// [`RUNQ_CONTENDED_SHARE`] whatever their sampled busy share. The busy
+/// share averages the window: one nginx worker runnable 99% of it, on a
+/// CPU 71% and queued 28% (pidstat: 71% and 28%), had the load generator
+/// on the CPUs whenever it waited, yet they read 89.5% busy, idle only
+/// while the worker ran alone.
+fn cpus_contended(waited: f64, full: f64, busiest_runnable: f64) -> bool {
+    waited >= RUNQ_CONTENDED_SHARE
+        || (waited >= RUNQ_WAIT_SHARE
+            && (full >= CPUS_FULL_SHARE || busiest_runnable >= THREAD_ONCPU_SHARE))
 }
 
 fn busy(n: &LimiterNumbers) -> String {

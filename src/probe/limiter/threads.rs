@@ -157,29 +157,40 @@ impl LimiterSampler {
     /// Samples every thread's state and, when it sleeps, its system call;
     /// a runnable thread asleep on a lock at the look [`LOOKBACK`] before
     /// and not past it since is counted as the lock (see [`super::woken`]).
+    /// The look is itself a sample: when no thread sleeps on a lock (nginx,
+    /// a resolver) it is the one sample, with no second read and no wait.
     pub fn tick(&mut self, members: &[Member]) {
-        let mut sleepers = LockSleepers::default();
-        for m in members.iter().filter(|m| !m.zombie) {
-            for (tid, class) in self.classes(m) {
-                if class == WaitClass::Lock {
-                    sleepers.note(m.pid, tid);
-                }
-            }
-        }
-        if !sleepers.is_empty() {
-            std::thread::sleep(LOOKBACK);
-        }
         self.last_tick = Some(std::time::Instant::now());
-        for m in members.iter().filter(|m| !m.zombie) {
-            for (tid, class) in self.classes(m) {
-                let t = self.threads.entry(tid).or_default();
-                if class == WaitClass::Running && sleepers.not_past(m.pid, tid) {
-                    t.not_past += 1;
-                } else {
-                    count(&mut t.waits, class);
-                }
+        let look = self.look(members);
+        let mut sleepers = LockSleepers::default();
+        for (pid, tid, class) in &look {
+            if *class == WaitClass::Lock {
+                sleepers.note(*pid, *tid);
             }
         }
+        let sample = if sleepers.is_empty() {
+            look
+        } else {
+            std::thread::sleep(LOOKBACK);
+            self.look(members)
+        };
+        for (pid, tid, class) in sample {
+            let t = self.threads.entry(tid).or_default();
+            if class == WaitClass::Running && sleepers.not_past(pid, tid) {
+                t.not_past += 1;
+            } else {
+                count(&mut t.waits, class);
+            }
+        }
+    }
+
+    /// Every live member's threads and what each does now: (pid, tid, class).
+    fn look(&mut self, members: &[Member]) -> Vec<(u32, u32, WaitClass)> {
+        let mut all = Vec::new();
+        for m in members.iter().filter(|m| !m.zombie) {
+            all.extend(self.classes(m).into_iter().map(|(tid, c)| (m.pid, tid, c)));
+        }
+        all
     }
 
     /// Each thread of `m` and what it does now.

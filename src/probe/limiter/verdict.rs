@@ -688,6 +688,54 @@ mod tests {
     }
 
     #[test]
+    fn one_worker_runnable_all_the_window_and_queued_names_the_shared_cpus_under_90_busy() {
+        // The pidstat test's 1 worker at 64 connections: on a CPU 71%,
+        // queued 28% (pidstat 71% and 28%), the CPUs read 89.5% busy.
+        let worker = crate::probe::limiter::ThreadFigures {
+            pid: 100,
+            tid: 100,
+            seen_s: 10.0,
+            oncpu_s: 7.1,
+            runq_wait_s: 2.8,
+            worker: true,
+        };
+        let f = LimiterFigures {
+            waits: waits(99, 0, 1),
+            window_s: 10.0,
+            oncpu_s: 7.1,
+            runq_wait_s: 2.8,
+            workers: 1,
+            workers_cpu_s: 7.1,
+            busiest_threads: vec![worker.clone()],
+            ..LimiterFigures::default()
+        };
+        let mut i = inputs(&f);
+        i.server_cpu_s = Some(7.1);
+        i.client_cpu_s = Some(10.3);
+        i.cpus_busy_share = Some(0.895);
+        let l = judge(&i);
+        assert_eq!(l.kind, LimiterKind::CpusShared, "{}", l.verdict);
+        // Runnable only 80% of the window: the busy share decides, and
+        // 89.5% is not full.
+        let part = LimiterFigures {
+            busiest_threads: vec![crate::probe::limiter::ThreadFigures {
+                oncpu_s: 5.5,
+                runq_wait_s: 2.5,
+                ..worker
+            }],
+            oncpu_s: 5.5,
+            runq_wait_s: 2.5,
+            workers_cpu_s: 5.5,
+            ..f.clone()
+        };
+        let mut p = inputs(&part);
+        p.server_cpu_s = Some(5.5);
+        p.client_cpu_s = Some(10.3);
+        p.cpus_busy_share = Some(0.895);
+        assert_eq!(judge(&p).kind, LimiterKind::None, "{}", judge(&p).verdict);
+    }
+
+    #[test]
     fn one_worker_doing_the_work_is_named_before_its_cpu() {
         let f = LimiterFigures {
             waits: waits(60, 0, 40),
