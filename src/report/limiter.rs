@@ -161,20 +161,28 @@ pub fn strip_row<'a>(
 }
 
 /// "; the workers' shares of the server's CPU time: 97%, 3%" with two
-/// workers or more (already in an imbalance's own verdict).
+/// workers or more, and of their requests where the server counts them
+/// (both already in an imbalance's own verdict).
 fn worker_shares(l: &PointLimiter) -> String {
-    let shares = l.figures.worker_cpu_shares.as_deref().unwrap_or_default();
-    if shares.len() < 2 || l.kind == LimiterKind::WorkerImbalance {
+    if l.kind == LimiterKind::WorkerImbalance {
         return String::new();
     }
-    let shares: Vec<String> = shares
-        .iter()
-        .map(|s| format!("{:.0}%", s * 100.0))
-        .collect();
-    format!(
-        "; the workers' shares of the server's CPU time: {}",
-        shares.join(", ")
-    )
+    let shares = l.figures.worker_cpu_shares.as_deref().unwrap_or_default();
+    let cpu = (shares.len() >= 2).then(|| {
+        let shares: Vec<String> = shares
+            .iter()
+            .map(|s| format!("{:.0}%", s * 100.0))
+            .collect();
+        format!(
+            "the workers' shares of the server's CPU time: {}",
+            shares.join(", ")
+        )
+    });
+    let requests = crate::probe::limiter::balance::request_shares(&l.figures);
+    cpu.into_iter()
+        .chain(requests)
+        .map(|w| format!("; {w}"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -212,5 +220,28 @@ mod tests {
         let p = of_trials(&refs[..2]).unwrap();
         assert_eq!(p.kind, LimiterKind::ServerCpu);
         assert_eq!(of_trials(&[]), None);
+    }
+
+    #[test]
+    fn the_hover_quotes_the_workers_cpu_and_request_shares() {
+        let mut l = PointLimiter {
+            kind: LimiterKind::ServerCpu,
+            verdict: String::new(),
+            trials: 1,
+            judged: 1,
+            figures: LimiterNumbers {
+                worker_cpu_shares: Some(vec![0.6, 0.4]),
+                worker_requests: Some(vec![250, 750]),
+                ..LimiterNumbers::default()
+            },
+            client_bound_trials: 0,
+            background_trials: 0,
+        };
+        assert_eq!(
+            worker_shares(&l),
+            "; the workers' shares of the server's CPU time: 60%, 40%; the workers' shares of the requests: 75%, 25%"
+        );
+        l.kind = LimiterKind::WorkerImbalance;
+        assert_eq!(worker_shares(&l), "", "already in its verdict");
     }
 }

@@ -71,6 +71,8 @@ struct Measured {
     profile: Option<Result<Folded, ProfileError>>,
     /// The server's own wait counters over the window, when it keeps them.
     server_waits: Option<crate::probe::limiter::server_waits::ServerWaits>,
+    /// Each worker's requests in the window, where the server counts them.
+    worker_requests: Option<Vec<u64>>,
 }
 
 /// Runs and stores one trial. Not stored, with a run event recorded and
@@ -306,6 +308,7 @@ fn measure(
     }
     let server_cpus = server.placement.cpus.clone();
     let waits_before = server.target.wait_counters();
+    let requests_before = server.target.worker_requests();
     let interval = cx.exp.trials.sample_interval;
     let site = cx.servers.site(system).clone();
     let probe = ServerProbe::start(&site, interval, root_pid, &cx.exp.energy, cx.base_dir)?;
@@ -348,6 +351,9 @@ fn measure(
     let server_waits = waits_before
         .zip(server.target.wait_counters())
         .and_then(|(a, b)| crate::probe::limiter::server_waits::ServerWaits::between(&a, &b));
+    let worker_requests = requests_before
+        .zip(server.target.worker_requests())
+        .and_then(|(a, b)| crate::probe::limiter::balance::worker_requests_between(&a, &b));
     let server_died = !server.target.is_running();
     let disk_full = server_died
         .then(|| crate::server::diagnose::disk_full(server.target.as_ref()))
@@ -369,6 +375,7 @@ fn measure(
         client_hosts: run.clients,
         profile,
         server_waits,
+        worker_requests,
     })
 }
 
@@ -467,6 +474,7 @@ fn limiter(
         client_cpu_s: summary.filter(|_| shares_cpus).map(|s| s.client_cpu_s),
         figures: summary.and_then(|s| s.limiter.as_ref()),
         server_waits: m.server_waits,
+        worker_requests: m.worker_requests.as_deref(),
         background: summary.and_then(|s| s.background),
         window_s: summary.map_or(m.result.elapsed.as_secs_f64(), |s| s.window_s),
         server_cpu_s: summary.and_then(|s| s.server_cpu_s),

@@ -239,6 +239,12 @@ pub trait Target: Send {
     fn wait_counters(&self) -> Option<crate::probe::limiter::server_waits::WaitCounters> {
         None
     }
+    /// Each worker's requests so far, in the server's own worker order,
+    /// read at the measured window's ends (`probe::limiter::balance`);
+    /// `None`: the kind counts none per worker (nginx's are global).
+    fn worker_requests(&self) -> Option<Vec<u64>> {
+        None
+    }
 }
 
 /// The registered server kind called `name`, or an error listing the kinds.

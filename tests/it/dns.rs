@@ -202,6 +202,7 @@ fn unbound_resolves_the_lab_refuses_the_world_and_counts_agree() {
         ResponseCode::NoError
     );
     let before = unbound_queries(&lab);
+    let threads_before = lab.worker_requests().expect("each thread's queries");
     let text: String = (0..300).map(|i| format!("h{i}.bench.test A\n")).collect();
     let q = query_file(base.path(), &text);
     let r = driver(&uri, &q)
@@ -214,6 +215,13 @@ fn unbound_resolves_the_lab_refuses_the_world_and_counts_agree() {
         r.requests,
         "unbound counted what we sent"
     );
+    let threads_after = lab.worker_requests().unwrap();
+    let grown =
+        scalelab::probe::limiter::balance::worker_requests_between(&threads_before, &threads_after)
+            .unwrap();
+    eprintln!("each thread's queries: {grown:?}");
+    assert_eq!(grown.len(), 2, "{grown:?}");
+    assert_eq!(grown.iter().sum::<u64>(), r.requests, "the threads' sum");
     assert_only_lo(&lab);
     assert!(
         lab.version().unwrap().starts_with("unbound 1."),

@@ -164,6 +164,25 @@ fn nginx_with_a_backlog_of_8_overflows_its_listen_queue_by_the_kernels_count() {
         .contains(&format!("{counted} connections dropped")));
 }
 
+/// One trial of an Unbound resolver of `threads` threads, the load
+/// offering `(rate, connections, queries)` for `duration` from the
+/// window's start.
+fn unbound_run(
+    dir: &Path,
+    threads: u32,
+    (rate, conns, count): (u32, u32, u32),
+    duration: &str,
+) -> RunData {
+    let recipe = format!(
+        "name = \"lim\"\n[server]\nkind = \"resolver\"\nsoftware = \"unbound\"\nthreads = {threads}\n\
+         [load]\nkind = \"dns\"\nrate = {rate}\nconnections = {conns}\nthreads = 1\ntimeout = \"1s\"\n\
+         queries = {{ names = 2000, count = {count} }}\n\
+         [sweep]\n\"server.threads\" = [{threads}]\n\
+         [trials]\nduration = \"{duration}\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n[[system]]\nlabel = \"unbound\"\n"
+    );
+    run(dir, &recipe, false, None).0
+}
+
 #[test]
 fn a_resolver_past_its_capacity_names_receive_errors_or_cpu_as_its_counters_show() {
     // Offered 150k queries/s from the window's start, past one Unbound
@@ -171,16 +190,7 @@ fn a_resolver_past_its_capacity_names_receive_errors_or_cpu_as_its_counters_show
     // capacity for most of the window: "server busy 22%", named nothing,
     // in 1 run of 3 before).
     let dir = tempfile::tempdir().unwrap();
-    let (data, _) = run(
-        dir.path(),
-        "name = \"lim\"\n[server]\nkind = \"resolver\"\nsoftware = \"unbound\"\nthreads = 1\n\
-         [load]\nkind = \"dns\"\nrate = 150000\nconnections = 4\nthreads = 1\ntimeout = \"1s\"\n\
-         queries = { names = 2000, count = 400000 }\n\
-         [sweep]\n\"server.threads\" = [1]\n\
-         [trials]\nduration = \"4s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n[[system]]\nlabel = \"unbound\"\n",
-        false,
-        None,
-    );
+    let data = unbound_run(dir.path(), 1, (150_000, 4, 400_000), "4s");
     let t = &data.trials[0];
     let l = t.context.limiter.as_ref().expect("a limiter");
     let f = &l.figures;
@@ -197,6 +207,36 @@ fn a_resolver_past_its_capacity_names_receive_errors_or_cpu_as_its_counters_show
             l.verdict
         ),
     }
+}
+
+#[test]
+fn an_unbound_of_two_threads_counts_each_threads_queries_in_the_figures() {
+    // Under capacity (20k queries/s against two threads), so every query
+    // the load sent reached a thread.
+    let dir = tempfile::tempdir().unwrap();
+    let data = unbound_run(dir.path(), 2, (20_000, 8, 100_000), "2s");
+    let t = &data.trials[0];
+    let l = limiter(t);
+    let counts = l
+        .figures
+        .worker_requests
+        .clone()
+        .expect("each thread's queries");
+    let m = t.measurement.as_ref().unwrap();
+    let sent = m.requests + m.errors.timeout;
+    let server: u64 = counts.iter().sum();
+    let dropped = l.figures.udp_rcvbuf_errors.unwrap_or(0);
+    eprintln!(
+        "threads' queries {counts:?} = {server}; the load sent {sent} ({} answered, errors {:?}), {dropped} dropped; {}",
+        m.requests, m.errors, l.verdict
+    );
+    assert_eq!(counts.len(), 2, "{counts:?}");
+    // Each query the load sent in the window reached a thread, or was
+    // dropped at the socket before one read it.
+    assert!(
+        server <= sent && server + dropped >= sent,
+        "{server} of {sent}"
+    );
 }
 
 #[test]

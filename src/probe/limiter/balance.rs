@@ -1,8 +1,9 @@
 //! Workers out of balance: one worker did most of the work while the
 //! others had little. `SO_REUSEPORT` hashes each connection to one
 //! listener, so with few connections one nginx worker can get them all.
-//! Measured by each worker's CPU time (schedstat): a server that counts
-//! requests per worker would say the same, and not every server does.
+//! Measured by each worker's CPU time (schedstat); where the server counts
+//! requests per worker (Unbound's `threadN.num.queries`), their growth over
+//! the window is quoted beside it (`server::Target::worker_requests`).
 
 use super::numbers::{LimiterKind, LimiterNumbers};
 use super::LimiterFigures;
@@ -80,7 +81,42 @@ pub(super) fn check(n: &LimiterNumbers) -> Option<(f64, LimiterKind, String)> {
             did * 100.0,
             busy * 100.0,
             shares.join(", ")
-        ),
+        ) + &request_shares(n).map(|w| format!("; {w}")).unwrap_or_default(),
+    ))
+}
+
+/// Each worker's requests in the window, from the server's per-worker
+/// counters read at its two ends (a worker gone or a counter that went
+/// down, the server restarted: none).
+pub fn worker_requests_between(start: &[u64], end: &[u64]) -> Option<Vec<u64>> {
+    (start.len() == end.len())
+        .then(|| {
+            start
+                .iter()
+                .zip(end)
+                .map(|(a, b)| b.checked_sub(*a))
+                .collect()
+        })
+        .flatten()
+}
+
+/// "the workers' shares of the requests: 97%, 3%", largest first, with two
+/// workers or more and a request in the window.
+pub fn request_shares(n: &LimiterNumbers) -> Option<String> {
+    let counts = n.worker_requests.as_deref().filter(|c| c.len() >= 2)?;
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let mut sorted = counts.to_vec();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let shares: Vec<String> = sorted
+        .iter()
+        .map(|c| format!("{:.0}%", *c as f64 * 100.0 / total as f64))
+        .collect();
+    Some(format!(
+        "the workers' shares of the requests: {}",
+        shares.join(", ")
     ))
 }
 
@@ -94,5 +130,21 @@ mod tests {
         assert_eq!(imbalance(3, 1.5, 0.5), Some(1.0));
         assert_eq!(imbalance(2, 1.0, 1.0), Some(f64::INFINITY));
         assert_eq!(imbalance(1, 1.0, 1.0), None);
+    }
+
+    #[test]
+    fn the_requests_shares_are_the_windows_growth_largest_first() {
+        let grown = worker_requests_between(&[100, 50], &[197, 53]).unwrap();
+        assert_eq!(grown, vec![97, 3]);
+        assert_eq!(worker_requests_between(&[100, 50], &[90, 60]), None);
+        assert_eq!(worker_requests_between(&[1], &[1, 2]), None);
+        let mut n = LimiterNumbers {
+            worker_requests: Some(vec![3, 97]),
+            ..Default::default()
+        };
+        let words = request_shares(&n).unwrap();
+        assert_eq!(words, "the workers' shares of the requests: 97%, 3%");
+        n.worker_requests = Some(vec![0, 0]);
+        assert_eq!(request_shares(&n), None, "no request in the window");
     }
 }

@@ -129,6 +129,11 @@ pub struct LimiterNumbers {
     /// Each worker's share of the server's CPU time, busiest first (the busiest
     /// `threads::THREADS_KEPT` threads' workers).
     pub worker_cpu_shares: Option<Vec<f64>>,
+    /// Each worker's requests in the window, in the server's own order
+    /// (Unbound's `thread0.num.queries`, ...), where it counts them per
+    /// worker; absent from contexts stored before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_requests: Option<Vec<u64>>,
     /// The busiest worker's share of the workers' CPU time (0..1).
     pub busiest_worker_share: Option<f64>,
     /// The busiest worker's on-CPU time over the window (0..1).

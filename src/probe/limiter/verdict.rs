@@ -68,6 +68,9 @@ pub struct LimiterInputs<'a> {
     pub server_cpus: u32,
     /// The server's own wait counters over the window, where it keeps them.
     pub server_waits: Option<super::server_waits::ServerWaits>,
+    /// Each worker's requests in the window, where the server counts them
+    /// per worker (`balance::worker_requests_between`).
+    pub worker_requests: Option<&'a [u64]>,
     /// Why the trial is client-bound, if it is.
     pub client_bound: Option<&'a str>,
     /// The busy share of the CPUs the server may use, every process counted.
@@ -186,6 +189,7 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
         schema_synch_waiting: schema(|w| w.synch_s),
         schema_lock_waiting: schema(|w| w.lock_s),
         row_lock_waiting: i.server_waits.and_then(|w| per_s(w.row_lock_wait_s)),
+        worker_requests: i.worker_requests.map(<[u64]>::to_vec),
         ..per_thread(f)
     }
 }
@@ -354,6 +358,7 @@ mod tests {
             server_cpus: 2,
             client_bound: None,
             server_waits: None,
+            worker_requests: None,
             cpus_busy_share: Some(0.6),
             client_cpu_s: Some(2.0),
             errors: 0,
@@ -547,6 +552,7 @@ mod tests {
             server_cpus: 1,
             client_bound: None,
             server_waits: None,
+            worker_requests: None,
             cpus_busy_share: None,
             client_cpu_s: None,
             errors: 0,
@@ -759,6 +765,17 @@ mod tests {
             "{}",
             l.verdict
         );
+        // A server that counts each worker's requests: quoted beside.
+        let counted = [30, 970];
+        i.worker_requests = Some(&counted);
+        let l = judge(&i);
+        assert!(
+            l.verdict
+                .ends_with("99%, 1%; the workers' shares of the requests: 97%, 3%"),
+            "{}",
+            l.verdict
+        );
+        assert_eq!(l.figures.worker_requests, Some(vec![30, 970]));
         // Two workers that share the work: no imbalance.
         let f = LimiterFigures {
             busiest_threads: threads(&[(5.0, true), (4.6, true)]),

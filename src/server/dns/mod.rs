@@ -89,6 +89,11 @@ pub trait LabServer: Send {
     fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, TargetError>;
     /// The installed version, such as `unbound 1.17.1`.
     fn version(&self) -> Option<String>;
+    /// Each worker's requests so far, read from the running server whose
+    /// files are in `dir` (`Target::worker_requests`).
+    fn worker_requests(&self, _dir: &Path) -> Option<Vec<u64>> {
+        None
+    }
 }
 
 /// The installed binary at the first existing path, or a "not installed" error.
@@ -447,6 +452,10 @@ impl Target for DnsLab {
 
     fn dataset(&self) -> Option<DatasetInfo> {
         self.dataset.clone()
+    }
+
+    fn worker_requests(&self) -> Option<Vec<u64>> {
+        self.servers.last()?.worker_requests(self.run_dir()?)
     }
 }
 

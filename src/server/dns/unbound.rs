@@ -1,7 +1,8 @@
 //! Unbound as the lab's resolver (kind `unbound`): `num-threads`, cache
 //! sizes, stubs for the lab's zones at NSD, the root stubbed to a dead
 //! address and refused, and `remote-control` on a unix socket so tests can
-//! read `unbound-control stats_noreset`.
+//! read `unbound-control stats_noreset`, and so the limiter reads each
+//! thread's queries ([`thread_queries`]).
 
 use super::nsd::Nsd;
 use super::{binary, check_threads, zones, DnsLab, LabServer, Launch, Prepare};
@@ -172,6 +173,37 @@ impl LabServer for Unbound {
         super::version_line("/usr/sbin/unbound", &["-V"])
             .map(|v| format!("unbound {}", v.trim_start_matches("Version ")))
     }
+
+    fn worker_requests(&self, dir: &Path) -> Option<Vec<u64>> {
+        let out = std::process::Command::new("unbound-control")
+            .arg("-c")
+            .arg(dir.join("unbound.conf"))
+            .arg("stats_noreset")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        thread_queries(&String::from_utf8_lossy(&out.stdout))
+    }
+}
+
+/// Each thread's queries so far, in thread order, from `unbound-control
+/// stats_noreset`'s `threadN.num.queries=COUNT` lines; `None` when a
+/// thread is missing or a count unreadable.
+pub fn thread_queries(stats: &str) -> Option<Vec<u64>> {
+    let mut counts: Vec<(usize, u64)> = Vec::new();
+    for line in stats.lines() {
+        let Some(rest) = line.strip_prefix("thread") else {
+            continue;
+        };
+        let Some((thread, count)) = rest.split_once(".num.queries=") else {
+            continue;
+        };
+        counts.push((thread.parse().ok()?, count.trim().parse().ok()?));
+    }
+    counts.sort_unstable();
+    let in_order = counts.iter().enumerate().all(|(i, (t, _))| i == *t);
+    (in_order && !counts.is_empty()).then(|| counts.into_iter().map(|(_, c)| c).collect())
 }
 
 #[cfg(test)]
@@ -185,6 +217,24 @@ mod tests {
         assert!(c.contains("interface: 198.19.254.2@53\n"), "{c}");
         assert!(c.contains("access-control: 198.19.254.0/24 allow\n"), "{c}");
         assert!(!u.render(Path::new("/x"), &[], None).contains("198.19"));
+    }
+
+    #[test]
+    fn each_threads_queries_are_read_from_stats_noreset() {
+        // Unbound 1.17.1, 2 threads, after 300 queries over loopback.
+        let stats = include_str!("../../../tests/fixtures/unbound/stats_noreset-2-threads.txt");
+        assert_eq!(thread_queries(stats), Some(vec![134, 166]));
+        let total = stats
+            .lines()
+            .find_map(|l| l.strip_prefix("total.num.queries="));
+        assert_eq!(total, Some("300"));
+        assert_eq!(
+            thread_queries("thread1.num.queries=5\n"),
+            None,
+            "thread0 missing"
+        );
+        assert_eq!(thread_queries("thread0.num.queries=x\n"), None);
+        assert_eq!(thread_queries("total.num.queries=3\n"), None);
     }
 
     #[test]
