@@ -412,6 +412,7 @@ pub fn schema() -> Value {
         "schema_synch_waiting",
         "schema_lock_waiting",
         "row_lock_waiting",
+        "worker_requests",
     ] {
         optional(&mut root, "LimiterNumbers", field);
     }
