@@ -175,17 +175,37 @@ impl LabServer for Unbound {
     }
 
     fn worker_requests(&self, dir: &Path) -> Option<Vec<u64>> {
-        let out = std::process::Command::new("unbound-control")
+        let mut child = std::process::Command::new("unbound-control")
             .arg("-c")
             .arg(dir.join("unbound.conf"))
             .arg("stats_noreset")
             .stdin(std::process::Stdio::null())
-            .output()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        // Read at the window's ends: a server that does not answer costs
+        // the trial at most this long, and gives no figure.
+        let deadline = std::time::Instant::now() + CONTROL_TIMEOUT;
+        while matches!(child.try_wait(), Ok(None)) {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let out = child
+            .wait_with_output()
             .ok()
             .filter(|o| o.status.success())?;
         thread_queries(&String::from_utf8_lossy(&out.stdout))
     }
 }
+
+/// How long `unbound-control stats_noreset` may take (it answers in
+/// milliseconds over its unix socket).
+const CONTROL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Each thread's queries so far, in thread order, from `unbound-control
 /// stats_noreset`'s `threadN.num.queries=COUNT` lines; `None` when a
