@@ -26,11 +26,16 @@ import sys
 import tempfile
 
 BIN, DIR = sys.argv[1], sys.argv[2]
-REAL = len(sys.argv) > 3 and sys.argv[3] == "real"
-STORE = os.path.join(DIR, "real.sqlite" if REAL else "runs.sqlite")
-OFF, ON = ("log off", "log on") if REAL else ("access log off", "access log on")
+MODE = sys.argv[3] if len(sys.argv) > 3 else ""
+REAL = MODE == "real"
+FLOOR = MODE == "floor"
+STORE = os.path.join(DIR, {"real": "real.sqlite", "floor": "floor.sqlite"}.get(MODE, "runs.sqlite"))
+OFF, ON = ("log off", "log on") if REAL or FLOOR else ("access log off", "access log on")
 RECIPE = "pinned-access-log" if REAL else "quickstart"
 TMP = tempfile.mkdtemp(prefix="between-runs-")
+# KEEP_DISTURBED=1: the copies clear the background-load marks, so that
+# runs which ran beside other tenants stay in the verdicts between runs.
+KEEP_DISTURBED = os.environ.get("KEEP_DISTURBED") == "1"
 rng = random.Random(35)
 
 
@@ -60,6 +65,11 @@ def copy_with(labels, finished=None):
     src.close()
     for run, label in labels.items():
         dst.execute("update runs set label = ? where id = ?", (label, run))
+    if KEEP_DISTURBED:
+        # As if no background load had been seen: every run stays a sample
+        # of the drift between runs (a loaded machine's view).
+        dst.execute("update probes set summary = "
+                    "replace(summary, '\"noisy\":true', '\"noisy\":false')")
     if finished is not None:
         keep = ",".join(str(i) for i in finished)
         dst.execute(f"update runs set status = 'aborted' where id not in ({keep})")
@@ -74,13 +84,7 @@ def scalelab(*args):
 
 
 def compare(side_a, side_b):
-    labels = {i: "A" for i in side_a} | {i: "B" for i in side_b}
-    path = copy_with(labels)
-    code, out, err = scalelab("compare", "--json", *[f"{path}:{i}" for i in side_a + side_b])
-    os.remove(path)
-    if code not in (0, 5):
-        raise SystemExit(f"compare exited {code}: {err}")
-    return json.loads(out)["comparisons"][0]
+    return compare_full(side_a, side_b)["comparisons"][0]
 
 
 def verdict(c):
@@ -220,9 +224,156 @@ def real_change():
               f"{found}/{len(series)} series, elsewhere {other}")
 
 
+def side_of(ci, floor):
+    """analysis::floor::side: 'above', 'below' or 'within'."""
+    lo, hi = ci
+    if lo > 1 + floor:
+        return "above"
+    if hi < 1 - floor:
+        return "below"
+    return "within"
+
+
+def floor_tally(results):
+    """Points and whole runs: judged, claimed now, claims whose interval
+    reaches inside the floor, and the old rule's claims (a claim now, or
+    one the floor held back: `within_floor`), with how many of those
+    reached inside it."""
+    t = dict(points=0, judged=0, claimed=0, claimed_inside=0, old=0, old_inside=0,
+             whole_judged=0, whole_claimed=0, whole_old=0, whole_old_inside=0)
+    for r in results:
+        floor = r["floor"]
+        for p in r["points"]:
+            c = p["comparison"]
+            v = verdict(c)
+            t["points"] += 1
+            if v not in ("faster", "slower", "no_difference"):
+                continue
+            t["judged"] += 1
+            claimed = v in ("faster", "slower")
+            inside = c.get("ratio_ci") is None or side_of(c["ratio_ci"], floor) == "within"
+            t["claimed"] += claimed
+            t["claimed_inside"] += claimed and inside
+            old = claimed or c.get("within_floor", False)
+            t["old"] += old
+            t["old_inside"] += old and inside
+        g = r.get("geomean")
+        if g and verdict(g) in ("faster", "slower", "no_difference"):
+            t["whole_judged"] += 1
+            claimed = verdict(g) in ("faster", "slower")
+            t["whole_claimed"] += claimed
+            old = claimed or g.get("within_floor", False)
+            t["whole_old"] += old
+            t["whole_old_inside"] += old and (
+                g.get("ratio_ci") is None or side_of(g["ratio_ci"], floor) == "within")
+    return t
+
+
+def compare_full(side_a, side_b):
+    """`compare --json` of A against B: the verdicts, the noise floor and
+    the planning line's runs a side for A."""
+    labels = {i: "A" for i in side_a} | {i: "B" for i in side_b}
+    path = copy_with(labels)
+    code, out, err = scalelab("compare", "--json", *[f"{path}:{i}" for i in side_a + side_b])
+    os.remove(path)
+    if code not in (0, 5):
+        raise SystemExit(f"compare exited {code}: {err}")
+    return json.loads(out)
+
+
+def floor_main():
+    """Issue 47: claims beyond the noise floor, A/A and a real change."""
+    a, b = runs_by_label()
+    print(f"runs: {len(a)} '{OFF}' (A/A), {len(b)} '{ON}'; load average now "
+          f"{open('/proc/loadavg').read().split()[:3]}")
+    splits = []
+    while len(splits) < 48:
+        six = rng.sample(a, 6)
+        split = (tuple(six[:3]), tuple(six[3:]))
+        if split not in splits:
+            splits.append(split)
+    results = []
+    for x, y in splits:
+        doc = compare_full(list(x), list(y))
+        c = doc["comparisons"][0]
+        c["floor"] = floor_of(doc)
+        results.append(c)
+    t = floor_tally(results)
+    print(f"A/A 3 v 3 ({len(splits)} splits, floor {results[0]['floor']:.0%}): {t['judged']} of "
+          f"{t['points']} points judged (the rest `?`: runs beside background load left out); claimed "
+          f"now {pct(t['claimed'], t['judged'])}, of them with the interval inside the floor "
+          f"{t['claimed_inside']}; the old rule (p < 0.05, ratio beyond the floor) claimed "
+          f"{pct(t['old'], t['judged'])}, {t['old_inside']} of them with the interval inside "
+          f"the floor")
+    print(f"A/A whole run: claimed now {pct(t['whole_claimed'], t['whole_judged'])}; old rule "
+          f"{pct(t['whole_old'], t['whole_judged'])} ({t['whole_old_inside']} inside the floor)")
+    plan = compare_full(a, b)
+    need = planned_runs(plan, OFF)
+    print(f"planning line for '{OFF}' over its {len(a)} runs: {need} runs a side "
+          f"({plan_sentence(plan, OFF)})")
+    # Past the plan's 50 runs (`None`) the runs at hand are all there is.
+    r = max(need or min(len(a), len(b)), 3)
+    if min(len(a), len(b)) < r:
+        # Fewer runs than planned: a wider interval, so a rate found here
+        # is one the planned runs would reach too.
+        print(f"only {len(a)} '{OFF}' and {len(b)} '{ON}' runs: fewer than the {r} a side "
+              f"planned; the real change is judged at {min(len(a), len(b))} a side")
+        r = min(len(a), len(b))
+    # FLOOR_RUNS=N judges the real change at N runs a side instead.
+    r = int(os.environ.get("FLOOR_RUNS", r))
+    if r < 3:
+        return
+    draws = [(rng.sample(a, r), rng.sample(b, r)) for _ in range(40)]
+    found = whole_found = judged = whole_judged = points = 0
+    ratios = []
+    for x, y in draws:
+        doc = compare_full(x, y)
+        c = doc["comparisons"][0]
+        for p in c["points"]:
+            points += 1
+            if verdict(p["comparison"]) in ("faster", "slower", "no_difference"):
+                judged += 1
+                found += verdict(p["comparison"]) == "slower"
+        g = c.get("geomean")
+        if g and verdict(g) in ("faster", "slower", "no_difference"):
+            whole_judged += 1
+            whole_found += verdict(g) == "slower"
+            ratios.append(g["ratio"])
+    span = f"{min(ratios):.3f}..{max(ratios):.3f}" if ratios else "none judged"
+    print(f"real change ('{ON}' v '{OFF}'), {r} v {r} runs ({len(draws)} draws): points found "
+          f"slower {pct(found, judged)} of those judged ({judged} of {points}); the run "
+          f"as a whole {pct(whole_found, whole_judged)}; geomean ratio {span}")
+    print(f"load average at the end {open('/proc/loadavg').read().split()[:3]}")
+
+
+def floor_of(doc):
+    """The noise floor the verdicts were judged by (the drift plan's)."""
+    for d in doc.get("drift", []):
+        return d["noise"]
+    return 0.02
+
+
+def planned_runs(doc, label):
+    for d in doc.get("drift", []):
+        if d["side"] == label or d["side"] == "A":
+            return d["runs_for_noise"]
+    return None
+
+
+def plan_sentence(doc, label):
+    for d in doc.get("drift", []):
+        if d["side"] == label or d["side"] == "A":
+            return (f"median drift {d['median_between_cv']:.1%} between runs, "
+                    f"{(d['median_within_cv'] or 0):.1%} within")
+    return "no drift"
+
+
 def main():
     if REAL:
         real_change()
+        return
+    if FLOOR:
+        floor_main()
         return
     a, b = runs_by_label()
     print(f"runs: {len(a)} 'access log off' (A/A), {len(b)} 'access log on'; load average now "

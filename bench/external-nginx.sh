@@ -1,6 +1,7 @@
-# Sourced by bench/history-aa.sh and bench/bisect-demo.sh: the recipe of an
-# `external` nginx that the run starts and stops from DIR/nginx.conf, on
-# 127.0.0.1:PORT; one point (4 connections), three trials of 1 s.
+# Sourced by bench/history-aa.sh, bench/bisect-demo.sh and
+# bench/external-nopid-check.sh: the recipe of an `external` nginx that the
+# run starts and stops from DIR/nginx.conf (or, without pid, one started by
+# hand), on 127.0.0.1:PORT; one point (4 connections), three trials of 1 s.
 # shellcheck shell=bash
 
 # usage: external_nginx_recipe NAME DIR PORT [START_PREFIX] > recipe.toml
@@ -15,6 +16,28 @@ url = "http://127.0.0.1:$port/"
 start = '${prefix:+$prefix }nginx -p $dir -c $dir/nginx.conf -e $dir/error.log'
 stop = 'p=\$(cat $dir/nginx.pid); kill \$p; while kill -0 \$p 2>/dev/null; do sleep 0.05; done'
 pid_command = 'cat $dir/nginx.pid'
+[load]
+kind = "http"
+[sweep]
+connections = [4]
+[trials]
+duration = "1s"
+warmup = "200ms"
+min = 3
+max = 3
+RECIPE
+}
+
+# usage: external_nginx_recipe_without_pid NAME PORT > recipe.toml
+# An nginx started by hand: no start, stop, pid or pid_command; scalelab
+# finds it by the process listening on PORT.
+external_nginx_recipe_without_pid() {
+    local name=$1 port=$2
+    cat <<RECIPE
+name = "$name"
+[server]
+kind = "external"
+url = "http://127.0.0.1:$port/"
 [load]
 kind = "http"
 [sweep]

@@ -37,7 +37,11 @@
 # bisect run`, kill -9 of a run whose `external` server a lab host runs,
 # and the server's lab host cut off and reconnected mid-run; and (issue
 # 40) kill -9 of an AF_XDP DNS run: no XDP program, no XSKMAP (which holds
-# the AF_XDP socket and so its UMEM) and no process left.
+# the AF_XDP socket and so its UMEM) and no process left; and (issue 46)
+# an XDP program another tool left attached (named, with its fix),
+# kill -9 in repeat 2 of a `runs = 3` recipe, then --resume, and
+# a host without an agent whose probe shell, sshd or network stalls
+# mid-window, or whose work directory is full.
 #
 # Usage: [SCALELAB=BIN] bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
@@ -1088,6 +1092,181 @@ scenario_xdp_kill9() {
 }
 # --- end issue 40 ---
 
+# --- issue 46: misc (misc helper) ---
+# An XDP program another tool left attached (kxdpgun leaves its own): the
+# xdp generator names it (name, id) and the command that detaches it, once;
+# after that command it attaches again (and the sink never answers: exit 4).
+scenario_xdp_attached() {
+    local g=slfa-g-$$ s=slfa-s-$$ mac out status id name again ok=1
+    ip netns add "$g"; ip netns add "$s"
+    ip link add x0 netns "$g" type veth peer name x1 netns "$s"
+    ip -n "$g" addr add 198.18.46.1/24 dev x0
+    ip -n "$g" link set x0 up; ip -n "$s" link set x1 up
+    mac=$(ip -n "$s" -j link show x1 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
+    ip -n "$g" neigh replace 198.18.46.2 lladdr "$mac" dev x0 nud permanent
+    printf 'h1.bench.test A\n' >"$WORK/xdpa-q.txt"
+    ip netns exec "$g" kxdpgun -t 1 -Q 100 -i "$WORK/xdpa-q.txt" 198.18.46.2 >/dev/null 2>&1
+    read -r id name < <(ip -n "$g" -d -j link show x0 | python3 -c 'import json,sys; p=json.load(sys.stdin)[0]["xdp"]["prog"]; print(p["id"], p["name"])')
+    out=$(ip netns exec "$g" "$SCALELAB" load dns 198.18.46.2:53 --generator xdp -Q 1000 -d 300ms \
+        --timeout 300ms --queries "$WORK/xdpa-q.txt" 2>&1 >/dev/null); status=$?
+    ip -n "$g" link set dev x0 xdp off
+    ip netns exec "$g" "$SCALELAB" load dns 198.18.46.2:53 --generator xdp -Q 1000 -d 300ms \
+        --timeout 300ms --queries "$WORK/xdpa-q.txt" >/dev/null 2>&1; again=$?
+    local left=0
+    ip -n "$g" -j link show x0 | grep -q '"xdp"' && left=1
+    ip netns del "$g"; ip netns del "$s"
+    local named=0 once=0 raw=0
+    case $out in *"XDP program \`$name\` (id $id)"*"ip link set dev x0 xdp off"*) named=1 ;; esac
+    [ "$(grep -o 'already has' <<<"$out" | wc -l)" = 1 ] && once=1
+    case $out in *"os error 16"*) raw=1 ;; esac
+    [ "$status" = 2 ] && [ "$named" = 1 ] && [ "$once" = 1 ] && [ "$raw" = 0 ] && [ "$again" = 4 ] && [ "$left" = 0 ] && ok=0
+    row "xdp-attached" "kxdpgun's program left on the link: exit 2 naming it and 'ip link set dev x0 xdp off', once; after it, attaches (exit 4 into the sink)" \
+        "exit $status, named $name id $id=$named, said once=$once, raw EBUSY=$raw; after detach exit $again, left attached=$left: $(head -c 300 <<<"$out" | tr '\n' ' ')" $ok
+}
+
+# [trials] runs = 3, kill -9 in repeat 2: --resume of the killed run
+# finishes it and starts repeat 3; three runs of one group and label, each
+# point once in each, nothing left running.
+scenario_resume_runs3() {
+    local dir=$WORK/runs3 points=2 pid second status=0 ok=1
+    mkdir -p "$dir"
+    DURATION=300ms recipe nginx "$dir/exp.toml" "$points"
+    echo 'runs = 3' >>"$dir/exp.toml"
+    "$SCALELAB" --store "$dir/s.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 1200); do
+        [ "$(q "$dir/s.sqlite" "SELECT count(*) FROM runs")" = 2 ] 2>/dev/null && break
+        sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    second=$(latest "$dir/s.sqlite")
+    "$SCALELAB" --store "$dir/s.sqlite" run "$dir/exp.toml" --resume "$second" -o "$dir/r.html" \
+        >"$dir/out" 2>"$dir/err" || status=$?
+    local runs group labels per left
+    runs=$(q "$dir/s.sqlite" "SELECT count(*) FROM runs")
+    group=$(q "$dir/s.sqlite" "SELECT count(*) FROM runs WHERE repeat_of = (SELECT min(id) FROM runs) AND repeats = 3 AND status = 'finished'")
+    labels=$(q "$dir/s.sqlite" "SELECT count(DISTINCT label) FROM runs")
+    per=$(q "$dir/s.sqlite" "SELECT group_concat(n) FROM (SELECT count(DISTINCT system || '/' || point_index || '/' || trial) || '/' || count(*) AS n FROM trials WHERE status = 'ok' GROUP BY run_id ORDER BY run_id)")
+    left=$(left_running)
+    [ "$status" = 0 ] && [ "$runs" = 3 ] && [ "$group" = 3 ] && [ "$labels" = 1 ] \
+        && [ "$per" = "$points/$points,$points/$points,$points/$points" ] && [ "$left" = 0 ] \
+        && grep -q '3 repeats of' "$dir/out" && ok=0
+    row "resume-runs3" "runs = 3, kill -9 in repeat 2, --resume: 3 finished runs of one group and label, each point once, 0 left" \
+        "killed in run $second; resume exit $status: runs=$runs, finished in group=$group, labels=$labels, ok trials per run (distinct/all)=$per, left running=$left; $(grep -m1 'repeats of run' "$dir/err")" $ok
+}
+# --- end issue 46: misc ---
+# --- issue 46: agentless stalls (agentless helper) ---
+# nginx on lab host h1 without an agent (`agent = false`: a POSIX sh over
+# ssh), loaded from h2, 2 trials of 3 s sampled every 500 ms; one stall
+# 1 s into trial 1's window (once h1's access log holds a request from h2):
+#   agentless-probe-frozen  its probe shell SIGSTOPped 6 s: that trial is
+#                           failed (lost_host, "the probe's window ran"),
+#                           no ok trial has a probe window past its load's
+#   agentless-sshd-frozen   every sshd of h1 SIGSTOPped 9 s: "stopped
+#                           answering over ssh", not "the server died"
+#   agentless-network-cut   h1's bridge port down 9 s: "the host stopped
+#                           answering over ssh", a cause on every failure
+# each then resumed: every trial ok, nothing left on h1 (nginx, shells) or
+# in the work directory (scalelab-probe-*.sh, scalelab-bare-*);
+#   agentless-disk-full     h1's work directory a full 256 KiB tmpfs (in
+#                           h1's own mount namespace): "the host's disk is
+#                           full: DIR (N bytes free)", cause disk_full
+bare_recipe() {
+    printf '%s\n' 'name = "faults-agentless"' '[hosts]' 'server = "root@198.18.0.11"' \
+        'clients = ["root@198.18.0.12"]' 'agent = false' '[server]' 'kind = "nginx"' \
+        'worker_processes = 1' "access_log_path = \"$2\"" '[load]' 'kind = "http"' 'path = "/"' \
+        '[sweep]' 'connections = [2]' '[trials]' 'duration = "3s"' 'warmup = "0s"' \
+        "min = $3" "max = $3" 'sample_interval = "500ms"' >"$1"
+}
+# lab_matching HOST TEXT: PIDs in the lab host's namespace whose command
+# line holds TEXT.
+lab_matching() {
+    local p
+    for p in $(ip netns pids "$LAB_PREFIX-h$1" 2>/dev/null); do
+        { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -qF -- "$2" && echo "$p"
+    done
+}
+# bare_left DIR: what the run left on h1 and in the work directory.
+bare_left() {
+    local n
+    n=$(( $(lab_matching 1 nginx | wc -l) + $(lab_matching 1 scalelab-probe- | wc -l) + $(lab_matching 1 scalelab-bare- | wc -l) ))
+    n=$((n + $(find "$1" -maxdepth 1 -name 'scalelab-probe-*' -o -maxdepth 1 -name 'scalelab-bare-*' | wc -l)))
+    echo "$n"
+}
+# scenario_agentless_stall NAME: the stall NAME (probe, sshd, network).
+scenario_agentless_stall() {
+    local name=$1 dir=$WORK/agentless-$1 label
+    case $1 in probe) label="probe-frozen" ;; sshd) label="sshd-frozen" ;; *) label="network-cut" ;; esac
+    mkdir -p "$dir/work"
+    lab_up 2 || { row "agentless-$label" "lab up" "scripts/netns-lab.sh up failed" 1; return; }
+    bare_recipe "$dir/exp.toml" "$dir/access.log" 2
+    local store=$dir/s.sqlite
+    SCALELAB_WORKDIR=$dir/work lab_scalelab_bg --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err1"
+    local pid=$LAB_PID victims=
+    for _ in $(seq 900); do
+        grep -q '^198.18.0.12 ' "$dir/access.log" 2>/dev/null && break
+        sleep 0.1
+    done
+    sleep 1
+    case $name in
+        probe) victims=$(lab_matching 1 scalelab-probe-); kill -STOP $victims; sleep 6; kill -CONT $victims ;;
+        sshd) victims=$(lab_matching 1 sshd); kill -STOP $victims; sleep 9; kill -CONT $victims ;;
+        network) ip -n "$LAB_PREFIX-br" link set p1 down; sleep 9; ip -n "$LAB_PREFIX-br" link set p1 up ;;
+    esac
+    wait "$pid"
+    local code=$? run first bent
+    run=$(latest "$store")
+    first=$(q "$store" "SELECT status || coalesce('/' || failure_cause, '') || ': ' || coalesce(substr(error, 1, 60), '') FROM trials WHERE run_id = $run ORDER BY id LIMIT 1")
+    bent=$(q "$store" "SELECT count(*) FROM trials t JOIN probes p ON p.trial_id = t.id JOIN measurements m ON m.trial_id = t.id WHERE t.run_id = $run AND t.status = 'ok' AND json_extract(p.summary, '\$.window_s') > m.duration_s + 1.0")
+    local nocause
+    nocause=$(q "$store" "SELECT count(*) FROM trials WHERE run_id = $run AND status = 'failed' AND failure_cause IS NULL")
+    SCALELAB_WORKDIR=$dir/work lab_scalelab --store "$store" run "$dir/exp.toml" --resume "$run" -o "$dir/r.html" >/dev/null 2>"$dir/err2"
+    local code2=$? said got left
+    said=$(grep -o 'retrying [0-9]* trial(s)[^)]*)' "$dir/err2")
+    got=$(check_run "$store" "$run" 1 2.5)
+    sleep 2 # the hosts' shells see their sessions end
+    left=$(bare_left "$dir/work")
+    lab_down
+    local want ok=1
+    case $name in
+        probe) want="the probe's window ran" ;;
+        sshd) want="the host stopped answering over ssh" ;;
+        network) want="the host stopped answering over ssh" ;;
+    esac
+    case $first in "failed/lost_host: $want"*) [ "$bent" = 0 ] && [ "$nocause" = 0 ] && [ "$code2" = 0 ] && [ -n "$said" ] \
+        && [ "$got" = "trials=2 dups=0 short=0 failed=0" ] && [ "$left" = 0 ] && ok=0 ;; esac
+    row "agentless-$label" "trial 1 failed/lost_host '$want...', no bent ok window, resume retries it, nothing left" \
+        "run exit $code: '$first...', bent ok windows=$bent, failed without cause=$nocause; resume exit $code2: '$said', $got, left=$left" $ok
+}
+scenario_agentless_disk_full() {
+    local dir=$WORK/agentless-disk-full
+    mkdir -p "$dir/work"
+    lab_up 2 || { row agentless-disk-full "lab up" "scripts/netns-lab.sh up failed" 1; return; }
+    bare_recipe "$dir/exp.toml" "$dir/access.log" 1
+    local sshd
+    sshd=$(lab_matching 1 sshd | head -1)
+    nsenter -t "$sshd" -m -- mount -t tmpfs -o size=256k,mode=755 tmpfs "$dir/work" &&
+        nsenter -t "$sshd" -m -- dd if=/dev/zero of="$dir/work/filler" bs=1024 status=none 2>/dev/null
+    SCALELAB_WORKDIR=$dir/work lab_scalelab --store "$dir/s.sqlite" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>&1
+    local code=$? err cause left
+    err=$(q "$dir/s.sqlite" "SELECT error FROM trials")
+    cause=$(q "$dir/s.sqlite" "SELECT failure_cause FROM trials")
+    left=$(lab_matching 1 nginx | wc -l)
+    nsenter -t "$sshd" -m -- umount "$dir/work"
+    lab_down
+    local ok=1
+    grep -q "the host's disk is full: $dir/work ([0-9]* bytes free)" <<<"$err" && [ "$cause" = disk_full ] && [ "$left" = 0 ] && ok=0
+    row "agentless-disk-full" "h1's work dir a full tmpfs: 'the host's disk is full: DIR (N bytes free)', cause disk_full" \
+        "exit $code, cause=$cause, '$(grep -o "the host's disk is full: [^;]*" <<<"$err" | sed "s|$WORK|\$WORK|")', left=$left" $ok
+}
+scenario_agentless_stalls() {
+    scenario_agentless_stall probe
+    scenario_agentless_stall sshd
+    scenario_agentless_stall network
+    scenario_agentless_disk_full
+}
+# --- end issue 46: agentless stalls ---
+
 echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
 if [ -n "${ONLY:-}" ]; then
     # ONLY="external_kill9 meters": just these scenarios (their function
@@ -1135,6 +1314,13 @@ scenario_healed_partition
 # --- issue 40: AF_XDP ---
 scenario_xdp_kill9
 # --- end issue 40 ---
+# --- issue 46: misc (misc helper) ---
+scenario_xdp_attached
+scenario_resume_runs3
+# --- end issue 46: misc ---
+# --- issue 46: agentless stalls (agentless helper) ---
+scenario_agentless_stalls
+# --- end issue 46: agentless stalls ---
 fi
 
 echo

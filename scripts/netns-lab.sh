@@ -29,7 +29,8 @@
 # up takes it down first only if the same user in the same login session
 # (terminal) made it ($LAB_DIR/owner); a lab made by anyone else is left
 # alone, and `up` says whose it is and how to make one of your own
-# (SCALELAB_LAB_DIR and SCALELAB_LAB_PREFIX).
+# (SCALELAB_LAB_DIR and SCALELAB_LAB_PREFIX). An `up` that fails, or is
+# stopped by Ctrl-C or SIGTERM, takes down what it had made so far.
 set -euo pipefail
 
 LAB_DIR=${SCALELAB_LAB_DIR:-/var/tmp/scalelab-lab}
@@ -131,6 +132,12 @@ up() {
   need ssh-keygen openssh-client
   refuse_others_lab
   down
+  # A half-made lab is taken down: on a failed step, Ctrl-C or SIGTERM,
+  # everything recorded so far (namespaces, sshd PID files) goes, and
+  # whatever runs inside the namespaces made so far is killed by `down`.
+  trap 'trap - EXIT; down' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   mkdir -p "$LAB_DIR" /run/sshd
   chmod 700 "$LAB_DIR"
   owner >"$LAB_DIR/owner"
@@ -139,8 +146,10 @@ up() {
   cp "$LAB_DIR/client_key.pub" "$LAB_DIR/authorized_keys"
   : >"$LAB_DIR/namespaces"
 
-  ip netns add "$BRIDGE_NS"
+  # Each namespace is recorded before it is made, so a signal between the
+  # two never leaves one that `down` does not know of.
   echo "$BRIDGE_NS" >>"$LAB_DIR/namespaces"
+  ip netns add "$BRIDGE_NS"
   ip -n "$BRIDGE_NS" link set lo up
   ip -n "$BRIDGE_NS" link add br0 type bridge
   ip -n "$BRIDGE_NS" link set br0 up
@@ -148,8 +157,8 @@ up() {
   for ((i = 0; i <= n; i++)); do
     ns=$(host_ns "$i")
     addr=$(host_addr "$i")
-    ip netns add "$ns"
     echo "$ns" >>"$LAB_DIR/namespaces"
+    ip netns add "$ns"
     ip -n "$ns" link set lo up
     # Create the pair inside the host namespace, then move its peer to the
     # bridge: no interface of the lab ever exists in the root namespace.
@@ -164,6 +173,7 @@ up() {
   for ((i = 0; i <= n; i++)); do
     wait_for_sshd "$i"
   done
+  trap - EXIT INT TERM
   echo "# netns-lab: $((n + 1)) hosts up: $(host_addr 0) (coordinator, $(host_ns 0)) .. $(host_addr "$n")" >&2
   echo "export SCALELAB_SSH_COMMAND='$(ssh_command)'"
   echo "export SCALELAB_LAB_COORDINATOR_NS=$(host_ns 0)"

@@ -9,7 +9,8 @@
 # The runs take about 2 minutes together (pgbench-smp-scaling ~50 s,
 # pg-readonly-dbsize ~30 s plus building its datasets once, nginx-server-cpus
 # and each quickstart ~10 s); they hold target/bench.lock when it
-# exists, so they never overlap a benchmark. Needs chromium and tidy.
+# exists, so they never overlap a benchmark. Needs chromium and tidy
+# (`scalelab doctor --packages` lists both, so scripts/setup.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-report-shots}")

@@ -32,9 +32,6 @@ install_missing() {
 
 install_missing "${base[@]}"
 
-# The tests validate the HTML report and the comparison page with tidy.
-install_missing tidy
-
 # Multi-host runs reach other hosts with the system ssh client; the tests
 # and scripts/netns-lab.sh run a real sshd in each lab host.
 remote=(openssh-client openssh-server)

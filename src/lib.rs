@@ -4,7 +4,7 @@
 //!
 //! An experiment flows through the modules in this order:
 //!
-//! - [`spec`]: the experiment file (TOML): parsing, validation with
+//! - [`recipe`]: the experiment file (TOML): parsing, validation with
 //!   file/line/field errors, and expansion of the sweep into points.
 //! - [`server`]: server lifecycles (nginx, PostgreSQL, MariaDB, DNS
 //!   servers, the router lab, an external server). Each target writes its
@@ -33,7 +33,7 @@
 //! - [`probe`]: what the system under test does while it is measured: CPU,
 //!   frequency, memory per process, context switches, network counters, and
 //!   the environment fingerprint.
-//! - [`runner`]: sweeps, interleaved trials (A B A B), warmup, the stopping
+//! - [`runner`]: sweeps, interleaved trials in a seeded random order, warmup, the stopping
 //!   rule, resume. It asks the load kind for the dataset of each point and
 //!   starts the server holding it. Every trial is handed to the store the
 //!   moment it ends.
@@ -62,7 +62,7 @@
 //! Leaves every layer may use: [`model`] (the sweep point, the dataset seam:
 //! the workload declares a [`model::Dataset`] in `[load]`
 //! ([`load::LoadPlan::dataset`]), the runner hands it to
-//! [`server::Target::start`], and the target loads it through a
+//! [`server::Server::start`], and the target loads it through a
 //! [`model::SetupSession`] that [`wire`] implements; the DNS lab's names, a
 //! remote host's name, the router lab's topology), [`units`] (newtypes for
 //! quantities), [`finite`] (non-finite numbers found by path before they
@@ -89,13 +89,13 @@ pub mod placement;
 pub mod probe;
 pub mod procfs;
 pub mod profile;
+pub mod recipe;
 pub mod remote;
 pub mod report;
 pub mod rng;
 pub mod runner;
 pub mod server;
 pub mod shutdown;
-pub mod spec;
 pub mod store;
 pub mod sys;
 pub mod units;

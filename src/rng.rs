@@ -1,5 +1,6 @@
 //! SplitMix64 (Steele, Lea & Flood, OOPSLA 2014), the fixed-seed generator
-//! the bootstrap and the DNS query sets share: written out here, a leaf, so
+//! the bootstrap, the DNS query sets and the runner's trial order share,
+//! and the Fisher–Yates shuffle on it: written out here, a leaf, so
 //! the same seed gives the same numbers on every platform and with every
 //! version of the `rand` crate.
 
@@ -29,9 +30,58 @@ impl SplitMix64 {
     }
 }
 
+/// Shuffles `items` in place: the Fisher–Yates shuffle in Durstenfeld's
+/// form (Durstenfeld, CACM 7(7), 1964; Knuth, TAOCP vol. 2, §3.4.2,
+/// Algorithm P): for i from the last index down to 1, swap item i with a
+/// uniform one of 0..=i. Every permutation is equally likely (up to the
+/// n / 2^64 bias of [`SplitMix64::below`]), and one seed gives one order.
+pub(crate) fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
+    for i in (1..items.len()).rev() {
+        let j = rng.below(i + 1);
+        items.swap(i, j);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shuffle_is_a_permutation_fixed_by_its_seed() {
+        let shuffled = |seed| {
+            let mut v: Vec<u32> = (0..10).collect();
+            shuffle(&mut v, &mut SplitMix64(seed));
+            v
+        };
+        let a = shuffled(7);
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..10).collect::<Vec<_>>());
+        assert_eq!(a, shuffled(7));
+        assert_ne!(a, shuffled(8));
+        let mut empty: [u8; 0] = [];
+        shuffle(&mut empty, &mut SplitMix64(1));
+    }
+
+    /// Each of the 6 orders of 3 items comes up about 1/6 of the time: a
+    /// shuffle that swapped with 0..n instead of 0..=i (a classic slip)
+    /// would favour some orders by 4/27 against 5/27.
+    #[test]
+    fn every_order_of_three_is_equally_likely() {
+        let mut rng = SplitMix64(42);
+        let mut counts = std::collections::HashMap::new();
+        let n = 60_000;
+        for _ in 0..n {
+            let mut v = [0u8, 1, 2];
+            shuffle(&mut v, &mut rng);
+            *counts.entry(v).or_insert(0u32) += 1;
+        }
+        assert_eq!(counts.len(), 6);
+        for (order, c) in counts {
+            let share = c as f64 / n as f64;
+            assert!((share - 1.0 / 6.0).abs() < 0.01, "{order:?}: {share}");
+        }
+    }
 
     #[test]
     fn splitmix_matches_the_reference_sequence() {

@@ -34,9 +34,14 @@
 //! history is never a change on its own, and never hides a real step next
 //! to it. The sides are bounded by the neighbouring change points; a split
 //! that fails is dropped and its neighbours are judged again.
+//!
+//! A step must also clear the floor ([`super::floor`]): the 95% CI of the
+//! ratio of the two sides' geometric means of run medians (Student's t on
+//! their logs, the runs as units) must lie wholly beyond `min_magnitude`
+//! on one side, a minimum-effect test as every verdict's. A step whose
+//! interval reaches inside the floor is no change point.
 
 use super::between::pooled_log_t;
-use super::bootstrap::ratio_of_medians_ci;
 use super::summary::median;
 use crate::rng::SplitMix64;
 
@@ -80,7 +85,9 @@ pub struct ChangePoint {
     /// median(after) / median(before), over the runs between this change
     /// and its neighbours.
     pub ratio: f64,
-    /// 95% bootstrap CI of that ratio; `None` when a side has one value.
+    /// 95% CI of the step, the runs as units: Student's t on the logs of
+    /// the run medians on each side (the interval that cleared the floor,
+    /// [`super::floor`]). `None` when it cannot be formed.
     pub ratio_ci: Option<(f64, f64)>,
 }
 
@@ -112,7 +119,7 @@ pub fn change_points_of_repeats(
         !stands_out(
             &runs[bounds.0..found[k].0],
             &runs[found[k].0..bounds.1],
-            settings.alpha,
+            settings,
         )
     }) {
         found.remove(k);
@@ -131,7 +138,8 @@ pub fn change_points_of_repeats(
                 after: *after,
                 p_value: *p,
                 ratio: median(&later).unwrap_or(f64::NAN) / median(&before).unwrap_or(f64::NAN),
-                ratio_ci: ratio_of_medians_ci(&before, &later),
+                ratio_ci: step(&runs[bounds[i]..*after], &runs[*after..bounds[i + 2]])
+                    .and_then(|t| t.ratio_ci(STEP_ALPHA)),
             }
         })
         .collect()
@@ -174,12 +182,31 @@ fn neighbours(found: &[(usize, f64)], k: usize, len: usize) -> (usize, usize) {
     (start, end)
 }
 
+/// The level of the step's interval: 95%, as every verdict's.
+const STEP_ALPHA: f64 = 0.05;
+
 /// Whether the runs after a split differ from those before by more than
 /// their run-to-run spread: Student's pooled t on the logs of the run
 /// medians ([`pooled_log_t`]), two-sided, at `alpha` over the number of
-/// places a split could fall in the segment (Bonferroni). False with fewer
-/// than [`MIN_SIDE_RUNS`] runs on a side.
-fn stands_out(before: &[Vec<f64>], after: &[Vec<f64>], alpha: f64) -> bool {
+/// places a split could fall in the segment (Bonferroni), with its 95% CI
+/// wholly beyond `min_magnitude` ([`super::floor::side`]). False with
+/// fewer than [`MIN_SIDE_RUNS`] runs on a side.
+fn stands_out(before: &[Vec<f64>], after: &[Vec<f64>], settings: &Settings) -> bool {
+    let Some(t) = step(before, after) else {
+        return false;
+    };
+    let places = (t.runs.0 + t.runs.1 + 1)
+        .saturating_sub(2 * MIN_SIDE_RUNS)
+        .max(1);
+    let clears = t.ratio_ci(STEP_ALPHA).is_some_and(|ci| {
+        super::floor::side(ci, settings.min_magnitude) != super::floor::Side::Within
+    });
+    t.p_value < settings.alpha / places as f64 && clears
+}
+
+/// Student's t on the logs of the run medians before and after a split;
+/// `None` with fewer than [`MIN_SIDE_RUNS`] runs on a side.
+fn step(before: &[Vec<f64>], after: &[Vec<f64>]) -> Option<super::between::RunTest> {
     let medians = |runs: &[Vec<f64>]| -> Vec<f64> {
         runs.iter()
             .filter_map(|r| median(r))
@@ -188,12 +215,9 @@ fn stands_out(before: &[Vec<f64>], after: &[Vec<f64>], alpha: f64) -> bool {
     };
     let (a, b) = (medians(before), medians(after));
     if a.len() < MIN_SIDE_RUNS || b.len() < MIN_SIDE_RUNS {
-        return false;
+        return None;
     }
-    let places = (a.len() + b.len() + 1)
-        .saturating_sub(2 * MIN_SIDE_RUNS)
-        .max(1);
-    pooled_log_t(&a, &b).is_some_and(|t| t.p_value < alpha / places as f64)
+    pooled_log_t(&a, &b)
 }
 
 fn flatten(runs: &[Vec<f64>]) -> Vec<f64> {
@@ -507,13 +531,44 @@ mod tests {
         assert!(!stands_out(
             &runs(&[&[100.0]]),
             &runs(&[&[50.0], &[50.5]]),
-            0.01
+            &Settings::default()
         ));
         assert!(stands_out(
             &runs(&[&[100.0], &[100.5], &[99.8]]),
             &runs(&[&[50.0], &[50.5], &[49.9]]),
-            0.01
+            &Settings::default()
         ));
+    }
+
+    /// Issue 47: a step must clear the floor. Three runs at 100 then three
+    /// at +3.2%, the runs 0.6% apart: Student's t on the run medians gives
+    /// p = 0.004, but the step's 95% CI, about 1.7..4.7%, reaches inside
+    /// the 2% floor. No change point; with a 1% floor it is one.
+    #[test]
+    fn a_step_whose_interval_reaches_inside_the_floor_is_no_change() {
+        let level = |m: f64| vec![m * 0.999, m, m * 1.001];
+        let h: Vec<Vec<f64>> = [100.0, 100.6, 99.4, 103.2, 103.8, 102.6]
+            .into_iter()
+            .map(level)
+            .collect();
+        let t = step(&h[..3], &h[3..]).unwrap();
+        assert!(t.p_value < 0.01, "{t:?}");
+        let (lo, hi) = t.ratio_ci(STEP_ALPHA).unwrap();
+        assert!(lo > 1.0 && lo < 1.02 && hi > 1.03, "{lo} {hi}");
+        assert!(!stands_out(&h[..3], &h[3..], &Settings::default()));
+        assert_eq!(change_points(&h, &Settings::default()), vec![]);
+        let one = Settings {
+            min_magnitude: 0.01,
+            ..Settings::default()
+        };
+        assert!(stands_out(&h[..3], &h[3..], &one));
+        let found = change_points(&h, &one);
+        assert_eq!(
+            found.iter().map(|c| c.after).collect::<Vec<_>>(),
+            vec![3],
+            "{found:?}"
+        );
+        assert_eq!(found[0].ratio_ci, Some((lo, hi)));
     }
 
     #[test]

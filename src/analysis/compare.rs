@@ -2,8 +2,13 @@
 //! Mann-Whitney p-value and a verdict.
 //!
 //! A difference is claimed only when it is both significant (two-sided
-//! Mann-Whitney p < 0.05, see [`super::mann_whitney`]) and larger than the
-//! noise threshold, as benchstat does with its "~" for "no difference".
+//! Mann-Whitney p < 0.05, see [`super::mann_whitney`]) and its whole 95%
+//! interval of the ratio lies beyond the noise floor on one side (a
+//! minimum-effect test, [`super::floor`]); otherwise it is benchstat's "~"
+//! for "no difference", and the interval is shown. Each path has its
+//! interval: the bootstrap CI of the ratio of medians, Fieller's CI of the
+//! ratio of means where Welch's t judges (or the headline is the best),
+//! and between runs the Student t CI of the ratio of geometric means.
 //!
 //! With too few trials for the rank test to ever reach p < 0.05 (3 against
 //! 3: its smallest p is 0.1), the verdict comes from Welch's t-test on all
@@ -11,6 +16,7 @@
 //! a "no difference" says how large a change those trials could have
 //! shown. Below 3 a side no test is trusted.
 use super::bootstrap::ratio_of_medians_ci;
+use super::floor::{self, Side};
 use super::mann_whitney::{mann_whitney_u, min_exact_p};
 use super::summary::{median, Headline};
 use super::welch::welch_t;
@@ -54,13 +60,15 @@ pub fn too_many_errors(errors: u64, requests: u64) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "verdict")]
 pub enum Verdict {
-    /// The candidate is significantly better (p < 0.05 by the comparison's [`Test`]) by more
-    /// than the noise floor.
+    /// The candidate is significantly better (p < 0.05 by the comparison's [`Test`]) and
+    /// the whole 95% interval of the ratio lies above 1 + the noise floor
+    /// ([`super::floor`]).
     Faster,
-    /// The candidate is significantly worse (p < 0.05 by the comparison's [`Test`]) by more
-    /// than the noise floor.
+    /// The candidate is significantly worse (p < 0.05 by the comparison's [`Test`]) and
+    /// the whole 95% interval of the ratio lies below 1 − the noise floor.
     Slower,
-    /// Not significant, or significant but under the noise threshold.
+    /// Not significant, or an interval that reaches inside the noise floor
+    /// (`within_floor` says when the test alone would have claimed it).
     NoDifference,
     /// Too few trials for the test to ever reach significance.
     NeedsMoreTrials {
@@ -94,8 +102,13 @@ pub struct Comparison {
     /// median unless [`compare_by`] was given another; 1.0 when it cannot be formed
     /// (a sample is empty or the baseline median is 0; the sentence says so).
     pub ratio: f64,
-    /// 95% percentile-bootstrap CI of the ratio of medians (`None` when the
-    /// ratio is of another statistic).
+    /// The 95% CI of the ratio that the verdict is judged on
+    /// ([`super::floor`]): the percentile bootstrap of the ratio of medians
+    /// (Mann-Whitney, median headline); Fieller's CI of the ratio of means
+    /// ([`super::welch::Welch::ratio_ci`]) where Welch's t judges, or the
+    /// headline is the best; between runs, Student's t CI of the ratio of
+    /// the geometric means of the run headlines. `None` when none can be
+    /// formed (too few trials, a baseline at 0).
     pub ratio_ci: Option<(f64, f64)>,
     /// Two-sided p-value of the test named by `test` (Mann-Whitney U,
     /// else Welch's t).
@@ -115,6 +128,12 @@ pub struct Comparison {
     /// Between runs: how many runs each side had (baseline, candidate);
     /// `None` when the trials of one run were compared.
     pub runs: Option<(usize, usize)>,
+    /// The verdict is `~` because the 95% interval (`ratio_ci`) did not
+    /// clear the noise floor (or none could be formed), although the test
+    /// alone (p < 0.05 and the ratio beyond the floor) would have claimed a
+    /// difference: the claims the minimum-effect rule ([`super::floor`])
+    /// holds back.
+    pub within_floor: bool,
 }
 
 /// Compares candidate samples against baseline samples (higher is better).
@@ -150,47 +169,55 @@ pub fn compare_by(
         _ => 1.0,
     };
     let needed = trials_needed(base.len(), cand.len());
-    let welch = (needed.is_some() && base.len().min(cand.len()) >= MIN_WELCH_TRIALS)
-        .then(|| welch_t(&base, &cand))
-        .flatten();
+    let all_trials = welch_t(&base, &cand);
+    let welch =
+        all_trials.filter(|_| needed.is_some() && base.len().min(cand.len()) >= MIN_WELCH_TRIALS);
+    let unbounded = zero_baseline_interval(&base, &cand);
     let mut comparison = match welch {
-        Some(w) => judge_by_welch(&w, medians, ratio, noise),
+        Some(w) => judge_by_welch(&w, medians, ratio, noise, unbounded),
         None => {
             let p_value = mann_whitney_u(&base, &cand).map(|m| m.p_value);
-            Comparison {
-                ratio,
-                ratio_ci: None,
-                p_value,
-                verdict: match needed {
-                    // Welch's t takes over at 3 a side, where it applies.
-                    Some(rank) => Verdict::NeedsMoreTrials {
+            let ratio_ci = match statistic {
+                Headline::Median => ratio_of_medians_ci(&base, &cand),
+                Headline::Best => all_trials.and_then(|w| w.ratio_ci(ALPHA)),
+            };
+            let (verdict, within_floor) = match needed {
+                // Welch's t takes over at 3 a side, where it applies.
+                Some(rank) => (
+                    Verdict::NeedsMoreTrials {
                         at_least: rank.min(MIN_WELCH_TRIALS),
                     },
-                    None => decide(medians, ratio, p_value, noise),
-                },
+                    false,
+                ),
+                None => decide(medians, ratio, ratio_ci.or(unbounded), p_value, noise),
+            };
+            Comparison {
+                ratio,
+                ratio_ci,
+                p_value,
+                verdict,
                 sentence: String::new(),
                 test: Test::MannWhitney,
                 detectable: None,
                 runs: None,
+                within_floor,
             }
         }
     };
-    if statistic == Headline::Median {
-        comparison.ratio_ci = ratio_of_medians_ci(&base, &cand);
-    }
     comparison.sentence = describe(&comparison, "B", noise, medians);
     comparison
 }
 
 /// The verdict of Welch's t on all trials: a difference only when the
-/// means differ significantly beyond the noise floor and the headline
-/// statistic (the number shown: median or best) points the same way
-/// beyond it.
+/// means differ significantly, Fieller's 95% CI of their ratio lies
+/// wholly beyond the noise floor, and the headline statistic (the number
+/// shown: median or best) points the same way beyond the floor.
 fn judge_by_welch(
     w: &super::welch::Welch,
     shown: Option<(f64, f64)>,
     ratio: f64,
     noise: f64,
+    unbounded: Option<(f64, f64)>,
 ) -> Comparison {
     let means = Some((w.mean_x, w.mean_y));
     let mean_ratio = if w.mean_x > 0.0 {
@@ -198,26 +225,38 @@ fn judge_by_welch(
     } else {
         1.0
     };
-    let by_means = decide(means, mean_ratio, Some(w.p_value), noise);
-    let by_shown = decide(shown, ratio, Some(w.p_value), noise);
-    let verdict = if by_means == by_shown {
+    let by_means = by_test(means, mean_ratio, Some(w.p_value), noise);
+    let by_shown = by_test(shown, ratio, Some(w.p_value), noise);
+    let by_tests = if by_means == by_shown {
         by_means
     } else {
         Verdict::NoDifference
     };
+    let ratio_ci = w.ratio_ci(ALPHA);
+    let (verdict, within_floor) = through_floor(by_tests, ratio_ci.or(unbounded), noise);
     let detectable = (verdict == Verdict::NoDifference)
         .then(|| w.detectable(ALPHA).map(|d| d.max(noise)))
         .flatten();
     Comparison {
         ratio,
-        ratio_ci: None,
+        ratio_ci,
         p_value: Some(w.p_value),
         verdict,
         sentence: String::new(),
         test: Test::Welch,
         detectable,
         runs: None,
+        within_floor,
     }
+}
+
+/// A baseline of zeros against a candidate whose every value is positive:
+/// the relative change is unbounded, the interval `(∞, ∞)`, which clears
+/// any floor ([`floor::side`]). `None` otherwise.
+fn zero_baseline_interval(base: &[f64], cand: &[f64]) -> Option<(f64, f64)> {
+    let zeros = !base.is_empty() && base.iter().all(|v| *v == 0.0);
+    let positive = !cand.is_empty() && cand.iter().all(|v| *v > 0.0);
+    (zeros && positive).then_some((f64::INFINITY, f64::INFINITY))
 }
 
 /// Compares two sides made of different runs: `base` and `cand` are each
@@ -257,19 +296,27 @@ pub fn compare_run_values(
             ..Comparison::default()
         },
         Some(t) => {
-            let verdict = decide(Some((1.0, t.ratio)), t.ratio, Some(t.p_value), noise);
+            let ratio_ci = t.ratio_ci(ALPHA);
+            let (verdict, within_floor) = decide(
+                Some((1.0, t.ratio)),
+                t.ratio,
+                ratio_ci,
+                Some(t.p_value),
+                noise,
+            );
             let detectable = (verdict == Verdict::NoDifference)
                 .then(|| t.detectable(ALPHA).map(|d| d.max(noise)))
                 .flatten();
             Comparison {
                 ratio: t.ratio,
-                ratio_ci: t.ratio_ci(ALPHA),
+                ratio_ci,
                 p_value: Some(t.p_value),
                 verdict,
                 sentence: String::new(),
                 test: Test::Runs,
                 detectable,
                 runs: Some(runs),
+                within_floor,
             }
         }
     };
@@ -304,6 +351,7 @@ impl Default for Comparison {
             test: Test::MannWhitney,
             detectable: None,
             runs: None,
+            within_floor: false,
         }
     }
 }
@@ -368,7 +416,38 @@ fn usable(values: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-fn decide(medians: Option<(f64, f64)>, ratio: f64, p_value: Option<f64>, noise: f64) -> Verdict {
+/// The verdict of the test and the floor together: [`by_test`], then
+/// [`through_floor`] on `interval`; with whether the floor held a claim
+/// back.
+fn decide(
+    shown: Option<(f64, f64)>,
+    ratio: f64,
+    interval: Option<(f64, f64)>,
+    p_value: Option<f64>,
+    noise: f64,
+) -> (Verdict, bool) {
+    through_floor(by_test(shown, ratio, p_value, noise), interval, noise)
+}
+
+/// A claim of the test stands only when the whole 95% `interval` lies
+/// beyond the noise floor on its side ([`floor::side`]); otherwise it is
+/// no difference, and `true` says the floor held it back (also when no
+/// interval could be formed).
+fn through_floor(by_test: Verdict, interval: Option<(f64, f64)>, noise: f64) -> (Verdict, bool) {
+    let want = match by_test {
+        Verdict::Faster => Side::Above,
+        Verdict::Slower => Side::Below,
+        other => return (other, false),
+    };
+    match interval.map(|i| floor::side(i, noise)) {
+        Some(side) if side == want => (by_test, false),
+        _ => (Verdict::NoDifference, true),
+    }
+}
+
+/// The test's own verdict: significant (p < [`ALPHA`]) with the point
+/// estimate beyond the noise floor, before the interval is asked.
+fn by_test(medians: Option<(f64, f64)>, ratio: f64, p_value: Option<f64>, noise: f64) -> Verdict {
     let Some((b, c)) = medians else {
         return Verdict::NoDifference;
     };
@@ -404,17 +483,19 @@ fn describe(c: &Comparison, who: &str, noise: f64, medians: Option<(f64, f64)>) 
         }
         Verdict::NeedsMoreRuns { at_least, runs } => runs_too_few(at_least, runs),
         Verdict::NotComparable { ref reason } => format!("not comparable: {reason}"),
+        Verdict::NoDifference if c.within_floor || c.p_value.is_some_and(|p| p < ALPHA) => {
+            match c.ratio_ci {
+                Some(ci) => format!("{} ({p})", floor::within_sentence(ci, noise)),
+                None => format!("no claim: no interval of the change could be formed ({p})"),
+            }
+        }
         Verdict::NoDifference if c.detectable.is_some() => format!(
-            "no significant difference ({p}): at this spread, these {} can only tell apart a change of {:.1}% or more",
+            "no significant difference ({p}{}): at this spread, these {} can only tell apart a change of {:.1}% or more",
+            ci_note(c),
             if c.test == Test::Runs { "runs" } else { "trials" },
             c.detectable.unwrap_or(0.0) * 100.0
         ),
-        Verdict::NoDifference if c.p_value.is_some_and(|p| p < ALPHA) => format!(
-            "no significant difference: {:.1}% is within the {:.0}% noise ({p})",
-            (c.ratio - 1.0).abs() * 100.0,
-            noise * 100.0
-        ),
-        Verdict::NoDifference => format!("no significant difference ({p})"),
+        Verdict::NoDifference => format!("no significant difference ({p}{})", ci_note(c)),
         Verdict::Faster if zero_base => {
             format!("{who} is faster: the baseline median is 0 ({p})")
         }
@@ -422,15 +503,22 @@ fn describe(c: &Comparison, who: &str, noise: f64, medians: Option<(f64, f64)>) 
             "{who} is {:.1}% faster ({}{})",
             (c.ratio - 1.0) * 100.0,
             interval(c, 1.0, &p),
-            between_runs_test(c, &p)
+            named_test(c, &p)
         ),
         Verdict::Slower => format!(
             "{who} is {:.1}% slower ({}{})",
             (1.0 - c.ratio) * 100.0,
             interval(c, -1.0, &p),
-            between_runs_test(c, &p)
+            named_test(c, &p)
         ),
     }
+}
+
+/// `; CI -1.2..1.5%`: the interval beside a "no significant difference".
+fn ci_note(c: &Comparison) -> String {
+    c.ratio_ci.map_or(String::new(), |ci| {
+        format!("; CI {}", floor::interval_text(ci))
+    })
 }
 
 /// `1 run a side: this host's drift between runs is unknown (a verdict
@@ -453,11 +541,12 @@ pub fn runs_too_few(at_least: (usize, usize), runs: (usize, usize)) -> String {
     format!("{have}: the drift between runs is unknown (a verdict between runs needs {need})")
 }
 
-/// `; t on 3 against 3 runs, p=0.004` after a CI between runs: the test
-/// is named, since between runs it is not the trials'.
-fn between_runs_test(c: &Comparison, p: &str) -> String {
+/// `; t on 3 against 3 runs, p=0.004` after a CI between runs (or `;
+/// Welch t on all trials, p=0.01`): the test is named where it is not the
+/// rank test.
+fn named_test(c: &Comparison, p: &str) -> String {
     match (c.test, c.ratio_ci) {
-        (Test::Runs, Some(_)) => format!("; {p}"),
+        (Test::Runs | Test::Welch, Some(_)) => format!("; {p}"),
         _ => String::new(),
     }
 }
@@ -539,9 +628,70 @@ mod tests {
         let c = compare(&base, &cand, NOISE);
         assert!(c.p_value.unwrap() < ALPHA);
         assert_eq!(c.verdict, Verdict::NoDifference);
-        assert!(c.sentence.contains("within the 2% noise"), "{}", c.sentence);
-        // With no noise threshold the same data is a difference.
-        assert_eq!(compare(&base, &cand, 0.0).verdict, Verdict::Faster);
+        // The point itself is under the floor: the test alone claims
+        // nothing either, but the interval is shown.
+        assert!(!c.within_floor);
+        assert!(
+            c.sentence
+                .starts_with("within the 2% floor: CI 0.7..1.3% (p=0.002)"),
+            "{}",
+            c.sentence
+        );
+        // With no noise threshold the same data is a difference: the whole
+        // interval is above 1.
+        let none = compare(&base, &cand, 0.0);
+        assert_eq!(none.verdict, Verdict::Faster);
+        assert!(none.ratio_ci.unwrap().0 > 1.0);
+    }
+
+    /// Issue 47: the point estimate clears the floor and p < 0.05, but the
+    /// interval reaches inside it: `~`, the interval shown.
+    #[test]
+    fn a_significant_change_whose_interval_reaches_inside_the_floor_is_no_difference() {
+        let base = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2];
+        let cand = [101.6, 103.8, 102.2, 104.5, 102.9, 101.2];
+        let c = compare(&base, &cand, NOISE);
+        assert!(c.p_value.unwrap() < ALPHA, "{c:?}");
+        assert!(c.ratio - 1.0 > NOISE, "the point clears the floor: {c:?}");
+        let (lo, hi) = c.ratio_ci.unwrap();
+        assert!(lo < 1.0 + NOISE && hi > 1.0 + NOISE, "{lo} {hi}");
+        assert_eq!(c.verdict, Verdict::NoDifference);
+        assert!(c.within_floor);
+        let shown = format!("within the 2% floor: CI {}", floor::interval_text((lo, hi)));
+        assert!(c.sentence.starts_with(&shown), "{} vs {shown}", c.sentence);
+        // A larger change on the same spread clears it.
+        let far: Vec<f64> = cand.iter().map(|v| v * 1.04).collect();
+        let c = compare(&base, &far, NOISE);
+        assert_eq!((c.verdict, c.within_floor), (Verdict::Faster, false));
+        assert!(c.ratio_ci.unwrap().0 > 1.0 + NOISE);
+    }
+
+    /// The issue's A/A case between runs: +2.1%, CI 0.3..4.0%, p = 0.034
+    /// on 3 against 3 runs was "faster"; its interval reaches inside the 2%
+    /// floor, so it is `~` and says so.
+    #[test]
+    fn between_runs_a_claim_needs_its_interval_beyond_the_floor() {
+        let base = [100.0, 100.9, 99.2];
+        let cand = [102.5, 101.4, 103.3];
+        let c = compare_run_values(&base, &cand, NOISE, (3, 3));
+        assert!(c.p_value.unwrap() < ALPHA, "{c:?}");
+        assert!(c.ratio - 1.0 >= NOISE, "{c:?}");
+        assert_eq!(
+            (c.verdict.clone(), c.within_floor),
+            (Verdict::NoDifference, true)
+        );
+        let (lo, _) = c.ratio_ci.unwrap();
+        assert!(lo > 1.0 && lo < 1.0 + NOISE, "{c:?}");
+        assert!(
+            c.sentence.starts_with("within the 2% floor: CI ")
+                && c.sentence.contains("t on 3 against 3 runs, p="),
+            "{}",
+            c.sentence
+        );
+        // A 10% change at this drift clears it.
+        let ten: Vec<f64> = base.iter().map(|v| v * 1.1).collect();
+        let c = compare_run_values(&base, &ten, NOISE, (3, 3));
+        assert_eq!((c.verdict, c.within_floor), (Verdict::Faster, false));
     }
 
     #[test]
@@ -552,7 +702,11 @@ mod tests {
         // scipy 1.17.1 mannwhitneyu(A, b, alternative='two-sided'): one tie
         // (99.0), so the normal approximation: U = 19.5, p = 0.8725590308923818.
         assert!((c.p_value.unwrap() - 0.8725590308923818).abs() < 1e-12);
-        assert_eq!(c.sentence, "no significant difference (p=0.87)");
+        assert_eq!(
+            c.sentence,
+            "no significant difference (p=0.87; CI -2.0..1.7%)"
+        );
+        assert!(!c.within_floor);
     }
 
     #[test]
@@ -609,6 +763,24 @@ mod tests {
             c.sentence
         );
         assert!((c.p_value.unwrap() - 0.007494957516935239).abs() < 1e-12);
+        // The interval of a rise from a baseline of zeros is unbounded
+        // above any floor; with one baseline trial above 0 none can be
+        // formed (a resampled median could be 0), so nothing is claimed.
+        assert_eq!(
+            zero_baseline_interval(&[0.0; 3], &[1.0]),
+            Some((f64::INFINITY, f64::INFINITY))
+        );
+        let c = compare(
+            &[0.0, 0.0, 0.0, 5.0, 0.0],
+            &[50.0, 51.0, 52.0, 53.0, 54.0],
+            NOISE,
+        );
+        assert_eq!((c.verdict, c.within_floor), (Verdict::NoDifference, true));
+        assert!(
+            c.sentence.starts_with("no claim: no interval"),
+            "{}",
+            c.sentence
+        );
     }
 
     #[test]
@@ -621,13 +793,16 @@ mod tests {
     }
 
     #[test]
-    fn best_compares_bests_and_names_no_median_ci() {
+    fn best_compares_bests_on_the_interval_of_the_means() {
         // Seed 003's case: the bests differ by 0.3%, the medians by -4.6%.
         let base = [153_190.0, 150_000.0, 149_000.0];
         let cand = [153_700.0, 143_100.0, 140_000.0];
         let c = compare_by(&base, &cand, NOISE, Headline::Best);
         assert!((c.ratio - 153_700.0 / 153_190.0).abs() < 1e-12);
-        assert_eq!(c.ratio_ci, None);
+        // The interval a best is judged on is Fieller's of the means.
+        let means = welch_t(&base, &cand).unwrap().ratio_ci(ALPHA);
+        assert!(means.is_some());
+        assert_eq!(c.ratio_ci, means);
         let m = compare(&base, &cand, NOISE);
         assert!((m.ratio - 143_100.0 / 150_000.0).abs() < 1e-12);
     }
@@ -685,7 +860,10 @@ mod tests {
             (c.ratio - 52_000.0 / 40_000.0).abs() < 1e-12,
             "the median is shown"
         );
-        assert!(c.ratio_ci.is_some(), "the median keeps its bootstrap CI");
+        // Judged by Welch's t, on Fieller's interval of the means.
+        let fieller = welch_t(&base, &faster).unwrap().ratio_ci(ALPHA);
+        assert_eq!(c.ratio_ci, fieller);
+        assert!(c.ratio_ci.unwrap().0 > 1.0 + NOISE, "{c:?}");
         // Means and medians pointing apart are no difference.
         let split = [30_000.0, 41_500.0, 42_000.0];
         assert_eq!(compare(&base, &split, NOISE).verdict, Verdict::NoDifference);

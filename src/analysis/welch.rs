@@ -31,6 +31,10 @@ pub struct Welch {
     pub mean_y: f64,
     /// The standard error of the difference of the means.
     pub se: f64,
+    /// s²ₓ/nₓ: the variance of the baseline's mean.
+    pub var_mean_x: f64,
+    /// s²ᵧ/nᵧ: the variance of the candidate's mean.
+    pub var_mean_y: f64,
 }
 
 /// Welch's two-sided t-test of `y` against `x`; `None` when either sample
@@ -53,6 +57,8 @@ pub fn welch_t(x: &[f64], y: &[f64]) -> Option<Welch> {
             mean_x: mx,
             mean_y: my,
             se,
+            var_mean_x: ax,
+            var_mean_y: ay,
         });
     }
     let df =
@@ -67,6 +73,8 @@ pub fn welch_t(x: &[f64], y: &[f64]) -> Option<Welch> {
         mean_x: mx,
         mean_y: my,
         se,
+        var_mean_x: ax,
+        var_mean_y: ay,
     })
 }
 
@@ -84,6 +92,33 @@ impl Welch {
         }
         let q = super::student_t::quantile(1.0 - alpha / 2.0, self.df)?;
         Some(q * self.se / self.mean_x)
+    }
+
+    /// The 1 − `alpha` confidence interval of mean(y) / mean(x) by
+    /// Fieller's theorem (Fieller, "Some Problems in Interval Estimation",
+    /// J. Royal Statistical Society B 16(2), 1954; the method Kalibera &
+    /// Jones 2012 give for a ratio of means): the ratios R with
+    /// (ȳ − R·x̄)² ≤ t² (s²ᵧ/nᵧ + R² s²ₓ/nₓ), t = t(1 − α/2, ν) at the
+    /// Welch–Satterthwaite ν of the difference. `None` when the interval is
+    /// unbounded (the baseline's mean is not significantly above 0:
+    /// x̄² ≤ t² s²ₓ/nₓ) or the baseline's mean is not positive.
+    pub fn ratio_ci(&self, alpha: f64) -> Option<(f64, f64)> {
+        let (mx, my) = (self.mean_x, self.mean_y);
+        if mx <= 0.0 {
+            return None;
+        }
+        if self.se == 0.0 {
+            return Some((my / mx, my / mx));
+        }
+        let t = super::student_t::quantile(1.0 - alpha / 2.0, self.df)?;
+        let t2 = t * t;
+        let a = mx * mx - t2 * self.var_mean_x;
+        if a <= 0.0 {
+            return None;
+        }
+        let c = my * my - t2 * self.var_mean_y;
+        let root = (mx * mx * my * my - a * c).max(0.0).sqrt();
+        Some(((mx * my - root) / a, (mx * my + root) / a))
     }
 }
 
@@ -132,6 +167,41 @@ mod tests {
             (d - 2.776445 * (32.0f64 / 3.0).sqrt() / 100.0).abs() < 1e-4,
             "{d}"
         );
+    }
+
+    #[test]
+    fn fieller_s_interval_solves_its_quadratic_and_reduces_to_welch_s_with_a_fixed_baseline() {
+        let w = welch_t(&[100.0, 102.0, 98.0], &[110.0, 111.0, 109.0]).unwrap();
+        let (lo, hi) = w.ratio_ci(0.05).unwrap();
+        assert!(lo < 1.1 && 1.1 < hi, "{lo} {hi}");
+        // Each end satisfies (ȳ − R·x̄)² = t² (s²ᵧ/nᵧ + R² s²ₓ/nₓ).
+        let t = crate::analysis::student_t::quantile(0.975, 50.0 / 17.0).unwrap();
+        for r in [lo, hi] {
+            let lhs = (110.0 - r * 100.0f64).powi(2);
+            let rhs = t * t * (1.0 / 3.0 + r * r * 4.0 / 3.0);
+            assert!((lhs - rhs).abs() < 1e-6, "{r}: {lhs} vs {rhs}");
+        }
+        // A baseline without spread: ȳ/x̄ ± t·sᵧ/(√nᵧ·x̄), Welch's own
+        // interval of the difference over the baseline (ν = nᵧ − 1 = 2).
+        let w = welch_t(&[100.0, 100.0, 100.0], &[110.0, 111.0, 109.0]).unwrap();
+        let (lo, hi) = w.ratio_ci(0.05).unwrap();
+        let half = crate::analysis::student_t::quantile(0.975, 2.0).unwrap()
+            * (1.0f64 / 3.0).sqrt()
+            / 100.0;
+        assert!(
+            (lo - (1.1 - half)).abs() < 1e-9 && (hi - (1.1 + half)).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+        // A baseline mean not clear of zero: unbounded, no interval.
+        let w = welch_t(&[1.0, -1.0, 0.5], &[10.0, 11.0, 9.0]).unwrap();
+        assert_eq!(w.ratio_ci(0.05), None);
+        assert_eq!(
+            welch_t(&[0.0, 0.0], &[1.0, 2.0]).unwrap().ratio_ci(0.05),
+            None
+        );
+        // Both constant: the ratio itself.
+        let w = welch_t(&[5.0, 5.0], &[6.0, 6.0]).unwrap();
+        assert_eq!(w.ratio_ci(0.05), Some((1.2, 1.2)));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! bisect run`'s exit codes (0 good, 1 regression, 125 cannot say, 128
 //! an error that is not about the candidate: the bisect aborts).
 
-use super::report::{open_existing, selector_context as named};
+use super::report::{open_existing, run_ref, selector_context as named};
 use anyhow::Context;
 use scalelab::report::check::{self, is_same_run, CANNOT_SAY};
 use scalelab::store::RunData;
@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Exit codes:
-  0    no point is significantly slower by more than --max-regression
+  0    no point is significantly slower with the whole 95% CI of its
+       slowdown beyond --max-regression
   1    a regression: the points, their sizes and CIs are printed
   125  cannot say: nothing checked (no point with a usable trial on
        both sides), the candidate as its own baseline, another recipe,
@@ -50,16 +51,20 @@ fn percent(text: &str) -> Result<f64, String> {
 }
 
 pub fn run(a: &CheckArgs, store: &Path) -> anyhow::Result<i32> {
+    // The baseline is read first, so a missing baseline is named before a
+    // candidate in a default store that is not there either.
+    baseline_exists(&a.baseline, store).with_context(|| named("baseline", &a.baseline))?;
     let candidate = load(&a.candidate, store).with_context(|| named("candidate", &a.candidate))?;
-    let baselines = baselines(&a.baseline, store, &candidate)
+    let found = baselines(&a.baseline, store, &candidate)
         .with_context(|| named("baseline", &a.baseline))?;
-    if baselines.is_empty() {
+    if found.runs.is_empty() {
         eprintln!(
-            "cannot say: {} holds no finished run of `{}`",
-            a.baseline, candidate.run.name
+            "cannot say: {}",
+            empty_baseline(&a.baseline, &candidate, &found)
         );
         return Ok(CANNOT_SAY);
     }
+    let baselines = found.runs;
     let c = check::check(&baselines, &candidate, a.max_regression);
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&c)?);
@@ -76,23 +81,65 @@ fn load(selector: &str, store: &Path) -> anyhow::Result<RunData> {
     }
 }
 
+/// The baseline's store file, and its run where it names one, are there.
+fn baseline_exists(selector: &str, store: &Path) -> anyhow::Result<()> {
+    let path = Path::new(selector);
+    if path.is_file() {
+        open_existing(path)?;
+        return Ok(());
+    }
+    let (file, run) = run_ref(selector, store);
+    open_existing(&file)?.resolve_run(&run)?;
+    Ok(())
+}
+
+/// The baseline runs a selector gave, and whether the candidate itself was
+/// among the finished runs of its recipe (and so left out).
+struct Baselines {
+    runs: Vec<RunData>,
+    candidate_left_out: bool,
+}
+
+/// Why a baseline store gave no run: the candidate was its only finished
+/// run of the recipe (the baseline and candidate are the same run), or it
+/// holds none.
+fn empty_baseline(selector: &str, candidate: &RunData, found: &Baselines) -> String {
+    let name = &candidate.run.name;
+    if found.candidate_left_out {
+        format!(
+            "the baseline and the candidate are the same run: the only finished run of `{name}` \
+             in {selector} is the candidate itself (run {}); name a baseline run other than \
+             the candidate, or a store of earlier runs",
+            candidate.run.id
+        )
+    } else {
+        format!("{selector} holds no finished run of `{name}`")
+    }
+}
+
 /// One run, or every finished run of the candidate's recipe in a store file
 /// (the candidate itself left out).
-fn baselines(selector: &str, store: &Path, candidate: &RunData) -> anyhow::Result<Vec<RunData>> {
+fn baselines(selector: &str, store: &Path, candidate: &RunData) -> anyhow::Result<Baselines> {
     let path = PathBuf::from(selector);
+    let mut found = Baselines {
+        runs: Vec::new(),
+        candidate_left_out: false,
+    };
     if !path.is_file() {
-        return Ok(vec![load(selector, store)?]);
+        found.runs.push(load(selector, store)?);
+        return Ok(found);
     }
     let s = open_existing(&path)?;
-    let mut out = Vec::new();
     for listing in s.list_runs()? {
         let run = &listing.run;
         if run.name == candidate.run.name && run.status == "finished" {
             let data = s.load_run(&run.id.to_string())?;
-            if !is_same_run(&data, candidate) {
-                out.push(data);
+            if is_same_run(&data, candidate) {
+                found.candidate_left_out = true;
+            } else {
+                found.runs.push(data);
             }
         }
     }
-    Ok(out)
+    Ok(found)
 }

@@ -11,13 +11,10 @@
 //! no point comparable with the baseline exits 5.
 use super::report::{load_named, NamedRun};
 use anyhow::Context;
-use scalelab::analysis::compare::{sentence_for, Verdict};
-use scalelab::analysis::summary::Headline;
-use scalelab::report::judge::Rules;
-use scalelab::report::multi::{self, background, environment};
-use scalelab::report::runs::{compare_sides, RunComparison};
+use scalelab::report::multi::verdicts::{self, nothing_comparable, too_few};
+use scalelab::report::multi::{self, background, environment, text};
+use scalelab::report::runs::RunComparison;
 use scalelab::report::verdict;
-use scalelab::store::RunData;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -26,13 +23,17 @@ use std::path::{Path, PathBuf};
   Runs of the recipe that share a label are repeats of one system (one OS
   booted and run three times): they are pooled into one side, and the
   output says so. The first side is the baseline; every other side is
-  compared with it. --each-run makes every run its own side.
+  compared with it, each system against the same system of the baseline
+  side. --each-run makes every run its own side.
 
   Between runs the run is the unit: each run gives one value per point
   (its median or best trial), and the verdict is Student's t on the logs
   of those values, with at least 3 runs a side. With fewer runs the
   change is shown with `?` and no p-value. `scalelab run --repeat 3`
-  makes three runs with one label.
+  makes three runs with one label. Each value column holds what the
+  verdict divides: a run's median (or best), or for several runs the
+  geometric mean of their medians. `report RUN RUN...` draws the same
+  comparison as a page.
 
 Exit codes: 0 compared; 2 bad input; 5 a side shares no comparable point
 with the baseline.")]
@@ -79,6 +80,8 @@ struct CompareDoc<'a> {
     comparisons: Vec<Against<'a>>,
     /// How verdicts between runs are drawn (`multi::BETWEEN_RUNS`).
     between_runs: &'static str,
+    /// Which series are judged against which (`multi::PAIRS`).
+    pairs: &'static str,
     /// Sides of several runs, pooled by label.
     pooled: Vec<String>,
     /// Each side of 3 or more runs: the drift between its runs per point.
@@ -138,7 +141,11 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
             .iter_mut()
             .for_each(scalelab::report::format::terminal_safe_names);
     }
-    let merged = multi::merge(datas, sources.clone(), pooling)?;
+    let mut merged = multi::merge(datas, sources.clone(), pooling)?;
+    // --noise is the floor of every figure below: the verdicts, the drift's
+    // "to tell X% apart" plan and the --html page's.
+    let noise = a.noise.map_or(merged.runs[0].run.noise, |n| n / 100.0);
+    merged.data.run.noise = noise;
     let (runs, names) = (&merged.runs, &merged.names);
     if merged.sides.len() < 2 {
         anyhow::bail!(
@@ -149,15 +156,9 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
             merged.sides[0].name
         );
     }
-    let noise = a.noise.map_or(runs[0].run.noise, |n| n / 100.0);
-    let headline = Headline::parse(&runs[0].run.headline).unwrap_or_default();
-    let rules = Rules::symmetric(headline, noise);
-    let side_runs =
-        |s: &multi::Side| -> Vec<RunData> { s.runs.iter().map(|&i| runs[i].clone()).collect() };
-    let comparisons: Vec<RunComparison> = merged.sides[1..]
-        .iter()
-        .map(|s| compare_sides(&side_runs(&merged.sides[0]), &side_runs(s), &rules))
-        .collect();
+    let rules = verdicts::rules(&merged, Some(noise));
+    let sides = verdicts::against_baseline(&merged, &rules);
+    let comparisons: Vec<RunComparison> = sides.iter().map(|s| s.comparison.clone()).collect();
     let side_names: Vec<String> = merged.sides.iter().map(|s| s.name.clone()).collect();
     let pooled = multi::pooled_lines(&merged);
     let drift = multi::drift::of_sides(&merged);
@@ -167,7 +168,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
         .filter(|r| r.differs)
         .collect();
     if let Some(path) = &a.html {
-        std::fs::write(path, multi::page::render(&merged))
+        std::fs::write(path, multi::page::render_sides(&merged, &sides, noise))
             .with_context(|| format!("cannot write the comparison page to {}", path.display()))?;
     }
     if a.json {
@@ -191,6 +192,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
                 })
                 .collect(),
             between_runs: multi::BETWEEN_RUNS,
+            pairs: multi::PAIRS,
             pooled: pooled.clone(),
             drift: drift.clone(),
             background: background.clone(),
@@ -205,10 +207,11 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
             outln!();
         }
         for (c, name) in comparisons.iter().zip(&side_names[1..]) {
-            out!("{}\n", render(c, (&side_names[0], name)));
+            out!("{}\n", text::render(c, (&side_names[0], name)));
         }
         outln!("{}", verdict::legend(noise));
         outln!("\n{}", multi::BETWEEN_RUNS);
+        outln!("\n{}", multi::PAIRS);
         out!("{}", multi::drift::render(&drift));
         for b in &background {
             outln!("\n{b}");
@@ -233,158 +236,6 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
         );
     }
     Ok(super::exit::NOTHING_COMPARABLE)
-}
-
-/// Shared points whose verdict needs more trials or runs.
-fn too_few(c: &RunComparison) -> usize {
-    (c.points.iter())
-        .filter(|p| {
-            matches!(
-                p.comparison.verdict,
-                Verdict::NeedsMoreTrials { .. } | Verdict::NeedsMoreRuns { .. }
-            )
-        })
-        .count()
-}
-
-/// No shared point, or every shared point not comparable.
-fn nothing_comparable(c: &RunComparison) -> bool {
-    (c.points.iter()).all(|p| matches!(p.comparison.verdict, Verdict::NotComparable { .. }))
-}
-
-fn render(c: &RunComparison, (a, b): (&str, &str)) -> String {
-    let side = |runs: usize, id: i64| {
-        if runs == 1 {
-            format!("run {id}")
-        } else {
-            format!("{runs} runs")
-        }
-    };
-    let mut out = format!(
-        "{b} ({}, {}) against {a} ({}, {}, the baseline); differences under {:.0}% are noise\n\n",
-        c.name_b,
-        side(c.runs_b, c.run_b),
-        c.name_a,
-        side(c.runs_a, c.run_a),
-        c.noise * 100.0
-    );
-    if c.points.is_empty() {
-        out += "no point was measured in both runs\n";
-    } else {
-        out += &table(c, a, b);
-    }
-    for (which, list) in [(a, &c.only_in_a), (b, &c.only_in_b)] {
-        if !list.is_empty() {
-            out += &format!("\nonly in {which}: {}\n", list.join(", "));
-        }
-    }
-    let verdicts: Vec<String> = c
-        .points
-        .iter()
-        .filter(|p| {
-            matches!(
-                p.comparison.verdict,
-                Verdict::Faster | Verdict::Slower | Verdict::NotComparable { .. }
-            )
-        })
-        .map(|p| {
-            format!(
-                "  {} {}: {}",
-                p.system,
-                p.point,
-                sentence_for(&p.comparison, b)
-            )
-        })
-        .collect();
-    if !verdicts.is_empty() {
-        out += &format!("\n{}\n", verdicts.join("\n"));
-    }
-    out
-}
-
-/// The geometric mean's cell: the run as a whole judged between runs
-/// (`runs::geomean_verdict`), with the same marks as a point.
-fn geomean_cell(c: &RunComparison) -> Option<String> {
-    let g = c.geomean.as_ref()?;
-    let (short, _) = verdict::short(g);
-    let judged = c.points.len() - too_few(c);
-    Some(match too_few(c) {
-        n if n > 0 && judged == 0 && !matches!(g.verdict, Verdict::NeedsMoreRuns { .. }) => {
-            format!("{short} (too few trials at all {n} points)")
-        }
-        _ => short,
-    })
-}
-
-fn table(c: &RunComparison, a: &str, b: &str) -> String {
-    let stat = c.statistic.as_str();
-    let mut rows = vec![[
-        "system".to_string(),
-        "point".to_string(),
-        format!("{a} {stat}"),
-        format!("{b} {stat}"),
-        format!("delta of {stat}s"),
-    ]];
-    for p in &c.points {
-        let system = if p.system == p.system_b {
-            p.system.clone()
-        } else {
-            format!("{} -> {}", p.system, p.system_b)
-        };
-        rows.push([
-            system,
-            p.point.clone(),
-            with_spread(p.median_a, p.spread_a),
-            with_spread(p.median_b, p.spread_b),
-            verdict::short(&p.comparison).0,
-        ]);
-    }
-    if let Some(cell) = geomean_cell(c) {
-        rows.push([
-            "geomean".into(),
-            String::new(),
-            String::new(),
-            String::new(),
-            cell,
-        ]);
-    }
-    let widths: Vec<usize> = (0..5)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    rows.iter()
-        .map(|r| {
-            let cells: Vec<String> = (0..5)
-                .map(|i| format!("{:<w$}", r[i], w = widths[i]))
-                .collect();
-            cells.join("  ").trim_end().to_string() + "\n"
-        })
-        .collect()
-}
-
-/// `12.35k ±1.2%`, or `-` without a successful trial.
-fn with_spread(median: Option<f64>, spread: Option<f64>) -> String {
-    match (median, spread) {
-        (Some(m), Some(s)) => format!("{} ±{:.1}%", si(m), s * 100.0),
-        (Some(m), None) => si(m),
-        (None, _) => "-".into(),
-    }
-}
-
-/// Four significant digits with k/M/G, like benchstat.
-fn si(v: f64) -> String {
-    let (scaled, unit) = match v.abs() {
-        x if x >= 1e9 => (v / 1e9, "G"),
-        x if x >= 1e6 => (v / 1e6, "M"),
-        x if x >= 1e4 => (v / 1e3, "k"),
-        _ => (v, ""),
-    };
-    let decimals = match scaled.abs() {
-        x if x >= 1000.0 => 0,
-        x if x >= 100.0 => 1,
-        x if x >= 10.0 => 2,
-        _ => 3,
-    };
-    format!("{scaled:.decimals$}{unit}")
 }
 
 /// The environment keys that differ, one column per run.

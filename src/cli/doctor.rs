@@ -1,8 +1,8 @@
 //! `scalelab doctor`: which servers and tools each recipe needs, which are
 //! missing, and (`--install`) installing them with apt.
 
-use scalelab::kinds::{Requirement, BENCH_TOOLS, PROFILER};
-use scalelab::spec::Experiment;
+use scalelab::kinds::{Requirement, BENCH_TOOLS, PROFILER, TEST_TOOLS};
+use scalelab::recipe::Experiment;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -19,9 +19,22 @@ pub struct DoctorArgs {
     /// one per line, and nothing else (`scripts/setup.sh` reads this).
     #[arg(long, conflicts_with = "install")]
     pub packages: bool,
+    /// Read this machine's knobs that bias a measurement (governor, turbo,
+    /// C-states, IRQs, irqbalance, ASLR, THP, NUMA balancing, swap, steal,
+    /// load, busy processes), as every run does at its start, with a
+    /// warning and its fix for each that can bias a comparison.
+    #[arg(long, conflicts_with_all = ["install", "packages"])]
+    pub machine: bool,
+    /// With --machine: put back what a killed `run --tune` left changed
+    /// (its state under the base directory, `$SCALELAB_WORKDIR`).
+    #[arg(long, requires = "machine")]
+    pub reset: bool,
 }
 
 pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
+    if a.machine {
+        return super::doctor_machine::run(a.reset);
+    }
     if a.packages {
         for p in all_packages() {
             outln!("{p}");
@@ -45,6 +58,10 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<i32> {
     }
     rows.push(("benchmarks (bench/)".into(), BENCH_TOOLS.to_vec()));
     rows.push(("profiling (run --profile)".into(), vec![PROFILER]));
+    rows.push((
+        "the test suite (scripts/test.sh)".into(),
+        TEST_TOOLS.to_vec(),
+    ));
     // The first column is as wide as its longest entry, so long paths
     // never push the requirements out of line.
     let width = rows
@@ -141,6 +158,7 @@ fn all_packages() -> Vec<&'static str> {
     let mut out: Vec<&str> = servers
         .chain(loads)
         .chain(BENCH_TOOLS)
+        .chain(TEST_TOOLS)
         .chain([&PROFILER])
         .map(|r| r.package)
         .collect();

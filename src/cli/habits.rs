@@ -246,4 +246,38 @@ mod tests {
         let e = refused("load http --script=post.lua http://127.0.0.1:8080/");
         assert!(e.contains("Lua scripts are not supported"), "{e}");
     }
+
+    /// Issue 46: wrk2's `-L` was "unexpected argument"; `-U` is named.
+    #[test]
+    fn wrk2_as_typed_takes_l_and_hears_about_u() {
+        let http = |line: &str| match load(line) {
+            LoadCommand::Http(a) => a,
+            _ => panic!("{line}: not http"),
+        };
+        let a = http("load http -t2 -c10 -d5s -R 2000 -L http://127.0.0.1:8080/");
+        assert!(a.latency);
+        assert_eq!(a.shape.rate, Some(2000.0));
+        let e = refused("load http -R 2000 -U http://127.0.0.1:8080/");
+        assert!(e.contains("-U is wrk2's"), "{e}");
+        assert!(e.contains("scheduled time"), "{e}");
+    }
+
+    /// Issue 46: `-T -10` said "unexpected argument '-1'"; a negative
+    /// duration is named as one, for every spelling of `--duration`.
+    #[test]
+    fn a_negative_duration_is_named() {
+        for line in [
+            "load pg -T -10 bench",
+            "load pg --time=-10 bench",
+            "load http -d -5s http://127.0.0.1:8080/",
+        ] {
+            let e = refused(line);
+            assert!(e.contains("takes a positive duration"), "{line}: {e}");
+            assert!(!e.contains("unexpected argument"), "{line}: {e}");
+        }
+        assert_eq!(
+            pg_args("load pg -T 10 bench").shape.duration,
+            Duration::from_secs(10)
+        );
+    }
 }

@@ -82,6 +82,7 @@ pub struct LoadShape<D: LoadDefaults> {
         long,
         aliases = D::DURATION_ALIASES,
         default_value = "10s",
+        allow_hyphen_values = true,
         value_parser = duration_of::<D>
     )]
     pub duration: Duration,
@@ -190,6 +191,11 @@ pub struct CoalesceArg {
 
 /// A duration flag's value: 500ms, 10s, 2m.
 pub fn duration_arg(text: &str) -> Result<Duration, String> {
+    if text.trim_start().starts_with('-') {
+        return Err(format!(
+            "`{text}` is not a duration: it takes a positive duration, such as 500ms, 10s or 2m"
+        ));
+    }
     parse_duration(text).map_err(|e| e.to_string())
 }
 

@@ -129,6 +129,12 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         .with_context(|| format!("DNS load against {} failed", driver.server()))?;
     let d = r.extras.get::<Datagrams>().cloned().unwrap_or_default();
     if d.sent > 0 && r.requests == 0 && !shutdown.is_triggered() {
+        if a.shape.json {
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&json(&driver, &spec, &r))?
+            );
+        }
         eprintln!(
             "error: {} answered none of {} queries within {} (lost {}, ICMP refused {}): \
              is a DNS server listening there?",
@@ -138,6 +144,10 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
             d.lost,
             r.errors.connect
         );
+        if let Some(why) = &d.fell_behind {
+            // Said even so: the rate asked was not the rate sent.
+            eprintln!("and {why}");
+        }
         return Ok(super::exit::NOTHING_MEASURED);
     }
     a.shape
@@ -160,14 +170,18 @@ fn json(driver: &DnsDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Valu
         "rcodes": d.codes,
         "client_cpu_s": r.client_cpu.0,
         "target_rate": r.target_rate,
-        "timeline": r.timeline,
+        "timeline": scalelab::load::timeline::per_second(&r.timeline),
+        "timeline_100ms": r.timeline,
         "fell_behind": d.fell_behind,
+        "ids_ran_out": d.ids_ran_out,
         "notes": r.notes,
     });
     if let Some(ramp) = &d.ramp {
         // A ramp below the server's limit has no maximum (its note says
         // why); `ramp.max_throughput` keeps its highest answer rate.
         v["max_throughput"] = (!ramp.below_limit).then_some(ramp.max_throughput).into();
+        // Below the limit the highest answer rate is a floor: said as one.
+        v["max_throughput_at_least"] = ramp.below_limit.then_some(ramp.max_throughput).into();
         v["loss_at_max"] = ramp.loss_at_max.into();
         v["ramp"] = serde_json::to_value(ramp).unwrap_or_default();
     }
@@ -213,8 +227,12 @@ fn print_text(r: &LoadResult) {
             );
         }
         if ramp.below_limit {
-            // The note (printed below) says why and what to raise.
-            outln!("Maximum throughput: not reached (nothing was lost)");
+            // Nothing was lost: the highest answer rate is a floor.
+            let behind = d.fell_behind.is_some();
+            outln!(
+                "Maximum throughput: {}",
+                scalelab::load::dns::ramp_at_least(ramp.max_throughput, behind)
+            );
         } else {
             outln!(
                 "Maximum throughput: {:.0} qps\nLost at that point: {:.2}%",
@@ -319,7 +337,7 @@ pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         hosts: a.names,
         veth: false,
     };
-    let ep = scalelab::server::Target::start(&mut target, &placement, Some(&zones), shutdown)?;
+    let ep = scalelab::server::Server::start(&mut target, &placement, Some(&zones), shutdown)?;
     let (server, ns) = scalelab::load::dns::parse_endpoint(&ep.uri)?;
     let ns = ns.unwrap_or_default();
     let mut cmd = std::process::Command::new("ip");

@@ -12,7 +12,7 @@ use scalelab::load::forward::{ForwardDriver, ForwardReport, ForwardSettings};
 use scalelab::load::result::LatencySummary;
 use scalelab::load::{LoadError, LoadSpec, Pacing};
 use scalelab::server::router::{Router, RouterSettings};
-use scalelab::server::Target;
+use scalelab::server::Server;
 use scalelab::shutdown::Shutdown;
 use std::time::Duration;
 

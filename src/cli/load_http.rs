@@ -41,8 +41,8 @@ pub struct LoadHttpArgs {
     #[command(flatten)]
     pub coalesce: CoalesceArg,
     /// Print the latency distribution (p50, p75, p90, p99, p99.9) as wrk
-    /// --latency does.
-    #[arg(long)]
+    /// and wrk2's -L (--latency) do.
+    #[arg(short = 'L', long)]
     pub latency: bool,
 }
 
@@ -60,13 +60,22 @@ impl LoadDefaults for Wrk {
 }
 
 /// wrk's flags that `load http` cannot take.
-pub const HABITS: &[Habit] = &[Habit {
-    flags: &["-s", "--script"],
-    tool: "wrk",
-    instead: "Lua scripts are not supported; use -m METHOD, -H 'NAME: VALUE' (repeatable) \
-              and --body TEXT for the request, --connreqs K to close connections after K \
-              requests, and an experiment file (`scalelab run`) for sweeps",
-}];
+pub const HABITS: &[Habit] = &[
+    Habit {
+        flags: &["-s", "--script"],
+        tool: "wrk",
+        instead: "Lua scripts are not supported; use -m METHOD, -H 'NAME: VALUE' (repeatable) \
+                  and --body TEXT for the request, --connreqs K to close connections after K \
+                  requests, and an experiment file (`scalelab run`) for sweeps",
+    },
+    Habit {
+        flags: &["-U", "--u_latency"],
+        tool: "wrk2",
+        instead: "there is no uncorrected latency here: with -R the latency counts from each \
+                  request's scheduled time, and the schedule lag (how late the generator sent) \
+                  is printed beside it; -L (--latency) prints the distribution",
+    },
+];
 
 /// The load shape the arguments ask for (checked by `LoadSpec::validate`).
 pub fn spec(a: &LoadHttpArgs) -> LoadSpec {
@@ -133,7 +142,8 @@ fn json(driver: &HttpDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Val
         "target_rate": m.target_rate,
         "achieved_rate": m.rps,
         "connections_opened": m.connections_opened,
-        "timeline": r.timeline,
+        "timeline": scalelab::load::timeline::per_second(&r.timeline),
+        "timeline_100ms": r.timeline,
         "notes": r.notes,
     });
     with_latency(v, r)
@@ -222,11 +232,12 @@ fn within_one_stdev(r: &LoadResult) -> f64 {
 /// Mean, stdev, max and share-within-one-stdev of the per-thread request
 /// rate over whole seconds (the last, partial second is left out).
 fn per_thread_rates(r: &LoadResult, threads: u32) -> Option<(f64, f64, f64, f64)> {
-    let whole = (r.elapsed.as_secs() as usize).min(r.timeline.len());
+    let seconds = scalelab::load::timeline::per_second(&r.timeline);
+    let whole = (r.elapsed.as_secs() as usize).min(seconds.len());
     if whole == 0 {
         return None;
     }
-    let rates: Vec<f64> = r.timeline[..whole]
+    let rates: Vec<f64> = seconds[..whole]
         .iter()
         .map(|&n| n as f64 / f64::from(threads))
         .collect();

@@ -5,6 +5,7 @@ pub mod agent;
 pub mod check;
 pub mod compare;
 pub mod doctor;
+pub mod doctor_machine;
 pub mod exit;
 pub mod habits;
 pub mod history;
@@ -15,8 +16,10 @@ pub mod load_http;
 pub mod load_mysql;
 pub mod load_pg;
 pub mod model;
+pub mod plan;
 pub mod report;
 pub mod run;
+pub mod run_repeats;
 
 use clap::{Parser, Subcommand};
 use scalelab::shutdown::Shutdown;
@@ -66,6 +69,10 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Fit the Universal Scalability Law to (N, X) pairs from a CSV file.
     Model(model::ModelArgs),
+    /// Print a randomised schedule of boots and runs for comparing systems
+    /// between runs (`--labels "A,B,C" --runs 3`), so no label's runs all
+    /// come first.
+    Plan(plan::PlanArgs),
     /// Show which servers and tools each recipe needs, and which are missing.
     Doctor(doctor::DoctorArgs),
     /// The remote end of a multi-host run (started by the coordinator over ssh).
@@ -211,6 +218,7 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::History(a) => history::run(a, &cli.store, &store),
         Command::Check(a) => check::run(a, &store),
         Command::Model(a) => model::run(a),
+        Command::Plan(a) => plan::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Agent(a) => agent::run(a, shutdown),
     }

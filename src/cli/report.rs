@@ -150,7 +150,10 @@ pub fn report(a: &ReportArgs, store: &Path) -> anyhow::Result<i32> {
             let merged = merge(runs.into_iter().map(|r| r.data).collect(), sources, pooling)?;
             (
                 PathBuf::from(format!("scalelab-report-{}.html", ids.join("-"))),
-                scalelab::report::multi::page::render(&merged),
+                {
+                    let rules = scalelab::report::multi::verdicts::rules(&merged, None);
+                    scalelab::report::multi::page::render(&merged, &rules)
+                },
             )
         }
     };

@@ -2,9 +2,9 @@
 //! the HTML report.
 
 use anyhow::Context;
+use scalelab::recipe::Experiment;
 use scalelab::runner::{self, RunOptions};
 use scalelab::shutdown::Shutdown;
-use scalelab::spec::Experiment;
 use scalelab::store::{Store, TrialStatus};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -30,6 +30,12 @@ pub struct RunArgs {
     /// (extra trials under `perf record`; as `[profile]` in the experiment).
     #[arg(long)]
     pub profile: bool,
+    /// Tune this machine for the run and put it back after, however the
+    /// run ends (as `[machine] tune = true`): governor `performance`, turbo
+    /// off, IRQs off the server's CPUs, irqbalance paused, ASLR 2, where
+    /// each exists; see `scalelab doctor --machine`.
+    #[arg(long)]
+    pub tune: bool,
     /// Where to write the HTML report (default: scalelab-report-<RUN_ID>.html,
     /// or scalelab-report-<STORE>-<RUN_ID>.html with a --store other than
     /// scalelab.sqlite).
@@ -50,12 +56,17 @@ pub struct RunArgs {
     /// (3 or more; see `scalelab compare --help`).
     #[arg(long, value_name = "RUNS", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: Option<u32>,
+    /// The seed of the random trial order (printed at the start of every
+    /// run): the same seed and recipe run the same order again. With
+    /// --repeat, repeat k (from 0) gets SEED + k. Default: a fresh seed.
+    /// A resumed run keeps its own.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 }
 
-/// The pause between repeats of a sweep (`--repeat`): the last one's
-/// sockets in TIME_WAIT and dirty pages settle, and each repeat starts
-/// its servers anew.
-pub const REPEAT_PAUSE: std::time::Duration = std::time::Duration::from_secs(5);
+/// The pause between repeats of a sweep (`--repeat`): see
+/// [`runner::estimate::REPEAT_PAUSE`].
+pub const REPEAT_PAUSE: std::time::Duration = runner::estimate::REPEAT_PAUSE;
 
 /// Runs the experiment; `store_given` says whether `--store` was passed
 /// (then the resume hint repeats it).
@@ -75,10 +86,13 @@ pub fn run(
     };
     let mut exp = Experiment::load(&a.experiment, a.quick)?;
     if a.profile && exp.profile.is_none() {
-        exp.profile = Some(scalelab::spec::ProfilePolicy::default());
+        exp.profile = Some(scalelab::recipe::ProfilePolicy::default());
     }
+    exp.machine.tune |= a.tune;
+    let repeats = a.repeat.unwrap_or(exp.trials.runs);
+    let estimate = runner::estimate::Estimate::of(&exp).with_repeats(repeats);
     if a.estimate {
-        outln!("{}", runner::estimate::Estimate::of(&exp).sentence());
+        outln!("{}", estimate.sentence());
         return Ok(0);
     }
     let mut store = Store::open(store_path)?;
@@ -94,14 +108,100 @@ pub fn run(
         scalelab::units::format_duration(exp.trials.warmup),
         store_path.display()
     );
-    eprintln!("{}", runner::estimate::Estimate::of(&exp).sentence());
-    let repeats = a.repeat.unwrap_or(exp.trials.runs);
-    if repeats > 1 {
+    eprintln!("{}", estimate.sentence());
+    let asked = a.repeat.unwrap_or(exp.trials.runs);
+    let plan = super::run_repeats::plan(&store, a.resume, asked, a.repeat == Some(1))?;
+    if let Some((first, _)) = &plan.group {
+        // New repeats of a resumed group are checked against its recipe
+        // even when every run made so far is finished.
+        runner::check_resumable(&exp, &store, *first)?;
+    }
+    if let Some(note) = &plan.note {
+        eprintln!("{note}");
+    }
+    let repeats = plan.repeats;
+    if repeats > 1 && a.resume.is_none() {
         eprintln!(
-            "{repeats} repeats of the whole sweep, each its own run, {}s apart: {repeats} times that",
+            "{repeats} repeats of the whole sweep, each its own run, {}s apart",
             REPEAT_PAUSE.as_secs()
         );
     }
+    print_hosts(&exp);
+    // A resumed group's new repeats keep its label and revision, so they
+    // pool with its other runs.
+    let (label, revision) = match &plan.group {
+        Some((first, _)) => {
+            let run = store.run(*first)?;
+            (label.or(Some(run.label)), revision.or(run.revision))
+        }
+        None => (label, revision),
+    };
+    let mut ids: Vec<i64> = plan
+        .group
+        .iter()
+        .flat_map(|(_, done)| done.clone())
+        .collect();
+    let mut group = plan.group.as_ref().map(|(first, _)| *first);
+    let mut code = super::exit::OK;
+    let made = ids.len();
+    for (k, step) in plan.steps.iter().enumerate() {
+        if k > 0 {
+            eprintln!(
+                "repeat {} of {repeats}: pausing {}s before a fresh start",
+                made + k + 1,
+                REPEAT_PAUSE.as_secs()
+            );
+            if shutdown.sleep(REPEAT_PAUSE) {
+                let last = ids.last().copied().unwrap_or_default();
+                eprintln!(
+                    "interrupted between repeats; continue with\n  {}",
+                    resume_command(a, store_path, store_given, last)
+                );
+                return Ok(super::exit::INTERRUPTED);
+            }
+        }
+        let opts = RunOptions {
+            resume: match step {
+                super::run_repeats::Step::Resume(id) => Some(*id),
+                super::run_repeats::Step::New => None,
+            },
+            base_dir: runner::default_base_dir(),
+            progress: std::io::stderr().is_terminal(),
+            label: label.clone(),
+            revision: revision.clone(),
+            repeat_of: (repeats > 1).then_some((group, repeats)),
+            seed: match step {
+                // The run `--resume` names is checked against `--seed`; the
+                // rest of its group keep their own seeds.
+                super::run_repeats::Step::Resume(id) => a.seed.filter(|_| a.resume == Some(*id)),
+                super::run_repeats::Step::New => a.seed.map(|s| s.wrapping_add((made + k) as u64)),
+            },
+        };
+        let last = k + 1 == plan.steps.len();
+        let (id, c) = one_run(
+            a,
+            (&exp, &mut store, &opts),
+            (store_path, store_given),
+            last,
+            shutdown,
+        )?;
+        group.get_or_insert(id);
+        ids.push(id);
+        if c == super::exit::INTERRUPTED {
+            return Ok(c);
+        }
+        if code == super::exit::OK {
+            code = c;
+        }
+    }
+    if repeats > 1 {
+        print_repeats(&store, store_path, &ids)?;
+    }
+    Ok(code)
+}
+
+/// Says where the sweep's systems and clients run.
+fn print_hosts(exp: &Experiment) {
     if let Some(server) = &exp.hosts.server {
         eprintln!("server on {server} (over ssh)");
     }
@@ -119,52 +219,20 @@ pub fn run(
             names.join(", ")
         );
     }
-    let opts = RunOptions {
-        resume: a.resume,
-        base_dir: runner::default_base_dir(),
-        progress: std::io::stderr().is_terminal(),
-        label,
-        revision,
+}
+
+/// The command that resumes run `id` (and the rest of its repeat group).
+fn resume_command(a: &RunArgs, store_path: &Path, store_given: bool, id: i64) -> String {
+    let store = if store_given {
+        format!("--store {} ", shell_word(&store_path.display().to_string()))
+    } else {
+        String::new()
     };
-    if repeats > 1 && a.resume.is_some() {
-        anyhow::bail!(
-            "--resume continues one run; run it without --repeat (and [trials] runs = 1), then \
-             make the other repeats with `scalelab run --repeat N`"
-        );
-    }
-    let mut ids = Vec::new();
-    let mut code = super::exit::OK;
-    for k in 0..repeats {
-        if k > 0 {
-            eprintln!(
-                "repeat {} of {repeats}: pausing {}s before a fresh start",
-                k + 1,
-                REPEAT_PAUSE.as_secs()
-            );
-            if shutdown.sleep(REPEAT_PAUSE) {
-                return Ok(super::exit::INTERRUPTED);
-            }
-        }
-        let last = k + 1 == repeats;
-        let (id, c) = one_run(
-            a,
-            (&exp, &mut store, &opts),
-            (store_path, store_given),
-            last,
-            shutdown,
-        )?;
-        ids.push(id);
-        if c == super::exit::INTERRUPTED {
-            return Ok(c);
-        }
-        if code == super::exit::OK {
-            code = c;
-        }
-    }
-    if repeats > 1 {
-        print_repeats(&store, store_path, &ids)?;
-    }
-    Ok(code)
+    format!(
+        "scalelab {store}run {} --resume {id}{}",
+        shell_word(&a.experiment.display().to_string()),
+        if a.quick { " --quick" } else { "" }
+    )
 }
 
 /// After `--repeat`: the runs made, and the drift between them.
@@ -222,11 +290,6 @@ fn one_run(
     );
     outln!("report: {}", html.display());
     if summary.interrupted {
-        let store = if store_given {
-            format!("--store {} ", shell_word(&store_path.display().to_string()))
-        } else {
-            String::new()
-        };
         let what = match summary.trials_discarded {
             0 => "interrupted: every finished trial is stored; continue with".to_string(),
             n => format!(
@@ -235,10 +298,8 @@ fn one_run(
             ),
         };
         eprintln!(
-            "{what}\n  scalelab {store}run {} --resume {}{}",
-            shell_word(&a.experiment.display().to_string()),
-            summary.run_id,
-            if a.quick { " --quick" } else { "" }
+            "{what}\n  {}",
+            resume_command(a, store_path, store_given, summary.run_id)
         );
         return Ok((summary.run_id, super::exit::INTERRUPTED));
     }
@@ -260,7 +321,6 @@ fn one_run(
     Ok((summary.run_id, code))
 }
 
-/// `value` trimmed; an empty or blank value is an error naming `flag`.
 /// The environment variable `--commit` defaults to.
 const COMMIT_ENV: &str = "SCALELAB_COMMIT";
 
@@ -279,15 +339,27 @@ fn commit_from_env(value: Result<String, std::env::VarError>) -> anyhow::Result<
     }
 }
 
-fn non_empty(flag: &str, value: Option<&str>) -> anyhow::Result<Option<String>> {
+///
+/// A value that holds a control character (a newline, an ESC that starts a
+/// terminal sequence, a tab) is refused by name: it is stored as given and
+/// shown in every table, where it would break the table's lines or move
+/// the terminal's cursor.
+pub(crate) fn non_empty(flag: &str, value: Option<&str>) -> anyhow::Result<Option<String>> {
     match value.map(str::trim) {
         Some("") => anyhow::bail!("{flag} is empty: give a non-empty name, or leave {flag} out"),
+        Some(v) if v.chars().any(char::is_control) => {
+            let shown = v.escape_debug();
+            anyhow::bail!(
+                "{flag} holds a control character (\"{shown}\"): give it as one line of \
+                 printable text, without newlines, tabs or escape sequences"
+            )
+        }
         other => Ok(other.map(str::to_string)),
     }
 }
 
 /// `word` as one shell word: quoted when it holds anything but safe characters.
-fn shell_word(word: &str) -> String {
+pub(crate) fn shell_word(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
     if !word.is_empty() && word.chars().all(safe) {
         word.to_string()
@@ -321,5 +393,40 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains(COMMIT_ENV));
+    }
+
+    /// Issue 46: `--commit` text reached the terminal raw (an ESC sequence,
+    /// a newline that broke the `compare` table); it is refused by name.
+    #[test]
+    fn control_characters_are_refused_by_flag() {
+        for (flag, value, shown) in [
+            ("--commit", "abc\ndef", "abc\\ndef"),
+            ("--commit", "\u{1b}[31mred", "\\u{1b}[31mred"),
+            ("--label", "a\tb", "a\\tb"),
+            (COMMIT_ENV, "v1\rb", "v1\\rb"),
+        ] {
+            let e = non_empty(flag, Some(value)).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("{flag} holds a control character")),
+                "{e}"
+            );
+            assert!(e.contains(shown), "{e}");
+            assert!(
+                !e.contains('\u{1b}') && !e.contains('\n'),
+                "shown escaped: {e:?}"
+            );
+        }
+        assert_eq!(
+            non_empty("--commit", Some(" v1.2-3 (Debian) "))
+                .unwrap()
+                .as_deref(),
+            Some("v1.2-3 (Debian)")
+        );
+        assert_eq!(
+            non_empty("--label", Some("Linux 6.1 ü"))
+                .unwrap()
+                .as_deref(),
+            Some("Linux 6.1 ü")
+        );
     }
 }

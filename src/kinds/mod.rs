@@ -9,7 +9,7 @@
 pub mod plain;
 pub mod requirements;
 
-pub use requirements::{Requirement, BENCH_TOOLS, PROFILER};
+pub use requirements::{Requirement, BENCH_TOOLS, PROFILER, TEST_SHELLS, TEST_TOOLS};
 
 /// Deserializes a kind's settings table (the experiment's `[server]` or
 /// `[load]` table) into its typed settings. The error names the unknown or

@@ -14,7 +14,8 @@ pub struct Requirement {
     pub paths: &'static [&'static str],
 }
 
-/// Peer tools the side-by-side benchmarks compare against.
+/// Peer tools the side-by-side benchmarks compare against, and what the
+/// other scripts under `bench/` and `scripts/` run.
 pub const BENCH_TOOLS: &[Requirement] = &[
     Requirement {
         what: "wrk (bench/http-vs-wrk.sh)",
@@ -57,11 +58,69 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         paths: &["/usr/bin/sysbench"],
     },
     Requirement {
+        what: "sqlite3 (bench/faults.sh and bench/limiter-cost.sh read the store)",
+        package: "sqlite3",
+        paths: &["/usr/bin/sqlite3"],
+    },
+    Requirement {
+        what: "curl (bench/syscalls.sh)",
+        package: "curl",
+        paths: &["/usr/bin/curl"],
+    },
+    Requirement {
+        what: "make (bench/bisect-demo.sh builds each commit)",
+        package: "make",
+        paths: &["/usr/bin/make"],
+    },
+    Requirement {
+        what: "chromium (scripts/report-screenshots.sh)",
+        package: "chromium",
+        paths: &["/usr/bin/chromium"],
+    },
+    Requirement {
         what: "pidstat (the limiter's per-thread figures checked in tests/it/limiter.rs)",
         package: "sysstat",
         paths: &["/usr/bin/pidstat"],
     },
 ];
+
+/// Programs only the test suite runs: the agentless hosts' POSIX scripts
+/// are linted and run under more than one `sh`, the HTML pages are
+/// validated, `git bisect run` drives `check`, the fingerprint is checked. `scalelab doctor --packages` lists them, so
+/// `scripts/setup.sh` installs them with everything else.
+pub const TEST_TOOLS: &[Requirement] = &[
+    Requirement {
+        what: "shellcheck (the bare hosts' scripts are linted as POSIX sh)",
+        package: "shellcheck",
+        paths: &["/usr/bin/shellcheck"],
+    },
+    Requirement {
+        what: "posh (the bare hosts' scripts run under a strict POSIX shell)",
+        package: "posh",
+        paths: &["/bin/posh", "/usr/bin/posh"],
+    },
+    Requirement {
+        what: "tidy (the HTML report and pages are validated)",
+        package: "tidy",
+        paths: &["/usr/bin/tidy"],
+    },
+    Requirement {
+        what: "git (tests/it/bisect.rs runs `check` under a real `git bisect run`)",
+        package: "git",
+        paths: &["/usr/bin/git"],
+    },
+    Requirement {
+        what: "systemd-detect-virt (the fingerprint's virtualization, checked against it)",
+        package: "systemd",
+        paths: &["/usr/bin/systemd-detect-virt", "/bin/systemd-detect-virt"],
+    },
+];
+
+/// The POSIX shells the tests run the agentless hosts' scripts under:
+/// `dash` (Debian's `/bin/sh`, Essential) and `posh` (a strict POSIX
+/// shell, [`TEST_TOOLS`]). The tests loop over this one list, so the guard
+/// test (tests/it/installed) sees each shell they start.
+pub const TEST_SHELLS: &[&str] = &["dash", "posh"];
 
 /// The profiler behind `run --profile` (flame graphs of the server).
 pub const PROFILER: Requirement = Requirement {

@@ -4,9 +4,9 @@
 //! else knows them, yet a whole run with them validates, runs, stores and
 //! reports in the fake kind's own unit.
 
+use crate::recipe::Experiment;
 use crate::runner::{self, RunOptions};
 use crate::shutdown::Shutdown;
-use crate::spec::Experiment;
 use crate::store::Store;
 
 #[test]
@@ -54,7 +54,11 @@ fn every_parallelism_setting_is_a_setting_of_its_kind() {
 fn every_requirement_names_a_package_and_a_path() {
     let servers = crate::server::KINDS.iter().flat_map(|k| k.requires);
     let loads = crate::load::KINDS.iter().flat_map(|k| k.requires);
-    for r in servers.chain(loads).chain(super::BENCH_TOOLS) {
+    for r in servers
+        .chain(loads)
+        .chain(super::BENCH_TOOLS)
+        .chain(super::TEST_TOOLS)
+    {
         assert!(!r.package.is_empty() && !r.paths.is_empty(), "{r:?}");
     }
     let fake = crate::server::kind("fake").unwrap();
@@ -106,6 +110,8 @@ fn run_fake(text: &str) -> (crate::store::RunData, u32) {
         progress: false,
         label: None,
         revision: None,
+        repeat_of: None,
+        seed: None,
     };
     let summary = runner::run(&exp, &mut store, &opts, &Shutdown::new()).unwrap();
     assert_eq!(summary.trials_failed, 0);
@@ -191,7 +197,7 @@ fn the_runs_own_noise_floor_prints_and_judges() {
     assert!(!text.contains("+20.0% (p="), "{text}");
     assert!(text.contains("~ (p="), "{text}");
     let html = crate::report::html::render(&data);
-    assert!(html.contains("or under the 30% noise floor"));
+    assert!(html.contains("reaches inside the 30% noise floor"));
 }
 
 /// The workload declares its dataset and the runner hands it to the

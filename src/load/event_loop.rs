@@ -171,7 +171,7 @@ impl<S: Session> Ctx<'_, S> {
     }
 
     /// Records a completed transaction. Transactions that finish while
-    /// draining count in the last second of the timeline.
+    /// draining count in the last bucket of the timeline.
     pub fn record(&mut self, latency: Micros, now: Instant) {
         let mut since = now.saturating_duration_since(self.start);
         let duration = self.shared.spec.duration;

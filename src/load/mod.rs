@@ -31,6 +31,7 @@ pub mod mysql;
 pub mod pg;
 pub(crate) mod reqresp;
 pub mod result;
+pub mod timeline;
 pub(crate) mod timerfd;
 pub mod xdp;
 

@@ -155,7 +155,8 @@ pub struct LoadResult {
     /// Latency of completed requests, in microseconds. Auto-resizing, so
     /// values past the timeout are kept, not clamped.
     pub latency: Histogram<u64>,
-    /// Completed requests per whole second since the run started.
+    /// Completed requests per [`super::timeline::BUCKET`] (100 ms) since
+    /// the run started; they sum to `requests`.
     pub timeline: Vec<u64>,
     /// Wall time of the measured run.
     pub elapsed: Duration,
@@ -228,11 +229,11 @@ impl LoadResult {
         self.requests += 1;
         // Auto-resize histograms only fail for values past u64 range.
         let _ = self.latency.record(latency.0.max(1));
-        let sec = since_start.as_secs() as usize;
-        if self.timeline.len() <= sec {
-            self.timeline.resize(sec + 1, 0);
+        let at = super::timeline::bucket_of(since_start);
+        if self.timeline.len() <= at {
+            self.timeline.resize(at + 1, 0);
         }
-        self.timeline[sec] += 1;
+        self.timeline[at] += 1;
     }
 
     /// Folds another worker's result into this one. Elapsed and CPU are
@@ -315,12 +316,12 @@ mod tests {
         let mut a = LoadResult::new();
         let mut b = LoadResult::new();
         a.record(Micros(100), Duration::from_millis(10));
-        b.record(Micros(300), Duration::from_millis(1500));
+        b.record(Micros(300), Duration::from_millis(150));
         b.errors.add(ErrorKind::Timeout);
         b.elapsed = Duration::from_secs(2);
         a.merge(&b);
         assert_eq!(a.requests, 2);
-        assert_eq!(a.timeline, vec![1, 1]);
+        assert_eq!(a.timeline, vec![1, 1], "100 ms buckets");
         assert_eq!(a.errors.timeout, 1);
         assert_eq!(a.latency.len(), 2);
         assert_eq!(a.rps(), 1.0);

@@ -1,7 +1,7 @@
 //! The data every layer shares: what a sweep point is, what dataset a
 //! workload needs, how a remote host is named, and the router lab's
 //! topology. It sits below
-//! [`crate::spec`], [`crate::runner`], [`crate::store`], [`crate::report`],
+//! [`crate::recipe`], [`crate::runner`], [`crate::store`], [`crate::report`],
 //! [`crate::server`], [`crate::load`] and [`crate::remote`], so none of
 //! them depends on another for it.
 

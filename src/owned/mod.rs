@@ -12,7 +12,8 @@
 //!    Each registered path, cgroup or command goes down the pipe as it is
 //!    made, and its removal as it is cleaned up normally; when the pipe
 //!    reads end-of-file (scalelab is gone) the reaper stops the ssh masters
-//!    (`ssh -O exit`), removes the directories, and removes the cgroups
+//!    (`ssh -O exit`), writes back the system settings `run --tune`
+//!    changed and wakes what it paused, removes the directories, and removes the cgroups
 //!    (retrying while the server's own watchdog empties them), then exits.
 //! 2. **Reclaim.** [`reclaim_stale`] removes the entries of a directory
 //!    whose name is `<prefix><PID>-...` and whose owner is dead, for when
@@ -47,6 +48,12 @@ pub enum Removal {
     /// A command to run (its argv, absolute program path first): an
     /// `ssh -O exit` that stops a control master.
     Command,
+    /// A system setting to put back: the words are a file and the value
+    /// the reaper writes back into it (`run --tune`'s changes).
+    Restore,
+    /// A stopped process to wake: the word is its PID, sent `SIGCONT`
+    /// (`run --tune`'s paused irqbalance).
+    Resume,
 }
 
 /// `<prefix><our PID>-`: the start of the name of everything of one kind

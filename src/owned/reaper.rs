@@ -8,7 +8,9 @@
 //! then NUL-terminated words and one more NUL. The reaper keeps the live
 //! records in a table allocated before the fork. When `read` returns
 //! end-of-file, scalelab is gone, `kill -9` included: the reaper runs the
-//! commands (`ssh -O exit`), removes the directories, then the cgroups,
+//! commands (`ssh -O exit`), writes back the settings `run --tune` changed
+//! (each record a file and its old value) and sends `SIGCONT` to the
+//! processes it paused, removes the directories, then the cgroups,
 //! retrying those for up to 10 s while the servers' watchdogs empty them,
 //! and exits. After a normal exit the table is empty and it exits at once.
 
@@ -46,6 +48,8 @@ fn letter(r: Removal) -> u8 {
         Removal::Tree => b'T',
         Removal::Cgroup => b'C',
         Removal::Command => b'X',
+        Removal::Restore => b'W',
+        Removal::Resume => b'K',
     }
 }
 
@@ -201,6 +205,14 @@ fn reap(read_fd: libc::c_int, table: &mut Table, pending: &mut [u8]) -> ! {
         for i in table.of(Removal::Command).collect::<Slots>().iter() {
             run_command(&table.slot(i)[1..]);
         }
+        for i in table.of(Removal::Restore).collect::<Slots>().iter() {
+            write_back(&table.slot(i)[1..]);
+        }
+        for i in table.of(Removal::Resume).collect::<Slots>().iter() {
+            if let Some(pid) = decimal(first_word(&table.slot(i)[1..]).to_bytes()) {
+                libc::kill(pid, libc::SIGCONT);
+            }
+        }
         for i in table.of(Removal::Tree).collect::<Slots>().iter() {
             raw::remove_tree(first_word(&table.slot(i)[1..]));
         }
@@ -238,6 +250,33 @@ impl Slots {
 /// The first NUL-terminated word of `words`.
 fn first_word(words: &[u8]) -> &std::ffi::CStr {
     std::ffi::CStr::from_bytes_until_nul(words).unwrap_or(c"")
+}
+
+/// Writes the second word of `words` into the file named by the first
+/// (`open(O_WRONLY|O_TRUNC)`, one `write`, as `echo VALUE > FILE` does).
+unsafe fn write_back(words: &[u8]) {
+    let path = first_word(words);
+    let rest = &words[path.to_bytes().len() + 1..];
+    let value = first_word(rest).to_bytes();
+    let fd = libc::open(
+        path.as_ptr(),
+        libc::O_WRONLY | libc::O_TRUNC | libc::O_CLOEXEC,
+    );
+    if fd >= 0 {
+        libc::write(fd, value.as_ptr().cast(), value.len());
+        libc::close(fd);
+    }
+}
+
+/// A positive decimal PID, or `None`.
+fn decimal(digits: &[u8]) -> Option<libc::pid_t> {
+    if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits
+        .iter()
+        .fold(0 as libc::pid_t, |n, d| n * 10 + (d - b'0') as libc::pid_t);
+    (n > 0).then_some(n)
 }
 
 /// `rmdir`s every registered cgroup, retrying those still busy (their
@@ -319,6 +358,26 @@ mod tests {
         assert_eq!(t.of(Removal::Tree).count(), 0);
         let cg: Vec<usize> = t.of(Removal::Cgroup).collect();
         assert_eq!(first_word(&t.slot(cg[0])[1..]), c"/sys/x");
+    }
+
+    #[test]
+    fn a_restore_writes_the_old_value_back_and_a_pid_parses() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("scaling_governor");
+        std::fs::write(&file, "performance\n").unwrap();
+        let rec = encode(
+            Op::Add,
+            Removal::Restore,
+            &[file.as_os_str(), OsStr::new("powersave")],
+        )
+        .unwrap();
+        // SAFETY: raw calls on a record we own.
+        unsafe { write_back(&rec[2..]) };
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "powersave");
+        assert_eq!(decimal(b"4242"), Some(4242));
+        for bad in [&b""[..], b"0", b"12a", b"-1", b"1234567890"] {
+            assert_eq!(decimal(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -10,6 +10,12 @@
 //! server's tree and this process (load generator and sampler) are taken
 //! out. The server's CPU counts whole 10 ms ticks, so a few hundredths of
 //! a CPU-second of rounding end up here.
+//!
+//! A server whose processes are not known (an `external` server without
+//! `pid` whose listener was not found) cannot be taken out: its CPU would
+//! be counted as other processes', and every trial marked noisy. Its
+//! background is unknown instead (`Background::server_unknown`), and
+//! never noisy.
 
 use serde::{Deserialize, Serialize};
 
@@ -31,7 +37,13 @@ pub struct Background {
     /// time the rest of the machine took (0..1).
     pub share: f64,
     /// `share >= BACKGROUND_SHARE`: the trial ran beside background load.
+    /// Never set when `server_unknown`.
     pub noisy: bool,
+    /// The server's processes were not known, so its CPU could not be taken
+    /// out: `other_cpu_s` and `share` hold the server's CPU too, and say
+    /// nothing of other tenants (absent, false, in runs stored before it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub server_unknown: bool,
 }
 
 /// What [`measure`] needs, all over the same window.
@@ -45,8 +57,9 @@ pub struct BackgroundInputs {
     pub window_s: f64,
     /// CPUs counted in `/proc/stat`.
     pub online_cpus: u32,
-    /// CPU-seconds of the server's tree (0 without a server).
-    pub server_cpu_s: f64,
+    /// CPU-seconds of the server's tree; `None`: its processes are not
+    /// known, so the background is unknown.
+    pub server_cpu_s: Option<f64>,
     /// CPU-seconds of this process (load generator, runner and sampler).
     pub own_cpu_s: f64,
 }
@@ -59,20 +72,48 @@ pub fn measure(i: BackgroundInputs) -> Option<Background> {
     }
     let steal_cpu_s = i.steal_share * capacity;
     let busy_cpu_s = i.busy_share * capacity;
-    let other_cpu_s = (busy_cpu_s - steal_cpu_s - i.server_cpu_s - i.own_cpu_s).max(0.0);
+    let server_cpu_s = i.server_cpu_s.unwrap_or(0.0);
+    let other_cpu_s = (busy_cpu_s - steal_cpu_s - server_cpu_s - i.own_cpu_s).max(0.0);
     let share = (steal_cpu_s + other_cpu_s) / capacity;
+    let server_unknown = i.server_cpu_s.is_none();
     Some(Background {
         steal_cpu_s,
         other_cpu_s,
         share,
-        noisy: share >= BACKGROUND_SHARE,
+        noisy: !server_unknown && share >= BACKGROUND_SHARE,
+        server_unknown,
     })
 }
 
 impl Background {
+    /// The share of all CPUs other tenants took, when it is known (not
+    /// when the server could not be told apart).
+    pub fn known_share(&self) -> Option<f64> {
+        (!self.server_unknown).then_some(self.share)
+    }
+
+    /// The same window, where the server runs on the measured machine but
+    /// its processes were not found: its CPU is in `other_cpu_s`, so the
+    /// share says nothing of other tenants and is never `noisy`.
+    pub fn server_not_told_apart(self) -> Background {
+        Background {
+            noisy: false,
+            server_unknown: true,
+            ..self
+        }
+    }
+
     /// One plain sentence of what was measured, e.g. "other processes used
     /// 0.92 CPU-s and steal 0.10 CPU-s: 26% of all CPUs' time".
     pub fn describe(&self) -> String {
+        if self.server_unknown {
+            return format!(
+                "unknown: the server cannot be told apart from other processes (give an \
+                 `external` server `pid` or `pid_command`); all processes but scalelab, the \
+                 server's among them, used {:.2} CPU-s and the hypervisor's steal {:.2} CPU-s",
+                self.other_cpu_s, self.steal_cpu_s
+            );
+        }
         format!(
             "other processes used {:.2} CPU-s and the hypervisor's steal {:.2} CPU-s: {:.0}% of all CPUs' time",
             self.other_cpu_s,
@@ -92,7 +133,7 @@ mod tests {
             steal_share: 0.05,
             window_s: 10.0,
             online_cpus: 2,
-            server_cpu_s: 6.0,
+            server_cpu_s: Some(6.0),
             own_cpu_s: 4.0,
         }
     }
@@ -113,7 +154,7 @@ mod tests {
         let b = measure(BackgroundInputs {
             busy_share: 0.45,
             steal_share: 0.0,
-            server_cpu_s: 6.0,
+            server_cpu_s: Some(6.0),
             own_cpu_s: 3.05,
             ..inputs()
         })
@@ -127,5 +168,28 @@ mod tests {
             }),
             None
         );
+    }
+
+    #[test]
+    fn a_server_that_cannot_be_told_apart_is_unknown_never_noisy() {
+        // The server's 6 CPU-s now look like other processes': 10 of 20.
+        let b = measure(BackgroundInputs {
+            server_cpu_s: None,
+            ..inputs()
+        })
+        .unwrap();
+        assert!(b.server_unknown);
+        assert!(!b.noisy, "{b:?}");
+        assert_eq!(b.known_share(), None);
+        assert!((b.other_cpu_s - 10.0).abs() < 1e-9);
+        let said = b.describe();
+        assert!(
+            said.starts_with("unknown: the server cannot be told apart"),
+            "{said}"
+        );
+        assert!(said.contains("`pid` or `pid_command`"), "{said}");
+        let known = measure(inputs()).unwrap();
+        assert!(!known.server_unknown);
+        assert_eq!(known.known_share(), Some(known.share));
     }
 }

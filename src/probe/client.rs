@@ -127,7 +127,7 @@ mod tests {
                 steal_share: 0.1,
                 window_s: 10.0,
                 online_cpus: 1,
-                server_cpu_s: 3.0,
+                server_cpu_s: Some(3.0),
                 own_cpu_s: 5.0,
             });
         let why = client_verdict(&s, 1).unwrap();

@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub use super::nic::UNAVAILABLE;
+pub use super::text::{meminfo_bytes, selected};
 
 /// Sysctls recorded with every run (the network stack's queue, port,
 /// buffer and TCP settings, and a few scheduler/VM ones).
@@ -114,6 +115,11 @@ pub struct Fingerprint {
     /// stored before it was recorded (and then not written back).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub nics: BTreeMap<String, super::nic::NicSettings>,
+    /// The machine checked at the run's start (`probe::machine`): governor,
+    /// turbo, IRQs, ASLR, swap, neighbours, and what `run --tune` changed.
+    /// `None` for a remote host's and in runs stored before it was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<super::machine::MachineReadings>,
 }
 
 /// Reads the fingerprint of this machine. Never fails.
@@ -164,6 +170,7 @@ pub fn capture() -> Fingerprint {
         rlimit_nofile_soft: soft,
         rlimit_nofile_hard: hard,
         nics: super::nic::capture(),
+        machine: None,
     }
 }
 
@@ -218,27 +225,6 @@ pub fn cpu_model(cpuinfo: &str) -> Option<String> {
                 (k.trim() == *key).then(|| v.trim().to_string())
             })
         })
-}
-
-/// A `/proc/meminfo` line (`MemTotal:  24684 kB`) in bytes.
-pub fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
-    meminfo.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        if k.trim() != key {
-            return None;
-        }
-        let mut f = v.split_whitespace();
-        let n: u64 = f.next()?.parse().ok()?;
-        Some(if f.next() == Some("kB") { n * 1024 } else { n })
-    })
-}
-
-/// The bracketed choice in `always [madvise] never`.
-pub fn selected(text: &str) -> String {
-    text.split_whitespace()
-        .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
-        .map(String::from)
-        .unwrap_or_else(|| text.trim().to_string())
 }
 
 pub fn hypervisor_flag(cpuinfo: &str) -> bool {

@@ -21,6 +21,8 @@
 //! - [`energy`] reads RAPL, hwmon or a power command (`[probe] energy`).
 //! - [`background`] what the rest of the machine used (steal, other processes);
 //! - [`limiter`] the figures that name what limited the trial, and the verdict.
+//! - [`machine`] the knobs checked before a run (governor, turbo, IRQs,
+//!   ASLR, swap, neighbours), stored in the fingerprint, and their warnings.
 //!
 //! Every field is documented in `docs/probe-metrics.md`.
 
@@ -36,6 +38,7 @@ pub(crate) mod fingerprint;
 pub(crate) mod freq;
 pub mod limiter;
 pub(crate) mod loadavg;
+pub mod machine;
 pub(crate) mod netdev;
 pub mod netns;
 pub(crate) mod nic;
@@ -44,6 +47,7 @@ pub(crate) mod nic_script;
 pub mod own;
 pub(crate) mod sampler;
 pub(crate) mod summary;
+mod text;
 pub(crate) mod tracker;
 pub(crate) mod tree;
 mod window;

@@ -189,7 +189,7 @@ mod tests {
         let file = script_file(tmp.path());
         let agent = crate::probe::nic::capture();
         assert!(!agent.is_empty(), "this VM has an interface up");
-        for shell in ["dash", "posh"] {
+        for shell in crate::kinds::TEST_SHELLS.iter().copied() {
             let out = std::process::Command::new(shell)
                 .arg(&file)
                 .output()

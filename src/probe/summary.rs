@@ -121,7 +121,11 @@ pub fn summarize(w: SummaryInputs<'_>) -> ProbeSummary {
             steal_share: cpu.steal,
             window_s: w.window_s,
             online_cpus: w.online_cpus,
-            server_cpu_s: server_cpu_s.unwrap_or(0.0),
+            // No server PID here: none to take out (a load alone, or the
+            // server on another host); a server that runs here but could
+            // not be found is marked by the trial
+            // (`Background::server_not_told_apart`).
+            server_cpu_s: Some(server_cpu_s.unwrap_or(0.0)),
             own_cpu_s: s.iter().map(|x| x.client_cpu_s).sum::<f64>() + sampler_cpu_s,
         }),
         limiter: w.limiter,

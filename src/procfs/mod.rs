@@ -2,7 +2,8 @@
 //! `stat`, `status` and `schedstat` ([`pid`]), its PID-reuse-safe start
 //! time ([`pid::start_ticks`], [`pid::started_at`]), the two-line tables
 //! of `/proc/net/snmp` and `/proc/net/netstat`, `/proc/net/dev` and
-//! `/proc/vmstat` ([`net`]), and joining a network namespace to read its
+//! `/proc/vmstat` ([`net`]), who listens on a port ([`sockets`]: the
+//! socket tables and the `socket:[INODE]` links of `/proc/PID/fd`), and joining a network namespace to read its
 //! `/proc/thread-self/net` or open sockets there ([`netns`]).
 //!
 //! A leaf: it imports no other module of the crate, so every layer (the
@@ -13,3 +14,4 @@
 pub mod net;
 pub mod netns;
 pub mod pid;
+pub mod sockets;

@@ -21,7 +21,7 @@ use super::wire::WireResult;
 use crate::load;
 use crate::placement::Placement;
 use crate::probe::{Sampler, SamplerConfig};
-use crate::server::{self, Target};
+use crate::server::{self, Server};
 use crate::shutdown::Shutdown;
 use crate::units::Bytes;
 use std::io::{BufRead, Write};
@@ -36,8 +36,8 @@ const MAX_START_WAIT: Duration = Duration::from_secs(60);
 
 /// A server this agent started. The target drops (stops) before the
 /// placement (its cgroups).
-struct Server {
-    target: Box<dyn Target>,
+struct AgentServer {
+    target: Box<dyn Server>,
     _placement: Placement,
 }
 
@@ -51,7 +51,7 @@ struct CachedDriver {
 
 struct Agent {
     base_dir: PathBuf,
-    server: Option<Server>,
+    server: Option<AgentServer>,
     driver: Option<CachedDriver>,
     sampler: Option<Sampler>,
     /// Shutdown of the load in progress, shared with the reader for `cancel`.
@@ -215,7 +215,7 @@ impl Agent {
                     root_pid: target.root_pid(),
                     placement: placement.describe(),
                 };
-                self.server = Some(Server {
+                self.server = Some(AgentServer {
                     target,
                     _placement: placement,
                 });

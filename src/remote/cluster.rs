@@ -25,8 +25,8 @@ use super::ssh::Ssh;
 use super::wire::WireResult;
 use super::{Host, RemoteError};
 use crate::load::{LoadResult, LoadSpec};
+use crate::recipe::hosts::Hosts;
 use crate::shutdown::Shutdown;
-use crate::spec::hosts::Hosts;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -32,9 +32,9 @@ pub(crate) mod conn;
 pub(crate) mod deploy;
 pub(crate) mod portable;
 pub(crate) mod protocol;
+pub(crate) mod server;
 pub(crate) mod split;
 pub(crate) mod ssh;
-pub(crate) mod target;
 pub(crate) mod wire;
 
 pub(crate) use crate::model::Host;

@@ -3,9 +3,9 @@
 
 use super::fits::{fit_series, rank};
 use super::judge::{judge, Rules};
-use super::rows::{collect, Aggregate};
+use super::rows::{collect, Aggregate, Cell};
 use crate::analysis::compare::{Comparison, Verdict};
-use crate::analysis::summary::summarize;
+use crate::analysis::summary::{summarize, Headline, Summary};
 use crate::store::RunData;
 
 /// Builds the aggregate: facts, then statistics.
@@ -18,7 +18,7 @@ pub fn aggregate(data: &RunData) -> Aggregate {
 /// Adds summaries, comparisons, fits and the ranking.
 pub fn analyse(agg: &mut Aggregate) {
     for c in &mut agg.cells {
-        c.summary = summarize(&c.throughput, agg.headline);
+        c.summary = summary(c, agg.headline);
     }
     if let Some(base) = agg.baseline.clone() {
         let rules = Rules::symmetric(agg.headline, agg.noise);
@@ -38,6 +38,22 @@ pub fn analyse(agg: &mut Aggregate) {
     super::energy::analyse(agg);
     agg.fits = fit_series(agg);
     agg.ranking = rank(agg);
+}
+
+/// The cell's summary over the trials its verdict uses (client-bound ones
+/// left out while others remain, [`super::judge::summarized`]), so the
+/// median a row shows is the one its percentage was drawn from; outliers
+/// are positions among all its successful trials.
+fn summary(c: &Cell, headline: Headline) -> Option<Summary> {
+    let used = super::judge::summarized(c);
+    let values: Vec<f64> = used.iter().map(|(_, v)| *v).collect();
+    let mut s = summarize(&values, headline)?;
+    s.outliers = s
+        .outliers
+        .iter()
+        .filter_map(|i| Some(used.get(*i)?.0))
+        .collect();
+    Some(s)
 }
 
 /// Why nothing in the run is comparable, or `None` when something is:

@@ -11,9 +11,12 @@
 //! [`compare_sides`] with one candidate run).
 //!
 //! - **Regression** (1): the run as a whole (each run's geometric mean
-//!   over the comparable points, one test) is significantly slower by more
-//!   than `max_regression`, or a point is, after Holm's correction over
-//!   the points ([`holm`]). Each test is two-sided at 5%, so each claims
+//!   over the comparable points, one test) is significantly slower with
+//!   the whole 95% interval of its slowdown beyond `max_regression` (a
+//!   minimum-effect test, [`crate::analysis::floor`]), or a point is,
+//!   after Holm's correction over the points ([`holm`]). A slowdown whose
+//!   interval reaches inside the threshold is no regression; a "good"
+//!   names it. Each test is two-sided at 5%, so each claims
 //!   "slower" falsely at most 2.5% of the time, and the two together at
 //!   most 5%.
 //! - **Good** (0): neither, and the run as a whole could have shown a
@@ -27,6 +30,7 @@
 
 use crate::analysis::between::{holm, MIN_RUNS};
 use crate::analysis::compare::{Comparison, Verdict, ALPHA};
+use crate::analysis::floor::Side;
 use crate::analysis::summary::Headline;
 use crate::report::judge::Rules;
 use crate::report::runs::{compare_sides, RunComparison};
@@ -112,6 +116,7 @@ pub fn check(baselines: &[RunData], candidate: &RunData, max_regression: f64) ->
         headline,
         noise: baselines[0].run.noise,
         need_runs: (MIN_RUNS, 1),
+        leave_out_disturbed: false,
     };
     let comparison = compare_sides(baselines, std::slice::from_ref(candidate), &rules);
     let outcome = match baselines.iter().find(|b| is_same_run(b, candidate)) {
@@ -230,10 +235,12 @@ fn too_few_baseline_runs(n: usize) -> String {
 }
 
 /// The run as a whole, then each point (Holm over the points), that is
-/// significantly slower by more than `max_regression`.
+/// significantly slower with the whole 95% interval of its slowdown beyond
+/// `max_regression` ([`crate::analysis::floor`]: a minimum-effect test,
+/// the threshold as the floor).
 fn regressions(c: &RunComparison, max_regression: f64) -> Vec<Slower> {
     let beyond =
-        |cmp: &Comparison| cmp.verdict == Verdict::Slower && cmp.ratio <= 1.0 - max_regression;
+        |cmp: &Comparison| cmp.verdict == Verdict::Slower && beyond_threshold(cmp, max_regression);
     let mut out: Vec<Slower> = c
         .geomean
         .iter()
@@ -252,6 +259,34 @@ fn regressions(c: &RunComparison, max_regression: f64) -> Vec<Slower> {
         }
     }
     out
+}
+
+/// Whether the interval of `c`'s ratio lies wholly below 1 −
+/// `max_regression`.
+fn beyond_threshold(c: &Comparison, max_regression: f64) -> bool {
+    c.ratio_ci
+        .is_some_and(|ci| crate::analysis::floor::side(ci, max_regression) == Side::Below)
+}
+
+/// Slower points whose interval reaches inside `max_regression`: named, so
+/// that a "good" says what it did not claim.
+fn within_threshold(c: &RunComparison, max_regression: f64) -> Vec<String> {
+    let whole = c.geomean.iter().map(|g| ("all points", "geomean", g));
+    let points = (c.points.iter()).map(|p| (p.system.as_str(), p.point.as_str(), &p.comparison));
+    whole
+        .chain(points)
+        .filter(|(_, _, cmp)| cmp.ratio < 1.0 && cmp.p_value.is_some_and(|p| p < ALPHA))
+        .filter(|(_, _, cmp)| !beyond_threshold(cmp, max_regression))
+        .filter_map(|(system, point, cmp)| {
+            let ci = cmp.ratio_ci?;
+            Some(format!(
+                "{system} {point}: {:+.1}%, within the {:.1}% threshold: CI {}",
+                (cmp.ratio - 1.0) * 100.0,
+                max_regression * 100.0,
+                crate::analysis::floor::interval_text(ci)
+            ))
+        })
+        .collect()
 }
 
 fn slower(system: &str, point: &str, c: &Comparison) -> Slower {
@@ -361,7 +396,10 @@ pub fn render(check: &Check) -> String {
                 check.max_regression * 100.0,
                 check.comparison.points.len(),
                 check.baseline_runs
-            )
+            );
+            for line in within_threshold(&check.comparison, check.max_regression) {
+                out += &format!("  slower, but not beyond the threshold: {line}\n");
+            }
         }
         Outcome::Regression { points } => {
             out += &format!(
@@ -564,7 +602,7 @@ mod tests {
             steal_share: 0.0,
             window_s: 1.0,
             online_cpus: 2,
-            server_cpu_s: 0.5,
+            server_cpu_s: Some(0.5),
             own_cpu_s: 0.5,
         });
         for t in &mut cand.trials {

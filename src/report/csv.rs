@@ -114,8 +114,16 @@ const TRIAL: &[(&str, ColumnType)] = &[
     ("status", Text),
     ("error", Text),
     ("started_at_unix_s", Integer),
+    ("round_position", Integer),
+    ("start_seq", Integer),
+    ("seed", Integer),
 ];
-const TAIL: &[(&str, ColumnType)] = &[("client_bound", Boolean), ("client_bound_reason", Text)];
+const TAIL: &[(&str, ColumnType)] = &[
+    ("steadiness", Text),
+    ("warmup_s", Number),
+    ("client_bound", Boolean),
+    ("client_bound_reason", Text),
+];
 
 /// The probe number `name`'s column type.
 fn probe_type(name: &str) -> ColumnType {
@@ -139,7 +147,7 @@ pub fn export(data: &RunData) -> String {
     let mut out = String::new();
     push_row(&mut out, &header);
     for t in &data.trials {
-        let mut r = row(t, &axes, &columns);
+        let mut r = row(t, &axes, &columns, data.run.order.as_ref().map(|o| o.seed));
         r.extend(energy.iter().map(|(_, _, read)| read(t, num)));
         push_row(&mut out, &r);
     }
@@ -274,7 +282,9 @@ fn fixed_columns(unit: RateUnit) -> Vec<(String, ColumnType)> {
     v
 }
 
-fn row(t: &Trial, axes: &[String], columns: &[Column]) -> Vec<String> {
+/// One trial's cells; `seed` is its run's (the same on every row, as
+/// `run_id` is).
+fn row(t: &Trial, axes: &[String], columns: &[Column], seed: Option<u64>) -> Vec<String> {
     let mut r = vec![
         t.run_id.to_string(),
         t.system.clone(),
@@ -292,6 +302,11 @@ fn row(t: &Trial, axes: &[String], columns: &[Column]) -> Vec<String> {
         status.into(),
         t.error.clone().unwrap_or_default(),
         t.started_at.to_string(),
+        t.place
+            .map(|p| p.round_position.to_string())
+            .unwrap_or_default(),
+        t.place.map(|p| p.start_seq.to_string()).unwrap_or_default(),
+        seed.map(|s| s.to_string()).unwrap_or_default(),
     ]);
     for (_, _, get) in columns {
         r.push(t.measurement.as_ref().map(get).unwrap_or_default());
@@ -313,6 +328,8 @@ fn row(t: &Trial, axes: &[String], columns: &[Column]) -> Vec<String> {
     for i in 0..CpuSplit::SHARES.len() {
         r.push(shares.map(|s| num(s[i])).unwrap_or_default());
     }
+    r.push(t.window.steadiness.map_or("", |s| s.as_str()).to_string());
+    r.push(t.window.warmup_s.map(num).unwrap_or_default());
     let bound = t.context.client_bound_why();
     r.push(bound.is_some().to_string());
     r.push(bound.unwrap_or_default());

@@ -28,7 +28,7 @@ impl Standing {
     pub fn sentence(&self, noise: f64) -> String {
         match self {
             Standing::Significant { points, tested } => format!(
-                "significant: a difference at {points} of {tested} point{} (p < 0.05 by the test each verdict names, beyond the {} noise floor)",
+                "significant: a difference at {points} of {tested} point{} (p < 0.05 by the test each verdict names, its whole 95% interval beyond the {} noise floor)",
                 if *tested == 1 { "" } else { "s" },
                 format::percent_fine(noise)
             ),
@@ -50,10 +50,14 @@ impl Standing {
 
 /// The headline's status; `None` when nothing is compared.
 pub fn standing(agg: &Aggregate) -> Option<Standing> {
-    let verdicts: Vec<&Verdict> = agg
-        .cells
-        .iter()
-        .filter_map(|c| c.comparison.as_ref().map(|cmp| &cmp.verdict))
+    standing_of((agg.cells.iter()).filter_map(|c| c.comparison.as_ref().map(|cmp| &cmp.verdict)))
+}
+
+/// The headline's status from these verdicts (`report::multi` passes
+/// its sides' points); `None` when nothing is compared.
+pub fn standing_of<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> Option<Standing> {
+    let verdicts: Vec<&Verdict> = verdicts
+        .into_iter()
         .filter(|v| !matches!(v, Verdict::NotComparable { .. }))
         .collect();
     let tested = verdicts
@@ -163,10 +167,15 @@ pub fn too_short_sentence(agg: &Aggregate) -> Option<String> {
     ))
 }
 
-/// Ranks systems by the geometric mean, over the points both have, of their
-/// headline throughput divided by the baseline's. The geometric mean is the
-/// right average of ratios (Fleming & Wallace, CACM 1986) and, unlike the
-/// peak, it sees a collapse past the peak.
+/// Ranks systems by the geometric mean, over the comparable points both
+/// have, of their headline throughput divided by the baseline's. The
+/// geometric mean is the right average of ratios (Fleming & Wallace, CACM
+/// 1986) and, unlike the peak, it sees a collapse past the peak. A point
+/// whose verdict is "not comparable" (either side's errors, or every trial
+/// of either side client-bound: [`super::judge::excluded`]) is left out
+/// and counted in [`Rank::excluded`]; the headlines are the ones the
+/// verdicts used (client-bound trials left out). The baseline's `points`
+/// are those at which some other system was ranked.
 pub fn rank(agg: &Aggregate) -> Vec<Rank> {
     let Some(base) = agg.baseline.as_deref() else {
         return Vec::new();
@@ -174,83 +183,131 @@ pub fn rank(agg: &Aggregate) -> Vec<Rank> {
     let mut out: Vec<Rank> = agg
         .systems
         .iter()
-        .filter_map(|s| {
-            let mine = || agg.cells.iter().filter(|c| &c.system == s);
-            // A point where either side has too many errors is left out.
-            let excluded_at = |c: &Cell| {
-                c.not_comparable.is_some()
-                    || agg
-                        .cell(base, c.point.index)
-                        .is_some_and(|b| b.not_comparable.is_some())
-            };
-            let excluded = mine().filter(|c| excluded_at(c)).count();
-            let logs: Vec<f64> = mine()
-                .filter(|c| !excluded_at(c))
-                .filter_map(|c| {
-                    let b = agg.cell(base, c.point.index)?.headline()?;
-                    let v = c.headline()?;
-                    (b > 0.0 && v > 0.0).then(|| (v / b).ln())
-                })
-                .collect();
-            let compared: Vec<&Verdict> = mine()
-                .filter_map(|c| c.comparison.as_ref().map(|cmp| &cmp.verdict))
-                .filter(|v| !matches!(v, Verdict::NotComparable { .. }))
-                .collect();
-            let verdicts: Vec<&&Verdict> = compared
-                .iter()
-                .filter(|v| !matches!(v, Verdict::NeedsMoreTrials { .. }))
-                .collect();
-            // Only points the test could decide count; too few trials is "untested".
-            let significant = (s != base && !verdicts.is_empty()).then(|| {
-                verdicts
-                    .iter()
-                    .filter(|v| matches!(v, Verdict::Faster | Verdict::Slower))
-                    .count()
-            });
-            let pairs: Vec<(&Cell, &Cell)> = mine()
-                .filter(|c| s != base && !excluded_at(c))
-                .filter(|c| {
-                    !matches!(
-                        c.comparison.as_ref().map(|x| &x.verdict),
-                        None | Some(Verdict::NotComparable { .. })
-                    )
-                })
-                .filter_map(|c| Some((agg.cell(base, c.point.index)?, c)))
-                .collect();
-            let whole = super::judge::whole(
-                &pairs,
-                &super::judge::Rules::symmetric(agg.headline, agg.noise),
-            );
-            // Between runs the run as a whole is the one verdict: its
-            // significance, or its `?` with too few runs.
-            let (significant, too_few_trials) = match whole.as_ref().map(|w| &w.verdict) {
-                Some(Verdict::NeedsMoreRuns { .. }) => (None, true),
-                Some(Verdict::Faster | Verdict::Slower) => (Some(1), false),
-                Some(_) => (Some(0), false),
-                None => (
-                    significant,
-                    s != base && verdicts.is_empty() && !compared.is_empty(),
-                ),
-            };
-            // A system left out everywhere still appears, last, so the
-            // ranking says why it is missing.
-            (!logs.is_empty() || excluded > 0).then(|| Rank {
-                whole,
-                system: s.clone(),
-                relative: if logs.is_empty() {
-                    0.0
-                } else {
-                    (logs.iter().sum::<f64>() / logs.len() as f64).exp()
-                },
-                points: logs.len(),
-                significant,
-                too_few_trials,
-                excluded,
-            })
-        })
+        .filter(|s| s.as_str() != base)
+        .filter_map(|s| rank_of(agg, base, s))
         .collect();
+    if let Some(b) = baseline_rank(agg, base, &out) {
+        out.push(b);
+    }
     out.sort_by(|a, b| b.relative.total_cmp(&a.relative));
     out
+}
+
+/// Whether `c` (a cell of a system that is not the baseline) is left out
+/// of the ranking: its verdict, or either side, is not comparable.
+fn left_out_of_ranking(agg: &Aggregate, base: &str, c: &Cell) -> bool {
+    let verdict = c.comparison.as_ref().map(|x| &x.verdict);
+    matches!(verdict, Some(Verdict::NotComparable { .. }))
+        || super::judge::excluded(c).is_some()
+        || agg
+            .cell(base, c.point.index)
+            .is_some_and(|b| super::judge::excluded(b).is_some())
+}
+
+/// One system's rank against `base` (never the baseline itself); `None`
+/// when it shares no measured point with it.
+fn rank_of(agg: &Aggregate, base: &str, s: &str) -> Option<Rank> {
+    let shared: Vec<(&Cell, &Cell)> = (agg.cells.iter())
+        .filter(|c| c.system == s && c.headline().is_some())
+        .filter_map(|c| Some((agg.cell(base, c.point.index)?, c)))
+        .filter(|(b, _)| b.headline().is_some())
+        .collect();
+    if shared.is_empty() {
+        return None;
+    }
+    let (excluded, pairs): (Vec<_>, Vec<_>) = shared
+        .into_iter()
+        .partition(|(_, c)| left_out_of_ranking(agg, base, c));
+    let logs: Vec<f64> = pairs
+        .iter()
+        .filter_map(|(b, c)| {
+            let (b, v) = (b.headline()?, c.headline()?);
+            (b > 0.0 && v > 0.0).then(|| (v / b).ln())
+        })
+        .collect();
+    let verdicts: Vec<&Verdict> = pairs
+        .iter()
+        .filter_map(|(_, c)| c.comparison.as_ref().map(|cmp| &cmp.verdict))
+        .collect();
+    let tested: Vec<&&Verdict> = verdicts
+        .iter()
+        .filter(|v| !matches!(v, Verdict::NeedsMoreTrials { .. }))
+        .collect();
+    // Only points the test could decide count; too few trials is "untested".
+    let significant = (!tested.is_empty()).then(|| {
+        tested
+            .iter()
+            .filter(|v| matches!(v, Verdict::Faster | Verdict::Slower))
+            .count()
+    });
+    let whole = super::judge::whole(
+        &pairs,
+        &super::judge::Rules::symmetric(agg.headline, agg.noise),
+    );
+    // Between runs the run as a whole is the one verdict: its
+    // significance, or its `?` with too few runs.
+    let (significant, too_few_trials) = match whole.as_ref().map(|w| &w.verdict) {
+        Some(Verdict::NeedsMoreRuns { .. }) => (None, true),
+        Some(Verdict::Faster | Verdict::Slower) => (Some(1), false),
+        Some(_) => (Some(0), false),
+        None => (significant, tested.is_empty() && !verdicts.is_empty()),
+    };
+    Some(Rank {
+        whole,
+        system: s.to_string(),
+        relative: geomean(&logs),
+        points: logs.len(),
+        significant,
+        too_few_trials,
+        excluded: excluded.len(),
+    })
+}
+
+/// The baseline's entry: 100% over the points at which some other system
+/// was ranked; its `excluded`, its own points in no verdict.
+fn baseline_rank(agg: &Aggregate, base: &str, others: &[Rank]) -> Option<Rank> {
+    let mine: Vec<&Cell> = (agg.cells.iter())
+        .filter(|c| c.system == base && c.headline().is_some())
+        .collect();
+    if mine.is_empty() {
+        return None;
+    }
+    let ranked_at = |c: &&&Cell| {
+        (agg.cells.iter()).any(|o| {
+            o.system != base
+                && o.point.index == c.point.index
+                && o.headline().is_some()
+                && !left_out_of_ranking(agg, base, o)
+        })
+    };
+    let excluded = (mine.iter())
+        .filter(|c| super::judge::excluded(c).is_some())
+        .count();
+    // Alone (no other system shares a point), it is its own yardstick.
+    let points = if others.is_empty() {
+        mine.len() - excluded
+    } else {
+        mine.iter().filter(ranked_at).count()
+    };
+    let ranked = points > 0;
+    Some(Rank {
+        whole: None,
+        system: base.to_string(),
+        relative: if ranked { 1.0 } else { 0.0 },
+        points,
+        significant: None,
+        too_few_trials: false,
+        excluded,
+    })
+}
+
+/// The geometric mean of ratios from their logs; 0 without any.
+fn geomean(logs: &[f64]) -> f64 {
+    if logs.is_empty() {
+        0.0
+    } else {
+        (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+    }
 }
 
 /// `FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)`. `>` is claimed
@@ -262,6 +319,10 @@ pub fn rank(agg: &Aggregate) -> Vec<Rank> {
 pub fn ranking_line(ranks: &[Rank], noise: f64) -> String {
     let mut out = String::new();
     let (ranked, unranked): (Vec<&Rank>, Vec<&Rank>) = ranks.iter().partition(|r| r.points > 0);
+    // With nobody ranked beside the baseline there is no order to print.
+    if ranks.len() > 1 && ranked.len() < 2 {
+        return format!("{NO_RANKING}{}", left_out_note(ranks));
+    }
     for (i, r) in ranked.iter().enumerate() {
         if i > 0 {
             out.push_str(separator(ranked[i - 1], r, noise));
@@ -302,15 +363,32 @@ pub fn ranking_line(ranks: &[Rank], noise: f64) -> String {
             }
         ));
     }
-    let excluded = ranks.iter().map(|r| r.excluded).max().unwrap_or(0);
-    if excluded > 0 {
-        out.push_str(&format!(
-            "  [{excluded} point{} left out as not comparable: errors above {}% of requests, or a load generator that fell behind]",
-            if excluded == 1 { "" } else { "s" },
-            crate::analysis::compare::MAX_ERROR_RATE * 100.0
-        ));
-    }
+    out.push_str(&left_out_note(ranks));
     out
+}
+
+/// What the ranking line says when no system beside the baseline has a
+/// comparable point.
+pub const NO_RANKING: &str = "no ranking: no comparable point";
+
+/// `  [2 points left out as not comparable: …]`, the most any system had
+/// left out; empty when none was.
+fn left_out_note(ranks: &[Rank]) -> String {
+    let excluded = ranks.iter().map(|r| r.excluded).max().unwrap_or(0);
+    if excluded == 0 {
+        return String::new();
+    }
+    format!(
+        "  [{excluded} point{} left out as not comparable: errors above {}% of requests, a load generator that fell behind, or every trial of a side client-bound]",
+        if excluded == 1 { "" } else { "s" },
+        crate::analysis::compare::MAX_ERROR_RATE * 100.0
+    )
+}
+
+/// Whether the ranking orders anything: some system beside the baseline
+/// was ranked at a comparable point.
+pub fn ranks_anything(ranks: &[Rank]) -> bool {
+    ranks.iter().filter(|r| r.points > 0).count() >= 2
 }
 
 /// What joins two neighbours of the ranking, `higher` first: `>` only when
@@ -566,6 +644,106 @@ mod tests {
             ..r("c", 1.01)
         });
         assert_eq!(mean_over(&agg), "2–3 points (2 for b, 3 for c)");
+    }
+
+    /// The fixture with `system`'s trials at `points` all client-bound,
+    /// analysed for real.
+    fn bound_at(systems: &[&str], system: &str, points: &[u32]) -> Aggregate {
+        let mut data = crate::report::test_support::run_data(systems);
+        for t in &mut data.trials {
+            if t.system == system && points.contains(&t.point.index) {
+                t.context.client_bound = Some(true);
+                t.context.client_bound_reason = Some("client CPU 99% of its cores".into());
+            }
+        }
+        crate::report::analyse::aggregate(&data)
+    }
+
+    /// Issue 46 (2.1): the geometric mean counted points whose verdict was
+    /// "not comparable" (every trial of a side client-bound) and said
+    /// `excluded: 0`.
+    #[test]
+    fn points_that_are_not_comparable_are_left_out_of_the_ranking_and_counted() {
+        let agg = bound_at(&["a", "b"], "b", &[3, 4]);
+        let b = agg.ranking.iter().find(|r| r.system == "b").unwrap();
+        assert_eq!((b.points, b.excluded), (3, 2), "{b:?}");
+        let logs: Vec<f64> = (0..3)
+            .map(|i| {
+                let v = agg.cell("b", i).unwrap().headline().unwrap();
+                (v / agg.cell("a", i).unwrap().headline().unwrap()).ln()
+            })
+            .collect();
+        let want = (logs.iter().sum::<f64>() / 3.0).exp();
+        assert!((b.relative - want).abs() < 1e-12, "{} {want}", b.relative);
+        let line = ranking_line(&agg.ranking, agg.noise);
+        assert!(
+            line.contains("[2 points left out as not comparable"),
+            "{line}"
+        );
+        assert_eq!(mean_over(&agg), "3 points");
+    }
+
+    /// Issue 46 (2.1): nginx-return200 --quick, every point client-bound,
+    /// printed `seed 003 config (100%) > nginx defaults (91%)`.
+    #[test]
+    fn a_run_with_no_comparable_point_has_no_ranking() {
+        let all = [0, 1, 2, 3, 4];
+        for bound in ["a", "b"] {
+            let agg = bound_at(&["a", "b"], bound, &all);
+            let line = ranking_line(&agg.ranking, agg.noise);
+            assert!(line.starts_with(NO_RANKING), "{line}");
+            assert!(!line.contains('>') && !line.contains("(100%)"), "{line}");
+            assert!(line.contains("[5 points left out"), "{line}");
+            assert!(!ranks_anything(&agg.ranking));
+            let b = agg.ranking.iter().find(|r| r.system == "b").unwrap();
+            assert_eq!((b.points, b.excluded), (0, 5), "{b:?}");
+        }
+    }
+
+    /// Issue 46 (2.2): a series of another run, one run a side, 2 trials,
+    /// is `?` and never joined by `>`, even when the baseline was
+    /// client-bound at some points.
+    #[test]
+    fn one_run_a_side_is_marked_and_never_ordered() {
+        let mut data = crate::report::test_support::run_data(&["quiet"]);
+        data.trials.retain(|t| t.trial <= 2);
+        let again: Vec<crate::store::Trial> = (data.trials.iter())
+            .map(|t| {
+                let mut t = t.clone();
+                t.system = "again".into();
+                t.run_id = 8;
+                t.measurement.as_mut().unwrap().rps *= 1.66;
+                t
+            })
+            .collect();
+        for t in &mut data.trials {
+            if t.point.index >= 3 {
+                t.context.client_bound = Some(true);
+            }
+        }
+        data.trials.extend(again);
+        let agg = crate::report::analyse::aggregate(&data);
+        let line = ranking_line(&agg.ranking, agg.noise);
+        assert!(line.starts_with("again (166%, ?), quiet (100%)"), "{line}");
+        assert!(!line.contains('>'), "{line}");
+        assert!(line.contains("[2 points left out"), "{line}");
+        let again = agg.ranking.iter().find(|r| r.system == "again").unwrap();
+        assert!(
+            matches!(
+                again.whole.as_ref().map(|w| &w.verdict),
+                Some(Verdict::NeedsMoreRuns { .. })
+            ),
+            "{again:?}"
+        );
+        // Every point of the baseline client-bound: no ranking at all.
+        for t in &mut data.trials {
+            if t.system == "quiet" {
+                t.context.client_bound = Some(true);
+            }
+        }
+        let agg = crate::report::analyse::aggregate(&data);
+        let line = ranking_line(&agg.ranking, agg.noise);
+        assert!(line.starts_with(NO_RANKING), "{line}");
     }
 
     #[test]

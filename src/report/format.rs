@@ -161,10 +161,13 @@ pub fn terminal_safe(text: &str) -> String {
         .collect()
 }
 
-/// The run's label and system labels made [`terminal_safe`], for the
-/// terminal's text (JSON escapes them its own way).
+/// The run's label, revision (`run --commit`) and system labels made
+/// [`terminal_safe`], for the terminal's text (JSON escapes them its own
+/// way). `run` refuses new ones that hold a control character; a store
+/// written before that, or by hand, is shown escaped.
 pub fn terminal_safe_names(data: &mut crate::store::RunData) {
     data.run.label = terminal_safe(&data.run.label);
+    data.run.revision = data.run.revision.as_deref().map(terminal_safe);
     for t in &mut data.trials {
         t.system = terminal_safe(&t.system);
     }
@@ -184,8 +187,11 @@ mod terminal_safe_tests {
         );
         let mut data = crate::report::test_support::run_data(&["a\u{1b}[31m"]);
         data.run.label = "\u{9b}2J".into();
+        // Issue 46: the revision reached `compare`'s table raw.
+        data.run.revision = Some("abc\n\u{1b}[2Jdef".into());
         terminal_safe_names(&mut data);
         assert!(!data.run.label.chars().any(char::is_control));
+        assert_eq!(data.run.revision.as_deref(), Some("abc\\n\\u{1b}[2Jdef"));
         assert!(data.trials.iter().all(|t| t.system == "a\\u{1b}[31m"));
     }
 }

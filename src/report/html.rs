@@ -22,6 +22,7 @@ pub fn render(data: &RunData) -> String {
     let extra = Extra {
         hosts: super::hosts::section(data),
         profiles: super::flames::section(data),
+        steady: super::steady_view::section(data),
     };
     render_with(&aggregate(data), &data.run, &extra)
 }
@@ -41,6 +42,8 @@ struct Extra {
     hosts: Markup,
     /// Flame graphs, after the server section.
     profiles: Markup,
+    /// Each trial's timeline strip and class, after the server section.
+    steady: Markup,
 }
 
 /// One section of the page: its anchor, its heading and its content. The
@@ -142,6 +145,7 @@ fn sections(agg: &Aggregate, run: &Run, extra: &Extra) -> Vec<Section> {
         "Server",
         html! { (figures(&charts, &server_kinds)) (tables::server(agg)) },
     ));
+    out.extend(optional("steady", "Steady windows", &extra.steady));
     out.extend(optional("profiles", "Profiles", &extra.profiles));
     out.push(Section::new("warnings", "Warnings", warnings(agg)));
     out.push(Section::new(
@@ -251,7 +255,9 @@ fn summary(agg: &Aggregate) -> Markup {
     let failed = agg.failures().count();
     let trials: usize = agg.cells.iter().map(|c| c.trials()).sum();
     html! {
-            @if agg.ranking.len() >= 2 {
+            @if agg.ranking.len() >= 2 && !super::fits::ranks_anything(&agg.ranking) {
+                p class="ranking bad-text" { (ranking_line(&agg.ranking, agg.noise)) }
+            } @else if agg.ranking.len() >= 2 {
                 p class="ranking" { (ranking_line(&agg.ranking, agg.noise)) }
                 (status(agg))
                 p class="muted" {
@@ -275,6 +281,9 @@ fn summary(agg: &Aggregate) -> Markup {
                 }
             }
             @for n in &agg.notes { p class="note" { (n) } }
+            @if let Some(e) = &agg.order_effect {
+                @for l in &e.lines { p class="note order-effect" { (l) } }
+            }
     }
 }
 
@@ -379,6 +388,7 @@ tr.diff td{background:#fff8c5}
 .callout{border-left:4px solid;padding:8px 14px;margin:12px 0;background:var(--soft)}
 .callout-warn{border-color:#d4a72c}.callout-bad{border-color:var(--bad)}
 .scroll{overflow-x:auto}
+table.rel th,table.rel th.n{white-space:normal;min-width:6em}
 .split{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:28px}
 @media (max-width:800px){.split{grid-template-columns:minmax(0,1fr)}}
 table.grid td{white-space:nowrap}table.grid th.n{white-space:normal}table.grid th,table.grid td{padding:4px 7px}table.grid td.wrap{white-space:normal}
@@ -393,6 +403,16 @@ footer{margin-top:40px;color:var(--muted);font-size:12px;border-top:1px solid va
 mod tests {
     use super::*;
     use crate::report::test_support::aggregate;
+
+    /// Issue 46: the relative table ran off the page with six series; its
+    /// headers (the series' names) wrap, and it scrolls inside its box.
+    #[test]
+    fn the_relative_table_wraps_its_headers_inside_a_scroll_box() {
+        let (data, agg) = aggregate(&["a", "b", "c", "d", "e", "f"]);
+        let html = render_aggregate(&agg, &data.run);
+        assert!(html.contains(r#"<div class="scroll"><table class="rel">"#));
+        assert!(CSS.contains("table.rel th,table.rel th.n{white-space:normal"));
+    }
 
     #[test]
     fn self_contained_with_escaped_data() {

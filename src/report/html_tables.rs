@@ -114,8 +114,11 @@ pub fn relative(agg: &Aggregate) -> Markup {
     if agg.systems.len() < 2 {
         return Markup::default();
     }
+    // One column per series: its long name wraps in its header (class
+    // `rel`), so six series fit the page's width; a table wider still
+    // scrolls inside its box.
     html! {
-        div class="scroll" { table {
+        div class="scroll" { table class="rel" {
             tr { (th("point", false)) @for s in &agg.systems { (th(s, true)) } }
             @for p in &agg.points { (relative_row(agg, base, p)) }
             tr class="first" {
@@ -134,6 +137,9 @@ pub fn relative(agg: &Aggregate) -> Markup {
 /// verdict; inside a run `?` when no point could be judged, `~` when none
 /// differs.
 fn geomean_cell(r: &super::rows::Rank) -> String {
+    if r.points == 0 {
+        return format!("– {}", verdict::EXCLUDED);
+    }
     let pct = format::percent(r.relative);
     let mark = match (&r.whole, r.significant) {
         (Some(w), _) => verdict::percent_mark(Some(w)),
@@ -161,7 +167,7 @@ fn relative_row(agg: &Aggregate, base: &str, p: &crate::model::Point) -> Markup 
         tr {
             (td(&p.label()))
             @for (v, s) in values.iter().zip(&agg.systems) {
-                @let excluded = agg.cell(s, p.index).is_some_and(|c| c.not_comparable.is_some());
+                @let excluded = agg.cell(s, p.index).is_some_and(|c| super::judge::excluded(c).is_some());
                 @let text = match (v, b) {
                     (Some(v), _) if excluded => format!("{} {}", format::rate(*v), verdict::EXCLUDED),
                     (Some(v), Some(b)) if b > 0.0 => format!(
@@ -342,11 +348,17 @@ fn points_row(c: &Cell, first: bool, any_ci: bool, bytes: bool, notes: &mut Vec<
         .and_then(|s| s.median_ci)
         .map(|(a, b)| format!("{}–{}", format::rate(a), format::rate(b)))
         .unwrap_or_else(|| "–".into());
-    let trials = if c.failed.is_empty() {
-        c.throughput.len().to_string()
+    let left_out = super::judge::left_out(c);
+    let used = c.throughput.len() - left_out;
+    let mut trials = if c.failed.is_empty() {
+        used.to_string()
     } else {
-        format!("{} ok / {}", c.throughput.len(), c.trials())
+        format!("{used} ok / {}", c.trials())
     };
+    if left_out > 0 {
+        let words = super::judge::left_out_words(c);
+        trials.push_str(&format!(" (+{words}, left out)"));
+    }
     let cut = if c.errors.timeout > 0 { "†" } else { "" };
     let latencies = [
         c.latency.p50_us,
@@ -360,10 +372,18 @@ fn points_row(c: &Cell, first: bool, any_ci: bool, bytes: bool, notes: &mut Vec<
         .iter()
         .map(|n| format!("[{}]", footnote(notes, n)))
         .collect();
-    if let Some(why) = &c.not_comparable {
+    let excluded = super::judge::excluded(c);
+    if let Some(why) = &excluded {
         marks.insert(0, format!("{} not comparable: {why}", verdict::EXCLUDED));
     }
-    let class = match (first, c.not_comparable.is_some()) {
+    if left_out > 0 {
+        marks.push(format!(
+            "throughput and min–max of the {used} trial(s) the verdict used: \
+             {} left out",
+            super::judge::left_out_words(c)
+        ));
+    }
+    let class = match (first, excluded.is_some()) {
         (true, true) => Some("first excluded"),
         (false, true) => Some("excluded"),
         (true, false) => Some("first"),

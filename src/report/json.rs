@@ -53,12 +53,13 @@ pub(crate) fn document<'a>(agg: &'a Aggregate, data: &'a RunData) -> Export<'a> 
         fits: agg.fits.iter().map(|f| FitDoc::of(agg, f)).collect(),
         fit_note: super::fits::too_short_sentence(agg),
         ranking: RankingDoc {
-            method: "geometric mean over shared points of headline / baseline headline",
+            method: "geometric mean over the comparable points both share of headline / baseline headline (client-bound trials left out; points not comparable counted in excluded)",
             text: ranking_line(&agg.ranking, agg.noise),
             order: &agg.ranking,
             standing: super::fits::standing(agg),
         },
         notes: &agg.notes,
+        order_effect: agg.order_effect.as_ref(),
         quick: data.run.quick,
     }
 }
@@ -94,6 +95,11 @@ pub(crate) struct Export<'a> {
     pub fit_note: Option<String>,
     pub ranking: RankingDoc<'a>,
     pub notes: &'a [String],
+    /// The order-effect check: the first trial of each round against the
+    /// rest, and each cell's trend in start order; absent for a run stored
+    /// before trial orders were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_effect: Option<&'a super::order_effect::OrderEffect>,
     /// The run was made with --quick.
     pub quick: bool,
 }
@@ -129,6 +135,14 @@ pub(crate) struct RunDoc<'a> {
     /// The revision of the software under test (`run --commit`); null
     /// when none was given.
     pub revision: Option<&'a str>,
+    /// The seed the trial order was drawn from (`run --seed` repeats it);
+    /// absent for a run stored before orders were (it ran in sweep order),
+    /// so an older run exports as it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// `random` or `sweep` (`[trials] order`); absent as `seed` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<&'a str>,
 }
 
 impl<'a> From<&'a Run> for RunDoc<'a> {
@@ -149,6 +163,8 @@ impl<'a> From<&'a Run> for RunDoc<'a> {
             headline: &r.headline,
             label: &r.label,
             revision: r.revision.as_deref(),
+            seed: r.order.as_ref().map(|o| o.seed),
+            order: r.order.as_ref().map(|o| o.order.as_str()),
         }
     }
 }
@@ -216,6 +232,14 @@ pub(crate) struct TrialDoc<'a> {
     pub failure_cause: Option<FailureCause>,
     /// Unix seconds.
     pub started_at: i64,
+    /// Its place among its round's trials at its point (0: it ran first);
+    /// absent in runs stored before orders were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round_position: Option<u32>,
+    /// Its place in the run's start order (0: the run's first trial);
+    /// absent as `round_position` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_seq: Option<u32>,
     /// Null for a failed trial.
     pub throughput: Option<f64>,
     pub measurement: Option<&'a Measurement>,
@@ -232,8 +256,23 @@ pub(crate) struct TrialDoc<'a> {
     /// What limited the trial, with the figures behind the verdict; null for a failed trial
     /// and in runs stored before limiters (see docs/limiter.md).
     pub limiter: Option<&'a crate::probe::limiter::Limiter>,
-    /// Requests completed in each second of the measured window.
+    /// Requests completed in each bucket of the measured window
+    /// (`timeline_bucket_ms` wide; whole seconds in stores before schema 11).
     pub timeline: &'a [u64],
+    /// The width of a timeline bucket, in milliseconds.
+    pub timeline_bucket_ms: u32,
+    /// The run ended inside the last bucket, which covers less time; null
+    /// when not known (stores before schema 11).
+    pub timeline_last_partial: Option<bool>,
+    /// The window's class (docs/trusting-the-numbers.md, "Steady windows"):
+    /// steady, warming, drifting, stepped or too_short; null for a failed
+    /// trial and before schema 11.
+    pub steadiness: Option<crate::analysis::steady::Steadiness>,
+    /// What decided the class (the levels or the trend found).
+    pub steadiness_detail: Option<&'a str>,
+    /// The warm-up the trial ran, in seconds (an automatic one's chosen
+    /// length); null before schema 11.
+    pub warmup_s: Option<f64>,
     /// What the trial ran with: placement, load, server settings and version.
     #[schemars(schema_with = "object_schema")]
     pub context: &'a TrialContext,
@@ -252,6 +291,8 @@ impl<'a> From<&'a Trial> for TrialDoc<'a> {
             error: t.error.as_deref(),
             failure_cause: t.failure_cause,
             started_at: t.started_at,
+            round_position: t.place.map(|p| p.round_position),
+            start_seq: t.place.map(|p| p.start_seq),
             throughput: t.throughput(),
             measurement: t.measurement.as_ref(),
             probe: t.probe.as_ref(),
@@ -261,6 +302,11 @@ impl<'a> From<&'a Trial> for TrialDoc<'a> {
             client_bound_reason: bound,
             limiter: t.context.limiter.as_ref(),
             timeline: &t.timeline,
+            timeline_bucket_ms: t.window.bucket_ms,
+            timeline_last_partial: t.window.last_partial,
+            steadiness: t.window.steadiness,
+            steadiness_detail: t.window.steadiness_detail.as_deref(),
+            warmup_s: t.window.warmup_s,
             context: &t.context,
         }
     }
@@ -280,7 +326,14 @@ pub(crate) struct PointDoc<'a> {
     pub trials: usize,
     pub ok: usize,
     pub throughput: &'a [f64],
+    /// Over the trials the verdict used: the client-bound ones are left
+    /// out while others remain (`left_out`), so every view shows the
+    /// number its percentage was drawn from.
     pub summary: Option<&'a Summary>,
+    /// Client-bound trials left out of `summary` and of the verdict; 0
+    /// when every trial was client-bound (the summary is then of them
+    /// all, and the point is `not_comparable`).
+    pub left_out: usize,
     pub failed: &'a [TrialNote],
     pub client_bound: &'a [TrialNote],
     pub latency_us: Latency,
@@ -290,11 +343,12 @@ pub(crate) struct PointDoc<'a> {
     pub errors_total: u64,
     /// Medians across successful trials of the probe's figures.
     #[schemars(schema_with = "object_schema")]
-    pub server: &'a super::rows::Server,
+    pub server: &'a super::rows::ServerFigures,
     pub comparison: Option<&'a Comparison>,
-    /// Set when errors exceed 0.1% of attempts: the point is in no verdict
-    /// or ranking.
-    pub not_comparable: Option<&'a str>,
+    /// Set when errors exceed 0.1% of attempts, the load kind's own rule
+    /// says so, or every trial was client-bound: the point is in no
+    /// verdict or ranking.
+    pub not_comparable: Option<String>,
     pub verdict_text: Option<String>,
     pub ratio_ci_text: Option<String>,
     /// Watts and operations per joule with their summary and verdict
@@ -319,6 +373,7 @@ impl<'a> From<&'a Cell> for PointDoc<'a> {
             ok: c.throughput.len(),
             throughput: &c.throughput,
             summary: c.summary.as_ref(),
+            left_out: super::judge::left_out(c),
             failed: &c.failed,
             client_bound: &c.client_bound,
             latency_us: c.latency,
@@ -328,7 +383,7 @@ impl<'a> From<&'a Cell> for PointDoc<'a> {
             errors_total: c.errors.total(),
             server: &c.server,
             comparison: c.comparison.as_ref(),
-            not_comparable: c.not_comparable.as_deref(),
+            not_comparable: super::judge::excluded(c),
             verdict_text: c.comparison.as_ref().map(|cmp| verdict::short(cmp).0),
             ratio_ci_text: c.comparison.as_ref().and_then(verdict::ci),
             energy: c.energy.as_ref(),
@@ -405,6 +460,12 @@ pub fn schema() -> Value {
     as_written(&mut root);
     optional(&mut root, "PointDoc", "energy");
     optional(&mut root, "LatencySummary", "p75");
+    // The seeded order (schema 12), absent from runs stored before it.
+    optional(&mut root, "", "order_effect");
+    optional(&mut root, "RunDoc", "seed");
+    optional(&mut root, "RunDoc", "order");
+    optional(&mut root, "TrialDoc", "round_position");
+    optional(&mut root, "TrialDoc", "start_seq");
     // Issue 37's figures, absent from contexts stored before them.
     for field in [
         "lock_woken_share",
@@ -424,8 +485,13 @@ pub fn schema() -> Value {
 /// source exports exactly what it did before there were any; a trial's
 /// latency `p75`, which stores older than schema 9 lack; the limiter's
 /// figures that contexts stored before issue 37 lack).
+/// An empty `def` is the document itself.
 fn optional(root: &mut Value, def: &str, field: &str) {
-    if let Some(Value::Array(required)) = root.pointer_mut(&format!("/$defs/{def}/required")) {
+    let at = match def {
+        "" => "/required".to_string(),
+        _ => format!("/$defs/{def}/required"),
+    };
+    if let Some(Value::Array(required)) = root.pointer_mut(&at) {
         required.retain(|f| f != field);
     }
 }

@@ -20,13 +20,16 @@
 //!    shown between runs. Fewer than `need` runs a side is `?`
 //!    ([`Verdict::NeedsMoreRuns`]).
 //!
-//! Background load ([`crate::probe::background`]) is judged alike
-//! everywhere: its trials are kept and marked. Inside a run, alternation
-//! spreads it over every system; between runs, a run slowed by it is one
-//! more sample of the drift between runs, which the run-level test
-//! counts (a trial-level test between runs called a run slowed by another
-//! tenant "44% slower, p<0.001"). Leaving such trials out would leave
-//! nothing to judge on a busy machine, where every trial is marked.
+//! Background load ([`crate::probe::background`]): inside a run its
+//! trials are kept and marked, since alternation spreads another tenant
+//! over every system alike. Between runs, where the run is the unit, a run
+//! whose kept trials at a point **all** ran beside background load is no
+//! clean sample of this host's drift between runs (Kalibera & Jones model
+//! the runs of one system on one quiet machine; another tenant is neither)
+//! and is left out there, and the verdict says how many
+//! (`judged_runs`). Where every run of a side was, the change is shown
+//! from them but not judged (`?`). A run only partly disturbed stays,
+//! whole.
 use super::rows::{Cell, Sample};
 use crate::analysis::compare::{compare_by, compare_run_values, Comparison, Verdict};
 use crate::analysis::summary::{median, Headline};
@@ -42,6 +45,11 @@ pub struct Rules {
     /// Between runs, the fewest runs each side needs (baseline,
     /// candidate).
     pub need_runs: (usize, usize),
+    /// Between runs, leave out a run whose every trial at the point ran
+    /// beside background load (`judged_runs`): `compare`, `report`
+    /// and the N-run page. `check` keeps them (its own rule: a slower
+    /// candidate most of whose trials ran beside it is "cannot say").
+    pub leave_out_disturbed: bool,
 }
 
 impl Rules {
@@ -53,34 +61,124 @@ impl Rules {
             headline,
             noise,
             need_runs: (n, n),
+            leave_out_disturbed: true,
         }
     }
 }
 
 /// `cand` against `base` at one point.
 pub(crate) fn judge(base: &Cell, cand: &Cell, rules: &Rules) -> Comparison {
-    let errors = (cand.not_comparable.as_ref())
-        .map(|r| format!("{r} in {}", cand.system))
-        .or_else(|| (base.not_comparable.as_ref()).map(|r| format!("{r} in {}", base.system)));
+    let excluded = [cand, base]
+        .into_iter()
+        .find_map(|cell| Some(format!("{} in {}", excluded(cell)?, cell.system)));
     let (b, c) = (kept(&base.samples), kept(&cand.samples));
-    let bound = [(cand, &c), (base, &b)].into_iter().find_map(|(cell, k)| {
-        (k.is_empty() && !cell.samples.is_empty()).then(|| {
-            format!(
-                "{} in {}",
-                client_bound_reason(cell.samples.len(), cell.samples.len()),
-                cell.system
-            )
-        })
-    });
-    let comparison = if one_run(&b, &c) {
-        compare_by(&values(&b), &values(&c), rules.noise, rules.headline)
+    let (comparison, disturbed) = if one_run(&b, &c) {
+        let c = compare_by(&values(&b), &values(&c), rules.noise, rules.headline);
+        (c, None)
     } else {
-        let (rb, rc) = (run_values(&b, rules), run_values(&c, rules));
-        compare_run_values(&rb, &rc, rules.noise, rules.need_runs)
+        let (jb, jc) = (judged_runs(&b, rules), judged_runs(&c, rules));
+        let (rb, rc) = (
+            run_values(&jb.samples, rules),
+            run_values(&jc.samples, rules),
+        );
+        let comparison = compare_run_values(&rb, &rc, rules.noise, rules.need_runs);
+        let named = |(j, cell): (&Judged, &Cell)| {
+            (j.left > 0).then(|| left_out_sentence(j.left, j.runs, &cell.system))
+        };
+        let notes: Vec<String> = [(&jb, base), (&jc, cand)]
+            .into_iter()
+            .filter_map(named)
+            .collect();
+        let clean = (jb.runs - jb.left, jc.runs - jc.left);
+        let shown_only = (jb.shown_only || jc.shown_only).then_some(clean);
+        (
+            comparison,
+            (!notes.is_empty()).then(|| (notes.join("; "), shown_only)),
+        )
     };
-    match errors.or(bound) {
-        Some(reason) => comparison.not_comparable(reason),
-        None => comparison,
+    match (excluded, disturbed) {
+        (Some(reason), _) => comparison.not_comparable(reason),
+        (None, Some((note, Some(clean)))) => not_judged(comparison, rules.need_runs, clean, note),
+        (None, Some((note, None))) => Comparison {
+            sentence: format!("{}; {note}", comparison.sentence),
+            ..comparison
+        },
+        (None, None) => comparison,
+    }
+}
+
+/// A change shown but not judged (`?`): a side had no run clear of
+/// background load, so its values are those runs' and nothing is claimed;
+/// `clean` counts the runs a side that were clear.
+fn not_judged(
+    c: Comparison,
+    need: (usize, usize),
+    clean: (usize, usize),
+    why: String,
+) -> Comparison {
+    Comparison {
+        verdict: Verdict::NeedsMoreRuns {
+            at_least: need,
+            runs: clean,
+        },
+        p_value: None,
+        ratio_ci: None,
+        detectable: None,
+        within_floor: false,
+        sentence: format!("shown, not judged: {why}"),
+        ..c
+    }
+}
+
+/// The words every verdict uses for runs left out beside background load.
+pub const BESIDE_BACKGROUND_LOAD: &str = "ran beside background load";
+
+/// `1 of 3 runs of run B left out: its every trial here ran beside
+/// background load (…)`.
+fn left_out_sentence(left: usize, runs: usize, who: &str) -> String {
+    let share = crate::probe::background::BACKGROUND_SHARE * 100.0;
+    let (them, its) = if left == 1 {
+        ("it", "its")
+    } else {
+        ("they", "their")
+    };
+    format!(
+        "{left} of {runs} runs of {who} left out: {its} every trial here {BESIDE_BACKGROUND_LOAD} \
+         (other processes or steal took {share}% or more of the CPUs), so {them} measured \
+         another tenant too; rerun on a quiet machine"
+    )
+}
+
+/// The samples a verdict between runs uses at one point, and what was left
+/// out ([`judged_runs`]).
+pub(crate) struct Judged {
+    /// The runs' samples it uses.
+    pub samples: Vec<Sample>,
+    /// Runs at the point.
+    pub runs: usize,
+    /// Runs left out: every one of their samples ran beside background load.
+    pub left: usize,
+    /// Every run was: `samples` are theirs, to show a value, never to judge.
+    pub shown_only: bool,
+}
+
+/// Between runs: the runs not disturbed by background load (the module's
+/// doc); where every run was, all of them, marked `shown_only`. `check`
+/// (`rules.leave_out_disturbed` false) keeps every run.
+pub(crate) fn judged_runs(samples: &[Sample], rules: &Rules) -> Judged {
+    let runs = by_run(samples);
+    let n = runs.len();
+    let clean: Vec<Sample> = (runs.into_values())
+        .filter(|run| !rules.leave_out_disturbed || !run.iter().all(|s| s.background))
+        .flatten()
+        .collect();
+    let left = n - by_run(&clean).len();
+    let shown_only = clean.is_empty() && n > 0;
+    Judged {
+        samples: if shown_only { samples.to_vec() } else { clean },
+        runs: n,
+        left,
+        shown_only,
     }
 }
 
@@ -94,10 +192,13 @@ pub(crate) fn whole(pairs: &[(&Cell, &Cell)], rules: &Rules) -> Option<Compariso
     if pairs.is_empty() || pairs.iter().all(|(b, c)| one_run(&b.samples, &c.samples)) {
         return None;
     }
+    let shown_only = std::cell::Cell::new(false);
     let side = |pick: for<'a> fn(&(&'a Cell, &'a Cell)) -> &'a Cell| -> Vec<f64> {
         let mut per_run: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
         for pair in pairs {
-            for (run, samples) in by_run(&kept(&pick(pair).samples)) {
+            let judged = judged_runs(&kept(&pick(pair).samples), rules);
+            shown_only.set(shown_only.get() || judged.shown_only);
+            for (run, samples) in by_run(&judged.samples) {
                 if let Some(v) = run_values(&samples, rules).first().filter(|v| **v > 0.0) {
                     per_run.entry(run).or_default().push(v.ln());
                 }
@@ -110,13 +211,84 @@ pub(crate) fn whole(pairs: &[(&Cell, &Cell)], rules: &Rules) -> Option<Compariso
             .collect()
     };
     let (b, c) = (side(|p| p.0), side(|p| p.1));
-    Some(compare_run_values(&b, &c, rules.noise, rules.need_runs))
+    let whole = compare_run_values(&b, &c, rules.noise, rules.need_runs);
+    Some(match shown_only.get() {
+        true => {
+            let why = format!("at some point every run of a side {BESIDE_BACKGROUND_LOAD}");
+            not_judged(whole, rules.need_runs, (b.len(), c.len()), why)
+        }
+        false => whole,
+    })
 }
 
 /// `client-bound at 4 of 4 trials`: why a side whose every trial the load
 /// generator limited is not comparable.
 pub fn client_bound_reason(bound: usize, trials: usize) -> String {
     format!("client-bound at {bound} of {trials} trials")
+}
+
+/// Why `cell` is in no verdict and no ranking, whoever it is compared
+/// with: its own errors (or its kind's rule, [`super::comparable`]), or
+/// every one of its trials client-bound. `None` when it can be judged.
+/// Every view marks a cell with this reason `✗`.
+pub fn excluded(cell: &Cell) -> Option<String> {
+    cell.not_comparable.clone().or_else(|| {
+        let n = cell.samples.len();
+        (n > 0 && kept(&cell.samples).is_empty()).then(|| {
+            let unsteady = cell.samples.iter().filter(|s| s.unsteady).count();
+            if unsteady == 0 {
+                client_bound_reason(n, n)
+            } else {
+                format!("left out at {n} of {n} trials ({})", left_out_words(cell))
+            }
+        })
+    })
+}
+
+/// What [`left_out`] counts, in words: `2 client-bound`, `1 unsteady`,
+/// `2 client-bound, 1 unsteady` (a trial both is counted client-bound).
+pub fn left_out_words(cell: &Cell) -> String {
+    let bound = cell.samples.iter().filter(|s| s.client_bound).count();
+    let unsteady = cell
+        .samples
+        .iter()
+        .filter(|s| s.unsteady && !s.client_bound)
+        .count();
+    let mut words = Vec::new();
+    if bound > 0 {
+        words.push(format!("{bound} client-bound"));
+    }
+    if unsteady > 0 {
+        words.push(format!("{unsteady} unsteady"));
+    }
+    words.join(", ")
+}
+
+/// How many of `cell`'s trials the verdict, and the summary every view
+/// shows, leave out: its client-bound ones, while others remain. 0 when
+/// every trial is client-bound: the summary is then of them all, and the
+/// cell is [`excluded`].
+pub fn left_out(cell: &Cell) -> usize {
+    let bound = cell.samples.iter().filter(|s| s.left_out()).count();
+    if bound == cell.samples.len() {
+        0
+    } else {
+        bound
+    }
+}
+
+/// The throughputs the cell's summary is over, with their positions among
+/// its successful trials: the ones the verdict uses (not client-bound), or
+/// all of them when every one is client-bound.
+pub(crate) fn summarized(cell: &Cell) -> Vec<(usize, f64)> {
+    if left_out(cell) == 0 || cell.samples.len() != cell.throughput.len() {
+        return cell.throughput.iter().copied().enumerate().collect();
+    }
+    let all = cell.samples.iter().map(|s| s.value).enumerate();
+    all.zip(&cell.samples)
+        .filter(|(_, s)| !s.left_out())
+        .map(|(v, _)| v)
+        .collect()
 }
 
 /// Whether both sides hold trials of one and the same run.
@@ -130,11 +302,7 @@ pub(crate) fn one_run(base: &[Sample], cand: &[Sample]) -> bool {
 
 /// The samples a verdict may use: not client-bound.
 pub(crate) fn kept(samples: &[Sample]) -> Vec<Sample> {
-    samples
-        .iter()
-        .copied()
-        .filter(|s| !s.client_bound)
-        .collect()
+    samples.iter().copied().filter(|s| !s.left_out()).collect()
 }
 
 fn values(samples: &[Sample]) -> Vec<f64> {
@@ -184,9 +352,11 @@ mod tests {
             .iter()
             .flat_map(|(run, vals)| {
                 vals.iter().map(move |&value| Sample {
+                    unsteady: false,
                     value,
                     run: *run,
                     client_bound: false,
+                    background: false,
                 })
             })
             .collect();
@@ -198,6 +368,7 @@ mod tests {
         headline: Headline::Median,
         noise: 0.02,
         need_runs: (3, 3),
+        leave_out_disturbed: true,
     };
 
     #[test]
@@ -296,8 +467,8 @@ mod tests {
     }
 
     #[test]
-    fn between_runs_a_run_in_background_load_is_one_more_sample_of_the_drift() {
-        // A busy machine marks every trial: still judged, run by run.
+    fn between_runs_a_slowed_run_without_background_load_is_one_more_sample_of_the_drift() {
+        // Nothing marks the slow run: it is the host's own drift.
         let a = cell(
             "a",
             &[
@@ -314,6 +485,81 @@ mod tests {
         assert_eq!(c.runs, Some((3, 3)), "{c:?}");
         // The slowed run widens the drift: no claim either way.
         assert_eq!(c.verdict, Verdict::NoDifference, "{c:?}");
+    }
+
+    /// Issue 46 item 2.7: between runs, a run whose every trial at a point
+    /// ran beside background load is left out there, and the verdict says
+    /// so; a run only partly disturbed stays.
+    #[test]
+    fn between_runs_a_run_all_beside_background_load_is_left_out_and_named() {
+        let a = cell(
+            "a",
+            &[
+                (1, &[100.0, 100.5]),
+                (3, &[101.0, 101.5]),
+                (5, &[99.0, 99.5]),
+            ],
+        );
+        let mut b = cell(
+            "b",
+            &[(2, &[100.0, 100.5]), (4, &[55.0, 55.5]), (6, &[99.0, 99.5])],
+        );
+        for s in b.samples.iter_mut().filter(|s| s.run == 4) {
+            s.background = true;
+        }
+        let c = judge(&a, &b, &RULES);
+        assert_eq!(
+            c.verdict,
+            Verdict::NeedsMoreRuns {
+                at_least: (3, 3),
+                runs: (3, 2)
+            },
+            "{c:?}"
+        );
+        assert!(
+            (c.ratio - 1.0).abs() < 0.01,
+            "the slowed run is out: {}",
+            c.ratio
+        );
+        assert!(
+            c.sentence.contains(
+                "1 of 3 runs of b left out: its every trial here ran beside background load"
+            ),
+            "{}",
+            c.sentence
+        );
+        // One trial clear of it keeps the run in, whole.
+        b.samples[3].background = false;
+        let c = judge(&a, &b, &RULES);
+        assert_eq!(c.runs, Some((3, 3)), "{c:?}");
+        assert!(!c.sentence.contains("left out"), "{}", c.sentence);
+        // Every run of a side disturbed: nothing to judge there.
+        for s in &mut b.samples {
+            s.background = true;
+        }
+        let c = judge(&a, &b, &RULES);
+        assert_eq!(
+            c.verdict,
+            Verdict::NeedsMoreRuns {
+                at_least: (3, 3),
+                runs: (3, 0)
+            },
+            "shown, not judged: {c:?}"
+        );
+        assert_eq!(c.p_value, None);
+        assert!(
+            c.sentence
+                .starts_with("shown, not judged: 3 of 3 runs of b left out"),
+            "{}",
+            c.sentence
+        );
+        // Inside one run alternation spreads it: kept.
+        let mut one = cell("b", &[(1, &[120.0, 121.0, 119.0, 120.5])]);
+        let base = cell("a", &[(1, &[100.0, 101.0, 99.0, 100.5])]);
+        for s in &mut one.samples {
+            s.background = true;
+        }
+        assert_eq!(judge(&base, &one, &RULES).verdict, Verdict::Faster);
     }
 
     #[test]

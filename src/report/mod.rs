@@ -32,9 +32,11 @@ pub(crate) mod layout;
 pub(crate) mod limiter;
 pub mod multi;
 mod offcpu_flames;
+pub mod order_effect;
 pub(crate) mod probe_view;
 pub(crate) mod rows;
 pub mod runs;
+mod steady_view;
 pub(crate) mod svg;
 pub mod terminal;
 #[cfg(test)]

@@ -49,6 +49,9 @@ pub struct Aggregate {
     /// The load's unit, the server's CPU count, a nominal CPU frequency and
     /// a forwarding run's directions, for the seed figures.
     pub facts: super::figures::RunFacts,
+    /// The order-effect check ([`super::order_effect`]); `None` for a run
+    /// stored before trial orders were.
+    pub order_effect: Option<super::order_effect::OrderEffect>,
 }
 
 /// One system's curve within one group.
@@ -73,10 +76,14 @@ pub struct SeriesFit {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Rank {
     pub system: String,
-    /// Geometric mean over shared points of headline / baseline headline;
-    /// 0 when every point was left out (`points` is then 0).
+    /// Geometric mean over the comparable points it shares with the
+    /// baseline of headline / baseline headline (the headlines the
+    /// verdicts used: client-bound trials left out); 0 when every point was
+    /// left out (`points` is then 0). The baseline's is 1, or 0 when no
+    /// other system was ranked.
     pub relative: f64,
-    /// How many points the mean is over.
+    /// How many points the mean is over; the baseline's, the points at
+    /// which some other system was ranked.
     pub points: usize,
     /// Points where the verdict against the baseline is significant
     /// (faster or slower), out of the points with enough trials to test;
@@ -84,8 +91,11 @@ pub struct Rank {
     pub significant: Option<usize>,
     /// No point had enough trials to test (never the baseline).
     pub too_few_trials: bool,
-    /// Points left out of the mean because this system or the baseline
-    /// had errors above the threshold there.
+    /// Points left out of the mean because the verdict there is "not
+    /// comparable": this system or the baseline had errors above the
+    /// threshold, a load generator that fell behind, or every trial
+    /// client-bound ([`super::judge::excluded`]). The baseline's: its own
+    /// points in no verdict.
     pub excluded: usize,
     /// Between runs (this series and the baseline from different runs):
     /// the verdict on the run as a whole ([`super::judge::whole`]), which
@@ -113,14 +123,15 @@ pub struct Cell {
     /// Medians across successful trials.
     pub latency: Latency,
     pub gbit_s: Option<f64>,
-    pub server: Server,
+    pub server: ServerFigures,
     /// Dataset size, memory limit, line speed, DNS ramp.
     pub facts: ContextFacts,
     /// Summed over successful trials.
     pub errors: ErrorCounts,
     pub requests: u64,
-    /// Why the cell is in no verdict and no ranking, by the rules of
-    /// [`super::comparable`]: `32948 errors (31042 timeouts, 1906 connect)`
+    /// Why the cell is in no verdict and no ranking for its own errors, by
+    /// the rules of [`super::comparable`] (a cell whose every trial is
+    /// client-bound is too: [`super::judge::excluded`] gives either): `32948 errors (31042 timeouts, 1906 connect)`
     /// when the errors exceed [`crate::analysis::compare::MAX_ERROR_RATE`]
     /// of the attempts (a DNS ramp's lost queries are never errors).
     pub not_comparable: Option<String>,
@@ -144,6 +155,20 @@ pub struct Sample {
     pub run: i64,
     /// The load generator, not the server, was the limit.
     pub client_bound: bool,
+    /// Its window was unsteady and its run leaves such trials out
+    /// (`[trials] unsteady = "exclude"`).
+    pub unsteady: bool,
+    /// It ran beside background load (the probe's mark,
+    /// [`crate::probe::background::Background::noisy`]).
+    pub background: bool,
+}
+
+impl Sample {
+    /// Whether verdicts leave it out: client-bound, or unsteady where its
+    /// run excludes those.
+    pub fn left_out(&self) -> bool {
+        self.client_bound || self.unsteady
+    }
 }
 
 /// A trial-level remark: a failure or a client-bound flag.
@@ -166,7 +191,7 @@ pub struct Latency {
 
 /// Server-side figures from the probe: medians across successful trials.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
-pub struct Server {
+pub struct ServerFigures {
     /// Server CPU in CPUs (1.0 = one CPU busy).
     pub cpu_util: Option<f64>,
     /// Machine-wide busy fraction of all CPUs.
@@ -316,6 +341,7 @@ pub fn collect(data: &RunData) -> Aggregate {
             .map(|b| b as f64)
             .filter(|b| *b > 0.0),
         facts: super::figures::RunFacts::of(data),
+        order_effect: super::order_effect::of(data, data.run.noise),
     }
 }
 
@@ -404,6 +430,10 @@ fn sample(t: &Trial) -> Option<Sample> {
         value: t.throughput()?,
         run: t.run_id,
         client_bound: t.context.client_bound_why().is_some(),
+        unsteady: t.window.left_out,
+        background: (t.probe.as_ref())
+            .and_then(|p| p.background)
+            .is_some_and(|b| b.noisy),
     })
 }
 
@@ -433,13 +463,13 @@ fn latency(ok: &[&Trial]) -> Latency {
     }
 }
 
-fn server(ok: &[&Trial]) -> Server {
+fn server(ok: &[&Trial]) -> ServerFigures {
     let num = |read: probe_view::Read| median_of(ok, move |t| t.probe.as_ref().and_then(read));
     let shares: Vec<CpuSplit> = ok
         .iter()
         .filter_map(|t| Some(t.probe.as_ref()?.cpu))
         .collect();
-    Server {
+    ServerFigures {
         cpu_util: num(|p| p.server_cpu_util),
         cpu_busy: num(|p| Some(p.cpu_busy)),
         cpu_shares: CpuSplit::mean(&shares),
@@ -529,7 +559,9 @@ mod tests {
             probe: None,
             probe_unreadable: None,
             timeline: vec![],
+            window: Default::default(),
             context: Default::default(),
+            place: None,
         };
         let ts = [mk(3.0), mk(1.0), mk(2.0)];
         let refs: Vec<&Trial> = ts.iter().collect();

@@ -7,7 +7,7 @@
 //! throughputs with [`compare`](crate::analysis::compare::compare); the summary is
 //! the geometric mean of the ratios of medians, as benchstat's "geomean"
 //! row.
-use super::judge::{by_run, judge, kept, run_values, whole, Rules};
+use super::judge::{by_run, judge, judged_runs, kept, run_values, whole, Rules};
 use super::rows::Cell;
 use crate::analysis::compare::{Comparison, Verdict};
 use crate::analysis::stopping::relative_half_width;
@@ -33,11 +33,16 @@ pub struct PointComparison {
     pub trials_a: usize,
     /// Successful trials of run B at this point.
     pub trials_b: usize,
-    /// The compared statistic (see [`RunComparison::statistic`]): the
-    /// median, or the best trial.
-    pub median_a: Option<f64>,
-    /// The same statistic for run B; `None` when it has no successful trial.
-    pub median_b: Option<f64>,
+    /// The value side A's verdict divides by ([`value_name`] names it):
+    /// each run's statistic ([`RunComparison::statistic`], its median or
+    /// best trial over its judged trials), the geometric mean of them over
+    /// the side's runs (for one run, its statistic itself). The verdict's
+    /// ratio is `value_b / value_a`. `None` without a judged trial.
+    #[serde(alias = "median_a")]
+    pub value_a: Option<f64>,
+    /// The same for side B.
+    #[serde(alias = "median_b")]
+    pub value_b: Option<f64>,
     /// Relative half-width of each median's 95% CI (benchstat's "±");
     /// `None` below 6 successful trials.
     pub spread_a: Option<f64>,
@@ -106,6 +111,27 @@ pub struct RunComparison {
 
 fn one() -> usize {
     1
+}
+
+/// What [`PointComparison::value_a`] holds for a side of `runs` runs:
+/// `median` (one run), `geomean of 3 runs' medians`; `best` alike.
+pub fn value_name(runs: usize, statistic: Headline) -> String {
+    let stat = statistic.as_str();
+    match runs {
+        1 => stat.to_string(),
+        n => format!("geomean of {n} runs' {stat}s"),
+    }
+}
+
+impl RunComparison {
+    /// What side A's values are ([`value_name`]).
+    pub fn value_name_a(&self) -> String {
+        value_name(self.runs_a, self.statistic)
+    }
+    /// What side B's values are.
+    pub fn value_name_b(&self) -> String {
+        value_name(self.runs_b, self.statistic)
+    }
 }
 
 /// Compares run B against run A (the baseline); `noise` as in [`compare`](crate::analysis::compare::compare).
@@ -256,8 +282,8 @@ fn compare_cells(
         coords: a.point.coords.clone(),
         trials_a: a.trials(),
         trials_b: b.trials(),
-        median_a: geometric_mean(&per_run_a),
-        median_b: geometric_mean(&per_run_b),
+        value_a: geometric_mean(&per_run_a),
+        value_b: geometric_mean(&per_run_b),
         spread_a: relative_half_width(&a.throughput),
         spread_b: relative_half_width(&b.throughput),
         comparison: judge(a, b, rules),
@@ -267,11 +293,11 @@ fn compare_cells(
 }
 
 /// Each run's statistic over its kept trials at the point, by the run's
-/// position on its side (`None` where it has none, or where background
-/// load took all of them: [`super::judge`]).
+/// position on its side (`None` where it has none), over the runs the
+/// verdict uses ([`super::judge::judged_runs`]).
 fn per_run(c: &Cell, runs: usize, rules: &Rules) -> Vec<Option<f64>> {
     let mut out = vec![None; runs];
-    for (key, samples) in by_run(&kept(&c.samples)) {
+    for (key, samples) in by_run(&judged_runs(&kept(&c.samples), rules).samples) {
         if let Some(slot) = out.get_mut((key / 2) as usize) {
             *slot = run_values(&samples, rules).first().copied();
         }
@@ -359,6 +385,7 @@ mod tests {
             quick: false,
             label: format!("run{id}"),
             revision: None,
+            order: None,
         }
     }
 
@@ -396,7 +423,9 @@ mod tests {
                 probe: None,
                 probe_unreadable: None,
                 timeline: vec![],
+                window: Default::default(),
                 context: Default::default(),
+                place: None,
             })
             .collect()
     }
@@ -509,7 +538,7 @@ mod tests {
         };
         let c = compare_runs(&a, &b, 0.02);
         assert_eq!(
-            (c.points[0].trials_b, c.points[0].median_b),
+            (c.points[0].trials_b, c.points[0].value_b),
             (5, Some(1000.0))
         );
         assert_eq!(

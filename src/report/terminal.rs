@@ -41,6 +41,22 @@ pub(crate) fn render_aggregate(agg: &Aggregate, run: &Run, color: bool, width: u
     out.push_str(&curve_verdict(agg, color));
     out.push_str(&fits(agg, color));
     out.push_str(&warnings(agg, color));
+    out.push_str(&order_effect(agg, color));
+    out
+}
+
+/// The order-effect check's lines ([`super::order_effect`]): yellow when
+/// an effect cleared the floor.
+fn order_effect(agg: &Aggregate, color: bool) -> String {
+    let Some(e) = &agg.order_effect else {
+        return String::new();
+    };
+    let found = e.lines.iter().any(|l| !l.starts_with("order effect: none"));
+    let mut out = String::from("\n");
+    for l in &e.lines {
+        let style = if found { Style::Yellow } else { Style::Plain };
+        let _ = writeln!(out, "{}", style.paint(l, color));
+    }
     out
 }
 
@@ -159,11 +175,7 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
     let ci = s
         .and_then(|s| s.median_ci)
         .map(|(lo, hi)| format!("{}–{}", format::rate(lo), format::rate(hi)));
-    let n = if c.failed.is_empty() {
-        c.throughput.len().to_string()
-    } else {
-        format!("{}/{}", c.throughput.len(), c.trials())
-    };
+    let n = trials_cell(c);
     // Timed-out requests have no latency: percentiles that leave them out
     // are marked.
     let cut = if c.errors.timeout > 0 { "†" } else { "" };
@@ -173,7 +185,7 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
     };
     let errors = c.errors.total();
     let verdict = if Some(&c.system) == agg.baseline.as_ref() {
-        match &c.not_comparable {
+        match &super::judge::excluded(c) {
             Some(why) => (format!("baseline, {} {why}", verdict::EXCLUDED), Style::Red),
             None => ("baseline".to_string(), Style::Dim),
         }
@@ -215,6 +227,25 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
     ]
 }
 
+/// The `n` column: the trials the median (and the verdict) is over, `+1!`
+/// for client-bound ones left out of both, `/4` for all the trials when
+/// some failed: `2+1!/4`.
+fn trials_cell(c: &Cell) -> String {
+    let left_out = super::judge::left_out(c);
+    let used = c.throughput.len() - left_out;
+    let bound = if left_out > 0 {
+        format!("+{left_out}!")
+    } else {
+        String::new()
+    };
+    let all = if c.failed.is_empty() {
+        String::new()
+    } else {
+        format!("/{}", c.trials())
+    };
+    format!("{used}{bound}{all}")
+}
+
 fn tone_style(t: Tone) -> Style {
     match t {
         Tone::Better => Style::Green,
@@ -236,6 +267,14 @@ fn table_notes(agg: &Aggregate) -> String {
         if used {
             let _ = writeln!(out, "  {mark} {meaning}");
         }
+    }
+    let left_out: usize = agg.cells.iter().map(super::judge::left_out).sum();
+    if left_out > 0 {
+        let _ = writeln!(
+            out,
+            "  +N! in n: N client-bound trial(s) left out of the {} and the verdict ({left_out} in all, with the unsteady ones of a run that excludes them): the figures shown are the ones the verdict used",
+            agg.headline_word()
+        );
     }
     let timeouts: u64 = agg.cells.iter().map(|c| c.errors.timeout).sum();
     if timeouts > 0 {
@@ -261,10 +300,19 @@ fn ranking(agg: &Aggregate, color: bool) -> String {
             format!("  {}\n", style.paint(&s.sentence(agg.noise), color))
         })
         .unwrap_or_default();
+    let line = ranking_line(&agg.ranking, agg.noise);
+    if !super::fits::ranks_anything(&agg.ranking) {
+        let style = Style::Red;
+        return format!(
+            "\n{} {}\n",
+            Style::Bold.paint("Ranking:", color),
+            style.paint(&line, color)
+        );
+    }
     format!(
         "\n{} {}\n{status}  (geometric mean over {} of the {} throughput relative to {})\n",
         Style::Bold.paint("Ranking:", color),
-        ranking_line(&agg.ranking, agg.noise),
+        line,
         super::fits::mean_over(agg),
         agg.headline_word(),
         agg.baseline.as_deref().unwrap_or("the baseline")
@@ -491,6 +539,67 @@ mod tests {
         assert!(out.contains("R² = 0.99 <fixture>"));
         assert!(out.contains("Ranking:"));
         assert!(out.contains('\x1b'));
+    }
+
+    /// Issue 46 (2.3 of the views: a row's percentage against its
+    /// medians): the verdict left a client-bound trial out while the
+    /// median column kept it (9.04k against 12.31k printed `? +151.3%`).
+    /// Every format now shows the medians the verdict used and how many
+    /// trials it left out.
+    #[test]
+    fn a_rows_medians_are_the_ones_its_verdict_used() {
+        let mut data = crate::report::test_support::run_data(&["a", "b"]);
+        for t in &mut data.trials {
+            // b at connections=10: its third trial client-bound, at a
+            // quarter of the others' rate.
+            if t.system == "b" && t.point.index == 1 && t.trial == 3 {
+                t.context.client_bound = Some(true);
+                t.measurement.as_mut().unwrap().rps /= 4.0;
+            }
+        }
+        let agg = crate::report::analyse::aggregate(&data);
+        let (a, b) = (agg.cell("a", 1).unwrap(), agg.cell("b", 1).unwrap());
+        let kept: Vec<f64> = b
+            .samples
+            .iter()
+            .filter(|s| !s.client_bound)
+            .map(|s| s.value)
+            .collect();
+        let median = (kept[0] + kept[1]) / 2.0;
+        assert_eq!(b.headline(), Some(median), "the median of the 2 kept");
+        let cmp = b.comparison.as_ref().unwrap();
+        assert!((cmp.ratio - median / a.headline().unwrap()).abs() < 1e-12);
+        assert_eq!(crate::report::judge::left_out(b), 1);
+        let text = render_aggregate(&agg, &data.run, false, usize::MAX);
+        let row = text
+            .lines()
+            .find(|l| l.contains(" b ") && l.contains(&format::rate(median)))
+            .unwrap_or_else(|| panic!("no row with the kept median:\n{text}"));
+        assert!(row.contains(" 2+1! "), "{row}");
+        assert!(row.contains(&verdict::short(cmp).0), "{row}");
+        assert!(
+            text.contains("+N! in n: N client-bound trial(s) left out"),
+            "{text}"
+        );
+        let json = crate::report::json::export(&data);
+        let p = json["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["system"] == "b" && p["point_index"] == 1)
+            .unwrap();
+        assert_eq!(p["summary"]["median"].as_f64(), Some(median));
+        assert_eq!(p["left_out"], 1);
+        let html = crate::report::html::render(&data);
+        assert!(
+            html.contains("2 (+1 client-bound, left out)"),
+            "the trials column"
+        );
+        let verdicts = html.split("Verdicts against").nth(1).unwrap();
+        assert!(
+            verdicts.contains(&format!(">{}</td>", format::rate(median))),
+            "the verdict table's median"
+        );
     }
 
     #[test]

@@ -83,6 +83,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
                         ..ProbeSummary::default()
                     }),
                     timeline: vec![],
+                    window: Default::default(),
                     context: if bound {
                         TrialContext {
                             client_bound: Some(true),
@@ -92,6 +93,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
                     } else {
                         TrialContext::default()
                     },
+                    place: None,
                 });
             }
         }
@@ -123,6 +125,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
             quick: false,
             label: "Linux 6.1.0".into(),
             revision: None,
+            order: None,
         },
         trials,
         profiles: Vec::new(),

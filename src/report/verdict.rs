@@ -23,7 +23,8 @@ pub const SAME: char = '~';
 /// no difference.
 pub const TOO_FEW: char = '?';
 /// The mark of "not comparable": errors above the threshold on one side,
-/// or a load generator that fell behind ([`super::comparable`]).
+/// a load generator that fell behind ([`super::comparable`]), or every
+/// trial of a side client-bound ([`super::judge::excluded`]).
 pub const EXCLUDED: char = '✗';
 
 /// What each mark means, printed under the tables that use it.
@@ -33,7 +34,8 @@ pub fn legend_items(noise: f64) -> [(char, String); 3] {
         (
             SAME,
             format!(
-                "no significant difference (p ≥ 0.05 by Mann-Whitney, or by Welch's t on all trials where 3 a side are too few for it; between runs, by Student's t on the runs' log headlines; or under the {} noise floor)",
+                "no difference claimed: p ≥ 0.05 (by Mann-Whitney, or by Welch's t on all trials where 3 a side are too few for it; between runs, by Student's t on the runs' log headlines), or the 95% interval of the change reaches inside the {} noise floor (a change is claimed only when its whole interval lies beyond ±{}: \"within the floor: CI …\" shows the interval that did not clear it)",
+                format::percent_fine(noise),
                 format::percent_fine(noise)
             ),
         ),
@@ -49,7 +51,8 @@ pub fn legend_items(noise: f64) -> [(char, String); 3] {
             EXCLUDED,
             format!(
                 "not comparable (the reason is given): errors above {}% of requests{}, \
-                 or a load generator that fell behind",
+                 a load generator that fell behind, or every trial of a side client-bound \
+                 (left out of the verdict, the ranking and its count)",
                 crate::analysis::compare::MAX_ERROR_RATE * 100.0,
                 crate::load::facts::legend_clauses()
             ),
@@ -106,9 +109,17 @@ pub fn short(c: &Comparison) -> (String, Tone) {
         .detectable
         .map(|d| format!("; cannot tell apart under ±{}", format::percent_fine(d)))
         .unwrap_or_default();
+    let held = c.verdict == Verdict::NoDifference
+        && (c.within_floor
+            || c.p_value
+                .is_some_and(|p| p < crate::analysis::compare::ALPHA));
+    let within = match (held, ci(c)) {
+        (true, Some(ci)) => format!("; within the floor: CI {ci}"),
+        _ => String::new(),
+    };
     let p = c
         .p_value
-        .map(|p| format!(" ({test}{}{limit})", format::p_value(p)))
+        .map(|p| format!(" ({test}{}{limit}{within})", format::p_value(p)))
         .unwrap_or_default();
     match &c.verdict {
         Verdict::Faster => (format!("{}{p}", format::change(c.ratio)), Tone::Better),
@@ -179,6 +190,16 @@ mod tests {
             short(&cmp(1.01, Some(0.31), Verdict::NoDifference)).0,
             "~ (p=0.310)"
         );
+        // Significant, but the interval reaches inside the floor: `~` with
+        // the interval that did not clear it.
+        let held = Comparison {
+            within_floor: true,
+            ..cmp(1.021, Some(0.034), Verdict::NoDifference)
+        };
+        assert_eq!(
+            short(&held).0,
+            "~ (p=0.034; within the floor: CI -0.9% .. +5.1%)"
+        );
         assert_eq!(
             short(&cmp(1.3, None, Verdict::NeedsMoreTrials { at_least: 4 })).0,
             "? +30.0% (needs ≥4 trials)"
@@ -198,7 +219,7 @@ mod tests {
             legend(0.02)
         );
         assert!(
-            legend(0.02).contains("under the 2% noise floor"),
+            legend(0.02).contains("reaches inside the 2% noise floor"),
             "{}",
             legend(0.02)
         );

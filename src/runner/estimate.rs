@@ -17,13 +17,23 @@
 //! datasets a first run builds ([`crate::model::Dataset::build_estimate`],
 //! once per server kind and dataset: targets keep them for later runs).
 //! `bench/estimates.sh` measures every seed recipe's `--quick` against it.
+//!
+//! A recipe with `[trials] runs = N` (or `run --repeat N`) runs the whole
+//! sweep N times, each with its own server starts, [`REPEAT_PAUSE`] apart:
+//! the estimate counts every repeat, and the datasets once (the first run
+//! builds them, the targets keep them).
 
-use crate::spec::{Experiment, Restart};
+use crate::recipe::{Experiment, Restart};
 use std::time::Duration;
 
 /// What every trial costs besides its windows: the probe's start and end,
 /// connecting, storing the trial (measured on this project's VM).
 pub const TRIAL_OVERHEAD: Duration = Duration::from_millis(600);
+
+/// The pause between repeats of a sweep (`[trials] runs`, `run
+/// --repeat`): the last one's sockets in TIME_WAIT and dirty pages settle,
+/// and each repeat starts its servers anew.
+pub const REPEAT_PAUSE: Duration = Duration::from_secs(5);
 
 /// The run's length as the recipe bounds it.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,6 +61,9 @@ pub struct Estimate {
     start_per_trial: bool,
     /// The datasets a first run builds.
     pub datasets: Duration,
+    /// How many times the whole sweep runs (`[trials] runs`, or `run
+    /// --repeat`), each its own run.
+    pub repeats: u32,
 }
 
 impl Estimate {
@@ -82,6 +95,16 @@ impl Estimate {
             fixed_starts,
             start_per_trial: t.restart == Restart::PerTrial,
             datasets: datasets(exp),
+            repeats: t.runs.max(1),
+        }
+    }
+
+    /// The same estimate for `repeats` runs of the sweep (`run --repeat`,
+    /// which overrides `[trials] runs`).
+    pub fn with_repeats(self, repeats: u32) -> Estimate {
+        Estimate {
+            repeats: repeats.max(1),
+            ..self
         }
     }
 
@@ -97,9 +120,9 @@ impl Estimate {
     }
 
     fn total(&self, trials: u32, per_trial: Duration) -> Duration {
-        per_trial * (self.points * self.systems) as u32 * trials
-            + self.server_starts(trials)
-            + self.datasets
+        let one =
+            per_trial * (self.points * self.systems) as u32 * trials + self.server_starts(trials);
+        one * self.repeats + REPEAT_PAUSE * (self.repeats - 1) + self.datasets
     }
 
     /// The server starts' time with `trials` trials per point and system.
@@ -146,7 +169,14 @@ impl Estimate {
             plural(self.max_trials as usize),
             clock(self.per_trial)
         );
-        let starts = self.server_starts(self.min_trials);
+        if self.repeats > 1 {
+            out.push_str(&format!(
+                ", x {} runs {} apart",
+                self.repeats,
+                clock(REPEAT_PAUSE)
+            ));
+        }
+        let starts = self.server_starts(self.min_trials) * self.repeats;
         if !starts.is_zero() {
             out.push_str(&format!(", server starts {}", clock(starts)));
         }
@@ -301,6 +331,39 @@ mod tests {
         ));
         assert_eq!(e.max_trials, 2);
         assert_eq!(e.longest(), trials_part(&e, 2) + e.server_starts(2));
+    }
+
+    /// Issue 46: `[trials] runs = 3` and `--repeat` run the sweep again,
+    /// each with its own server starts, a pause apart; the estimate said
+    /// one sweep's time (6.7 s for a run of 26 s).
+    #[test]
+    fn repeats_multiply_the_sweep_and_build_datasets_once() {
+        let t = "duration = \"1s\"\nmin = 2\nmax = 3";
+        let one = Estimate::of(&exp(t));
+        assert_eq!(one.repeats, 1);
+        let three = Estimate::of(&exp(&format!("{t}\nruns = 3")));
+        let sweep = |e: &Estimate, n| trials_part(e, n) + e.server_starts(n);
+        let pauses = REPEAT_PAUSE * 2;
+        assert_eq!(three.shortest(), sweep(&one, 2) * 3 + pauses);
+        assert_eq!(three.longest(), sweep(&one, 3) * 3 + pauses);
+        assert!(
+            three.sentence().contains("x 3 runs 5.0s apart"),
+            "{}",
+            three.sentence()
+        );
+        let four = one.clone().with_repeats(4);
+        assert_eq!(four.shortest(), sweep(&one, 2) * 4 + REPEAT_PAUSE * 3);
+        assert_eq!(three.with_repeats(1), one, "--repeat 1 overrides runs = 3");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/pg-readonly-dbsize.toml");
+        let text = std::fs::read_to_string(&path).expect("recipe");
+        let pg1 = Estimate::of(&Experiment::parse(&path, &text, true).expect("recipe"));
+        assert!(!pg1.datasets.is_zero());
+        let pg2 = pg1.clone().with_repeats(2);
+        assert_eq!(pg2.datasets, pg1.datasets, "built once");
+        assert_eq!(
+            pg2.shortest() - pg1.datasets,
+            (pg1.shortest() - pg1.datasets) * 2 + REPEAT_PAUSE
+        );
     }
 
     /// Server starts as the runner makes them: one per system while the

@@ -2,6 +2,7 @@
 //! its environment (a lost host, a server that could not start, a full
 //! disk), which is stored typed so that `--resume` retries those trials.
 
+use crate::remote::bare::session::SessionError;
 use crate::remote::{Host, RemoteError};
 use crate::store::FailureCause;
 
@@ -33,6 +34,27 @@ impl Failure {
             }
         } else {
             Failure::plain(e.to_string())
+        }
+    }
+
+    /// The interval probe of a host without an agent could not start: its
+    /// host's disk is full, or the host stopped answering over ssh.
+    pub fn probe_start(e: SessionError) -> Failure {
+        match e {
+            SessionError::DiskFull(message) => Failure {
+                message,
+                cause: Some(FailureCause::DiskFull),
+            },
+            SessionError::Ssh(why) => Failure::unanswered(&why),
+        }
+    }
+
+    /// The host stopped answering over ssh (`why`, the session's error):
+    /// a lost host, which `--resume` runs again.
+    pub fn unanswered(why: &str) -> Failure {
+        Failure {
+            message: format!("the host stopped answering over ssh: {why}"),
+            cause: Some(FailureCause::LostHost),
         }
     }
 

@@ -1,7 +1,9 @@
 //! Sweeps, interleaved trials, the stopping rule and resume.
 //!
 //! For every sweep point, trials run in rounds: round k runs trial k of every
-//! system (A B A B), so drift on the machine hits every system alike. After
+//! system (A B, B A, ...: each round in the run's seeded random order, see
+//! [`order`]; the points too), so drift on the machine hits every system
+//! alike and no system always runs first. After
 //! `min` rounds the stopping rule decides whether the point needs more.
 //! Every trial is committed to the store as it ends; `--resume` skips the
 //! trials a run already has, except those that failed for an environmental
@@ -12,18 +14,21 @@
 
 pub mod estimate;
 mod failure;
+mod machine;
+pub mod order;
 mod profiling;
 mod progress;
 mod servers;
 mod sites;
+mod steady;
 mod trial;
 mod window;
 
 use crate::model::Point;
+use crate::recipe::Experiment;
 use crate::remote::cluster::Cluster;
 use crate::remote::RemoteError;
 use crate::shutdown::Shutdown;
-use crate::spec::Experiment;
 use crate::store::{
     EnvironmentalFailure, FailureCause, NewRun, RunEvent, RunEventKind, Store, StoreError,
     TrialStatus,
@@ -75,6 +80,12 @@ pub enum RunError {
         /// Which host, and the last reconnection error.
         source: crate::remote::RemoteError,
     },
+    /// A host in the benchmark range is not reached through a lab.
+    #[error("{0}")]
+    NoLab(String),
+    /// `run --tune` could not start (nothing was left changed).
+    #[error(transparent)]
+    Tune(#[from] crate::sys::tune::TuneError),
     /// A fixed server port is held by another process.
     #[error("system `{system}`: {reason}")]
     PortBusy {
@@ -82,6 +93,16 @@ pub enum RunError {
         system: String,
         /// Which port, and who holds it.
         reason: crate::server::ports::PortError,
+    },
+    /// `--resume` with a `--seed` other than the run's own.
+    #[error("cannot resume run {run} with --seed {given}: its trials ran in the order of seed {stored}; leave --seed out (a resumed run keeps its own seed and order)")]
+    SeedChanged {
+        /// The run's id in the store.
+        run: i64,
+        /// The run's stored seed.
+        stored: u64,
+        /// The seed given.
+        given: u64,
     },
 }
 
@@ -98,6 +119,13 @@ pub struct RunOptions {
     pub label: Option<String>,
     /// The revision of the software under test (`run --commit`).
     pub revision: Option<String>,
+    /// A new run's repeat group (`run --repeat N`): the group's first run
+    /// (`None`: this run is the first) and its size. Stored as the run is
+    /// created, so even a killed repeat is resumed with its group.
+    pub repeat_of: Option<(Option<i64>, u32)>,
+    /// The seed of a new run's random order (`run --seed`); `None`: a
+    /// fresh one. A resumed run keeps its stored seed.
+    pub seed: Option<u64>,
 }
 
 /// The default base directory for servers' run directories and datasets:
@@ -126,6 +154,8 @@ pub struct RunSummary {
     pub trials_discarded: u32,
     /// One line per profile taken, or why there is none (`--profile`).
     pub profile_lines: Vec<String>,
+    /// The seed and order the run's trials were drawn in.
+    pub draw: order::Draw,
 }
 
 /// Samples so far at one point: throughput of ok trials per system, and
@@ -160,7 +190,12 @@ pub fn run(
     if local {
         sites::check_energy(&sites::ServerSite::Local, &exp.energy)?;
     }
-    let run_id = open_run(exp, store, opts, cluster.as_ref())?;
+    // Tuned (if asked) and read before the run is created, so its
+    // fingerprint holds the tuned values; put back when `machine` drops.
+    let machine = machine::check(exp, &opts.base_dir)?;
+    let run_id = open_run(exp, store, opts, cluster.as_ref(), &machine.readings)?;
+    let draw = order::run_draw(exp, store, run_id, opts)?;
+    eprintln!("{}", order::draw_line(&draw));
     if opts.resume.is_some() {
         let failed = store.environmental_failures(run_id)?;
         store.retry_trials(run_id, &failed)?;
@@ -168,7 +203,7 @@ pub fn run(
             eprintln!("{line}");
         }
     }
-    let result = sweep(exp, store, run_id, opts, cluster.as_ref(), shutdown);
+    let result = sweep(exp, store, (run_id, draw), opts, cluster.as_ref(), shutdown);
     let result = match result {
         Err(RunError::Remote(source)) if matches!(source, RemoteError::Gone { .. }) => {
             store.set_run_status(run_id, "interrupted")?;
@@ -189,6 +224,9 @@ pub fn run(
 /// perf directories, and ssh control directories (stopping their masters).
 /// Returns what it removed.
 pub fn reclaim_leftovers(base_dir: &Path) -> Vec<PathBuf> {
+    for line in crate::sys::tune::state::reclaim(base_dir) {
+        eprintln!("a killed scalelab's tune: {line}");
+    }
     let mut removed = crate::server::reclaim_leftovers(base_dir);
     let perf = crate::owned::reclaim_stale(base_dir, trial::PERF_DIR, crate::owned::remove_tree);
     removed.extend(perf);
@@ -200,7 +238,7 @@ pub fn reclaim_leftovers(base_dir: &Path) -> Vec<PathBuf> {
 fn sweep(
     exp: &Experiment,
     store: &mut Store,
-    run_id: i64,
+    (run_id, draw): (i64, order::Draw),
     opts: &RunOptions,
     cluster: Option<&Cluster>,
     shutdown: &Shutdown,
@@ -221,7 +259,9 @@ fn sweep(
         interrupted: false,
         trials_discarded: 0,
         profile_lines: Vec::new(),
+        draw,
     };
+    let mut next_start = store.next_start_seq(run_id)?;
     let mut cx = TrialCtx {
         exp,
         store,
@@ -231,9 +271,15 @@ fn sweep(
         shutdown,
         cluster,
     };
-    for (point, state) in points.iter().zip(states.iter_mut()) {
-        progress.point(point.index as usize + 1, points.len());
-        let reason = run_point(&mut cx, point, state, &progress, &mut summary)?;
+    let point_order = draw.points(&order::point_groups(exp));
+    for (k, &p) in point_order.iter().enumerate() {
+        let (point, state) = (&points[p], &mut states[p]);
+        progress.point(k + 1, points.len());
+        let mut at = Placing {
+            draw: &draw,
+            next_start: &mut next_start,
+        };
+        let reason = run_point(&mut cx, (point, &mut at), state, &progress, &mut summary)?;
         match reason {
             Some(r) => {
                 let n = state.samples.iter().map(Vec::len).max().unwrap_or(0) as u32;
@@ -241,7 +287,7 @@ fn sweep(
             }
             None => break,
         }
-        if exp.trials.restart != crate::spec::Restart::Never {
+        if exp.trials.restart != crate::recipe::Restart::Never {
             cx.servers.stop_all();
         }
     }
@@ -263,11 +309,19 @@ fn sweep(
     Ok(summary)
 }
 
-/// Runs rounds at one point until the stopping rule says stop. Returns the
-/// reason, or `None` when interrupted.
+/// Where the next trial goes: the run's order, and the next place in its
+/// start order.
+struct Placing<'a> {
+    draw: &'a order::Draw,
+    next_start: &'a mut u32,
+}
+
+/// Runs rounds at one point until the stopping rule says stop, the systems
+/// of each round in the run's order. Returns the reason, or `None` when
+/// interrupted.
 fn run_point(
     cx: &mut TrialCtx,
-    point: &Point,
+    (point, at): (&Point, &mut Placing),
     state: &mut PointState,
     progress: &Progress,
     summary: &mut RunSummary,
@@ -282,7 +336,8 @@ fn run_point(
             }
             progress.grow(cx.exp.systems.len() as u64);
         }
-        for system in 0..cx.exp.systems.len() {
+        let systems = at.draw.round(cx.exp.systems.len(), point.index, round);
+        for (position, &system) in systems.iter().enumerate() {
             if state.done.contains_key(&(system, round)) {
                 continue;
             }
@@ -306,6 +361,13 @@ fn run_point(
                     continue;
                 }
             };
+            let place = crate::store::TrialPlace {
+                round_position: position as u32,
+                start_seq: *at.next_start,
+            };
+            *at.next_start += 1;
+            let label = cx.exp.systems[system].label.as_str();
+            (cx.store).set_trial_place(cx.run_id, (label, point.index, round), place)?;
             summary.trials_run += 1;
             if outcome.status == TrialStatus::Failed {
                 summary.trials_failed += 1;
@@ -462,6 +524,7 @@ fn open_run(
     store: &mut Store,
     opts: &RunOptions,
     cluster: Option<&Cluster>,
+    machine: &crate::probe::machine::MachineReadings,
 ) -> Result<i64, RunError> {
     if let Some(id) = opts.resume {
         check_resumable(exp, store, id)?;
@@ -481,14 +544,18 @@ fn open_run(
         store.set_run_label(id, opts.label.as_deref(), opts.revision.as_deref())?;
         return Ok(id);
     }
-    let id = create_run(exp, store, opts, cluster)?;
+    let id = create_run(exp, store, opts, cluster, machine)?;
+    if let Some((first, repeats)) = opts.repeat_of {
+        store.set_repeat_group(id, first.unwrap_or(id), repeats)?;
+    }
     store.acquire_lease(id)?;
     Ok(id)
 }
 
-/// Whether `exp` may continue run `id`: same experiment, and no difference
-/// that changes the measurement (see [`crate::spec::diff`]).
-fn check_resumable(exp: &Experiment, store: &Store, id: i64) -> Result<(), RunError> {
+/// Whether `exp` may continue run `id` (or add repeats to its group):
+/// same experiment, and no difference that changes the measurement (see
+/// [`crate::recipe::diff`]).
+pub fn check_resumable(exp: &Experiment, store: &Store, id: i64) -> Result<(), RunError> {
     // The name may change (docs/experiment-format.md): only what changes
     // the measurement is compared.
     let run = store.run(id)?;
@@ -501,7 +568,7 @@ fn check_resumable(exp: &Experiment, store: &Store, id: i64) -> Result<(), RunEr
         run: id,
         message: e.to_string(),
     })?;
-    let changes = crate::spec::diff::measurement_changes(&stored, exp);
+    let changes = crate::recipe::diff::measurement_changes(&stored, exp);
     if changes.is_empty() {
         return Ok(());
     }
@@ -517,8 +584,10 @@ fn create_run(
     store: &mut Store,
     opts: &RunOptions,
     cluster: Option<&Cluster>,
+    machine: &crate::probe::machine::MachineReadings,
 ) -> Result<i64, RunError> {
-    let env = sites::environment(exp, cluster);
+    let mut env = sites::environment(exp, cluster);
+    env.machine.machine = Some(machine.clone());
     let server = exp.hosts.server.as_ref().map(ToString::to_string);
     let label = (opts.label.clone()).unwrap_or_else(|| env.os_label(server.as_deref()));
     Ok(store.create_run(&NewRun {

@@ -12,7 +12,7 @@ use super::trial::{extra_trial, TrialCtx};
 use super::{PointState, RunError};
 use crate::model::Point;
 use crate::profile::{self, ProfileError, Recording, Role};
-use crate::spec::ProfilePolicy;
+use crate::recipe::ProfilePolicy;
 use crate::store::ProfileRecord;
 
 /// Profiles the run's marked points; returns one line per profile taken or

@@ -8,21 +8,21 @@
 use super::failure::Failure;
 use super::sites::ServerSite;
 use crate::placement::Placement;
+use crate::recipe::plan::PointPlan;
+use crate::recipe::sweep::server_cpu_list;
+use crate::recipe::Restart;
 use crate::remote::bare::server as bare;
+use crate::remote::server::RemoteServer;
 use crate::remote::ssh::SshShell;
-use crate::remote::target::RemoteTarget;
-use crate::server::{self, Endpoint, ServerKind, Target, TargetError};
+use crate::server::{self, Endpoint, Server, ServerError, ServerKind};
 use crate::shutdown::Shutdown;
-use crate::spec::plan::PointPlan;
-use crate::spec::sweep::server_cpu_list;
-use crate::spec::Restart;
 use crate::store::FailureCause;
 use std::path::Path;
 
 /// A running server. Field order matters: the target (and its processes)
 /// is dropped before the placement (and its cgroups).
 pub struct ActiveServer {
-    pub target: Box<dyn Target>,
+    pub target: Box<dyn Server>,
     pub placement: Placement,
     pub endpoint: Endpoint,
     key: String,
@@ -30,9 +30,9 @@ pub struct ActiveServer {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ServerError {
+pub enum StartError {
     #[error(transparent)]
-    Target(#[from] TargetError),
+    Server(#[from] ServerError),
     #[error(transparent)]
     Placement(#[from] crate::placement::PlacementError),
     /// The start failed and the server's log or file system says the disk
@@ -43,18 +43,19 @@ pub enum ServerError {
         /// `no space left on device on DIR (from LOG)`.
         cause: String,
         /// The start's own error.
-        source: TargetError,
+        source: ServerError,
     },
 }
 
-impl ServerError {
+impl StartError {
     /// The trial's failure when its server (or its dataset load) did not
     /// start: a full disk when the server's log or file system says so,
     /// else a failed start.
     pub fn failure(&self) -> Failure {
         let cause = match self {
-            ServerError::DiskFull { .. } => FailureCause::DiskFull,
-            ServerError::Target(_) | ServerError::Placement(_) => FailureCause::ServerStart,
+            StartError::DiskFull { .. } => FailureCause::DiskFull,
+            StartError::Server(ServerError::DiskFull { .. }) => FailureCause::DiskFull,
+            StartError::Server(_) | StartError::Placement(_) => FailureCause::ServerStart,
         };
         Failure {
             message: format!("server failed to start: {self}"),
@@ -104,7 +105,7 @@ impl Servers {
         system: usize,
         wanted: &Wanted<'_>,
         base_dir: &Path,
-    ) -> Result<(Box<dyn Target>, Placement), ServerError> {
+    ) -> Result<(Box<dyn Server>, Placement), StartError> {
         let planned = wanted.planned;
         let cpus = planned.server_cpus.map(server_cpu_list);
         if let ServerSite::Ssh(ssh, host) = &self.sites[system] {
@@ -122,7 +123,7 @@ impl Servers {
             return Ok((target, Placement::unconstrained()));
         }
         if let ServerSite::Agent(agent) = &self.sites[system] {
-            let target = RemoteTarget::new(
+            let target = RemoteServer::new(
                 agent.clone(),
                 wanted.kind.name,
                 &planned.server_text,
@@ -146,7 +147,7 @@ impl Servers {
         policy: Restart,
         base_dir: &Path,
         shutdown: &Shutdown,
-    ) -> Result<&mut ActiveServer, ServerError> {
+    ) -> Result<&mut ActiveServer, StartError> {
         let (point, key) = (wanted.point, &wanted.planned.restart_key);
         let keep = match &self.slots[system] {
             Some(s) if s.key == *key && s.target.is_running() => match policy {
@@ -163,8 +164,8 @@ impl Servers {
                 .start(&placement, wanted.planned.dataset.as_ref(), shutdown)
                 .map_err(
                     |source| match server::diagnose::disk_full(target.as_ref()) {
-                        Some(cause) => ServerError::DiskFull { cause, source },
-                        None => ServerError::Target(source),
+                        Some(cause) => StartError::DiskFull { cause, source },
+                        None => StartError::Server(source),
                     },
                 )?;
             self.slots[system] = Some(ActiveServer {
@@ -210,11 +211,11 @@ mod tests {
 
     #[test]
     fn a_full_disk_is_named_as_the_cause_of_a_failed_start() {
-        let start = || TargetError::Start {
+        let start = || ServerError::Start {
             kind: "postgres",
             message: "Connection reset by peer".into(),
         };
-        let full = ServerError::DiskFull {
+        let full = StartError::DiskFull {
             cause: "no space left on device on /w/pg (from server.log)".into(),
             source: start(),
         };
@@ -227,7 +228,7 @@ mod tests {
             "{}",
             f.message
         );
-        let plain = ServerError::Target(start()).failure();
+        let plain = StartError::Server(start()).failure();
         assert_eq!(plain.cause, Some(FailureCause::ServerStart));
     }
 }

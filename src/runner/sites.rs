@@ -9,6 +9,8 @@ use crate::load::{self, LoadResult, LoadSpec};
 use crate::probe::energy::{EnergyChoice, EnergyConfig};
 use crate::probe::{Environment, HostFingerprint, PortableFingerprint};
 use crate::probe::{ProbeData, Sampler, SamplerConfig};
+use crate::recipe::plan::PointPlan;
+use crate::recipe::Experiment;
 use crate::remote::bare::interval::IntervalProbe;
 use crate::remote::cluster::{Cluster, SharedAgent};
 use crate::remote::lock;
@@ -17,8 +19,6 @@ use crate::remote::protocol::{Reply, Request};
 use crate::remote::ssh::Ssh;
 use crate::remote::Host;
 use crate::shutdown::Shutdown;
-use crate::spec::plan::PointPlan;
-use crate::spec::Experiment;
 use crate::store::context::{ClientShare, Coordination};
 use std::path::Path;
 use std::time::Duration;
@@ -30,6 +30,7 @@ pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, Run
     if exp.hosts.is_local() {
         return Ok(None);
     }
+    check_lab_hosts(exp)?;
     crate::wire::policy::allow(&exp.hosts.addresses());
     crate::wire::policy::allow_names(&exp.hosts.names());
     let workdir = base_dir.display().to_string();
@@ -38,6 +39,22 @@ pub fn connect(exp: &Experiment, base_dir: &Path) -> Result<Option<Cluster>, Run
         &workdir,
         &hosts_without_agent(exp),
     )?))
+}
+
+/// Refuses, before any ssh starts, a host in the benchmark range that is
+/// not reached through a lab ([`crate::wire::policy::check_benchmark_host`]).
+fn check_lab_hosts(exp: &Experiment) -> Result<(), RunError> {
+    for host in exp.hosts.all() {
+        let Some(std::net::IpAddr::V4(ip)) = host.ip() else {
+            continue;
+        };
+        if crate::wire::policy::is_benchmark_range(ip) {
+            let route = crate::sys::route::route_to(ip);
+            crate::wire::policy::check_benchmark_host(&host.destination, ip, route.as_ref())
+                .map_err(RunError::NoLab)?;
+        }
+    }
+    Ok(())
 }
 
 /// The server hosts where no system's server runs under an agent
@@ -209,7 +226,7 @@ impl ServerProbe {
         root_pid: Option<u32>,
         energy: &EnergyConfig,
         base_dir: &Path,
-    ) -> Result<ServerProbe, String> {
+    ) -> Result<ServerProbe, Failure> {
         match site {
             ServerSite::Local => {
                 let config = SamplerConfig {
@@ -218,7 +235,7 @@ impl ServerProbe {
                 };
                 Sampler::start(config, root_pid)
                     .map(ServerProbe::Local)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| Failure::plain(e.to_string()))
             }
             ServerSite::Ssh(ssh, host) => {
                 // Only a command can be run over plain ssh.
@@ -229,6 +246,7 @@ impl ServerProbe {
                 let dir = base_dir.display().to_string();
                 IntervalProbe::start(ssh, host, &dir, interval, root_pid)
                     .map(|p| ServerProbe::Shell(p, energy))
+                    .map_err(Failure::probe_start)
             }
             ServerSite::Agent(agent) => {
                 let ms = interval.as_millis() as u64;
@@ -238,7 +256,7 @@ impl ServerProbe {
                 };
                 lock(agent)
                     .call(request, Duration::from_secs(30))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| Failure::plain(e.to_string()))?;
                 Ok(ServerProbe::Remote(agent.clone()))
             }
         }

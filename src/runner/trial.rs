@@ -11,9 +11,10 @@ use crate::load::{LoadResult, LoadSpec, Pacing};
 use crate::model::Point;
 use crate::owned::OwnedDir;
 use crate::profile::{Folded, ProfileError, Recorder, Recording};
+use crate::recipe::plan::PointPlan;
+use crate::recipe::Experiment;
+use crate::server::Liveness;
 use crate::shutdown::Shutdown;
-use crate::spec::plan::PointPlan;
-use crate::spec::Experiment;
 use crate::store::context::{ClientShare, LoadShape, TrialContext};
 use crate::store::{Measurement, NewTrial, RunEvent, RunEventKind, Store, TrialStatus};
 use std::path::Path;
@@ -61,6 +62,9 @@ struct Measured {
     /// finite); stored in its place.
     probe_refused: Option<String>,
     server_died: bool,
+    /// Why the server's host could not be asked whether it runs (its ssh
+    /// stopped answering), and whether the server still answered.
+    unanswered: Option<String>,
     /// Why the server died, when its log or file system says the disk is
     /// full ([`crate::server::diagnose::disk_full`]).
     disk_full: Option<String>,
@@ -73,6 +77,8 @@ struct Measured {
     server_waits: Option<crate::probe::limiter::server_waits::ServerWaits>,
     /// Each worker's requests in the window, where the server counts them.
     worker_requests: Option<Vec<u64>>,
+    /// The warm-up it ran before the window.
+    warmed: super::steady::WarmedUp,
 }
 
 /// Runs and stores one trial. Not stored, with a run event recorded and
@@ -117,6 +123,8 @@ pub fn run_trial(
         record_event(cx, &label, point, trial, detail.clone())?;
         return Ok(TrialEnd::Discarded(format!("{head}  DISCARDED: {detail}")));
     }
+    let mut window = crate::store::WindowFacts::default();
+    let mut capped = None;
     let (status, failure, measurement, histogram, timeline, probe, probe_refused) = match measured {
         Err(failure) => (
             TrialStatus::Failed,
@@ -128,7 +136,7 @@ pub fn run_trial(
             None,
         ),
         Ok(m) => {
-            let judged = judge(&m).map(|reason| Failure::judged(reason, m.disk_full.clone()));
+            let judged = judged(&m, context.server_host.is_some());
             let bound = client_bound(&m);
             context.extras = m.result.extras.clone();
             context.limiter = Some(limiter(&m, bound.as_deref(), &context));
@@ -138,12 +146,15 @@ pub fn run_trial(
             } else {
                 TrialStatus::Ok
             };
+            let (counts, facts) = super::steady::window_facts(&m.result, policy, m.warmed.ran);
+            window = facts;
+            capped = m.warmed.capped;
             (
                 status,
                 judged,
                 Some(Measurement::from(&m.result)),
                 Some(m.result.histogram_bytes()),
-                m.result.timeline,
+                counts,
                 m.probe,
                 m.probe_refused,
             )
@@ -169,6 +180,7 @@ pub fn run_trial(
         context: &context,
         measurement: measurement.as_ref(),
         timeline: &timeline,
+        window: &window,
         histogram: histogram.as_deref(),
         probe_summary: probe.as_ref().map(|p| &p.summary),
         probe_timeline: probe.as_ref().map(|p| p.timeline.as_slice()),
@@ -182,7 +194,12 @@ pub fn run_trial(
     if let (TrialStatus::Ok, Some(l)) = (status, &context.limiter) {
         line = format!("{line}  [{}]", l.kind.label());
     }
-    let warnings = trial_warnings(&head, measurement.as_ref(), &context);
+    let auto = policy.steady.auto_warmup_max.is_some();
+    if status == TrialStatus::Ok {
+        line = format!("{line}  {}", super::steady::line_tag(&window, auto));
+    }
+    let mut warnings = trial_warnings(&head, measurement.as_ref(), &context);
+    warnings.extend(super::steady::warnings(&head, &window, capped, policy));
     let server_version = context.server_version.clone();
     Ok(TrialEnd::Stored(Outcome {
         status,
@@ -287,6 +304,9 @@ fn measure(
         client_cpus: client_cpus.clone(),
     });
     let root_pid = server.target.root_pid();
+    // Without a PID the server's CPU cannot be told from the rest: said
+    // with the trial, whose background is then unknown.
+    let unidentified = root_pid.map_or_else(|| server.target.unidentified(), |_| None);
     // One driver for the warmup and the measured window.
     let load = TrialLoad::new(
         cx.cluster,
@@ -294,23 +314,13 @@ fn measure(
         planned,
         &server.endpoint.uri,
     )?;
-    if !cx.exp.trials.warmup.is_zero() {
-        let warm = LoadSpec {
-            duration: cx.exp.trials.warmup,
-            max_requests: None,
-            ..spec.clone()
-        };
-        load.run(&warm, cx.shutdown)
-            .map_err(|f| f.during("warmup"))?;
-        if cx.shutdown.is_triggered() {
-            return Err("during warmup".into());
-        }
-    }
+    let warmed = super::steady::warm_up(&load, &spec, &cx.exp.trials, cx.shutdown)?;
     let server_cpus = server.placement.cpus.clone();
     let waits_before = server.target.wait_counters();
     let requests_before = server.target.worker_requests();
     let interval = cx.exp.trials.sample_interval;
     let site = cx.servers.site(system).clone();
+    let prober = prober(&site);
     let probe = ServerProbe::start(&site, interval, root_pid, &cx.exp.energy, cx.base_dir)?;
     let recorder = profile.map(|p| match site {
         ServerSite::Local => start_recorder(cx.base_dir, server_cpus.as_deref(), p),
@@ -320,6 +330,14 @@ fn measure(
     });
     let run = load.run(&spec, cx.shutdown);
     let mut probe = probe.stop();
+    if unidentified.is_some() {
+        probe.summary.background = probe
+            .summary
+            .background
+            .take()
+            .map(crate::probe::background::Background::server_not_told_apart);
+    }
+    probe.summary.warnings.extend(unidentified);
     if let Ok(r) = &run {
         let shares = super::sites::client_shares_meter(&site);
         probe.summary.set_energy_per_op(r.result.rps(), shares);
@@ -341,6 +359,12 @@ fn measure(
         client: run.held_host.as_ref().map_or("scalelab".into(), |h| {
             format!("the agent on client host {h}")
         }),
+        probe_s: probe
+            .as_ref()
+            .map(|p| p.summary.window_s)
+            .filter(|w| *w > 0.0),
+        interval,
+        prober,
     };
     context.clients = run.clients.clone();
     context.coordination = run.coordination;
@@ -354,11 +378,15 @@ fn measure(
     let worker_requests = requests_before
         .zip(server.target.worker_requests())
         .and_then(|(a, b)| crate::probe::limiter::balance::worker_requests_between(&a, &b));
-    let server_died = !server.target.is_running();
+    let (server_died, unanswered) = match server.target.liveness() {
+        Liveness::Running => (false, None),
+        Liveness::Gone => (true, None),
+        Liveness::Unknown(why) => (false, Some(why)),
+    };
     let disk_full = server_died
         .then(|| crate::server::diagnose::disk_full(server.target.as_ref()))
         .flatten();
-    if server_died {
+    if server_died || unanswered.is_some() {
         cx.servers.stop(system);
     }
     let client_cpus = client_cpus
@@ -370,12 +398,14 @@ fn measure(
         probe,
         probe_refused,
         server_died,
+        unanswered,
         disk_full,
         client_cpus,
         client_hosts: run.clients,
         profile,
         server_waits,
         worker_requests,
+        warmed,
     })
 }
 
@@ -485,6 +515,32 @@ fn limiter(
     })
 }
 
+/// Who probes the server at `site`, for the probe-window fault.
+fn prober(site: &ServerSite) -> String {
+    match site {
+        ServerSite::Local => "scalelab's sampler".into(),
+        ServerSite::Agent(_) => "the server host's agent".into(),
+        ServerSite::Ssh(_, host) => format!("the probe on {host} (over ssh)"),
+    }
+}
+
+/// A measured trial's failure, or `None` when it is good: a host that
+/// stopped answering over ssh, and (`remote`: the server on another host)
+/// a probe window bent by a stalled host, are lost hosts that `--resume`
+/// runs again; else [`judge`]'s reason, a full disk named first.
+fn judged(m: &Measured, remote: bool) -> Option<Failure> {
+    if let Some(why) = &m.unanswered {
+        return Some(Failure::unanswered(why));
+    }
+    if let (true, Some(WindowFault::ProbeOverran(why))) = (remote, judge_window(&m.window)) {
+        return Some(Failure {
+            message: why,
+            cause: Some(crate::store::FailureCause::LostHost),
+        });
+    }
+    judge(m).map(|reason| Failure::judged(reason, m.disk_full.clone()))
+}
+
 /// Why a measured trial counts as failed, or `None` when it is good.
 fn judge(m: &Measured) -> Option<String> {
     let r = &m.result;
@@ -497,7 +553,10 @@ fn judge(m: &Measured) -> Option<String> {
     if let Some(note) = r.notes.iter().find(|n| n.contains("ephemeral port")) {
         return Some(note.clone());
     }
-    if let Some(WindowFault::Overran(why) | WindowFault::Held(why)) = judge_window(&m.window) {
+    if let Some(
+        WindowFault::Overran(why) | WindowFault::Held(why) | WindowFault::ProbeOverran(why),
+    ) = judge_window(&m.window)
+    {
         return Some(why);
     }
     if r.requests == 0 {

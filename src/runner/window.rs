@@ -1,5 +1,5 @@
 //! A window is what it says: a trial is a measurement only if its load ran
-//! for the configured window while the load generator could run. Two
+//! for the configured window while the load generator could run. Three
 //! checks, one pure function ([`judge_window`]):
 //!
 //! - *held*: the load generator's own process was held still (SIGSTOP,
@@ -11,6 +11,10 @@
 //! - *overran*: the load ran longer than the window, its drain and
 //!   [`OVERRUN_SLACK`] allow. The rate is then over another window than
 //!   the one configured; the trial is stored as failed with that reason.
+//! - *probe overran*: the server probe's window ran past the load's by
+//!   more than one interval and [`OVERRUN_SLACK`] (a host's probe shell
+//!   frozen, its last sample late): the server's figures are over another
+//!   window; the trial is stored as failed with that reason.
 
 use std::time::Duration;
 
@@ -43,6 +47,13 @@ pub(crate) struct Window {
     pub held: Duration,
     /// Who ran the load: `scalelab` or `the agent on client host NAME`.
     pub client: String,
+    /// The server probe's window (its first sample to its last), when it
+    /// gave one.
+    pub probe_s: Option<f64>,
+    /// The probe's interval (`[trials] sample_interval`).
+    pub interval: Duration,
+    /// Who probed the server: `the probe on HOST (over ssh)`, ...
+    pub prober: String,
 }
 
 /// Why a trial's window is not what it says.
@@ -53,6 +64,11 @@ pub(crate) enum WindowFault {
     Held(String),
     /// The load ran past its window: the trial is failed with this reason.
     Overran(String),
+    /// The probe's window ran past the load's by more than one interval
+    /// and [`OVERRUN_SLACK`] (its shell or host stalled, and its last
+    /// sample came late): the server's figures are over another window,
+    /// and the trial is failed with this reason.
+    ProbeOverran(String),
 }
 
 /// The fault of a trial's window, or `None` when it measured what it says.
@@ -70,7 +86,10 @@ pub(crate) fn judge_window(w: &Window) -> Option<WindowFault> {
         )));
     }
     let allowed = w.duration + w.drain + OVERRUN_SLACK;
-    (w.elapsed > allowed).then(|| {
+    if w.elapsed <= allowed {
+        return probe_overran(w);
+    }
+    Some({
         WindowFault::Overran(format!(
             "the measured window overran: the load ran {} for a {} window (at most {} with \
              the {} timeout's drain and {} slack)",
@@ -79,6 +98,25 @@ pub(crate) fn judge_window(w: &Window) -> Option<WindowFault> {
             secs(allowed),
             secs(w.drain),
             secs(OVERRUN_SLACK),
+        ))
+    })
+}
+
+/// The probe's window against the load's: more than one interval and
+/// [`OVERRUN_SLACK`] over is a fault (a frozen probe shell gave a 6.6 s
+/// window for a 2 s load, and its server CPU over the longer window).
+fn probe_overran(w: &Window) -> Option<WindowFault> {
+    let probe = w.probe_s?;
+    let allowed = w.elapsed + w.interval + OVERRUN_SLACK;
+    (probe > allowed.as_secs_f64()).then(|| {
+        WindowFault::ProbeOverran(format!(
+            "the probe's window ran {probe:.2}s for the {:.2}s load window (more than one \
+             {:.2}s interval and {:.2}s slack over: {} answered late, its shell or host stalled): \
+             the server's figures would be over another window than the load's",
+            w.elapsed.as_secs_f64(),
+            w.interval.as_secs_f64(),
+            OVERRUN_SLACK.as_secs_f64(),
+            w.prober,
         ))
     })
 }
@@ -94,7 +132,30 @@ mod tests {
             elapsed: Duration::from_millis(elapsed_ms),
             held: Duration::from_millis(held_ms),
             client: "scalelab".into(),
+            probe_s: None,
+            interval: Duration::from_millis(500),
+            prober: "the probe on root@h1 (over ssh)".into(),
         }
+    }
+
+    #[test]
+    fn a_probe_window_past_the_load_by_more_than_an_interval_is_a_fault() {
+        // The issue's figures: a 6.6 s probe window for a 2 s load.
+        let w = |probe_s| Window {
+            probe_s: Some(probe_s),
+            ..window(2_000, 0)
+        };
+        let Some(WindowFault::ProbeOverran(why)) = judge_window(&w(6.6)) else {
+            panic!("a 6.6 s probe window for a 2 s load is a fault");
+        };
+        assert!(
+            why.starts_with("the probe's window ran 6.60s for the 2.00s load window")
+                && why.contains("the probe on root@h1 (over ssh) answered late"),
+            "{why}"
+        );
+        // Within one interval and the slack: the probe's own edges.
+        assert_eq!(judge_window(&w(2.9)), None);
+        assert!(judge_window(&w(3.1)).is_some());
     }
 
     #[test]

@@ -129,7 +129,7 @@ pub struct BareStep {
 /// Whether a kind's server can hold the dataset a workload declares
 /// (`Ok` for none): [`super::refuse_dataset`] for a kind that holds no
 /// data.
-pub type DatasetCheck = fn(Option<&crate::model::Dataset>) -> Result<(), super::TargetError>;
+pub type DatasetCheck = fn(Option<&crate::model::Dataset>) -> Result<(), super::ServerError>;
 
 /// Everything the remote shell needs to run a kind's server.
 #[derive(Clone, Debug)]

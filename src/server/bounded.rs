@@ -3,7 +3,7 @@
 //! by Ctrl-C, so nothing they start outlives scalelab.
 
 use crate::placement::Placement;
-use crate::server::TargetError;
+use crate::server::ServerError;
 use crate::shutdown::Shutdown;
 use crate::sys::lifecycle::ServerProcess;
 use std::path::Path;
@@ -21,10 +21,10 @@ pub fn run_bounded(
     limit: Duration,
     shutdown: &Shutdown,
     placement: &Placement,
-) -> Result<(ExitStatus, String), TargetError> {
-    let start_error = |message: String| TargetError::Start { kind, message };
-    let file = std::fs::File::create(out).map_err(|e| TargetError::io(out, e))?;
-    let err = file.try_clone().map_err(|e| TargetError::io(out, e))?;
+) -> Result<(ExitStatus, String), ServerError> {
+    let start_error = |message: String| ServerError::Start { kind, message };
+    let file = std::fs::File::create(out).map_err(|e| ServerError::io(out, e))?;
+    let err = file.try_clone().map_err(|e| ServerError::io(out, e))?;
     cmd.stdin(Stdio::null()).stdout(file).stderr(err);
     // As a server: its own session, cgroup and watchdog, so it and whatever
     // it starts die with scalelab, even by kill -9.
@@ -37,7 +37,7 @@ pub fn run_bounded(
             Ok(None) if shutdown.is_triggered() || Instant::now() >= end => {
                 let _ = child.stop(libc::SIGTERM, Duration::from_secs(2));
                 if shutdown.is_triggered() {
-                    return Err(TargetError::Interrupted);
+                    return Err(ServerError::Interrupted);
                 }
                 return Err(start_error(format!(
                     "{what} did not finish within {limit:?}"

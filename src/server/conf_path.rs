@@ -3,7 +3,7 @@
 //! enough for a unix socket (`sun_path` holds 107 bytes and a NUL), checked
 //! before a server starts, with an error that names `SCALELAB_WORKDIR`.
 
-use super::TargetError;
+use super::ServerError;
 use std::path::Path;
 
 /// The longest unix socket path, in bytes (`sizeof(sun_path) - 1`).
@@ -24,11 +24,11 @@ pub fn refuse_in_workdir(
     base_dir: &Path,
     bad: fn(char) -> bool,
     why: &str,
-) -> Result<(), TargetError> {
+) -> Result<(), ServerError> {
     if !base_dir.to_string_lossy().contains(bad) {
         return Ok(());
     }
-    Err(TargetError::Start {
+    Err(ServerError::Start {
         kind,
         message: format!(
             "the work directory `{}` {why}; set SCALELAB_WORKDIR to another directory",
@@ -39,13 +39,13 @@ pub fn refuse_in_workdir(
 
 /// `Ok` when `socket` fits in a unix socket address; otherwise the error
 /// that names the path, its length, the limit and the fix.
-pub fn check_socket(kind: &'static str, socket: &Path) -> Result<(), TargetError> {
+pub fn check_socket(kind: &'static str, socket: &Path) -> Result<(), ServerError> {
     use std::os::unix::ffi::OsStrExt;
     let len = socket.as_os_str().as_bytes().len();
     if len <= MAX_SOCKET_PATH {
         return Ok(());
     }
-    Err(TargetError::Start {
+    Err(ServerError::Start {
         kind,
         message: format!(
             "its unix socket {} is {len} bytes, more than the {MAX_SOCKET_PATH} a socket path \

@@ -1,9 +1,9 @@
 //! Why a server failed, when the cause is in its environment rather than
 //! in what the client saw: a full disk shows to the client as a reset
 //! connection, and only the server's log (or the file system) says why.
-//! Generic over kinds: each kind names its log ([`Target::server_log`]).
+//! Generic over kinds: each kind names its log ([`Server::server_log`]).
 
-use super::Target;
+use super::Server;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -25,7 +25,7 @@ const NO_SPACE: [&str; 3] = [
 /// free disk space`, MariaDB's `Disk is full`), or `... (the file system is
 /// full)` when its directory has no free block left; `None` otherwise, or
 /// when the kind keeps no log here.
-pub fn disk_full(target: &dyn Target) -> Option<String> {
+pub fn disk_full(target: &dyn Server) -> Option<String> {
     let log = target.server_log()?;
     let dir = log.parent()?;
     let name = log.file_name()?.to_string_lossy().into_owned();

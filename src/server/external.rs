@@ -1,11 +1,13 @@
 //! A server scalelab does not manage, named by its URL or connection
 //! string. It is either already running, or started and stopped by the
 //! user's own `start` and `stop` commands, with `pid_command` printing its
-//! PID for the probe. On a server host named in `[hosts]`, the commands run
+//! PID for the probe. Without `pid` or `pid_command`, the server is the
+//! process that listens on the URL's port ([`super::listener`]), found
+//! after each start. On a server host named in `[hosts]`, the commands run
 //! there over ssh (a host that cannot run scalelab, such as FreeBSD); here,
 //! through `sh -c`.
 
-use super::{Endpoint, Placement, Shutdown, Target, TargetError};
+use super::{Endpoint, Placement, Server, ServerError, Shutdown};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -52,6 +54,11 @@ impl CommandRunner for LocalShell {
         vec!["/bin/sh".into(), "-c".into(), command.into()]
     }
 
+    /// From `/proc`: the listening sockets of this network namespace.
+    fn listening(&self, port: u16) -> Result<super::listener::Listening, String> {
+        Ok(super::listener::local(port))
+    }
+
     fn run(&self, command: &str, limit: Duration) -> Result<String, String> {
         let mut child = std::process::Command::new("sh")
             .args(["-c", command])
@@ -87,7 +94,7 @@ impl CommandRunner for LocalShell {
 /// After a `start` command: waits until the URL's `host:port` accepts TCP
 /// connections (URLs of the `scheme://host:port/...` form; others are
 /// not waited for).
-fn wait_for_listener(url: &str, shutdown: &Shutdown) -> Result<(), TargetError> {
+fn wait_for_listener(url: &str, shutdown: &Shutdown) -> Result<(), ServerError> {
     let Some((_, rest)) = url.split_once("://") else {
         return Ok(());
     };
@@ -110,10 +117,10 @@ fn wait_for_listener(url: &str, shutdown: &Shutdown) -> Result<(), TargetError> 
             return Ok(());
         }
         if shutdown.sleep(Duration::from_millis(100)) {
-            return Err(TargetError::Interrupted);
+            return Err(ServerError::Interrupted);
         }
     }
-    Err(TargetError::NotReady {
+    Err(ServerError::NotReady {
         kind: KIND,
         waited_s: 30.0,
         message: format!("nothing accepts connections at {addr} after the start command"),
@@ -124,11 +131,11 @@ fn wait_for_listener(url: &str, shutdown: &Shutdown) -> Result<(), TargetError> 
 const COMMAND_LIMIT: Duration = Duration::from_secs(60);
 
 impl ExternalSettings {
-    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+    pub fn parse(t: &toml::Table) -> Result<Self, ServerError> {
         let s: ExternalSettings =
-            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+            crate::kinds::parse_settings(t).map_err(|m| ServerError::settings(KIND, m))?;
         if s.url.trim().is_empty() {
-            return Err(TargetError::Settings {
+            return Err(ServerError::Settings {
                 kind: KIND,
                 message: "`url` must name the running server".into(),
             });
@@ -140,7 +147,7 @@ impl ExternalSettings {
 /// An external server's plan is its checked settings: it is built here,
 /// or with its commands run over ssh on a server host without an agent.
 impl super::plan::ServerPlan for ExternalSettings {
-    fn build(&self, base_dir: &std::path::Path) -> Result<Box<dyn Target>, TargetError> {
+    fn build(&self, base_dir: &std::path::Path) -> Result<Box<dyn Server>, ServerError> {
         Ok(Box::new(External::with_shell(
             self.clone(),
             Box::new(LocalShell),
@@ -152,7 +159,7 @@ impl super::plan::ServerPlan for ExternalSettings {
         &self,
         shell: Box<dyn CommandRunner>,
         base_dir: &std::path::Path,
-    ) -> Result<Box<dyn Target>, TargetError> {
+    ) -> Result<Box<dyn Server>, ServerError> {
         Ok(Box::new(External::with_shell(
             self.clone(),
             shell,
@@ -233,6 +240,9 @@ pub struct External {
     pending_stop: Option<crate::owned::OwnedDir>,
     /// The PID `pid_command` printed after the last start.
     started_pid: Option<u32>,
+    /// Without `pid` and `pid_command`: the process listening on the
+    /// URL's port after the last start, or why none was told apart.
+    listener: Option<Result<u32, super::listener::Unidentified>>,
     started: bool,
 }
 
@@ -250,14 +260,33 @@ impl External {
             base_dir: base_dir.to_path_buf(),
             pending_stop: None,
             started_pid: None,
+            listener: None,
             started: false,
         }
     }
 
-    fn command(&self, what: &str, command: &str) -> Result<String, TargetError> {
+    /// The server's root process by its listener on the URL's port, when
+    /// neither `pid` nor `pid_command` names it.
+    fn find_listener(&self) -> Option<Result<u32, super::listener::Unidentified>> {
+        use super::listener::{identify, url_port, Unidentified};
+        if self.settings.pid.is_some() || self.settings.pid_command.is_some() {
+            return None;
+        }
+        let Some(port) = url_port(&self.settings.url) else {
+            return Some(Err(Unidentified::NoPort {
+                url: self.settings.url.clone(),
+            }));
+        };
+        Some(match self.shell.listening(port) {
+            Ok(l) => identify(&l, port),
+            Err(e) => Err(Unidentified::Unreadable(e)),
+        })
+    }
+
+    fn command(&self, what: &str, command: &str) -> Result<String, ServerError> {
         self.shell
             .run(command, COMMAND_LIMIT)
-            .map_err(|e| TargetError::Start {
+            .map_err(|e| ServerError::Start {
                 kind: KIND,
                 message: format!("the {what} command `{command}` failed: {e}"),
             })
@@ -294,11 +323,15 @@ impl External {
 
     /// The server's PID where it runs (which may be another host).
     pub fn server_pid(&self) -> Option<u32> {
-        self.started_pid.or(self.settings.pid)
+        let found = self
+            .listener
+            .as_ref()
+            .and_then(|l| l.as_ref().ok().copied());
+        self.started_pid.or(self.settings.pid).or(found)
     }
 }
 
-impl Target for External {
+impl Server for External {
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -310,9 +343,9 @@ impl Target for External {
         placement: &Placement,
         _dataset: Option<&crate::model::Dataset>,
         _shutdown: &Shutdown,
-    ) -> Result<Endpoint, TargetError> {
+    ) -> Result<Endpoint, ServerError> {
         if placement.cpus.is_some() || placement.memory.is_some() {
-            return Err(TargetError::Settings {
+            return Err(ServerError::Settings {
                 kind: KIND,
                 message: "server_cpus and server_memory need a server scalelab starts; pin an external server yourself"
                     .into(),
@@ -333,22 +366,24 @@ impl Target for External {
         if self.settings.pid_command.is_some() {
             self.started_pid = self.current_pid();
             if self.started_pid.is_none() {
-                return Err(TargetError::Start {
+                return Err(ServerError::Start {
                     kind: KIND,
                     message: "`pid_command` printed no PID after the start".into(),
                 });
             }
         }
+        self.listener = self.find_listener();
         Ok(Endpoint {
             uri: self.settings.url.clone(),
         })
     }
 
-    fn stop(&mut self) -> Result<(), TargetError> {
+    fn stop(&mut self) -> Result<(), ServerError> {
         if !std::mem::take(&mut self.started) {
             return Ok(());
         }
         self.started_pid = None;
+        self.listener = None;
         let stopped = match self.settings.stop.clone() {
             Some(cmd) => self.command("stop", &cmd).map(|_| ()),
             None => Ok(()),
@@ -372,11 +407,89 @@ impl Target for External {
         self.server_pid()
     }
 
+    fn unidentified(&self) -> Option<String> {
+        match &self.listener {
+            Some(Err(why)) => Some(why.advice()),
+            Some(Ok(_)) | None => None,
+        }
+    }
+
     fn version(&self) -> Option<String> {
         self.settings.version.clone()
     }
 
     fn effective_config(&self) -> Option<String> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(url: String) -> ExternalSettings {
+        ExternalSettings {
+            url,
+            version: None,
+            pid: None,
+            start: None,
+            stop: None,
+            pid_command: None,
+        }
+    }
+
+    fn started(url: String, base: &std::path::Path) -> External {
+        let mut t = External::with_shell(settings(url), Box::new(LocalShell), base);
+        let placement = Placement::unconstrained();
+        t.start(&placement, None, &Shutdown::new()).unwrap();
+        t
+    }
+
+    #[test]
+    fn without_pid_the_server_is_the_process_listening_on_the_urls_port() {
+        let base = tempfile::tempdir().unwrap();
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let t = started(format!("http://127.0.0.1:{port}/"), base.path());
+        assert_eq!(t.root_pid(), Some(std::process::id()));
+        assert_eq!(t.unidentified(), None);
+    }
+
+    #[test]
+    fn a_port_nobody_listens_on_leaves_the_server_unknown_with_the_fix_named() {
+        let base = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let t = started(format!("http://127.0.0.1:{port}/"), base.path());
+        assert_eq!(t.root_pid(), None);
+        let why = t.unidentified().expect("a reason");
+        assert!(
+            why.contains(&format!("nothing listens on port {port}")),
+            "{why}"
+        );
+        assert!(why.contains("cannot be told apart"), "{why}");
+        assert!(why.contains("`pid` or `pid_command`"), "{why}");
+        // The probe of such a trial: a sampler without a server counts no
+        // server CPU (a load alone is known); the trial, told the server
+        // was not found, makes it unknown and never noisy.
+        let config = crate::probe::SamplerConfig {
+            interval: Duration::from_millis(50),
+            ..Default::default()
+        };
+        let sampler = crate::probe::Sampler::start(config, t.root_pid()).unwrap();
+        std::thread::sleep(Duration::from_millis(120));
+        let b = sampler.stop().summary.background.expect("a background");
+        assert!(!b.server_unknown, "{b:?}");
+        let b = crate::probe::background::Background { noisy: true, ..b }.server_not_told_apart();
+        assert!(b.server_unknown && !b.noisy, "{b:?}");
+        assert!(b.describe().starts_with("unknown:"), "{}", b.describe());
+        // With `pid` given, nothing is looked up.
+        let mut with_pid = settings(format!("http://127.0.0.1:{port}/"));
+        with_pid.pid = Some(std::process::id());
+        let t = External::with_shell(with_pid, Box::new(LocalShell), base.path());
+        assert_eq!(t.find_listener(), None);
     }
 }

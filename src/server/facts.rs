@@ -1,5 +1,5 @@
 //! What a server kind records about itself with every trial beyond its
-//! version, config and dataset ([`Target::describe`](super::Target::describe)):
+//! version, config and dataset ([`Server::describe`](super::Server::describe)):
 //! typed per kind, asked through methods, never read back by key.
 //! Stored as the context's `server_settings`, in the shape the kinds
 //! always wrote (untagged), so old stores read back the same.

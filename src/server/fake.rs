@@ -4,7 +4,7 @@
 //! fast to "answer". It "holds" whatever dataset the workload declares and
 //! reports it, so tests can see what the runner handed it.
 
-use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
+use super::{DatasetInfo, Endpoint, Placement, Server, ServerError, Shutdown};
 use crate::model::Dataset;
 
 const KIND: &str = "fake";
@@ -48,11 +48,11 @@ fn one() -> u32 {
 }
 
 impl FakeSettings {
-    fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+    fn parse(t: &toml::Table) -> Result<Self, ServerError> {
         let s: FakeSettings =
-            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+            crate::kinds::parse_settings(t).map_err(|m| ServerError::settings(KIND, m))?;
         if s.speed == 0 {
-            return Err(TargetError::settings(
+            return Err(ServerError::settings(
                 KIND,
                 "speed must be at least 1".into(),
             ));
@@ -67,7 +67,7 @@ struct FakeServer {
     dataset: Option<DatasetInfo>,
 }
 
-impl Target for FakeServer {
+impl Server for FakeServer {
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -76,7 +76,7 @@ impl Target for FakeServer {
         _: &Placement,
         dataset: Option<&Dataset>,
         _: &Shutdown,
-    ) -> Result<Endpoint, TargetError> {
+    ) -> Result<Endpoint, ServerError> {
         self.running = true;
         // A fake load: its size is its description's length, in bytes.
         self.dataset = dataset.map(|d| DatasetInfo {
@@ -87,7 +87,7 @@ impl Target for FakeServer {
             uri: format!("fake://{}", self.settings.speed),
         })
     }
-    fn stop(&mut self) -> Result<(), TargetError> {
+    fn stop(&mut self) -> Result<(), ServerError> {
         self.running = false;
         Ok(())
     }

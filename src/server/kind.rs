@@ -1,26 +1,26 @@
 //! What a server kind is: one value in the [`KINDS`](super::KINDS) registry.
 
 use super::plan::ServerPlan;
-use super::TargetError;
+use super::ServerError;
 use crate::kinds::Requirement;
 use std::net::IpAddr;
 use std::path::Path;
 
 /// Compiles a kind's settings table into its typed plan (the kind's
 /// settings parsing: the one place its table is read).
-pub type CompileServer = fn(&toml::Table) -> Result<Box<dyn ServerPlan>, TargetError>;
+pub type CompileServer = fn(&toml::Table) -> Result<Box<dyn ServerPlan>, ServerError>;
 
 /// Builds a DNS lab of one kind for `scalelab dns lab` (settings, base
 /// directory), like [`CompileServer`] and [`ServerPlan::build`] in one,
 /// with the lab's own type.
-pub type BuildDnsLab = fn(&toml::Table, &Path) -> Result<super::dns::DnsLab, TargetError>;
+pub type BuildDnsLab = fn(&toml::Table, &Path) -> Result<super::dns::DnsLab, ServerError>;
 
 /// The settings key that makes a server listen on an address of its host
 /// (see [`ServerKind::listens_on_host_address`]).
 const LISTEN_SETTING: &str = "listen";
 
 /// One server kind (`nginx`, `postgres`, `external`, ...): its settings,
-/// its lifecycle (the [`Target`](super::Target) it builds) and what it needs installed. A
+/// its lifecycle (the [`Server`](super::Server) it builds) and what it needs installed. A
 /// kind's module defines one of these as `SERVER_KIND` and the registry
 /// lists it; nothing else matches on its name.
 #[derive(Clone, Copy)]

@@ -5,7 +5,7 @@
 //!
 //! Each start gets a fresh directory under `BASE/mariadb-XXXXXX/` (`my.cnf`,
 //! `data/`, `error.log`, `init.sql`), removed at stop, and the dataset the
-//! workload declares ([`Dataset::Sysbench`], handed to [`Target::start`]) is
+//! workload declares ([`Dataset::Sysbench`], handed to [`Server::start`]) is
 //! built into it: one load per server start.
 //! An init file creates the database `sbtest` and the TCP user
 //! `sbtest`/`sbtest` on 127.0.0.1, so the endpoint is
@@ -19,7 +19,7 @@ mod settings;
 
 pub use settings::{MariadbSettings, ThreadHandling};
 
-use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
+use super::{DatasetInfo, Endpoint, Placement, Server, ServerError, Shutdown};
 use crate::model::{Dataset, SetupAddr, SetupSession};
 use crate::sys::lifecycle::ServerProcess;
 use crate::sys::process::{self, log_tail, WaitError};
@@ -77,19 +77,19 @@ pub struct Mariadb {
     dataset: Option<DatasetInfo>,
 }
 
-fn start_error(message: impl Into<String>) -> TargetError {
-    TargetError::Start {
+fn start_error(message: impl Into<String>) -> ServerError {
+    ServerError::Start {
         kind: KIND,
         message: message.into(),
     }
 }
 
-fn find(candidates: &[&str]) -> Result<PathBuf, TargetError> {
+fn find(candidates: &[&str]) -> Result<PathBuf, ServerError> {
     candidates
         .iter()
         .map(PathBuf::from)
         .find(|p| p.is_file())
-        .ok_or_else(|| TargetError::Missing {
+        .ok_or_else(|| ServerError::Missing {
             kind: KIND,
             message: format!(
                 "none of {} exists (install mariadb-server)",
@@ -115,7 +115,7 @@ fn server_user() -> String {
 impl Mariadb {
     /// A MariaDB target from its `[server]` table; nothing starts until `start`. `base_dir`
     /// holds the private data directories.
-    pub fn new(settings: &toml::Table, base_dir: &Path) -> Result<Mariadb, TargetError> {
+    pub fn new(settings: &toml::Table, base_dir: &Path) -> Result<Mariadb, ServerError> {
         Ok(Self::with_settings(
             MariadbSettings::parse(settings)?,
             base_dir,
@@ -159,7 +159,7 @@ impl Mariadb {
         &mut self,
         placement: &Placement,
         shutdown: &Shutdown,
-    ) -> Result<PathBuf, TargetError> {
+    ) -> Result<PathBuf, ServerError> {
         // mariadb-install-db (a shell script) splits the data directory at
         // whitespace and then fails on the pieces; my.cnf itself quotes it.
         super::conf_path::refuse_in_workdir(
@@ -169,13 +169,13 @@ impl Mariadb {
             "has whitespace, which mariadb-install-db cannot handle",
         )?;
         let dir = super::rundir::create(&self.base_dir, super::rundir::MARIADB)
-            .map_err(|e| TargetError::io(&self.base_dir, e))?;
+            .map_err(|e| ServerError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
         self.dir = Some(dir);
         super::conf_path::check_socket(KIND, &path.join(settings::SOCKET))?;
         // A private tmpdir: concurrent servers' temporary table names collide in /tmp.
         let tmp = path.join("tmp");
-        std::fs::create_dir_all(&tmp).map_err(|e| TargetError::io(&tmp, e))?;
+        std::fs::create_dir_all(&tmp).map_err(|e| ServerError::io(&tmp, e))?;
         let cnf = self.settings.render(&path, self.port, &server_user());
         write(&path.join("my.cnf"), &cnf)?;
         write(&path.join("init.sql"), &self.settings.init_sql())?;
@@ -205,22 +205,22 @@ impl Mariadb {
         Ok(path)
     }
 
-    fn launch(&mut self, dir: &Path, placement: &Placement) -> Result<u32, TargetError> {
+    fn launch(&mut self, dir: &Path, placement: &Placement) -> Result<u32, ServerError> {
         let stderr =
-            std::fs::File::create(dir.join("stderr.log")).map_err(|e| TargetError::io(dir, e))?;
+            std::fs::File::create(dir.join("stderr.log")).map_err(|e| ServerError::io(dir, e))?;
         let mut cmd = Command::new(find(SERVER_BINARIES)?);
         // --defaults-file must come first.
         cmd.arg(format!("--defaults-file={}", dir.join("my.cnf").display()));
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr);
-        let server = ServerProcess::spawn(cmd, placement).map_err(|e| TargetError::io(dir, e))?;
+        let server = ServerProcess::spawn(cmd, placement).map_err(|e| ServerError::io(dir, e))?;
         let pid = server.pid();
         self.server = Some(server);
         Ok(pid)
     }
 
-    fn start_failure(&self, dir: &Path, what: &str) -> TargetError {
+    fn start_failure(&self, dir: &Path, what: &str) -> ServerError {
         start_error(format!(
             "{what}; last lines of {}:\n{}",
             dir.join("error.log").display(),
@@ -228,17 +228,17 @@ impl Mariadb {
         ))
     }
 
-    fn wait_ready(&self, pid: u32, dir: &Path, shutdown: &Shutdown) -> Result<(), TargetError> {
+    fn wait_ready(&self, pid: u32, dir: &Path, shutdown: &Shutdown) -> Result<(), ServerError> {
         let waited = process::wait_session_ready(READY_TIMEOUT, shutdown, pid, || {
             self.session(Duration::from_secs(1))
         });
         match waited {
             Ok(()) => Ok(()),
-            Err((WaitError::Interrupted, _)) => Err(TargetError::Interrupted),
+            Err((WaitError::Interrupted, _)) => Err(ServerError::Interrupted),
             Err((WaitError::Died, _)) => {
                 Err(self.start_failure(dir, "mariadbd exited during startup"))
             }
-            Err((WaitError::TimedOut, last)) => Err(TargetError::NotReady {
+            Err((WaitError::TimedOut, last)) => Err(ServerError::NotReady {
                 kind: KIND,
                 waited_s: READY_TIMEOUT.as_secs_f64(),
                 message: format!(
@@ -250,7 +250,7 @@ impl Mariadb {
     }
 
     /// Builds the dataset and records version and effective variables.
-    fn after_launch(&mut self) -> Result<(), TargetError> {
+    fn after_launch(&mut self) -> Result<(), ServerError> {
         let mut s = self
             .session(Duration::from_secs(30))
             .map_err(|e| start_error(format!("cannot connect to the server: {e}")))?;
@@ -274,7 +274,7 @@ impl Mariadb {
 }
 
 /// `Ok` for no dataset or sysbench's, the only one a MariaDB holds.
-fn holds(dataset: Option<&Dataset>) -> Result<(), TargetError> {
+fn holds(dataset: Option<&Dataset>) -> Result<(), ServerError> {
     match dataset {
         None | Some(Dataset::Sysbench { .. }) => Ok(()),
         Some(other) => {
@@ -284,11 +284,11 @@ fn holds(dataset: Option<&Dataset>) -> Result<(), TargetError> {
     }
 }
 
-fn write(path: &Path, text: &str) -> Result<(), TargetError> {
-    std::fs::write(path, text).map_err(|e| TargetError::io(path, e))
+fn write(path: &Path, text: &str) -> Result<(), ServerError> {
+    std::fs::write(path, text).map_err(|e| ServerError::io(path, e))
 }
 
-impl Target for Mariadb {
+impl Server for Mariadb {
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -307,7 +307,7 @@ impl Target for Mariadb {
         placement: &Placement,
         dataset: Option<&Dataset>,
         shutdown: &Shutdown,
-    ) -> Result<Endpoint, TargetError> {
+    ) -> Result<Endpoint, ServerError> {
         self.stop()?;
         holds(dataset)?;
         self.wanted = dataset.copied();
@@ -328,7 +328,7 @@ impl Target for Mariadb {
         Ok(Endpoint { uri: self.url() })
     }
 
-    fn stop(&mut self) -> Result<(), TargetError> {
+    fn stop(&mut self) -> Result<(), ServerError> {
         let stopped = super::stop_process(KIND, &mut self.server, libc::SIGTERM, STOP_GRACE);
         self.dir = None;
         stopped

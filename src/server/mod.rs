@@ -1,6 +1,6 @@
 //! Server lifecycles: the systems under test.
 //!
-//! A [`Target`] writes its server's config into a private run directory,
+//! A [`Server`] writes its server's config into a private run directory,
 //! starts the real server as a child (no systemd) on a loopback port, waits
 //! until it answers, and stops it: at the end, on error, on Ctrl-C (through
 //! [`Shutdown`]) and on drop. Every managed kind starts its server through
@@ -16,7 +16,7 @@
 //! [`ServerPlan`], so unknown or mistyped fields are reported by name and
 //! every server is built from its plan. The
 //! data a server holds is not among them: the workload declares it, and the
-//! runner hands it to [`Target::start`] as a [`Dataset`]; the target decides
+//! runner hands it to [`Server::start`] as a [`Dataset`]; the target decides
 //! how to build and cache it.
 
 pub mod bare;
@@ -29,6 +29,7 @@ pub mod facts;
 #[cfg(test)]
 mod fake;
 mod kind;
+pub mod listener;
 pub mod mariadb;
 pub mod nginx;
 pub mod plan;
@@ -80,10 +81,22 @@ pub struct DatasetInfo {
     pub bytes: u64,
 }
 
+/// What [`Server::liveness`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Liveness {
+    /// The server runs.
+    Running,
+    /// The server is gone (it died, or was stopped).
+    Gone,
+    /// Its host did not answer the question; why, and whether the server
+    /// itself still answered its protocol.
+    Unknown(String),
+}
+
 /// Why a server could not be configured, started or stopped. Every variant
 /// names the server kind (`kind`) and says what went wrong (`message`).
 #[derive(Debug, thiserror::Error)]
-pub enum TargetError {
+pub enum ServerError {
     /// Its settings table is invalid.
     #[error("{kind} settings: {message}")]
     Settings {
@@ -98,6 +111,15 @@ pub enum TargetError {
         /// The server kind (`nginx`, `postgres`, ...).
         kind: &'static str,
         /// What failed, with the server's own output where there is some.
+        message: String,
+    },
+    /// It could not be started: the file system of its directory is full
+    /// (a host without an agent said so).
+    #[error("could not start {kind}: {message}")]
+    DiskFull {
+        /// The server kind (`nginx`, `postgres`, ...).
+        kind: &'static str,
+        /// Where, the bytes free there, and the fix.
         message: String,
     },
     /// It could not be stopped completely.
@@ -139,15 +161,15 @@ pub enum TargetError {
     },
 }
 
-impl TargetError {
+impl ServerError {
     /// A settings error of `kind` (wraps [`crate::kinds::parse_settings`]).
     pub fn settings(kind: &'static str, message: String) -> Self {
-        TargetError::Settings { kind, message }
+        ServerError::Settings { kind, message }
     }
 
     /// A failed stop of `kind`: what was left running, or why.
     pub fn stop(kind: &'static str, what: impl std::fmt::Display) -> Self {
-        TargetError::Stop {
+        ServerError::Stop {
             kind,
             message: what.to_string(),
         }
@@ -155,7 +177,7 @@ impl TargetError {
 
     /// An i/o error on `path`.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
-        TargetError::Io {
+        ServerError::Io {
             path: path.to_path_buf(),
             source,
         }
@@ -163,7 +185,7 @@ impl TargetError {
 }
 
 /// A server under test.
-pub trait Target: Send {
+pub trait Server: Send {
     /// The kind's registry name (`nginx`, `postgres`, ...).
     fn kind(&self) -> &'static str;
     /// Starts the server inside `placement`, holding `dataset` (the one the
@@ -174,9 +196,9 @@ pub trait Target: Send {
         placement: &Placement,
         dataset: Option<&Dataset>,
         shutdown: &Shutdown,
-    ) -> Result<Endpoint, TargetError>;
+    ) -> Result<Endpoint, ServerError>;
     /// Stops the server and waits until its processes are gone. Idempotent.
-    fn stop(&mut self) -> Result<(), TargetError>;
+    fn stop(&mut self) -> Result<(), ServerError>;
     /// The started server's process, when the kind runs one through
     /// [`ServerProcess`]: `is_running`, `root_pid` and `processes` read it
     /// unless the kind says otherwise.
@@ -188,9 +210,26 @@ pub trait Target: Send {
     fn is_running(&self) -> bool {
         self.server_process().is_some_and(ServerProcess::is_running)
     }
+    /// Whether the server still runs, or why that cannot be told (its
+    /// host stopped answering over ssh, and the server's own protocol
+    /// says whether it still served): what tells "the server died" apart
+    /// from a host that cannot be asked.
+    fn liveness(&self) -> Liveness {
+        match self.is_running() {
+            true => Liveness::Running,
+            false => Liveness::Gone,
+        }
+    }
     /// PID of the server's root process, for the probe's process tree.
     fn root_pid(&self) -> Option<u32> {
         self.server_process().map(ServerProcess::pid)
+    }
+    /// Why the server's processes cannot be told apart from the rest of
+    /// its machine when [`Self::root_pid`] is `None` (an `external` server
+    /// without `pid` whose listener was not found): the probe keeps it as a
+    /// warning, and the trial's background is unknown, never noisy.
+    fn unidentified(&self) -> Option<String> {
+        None
     }
     /// Every live process of the server (see [`ServerProcess::processes`]).
     fn processes(&self) -> Vec<u32> {
@@ -248,8 +287,8 @@ pub trait Target: Send {
 }
 
 /// The registered server kind called `name`, or an error listing the kinds.
-pub fn kind(name: &str) -> Result<&'static ServerKind, TargetError> {
-    crate::kinds::lookup("server", KINDS, name).map_err(|message| TargetError::Settings {
+pub fn kind(name: &str) -> Result<&'static ServerKind, ServerError> {
+    crate::kinds::lookup("server", KINDS, name).map_err(|message| ServerError::Settings {
         kind: "server",
         message,
     })
@@ -267,15 +306,15 @@ pub fn kind_names() -> Vec<&'static str> {
 pub fn compile(
     kind: &'static ServerKind,
     settings: &toml::Table,
-) -> Result<Box<dyn ServerPlan>, TargetError> {
+) -> Result<Box<dyn ServerPlan>, ServerError> {
     crate::model::dataset::refuse_in_server(settings)
-        .map_err(|m| TargetError::settings(kind.name, m))?;
+        .map_err(|m| ServerError::settings(kind.name, m))?;
     (kind.compile)(settings)
 }
 
 /// The error of a kind that holds no data when a workload declares some
 /// (an HTTP server asked for pgbench's tables): `Ok` without a dataset.
-pub fn refuse_dataset(kind: &'static str, dataset: Option<&Dataset>) -> Result<(), TargetError> {
+pub fn refuse_dataset(kind: &'static str, dataset: Option<&Dataset>) -> Result<(), ServerError> {
     match dataset {
         None => Ok(()),
         Some(d) => Err(wrong_dataset(kind, "no dataset", d)),
@@ -284,8 +323,8 @@ pub fn refuse_dataset(kind: &'static str, dataset: Option<&Dataset>) -> Result<(
 
 /// The error of a kind asked to hold a dataset it cannot: `holds` says
 /// what it does hold and which workload declares that.
-pub fn wrong_dataset(kind: &'static str, holds: &str, declared: &Dataset) -> TargetError {
-    TargetError::Start {
+pub fn wrong_dataset(kind: &'static str, holds: &str, declared: &Dataset) -> ServerError {
+    ServerError::Start {
         kind,
         message: format!(
             "{kind} holds {holds}, but the workload declares {}; use a load kind that speaks to {kind}",
@@ -302,11 +341,11 @@ pub fn stop_process(
     server: &mut Option<ServerProcess>,
     signal: libc::c_int,
     grace: std::time::Duration,
-) -> Result<(), TargetError> {
+) -> Result<(), ServerError> {
     match server.take() {
         Some(mut process) => process
             .stop(signal, grace)
-            .map_err(|e| TargetError::stop(kind, e)),
+            .map_err(|e| ServerError::stop(kind, e)),
         None => Ok(()),
     }
 }

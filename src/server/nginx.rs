@@ -6,7 +6,7 @@
 //! `/8k.bin`, `/16k.bin` (seed 001) from the run directory.
 
 use super::bare::{BareFile, BareHost, BareReady, BareServer, HostOs};
-use super::{Endpoint, Placement, Shutdown, Target, TargetError};
+use super::{Endpoint, Placement, Server, ServerError, Shutdown};
 use crate::sys::lifecycle::ServerProcess;
 use crate::sys::process::{self, WaitError};
 use serde::Deserialize;
@@ -156,9 +156,9 @@ impl NginxSettings {
     }
 
     /// Reads and checks the `[server]` table of kind `nginx`; errors name the field.
-    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+    pub fn parse(t: &toml::Table) -> Result<Self, ServerError> {
         let s: NginxSettings =
-            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+            crate::kinds::parse_settings(t).map_err(|m| ServerError::settings(KIND, m))?;
         if let Workers::Count(n) = s.worker_processes {
             if !(1..=MAX_WORKERS).contains(&n) {
                 return Err(settings_err(&format!(
@@ -270,7 +270,7 @@ impl NginxSettings {
 /// nginx is built from its checked settings, here or, on a host without
 /// an agent, by a shell there from the same configuration.
 impl super::plan::ServerPlan for NginxSettings {
-    fn build(&self, base_dir: &Path) -> Result<Box<dyn Target>, TargetError> {
+    fn build(&self, base_dir: &Path) -> Result<Box<dyn Server>, ServerError> {
         Ok(Box::new(Nginx::new(self.clone(), base_dir)))
     }
 
@@ -278,7 +278,7 @@ impl super::plan::ServerPlan for NginxSettings {
         true
     }
 
-    fn bare(&self, host: &BareHost) -> Result<BareServer, TargetError> {
+    fn bare(&self, host: &BareHost) -> Result<BareServer, ServerError> {
         let dir = &host.dir;
         let port = self.port.unwrap_or(host.port);
         let config = self.render(dir, port, host.os);
@@ -323,8 +323,8 @@ impl super::plan::ServerPlan for NginxSettings {
     }
 }
 
-fn settings_err(message: &str) -> TargetError {
-    TargetError::Settings {
+fn settings_err(message: &str) -> ServerError {
+    ServerError::Settings {
         kind: KIND,
         message: message.to_string(),
     }
@@ -355,21 +355,21 @@ impl Nginx {
         }
     }
 
-    fn binary(&self) -> Result<PathBuf, TargetError> {
+    fn binary(&self) -> Result<PathBuf, ServerError> {
         let own = self.settings.binary.iter().cloned();
         let known = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"]
             .iter()
             .map(PathBuf::from);
         own.chain(known)
             .find(|p| p.exists())
-            .ok_or(TargetError::Missing {
+            .ok_or(ServerError::Missing {
                 kind: KIND,
                 message: "no nginx binary in /usr/sbin".into(),
             })
     }
 
     /// Creates the run directory with config, temp dirs and static files.
-    fn prepare(&mut self, port: u16) -> Result<PathBuf, TargetError> {
+    fn prepare(&mut self, port: u16) -> Result<PathBuf, ServerError> {
         // nginx expands `$name` inside `root` and `access_log`, even quoted.
         super::conf_path::refuse_in_workdir(
             KIND,
@@ -378,31 +378,31 @@ impl Nginx {
             "has a `$`, which nginx reads as a variable in `root` and `access_log`",
         )?;
         let dir = super::rundir::create(&self.base_dir, super::rundir::NGINX)
-            .map_err(|e| TargetError::io(&self.base_dir, e))?;
+            .map_err(|e| ServerError::io(&self.base_dir, e))?;
         let path = dir.path().to_path_buf();
         for sub in ["html", "tmp"] {
-            std::fs::create_dir_all(path.join(sub)).map_err(|e| TargetError::io(&path, e))?;
+            std::fs::create_dir_all(path.join(sub)).map_err(|e| ServerError::io(&path, e))?;
         }
         for (name, size) in self.settings.static_files() {
             let file = path.join("html").join(&name);
             std::fs::write(&file, vec![b'x'; size as usize])
-                .map_err(|e| TargetError::io(&file, e))?;
+                .map_err(|e| ServerError::io(&file, e))?;
         }
         let config = self.settings.render(&path, port, HostOs::Linux);
         let conf = path.join("nginx.conf");
-        std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;
+        std::fs::write(&conf, &config).map_err(|e| ServerError::io(&conf, e))?;
         self.config = Some(config);
         self.run_dir = Some(dir);
         Ok(path)
     }
 
-    fn start_error(&self, dir: &Path, what: &str) -> TargetError {
+    fn start_error(&self, dir: &Path, what: &str) -> ServerError {
         let mut log = process::log_tail(&dir.join("stderr.log"), 5);
         let error_log = process::log_tail(&dir.join("error.log"), 5);
         if !error_log.is_empty() {
             log = format!("{log}\n{error_log}");
         }
-        TargetError::Start {
+        ServerError::Start {
             kind: KIND,
             message: format!("{what}; nginx said:\n{}", log.trim()),
         }
@@ -438,7 +438,7 @@ pub(crate) fn answers(addr: std::net::IpAddr, port: u16) -> bool {
     matches!(s.read(&mut buf), Ok(n) if n >= 12 && buf.starts_with(b"HTTP/1.1 200"))
 }
 
-impl Target for Nginx {
+impl Server for Nginx {
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -456,18 +456,18 @@ impl Target for Nginx {
         placement: &Placement,
         dataset: Option<&crate::model::Dataset>,
         shutdown: &Shutdown,
-    ) -> Result<Endpoint, TargetError> {
+    ) -> Result<Endpoint, ServerError> {
         super::refuse_dataset(KIND, dataset)?;
         self.stop()?;
         let bin = self.binary()?;
         let port = match self.settings.port {
             Some(p) => p,
-            None => process::free_port().map_err(|e| TargetError::io(Path::new("127.0.0.1"), e))?,
+            None => process::free_port().map_err(|e| ServerError::io(Path::new("127.0.0.1"), e))?,
         };
         let addr = self.settings.listen_addr();
         let dir = self.prepare(port)?;
         let stderr =
-            std::fs::File::create(dir.join("stderr.log")).map_err(|e| TargetError::io(&dir, e))?;
+            std::fs::File::create(dir.join("stderr.log")).map_err(|e| ServerError::io(&dir, e))?;
         let mut cmd = Command::new(bin);
         cmd.arg("-p")
             .arg(&dir)
@@ -477,7 +477,7 @@ impl Target for Nginx {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr);
-        let server = ServerProcess::spawn(cmd, placement).map_err(|e| TargetError::io(&dir, e))?;
+        let server = ServerProcess::spawn(cmd, placement).map_err(|e| ServerError::io(&dir, e))?;
         let pid = server.pid();
         self.server = Some(server);
         self.port = Some(port);
@@ -493,12 +493,12 @@ impl Target for Nginx {
             Err(e) => {
                 let err = match e {
                     WaitError::Died => self.start_error(&dir, "nginx exited during startup"),
-                    WaitError::TimedOut => TargetError::NotReady {
+                    WaitError::TimedOut => ServerError::NotReady {
                         kind: KIND,
                         waited_s: 10.0,
                         message: format!("no answer on {}", std::net::SocketAddr::new(addr, port)),
                     },
-                    WaitError::Interrupted => TargetError::Interrupted,
+                    WaitError::Interrupted => ServerError::Interrupted,
                 };
                 self.stop()?;
                 Err(err)
@@ -506,7 +506,7 @@ impl Target for Nginx {
         }
     }
 
-    fn stop(&mut self) -> Result<(), TargetError> {
+    fn stop(&mut self) -> Result<(), ServerError> {
         let stopped = super::stop_process(
             KIND,
             &mut self.server,

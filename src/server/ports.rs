@@ -6,9 +6,8 @@
 //!
 //! Listening sockets come from `/proc/<pid>/net/{tcp,tcp6,udp,udp6}` (the
 //! network namespace of the server, or of scalelab), and are matched to
-//! processes by socket inode through `/proc/<pid>/fd`.
-
-use std::collections::HashSet;
+//! processes by socket inode through `/proc/<pid>/fd`, both read by
+//! [`crate::procfs::sockets`].
 
 /// Why a server's port is not its own.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -41,75 +40,18 @@ pub enum PortError {
     },
 }
 
-/// Inodes of the sockets listening on `port` in one `/proc/net/{tcp,udp}`
-/// table: TCP in state LISTEN (0A), UDP bound to the port (07).
-pub fn parse_listeners(table: &str, port: u16) -> Vec<u64> {
-    table
-        .lines()
-        .skip(1)
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let local_port = f.get(1)?.rsplit_once(':')?.1;
-            let listening = matches!(*f.get(3)?, "0A" | "07");
-            (listening && u16::from_str_radix(local_port, 16).ok()? == port)
-                .then(|| f.get(9)?.parse().ok())
-                .flatten()
-        })
-        .filter(|&inode| inode != 0)
-        .collect()
-}
-
-/// Listening socket inodes on `port` in the network namespace of `pid`
-/// (scalelab's own when `None`).
-pub fn listeners(port: u16, pid: Option<u32>) -> Vec<u64> {
-    let base = pid.map_or("/proc/self/net".to_string(), |p| format!("/proc/{p}/net"));
-    let mut out = Vec::new();
-    for table in ["tcp", "tcp6", "udp", "udp6"] {
-        let text = std::fs::read_to_string(format!("{base}/{table}")).unwrap_or_default();
-        out.extend(parse_listeners(&text, port));
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
-}
-
-/// Socket inodes held open by `pids`.
-pub fn socket_inodes(pids: &[u32]) -> HashSet<u64> {
-    let mut out = HashSet::new();
-    for pid in pids {
-        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-            continue;
-        };
-        for fd in fds.flatten() {
-            let Ok(link) = std::fs::read_link(fd.path()) else {
-                continue;
-            };
-            let inode = link
-                .to_str()
-                .and_then(|l| l.strip_prefix("socket:["))
-                .and_then(|l| l.strip_suffix(']'))
-                .and_then(|n| n.parse::<u64>().ok());
-            out.extend(inode);
-        }
-    }
-    out
-}
+pub use crate::procfs::sockets::{listeners, parse_listeners, socket_inodes};
 
 /// "pid 123 (nginx), pid 456 (python3)" for the processes holding
 /// `inodes`, found by scanning every process's fds (only done on error).
 pub fn describe_owners(inodes: &[u64]) -> String {
-    let all: Vec<u32> = std::fs::read_dir("/proc")
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    let owners: Vec<String> = all
+    let owners: Vec<String> = crate::procfs::sockets::holders(inodes)
         .into_iter()
-        .filter(|&pid| socket_inodes(&[pid]).iter().any(|i| inodes.contains(i)))
         .map(|pid| {
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            format!("pid {pid} ({})", comm.trim())
+            let comm = crate::procfs::pid::stat(pid)
+                .map(|s| s.comm)
+                .unwrap_or_default();
+            format!("pid {pid} ({comm})")
         })
         .collect();
     if owners.is_empty() {
@@ -152,20 +94,6 @@ pub fn ensure_exclusive(port: u16, server: &[u32]) -> Result<(), PortError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const TCP: &str = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
-   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1 0000000000000000 100 0 0 10 0
-   1: 0100007F:1F90 0100007F:C350 01 00000000:00000000 00:00000000 00000000     0        0 4343 1 0000000000000000 20 4 30 10 -1
-   2: 0100007F:1F91 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4444 1 0000000000000000 100 0 0 10 0
-";
-
-    #[test]
-    fn only_listening_sockets_on_the_port_count() {
-        assert_eq!(parse_listeners(TCP, 8080), vec![4242]);
-        assert_eq!(parse_listeners(TCP, 8081), vec![4444]);
-        assert!(parse_listeners(TCP, 80).is_empty());
-        assert!(parse_listeners("garbage\nmore garbage", 8080).is_empty());
-    }
 
     #[test]
     fn a_reuseport_stranger_is_named() {

@@ -1,7 +1,7 @@
 //! A managed PostgreSQL: initdb, start, stop, and pgbench's dataset.
 //!
 //! The dataset is the workload's ([`Dataset::Pgbench`], handed to
-//! [`Target::start`]); how it is cached is this target's. The cluster lives
+//! [`Server::start`]); how it is cached is this target's. The cluster lives
 //! under `BASE/postgres/scale-<S>-<hash>/` (`data/`, `server.log`,
 //! `dataset.json`; S is 0 without a dataset), where the hash covers what
 //! initdb and the dataset depend on (server binary and version). It is kept
@@ -30,7 +30,7 @@ mod settings;
 pub use settings::{ConfValue, PostgresSettings};
 
 use super::rundir;
-use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
+use super::{DatasetInfo, Endpoint, Placement, Server, ServerError, Shutdown};
 use crate::model::{Dataset, SetupAddr, SetupSession};
 use crate::owned::{self, OwnedDir};
 use crate::sys::lifecycle::ServerProcess;
@@ -113,8 +113,8 @@ pub struct Postgres {
     effective: Option<String>,
 }
 
-fn start_error(message: impl Into<String>) -> TargetError {
-    TargetError::Start {
+fn start_error(message: impl Into<String>) -> ServerError {
+    ServerError::Start {
         kind: KIND,
         message: message.into(),
     }
@@ -123,7 +123,7 @@ fn start_error(message: impl Into<String>) -> TargetError {
 impl Postgres {
     /// A PostgreSQL target from its `[server]` table; finds the binaries but starts nothing
     /// until `start`. `base_dir` holds the clusters.
-    pub fn new(settings: &toml::Table, base_dir: &Path) -> Result<Postgres, TargetError> {
+    pub fn new(settings: &toml::Table, base_dir: &Path) -> Result<Postgres, ServerError> {
         Self::with_settings(PostgresSettings::parse(settings)?, base_dir)
     }
 
@@ -131,10 +131,10 @@ impl Postgres {
     pub fn with_settings(
         settings: PostgresSettings,
         base_dir: &Path,
-    ) -> Result<Postgres, TargetError> {
+    ) -> Result<Postgres, ServerError> {
         let bin_dir = match &settings.bin_dir {
             Some(d) => d.clone(),
-            None => os::newest_bin_dir().ok_or_else(|| TargetError::Missing {
+            None => os::newest_bin_dir().ok_or_else(|| ServerError::Missing {
                 kind: KIND,
                 message: "no /usr/lib/postgresql/*/bin/postgres found (install postgresql, \
                           or set bin_dir)"
@@ -143,7 +143,7 @@ impl Postgres {
         };
         for tool in ["postgres", "initdb"] {
             if !bin_dir.join(tool).is_file() {
-                return Err(TargetError::Missing {
+                return Err(ServerError::Missing {
                     kind: KIND,
                     message: format!(
                         "{} does not exist (check bin_dir)",
@@ -191,7 +191,7 @@ impl Postgres {
     /// A server still running on this data directory is left over when the
     /// scalelab that started it is gone (killed before it could stop it):
     /// stop it. One whose owner is alive belongs to a concurrent run.
-    fn reclaim_leftover(&self) -> Result<(), TargetError> {
+    fn reclaim_leftover(&self) -> Result<(), ServerError> {
         let data = self.data_dir();
         let Some(pid) = os::postmaster_pid(&data).filter(|&p| os::is_server_process(p)) else {
             os::remove_stale_lock(&data);
@@ -253,7 +253,7 @@ impl Postgres {
     }
 
     /// A setup session to the running server.
-    fn connect(&self) -> Result<Box<dyn SetupSession>, TargetError> {
+    fn connect(&self) -> Result<Box<dyn SetupSession>, ServerError> {
         self.session(Duration::from_secs(10))
             .map_err(|e| start_error(format!("cannot connect to the server: {e}")))
     }
@@ -266,7 +266,7 @@ impl Postgres {
 
     /// Switches to the cluster of `dataset` (one per scale), refusing data
     /// a PostgreSQL does not hold.
-    fn use_dataset(&mut self, dataset: Option<&Dataset>) -> Result<(), TargetError> {
+    fn use_dataset(&mut self, dataset: Option<&Dataset>) -> Result<(), ServerError> {
         holds(dataset)?;
         self.scale = match dataset {
             Some(Dataset::Pgbench { scale }) => *scale,
@@ -277,9 +277,9 @@ impl Postgres {
     }
 
     /// Creates the directories the server user needs, owned by it.
-    fn prepare_dirs(&self) -> Result<(), TargetError> {
+    fn prepare_dirs(&self) -> Result<(), ServerError> {
         let parent = self.base_dir.join("postgres");
-        std::fs::create_dir_all(&self.instance).map_err(|e| TargetError::io(&self.instance, e))?;
+        std::fs::create_dir_all(&self.instance).map_err(|e| ServerError::io(&self.instance, e))?;
         os::make_traversable(&self.base_dir)?;
         os::make_traversable(&parent)?;
         self.user.own(&self.instance)?;
@@ -295,11 +295,11 @@ impl Postgres {
             && self.data_dir().join("PG_VERSION").is_file()
     }
 
-    fn initdb(&self, shutdown: &Shutdown) -> Result<(), TargetError> {
+    fn initdb(&self, shutdown: &Shutdown) -> Result<(), ServerError> {
         let data = self.data_dir();
         let _ = std::fs::remove_file(self.marker_path());
         if data.exists() {
-            std::fs::remove_dir_all(&data).map_err(|e| TargetError::io(&data, e))?;
+            std::fs::remove_dir_all(&data).map_err(|e| ServerError::io(&data, e))?;
         }
         let mut cmd = self.user.command(&self.bin_dir.join("initdb"));
         cmd.args(INITDB_ARGS).arg("-D").arg(&data);
@@ -308,37 +308,37 @@ impl Postgres {
             return Err(start_error(format!("initdb failed ({status}):\n{output}")));
         }
         let conf = data.join("postgresql.conf");
-        let mut text = std::fs::read_to_string(&conf).map_err(|e| TargetError::io(&conf, e))?;
+        let mut text = std::fs::read_to_string(&conf).map_err(|e| ServerError::io(&conf, e))?;
         text.push_str(
             "\n# Per-start settings written by scalelab.\ninclude_if_exists = 'scalelab.conf'\n",
         );
-        std::fs::write(&conf, text).map_err(|e| TargetError::io(&conf, e))
+        std::fs::write(&conf, text).map_err(|e| ServerError::io(&conf, e))
     }
 
-    fn write_marker(&self) -> Result<(), TargetError> {
+    fn write_marker(&self) -> Result<(), ServerError> {
         let m = Marker {
             scale: self.scale,
             version: self.version.clone(),
         };
         let path = self.marker_path();
         let text = serde_json::to_string_pretty(&m).unwrap_or_default();
-        std::fs::write(&path, text).map_err(|e| TargetError::io(&path, e))
+        std::fs::write(&path, text).map_err(|e| ServerError::io(&path, e))
     }
 
-    fn write_conf(&self, port: u16, socket_dir: &Path) -> Result<String, TargetError> {
+    fn write_conf(&self, port: u16, socket_dir: &Path) -> Result<String, ServerError> {
         let data = self.data_dir();
         let conf = self.settings.render_conf(port, socket_dir);
         let path = data.join("scalelab.conf");
-        std::fs::write(&path, &conf).map_err(|e| TargetError::io(&path, e))?;
+        std::fs::write(&path, &conf).map_err(|e| ServerError::io(&path, e))?;
         let hba = data.join("pg_hba.conf");
         let rules = self.settings.hba_rules();
-        std::fs::write(&hba, rules).map_err(|e| TargetError::io(&hba, e))?;
+        std::fs::write(&hba, rules).map_err(|e| ServerError::io(&hba, e))?;
         Ok(conf)
     }
 
-    fn socket_dir(&self) -> Result<OwnedDir, TargetError> {
+    fn socket_dir(&self) -> Result<OwnedDir, ServerError> {
         let base = Path::new(rundir::TMP_BASE);
-        let dir = rundir::create(base, rundir::PG_SOCKETS).map_err(|e| TargetError::io(base, e))?;
+        let dir = rundir::create(base, rundir::PG_SOCKETS).map_err(|e| ServerError::io(base, e))?;
         self.user.own(dir.path())?;
         Ok(dir)
     }
@@ -349,7 +349,7 @@ impl Postgres {
         &self,
         placement: &Placement,
         shutdown: &Shutdown,
-    ) -> Result<(ServerProcess, u16, OwnedDir, String), TargetError> {
+    ) -> Result<(ServerProcess, u16, OwnedDir, String), ServerError> {
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -378,11 +378,11 @@ impl Postgres {
         placement: &Placement,
         port: u16,
         shutdown: &Shutdown,
-    ) -> Result<ServerProcess, TargetError> {
+    ) -> Result<ServerProcess, ServerError> {
         let data = self.data_dir();
         let log = self.log_path();
-        let file = std::fs::File::create(&log).map_err(|e| TargetError::io(&log, e))?;
-        let err = file.try_clone().map_err(|e| TargetError::io(&log, e))?;
+        let file = std::fs::File::create(&log).map_err(|e| ServerError::io(&log, e))?;
+        let err = file.try_clone().map_err(|e| ServerError::io(&log, e))?;
         self.user.own(&log)?;
         let mut cmd = Command::new(self.bin_dir.join("postgres"));
         cmd.arg("-D").arg(&data).current_dir(&data);
@@ -406,7 +406,7 @@ impl Postgres {
         let _ = server.stop(libc::SIGQUIT, Duration::from_secs(2));
         self.kill_leftovers();
         match failure {
-            None => Err(TargetError::Interrupted),
+            None => Err(ServerError::Interrupted),
             Some(what) => Err(start_error(format!(
                 "{what}; last lines of {}:\n{}",
                 log.display(),
@@ -416,14 +416,14 @@ impl Postgres {
     }
 
     /// Waits until the server answers a query.
-    fn wait_ready(&self, pid: u32, shutdown: &Shutdown) -> Result<(), TargetError> {
+    fn wait_ready(&self, pid: u32, shutdown: &Shutdown) -> Result<(), ServerError> {
         let waited = process::wait_session_ready(READY_TIMEOUT, shutdown, pid, || {
             self.session(Duration::from_secs(1))
         });
         match waited {
             Ok(()) => Ok(()),
-            Err((process::WaitError::Interrupted, _)) => Err(TargetError::Interrupted),
-            Err((w, last_error)) => Err(TargetError::NotReady {
+            Err((process::WaitError::Interrupted, _)) => Err(ServerError::Interrupted),
+            Err((w, last_error)) => Err(ServerError::NotReady {
                 kind: KIND,
                 waited_s: READY_TIMEOUT.as_secs_f64(),
                 message: format!(
@@ -447,7 +447,7 @@ impl Postgres {
         fresh: bool,
         conf: String,
         shutdown: &Shutdown,
-    ) -> Result<(), TargetError> {
+    ) -> Result<(), ServerError> {
         let pid = self.running.as_ref().map_or(0, |r| r.server.pid());
         self.wait_ready(pid, shutdown)?;
         let mut session = self.connect()?;
@@ -491,7 +491,7 @@ impl Postgres {
         what: &str,
         limit: Duration,
         shutdown: &Shutdown,
-    ) -> Result<(ExitStatus, String), TargetError> {
+    ) -> Result<(ExitStatus, String), ServerError> {
         let out = self
             .instance
             .join(format!("{}.out", what.replace(' ', "-")));
@@ -508,7 +508,7 @@ impl Postgres {
 }
 
 /// `Ok` for no dataset or pgbench's, the only one a PostgreSQL holds.
-fn holds(dataset: Option<&Dataset>) -> Result<(), TargetError> {
+fn holds(dataset: Option<&Dataset>) -> Result<(), ServerError> {
     match dataset {
         None | Some(Dataset::Pgbench { .. }) => Ok(()),
         Some(other) => {
@@ -525,22 +525,22 @@ fn instance_dir(base_dir: &Path, scale: u32, hash: u64) -> PathBuf {
         .join(format!("scale-{scale}-{hash:016x}"))
 }
 
-fn port_taken(e: &TargetError) -> bool {
+fn port_taken(e: &ServerError) -> bool {
     e.to_string().contains("could not bind")
 }
 
-fn server_version(bin_dir: &Path) -> Result<String, TargetError> {
+fn server_version(bin_dir: &Path) -> Result<String, ServerError> {
     let out = Command::new(bin_dir.join("postgres"))
         .arg("--version")
         .output()
-        .map_err(|e| TargetError::Missing {
+        .map_err(|e| ServerError::Missing {
             kind: KIND,
             message: format!("cannot run {}/postgres: {e}", bin_dir.display()),
         })?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-impl Target for Postgres {
+impl Server for Postgres {
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -558,7 +558,7 @@ impl Target for Postgres {
         placement: &Placement,
         dataset: Option<&Dataset>,
         shutdown: &Shutdown,
-    ) -> Result<Endpoint, TargetError> {
+    ) -> Result<Endpoint, ServerError> {
         self.stop()?;
         self.use_dataset(dataset)?;
         self.dataset = None;
@@ -574,7 +574,7 @@ impl Target for Postgres {
         let (server, port, socket_dir, conf) = self.launch_on_a_port(placement, shutdown)?;
         let owner = self.owner_path();
         std::fs::write(&owner, std::process::id().to_string())
-            .map_err(|e| TargetError::io(&owner, e))?;
+            .map_err(|e| ServerError::io(&owner, e))?;
         self.running = Some(Running {
             server,
             port,
@@ -589,7 +589,7 @@ impl Target for Postgres {
         })
     }
 
-    fn stop(&mut self) -> Result<(), TargetError> {
+    fn stop(&mut self) -> Result<(), ServerError> {
         let Some(mut running) = self.running.take() else {
             return Ok(());
         };
@@ -598,7 +598,7 @@ impl Target for Postgres {
         let stopped = running.server.stop(libc::SIGINT, STOP_TIMEOUT);
         self.kill_leftovers();
         let _ = std::fs::remove_file(self.owner_path());
-        stopped.map_err(|e| TargetError::stop(KIND, e))
+        stopped.map_err(|e| ServerError::stop(KIND, e))
     }
 
     fn server_process(&self) -> Option<&ServerProcess> {

@@ -18,6 +18,9 @@ const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[
     v7_run_label_and_revision,
     v8_profile_offcpu,
     v9_latency_p75,
+    v10_repeat_groups,
+    v11_steady_windows,
+    v12_run_seed_and_trial_order,
 ];
 
 /// Brings the store up to [`LATEST`] and returns the version it had (0: an
@@ -160,4 +163,50 @@ fn v8_profile_offcpu(conn: &Connection) -> rusqlite::Result<()> {
 /// before (without `p75`).
 fn v9_latency_p75(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("ALTER TABLE measurements ADD COLUMN latency_p75_us INTEGER;")
+}
+
+/// Version 10: repeat groups (issue 46): `runs.repeat_of` is the first run
+/// of the `run --repeat N` (or `[trials] runs = N`) group a run belongs
+/// to, `runs.repeats` the group's size, so `--resume` continues the whole
+/// group. NULL for a run made alone, and for older runs (resumed alone).
+fn v10_repeat_groups(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "ALTER TABLE runs ADD COLUMN repeat_of INTEGER;
+         ALTER TABLE runs ADD COLUMN repeats INTEGER;",
+    )
+}
+
+/// Version 11: steady windows (issue 47). `timelines.bucket_ms` is the
+/// width of the timeline's buckets (1000 for the trials already stored,
+/// which kept whole seconds; 100 by default from now on),
+/// `last_partial` whether the run ended inside the last one (NULL: not
+/// known), `steadiness` the window's class (`analysis::steady`) with its
+/// `steadiness_detail`, and `warmup_s` the warm-up the trial ran (an
+/// automatic one's chosen length), NULL for older trials;
+/// `unsteady_left_out` is 1 for an unsteady trial of a run with
+/// `[trials] unsteady = "exclude"`, which verdicts leave out.
+fn v11_steady_windows(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "ALTER TABLE timelines ADD COLUMN bucket_ms INTEGER NOT NULL DEFAULT 1000;
+         ALTER TABLE timelines ADD COLUMN last_partial INTEGER;
+         ALTER TABLE timelines ADD COLUMN steadiness TEXT;
+         ALTER TABLE timelines ADD COLUMN steadiness_detail TEXT;
+         ALTER TABLE timelines ADD COLUMN warmup_s REAL;
+         ALTER TABLE timelines ADD COLUMN unsteady_left_out INTEGER NOT NULL DEFAULT 0;",
+    )
+}
+
+/// Version 12: the seeded random order (issue 47). `runs.seed` is the seed
+/// the run's order was drawn from and `runs.trial_order` its `[trials]
+/// order` (`random` or `sweep`); `trials.round_position` is the trial's
+/// place in its round (0: it ran first) and `trials.start_seq` its place in
+/// the run's start order (0, 1, 2, ...). NULL for older runs and trials,
+/// which ran in sweep order.
+fn v12_run_seed_and_trial_order(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "ALTER TABLE runs ADD COLUMN seed INTEGER;
+         ALTER TABLE runs ADD COLUMN trial_order TEXT;
+         ALTER TABLE trials ADD COLUMN round_position INTEGER;
+         ALTER TABLE trials ADD COLUMN start_seq INTEGER;",
+    )
 }

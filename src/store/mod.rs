@@ -6,8 +6,10 @@ pub mod context;
 pub mod events;
 pub mod lease;
 pub mod model;
+mod order;
 mod profiles;
 mod read;
+pub mod repeats;
 pub mod retry;
 pub mod write;
 
@@ -17,6 +19,7 @@ pub use lease::Owner;
 pub use model::*;
 pub use profiles::ProfileRecord;
 pub use read::RunListing;
+pub use repeats::RepeatGroup;
 pub use retry::{EnvironmentalFailure, FailureCause};
 pub use write::{NewRun, NewTrial};
 
@@ -214,6 +217,7 @@ pub(crate) mod tests {
                 },
                 measurement: Some(&m),
                 timeline: &[100, 150],
+                window: &Default::default(),
                 histogram: Some(&[1, 2, 3]),
                 probe_summary: Some(&crate::probe::ProbeSummary {
                     server_cpu_s: Some(1.5),
@@ -236,6 +240,7 @@ pub(crate) mod tests {
                 context: &TrialContext::default(),
                 measurement: None,
                 timeline: &[],
+                window: &Default::default(),
                 histogram: None,
                 probe_summary: None,
                 probe_timeline: None,

@@ -47,10 +47,37 @@ pub struct Trial {
     /// `None`): named in `export` and the report, never a silent null.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_unreadable: Option<String>,
-    /// Completed requests per second of the measured window.
+    /// Completed requests per bucket of the measured window
+    /// (`window.bucket_ms` wide).
     pub timeline: Vec<u64>,
+    /// The timeline's bucket width, the window's steadiness and the
+    /// warm-up it had.
+    #[serde(default)]
+    pub window: WindowFacts,
     /// Dataset, placement and other per-trial facts.
     pub context: super::TrialContext,
+    /// Where it ran in its round and in the run (schema 12); `None` for a
+    /// trial of an older run.
+    #[serde(default)]
+    pub place: Option<TrialPlace>,
+}
+
+/// Where a trial ran: its place in its round and in the run's start order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TrialPlace {
+    /// Its place among its round's trials at its point (0: it ran first).
+    pub round_position: u32,
+    /// Its place in the run's start order (0: the run's first trial).
+    pub start_seq: u32,
+}
+
+/// The order a run's trials were drawn in (schema 12).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunOrder {
+    /// The seed of the random order (`run --seed` repeats it).
+    pub seed: u64,
+    /// `random` or `sweep` (`[trials] order`).
+    pub order: String,
 }
 
 impl Trial {
@@ -60,6 +87,46 @@ impl Trial {
             TrialStatus::Ok => self.measurement.as_ref().map(|m| m.rps),
             TrialStatus::Failed => None,
         }
+    }
+}
+
+/// What a trial's timeline says about its window (schema version 11).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WindowFacts {
+    /// The width of a timeline bucket, in milliseconds (1000 for a trial
+    /// stored before version 11).
+    pub bucket_ms: u32,
+    /// The run ended inside the last bucket (`None`: not known).
+    pub last_partial: Option<bool>,
+    /// The window's class; `None` for a failed trial and before version 11.
+    pub steadiness: Option<crate::analysis::steady::Steadiness>,
+    /// What decided the class (`stepped: levels 1.00 from bucket 0, ...`).
+    pub steadiness_detail: Option<String>,
+    /// The warm-up the trial ran, in seconds (an automatic one's chosen
+    /// length); `None` before version 11.
+    pub warmup_s: Option<f64>,
+    /// Unsteady, and left out of verdicts (`[trials] unsteady =
+    /// "exclude"`), as client-bound trials are.
+    pub left_out: bool,
+}
+
+impl Default for WindowFacts {
+    fn default() -> Self {
+        WindowFacts {
+            bucket_ms: crate::load::timeline::BUCKET.as_millis() as u32,
+            last_partial: None,
+            steadiness: None,
+            steadiness_detail: None,
+            warmup_s: None,
+            left_out: false,
+        }
+    }
+}
+
+impl WindowFacts {
+    /// Whether the window was warming, drifting or stepped.
+    pub fn unsteady(&self) -> bool {
+        self.steadiness.is_some_and(|s| s.unsteady())
     }
 }
 
@@ -114,6 +181,10 @@ pub struct Run {
     /// `SCALELAB_COMMIT`), free-form; `None` when none was given.
     #[serde(default)]
     pub revision: Option<String>,
+    /// The seed and order its trials ran in; `None` for a run older than
+    /// schema 12 (its trials ran in sweep order).
+    #[serde(default)]
+    pub order: Option<RunOrder>,
 }
 
 impl Run {
@@ -140,6 +211,21 @@ impl Run {
             .unwrap_or_else(|| format!("run {}", self.id))
     }
 
+    /// The labels of the stored experiment's `[[system]]` tables, in the
+    /// order written; empty when it has none or does not parse.
+    pub fn listed_systems(&self) -> Vec<String> {
+        let Ok(doc) = self.experiment.parse::<toml::Table>() else {
+            return Vec::new();
+        };
+        let Some(systems) = doc.get("system").and_then(|s| s.as_array()) else {
+            return Vec::new();
+        };
+        systems
+            .iter()
+            .filter_map(|s| Some(s.get("label")?.as_str()?.to_string()))
+            .collect()
+    }
+
     /// The environment's facts as JSON (without the format version), for
     /// tables, diffs and the export; `null` when there is none.
     pub fn environment_facts(&self) -> serde_json::Value {
@@ -160,7 +246,10 @@ pub struct RunData {
 }
 
 impl RunData {
-    /// System labels in first-seen order.
+    /// System labels in the order the stored experiment lists them (its
+    /// `[[system]]` tables), whatever order the trials ran in; a label the
+    /// experiment does not list (or a run whose text does not parse)
+    /// follows, in first-seen order.
     pub fn systems(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for t in &self.trials {
@@ -168,6 +257,9 @@ impl RunData {
                 out.push(t.system.clone());
             }
         }
+        let listed = self.run.listed_systems();
+        let rank = |s: &String| listed.iter().position(|l| l == s).unwrap_or(usize::MAX);
+        out.sort_by_key(rank); // stable: the unlisted keep first-seen order
         out
     }
 

@@ -33,7 +33,7 @@ impl RunListing {
 
 const RUN_COLUMNS: &str = "id, name, description, started_at, finished_at, status, experiment,
     experiment_path, environment, scalelab_version, server_version, baseline, headline, load_kind,
-    noise, quick, server_kind, label, revision";
+    noise, quick, server_kind, label, revision, seed, trial_order";
 
 fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
     let env: String = r.get(8)?;
@@ -57,6 +57,17 @@ fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
         server_kind: r.get(16)?,
         label: String::new(),
         revision: r.get(18)?,
+        order: match (
+            r.get::<_, Option<i64>>(19)?,
+            r.get::<_, Option<String>>(20)?,
+        ) {
+            // The seed is a u64 stored in SQLite's i64, bit for bit.
+            (Some(seed), Some(order)) => Some(super::RunOrder {
+                seed: seed as u64,
+                order,
+            }),
+            _ => None,
+        },
     }
     .labelled(r.get(17)?))
 }
@@ -112,7 +123,9 @@ impl Store {
                     m.latency_p50_us, m.latency_p90_us, m.latency_p99_us, m.latency_p999_us,
                     m.latency_max_us, m.latency_mean_us, m.latency_stdev_us, m.client_cpu_s,
                     m.target_rate, m.connections_opened, m.notes, t.failure_cause,
-                    m.latency_p75_us
+                    m.latency_p75_us, tl.bucket_ms, tl.last_partial, tl.steadiness,
+                    tl.steadiness_detail, tl.warmup_s, tl.unsteady_left_out,
+                    t.round_position, t.start_seq
              FROM trials t
              LEFT JOIN timelines tl ON tl.trial_id = t.id
              LEFT JOIN probes p ON p.trial_id = t.id
@@ -234,9 +247,33 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
         started_at: r.get(7)?,
         context: context.map_or_else(Default::default, |s| super::TrialContext::from_stored(&s)),
         timeline: json_col(r, 9)?,
+        window: window_facts(r)?,
         probe,
         probe_unreadable,
         measurement,
+        place: match (r.get::<_, Option<u32>>(37)?, r.get::<_, Option<u32>>(38)?) {
+            (Some(round_position), Some(start_seq)) => Some(super::TrialPlace {
+                round_position,
+                start_seq,
+            }),
+            _ => None,
+        },
+    })
+}
+
+/// Columns 31.. of a trial row: its timeline's facts (schema version 11;
+/// a trial without a timeline row reads as 1 s buckets, nothing known).
+fn window_facts(r: &rusqlite::Row) -> rusqlite::Result<super::WindowFacts> {
+    Ok(super::WindowFacts {
+        bucket_ms: r.get::<_, Option<u32>>(31)?.unwrap_or(1000),
+        last_partial: r.get(32)?,
+        steadiness: r
+            .get::<_, Option<String>>(33)?
+            .as_deref()
+            .and_then(crate::analysis::steady::Steadiness::parse),
+        steadiness_detail: r.get(34)?,
+        warmup_s: r.get(35)?,
+        left_out: r.get::<_, Option<bool>>(36)?.unwrap_or(false),
     })
 }
 

@@ -168,6 +168,7 @@ mod tests {
                 context: &TrialContext::default(),
                 measurement: None,
                 timeline: &[],
+                window: &Default::default(),
                 histogram: None,
                 probe_summary: None,
                 probe_timeline: None,

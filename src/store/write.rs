@@ -58,8 +58,10 @@ pub struct NewTrial<'a> {
     pub context: &'a super::TrialContext,
     /// What the load generator measured.
     pub measurement: Option<&'a Measurement>,
-    /// Completed requests per second of the measured window.
+    /// Completed requests per bucket of the measured window.
     pub timeline: &'a [u64],
+    /// The buckets' width, the window's class and its warm-up.
+    pub window: &'a super::WindowFacts,
     /// The latency HDR histogram, serialized (V2, microseconds).
     pub histogram: Option<&'a [u8]>,
     /// The probe's summary of the measured window.
@@ -172,11 +174,20 @@ impl Store {
             insert_measurement(&tx, id, m)?;
         }
         tx.execute(
-            "INSERT INTO timelines (trial_id, per_second, probe) VALUES (?1, ?2, ?3)",
+            "INSERT INTO timelines (trial_id, per_second, probe, bucket_ms, last_partial,
+                                    steadiness, steadiness_detail, warmup_s,
+                                    unsteady_left_out)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 id,
                 serde_json::to_string(t.timeline)?,
-                t.probe_timeline.map(serde_json::to_string).transpose()?
+                t.probe_timeline.map(serde_json::to_string).transpose()?,
+                t.window.bucket_ms,
+                t.window.last_partial,
+                t.window.steadiness.map(|s| s.as_str()),
+                t.window.steadiness_detail,
+                t.window.warmup_s,
+                t.window.left_out,
             ],
         )?;
         let probe = match (t.probe_summary, t.probe_refused) {

@@ -1,8 +1,10 @@
 //! The operating-system layer under every server and load kind: processes
 //! and their readiness waits ([`process`]), the one way a server is started
 //! and guaranteed not to outlive scalelab ([`lifecycle`]: own session,
-//! tracking cgroup, watchdog), private network namespaces ([`netns`]) and
-//! dropping a server's files from the page cache ([`page_cache`]).
+//! tracking cgroup, watchdog), private network namespaces ([`netns`]), the route to an address
+//! ([`route`]) and
+//! dropping a server's files from the page cache ([`page_cache`]), and
+//! the machine's tuning for a run, always put back ([`tune`]).
 //!
 //! It knows no kind: [`crate::server`], [`crate::load`] and [`crate::wire`]
 //! sit above it, [`crate::placement`] (CPU sets, cgroups), [`crate::owned`]
@@ -13,3 +15,5 @@ pub mod lifecycle;
 pub mod netns;
 pub mod page_cache;
 pub mod process;
+pub mod route;
+pub mod tune;

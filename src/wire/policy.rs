@@ -6,6 +6,7 @@
 //! asks no resolver for a name the experiment did not name: a name sent to
 //! the system resolver is itself a packet that may leave the machine.
 
+use crate::sys::route::Route;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::sync::Mutex;
 
@@ -97,6 +98,42 @@ pub fn is_benchmark_range(ip: Ipv4Addr) -> bool {
     u32::from(ip) & 0xfffe_0000 == u32::from(Ipv4Addr::new(198, 18, 0, 0))
 }
 
+/// `Ok` unless `host` (a `[hosts]` entry at `ip`) is in the benchmark
+/// range and `route`, the kernel's way to it, is not through a lab: an
+/// address in 198.18.0.0/15 is benchmark-only, so ssh may reach it only
+/// over a veth or bridge on-link (a namespace a lab made, such as
+/// `scripts/netns-lab.sh`'s) or as this namespace's own address, never
+/// over a gateway or a real NIC. `None`: no route at all.
+pub fn check_benchmark_host(host: &str, ip: Ipv4Addr, route: Option<&Route>) -> Result<(), String> {
+    if !is_benchmark_range(ip) {
+        return Ok(());
+    }
+    let how = match route {
+        Some(r) if r.local => return Ok(()),
+        Some(r)
+            if r.gateway.is_none() && matches!(r.dev_kind.as_deref(), Some("veth" | "bridge")) =>
+        {
+            return Ok(())
+        }
+        None => "there is no route to it".to_string(),
+        Some(r) => {
+            let dev = r.dev.as_deref().unwrap_or("?");
+            match (&r.gateway, &r.dev_kind) {
+                (Some(gw), _) => format!("it would be reached via the gateway {gw} on {dev}"),
+                (None, Some(kind)) => format!("it would be reached over {dev}, a {kind}"),
+                (None, None) => format!("it would be reached over {dev}, a physical interface"),
+            }
+        }
+    };
+    Err(format!(
+        "host `{host}`: {ip} is in 198.18.0.0/15, the benchmark range, which scalelab reaches \
+         only inside a lab's namespaces, and {how}: no lab is up here. Bring the lab up with \
+         `eval \"$(scripts/netns-lab.sh up 4)\"` and run scalelab inside its coordinator \
+         (`ip netns exec sl-lab-h0 scalelab run ...`; docs/recipes.md says which recipes need \
+         it), or name real hosts outside that range"
+    ))
+}
+
 /// `Ok` for loopback and for addresses permitted by [`allow`]; otherwise a
 /// sentence that says why and what to do.
 pub fn check(ip: IpAddr) -> Result<(), String> {
@@ -113,6 +150,32 @@ pub fn check(ip: IpAddr) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_benchmark_host_is_reached_only_through_a_lab() {
+        let ip: Ipv4Addr = "198.18.0.11".parse().unwrap();
+        let route = |gateway: Option<&str>, kind: Option<&str>| Route {
+            local: false,
+            gateway: gateway.map(str::to_string),
+            dev: Some("eth0".into()),
+            dev_kind: kind.map(str::to_string),
+        };
+        let h = "root@198.18.0.11";
+        assert!(check_benchmark_host(h, ip, Some(&route(None, Some("veth")))).is_ok());
+        let e = check_benchmark_host(h, ip, Some(&route(Some("192.0.2.1"), None))).unwrap_err();
+        assert!(e.contains("via the gateway 192.0.2.1 on eth0"), "{e}");
+        assert!(e.contains("scripts/netns-lab.sh up"), "{e}");
+        let e = check_benchmark_host(h, ip, Some(&route(None, None))).unwrap_err();
+        assert!(e.contains("a physical interface"), "{e}");
+        assert!(check_benchmark_host(h, ip, None).is_err());
+        let own = Route {
+            local: true,
+            ..Route::default()
+        };
+        assert!(check_benchmark_host(h, ip, Some(&own)).is_ok());
+        let real: Ipv4Addr = "10.1.2.3".parse().unwrap();
+        assert!(check_benchmark_host("h", real, None).is_ok());
+    }
 
     #[test]
     fn loopback_always_and_others_only_when_named() {

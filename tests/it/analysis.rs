@@ -270,6 +270,7 @@ mod compare {
                         context: &Default::default(),
                         measurement: Some(&m),
                         timeline: &[],
+                        window: &Default::default(),
                         histogram: None,
                         probe_summary: None,
                         probe_timeline: None,
@@ -392,7 +393,11 @@ mod compare {
         );
         // (1.15 * 0.9 * 1.0)^(1/3) = 1.0115: under the drift, one test for
         // the run as a whole.
-        assert!(line("geomean").contains("~ (3 v 3 runs"), "{text}");
+        let geomean = text
+            .lines()
+            .find(|l| l.starts_with("geomean"))
+            .unwrap_or("");
+        assert!(geomean.contains("~ (3 v 3 runs"), "{text}");
         assert!(
             text.contains("`Linux 6.1.0-18`: 3 runs pooled by label as repeats of one system"),
             "{text}"

@@ -190,3 +190,40 @@ fn a_signal_ends_check_with_130_or_143_and_no_verdict() {
         assert_eq!(stdout(&out), "", "a verdict after the signal");
     }
 }
+
+/// Issue 46: `check nope.sqlite` named the candidate in scalelab.sqlite,
+/// not the missing baseline; `check X.sqlite X.sqlite:1` said X.sqlite held
+/// no finished run when it held one, the candidate itself. The store is
+/// the v2 fixture (one finished run), copied into the test's directory.
+#[test]
+fn check_names_the_missing_baseline_and_a_baseline_that_is_the_candidate() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = |args: &[&str]| {
+        let out = crate::support::scalelab()
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (out.status.code(), stderr(&out))
+    };
+    let (code, msg) = err(&["check", "nope.sqlite"]);
+    assert_eq!(code, Some(128), "{msg}");
+    assert!(msg.contains("baseline `nope.sqlite`"), "{msg}");
+    assert!(
+        !msg.contains("candidate"),
+        "the baseline is named first: {msg}"
+    );
+    let (code, msg) = err(&["check", "nope.sqlite:1", "latest"]);
+    assert_eq!(code, Some(128), "{msg}");
+    assert!(msg.contains("baseline `nope.sqlite:1`"), "{msg}");
+    let x = dir.path().join("x.sqlite");
+    std::fs::copy(crate::support::fixture("stores/quickstart-v2.sqlite"), &x).unwrap();
+    let (code, msg) = err(&["check", "x.sqlite", "x.sqlite:1"]);
+    assert_eq!(code, Some(125), "{msg}");
+    assert!(
+        msg.contains("the baseline and the candidate are the same run"),
+        "{msg}"
+    );
+    assert!(msg.contains("is the candidate itself (run 1)"), "{msg}");
+    assert!(!msg.contains("holds no finished run"), "{msg}");
+}

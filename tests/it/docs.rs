@@ -101,7 +101,7 @@ fn relative_links_are_told_from_urls_and_anchors() {
 fn estimate(recipe: &str, quick: bool) -> String {
     let path = repo().join("recipes").join(recipe);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{recipe}: {e}"));
-    let exp = scalelab::spec::Experiment::parse(&path, &text, quick).unwrap();
+    let exp = scalelab::recipe::Experiment::parse(&path, &text, quick).unwrap();
     scalelab::runner::estimate::Estimate::of(&exp).span()
 }
 
@@ -222,7 +222,7 @@ fn the_add_a_kind_steps_name_real_items() {
         for segs in section_paths(heading, base) {
             // The longest leading run of segments that is a module; the
             // next segment must be defined in it (items of a type, as in
-            // `Target::start`, are the compiler's to check).
+            // `Server::start`, are the compiler's to check).
             let modules: Vec<&str> = segs.iter().map(String::as_str).collect();
             let Some(k) = (1..segs.len())
                 .rev()

@@ -258,8 +258,24 @@ fn without_a_source_only_one_line_is_added() {
     assert!(!stdout(&auto_out).contains("ops/J"));
     for format in ["json", "csv"] {
         let (a, b) = (export(&auto, format), export(&off, format));
+        // The fingerprint's machine readings name the sysfs files they
+        // read (`cpufreq/energy_performance_preference`, issue 47): a file
+        // name, not an energy figure, so they are left out of the search.
+        let searched = if format == "json" {
+            let mut v: serde_json::Value = serde_json::from_str(&a).unwrap();
+            let machine = v["run"]["environment"]
+                .as_object_mut()
+                .and_then(|e| e.remove("machine"));
+            assert!(
+                machine.is_some(),
+                "the fingerprint holds the machine's readings"
+            );
+            v.to_string()
+        } else {
+            a.clone()
+        };
         for word in ["watts", "ops_per_joule", "energy"] {
-            assert!(!a.contains(word), "{format} has `{word}`");
+            assert!(!searched.contains(word), "{format} has `{word}`");
         }
         if format == "json" {
             // Deeper keys depend on the measurement (a point client-bound
@@ -371,7 +387,18 @@ fn no_meter_bends_the_window_or_the_server_cpu() {
                 p.window_s,
                 off[0].0.window_s
             );
-            assert_eq!(p.watts.map(f64::round), watts, "`{cmd}`: {:?}", p.warnings);
+            // The 1 s meter reads 150 W, or, on a machine so loaded that
+            // its shell took the window's whole second of slack (a fresh
+            // clone's suite saw it once), no reading, saying why: never a
+            // number from another window.
+            let late = cmd == &slow
+                && p.watts.is_none()
+                && p.warnings
+                    .iter()
+                    .any(|x| x.contains("was still running after"));
+            if !late {
+                assert_eq!(p.watts.map(f64::round), watts, "`{cmd}`: {:?}", p.warnings);
+            }
             if let Some(w) = warning {
                 assert!(
                     p.warnings.iter().any(|x| x.contains(w)),

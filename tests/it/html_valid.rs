@@ -186,8 +186,9 @@ fn hostile_recipe_text_stays_text_in_the_report_and_the_comparison() {
         &text,
         &[
             &format!("<code>{name}</code>"),
-            &format!("(s.sqlite:2) · {label_a}</td>"),
-            &format!("(s.sqlite:2) · {label_b}</td>"),
+            // The verdicts' rows name each system, paired with itself.
+            &format!("<td>{label_a}</td><td>connections=1</td>"),
+            &format!("<td>{label_b}</td><td>connections=1</td>"),
             &format!("(s.sqlite:2) · {label_b}\""),
         ],
     );

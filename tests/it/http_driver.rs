@@ -9,7 +9,7 @@ use http_test_server::{Behaviour, TestServer};
 use scalelab::load::http::{HttpDriver, HttpSettings};
 use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::placement::Placement;
-use scalelab::server::{self, Target};
+use scalelab::server::{self, Server};
 use scalelab::shutdown::Shutdown;
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
@@ -230,7 +230,7 @@ fn open_loop_shows_a_stall_that_closed_loop_hides() {
 /// Fields drop in order: the target stops nginx (its whole process group and cgroup), then the
 /// directory goes.
 struct Nginx {
-    _target: Box<dyn Target>,
+    _target: Box<dyn Server>,
     url: String,
     base: tempfile::TempDir,
 }

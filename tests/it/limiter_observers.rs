@@ -205,8 +205,12 @@ fn the_quickstarts_per_thread_figures_and_verdicts_agree_with_pidstat() {
             }
             _ => {}
         }
-        // At 64 connections and more, a limiter is named.
-        if t.point.index > 0 {
+        // At 64 connections and more, a limiter is named, where the
+        // machine was mostly the test's own: with other processes taking a
+        // quarter of the CPUs or more (50% in one fresh clone's suite), the
+        // load generator is starved too and the server rightly has none.
+        let starved = l.figures.background_share.unwrap_or(0.0) >= 0.25;
+        if t.point.index > 0 && !starved {
             assert_ne!(l.kind, LimiterKind::None, "{at}");
         }
     }
@@ -301,11 +305,7 @@ use std::os::unix::process::CommandExt;
 #[test]
 fn tpcb_likes_lock_share_agrees_with_pg_stat_activity_within_5_points() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::support::free_port();
     let mut sampler = sample_pg_stat_activity(port);
     let stdout = sampler.0.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {

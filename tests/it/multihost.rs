@@ -46,6 +46,11 @@ impl Lab {
         }
     }
 
+    /// The namespace of the lab's bridge (its ports `pN` lead to host N).
+    pub(crate) fn bridge_ns(&self) -> String {
+        format!("{}-br", self.prefix)
+    }
+
     fn ns(&self, host: u32) -> String {
         format!("{}-h{host}", self.prefix)
     }
@@ -230,6 +235,8 @@ fn an_unreachable_host_fails_within_seconds_and_is_named() {
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(err.contains("198.18.0.99"), "{err}");
+    // Inside the lab, a benchmark-range host is ssh'd to (issue 46 4.5).
+    assert!(!err.contains("no lab is up"), "{err}");
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "{:?}",
@@ -303,6 +310,11 @@ fn an_agent_of_another_protocol_version_is_refused_clearly() {
 /// 198.18.0.11, started and stopped over ssh by its own commands (no
 /// agent), driven from 198.18.0.12; `extra` is appended to it.
 fn python_server_experiment(dir: &Path, extra: &str) -> PathBuf {
+    python_server(dir, extra, true)
+}
+
+/// [`python_server_experiment`], with its `pid_command` (or without).
+fn python_server(dir: &Path, extra: &str, with_pid_command: bool) -> PathBuf {
     let pidfile = dir.join("server.pid");
     let start = format!(
         "cd {d}; setsid python3 -m http.server 8080 --bind 198.18.0.11 </dev/null >/dev/null 2>&1 & echo $! > {p}",
@@ -315,11 +327,42 @@ fn python_server_experiment(dir: &Path, extra: &str) -> PathBuf {
         "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\"]",
         &format!(
             "[server]\nkind = \"external\"\nurl = \"http://198.18.0.11:8080/\"\n\
-             start = '{start}'\nstop = '{stop}'\npid_command = 'cat {p}'\n\
+             start = '{start}'\nstop = '{stop}'\n{pid_command}\
              [sweep]\nconnections = [2]\n[trials]\nduration = \"1s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n{extra}",
-            p = pidfile.display()
+            pid_command = if with_pid_command {
+                format!("pid_command = 'cat {}'\n", pidfile.display())
+            } else {
+                String::new()
+            },
         ),
     )
+}
+
+#[test]
+fn an_external_server_over_ssh_without_pid_is_found_by_ss_on_its_host() {
+    // Issue 46, 3.1: no `pid_command`: the process listening on the URL's
+    // port on the host (`ss -ltunp` there, over ssh) is the server.
+    let lab = Lab::up(2);
+    let dir = tempfile::tempdir().unwrap();
+    let exp = python_server(dir.path(), "", false);
+    let out = run(&lab, dir.path(), &exp);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let data = Store::open(&dir.path().join("s.sqlite"))
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
+    let t = &data.trials[0];
+    assert_eq!(t.status, TrialStatus::Ok, "{:?}", t.error);
+    let probe = t.probe.as_ref().expect("a probe summary");
+    let started = std::fs::read_to_string(dir.path().join("server.pid"));
+    // The stop command removed the file; the probe kept the PID it found.
+    assert!(started.is_err(), "stopped");
+    assert!(probe.server_pid.is_some(), "{:?}", probe.warnings);
+    assert_eq!(probe.processes, Some(1), "the server's one process");
+    assert!(probe.server_cpu_s.is_some(), "no server CPU");
+    let b = probe.background.expect("a background");
+    assert!(!b.server_unknown, "{b:?}");
+    assert!(lab.processes(1, "http.server").is_empty());
 }
 
 #[test]
@@ -1019,4 +1062,91 @@ fn netns_lab_up_refuses_to_replace_a_lab_it_did_not_make() {
     let out = up_again(false);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_ne!(sshd_pid(), before, "a new lab");
+}
+
+/// Issue 46 (left undone there): a SIGTERM or Ctrl-C in the middle of
+/// `netns-lab.sh up` left 7 namespaces and 4 sshd behind. `up` now takes
+/// down what it had made: no namespace of its prefix, no sshd of its
+/// config and no lab directory are left, and it exits non-zero.
+#[test]
+fn a_signal_during_netns_lab_up_leaves_no_namespace_or_sshd() {
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("lab");
+        let prefix = format!("k{}-{signal}", std::process::id() % 100_000);
+        let mut child = Command::new(fixture("../../scripts/netns-lab.sh"))
+            .args(["up", "8"])
+            .env("SCALELAB_LAB_DIR", &dir)
+            .env("SCALELAB_LAB_PREFIX", &prefix)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until it is halfway: the bridge and at least two hosts made.
+        let listed = dir.join("namespaces");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::fs::read_to_string(&listed).map_or(0, |t| t.lines().count()) < 3 {
+            assert!(Instant::now() < deadline, "up made no hosts in 60 s");
+            assert!(child.try_wait().unwrap().is_none(), "up ended early");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: kill(2) on the PID of a child this test spawned and has
+        // not yet waited for, so the PID is still its own.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        let namespaces = Command::new("ip").args(["netns", "list"]).output().unwrap();
+        let left: Vec<&str> = std::str::from_utf8(&namespaces.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with(&format!("{prefix}-")))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "namespaces left after signal {signal}: {left:?}"
+        );
+        assert!(!dir.exists(), "the lab directory is removed");
+        let config = format!("{}/sshd-", dir.display());
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            assert!(
+                !(cmdline.contains("sshd") && cmdline.contains(&config)),
+                "an sshd of the lab is left: {cmdline}"
+            );
+        }
+    }
+}
+
+/// Issue 46 item 4.5: `recipes/seed003-three-os.toml` run without the lab
+/// sent ssh to 198.18.0.11-14 over the default route. A host in
+/// 198.18.0.0/15 is benchmark-only: from this machine's own namespace
+/// (no lab's veth to it) the run is refused before any ssh starts, naming
+/// the route it would take and `scripts/netns-lab.sh up`.
+#[test]
+fn a_benchmark_range_host_without_the_lab_is_refused_before_any_ssh() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ssh-ran");
+    let ssh = dir.path().join("ssh");
+    std::fs::write(
+        &ssh,
+        format!("#!/bin/sh\ntouch '{}'\nexit 255\n", marker.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = crate::support::scalelab()
+        .current_dir(dir.path())
+        .env("SCALELAB_SSH_COMMAND", &ssh)
+        .args(["--store", "s.sqlite", "run"])
+        .arg(fixture("../../recipes/seed003-three-os.toml"))
+        .args(["--quick", "-o", "r.html"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("198.18.0.0/15, the benchmark range"), "{err}");
+    assert!(err.contains("scripts/netns-lab.sh up"), "{err}");
+    assert!(err.contains("no lab is up"), "{err}");
+    assert!(!marker.exists(), "ssh was started: {err}");
 }

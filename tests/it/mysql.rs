@@ -9,7 +9,7 @@ use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::model::Dataset;
 use scalelab::placement::Placement;
 use scalelab::server::mariadb::Mariadb;
-use scalelab::server::Target;
+use scalelab::server::Server as _;
 use scalelab::shutdown::Shutdown;
 use scalelab::store::{Store, TrialStatus};
 use scalelab::wire::mysql::client::Client;

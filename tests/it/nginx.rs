@@ -28,7 +28,7 @@ fn settings(text: &str) -> toml::Table {
 fn nginx(
     settings: &toml::Table,
     base: &std::path::Path,
-) -> Result<Box<dyn server::Target>, server::TargetError> {
+) -> Result<Box<dyn server::Server>, server::ServerError> {
     server::compile(&server::nginx::SERVER_KIND, settings)?.build(base)
 }
 

@@ -8,7 +8,7 @@ use scalelab::load::{Driver, LoadResult, LoadSpec, Pacing};
 use scalelab::model::Dataset;
 use scalelab::placement::Placement;
 use scalelab::server::postgres::Postgres;
-use scalelab::server::Target;
+use scalelab::server::Server as _;
 use scalelab::shutdown::Shutdown;
 use scalelab::wire::pg::client::Client;
 use scalelab::wire::pg::ConnConfig;

@@ -10,7 +10,7 @@ use scalelab::load::{LoadSpec, Pacing};
 use scalelab::model::topology::Topology;
 use scalelab::placement::Placement;
 use scalelab::server::router::{lab, Router};
-use scalelab::server::Target;
+use scalelab::server::Server;
 use scalelab::shutdown::Shutdown;
 use std::path::Path;
 use std::process::{Command, Stdio};

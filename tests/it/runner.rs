@@ -27,14 +27,15 @@ fn a_run_stores_every_trial_and_reports() {
         "{:?}",
         data.trials
     );
-    // Interleaved: A B A B at each point.
-    let order: Vec<&str> = data
-        .trials
-        .iter()
-        .take(4)
-        .map(|t| t.system.as_str())
-        .collect();
-    assert_eq!(order, ["one", "two", "one", "two"]);
+    // Interleaved: each round runs both systems (in the round's random
+    // order), round after round at one point.
+    for round in data.trials.chunks(2) {
+        let mut systems: Vec<&str> = round.iter().map(|t| t.system.as_str()).collect();
+        systems.sort_unstable();
+        assert_eq!(systems, ["one", "two"], "{:?}", data.trials);
+        assert_eq!(round[0].point.index, round[1].point.index);
+        assert_eq!(round[0].trial, round[1].trial);
+    }
     assert_eq!(data.run.status, "finished");
     assert!(data
         .run
@@ -47,7 +48,7 @@ fn a_run_stores_every_trial_and_reports() {
     // and, with no terminal attached, plain lines with no escape codes.
     let (text, log) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
     // The estimate is the library's, trial overhead and server starts in.
-    let exp = scalelab::spec::Experiment::load(&lab.exp, false).unwrap();
+    let exp = scalelab::recipe::Experiment::load(&lab.exp, false).unwrap();
     let sentence = scalelab::runner::estimate::Estimate::of(&exp).sentence();
     assert!(
         sentence.contains(": 2 points x 2 systems x 2 trials of 900ms, server starts "),

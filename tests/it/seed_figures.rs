@@ -115,6 +115,7 @@ fn report(dir: &Path, spec: &Spec, trials: &[T]) -> String {
                     context: &t.context,
                     measurement: Some(&measurement(t.rps, t.bytes_per_request)),
                     timeline: &[],
+                    window: &Default::default(),
                     histogram: None,
                     probe_summary: Some(&t.probe),
                     probe_timeline: None,
@@ -267,7 +268,9 @@ fn seed_001_object_sizes_on_x_per_system_in_requests_and_gbit() {
     // The 16K file's Gbit/s of "no reuseport" at 256 connections.
     let rps = 40_000.0 / 3.0 * 0.9 + 256.0;
     let g = rps * (16384.0 + 250.0) * 8.0 / 1e9;
-    assert!(gbit.contains(&format!(">{g:.3}</text>")), "{g:.3}");
+    // One trial a side: marked `?` as its verdict is (too few to judge),
+    // as the relative bars mark it.
+    assert!(gbit.contains(&format!(">{g:.3} ?</text>")), "{g:.3}");
 }
 
 #[test]

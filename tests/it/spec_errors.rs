@@ -160,7 +160,7 @@ fn no_error_speaks_rust() {
     let dir = fixture("specs");
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
-        let err = scalelab::spec::Experiment::load(&path, false)
+        let err = scalelab::recipe::Experiment::load(&path, false)
             .expect_err("every spec fixture is broken")
             .to_string();
         let words = scalelab::kinds::plain::rust_words_in(&err);
@@ -232,5 +232,15 @@ fn energy_settings_name_the_probe_field_and_the_fix() {
     check_says(
         "energy_command_unused.toml",
         &["only run with energy = \"command\""],
+    );
+}
+
+#[test]
+fn steady_window_keys() {
+    check_says("bad_bucket.toml", &["whole number of 100ms", "150ms"]);
+    check_says("bad_unsteady.toml", &["unknown choice `drop`", "exclude"]);
+    check_says(
+        "warmup_max_without_auto.toml",
+        &["only an automatic warm-up", "warmup = \"auto\""],
     );
 }

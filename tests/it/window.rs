@@ -15,7 +15,7 @@ const LONGEST_WINDOW_S: f64 = 3.0 + 2.0 + 0.5;
 #[test]
 fn a_stopped_scalelab_stores_no_number_and_resume_measures_the_trial_again() {
     let lab = Lab::new(
-        "[sweep]\nconnections = [2, 4, 8]\n[trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"never\"\n",
+        "[sweep]\nconnections = [2, 4, 8]\n[trials]\nduration = \"3s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nrestart = \"never\"\n# The test stops the second point it runs: the points in their written\n# order, so that is point 1.\norder = \"sweep\"\n",
     );
     let mut cmd = lab.run();
     // A process group of its own, whose parent (this test) is in another

@@ -14,7 +14,7 @@ use scalelab::load::{Driver, LoadSpec, Pacing};
 use scalelab::model::Dataset;
 use scalelab::placement::Placement;
 use scalelab::server::dns::{bind, nsd, unbound, DnsLab};
-use scalelab::server::Target;
+use scalelab::server::Server;
 use scalelab::shutdown::Shutdown;
 use scalelab::sys::netns::Netns;
 use std::path::{Path, PathBuf};
@@ -442,4 +442,133 @@ fn forward_into_a_sink_only_from_a_private_namespace_and_the_benchmark_range() {
     assert_eq!(out.status.code(), Some(2));
     let e = crate::support::stderr(&out);
     assert!(e.contains("198.18.0.0/15"), "{e}");
+}
+
+/// Issue 46 item 4.2: kxdpgun leaves its XDP program on the interface, and
+/// the xdp generator then failed with "Device or resource busy (os error
+/// 16)", said three times. Now the error names the program (as `ip`
+/// reports it) and the command that detaches it, once; after that command
+/// the generator attaches again.
+#[test]
+fn an_xdp_program_left_attached_is_named_with_the_command_that_detaches_it() {
+    let s = sink();
+    let dir = tempfile::tempdir().unwrap();
+    let kq = dir.path().join("kxdpgun.txt");
+    std::fs::write(&kq, "h1.bench.test A\n").unwrap();
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            s.g.name(),
+            "kxdpgun",
+            "-t",
+            "1",
+            "-Q",
+            "100",
+        ])
+        .arg("-i")
+        .arg(&kq)
+        .arg("198.18.47.2")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "kxdpgun: {out:?}");
+    let j = ip(&["-n", s.g.name(), "-d", "-j", "link", "show", "g0"]);
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let id = v[0]["xdp"]["prog"]["id"]
+        .as_u64()
+        .expect("kxdpgun left its program");
+    let name = v[0]["xdp"]["prog"]["name"].as_str().unwrap().to_string();
+    let queries = query_file(dir.path());
+    let run = || {
+        Command::new("ip")
+            .args(["netns", "exec", s.g.name()])
+            .arg(scalelab().get_program())
+            .args(["load", "dns", "198.18.47.2:53", "--generator", "xdp"])
+            .arg("--queries")
+            .arg(&queries)
+            .args(["-Q", "1000", "-d", "300ms", "--timeout", "300ms"])
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    let e = crate::support::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(&format!("XDP program `{name}` (id {id}) attached")),
+        "{e}"
+    );
+    assert!(e.contains("`ip link set dev g0 xdp off`"), "{e}");
+    assert_eq!(e.matches("already has").count(), 1, "said once: {e}");
+    assert!(!e.contains("os error 16"), "{e}");
+    ip(&["-n", s.g.name(), "link", "set", "dev", "g0", "xdp", "off"]);
+    let out = run();
+    let e = crate::support::stderr(&out);
+    // The sink never answers: nothing measured, but the program attached.
+    assert_eq!(out.status.code(), Some(4), "{e}");
+    assert!(e.contains("answered none of"), "{e}");
+    assert!(!has_xdp_in(s.g.name(), "g0"), "ours went with the run");
+}
+
+/// Issue 46 item 4.3: a paced DNS run whose query IDs all wait for
+/// answers that never come can ask no more, and fell behind without a
+/// word (8 clients' IDs for 1 s capped -Q 3000000 at 523,776 qps). Into a
+/// sink that never answers, both generators now say so, with the fix, in
+/// the text and in --json; a rate the IDs allow says nothing of them.
+#[test]
+fn a_rate_capped_by_query_ids_in_flight_says_so_with_the_fix() {
+    let s = sink();
+    let dir = tempfile::tempdir().unwrap();
+    let queries = query_file(dir.path());
+    let run = |generator: &str, rate: &str| {
+        let out = Command::new("ip")
+            .args(["netns", "exec", s.g.name()])
+            .arg(scalelab().get_program())
+            .args(["load", "dns", "198.18.47.2:53", "--generator", generator])
+            .arg("--queries")
+            .arg(&queries)
+            .args([
+                "-c",
+                "1",
+                "--timeout",
+                "1s",
+                "-Q",
+                rate,
+                "-d",
+                "2s",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let e = crate::support::stderr(&out);
+        assert_eq!(out.status.code(), Some(4), "nothing answers: {e}");
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (j, e)
+    };
+    for generator in ["xdp", "socket"] {
+        let (j, e) = run(generator, "200000");
+        let ids = &j["ids_ran_out"];
+        assert_eq!(ids["ids"], 65472, "{generator}: {j}");
+        assert_eq!(ids["clients"], 1, "{j}");
+        assert_eq!(ids["max_rate"], 65472.0, "{j}");
+        assert!(ids["fix"].as_str().unwrap().contains("add clients"), "{j}");
+        // Each ID is reused at most once a timeout: two rounds in 2 s.
+        let sent = j["sent"].as_u64().unwrap();
+        assert!(
+            (65472..=2 * 65472).contains(&sent),
+            "{generator}: sent {sent}"
+        );
+        assert!(
+            e.contains("all 65472 query IDs of its 1 client(s) were in flight"),
+            "{generator}: {e}"
+        );
+        assert!(e.contains("add clients (-c"), "{e}");
+        assert!(e.contains("shorten the timeout (--timeout)"), "{e}");
+        assert!(
+            j["fell_behind"].as_str().unwrap().contains("query IDs"),
+            "{j}"
+        );
+    }
+    let (j, e) = run("socket", "2000");
+    assert!(j["ids_ran_out"].is_null(), "{j}");
+    assert!(!e.contains("query IDs"), "{e}");
 }

@@ -5,7 +5,7 @@
 //! maximum the client's; past it, the maximum stands and a note says why.
 
 use super::ramp;
-use super::tally::Tally;
+use super::tally::{IdCount, Tally};
 use crate::load::result::Ramp;
 
 /// Why the client, not the server, set the run's limit (`None` when it did
@@ -36,9 +36,27 @@ fn fell_behind(t: &Tally, ramp: Option<&Ramp>, notes: &mut Vec<String>) -> Optio
         ));
         return None;
     }
+    if let Some(why) = ids_ran_out(&t.ids, rate) {
+        return Some(why);
+    }
     Some(format!(
         "the load generator fell behind its schedule by {by} queries at {at:.1}s \
          (offered {rate:.0} qps): the client, not the server, set the limit from there"
+    ))
+}
+
+/// Why the generator fell behind when its query IDs ran out, and the fix.
+pub fn ids_ran_out(ids: &IdCount, rate: f64) -> Option<String> {
+    let at = ids.ran_out_at?;
+    Some(format!(
+        "the load generator fell behind the asked rate ({rate:.0} qps) at {at:.1}s: all {} \
+         query IDs of its {} client(s) were in flight, each held up to the {} timeout, which \
+         allows at most {:.0} qps of a server that does not answer; add clients \
+         (-c, or connections) or shorten the timeout (--timeout)",
+        ids.ids,
+        ids.clients,
+        crate::units::format_duration(ids.timeout),
+        ids.max_rate()
     ))
 }
 
@@ -98,6 +116,29 @@ mod tests {
         // A flat run has no maximum to stand: any drop is the client's.
         assert!(judge(&t, None).0.is_some());
         assert_eq!(judge(&Tally::new(false), None), (None, vec![]));
+    }
+
+    #[test]
+    fn ids_that_ran_out_say_so_with_the_fix() {
+        let mut t = Tally::new(false);
+        t.fell_behind = Some((1.0, 900_000, 3_000_000.0));
+        t.ids = IdCount {
+            ids: 523_776,
+            clients: 8,
+            timeout: std::time::Duration::from_secs(1),
+            ran_out_at: None,
+        };
+        let plain = judge(&t, None).0.unwrap();
+        assert!(plain.contains("fell behind its schedule"), "{plain}");
+        t.ids.ran_out_at = Some(1.0);
+        let why = judge(&t, None).0.unwrap();
+        assert!(
+            why.contains("all 523776 query IDs of its 8 client(s) were in flight"),
+            "{why}"
+        );
+        assert!(why.contains("at most 523776 qps"), "{why}");
+        assert!(why.contains("add clients (-c"), "{why}");
+        assert!(why.contains("shorten the timeout (--timeout)"), "{why}");
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //! other than NOERROR, NXDOMAIN and SERVFAIL) above
 //! [`MAX_ERROR_RATE`] of the queries, SERVFAIL answers above
 //! [`MAX_SERVFAIL_SHARE`] of the answers, or a generator that fell behind
-//! its schedule below the maximum (the maximum is then the client's).
+//! its schedule below the maximum (the maximum is then the client's), or
+//! a ramp that lost no query (it ended below the server's limit, so its
+//! highest answer rate is a floor: `≥ 28366 qps`, never a maximum).
 //!
 //! Stored runs made before this rule kept the losses before the maximum
 //! as timeouts; they are read the same way (a ramp's timeouts are its
@@ -56,6 +58,28 @@ pub struct Datagrams {
     pub fell_behind: Option<String>,
     /// Resperf's per-second view, for a rate ramp; `None` for a flat run.
     pub ramp: Option<Ramp>,
+    /// Set when a paced run fell behind because every query ID of its
+    /// clients was in flight: the ID space, not the server, capped the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids_ran_out: Option<IdsRanOut>,
+}
+
+/// A paced run's query IDs ran out: every one of the clients' IDs was
+/// waiting for its answer (or its timeout), so no more queries could go.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdsRanOut {
+    /// When, in seconds from the start.
+    pub at_s: f64,
+    /// Query IDs over all clients (65536 each, less one batch kept free).
+    pub ids: u64,
+    /// The clients (sockets, or XDP source ports).
+    pub clients: u32,
+    /// How long each query held its ID at most, seconds.
+    pub timeout_s: f64,
+    /// The rate those IDs allow when no answer comes: `ids / timeout_s`.
+    pub max_rate: f64,
+    /// What to do: more clients, or a shorter timeout.
+    pub fix: String,
 }
 
 impl StoredFacts for Datagrams {
@@ -115,6 +139,14 @@ fn ramp_reason(cell: &[&Datagrams], errors: &ErrorCounts, requests: u64) -> Opti
         // The driver keeps the lag only when it came below the maximum; its
         // sentence names where and says the limit was the client's.
         return Some(lag);
+    }
+    if let Some(r) = (cell.iter()).find_map(|d| d.ramp.as_ref().filter(|r| r.below_limit)) {
+        // Nothing lost: the highest answer rate is a floor, never a
+        // measured maximum to rank or compare.
+        return Some(format!(
+            "the ramp lost no query, so its maximum was not measured: {}",
+            super::ramp::at_least(r.max_throughput, false)
+        ));
     }
     let servfail: u64 = cell
         .iter()
@@ -247,6 +279,27 @@ mod tests {
         assert_eq!(why(judge(&t, 100_000)).as_deref(), Some(lag));
         assert_eq!(t.0.client_bound(), KindRule::Decided(Some(lag.to_string())));
         assert_eq!(ramp_trial(1, 0, 0, None).0.client_bound(), KindRule::Shared);
+    }
+
+    /// Issue 46 item 2.6: a ramp that never lost a query (to 30000 qps,
+    /// highest answer rate 28366) measured no maximum; its point is not
+    /// ranked or compared on it, and the reason gives the floor.
+    #[test]
+    fn a_ramp_that_lost_nothing_gives_a_floor_not_a_maximum() {
+        let (mut t, errors) = ramp_trial(100_000, 0, 0, None);
+        let mut facts: Datagrams = t.get::<Datagrams>().cloned().unwrap();
+        let ramp = facts.ramp.as_mut().unwrap();
+        (ramp.below_limit, ramp.max_throughput) = (true, 28_366.0);
+        t = TrialExtras::new(facts);
+        let KindRule::Decided(Some(why)) = TrialExtras::not_comparable(&[&t], &errors, 100_000)
+        else {
+            panic!("a ramp below the limit is not comparable");
+        };
+        assert_eq!(
+            why,
+            "the ramp lost no query, so its maximum was not measured: ≥ 28366 qps: the ramp \
+             ended before the server fell behind; raise --max-rate (resperf -m, a recipe's max_rate)"
+        );
     }
 
     #[test]

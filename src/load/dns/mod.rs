@@ -20,6 +20,7 @@ mod client_limit;
 pub mod facts;
 pub mod queries;
 pub(crate) mod ramp;
+pub use ramp::at_least as ramp_at_least;
 pub(crate) mod schedule;
 mod sys;
 pub(crate) mod tally;
@@ -380,7 +381,7 @@ impl Driver for DnsDriver {
         let started = Instant::now();
         let mut total: Option<Tally> = None;
         for outcome in super::run_threads("dns", &plans, |plan| worker::run(plan, shutdown)) {
-            let t = outcome?;
+            let t = outcome.map_err(said_once)?;
             match &mut total {
                 Some(acc) => acc.merge(&t),
                 None => total = Some(t),
@@ -393,6 +394,21 @@ impl Driver for DnsDriver {
             result.elapsed = started.elapsed();
         }
         Ok(result)
+    }
+}
+
+/// An XDP setup error, which a thread returns inside an `io::Error`, as
+/// the setup error it is, said once (not again as each error's source).
+fn said_once(e: LoadError) -> LoadError {
+    let xdp = match &e {
+        LoadError::Io(io) => io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<crate::load::xdp::XdpError>()),
+        _ => None,
+    };
+    match xdp {
+        Some(x) => LoadError::Setup(x.to_string()),
+        None => e,
     }
 }
 
@@ -410,10 +426,11 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
             (codec::rcode_name(rc), n)
         })
         .collect();
+    let answered = super::timeline::per_second(&t.result.timeline);
     let mut ramp = match mode {
         Mode::Ramp { .. } => Some(ramp::summarise(&ramp::Series {
             sent: &t.sent_by_sec,
-            answered: &t.result.timeline,
+            answered: &answered,
             lost: &t.lost_by_sec,
             latency: t.latency_by_sec.as_deref().unwrap_or(&[]),
         })),
@@ -421,9 +438,10 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
     };
     let (fell_behind, mut notes) = client_limit::judge(&t, ramp.as_ref());
     if let (Some(r), Mode::Ramp { max_rate, .. }) = (&mut ramp, mode) {
-        r.below_limit = ramp::below_limit(&r.seconds, t.fell_behind.is_some());
+        r.below_limit = ramp::below_limit(&r.seconds);
         if r.below_limit {
-            notes.push(ramp::below_limit_note(*max_rate, r.max_throughput));
+            let behind = t.fell_behind.is_some();
+            notes.push(ramp::below_limit_note(*max_rate, r.max_throughput, behind));
         }
         r.notes.clone_from(&notes);
     }
@@ -451,8 +469,21 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
         dropped_at_client: t.dropped(),
         fell_behind,
         ramp,
+        ids_ran_out: ids_ran_out(&t.ids),
     });
     result
+}
+
+/// The run's [`facts::IdsRanOut`], when its query IDs ran out.
+fn ids_ran_out(ids: &tally::IdCount) -> Option<facts::IdsRanOut> {
+    Some(facts::IdsRanOut {
+        at_s: ids.ran_out_at?,
+        ids: ids.ids,
+        clients: ids.clients,
+        timeout_s: ids.timeout.as_secs_f64(),
+        max_rate: ids.max_rate(),
+        fix: "add clients (-c, or connections) or shorten the timeout (--timeout)".into(),
+    })
 }
 
 #[cfg(test)]

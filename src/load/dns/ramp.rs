@@ -90,23 +90,39 @@ pub fn maximum_stands(seconds: &[RampSecond], max_throughput: f64) -> bool {
             .any(|s| s.offered as f64 > SATURATION_MARGIN * max_throughput)
 }
 
-/// Whether a ramp ended below the server's limit: it lost no query and
-/// the generator never fell behind (`fell_behind`). Such a ramp has no
-/// maximum: its highest answer rate is merely its last offered rate, and
-/// a resperf user would read it as the server's capacity. Answers that
-/// arrive a second after they were sent (a slow client, a queue) are not
-/// a limit: as for resperf, a query counts against the server only once
-/// its timeout passes unanswered.
-pub fn below_limit(seconds: &[RampSecond], fell_behind: bool) -> bool {
-    !fell_behind && seconds.iter().all(|s| s.lost == 0)
+/// Whether a ramp ended below the server's limit: it lost no query, so
+/// the server never fell behind. Such a ramp has no maximum: its highest
+/// answer rate is only where the ramp ended (its last offered rate, or
+/// where the generator fell behind), and a resperf user would read it as
+/// the server's capacity. The server's maximum is at least that rate.
+/// Answers that arrive a second after they were sent (a slow client, a
+/// queue) are not a limit: as for resperf, a query counts against the
+/// server only once its timeout passes unanswered.
+pub fn below_limit(seconds: &[RampSecond]) -> bool {
+    seconds.iter().all(|s| s.lost == 0)
+}
+
+/// `≥ 28366 qps: the ramp ended before the server fell behind; raise
+/// --max-rate`: the figure of a ramp that ended `below_limit`, for the
+/// terminal, `--json` and the report alike. `fell_behind`: the generator,
+/// not the ramp's end, stopped it.
+pub fn at_least(max_throughput: f64, fell_behind: bool) -> String {
+    let why = if fell_behind {
+        "the load generator fell behind its schedule before the server lost a query; give it more \
+         threads (-T) or sockets (-c)"
+    } else {
+        "the ramp ended before the server fell behind; raise --max-rate (resperf -m, a recipe's \
+         max_rate)"
+    };
+    format!("≥ {max_throughput:.0} qps: {why}")
 }
 
 /// The note of a ramp that ended [`below_limit`].
-pub fn below_limit_note(max_rate: f64, max_throughput: f64) -> String {
+pub fn below_limit_note(max_rate: f64, max_throughput: f64, fell_behind: bool) -> String {
     format!(
-        "the ramp lost nothing and kept its schedule up to {max_rate:.0} qps: it ended below \
-         the server's limit, so its highest answer rate ({max_throughput:.0} qps) is not a \
-         maximum; raise --max-rate (resperf -m) to find it"
+        "the ramp lost nothing up to {max_rate:.0} qps, so the server's maximum was not reached: \
+         {}; its highest answer rate is a floor, not a maximum",
+        at_least(max_throughput, fell_behind)
     )
 }
 
@@ -161,7 +177,7 @@ mod tests {
     }
 
     #[test]
-    fn a_ramp_that_lost_nothing_and_kept_its_schedule_is_below_the_limit() {
+    fn a_ramp_that_lost_nothing_is_below_the_limit() {
         let second = |offered, answered, lost| RampSecond {
             offered,
             answered,
@@ -173,15 +189,23 @@ mod tests {
             second(200, 200, 0),
             second(300, 300, 0),
         ];
-        assert!(below_limit(&kept, false));
-        assert!(!below_limit(&kept, true), "the generator fell behind");
+        assert!(below_limit(&kept));
         let lost = [second(100, 100, 0), second(300, 290, 10)];
-        assert!(!below_limit(&lost, false));
+        assert!(!below_limit(&lost));
         // Answers of one second arriving in the next (a loaded client):
         // nothing was lost, so nothing showed the server's limit.
         let late = [second(100, 80, 0), second(240, 200, 0), second(0, 60, 0)];
-        assert!(below_limit(&late, false));
-        let note = below_limit_note(400.0, 398.0);
-        assert!(note.contains("not a maximum; raise --max-rate"), "{note}");
+        assert!(below_limit(&late));
+        let note = below_limit_note(400.0, 398.0, false);
+        assert!(
+            note.contains(
+                "≥ 398 qps: the ramp ended before the server fell behind; raise --max-rate"
+            ),
+            "{note}"
+        );
+        // Issue 46 item 2.6: a generator that fell behind without a loss
+        // ended the ramp below the server's limit too (it printed
+        // "Maximum throughput: 28366 qps").
+        assert!(at_least(28366.0, true).starts_with("≥ 28366 qps: the load generator fell behind"));
     }
 }

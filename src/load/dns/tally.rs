@@ -12,7 +12,7 @@ use std::time::Duration;
 
 #[derive(Clone, Debug)]
 pub struct Tally {
-    /// Answers (any RCODE) with their latency and per-second timeline.
+    /// Answers (any RCODE) with their latency and 100 ms timeline.
     pub result: LoadResult,
     pub sent: u64,
     pub in_flight: u64,
@@ -37,6 +37,43 @@ pub struct Tally {
     pub dropped_by_sec: Vec<u64>,
     pub last_answer_ns: u64,
     pub elapsed_ns: u64,
+    /// The query IDs this thread's flights hold, and when they all were in
+    /// flight while queries were due.
+    pub ids: IdCount,
+}
+
+/// The ID space of the generator's clients: each holds 65536 query IDs
+/// (less one batch, kept free), and a query holds its ID until its answer
+/// or its timeout, so a paced run can ask at most `ids / timeout` queries
+/// a second of a server that does not answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IdCount {
+    /// Query IDs over the clients.
+    pub ids: u64,
+    /// The clients (sockets, or source ports under XDP).
+    pub clients: u32,
+    /// How long a query waits for its answer.
+    pub timeout: Duration,
+    /// The first time (seconds in) every ID was in flight while the
+    /// schedule was behind: the ID space, not the server, held it back.
+    pub ran_out_at: Option<f64>,
+}
+
+impl IdCount {
+    /// The highest rate the IDs allow when no answer comes back, per second.
+    pub fn max_rate(&self) -> f64 {
+        self.ids as f64 / self.timeout.as_secs_f64().max(1e-9)
+    }
+
+    fn merge(&mut self, o: &IdCount) {
+        self.ids += o.ids;
+        self.clients += o.clients;
+        self.timeout = self.timeout.max(o.timeout);
+        self.ran_out_at = match (self.ran_out_at, o.ran_out_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
 }
 
 fn bump(v: &mut Vec<u64>, sec: u32, by: u64) {
@@ -64,6 +101,7 @@ impl Tally {
             dropped_by_sec: Vec::new(),
             last_answer_ns: 0,
             elapsed_ns: 0,
+            ids: IdCount::default(),
         }
     }
 
@@ -167,6 +205,7 @@ impl Tally {
         };
         self.last_answer_ns = self.last_answer_ns.max(o.last_answer_ns);
         self.elapsed_ns = self.elapsed_ns.max(o.elapsed_ns);
+        self.ids.merge(&o.ids);
     }
 }
 
@@ -194,10 +233,26 @@ mod tests {
         b.sent_at(1, 1);
         b.answered(ResponseCode::NXDomain, Micros(300), 1, 1_500_000_000);
         b.fell_behind = Some((0.5, 900, 1000.0));
+        a.ids = IdCount {
+            ids: 100,
+            clients: 1,
+            timeout: Duration::from_secs(1),
+            ran_out_at: None,
+        };
+        b.ids = IdCount {
+            ran_out_at: Some(2.5),
+            ..a.ids
+        };
         a.merge(&b);
+        assert_eq!((a.ids.ids, a.ids.clients), (200, 2));
+        assert_eq!(a.ids.ran_out_at, Some(2.5));
+        assert_eq!(a.ids.max_rate(), 200.0);
         assert_eq!((a.sent, a.lost, a.result.requests), (4, 1, 3));
         assert_eq!(a.sent_by_sec, vec![3, 1]);
-        assert_eq!(a.result.timeline, vec![2, 1]);
+        assert_eq!(
+            crate::load::timeline::per_second(&a.result.timeline),
+            vec![2, 1]
+        );
         assert_eq!((a.rcodes[0], a.rcodes[3], a.rcodes[5]), (1, 1, 1));
         assert_eq!(a.result.errors.status, 1);
         assert_eq!(a.result.errors.timeout, 1);

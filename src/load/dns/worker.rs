@@ -49,6 +49,8 @@ struct Slot {
     /// When the query was sent (flat mode) or scheduled (paced modes), ns.
     start_ns: u64,
     send_sec: u32,
+    /// When its timeout passes (send time + timeout), ns.
+    deadline_ns: u64,
     live: bool,
 }
 
@@ -79,6 +81,13 @@ pub fn run(plan: &Plan, shutdown: &Shutdown) -> std::io::Result<Tally> {
     let flights = (0..plan.sockets.max(1)).map(|_| Flight::new()).collect();
     let mut tally = Tally::new(plan.per_second_latency);
     tally.result.notes.extend(note);
+    let clients = plan.sockets.max(1);
+    tally.ids = super::tally::IdCount {
+        ids: (IDS - BATCH) as u64 * u64::from(clients),
+        clients,
+        timeout: plan.timeout,
+        ran_out_at: None,
+    };
     let mut w = Worker {
         plan,
         transport,
@@ -112,6 +121,7 @@ impl Flight {
 /// returned note, and sockets carry the load.
 fn open_transport(plan: &Plan) -> std::io::Result<(Box<dyn Transport>, Option<String>)> {
     let flights = plan.sockets.max(1) as usize;
+    let netns = plan.netns.as_deref();
     let sockets = || -> std::io::Result<Box<dyn Transport>> {
         Ok(Box::new(super::transport::SocketTransport::open(
             plan.server,
@@ -127,12 +137,12 @@ fn open_transport(plan: &Plan) -> std::io::Result<(Box<dyn Transport>, Option<St
     match plan.generator {
         Generator::Socket => Ok((sockets()?, None)),
         Generator::Xdp => {
-            let t =
-                super::xdp::XdpTransport::open(server, flights).map_err(std::io::Error::other)?;
+            let t = super::xdp::XdpTransport::open(server, flights, netns)
+                .map_err(std::io::Error::other)?;
             let note = t.describe();
             Ok((Box::new(t), Some(note)))
         }
-        Generator::Auto => match super::xdp::XdpTransport::open(server, flights) {
+        Generator::Auto => match super::xdp::XdpTransport::open(server, flights, netns) {
             Ok(t) => {
                 let note = t.describe();
                 Ok((Box::new(t), Some(note)))
@@ -256,9 +266,14 @@ impl Worker<'_> {
             None => room,
             Some(due) => {
                 let behind = due.saturating_sub(self.tally.sent);
-                if behind > self.plan.schedule.behind_limit(t) && self.tally.fell_behind.is_none() {
+                let limit = self.plan.schedule.behind_limit(t);
+                if behind > limit && self.tally.fell_behind.is_none() {
                     let rate = self.plan.schedule.rate_at(t).unwrap_or(0.0);
                     self.tally.fell_behind = Some((t, behind, rate));
+                }
+                if behind > limit && behind > room && self.tally.ids.ran_out_at.is_none() {
+                    // Every ID is in flight: the ID space holds it back.
+                    self.tally.ids.ran_out_at = Some(t);
                 }
                 behind.min(room)
             }
@@ -327,6 +342,7 @@ impl Worker<'_> {
                     generation: self.generation,
                     start_ns: scheduled,
                     send_sec: sec,
+                    deadline_ns: u64::MAX,
                     live: true,
                 };
             }
@@ -343,6 +359,7 @@ impl Worker<'_> {
             }
             let deadline = now + self.plan.timeout.as_nanos() as u64;
             for &id in &ids[..done] {
+                self.flights[s].slots[id as usize].deadline_ns = deadline;
                 let generation = self.flights[s].slots[id as usize].generation;
                 self.pending.push_back(Pending {
                     socket: s as u16,
@@ -398,6 +415,14 @@ impl Worker<'_> {
         }
         self.flights[s].slots[r.id as usize].live = false;
         self.flights[s].free.push_back(r.id);
+        // An answer after its query's timeout is a lost query, as for
+        // dnsperf and resperf, even when this thread reads it before its
+        // expiry pass (a loaded machine runs the worker late): a count of
+        // answers must not depend on when the worker got a CPU.
+        if now > slot.deadline_ns {
+            self.tally.lost_at(slot.send_sec);
+            return;
+        }
         let latency = Micros(now.saturating_sub(slot.start_ns) / 1000);
         self.tally.answered(r.rcode, latency, slot.send_sec, now);
     }
@@ -464,6 +489,36 @@ mod tests {
             per_second_latency: true,
             generator: Generator::Socket,
         }
+    }
+
+    /// A response read after its query's deadline is lost, not answered,
+    /// whenever the worker gets to read it (dnsperf's and resperf's rule);
+    /// one read before the deadline is an answer.
+    #[test]
+    fn an_answer_after_its_timeout_is_a_lost_query() {
+        let q = codec::Query {
+            name: "h1.bench.test.".parse().unwrap(),
+            rtype: hickory_proto::rr::RecordType::A,
+        };
+        let mut p = plan(Mode::Flat { outstanding: 1 });
+        p.templates = Arc::new(vec![Template::new(&q).unwrap()]);
+        let mut w = worker(&p);
+        w.tally.sent_at(0, 2);
+        for (id, deadline, now) in [(7u16, 1_000, 2_000), (8, 5_000, 2_000)] {
+            w.flights[0].slots[id as usize] = Slot {
+                query: 0,
+                generation: 1,
+                start_ns: 0,
+                send_sec: 0,
+                deadline_ns: deadline,
+                live: true,
+            };
+            let n = p.templates[0].write(id, &mut w.batch.bufs[0]);
+            w.batch.bufs[0][2] |= 0x80; // QR: a response, RCODE 0
+            w.batch.lens[0] = n;
+            w.answer(0, 0, now);
+        }
+        assert_eq!((w.tally.lost, w.tally.result.requests), (1, 1));
     }
 
     #[test]

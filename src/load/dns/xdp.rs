@@ -55,12 +55,17 @@ fn reserve_ports(ip: Ipv4Addr, n: usize) -> Result<(u16, Vec<UdpSocket>), XdpErr
 
 impl XdpTransport {
     /// The XDP end for queries to `server` on `flights` source ports, in
-    /// this thread's namespace.
-    pub(super) fn open(server: SocketAddrV4, flights: usize) -> Result<XdpTransport, XdpError> {
+    /// this thread's namespace (`netns`, when it joined one: the fix an
+    /// error gives names it).
+    pub(super) fn open(
+        server: SocketAddrV4,
+        flights: usize,
+        netns: Option<&str>,
+    ) -> Result<XdpTransport, XdpError> {
         let path = path::resolve(server)?;
         let (first_port, reserved) = reserve_ports(path.src, flights)?;
         let last = first_port + flights as u16 - 1;
-        let xdp = Attached::new(&path, first_port..=last)?;
+        let xdp = Attached::new(&path, first_port..=last, netns)?;
         Ok(XdpTransport {
             xdp,
             path,

@@ -2,6 +2,7 @@
 //! receive-and-transmit end one generator thread drives.
 
 use super::bpf;
+use super::busy;
 use super::path::Path;
 use super::socket::Xsk;
 use super::XdpError;
@@ -24,18 +25,39 @@ pub(crate) struct Attached {
 }
 
 impl Attached {
-    /// Loads and attaches the program and binds the socket.
-    pub(crate) fn new(path: &Path, ports: RangeInclusive<u16>) -> Result<Attached, XdpError> {
+    /// Loads and attaches the program and binds the socket. An interface
+    /// that already has a program is [`XdpError::Busy`], naming it and the
+    /// fix (in namespace `netns`, where the load runs in one).
+    pub(crate) fn new(
+        path: &Path,
+        ports: RangeInclusive<u16>,
+        netns: Option<&str>,
+    ) -> Result<Attached, XdpError> {
         let map = bpf::xskmap(QUEUES)?;
         let prog = bpf::load_xdp(&bpf::program(map.as_raw_fd(), path.src, &ports))?;
         let xsk = Xsk::open(path.ifindex, 0)?;
         bpf::set_xsk(&map, 0, xsk.fd())?;
-        let link = bpf::attach(&prog, path.ifindex)?;
+        let link = bpf::attach(&prog, path.ifindex).map_err(|e| busy_or(e, path, netns))?;
         Ok(Attached {
             _link: link,
             _prog: prog,
             _map: map,
             xsk,
         })
+    }
+}
+
+/// `e`, or, when the kernel said EBUSY (another program is attached),
+/// [`XdpError::Busy`] naming that program.
+fn busy_or(e: XdpError, path: &Path, netns: Option<&str>) -> XdpError {
+    match &e {
+        XdpError::Sys { source, .. } if source.raw_os_error() == Some(libc::EBUSY) => {
+            XdpError::Busy {
+                ifname: path.ifname.clone(),
+                program: busy::attached_program(&path.ifname),
+                fix: busy::detach_command(&path.ifname, netns),
+            }
+        }
+        _ => e,
     }
 }

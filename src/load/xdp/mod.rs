@@ -9,13 +9,16 @@
 //!   rings (copy mode, which veth and every driver support);
 //! - `frame`: Ethernet/IPv4/UDP headers and checksums, sans-IO;
 //! - `path`: from a destination address to the interface, the addresses
-//!   and the next hop's MAC, read in the calling thread's namespace.
+//!   and the next hop's MAC, read in the calling thread's namespace;
+//! - `busy`: the program another tool left attached, which makes
+//!   attaching ours fail, named with the command that detaches it.
 //!
 //! Nothing outlives the process: the UMEM is anonymous memory of this
 //! process, the XSK and the program's link are file descriptors.
 
 pub(crate) mod attach;
 pub(crate) mod bpf;
+pub mod busy;
 pub(crate) mod frame;
 pub(crate) mod path;
 mod ring;
@@ -39,6 +42,17 @@ pub enum XdpError {
         source: std::io::Error,
         /// The verifier's log.
         log: String,
+    },
+    /// The interface already has an XDP program attached (another tool's;
+    /// Debian's kxdpgun leaves its own), so ours cannot be.
+    #[error("AF_XDP: interface {ifname} already has {} attached, so the generator's cannot be (another tool left it; Debian's kxdpgun does): detach it with `{fix}`, or use the socket generator (--generator socket; generator = \"socket\" in a recipe)", .program.as_ref().map_or_else(|| "an XDP program".to_string(), ToString::to_string))]
+    Busy {
+        /// The interface.
+        ifname: String,
+        /// The program `ip` reports there, when it reports one.
+        program: Option<busy::XdpProgram>,
+        /// The command that detaches it.
+        fix: String,
     },
     /// The destination has no XDP path (loopback, no route, no neighbour).
     #[error("no XDP path to {dest}: {reason}")]

@@ -185,19 +185,7 @@ impl Xsk {
             sxdp_queue_id: queue,
             sxdp_shared_umem_fd: 0,
         };
-        // SAFETY: `sa` is a valid sockaddr_xdp of the size passed.
-        let r = unsafe {
-            libc::bind(
-                raw,
-                (&sa as *const libc::sockaddr_xdp).cast(),
-                std::mem::size_of_val(&sa) as libc::socklen_t,
-            )
-        };
-        if r < 0 {
-            return Err(sys_error(
-                "binding the AF_XDP socket to the interface queue",
-            ));
-        }
+        bind_queue(raw, &sa)?;
         Ok(xsk)
     }
 
@@ -358,5 +346,38 @@ impl Default for StatsHolder {
     fn default() -> Self {
         // SAFETY: plain integers; zero is valid.
         StatsHolder(unsafe { std::mem::zeroed() })
+    }
+}
+
+/// How long a bind waits for a queue that another socket still holds: the
+/// kernel releases a closed AF_XDP socket's queue in deferred work, so
+/// right after another generator exits (kxdpgun, an earlier run) the bind
+/// may see EBUSY for a moment on a loaded machine.
+const QUEUE_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Binds `raw` to the queue of `sa`, retrying an EBUSY every 20 ms for up
+/// to [`QUEUE_RELEASE_WAIT`].
+fn bind_queue(raw: RawFd, sa: &libc::sockaddr_xdp) -> Result<(), XdpError> {
+    let deadline = std::time::Instant::now() + QUEUE_RELEASE_WAIT;
+    loop {
+        // SAFETY: `sa` is a valid sockaddr_xdp of the size passed.
+        let r = unsafe {
+            libc::bind(
+                raw,
+                (sa as *const libc::sockaddr_xdp).cast(),
+                std::mem::size_of_val(sa) as libc::socklen_t,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        let source = std::io::Error::last_os_error();
+        if source.raw_os_error() != Some(libc::EBUSY) || std::time::Instant::now() >= deadline {
+            return Err(XdpError::Sys {
+                what: "binding the AF_XDP socket to the interface queue",
+                source,
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

@@ -50,6 +50,13 @@ pub struct Meter {
     reader: Reader,
 }
 
+/// A gap this share of the window between the readings' span and the
+/// window (at its two ends) is said when the joules are scaled over it.
+const EDGE_SHARE: f64 = 0.1;
+/// Fewer readings than this in a window are coarse against it: its ends
+/// are a large share of it, at the readings' mean watts.
+const COARSE_READINGS: u32 = 4;
+
 /// How close the instants around a sysfs reading should be.
 const TIGHT: std::time::Duration = std::time::Duration::from_millis(1);
 /// How many times a sysfs reading is tried for that.
@@ -288,6 +295,45 @@ impl EnergyTrack {
         };
     }
 
+    /// Where a command's readings span less of the window than it lasted
+    /// (a meter whose reading takes a second leaves up to a reading at
+    /// each end),
+    /// the window's joules at the readings' mean watts, and what says so:
+    /// left as it was, a 1 s meter gave a 2 s window at 100 W its 100 J
+    /// of the 1 s between its readings. A gap of [`EDGE_SHARE`] of the
+    /// window or more, or readings coarser than [`COARSE_READINGS`] a
+    /// window, is said.
+    fn cover_the_window(&mut self, window_s: f64) -> Option<String> {
+        // A sysfs meter is read at the window's end: it spans it all.
+        if self.meter.is_fast()
+            || self.intervals == 0
+            || window_s <= 0.0
+            || self.measured_s >= window_s
+        {
+            return None;
+        }
+        let (spanned, watts) = (self.measured_s, self.joules / self.measured_s);
+        self.joules = watts * window_s;
+        self.measured_s = window_s;
+        let every = spanned / f64::from(self.intervals);
+        let coarse = every * f64::from(COARSE_READINGS) > window_s;
+        let gap = window_s - spanned;
+        if !coarse && gap < EDGE_SHARE * window_s {
+            return None;
+        }
+        let pace = match coarse {
+            true => format!(
+                " (one reading every {every:.1} s, coarse against the window: a longer \
+                 [trials] duration or a faster meter covers more of it)"
+            ),
+            false => String::new(),
+        };
+        Some(format!(
+            "energy: the meter's readings span {spanned:.1} s of the {window_s:.1} s window{pace}; \
+             the window's joules are their mean {watts:.0} W over all of it"
+        ))
+    }
+
     /// The window's energy, and the warnings about it (at most one failure,
     /// and the share of the window without a figure). A power meter slower
     /// than the window that gave one reading: that reading is the window's
@@ -301,6 +347,9 @@ impl EnergyTrack {
                 "energy: one reading in the {window_s:.1} s window (the meter is slower than \
                  that); the window's watts are that reading"
             ));
+        }
+        if self.missed == 0 {
+            warnings.extend(self.cover_the_window(window_s));
         }
         if let Some(e) = &self.first_failure {
             warnings.push(format!("energy: {e} (reported once)"));

@@ -109,11 +109,41 @@ mod tests {
         std::thread::sleep(Duration::from_millis(1100));
         let (s, warnings) = w.finish(1.1).unwrap();
         let ran = std::fs::read_to_string(&runs).unwrap().lines().count();
-        // Back to back: about 3 readings in 1.1 s; the last one cut off.
+        // Back to back: about 3 readings in 1.1 s; the last one cut off,
+        // and the window's ends at the readings' watts, which is said.
         assert!(ran >= 2, "ran {ran} times");
         assert_eq!(s.watts().map(|w| w.round()), Some(150.0), "{s:?}");
-        assert!(s.measured_s > 0.0 && s.measured_s < 1.1, "{s:?}");
-        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(s.measured_s, 1.1, "{s:?}");
+        assert!((s.joules - 165.0).abs() < 1e-6, "{s:?}");
+        assert!(
+            warnings
+                .iter()
+                .all(|w| w.contains("the meter's readings span")),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_one_second_meter_gives_the_whole_window_its_joules_and_says_it_is_coarse() {
+        // Issue 46: a 1 s meter at 100 W gave a 2 s window 100 J: its
+        // readings (each stamped mid-run) span 1 s of it, and the reading
+        // running at the end is cut off.
+        let w = EnergyWorker::start(
+            Meter::command("sleep 1; echo 100 W".into()),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(2500));
+        let (s, warnings) = w.finish(2.5).unwrap();
+        assert_eq!(s.watts().map(f64::round), Some(100.0), "{s:?}");
+        assert!((s.joules - 250.0).abs() < 1e-6, "{s:?} {warnings:?}");
+        assert_eq!(s.measured_s, 2.5);
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("coarse against the window") && w.contains("of the 2.5 s")),
+            "{warnings:?}"
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! listener, so with few connections one nginx worker can get them all.
 //! Measured by each worker's CPU time (schedstat); where the server counts
 //! requests per worker (Unbound's `threadN.num.queries`), their growth over
-//! the window is quoted beside it (`server::Target::worker_requests`).
+//! the window is quoted beside it (`server::Server::worker_requests`).
 
 use super::numbers::{LimiterKind, LimiterNumbers};
 use super::LimiterFigures;

@@ -1,6 +1,6 @@
 //! Waits as the server itself counts them, read at the window's two ends
 //! (a kind that keeps such counters says so through
-//! `server::Target::wait_counters`). MariaDB's InnoDB counts its row-lock
+//! `server::Server::wait_counters`). MariaDB's InnoDB counts its row-lock
 //! waits (`Innodb_row_lock_waits`, and `Innodb_row_lock_time` in
 //! milliseconds); its thread pool, its threads (`Threadpool_threads`,
 //! `Threadpool_idle_threads`). A futex wait the limiter samples can be

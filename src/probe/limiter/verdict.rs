@@ -111,11 +111,13 @@ pub fn judge(i: &LimiterInputs) -> Limiter {
         .cloned()
         .unwrap_or((LimiterKind::None, no_limiter(&n)));
     // Said once: a starved client's reason already names the background.
-    let noise = i
-        .background
-        .filter(|b| b.noisy && !why.contains(&b.describe()))
-        .map(|b| format!(" (background load: {})", b.describe()))
-        .unwrap_or_default();
+    let noise = match i.background {
+        Some(b) if b.server_unknown => format!(" (background {})", b.describe()),
+        Some(b) if b.noisy && !why.contains(&b.describe()) => {
+            format!(" (background load: {})", b.describe())
+        }
+        Some(_) | None => String::new(),
+    };
     Limiter {
         kind,
         verdict: format!("{}: {why}{noise}", kind.label()),
@@ -168,7 +170,7 @@ fn numbers(i: &LimiterInputs) -> LimiterNumbers {
         }),
         read_bytes_per_s: f.and_then(|f| per_s(f.read_bytes? as f64)),
         error_share: (attempts > 0).then(|| i.errors as f64 / attempts as f64),
-        background_share: i.background.map(|b| b.share),
+        background_share: i.background.and_then(|b| b.known_share()),
         cpus_busy_share: i.cpus_busy_share,
         client_cpu_share: i
             .client_cpu_s
@@ -445,7 +447,7 @@ mod tests {
                     steal_share: 0.0,
                     window_s: 10.0,
                     online_cpus: 2,
-                    server_cpu_s: 2.0,
+                    server_cpu_s: Some(2.0),
                     own_cpu_s: 3.0,
                 },
             ),
@@ -886,7 +888,7 @@ mod tests {
                 steal_share: 0.0,
                 window_s: 10.0,
                 online_cpus: 2,
-                server_cpu_s: 2.0,
+                server_cpu_s: Some(2.0),
                 own_cpu_s: 3.0,
             });
         let why = format!(
@@ -901,6 +903,37 @@ mod tests {
         assert_eq!(
             l.verdict.matches("other processes used").count(),
             1,
+            "{}",
+            l.verdict
+        );
+    }
+
+    #[test]
+    fn a_server_that_cannot_be_told_apart_makes_the_background_unknown_never_the_limiter() {
+        let f = LimiterFigures::default();
+        let mut i = inputs(&f);
+        // The whole machine busy, all of it counted as "other" (the
+        // server's CPU among it): not background load, but unknown.
+        i.background =
+            crate::probe::background::measure(crate::probe::background::BackgroundInputs {
+                busy_share: 1.0,
+                steal_share: 0.0,
+                window_s: 10.0,
+                online_cpus: 2,
+                server_cpu_s: None,
+                own_cpu_s: 3.0,
+            });
+        let l = judge(&i);
+        assert_ne!(l.kind, LimiterKind::BackgroundLoad, "{}", l.verdict);
+        assert_eq!(l.figures.background_share, None);
+        assert!(
+            l.verdict
+                .contains("(background unknown: the server cannot be told apart"),
+            "{}",
+            l.verdict
+        );
+        assert!(
+            l.verdict.contains("`pid` or `pid_command`"),
             "{}",
             l.verdict
         );

@@ -116,7 +116,7 @@ mod tests {
         let sleeper = std::thread::spawn({
             let tx = tx.clone();
             move || {
-                tx.send(tid()).unwrap();
+                tx.send((0, tid())).unwrap();
                 let _ = asleep.recv();
             }
         });
@@ -124,13 +124,18 @@ mod tests {
         let spinner = std::thread::spawn({
             let stop = stop.clone();
             move || {
-                tx.send(tid()).unwrap();
+                tx.send((1, tid())).unwrap();
                 while !stop.load(Ordering::Relaxed) {
                     std::hint::spin_loop();
                 }
             }
         });
-        let tids: Vec<u32> = (0..2).map(|_| rx.recv().unwrap()).collect();
+        // Sleeper first, spinner second, whichever thread ran first.
+        let mut tids = [0u32; 2];
+        for _ in 0..2 {
+            let (role, t) = rx.recv().unwrap();
+            tids[role] = t;
+        }
         std::thread::sleep(std::time::Duration::from_millis(20));
         let then: Vec<_> = tids.iter().map(|t| schedstat(pid, *t).unwrap()).collect();
         // Until the spinner has had 5 ms of CPU (on a loaded machine it

@@ -5,7 +5,7 @@
 
 use super::parse::{parse_sample, HostSample};
 use super::probe_script::probe_script;
-use super::session::Session;
+use super::session::{Session, SessionError};
 use super::summarize::{summarize, Timed};
 use crate::probe::ProbeData;
 use crate::remote::ssh::Ssh;
@@ -47,7 +47,7 @@ impl IntervalProbe {
         dir: &str,
         interval: Duration,
         root: Option<u32>,
-    ) -> Result<IntervalProbe, String> {
+    ) -> Result<IntervalProbe, SessionError> {
         let os = super::server::host_os(ssh, host)?;
         let name = format!(
             "scalelab-probe-{}-{}.sh",

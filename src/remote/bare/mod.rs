@@ -6,7 +6,7 @@
 //! - [`session`]: one long-lived shell on the host, its stdin held open by
 //!   the coordinator: when that closes, the shell cleans up and exits;
 //! - [`script`]: the POSIX `sh` that runs one managed server there;
-//! - [`server`]: the [`crate::server::Target`] that drives it;
+//! - [`server`]: the [`crate::server::Server`] that drives it;
 //! - [`probe_script`], [`parse`], [`summarize`], [`interval`]: the interval
 //!   probe: one table of commands per OS, pure parsers, the agent's
 //!   timeline and summary from them, and the thread that asks.

@@ -93,7 +93,7 @@ find_step() {
 write_wrapper() {
     w="$d/$1.sh"
     shift
-    {
+    { {
         echo "cd '$d' || exit 1"
         echo "echo \$\$ >\"\$0.pid\""
         printf 'exec'
@@ -104,7 +104,7 @@ write_wrapper() {
             printf " '%s'" "$a"
         done
         echo
-    } >"$w" || return 1
+    } >"$w"; } 2>&1 || return 1
     if [ -n "$switch" ]; then chown "$user" "$w"; fi
 }
 # Runs $d/$1.sh as the server's user.
@@ -114,6 +114,14 @@ as_user() {
     else
         /bin/sh "$d/$1.sh"
     fi
+}
+# A write of $1 bytes into $d failed: when its file system has not that
+# room (and 64 KiB) left, the disk is full: `#full` and the bytes free
+# say so before the error $2.
+write_failed() {
+    free=$(df -P -k "${d%/*}" 2>/dev/null | awk 'NR == 2 { print $4 * 1024 }')
+    if [ -n "$free" ] && [ "$free" -lt $(($1 + 65536)) ]; then echo "#full $free"; fi
+    fail "$2"
 }
 fail() {
     show_logs
@@ -126,9 +134,13 @@ run_step() {
     name=$1
     shift
     sbin=$(find_step "$name") || fail "no $name beside $bin, on PATH, in /usr/local/sbin, /usr/local/bin or /usr/sbin"
-    write_wrapper "$name" "$sbin" "$@" || fail "cannot write $d/$name.sh (an argument holds a quote?)"
+    write_wrapper "$name" "$sbin" "$@" || wrapper_failed "$name"
     logs="$logs $name.log"
     as_user "$name" </dev/null >"$d/$name.log" 2>&1 || fail "$name failed (exit status $?)"
+}
+# write_wrapper $1 failed: a full disk, or an argument with a quote.
+wrapper_failed() {
+    write_failed 4096 "cannot write $d/$1.sh (an argument holds a quote?)"
 }
 show_logs() {
     echo "#log"
@@ -208,7 +220,7 @@ pub fn server_script(server: &BareServer, dir: &str, pin: Option<&str>) -> Optio
     s.push_str(&var("user", server.user.unwrap_or("")));
     s.push_str(TREE_FUNCTION);
     s.push_str(LIFECYCLE);
-    s.push_str("mkdir \"$d\" || { echo \"#error cannot make $d\"; exit 1; }\n");
+    s.push_str("mkdir \"$d\" || write_failed 4096 \"cannot make $d\"\n");
     for sub in &server.dirs {
         s.push_str(&format!("mkdir -p \"$d\"/{}\n", shell_quote(sub)));
     }
@@ -220,7 +232,7 @@ pub fn server_script(server: &BareServer, dir: &str, pin: Option<&str>) -> Optio
         s.push_str(&format!("run_step {}\n", quoted(step.program, &step.args)));
     }
     s.push_str(&format!(
-        "write_wrapper {} || fail \"cannot write $d/server.sh (an argument holds a quote?)\"\n",
+        "write_wrapper {} || wrapper_failed server\n",
         quoted("server", &server.args).replacen("server", "server \"$bin\"", 1)
     ));
     let pin = pin.map(|p| format!("{p} ")).unwrap_or_default();
@@ -246,16 +258,17 @@ fn file_command(f: &BareFile) -> Option<String> {
                 return None;
             }
             let nl = if text.ends_with('\n') { "" } else { "\n" };
+            let q = shell_quote(path);
             Some(format!(
-                "cat >\"$d\"/{} <<'{EOF_MARK}'\n{text}{nl}{EOF_MARK}\n",
-                shell_quote(path)
+                "{{ cat >\"$d\"/{q} <<'{EOF_MARK}'\n{text}{nl}{EOF_MARK}\n}} 2>&1 || write_failed {} \"cannot write $d/\"{q}\n",
+                text.len()
             ))
         }
         BareFile::Filler { path, bytes } => {
             let (kib, rest) = (bytes / 1024, bytes % 1024);
             let q = shell_quote(path);
             Some(format!(
-                "{{ dd if=/dev/zero bs=1024 count={kib} 2>/dev/null; dd if=/dev/zero bs={b} count={c} 2>/dev/null; }} | tr '\\000' x >\"$d\"/{q}\n",
+                "{{ {{ dd if=/dev/zero bs=1024 count={kib} 2>/dev/null; dd if=/dev/zero bs={b} count={c} 2>/dev/null; }} | tr '\\000' x >\"$d\"/{q}; }} 2>&1 || write_failed {bytes} \"cannot write $d/\"{q}\n",
                 b = rest.max(1),
                 c = u64::from(rest > 0),
             ))
@@ -405,7 +418,7 @@ mod shell_tests {
 
     #[test]
     fn the_server_script_runs_a_server_under_dash_and_posh_and_leaves_nothing() {
-        for shell in ["dash", "posh"] {
+        for shell in crate::kinds::TEST_SHELLS.iter().copied() {
             let tmp = tempfile::tempdir().unwrap();
             let dir = tmp.path().join("srv");
             let d = dir.display().to_string();
@@ -451,7 +464,7 @@ mod shell_tests {
         if super::shells::euid() != 0 {
             panic!("this test switches users: run it as root (the lab's tests are)");
         }
-        for shell in ["dash", "posh"] {
+        for shell in crate::kinds::TEST_SHELLS.iter().copied() {
             let tmp = tempfile::tempdir().unwrap();
             let dir = tmp.path().join("srv");
             let d = dir.display().to_string();
@@ -523,7 +536,7 @@ mod shell_tests {
         s.program = "cp";
         s.args = vec!["-r".into(), d.clone(), keep.display().to_string()];
         let script = server_script(&s, &d, None).unwrap();
-        run("dash", &script, tmp.path(), &["stop"]);
+        run(crate::kinds::TEST_SHELLS[0], &script, tmp.path(), &["stop"]);
         let conf = std::fs::read_to_string(keep.join("conf")).unwrap();
         assert_eq!(conf, "it's $HOME `x`\n");
         let bin = std::fs::read(keep.join("html/1k.bin")).unwrap();

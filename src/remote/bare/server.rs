@@ -1,17 +1,17 @@
-//! A managed server on a host without an agent: a [`Target`] whose
+//! A managed server on a host without an agent: a [`Server`] whose
 //! lifecycle is the [`script`](super::script) run by one long-lived shell
 //! on the host. It starts the host's own binary with the configuration
 //! the kind writes here too, waits until it answers, and stops it by PID;
 //! a failed start brings the server's logs back in its error.
 
 use super::script::server_script;
-use super::session::Session;
+use super::session::{written, Session, SessionError};
 use crate::model::{Dataset, SetupAddr, SetupSession};
 use crate::placement::Placement;
 use crate::remote::ssh::Ssh;
 use crate::remote::Host;
 use crate::server::bare::{BareHost, BareReady, BareServer, HostOs};
-use crate::server::{DatasetInfo, Endpoint, ServerPlan, Target, TargetError};
+use crate::server::{DatasetInfo, Endpoint, Liveness, Server, ServerError, ServerPlan};
 use crate::shutdown::Shutdown;
 use std::time::{Duration, Instant};
 
@@ -27,7 +27,7 @@ const LAUNCH_LIMIT: Duration = Duration::from_secs(120);
 pub const DIR_PREFIX: &str = "scalelab-bare-";
 
 /// A server of a kind's [`BareServer`], run on `host` by its shell.
-pub struct BareTarget {
+pub struct AgentlessServer {
     ssh: Ssh,
     host: Host,
     server: BareServer,
@@ -58,8 +58,8 @@ pub fn build(
     base_dir: &std::path::Path,
     cpus: Option<Vec<usize>>,
     memory: Option<u64>,
-) -> Result<Box<dyn Target>, TargetError> {
-    let refuse = |message: String| TargetError::Settings {
+) -> Result<Box<dyn Server>, ServerError> {
+    let refuse = |message: String| ServerError::Settings {
         kind: "server",
         message: format!("host {host} (no agent): {message}"),
     };
@@ -86,7 +86,7 @@ pub fn build(
         os,
     };
     let server = plan.bare(&bare_host)?;
-    Ok(Box::new(BareTarget {
+    Ok(Box::new(AgentlessServer {
         ssh: ssh.clone(),
         host: host.clone(),
         server,
@@ -127,11 +127,22 @@ fn pick_port(host: &Host) -> u16 {
     port
 }
 
-impl BareTarget {
-    fn error(&self, message: String) -> TargetError {
-        TargetError::Start {
+impl AgentlessServer {
+    fn error(&self, message: String) -> ServerError {
+        ServerError::Start {
             kind: self.server.kind,
             message: format!("on {} (no agent): {message}", self.host),
+        }
+    }
+
+    /// A session that could not start: a full disk is its own error.
+    fn session_error(&self, e: SessionError) -> ServerError {
+        match e {
+            SessionError::DiskFull(message) => ServerError::DiskFull {
+                kind: self.server.kind,
+                message: format!("on {} (no agent): {message}", self.host),
+            },
+            SessionError::Ssh(message) => self.error(message),
         }
     }
 
@@ -156,16 +167,40 @@ impl BareTarget {
 
     /// Whether the script still sees the server running.
     fn alive(&self) -> bool {
+        self.status() == Liveness::Running
+    }
+
+    /// What the script says of the server; when the host does not answer
+    /// over ssh, why, and whether the server itself still answers its
+    /// protocol (the second channel: the port the load used).
+    fn status(&self) -> Liveness {
         let Some(s) = self.session.as_ref() else {
-            return false;
+            return Liveness::Gone;
         };
-        s.send("status").is_ok()
-            && matches!(s.until(&["#running", "#gone"], Duration::from_secs(10)),
-                Ok(l) if l.last().is_some_and(|l| l == "#running"))
+        let said = s
+            .send("status")
+            .and_then(|()| s.until(&["#running", "#gone"], Duration::from_secs(10)));
+        match said {
+            Ok(l) if l.last().is_some_and(|l| l == "#running") => Liveness::Running,
+            Ok(_) => Liveness::Gone,
+            Err(e) => {
+                let server = match self.answers() {
+                    Ok(()) => format!(
+                        "the server itself still answered at {}",
+                        self.server.endpoint
+                    ),
+                    Err(why) => format!(
+                        "the server does not answer at {} either ({why})",
+                        self.server.endpoint
+                    ),
+                };
+                Liveness::Unknown(format!("{e}; {server}"))
+            }
+        }
     }
 
     /// Starts the script and reads its lines up to `#started PID`.
-    fn launch(&mut self) -> Result<u32, TargetError> {
+    fn launch(&mut self) -> Result<u32, ServerError> {
         let script =
             server_script(&self.server, &self.dir, self.pin.as_deref()).ok_or_else(|| {
                 self.error("a file holds the script's here-document delimiter".into())
@@ -177,7 +212,7 @@ impl BareTarget {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| "/tmp".into());
         let session = Session::start_remote(&self.ssh, &self.host, &parent, &name, &script, what)
-            .map_err(|e| self.error(e))?;
+            .map_err(|e| self.session_error(e))?;
         let lines = session
             .until(&["#started", "#error"], LAUNCH_LIMIT)
             .map_err(|e| self.error(e))?;
@@ -191,6 +226,9 @@ impl BareTarget {
         }
         let last = lines.last().map(String::as_str).unwrap_or("");
         if let Some(e) = last.strip_prefix("#error ") {
+            if let e @ SessionError::DiskFull(_) = written("", &parent, &lines, e) {
+                return Err(self.session_error(e));
+            }
             let log: Vec<&str> = lines
                 .iter()
                 .map(String::as_str)
@@ -239,7 +277,7 @@ impl BareTarget {
     /// After it answers: loads `dataset` over a setup session (a database
     /// starts empty in its fresh private directory) and records its size
     /// and the settings the server reports.
-    fn after_ready(&mut self, dataset: Option<&Dataset>) -> Result<(), TargetError> {
+    fn after_ready(&mut self, dataset: Option<&Dataset>) -> Result<(), ServerError> {
         self.effective = Some(self.server.config.clone());
         let Some(session) = self.setup_session(Duration::from_secs(10)) else {
             return Ok(());
@@ -264,7 +302,7 @@ impl BareTarget {
     }
 
     /// Waits until the server answers, is gone, or [`READY_LIMIT`] passes.
-    fn wait_ready(&mut self, shutdown: &Shutdown) -> Result<(), TargetError> {
+    fn wait_ready(&mut self, shutdown: &Shutdown) -> Result<(), ServerError> {
         let deadline = Instant::now() + READY_LIMIT;
         let mut checked = Instant::now();
         loop {
@@ -284,7 +322,7 @@ impl BareTarget {
             }
             if Instant::now() > deadline {
                 let log = self.logs();
-                return Err(TargetError::NotReady {
+                return Err(ServerError::NotReady {
                     kind: self.server.kind,
                     waited_s: READY_LIMIT.as_secs_f64(),
                     message: format!(
@@ -296,13 +334,13 @@ impl BareTarget {
                 });
             }
             if shutdown.sleep(Duration::from_millis(50)) {
-                return Err(TargetError::Interrupted);
+                return Err(ServerError::Interrupted);
             }
         }
     }
 }
 
-impl Target for BareTarget {
+impl Server for AgentlessServer {
     fn kind(&self) -> &'static str {
         self.server.kind
     }
@@ -314,7 +352,7 @@ impl Target for BareTarget {
         _placement: &Placement,
         dataset: Option<&Dataset>,
         shutdown: &Shutdown,
-    ) -> Result<Endpoint, TargetError> {
+    ) -> Result<Endpoint, ServerError> {
         (self.server.dataset)(dataset)?;
         self.stop()?;
         self.dataset = None;
@@ -332,7 +370,7 @@ impl Target for BareTarget {
         })
     }
 
-    fn stop(&mut self) -> Result<(), TargetError> {
+    fn stop(&mut self) -> Result<(), ServerError> {
         self.pid = None;
         let Some(mut s) = self.session.take() else {
             return Ok(());
@@ -341,7 +379,7 @@ impl Target for BareTarget {
             .send("stop")
             .and_then(|()| s.until(&["#stopped"], Duration::from_secs(30)));
         s.close(Duration::from_secs(10));
-        said.map(|_| ()).map_err(|e| TargetError::Stop {
+        said.map(|_| ()).map_err(|e| ServerError::Stop {
             kind: self.server.kind,
             message: format!("on {} (no agent): {e}", self.host),
         })
@@ -349,6 +387,13 @@ impl Target for BareTarget {
 
     fn is_running(&self) -> bool {
         self.pid.is_some() && self.alive()
+    }
+
+    fn liveness(&self) -> Liveness {
+        match self.pid {
+            Some(_) => self.status(),
+            None => Liveness::Gone,
+        }
     }
 
     /// The server's PID on its host, which the runner probes there.
@@ -369,7 +414,7 @@ impl Target for BareTarget {
     }
 }
 
-impl Drop for BareTarget {
+impl Drop for AgentlessServer {
     fn drop(&mut self) {
         let _ = self.stop();
     }

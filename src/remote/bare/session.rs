@@ -12,6 +12,70 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// How long writing a script on its host may take.
+const WRITE_LIMIT: Duration = Duration::from_secs(20);
+
+/// Why a session could not be started or asked.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The host's file system has no room for the script or its files.
+    #[error("{0}")]
+    DiskFull(String),
+    /// The ssh session failed, or the shell did not answer.
+    #[error("{0}")]
+    Ssh(String),
+}
+
+impl From<String> for SessionError {
+    fn from(e: String) -> SessionError {
+        SessionError::Ssh(e)
+    }
+}
+
+impl From<&str> for SessionError {
+    fn from(e: &str) -> SessionError {
+        SessionError::Ssh(e.to_string())
+    }
+}
+
+/// The line a script prints before it stops on a full disk: `#full N`,
+/// N the bytes free on the file system of its directory.
+pub const FULL_MARK: &str = "#full ";
+
+/// The message of a full disk on `dir`'s file system, `free` bytes free.
+pub fn disk_full(dir: &str, free: &str) -> String {
+    format!("the host's disk is full: {dir} ({free} bytes free); free space there or set SCALELAB_WORKDIR to a directory with room")
+}
+
+/// The error of a script whose start printed `#error e` after `lines`: a
+/// full disk when a `#full N` line came first.
+pub fn written(what: &str, dir: &str, lines: &[String], e: &str) -> SessionError {
+    match lines.iter().find_map(|l| l.strip_prefix(FULL_MARK)) {
+        Some(free) => SessionError::DiskFull(disk_full(dir, free.trim())),
+        None => SessionError::Ssh(format!("{what}: {e}")),
+    }
+}
+
+/// The `sh` that writes a script of `bytes` bytes from its stdin to
+/// `file` (making `dir`) and then runs it on the rest of its stdin: `dd`
+/// reads exactly those bytes, one at a time, so nothing of what follows
+/// is taken. Until the script runs, a trap removes the file on any exit
+/// (a cut connection ends `dd` early, or hangs it up). It prints `#ready`
+/// once the file is whole, else `#error` (after [`FULL_MARK`] and the
+/// bytes free when the disk is full). One line, quoted by the caller: the
+/// login shell may be csh.
+pub fn writer(dir: &str, file: &str, bytes: usize) -> String {
+    let (d, f) = (shell_quote(dir), shell_quote(file));
+    format!(
+        "umask 077; d={d}; f={f}; mkdir -p \"$d\" || {{ echo \"#error cannot make $d\"; exit 1; }}; \
+         trap 'rm -f \"$f\"' EXIT HUP INT TERM PIPE; \
+         if e=$(dd of=\"$f\" bs=1 count={bytes} 2>&1) && [ \"$(wc -c <\"$f\" | tr -d ' ')\" -eq {bytes} ]; then :; else \
+         case $e in *'No space left'*) echo \"{FULL_MARK}$(df -P -k \"$d\" | awk 'NR == 2 {{ print $4 * 1024 }}')\" ;; esac; \
+         echo \"#error cannot write $f: $e\" | tr '\\n' ' '; echo; exit 1; fi; \
+         trap - EXIT HUP INT TERM PIPE; echo '#ready'; exec /bin/sh \"$f\""
+    )
+}
+
 /// A running script and the lines it printed so far.
 pub struct Session {
     child: Child,
@@ -23,7 +87,10 @@ pub struct Session {
 
 impl Session {
     /// Writes `script` to `dir/name` on `host` (making `dir`) and runs it
-    /// there with `/bin/sh`; the script removes its own file.
+    /// there with `/bin/sh`, in one ssh session ([`writer`]): the file
+    /// exists only while that session's shell holds it (a cut connection
+    /// while it is written removes it; the script removes its own file as
+    /// it starts). A full disk there is its own error.
     pub fn start_remote(
         ssh: &Ssh,
         host: &Host,
@@ -31,22 +98,26 @@ impl Session {
         name: &str,
         script: &str,
         what: String,
-    ) -> Result<Session, String> {
+    ) -> Result<Session, SessionError> {
         let file = format!("{dir}/{name}");
-        let write = format!(
-            "umask 077; mkdir -p {} && cat > {}",
-            shell_quote(dir),
-            shell_quote(&file)
+        let run = format!(
+            "/bin/sh -c {}",
+            shell_quote(&writer(dir, &file, script.len()))
         );
-        ssh.run(
-            host,
-            &write,
-            Some(script.as_bytes()),
-            Duration::from_secs(20),
-        )
-        .map_err(|e| e.to_string())?;
-        let run = format!("exec /bin/sh {}", shell_quote(&file));
-        Session::spawn(ssh.command(host, &run), what)
+        let session = Session::spawn(ssh.command(host, &run), what).map_err(SessionError::Ssh)?;
+        {
+            let mut guard = crate::remote::lock(&session.stdin);
+            let stdin = guard.as_mut().ok_or("the session is closed")?;
+            stdin
+                .write_all(script.as_bytes())
+                .and_then(|()| stdin.flush())
+                .map_err(|e| format!("{}: cannot send the script: {e}", session.what))?;
+        }
+        let lines = session.until(&["#ready", "#error"], WRITE_LIMIT)?;
+        match lines.last().and_then(|l| l.strip_prefix("#error ")) {
+            None => Ok(session),
+            Some(e) => Err(written(&session.what, dir, &lines, e)),
+        }
     }
 
     /// Runs `command` (a shell running a script) as a session.
@@ -137,5 +208,58 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.close(Duration::from_secs(15));
+    }
+}
+
+/// The writer under the real shells: a whole script runs on the rest of
+/// its stdin; a cut one is removed, never run.
+#[cfg(test)]
+mod writer_tests {
+    use super::writer;
+    use crate::remote::bare::script::shells::shellcheck;
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+
+    const SCRIPT: &str = "rm -f \"$0\"\necho hi\nwhile IFS= read -r l; do echo \"got $l\"; done\n";
+
+    /// Runs the writer with `shell`, feeding it `input`; what it printed.
+    fn run(shell: &str, file: &std::path::Path, input: &[u8]) -> String {
+        let dir = file.parent().unwrap().display().to_string();
+        let line = writer(&dir, &file.display().to_string(), SCRIPT.len());
+        let mut child = Command::new(shell)
+            .args(["-c", &line])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let mut out = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        child.wait().unwrap();
+        out
+    }
+
+    #[test]
+    fn a_whole_script_runs_on_the_rest_of_stdin_and_a_cut_one_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let line = writer("/d ir", "/d ir/s.sh", 10);
+        let said = shellcheck(&format!("#!/bin/sh\n{line}\n"), tmp.path());
+        assert!(said.is_empty(), "{said}");
+        for shell in crate::kinds::TEST_SHELLS.iter().copied() {
+            let file = tmp.path().join(format!("w {shell}/s.sh"));
+            let out = run(shell, &file, format!("{SCRIPT}x\ny\n").as_bytes());
+            assert_eq!(out, "#ready\nhi\ngot x\ngot y\n", "{shell}");
+            assert!(!file.exists(), "{shell}: the script removes itself");
+            // The connection cut while the script is written: not run, gone.
+            let out = run(shell, &file, &SCRIPT.as_bytes()[..20]);
+            assert!(out.starts_with("#error cannot write "), "{shell}: {out}");
+            assert!(!out.contains("#ready"), "{shell}: {out}");
+            assert!(!file.exists(), "{shell}: a cut script is removed");
+        }
     }
 }

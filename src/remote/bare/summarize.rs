@@ -181,7 +181,7 @@ pub fn summarize(samples: &[Timed], root: Option<u32>, interval_s: f64) -> Probe
                 steal_share: s.cpu.steal,
                 window_s,
                 online_cpus: s.online_cpus,
-                server_cpu_s: s.server_cpu_s.unwrap_or(0.0),
+                server_cpu_s: s.server_cpu_s,
                 own_cpu_s: 0.0,
             })
         })

@@ -280,8 +280,9 @@ impl<'a> GroupCtx<'a> {
         c.strip.heading = "What limited each point (hover a cell for the figures):".into();
         let kind = self.kind_marks();
         c.guides.extend(kind.guides);
-        c.marks.extend(self.cpu_count_mark());
-        let cpus_marked = c.marks.iter().any(|m| m.color.is_none());
+        let cpus = self.cpu_count_mark();
+        let cpus_marked = cpus.is_some();
+        c.marks.extend(cpus);
         c.marks.extend(kind.marks);
         if !c.guides.is_empty() {
             // A line rate can sit decades above what a software router
@@ -321,6 +322,13 @@ impl<'a> GroupCtx<'a> {
             } else {
                 ""
             }
+            + &self.dataset.as_ref().map_or(String::new(), |d| {
+                format!(
+                    " Grey dashed vertical: the dataset as large as the {} (1×); past it the \
+                     data no longer fits.",
+                    d.yardstick()
+                )
+            })
             + if c.strip.rows.is_empty() {
                 ""
             } else {

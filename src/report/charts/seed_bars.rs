@@ -87,12 +87,17 @@ fn relative_label(cell: &Cell, value: f64, base: f64) -> String {
     } else {
         "–".into()
     };
-    match cell.not_comparable {
-        Some(_) => format!("{pct} ✗"),
-        None => format!(
-            "{pct}{}",
-            crate::report::verdict::percent_mark(cell.comparison.as_ref())
-        ),
+    format!("{pct}{}", cell_mark(cell))
+}
+
+/// The mark every view gives the cell's number: ` ✗` for a cell in no
+/// verdict (its errors, or every trial client-bound:
+/// [`crate::report::judge::excluded`]), else its verdict's (` ?`, ` ~`,
+/// nothing), as the rows and the ranking give it.
+fn cell_mark(cell: &Cell) -> String {
+    match crate::report::judge::excluded(cell) {
+        Some(_) => format!(" {}", crate::report::verdict::EXCLUDED),
+        None => crate::report::verdict::percent_mark(cell.comparison.as_ref()),
     }
 }
 
@@ -136,11 +141,20 @@ pub(super) fn by_group_at_top(agg: &Aggregate) -> Option<Chart> {
                 .map(|g| {
                     let cell = measured(s, g, top)?;
                     let v = read(cell)?;
+                    // Marked as the cell's verdict is, as the relative bars are.
+                    let mark = cell_mark(cell);
+                    let why = crate::report::judge::excluded(cell)
+                        .map(|r| format!(" (not comparable: {r})"))
+                        .unwrap_or_default();
+                    if !mark.is_empty() {
+                        c.bar_labels
+                            .insert((c.series.len(), g), format!("{}{mark}", fmt(v)));
+                    }
                     Some(Bar {
                         value: v,
                         lo: None,
                         hi: None,
-                        tip: super::tip(cell, v, fmt),
+                        tip: format!("{}{mark}{why}", super::tip(cell, v, fmt)),
                     })
                 })
                 .collect();
@@ -158,7 +172,9 @@ pub(super) fn by_group_at_top(agg: &Aggregate) -> Option<Chart> {
     let caption = format!(
         "One bar per system for each {group_axis}, {at} (the highest level every {group_axis} \
          and system reached): top, the {} throughput; bottom, Gbit/s of {}. The bytes per \
-         {} under each {group_axis} are measured: Gbit/s over the rate.",
+         {} under each {group_axis} are measured: Gbit/s over the rate. A bar is marked as its \
+         verdict against the baseline is (✗: not comparable, as a point whose every trial was \
+         client-bound; ?: too few trials or runs to judge; ~: no significant difference).",
         agg.headline_word(),
         words.bytes,
         words.item,

@@ -14,6 +14,7 @@ use super::plain_series as series;
 use super::{Chart, ChartKind, GroupCtx};
 use crate::model::AxisTarget;
 use crate::report::format;
+use crate::report::rows::Cell;
 use crate::report::svg::{DualAxisChart, Mark, Pt, DASHED, DOTTED};
 use crate::units::RateUnit;
 
@@ -140,15 +141,47 @@ impl GroupCtx<'_> {
     /// level (right axis, 1.0 where the first system's throughput is at
     /// that level). The baseline level is the server's CPU count when the
     /// sweep has it, else the lowest level.
-    pub(super) fn combined_scaling(&self) -> Option<Chart> {
+    ///
+    /// Each series draws three curves, so more than
+    /// [`COMBINED_MAX_SERIES`] series are drawn as small multiples of at
+    /// most that many (an N-run page's six series were 18 curves on one
+    /// chart), each caption saying so.
+    pub(super) fn combined_scaling(&self) -> Vec<Chart> {
         if !self.lines || self.dataset.is_some() || !self.agg.usl_axis {
-            return None;
+            return Vec::new();
         }
-        let base = self.baseline_level()?;
+        let Some(base) = self.baseline_level() else {
+            return Vec::new();
+        };
+        let systems: Vec<(usize, &str)> = self
+            .agg
+            .systems
+            .iter()
+            .map(String::as_str)
+            .enumerate()
+            .collect();
+        let chunks: Vec<&[(usize, &str)]> = systems.chunks(COMBINED_MAX_SERIES).collect();
+        let n = chunks.len();
+        (chunks.iter().enumerate())
+            .filter_map(|(k, chunk)| {
+                self.combined_chart(base, chunk, (n > 1).then_some((k + 1, n)))
+            })
+            .collect()
+    }
+
+    /// One combined figure of `systems` (index, name); `facet` is this
+    /// chart's place among the small multiples (1-based, of how many).
+    fn combined_chart(
+        &self,
+        base: f64,
+        systems: &[(usize, &str)],
+        facet: Option<(usize, usize)>,
+    ) -> Option<Chart> {
         let per = super::seed_panels::per_word(&self.axis);
+        let part = facet.map_or(String::new(), |(k, n)| format!(" ({k} of {n})"));
         let mut c = DualAxisChart::new(
             &format!(
-                "Throughput, throughput {per} and CPU load × frequency{}",
+                "Throughput, throughput {per} and CPU load × frequency{}{part}",
                 self.suffix
             ),
             &self.x_label(),
@@ -159,8 +192,9 @@ impl GroupCtx<'_> {
         c.x_format = self.x_format();
         c.left_format = format::tick;
         c.marks.extend(self.cpu_count_mark());
+        let whose = BusyShare::of(self.agg.cells_in_group(self.group));
         let mut any_freq = false;
-        for (i, s) in self.agg.systems.iter().enumerate() {
+        for &(i, s) in systems {
             let cells = self.cells(s);
             let at = |x: f64| cells.iter().find(|c| c.x == Some(x)).copied();
             let Some(base_tps) = at(base).and_then(|c| c.headline()).filter(|v| *v > 0.0) else {
@@ -184,14 +218,15 @@ impl GroupCtx<'_> {
                 .collect();
             c.right
                 .push((series(&format!("{s} {per}"), i, per_unit), Some(DASHED)));
-            let base_freq = at(base).and_then(|c| c.server.load_x_freq);
+            let busy = |c: &Cell| whose.busy_mhz(c);
+            let base_freq = at(base).and_then(busy);
             let freq: Vec<Pt> = cells
                 .iter()
                 .filter_map(|cell| {
-                    let r = cell.server.load_x_freq? / base_freq.filter(|v| *v > 0.0)?;
+                    let r = busy(cell)? / base_freq.filter(|v| *v > 0.0)?;
                     let mut p = self.point(cell, r, |v| format!("{v:.2}×"));
-                    let ghz = cell.server.load_x_freq? / 1000.0;
-                    p.tip = format!("{} ({ghz:.2} busy GHz)", p.tip);
+                    let ghz = busy(cell)? / 1000.0;
+                    p.tip = format!("{} ({ghz:.2} busy GHz, {})", p.tip, whose.short());
                     Some(p)
                 })
                 .collect();
@@ -210,23 +245,51 @@ impl GroupCtx<'_> {
                 "CPU frequency is nominal ({driver}): load × frequency is load × a constant clock"
             )
         });
-        let caption = self.combined_caption(base, &per, any_freq, nominal.is_some());
+        let freq = any_freq.then_some(whose);
+        let first = systems.first().map_or("", |(_, s)| s);
+        let caption = self.combined_caption(base, (&per, first), freq, nominal.is_some())
+            + &facet.map_or(String::new(), |f| self.facet_sentence(f));
         Some(self.chart(ChartKind::PerClient, c.render(), caption))
     }
 
-    fn combined_caption(&self, base: f64, per: &str, freq: bool, nominal: bool) -> String {
-        let first = self.agg.systems.first().map(String::as_str).unwrap_or("");
+    /// What a chart of the small multiples is: ` Chart 1 of 2: the 6
+    /// series' 18 curves would cover one another on one chart, so they are
+    /// drawn at most 3 series to a chart.`
+    fn facet_sentence(&self, (k, n): (usize, usize)) -> String {
+        let all = self.agg.systems.len();
+        format!(
+            " Chart {k} of {n}: the {all} series' {} curves would cover one another on one \
+             chart, so they are drawn at most {COMBINED_MAX_SERIES} series to a chart (the \
+             throughput chart above has them all).",
+            all * 3
+        )
+    }
+
+    fn combined_caption(
+        &self,
+        base: f64,
+        (per, first): (&str, &str),
+        freq: Option<BusyShare>,
+        nominal: bool,
+    ) -> String {
         format!(
             "Solid (left axis): the {} throughput. Right axis, as multiples of the value at \
              {axis}={b}, where 1.0 sits on {first}'s throughput: dashed, throughput {per} \
              (flat while each added unit brings its full share){}. Where throughput stops \
              following the CPU delivered, it is lost to contention, not to a lack of CPU.{}{}",
             self.agg.headline_word(),
-            if freq {
-                "; dotted, CPU load × frequency (busy share × clock summed over CPUs, \
-                 machine-wide, the load generator included)"
-            } else {
-                "; the probe recorded no CPU frequency, so load × frequency is not drawn"
+            match freq {
+                Some(BusyShare::Server) => {
+                    "; dotted, CPU load × frequency of the server (the CPUs its processes \
+                     used × the mean clock: the load generator and other processes left out)"
+                }
+                Some(BusyShare::Machine) => {
+                    "; dotted, CPU load × frequency of the whole machine (busy share × clock \
+                     summed over CPUs, the load generator and every other process included: \
+                     the server's own CPU was not measured, so on a busy host the curve \
+                     follows the machine, not the server)"
+                }
+                None => "; the probe recorded no CPU frequency, so load × frequency is not drawn",
             },
             if nominal {
                 " The CPU frequency is nominal on this host (no cpufreq): the dotted curve \
@@ -253,5 +316,52 @@ impl GroupCtx<'_> {
         let cpus = self.agg.facts.server_cpus.map(f64::from);
         cpus.filter(|n| xs.contains(n))
             .or_else(|| xs.iter().copied().reduce(f64::min))
+    }
+}
+
+/// The most series one combined figure draws (three curves each: 9
+/// curves); more are drawn as small multiples.
+pub(super) const COMBINED_MAX_SERIES: usize = 3;
+
+/// Whose CPU the combined figure's load × frequency counts: the server's
+/// (its CPUs used × the mean clock) wherever the probe followed the
+/// server, else the whole machine's busy share × clock, which on a busy
+/// host stays at the machine's CPUs whatever the server does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum BusyShare {
+    /// The server's CPU utilisation × the mean frequency.
+    Server,
+    /// The probe's machine-wide `load_x_freq`.
+    Machine,
+}
+
+impl BusyShare {
+    /// `Server` when some cell has the server's CPU and a frequency.
+    fn of<'a>(mut cells: impl Iterator<Item = &'a Cell>) -> BusyShare {
+        if cells.any(|c| Self::server_mhz(c).is_some()) {
+            BusyShare::Server
+        } else {
+            BusyShare::Machine
+        }
+    }
+
+    fn server_mhz(c: &Cell) -> Option<f64> {
+        Some(c.server.cpu_util? * c.server.freq_mhz?)
+    }
+
+    /// Busy MHz: CPUs busy × MHz.
+    fn busy_mhz(self, c: &Cell) -> Option<f64> {
+        match self {
+            BusyShare::Server => Self::server_mhz(c),
+            BusyShare::Machine => c.server.load_x_freq,
+        }
+    }
+
+    /// For a tooltip.
+    fn short(self) -> &'static str {
+        match self {
+            BusyShare::Server => "the server's",
+            BusyShare::Machine => "the whole machine's",
+        }
     }
 }

@@ -174,6 +174,84 @@ fn the_combined_chart_draws_three_curves_on_two_axes() {
     assert!(c[0].caption.contains("dotted, CPU load × frequency"));
 }
 
+/// Issue 46: on a busy host the machine's busy share is 1.00 at every
+/// level, so the dotted curve was flat and the caption pointed the wrong
+/// way. It is the server's CPUs × the clock; without the server's CPU, the
+/// machine's, and the caption says so.
+#[test]
+fn load_times_frequency_is_the_servers_share_on_a_busy_host() {
+    let busy_host = |server_cpu: bool| {
+        let mut data = run_data(&["postgres"]);
+        data.run.load_kind = "pg".into();
+        for t in &mut data.trials {
+            if let Some(p) = t.probe.as_mut() {
+                // Both CPUs busy at every level, at 2000 MHz.
+                (p.cpu_busy, p.freq_mhz_mean, p.load_x_freq) = (1.0, Some(2000.0), Some(4000.0));
+                if !server_cpu {
+                    p.server_cpu_util = None;
+                }
+            }
+        }
+        let mut agg = collect(&data);
+        fake_analyse(&mut agg);
+        (first(&agg, ChartKind::PerClient), agg)
+    };
+    let (c, agg) = busy_host(true);
+    let cell = |x: f64| agg.cells.iter().find(|c| c.x == Some(x)).unwrap();
+    let ratio = cell(10.0).server.cpu_util.unwrap() / cell(1.0).server.cpu_util.unwrap();
+    assert!((ratio - 1.0).abs() > 0.1, "the fixture's server CPU rises");
+    let s = svg(&c);
+    assert!(
+        s.contains(&format!("{ratio:.2}× (")),
+        "the server's ratio: {s}"
+    );
+    assert!(s.contains("busy GHz, the server's)"), "{s}");
+    assert!(
+        c.caption.contains("CPU load × frequency of the server"),
+        "{}",
+        c.caption
+    );
+    let (c, _) = busy_host(false);
+    assert!(svg(&c).contains("1.00× ("), "the machine's, flat");
+    assert!(
+        c.caption.contains("of the whole machine")
+            && c.caption.contains("the server's own CPU was not measured"),
+        "{}",
+        c.caption
+    );
+}
+
+/// Issue 46: an N-run page's six series drew 18 curves on one combined
+/// chart. More than three series are small multiples, each caption says
+/// so, and every series is on one of them in its own colour.
+#[test]
+fn the_combined_chart_of_many_series_is_drawn_as_small_multiples() {
+    let names = ["a", "b", "c", "d", "e", "f"];
+    let (_, agg) = aggregate(&names);
+    let all = charts(&agg);
+    let combined = of(&all, ChartKind::PerClient);
+    assert_eq!(combined.len(), 2, "six series, three to a chart");
+    for (k, c) in combined.iter().enumerate() {
+        let s = svg(c);
+        assert!(s.matches(r#"class="series""#).count() <= 3 * 3, "{s}");
+        assert!(s.contains(&format!("({} of 2)", k + 1)), "titled");
+        assert!(
+            c.caption.contains(&format!(
+                "Chart {} of 2: the 6 series' 18 curves would cover one another",
+                k + 1
+            )),
+            "{}",
+            c.caption
+        );
+    }
+    assert!(svg(combined[1]).contains(">d<") && !svg(combined[1]).contains(">a<"));
+    let (_, three) = aggregate(&names[..3]);
+    let one = charts(&three);
+    let c = of(&one, ChartKind::PerClient);
+    assert_eq!(c.len(), 1, "three series stay on one chart");
+    assert!(!c[0].caption.contains("Chart 1 of"), "{}", c[0].caption);
+}
+
 #[test]
 fn a_nominal_frequency_is_warned_about_on_the_chart() {
     let mut data = run_data(&["postgres"]);
@@ -303,4 +381,60 @@ fn object_sizes_are_bars_per_system_in_requests_and_gbit() {
     // Without bytes (pgbench's scripts) there is no such figure.
     let (_, plain) = aggregate(&["pg"]);
     assert!(!charts(&plain).iter().any(|c| svg(c).contains(" by ")));
+}
+
+/// Issue 46 (2.4): nginx-short-lived's Gbit/s bars at c=1024 came from
+/// client-bound points with no mark, while the relative bars marked them
+/// ✗. Every bar now carries the mark the point's verdict has, the
+/// baseline's own included.
+#[test]
+fn bars_of_points_in_no_verdict_are_marked_as_the_relative_bars_are() {
+    let mut data = object_sizes();
+    let top = |t: &crate::store::Trial| t.point.coords[1].value.as_integer() == Some(4000);
+    for t in &mut data.trials {
+        // "no reuseport" at 8k, and the baseline at 1k: every trial client-bound.
+        let group = t.point.index / 5;
+        let bound = top(t)
+            && ((t.system == "no reuseport" && group == 1)
+                || (t.system == "reuseport" && group == 0));
+        if bound {
+            t.context.client_bound = Some(true);
+            t.context.client_bound_reason = Some("client CPU 99% of its cores".into());
+        }
+    }
+    let agg = crate::report::analyse::aggregate(&data);
+    let all = charts(&agg);
+    let fig = of(&all, ChartKind::Bandwidth)
+        .into_iter()
+        .find(|c| svg(c).contains("by load.path"))
+        .expect("the object-size figure");
+    let s = svg(fig);
+    let cell = |system: &str, group: usize| {
+        (agg.cells.iter())
+            .find(|c| c.system == system && c.x == Some(4000.0) && c.group == group)
+            .unwrap()
+    };
+    for (system, group) in [("no reuseport", 1), ("reuseport", 0)] {
+        let c = cell(system, group);
+        let gbit = format!(">{:.3} ✗</text>", c.gbit_s.unwrap());
+        let rate = format!(">{} ✗</text>", format::rate(c.headline().unwrap()));
+        assert!(s.contains(&gbit), "{system}: {gbit} in {s}");
+        assert!(s.contains(&rate), "{system}: {rate}");
+        assert!(
+            s.contains("(not comparable: client-bound at 3 of 3 trials)"),
+            "{s}"
+        );
+    }
+    // A comparable bar keeps its plain value.
+    let ok = cell("no reuseport", 2);
+    let mark = crate::report::verdict::percent_mark(ok.comparison.as_ref());
+    assert!(s.contains(&format!(">{:.3}{mark}</text>", ok.gbit_s.unwrap())));
+    assert!(fig.caption.contains("✗: not comparable"), "{}", fig.caption);
+    // The relative bars give the same mark, the client-bound baseline's too.
+    let rel: Vec<&str> = of(&all, ChartKind::Throughput)
+        .into_iter()
+        .map(svg)
+        .filter(|s| s.contains("Relative to reuseport"))
+        .collect();
+    assert!(rel.iter().any(|s| s.contains(">100% ✗</text>")), "{rel:?}");
 }

@@ -140,6 +140,19 @@ fn a_dataset_sweep_is_drawn_against_dataset_over_memory() {
     let t = &of(&all, ChartKind::Throughput)[0];
     assert!(t.svg.0.contains("dataset size / server memory limit (×)"));
     assert!(t.svg.0.contains("dataset = memory limit (1×)"));
+    // Issue 46: the caption named a CPU-count line the chart does not
+    // draw; it names the line it draws.
+    assert!(
+        !t.caption.contains("the CPUs the server could use"),
+        "{}",
+        t.caption
+    );
+    assert!(
+        t.caption
+            .contains("Grey dashed vertical: the dataset as large as the server memory limit (1×)"),
+        "{}",
+        t.caption
+    );
     assert!(t.svg.0.contains(">0.01×</text>") && t.svg.0.contains(">4×</text>"));
     assert!(
         !t.svg.0.contains(r#"class="fit""#),

@@ -29,6 +29,10 @@ pub fn other_cpus(data: &RunData) -> Option<f64> {
         .filter(|t| t.throughput().is_some())
         .filter_map(|t| {
             let p = t.probe.as_ref()?;
+            if p.background.is_some_and(|b| b.server_unknown) {
+                // The server's own CPU is in the rest: not a tenant's.
+                return None;
+            }
             let busy = p.cpu_busy * f64::from(p.online_cpus);
             let server = p.server_cpu_util.unwrap_or(0.0);
             let client = match (&t.measurement, local) {

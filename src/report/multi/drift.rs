@@ -243,11 +243,15 @@ pub fn plan_sentence(s: &SideDrift) -> String {
     );
     format!(
         "to tell {} apart between runs on this host: {runs} (median drift {} between runs, {} \
-         within a run; a 95% CI of the ratio within ±{}, Kalibera & Jones 2013)",
+         within a run; a 95% CI of the ratio within ±{}, Kalibera & Jones 2013; a change is \
+         claimed only when its whole CI clears the {} floor, so these runs find a change of {} \
+         or more)",
         pct(s.noise),
         pct(s.median_between_cv),
         s.median_within_cv.map_or("–".into(), pct),
-        pct(s.noise)
+        pct(s.noise),
+        pct(s.noise),
+        pct(2.0 * s.noise)
     )
 }
 

@@ -12,10 +12,12 @@
 //! sets its `run_id` to its run's position, and puts the points of every
 //! run on one list (matched by coordinates, not by index), so the ordinary
 //! analysis ([`super::analyse::aggregate`]) draws every series on every
-//! chart and judges each against the first (the baseline) with
-//! [`super::judge`]: series of different runs are judged between runs,
-//! where the run is the unit. Runs of another recipe, load kind or sweep
-//! axis are refused ([`check_compatible`]).
+//! chart. The verdicts, the ranking and the relative % come from one
+//! comparison ([`verdicts`]), which `compare` prints and the page draws:
+//! each side against the baseline side, system by system, with
+//! [`super::judge`], between runs where the run is the unit. Runs of
+//! another recipe, load kind or sweep axis are refused
+//! ([`check_compatible`]).
 
 /// How verdicts between runs are drawn, printed by `compare` (text and
 /// JSON) and on the N-run page.
@@ -27,10 +29,21 @@ t on those values' logs. It needs at least 3 runs a side (`scalelab run --repeat
 that share a --label); with fewer it is `?`. Systems in one run alternate their trials and are \
 judged trial against trial.";
 
+/// Which series are judged against which, printed by `compare` and on the
+/// N-run page ([`verdicts`] says why).
+pub const PAIRS: &str =
+    "pairs: every side is judged against the baseline side (the first), each system against \
+the same system of the baseline side, so a change is the side's, not another configuration's \
+(two single systems of other names are paired with each other). The baseline's own systems are \
+not judged against each other here: `scalelab report RUN` judges them inside their run.";
+
 pub mod background;
 pub mod drift;
 pub mod environment;
 pub mod page;
+mod relative;
+pub mod text;
+pub mod verdicts;
 
 use super::runs::canonical;
 use crate::model::{Coord, Point};

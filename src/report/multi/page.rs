@@ -1,22 +1,33 @@
 //! The page of N runs (`scalelab report A B C`): every series on every
-//! chart, named by label; the ranking with relative % against the first
-//! series (the baseline) and per-point verdicts with the 95% CI of the
-//! ratio; each series' peak and decline or collapse; the points each
-//! series lacks; and the environments side by side, rows that differ
+//! chart, named by label; the ranking of the sides with relative % against
+//! the first side (the baseline) and per-point verdicts with the 95% CI of
+//! the ratio, both from the comparison `compare` prints
+//! ([`super::verdicts`]: each system against the same system of the
+//! baseline side); each series' peak and decline or collapse; the points
+//! each series lacks; and the environments side by side, rows that differ
 //! first.
 
 use super::environment::{is_key_fact, rows, EnvRow};
+use super::verdicts::{self, SideComparison};
 use super::Merged;
 use crate::report::charts::{charts, Chart, ChartKind};
-use crate::report::fits::{curve_verdicts, ranking_line, standing};
+use crate::report::fits::{curve_verdicts, ranking_line};
 use crate::report::format;
 use crate::report::html::document;
-use crate::report::html_tables as tables;
+use crate::report::judge::Rules;
 use crate::report::rows::Aggregate;
 use maud::{html, Markup};
 
-/// The whole page.
-pub fn render(m: &Merged) -> String {
+/// The whole page, its verdicts drawn by `rules`
+/// ([`verdicts::rules`]); `compare --html` passes its own, so its page
+/// and its table agree.
+pub fn render(m: &Merged, rules: &Rules) -> String {
+    let sides = verdicts::against_baseline(m, rules);
+    render_sides(m, &sides, rules.noise)
+}
+
+/// The page of comparisons already drawn ([`verdicts::against_baseline`]).
+pub fn render_sides(m: &Merged, sides: &[SideComparison], noise: f64) -> String {
     let agg = m.aggregate();
     let all = charts(&agg);
     let background = super::background::differences(&m.runs, &m.names);
@@ -33,13 +44,14 @@ pub fn render(m: &Merged) -> String {
             }
         }
         (runs_table(m))
-        (summary(&agg, m, &background))
+        (summary(m, sides, noise, &background))
         (figures_section("throughput", "Throughput", &all, &[ChartKind::Throughput, ChartKind::PerClient]))
         section id="relative" {
             h2 { "Relative to the baseline" }
-            (tables::relative(&agg))
-            (tables::verdicts(&agg))
+            (super::relative::tables(&m.sides[0].name, sides))
+            p class="muted" { "Change: ratio of the values shown. " (crate::report::verdict::legend(noise)) "." }
             p class="note" { (super::BETWEEN_RUNS) }
+            p class="note" { (super::PAIRS) }
         }
         (drift_section(&drift))
         (curves(&agg))
@@ -126,28 +138,35 @@ fn drift_section(sides: &[super::drift::SideDrift]) -> Markup {
     }
 }
 
-/// The ranking, the headline's status, and what limits the comparison:
-/// background load, missing points, and a comparison with nothing
-/// comparable.
-fn summary(agg: &Aggregate, m: &Merged, background: &[String]) -> Markup {
+/// The ranking of the sides, the headline's status, and what limits the
+/// comparison: background load, missing points, and a comparison with
+/// nothing comparable.
+fn summary(m: &Merged, sides: &[SideComparison], noise: f64, background: &[String]) -> Markup {
     let missing = m.missing_points();
-    let points = agg.ranking.iter().map(|r| r.points).max().unwrap_or(0);
+    let base = &m.sides[0].name;
+    let ranks = verdicts::ranks(base, sides);
+    let points = ranks.iter().map(|r| r.points).max().unwrap_or(0);
+    let any = sides
+        .iter()
+        .any(|s| !verdicts::nothing_comparable(&s.comparison));
     html! {
         section id="summary" {
             h2 { "Summary" }
-            @if agg.ranking.iter().any(|r| r.points > 0) && agg.ranking.len() >= 2 {
-                p class="ranking" { (ranking_line(&agg.ranking, agg.noise)) }
-                @if let Some(s) = standing(agg) { p class="status" { (s.sentence(agg.noise)) } }
+            @if any {
+                p class="ranking" { (ranking_line(&ranks, noise)) }
+                @if let Some(s) = verdicts::standing(sides) { p class="status" { (s.sentence(noise)) } }
                 p class="muted" {
-                    "Throughput relative to " (agg.baseline.as_deref().unwrap_or("the baseline"))
-                    ": geometric mean over the points each series shares with it (up to "
-                    (points) ") of the " (agg.headline_word()) " throughput ratio."
+                    "Throughput relative to " (base)
+                    ": each side's geometric mean, over the comparable points it shares with it \
+                     (up to " (points) "), of the ratio of its values to the baseline's, each \
+                     system against the same system of the baseline; marked by the verdict on \
+                     the run as a whole."
                 }
             } @else {
                 div class="callout callout-bad" {
                     p class="ranking bad-text" { "Nothing comparable" }
                     p {
-                        "No series shares a comparable point with the baseline: at each shared \
+                        "No side shares a comparable point with the baseline: at each shared \
                          point one side had errors above 0.1% of its requests or a client-bound \
                          trial (the load generator, not the server, was the limit; see the \
                          verdicts). No ranking is drawn."

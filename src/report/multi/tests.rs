@@ -68,6 +68,11 @@ fn sources(n: usize) -> Vec<String> {
         .collect()
 }
 
+/// The page with the baseline run's own rules, as `report A B C` draws it.
+fn page_of(m: &Merged) -> String {
+    page::render(m, &verdicts::rules(m, None))
+}
+
 fn merged(runs: Vec<RunData>) -> Merged {
     let n = runs.len();
     merge(runs, sources(n), Pooling::ByLabel).unwrap()
@@ -176,7 +181,7 @@ fn the_page_has_every_series_the_table_and_the_environment_columns() {
         b
     };
     let c_run = || labelled("Linux 6.18", &["nginx"], 0.8);
-    let page = page::render(&merged(vec![a_run(), b_run(), c_run()]));
+    let page = page_of(&merged(vec![a_run(), b_run(), c_run()]));
     // One run a side: between runs nothing is claimed, whatever the
     // trials say: the % is shown with `?`, never joined by `>`.
     assert!(
@@ -190,7 +195,7 @@ fn the_page_has_every_series_the_table_and_the_environment_columns() {
         "the status line says runs, not trials, are missing"
     );
     assert!(!page.contains("(p="), "no p-value from trials between runs");
-    assert!(page.contains("Verdicts against Linux 6.1"));
+    assert!(page.contains("Verdicts of Linux 6.12 against Linux 6.1"));
     assert!(page.contains("between runs: the run is the unit"));
     let first_diff = page.find(r#"<tr class="diff">"#).expect("a differing row");
     assert!(page[first_diff..].starts_with(
@@ -226,7 +231,7 @@ fn repeats_are_one_series_with_a_between_run_band_and_a_ranking_between_runs() {
         "{whole:?}"
     );
     assert_eq!(whole.runs, Some((3, 3)));
-    let page = page::render(&m);
+    let page = page_of(&m);
     assert!(
         page.contains("Linux 6.1 (150%) &gt; FreeBSD 14 (100%)"),
         "{}",

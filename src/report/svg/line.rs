@@ -252,7 +252,9 @@ impl LineChart {
 
     /// The left margin this chart needs (at least [`Self::min_left`]).
     pub fn left_margin(&self) -> f64 {
-        frame::left_margin(&self.y_axis(), self.y_format).max(self.min_left)
+        frame::left_margin(&self.y_axis(), self.y_format)
+            .max(self.min_left)
+            .max(self.strip.label_room())
     }
 
     /// Title, plot and x axis, without the legend.

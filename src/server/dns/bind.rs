@@ -4,7 +4,7 @@
 
 use super::nsd::Nsd;
 use super::{binary, check_threads, zones, DnsLab, LabServer, Launch, Prepare};
-use crate::server::TargetError;
+use crate::server::ServerError;
 use std::path::Path;
 
 const KIND: &str = "bind";
@@ -53,16 +53,16 @@ pub struct BindSettings {
 impl BindSettings {
     /// Reads and checks the `[server]` table of kind `bind`; errors name
     /// the field.
-    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+    pub fn parse(t: &toml::Table) -> Result<Self, ServerError> {
         let s: BindSettings =
-            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+            crate::kinds::parse_settings(t).map_err(|m| ServerError::settings(KIND, m))?;
         check_threads(KIND, "threads", s.threads)?;
         check_threads(KIND, "nsd_threads", s.nsd_threads)?;
         if let Some(v) = &s.max_cache_size {
             let ok = v.ends_with('%') && v[..v.len() - 1].parse::<u8>().is_ok()
                 || crate::units::parse_bytes(v).is_ok();
             if !ok {
-                return Err(TargetError::Settings {
+                return Err(ServerError::Settings {
                     kind: KIND,
                     message: format!(
                         "max_cache_size must be a size such as \"256m\" or a share such as \"50%\", not `{v}`"
@@ -75,7 +75,7 @@ impl BindSettings {
 }
 
 /// The BIND target: NSD, then named in front of it.
-pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
+pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, ServerError> {
     Ok(lab(BindSettings::parse(t)?, base_dir))
 }
 
@@ -145,14 +145,14 @@ impl LabServer for Bind {
         KIND
     }
 
-    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, TargetError> {
+    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, ServerError> {
         let dir = at.dir;
         let program = binary(KIND, &["/usr/sbin/named"], "bind9")?;
         let hints = dir.join("root.hints");
-        std::fs::write(&hints, root_hints()).map_err(|e| TargetError::io(&hints, e))?;
+        std::fs::write(&hints, root_hints()).map_err(|e| ServerError::io(&hints, e))?;
         let config = self.render(dir, at.zones, at.veth);
         let conf = dir.join("named.conf");
-        std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;
+        std::fs::write(&conf, &config).map_err(|e| ServerError::io(&conf, e))?;
         Ok(Launch {
             program,
             args: vec![

@@ -30,7 +30,7 @@ pub mod unbound;
 pub mod veth;
 pub(crate) mod zones;
 
-use super::{DatasetInfo, Endpoint, Placement, Shutdown, Target, TargetError};
+use super::{DatasetInfo, Endpoint, Placement, Server, ServerError, Shutdown};
 use crate::model::{dns_names as names, Dataset, SetupAddr};
 use crate::sys::lifecycle::ServerProcess;
 use crate::sys::netns::Netns;
@@ -86,23 +86,23 @@ pub trait LabServer: Send {
     /// run directory's file names.
     fn kind(&self) -> &'static str;
     /// Writes the server's files into `at.dir` and says how to start it.
-    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, TargetError>;
+    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, ServerError>;
     /// The installed version, such as `unbound 1.17.1`.
     fn version(&self) -> Option<String>;
     /// Each worker's requests so far, read from the running server whose
-    /// files are in `dir` (`Target::worker_requests`).
+    /// files are in `dir` (`Server::worker_requests`).
     fn worker_requests(&self, _dir: &Path) -> Option<Vec<u64>> {
         None
     }
 }
 
 /// The installed binary at the first existing path, or a "not installed" error.
-pub fn binary(kind: &'static str, paths: &[&str], package: &str) -> Result<PathBuf, TargetError> {
+pub fn binary(kind: &'static str, paths: &[&str], package: &str) -> Result<PathBuf, ServerError> {
     paths
         .iter()
         .map(PathBuf::from)
         .find(|p| p.exists())
-        .ok_or_else(|| TargetError::Missing {
+        .ok_or_else(|| ServerError::Missing {
             kind,
             message: format!(
                 "none of {} exists (Debian package {package})",
@@ -199,7 +199,7 @@ impl DnsLab {
 
     /// The zones' hosts for `dataset` and whether it asks for a veth
     /// path, refusing data a DNS lab does not hold.
-    fn hosts_of(&self, dataset: Option<&Dataset>) -> Result<(u32, bool), TargetError> {
+    fn hosts_of(&self, dataset: Option<&Dataset>) -> Result<(u32, bool), ServerError> {
         match dataset {
             None => Ok((0, false)),
             Some(Dataset::DnsZones { hosts, veth }) if *hosts <= names::MAX_HOSTS => {
@@ -240,16 +240,16 @@ impl DnsLab {
     }
 
     /// Writes the zone files; returns the zones and their bytes.
-    fn write_zones(&self, dir: &Path) -> Result<(Vec<String>, u64), TargetError> {
+    fn write_zones(&self, dir: &Path) -> Result<(Vec<String>, u64), ServerError> {
         let zone_dir = dir.join("zones");
-        std::fs::create_dir_all(&zone_dir).map_err(|e| TargetError::io(&zone_dir, e))?;
+        std::fs::create_dir_all(&zone_dir).map_err(|e| ServerError::io(&zone_dir, e))?;
         let all = names::all_zones(self.hosts);
         let mut bytes = 0;
         for z in &all {
             let f = zone_dir.join(zones::file_name(z));
             let text = zones::render(z, self.hosts);
             bytes += text.len() as u64;
-            std::fs::write(&f, text).map_err(|e| TargetError::io(&f, e))?;
+            std::fs::write(&f, text).map_err(|e| ServerError::io(&f, e))?;
         }
         Ok((all, bytes))
     }
@@ -262,7 +262,7 @@ impl DnsLab {
         zone_list: &[String],
         veth: Option<&str>,
         placement: &Placement,
-    ) -> Result<(Running, String), TargetError> {
+    ) -> Result<(Running, String), ServerError> {
         let launch = server.prepare(&Prepare {
             dir,
             zones: zone_list,
@@ -271,7 +271,7 @@ impl DnsLab {
         let kind = server.kind();
         let stderr_path = dir.join(format!("{kind}.stderr"));
         let stderr =
-            std::fs::File::create(&stderr_path).map_err(|e| TargetError::io(&stderr_path, e))?;
+            std::fs::File::create(&stderr_path).map_err(|e| ServerError::io(&stderr_path, e))?;
         let mut cmd = Command::new(&launch.program);
         cmd.args(&launch.args)
             .current_dir(dir)
@@ -280,11 +280,11 @@ impl DnsLab {
             .stderr(stderr);
         lab.netns
             .configure(&mut cmd)
-            .map_err(|e| TargetError::Start {
+            .map_err(|e| ServerError::Start {
                 kind: self.kind,
                 message: e.to_string(),
             })?;
-        let process = ServerProcess::spawn(cmd, placement).map_err(|e| TargetError::Start {
+        let process = ServerProcess::spawn(cmd, placement).map_err(|e| ServerError::Start {
             kind: self.kind,
             message: format!("{}: {e}", launch.program.display()),
         })?;
@@ -306,7 +306,7 @@ impl DnsLab {
         netns: &str,
         addr: &str,
         shutdown: &Shutdown,
-    ) -> Result<(), TargetError> {
+    ) -> Result<(), ServerError> {
         let server = format!("{addr}:53");
         let name = format!("ns.{}", names::FORWARD_ZONE);
         let pid = running.process.pid();
@@ -320,8 +320,8 @@ impl DnsLab {
         });
         match r {
             Ok(()) => Ok(()),
-            Err((WaitError::Interrupted, _)) => Err(TargetError::Interrupted),
-            Err((WaitError::Died, _)) => Err(TargetError::Start {
+            Err((WaitError::Interrupted, _)) => Err(ServerError::Interrupted),
+            Err((WaitError::Died, _)) => Err(ServerError::Start {
                 kind: running.kind,
                 message: format!(
                     "{} exited during startup; its log ends:\n{}",
@@ -329,7 +329,7 @@ impl DnsLab {
                     running.log_tail()
                 ),
             }),
-            Err((WaitError::TimedOut, last)) => Err(TargetError::NotReady {
+            Err((WaitError::TimedOut, last)) => Err(ServerError::NotReady {
                 kind: running.kind,
                 waited_s: READY_TIMEOUT.as_secs_f64(),
                 message: format!(
@@ -340,10 +340,10 @@ impl DnsLab {
         }
     }
 
-    fn start_lab(&mut self, placement: &Placement, shutdown: &Shutdown) -> Result<(), TargetError> {
+    fn start_lab(&mut self, placement: &Placement, shutdown: &Shutdown) -> Result<(), ServerError> {
         let dir = crate::server::rundir::create(&self.base_dir, crate::server::rundir::DNS_LAB)
-            .map_err(|e| TargetError::io(&self.base_dir, e))?;
-        let netns = Netns::create("dns").map_err(|e| TargetError::Start {
+            .map_err(|e| ServerError::io(&self.base_dir, e))?;
+        let netns = Netns::create("dns").map_err(|e| ServerError::Start {
             kind: self.kind,
             message: e.to_string(),
         })?;
@@ -393,7 +393,7 @@ impl DnsLab {
     }
 }
 
-impl Target for DnsLab {
+impl Server for DnsLab {
     fn kind(&self) -> &'static str {
         self.kind
     }
@@ -403,7 +403,7 @@ impl Target for DnsLab {
         placement: &Placement,
         dataset: Option<&Dataset>,
         shutdown: &Shutdown,
-    ) -> Result<Endpoint, TargetError> {
+    ) -> Result<Endpoint, ServerError> {
         self.stop()?;
         (self.hosts, self.veth) = self.hosts_of(dataset)?;
         self.dataset = None;
@@ -418,7 +418,7 @@ impl Target for DnsLab {
         })
     }
 
-    fn stop(&mut self) -> Result<(), TargetError> {
+    fn stop(&mut self) -> Result<(), ServerError> {
         self.lab = None;
         Ok(())
     }
@@ -471,9 +471,9 @@ fn one() -> u32 {
 }
 
 /// Checks a thread count.
-pub fn check_threads(kind: &'static str, field: &str, n: u32) -> Result<(), TargetError> {
+pub fn check_threads(kind: &'static str, field: &str, n: u32) -> Result<(), ServerError> {
     if n == 0 || n > 256 {
-        return Err(TargetError::Settings {
+        return Err(ServerError::Settings {
             kind,
             message: format!("{field} must be 1 to 256"),
         });

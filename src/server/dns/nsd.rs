@@ -3,7 +3,7 @@
 //! default limit answers about 3k qps and drops the rest).
 
 use super::{binary, check_threads, zones, DnsLab, LabServer, Launch, Prepare};
-use crate::server::TargetError;
+use crate::server::ServerError;
 use std::path::Path;
 
 const KIND: &str = "nsd";
@@ -40,16 +40,16 @@ pub struct NsdSettings {
 impl NsdSettings {
     /// Reads and checks the `[server]` table of kind `nsd`; errors name the
     /// field.
-    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+    pub fn parse(t: &toml::Table) -> Result<Self, ServerError> {
         let s: NsdSettings =
-            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+            crate::kinds::parse_settings(t).map_err(|m| ServerError::settings(KIND, m))?;
         check_threads(KIND, "threads", s.threads)?;
         Ok(s)
     }
 }
 
 /// The NSD target: a lab whose only server is NSD.
-pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
+pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, ServerError> {
     Ok(lab(NsdSettings::parse(t)?, base_dir))
 }
 
@@ -107,12 +107,12 @@ impl LabServer for Nsd {
         KIND
     }
 
-    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, TargetError> {
+    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, ServerError> {
         let dir = at.dir;
         let program = binary(KIND, &["/usr/sbin/nsd"], "nsd")?;
         let config = self.render(dir, at.zones, at.veth);
         let conf = dir.join("nsd.conf");
-        std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;
+        std::fs::write(&conf, &config).map_err(|e| ServerError::io(&conf, e))?;
         Ok(Launch {
             program,
             args: vec!["-d".into(), "-c".into(), conf.into()],

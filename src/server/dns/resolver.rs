@@ -9,7 +9,7 @@ use super::bind::{Bind, BindSettings};
 use super::nsd::Nsd;
 use super::unbound::{Unbound, UnboundSettings};
 use super::{check_threads, DnsLab, LabServer};
-use crate::server::TargetError;
+use crate::server::ServerError;
 use std::path::Path;
 
 const KIND: &str = "resolver";
@@ -61,14 +61,14 @@ pub struct ResolverSettings {
 }
 
 impl ResolverSettings {
-    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+    pub fn parse(t: &toml::Table) -> Result<Self, ServerError> {
         let s: ResolverSettings =
-            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+            crate::kinds::parse_settings(t).map_err(|m| ServerError::settings(KIND, m))?;
         check_threads(KIND, "threads", s.threads)?;
         check_threads(KIND, "nsd_threads", s.nsd_threads)?;
         if let Some(v) = &s.cache_size {
             crate::units::parse_bytes(v).map_err(|_| {
-                TargetError::settings(
+                ServerError::settings(
                     KIND,
                     format!("cache_size must be a size such as \"64m\", not `{v}`"),
                 )

@@ -6,7 +6,7 @@
 
 use super::nsd::Nsd;
 use super::{binary, check_threads, zones, DnsLab, LabServer, Launch, Prepare};
-use crate::server::TargetError;
+use crate::server::ServerError;
 use std::path::Path;
 
 const KIND: &str = "unbound";
@@ -57,9 +57,9 @@ pub struct UnboundSettings {
 impl UnboundSettings {
     /// Reads and checks the `[server]` table of kind `unbound`; errors
     /// name the field.
-    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+    pub fn parse(t: &toml::Table) -> Result<Self, ServerError> {
         let s: UnboundSettings =
-            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+            crate::kinds::parse_settings(t).map_err(|m| ServerError::settings(KIND, m))?;
         check_threads(KIND, "threads", s.threads)?;
         check_threads(KIND, "nsd_threads", s.nsd_threads)?;
         for (field, v) in [
@@ -67,7 +67,7 @@ impl UnboundSettings {
             ("rrset_cache_size", &s.rrset_cache_size),
         ] {
             if let Some(v) = v {
-                crate::units::parse_bytes(v).map_err(|_| TargetError::Settings {
+                crate::units::parse_bytes(v).map_err(|_| ServerError::Settings {
                     kind: KIND,
                     message: format!("{field} must be a size such as \"64m\", not `{v}`"),
                 })?;
@@ -78,7 +78,7 @@ impl UnboundSettings {
 }
 
 /// The Unbound target: NSD, then Unbound in front of it.
-pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, TargetError> {
+pub fn target(t: &toml::Table, base_dir: &Path) -> Result<DnsLab, ServerError> {
     Ok(lab(UnboundSettings::parse(t)?, base_dir))
 }
 
@@ -154,13 +154,13 @@ impl LabServer for Unbound {
         KIND
     }
 
-    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, TargetError> {
+    fn prepare(&self, at: &Prepare<'_>) -> Result<Launch, ServerError> {
         let dir = at.dir;
         let program = binary(KIND, &["/usr/sbin/unbound"], "unbound")?;
         crate::server::conf_path::check_socket(KIND, &control_socket(dir))?;
         let config = self.render(dir, at.zones, at.veth);
         let conf = dir.join("unbound.conf");
-        std::fs::write(&conf, &config).map_err(|e| TargetError::io(&conf, e))?;
+        std::fs::write(&conf, &config).map_err(|e| ServerError::io(&conf, e))?;
         Ok(Launch {
             program,
             args: vec!["-d".into(), "-c".into(), conf.into()],

@@ -8,7 +8,7 @@
 //!
 //! The pair goes with the namespaces: deleting either deletes it.
 
-use super::TargetError;
+use super::ServerError;
 use crate::sys::netns::Netns;
 use std::process::Command;
 
@@ -26,8 +26,8 @@ const CLIENT_IF: &str = "cli0";
 const LAB_MAC: &str = "02:00:c6:13:fe:02";
 const CLIENT_MAC: &str = "02:00:c6:13:fe:01";
 
-fn ip(kind: &'static str, args: &[&str]) -> Result<(), TargetError> {
-    let fail = |message: String| TargetError::Start { kind, message };
+fn ip(kind: &'static str, args: &[&str]) -> Result<(), ServerError> {
+    let fail = |message: String| ServerError::Start { kind, message };
     let out = Command::new("ip")
         .args(args)
         .output()
@@ -44,8 +44,8 @@ fn ip(kind: &'static str, args: &[&str]) -> Result<(), TargetError> {
 
 /// A client namespace joined to `lab` by the veth pair. `kind` names the
 /// server kind in errors.
-pub fn client(kind: &'static str, lab: &Netns) -> Result<Netns, TargetError> {
-    let client = Netns::create("dnsc").map_err(|e| TargetError::Start {
+pub fn client(kind: &'static str, lab: &Netns) -> Result<Netns, ServerError> {
+    let client = Netns::create("dnsc").map_err(|e| ServerError::Start {
         kind,
         message: e.to_string(),
     })?;

@@ -7,7 +7,7 @@
 
 use super::{holds, Mariadb, MariadbSettings, KIND};
 use crate::server::bare::{BareFile, BareHost, BareReady, BareServer, BareStep};
-use crate::server::{Target, TargetError};
+use crate::server::{Server, ServerError};
 use std::path::Path;
 
 /// The account the server runs as when the shell is root's: `mysql`
@@ -17,7 +17,7 @@ const USER: &str = "mysql";
 /// MariaDB is built from its checked settings, here, or on a host without
 /// an agent by a shell there from the same configuration.
 impl crate::server::plan::ServerPlan for MariadbSettings {
-    fn build(&self, base_dir: &Path) -> Result<Box<dyn Target>, TargetError> {
+    fn build(&self, base_dir: &Path) -> Result<Box<dyn Server>, ServerError> {
         Ok(Box::new(Mariadb::with_settings(self.clone(), base_dir)))
     }
 
@@ -25,7 +25,7 @@ impl crate::server::plan::ServerPlan for MariadbSettings {
         true
     }
 
-    fn bare(&self, host: &BareHost) -> Result<BareServer, TargetError> {
+    fn bare(&self, host: &BareHost) -> Result<BareServer, ServerError> {
         let dir = &host.dir;
         let cnf = dir.join("my.cnf").display().to_string();
         let port = self.port.unwrap_or(host.port);

@@ -1,7 +1,7 @@
 //! The `[server]` settings of a managed MariaDB and the `my.cnf` they
 //! become.
 
-use crate::server::TargetError;
+use crate::server::ServerError;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -74,8 +74,8 @@ pub struct MariadbSettings {
     pub listen: Option<std::net::IpAddr>,
 }
 
-fn settings_err(message: String) -> TargetError {
-    TargetError::Settings {
+fn settings_err(message: String) -> ServerError {
+    ServerError::Settings {
         kind: KIND,
         message,
     }
@@ -83,9 +83,9 @@ fn settings_err(message: String) -> TargetError {
 
 impl MariadbSettings {
     /// Reads and checks the `[server]` table of kind `mariadb`; errors name the field.
-    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+    pub fn parse(t: &toml::Table) -> Result<Self, ServerError> {
         let s: MariadbSettings =
-            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+            crate::kinds::parse_settings(t).map_err(|m| ServerError::settings(KIND, m))?;
         if s.thread_pool_size == Some(0) || s.thread_pool_size.is_some_and(|n| n > 128) {
             return Err(settings_err(
                 "thread_pool_size must be from 1 to 128 (thread groups)".into(),
@@ -238,7 +238,7 @@ fn option_name(line: &str) -> String {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<MariadbSettings, TargetError> {
+    fn parse(text: &str) -> Result<MariadbSettings, ServerError> {
         MariadbSettings::parse(&text.parse().unwrap())
     }
 

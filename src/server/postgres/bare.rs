@@ -7,7 +7,7 @@
 
 use super::{holds, PostgresSettings, INITDB_ARGS, KIND};
 use crate::server::bare::{BareFile, BareHost, BareReady, BareServer, BareStep};
-use crate::server::{Target, TargetError};
+use crate::server::{Server, ServerError};
 use std::path::Path;
 
 /// The account the server runs as when the shell is root's: it exists on
@@ -17,7 +17,7 @@ const USER: &str = "postgres";
 /// PostgreSQL is built from its checked settings, here, or on a host
 /// without an agent by a shell there from the same configuration.
 impl crate::server::plan::ServerPlan for PostgresSettings {
-    fn build(&self, base_dir: &Path) -> Result<Box<dyn Target>, TargetError> {
+    fn build(&self, base_dir: &Path) -> Result<Box<dyn Server>, ServerError> {
         Ok(Box::new(super::Postgres::with_settings(
             self.clone(),
             base_dir,
@@ -28,7 +28,7 @@ impl crate::server::plan::ServerPlan for PostgresSettings {
         true
     }
 
-    fn bare(&self, host: &BareHost) -> Result<BareServer, TargetError> {
+    fn bare(&self, host: &BareHost) -> Result<BareServer, ServerError> {
         let dir = &host.dir;
         let at = |rel: &str| dir.join(rel).display().to_string();
         let port = self.port.unwrap_or(host.port);

@@ -2,7 +2,7 @@
 //! directory ownership, finding the server's processes by PID, and
 //! dropping the cluster from the page cache.
 
-use crate::server::TargetError;
+use crate::server::ServerError;
 use crate::sys::process;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ pub struct ServerUser {
 }
 
 impl ServerUser {
-    pub fn detect() -> Result<Self, TargetError> {
+    pub fn detect() -> Result<Self, ServerError> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             return Ok(ServerUser { switch_to: None });
@@ -27,7 +27,7 @@ impl ServerUser {
             .map(|ids| ServerUser {
                 switch_to: Some(ids),
             })
-            .ok_or_else(|| TargetError::Missing {
+            .ok_or_else(|| ServerError::Missing {
                 kind: "postgres",
                 message: "there is no `postgres` user to run the server as (PostgreSQL refuses \
                           to run as root)"
@@ -55,16 +55,16 @@ impl ServerUser {
     }
 
     /// Gives `path` to the server user (a no-op when not switching).
-    pub fn own(&self, path: &Path) -> Result<(), TargetError> {
+    pub fn own(&self, path: &Path) -> Result<(), ServerError> {
         if let Some((uid, gid)) = self.switch_to {
             std::os::unix::fs::chown(path, Some(uid), Some(gid))
-                .map_err(|e| TargetError::io(path, e))?;
+                .map_err(|e| ServerError::io(path, e))?;
         }
         Ok(())
     }
 
     /// Checks the server user can write in `dir`, naming the fix if not.
-    pub fn check_writable(&self, dir: &Path) -> Result<(), TargetError> {
+    pub fn check_writable(&self, dir: &Path) -> Result<(), ServerError> {
         if self.switch_to.is_none() {
             return Ok(());
         }
@@ -78,7 +78,7 @@ impl ServerUser {
         if ok {
             return Ok(());
         }
-        Err(TargetError::Start {
+        Err(ServerError::Start {
             kind: "postgres",
             message: format!(
                 "the postgres user cannot reach {}: a directory above it is not traversable \
@@ -106,12 +106,12 @@ fn lookup_user(name: &str) -> Option<(u32, u32)> {
 
 /// Adds search (execute) permission for others to `dir`, so the server user
 /// can pass through it without being able to list it.
-pub fn make_traversable(dir: &Path) -> Result<(), TargetError> {
-    let meta = std::fs::metadata(dir).map_err(|e| TargetError::io(dir, e))?;
+pub fn make_traversable(dir: &Path) -> Result<(), ServerError> {
+    let meta = std::fs::metadata(dir).map_err(|e| ServerError::io(dir, e))?;
     let mode = meta.permissions().mode();
     if mode & 0o001 == 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o001))
-            .map_err(|e| TargetError::io(dir, e))?;
+            .map_err(|e| ServerError::io(dir, e))?;
     }
     Ok(())
 }
@@ -210,10 +210,10 @@ pub fn stop_server_processes(data: &Path) {
 /// them for free (see [`crate::sys::page_cache`]). The server then starts
 /// with a cold cache every time, and what it caches counts against its
 /// own limit.
-pub fn drop_cached(data: &Path) -> Result<(), TargetError> {
+pub fn drop_cached(data: &Path) -> Result<(), ServerError> {
     crate::sys::page_cache::evict_dir(data)
         .map(|_| ())
-        .map_err(|e| TargetError::io(&e.path, e.source))
+        .map_err(|e| ServerError::io(&e.path, e.source))
 }
 
 /// The newest `/usr/lib/postgresql/<major>/bin` that has a `postgres`.

@@ -1,7 +1,7 @@
 //! The `[server]` settings of a managed PostgreSQL and the
 //! `postgresql.conf` lines they become.
 
-use crate::server::TargetError;
+use crate::server::ServerError;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -100,8 +100,8 @@ pub struct PostgresSettings {
     pub bin_dir: Option<PathBuf>,
 }
 
-fn bad(message: String) -> TargetError {
-    TargetError::Settings {
+fn bad(message: String) -> ServerError {
+    ServerError::Settings {
         kind: "postgres",
         message,
     }
@@ -111,14 +111,14 @@ impl PostgresSettings {
     /// Reads and checks the `[server]` table of kind `postgres`; errors name
     /// the field, and refuse the settings scalelab writes itself (port,
     /// listen address, socket directory, config files).
-    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+    pub fn parse(t: &toml::Table) -> Result<Self, ServerError> {
         let s: PostgresSettings =
-            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings("postgres", m))?;
+            crate::kinds::parse_settings(t).map_err(|m| ServerError::settings("postgres", m))?;
         s.check()?;
         Ok(s)
     }
 
-    fn check(&self) -> Result<(), TargetError> {
+    fn check(&self) -> Result<(), ServerError> {
         for (name, value) in &self.settings {
             let valid_name = name
                 .chars()
@@ -235,7 +235,7 @@ impl PostgresSettings {
 mod tests {
     use super::*;
 
-    fn parse(s: &str) -> Result<PostgresSettings, TargetError> {
+    fn parse(s: &str) -> Result<PostgresSettings, ServerError> {
         PostgresSettings::parse(&s.parse::<toml::Table>().unwrap())
     }
 

@@ -12,7 +12,7 @@ use super::settings::{cpu_mask, Firewall, RouterSettings};
 use crate::model::topology::*;
 use crate::procfs::netns::{in_netns, NETNS_DIR};
 use crate::server::rundir;
-use crate::server::TargetError;
+use crate::server::ServerError;
 use crate::sys::lifecycle::watchdog::Watchdog;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,27 +23,27 @@ const KIND: &str = "router";
 pub const PREFIX: &str = "slr";
 
 /// Finds `tool` on `PATH`, or says which package provides it.
-pub fn find_tool(tool: &'static str, package: &'static str) -> Result<PathBuf, TargetError> {
+pub fn find_tool(tool: &'static str, package: &'static str) -> Result<PathBuf, ServerError> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|dir| dir.join(tool))
         .find(|p| p.is_file())
-        .ok_or_else(|| TargetError::Missing {
+        .ok_or_else(|| ServerError::Missing {
             kind: KIND,
             message: format!("`{tool}` (Debian package {package}) is not on PATH"),
         })
 }
 
 /// Runs a command and turns a failure into an error that shows it.
-fn run(cmd: &mut Command) -> Result<(), TargetError> {
-    let out = cmd.output().map_err(|e| TargetError::Start {
+fn run(cmd: &mut Command) -> Result<(), ServerError> {
+    let out = cmd.output().map_err(|e| ServerError::Start {
         kind: KIND,
         message: format!("cannot run {cmd:?}: {e}"),
     })?;
     if out.status.success() {
         return Ok(());
     }
-    Err(TargetError::Start {
+    Err(ServerError::Start {
         kind: KIND,
         message: format!(
             "{cmd:?} failed: {}",
@@ -64,13 +64,13 @@ pub(crate) struct Lab {
 /// scalelab and deletes the namespaces by name when scalelab dies
 /// (`kill -9` included), within milliseconds. After a normal stop it is
 /// released and touches nothing.
-fn spawn_guard(t: &Topology) -> Result<Watchdog, TargetError> {
+fn spawn_guard(t: &Topology) -> Result<Watchdog, ServerError> {
     let paths: Vec<PathBuf> = t
         .namespaces()
         .iter()
         .map(|ns| Path::new(NETNS_DIR).join(ns))
         .collect();
-    Watchdog::for_namespaces(&paths).map_err(|e| TargetError::Start {
+    Watchdog::for_namespaces(&paths).map_err(|e| ServerError::Start {
         kind: KIND,
         message: format!("cannot start the lab's clean-up watchdog: {e}"),
     })
@@ -81,7 +81,7 @@ static NEXT_LAB: AtomicU32 = AtomicU32::new(0);
 impl Lab {
     /// Builds a fresh lab with `settings` applied and `rps` (R's CPUs, if
     /// any) as R's RPS mask. On any error the partial lab is removed.
-    pub fn build(settings: &RouterSettings, rps: Option<&[usize]>) -> Result<Lab, TargetError> {
+    pub fn build(settings: &RouterSettings, rps: Option<&[usize]>) -> Result<Lab, ServerError> {
         let ip = find_tool("ip", "iproute2")?;
         let tools = Tools::for_settings(settings)?;
         reclaim_dead(&ip);
@@ -100,11 +100,11 @@ impl Lab {
         Ok(lab)
     }
 
-    fn ip(&self, ns: &str, args: &[&str]) -> Result<(), TargetError> {
+    fn ip(&self, ns: &str, args: &[&str]) -> Result<(), ServerError> {
         run(Command::new(&self.ip).arg("-n").arg(ns).args(args))
     }
 
-    fn exec(&self, ns: &str, program: &Path, args: &[&str]) -> Result<(), TargetError> {
+    fn exec(&self, ns: &str, program: &Path, args: &[&str]) -> Result<(), ServerError> {
         run(Command::new(&self.ip)
             .args(["netns", "exec", ns])
             .arg(program)
@@ -112,7 +112,7 @@ impl Lab {
     }
 
     /// Namespaces, veths, addresses, static neighbours, routes, forwarding.
-    fn wire(&mut self, s: &RouterSettings) -> Result<(), TargetError> {
+    fn wire(&mut self, s: &RouterSettings) -> Result<(), ServerError> {
         let t = self.topology.clone();
         for ns in t.namespaces() {
             run(Command::new(&self.ip).args(["netns", "add", ns]))?;
@@ -180,7 +180,7 @@ impl Lab {
         s: &RouterSettings,
         rps: Option<&[usize]>,
         tools: &Tools,
-    ) -> Result<(), TargetError> {
+    ) -> Result<(), ServerError> {
         let r = self.topology.r.netns.clone();
         for (key, value) in s.sysctl_pairs() {
             write_sysctl(&r, &key, &value)?;
@@ -236,9 +236,9 @@ impl Lab {
             let rules = nft_ruleset(s.firewall, s.firewall_rules.unwrap_or(0));
             let tmp = Path::new(rundir::TMP_BASE);
             let dir =
-                rundir::create(tmp, rundir::NFT_RULES).map_err(|e| TargetError::io(tmp, e))?;
+                rundir::create(tmp, rundir::NFT_RULES).map_err(|e| ServerError::io(tmp, e))?;
             let file = dir.path().join("ruleset.nft");
-            std::fs::write(&file, rules).map_err(|e| TargetError::io(&file, e))?;
+            std::fs::write(&file, rules).map_err(|e| ServerError::io(&file, e))?;
             let path = file.display().to_string();
             self.exec(&r, nft, &["-f", &path])?;
         }
@@ -247,7 +247,7 @@ impl Lab {
 
     /// Removes the lab's namespaces (their veths and nftables tables go with
     /// them). Idempotent.
-    pub fn remove(&mut self) -> Result<(), TargetError> {
+    pub fn remove(&mut self) -> Result<(), ServerError> {
         if self.removed {
             return Ok(());
         }
@@ -306,7 +306,7 @@ struct Tools {
 }
 
 impl Tools {
-    fn for_settings(s: &RouterSettings) -> Result<Tools, TargetError> {
+    fn for_settings(s: &RouterSettings) -> Result<Tools, ServerError> {
         let ethtool = if s.gro.is_some() || s.gso.is_some() {
             Some(find_tool("ethtool", "ethtool")?)
         } else {
@@ -323,12 +323,12 @@ impl Tools {
 
 /// Writes a sysctl inside namespace `ns` (`/proc/sys/net` is per namespace
 /// for whoever opens it). An unknown name is an error that says so.
-pub fn write_sysctl(ns: &str, key: &str, value: &str) -> Result<(), TargetError> {
+pub fn write_sysctl(ns: &str, key: &str, value: &str) -> Result<(), ServerError> {
     let path = PathBuf::from("/proc/sys").join(key.replace('.', "/"));
     let (key2, value2) = (key.to_string(), value.to_string());
     let result = in_netns(ns, move || {
         if !path.exists() {
-            return Ok(Err(TargetError::Settings {
+            return Ok(Err(ServerError::Settings {
                 kind: KIND,
                 message: format!(
                     "unknown sysctl `{key2}`: there is no {} in R's network namespace (some net.core settings are global, not per namespace; `sysctl -a | grep net.` inside `ip netns exec` lists the ones that are)",
@@ -337,13 +337,13 @@ pub fn write_sysctl(ns: &str, key: &str, value: &str) -> Result<(), TargetError>
             }));
         }
         Ok(
-            std::fs::write(&path, &value2).map_err(|e| TargetError::Settings {
+            std::fs::write(&path, &value2).map_err(|e| ServerError::Settings {
                 kind: KIND,
                 message: format!("sysctl `{key2}` = `{value2}` was refused: {e}"),
             }),
         )
     });
-    result.map_err(|e| TargetError::Start {
+    result.map_err(|e| ServerError::Start {
         kind: KIND,
         message: e.to_string(),
     })?

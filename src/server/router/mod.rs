@@ -16,7 +16,7 @@
 pub mod lab;
 pub mod settings;
 
-use super::{Endpoint, Target, TargetError};
+use super::{Endpoint, Server, ServerError};
 use crate::model::topology;
 use crate::placement::Placement;
 use crate::shutdown::Shutdown;
@@ -60,7 +60,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
 };
 
 /// The router target: owns at most one lab at a time, built by
-/// [`Target::start`] (or [`Router::build`]) and removed by `stop` or drop.
+/// [`Server::start`] (or [`Router::build`]) and removed by `stop` or drop.
 /// It runs no process of its own, so `root_pid` is `None` and the version is
 /// the kernel's.
 pub struct Router {
@@ -73,7 +73,7 @@ pub struct Router {
 impl Router {
     /// A router from a `[server]` table, checked by
     /// [`RouterSettings::parse`]. Nothing is built until it starts.
-    pub fn new(t: &toml::Table) -> Result<Self, TargetError> {
+    pub fn new(t: &toml::Table) -> Result<Self, ServerError> {
         Ok(Router::from_settings(RouterSettings::parse(t)?))
     }
 
@@ -93,7 +93,7 @@ impl Router {
 
     /// Builds the lab outside the runner (`scalelab load forward`), with R's
     /// CPUs given directly.
-    pub fn build(&mut self, r_cpus: Option<Vec<usize>>) -> Result<Endpoint, TargetError> {
+    pub fn build(&mut self, r_cpus: Option<Vec<usize>>) -> Result<Endpoint, ServerError> {
         self.stop()?;
         let rps = self.settings.rps_cpus.clone().or(r_cpus);
         let lab = Lab::build(&self.settings, rps.as_deref())?;
@@ -132,7 +132,7 @@ pub struct RouterFacts {
     pub namespaces: Option<[String; 3]>,
 }
 
-impl Target for Router {
+impl Server for Router {
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -142,10 +142,10 @@ impl Target for Router {
         placement: &Placement,
         dataset: Option<&crate::model::Dataset>,
         shutdown: &Shutdown,
-    ) -> Result<Endpoint, TargetError> {
+    ) -> Result<Endpoint, ServerError> {
         crate::server::refuse_dataset(KIND, dataset)?;
         if placement.memory.is_some() {
-            return Err(TargetError::Settings {
+            return Err(ServerError::Settings {
                 kind: KIND,
                 message:
                     "server_memory does not apply to the router (it runs no process); leave it out"
@@ -153,12 +153,12 @@ impl Target for Router {
             });
         }
         if shutdown.is_triggered() {
-            return Err(TargetError::Interrupted);
+            return Err(ServerError::Interrupted);
         }
         self.build(placement.cpus.clone())
     }
 
-    fn stop(&mut self) -> Result<(), TargetError> {
+    fn stop(&mut self) -> Result<(), ServerError> {
         match self.lab.take() {
             Some(mut lab) => lab.remove(),
             None => Ok(()),

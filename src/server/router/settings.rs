@@ -1,7 +1,7 @@
 //! The router's typed settings (`[server] kind = "router"`), checked before
 //! anything is built so a bad value is named with its fix.
 
-use super::super::TargetError;
+use super::super::ServerError;
 use serde::Deserialize;
 
 const KIND: &str = "router";
@@ -63,10 +63,10 @@ pub const MAX_FIREWALL_RULES: u32 = 100_000;
 impl RouterSettings {
     /// Reads and checks a `[server]` table: unknown keys, out-of-range
     /// values, CPUs this machine lacks and sysctls this kernel lacks are a
-    /// [`TargetError::Settings`] naming the field and its fix.
-    pub fn parse(t: &toml::Table) -> Result<Self, TargetError> {
+    /// [`ServerError::Settings`] naming the field and its fix.
+    pub fn parse(t: &toml::Table) -> Result<Self, ServerError> {
         let s: RouterSettings =
-            crate::kinds::parse_settings(t).map_err(|m| TargetError::settings(KIND, m))?;
+            crate::kinds::parse_settings(t).map_err(|m| ServerError::settings(KIND, m))?;
         s.check()?;
         Ok(s)
     }
@@ -94,9 +94,9 @@ impl RouterSettings {
             .collect()
     }
 
-    fn check(&self) -> Result<(), TargetError> {
+    fn check(&self) -> Result<(), ServerError> {
         let bad = |message: String| {
-            Err(TargetError::Settings {
+            Err(ServerError::Settings {
                 kind: KIND,
                 message,
             })

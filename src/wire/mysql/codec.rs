@@ -48,12 +48,12 @@ pub enum ProtocolError {
     Plugin(String),
     /// The server answered with an ERR packet.
     #[error("{0}")]
-    Server(ServerError),
+    Server(StartError),
 }
 
 /// An ERR packet: MySQL error number, SQLSTATE and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerError {
+pub struct StartError {
     /// The server's error number (1213 is a deadlock, 1045 access denied).
     pub code: u16,
     /// The five-character SQLSTATE (`40001` for a deadlock).
@@ -62,7 +62,7 @@ pub struct ServerError {
     pub message: String,
 }
 
-impl std::fmt::Display for ServerError {
+impl std::fmt::Display for StartError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ERROR {} ({}): {}", self.code, self.state, self.message)
     }
@@ -75,7 +75,7 @@ fn malformed(what: impl std::fmt::Display) -> ProtocolError {
 /// Parses an ERR packet (first byte 0xFF).
 pub fn server_error(pkt: &[u8]) -> ProtocolError {
     match ParseBuf(pkt).parse::<ErrPacket>(CLIENT_CAPS) {
-        Ok(ErrPacket::Error(e)) => ProtocolError::Server(ServerError {
+        Ok(ErrPacket::Error(e)) => ProtocolError::Server(StartError {
             code: e.error_code(),
             state: e
                 .sql_state_ref()
@@ -397,7 +397,7 @@ pub enum Reply {
     Done,
     /// A result set with this many rows.
     Rows(u64),
-    Error(ServerError),
+    Error(StartError),
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

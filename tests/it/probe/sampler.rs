@@ -274,8 +274,13 @@ fn overhead_with(children: usize, secs: u64) -> f64 {
 fn sampler_overhead_is_small() {
     let small = overhead_with(0, 1);
     let large = overhead_with(20, 2);
-    // CPU time, not wall time: load on the machine barely moves it.
-    assert!(small < 0.05 && large < 0.05, "{small} {large}");
+    // CPU time, not wall time: load on the machine barely moves it. The
+    // test binary is a debug build: on the 2-CPU VM of 2026-12 it took 2.3%
+    // and 6.4-6.8% here at the commit before issue 46 as after it (a fresh
+    // machine failed the old 5% bound on the 21-process tree), so the bound
+    // is 10%, twice what it measures; the release build's cost is
+    // bench/limiter-cost.sh's figure.
+    assert!(small < 0.05 && large < 0.10, "{small} {large}");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 pub mod json_schema;
 pub mod run;
+pub mod stored;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -88,4 +89,13 @@ pub fn assert_latency_fields(v: &serde_json::Value, rate_mode: bool) {
     } else {
         assert!(v["schedule_lag_us"].is_null(), "closed loop: {v}");
     }
+}
+
+/// A loopback TCP port free at the time of asking (the kernel's pick).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }

@@ -165,3 +165,32 @@ pub fn spawn_quiet(mut cmd: std::process::Command) -> std::process::Child {
         .spawn()
         .unwrap()
 }
+
+/// Starts a real nginx on `dir/nginx.conf` (prefix `dir`, log
+/// `dir/error.log`), as a test's own `external` server, and returns its
+/// master's PID once it has written `dir/nginx.pid`.
+pub fn start_nginx(dir: &Path) -> u32 {
+    let _ = std::fs::remove_file(dir.join("nginx.pid"));
+    let out = std::process::Command::new("nginx")
+        .arg("-p")
+        .arg(dir)
+        .arg("-c")
+        .arg(dir.join("nginx.conf"))
+        .arg("-e")
+        .arg(dir.join("error.log"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "nginx: {}", super::stderr(&out));
+    let pid_file = dir.join("nginx.pid");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let pid = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok());
+        match pid {
+            Some(p) => return p,
+            None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            None => panic!("nginx wrote no {}", pid_file.display()),
+        }
+    }
+}

@@ -150,7 +150,7 @@ fn check_remote_server(
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::{Experiment, SpecError};
+    use crate::recipe::{Experiment, SpecError};
     use std::path::Path;
 
     const BASE: &str = "name = \"t\"\n[hosts]\nclients = [\"root@198.18.0.14\"]\n\

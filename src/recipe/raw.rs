@@ -35,6 +35,17 @@ pub struct RawExperiment {
     /// `[probe]`.
     #[serde(default)]
     pub probe: RawProbe,
+    /// `[machine]`.
+    #[serde(default)]
+    pub machine: RawMachine,
+}
+
+/// `[machine]`: what is done to this machine for the run.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMachine {
+    /// Apply the tune profile for the run and put it back after (`run --tune`).
+    pub tune: Option<bool>,
 }
 
 /// `[probe]`: what the probe measures besides `/proc`.
@@ -64,8 +75,14 @@ pub struct RawProfile {
 pub struct RawTrials {
     /// Measured window.
     pub duration: Option<String>,
-    /// Load before measuring, discarded.
+    /// Load before measuring, discarded: a duration, or `auto`.
     pub warmup: Option<String>,
+    /// `warmup = "auto"`'s cap.
+    pub warmup_max: Option<String>,
+    /// The timeline's bucket width.
+    pub bucket: Option<String>,
+    /// `mark` or `exclude` unsteady trials.
+    pub unsteady: Option<String>,
     /// Pause between trials.
     pub cooldown: Option<String>,
     /// Fewest trials per point and system.
@@ -86,6 +103,8 @@ pub struct RawTrials {
     pub sample_interval: Option<String>,
     /// Whole runs of the sweep, each stored as its own run with one label.
     pub runs: Option<i64>,
+    /// `random` (the default) or `sweep`: the order trials run in.
+    pub order: Option<String>,
 }
 
 impl RawTrials {
@@ -106,7 +125,11 @@ impl RawTrials {
             headline,
             noise,
             sample_interval,
-            runs
+            runs,
+            order,
+            warmup_max,
+            bucket,
+            unsteady
         );
     }
 }

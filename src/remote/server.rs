@@ -1,4 +1,4 @@
-//! A server under test on another host: a [`Target`] whose lifecycle runs in
+//! A server under test on another host: a [`Server`] whose lifecycle runs in
 //! that host's agent, with the same guarantees as locally (the agent's own
 //! target stops the server; the agent stops it when its session ends).
 
@@ -7,20 +7,20 @@ use super::conn::CALL_TIMEOUT;
 use super::protocol::{Reply, Request, ServerInfo, ServerRequest};
 use crate::model::Dataset;
 use crate::placement::Placement;
-use crate::server::{DatasetInfo, Endpoint, Target, TargetError};
+use crate::server::{DatasetInfo, Endpoint, Server, ServerError};
 use crate::shutdown::Shutdown;
 use std::time::Duration;
 
 /// Longest a remote server start may take (a dataset load included).
 const START_TIMEOUT: Duration = Duration::from_secs(600);
 
-pub struct RemoteTarget {
+pub struct RemoteServer {
     agent: SharedAgent,
     request: ServerRequest,
     info: Option<ServerInfo>,
 }
 
-impl RemoteTarget {
+impl RemoteServer {
     /// A server of `kind` whose settings (TOML text, compiled by the agent
     /// once per start) already carry `listen` = the host's address.
     pub fn new(
@@ -29,8 +29,8 @@ impl RemoteTarget {
         settings: &str,
         server_cpus: Option<Vec<usize>>,
         server_memory: Option<u64>,
-    ) -> RemoteTarget {
-        RemoteTarget {
+    ) -> RemoteServer {
+        RemoteServer {
             agent,
             request: ServerRequest {
                 kind: kind.to_string(),
@@ -43,16 +43,16 @@ impl RemoteTarget {
         }
     }
 
-    fn call(&self, request: Request, limit: Duration) -> Result<Reply, TargetError> {
+    fn call(&self, request: Request, limit: Duration) -> Result<Reply, ServerError> {
         let mut a = super::lock(&self.agent);
-        a.call(request, limit).map_err(|e| TargetError::Start {
+        a.call(request, limit).map_err(|e| ServerError::Start {
             kind: "remote",
             message: e.to_string(),
         })
     }
 }
 
-impl Target for RemoteTarget {
+impl Server for RemoteServer {
     fn kind(&self) -> &'static str {
         "remote"
     }
@@ -64,9 +64,9 @@ impl Target for RemoteTarget {
         _placement: &Placement,
         dataset: Option<&Dataset>,
         shutdown: &Shutdown,
-    ) -> Result<Endpoint, TargetError> {
+    ) -> Result<Endpoint, ServerError> {
         if shutdown.is_triggered() {
-            return Err(TargetError::Interrupted);
+            return Err(ServerError::Interrupted);
         }
         let request = ServerRequest {
             dataset: dataset.copied(),
@@ -78,14 +78,14 @@ impl Target for RemoteTarget {
                 self.info = Some(info);
                 Ok(Endpoint { uri })
             }
-            other => Err(TargetError::Start {
+            other => Err(ServerError::Start {
                 kind: "remote",
                 message: format!("unexpected reply to start_server: {other:?}"),
             }),
         }
     }
 
-    fn stop(&mut self) -> Result<(), TargetError> {
+    fn stop(&mut self) -> Result<(), ServerError> {
         if self.info.take().is_some() {
             self.call(Request::StopServer, CALL_TIMEOUT)?;
         }
@@ -119,7 +119,7 @@ impl Target for RemoteTarget {
     }
 }
 
-impl Drop for RemoteTarget {
+impl Drop for RemoteServer {
     fn drop(&mut self) {
         let _ = self.stop();
     }

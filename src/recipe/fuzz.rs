@@ -66,6 +66,7 @@ const FIELDS: &[(&str, &str)] = &[
     ("trials", "sample_interval"),
     ("trials", "restart"),
     ("trials", "headline"),
+    ("trials", "order"),
     ("load", "connections"),
     ("load", "threads"),
     ("load", "rate"),

@@ -15,6 +15,7 @@ pub mod plan;
 mod probe;
 pub mod raw;
 mod servers;
+pub mod steady;
 pub mod sweep;
 pub mod validate;
 
@@ -66,8 +67,11 @@ pub enum Restart {
 pub struct TrialPolicy {
     /// Measured window of each trial.
     pub duration: Duration,
-    /// Load before measuring, discarded.
+    /// Load before measuring, discarded (with `warmup = "auto"`, its
+    /// first step: [`steady::auto_warmup_step`]).
     pub warmup: Duration,
+    /// Timeline buckets, unsteady trials and the automatic warm-up.
+    pub steady: steady::SteadyPolicy,
     /// Pause between trials.
     pub cooldown: Duration,
     /// Fewest trials per point and system.
@@ -90,6 +94,31 @@ pub struct TrialPolicy {
     /// of one system, each its own run with one label, so verdicts between
     /// runs have runs to count ([`crate::analysis::between`]).
     pub runs: u32,
+    /// The order trials run in (`[trials] order`).
+    pub order: TrialOrder,
+}
+
+/// The order trials run in (`[trials] order`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrialOrder {
+    /// The default: the systems of a point in a seeded random order in
+    /// each round, and the points of the sweep in a seeded random order
+    /// (points that share a server start and dataset kept together, the
+    /// groups and the points inside each shuffled).
+    Random,
+    /// The order written: the systems as listed in every round, the points
+    /// in sweep order (a ramp that must rise).
+    Sweep,
+}
+
+impl TrialOrder {
+    /// The word the recipe and the store use: `random` or `sweep`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrialOrder::Random => "random",
+            TrialOrder::Sweep => "sweep",
+        }
+    }
 }
 
 /// Most repeats of a sweep (`[trials] runs`).
@@ -145,8 +174,18 @@ pub struct Experiment {
     pub profile: Option<ProfilePolicy>,
     /// `[probe]`: the energy source.
     pub energy: crate::probe::energy::EnergyConfig,
+    /// `[machine]`: what is done to this machine for the run.
+    pub machine: MachinePolicy,
     /// Every (system, point) pair compiled: what the runner executes.
     pub plan: std::sync::Arc<plan::Plan>,
+}
+
+/// `[machine]`: what is done to this machine for the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MachinePolicy {
+    /// Apply the tune profile (`sys::tune`) for the run, put back after
+    /// (`[machine] tune = true` or `run --tune`).
+    pub tune: bool,
 }
 
 /// How the server is profiled.

@@ -9,7 +9,8 @@
 //! with `--quick`, and `--quick` itself. Every leaf matters except those
 //! that change only the analysis, the words or what is recorded beside the
 //! trials ([`changes_measurement`]): `name`, `description`,
-//! `trials.headline`, `trials.noise`, which system is the baseline
+//! `trials.headline`, `trials.noise`, `trials.runs` (how many runs, not
+//! what one measures: `--resume` continues the stored repeat group), which system is the baseline
 //! (`system[i].baseline`) and `[profile]` (profiles are extra trials, kept
 //! apart). The `[quick]` table matters only through what it overrides.
 //! Values are compared as written: a key added with its default value, or a
@@ -68,7 +69,13 @@ impl<'a> Recipe<'a> {
 /// Whether a difference in the recipe leaf `key` (dotted, as [`changes`]
 /// names it) changes what a trial measures: the module's one rule.
 pub fn changes_measurement(key: &str) -> bool {
-    const WORDS: [&str; 4] = ["name", "description", "trials.headline", "trials.noise"];
+    const WORDS: [&str; 5] = [
+        "name",
+        "description",
+        "trials.headline",
+        "trials.noise",
+        "trials.runs",
+    ];
     let baseline = key.starts_with("system[") && key.ends_with("].baseline");
     !(WORDS.contains(&key) || baseline || key == "profile" || key.starts_with("profile."))
 }

@@ -5,7 +5,8 @@ use super::locate::{dotted, refs, Ctx, Locator, FORMAT_DOC};
 use super::raw::{RawExperiment, RawProfile, RawTrials};
 use super::sweep::{apply_common, Axis, AxisTarget};
 use super::{
-    Component, Experiment, LoadCommon, ProfilePolicy, Restart, SpecError, System, TrialPolicy,
+    Component, Experiment, LoadCommon, ProfilePolicy, Restart, SpecError, System, TrialOrder,
+    TrialPolicy,
 };
 use crate::analysis::summary::Headline;
 use crate::units::parse_duration;
@@ -65,6 +66,9 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
         hosts,
         profile,
         energy,
+        machine: super::MachinePolicy {
+            tune: raw.machine.tune.unwrap_or(false),
+        },
         plan: std::sync::Arc::new(super::plan::Plan {
             systems: Vec::new(),
         }),
@@ -333,10 +337,29 @@ fn trials(cx: &Ctx, t: &RawTrials) -> Result<TrialPolicy, SpecError> {
             "runs = 3 (three whole runs of the sweep: the fewest a verdict between runs needs)",
         ));
     }
+    let order = match t.order.as_deref().unwrap_or("random") {
+        "random" => TrialOrder::Random,
+        "sweep" => TrialOrder::Sweep,
+        other => {
+            return Err(cx.err(
+                &["trials", "order"],
+                format!("unknown order `{other}`"),
+                "use random (the default: a seeded random order of systems and points) or \
+                 sweep (the order written, e.g. for a ramp that must rise)",
+            ))
+        }
+    };
+    let steady = super::steady::policy(cx, t, duration_)?;
+    let warmup = match steady.auto_warmup_max {
+        Some(_) => super::steady::auto_warmup_step(duration_),
+        None => duration(cx, "warmup", &t.warmup, Duration::from_secs(1))?,
+    };
     Ok(TrialPolicy {
+        order,
         runs: runs as u32,
         duration: duration_,
-        warmup: duration(cx, "warmup", &t.warmup, Duration::from_secs(1))?,
+        warmup,
+        steady,
         cooldown: duration(cx, "cooldown", &t.cooldown, Duration::ZERO)?,
         min_trials: min as u32,
         max_trials: max as u32,
@@ -368,6 +391,16 @@ fn systems(cx: &Ctx, raw: Vec<super::raw::RawSystem>) -> Result<Vec<System>, Spe
                 &["system", &idx, "label"],
                 "must not be empty",
                 "label = \"linux 6.1\"",
+            ));
+        }
+        if s.label.chars().any(char::is_control) {
+            return Err(cx.err(
+                &["system", &idx, "label"],
+                format!(
+                    "holds a control character (\"{}\"): every table shows it",
+                    s.label.escape_debug()
+                ),
+                "label = \"linux 6.1\" (one line of printable text)",
             ));
         }
         if out.iter().any(|o| o.label == s.label) {
@@ -541,6 +574,18 @@ mod tests {
         assert_eq!(err.line, Some(last_baseline));
     }
 
+    /// Issue 46: a label is shown in every table, so a newline or an ESC
+    /// in it is refused, by field, shown escaped.
+    #[test]
+    fn a_label_with_a_control_character_is_refused() {
+        let extra = "[[system]]\nlabel = \"a\"\n[[system]]\nlabel = \"b\\nc\"\n";
+        let err = parse(extra, false).unwrap_err();
+        assert_eq!(err.field, "system[2].label");
+        let text = err.to_string();
+        assert!(text.contains("control character (\"b\\nc\")"), "{text}");
+        assert!(!text.contains("b\nc"), "shown escaped: {text}");
+    }
+
     #[test]
     fn a_dataset_in_the_server_table_says_where_it_went() {
         let pg = "name = \"t\"\n[server]\nkind = \"postgres\"\nscale = 10\n[load]\nkind = \"pg\"\n";
@@ -582,7 +627,7 @@ mod tests {
     #[test]
     fn the_dbsize_recipe_sweeps_a_dataset_axis() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes/pg-readonly-dbsize.toml");
-        let exp = crate::spec::Experiment::load(&path, true).unwrap();
+        let exp = crate::recipe::Experiment::load(&path, true).unwrap();
         assert_eq!(exp.axes[1].target, AxisTarget::Dataset("scale".into()));
         let scales: Vec<_> = exp
             .points()
