@@ -355,7 +355,13 @@ fn a_ramp_the_generator_cannot_keep_stops_a_second_behind_and_says_whose_maximum
     match &d.fell_behind {
         Some(reason) => {
             assert!(!saturated, "{ramp:?}");
-            assert!(reason.contains("fell behind its schedule"), "{reason}");
+            // Behind its schedule, or out of query IDs on a loaded machine
+            // whose server answers late: either way the client's, and said.
+            assert!(
+                reason.contains("fell behind its schedule")
+                    || reason.contains("query IDs of its 4 client(s) were in flight"),
+                "{reason}"
+            );
         }
         None => {
             assert!(saturated, "{ramp:?}");
