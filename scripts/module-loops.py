@@ -4,6 +4,9 @@ the top-level imports that run against CONTRIBUTING.md's layer diagram.
 
 Usage: scripts/module-loops.py [SRC] [--with-tests] [-v]
 
+The modules of the workspace's other crates (`crates/*/src`) join SRC's
+tree under their own names, as the top crate re-exports them.
+
 Each library file's references to other modules (`use` trees, and inline
 `crate::`, `super::` and `self::` paths; comments left out) are resolved to
 the deepest module that exists; a reference from module P to module Q is an
@@ -33,22 +36,35 @@ WITH_TESTS = '--with-tests' in sys.argv
 VERBOSE = '-v' in sys.argv
 
 
-def module_of(path):
+def module_of(path, src=SRC):
     """`src/report/fits.rs` -> ('report', 'fits'); `mod.rs` names its directory."""
-    parts = os.path.relpath(path, SRC)[:-3].split(os.sep)
+    parts = os.path.relpath(path, src)[:-3].split(os.sep)
     if parts[-1] in ('mod', 'lib'):
         parts = parts[:-1]
     return tuple(parts)
 
 
+def source_roots():
+    """SRC, then the `src` of each workspace crate beside it (`crates/*/src`):
+    the top crate re-exports their modules under their own names, so one
+    tree of modules spans the crates."""
+    crates = os.path.join(os.path.dirname(os.path.abspath(SRC)), 'crates')
+    extra = sorted(os.path.join(crates, c, 'src') for c in os.listdir(crates)) if os.path.isdir(crates) else []
+    return [SRC] + [r for r in extra if os.path.isdir(r)]
+
+
 def library_files():
     files = {}
-    for root, _, names in os.walk(SRC):
-        for n in names:
-            path = os.path.join(root, n)
-            rel = os.path.relpath(path, SRC)
-            if n.endswith('.rs') and rel != 'main.rs' and not rel.startswith('cli' + os.sep):
-                files[module_of(path)] = path
+    for src in source_roots():
+        for root, _, names in os.walk(src):
+            for n in names:
+                path = os.path.join(root, n)
+                rel = os.path.relpath(path, src)
+                module = module_of(path, src)
+                if src != SRC and module == ():
+                    continue  # a crate's lib.rs: its modules are the top crate's
+                if n.endswith('.rs') and rel != 'main.rs' and not rel.startswith('cli' + os.sep):
+                    files[module] = path
     return files
 
 
@@ -84,6 +100,8 @@ def expand(tree):
 def resolve(here, path, modules):
     """The deepest existing module a `crate::`/`super::`/`self::` path names."""
     segs = [s for s in path.split('::') if s]
+    if segs and segs[0].startswith('scalelab_'):
+        segs[0] = 'crate'  # a workspace crate's module, re-exported at the top
     if not segs or segs[0] not in ('crate', 'super', 'self'):
         return None
     base = ()
@@ -114,7 +132,7 @@ def sibling_edges(files):
             text = text[:m.start()] if m else text
         text = re.sub(r'//[^\n]*', '', text)
         refs = [p for m in re.finditer(r'\buse\s+([^;]+);', text) for p in expand(m.group(1))]
-        refs += re.findall(r'\b(?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)+', text)
+        refs += re.findall(r'\b(?:crate|super|self|scalelab_[a-z]+)(?:::[A-Za-z_][A-Za-z0-9_]*)+', text)
         for ref in refs:
             ref = re.sub(r'\s', '', ref)
             there = resolve(here, ref, modules)

@@ -11,9 +11,9 @@ scripts/setup.sh
 # No loop between sibling modules and no top-level import against the layer
 # diagram (CONTRIBUTING.md, "Layers"); exits 1 on either.
 python3 scripts/module-loops.py
-cargo fmt --check
-cargo clippy --all-targets --quiet -- -D warnings
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 # Tests write only inside their own temporary directories: every file of the
 # working tree (ignored ones too, such as the quickstart's report and store)
 # is the same, to the byte count and modification time, after the suite.
@@ -21,7 +21,7 @@ tree_state() {
   find . \( -path ./target -o -path ./.git \) -prune -o -type f -printf '%p %s %T@\n' | sort
 }
 before=$(tree_state)
-cargo test --all-targets 2>&1
+cargo test --workspace --all-targets 2>&1
 after=$(tree_state)
 if [[ "$before" != "$after" ]]; then
   echo "test: the suite changed files in the working directory (a test must write only in its own temporary directory):" >&2

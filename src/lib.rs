@@ -54,6 +54,13 @@
 //!   (`agent = false`, the BSDs), whose managed server and interval probe
 //!   run in the host's own POSIX `sh`.
 //!
+//! The lowest layers are a crate of their own, `scalelab-core`
+//! (`crates/core`: [`analysis`], [`model`], [`kinds`], [`units`],
+//! [`finite`], [`rng`], [`shutdown`], [`owned`], [`procfs`], [`placement`]
+//! and [`sys`]), which depends on no other crate of the workspace; this
+//! crate re-exports each of them under its own name, so the compiler
+//! refuses an import from them into the layers above.
+//!
 //! Which module may import which is the layer diagram in `CONTRIBUTING.md`,
 //! the real import graph: `scripts/module-loops.py` (run by
 //! `scripts/test.sh`) fails on any top-level import against it and on any
@@ -79,24 +86,17 @@
 //!
 //! Errors are typed per module (`thiserror`); only the binary uses `anyhow`.
 
-pub mod analysis;
-pub mod finite;
-pub mod kinds;
+pub use scalelab_core::{
+    analysis, finite, kinds, model, owned, placement, procfs, rng, shutdown, sys, units,
+};
+
 pub mod load;
-pub mod model;
-pub mod owned;
-pub mod placement;
 pub mod probe;
-pub mod procfs;
 pub mod profile;
 pub mod recipe;
 pub mod remote;
 pub mod report;
-pub mod rng;
 pub mod runner;
 pub mod server;
-pub mod shutdown;
 pub mod store;
-pub mod sys;
-pub mod units;
 pub mod wire;

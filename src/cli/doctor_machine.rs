@@ -9,7 +9,7 @@ use scalelab::probe::machine;
 pub fn run(reset: bool) -> anyhow::Result<i32> {
     if reset {
         let base = scalelab::runner::default_base_dir();
-        let lines = scalelab::sys::tune::state::reclaim(&base);
+        let lines = scalelab::runner::tune::state::reclaim(&base);
         if lines.is_empty() {
             outln!(
                 "nothing to put back: no leftover tune of a dead scalelab under {}",

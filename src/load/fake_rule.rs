@@ -162,7 +162,9 @@ mod tests {
         let here = src.join("load").join("fake_rule.rs");
         let registry = src.join("load").join("mod.rs");
         let mut naming = Vec::new();
-        for path in crate::load::facts::rust_files(&src) {
+        let crates = src.with_file_name("crates");
+        let files = [&src, &crates].map(|r| crate::load::facts::rust_files(r));
+        for path in files.into_iter().flatten() {
             let text = std::fs::read_to_string(&path).unwrap();
             let names = ["fake_rule", "fake-rule", "RuleFacts", "RuleDriver"];
             let lines = text.lines().filter(|l| names.iter().any(|n| l.contains(n)));

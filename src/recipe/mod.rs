@@ -5,6 +5,8 @@
 //! [`Experiment`]; every error names the file, the line, the field and the
 //! fix ([`SpecError`]).
 
+#![forbid(unsafe_code)]
+
 pub mod diff;
 pub mod error;
 #[cfg(test)]
@@ -183,7 +185,7 @@ pub struct Experiment {
 /// `[machine]`: what is done to this machine for the run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MachinePolicy {
-    /// Apply the tune profile (`sys::tune`) for the run, put back after
+    /// Apply the tune profile (`runner::tune`) for the run, put back after
     /// (`[machine] tune = true` or `run --tune`).
     pub tune: bool,
 }

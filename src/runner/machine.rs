@@ -2,9 +2,9 @@
 //! --tune`, `[machine] tune`), then read into the fingerprint, with one
 //! warning per reading that can bias a comparison.
 
+use super::tune::{self, Tuned};
 use crate::probe::machine::{self, MachineReadings};
 use crate::recipe::Experiment;
-use crate::sys::tune::{self, Tuned};
 use machine::CHECK_WINDOW;
 use std::path::Path;
 use std::time::Duration;

@@ -12,8 +12,12 @@
 //! Before each trial of a multi-host run, lost agents are reconnected; a
 //! host that stays gone stops the run early, naming it.
 
+#![forbid(unsafe_code)]
+
 pub mod estimate;
 mod failure;
+#[cfg(test)]
+mod kinds_tests;
 mod machine;
 pub mod order;
 mod profiling;
@@ -22,6 +26,7 @@ mod servers;
 mod sites;
 mod steady;
 mod trial;
+pub mod tune;
 mod window;
 
 use crate::model::Point;
@@ -85,7 +90,7 @@ pub enum RunError {
     NoLab(String),
     /// `run --tune` could not start (nothing was left changed).
     #[error(transparent)]
-    Tune(#[from] crate::sys::tune::TuneError),
+    Tune(#[from] tune::TuneError),
     /// A fixed server port is held by another process.
     #[error("system `{system}`: {reason}")]
     PortBusy {
@@ -224,7 +229,7 @@ pub fn run(
 /// perf directories, and ssh control directories (stopping their masters).
 /// Returns what it removed.
 pub fn reclaim_leftovers(base_dir: &Path) -> Vec<PathBuf> {
-    for line in crate::sys::tune::state::reclaim(base_dir) {
+    for line in tune::state::reclaim(base_dir) {
         eprintln!("a killed scalelab's tune: {line}");
     }
     let mut removed = crate::server::reclaim_leftovers(base_dir);

@@ -151,11 +151,14 @@ fn the_docs_times_are_runs_estimates() {
     assert!(readme.contains(&quickstart), "README: {quickstart}");
 }
 
-/// The file(s) of module `path` (`["load", "kind"]`) under `src/`.
+/// The file(s) of module `path` (`["load", "kind"]`) under `src/`, or
+/// under `crates/core/src/` for the modules the top crate re-exports.
 fn module_files(path: &[&str]) -> Vec<PathBuf> {
-    let dir = path.iter().fold(repo().join("src"), |d, p| d.join(p));
-    [dir.with_extension("rs"), dir.join("mod.rs")]
-        .into_iter()
+    let roots = [repo().join("src"), repo().join("crates/core/src")];
+    roots
+        .iter()
+        .map(|root| path.iter().fold(root.clone(), |d, p| d.join(p)))
+        .flat_map(|dir| [dir.with_extension("rs"), dir.join("mod.rs")])
         .filter(|f| f.is_file())
         .collect()
 }

@@ -3,7 +3,7 @@
 //! unit tests failed, because nothing installed `shellcheck` and `posh`).
 //!
 //! The programs: each `Command::new` (or [`STARTERS`]) of a string literal
-//! in src/ and tests/, the shells the tests loop over ([`TEST_SHELLS`]), and the command
+//! in src/, crates/ and tests/, the shells the tests loop over ([`TEST_SHELLS`]), and the command
 //! words of scripts/*.sh, bench/*.sh and .ci/run ([`shell_words`]). A
 //! program started through a variable (a server kind's binary) is a path of
 //! its kind's registry entry, and those paths are checked to be their
@@ -62,10 +62,10 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 /// `Command::new` and the fingerprint's and the DNS kinds' helpers.
 const STARTERS: &[&str] = &["Command::new(\"", "run_quietly(\"", "version_line(\""];
 
-/// Each starter called with a string literal in src/ and tests/ (less the
+/// Each starter called with a string literal in src/, crates/ and tests/ (less the
 /// tests' programs under /nonexistent, missing on purpose).
 fn rust_uses(uses: &mut Uses) {
-    for file in ["src", "tests"]
+    for file in ["src", "crates", "tests"]
         .iter()
         .flat_map(|d| rust_files(&repo().join(d)))
     {
@@ -86,12 +86,12 @@ fn rust_uses(uses: &mut Uses) {
 
 /// The shells of [`TEST_SHELLS`], at the line that lists them.
 fn shell_uses(uses: &mut Uses) {
-    let file = repo().join("src/kinds/requirements.rs");
+    let file = repo().join("crates/core/src/kinds/requirements.rs");
     let text = std::fs::read_to_string(&file).unwrap();
     let line = text
         .lines()
         .position(|l| l.contains("const TEST_SHELLS"))
-        .expect("TEST_SHELLS is defined in src/kinds/requirements.rs");
+        .expect("TEST_SHELLS is defined in crates/core/src/kinds/requirements.rs");
     for shell in TEST_SHELLS {
         let place = format!("{}:{} (TEST_SHELLS)", relative(&file), line + 1);
         uses.entry(shell.to_string()).or_default().push(place);
@@ -200,7 +200,7 @@ fn registry_entry<'a>(registry: &'a [Requirement], program: &str) -> Option<&'a 
 }
 
 const FIX: &str = "scripts/setup.sh's `base` list, or the registry entry of what runs it \
-                   (src/kinds/requirements.rs BENCH_TOOLS or TEST_TOOLS, or the kind's \
+                   (crates/core/src/kinds/requirements.rs BENCH_TOOLS or TEST_TOOLS, or the kind's \
                    `requires:`), so that scripts/setup.sh installs it";
 
 /// Why `program` is installed by nothing, or `None` when something
@@ -368,7 +368,7 @@ fn each_registry_path_found_here_is_its_packages_file() {
 #[test]
 fn tests_loop_over_test_shells_not_a_list_of_their_own() {
     let mut found = Vec::new();
-    for file in ["src", "tests"]
+    for file in ["src", "crates", "tests"]
         .iter()
         .flat_map(|d| rust_files(&repo().join(d)))
     {

@@ -3,10 +3,9 @@
 //! and guaranteed not to outlive scalelab ([`lifecycle`]: own session,
 //! tracking cgroup, watchdog), private network namespaces ([`netns`]), the route to an address
 //! ([`route`]) and
-//! dropping a server's files from the page cache ([`page_cache`]), and
-//! the machine's tuning for a run, always put back ([`tune`]).
+//! dropping a server's files from the page cache ([`page_cache`]).
 //!
-//! It knows no kind: [`crate::server`], [`crate::load`] and [`crate::wire`]
+//! It knows no kind: the server and load kinds and the wire protocols
 //! sit above it, [`crate::placement`] (CPU sets, cgroups), [`crate::owned`]
 //! (owner-PID paths and their reaper) and [`crate::procfs`] (reading
 //! `/proc`, joining a namespace) below.
@@ -16,4 +15,3 @@ pub mod netns;
 pub mod page_cache;
 pub mod process;
 pub mod route;
-pub mod tune;

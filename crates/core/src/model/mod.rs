@@ -1,9 +1,11 @@
 //! The data every layer shares: what a sweep point is, what dataset a
 //! workload needs, how a remote host is named, and the router lab's
 //! topology. It sits below
-//! [`crate::recipe`], [`crate::runner`], [`crate::store`], [`crate::report`],
-//! [`crate::server`], [`crate::load`] and [`crate::remote`], so none of
+//! `scalelab::recipe`, `scalelab::runner`, `scalelab::store`, `scalelab::report`,
+//! `scalelab::server`, `scalelab::load` and `scalelab::remote`, so none of
 //! them depends on another for it.
+
+#![forbid(unsafe_code)]
 
 pub mod dataset;
 pub mod dns_names;

@@ -1,10 +1,12 @@
 //! What every kind of every family shares: its settings parser and what it
 //! needs installed.
 //!
-//! A *kind* is one value in a family's registry: [`crate::load::KINDS`]
-//! (load generators) and [`crate::server::KINDS`] (servers). Each entry says
+//! A *kind* is one value in a family's registry: `scalelab::load::KINDS`
+//! (load generators) and `scalelab::server::KINDS` (servers). Each entry says
 //! its name, how to check and build its settings, and what it needs; nothing
 //! else in the code matches on a kind's name.
+
+#![forbid(unsafe_code)]
 
 pub mod plain;
 pub mod requirements;
@@ -49,6 +51,3 @@ pub fn lookup<K: Kind>(
 pub fn names<K: Kind>(registry: &[&'static K]) -> Vec<&'static str> {
     registry.iter().map(|k| k.name()).collect()
 }
-
-#[cfg(test)]
-mod tests;

@@ -22,7 +22,9 @@
 //! - [`points_csv`]: (N, X) pairs from CSV text, for `scalelab model`.
 //!
 //! Comparing two stored runs (`scalelab compare`) reads the store, so it
-//! lives above it, in [`crate::report::runs`].
+//! lives above it, in `scalelab::report::runs`.
+
+#![forbid(unsafe_code)]
 
 pub mod between;
 pub mod bootstrap;

@@ -9,6 +9,8 @@
 //! nothing and records the path (`per_cpu[1].split.busy`) of every `f32` or
 //! `f64` that is not finite.
 
+#![forbid(unsafe_code)]
+
 use serde::ser::{self, Serialize};
 use std::fmt;
 

@@ -1,6 +1,8 @@
 //! Newtypes for the quantities scalelab measures, and the parsers for the
 //! way users write them (`3s`, `2m` as wrk writes durations; `256M` memory).
 
+#![forbid(unsafe_code)]
+
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
@@ -48,7 +50,7 @@ impl fmt::Display for Micros {
 }
 
 /// What a load kind's throughput counts, per second: the unit its reports
-/// print. Each load kind declares one (see [`crate::load::LoadKind`]).
+/// print. Each load kind declares one (see `scalelab::load::LoadKind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RateUnit {

@@ -4,13 +4,18 @@
 //! the same seed gives the same numbers on every platform and with every
 //! version of the `rand` crate.
 
+#![forbid(unsafe_code)]
+
 /// SplitMix64 (Steele, Lea & Flood, OOPSLA 2014): tiny, and its output for
 /// a seed never changes with a dependency's version (the DNS query sets use
 /// it too, so a seed gives the same file forever).
-pub(crate) struct SplitMix64(pub(crate) u64);
+pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
-    pub(crate) fn next(&mut self) -> u64 {
+    /// The next 64 bits of the sequence. (Not an `Iterator`: the sequence
+    /// never ends, and `below` and `unit` are its only other readers.)
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -20,12 +25,12 @@ impl SplitMix64 {
 
     /// Uniform in `0..n` by Lemire's multiply-shift; the bias is at most
     /// n / 2^64, far below anything a bootstrap can see.
-    pub(crate) fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         ((self.next() as u128 * n as u128) >> 64) as usize
     }
 
     /// Uniform in [0, 1): the top 53 bits as a double's mantissa.
-    pub(crate) fn unit(&mut self) -> f64 {
+    pub fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
@@ -35,7 +40,7 @@ impl SplitMix64 {
 /// Algorithm P): for i from the last index down to 1, swap item i with a
 /// uniform one of 0..=i. Every permutation is equally likely (up to the
 /// n / 2^64 bias of [`SplitMix64::below`]), and one seed gives one order.
-pub(crate) fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
+pub fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
     for i in (1..items.len()).rev() {
         let j = rng.below(i + 1);
         items.swap(i, j);

@@ -44,9 +44,9 @@
 //! by `unshare` without a bind mount dies with its last process) and remove
 //! them by name on stop; a leftover of a dead run is reclaimed on the next
 //! start, as the PostgreSQL target does with its data directory. Private
-//! directories are made with [`crate::server::rundir::create`] (named
+//! directories are made with `scalelab::server::rundir::create` (named
 //! `<prefix><PID>-<random>`, registered with the reaper), and a new prefix
-//! joins [`crate::server::rundir::reclaim_stale`].
+//! joins `scalelab::server::rundir::reclaim_stale`.
 
 mod reap_ns;
 pub mod watchdog;

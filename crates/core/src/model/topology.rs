@@ -10,18 +10,26 @@ use std::net::Ipv4Addr;
 
 /// Addresses from RFC 2544's benchmarking range 198.18.0.0/15: A's side is
 /// 198.18.0.0/24, B's side 198.19.0.0/24, and R has `.254` on both.
-pub(crate) const A_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
-pub(crate) const R_A_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 254);
-pub(crate) const R_B_ADDR: Ipv4Addr = Ipv4Addr::new(198, 19, 0, 254);
-pub(crate) const B_ADDR: Ipv4Addr = Ipv4Addr::new(198, 19, 0, 1);
+/// Host A.
+pub const A_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+/// The router on A's side.
+pub const R_A_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 254);
+/// The router on B's side.
+pub const R_B_ADDR: Ipv4Addr = Ipv4Addr::new(198, 19, 0, 254);
+/// Host B.
+pub const B_ADDR: Ipv4Addr = Ipv4Addr::new(198, 19, 0, 1);
 /// Prefix length of both subnets.
-pub(crate) const PREFIX_LEN: u8 = 24;
+pub const PREFIX_LEN: u8 = 24;
 
-/// Interface names inside the namespaces (namespaced, so they never clash).
-pub(crate) const A_IF: &str = "a0";
-pub(crate) const R_A_IF: &str = "r0";
-pub(crate) const R_B_IF: &str = "r1";
-pub(crate) const B_IF: &str = "b0";
+/// Interface names inside the namespaces (namespaced, so they never clash):
+/// A's.
+pub const A_IF: &str = "a0";
+/// The router's, towards A.
+pub const R_A_IF: &str = "r0";
+/// The router's, towards B.
+pub const R_B_IF: &str = "r1";
+/// B's.
+pub const B_IF: &str = "b0";
 
 /// One node of the lab.
 #[derive(Clone, Debug, PartialEq, Eq)]

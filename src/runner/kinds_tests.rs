@@ -56,8 +56,8 @@ fn every_requirement_names_a_package_and_a_path() {
     let loads = crate::load::KINDS.iter().flat_map(|k| k.requires);
     for r in servers
         .chain(loads)
-        .chain(super::BENCH_TOOLS)
-        .chain(super::TEST_TOOLS)
+        .chain(crate::kinds::BENCH_TOOLS)
+        .chain(crate::kinds::TEST_TOOLS)
     {
         assert!(!r.package.is_empty() && !r.paths.is_empty(), "{r:?}");
     }
@@ -289,13 +289,13 @@ fn the_dns_lab_kinds_are_those_whose_record_builds_a_lab() {
 
 #[test]
 fn one_lookup_serves_every_registry() {
-    let err = super::lookup("load", crate::load::KINDS, "gopher").unwrap_err();
+    let err = crate::kinds::lookup("load", crate::load::KINDS, "gopher").unwrap_err();
     assert!(
         err.starts_with("unknown load kind `gopher`; expected one of: http, pg"),
         "{err}"
     );
     assert_eq!(
-        super::lookup("server", crate::server::KINDS, "fake")
+        crate::kinds::lookup("server", crate::server::KINDS, "fake")
             .unwrap()
             .name,
         "fake"

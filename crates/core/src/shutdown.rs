@@ -3,6 +3,8 @@
 //! Following mini-redis, shutdown is an argument rather than a global: the
 //! binary wires Ctrl-C to it, tests trigger it directly.
 
+#![forbid(unsafe_code)]
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
