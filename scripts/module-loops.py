@@ -5,7 +5,8 @@ the top-level imports that run against CONTRIBUTING.md's layer diagram.
 Usage: scripts/module-loops.py [SRC] [--with-tests] [-v]
 
 The modules of the workspace's other crates (`crates/*/src`) join SRC's
-tree under their own names, as the top crate re-exports them.
+tree as the top crate re-exports them: core's at the top under their own
+names, any other crate's under its name (`crates/wire` is `wire`).
 
 Each library file's references to other modules (`use` trees, and inline
 `crate::`, `super::` and `self::` paths; comments left out) are resolved to
@@ -45,26 +46,33 @@ def module_of(path, src=SRC):
 
 
 def source_roots():
-    """SRC, then the `src` of each workspace crate beside it (`crates/*/src`):
-    the top crate re-exports their modules under their own names, so one
-    tree of modules spans the crates."""
+    """(src, mount) for SRC, then for each workspace crate beside it
+    (`crates/NAME/src`): `crates/core` is mounted at the top (the top crate
+    re-exports each of its modules under its own name), any other crate at
+    the module of its name (`crates/wire` is `wire`, as `pub use
+    scalelab_wire as wire`)."""
     crates = os.path.join(os.path.dirname(os.path.abspath(SRC)), 'crates')
-    extra = sorted(os.path.join(crates, c, 'src') for c in os.listdir(crates)) if os.path.isdir(crates) else []
-    return [SRC] + [r for r in extra if os.path.isdir(r)]
+    names = sorted(os.listdir(crates)) if os.path.isdir(crates) else []
+    extra = [(os.path.join(crates, c, 'src'), () if c == 'core' else (c,)) for c in names]
+    return [(SRC, ())] + [(r, m) for r, m in extra if os.path.isdir(r)]
+
+
+MOUNTS = {}  # module -> the mount of the crate its file is in
 
 
 def library_files():
     files = {}
-    for src in source_roots():
+    for src, mount in source_roots():
         for root, _, names in os.walk(src):
             for n in names:
                 path = os.path.join(root, n)
                 rel = os.path.relpath(path, src)
-                module = module_of(path, src)
+                module = mount + module_of(path, src)
                 if src != SRC and module == ():
-                    continue  # a crate's lib.rs: its modules are the top crate's
+                    continue  # core's lib.rs: its modules are the top crate's
                 if n.endswith('.rs') and rel != 'main.rs' and not rel.startswith('cli' + os.sep):
                     files[module] = path
+                    MOUNTS[module] = mount
     return files
 
 
@@ -100,13 +108,18 @@ def expand(tree):
 def resolve(here, path, modules):
     """The deepest existing module a `crate::`/`super::`/`self::` path names."""
     segs = [s for s in path.split('::') if s]
-    if segs and segs[0].startswith('scalelab_'):
-        segs[0] = 'crate'  # a workspace crate's module, re-exported at the top
+    if segs and segs[0] == 'scalelab_core':
+        segs[0] = 'crate'  # core's modules are re-exported at the top
+    elif segs and segs[0].startswith('scalelab_'):
+        segs[0:1] = ['crate', segs[0][len('scalelab_'):]]  # scalelab_wire::pg is wire::pg
     if not segs or segs[0] not in ('crate', 'super', 'self'):
         return None
     base = ()
     if segs[0] == 'crate':
         segs = segs[1:]
+        mount = MOUNTS.get(here, ())
+        if mount and mount + tuple(segs[:1]) in modules:
+            base = mount  # `crate::pg` inside crates/wire is `wire::pg`
     else:
         base = here
         while segs and segs[0] in ('super', 'self'):

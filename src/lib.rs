@@ -57,9 +57,10 @@
 //! The lowest layers are a crate of their own, `scalelab-core`
 //! (`crates/core`: [`analysis`], [`model`], [`kinds`], [`units`],
 //! [`finite`], [`rng`], [`shutdown`], [`owned`], [`procfs`], [`placement`]
-//! and [`sys`]), which depends on no other crate of the workspace; this
-//! crate re-exports each of them under its own name, so the compiler
-//! refuses an import from them into the layers above.
+//! and [`sys`]), which depends on no other crate of the workspace, and
+//! above it `scalelab-wire` (`crates/wire`, [`wire`]); this crate
+//! re-exports them under their own names, so the compiler refuses an
+//! import from them into the layers above.
 //!
 //! Which module may import which is the layer diagram in `CONTRIBUTING.md`,
 //! the real import graph: `scripts/module-loops.py` (run by
@@ -89,6 +90,7 @@
 pub use scalelab_core::{
     analysis, finite, kinds, model, owned, placement, procfs, rng, shutdown, sys, units,
 };
+pub use scalelab_wire as wire;
 
 pub mod load;
 pub mod probe;
@@ -99,4 +101,3 @@ pub mod report;
 pub mod runner;
 pub mod server;
 pub mod store;
-pub mod wire;

@@ -151,14 +151,29 @@ fn the_docs_times_are_runs_estimates() {
     assert!(readme.contains(&quickstart), "README: {quickstart}");
 }
 
-/// The file(s) of module `path` (`["load", "kind"]`) under `src/`, or
-/// under `crates/core/src/` for the modules the top crate re-exports.
+/// The file(s) of module `path` (`["load", "kind"]`) under `src/`, under
+/// `crates/core/src/` for the modules the top crate re-exports, or under
+/// `crates/NAME/src/` for a crate mounted as module NAME (`wire`).
 fn module_files(path: &[&str]) -> Vec<PathBuf> {
-    let roots = [repo().join("src"), repo().join("crates/core/src")];
-    roots
-        .iter()
-        .map(|root| path.iter().fold(root.clone(), |d, p| d.join(p)))
-        .flat_map(|dir| [dir.with_extension("rs"), dir.join("mod.rs")])
+    let under = |root: PathBuf, path: &[&str]| path.iter().fold(root, |d, p| d.join(p));
+    let mut dirs = vec![
+        under(repo().join("src"), path),
+        under(repo().join("crates/core/src"), path),
+    ];
+    let mut files = Vec::new();
+    if let Some((name, rest)) = path.split_first() {
+        let root = repo().join("crates").join(name).join("src");
+        match rest {
+            [] => files.push(root.join("lib.rs")),
+            _ => dirs.push(under(root, rest)),
+        }
+    }
+    let modules = dirs
+        .into_iter()
+        .flat_map(|dir| [dir.with_extension("rs"), dir.join("mod.rs")]);
+    files
+        .into_iter()
+        .chain(modules)
         .filter(|f| f.is_file())
         .collect()
 }

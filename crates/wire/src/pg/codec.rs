@@ -59,6 +59,7 @@ impl PgError {
 /// One complete backend message, borrowed from the receive buffer.
 #[derive(Clone, Copy, Debug)]
 pub struct Frame<'a> {
+    /// The message type byte (`Z` ReadyForQuery, `E` ErrorResponse, ...).
     pub tag: u8,
     /// The message body after the 5-byte header.
     pub body: &'a [u8],
@@ -87,6 +88,7 @@ pub struct RecvBuf {
 }
 
 impl RecvBuf {
+    /// An empty buffer of `n` bytes (at least 64); it grows as frames need.
     pub fn with_capacity(n: usize) -> Self {
         RecvBuf {
             data: vec![0; n.max(64)],
@@ -121,11 +123,13 @@ impl RecvBuf {
         self.end = (self.end + n).min(self.data.len());
     }
 
+    /// Whether no unread byte is left.
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.start == self.end
     }
 
+    /// Drops every unread byte.
     pub fn clear(&mut self) {
         self.start = 0;
         self.end = 0;
@@ -172,11 +176,15 @@ impl RecvBuf {
 /// Transaction status from a ReadyForQuery body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TxStatus {
+    /// `I`: not in a transaction block.
     Idle,
+    /// `T`: in a transaction block.
     InBlock,
+    /// `E`: in a failed transaction block (queries refused until it ends).
     Failed,
 }
 
+/// The transaction status a ReadyForQuery body (`Z`) carries.
 pub fn ready_status(body: &[u8]) -> Result<TxStatus, PgError> {
     match body.first() {
         Some(b'I') => Ok(TxStatus::Idle),

@@ -12,9 +12,11 @@ use bytes::{BufMut, BytesMut};
 use std::time::{Duration, Instant};
 
 /// Rows per scale unit, as in pgbench.
-pub(crate) const BRANCHES: i64 = 1;
-pub(crate) const TELLERS: i64 = 10;
-pub(crate) const ACCOUNTS: i64 = 100_000;
+pub const BRANCHES: i64 = 1;
+/// Tellers per scale unit.
+pub const TELLERS: i64 = 10;
+/// Accounts per scale unit.
+pub const ACCOUNTS: i64 = 100_000;
 
 /// At this scale pgbench switches account ids to bigint.
 const BIGINT_SCALE: u32 = 20_000;

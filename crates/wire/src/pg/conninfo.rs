@@ -303,7 +303,7 @@ fn resolve_host(host: &str, port: u16) -> Result<Host, ConnInfoError> {
             PathBuf::from(host).join(format!(".s.PGSQL.{port}")),
         ));
     }
-    let ip: IpAddr = if crate::wire::policy::is_localhost(host) {
+    let ip: IpAddr = if crate::policy::is_localhost(host) {
         IpAddr::V4(Ipv4Addr::LOCALHOST)
     } else {
         host.parse().map_err(|_| {
@@ -314,7 +314,7 @@ fn resolve_host(host: &str, port: u16) -> Result<Host, ConnInfoError> {
             ))
         })?
     };
-    crate::wire::policy::check(ip).map_err(|e| err(format!("connection string: host {e}")))?;
+    crate::policy::check(ip).map_err(|e| err(format!("connection string: host {e}")))?;
     Ok(Host::Tcp(SocketAddr::new(ip, port)))
 }
 

@@ -55,7 +55,9 @@ impl Template {
 /// What the load generator needs from a response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Response<'a> {
+    /// The message ID, which matches the query's.
     pub id: u16,
+    /// The response code (NOERROR, NXDOMAIN, SERVFAIL, ...).
     pub rcode: ResponseCode,
     /// The first question's bytes, if the response echoes one.
     pub question: Option<&'a [u8]>,

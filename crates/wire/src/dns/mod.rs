@@ -8,7 +8,7 @@
 //!   check uses (the names themselves are [`crate::model::dns_names`]).
 
 pub mod ask;
-pub(crate) mod codec;
-pub(crate) mod setup;
+pub mod codec;
+pub mod setup;
 
 pub use codec::Query;

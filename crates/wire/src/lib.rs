@@ -2,15 +2,18 @@
 //! DNS codecs (sans-IO), their blocking clients, connection strings and
 //! authentication, and the setup sessions ([`crate::model::SetupSession`])
 //! a server target loads its dataset through. The load drivers
-//! ([`crate::load`]) build their event-loop sessions on these codecs; the
-//! server targets ([`crate::server`]) open setup sessions here directly.
+//! (`scalelab::load`) build their event-loop sessions on these codecs; the
+//! server targets (`scalelab::server`) open setup sessions here directly.
 //!
 //! - [`policy`]: where any packet may go (loopback, or a host the
 //!   experiment names), asked before every socket is opened;
 //! - [`pg`], [`mysql`], [`dns`]: one module per protocol.
 //!
-//! It sits above [`crate::sys`] (namespaces) and [`crate::model`], and
-//! below both `load` and `server`.
+//! The crate `scalelab-wire` sits above `scalelab-core` ([`crate::sys`]'s
+//! namespaces and routes, [`crate::model`]) and below the top crate's
+//! `load` and `server`, which reach it as `scalelab::wire`.
+
+use scalelab_core::{model, procfs, sys};
 
 pub mod dns;
 pub mod mysql;

@@ -18,6 +18,8 @@ pub enum Progress {
     Ready,
 }
 
+/// The startup and authentication exchange (trust, cleartext, MD5 or
+/// SCRAM-SHA-256), fed one backend message at a time.
 pub struct Handshake {
     user: String,
     password: Option<String>,

@@ -48,12 +48,12 @@ pub enum ProtocolError {
     Plugin(String),
     /// The server answered with an ERR packet.
     #[error("{0}")]
-    Server(StartError),
+    Server(ErrReply),
 }
 
 /// An ERR packet: MySQL error number, SQLSTATE and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartError {
+pub struct ErrReply {
     /// The server's error number (1213 is a deadlock, 1045 access denied).
     pub code: u16,
     /// The five-character SQLSTATE (`40001` for a deadlock).
@@ -62,7 +62,7 @@ pub struct StartError {
     pub message: String,
 }
 
-impl std::fmt::Display for StartError {
+impl std::fmt::Display for ErrReply {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ERROR {} ({}): {}", self.code, self.state, self.message)
     }
@@ -75,7 +75,7 @@ fn malformed(what: impl std::fmt::Display) -> ProtocolError {
 /// Parses an ERR packet (first byte 0xFF).
 pub fn server_error(pkt: &[u8]) -> ProtocolError {
     match ParseBuf(pkt).parse::<ErrPacket>(CLIENT_CAPS) {
-        Ok(ErrPacket::Error(e)) => ProtocolError::Server(StartError {
+        Ok(ErrPacket::Error(e)) => ProtocolError::Server(ErrReply {
             code: e.error_code(),
             state: e
                 .sql_state_ref()
@@ -151,6 +151,7 @@ impl Framer {
         self.command_with(COM_STMT_PREPARE, sql.as_bytes(), out);
     }
 
+    /// COM_QUIT: the client's goodbye before it closes.
     pub fn quit(&mut self, out: &mut BytesMut) {
         self.command_with(COM_QUIT, &[], out);
     }
@@ -218,8 +219,11 @@ fn param_type(v: &Value) -> [u8; 2] {
 /// Credentials and schema for the handshake.
 #[derive(Clone, Debug)]
 pub struct Login {
+    /// The account's user name.
     pub user: String,
+    /// Its password (empty for none).
     pub password: String,
+    /// The schema to use after the handshake.
     pub database: String,
 }
 
@@ -241,6 +245,7 @@ pub struct Handshake {
 }
 
 impl Handshake {
+    /// A handshake that will log in as `login`, before the server's greeting.
     pub fn new(login: Login) -> Self {
         Handshake {
             login,
@@ -254,6 +259,8 @@ impl Handshake {
         &self.server_version
     }
 
+    /// Feeds one packet from the server; queues the reply (if any) in
+    /// `out` and says whether the connection is ready.
     pub fn on_packet(
         &mut self,
         pkt: &[u8],
@@ -397,7 +404,8 @@ pub enum Reply {
     Done,
     /// A result set with this many rows.
     Rows(u64),
-    Error(StartError),
+    /// The server's ERR packet for the statement.
+    Error(ErrReply),
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -449,6 +457,7 @@ impl ReplyReader {
         }
     }
 
+    /// Feeds one packet of the reply; `Some` once the reply is complete.
     pub fn feed(&mut self, pkt: &[u8]) -> Result<Option<Reply>, ProtocolError> {
         let error = |pkt: &[u8]| match server_error(pkt) {
             ProtocolError::Server(e) => Ok(Some(Reply::Error(e))),

@@ -7,12 +7,12 @@
 //!   [`dataset`] loading) and checks; `setup` offers it to server
 //!   targets as a [`crate::model::SetupSession`].
 
-pub(crate) mod auth;
+pub mod auth;
 pub mod client;
-pub(crate) mod codec;
+pub mod codec;
 pub mod conninfo;
 pub mod dataset;
-pub(crate) mod setup;
+pub mod setup;
 
 pub use codec::PgError;
 pub use conninfo::ConnConfig;

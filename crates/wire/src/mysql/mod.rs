@@ -9,10 +9,10 @@
 //!   it to server targets as a [`crate::model::SetupSession`].
 
 pub mod client;
-pub(crate) mod codec;
+pub mod codec;
 pub mod dataset;
-pub(crate) mod setup;
+pub mod setup;
 pub mod url;
-pub(crate) mod values;
+pub mod values;
 
 pub use url::MysqlUrl;

@@ -92,7 +92,7 @@ fn resolve(hostport: &str) -> Result<SocketAddr, UrlError> {
     };
     let ip: IpAddr = match host {
         "" => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        h if crate::wire::policy::is_localhost(h) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        h if crate::policy::is_localhost(h) => IpAddr::V4(Ipv4Addr::LOCALHOST),
         h => h.parse().map_err(|_| {
             err(format!(
                 "host `{h}` is not an IP address; scalelab sends load only to loopback, \
@@ -102,12 +102,12 @@ fn resolve(hostport: &str) -> Result<SocketAddr, UrlError> {
     };
     // Loopback, or a server host the experiment's [hosts] names (as
     // PostgreSQL's connection strings: `wire::policy`).
-    crate::wire::policy::check(ip).map_err(|e| err(format!("host {e}")))?;
+    crate::policy::check(ip).map_err(|e| err(format!("host {e}")))?;
     Ok(SocketAddr::new(ip, port))
 }
 
 fn percent_decode(s: &str) -> Result<String, UrlError> {
-    crate::wire::pg::conninfo::percent_decode(s)
+    crate::pg::conninfo::percent_decode(s)
         .map_err(|e| err(e.to_string().replace("connection URI: ", "")))
 }
 
