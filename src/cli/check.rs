@@ -132,7 +132,7 @@ fn baselines(selector: &str, store: &Path, candidate: &RunData) -> anyhow::Resul
     let s = open_existing(&path)?;
     for listing in s.list_runs()? {
         let run = &listing.run;
-        if run.name == candidate.run.name && run.status == "finished" {
+        if run.name == candidate.run.name && run.status == scalelab::store::RunStatus::Finished {
             let data = s.load_run(&run.id.to_string())?;
             if is_same_run(&data, candidate) {
                 found.candidate_left_out = true;

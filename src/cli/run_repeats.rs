@@ -107,13 +107,14 @@ pub fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scalelab::store::RunStatus;
 
     fn group(statuses: &[&str], repeats: u32) -> RepeatGroup {
         RepeatGroup {
             first: 10,
             repeats,
             members: (statuses.iter().enumerate())
-                .map(|(i, s)| (10 + i as i64, s.to_string()))
+                .map(|(i, s)| (10 + i as i64, RunStatus::parse(s).unwrap()))
                 .collect(),
         }
     }

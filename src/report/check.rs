@@ -34,6 +34,7 @@ use crate::analysis::floor::Side;
 use crate::analysis::summary::Headline;
 use crate::report::judge::Rules;
 use crate::report::runs::{compare_sides, RunComparison};
+use crate::store::RunStatus;
 use crate::store::{RunData, TrialStatus};
 use serde::Serialize;
 
@@ -309,7 +310,7 @@ fn candidate_problems(base: &RunData, cand: &RunData, c: &RunComparison) -> Vec<
             base.run.name, base.run.load_kind, cand.run.name, cand.run.load_kind
         ));
     }
-    if cand.run.status != "finished" {
+    if cand.run.status != RunStatus::Finished {
         out.push(format!("the candidate run is {}", cand.run.status));
     }
     if !cand.trials.iter().any(|t| t.status == TrialStatus::Ok) {

@@ -153,7 +153,7 @@ impl<'a> From<&'a Run> for RunDoc<'a> {
             description: &r.description,
             started_at: r.started_at,
             finished_at: r.finished_at,
-            status: &r.status,
+            status: r.status.as_str(),
             experiment_path: &r.experiment_path,
             experiment: &r.experiment,
             environment: r.environment_facts(),

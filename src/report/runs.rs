@@ -371,7 +371,7 @@ mod tests {
             description: String::new(),
             started_at: 0,
             finished_at: None,
-            status: "finished".into(),
+            status: crate::store::RunStatus::Finished,
             experiment: String::new(),
             experiment_path: String::new(),
             environment: env,

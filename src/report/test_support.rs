@@ -105,7 +105,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
             description: "two kernels, one nginx".into(),
             started_at: 1_714_564_800,
             finished_at: Some(1_714_565_400),
-            status: "finished".into(),
+            status: crate::store::RunStatus::Finished,
             experiment: "[experiment]\nname = \"nginx <scaling>\"\n".into(),
             experiment_path: "recipes/nginx.toml".into(),
             environment: Some(crate::probe::Environment::local(

@@ -35,8 +35,8 @@ use crate::remote::cluster::Cluster;
 use crate::remote::RemoteError;
 use crate::shutdown::Shutdown;
 use crate::store::{
-    EnvironmentalFailure, FailureCause, NewRun, RunEvent, RunEventKind, Store, StoreError,
-    TrialStatus,
+    EnvironmentalFailure, FailureCause, NewRun, RunEvent, RunEventKind, RunStatus, Store,
+    StoreError, TrialStatus,
 };
 use progress::Progress;
 use servers::Servers;
@@ -211,7 +211,7 @@ pub fn run(
     let result = sweep(exp, store, (run_id, draw), opts, cluster.as_ref(), shutdown);
     let result = match result {
         Err(RunError::Remote(source)) if matches!(source, RemoteError::Gone { .. }) => {
-            store.set_run_status(run_id, "interrupted")?;
+            store.set_run_status(run_id, RunStatus::Interrupted)?;
             Err(RunError::HostGone {
                 run: run_id,
                 source,
@@ -306,9 +306,9 @@ fn sweep(
     store.set_run_status(
         run_id,
         if summary.interrupted {
-            "interrupted"
+            RunStatus::Interrupted
         } else {
-            "finished"
+            RunStatus::Finished
         },
     )?;
     Ok(summary)
@@ -545,7 +545,7 @@ fn open_run(
                 detail: format!("resumed by PID {}", std::process::id()),
             },
         )?;
-        store.set_run_status(id, "running")?;
+        store.set_run_status(id, RunStatus::Running)?;
         store.set_run_label(id, opts.label.as_deref(), opts.revision.as_deref())?;
         return Ok(id);
     }

@@ -11,6 +11,7 @@ mod profiles;
 mod read;
 pub mod repeats;
 pub mod retry;
+mod run_status;
 pub mod write;
 
 pub use context::TrialContext;
@@ -21,6 +22,7 @@ pub use profiles::ProfileRecord;
 pub use read::RunListing;
 pub use repeats::RepeatGroup;
 pub use retry::{EnvironmentalFailure, FailureCause};
+pub use run_status::RunStatus;
 pub use write::{NewRun, NewTrial};
 
 use rusqlite::Connection;

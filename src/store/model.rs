@@ -143,8 +143,8 @@ pub struct Run {
     pub started_at: i64,
     /// When it ended (unix seconds); `None` while running.
     pub finished_at: Option<i64>,
-    /// `running`, `finished`, `interrupted` or `failed`.
-    pub status: String,
+    /// Running, finished, interrupted or failed.
+    pub status: super::RunStatus,
     /// The experiment file's text, exactly as run.
     pub experiment: String,
     /// The path the experiment file was read from.

@@ -1,6 +1,6 @@
 //! Reading runs and trials back.
 
-use super::{Measurement, Run, RunData, Store, StoreError, Trial, TrialStatus};
+use super::{Measurement, Run, RunData, RunStatus, Store, StoreError, Trial, TrialStatus};
 use crate::load::result::LatencySummary;
 use crate::model::Point;
 use crate::units::Micros;
@@ -23,10 +23,10 @@ impl RunListing {
     /// The status a user should see: a `running` run whose owner is gone
     /// was killed, and like an interrupted one it can be resumed.
     pub fn shown_status(&self) -> String {
-        match self.run.status.as_str() {
-            "running" if self.owner_alive => "running".into(),
-            "running" | "interrupted" => "interrupted (resumable)".into(),
-            other => other.into(),
+        match self.run.status {
+            RunStatus::Running if self.owner_alive => "running".into(),
+            RunStatus::Running | RunStatus::Interrupted => "interrupted (resumable)".into(),
+            other => other.to_string(),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! group stores the group's first run (`runs.repeat_of`) and its size
 //! (`runs.repeats`); a run made alone has neither.
 
-use super::{Store, StoreError};
+use super::{RunStatus, Store, StoreError};
 use rusqlite::{params, OptionalExtension};
 
 /// The runs of one repeat group.
@@ -15,7 +15,7 @@ pub struct RepeatGroup {
     /// How many runs the group is to have.
     pub repeats: u32,
     /// Its runs made so far, oldest first, with their status.
-    pub members: Vec<(i64, String)>,
+    pub members: Vec<(i64, RunStatus)>,
 }
 
 impl RepeatGroup {
@@ -23,7 +23,7 @@ impl RepeatGroup {
     /// process), oldest first.
     pub fn unfinished(&self) -> Vec<i64> {
         (self.members.iter())
-            .filter(|(_, status)| status != "finished" && status != "failed")
+            .filter(|(_, status)| !matches!(status, RunStatus::Finished | RunStatus::Failed))
             .map(|(id, _)| *id)
             .collect()
     }
@@ -91,8 +91,8 @@ mod tests {
         let alone = crate::store::tests::run(&mut s);
         s.set_repeat_group(a, a, 3).unwrap();
         s.set_repeat_group(b, a, 3).unwrap();
-        s.set_run_status(a, "finished").unwrap();
-        s.set_run_status(b, "interrupted").unwrap();
+        s.set_run_status(a, RunStatus::Finished).unwrap();
+        s.set_run_status(b, RunStatus::Interrupted).unwrap();
         let g = s.repeat_group(b).unwrap().unwrap();
         assert_eq!(g.first, a);
         assert_eq!(g.members.len(), 2);

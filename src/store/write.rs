@@ -1,6 +1,6 @@
 //! Writing runs and trials.
 
-use super::{Measurement, Store, StoreError, TrialStatus};
+use super::{Measurement, RunStatus, Store, StoreError, TrialStatus};
 use crate::model::Point;
 use rusqlite::params;
 
@@ -127,8 +127,8 @@ impl Store {
     }
 
     /// Sets the run's status; any status but `running` also sets its end time.
-    pub fn set_run_status(&mut self, run_id: i64, status: &str) -> Result<(), StoreError> {
-        let finished = if status == "running" {
+    pub fn set_run_status(&mut self, run_id: i64, status: RunStatus) -> Result<(), StoreError> {
+        let finished = if status == RunStatus::Running {
             None
         } else {
             Some(now())

@@ -576,7 +576,7 @@ fn a_client_host_that_stays_gone_stops_the_run_early_naming_it() {
         .unwrap();
     // Stopped at the first trial after the loss, not failing the other five.
     assert!(data.trials.len() <= 2, "{:?}", data.trials);
-    assert_eq!(data.run.status, "interrupted");
+    assert_eq!(data.run.status.as_str(), "interrupted");
     assert!(lab.processes(1, "nginx").is_empty());
 }
 

@@ -81,7 +81,7 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
         description: "nginx on two kernels".into(),
         started_at: 1_700_000_000,
         finished_at: Some(1_700_000_900),
-        status: "finished".into(),
+        status: scalelab::store::RunStatus::Finished,
         experiment: "name = \"sweep\"\n[load]\nconnections = [1, 10, 100, 1000, 2000, 4000]\n"
             .into(),
         experiment_path: "recipes/sweep.toml".into(),
@@ -791,7 +791,9 @@ fn report_and_export_commands_read_a_stored_run() {
                 })
                 .expect("trial");
         }
-        store.set_run_status(run_id, "finished").expect("status");
+        store
+            .set_run_status(run_id, scalelab::store::RunStatus::Finished)
+            .expect("status");
     }
     let db = db.to_string_lossy().into_owned();
     let html_path = dir.path().join("r.html").to_string_lossy().into_owned();

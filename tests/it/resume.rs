@@ -45,7 +45,7 @@ fn sigint_in_the_measured_window_stores_no_trial_and_resume_reruns_it() {
         1,
         "the interrupted trial is not a trial"
     );
-    assert_eq!(before.run.status, "interrupted");
+    assert_eq!(before.run.status.as_str(), "interrupted");
     let events = s.run_events(before.run.id).unwrap();
     let ev = events
         .iter()

@@ -36,7 +36,7 @@ fn a_run_stores_every_trial_and_reports() {
         assert_eq!(round[0].point.index, round[1].point.index);
         assert_eq!(round[0].trial, round[1].trial);
     }
-    assert_eq!(data.run.status, "finished");
+    assert_eq!(data.run.status.as_str(), "finished");
     assert!(data
         .run
         .server_version
@@ -93,7 +93,7 @@ fn a_killed_run_loses_nothing_and_resumes() {
         "killed mid-run: {}",
         before.trials.len()
     );
-    assert_eq!(before.run.status, "running");
+    assert_eq!(before.run.status.as_str(), "running");
 
     let out = lab.resume(before.run.id).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -103,7 +103,7 @@ fn a_killed_run_loses_nothing_and_resumes() {
     for t in &before.trials {
         assert!(after.trials.contains(t), "trial {} kept as it was", t.id);
     }
-    assert_eq!(after.run.status, "finished");
+    assert_eq!(after.run.status.as_str(), "finished");
 }
 
 #[test]

@@ -123,7 +123,9 @@ fn report(dir: &Path, spec: &Spec, trials: &[T]) -> String {
                 })
                 .expect("trial");
         }
-        store.set_run_status(run_id, "finished").expect("status");
+        store
+            .set_run_status(run_id, scalelab::store::RunStatus::Finished)
+            .expect("status");
     }
     let page = dir.join("report.html");
     let out = support::run(&[

@@ -44,7 +44,7 @@ fn a_stopped_scalelab_stores_no_number_and_resume_measures_the_trial_again() {
 
     let s = Store::open(&lab.store).unwrap();
     let before = s.load_run("latest").unwrap();
-    assert_eq!(before.run.status, "interrupted");
+    assert_eq!(before.run.status.as_str(), "interrupted");
     let points: Vec<u32> = before.trials.iter().map(|t| t.point.index).collect();
     assert_eq!(points, [0, 2], "trial 2 is not stored, the sweep went on");
     let events = s.run_events(before.run.id).unwrap();

@@ -16,7 +16,7 @@ pub mod text;
 
 use crate::analysis::changepoint::{change_points_of_repeats, Settings};
 use crate::analysis::summary::{median, Headline};
-use crate::store::RunData;
+use crate::store::{RunData, RunStatus};
 use serde::Serialize;
 
 /// A run and the store file it was read from.
@@ -210,7 +210,7 @@ pub fn history(
 ) -> Result<History, HistoryError> {
     let mut runs: Vec<SourcedRun> = sources
         .into_iter()
-        .filter(|r| r.data.run.name == recipe && r.data.run.status == "finished")
+        .filter(|r| r.data.run.name == recipe && r.data.run.status == RunStatus::Finished)
         .collect();
     drop_repeats(&mut runs);
     sort_runs(&mut runs, order);

@@ -102,7 +102,9 @@ pub fn write_run(db: &Path, label: &str, baseline: &str, trials: &[Stored]) -> i
             })
             .expect("trial");
     }
-    store.set_run_status(run_id, "finished").expect("status");
+    store
+        .set_run_status(run_id, scalelab::store::RunStatus::Finished)
+        .expect("status");
     run_id
 }
 
