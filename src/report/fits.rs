@@ -4,6 +4,7 @@ use super::format;
 use super::rows::{Aggregate, Cell, Rank, SeriesFit};
 use crate::analysis::compare::Verdict;
 use crate::analysis::shape::{shape, CurveShape, PastPeak};
+use crate::analysis::summary::{geometric_mean, positive_finite};
 use crate::analysis::usl::{fit, n_star_text, UslFit, FEW_POINTS};
 use serde::Serialize;
 
@@ -218,11 +219,15 @@ fn rank_of(agg: &Aggregate, base: &str, s: &str) -> Option<Rank> {
     let (excluded, pairs): (Vec<_>, Vec<_>) = shared
         .into_iter()
         .partition(|(_, c)| left_out_of_ranking(agg, base, c));
-    let logs: Vec<f64> = pairs
+    // The ratio at each point where both headlines can be averaged.
+    let ratios: Vec<f64> = pairs
         .iter()
         .filter_map(|(b, c)| {
-            let (b, v) = (b.headline()?, c.headline()?);
-            (b > 0.0 && v > 0.0).then(|| (v / b).ln())
+            let both = positive_finite([b.headline()?, c.headline()?]);
+            let [b, v] = both.as_slice() else {
+                return None;
+            };
+            Some(v / b)
         })
         .collect();
     let verdicts: Vec<&Verdict> = pairs
@@ -255,8 +260,8 @@ fn rank_of(agg: &Aggregate, base: &str, s: &str) -> Option<Rank> {
     Some(Rank {
         whole,
         system: s.to_string(),
-        relative: geomean(&logs),
-        points: logs.len(),
+        relative: geometric_mean(ratios.iter().copied()).unwrap_or(0.0),
+        points: ratios.len(),
         significant,
         too_few_trials,
         excluded: excluded.len(),
@@ -299,15 +304,6 @@ fn baseline_rank(agg: &Aggregate, base: &str, others: &[Rank]) -> Option<Rank> {
         too_few_trials: false,
         excluded,
     })
-}
-
-/// The geometric mean of ratios from their logs; 0 without any.
-fn geomean(logs: &[f64]) -> f64 {
-    if logs.is_empty() {
-        0.0
-    } else {
-        (logs.iter().sum::<f64>() / logs.len() as f64).exp()
-    }
 }
 
 /// `FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)`. `>` is claimed

@@ -307,16 +307,7 @@ fn per_run(c: &Cell, runs: usize, rules: &Rules) -> Vec<Option<f64>> {
 
 /// The geometric mean of the values present; `None` without one.
 fn geometric_mean(values: &[Option<f64>]) -> Option<f64> {
-    if let [Some(one)] = values {
-        return Some(*one);
-    }
-    let logs: Vec<f64> = values
-        .iter()
-        .flatten()
-        .filter(|v| **v > 0.0)
-        .map(|v| v.ln())
-        .collect();
-    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+    crate::analysis::summary::geometric_mean(values.iter().flatten().copied())
 }
 
 /// Sort key: the system's first appearance, then the point's sweep index.

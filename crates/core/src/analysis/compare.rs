@@ -275,12 +275,17 @@ pub fn compare_run_values(
 ) -> Comparison {
     use super::between::pooled_log_t;
     let noise = clean_noise(noise);
-    let (b, c) = (positive(base), positive(cand));
-    let geo = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
-    let ratio = if b.is_empty() || c.is_empty() {
-        1.0
-    } else {
-        geo(&c) / geo(&b)
+    use super::summary::{geometric_mean, positive_finite};
+    let (b, c) = (
+        positive_finite(base.iter().copied()),
+        positive_finite(cand.iter().copied()),
+    );
+    let ratio = match (
+        geometric_mean(b.iter().copied()),
+        geometric_mean(c.iter().copied()),
+    ) {
+        (Some(b), Some(c)) => c / b,
+        _ => 1.0,
     };
     let runs = (b.len(), c.len());
     let test = pooled_log_t(&b, &c).filter(|_| runs.0 >= need.0 && runs.1 >= need.1);
@@ -322,14 +327,6 @@ pub fn compare_run_values(
     };
     comparison.sentence = describe(&comparison, "B", noise, Some((1.0, ratio)));
     comparison
-}
-
-fn positive(values: &[f64]) -> Vec<f64> {
-    values
-        .iter()
-        .copied()
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .collect()
 }
 
 fn clean_noise(noise: f64) -> f64 {

@@ -149,6 +149,30 @@ pub fn summarize(values: &[f64], headline: Headline) -> Option<Summary> {
     })
 }
 
+/// The values a geometric mean is taken over: the finite, positive ones
+/// (zero, a negative or a non-finite value has no logarithm to average).
+/// Every geometric mean in scalelab filters its input here, so none of
+/// them disagrees with another on a zero.
+pub fn positive_finite(values: impl IntoIterator<Item = f64>) -> Vec<f64> {
+    values
+        .into_iter()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect()
+}
+
+/// The geometric mean of the [`positive_finite`] values, `exp(mean(ln x))`:
+/// the mean of ratios that is the same whichever side is the base
+/// (Fleming & Wallace, "How not to lie with statistics: the correct way to
+/// summarize benchmark results", CACM 29(3), 1986). `None` without such a
+/// value; one value is itself, exactly (no round trip through `ln`).
+pub fn geometric_mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    match positive_finite(values).as_slice() {
+        [] => None,
+        [one] => Some(*one),
+        many => Some((many.iter().map(|v| v.ln()).sum::<f64>() / many.len() as f64).exp()),
+    }
+}
+
 /// The median of finite values (`None` when empty). Order of the input does
 /// not matter.
 pub fn median(values: &[f64]) -> Option<f64> {
@@ -247,6 +271,21 @@ pub fn outlier_positions(values: &[f64], median: f64) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_geometric_mean_averages_only_finite_positive_values() {
+        // (2 · 8)^(1/2) = 4; zero, a negative, NaN and infinity are left out.
+        let g = geometric_mean([2.0, 0.0, -3.0, 8.0, f64::NAN, f64::INFINITY]).unwrap();
+        assert!((g - 4.0).abs() < 1e-12, "{g}");
+        assert_eq!(geometric_mean([0.0, -1.0]), None);
+        assert_eq!(geometric_mean([]), None);
+        // One value is itself, bit for bit.
+        assert_eq!(geometric_mean([0.1 + 0.2]), Some(0.1 + 0.2));
+        // The mean of ratios is the same whichever side is the base.
+        let up = geometric_mean([1.25, 0.8, 2.0]).unwrap();
+        let down = geometric_mean([0.8, 1.25, 0.5]).unwrap();
+        assert!((up * down - 1.0).abs() < 1e-12);
+    }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol * b.abs().max(1.0)
