@@ -165,7 +165,8 @@ pub struct Sample {
 
 impl Sample {
     /// Whether verdicts leave it out: client-bound, or unsteady where its
-    /// run excludes those.
+    /// run excludes those ([`crate::store::left_out_of_verdicts`] of its
+    /// trial).
     pub fn left_out(&self) -> bool {
         self.client_bound || self.unsteady
     }
@@ -568,6 +569,19 @@ mod tests {
         assert_eq!(median_of(&refs, |t| t.throughput()), Some(2.0));
         assert_eq!(median_of(&refs[..2], |t| t.throughput()), Some(2.0));
         assert_eq!(median_of(&[], |t| t.throughput()), None);
+    }
+
+    #[test]
+    fn a_sample_is_left_out_as_the_stopping_rule_leaves_its_trial_out() {
+        let mut trial = crate::report::test_support::run_data(&["a"]).trials[0].clone();
+        for (bound, unsteady) in [(false, false), (true, false), (false, true), (true, true)] {
+            (trial.context).set_client_bound(bound.then(|| "client CPU 99%".into()));
+            trial.window.left_out = unsteady;
+            let s = sample(&trial).expect("an ok trial with a throughput");
+            assert_eq!(s.left_out(), bound || unsteady, "{bound} {unsteady}");
+            let stored = crate::store::left_out_of_verdicts(&trial.context, &trial.window);
+            assert_eq!(s.left_out(), stored, "{bound} {unsteady}");
+        }
     }
 
     #[test]

@@ -22,6 +22,8 @@ use std::path::Path;
 /// What the runner needs to know about a finished trial.
 pub struct Outcome {
     pub status: TrialStatus,
+    /// For the stopping rule: the throughput of an ok trial the verdict
+    /// keeps; `None` for a failed, client-bound or left-out unsteady one.
     pub throughput: Option<f64>,
     pub line: String,
     /// One line each: the trial was client-bound, or had errors (by kind).
@@ -186,9 +188,11 @@ pub fn run_trial(
         probe_timeline: probe.as_ref().map(|p| p.timeline.as_slice()),
         probe_refused: probe_refused.as_deref(),
     })?;
+    // The stopping rule counts only the trials the verdict will keep.
+    let kept = !crate::store::left_out_of_verdicts(&context, &window);
     let throughput = measurement
         .as_ref()
-        .filter(|_| status == TrialStatus::Ok)
+        .filter(|_| status == TrialStatus::Ok && kept)
         .map(|m| m.rps);
     let mut line = trial_line(&head, status, error.as_deref(), measurement.as_ref());
     if let (TrialStatus::Ok, Some(l)) = (status, &context.limiter) {
