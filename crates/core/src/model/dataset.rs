@@ -94,17 +94,6 @@ pub fn moved_message(field: &str) -> String {
     )
 }
 
-/// The wire protocols a target opens a setup session in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SetupProtocol {
-    /// PostgreSQL's frontend/backend protocol.
-    Postgres,
-    /// The MySQL/MariaDB client protocol.
-    Mysql,
-    /// DNS over UDP.
-    Dns,
-}
-
 /// Where a setup session goes.
 #[derive(Clone, Copy, Debug)]
 pub struct SetupAddr<'a> {
@@ -137,7 +126,7 @@ pub trait SetupSession {
 }
 
 /// The error of a session asked for a dataset its protocol cannot hold.
-pub fn unsupported(protocol: SetupProtocol, dataset: &Dataset) -> String {
+pub fn unsupported(protocol: super::Protocol, dataset: &Dataset) -> String {
     format!("a {protocol:?} server cannot hold {}", dataset.describe())
 }
 
@@ -153,7 +142,7 @@ mod tests {
             table_size: 100,
         };
         assert_eq!(s.describe(), "sysbench 2 tables x 100 rows");
-        let e = unsupported(SetupProtocol::Dns, &s);
+        let e = unsupported(super::super::Protocol::Dns, &s);
         assert_eq!(e, "a Dns server cannot hold sysbench 2 tables x 100 rows");
     }
 

@@ -14,7 +14,7 @@ pub mod point;
 pub mod protocol;
 pub mod topology;
 
-pub use dataset::{Dataset, SetupAddr, SetupProtocol, SetupSession};
+pub use dataset::{Dataset, SetupAddr, SetupSession};
 pub use host::Host;
 pub use point::{display_value, AxisTarget, Coord, Point};
 pub use protocol::Protocol;

@@ -4,7 +4,7 @@
 use super::ask::ask;
 use crate::model::dataset::unsupported;
 use crate::model::dns_names::FORWARD_ZONE;
-use crate::model::{Dataset, SetupAddr, SetupProtocol, SetupSession};
+use crate::model::{Dataset, Protocol, SetupAddr, SetupSession};
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::RecordType;
 use std::net::SocketAddr;
@@ -49,7 +49,7 @@ impl SetupSession for DnsSetup {
     /// The zones are written as files before the servers start; nothing is
     /// loaded over the wire.
     fn load(&mut self, data: &Dataset) -> Result<(), String> {
-        Err(unsupported(SetupProtocol::Dns, data))
+        Err(unsupported(Protocol::Dns, data))
     }
 
     fn size(&mut self) -> Result<u64, String> {

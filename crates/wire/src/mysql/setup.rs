@@ -4,7 +4,7 @@
 use super::client::Client;
 use super::{dataset, MysqlUrl};
 use crate::model::dataset::unsupported;
-use crate::model::{Dataset, SetupAddr, SetupProtocol, SetupSession};
+use crate::model::{Dataset, Protocol, SetupAddr, SetupSession};
 
 /// Connects to the `mysql://` URL `addr.uri`.
 pub fn connect(addr: &SetupAddr<'_>) -> Result<Box<dyn SetupSession>, String> {
@@ -27,17 +27,15 @@ impl SetupSession for MysqlSetup {
         Some(self.client.server_version().to_string())
     }
 
+    /// sysbench's tables; any other dataset is refused (so a new dataset
+    /// needs no line here).
     fn load(&mut self, data: &Dataset) -> Result<(), String> {
-        match *data {
-            Dataset::Sysbench { tables, table_size } => {
-                dataset::create(&mut self.client, tables, table_size)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            }
-            Dataset::Pgbench { .. } | Dataset::DnsZones { .. } => {
-                Err(unsupported(SetupProtocol::Mysql, data))
-            }
-        }
+        let Dataset::Sysbench { tables, table_size } = *data else {
+            return Err(unsupported(Protocol::Mysql, data));
+        };
+        dataset::create(&mut self.client, tables, table_size)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     fn size(&mut self) -> Result<u64, String> {

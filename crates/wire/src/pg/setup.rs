@@ -4,7 +4,7 @@
 use super::client::Client;
 use super::{dataset, ConnConfig};
 use crate::model::dataset::unsupported;
-use crate::model::{Dataset, SetupAddr, SetupProtocol, SetupSession};
+use crate::model::{Dataset, Protocol, SetupAddr, SetupSession};
 
 /// Connects to the libpq connection string `addr.uri`.
 pub fn connect(addr: &SetupAddr<'_>) -> Result<Box<dyn SetupSession>, String> {
@@ -22,15 +22,15 @@ impl SetupSession for PgSetup {
         self.client.execute("select 1").map_err(|e| e.to_string())
     }
 
+    /// pgbench's tables; any other dataset is refused (so a new dataset
+    /// needs no line here).
     fn load(&mut self, data: &Dataset) -> Result<(), String> {
-        match *data {
-            Dataset::Pgbench { scale } => dataset::create(&mut self.client, scale)
-                .map(|_| ())
-                .map_err(|e| e.to_string()),
-            Dataset::Sysbench { .. } | Dataset::DnsZones { .. } => {
-                Err(unsupported(SetupProtocol::Postgres, data))
-            }
-        }
+        let Dataset::Pgbench { scale } = *data else {
+            return Err(unsupported(Protocol::Postgres, data));
+        };
+        dataset::create(&mut self.client, scale)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     fn size(&mut self) -> Result<u64, String> {
