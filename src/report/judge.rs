@@ -32,7 +32,7 @@
 //! whole.
 use super::rows::{Cell, Sample};
 use crate::analysis::compare::{compare_by, compare_run_values, Comparison, Verdict};
-use crate::analysis::summary::{median, Headline};
+use crate::analysis::summary::Headline;
 use std::collections::BTreeMap;
 
 /// How two cells are judged.
@@ -182,6 +182,27 @@ pub(crate) fn judged_runs(samples: &[Sample], rules: &Rules) -> Judged {
     }
 }
 
+/// One run's values at one point as the verdicts between runs take them
+/// (its kept trials), or why they leave the run out there: the cell is
+/// [`excluded`] (errors, every trial client-bound or unsteady), or every
+/// kept trial ran beside background load (`rules.leave_out_disturbed`, as
+/// [`judged_runs`] does). `history` asks this of each run, so its series
+/// holds what `compare` would judge.
+pub(crate) fn one_runs_values(cell: &Cell, rules: &Rules) -> Result<Vec<f64>, String> {
+    if let Some(why) = excluded(cell) {
+        return Err(why);
+    }
+    let kept = kept(&cell.samples);
+    if rules.leave_out_disturbed && !kept.is_empty() && kept.iter().all(|s| s.background) {
+        return Err(format!(
+            "every trial here {BESIDE_BACKGROUND_LOAD} (other processes or steal took {}% or \
+             more of the CPUs)",
+            crate::probe::background::BACKGROUND_SHARE * 100.0
+        ));
+    }
+    Ok(values(&kept))
+}
+
 /// The run as a whole, between runs: each run's geometric mean over the
 /// points of `pairs` (baseline cell, candidate cell; the comparable points
 /// only), a run lacking one of them left out, judged by
@@ -326,12 +347,9 @@ pub(crate) fn by_run(samples: &[Sample]) -> BTreeMap<i64, Vec<Sample>> {
     out
 }
 
-/// The median, or the best, of `values`.
+/// The median, or the best, of `values` ([`Headline::of`]).
 pub fn headline(values: &[f64], statistic: Headline) -> Option<f64> {
-    match statistic {
-        Headline::Median => median(values),
-        Headline::Best => values.iter().copied().reduce(f64::max),
-    }
+    statistic.of(values)
 }
 
 /// Whether a verdict was drawn between runs.

@@ -15,7 +15,9 @@ pub mod page;
 pub mod text;
 
 use crate::analysis::changepoint::{change_points_of_repeats, Settings};
-use crate::analysis::summary::{median, Headline};
+use crate::analysis::summary::Headline;
+use crate::report::judge::{self, Rules};
+use crate::report::rows::{self, Aggregate};
 use crate::store::{RunData, RunStatus};
 use serde::Serialize;
 
@@ -58,14 +60,28 @@ pub struct HistoryRun {
 pub struct RunValue {
     /// Position of the run in [`History::runs`].
     pub position: usize,
-    /// The headline statistic of its successful trials.
+    /// The headline statistic of its kept trials: the successful ones the
+    /// verdicts keep (not client-bound, not unsteady where the run leaves
+    /// those out), as `compare` judges the run.
     pub value: f64,
-    /// The smallest and largest successful trial.
+    /// The smallest and largest kept trial.
     pub min: f64,
     /// See `min`.
     pub max: f64,
-    /// Successful trials.
+    /// Kept trials.
     pub trials: usize,
+}
+
+/// A run that measured a point but that the verdicts leave out there, so
+/// its series and change points go without it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LeftOutRun {
+    /// Position of the run in [`History::runs`].
+    pub position: usize,
+    /// Why, in the words every view uses (`client-bound at 4 of 4
+    /// trials`, `32948 errors (...)`, `every trial here ran beside
+    /// background load ...`).
+    pub reason: String,
 }
 
 /// A change between two runs at one point.
@@ -108,6 +124,9 @@ pub struct HistoryPoint {
     pub point: String,
     /// The runs that measured it, in history order.
     pub values: Vec<RunValue>,
+    /// The runs that measured it but are left out of its series, with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOutRun>,
     /// Its change points, in order.
     pub change_points: Vec<HistoryChange>,
 }
@@ -221,14 +240,18 @@ pub fn history(
         });
     };
     check_one_kind(recipe, &runs)?;
+    let statistic = Headline::parse(&newest.data.run.headline).unwrap_or_default();
     let settings = Settings {
         min_magnitude: min_magnitude.unwrap_or(newest.data.run.noise),
+        headline: statistic,
         ..Settings::default()
     };
-    let statistic = Headline::parse(&newest.data.run.headline).unwrap_or_default();
+    // Each run's cells as the one engine reads them (rows, judge).
+    let cells: Vec<Aggregate> = runs.iter().map(|r| rows::collect(&r.data)).collect();
+    let rules = Rules::symmetric(statistic, settings.min_magnitude);
     let points = point_keys(&runs)
         .into_iter()
-        .map(|(system, point)| history_point(&runs, system, point, statistic, &settings))
+        .map(|key| history_point((&runs, &cells), key, &rules, &settings))
         .collect();
     Ok(History {
         recipe: recipe.into(),
@@ -348,31 +371,41 @@ fn point_keys(runs: &[SourcedRun]) -> Vec<(String, String)> {
     out
 }
 
-/// The successful trials' throughputs of `system` at the point labelled `point`.
-fn values_of(data: &RunData, system: &str, point: &str) -> Vec<f64> {
-    data.trials
-        .iter()
-        .filter(|t| t.system == system && t.point.label() == point)
-        .filter_map(|t| t.throughput())
-        .collect()
+/// What each run holds at one point, by the engine's rules
+/// ([`judge::one_runs_values`]): its kept trials' values (empty where it
+/// did not measure the point), or why it is left out there.
+fn measured_at(
+    cells: &[Aggregate],
+    (system, point): (&str, &str),
+    rules: &Rules,
+) -> (Vec<(usize, Vec<f64>)>, Vec<LeftOutRun>) {
+    let mut measured = Vec::new();
+    let mut left_out = Vec::new();
+    for (position, agg) in cells.iter().enumerate() {
+        let found = (agg.cells.iter()).find(|c| c.system == system && c.point.label() == point);
+        let Some(cell) = found.filter(|c| !c.samples.is_empty() || c.not_comparable.is_some())
+        else {
+            continue;
+        };
+        match judge::one_runs_values(cell, rules) {
+            Ok(values) if !values.is_empty() => measured.push((position, values)),
+            Ok(_) => {}
+            Err(reason) => left_out.push(LeftOutRun { position, reason }),
+        }
+    }
+    (measured, left_out)
 }
 
 fn history_point(
-    runs: &[SourcedRun],
-    system: String,
-    point: String,
-    statistic: Headline,
+    (runs, cells): (&[SourcedRun], &[Aggregate]),
+    (system, point): (String, String),
+    rules: &Rules,
     settings: &Settings,
 ) -> HistoryPoint {
-    let measured: Vec<(usize, Vec<f64>)> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (i, values_of(&r.data, &system, &point)))
-        .filter(|(_, v)| !v.is_empty())
-        .collect();
+    let (measured, left_out) = measured_at(cells, (&system, &point), rules);
     let values = measured
         .iter()
-        .map(|(position, v)| run_value(*position, v, statistic))
+        .map(|(position, v)| run_value(*position, v, rules.headline))
         .collect();
     let series: Vec<Vec<f64>> = measured.iter().map(|(_, v)| v.clone()).collect();
     let repeat_of = repeats(runs, &measured);
@@ -401,6 +434,7 @@ fn history_point(
         system,
         point,
         values,
+        left_out,
         change_points,
     }
 }
@@ -408,13 +442,9 @@ fn history_point(
 fn run_value(position: usize, values: &[f64], statistic: Headline) -> RunValue {
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let value = match statistic {
-        Headline::Median => median(values).unwrap_or(f64::NAN),
-        Headline::Best => max,
-    };
     RunValue {
         position,
-        value,
+        value: statistic.of(values).unwrap_or(f64::NAN),
         min,
         max,
         trials: values.len(),

@@ -222,3 +222,59 @@ fn a_store_and_its_copy_count_their_runs_once() {
     let ids: Vec<(i64, &str)> = h.runs.iter().map(|r| (r.run, r.store.as_str())).collect();
     assert_eq!(ids, (1..=5).map(|i| (i, "a.sqlite")).collect::<Vec<_>>());
 }
+
+/// The engine's rules, not history's own: runs 5 to 7 are slower (0.7),
+/// but their trials were client-bound, so every verdict leaves them out,
+/// and so does the history: they are listed as left out with the reason
+/// every view gives, and no change point rests on them.
+#[test]
+fn client_bound_runs_are_left_out_of_the_series_as_every_verdict_leaves_them() {
+    let runs: Vec<SourcedRun> = (1..=7)
+        .map(|i| {
+            let mut r = run(i, if i >= 5 { 0.7 } else { 1.0 });
+            if i >= 5 {
+                for t in &mut r.data.trials {
+                    t.context.set_client_bound(Some("client CPU 99%".into()));
+                }
+            }
+            r
+        })
+        .collect();
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    assert!(!h.points.is_empty());
+    for p in &h.points {
+        assert!(p.change_points.is_empty(), "{p:?}");
+        let kept: Vec<usize> = p.values.iter().map(|v| v.position).collect();
+        assert_eq!(kept, [0, 1, 2, 3], "{p:?}");
+        let left: Vec<usize> = p.left_out.iter().map(|l| l.position).collect();
+        assert_eq!(left, [4, 5, 6]);
+        assert!(
+            p.left_out[0].reason.starts_with("client-bound at "),
+            "{p:?}"
+        );
+    }
+    let text = super::text::render(&h);
+    assert!(text.contains("left out: client-bound at "), "{text}");
+}
+
+/// A run whose every trial at a point ran beside background load is no
+/// clean sample of the drift between runs: left out, as `compare` does.
+#[test]
+fn a_run_disturbed_at_every_trial_is_left_out_with_the_background_reason() {
+    let mut runs: Vec<SourcedRun> = (1..=4).map(|i| run(i, 1.0)).collect();
+    for t in &mut runs[3].data.trials {
+        if let Some(p) = &mut t.probe {
+            p.background = Some(crate::probe::background::Background {
+                noisy: true,
+                ..Default::default()
+            });
+        }
+    }
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    for p in &h.points {
+        let left: Vec<usize> = p.left_out.iter().map(|l| l.position).collect();
+        assert_eq!(left, [3], "{p:?}");
+        assert!(p.left_out[0].reason.contains("ran beside background load"));
+        assert_eq!(p.values.len(), 3);
+    }
+}

@@ -36,7 +36,11 @@ pub fn render(h: &History) -> String {
 fn point(h: &History, p: &HistoryPoint) -> String {
     let unit = &h.unit;
     let mut out = format!("\n{} {}\n", p.system, p.point);
+    let mut left_out = p.left_out.iter().peekable();
     for v in &p.values {
+        while let Some(l) = left_out.next_if(|l| l.position < v.position) {
+            out += &left_out_line(h, l);
+        }
         let run = &h.runs[v.position];
         // The change goes between its two runs: before the first run after
         // it (the run right before this one may lack the point).
@@ -61,7 +65,20 @@ fn point(h: &History, p: &HistoryPoint) -> String {
             v.trials
         );
     }
+    for l in left_out {
+        out += &left_out_line(h, l);
+    }
     out
+}
+
+/// `    3  v2  left out: client-bound at 4 of 4 trials  ✗`.
+fn left_out_line(h: &History, l: &super::LeftOutRun) -> String {
+    format!(
+        "  {:>3}  {:<28} left out: {}  ✗\n",
+        l.position + 1,
+        h.runs[l.position].label,
+        l.reason
+    )
 }
 
 /// The change's lines, printed between the two runs.

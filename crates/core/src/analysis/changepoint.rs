@@ -61,6 +61,9 @@ pub struct Settings {
     /// A split is a change only when the medians on its two sides differ by
     /// at least this share (0.05 = 5%).
     pub min_magnitude: f64,
+    /// Each run's value in the step's t-test: the statistic the verdicts
+    /// compare (the median of its trials, or the best).
+    pub headline: super::summary::Headline,
 }
 
 impl Default for Settings {
@@ -71,6 +74,7 @@ impl Default for Settings {
             alpha: 0.01,
             permutations: 999,
             min_magnitude: 0.02,
+            headline: super::summary::Headline::Median,
         }
     }
 }
@@ -138,8 +142,12 @@ pub fn change_points_of_repeats(
                 after: *after,
                 p_value: *p,
                 ratio: median(&later).unwrap_or(f64::NAN) / median(&before).unwrap_or(f64::NAN),
-                ratio_ci: step(&runs[bounds[i]..*after], &runs[*after..bounds[i + 2]])
-                    .and_then(|t| t.ratio_ci(STEP_ALPHA)),
+                ratio_ci: step(
+                    &runs[bounds[i]..*after],
+                    &runs[*after..bounds[i + 2]],
+                    settings.headline,
+                )
+                .and_then(|t| t.ratio_ci(STEP_ALPHA)),
             }
         })
         .collect()
@@ -186,13 +194,13 @@ fn neighbours(found: &[(usize, f64)], k: usize, len: usize) -> (usize, usize) {
 const STEP_ALPHA: f64 = 0.05;
 
 /// Whether the runs after a split differ from those before by more than
-/// their run-to-run spread: Student's pooled t on the logs of the run
-/// medians ([`pooled_log_t`]), two-sided, at `alpha` over the number of
+/// their run-to-run spread: Student's pooled t on the logs of the runs'
+/// values ([`Settings::headline`], [`pooled_log_t`]), two-sided, at `alpha` over the number of
 /// places a split could fall in the segment (Bonferroni), with its 95% CI
 /// wholly beyond `min_magnitude` ([`super::floor::side`]). False with
 /// fewer than [`MIN_SIDE_RUNS`] runs on a side.
 fn stands_out(before: &[Vec<f64>], after: &[Vec<f64>], settings: &Settings) -> bool {
-    let Some(t) = step(before, after) else {
+    let Some(t) = step(before, after, settings.headline) else {
         return false;
     };
     let places = (t.runs.0 + t.runs.1 + 1)
@@ -204,16 +212,19 @@ fn stands_out(before: &[Vec<f64>], after: &[Vec<f64>], settings: &Settings) -> b
     t.p_value < settings.alpha / places as f64 && clears
 }
 
-/// Student's t on the logs of the run medians before and after a split;
-/// `None` with fewer than [`MIN_SIDE_RUNS`] runs on a side.
-fn step(before: &[Vec<f64>], after: &[Vec<f64>]) -> Option<super::between::RunTest> {
-    let medians = |runs: &[Vec<f64>]| -> Vec<f64> {
-        runs.iter()
-            .filter_map(|r| median(r))
-            .filter(|m| *m > 0.0)
-            .collect()
+/// Student's t on the logs of the runs' values (their `headline`) before
+/// and after a split, over the values a log can be taken of
+/// ([`super::summary::positive_finite`]); `None` with fewer than
+/// [`MIN_SIDE_RUNS`] runs on a side.
+fn step(
+    before: &[Vec<f64>],
+    after: &[Vec<f64>],
+    headline: super::summary::Headline,
+) -> Option<super::between::RunTest> {
+    let values = |runs: &[Vec<f64>]| -> Vec<f64> {
+        super::summary::positive_finite(runs.iter().filter_map(|r| headline.of(r)))
     };
-    let (a, b) = (medians(before), medians(after));
+    let (a, b) = (values(before), values(after));
     if a.len() < MIN_SIDE_RUNS || b.len() < MIN_SIDE_RUNS {
         return None;
     }
@@ -551,7 +562,7 @@ mod tests {
             .into_iter()
             .map(level)
             .collect();
-        let t = step(&h[..3], &h[3..]).unwrap();
+        let t = step(&h[..3], &h[3..], super::super::summary::Headline::Median).unwrap();
         assert!(t.p_value < 0.01, "{t:?}");
         let (lo, hi) = t.ratio_ci(STEP_ALPHA).unwrap();
         assert!(lo > 1.0 && lo < 1.02 && hi > 1.03, "{lo} {hi}");

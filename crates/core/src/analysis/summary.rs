@@ -36,6 +36,16 @@ impl Headline {
         }
     }
 
+    /// The statistic of `values`: their median, or the best (largest);
+    /// `None` without a value. The one definition every view and verdict
+    /// uses.
+    pub fn of(self, values: &[f64]) -> Option<f64> {
+        match self {
+            Headline::Median => median(values),
+            Headline::Best => values.iter().copied().reduce(f64::max),
+        }
+    }
+
     /// Reads [`Headline::as_str`]'s words back.
     pub fn parse(word: &str) -> Option<Headline> {
         match word {
