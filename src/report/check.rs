@@ -32,7 +32,7 @@ use crate::analysis::between::{holm, MIN_RUNS};
 use crate::analysis::compare::{Comparison, Verdict, ALPHA};
 use crate::analysis::floor::Side;
 use crate::analysis::summary::Headline;
-use crate::report::judge::Rules;
+use crate::report::judge::{self, Rules};
 use crate::report::runs::{compare_sides, RunComparison};
 use crate::store::RunStatus;
 use crate::store::{RunData, TrialStatus};
@@ -113,12 +113,7 @@ pub struct Check {
 /// repeats of one system.
 pub fn check(baselines: &[RunData], candidate: &RunData, max_regression: f64) -> Check {
     let headline = Headline::parse(&baselines[0].run.headline).unwrap_or_default();
-    let rules = Rules {
-        headline,
-        noise: baselines[0].run.noise,
-        need_runs: (MIN_RUNS, 1),
-        leave_out_disturbed: false,
-    };
+    let rules = Rules::gate(headline, baselines[0].run.noise);
     let comparison = compare_sides(baselines, std::slice::from_ref(candidate), &rules);
     let outcome = match baselines.iter().find(|b| is_same_run(b, candidate)) {
         // Compared with itself, any run is "good": no verdict on it at all.
@@ -129,7 +124,7 @@ pub fn check(baselines: &[RunData], candidate: &RunData, max_regression: f64) ->
                 b.run.id
             )],
         },
-        None => outcome(baselines, candidate, &comparison, max_regression),
+        None => outcome((baselines, candidate), &comparison, &rules, max_regression),
     };
     let bound = |runs: &[RunData]| {
         (runs.iter().flat_map(|r| &r.trials))
@@ -161,9 +156,16 @@ pub fn is_same_run(a: &RunData, b: &RunData) -> bool {
         && throughputs(a) == throughputs(b)
 }
 
-fn outcome(base: &[RunData], cand: &RunData, c: &RunComparison, max_regression: f64) -> Outcome {
+fn outcome(
+    (base, cand): (&[RunData], &RunData),
+    c: &RunComparison,
+    rules: &Rules,
+    max_regression: f64,
+) -> Outcome {
     let mut blocking = candidate_problems(&base[0], cand, c);
-    if base.len() < MIN_RUNS {
+    // The engine's too-few-runs rule (`Rules::need_runs`), for the run as a
+    // whole: the points' own verdicts say `?` by the same count.
+    if base.len() < rules.need_runs.0 {
         blocking.push(too_few_baseline_runs(base.len()));
     }
     if c.geomean.is_none() {
@@ -175,7 +177,7 @@ fn outcome(base: &[RunData], cand: &RunData, c: &RunComparison, max_regression: 
     }
     let slower = regressions(c, max_regression);
     if !slower.is_empty() {
-        if let Some(why) = disturbed(cand) {
+        if let Some(why) = judge::disturbed(cand, rules) {
             // A slowdown the candidate's own probe blames on other
             // processes is no evidence against the commit.
             return Outcome::CannotSay { reasons: vec![why] };
@@ -188,38 +190,6 @@ fn outcome(base: &[RunData], cand: &RunData, c: &RunComparison, max_regression: 
     } else {
         Outcome::CannotSay { reasons: unjudged }
     }
-}
-
-/// A candidate most of whose trials ran beside background load (the
-/// probe's mark, [`crate::probe::background::BACKGROUND_SHARE`]): its
-/// slowdown may be another tenant's, so it is rerun, not blamed.
-pub const MAX_DISTURBED_SHARE: f64 = 0.5;
-
-/// Why the candidate's slowdown cannot be blamed on it: more than
-/// [`MAX_DISTURBED_SHARE`] of its successful trials ran beside background
-/// load.
-fn disturbed(cand: &RunData) -> Option<String> {
-    let ok: Vec<_> = cand
-        .trials
-        .iter()
-        .filter(|t| t.throughput().is_some())
-        .collect();
-    let noisy = ok
-        .iter()
-        .filter(|t| {
-            (t.probe.as_ref())
-                .and_then(|p| p.background)
-                .is_some_and(|b| b.noisy)
-        })
-        .count();
-    (!ok.is_empty() && noisy as f64 > MAX_DISTURBED_SHARE * ok.len() as f64).then(|| {
-        format!(
-            "slower, but {noisy} of the candidate's {} trials ran beside background load (other \
-             processes or steal took {}% or more of the CPUs): rerun it on a quiet machine",
-            ok.len(),
-            crate::probe::background::BACKGROUND_SHARE * 100.0
-        )
-    })
 }
 
 /// `one baseline run: its drift between runs is unknown …`.

@@ -29,7 +29,16 @@
 //! and is left out there, and the verdict says how many
 //! (`judged_runs`). Where every run of a side was, the change is shown
 //! from them but not judged (`?`). A run only partly disturbed stays,
-//! whole.
+//! whole. `check`, whose one candidate run cannot be left out, takes the
+//! other named rule ([`BackgroundRule`]): a slower candidate most of whose
+//! kept trials ran beside background load is "cannot say".
+//!
+//! The rules are named, and [`Rules`] holds each: errors
+//! ([`crate::analysis::compare::MAX_ERROR_RATE`], [`super::comparable`]),
+//! client-bound and unsteady trials ([`crate::store::left_out_of_verdicts`]),
+//! too few trials (the test's own minimum, [`Verdict::NeedsMoreTrials`]),
+//! too few runs ([`Rules::need_runs`]), background ([`Rules::background`])
+//! and the noise floor ([`Rules::noise`]).
 use super::rows::{Cell, Sample};
 use crate::analysis::compare::{compare_by, compare_run_values, Comparison, Verdict};
 use crate::analysis::summary::Headline;
@@ -45,12 +54,30 @@ pub struct Rules {
     /// Between runs, the fewest runs each side needs (baseline,
     /// candidate).
     pub need_runs: (usize, usize),
-    /// Between runs, leave out a run whose every trial at the point ran
-    /// beside background load (`judged_runs`): `compare`, `report`
-    /// and the N-run page. `check` keeps them (its own rule: a slower
-    /// candidate most of whose trials ran beside it is "cannot say").
-    pub leave_out_disturbed: bool,
+    /// What background load on the host does to a verdict between runs.
+    pub background: BackgroundRule,
 }
+
+/// The background rule between runs, one of two named ones.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BackgroundRule {
+    /// Leave out a run whose every kept trial at a point ran beside
+    /// background load ([`judged_runs`], [`one_runs_values`]): `compare`,
+    /// `report`, the N-run page and `history`.
+    LeaveOutDisturbedRuns,
+    /// Keep every run, but a slower candidate more than `max_share` of
+    /// whose kept trials ran beside background load cannot be blamed
+    /// ([`disturbed`]): `check`, whose one candidate run cannot be left
+    /// out.
+    CannotBlameADisturbedCandidate {
+        /// The share of the candidate's kept trials ([`MAX_DISTURBED_SHARE`]).
+        max_share: f64,
+    },
+}
+
+/// `check`'s share: a slower candidate more than half of whose kept trials
+/// ran beside background load is rerun, not blamed.
+pub const MAX_DISTURBED_SHARE: f64 = 0.5;
 
 impl Rules {
     /// `compare`, `report` and `run`: [`crate::analysis::between::MIN_RUNS`]
@@ -61,9 +88,56 @@ impl Rules {
             headline,
             noise,
             need_runs: (n, n),
-            leave_out_disturbed: true,
+            background: BackgroundRule::LeaveOutDisturbedRuns,
         }
     }
+
+    /// `check`: [`crate::analysis::between::MIN_RUNS`] baseline runs against
+    /// one candidate run, and a disturbed candidate not blamed.
+    pub fn gate(headline: Headline, noise: f64) -> Rules {
+        Rules {
+            headline,
+            noise,
+            need_runs: (crate::analysis::between::MIN_RUNS, 1),
+            background: BackgroundRule::CannotBlameADisturbedCandidate {
+                max_share: MAX_DISTURBED_SHARE,
+            },
+        }
+    }
+
+    /// Whether a run whose every kept trial at a point ran beside
+    /// background load is left out there.
+    pub fn leaves_out_disturbed_runs(&self) -> bool {
+        self.background == BackgroundRule::LeaveOutDisturbedRuns
+    }
+}
+
+/// Why a slower `cand` cannot be blamed (`check`'s background rule):
+/// more than `max_share` of its kept trials ran beside background load.
+/// `None` under the other rule, or when it is not so disturbed.
+pub(crate) fn disturbed(cand: &crate::store::RunData, rules: &Rules) -> Option<String> {
+    let BackgroundRule::CannotBlameADisturbedCandidate { max_share } = rules.background else {
+        return None;
+    };
+    let kept: Vec<_> = (cand.trials.iter())
+        .filter(|t| t.throughput().is_some())
+        .filter(|t| !crate::store::left_out_of_verdicts(&t.context, &t.window))
+        .collect();
+    let noisy = (kept.iter())
+        .filter(|t| {
+            (t.probe.as_ref())
+                .and_then(|p| p.background)
+                .is_some_and(|b| b.noisy)
+        })
+        .count();
+    (!kept.is_empty() && noisy as f64 > max_share * kept.len() as f64).then(|| {
+        format!(
+            "slower, but {noisy} of the candidate's {} trials {BESIDE_BACKGROUND_LOAD} (other \
+             processes or steal took {}% or more of the CPUs): rerun it on a quiet machine",
+            kept.len(),
+            crate::probe::background::BACKGROUND_SHARE * 100.0
+        )
+    })
 }
 
 /// `cand` against `base` at one point.
@@ -164,12 +238,12 @@ pub(crate) struct Judged {
 
 /// Between runs: the runs not disturbed by background load (the module's
 /// doc); where every run was, all of them, marked `shown_only`. `check`
-/// (`rules.leave_out_disturbed` false) keeps every run.
+/// ([`BackgroundRule::CannotBlameADisturbedCandidate`]) keeps every run.
 pub(crate) fn judged_runs(samples: &[Sample], rules: &Rules) -> Judged {
     let runs = by_run(samples);
     let n = runs.len();
     let clean: Vec<Sample> = (runs.into_values())
-        .filter(|run| !rules.leave_out_disturbed || !run.iter().all(|s| s.background))
+        .filter(|run| !rules.leaves_out_disturbed_runs() || !run.iter().all(|s| s.background))
         .flatten()
         .collect();
     let left = n - by_run(&clean).len();
@@ -185,15 +259,15 @@ pub(crate) fn judged_runs(samples: &[Sample], rules: &Rules) -> Judged {
 /// One run's values at one point as the verdicts between runs take them
 /// (its kept trials), or why they leave the run out there: the cell is
 /// [`excluded`] (errors, every trial client-bound or unsteady), or every
-/// kept trial ran beside background load (`rules.leave_out_disturbed`, as
-/// [`judged_runs`] does). `history` asks this of each run, so its series
+/// kept trial ran beside background load (under
+/// [`BackgroundRule::LeaveOutDisturbedRuns`], as [`judged_runs`] does). `history` asks this of each run, so its series
 /// holds what `compare` would judge.
 pub(crate) fn one_runs_values(cell: &Cell, rules: &Rules) -> Result<Vec<f64>, String> {
     if let Some(why) = excluded(cell) {
         return Err(why);
     }
     let kept = kept(&cell.samples);
-    if rules.leave_out_disturbed && !kept.is_empty() && kept.iter().all(|s| s.background) {
+    if rules.leaves_out_disturbed_runs() && !kept.is_empty() && kept.iter().all(|s| s.background) {
         return Err(format!(
             "every trial here {BESIDE_BACKGROUND_LOAD} (other processes or steal took {}% or \
              more of the CPUs)",
@@ -386,8 +460,33 @@ mod tests {
         headline: Headline::Median,
         noise: 0.02,
         need_runs: (3, 3),
-        leave_out_disturbed: true,
+        background: BackgroundRule::LeaveOutDisturbedRuns,
     };
+
+    #[test]
+    fn checks_background_rule_blames_no_disturbed_candidate_and_counts_kept_trials() {
+        let mut cand = crate::report::test_support::run_data(&["a"]);
+        let noisy = crate::probe::background::Background {
+            noisy: true,
+            ..Default::default()
+        };
+        for t in &mut cand.trials {
+            if let Some(p) = &mut t.probe {
+                p.background = Some(noisy);
+            }
+        }
+        let gate = Rules::gate(Headline::Median, 0.02);
+        let why = disturbed(&cand, &gate).expect("every kept trial was disturbed");
+        assert!(why.contains(BESIDE_BACKGROUND_LOAD), "{why}");
+        // The other rule leaves runs out instead; it blames nobody.
+        assert_eq!(disturbed(&cand, &RULES), None);
+        // Client-bound trials are no trials of the verdict's: with every
+        // one client-bound, nothing is left to be disturbed.
+        for t in &mut cand.trials {
+            t.context.set_client_bound(Some("client CPU 99%".into()));
+        }
+        assert_eq!(disturbed(&cand, &gate), None);
+    }
 
     #[test]
     fn trials_of_one_run_are_compared_trial_against_trial() {
