@@ -62,12 +62,12 @@ pub struct Rules {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BackgroundRule {
     /// Leave out a run whose every kept trial at a point ran beside
-    /// background load ([`judged_runs`], [`one_runs_values`]): `compare`,
+    /// background load (`judged_runs`, `one_runs_values`): `compare`,
     /// `report`, the N-run page and `history`.
     LeaveOutDisturbedRuns,
     /// Keep every run, but a slower candidate more than `max_share` of
     /// whose kept trials ran beside background load cannot be blamed
-    /// ([`disturbed`]): `check`, whose one candidate run cannot be left
+    /// (`disturbed`): `check`, whose one candidate run cannot be left
     /// out.
     CannotBlameADisturbedCandidate {
         /// The share of the candidate's kept trials ([`MAX_DISTURBED_SHARE`]).

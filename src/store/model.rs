@@ -126,7 +126,7 @@ impl Default for WindowFacts {
 /// Whether verdicts leave a trial out, from what it stored: its load
 /// generator was the limit (client-bound), or its window was unsteady where
 /// its run leaves those out. The one rule: the report's samples
-/// ([`crate::report::rows::Sample::left_out`]) and the runner's stopping
+/// (`report::rows::Sample::left_out`) and the runner's stopping
 /// rule, which counts only the trials the verdict will keep, both ask it.
 pub fn left_out_of_verdicts(context: &super::TrialContext, window: &WindowFacts) -> bool {
     context.client_bound_why().is_some() || window.left_out
