@@ -36,6 +36,8 @@ pub mod order_effect;
 pub(crate) mod probe_view;
 pub(crate) mod rows;
 pub mod runs;
+#[cfg(test)]
+mod same_mark_tests;
 mod steady_view;
 pub(crate) mod svg;
 pub mod terminal;
