@@ -63,12 +63,12 @@ pub struct Rules {
 pub enum BackgroundRule {
     /// Leave out a run whose every kept trial at a point ran beside
     /// background load (`judged_runs`, `one_runs_values`): `compare`,
-    /// `report`, the N-run page and `history`.
+    /// `report` and the N-run page.
     LeaveOutDisturbedRuns,
     /// Keep every run, but a slower candidate more than `max_share` of
     /// whose kept trials ran beside background load cannot be blamed
     /// (`disturbed`): `check`, whose one candidate run cannot be left
-    /// out.
+    /// out, and `history`, which keeps such a run in its series, marked.
     CannotBlameADisturbedCandidate {
         /// The share of the candidate's kept trials ([`MAX_DISTURBED_SHARE`]).
         max_share: f64,

@@ -7,10 +7,12 @@
 //!
 //! A point whose candidate trials all ran beside background load is the
 //! one place two named rules differ by design ([`super::judge::BackgroundRule`]):
-//! `compare`, the N-run page and `history` leave that run out, `check`
-//! keeps its one candidate run and refuses only to blame it for a
-//! slowdown (`judge::tests::checks_background_rule_blames_no_disturbed_candidate_and_counts_kept_trials`,
-//! `history::tests::a_run_disturbed_at_every_trial_is_left_out_with_the_background_reason`).
+//! `compare` and the N-run page leave that run out; `check` keeps its one
+//! candidate run and refuses only to blame it for a slowdown, and
+//! `history` keeps it in the series, marked, since a build's only run
+//! cannot be dropped from a history
+//! (`judge::tests::checks_background_rule_blames_no_disturbed_candidate_and_counts_kept_trials`,
+//! `history::tests::a_run_disturbed_at_every_trial_is_kept_in_the_series_and_marked`).
 
 use super::analyse::aggregate;
 use super::judge::{excluded, Rules};

@@ -70,6 +70,11 @@ pub struct RunValue {
     pub max: f64,
     /// Kept trials.
     pub trials: usize,
+    /// Every kept trial ran beside background load: kept in the series, as
+    /// `check` keeps its candidate (a build's only run cannot be dropped
+    /// from a history), and marked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disturbed: bool,
 }
 
 /// A run that measured a point but that the verdicts leave out there, so
@@ -248,7 +253,13 @@ pub fn history(
     };
     // Each run's cells as the one engine reads them (rows, judge).
     let cells: Vec<Aggregate> = runs.iter().map(|r| rows::collect(&r.data)).collect();
-    let rules = Rules::symmetric(statistic, settings.min_magnitude);
+    // Disturbed runs stay in the series, marked (BackgroundRule's doc).
+    let rules = Rules {
+        background: judge::BackgroundRule::CannotBlameADisturbedCandidate {
+            max_share: judge::MAX_DISTURBED_SHARE,
+        },
+        ..Rules::symmetric(statistic, settings.min_magnitude)
+    };
     let points = point_keys(&runs)
         .into_iter()
         .map(|key| history_point((&runs, &cells), key, &rules, &settings))
@@ -371,14 +382,18 @@ fn point_keys(runs: &[SourcedRun]) -> Vec<(String, String)> {
     out
 }
 
+/// A run's position, its kept trials' values at a point, and whether
+/// every one of them ran beside background load.
+type MeasuredRun = (usize, Vec<f64>, bool);
+
 /// What each run holds at one point, by the engine's rules
-/// ([`judge::one_runs_values`]): its kept trials' values (empty where it
-/// did not measure the point), or why it is left out there.
+/// (`judge::one_runs_values`): its kept trials' values and whether every
+/// one ran beside background load, or why it is left out there.
 fn measured_at(
     cells: &[Aggregate],
     (system, point): (&str, &str),
     rules: &Rules,
-) -> (Vec<(usize, Vec<f64>)>, Vec<LeftOutRun>) {
+) -> (Vec<MeasuredRun>, Vec<LeftOutRun>) {
     let mut measured = Vec::new();
     let mut left_out = Vec::new();
     for (position, agg) in cells.iter().enumerate() {
@@ -388,7 +403,7 @@ fn measured_at(
             continue;
         };
         match judge::one_runs_values(cell, rules) {
-            Ok(values) if !values.is_empty() => measured.push((position, values)),
+            Ok(values) if !values.is_empty() => measured.push((position, values, disturbed(cell))),
             Ok(_) => {}
             Err(reason) => left_out.push(LeftOutRun { position, reason }),
         }
@@ -405,9 +420,13 @@ fn history_point(
     let (measured, left_out) = measured_at(cells, (&system, &point), rules);
     let values = measured
         .iter()
-        .map(|(position, v)| run_value(*position, v, rules.headline))
+        .map(|(position, v, disturbed)| RunValue {
+            disturbed: *disturbed,
+            ..run_value(*position, v, rules.headline)
+        })
         .collect();
-    let series: Vec<Vec<f64>> = measured.iter().map(|(_, v)| v.clone()).collect();
+    let series: Vec<Vec<f64>> = measured.iter().map(|(_, v, _)| v.clone()).collect();
+    let measured: Vec<(usize, Vec<f64>)> = measured.into_iter().map(|(p, v, _)| (p, v)).collect();
     let repeat_of = repeats(runs, &measured);
     let change_points = change_points_of_repeats(&series, &repeat_of, settings)
         .into_iter()
@@ -448,7 +467,14 @@ fn run_value(position: usize, values: &[f64], statistic: Headline) -> RunValue {
         min,
         max,
         trials: values.len(),
+        disturbed: false,
     }
+}
+
+/// Whether every kept trial of the cell ran beside background load.
+fn disturbed(cell: &rows::Cell) -> bool {
+    let kept = judge::kept(&cell.samples);
+    !kept.is_empty() && kept.iter().all(|s| s.background)
 }
 
 #[cfg(test)]

@@ -257,10 +257,11 @@ fn client_bound_runs_are_left_out_of_the_series_as_every_verdict_leaves_them() {
     assert!(text.contains("left out: client-bound at "), "{text}");
 }
 
-/// A run whose every trial at a point ran beside background load is no
-/// clean sample of the drift between runs: left out, as `compare` does.
+/// A run whose every trial at a point ran beside background load stays in
+/// the series (a build's only run cannot be dropped from a history, as
+/// `check` keeps its candidate) and is marked.
 #[test]
-fn a_run_disturbed_at_every_trial_is_left_out_with_the_background_reason() {
+fn a_run_disturbed_at_every_trial_is_kept_in_the_series_and_marked() {
     let mut runs: Vec<SourcedRun> = (1..=4).map(|i| run(i, 1.0)).collect();
     for t in &mut runs[3].data.trials {
         if let Some(p) = &mut t.probe {
@@ -272,9 +273,13 @@ fn a_run_disturbed_at_every_trial_is_left_out_with_the_background_reason() {
     }
     let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
     for p in &h.points {
-        let left: Vec<usize> = p.left_out.iter().map(|l| l.position).collect();
-        assert_eq!(left, [3], "{p:?}");
-        assert!(p.left_out[0].reason.contains("ran beside background load"));
-        assert_eq!(p.values.len(), 3);
+        assert!(p.left_out.is_empty(), "{p:?}");
+        let marked: Vec<bool> = p.values.iter().map(|v| v.disturbed).collect();
+        assert_eq!(marked, [false, false, false, true], "{p:?}");
     }
+    let text = super::text::render(&h);
+    assert!(
+        text.contains("(every trial beside background load)"),
+        "{text}"
+    );
 }

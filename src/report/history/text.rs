@@ -56,13 +56,18 @@ fn point(h: &History, p: &HistoryPoint) -> String {
             .as_deref()
             .map_or(String::new(), |r| format!(" @{r}"));
         out += &format!(
-            "  {:>3}  {:<28} {:>10} {unit}  [{} .. {}]  n={}\n",
+            "  {:>3}  {:<28} {:>10} {unit}  [{} .. {}]  n={}{}\n",
             v.position + 1,
             format!("{}{revision}", run.label),
             format::rate(v.value),
             format::rate(v.min),
             format::rate(v.max),
-            v.trials
+            v.trials,
+            if v.disturbed {
+                "  (every trial beside background load)"
+            } else {
+                ""
+            }
         );
     }
     for l in left_out {
