@@ -132,6 +132,11 @@ impl TrialFacts for Datagrams {
     fn ramp(&self) -> Option<&Ramp> {
         self.ramp.as_ref()
     }
+
+    /// A rate ramp rises over its window: that is its measurement.
+    fn rises_by_design(&self) -> bool {
+        self.ramp.is_some()
+    }
 }
 
 fn ramp_reason(cell: &[&Datagrams], errors: &ErrorCounts, requests: u64) -> Option<String> {
@@ -311,5 +316,7 @@ mod tests {
         assert_eq!(back, t);
         assert_eq!(back.get::<Datagrams>().unwrap().lost, 2);
         assert_eq!(back.throughput(), Some(30_000.0));
+        assert!(back.rises_by_design(), "a ramp rises over its window");
+        assert!(!TrialExtras::new(Datagrams::default()).rises_by_design());
     }
 }

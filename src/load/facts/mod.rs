@@ -69,6 +69,18 @@ pub enum ChartMark {
     },
 }
 
+/// What a kind says of its rate on the throughput figures, beside the
+/// unit the report writes (`frames/s`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RateNote {
+    /// What follows the unit on the throughput axis, after a comma
+    /// (`both directions summed`).
+    pub axis: String,
+    /// The sentence the throughput captions add, with its leading space
+    /// (` Frames/s is one direction, A→B.`).
+    pub caption: String,
+}
+
 /// How a kind's facts are stored: under `KEY` in a trial's context, as
 /// their own serde form. Implementing it gives [`FactsStore`].
 pub trait StoredFacts:
@@ -144,10 +156,15 @@ pub trait TrialFacts: FactsStore {
     fn ramp(&self) -> Option<&Ramp> {
         None
     }
-    /// Whether the rate sums two directions (`Some(false)`: one direction);
-    /// `None`: the kind's rate has no direction.
-    fn bidirectional(&self) -> Option<bool> {
+    /// What the throughput figures say of the kind's rate beside its
+    /// unit (a forwarding rate's directions); `None`: nothing.
+    fn rate_note(&self) -> Option<RateNote> {
         None
+    }
+    /// Whether the trial's rate rises over its window by design (a rate
+    /// ramp), so a trend there is the measurement, not an unsteady server.
+    fn rises_by_design(&self) -> bool {
+        false
     }
 }
 /// Every registered kind's clause in the verdicts' legend, in registry
@@ -229,9 +246,14 @@ impl TrialExtras {
         self.0.as_ref()?.ramp()
     }
 
-    /// Whether the rate sums two directions ([`TrialFacts::bidirectional`]).
-    pub fn bidirectional(&self) -> Option<bool> {
-        self.0.as_ref()?.bidirectional()
+    /// What the kind says of its rate ([`TrialFacts::rate_note`]).
+    pub fn rate_note(&self) -> Option<RateNote> {
+        self.0.as_ref()?.rate_note()
+    }
+
+    /// Whether the rate rises by design ([`TrialFacts::rises_by_design`]).
+    pub fn rises_by_design(&self) -> bool {
+        self.0.as_ref().is_some_and(|f| f.rises_by_design())
     }
 }
 

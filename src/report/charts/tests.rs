@@ -191,7 +191,7 @@ fn forwarding_rates_are_drawn_against_the_line_rate() {
     fake_analyse(&mut agg);
     for c in &mut agg.cells {
         c.facts.link_gbit = Some(10.0);
-        c.facts.extras = crate::load::forward::test_extras();
+        c.facts.extras = crate::load::forward::test_extras(true);
     }
     let all = charts(&agg);
     let t = &of(&all, ChartKind::Throughput)[0];
