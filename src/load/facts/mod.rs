@@ -1,7 +1,8 @@
 //! What a load kind records with each trial beyond the shared measurement
 //! (DNS's datagram counts and ramp, forward's search), and the judgements
 //! only that kind can make from them: whether the trial describes the
-//! client, when its point is not comparable, its notes and its chart marks.
+//! client, when its point is not comparable, its notes, its chart marks,
+//! its own charts ([`KindChart`]) and what it says of its rate.
 //!
 //! The shared layers (runner, store, report) hold one [`TrialExtras`] and
 //! ask it; only the kind's own module knows its facts' type. A kind
@@ -11,11 +12,13 @@
 
 #[cfg(test)]
 mod guard;
+mod kind_chart;
 mod ramp;
 mod stored;
 
 #[cfg(test)]
 pub(crate) use guard::rust_files;
+pub use kind_chart::{KindChart, KindChartCell, KindCurve, KindGuide, KindPoint, KindSection};
 pub use ramp::{Ramp, RampSecond};
 pub use stored::FactsReader;
 
@@ -152,9 +155,11 @@ pub trait TrialFacts: FactsStore {
     fn throughput(&self) -> Option<f64> {
         None
     }
-    /// A rate ramp's second-by-second view, for the ramp chart.
-    fn ramp(&self) -> Option<&Ramp> {
-        None
+    /// The kind's own charts of `system`, drawn from `cells` (the
+    /// system's cells in one group, in x order, this trial's among them):
+    /// typed data the report draws ([`KindChart`]).
+    fn charts(&self, _system: &str, _cells: &[KindChartCell]) -> Vec<KindChart> {
+        Vec::new()
     }
     /// What the throughput figures say of the kind's rate beside its
     /// unit (a forwarding rate's directions); `None`: nothing.
@@ -241,9 +246,15 @@ impl TrialExtras {
         self.0.as_ref()?.throughput()
     }
 
-    /// A rate ramp's view ([`TrialFacts::ramp`]).
-    pub fn ramp(&self) -> Option<&Ramp> {
-        self.0.as_ref()?.ramp()
+    /// The kind's own charts of `system` ([`TrialFacts::charts`]), asked
+    /// of the first of `cells` whose facts are recorded; none when no
+    /// cell's are.
+    pub fn charts(system: &str, cells: &[KindChartCell]) -> Vec<KindChart> {
+        cells
+            .iter()
+            .find_map(|c| c.extras.0.as_ref())
+            .map(|f| f.charts(system, cells))
+            .unwrap_or_default()
     }
 
     /// What the kind says of its rate ([`TrialFacts::rate_note`]).

@@ -1,5 +1,5 @@
-//! A rate ramp's second-by-second view (resperf's), which a kind's facts
-//! may hold (`TrialFacts::ramp`) and the report's ramp chart draws.
+//! A rate ramp's second-by-second view (resperf's), which DNS's facts hold
+//! and its own chart draws (`load::dns::chart`).
 
 use serde::{Deserialize, Serialize};
 
