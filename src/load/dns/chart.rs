@@ -7,8 +7,8 @@
 //! successful trial's ramp). This module computes the chart's data; the
 //! report draws it.
 
+use super::ramp::Ramp;
 use crate::load::facts::{KindChart, KindCurve, KindGuide, KindPoint, KindSection};
-use crate::load::result::Ramp;
 
 /// The HTML report's section for the ramp charts.
 const SECTION: KindSection = KindSection {
@@ -95,7 +95,7 @@ fn curve(system: &str, point: &str, ramp: &Ramp) -> Vec<KindPoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::result::RampSecond;
+    use crate::load::dns::ramp::RampSecond;
 
     fn ramp(seconds: &[(u64, u64)], notes: &[&str]) -> Ramp {
         Ramp {

@@ -19,11 +19,12 @@
 //! losses).
 
 use super::chart::{ramp_chart, RampCell};
+use super::ramp::Ramp;
 use crate::analysis::compare::{too_many_errors, MAX_ERROR_RATE};
 use crate::load::facts::{
     KindChart, KindChartCell, KindRule, StoredFacts, TrialExtras, TrialFacts,
 };
-use crate::load::result::{ErrorCounts, Ramp};
+use crate::load::result::ErrorCounts;
 use serde::{Deserialize, Serialize};
 
 /// The share of a ramp's answers that may be SERVFAIL (1%) before its point
@@ -214,15 +215,13 @@ pub(crate) fn ramp_extras(
 ) -> TrialExtras {
     let seconds = (0..)
         .zip(seconds)
-        .map(
-            |(second, (offered, answered))| crate::load::result::RampSecond {
-                second,
-                offered,
-                answered,
-                lost: offered.saturating_sub(answered),
-                ..Default::default()
-            },
-        )
+        .map(|(second, (offered, answered))| super::ramp::RampSecond {
+            second,
+            offered,
+            answered,
+            lost: offered.saturating_sub(answered),
+            ..Default::default()
+        })
         .collect();
     TrialExtras::new(Datagrams {
         ramp: Some(Ramp {

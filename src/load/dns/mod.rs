@@ -23,7 +23,7 @@ mod client_limit;
 pub mod facts;
 pub mod queries;
 pub(crate) mod ramp;
-pub use ramp::at_least as ramp_at_least;
+pub use ramp::{at_least as ramp_at_least, Ramp, RampSecond};
 pub(crate) mod schedule;
 mod sys;
 pub(crate) mod tally;

@@ -13,13 +13,11 @@
 #[cfg(test)]
 mod guard;
 mod kind_chart;
-mod ramp;
 mod stored;
 
 #[cfg(test)]
 pub(crate) use guard::rust_files;
 pub use kind_chart::{KindChart, KindChartCell, KindCurve, KindGuide, KindPoint, KindSection};
-pub use ramp::{Ramp, RampSecond};
 pub use stored::FactsReader;
 
 use super::errors::ErrorCounts;
