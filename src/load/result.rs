@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 pub use super::errors::{ErrorCounts, ErrorKind};
-pub use super::facts::{Ramp, RampSecond};
 
 /// What one load run measured, summarised: what the store keeps per trial
 /// and what `scalelab load --json` prints. Built from a [`LoadResult`] in

@@ -1,9 +1,8 @@
 //! Facts the seed charts need from the trial context
 //! ([`TrialContext`]): the dataset's size, the server's memory limit, the
-//! server's line speed, a ramp's seconds and the load kind's own facts
-//! (for its chart marks); a missing one is absent.
+//! server's line speed and the load kind's own facts (for its chart marks
+//! and its own charts); a missing one is absent.
 
-use crate::load::result::{Ramp, RampSecond};
 use crate::load::TrialExtras;
 use crate::store::Trial;
 use crate::store::TrialContext;
@@ -18,20 +17,10 @@ pub struct ContextFacts {
     /// The line speed to draw against a forwarding rate
     /// (`server::ServerFacts::link_gbit`).
     pub link_gbit: Option<f64>,
-    /// The first trial's ramp (`TrialExtras::ramp`): offered and answered
-    /// queries per second.
-    pub ramp: Vec<RampSecond>,
-    /// That trial's notes (`TrialExtras::notes`): where the ramp stopped,
-    /// and why its maximum stands.
-    pub ramp_notes: Vec<String>,
     /// The first trial's load-kind facts, which draw the kind's chart
-    /// marks (`TrialExtras::chart_marks`); empty when none recorded any.
+    /// marks (`TrialExtras::chart_marks`) and its own charts
+    /// (`TrialExtras::charts`); empty when none recorded any.
     pub extras: TrialExtras,
-}
-
-fn first_ramp<'a>(ok: &[&'a Trial]) -> Option<(&'a Ramp, &'a TrialExtras)> {
-    ok.iter()
-        .find_map(|t| Some((t.context.extras.ramp()?, &t.context.extras)))
 }
 
 impl ContextFacts {
@@ -50,10 +39,6 @@ impl ContextFacts {
             dataset_bytes: num(|c| Some(c.dataset.as_ref()?.bytes as f64)),
             memory_limit_bytes: num(|c| Some(c.placement.as_ref()?.memory_bytes? as f64)),
             link_gbit: num(|c| c.server_settings.as_ref()?.link_gbit()),
-            ramp: first_ramp(ok)
-                .map(|(r, _)| r.seconds.clone())
-                .unwrap_or_default(),
-            ramp_notes: first_ramp(ok).map(|(_, e)| e.notes()).unwrap_or_default(),
             extras: ok
                 .iter()
                 .map(|t| &t.context.extras)
@@ -81,27 +66,16 @@ mod tests {
                 memory_bytes: Some(268_435_456),
                 ..Default::default()
             }),
-            extras: crate::load::dns::facts::ramp_extras(crate::load::result::Ramp {
-                seconds: vec![RampSecond {
-                    second: 0,
-                    offered: 100,
-                    answered: 99,
-                    lost: 1,
-                    p50_us: 80,
-                    p99_us: 300,
-                }],
-                notes: vec!["stopped early".into()],
-                ..Default::default()
-            }),
+            extras: crate::load::dns::facts::ramp_extras([(100, 99)], &["stopped early"]),
             ..Default::default()
         };
         let f = ContextFacts::of(&[&t]);
         assert_eq!(f.dataset_bytes, Some(260e6));
         assert_eq!(f.memory_limit_bytes, Some(268_435_456.0));
         assert_eq!(f.link_gbit, None);
-        assert_eq!(f.ramp[0].answered, 99);
-        assert_eq!(f.ramp_notes, ["stopped early"]);
+        // The kind's facts whole, its notes among them.
         assert_eq!(f.extras, t.context.extras);
+        assert_eq!(f.extras.notes(), ["stopped early"]);
         // The router's facts as it stores them.
         let router = r#"{"mtu":1500,"namespaces":null,"queues":1,"rps_cpus":null,"settings":{"link_gbit":10.0}}"#;
         t.context.server_settings = Some(serde_json::from_str(router).unwrap());

@@ -6,7 +6,7 @@
 //! SVG, built by `svg`'s escaping builders) goes in unescaped.
 
 use super::analyse::aggregate;
-use super::charts::{charts, Chart, ChartKind};
+use super::charts::{charts, kind_sections, Chart, ChartKind};
 use super::fits::{curve_verdicts, ranking_line, standing, Standing};
 use super::format;
 use super::html_tables as tables;
@@ -78,19 +78,19 @@ fn render_with(agg: &Aggregate, run: &Run, extra: &Extra) -> String {
 /// The page's sections in order, those with nothing to show left out.
 fn sections(agg: &Aggregate, run: &Run, extra: &Extra) -> Vec<Section> {
     let charts = charts(agg);
-    let charted: [(&str, &str, Vec<ChartKind>, Markup); 8] = [
-        (
-            "throughput",
-            "Throughput",
-            vec![ChartKind::Throughput, ChartKind::PerClient],
-            tables::scaling(agg),
-        ),
-        (
-            "ramps",
-            "Rate ramps",
-            vec![ChartKind::Ramp],
-            Markup::default(),
-        ),
+    let mut charted: Vec<(&str, &str, Vec<ChartKind>, Markup)> = vec![(
+        "throughput",
+        "Throughput",
+        vec![ChartKind::Throughput, ChartKind::PerClient],
+        tables::scaling(agg),
+    )];
+    // The load kind's own charts (DNS's rate ramps), each in its section.
+    charted.extend(
+        kind_sections(&charts)
+            .into_iter()
+            .map(|k| (k.id, k.title, vec![ChartKind::Kind(k)], Markup::default())),
+    );
+    charted.extend([
         (
             "latency",
             "Latency",
@@ -122,7 +122,7 @@ fn sections(agg: &Aggregate, run: &Run, extra: &Extra) -> Vec<Section> {
             vec![ChartKind::Energy],
             super::energy::html_table(agg),
         ),
-    ];
+    ]);
     let server_kinds = [
         ChartKind::ServerCpu,
         ChartKind::ServerCost,

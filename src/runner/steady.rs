@@ -27,9 +27,9 @@ pub(crate) fn window_facts(
 ) -> (Vec<u64>, WindowFacts) {
     let t = Timeline::of_run(&r.timeline, r.elapsed, trials.steady.bucket);
     let whole = t.whole();
-    // A rate ramp rises over its window by design: its trend is the
-    // measurement, not an unsteady server.
-    let c = if r.extras.ramp().is_some() {
+    // A rate that rises over its window by design (a rate ramp): its
+    // trend is the measurement, not an unsteady server.
+    let c = if r.extras.rises_by_design() {
         Classified::ramped()
     } else {
         classify(judged_buckets(&whole), trials.noise)

@@ -5,8 +5,8 @@
 //! maximum the client's; past it, the maximum stands and a note says why.
 
 use super::ramp;
+use super::ramp::Ramp;
 use super::tally::{IdCount, Tally};
-use crate::load::result::Ramp;
 
 /// Why the client, not the server, set the run's limit (`None` when it did
 /// not), and the notes that explain a limit that stands.
@@ -88,7 +88,7 @@ mod tests {
         Ramp {
             max_throughput: 150.0,
             max_at_second: second,
-            seconds: vec![crate::load::result::RampSecond {
+            seconds: vec![super::ramp::RampSecond {
                 offered: 200,
                 answered: 150,
                 ..Default::default()

@@ -18,9 +18,13 @@
 //! as timeouts; they are read the same way (a ramp's timeouts are its
 //! losses).
 
+use super::chart::{ramp_chart, RampCell};
+use super::ramp::Ramp;
 use crate::analysis::compare::{too_many_errors, MAX_ERROR_RATE};
-use crate::load::facts::{KindRule, StoredFacts, TrialExtras, TrialFacts};
-use crate::load::result::{ErrorCounts, Ramp};
+use crate::load::facts::{
+    KindChart, KindChartCell, KindRule, StoredFacts, TrialExtras, TrialFacts,
+};
+use crate::load::result::ErrorCounts;
 use serde::{Deserialize, Serialize};
 
 /// The share of a ramp's answers that may be SERVFAIL (1%) before its point
@@ -129,8 +133,25 @@ impl TrialFacts for Datagrams {
         Some(self.ramp.as_ref()?.max_throughput)
     }
 
-    fn ramp(&self) -> Option<&Ramp> {
-        self.ramp.as_ref()
+    /// A ramp's answered against offered rate (seed 002), one curve per
+    /// cell that ramped (`load::dns::chart`).
+    fn charts(&self, system: &str, cells: &[KindChartCell]) -> Vec<KindChart> {
+        let ramps: Vec<RampCell> = cells
+            .iter()
+            .filter_map(|c| {
+                Some(RampCell {
+                    label: &c.label,
+                    point: &c.point,
+                    ramp: c.extras.get::<Datagrams>()?.ramp.as_ref()?,
+                })
+            })
+            .collect();
+        ramp_chart(system, &ramps).into_iter().collect()
+    }
+
+    /// A rate ramp rises over its window: that is its measurement.
+    fn rises_by_design(&self) -> bool {
+        self.ramp.is_some()
     }
 }
 
@@ -184,11 +205,30 @@ fn percent(fraction: f64) -> String {
     format!("{text}%")
 }
 
-/// Extras holding a DNS ramp alone, for the shared layers' tests.
+/// Extras holding a DNS ramp alone, for the shared layers' tests: one
+/// second per `(offered, answered)`, the rest of each lost, and the
+/// ramp's `notes`.
 #[cfg(test)]
-pub(crate) fn ramp_extras(ramp: Ramp) -> TrialExtras {
+pub(crate) fn ramp_extras(
+    seconds: impl IntoIterator<Item = (u64, u64)>,
+    notes: &[&str],
+) -> TrialExtras {
+    let seconds = (0..)
+        .zip(seconds)
+        .map(|(second, (offered, answered))| super::ramp::RampSecond {
+            second,
+            offered,
+            answered,
+            lost: offered.saturating_sub(answered),
+            ..Default::default()
+        })
+        .collect();
     TrialExtras::new(Datagrams {
-        ramp: Some(ramp),
+        ramp: Some(Ramp {
+            seconds,
+            notes: notes.iter().map(|n| n.to_string()).collect(),
+            ..Ramp::default()
+        }),
         ..Datagrams::default()
     })
 }
@@ -311,5 +351,22 @@ mod tests {
         assert_eq!(back, t);
         assert_eq!(back.get::<Datagrams>().unwrap().lost, 2);
         assert_eq!(back.throughput(), Some(30_000.0));
+        assert!(back.rises_by_design(), "a ramp rises over its window");
+        assert!(!TrialExtras::new(Datagrams::default()).rises_by_design());
+    }
+
+    #[test]
+    fn a_ramp_draws_its_chart_and_a_flat_run_none() {
+        let ramp = ramp_extras([(10, 9)], &[]);
+        let flat = TrialExtras::new(Datagrams::default());
+        let cell = |extras| KindChartCell {
+            label: "a".into(),
+            point: "a".into(),
+            extras,
+        };
+        assert!(TrialExtras::charts("nsd", &[cell(&flat)]).is_empty());
+        let both = TrialExtras::charts("nsd", &[cell(&flat), cell(&ramp)]);
+        assert_eq!(both.len(), 1, "the ramp's chart, asked of the first facts");
+        assert_eq!(both[0].curves.len(), 1);
     }
 }

@@ -9,18 +9,21 @@
 //!   `transport`: how it moves datagrams, chosen by [`Generator`]: `sys`,
 //!   UDP sockets with `sendmmsg`/`recvmmsg` batching, or `xdp`, an AF_XDP
 //!   socket (see [`crate::load::xdp`]) on the interface towards the server;
-//! - `tally`/`ramp`: per-thread counts, merged, and the ramp summary.
+//! - `tally`/`ramp`: per-thread counts, merged, and the ramp summary;
+//!   `chart`: the ramp's chart (answered against offered rate), as data
+//!   the report draws.
 //!
 //! The endpoint is `dns://ADDR:PORT`, optionally `?netns=NAME`: worker
 //! threads then `setns()` into that namespace before opening sockets. Without
 //! one, only loopback addresses are accepted, unless scalelab itself already
 //! runs inside a private namespace (`ip netns exec`).
 
+mod chart;
 mod client_limit;
 pub mod facts;
 pub mod queries;
 pub(crate) mod ramp;
-pub use ramp::at_least as ramp_at_least;
+pub use ramp::{at_least as ramp_at_least, Ramp, RampSecond};
 pub(crate) mod schedule;
 mod sys;
 pub(crate) mod tally;

@@ -1,7 +1,8 @@
 //! What a load kind records with each trial beyond the shared measurement
 //! (DNS's datagram counts and ramp, forward's search), and the judgements
 //! only that kind can make from them: whether the trial describes the
-//! client, when its point is not comparable, its notes and its chart marks.
+//! client, when its point is not comparable, its notes, its chart marks,
+//! its own charts ([`KindChart`]) and what it says of its rate.
 //!
 //! The shared layers (runner, store, report) hold one [`TrialExtras`] and
 //! ask it; only the kind's own module knows its facts' type. A kind
@@ -11,12 +12,12 @@
 
 #[cfg(test)]
 mod guard;
-mod ramp;
+mod kind_chart;
 mod stored;
 
 #[cfg(test)]
 pub(crate) use guard::rust_files;
-pub use ramp::{Ramp, RampSecond};
+pub use kind_chart::{KindChart, KindChartCell, KindCurve, KindGuide, KindPoint, KindSection};
 pub use stored::FactsReader;
 
 use super::errors::ErrorCounts;
@@ -67,6 +68,18 @@ pub enum ChartMark {
         /// The sentence the chart's caption adds for it.
         caption: String,
     },
+}
+
+/// What a kind says of its rate on the throughput figures, beside the
+/// unit the report writes (`frames/s`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RateNote {
+    /// What follows the unit on the throughput axis, after a comma
+    /// (`both directions summed`).
+    pub axis: String,
+    /// The sentence the throughput captions add, with its leading space
+    /// (` Frames/s is one direction, A→B.`).
+    pub caption: String,
 }
 
 /// How a kind's facts are stored: under `KEY` in a trial's context, as
@@ -140,14 +153,21 @@ pub trait TrialFacts: FactsStore {
     fn throughput(&self) -> Option<f64> {
         None
     }
-    /// A rate ramp's second-by-second view, for the ramp chart.
-    fn ramp(&self) -> Option<&Ramp> {
+    /// The kind's own charts of `system`, drawn from `cells` (the
+    /// system's cells in one group, in x order, this trial's among them):
+    /// typed data the report draws ([`KindChart`]).
+    fn charts(&self, _system: &str, _cells: &[KindChartCell]) -> Vec<KindChart> {
+        Vec::new()
+    }
+    /// What the throughput figures say of the kind's rate beside its
+    /// unit (a forwarding rate's directions); `None`: nothing.
+    fn rate_note(&self) -> Option<RateNote> {
         None
     }
-    /// Whether the rate sums two directions (`Some(false)`: one direction);
-    /// `None`: the kind's rate has no direction.
-    fn bidirectional(&self) -> Option<bool> {
-        None
+    /// Whether the trial's rate rises over its window by design (a rate
+    /// ramp), so a trend there is the measurement, not an unsteady server.
+    fn rises_by_design(&self) -> bool {
+        false
     }
 }
 /// Every registered kind's clause in the verdicts' legend, in registry
@@ -224,14 +244,25 @@ impl TrialExtras {
         self.0.as_ref()?.throughput()
     }
 
-    /// A rate ramp's view ([`TrialFacts::ramp`]).
-    pub fn ramp(&self) -> Option<&Ramp> {
-        self.0.as_ref()?.ramp()
+    /// The kind's own charts of `system` ([`TrialFacts::charts`]), asked
+    /// of the first of `cells` whose facts are recorded; none when no
+    /// cell's are.
+    pub fn charts(system: &str, cells: &[KindChartCell]) -> Vec<KindChart> {
+        cells
+            .iter()
+            .find_map(|c| c.extras.0.as_ref())
+            .map(|f| f.charts(system, cells))
+            .unwrap_or_default()
     }
 
-    /// Whether the rate sums two directions ([`TrialFacts::bidirectional`]).
-    pub fn bidirectional(&self) -> Option<bool> {
-        self.0.as_ref()?.bidirectional()
+    /// What the kind says of its rate ([`TrialFacts::rate_note`]).
+    pub fn rate_note(&self) -> Option<RateNote> {
+        self.0.as_ref()?.rate_note()
+    }
+
+    /// Whether the rate rises by design ([`TrialFacts::rises_by_design`]).
+    pub fn rises_by_design(&self) -> bool {
+        self.0.as_ref().is_some_and(|f| f.rises_by_design())
     }
 }
 

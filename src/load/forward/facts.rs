@@ -6,7 +6,7 @@
 
 use super::frame::FrameSize;
 use super::ForwardReport;
-use crate::load::facts::{ChartInputs, ChartMark, KindRule, StoredFacts, TrialFacts};
+use crate::load::facts::{ChartInputs, ChartMark, KindRule, RateNote, StoredFacts, TrialFacts};
 
 impl StoredFacts for ForwardReport {
     const KEY: &'static str = "forward";
@@ -42,16 +42,31 @@ impl TrialFacts for ForwardReport {
         }]
     }
 
-    fn bidirectional(&self) -> Option<bool> {
-        Some(self.bidirectional)
+    /// Whether the rate is one direction or both summed.
+    fn rate_note(&self) -> Option<RateNote> {
+        Some(match self.bidirectional {
+            true => RateNote {
+                axis: "both directions summed".into(),
+                caption: " Frames/s is the sum of both directions (A→B and B→A at once, the \
+                          rate split evenly): each direction carried half."
+                    .into(),
+            },
+            false => RateNote {
+                axis: "one direction (A→B)".into(),
+                caption: " Frames/s is one direction, A→B.".into(),
+            },
+        })
     }
 }
 
-/// Extras of a bidirectional 64-byte search, for the shared
-/// layers' tests.
+/// Extras of a 64-byte search (`bidirectional` or one way), for the
+/// shared layers' tests.
 #[cfg(test)]
-pub(crate) fn test_extras() -> crate::load::facts::TrialExtras {
-    crate::load::facts::TrialExtras::new(tests::report(false))
+pub(crate) fn test_extras(bidirectional: bool) -> crate::load::facts::TrialExtras {
+    crate::load::facts::TrialExtras::new(ForwardReport {
+        bidirectional,
+        ..tests::report(false)
+    })
 }
 
 #[cfg(test)]
@@ -85,7 +100,10 @@ mod tests {
         assert!(why.contains("could not offer more"), "{why}");
         let free = TrialExtras::new(report(false));
         assert_eq!(free.client_bound(), KindRule::Decided(None));
-        assert_eq!(free.bidirectional(), Some(true));
+        let note = free.rate_note().unwrap();
+        assert_eq!(note.axis, "both directions summed");
+        assert!(note.caption.contains("sum of both directions"));
+        assert!(!free.rises_by_design());
         let xs = [64.0, 1518.0];
         let mut chart = ChartInputs {
             axis: "load.frame_size",

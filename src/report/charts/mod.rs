@@ -11,14 +11,15 @@
 //! charts. The seed-specific figures are in the submodules: [`dataset`]
 //! (the dataset/memory axis), [`overlay`] (one curve per server CPU count),
 //! [`seed_panels`] (aligned panels), [`server_figs`] (latency at the top,
-//! memory per worker), [`ramp`] (DNS response against offered rate) and
-//! [`energy`] (operations per joule, watts).
+//! memory per worker) and [`energy`] (operations per joule, watts); the
+//! load kind's own charts (DNS's rate ramps) are drawn by [`kind`] from
+//! the data the kind computes.
 
 mod dataset;
 mod energy;
+mod kind;
 mod marks;
 mod overlay;
-mod ramp;
 mod seed_bars;
 mod seed_figs;
 mod seed_panels;
@@ -32,6 +33,7 @@ use super::svg::{
     StackedBarChart, YScale,
 };
 use crate::analysis::usl::predict;
+use crate::load::facts::KindSection;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChartKind {
@@ -39,8 +41,9 @@ pub enum ChartKind {
     /// Throughput per client beside CPU load × frequency.
     PerClient,
     Latency,
-    /// DNS: the answer rate against the offered rate of each ramp.
-    Ramp,
+    /// A chart the load kind supplies (DNS's rate ramps), in the report
+    /// section it names.
+    Kind(KindSection),
     Bandwidth,
     Efficiency,
     ServerCpu,
@@ -71,6 +74,20 @@ pub fn charts(agg: &Aggregate) -> Vec<Chart> {
     out
 }
 
+/// The sections the load kind's charts among `charts` name, each once,
+/// in order of their first chart.
+pub fn kind_sections(charts: &[Chart]) -> Vec<KindSection> {
+    let mut out: Vec<KindSection> = Vec::new();
+    for c in charts {
+        if let ChartKind::Kind(section) = c.kind {
+            if !out.contains(&section) {
+                out.push(section);
+            }
+        }
+    }
+    out
+}
+
 fn per_group(agg: &Aggregate) -> Vec<Chart> {
     let mut out = Vec::new();
     for g in 0..agg.layout.groups.len() {
@@ -81,7 +98,7 @@ fn per_group(agg: &Aggregate) -> Vec<Chart> {
         out.extend(ctx.latency());
         out.extend(ctx.latency_at_top());
         out.extend(ctx.bandwidth());
-        out.extend(ctx.ramps());
+        out.extend(ctx.kind_charts());
         out.extend(ctx.efficiency());
         out.extend(ctx.server_cpu());
         out.extend(ctx.server_cost());

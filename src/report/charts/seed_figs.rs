@@ -8,7 +8,8 @@
 //! - seed 004: the server's CPU count as a vertical line on a client
 //!   concurrency axis (the peak "at 8 client threads (= 1 thread/CPU core)");
 //! - captions name what the load counts (requests, transactions, queries,
-//!   frames), and a forwarding rate says whether it sums both directions.
+//!   frames), and the load kind's note on its rate (a forwarding rate
+//!   says whether it sums both directions: `load::facts::RateNote`).
 
 use super::plain_series as series;
 use super::{Chart, ChartKind, GroupCtx};
@@ -68,26 +69,23 @@ impl GroupCtx<'_> {
         Words::of(self.agg.facts.rate_unit)
     }
 
-    /// The throughput axis's label: the unit, and for a forwarding run
-    /// whether the rate is per direction or both summed.
+    /// The throughput axis's label: the unit, and what the load kind says
+    /// of its rate (a forwarding rate's directions).
     pub(super) fn rate_label(&self) -> String {
-        match self.agg.facts.bidirectional {
-            Some(true) => format!("{}, both directions summed", self.agg.unit),
-            Some(false) => format!("{}, one direction (A→B)", self.agg.unit),
+        match &self.agg.facts.rate_note {
+            Some(note) => format!("{}, {}", self.agg.unit, note.axis),
             None => self.agg.unit.to_string(),
         }
     }
 
-    /// The sentence a forwarding chart's caption adds on directions.
-    pub(super) fn direction_sentence(&self) -> &'static str {
-        match self.agg.facts.bidirectional {
-            Some(true) => {
-                " Frames/s is the sum of both directions (A→B and B→A at once, the rate split \
-                 evenly): each direction carried half."
-            }
-            Some(false) => " Frames/s is one direction, A→B.",
-            None => "",
-        }
+    /// The sentence the load kind adds to a throughput caption (a
+    /// forwarding rate's directions).
+    pub(super) fn direction_sentence(&self) -> &str {
+        self.agg
+            .facts
+            .rate_note
+            .as_ref()
+            .map_or("", |note| note.caption.as_str())
     }
 
     /// The x axis's typed target, when the group has one.

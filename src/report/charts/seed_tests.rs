@@ -127,12 +127,12 @@ fn a_frame_size_axis_gets_no_efficiency_peak_or_collapse() {
         lat.caption
     );
     // A bidirectional run says the rate sums both directions.
-    agg.facts.bidirectional = Some(true);
+    agg.facts.rate_note = crate::load::forward::test_extras(true).rate_note();
     let all = charts(&agg);
     let t = &of(&all, ChartKind::Throughput)[0];
     assert!(svg(t).contains(">frames/s, both directions summed</text>"));
     assert!(t.caption.contains("sum of both directions"));
-    agg.facts.bidirectional = Some(false);
+    agg.facts.rate_note = crate::load::forward::test_extras(false).rate_note();
     let t = &first(&agg, ChartKind::Throughput);
     assert!(svg(t).contains(">frames/s, one direction (A→B)</text>"));
 }

@@ -1,9 +1,9 @@
 //! The seed charts from the renderers' fixture: what each figure draws and
 //! when it is left out.
 
-use super::{charts, Chart, ChartKind};
+use super::{charts, kind_sections, Chart, ChartKind};
 use crate::analysis::shape::PastPeak;
-use crate::load::result::RampSecond;
+use crate::load::dns::facts::ramp_extras;
 use crate::report::rows::{collect, Aggregate};
 use crate::report::test_support::{aggregate, fake_analyse, run_data};
 
@@ -191,7 +191,7 @@ fn forwarding_rates_are_drawn_against_the_line_rate() {
     fake_analyse(&mut agg);
     for c in &mut agg.cells {
         c.facts.link_gbit = Some(10.0);
-        c.facts.extras = crate::load::forward::test_extras();
+        c.facts.extras = crate::load::forward::test_extras(true);
     }
     let all = charts(&agg);
     let t = &of(&all, ChartKind::Throughput)[0];
@@ -212,23 +212,17 @@ fn forwarding_rates_are_drawn_against_the_line_rate() {
 #[test]
 fn ramps_are_drawn_answered_against_offered() {
     let (_, mut agg) = aggregate(&["unbound"]);
-    assert!(
-        of(&charts(&agg), ChartKind::Ramp).is_empty(),
-        "no ramp, no chart"
-    );
+    assert!(kind_sections(&charts(&agg)).is_empty(), "no ramp, no chart");
+    let seconds = || (0..5).map(|s| (s * 1000, s * 900));
     for c in &mut agg.cells {
-        c.facts.ramp = (0..5)
-            .map(|s| RampSecond {
-                second: s,
-                offered: u64::from(s) * 1000,
-                answered: u64::from(s) * 900,
-                ..RampSecond::default()
-            })
-            .collect();
+        c.facts.extras = ramp_extras(seconds(), &[]);
     }
-    agg.cells[0].facts.ramp_notes = vec!["the ramp stopped at 7.2s, a second behind".into()];
+    agg.cells[0].facts.extras =
+        ramp_extras(seconds(), &["the ramp stopped at 7.2s, a second behind"]);
     let all = charts(&agg);
-    let r = of(&all, ChartKind::Ramp);
+    let sections = kind_sections(&all);
+    assert_eq!(sections.len(), 1, "one section for the kind's charts");
+    let r = of(&all, ChartKind::Kind(sections[0]));
     assert!(
         r[0].caption
             .contains(": the ramp stopped at 7.2s, a second behind."),

@@ -5,8 +5,9 @@
 //!
 //! Everything here is decided from typed data: the load kind's
 //! [`RateUnit`], the probe's [`FreqSource`], the server's placement and the
-//! forwarding report's `bidirectional`, never from names.
+//! load kind's [`RateNote`], never from names.
 
+use crate::load::facts::RateNote;
 use crate::probe::freq::FreqSource;
 use crate::store::{RunData, TrialStatus};
 use crate::units::RateUnit;
@@ -26,9 +27,10 @@ pub struct RunFacts {
     /// move on a VM. `Some(driver)` names the fingerprint's cpufreq driver
     /// (`none: no cpufreq`).
     pub nominal_freq: Option<String>,
-    /// A forwarding run sent both ways at once (`pps` is the sum of the
-    /// two directions); `None` for other loads.
-    pub bidirectional: Option<bool>,
+    /// What the load kind says of its rate beside the unit (a forwarding
+    /// run's directions), from the first successful trial that says any;
+    /// `None` for kinds that say nothing.
+    pub rate_note: Option<RateNote>,
 }
 
 impl RunFacts {
@@ -61,7 +63,7 @@ impl RunFacts {
             rate_unit: crate::load::kind(&data.run.load_kind).ok().map(|k| k.unit),
             server_cpus: pinned.or(online),
             nominal_freq: nominal.then_some(driver),
-            bidirectional: ok().find_map(|t| t.context.extras.bidirectional()),
+            rate_note: ok().find_map(|t| t.context.extras.rate_note()),
         }
     }
 }
@@ -78,7 +80,7 @@ mod tests {
         assert_eq!(f.rate_unit, Some(RateUnit::Requests));
         assert_eq!(f.server_cpus, Some(2), "the environment's online CPUs");
         assert_eq!(f.nominal_freq, None, "no load × frequency in the fixture");
-        assert_eq!(f.bidirectional, None);
+        assert_eq!(f.rate_note, None);
         crate::report::test_support::at_nominal_frequency(&mut data);
         for t in &mut data.trials {
             if let Some(p) = t.probe.as_mut() {

@@ -10,7 +10,7 @@
 use super::environment::{is_key_fact, rows, EnvRow};
 use super::verdicts::{self, SideComparison};
 use super::Merged;
-use crate::report::charts::{charts, Chart, ChartKind};
+use crate::report::charts::{charts, kind_sections, Chart, ChartKind};
 use crate::report::fits::{curve_verdicts, ranking_line};
 use crate::report::format;
 use crate::report::html::document;
@@ -30,6 +30,10 @@ pub fn render(m: &Merged, rules: &Rules) -> String {
 pub fn render_sides(m: &Merged, sides: &[SideComparison], noise: f64) -> String {
     let agg = m.aggregate();
     let all = charts(&agg);
+    // The load kind's own charts (DNS's rate ramps) go with the latency.
+    let latency: Vec<ChartKind> = std::iter::once(ChartKind::Latency)
+        .chain(kind_sections(&all).into_iter().map(ChartKind::Kind))
+        .collect();
     let background = super::background::differences(&m.runs, &m.names);
     let drift = super::drift::of_sides(m);
     let names: Vec<&str> = m.sides.iter().map(|s| s.name.as_str()).collect();
@@ -55,7 +59,7 @@ pub fn render_sides(m: &Merged, sides: &[SideComparison], noise: f64) -> String 
         }
         (drift_section(&drift))
         (curves(&agg))
-        (figures_section("latency", "Latency", &all, &[ChartKind::Latency, ChartKind::Ramp]))
+        (figures_section("latency", "Latency", &all, &latency))
         (figures_section("bandwidth", "Bandwidth", &all, &[ChartKind::Bandwidth]))
         (figures_section("efficiency", "Scaling efficiency", &all, &[ChartKind::Efficiency]))
         (figures_section("server", "Server", &all, &[

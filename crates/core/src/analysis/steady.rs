@@ -16,7 +16,8 @@
 //! - [`Steadiness::TooShort`]: fewer than [`MIN_BUCKETS`] judged buckets.
 //! - [`Steadiness::Ramped`]: not judged, because the offered rate ramps by
 //!   design (the DNS driver's resperf-style ramp); the runner decides it
-//!   from the trial's own ramp view, not from the buckets.
+//!   from what the trial's load kind says of it (its facts'
+//!   `rises_by_design`), not from the buckets.
 //!
 //! The method, step by step:
 //!
