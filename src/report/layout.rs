@@ -9,7 +9,6 @@
 //! bar charts with one bar group per point.
 
 use crate::model::{AxisTarget, Coord, Point};
-use crate::server::ServerKind;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
@@ -142,13 +141,11 @@ fn group_label(p: &Point, group_axes: &[String]) -> String {
 /// `FEW_POINTS` (6) distinct x values; a shorter series gets its measured
 /// peak and decline only (see `super::fits`). A rate, a memory limit or a
 /// dataset size gets no fit.
-pub fn usl_applies(axis: &AxisTarget, server: Option<&ServerKind>) -> bool {
+pub fn usl_applies(axis: &AxisTarget, parallelism: &[String]) -> bool {
     match axis {
         AxisTarget::Connections | AxisTarget::Threads | AxisTarget::ServerCpus => true,
         AxisTarget::Rate | AxisTarget::Connreqs | AxisTarget::ServerMemory => false,
-        AxisTarget::Server(setting) => {
-            server.is_some_and(|k| k.parallelism.contains(&setting.as_str()))
-        }
+        AxisTarget::Server(setting) => parallelism.iter().any(|p| p == setting),
         // The load's concurrency is the common `connections` and `threads`.
         AxisTarget::Load(_) | AxisTarget::Dataset(_) => false,
     }
@@ -221,7 +218,10 @@ mod tests {
     fn usl_only_on_concurrency_axes() {
         let applies = |name: &str, kind: &str| {
             let axis = AxisTarget::from_name(name).unwrap();
-            usl_applies(&axis, crate::server::kind(kind).ok())
+            let parallelism = crate::server::kind(kind).map_or(vec![], |k| {
+                k.parallelism.iter().map(|p| p.to_string()).collect()
+            });
+            usl_applies(&axis, &parallelism)
         };
         assert!(applies("connections", "nginx"));
         assert!(applies("server_cpus", "nginx"));

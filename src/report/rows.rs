@@ -309,12 +309,12 @@ pub fn collect(data: &RunData) -> Aggregate {
         }
     };
     let baseline = pick_baseline(data, &systems, &mut notes);
-    let server = crate::server::kind(&data.run.server_kind).ok();
+    let parallelism = data.run.parallelism.as_deref().unwrap_or_default();
     let usl_axis = layout
         .x_axis
         .as_deref()
         .and_then(|a| points.iter().find_map(|p| p.coord(a)))
-        .is_some_and(|c| super::layout::usl_applies(&c.target, server));
+        .is_some_and(|c| super::layout::usl_applies(&c.target, parallelism));
     let mut cells = Vec::new();
     for p in &points {
         for s in &systems {
@@ -518,20 +518,17 @@ fn median_of(trials: &[&Trial], f: impl Fn(&Trial) -> Option<f64>) -> Option<f64
     })
 }
 
-/// The throughput unit: the one the run's load kind declares. A kind this
-/// scalelab does not know (a store written by a newer version) gets
-/// `requests/s` and a note saying so.
+/// The throughput unit: the one the run's load kind declared, stored with
+/// the run (`runs.rate_unit`). A kind this scalelab does not know (a store
+/// written by a newer version) gets `requests/s` and a note saying so.
 pub(crate) fn throughput_unit(data: &RunData, notes: &mut Vec<String>) -> RateUnit {
-    let name = &data.run.load_kind;
-    match crate::load::kind(name) {
-        Ok(kind) => kind.unit,
-        Err(_) => {
-            notes.push(format!(
-                "unknown load kind `{name}`; throughput is shown as requests/s"
-            ));
-            RateUnit::Requests
-        }
-    }
+    data.run.rate_unit.unwrap_or_else(|| {
+        notes.push(format!(
+            "unknown load kind `{}`; throughput is shown as requests/s",
+            data.run.load_kind
+        ));
+        RateUnit::Requests
+    })
 }
 
 #[cfg(test)]
@@ -593,10 +590,13 @@ mod tests {
         };
         assert_eq!(unit(&data), ("requests/s", 0));
         data.run.load_kind = "pg".into();
+        data.run.rate_unit = crate::store::run_kinds::rate_unit_of("pg");
         assert_eq!(unit(&data), ("transactions/s", 0));
         data.run.load_kind = "fake".into();
+        data.run.rate_unit = crate::store::run_kinds::rate_unit_of("fake");
         assert_eq!(unit(&data), ("frames/s", 0));
         data.run.load_kind = "carrier-pigeon".into();
+        data.run.rate_unit = crate::store::run_kinds::rate_unit_of("carrier-pigeon");
         assert_eq!(unit(&data), ("requests/s", 1));
     }
 

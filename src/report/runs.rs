@@ -372,6 +372,9 @@ mod tests {
             headline: "median".into(),
             load_kind: "http".into(),
             server_kind: "nginx".into(),
+            rate_unit: Some(crate::units::RateUnit::Requests),
+            parallelism: crate::store::run_kinds::parallelism_of("nginx")
+                .map(|p| p.iter().map(|s| s.to_string()).collect()),
             noise: 0.02,
             quick: false,
             label: format!("run{id}"),

@@ -606,6 +606,8 @@ fn create_run(
         headline: exp.trials.headline.as_str(),
         load_kind: &exp.load.kind,
         server_kind: &exp.server.kind,
+        rate_unit: crate::store::run_kinds::rate_unit_of(&exp.load.kind),
+        parallelism: crate::store::run_kinds::parallelism_of(&exp.server.kind),
         noise: exp.trials.noise,
         label: Some(&label),
         revision: opts.revision.as_deref(),

@@ -21,6 +21,7 @@ const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[
     v10_repeat_groups,
     v11_steady_windows,
     v12_run_seed_and_trial_order,
+    v13_run_rate_unit_and_parallelism,
 ];
 
 /// Brings the store up to [`LATEST`] and returns the version it had (0: an
@@ -209,4 +210,30 @@ fn v12_run_seed_and_trial_order(conn: &Connection) -> rusqlite::Result<()> {
          ALTER TABLE trials ADD COLUMN round_position INTEGER;
          ALTER TABLE trials ADD COLUMN start_seq INTEGER;",
     )
+}
+
+/// Version 13: each run records what its kinds told the report, so the
+/// report never looks a kind up by name: `runs.rate_unit` is the load
+/// kind's unit (`requests/s`, ...) and `runs.parallelism` the server
+/// kind's settings that count parallel workers (a JSON list), filled for
+/// the runs already stored from the kinds this version knows (NULL for a
+/// kind it does not: the report then says so and shows requests/s).
+fn v13_run_rate_unit_and_parallelism(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "ALTER TABLE runs ADD COLUMN rate_unit TEXT;
+         ALTER TABLE runs ADD COLUMN parallelism TEXT;",
+    )?;
+    for k in crate::load::KINDS {
+        conn.execute(
+            "UPDATE runs SET rate_unit = ?1 WHERE load_kind = ?2",
+            params![k.unit.as_str(), k.name],
+        )?;
+    }
+    for k in crate::server::KINDS {
+        conn.execute(
+            "UPDATE runs SET parallelism = ?1 WHERE server_kind = ?2",
+            params![super::run_kinds::parallelism_text(k.parallelism), k.name],
+        )?;
+    }
+    Ok(())
 }

@@ -11,6 +11,7 @@ mod profiles;
 mod read;
 pub mod repeats;
 pub mod retry;
+pub mod run_kinds;
 mod run_status;
 pub mod write;
 
@@ -177,6 +178,8 @@ pub(crate) mod tests {
                 headline: "median",
                 load_kind: "http",
                 server_kind: "nginx",
+                rate_unit: crate::store::run_kinds::rate_unit_of("http"),
+                parallelism: crate::store::run_kinds::parallelism_of("nginx"),
                 noise: 0.02,
                 label: None,
                 revision: None,

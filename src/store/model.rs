@@ -194,6 +194,15 @@ pub struct Run {
     /// schema 12 (its trials ran in sweep order).
     #[serde(default)]
     pub order: Option<RunOrder>,
+    /// The load kind's throughput unit, as the kind declared it when the run
+    /// was made; `None`: a kind this version does not know.
+    #[serde(default)]
+    pub rate_unit: Option<crate::units::RateUnit>,
+    /// The server kind's settings that count parallel workers (the USL is
+    /// fitted to them when swept); `None`: a kind this version does not
+    /// know.
+    #[serde(default)]
+    pub parallelism: Option<Vec<String>>,
 }
 
 impl Run {

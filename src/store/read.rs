@@ -33,7 +33,7 @@ impl RunListing {
 
 const RUN_COLUMNS: &str = "id, name, description, started_at, finished_at, status, experiment,
     experiment_path, environment, scalelab_version, server_version, baseline, headline, load_kind,
-    noise, quick, server_kind, label, revision, seed, trial_order";
+    noise, quick, server_kind, label, revision, seed, trial_order, rate_unit, parallelism";
 
 fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
     let env: String = r.get(8)?;
@@ -68,6 +68,12 @@ fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
             }),
             _ => None,
         },
+        rate_unit: super::run_kinds::rate_unit_from_text(
+            r.get::<_, Option<String>>(21)?.as_deref(),
+        ),
+        parallelism: super::run_kinds::parallelism_from_text(
+            r.get::<_, Option<String>>(22)?.as_deref(),
+        ),
     }
     .labelled(r.get(17)?))
 }

@@ -27,6 +27,10 @@ pub struct NewRun<'a> {
     /// The server kind's registry name (it says which settings count
     /// parallel workers).
     pub server_kind: &'a str,
+    /// The load kind's throughput unit (`runs.rate_unit`).
+    pub rate_unit: Option<crate::units::RateUnit>,
+    /// The server kind's parallelism settings (`runs.parallelism`).
+    pub parallelism: Option<&'a [&'a str]>,
     /// Relative differences below this are never called a difference.
     pub noise: f64,
     /// The run's label (`run --label`).
@@ -87,8 +91,9 @@ impl Store {
         self.conn.execute(
             "INSERT INTO runs (name, description, started_at, status, experiment, experiment_path,
                 quick, environment, scalelab_version, baseline, headline, load_kind, noise,
-                server_kind, label, revision)
-             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                server_kind, label, revision, rate_unit, parallelism)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                ?16, ?17)",
             params![
                 r.name,
                 r.description,
@@ -104,7 +109,9 @@ impl Store {
                 r.noise,
                 r.server_kind,
                 r.label,
-                r.revision
+                r.revision,
+                r.rate_unit.map(|u| u.as_str()),
+                r.parallelism.map(super::run_kinds::parallelism_text)
             ],
         )?;
         Ok(self.conn.last_insert_rowid())

@@ -239,6 +239,8 @@ mod compare {
                 headline: "median",
                 load_kind: "http",
                 server_kind: "nginx",
+                rate_unit: scalelab::store::run_kinds::rate_unit_of("http"),
+                parallelism: scalelab::store::run_kinds::parallelism_of("nginx"),
                 noise,
                 label: None,
                 revision: None,

@@ -40,6 +40,8 @@ fn add_run(store: &mut Store, label: &str, scale: f64, bound: bool) {
             headline: "median",
             load_kind: "http",
             server_kind: "nginx",
+            rate_unit: scalelab::store::run_kinds::rate_unit_of("http"),
+            parallelism: scalelab::store::run_kinds::parallelism_of("nginx"),
             noise: 0.02,
             label: Some(label),
             revision: None,

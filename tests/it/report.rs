@@ -97,6 +97,9 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
         headline: headline.into(),
         load_kind: "http".into(),
         server_kind: "nginx".into(),
+        rate_unit: Some(scalelab::units::RateUnit::Requests),
+        parallelism: scalelab::store::run_kinds::parallelism_of("nginx")
+            .map(|p| p.iter().map(|s| s.to_string()).collect()),
         noise: 0.02,
         quick: false,
         label: "Linux 6.1.0".into(),
@@ -764,6 +767,8 @@ fn report_and_export_commands_read_a_stored_run() {
                 headline: "median",
                 load_kind: "http",
                 server_kind: "nginx",
+                rate_unit: scalelab::store::run_kinds::rate_unit_of("http"),
+                parallelism: scalelab::store::run_kinds::parallelism_of("nginx"),
                 noise: 0.02,
                 label: None,
                 revision: None,

@@ -96,6 +96,8 @@ fn report(dir: &Path, spec: &Spec, trials: &[T]) -> String {
                 headline: spec.headline,
                 load_kind: spec.load_kind,
                 server_kind: spec.server_kind,
+                rate_unit: scalelab::store::run_kinds::rate_unit_of(spec.load_kind),
+                parallelism: scalelab::store::run_kinds::parallelism_of(spec.server_kind),
                 noise: 0.02,
                 label: None,
                 revision: None,

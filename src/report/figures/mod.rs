@@ -60,7 +60,7 @@ impl RunFacts {
             .filter(|d| !d.is_empty())
             .unwrap_or_else(|| format!("frequency read from {}", FreqSource::Cpuinfo.as_str()));
         RunFacts {
-            rate_unit: crate::load::kind(&data.run.load_kind).ok().map(|k| k.unit),
+            rate_unit: data.run.rate_unit,
             server_cpus: pinned.or(online),
             nominal_freq: nominal.then_some(driver),
             rate_note: ok().find_map(|t| t.context.extras.rate_note()),

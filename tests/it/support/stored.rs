@@ -65,6 +65,8 @@ pub fn write_run(db: &Path, label: &str, baseline: &str, trials: &[Stored]) -> i
             headline: "median",
             load_kind: "http",
             server_kind: "nginx",
+            rate_unit: scalelab::store::run_kinds::rate_unit_of("http"),
+            parallelism: scalelab::store::run_kinds::parallelism_of("nginx"),
             noise: 0.02,
             label: Some(label),
             revision: None,
