@@ -37,7 +37,6 @@ pub(crate) mod environment;
 pub(crate) mod fingerprint;
 pub(crate) mod freq;
 pub mod limiter;
-pub(crate) mod loadavg;
 pub mod machine;
 pub(crate) mod netdev;
 pub mod netns;

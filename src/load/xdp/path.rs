@@ -79,7 +79,7 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 }
 
 fn read(file: &str) -> String {
-    std::fs::read_to_string(format!("/proc/thread-self/net/{file}")).unwrap_or_default()
+    crate::procfs::me::thread_net(file).unwrap_or_default()
 }
 
 /// The path to `dest` from this thread's namespace. When the next hop's

@@ -11,6 +11,7 @@
 //!   "no internal processes" rule), and scalelab's own cgroup holds scalelab.
 
 use super::PlacementError;
+use crate::procfs::me;
 use std::path::{Path, PathBuf};
 
 /// The cgroup version of a hierarchy.
@@ -209,8 +210,7 @@ pub fn locate_tracking(mounts: &[Mount], membership: &[Membership]) -> Vec<Hiera
 
 /// [`locate_tracking`] for this machine.
 pub fn locate_tracking_here() -> Vec<Hierarchy> {
-    let (Ok(mountinfo), Ok(membership)) = (read("/proc/self/mountinfo"), read("/proc/self/cgroup"))
-    else {
+    let (Ok(mountinfo), Ok(membership)) = (mountinfo(), cgroup()) else {
         return Vec::new();
     };
     locate_tracking(
@@ -236,8 +236,8 @@ fn under_mount(m: &Mount, path: &str) -> PathBuf {
 
 /// Locates every controller on this machine, naming what is missing.
 pub fn locate_here(controller: Controller) -> Result<Hierarchy, PlacementError> {
-    let mountinfo = read("/proc/self/mountinfo")?;
-    let membership = read("/proc/self/cgroup")?;
+    let mountinfo = mountinfo()?;
+    let membership = cgroup()?;
     locate(
         controller,
         &parse_mountinfo(&mountinfo),
@@ -249,11 +249,21 @@ pub fn locate_here(controller: Controller) -> Result<Hierarchy, PlacementError> 
     })
 }
 
-fn read(path: &str) -> Result<String, PlacementError> {
-    std::fs::read_to_string(path).map_err(|e| PlacementError::Cgroup {
+/// This process's `mountinfo`, or the error naming it.
+fn mountinfo() -> Result<String, PlacementError> {
+    me::mountinfo().map_err(|e| unreadable(me::MOUNTINFO, &e))
+}
+
+/// This process's `/proc/self/cgroup`, or the error naming it.
+fn cgroup() -> Result<String, PlacementError> {
+    me::cgroup().map_err(|e| unreadable(me::CGROUP, &e))
+}
+
+fn unreadable(path: &str, e: &std::io::Error) -> PlacementError {
+    PlacementError::Cgroup {
         path: path.to_string(),
         message: e.to_string(),
-    })
+    }
 }
 
 #[cfg(test)]

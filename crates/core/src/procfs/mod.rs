@@ -11,7 +11,12 @@
 //! through it. Parsers are pure and take the file's text; the readers
 //! around them only open the file.
 
+pub mod loadavg;
+pub mod me;
 pub mod net;
 pub mod netns;
 pub mod pid;
 pub mod sockets;
+pub mod stat;
+pub mod sysctl;
+pub mod system;
