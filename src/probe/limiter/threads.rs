@@ -13,10 +13,10 @@
 
 use super::counters::Counters;
 use super::tree_counters::{self, TreeTotal};
-use super::waits::{classify, parse_syscall, FdKind, FdLookup, WaitClass};
+use super::waits::{classify, FdKind, FdLookup, WaitClass};
 use super::woken::{LockSleepers, LOOKBACK};
 use super::{LimiterFigures, ThreadFigures, WaitCounts};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// A thread on a CPU for less than this share of the time it was seen is
 /// not active: its waits are not counted.
@@ -205,7 +205,7 @@ impl LimiterSampler {
             // adds nothing the call does not say, at twice the reads).
             let Some(call) = crate::procfs::pid::task_syscall(m.pid, tid)
                 .ok()
-                .and_then(|t| parse_syscall(&t))
+                .and_then(|t| crate::procfs::pid::parse_syscall(&t))
             else {
                 continue;
             };
@@ -380,7 +380,7 @@ fn fd_kind(pid: u32, fd: u64) -> Option<FdKind> {
         FdKind::Socket
     } else if target == "anon_inode:[eventpoll]" {
         let info = crate::procfs::pid::fdinfo(pid, fd).ok()?;
-        let watched = epoll_targets(&info);
+        let watched = crate::procfs::pid::epoll_targets(&info);
         let socket = |t: &u64| {
             crate::procfs::pid::fd_link(pid, *t)
                 .is_ok_and(|p| p.to_string_lossy().starts_with("socket:"))
@@ -395,27 +395,9 @@ fn fd_kind(pid: u32, fd: u64) -> Option<FdKind> {
     })
 }
 
-/// The descriptors an epoll instance watches, from its fdinfo's `tfd:` lines.
-fn epoll_targets(fdinfo: &str) -> HashSet<u64> {
-    fdinfo
-        .lines()
-        .filter_map(|l| l.trim_start().strip_prefix("tfd:"))
-        .filter_map(|rest| rest.split_ascii_whitespace().next()?.parse().ok())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn epoll_fdinfo_lists_its_targets() {
-        // Captured from a PostgreSQL 15 backend.
-        let info = "pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t1038\n\
-tfd:        7 events:       19 data:     560a1834fac8  pos:0 ino:25ab59 sdev:9\n\
-tfd:        3 events:       19 data:     560a1834faf8  pos:0 ino:25adfc sdev:f\n";
-        assert_eq!(epoll_targets(info), HashSet::from([7, 3]));
-    }
 
     #[test]
     fn a_member_reaped_between_the_scan_and_the_read_leaves_the_reads_readable() {

@@ -56,7 +56,7 @@ pub fn gather(server_cpus: Option<&[usize]>, window: Duration) -> Facts {
         numa_balancing: text(files::NUMA_BALANCING),
         perf_event_paranoid: text(files::PERF_EVENT_PARANOID),
         swap_used_bytes: trimmed(procfs::system::meminfo())
-            .and_then(|m| parse::swap_used_bytes(&m)),
+            .and_then(|m| procfs::system::swap_used_bytes(&m)),
         steal_share: steal(before.0.as_deref(), after.0.as_deref()),
         loadavg: trimmed(procfs::loadavg::text()).map(|t| {
             let l = procfs::loadavg::parse_loadavg(&t);

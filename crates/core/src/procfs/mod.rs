@@ -13,6 +13,7 @@
 
 pub mod loadavg;
 pub mod me;
+pub mod mounts;
 pub mod net;
 pub mod netns;
 pub mod pid;

@@ -308,6 +308,53 @@ pub const PID_PREFIX: &[u8] = b"/proc/";
 /// namespace file.
 pub const NETNS_SUFFIX: &[u8] = b"/ns/net";
 
+/// A parsed `syscall` file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syscall {
+    /// The thread is running (the file says `running`).
+    Running,
+    /// Blocked outside a system call: `-1`. A sleeping thread there waits
+    /// for a page fault to be served, from storage: I/O.
+    None,
+    /// In system call `nr` with these arguments.
+    In {
+        /// The system call's number.
+        nr: std::ffi::c_long,
+        /// Its six arguments.
+        args: [u64; 6],
+    },
+}
+
+/// Parses `/proc/PID/task/TID/syscall`: `running`, `-1 sp pc`, or
+/// `nr a0 a1 a2 a3 a4 a5 sp pc` in hex.
+pub fn parse_syscall(text: &str) -> Option<Syscall> {
+    let mut f = text.split_ascii_whitespace();
+    let first = f.next()?;
+    if first == "running" {
+        return Some(Syscall::Running);
+    }
+    let nr: std::ffi::c_long = first.parse().ok()?;
+    if nr < 0 {
+        return Some(Syscall::None);
+    }
+    let mut args = [0u64; 6];
+    for a in &mut args {
+        let v = f.next()?;
+        *a = u64::from_str_radix(v.trim_start_matches("0x"), 16).ok()?;
+    }
+    Some(Syscall::In { nr, args })
+}
+
+/// The descriptors an epoll instance watches, from its fdinfo's `tfd:`
+/// lines ([`fdinfo`]).
+pub fn epoll_targets(fdinfo: &str) -> std::collections::HashSet<u64> {
+    fdinfo
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("tfd:"))
+        .filter_map(|rest| rest.split_ascii_whitespace().next()?.parse().ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,5 +432,29 @@ mod tests {
     fn children_files_list_pids() {
         assert_eq!(parse_children("12 34 \n"), vec![12, 34]);
         assert_eq!(parse_children(""), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn syscall_files_parse_and_a_truncated_one_does_not() {
+        assert_eq!(parse_syscall("running\n"), Some(Syscall::Running));
+        assert_eq!(parse_syscall("-1 0x7ffd 0x55"), Some(Syscall::None));
+        assert_eq!(
+            parse_syscall("232 0x9 0x5 0x1 0xffffffff 0x0 0x0 0x7ffd 0x7f"),
+            Some(Syscall::In {
+                nr: 232,
+                args: [9, 5, 1, 0xffffffff, 0, 0]
+            })
+        );
+        assert_eq!(parse_syscall(""), None);
+        assert_eq!(parse_syscall("7 0x1"), None, "truncated");
+    }
+
+    #[test]
+    fn epoll_fdinfo_lists_its_targets() {
+        // Captured from a PostgreSQL 15 backend.
+        let info = "pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t1038\n\
+tfd:        7 events:       19 data:     560a1834fac8  pos:0 ino:25ab59 sdev:9\n\
+tfd:        3 events:       19 data:     560a1834faf8  pos:0 ino:25adfc sdev:f\n";
+        assert_eq!(epoll_targets(info), std::collections::HashSet::from([7, 3]));
     }
 }

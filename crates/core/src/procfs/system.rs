@@ -100,6 +100,13 @@ pub fn hypervisor_flag(cpuinfo: &str) -> bool {
         .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
 }
 
+/// `SwapTotal - SwapFree` of `/proc/meminfo`, in bytes.
+pub fn swap_used_bytes(meminfo: &str) -> Option<u64> {
+    let total = meminfo_bytes(meminfo, "SwapTotal")?;
+    let free = meminfo_bytes(meminfo, "SwapFree")?;
+    Some(total.saturating_sub(free))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,5 +135,16 @@ mod tests {
         assert_eq!(meminfo_bytes(meminfo, "MemTotal"), Some(24684356 * 1024));
         assert_eq!(meminfo_bytes(meminfo, "SwapTotal"), Some(0));
         assert_eq!(meminfo_bytes(meminfo, "Nope"), None);
+    }
+
+    #[test]
+    fn swap_in_use() {
+        // This VM's /proc/meminfo has no swap.
+        let vm =
+            "MemTotal: 24684356 kB\nSwapTotal:             0 kB\nSwapFree:              0 kB\n";
+        assert_eq!(swap_used_bytes(vm), Some(0));
+        let used = "SwapTotal:  2097148 kB\nSwapFree:   1048574 kB\n";
+        assert_eq!(swap_used_bytes(used), Some(1048574 * 1024));
+        assert_eq!(swap_used_bytes("MemTotal: 1 kB\n"), None);
     }
 }
