@@ -44,6 +44,8 @@ pub(crate) mod nic;
 pub(crate) mod nic_bsd;
 pub(crate) mod nic_script;
 pub mod own;
+#[cfg(test)]
+mod proc_guard;
 pub(crate) mod sampler;
 pub(crate) mod summary;
 mod text;
