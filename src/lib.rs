@@ -77,9 +77,14 @@
 //! are stored), [`rng`] (the fixed-seed generator), [`owned`] (the paths
 //! and cgroups scalelab makes, named after their owner's PID, removed when
 //! it dies and reclaimed by the next run), [`procfs`] (the one reader of
-//! `/proc`: a process's stat, status and schedstat, its PID-reuse-safe
-//! start time, the network counters, and the one way to join a network
-//! namespace), [`shutdown`] (the Ctrl-C flag
+//! this machine's `/proc`: a process's files (stat, status, schedstat,
+//! its PID-reuse-safe start time, comm, cwd, io, threads, descriptors),
+//! `/proc/self` and `/proc/thread-self`, the machine's stat, loadavg,
+//! meminfo, cpuinfo, cmdline and IRQs, the network tables, and `/proc/sys`,
+//! the one thing it writes, by a sysctl's name; and the one way to join a
+//! network namespace; the one exception is the agentless remote path,
+//! `remote::bare`, whose shell reads another host's `/proc` in that host's
+//! own `sh`; `probe::proc_guard`'s test keeps it so), [`shutdown`] (the Ctrl-C flag
 //! that every long-running loop is handed) and [`kinds`] (what every server
 //! and load kind shares: the settings parser and installation
 //! requirements; each family keeps one registry of kinds,

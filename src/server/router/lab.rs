@@ -337,7 +337,7 @@ pub fn write_sysctl(ns: &str, key: &str, value: &str) -> Result<(), ServerError>
             }));
         }
         Ok(
-            std::fs::write(&path, &value2).map_err(|e| ServerError::Settings {
+            crate::procfs::sysctl::write(&key2, &value2).map_err(|e| ServerError::Settings {
                 kind: KIND,
                 message: format!("sysctl `{key2}` = `{value2}` was refused: {e}"),
             }),

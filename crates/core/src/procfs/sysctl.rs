@@ -1,6 +1,7 @@
-//! `/proc/sys`: the kernel's tunables (sysctl(8)), by their dotted names
-//! (`net.ipv4.ip_local_port_range`) or by the files scalelab checks and
-//! tunes. `/proc/sys/net` is the network namespace's of whoever opens it.
+//! `/proc/sys`: the kernel's tunables (sysctl(8)), read and written by
+//! their dotted names (`net.ipv4.ip_local_port_range`), or read by the
+//! files scalelab checks and tunes. `/proc/sys/net` is the network
+//! namespace's of whoever opens it.
 
 use std::path::PathBuf;
 
@@ -35,6 +36,12 @@ pub fn path_of_parts(parts: &[&str]) -> PathBuf {
 /// The value of the sysctl `key`, as the file has it (with its newline).
 pub fn read(key: &str) -> std::io::Result<String> {
     std::fs::read_to_string(path(key))
+}
+
+/// Sets the sysctl `key` to `value` (in the network namespace of the
+/// calling thread, for a `net.` key).
+pub fn write(key: &str, value: &str) -> std::io::Result<()> {
+    std::fs::write(path(key), value)
 }
 
 /// The text of one of this module's files ([`OSRELEASE`], [`ASLR`]...).
