@@ -34,7 +34,9 @@ pub struct TreeScanner {
 impl TreeScanner {
     /// `root` and its descendants, root first (empty if `root` is gone).
     pub fn scan(&mut self, root: u32) -> Vec<ProcInfo> {
-        let listed = crate::procfs::sockets::all_pids();
+        let Ok(listed) = crate::procfs::pid::all() else {
+            return Vec::new();
+        };
         let mut fresh = Vec::new();
         let mut parents = HashMap::with_capacity(listed.len());
         for pid in listed {

@@ -8,7 +8,7 @@
 //!   `schedstat`, `syscall`, `status` and `children`), its descriptors
 //!   (`fd/` links, `fdinfo/`: an epoll set's targets), its namespace's
 //!   `net/snmp` and `net/netstat`, and the owner of `/proc/PID`; the list
-//!   of PIDs in `/proc` is [`sockets::all_pids`];
+//!   of PIDs in `/proc` is [`pid::all`];
 //! - this process and thread ([`me`]): `/proc/self/exe`, `/proc/self/task`,
 //!   `/proc/self/mountinfo` and `/proc/self/cgroup` (parsed by [`mounts`]),
 //!   `/proc/thread-self/schedstat`, `/proc/thread-self/ns/net` (and PID 1's

@@ -214,6 +214,14 @@ pub fn schedstat_runs(path: impl AsRef<std::path::Path>) -> Option<(u64, u64)> {
     Some((oncpu, f.nth(1)??))
 }
 
+/// The PIDs listed in `/proc`, in its order; an error when it cannot be
+/// read ([`super::sockets::all_pids`] makes that empty).
+pub fn all() -> std::io::Result<Vec<u32>> {
+    Ok(std::fs::read_dir("/proc")?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect())
+}
+
 /// `/proc/PID/comm`: the command name, with its newline.
 pub fn comm(pid: u32) -> std::io::Result<String> {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
