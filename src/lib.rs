@@ -82,9 +82,10 @@
 //! `/proc/self` and `/proc/thread-self`, the machine's stat, loadavg,
 //! meminfo, cpuinfo, cmdline and IRQs, the network tables, and `/proc/sys`,
 //! the one thing it writes, by a sysctl's name; and the one way to join a
-//! network namespace; the one exception is the agentless remote path,
-//! `remote::bare`, whose shell reads another host's `/proc` in that host's
-//! own `sh`; `probe::proc_guard`'s test keeps it so), [`shutdown`] (the Ctrl-C flag
+//! network namespace; the one exception is shell run on another host,
+//! which reads that host's `/proc` in its own `sh`: the agentless path's
+//! scripts, `remote::bare`, and `remote::cluster`'s stale-agent check;
+//! `probe::proc_guard`'s test keeps it so), [`shutdown`] (the Ctrl-C flag
 //! that every long-running loop is handed) and [`kinds`] (what every server
 //! and load kind shares: the settings parser and installation
 //! requirements; each family keeps one registry of kinds,

@@ -28,10 +28,13 @@
 //! `/proc` files alike, by the path its plan names and its undo file
 //! keeps; the `/proc` ones (`/proc/sys/kernel/randomize_va_space`,
 //! `/proc/irq/N/smp_affinity_list`) are named here ([`sysctl::ASLR`],
-//! [`system::IRQ_AFFINITY`]). The one exception to "the one reader" is the agentless remote
-//! path (`src/remote/bare/`): its shell scripts run in another host's own
-//! `sh` and read that host's `/proc`, which no reader here can;
-//! `probe::proc_guard`'s test keeps every other `"/proc` literal in here.
+//! [`system::IRQ_AFFINITY`]).
+//!
+//! The one exception to "the one reader" is shell text run on another
+//! host, which reads that host's `/proc` in its own `sh`: the agentless
+//! remote path's scripts (`src/remote/bare/`) and the check of a stale
+//! agent's `/proc/PID/cmdline` (`remote::cluster`). `probe::proc_guard`'s
+//! test keeps every other `"/proc` literal in here.
 //!
 //! A leaf: it imports no other module of the crate, so every layer (the
 //! probe, `sys`, `placement`, `owned`, the store's leases, the servers and
