@@ -77,9 +77,15 @@
 //! are stored), [`rng`] (the fixed-seed generator), [`owned`] (the paths
 //! and cgroups scalelab makes, named after their owner's PID, removed when
 //! it dies and reclaimed by the next run), [`procfs`] (the one reader of
-//! `/proc`: a process's stat, status and schedstat, its PID-reuse-safe
-//! start time, the network counters, and the one way to join a network
-//! namespace), [`shutdown`] (the Ctrl-C flag
+//! this machine's `/proc`: a process's files (stat, status, schedstat,
+//! its PID-reuse-safe start time, comm, cwd, io, threads, descriptors),
+//! `/proc/self` and `/proc/thread-self`, the machine's stat, loadavg,
+//! meminfo, cpuinfo, cmdline and IRQs, the network tables, and `/proc/sys`,
+//! the one thing it writes, by a sysctl's name; and the one way to join a
+//! network namespace; the one exception is shell run on another host,
+//! which reads that host's `/proc` in its own `sh`: the agentless path's
+//! scripts, `remote::bare`, and `remote::cluster`'s stale-agent check;
+//! `probe::proc_guard`'s test keeps it so), [`shutdown`] (the Ctrl-C flag
 //! that every long-running loop is handed) and [`kinds`] (what every server
 //! and load kind shares: the settings parser and installation
 //! requirements; each family keeps one registry of kinds,

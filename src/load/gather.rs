@@ -183,7 +183,7 @@ pub fn too_few_note() -> String {
 /// The note of a run whose kernel builds the ring but wakes the client for
 /// each reply anyway (lazy poll wakeups came in Linux 6.7).
 pub fn kernel_note() -> Option<String> {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let release = crate::procfs::sysctl::read_file(crate::procfs::sysctl::OSRELEASE).ok()?;
     let mut parts = release.trim().split(|c: char| !c.is_ascii_digit());
     let major: u32 = parts.next()?.parse().ok()?;
     let minor: u32 = parts.next()?.parse().ok()?;

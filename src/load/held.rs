@@ -117,7 +117,8 @@ impl Gap {
 /// The calling thread's run-queue wait so far, in ns (0 when the kernel
 /// keeps no schedstat).
 fn run_queue_ns() -> u64 {
-    crate::procfs::pid::schedstat("/proc/thread-self/schedstat").map_or(0, |(_, waited)| waited)
+    crate::procfs::pid::schedstat(crate::procfs::me::THREAD_SCHEDSTAT)
+        .map_or(0, |(_, waited)| waited)
 }
 
 #[cfg(test)]

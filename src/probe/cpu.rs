@@ -1,65 +1,7 @@
 //! `/proc/stat`: CPU time per CPU and in total, and the run queue.
 
 use super::data::CpuSplit;
-
-/// Cumulative jiffies (USER_HZ ticks) of one `cpu` line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CpuTimes {
-    pub user: u64,
-    pub nice: u64,
-    pub system: u64,
-    pub idle: u64,
-    pub iowait: u64,
-    pub irq: u64,
-    pub softirq: u64,
-    pub steal: u64,
-}
-
-/// The parts of `/proc/stat` the probe uses.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ProcStat {
-    pub total: CpuTimes,
-    /// `(cpu number, times)` for each online CPU.
-    pub per_cpu: Vec<(u32, CpuTimes)>,
-    pub procs_running: u32,
-    pub procs_blocked: u32,
-}
-
-pub fn parse_proc_stat(text: &str) -> ProcStat {
-    let mut out = ProcStat::default();
-    for line in text.lines() {
-        let mut fields = line.split_ascii_whitespace();
-        let Some(key) = fields.next() else { continue };
-        if key == "cpu" {
-            out.total = parse_times(fields);
-        } else if let Some(n) = key.strip_prefix("cpu").and_then(|n| n.parse().ok()) {
-            out.per_cpu.push((n, parse_times(fields)));
-        } else if key == "procs_running" {
-            out.procs_running = fields.next().and_then(|v| v.parse().ok()).unwrap_or(0);
-        } else if key == "procs_blocked" {
-            out.procs_blocked = fields.next().and_then(|v| v.parse().ok()).unwrap_or(0);
-        }
-    }
-    out
-}
-
-fn parse_times<'a>(fields: impl Iterator<Item = &'a str>) -> CpuTimes {
-    let mut v = [0u64; 8];
-    for (slot, f) in v.iter_mut().zip(fields) {
-        *slot = f.parse().unwrap_or(0);
-    }
-    let [user, nice, system, idle, iowait, irq, softirq, steal] = v;
-    CpuTimes {
-        user,
-        nice,
-        system,
-        idle,
-        iowait,
-        irq,
-        softirq,
-        steal,
-    }
-}
+pub use crate::procfs::stat::{CpuTimes, ProcStat};
 
 /// How the time between two readings was spent. Counters that went
 /// backwards (the kernel's idle/iowait accounting can) count as zero.
@@ -96,6 +38,7 @@ pub fn split(before: &CpuTimes, after: &CpuTimes) -> CpuSplit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::procfs::stat::parse_proc_stat;
 
     // Captured on the project VM (2 vCPUs).
     const BEFORE: &str = "\
@@ -116,19 +59,6 @@ cpu1 15047 0 5272 41137 591 5 87 128 0 0
 procs_running 3
 procs_blocked 1
 ";
-
-    #[test]
-    fn parses_totals_cpus_and_run_queue() {
-        let s = parse_proc_stat(BEFORE);
-        assert_eq!(s.total.user, 26545);
-        assert_eq!(s.total.steal, 184);
-        assert_eq!(s.per_cpu.len(), 2);
-        assert_eq!(s.per_cpu[1].0, 1);
-        assert_eq!(s.per_cpu[1].1.iowait, 591);
-        assert_eq!(s.procs_running, 1);
-        let a = parse_proc_stat(AFTER);
-        assert_eq!((a.procs_running, a.procs_blocked), (3, 1));
-    }
 
     #[test]
     fn split_is_fractions_of_elapsed_time() {

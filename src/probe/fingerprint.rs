@@ -3,6 +3,7 @@
 //! memory, network sysctls, limits). Anything unreadable is recorded as
 //! `unavailable`, never an error. Documented in `docs/probe-metrics.md`.
 
+use crate::procfs::sysctl;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 
 pub use super::nic::UNAVAILABLE;
 pub use super::text::{meminfo_bytes, selected};
+pub use crate::procfs::system::{cpu_model, hypervisor_flag};
 
 /// Sysctls recorded with every run (the network stack's queue, port,
 /// buffer and TCP settings, and a few scheduler/VM ones).
@@ -124,8 +126,8 @@ pub struct Fingerprint {
 
 /// Reads the fingerprint of this machine. Never fails.
 pub fn capture() -> Fingerprint {
-    let cpuinfo = read("/proc/cpuinfo");
-    let meminfo = read("/proc/meminfo");
+    let cpuinfo = crate::procfs::system::cpuinfo().unwrap_or_default();
+    let meminfo = crate::procfs::system::meminfo().unwrap_or_default();
     let online_list = crate::placement::online_cpu_list();
     let no_cpufreq = || "none: no cpufreq".to_string();
     let cpufreq = |f: &str| {
@@ -136,10 +138,10 @@ pub fn capture() -> Fingerprint {
     let (soft, hard) = rlimit_nofile();
     Fingerprint {
         scalelab_version: env!("CARGO_PKG_VERSION").to_string(),
-        hostname: read_or("/proc/sys/kernel/hostname"),
-        kernel_release: read_or("/proc/sys/kernel/osrelease"),
-        kernel_version: read_or("/proc/sys/kernel/version"),
-        kernel_cmdline: read_or("/proc/cmdline"),
+        hostname: read_or(sysctl::HOSTNAME),
+        kernel_release: read_or(sysctl::OSRELEASE),
+        kernel_version: read_or(sysctl::VERSION),
+        kernel_cmdline: or_unavailable(crate::procfs::system::cmdline()),
         cpu_model: cpu_model(&cpuinfo).unwrap_or_else(|| UNAVAILABLE.into()),
         online_cpus: online_list.len() as u32,
         online_cpu_list: crate::placement::affinity::format_cpu_list(&online_list),
@@ -160,12 +162,7 @@ pub fn capture() -> Fingerprint {
         smt: read_or("/sys/devices/system/cpu/smt/control"),
         sysctls: SYSCTLS
             .iter()
-            .map(|k| {
-                (
-                    k.to_string(),
-                    read_or(&format!("/proc/sys/{}", k.replace('.', "/"))),
-                )
-            })
+            .map(|k| (k.to_string(), or_unavailable(sysctl::read(k).ok())))
             .collect(),
         rlimit_nofile_soft: soft,
         rlimit_nofile_hard: hard,
@@ -174,16 +171,14 @@ pub fn capture() -> Fingerprint {
     }
 }
 
-fn read(path: &str) -> String {
-    std::fs::read_to_string(path).unwrap_or_default()
-}
-
 /// The file's text with whitespace collapsed, or `unavailable`.
 fn read_or(path: &str) -> String {
-    match std::fs::read_to_string(path) {
-        Ok(s) => collapse(&s),
-        Err(_) => UNAVAILABLE.into(),
-    }
+    or_unavailable(std::fs::read_to_string(path).ok())
+}
+
+/// A file's text with whitespace collapsed, or `unavailable` for none.
+fn or_unavailable(text: Option<String>) -> String {
+    text.map_or_else(|| UNAVAILABLE.into(), |s| collapse(&s))
 }
 
 fn first_readable(paths: &[&str]) -> String {
@@ -213,25 +208,6 @@ fn dir_values(dir: &Path) -> BTreeMap<String, String> {
             Some((name, value))
         })
         .collect()
-}
-
-/// The CPU model: x86's `model name`, else arm's `Hardware` / `CPU part`.
-pub fn cpu_model(cpuinfo: &str) -> Option<String> {
-    ["model name", "Hardware", "cpu model", "CPU part"]
-        .iter()
-        .find_map(|key| {
-            cpuinfo.lines().find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                (k.trim() == *key).then(|| v.trim().to_string())
-            })
-        })
-}
-
-pub fn hypervisor_flag(cpuinfo: &str) -> bool {
-    cpuinfo
-        .lines()
-        .filter(|l| l.starts_with("flags"))
-        .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
 }
 
 fn virtualization(cpuinfo: &str) -> Virtualization {
@@ -297,16 +273,6 @@ mod tests {
 
     #[test]
     fn parsers_on_captured_text() {
-        let cpuinfo =
-            "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu vme hypervisor lahf_lm\n";
-        assert_eq!(cpu_model(cpuinfo).as_deref(), Some("AMD EPYC"));
-        assert!(hypervisor_flag(cpuinfo));
-        assert!(!hypervisor_flag("flags\t\t: fpu vme\n"));
-        assert_eq!(cpu_model("BogoMIPS: 1\n"), None);
-        let meminfo = "MemTotal:       24684356 kB\nSwapTotal:             0 kB\n";
-        assert_eq!(meminfo_bytes(meminfo, "MemTotal"), Some(24684356 * 1024));
-        assert_eq!(meminfo_bytes(meminfo, "SwapTotal"), Some(0));
-        assert_eq!(meminfo_bytes(meminfo, "Nope"), None);
         assert_eq!(selected("always [madvise] never\n"), "madvise");
         assert_eq!(
             selected("always defer defer+madvise [madvise] never"),

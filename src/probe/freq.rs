@@ -1,6 +1,7 @@
 //! CPU frequency: cpufreq's `scaling_cur_freq` where the kernel has cpufreq,
 //! else the `cpu MHz` lines of `/proc/cpuinfo`.
 
+pub use crate::procfs::system::parse_cpuinfo_mhz;
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,28 +19,6 @@ impl FreqSource {
             FreqSource::Unavailable => "unavailable",
         }
     }
-}
-
-/// `(cpu, MHz)` from `/proc/cpuinfo`: each `cpu MHz` line belongs to the
-/// preceding `processor` line.
-pub fn parse_cpuinfo_mhz(text: &str) -> Vec<(u32, f64)> {
-    let mut out = Vec::new();
-    let mut cpu = None;
-    for line in text.lines() {
-        let Some((key, value)) = line.split_once(':') else {
-            continue;
-        };
-        match key.trim() {
-            "processor" => cpu = value.trim().parse().ok(),
-            "cpu MHz" => {
-                if let (Some(c), Ok(mhz)) = (cpu, value.trim().parse::<f64>()) {
-                    out.push((c, mhz));
-                }
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 /// Parses `scaling_cur_freq` (kHz) into MHz.
@@ -86,7 +65,7 @@ impl FreqReader {
                 .iter()
                 .filter_map(|(c, p)| Some((*c, parse_khz(&std::fs::read_to_string(p).ok()?)?)))
                 .collect(),
-            FreqSource::Cpuinfo => std::fs::read_to_string("/proc/cpuinfo")
+            FreqSource::Cpuinfo => (crate::procfs::system::cpuinfo())
                 .map(|t| parse_cpuinfo_mhz(&t))
                 .unwrap_or_default(),
             FreqSource::Unavailable => Vec::new(),
@@ -97,18 +76,6 @@ impl FreqReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpuinfo_mhz_per_processor() {
-        let text = "processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2596.098\n\n\
-                    processor\t: 1\ncpu MHz\t\t: 3100.5\n";
-        assert_eq!(parse_cpuinfo_mhz(text), vec![(0, 2596.098), (1, 3100.5)]);
-        // arm64 cpuinfo has no MHz lines.
-        assert_eq!(
-            parse_cpuinfo_mhz("processor\t: 0\nBogoMIPS\t: 50.00\n"),
-            vec![]
-        );
-    }
 
     #[test]
     fn khz_to_mhz() {

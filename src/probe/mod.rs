@@ -37,7 +37,6 @@ pub(crate) mod environment;
 pub(crate) mod fingerprint;
 pub(crate) mod freq;
 pub mod limiter;
-pub(crate) mod loadavg;
 pub mod machine;
 pub(crate) mod netdev;
 pub mod netns;
@@ -45,6 +44,8 @@ pub(crate) mod nic;
 pub(crate) mod nic_bsd;
 pub(crate) mod nic_script;
 pub mod own;
+#[cfg(test)]
+mod proc_guard;
 pub(crate) mod sampler;
 pub(crate) mod summary;
 mod text;

@@ -65,17 +65,12 @@ impl RunqTracker {
     /// Nanoseconds waited since the previous call (0 on the first call).
     pub fn observe(&mut self) -> u64 {
         let mut now = HashMap::new();
-        if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
-            for t in tasks.flatten() {
-                let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                    continue;
-                };
-                if tid == self.exclude {
-                    continue;
-                }
-                if let Some((_, wait)) = schedstat(t.path().join("schedstat")) {
-                    now.insert(tid, wait);
-                }
+        for (tid, dir) in crate::procfs::me::tasks() {
+            if tid == self.exclude {
+                continue;
+            }
+            if let Some((_, wait)) = schedstat(dir.join("schedstat")) {
+                now.insert(tid, wait);
             }
         }
         let waited = if self.baseline_taken {

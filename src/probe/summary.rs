@@ -3,7 +3,7 @@
 
 use super::cpu::{split, ProcStat};
 use super::data::{NetDelta, PerCpu, ProbeSample, ProbeSummary, ProcessSummary};
-use super::loadavg::LoadAvg;
+use crate::procfs::loadavg::LoadAvg;
 
 /// Everything the summary is computed from.
 #[derive(Debug)]
@@ -152,8 +152,8 @@ fn net_totals(samples: &[ProbeSample]) -> Vec<NetDelta> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::cpu::parse_proc_stat;
     use crate::probe::data::ServerSample;
+    use crate::procfs::stat::parse_proc_stat;
 
     fn sample(
         interval_s: f64,

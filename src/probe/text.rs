@@ -1,18 +1,7 @@
-//! Small parsers of `/proc` and `/sys` text that the fingerprint and the
-//! machine check share.
+//! Small parsers of `/sys` text that the fingerprint and the machine
+//! check share (`meminfo_bytes` is [`crate::procfs::system`]'s).
 
-/// A `/proc/meminfo` line (`MemTotal:  24684 kB`) in bytes.
-pub fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
-    meminfo.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        if k.trim() != key {
-            return None;
-        }
-        let mut f = v.split_whitespace();
-        let n: u64 = f.next()?.parse().ok()?;
-        Some(if f.next() == Some("kB") { n * 1024 } else { n })
-    })
-}
+pub use crate::procfs::system::meminfo_bytes;
 
 /// The bracketed choice in `always [madvise] never`.
 pub fn selected(text: &str) -> String {

@@ -8,7 +8,7 @@
 //! exits; summing only live processes would lose the CPU of any process
 //! that exits before the next sample.
 
-use crate::procfs::pid::{ctx_switches, PidStat};
+use crate::procfs::pid::{ctx_switches, main_ctx_switches, PidStat};
 use std::collections::{HashMap, HashSet};
 
 /// One member of the tree at one sample.
@@ -34,13 +34,9 @@ pub struct TreeScanner {
 impl TreeScanner {
     /// `root` and its descendants, root first (empty if `root` is gone).
     pub fn scan(&mut self, root: u32) -> Vec<ProcInfo> {
-        let Ok(dir) = std::fs::read_dir("/proc") else {
+        let Ok(listed) = crate::procfs::pid::all() else {
             return Vec::new();
         };
-        let listed: Vec<u32> = dir
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-            .collect();
         let mut fresh = Vec::new();
         let mut parents = HashMap::with_capacity(listed.len());
         for pid in listed {
@@ -96,15 +92,14 @@ pub fn select_tree(root: u32, all: Vec<PidStat>) -> Vec<PidStat> {
 /// Context switches of all threads of `pid` (the status file of a process
 /// reports only its main thread).
 fn read_ctx(pid: u32, threads: u32) -> (u64, u64) {
-    let one = |path: String| ctx_switches(&path);
     if threads <= 1 {
-        return one(format!("/proc/{pid}/status"));
+        return main_ctx_switches(pid);
     }
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return one(format!("/proc/{pid}/status"));
+    let Ok(tasks) = crate::procfs::pid::tasks(pid) else {
+        return main_ctx_switches(pid);
     };
-    tasks.flatten().fold((0, 0), |acc, t| {
-        let (v, i) = one(format!("{}/status", t.path().display()));
+    tasks.into_iter().fold((0, 0), |acc, (_, dir)| {
+        let (v, i) = ctx_switches(&format!("{}/status", dir.display()));
         (acc.0 + v, acc.1 + i)
     })
 }

@@ -1,17 +1,17 @@
 //! The sampled window: readings of every source, the deltas between
 //! consecutive readings (the timeline), and the summary at the end.
 
-use super::cpu::{parse_proc_stat, split, ProcStat};
+use super::cpu::{split, ProcStat};
 use super::data::{PerCpu, ProbeData, ProbeSample, ServerSample};
 use super::energy::{EnergyWorker, Meter};
 use super::freq::{FreqReader, FreqSource};
 use super::limiter::threads::{LimiterSampler, Member};
-use super::loadavg::{parse_loadavg, LoadAvg};
 use super::netdev::{delta, parse_net_dev, NetCounters};
 use super::own::{self, RunqTracker};
 use super::summary::{summarize, SummaryInputs};
 use super::tracker::{Interval, Tracker};
 use super::tree::{self, TreeScanner, TreeTotals};
+use crate::procfs::loadavg::LoadAvg;
 use std::time::{Duration, Instant};
 
 /// One reading of every source.
@@ -144,8 +144,8 @@ impl State {
             at,
             stat: read_stat(),
             freq: self.freq.read(),
-            load: parse_loadavg(&std::fs::read_to_string("/proc/loadavg").unwrap_or_default()),
-            net: parse_net_dev(&std::fs::read_to_string("/proc/net/dev").unwrap_or_default()),
+            load: crate::procfs::loadavg::read(),
+            net: parse_net_dev(&crate::procfs::system::net_dev().unwrap_or_default()),
             tree,
             process_cpu_ns: own::process_cpu_ns(),
             sampler_cpu_ns: own::thread_cpu_ns(),
@@ -310,7 +310,7 @@ fn server_sample(
 }
 
 fn read_stat() -> ProcStat {
-    parse_proc_stat(&std::fs::read_to_string("/proc/stat").unwrap_or_default())
+    crate::procfs::stat::read()
 }
 
 fn placeholder(stat: ProcStat) -> Snapshot {

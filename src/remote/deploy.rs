@@ -229,7 +229,8 @@ fn process_alive(pid: i32) -> bool {
 }
 
 fn local_hostname() -> String {
-    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let name =
+        crate::procfs::sysctl::read_file(crate::procfs::sysctl::HOSTNAME).unwrap_or_default();
     let name: String = name
         .trim()
         .chars()
@@ -253,7 +254,7 @@ fn agent_error(host: &Host, message: String) -> RemoteError {
 /// Fails, naming the host, when the host is unreachable or runs another OS
 /// (use an `external` server there).
 pub fn ensure_agent(ssh: &Ssh, host: &Host) -> Result<String, RemoteError> {
-    let exe = std::fs::read("/proc/self/exe").map_err(|e| {
+    let exe = crate::procfs::me::exe().map_err(|e| {
         agent_error(
             host,
             format!("cannot read this scalelab's own executable: {e}"),

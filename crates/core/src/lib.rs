@@ -11,7 +11,8 @@
 //!   [`kinds`] (the settings parser and installation requirements every
 //!   kind shares), [`units`], [`finite`], [`rng`], [`shutdown`],
 //!   [`owned`] (owner-PID paths and cgroups, the reaper) and [`procfs`]
-//!   (reading `/proc`, joining a network namespace).
+//!   (the one reader of `/proc`, and writer of a sysctl; joining a network
+//!   namespace).
 //! - [`placement`]: CPU pinning and cgroup memory limits.
 //! - [`sys`]: processes, the one server lifecycle (session, cgroup,
 //!   watchdog), private network namespaces, routes, the page cache.

@@ -140,9 +140,7 @@ pub fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
 
 /// net.ipv4.ip_local_port_range, as written there (`32768\t60999`).
 pub fn local_port_range() -> Option<(u32, u32)> {
-    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
-    let mut it = text.split_whitespace().map(str::parse::<u32>);
-    Some((it.next()?.ok()?, it.next()?.ok()?))
+    crate::procfs::sysctl::local_port_range()
 }
 
 #[cfg(test)]

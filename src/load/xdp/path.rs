@@ -5,6 +5,7 @@
 //! (`/proc/thread-self/net`), so a thread that joined a lab sees the lab's.
 
 use super::XdpError;
+pub(crate) use crate::procfs::net::{neighbour, route};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::time::{Duration, Instant};
 
@@ -28,58 +29,8 @@ pub(crate) struct Path {
     pub next_hop_mac: [u8; 6],
 }
 
-/// One line of `/proc/net/route`: interface, destination, gateway, mask.
-fn parse_route(line: &str) -> Option<(String, u32, u32, u32)> {
-    let f: Vec<&str> = line.split_whitespace().collect();
-    let hex = |s: &str| u32::from_str_radix(s, 16).ok().map(u32::from_be);
-    Some((
-        f.first()?.to_string(),
-        hex(f.get(1)?)?,
-        hex(f.get(2)?)?,
-        hex(f.get(7)?)?,
-    ))
-}
-
-/// The longest-prefix route to `dest` in a `/proc/net/route` table:
-/// (interface, gateway or `None` when on-link).
-pub(crate) fn route(table: &str, dest: Ipv4Addr) -> Option<(String, Option<Ipv4Addr>)> {
-    let d = u32::from(dest);
-    table
-        .lines()
-        .skip(1)
-        .filter_map(parse_route)
-        .filter(|(_, net, _, mask)| d & mask == net & mask)
-        .max_by_key(|(_, _, _, mask)| mask.count_ones())
-        .map(|(ifname, _, gw, _)| (ifname, (gw != 0).then(|| Ipv4Addr::from(gw))))
-}
-
-/// The MAC of `ip` on `ifname` in a `/proc/net/arp` table, if resolved.
-pub(crate) fn neighbour(table: &str, ip: Ipv4Addr, ifname: &str) -> Option<[u8; 6]> {
-    table.lines().skip(1).find_map(|line| {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let complete = f
-            .get(2)
-            .and_then(|x| u32::from_str_radix(x.trim_start_matches("0x"), 16).ok())?
-            & 2
-            != 0;
-        if f.first()?.parse::<Ipv4Addr>().ok()? != ip || f.get(5)? != &ifname || !complete {
-            return None;
-        }
-        parse_mac(f.get(3)?)
-    })
-}
-
-fn parse_mac(s: &str) -> Option<[u8; 6]> {
-    let mut mac = [0u8; 6];
-    let mut parts = s.split(':');
-    for b in &mut mac {
-        *b = u8::from_str_radix(parts.next()?, 16).ok()?;
-    }
-    parts.next().is_none().then_some(mac)
-}
-
 fn read(file: &str) -> String {
-    std::fs::read_to_string(format!("/proc/thread-self/net/{file}")).unwrap_or_default()
+    crate::procfs::me::thread_net(file).unwrap_or_default()
 }
 
 /// The path to `dest` from this thread's namespace. When the next hop's
@@ -169,37 +120,4 @@ pub(crate) fn hw_addr(name: &str) -> Option<[u8; 6]> {
         *m = b as u8;
     }
     Some(mac)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const ROUTES: &str =
-        "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
-        eth0\t00000000\t0100A8C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n\
-        veth0\t000012C6\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
-
-    #[test]
-    fn the_longest_prefix_wins_and_on_link_has_no_gateway() {
-        let on_link = route(ROUTES, Ipv4Addr::new(198, 18, 0, 2)).unwrap();
-        assert_eq!(on_link, ("veth0".to_string(), None));
-        let via = route(ROUTES, Ipv4Addr::new(10, 1, 2, 3)).unwrap();
-        assert_eq!(
-            via,
-            ("eth0".to_string(), Some(Ipv4Addr::new(192, 168, 0, 1)))
-        );
-    }
-
-    #[test]
-    fn only_a_complete_entry_on_that_interface_gives_a_mac() {
-        let arp =
-            "IP address       HW type     Flags       HW address            Mask     Device\n\
-            198.18.0.2       0x1         0x2         02:00:00:00:00:02     *        veth0\n\
-            198.18.0.3       0x1         0x0         00:00:00:00:00:00     *        veth0\n";
-        let ip = |d| Ipv4Addr::new(198, 18, 0, d);
-        assert_eq!(neighbour(arp, ip(2), "veth0"), Some([2, 0, 0, 0, 0, 2]));
-        assert_eq!(neighbour(arp, ip(2), "eth0"), None);
-        assert_eq!(neighbour(arp, ip(3), "veth0"), None);
-    }
 }

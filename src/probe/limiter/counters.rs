@@ -77,10 +77,10 @@ impl Counters {
     /// Reads the counters of `pid`'s network namespace and the machine's
     /// swap counters.
     pub fn read(pid: u32) -> Counters {
-        let file = |p: String| std::fs::read_to_string(p).unwrap_or_default();
-        let netstat = file(format!("/proc/{pid}/net/netstat"));
-        let snmp = file(format!("/proc/{pid}/net/snmp"));
-        let vmstat = file("/proc/vmstat".into());
+        let file = |name| crate::procfs::pid::net_file(pid, name).unwrap_or_default();
+        let netstat = file("netstat");
+        let snmp = file("snmp");
+        let vmstat = crate::procfs::system::vmstat().unwrap_or_default();
         let mut c = Counters::default();
         for (source, table, name, field) in SOURCES {
             *field(&mut c) = match source {

@@ -13,10 +13,10 @@
 
 use super::counters::Counters;
 use super::tree_counters::{self, TreeTotal};
-use super::waits::{classify, parse_syscall, FdKind, FdLookup, WaitClass};
+use super::waits::{classify, FdKind, FdLookup, WaitClass};
 use super::woken::{LockSleepers, LOOKBACK};
 use super::{LimiterFigures, ThreadFigures, WaitCounts};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// A thread on a CPU for less than this share of the time it was seen is
 /// not active: its waits are not counted.
@@ -120,8 +120,7 @@ impl LimiterSampler {
     fn read_sample(&mut self, members: &[Member], interval_s: f64, baseline: bool) {
         for m in members.iter().filter(|m| !m.zombie) {
             for tid in tids(m) {
-                let path = format!("/proc/{}/task/{tid}/schedstat", m.pid);
-                let Some(now) = crate::procfs::pid::schedstat(path) else {
+                let Some(now) = crate::procfs::pid::task_schedstat(m.pid, tid) else {
                     continue;
                 };
                 let t = self.threads.entry(tid).or_default();
@@ -204,10 +203,9 @@ impl LimiterSampler {
             // One read a thread: `running` for a thread on a CPU or
             // runnable, else the call it sleeps in (the state letter
             // adds nothing the call does not say, at twice the reads).
-            let path = format!("/proc/{}/task/{tid}/syscall", m.pid);
-            let Some(call) = std::fs::read_to_string(path)
+            let Some(call) = crate::procfs::pid::task_syscall(m.pid, tid)
                 .ok()
-                .and_then(|t| parse_syscall(&t))
+                .and_then(|t| crate::procfs::pid::parse_syscall(&t))
             else {
                 continue;
             };
@@ -350,13 +348,11 @@ fn tids(m: &Member) -> Vec<u32> {
     if m.threads <= 1 {
         return vec![m.pid];
     }
-    std::fs::read_dir(format!("/proc/{}/task", m.pid))
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| e.file_name().to_str()?.parse().ok())
-                .collect()
-        })
+    (crate::procfs::pid::tasks(m.pid)
         .unwrap_or_default()
+        .into_iter())
+    .map(|(tid, _)| tid)
+    .collect()
 }
 
 /// Descriptors of one process, looked up in `/proc/PID/fd` and cached for
@@ -378,15 +374,15 @@ impl FdLookup for ProcFds<'_> {
 }
 
 fn fd_kind(pid: u32, fd: u64) -> Option<FdKind> {
-    let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?;
+    let target = crate::procfs::pid::fd_link(pid, fd).ok()?;
     let target = target.to_string_lossy();
     Some(if target.starts_with("socket:") {
         FdKind::Socket
     } else if target == "anon_inode:[eventpoll]" {
-        let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
-        let watched = epoll_targets(&info);
+        let info = crate::procfs::pid::fdinfo(pid, fd).ok()?;
+        let watched = crate::procfs::pid::epoll_targets(&info);
         let socket = |t: &u64| {
-            std::fs::read_link(format!("/proc/{pid}/fd/{t}"))
+            crate::procfs::pid::fd_link(pid, *t)
                 .is_ok_and(|p| p.to_string_lossy().starts_with("socket:"))
         };
         FdKind::Epoll {
@@ -399,27 +395,9 @@ fn fd_kind(pid: u32, fd: u64) -> Option<FdKind> {
     })
 }
 
-/// The descriptors an epoll instance watches, from its fdinfo's `tfd:` lines.
-fn epoll_targets(fdinfo: &str) -> HashSet<u64> {
-    fdinfo
-        .lines()
-        .filter_map(|l| l.trim_start().strip_prefix("tfd:"))
-        .filter_map(|rest| rest.split_ascii_whitespace().next()?.parse().ok())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn epoll_fdinfo_lists_its_targets() {
-        // Captured from a PostgreSQL 15 backend.
-        let info = "pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t1038\n\
-tfd:        7 events:       19 data:     560a1834fac8  pos:0 ino:25ab59 sdev:9\n\
-tfd:        3 events:       19 data:     560a1834faf8  pos:0 ino:25adfc sdev:f\n";
-        assert_eq!(epoll_targets(info), HashSet::from([7, 3]));
-    }
 
     #[test]
     fn a_member_reaped_between_the_scan_and_the_read_leaves_the_reads_readable() {

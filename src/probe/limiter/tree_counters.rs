@@ -98,8 +98,8 @@ fn read_process(pid: u32) -> ProcessReading {
     let Some(stat) = crate::procfs::pid::stat(pid) else {
         return ProcessReading::Gone;
     };
-    let read_bytes = match std::fs::read_to_string(format!("/proc/{pid}/io")) {
-        Ok(text) => parse_read_bytes(&text),
+    let read_bytes = match crate::procfs::pid::io(pid) {
+        Ok(text) => crate::procfs::pid::parse_read_bytes(&text),
         Err(e) if gone(&e) => return ProcessReading::Gone,
         Err(_) => None,
     };
@@ -112,15 +112,6 @@ fn read_process(pid: u32) -> ProcessReading {
 /// The process no longer exists (reaped between the scan and the read).
 fn gone(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH)
-}
-
-/// `read_bytes:` of a `/proc/PID/io` text.
-pub fn parse_read_bytes(text: &str) -> Option<u64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix("read_bytes:"))?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// One figure of the tree over a window: its sum at the first reading and
@@ -224,12 +215,5 @@ mod tests {
         // The reaped child is skipped; this process is read.
         let r = super::read(&[me, pid]).unwrap();
         assert!(r.read_bytes.is_some());
-    }
-
-    #[test]
-    fn read_bytes_come_from_the_io_file() {
-        let io = "rchar: 10\nwchar: 0\nsyscr: 1\nsyscw: 0\nread_bytes: 4096\nwrite_bytes: 0\n";
-        assert_eq!(parse_read_bytes(io), Some(4096));
-        assert_eq!(parse_read_bytes("rchar: 1\n"), None);
     }
 }

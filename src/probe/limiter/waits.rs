@@ -12,6 +12,7 @@
 //! semaphore, a futex). A timed wait with no socket is a background
 //! thread's rest.
 
+pub use crate::procfs::pid::Syscall;
 use libc::c_long;
 
 /// What a sampled thread was doing.
@@ -51,43 +52,6 @@ pub enum FdKind {
 pub trait FdLookup {
     /// What descriptor `fd` is, or `None` when it cannot be read (closed).
     fn kind(&mut self, fd: u64) -> Option<FdKind>;
-}
-
-/// A parsed `syscall` file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Syscall {
-    /// The thread is running (the file says `running`).
-    Running,
-    /// Blocked outside a system call: `-1`. A sleeping thread there waits
-    /// for a page fault to be served, from storage: I/O.
-    None,
-    /// In system call `nr` with these arguments.
-    In {
-        /// The system call's number.
-        nr: c_long,
-        /// Its six arguments.
-        args: [u64; 6],
-    },
-}
-
-/// Parses `/proc/PID/task/TID/syscall`: `running`, `-1 sp pc`, or
-/// `nr a0 a1 a2 a3 a4 a5 sp pc` in hex.
-pub fn parse_syscall(text: &str) -> Option<Syscall> {
-    let mut f = text.split_ascii_whitespace();
-    let first = f.next()?;
-    if first == "running" {
-        return Some(Syscall::Running);
-    }
-    let nr: c_long = first.parse().ok()?;
-    if nr < 0 {
-        return Some(Syscall::None);
-    }
-    let mut args = [0u64; 6];
-    for a in &mut args {
-        let v = f.next()?;
-        *a = u64::from_str_radix(v.trim_start_matches("0x"), 16).ok()?;
-    }
-    Some(Syscall::In { nr, args })
 }
 
 /// The thread's class from its state letter and, for a sleeping thread, its
@@ -256,7 +220,7 @@ mod tests {
     }
 
     fn call(text: &str) -> Option<Syscall> {
-        parse_syscall(text)
+        crate::procfs::pid::parse_syscall(text)
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -301,7 +265,5 @@ mod tests {
             classify('S', call("-1 0x7ffd 0x55"), &mut fds),
             WaitClass::Io
         );
-        assert_eq!(parse_syscall(""), None);
-        assert_eq!(parse_syscall("7 0x1"), None, "truncated");
     }
 }

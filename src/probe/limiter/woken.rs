@@ -85,7 +85,7 @@ pub fn not_past_the_lock(then: (u64, u64), now: (u64, u64)) -> bool {
 }
 
 fn schedstat(pid: u32, tid: u32) -> Option<(u64, u64)> {
-    crate::procfs::pid::schedstat_runs(format!("/proc/{pid}/task/{tid}/schedstat"))
+    crate::procfs::pid::task_schedstat_runs(pid, tid)
 }
 
 #[cfg(test)]

@@ -34,13 +34,13 @@ pub mod files {
     /// acpi-cpufreq's (and amd-pstate's) boost switch (`0`: boost off).
     pub const BOOST: &str = "/sys/devices/system/cpu/cpufreq/boost";
     /// An IRQ's allowed CPUs.
-    pub const IRQ_AFFINITY: &str = "/proc/irq/{irq}/smp_affinity_list";
+    pub const IRQ_AFFINITY: &str = crate::procfs::system::IRQ_AFFINITY;
     /// ASLR (`2`: full randomisation).
-    pub const ASLR: &str = "/proc/sys/kernel/randomize_va_space";
+    pub const ASLR: &str = crate::procfs::sysctl::ASLR;
     /// Automatic NUMA balancing.
-    pub const NUMA_BALANCING: &str = "/proc/sys/kernel/numa_balancing";
+    pub const NUMA_BALANCING: &str = crate::procfs::sysctl::NUMA_BALANCING;
     /// Who may use perf events.
-    pub const PERF_EVENT_PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
+    pub const PERF_EVENT_PARANOID: &str = crate::procfs::sysctl::PERF_EVENT_PARANOID;
 
     /// `pattern` with its `{cpu}` or `{irq}` filled in.
     pub fn of(pattern: &str, n: impl std::fmt::Display) -> String {

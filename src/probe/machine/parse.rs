@@ -1,5 +1,6 @@
-//! Pure parsers of the machine's knobs: text of `/sys` and `/proc` files in,
-//! values out. The reading of the files is in `super::read`.
+//! Pure parsers of the machine's knobs: text of `/sys` files and of
+//! procfs's readings in, values out. The reading of the files is in
+//! `super::read` (`/proc`'s through [`crate::procfs`]).
 
 use crate::placement::affinity::{format_cpu_list, parse_cpu_list};
 
@@ -83,13 +84,6 @@ pub fn moved_off(list: &str, server: &[usize], online: &[usize]) -> Option<Strin
         rest = keep(online);
     }
     (!rest.is_empty()).then(|| format_cpu_list(&rest))
-}
-
-/// `SwapTotal - SwapFree` of `/proc/meminfo`, in bytes.
-pub fn swap_used_bytes(meminfo: &str) -> Option<u64> {
-    let total = super::super::text::meminfo_bytes(meminfo, "SwapTotal")?;
-    let free = super::super::text::meminfo_bytes(meminfo, "SwapFree")?;
-    Some(total.saturating_sub(free))
 }
 
 /// A process's CPU ticks at one reading.
@@ -211,17 +205,6 @@ mod tests {
         assert_eq!(moved_off("1", &[1], &online).unwrap(), "0,2-3");
         assert_eq!(moved_off("0-3", &[0, 1, 2, 3], &online), None);
         assert_eq!(moved_off("garbage", &[1], &online), None);
-    }
-
-    #[test]
-    fn swap_in_use() {
-        // This VM's /proc/meminfo has no swap.
-        let vm =
-            "MemTotal: 24684356 kB\nSwapTotal:             0 kB\nSwapFree:              0 kB\n";
-        assert_eq!(swap_used_bytes(vm), Some(0));
-        let used = "SwapTotal:  2097148 kB\nSwapFree:   1048574 kB\n";
-        assert_eq!(swap_used_bytes(used), Some(1048574 * 1024));
-        assert_eq!(swap_used_bytes("MemTotal: 1 kB\n"), None);
     }
 
     #[test]

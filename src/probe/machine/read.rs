@@ -4,12 +4,16 @@
 use super::files::{self, of};
 use super::parse::{self, IdleState, ProcTicks};
 use super::{Facts, BUSY_SHARE};
+use crate::procfs;
 use std::time::{Duration, Instant};
 
 fn text(path: &str) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
+    trimmed(std::fs::read_to_string(path).ok())
+}
+
+/// A file's text, trimmed.
+fn trimmed(text: Option<String>) -> Option<String> {
+    text.map(|s| s.trim().to_string())
 }
 
 /// The online CPUs.
@@ -27,9 +31,9 @@ pub fn gather(server_cpus: Option<&[usize]>, window: Duration) -> Facts {
             .filter_map(|&c| Some((c, text(&of(pattern, c))?)))
             .collect()
     };
-    let before = (text("/proc/stat"), proc_ticks(), Instant::now());
+    let before = (trimmed(procfs::stat::text()), proc_ticks(), Instant::now());
     std::thread::sleep(window);
-    let after = (text("/proc/stat"), proc_ticks(), Instant::now());
+    let after = (trimmed(procfs::stat::text()), proc_ticks(), Instant::now());
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let ticks = after.2.duration_since(before.2).as_secs_f64() * hz;
@@ -43,7 +47,7 @@ pub fn gather(server_cpus: Option<&[usize]>, window: Duration) -> Facts {
         idle_states: idle_states(),
         irqbalance: pids_of_irqbalance(),
         irqs: irq_affinities(),
-        cmdline: text("/proc/cmdline").unwrap_or_default(),
+        cmdline: trimmed(procfs::system::cmdline()).unwrap_or_default(),
         isolated: text("/sys/devices/system/cpu/isolated"),
         nohz_full: text("/sys/devices/system/cpu/nohz_full"),
         aslr: text(files::ASLR),
@@ -51,10 +55,11 @@ pub fn gather(server_cpus: Option<&[usize]>, window: Duration) -> Facts {
             .map(|t| crate::probe::text::selected(&t)),
         numa_balancing: text(files::NUMA_BALANCING),
         perf_event_paranoid: text(files::PERF_EVENT_PARANOID),
-        swap_used_bytes: text("/proc/meminfo").and_then(|m| parse::swap_used_bytes(&m)),
+        swap_used_bytes: trimmed(procfs::system::meminfo())
+            .and_then(|m| procfs::system::swap_used_bytes(&m)),
         steal_share: steal(before.0.as_deref(), after.0.as_deref()),
-        loadavg: text("/proc/loadavg").map(|t| {
-            let l = crate::probe::loadavg::parse_loadavg(&t);
+        loadavg: trimmed(procfs::loadavg::text()).map(|t| {
+            let l = procfs::loadavg::parse_loadavg(&t);
             [l.one, l.five, l.fifteen]
         }),
         busy: parse::busy(&before.1, &after.1, ticks, BUSY_SHARE, &skip),
@@ -67,8 +72,8 @@ pub fn gather(server_cpus: Option<&[usize]>, window: Duration) -> Facts {
 fn steal(before: Option<&str>, after: Option<&str>) -> Option<f64> {
     let (b, a) = (before?, after?);
     let (b, a) = (
-        crate::probe::cpu::parse_proc_stat(b).total,
-        crate::probe::cpu::parse_proc_stat(a).total,
+        procfs::stat::parse_proc_stat(b).total,
+        procfs::stat::parse_proc_stat(a).total,
     );
     let split = crate::probe::cpu::split(&b, &a);
     Some(split.steal)
@@ -91,27 +96,15 @@ fn idle_states() -> Vec<IdleState> {
 /// Every process whose `/proc/PID/comm` is exactly `irqbalance`.
 pub fn pids_of_irqbalance() -> Vec<u32> {
     let procs: Vec<(u32, String)> = (crate::procfs::sockets::all_pids().into_iter())
-        .filter_map(|pid| {
-            Some((
-                pid,
-                std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?,
-            ))
-        })
+        .filter_map(|pid| Some((pid, procfs::pid::comm(pid).ok()?)))
         .collect();
     parse::pids_named(&procs, "irqbalance")
 }
 
 /// Each IRQ's `smp_affinity_list`, by IRQ number.
 pub fn irq_affinities() -> Vec<(u32, String)> {
-    let Ok(dir) = std::fs::read_dir("/proc/irq") else {
-        return Vec::new();
-    };
-    let mut out: Vec<(u32, String)> = dir
-        .flatten()
-        .filter_map(|e| {
-            let irq: u32 = e.file_name().to_str()?.parse().ok()?;
-            Some((irq, text(&of(files::IRQ_AFFINITY, irq))?))
-        })
+    let mut out: Vec<(u32, String)> = (procfs::system::irqs().into_iter())
+        .filter_map(|irq| Some((irq, text(&of(files::IRQ_AFFINITY, irq))?)))
         .collect();
     out.sort_unstable();
     out

@@ -76,9 +76,7 @@ fn postgres_runs_as_its_user_under_dash_and_posh_and_leaves_nothing() {
             .trim()
             .parse()
             .unwrap();
-        let owner = std::os::unix::fs::MetadataExt::uid(
-            &std::fs::metadata(format!("/proc/{server}")).unwrap(),
-        );
+        let owner = crate::procfs::pid::owner(server).unwrap();
         assert_ne!(owner, 0, "{shell}: postgres runs as root");
         let mut stdin = child.stdin.take().unwrap();
         if close {

@@ -281,11 +281,11 @@ mod tests {
     #[test]
     fn linux_sections_of_this_machine_parse() {
         // Read here and now: the shape is the kernel's, not invented.
-        let stat = std::fs::read_to_string("/proc/stat").unwrap();
-        let net = std::fs::read_to_string("/proc/net/netstat").unwrap()
-            + &std::fs::read_to_string("/proc/net/snmp").unwrap();
         let me = std::process::id();
-        let pstat = std::fs::read_to_string(format!("/proc/{me}/stat")).unwrap();
+        let stat = crate::procfs::stat::text().unwrap();
+        let net = crate::procfs::pid::net_file(me, "netstat").unwrap()
+            + &crate::procfs::pid::net_file(me, "snmp").unwrap();
+        let pstat = crate::procfs::pid::stat_text(me).unwrap();
         let text = format!(
             "#os\nLinux\n#ticks\n100\n#pagesize\n4096\n#stat\n{stat}#netstat\n{net}#tree\n3 4 {pstat}"
         );

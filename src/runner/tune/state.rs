@@ -113,16 +113,17 @@ pub fn reclaim(base: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::machine::files;
 
     #[test]
     fn lines_round_trip_and_only_tuned_knobs_are_written_back() {
         let steps = [
             Undo::Write {
-                file: "/proc/sys/kernel/randomize_va_space".into(),
+                file: files::ASLR.into(),
                 old: "1".into(),
             },
             Undo::Write {
-                file: "/proc/irq/24/smp_affinity_list".into(),
+                file: files::of(files::IRQ_AFFINITY, 24),
                 old: "0-1".into(),
             },
             Undo::Cont {

@@ -153,18 +153,8 @@ pub fn processes_in(dir: &Path) -> Vec<u32> {
     let Ok(target) = dir.canonicalize() else {
         return Vec::new();
     };
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/cwd"))
-                .ok()
-                .as_deref()
-                == Some(target.as_path())
-        })
+    (crate::procfs::sockets::all_pids().into_iter())
+        .filter(|&pid| crate::procfs::pid::cwd(pid).ok().as_deref() == Some(target.as_path()))
         .collect()
 }
 
@@ -173,8 +163,7 @@ pub fn processes_in(dir: &Path) -> Vec<u32> {
 /// an init that may reap it late, and until then its PID still answers
 /// `kill(pid, 0)` and would keep its lock file looking alive.
 pub fn is_server_process(pid: u32) -> bool {
-    let named =
-        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres");
+    let named = crate::procfs::pid::comm(pid).is_ok_and(|c| c.trim() == "postgres");
     named && !crate::procfs::pid::is_zombie(pid)
 }
 

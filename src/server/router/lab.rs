@@ -324,7 +324,7 @@ impl Tools {
 /// Writes a sysctl inside namespace `ns` (`/proc/sys/net` is per namespace
 /// for whoever opens it). An unknown name is an error that says so.
 pub fn write_sysctl(ns: &str, key: &str, value: &str) -> Result<(), ServerError> {
-    let path = PathBuf::from("/proc/sys").join(key.replace('.', "/"));
+    let path = crate::procfs::sysctl::path(key);
     let (key2, value2) = (key.to_string(), value.to_string());
     let result = in_netns(ns, move || {
         if !path.exists() {
@@ -337,7 +337,7 @@ pub fn write_sysctl(ns: &str, key: &str, value: &str) -> Result<(), ServerError>
             }));
         }
         Ok(
-            std::fs::write(&path, &value2).map_err(|e| ServerError::Settings {
+            crate::procfs::sysctl::write(&key2, &value2).map_err(|e| ServerError::Settings {
                 kind: KIND,
                 message: format!("sysctl `{key2}` = `{value2}` was refused: {e}"),
             }),

@@ -170,7 +170,7 @@ impl Server for Router {
     }
 
     fn version(&self) -> Option<String> {
-        std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        crate::procfs::sysctl::read_file(crate::procfs::sysctl::OSRELEASE)
             .ok()
             .map(|v| format!("linux/{}", v.trim()))
     }

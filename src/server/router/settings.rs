@@ -193,9 +193,7 @@ fn sysctl_known(key: &str) -> bool {
             }
         })
         .collect();
-    std::path::Path::new("/proc/sys")
-        .join(parts.join("/"))
-        .is_file()
+    crate::procfs::sysctl::path_of_parts(&parts).is_file()
 }
 
 /// A CPU list as the hex mask sysfs wants (`[1]` → `2`, `[0, 1]` → `3`).

@@ -1,6 +1,7 @@
 //! Finding the cgroup hierarchy that serves a controller: v1 (a mount per
 //! controller) or v2 (the unified mount), from `/proc/self/mountinfo` and
-//! `/proc/self/cgroup`. Pure parsers, plus [`locate_here`] which reads them.
+//! `/proc/self/cgroup` (which [`crate::procfs::mounts`] parses). Pure,
+//! but for [`locate_here`], which reads them.
 //!
 //! Where scalelab's cgroups go:
 //! - v1: under the cgroup this process is already in, in that controller's
@@ -11,6 +12,8 @@
 //!   "no internal processes" rule), and scalelab's own cgroup holds scalelab.
 
 use super::PlacementError;
+use crate::procfs::me;
+pub use crate::procfs::mounts::{parse_mountinfo, parse_proc_cgroup, Membership, Mount};
 use std::path::{Path, PathBuf};
 
 /// The cgroup version of a hierarchy.
@@ -42,95 +45,6 @@ impl Controller {
             Controller::Cpuset => "cpuset",
         }
     }
-}
-
-/// One line of `/proc/self/mountinfo`, the fields scalelab needs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mount {
-    /// The root of the mount within its filesystem (for cgroups: the cgroup
-    /// path that appears at the mount point).
-    pub root: String,
-    /// Where it is mounted in this process's mount namespace.
-    pub mount_point: PathBuf,
-    /// `cgroup` for a v1 hierarchy, `cgroup2` for the unified one.
-    pub fstype: String,
-    /// The per-superblock options; for v1 cgroups they name the
-    /// controllers the hierarchy serves (`memory`, `cpuset`, `pids`, ...).
-    pub super_options: Vec<String>,
-}
-
-/// Parses `/proc/self/mountinfo` (proc(5)): `id parent maj:min root mount
-/// options [optional...] - fstype source super_options`.
-pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
-    text.lines()
-        .filter_map(|line| {
-            let (left, right) = line.split_once(" - ")?;
-            let l: Vec<&str> = left.split(' ').collect();
-            let r: Vec<&str> = right.split(' ').collect();
-            Some(Mount {
-                root: unescape(l.get(3)?),
-                mount_point: PathBuf::from(unescape(l.get(4)?)),
-                fstype: r.first()?.to_string(),
-                super_options: r.get(2).map(|o| o.split(',').map(String::from).collect())?,
-            })
-        })
-        .collect()
-}
-
-/// Undoes mountinfo's octal escapes (`\040` is a space).
-fn unescape(field: &str) -> String {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let octal = bytes
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|b| (b'0'..=b'7').contains(b)));
-        match (bytes[i], octal) {
-            (b'\\', Some(d)) => {
-                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
-                i += 4;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// One line of `/proc/<pid>/cgroup`: `hierarchy-id:controllers:path`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Membership {
-    /// The hierarchy's number; 0 is the v2 hierarchy.
-    pub hierarchy_id: u32,
-    /// Empty for the v2 hierarchy (`0::/path`).
-    pub controllers: Vec<String>,
-    /// The process's cgroup, relative to the hierarchy's root (`/` for the
-    /// root cgroup).
-    pub path: String,
-}
-
-/// Parses `/proc/<pid>/cgroup` (cgroups(7)); lines that do not have the
-/// `id:controllers:path` shape are skipped.
-pub fn parse_proc_cgroup(text: &str) -> Vec<Membership> {
-    text.lines()
-        .filter_map(|line| {
-            let mut parts = line.splitn(3, ':');
-            let id = parts.next()?.parse().ok()?;
-            let controllers = parts.next()?;
-            Some(Membership {
-                hierarchy_id: id,
-                controllers: controllers
-                    .split(',')
-                    .filter(|c| !c.is_empty())
-                    .map(String::from)
-                    .collect(),
-                path: parts.next()?.to_string(),
-            })
-        })
-        .collect()
 }
 
 /// Where cgroups for one controller are created.
@@ -209,8 +123,7 @@ pub fn locate_tracking(mounts: &[Mount], membership: &[Membership]) -> Vec<Hiera
 
 /// [`locate_tracking`] for this machine.
 pub fn locate_tracking_here() -> Vec<Hierarchy> {
-    let (Ok(mountinfo), Ok(membership)) = (read("/proc/self/mountinfo"), read("/proc/self/cgroup"))
-    else {
+    let (Ok(mountinfo), Ok(membership)) = (mountinfo(), cgroup()) else {
         return Vec::new();
     };
     locate_tracking(
@@ -236,8 +149,8 @@ fn under_mount(m: &Mount, path: &str) -> PathBuf {
 
 /// Locates every controller on this machine, naming what is missing.
 pub fn locate_here(controller: Controller) -> Result<Hierarchy, PlacementError> {
-    let mountinfo = read("/proc/self/mountinfo")?;
-    let membership = read("/proc/self/cgroup")?;
+    let mountinfo = mountinfo()?;
+    let membership = cgroup()?;
     locate(
         controller,
         &parse_mountinfo(&mountinfo),
@@ -249,11 +162,21 @@ pub fn locate_here(controller: Controller) -> Result<Hierarchy, PlacementError> 
     })
 }
 
-fn read(path: &str) -> Result<String, PlacementError> {
-    std::fs::read_to_string(path).map_err(|e| PlacementError::Cgroup {
+/// This process's `mountinfo`, or the error naming it.
+fn mountinfo() -> Result<String, PlacementError> {
+    me::mountinfo().map_err(|e| unreadable(me::MOUNTINFO, &e))
+}
+
+/// This process's `/proc/self/cgroup`, or the error naming it.
+fn cgroup() -> Result<String, PlacementError> {
+    me::cgroup().map_err(|e| unreadable(me::CGROUP, &e))
+}
+
+fn unreadable(path: &str, e: &std::io::Error) -> PlacementError {
+    PlacementError::Cgroup {
         path: path.to_string(),
         message: e.to_string(),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -337,13 +260,5 @@ mod tests {
                 PathBuf::from("/sys/fs/cgroup/memory/process_api/0534")
             ]
         );
-    }
-
-    #[test]
-    fn mountinfo_escapes_are_undone() {
-        let m = parse_mountinfo("1 2 0:1 / /mnt/a\\040b rw - tmpfs x rw\n");
-        assert_eq!(m[0].mount_point, PathBuf::from("/mnt/a b"));
-        assert_eq!(m[0].fstype, "tmpfs");
-        assert_eq!(parse_mountinfo("garbage\n"), vec![]);
     }
 }

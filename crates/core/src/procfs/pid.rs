@@ -1,7 +1,10 @@
 //! One process's files: `/proc/PID/stat`, the context-switch lines of
-//! `/proc/PID/status`, `/proc/PID/task/TID/schedstat`, and the start time
+//! `/proc/PID/status`, `/proc/PID/task/TID/schedstat` and `syscall`,
+//! `comm`, `cwd`, `io`, its threads and their `children`, its descriptors
+//! (`fd`, `fdinfo`), its namespace's `net` tables, and the start time
 //! that tells a process from a later one that reused its PID.
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// The fields of `/proc/PID/stat` scalelab uses (proc(5) numbering).
@@ -98,7 +101,18 @@ pub fn parse_stat(text: &str) -> Option<PidStat> {
 /// `/proc/PID/stat`, parsed; `None` when the process is gone (or the file
 /// does not parse).
 pub fn stat(pid: u32) -> Option<PidStat> {
-    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    parse_stat(&stat_text(pid).ok()?)
+}
+
+/// The text of `/proc/PID/stat`.
+pub fn stat_text(pid: u32) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+}
+
+/// The owner of `/proc/PID`: the process's effective user ID.
+pub fn owner(pid: u32) -> std::io::Result<u32> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(std::fs::metadata(format!("/proc/{pid}"))?.uid())
 }
 
 /// Whether `pid` has exited and waits to be reaped, or is dead (`Z`, `X`);
@@ -200,6 +214,155 @@ pub fn schedstat_runs(path: impl AsRef<std::path::Path>) -> Option<(u64, u64)> {
     Some((oncpu, f.nth(1)??))
 }
 
+/// The PIDs listed in `/proc`, in its order; an error when it cannot be
+/// read ([`super::sockets::all_pids`] makes that empty).
+pub fn all() -> std::io::Result<Vec<u32>> {
+    Ok(std::fs::read_dir("/proc")?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect())
+}
+
+/// `/proc/PID/comm`: the command name, with its newline.
+pub fn comm(pid: u32) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+}
+
+/// `/proc/PID/cwd`: where the process works.
+pub fn cwd(pid: u32) -> std::io::Result<PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/cwd"))
+}
+
+/// `/proc/PID/io`: the process's I/O counters (readable by its owner).
+pub fn io(pid: u32) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+}
+
+/// `read_bytes:` of a `/proc/PID/io` text.
+pub fn parse_read_bytes(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("read_bytes:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// A table of the network namespace `pid` is in (`/proc/PID/net/FILE`:
+/// `snmp`, `netstat`).
+pub fn net_file(pid: u32, file: &str) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/net/{file}"))
+}
+
+/// `pid`'s threads: `(tid, its /proc/PID/task/TID directory)`; an error
+/// when the process is gone.
+pub fn tasks(pid: u32) -> std::io::Result<Vec<(u32, PathBuf)>> {
+    super::me::task_dirs(Path::new(&format!("/proc/{pid}/task")))
+}
+
+/// The context switches of `pid`'s main thread (its `status` file).
+pub fn main_ctx_switches(pid: u32) -> (u64, u64) {
+    ctx_switches(&format!("/proc/{pid}/status"))
+}
+
+/// The schedstat of thread `tid` of `pid` ([`schedstat`]).
+pub fn task_schedstat(pid: u32, tid: u32) -> Option<(u64, u64)> {
+    schedstat(format!("/proc/{pid}/task/{tid}/schedstat"))
+}
+
+/// The schedstat runs of thread `tid` of `pid` ([`schedstat_runs`]).
+pub fn task_schedstat_runs(pid: u32, tid: u32) -> Option<(u64, u64)> {
+    schedstat_runs(format!("/proc/{pid}/task/{tid}/schedstat"))
+}
+
+/// `/proc/PID/task/TID/syscall`: the call thread `tid` sleeps in.
+pub fn task_syscall(pid: u32, tid: u32) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall"))
+}
+
+/// The direct children of `pid`, from `/proc/PID/task/*/children`.
+pub fn children(pid: u32) -> Vec<u32> {
+    (tasks(pid).unwrap_or_default().into_iter())
+        .filter_map(|(_, dir)| std::fs::read_to_string(dir.join("children")).ok())
+        .flat_map(|text| parse_children(&text))
+        .collect()
+}
+
+/// The PIDs of a `children` file (`12 34 `).
+pub fn parse_children(text: &str) -> Vec<u32> {
+    text.split_whitespace()
+        .filter_map(|p| p.parse::<u32>().ok())
+        .collect()
+}
+
+/// What descriptor `fd` of `pid` is (`/proc/PID/fd/FD`'s link:
+/// `socket:[123]`, `anon_inode:[eventpoll]`, a path).
+pub fn fd_link(pid: u32, fd: u64) -> std::io::Result<PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+}
+
+/// `/proc/PID/fdinfo/FD`.
+pub fn fdinfo(pid: u32, fd: u64) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}"))
+}
+
+/// `/proc` itself, for code that must list it without allocating (after
+/// a fork: `sys::lifecycle`'s namespace reaper).
+pub const PROC_DIR: &std::ffi::CStr = c"/proc";
+
+/// The start of `/proc/PID/...` paths, for code that builds them without
+/// allocating (after a fork).
+pub const PID_PREFIX: &[u8] = b"/proc/";
+
+/// The rest of `/proc/PID/ns/net` after the PID: a process's network
+/// namespace file.
+pub const NETNS_SUFFIX: &[u8] = b"/ns/net";
+
+/// A parsed `syscall` file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syscall {
+    /// The thread is running (the file says `running`).
+    Running,
+    /// Blocked outside a system call: `-1`. A sleeping thread there waits
+    /// for a page fault to be served, from storage: I/O.
+    None,
+    /// In system call `nr` with these arguments.
+    In {
+        /// The system call's number.
+        nr: std::ffi::c_long,
+        /// Its six arguments.
+        args: [u64; 6],
+    },
+}
+
+/// Parses `/proc/PID/task/TID/syscall`: `running`, `-1 sp pc`, or
+/// `nr a0 a1 a2 a3 a4 a5 sp pc` in hex.
+pub fn parse_syscall(text: &str) -> Option<Syscall> {
+    let mut f = text.split_ascii_whitespace();
+    let first = f.next()?;
+    if first == "running" {
+        return Some(Syscall::Running);
+    }
+    let nr: std::ffi::c_long = first.parse().ok()?;
+    if nr < 0 {
+        return Some(Syscall::None);
+    }
+    let mut args = [0u64; 6];
+    for a in &mut args {
+        let v = f.next()?;
+        *a = u64::from_str_radix(v.trim_start_matches("0x"), 16).ok()?;
+    }
+    Some(Syscall::In { nr, args })
+}
+
+/// The descriptors an epoll instance watches, from its fdinfo's `tfd:`
+/// lines ([`fdinfo`]).
+pub fn epoll_targets(fdinfo: &str) -> std::collections::HashSet<u64> {
+    fdinfo
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("tfd:"))
+        .filter_map(|rest| rest.split_ascii_whitespace().next()?.parse().ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,5 +427,42 @@ mod tests {
     fn schedstat_fields() {
         assert_eq!(parse_schedstat("1478272 90210 1\n"), Some((1478272, 90210)));
         assert_eq!(parse_schedstat("x"), None);
+    }
+
+    #[test]
+    fn read_bytes_come_from_the_io_file() {
+        let io = "rchar: 10\nwchar: 0\nsyscr: 1\nsyscw: 0\nread_bytes: 4096\nwrite_bytes: 0\n";
+        assert_eq!(parse_read_bytes(io), Some(4096));
+        assert_eq!(parse_read_bytes("rchar: 1\n"), None);
+    }
+
+    #[test]
+    fn children_files_list_pids() {
+        assert_eq!(parse_children("12 34 \n"), vec![12, 34]);
+        assert_eq!(parse_children(""), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn syscall_files_parse_and_a_truncated_one_does_not() {
+        assert_eq!(parse_syscall("running\n"), Some(Syscall::Running));
+        assert_eq!(parse_syscall("-1 0x7ffd 0x55"), Some(Syscall::None));
+        assert_eq!(
+            parse_syscall("232 0x9 0x5 0x1 0xffffffff 0x0 0x0 0x7ffd 0x7f"),
+            Some(Syscall::In {
+                nr: 232,
+                args: [9, 5, 1, 0xffffffff, 0, 0]
+            })
+        );
+        assert_eq!(parse_syscall(""), None);
+        assert_eq!(parse_syscall("7 0x1"), None, "truncated");
+    }
+
+    #[test]
+    fn epoll_fdinfo_lists_its_targets() {
+        // Captured from a PostgreSQL 15 backend.
+        let info = "pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t1038\n\
+tfd:        7 events:       19 data:     560a1834fac8  pos:0 ino:25ab59 sdev:9\n\
+tfd:        3 events:       19 data:     560a1834faf8  pos:0 ino:25adfc sdev:f\n";
+        assert_eq!(epoll_targets(info), std::collections::HashSet::from([7, 3]));
     }
 }

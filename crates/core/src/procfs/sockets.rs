@@ -68,12 +68,7 @@ pub fn socket_inodes(pids: &[u32]) -> HashSet<u64> {
 
 /// Every process id under `/proc` (threads are not listed there).
 pub fn all_pids() -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
+    super::pid::all().unwrap_or_default()
 }
 
 /// The processes that hold any of `inodes` open, in PID order: every

@@ -119,11 +119,11 @@ impl Drop for Netns {
 /// `/proc/1` (hidepid, a container) no longer makes `ip netns exec` look
 /// like the host's namespace.
 pub fn in_private_namespace() -> bool {
-    let own = ns_id(Path::new("/proc/thread-self/ns/net"));
+    let own = ns_id(Path::new(crate::procfs::me::THREAD_NETNS));
     let named: Vec<(u64, u64)> = std::fs::read_dir(NETNS_DIR)
         .map(|d| d.flatten().filter_map(|e| ns_id(&e.path())).collect())
         .unwrap_or_default();
-    private_by(own, ns_id(Path::new("/proc/1/ns/net")), &named)
+    private_by(own, ns_id(Path::new(crate::procfs::me::INIT_NETNS)), &named)
 }
 
 /// A namespace's identity: the (device, inode) of its file.
@@ -254,12 +254,12 @@ mod tests {
         let name = ns.name().to_string();
         let seen = std::thread::spawn(move || {
             crate::procfs::netns::join(&name).unwrap();
-            ns_id(Path::new("/proc/thread-self/ns/net"))
+            ns_id(Path::new(crate::procfs::me::THREAD_NETNS))
         })
         .join()
         .unwrap();
         assert_eq!(seen, ns_id(&path));
-        assert_ne!(seen, ns_id(Path::new("/proc/thread-self/ns/net")));
+        assert_ne!(seen, ns_id(Path::new(crate::procfs::me::THREAD_NETNS)));
     }
 
     #[test]

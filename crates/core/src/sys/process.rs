@@ -141,30 +141,14 @@ pub fn session_of(pid: u32) -> Option<u32> {
 
 /// Every process whose process group is `pgid`.
 pub fn group_members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+    (crate::procfs::sockets::all_pids().into_iter())
         .filter(|&pid| crate::procfs::pid::stat(pid).is_some_and(|s| s.pgrp == pgid))
         .collect()
 }
 
 /// Direct children of `pid`, from `/proc/<pid>/task/*/children`.
 pub fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return out;
-    };
-    for task in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            out.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok()),
-            );
-        }
-    }
-    out
+    crate::procfs::pid::children(pid)
 }
 
 #[cfg(test)]

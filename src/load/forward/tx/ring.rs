@@ -286,7 +286,7 @@ fn own_mac(ifname: &str) -> Result<[u8; 6]> {
 /// The next hop's link-layer address from this thread's namespace's
 /// neighbour table (`/proc/thread-self/net/arp`).
 fn neighbour_mac(gateway: Ipv4Addr, ifname: &str) -> Result<[u8; 6]> {
-    let table = std::fs::read_to_string("/proc/thread-self/net/arp")?;
+    let table = crate::procfs::me::thread_net("arp")?;
     xdp::path::neighbour(&table, gateway, ifname).ok_or_else(|| {
         Error::other(format!(
             "no resolved neighbour entry for {gateway} on {ifname}; the packet_ring \

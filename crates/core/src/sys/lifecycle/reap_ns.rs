@@ -10,6 +10,7 @@
 //! nsfs inode as the namespace's file (proc(5), "/proc/pid/ns/").
 
 use crate::owned::raw::sleep_ms;
+use crate::procfs::pid;
 use std::ffi::CStr;
 
 /// Kills what runs inside the namespace named by `path`, then removes the
@@ -35,7 +36,7 @@ pub(super) unsafe fn remove(path: &CStr) {
 /// SIGKILLs every process whose network namespace is the inode
 /// (`dev`, `ino`); returns how many it found.
 unsafe fn kill_inside(dev: libc::dev_t, ino: libc::ino_t) -> usize {
-    let proc_dir = libc::open(c"/proc".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
+    let proc_dir = libc::open(pid::PROC_DIR.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
     if proc_dir < 0 {
         return 0;
     }
@@ -82,7 +83,7 @@ unsafe fn in_namespace(pid: libc::pid_t, dev: libc::dev_t, ino: libc::ino_t) -> 
     // "/proc/" + up to 9 digits + "/ns/net" + NUL fits in 32 bytes.
     let mut path = [0u8; 32];
     let mut len = 0;
-    for &b in b"/proc/" {
+    for &b in pid::PID_PREFIX {
         path[len] = b;
         len += 1;
     }
@@ -101,7 +102,7 @@ unsafe fn in_namespace(pid: libc::pid_t, dev: libc::dev_t, ino: libc::ino_t) -> 
         path[len] = digits[d];
         len += 1;
     }
-    for &b in b"/ns/net" {
+    for &b in pid::NETNS_SUFFIX {
         path[len] = b;
         len += 1;
     }
@@ -127,7 +128,8 @@ mod tests {
         // own from a NUL-terminated literal path.
         let me = unsafe {
             let mut me: libc::stat = std::mem::zeroed();
-            assert_eq!(libc::stat(c"/proc/self/ns/net".as_ptr(), &mut me), 0);
+            let path = std::ffi::CString::new(crate::procfs::me::THREAD_NETNS).unwrap();
+            assert_eq!(libc::stat(path.as_ptr(), &mut me), 0);
             me
         };
         let pid = std::process::id() as libc::pid_t;

@@ -1,9 +1,13 @@
-//! `/proc/loadavg`.
+//! `/proc/loadavg`: the run queue's load averages.
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// The run queue's averages of `/proc/loadavg`.
 pub struct LoadAvg {
+    /// Over the last minute.
     pub one: f64,
+    /// Over the last five minutes.
     pub five: f64,
+    /// Over the last fifteen minutes.
     pub fifteen: f64,
 }
 
@@ -17,6 +21,16 @@ pub fn parse_loadavg(text: &str) -> LoadAvg {
         five: f.next().unwrap_or(0.0),
         fifteen: f.next().unwrap_or(0.0),
     }
+}
+
+/// The text of `/proc/loadavg`; `None` when it cannot be read.
+pub fn text() -> Option<String> {
+    std::fs::read_to_string("/proc/loadavg").ok()
+}
+
+/// This machine's `/proc/loadavg`, parsed (zeros when it cannot be read).
+pub fn read() -> LoadAvg {
+    parse_loadavg(&text().unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -1,0 +1,150 @@
+//! The machine's own files: `/proc/cmdline`, `/proc/meminfo`,
+//! `/proc/cpuinfo`, `/proc/vmstat`, `/proc/net/dev` (this process's
+//! namespace's) and the IRQs of `/proc/irq`, with the parsers of
+//! `meminfo` and `cpuinfo`. The readers give the file's text, `None` when
+//! it cannot be read.
+
+/// The kernel's command line (`/proc/cmdline`).
+pub fn cmdline() -> Option<String> {
+    std::fs::read_to_string("/proc/cmdline").ok()
+}
+
+/// `/proc/meminfo`.
+pub fn meminfo() -> Option<String> {
+    std::fs::read_to_string("/proc/meminfo").ok()
+}
+
+/// `/proc/cpuinfo`.
+pub fn cpuinfo() -> Option<String> {
+    std::fs::read_to_string("/proc/cpuinfo").ok()
+}
+
+/// `/proc/vmstat`.
+pub fn vmstat() -> Option<String> {
+    std::fs::read_to_string("/proc/vmstat").ok()
+}
+
+/// `/proc/net/dev` of this process's network namespace.
+pub fn net_dev() -> Option<String> {
+    std::fs::read_to_string("/proc/net/dev").ok()
+}
+
+/// An IRQ's allowed CPUs, `{irq}` to fill in.
+pub const IRQ_AFFINITY: &str = "/proc/irq/{irq}/smp_affinity_list";
+
+/// The numbered IRQs listed in `/proc/irq`, unsorted (empty when it
+/// cannot be read).
+pub fn irqs() -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc/irq") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// A `/proc/meminfo` line (`MemTotal:  24684 kB`) in bytes.
+pub fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
+    meminfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        if k.trim() != key {
+            return None;
+        }
+        let mut f = v.split_whitespace();
+        let n: u64 = f.next()?.parse().ok()?;
+        Some(if f.next() == Some("kB") { n * 1024 } else { n })
+    })
+}
+
+/// `(cpu, MHz)` from `/proc/cpuinfo`: each `cpu MHz` line belongs to the
+/// preceding `processor` line.
+pub fn parse_cpuinfo_mhz(text: &str) -> Vec<(u32, f64)> {
+    let mut out = Vec::new();
+    let mut cpu = None;
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        match key.trim() {
+            "processor" => cpu = value.trim().parse().ok(),
+            "cpu MHz" => {
+                if let (Some(c), Ok(mhz)) = (cpu, value.trim().parse::<f64>()) {
+                    out.push((c, mhz));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The CPU model of a `/proc/cpuinfo`: x86's `model name`, else arm's
+/// `Hardware` / `CPU part`.
+pub fn cpu_model(cpuinfo: &str) -> Option<String> {
+    ["model name", "Hardware", "cpu model", "CPU part"]
+        .iter()
+        .find_map(|key| {
+            cpuinfo.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == *key).then(|| v.trim().to_string())
+            })
+        })
+}
+
+/// Whether a `/proc/cpuinfo`'s `flags` name `hypervisor` (the CPU runs
+/// under one).
+pub fn hypervisor_flag(cpuinfo: &str) -> bool {
+    cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("flags"))
+        .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
+}
+
+/// `SwapTotal - SwapFree` of `/proc/meminfo`, in bytes.
+pub fn swap_used_bytes(meminfo: &str) -> Option<u64> {
+    let total = meminfo_bytes(meminfo, "SwapTotal")?;
+    let free = meminfo_bytes(meminfo, "SwapFree")?;
+    Some(total.saturating_sub(free))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpuinfo_mhz_per_processor() {
+        let text = "processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2596.098\n\n\
+                    processor\t: 1\ncpu MHz\t\t: 3100.5\n";
+        assert_eq!(parse_cpuinfo_mhz(text), vec![(0, 2596.098), (1, 3100.5)]);
+        // arm64 cpuinfo has no MHz lines.
+        assert_eq!(
+            parse_cpuinfo_mhz("processor\t: 0\nBogoMIPS\t: 50.00\n"),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn cpuinfo_and_meminfo_on_captured_text() {
+        let cpuinfo =
+            "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu vme hypervisor lahf_lm\n";
+        assert_eq!(cpu_model(cpuinfo).as_deref(), Some("AMD EPYC"));
+        assert!(hypervisor_flag(cpuinfo));
+        assert!(!hypervisor_flag("flags\t\t: fpu vme\n"));
+        assert_eq!(cpu_model("BogoMIPS: 1\n"), None);
+        let meminfo = "MemTotal:       24684356 kB\nSwapTotal:             0 kB\n";
+        assert_eq!(meminfo_bytes(meminfo, "MemTotal"), Some(24684356 * 1024));
+        assert_eq!(meminfo_bytes(meminfo, "SwapTotal"), Some(0));
+        assert_eq!(meminfo_bytes(meminfo, "Nope"), None);
+    }
+
+    #[test]
+    fn swap_in_use() {
+        // This VM's /proc/meminfo has no swap.
+        let vm =
+            "MemTotal: 24684356 kB\nSwapTotal:             0 kB\nSwapFree:              0 kB\n";
+        assert_eq!(swap_used_bytes(vm), Some(0));
+        let used = "SwapTotal:  2097148 kB\nSwapFree:   1048574 kB\n";
+        assert_eq!(swap_used_bytes(used), Some(1048574 * 1024));
+        assert_eq!(swap_used_bytes("MemTotal: 1 kB\n"), None);
+    }
+}
