@@ -1,7 +1,7 @@
 //! The mergeable result of a load run.
 
 use super::histogram::{encode_histogram, new_histogram};
-use crate::units::{Bytes, CpuSeconds, Micros};
+use crate::units::{Bytes, CpuSeconds, Micros, PerSecond, Seconds};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -16,10 +16,10 @@ pub struct Measurement {
     /// Completed requests (or transactions, queries, frames).
     pub requests: u64,
     /// Wall-clock seconds of the measured run.
-    pub duration_s: f64,
+    pub duration_s: Seconds,
     /// The headline throughput ([`LoadResult::throughput`]): completed requests per second, or
     /// a ramp's maximum answer rate.
-    pub rps: f64,
+    pub rps: PerSecond,
     /// Bytes received ([`LoadResult::bytes`]).
     pub bytes: u64,
     /// `bytes` as gigabits per second of `duration_s`.
@@ -31,9 +31,9 @@ pub struct Measurement {
     /// Percentiles of the completed requests' latency.
     pub latency_us: LatencySummary,
     /// CPU seconds the load generator used during the run.
-    pub client_cpu_s: f64,
+    pub client_cpu_s: CpuSeconds,
     /// The offered rate of an open-loop run (requests per second); `None` for a closed loop.
-    pub target_rate: Option<f64>,
+    pub target_rate: Option<PerSecond>,
     /// Connections the generator opened (more than its concurrency when connections are
     /// replaced).
     pub connections_opened: u64,
@@ -46,15 +46,15 @@ impl From<&LoadResult> for Measurement {
         let secs = r.elapsed.as_secs_f64();
         Measurement {
             requests: r.requests,
-            duration_s: secs,
-            rps: r.throughput(),
+            duration_s: Seconds(secs),
+            rps: PerSecond(r.throughput()),
             bytes: r.bytes.0,
             gbit_s: r.bytes.gbit_per_s(secs),
             errors: r.errors,
             retries: r.retries,
             latency_us: r.latency_summary(),
-            client_cpu_s: r.client_cpu.0,
-            target_rate: r.target_rate,
+            client_cpu_s: r.client_cpu,
+            target_rate: r.target_rate.map(PerSecond),
             connections_opened: r.connections_opened,
             notes: r.notes_with_lag(),
         }

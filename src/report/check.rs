@@ -420,7 +420,7 @@ mod tests {
         r.run.started_at = base.run.started_at + 60 * id;
         for t in &mut r.trials {
             if let Some(m) = &mut t.measurement {
-                m.rps *= f;
+                m.rps.0 *= f;
             }
         }
         r

@@ -39,7 +39,7 @@ const LATENCY: &[(&str, Getter)] = &[
 /// Load generator facts after the error counts.
 const LOAD_FACTS: &[(&str, ColumnType, Getter)] = &[
     ("retries", Integer, |m| m.retries.to_string()),
-    ("client_cpu_s", Number, |m| num(m.client_cpu_s)),
+    ("client_cpu_s", Number, |m| num(m.client_cpu_s.0)),
     ("connections_opened", Integer, |m| {
         m.connections_opened.to_string()
     }),
@@ -72,10 +72,10 @@ fn measurement_columns(unit: RateUnit) -> Vec<Column> {
     let boxed = |name: String, ty: ColumnType, get: Getter| -> Column { (name, ty, Box::new(get)) };
     let volume = [
         boxed(format!("throughput_{}", unit.column()), Number, |m| {
-            num(m.rps)
+            num(m.rps.0)
         }),
         boxed("requests".into(), Integer, |m| m.requests.to_string()),
-        boxed("duration_s".into(), Number, |m| num(m.duration_s)),
+        boxed("duration_s".into(), Number, |m| num(m.duration_s.0)),
         boxed("bytes".into(), Integer, |m| m.bytes.to_string()),
         boxed("gbit_per_s".into(), Number, |m| num(m.gbit_s)),
     ];
@@ -90,7 +90,7 @@ fn measurement_columns(unit: RateUnit) -> Vec<Column> {
         m.errors.total().to_string()
     });
     let target = boxed(format!("target_rate_{}", unit.column()), Number, |m| {
-        m.target_rate.map(num).unwrap_or_default()
+        m.target_rate.map(|r| num(r.0)).unwrap_or_default()
     });
     let facts = LOAD_FACTS
         .iter()
@@ -393,6 +393,7 @@ pub fn quote(field: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::PerSecond;
 
     #[test]
     fn rfc4180_quoting() {
@@ -505,7 +506,7 @@ mod tests {
         data.trials.truncate(2);
         for t in &mut data.trials {
             let m = t.measurement.as_mut().unwrap();
-            m.target_rate = Some(1.0);
+            m.target_rate = Some(PerSecond(1.0));
             let p = t.probe.as_mut().unwrap();
             (p.freq_mhz_mean, p.load_x_freq) = (Some(1.0), Some(1.0));
             (p.processes, p.threads, p.processes_seen) = (Some(1), Some(1), Some(1));

@@ -708,7 +708,7 @@ mod tests {
                 let mut t = t.clone();
                 t.system = "again".into();
                 t.run_id = 8;
-                t.measurement.as_mut().unwrap().rps *= 1.66;
+                t.measurement.as_mut().unwrap().rps.0 *= 1.66;
                 t
             })
             .collect();

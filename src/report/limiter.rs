@@ -189,12 +189,13 @@ fn worker_shares(l: &PointLimiter) -> String {
 mod tests {
     use super::*;
     use crate::probe::limiter::Limiter;
+    use crate::units::PerSecond;
 
     fn trial(rps: f64, kind: LimiterKind) -> Trial {
         let mut t = crate::report::test_support::run_data(&["a"])
             .trials
             .remove(0);
-        t.measurement.as_mut().unwrap().rps = rps;
+        t.measurement.as_mut().unwrap().rps = PerSecond(rps);
         t.context.limiter = Some(Limiter {
             kind,
             verdict: format!("{} at {rps}", kind.label()),

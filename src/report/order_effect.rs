@@ -211,6 +211,7 @@ fn lines(first: Option<&Comparison>, trends: &[CellTrend], noise: f64) -> Vec<St
 mod tests {
     use super::*;
     use crate::store::TrialPlace;
+    use crate::units::PerSecond;
 
     /// Two systems, 8 rounds, one point; `first_factor` scales the trial
     /// that ran first in each round; positions alternate between systems.
@@ -238,7 +239,7 @@ mod tests {
                 if position == 0 {
                     rps *= first_factor;
                 }
-                t.measurement.as_mut().unwrap().rps = rps;
+                t.measurement.as_mut().unwrap().rps = PerSecond(rps);
                 seq += 1;
                 data.trials.push(t);
             }

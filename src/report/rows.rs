@@ -534,6 +534,7 @@ pub(crate) fn throughput_unit(data: &RunData, notes: &mut Vec<String>) -> RateUn
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::PerSecond;
 
     #[test]
     fn median_of_odd_and_even() {
@@ -551,7 +552,7 @@ mod tests {
             failure_cause: None,
             started_at: 0,
             measurement: Some(crate::store::Measurement {
-                rps: v,
+                rps: PerSecond(v),
                 ..Default::default()
             }),
             probe: None,

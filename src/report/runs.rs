@@ -354,6 +354,7 @@ mod tests {
     use crate::model::Point;
     use crate::probe::{Environment, Fingerprint, HostFingerprint, PortableFingerprint};
     use crate::store::{Measurement, Run, Trial, TrialStatus};
+    use crate::units::PerSecond;
 
     fn run(id: i64, env: Option<Environment>, server: Option<&str>) -> Run {
         Run {
@@ -411,7 +412,7 @@ mod tests {
                 failure_cause: None,
                 started_at: 0,
                 measurement: Some(Measurement {
-                    rps: r,
+                    rps: PerSecond(r),
                     ..Default::default()
                 }),
                 probe: None,
@@ -467,7 +468,7 @@ mod tests {
             r.run.id = id;
             for t in &mut r.trials {
                 if let Some(m) = &mut t.measurement {
-                    m.rps *= f;
+                    m.rps.0 *= f;
                 }
             }
             r

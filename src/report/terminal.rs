@@ -554,7 +554,7 @@ mod tests {
             // quarter of the others' rate.
             if t.system == "b" && t.point.index == 1 && t.trial == 3 {
                 t.context.client_bound = Some(true);
-                t.measurement.as_mut().unwrap().rps /= 4.0;
+                t.measurement.as_mut().unwrap().rps.0 /= 4.0;
             }
         }
         let agg = crate::report::analyse::aggregate(&data);

@@ -13,7 +13,7 @@ use crate::model::Point;
 use crate::probe::{CpuSplit, ProbeSummary};
 use crate::store::context::TrialContext;
 use crate::store::{Measurement, Run, RunData, Trial, TrialStatus};
-use crate::units::Micros;
+use crate::units::{CpuSeconds, Micros, PerSecond, Seconds};
 
 pub const CONNECTIONS: [u32; 5] = [1, 10, 100, 1000, 4000];
 
@@ -48,8 +48,8 @@ pub fn run_data(systems: &[&str]) -> RunData {
                     started_at: 1_714_564_800 + trials.len() as i64 * 10,
                     measurement: (!failed).then(|| Measurement {
                         requests: (r * 10.0) as u64,
-                        duration_s: 10.0,
-                        rps: r,
+                        duration_s: Seconds(10.0),
+                        rps: PerSecond(r),
                         bytes: (r * 10.0 * 150.0) as u64,
                         gbit_s: r * 150.0 * 8.0 / 1e9,
                         latency_us: LatencySummary {
@@ -62,7 +62,7 @@ pub fn run_data(systems: &[&str]) -> RunData {
                             mean: 120.0,
                             stdev: 30.0,
                         },
-                        client_cpu_s: 4.0,
+                        client_cpu_s: CpuSeconds(4.0),
                         ..Default::default()
                     }),
                     probe_unreadable: None,

@@ -193,7 +193,7 @@ pub fn run_trial(
     let throughput = measurement
         .as_ref()
         .filter(|_| status == TrialStatus::Ok && kept)
-        .map(|m| m.rps);
+        .map(|m| m.rps.0);
     let mut line = trial_line(&head, status, error.as_deref(), measurement.as_ref());
     if let (TrialStatus::Ok, Some(l)) = (status, &context.limiter) {
         line = format!("{line}  [{}]", l.kind.label());
@@ -593,7 +593,7 @@ fn trial_line(
     match (status, m) {
         (TrialStatus::Ok, Some(m)) => format!(
             "{head}  {:>12.0}/s  p99 {}",
-            m.rps,
+            m.rps.0,
             // `112µs`, as the tables print it.
             crate::report::format::latency_us(m.latency_us.p99.0 as f64)
         ),

@@ -195,8 +195,8 @@ pub(crate) mod tests {
         let point = crate::model::Point::new(3, &[("connections", 10.into())]);
         let m = Measurement {
             requests: 500,
-            rps: 250.0,
-            duration_s: 2.0,
+            rps: crate::units::PerSecond(250.0),
+            duration_s: crate::units::Seconds(2.0),
             // The one latency field set, p75 included (schema 9), round-trips.
             latency_us: crate::load::result::LatencySummary {
                 p50: crate::units::Micros(100),

@@ -84,7 +84,7 @@ impl Trial {
     /// The headline throughput, or `None` for a failed trial.
     pub fn throughput(&self) -> Option<f64> {
         match self.status {
-            TrialStatus::Ok => self.measurement.as_ref().map(|m| m.rps),
+            TrialStatus::Ok => self.measurement.as_ref().map(|m| m.rps.0),
             TrialStatus::Failed => None,
         }
     }

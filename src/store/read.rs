@@ -3,7 +3,7 @@
 use super::{Measurement, Run, RunData, RunStatus, Store, StoreError, Trial, TrialStatus};
 use crate::load::result::LatencySummary;
 use crate::model::Point;
-use crate::units::Micros;
+use crate::units::{CpuSeconds, Micros, PerSecond, Seconds};
 use rusqlite::{params, OptionalExtension, Row};
 
 /// A run with its trial counts, for `scalelab list`.
@@ -205,8 +205,8 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
         None => None,
         Some(requests) => Some(Measurement {
             requests: requests as u64,
-            duration_s: r.get(12)?,
-            rps: r.get(13)?,
+            duration_s: Seconds(r.get(12)?),
+            rps: PerSecond(r.get(13)?),
             bytes: r.get::<_, i64>(14)? as u64,
             gbit_s: r.get(15)?,
             errors: json_col(r, 16)?,
@@ -221,8 +221,8 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
                 mean: r.get(23)?,
                 stdev: r.get(24)?,
             },
-            client_cpu_s: r.get(25)?,
-            target_rate: r.get(26)?,
+            client_cpu_s: CpuSeconds(r.get(25)?),
+            target_rate: r.get::<_, Option<f64>>(26)?.map(PerSecond),
             connections_opened: r.get::<_, i64>(27)? as u64,
             notes: json_col(r, 28)?,
         }),

@@ -259,8 +259,8 @@ fn insert_measurement(
         params![
             id,
             m.requests as i64,
-            m.duration_s,
-            m.rps,
+            m.duration_s.0,
+            m.rps.0,
             m.bytes as i64,
             m.gbit_s,
             serde_json::to_string(&m.errors)?,
@@ -272,8 +272,8 @@ fn insert_measurement(
             l.max.0 as i64,
             l.mean,
             l.stdev,
-            m.client_cpu_s,
-            m.target_rate,
+            m.client_cpu_s.0,
+            m.target_rate.map(|r| r.0),
             m.connections_opened as i64,
             serde_json::to_string(&m.notes)?,
             l.p75.map(|v| v.0 as i64)

@@ -74,10 +74,10 @@ fn assert_no_bent_window(data: &RunData) {
     for t in data.trials.iter().filter(|t| t.status == TrialStatus::Ok) {
         let (p, m) = (t.probe.as_ref().unwrap(), t.measurement.as_ref().unwrap());
         assert!(
-            p.window_s <= m.duration_s + 0.5 + 0.5,
+            p.window_s <= m.duration_s.0 + 0.5 + 0.5,
             "an ok trial with a {:.2} s probe window for a {:.2} s load",
             p.window_s,
-            m.duration_s
+            m.duration_s.0
         );
     }
 }

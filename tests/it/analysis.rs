@@ -251,8 +251,8 @@ mod compare {
             for (trial, j) in jitter.iter().enumerate() {
                 let m = Measurement {
                     requests: 10_000,
-                    duration_s: 1.0,
-                    rps: 10_000.0 * f * j,
+                    duration_s: scalelab::units::Seconds(1.0),
+                    rps: scalelab::units::PerSecond(10_000.0 * f * j),
                     errors: scalelab::load::result::ErrorCounts {
                         timeout: shape.timeouts,
                         ..Default::default()

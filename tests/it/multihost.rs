@@ -660,7 +660,7 @@ fn a_client_agent_stopped_mid_window_stores_no_number() {
         ev.detail
     );
     for t in &data.trials {
-        let secs = t.measurement.as_ref().map_or(0.0, |m| m.duration_s);
+        let secs = t.measurement.as_ref().map_or(0.0, |m| m.duration_s.0);
         assert!(secs <= 3.0 + 2.0 + 0.5, "a {secs:.2} s window stored");
     }
     assert!(lab.processes(2, "agent\0--workdir").is_empty());

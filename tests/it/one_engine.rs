@@ -11,6 +11,7 @@ use crate::support::{run, stderr, stdout};
 use scalelab::model::Point;
 use scalelab::probe::{Environment, Fingerprint};
 use scalelab::store::{Measurement, NewRun, NewTrial, Store, TrialContext, TrialStatus};
+use scalelab::units::{PerSecond, Seconds};
 use std::path::Path;
 
 const SYSTEMS: [(&str, f64); 2] = [("1 worker", 10_000.0), ("2 workers", 15_000.0)];
@@ -57,8 +58,8 @@ fn add_run(store: &mut Store, label: &str, scale: f64, bound: bool) {
                 }
                 let m = Measurement {
                     requests: 10_000,
-                    duration_s: 1.0,
-                    rps: base * scale * j * (1.0 + index as f64 * 0.1),
+                    duration_s: Seconds(1.0),
+                    rps: PerSecond(base * scale * j * (1.0 + index as f64 * 0.1)),
                     ..Default::default()
                 };
                 store

@@ -9,7 +9,7 @@ use scalelab::model::Point;
 use scalelab::probe::{CpuSplit, Environment, Fingerprint, ProbeSummary};
 use scalelab::report::{csv, format, html, json, terminal};
 use scalelab::store::{Measurement, Run, RunData, Trial, TrialStatus};
-use scalelab::units::Micros;
+use scalelab::units::{CpuSeconds, Micros, PerSecond, Seconds};
 use serde_json::{json, Value};
 
 const LINUX: &str = "linux";
@@ -22,8 +22,8 @@ const WOBBLE: [f64; 7] = [0.97, 1.03, 1.0, 0.985, 1.045, 0.99, 1.02];
 fn measurement(rps: f64, p50: u64) -> Measurement {
     Measurement {
         requests: (rps * 5.0) as u64,
-        duration_s: 5.0,
-        rps,
+        duration_s: Seconds(5.0),
+        rps: PerSecond(rps),
         bytes: (rps * 5.0 * 200.0) as u64,
         gbit_s: rps * 200.0 * 8.0 / 1e9,
         latency_us: LatencySummary {
@@ -36,7 +36,7 @@ fn measurement(rps: f64, p50: u64) -> Measurement {
             mean: p50 as f64 * 1.2,
             stdev: p50 as f64 * 0.5,
         },
-        client_cpu_s: 3.5,
+        client_cpu_s: CpuSeconds(3.5),
         ..Default::default()
     }
 }
@@ -841,7 +841,7 @@ fn degenerate_runs_still_render() {
     let mut odd = sweep();
     for t in odd.trials.iter_mut().step_by(2) {
         if let Some(m) = t.measurement.as_mut() {
-            m.rps = f64::NAN;
+            m.rps = PerSecond(f64::NAN);
             m.gbit_s = f64::INFINITY;
         }
         t.probe = Some(ProbeSummary {

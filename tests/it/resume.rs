@@ -64,7 +64,7 @@ fn sigint_in_the_measured_window_stores_no_trial_and_resume_reruns_it() {
     assert_eq!(after.trials.len(), 2, "resume ran the interrupted trial");
     for t in &after.trials {
         assert_eq!(t.status, TrialStatus::Ok, "{:?}", t.error);
-        let secs = t.measurement.as_ref().unwrap().duration_s;
+        let secs = t.measurement.as_ref().unwrap().duration_s.0;
         assert!(secs > 1.9, "a full 2 s window, not {secs}");
     }
 }

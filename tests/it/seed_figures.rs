@@ -9,7 +9,7 @@ use scalelab::load::result::LatencySummary;
 use scalelab::model::Point;
 use scalelab::probe::{CpuSplit, Environment, Fingerprint, ProbeSummary};
 use scalelab::store::{Measurement, NewRun, NewTrial, Store, TrialContext, TrialStatus};
-use scalelab::units::Micros;
+use scalelab::units::{CpuSeconds, Micros, PerSecond, Seconds};
 use std::path::Path;
 
 /// What a hand-built run declares.
@@ -37,8 +37,8 @@ struct T {
 fn measurement(rps: f64, bytes_per_request: f64) -> Measurement {
     Measurement {
         requests: (rps * 5.0) as u64,
-        duration_s: 5.0,
-        rps,
+        duration_s: Seconds(5.0),
+        rps: PerSecond(rps),
         bytes: (rps * 5.0 * bytes_per_request) as u64,
         gbit_s: rps * bytes_per_request * 8.0 / 1e9,
         latency_us: LatencySummary {
@@ -51,7 +51,7 @@ fn measurement(rps: f64, bytes_per_request: f64) -> Measurement {
             mean: 120.0,
             stdev: 30.0,
         },
-        client_cpu_s: 2.0,
+        client_cpu_s: CpuSeconds(2.0),
         ..Default::default()
     }
 }

@@ -67,7 +67,7 @@ fn a_stopped_scalelab_stores_no_number_and_resume_measures_the_trial_again() {
     assert_eq!(points, [0, 1, 2], "every trial exactly once");
     for t in &after.trials {
         assert_eq!(t.status, TrialStatus::Ok, "{:?}", t.error);
-        let secs = t.measurement.as_ref().unwrap().duration_s;
+        let secs = t.measurement.as_ref().unwrap().duration_s.0;
         assert!(
             (2.9..=LONGEST_WINDOW_S).contains(&secs),
             "point {}: a {secs:.2} s window stored for 3 s",

@@ -155,10 +155,39 @@ impl fmt::Display for Bytes {
     }
 }
 
-/// An event rate per second (requests, transactions, queries).
+/// An event rate per second (requests, transactions, queries, frames).
 #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct PerSecond(pub f64);
+
+/// A wall-clock span in seconds (how long a measured run took), as a
+/// plain number; [`CpuSeconds`] is CPU time, not wall-clock time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Seconds(pub f64);
+
+/// Implements `JsonSchema` for a `#[serde(transparent)]` `f64` newtype as
+/// exactly `f64`'s schema, inlined: no definition of its own and no
+/// description, so a field of the newtype (or an `Option` of it) reads in
+/// `docs/export-schema.json` just as the plain `f64` field did. (Deriving it
+/// would add a `$ref` definition and turn `Option<T>` into a `oneOf`.)
+macro_rules! plain_number_schema {
+    ($($t:ident),+) => {$(
+        impl schemars::JsonSchema for $t {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($t).into()
+            }
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                <f64 as schemars::JsonSchema>::json_schema(generator)
+            }
+        }
+    )+};
+}
+
+plain_number_schema!(PerSecond, Seconds, CpuSeconds);
 
 /// Why a unit string did not parse; the message says what is accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -309,6 +338,34 @@ mod tests {
         assert_eq!(parse_bytes("1GiB").unwrap(), Bytes(1 << 30));
         assert_eq!(parse_bytes("4096").unwrap(), Bytes(4096));
         assert!(parse_bytes("lots").is_err());
+    }
+
+    /// The schema of a field of `T`, as a struct of it would have it.
+    fn field_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+        let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+        let schema = generator.subschema_for::<T>().to_value();
+        assert!(generator.definitions().is_empty(), "{schema}");
+        schema
+    }
+
+    #[test]
+    fn the_f64_newtypes_read_as_plain_numbers() {
+        for schema in [
+            field_schema::<PerSecond>(),
+            field_schema::<Seconds>(),
+            field_schema::<CpuSeconds>(),
+        ] {
+            assert_eq!(schema, field_schema::<f64>());
+        }
+        assert_eq!(
+            field_schema::<Option<PerSecond>>(),
+            field_schema::<Option<f64>>()
+        );
+        let json =
+            serde_json::to_string(&(PerSecond(1.5), Seconds(2.0), CpuSeconds(0.25))).unwrap();
+        assert_eq!(json, "[1.5,2.0,0.25]");
+        let back: (PerSecond, Seconds, CpuSeconds) = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, (PerSecond(1.5), Seconds(2.0), CpuSeconds(0.25)));
     }
 
     #[test]

@@ -340,7 +340,7 @@ fn object_sizes() -> RunData {
                 },
             );
             if let Some(m) = t.measurement.as_mut() {
-                m.gbit_s = m.rps * size * 8.0 / 1e9;
+                m.gbit_s = m.rps.0 * size * 8.0 / 1e9;
             }
             data.trials.push(t);
         }

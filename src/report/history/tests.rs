@@ -13,7 +13,7 @@ fn run(i: i64, factor: f64) -> SourcedRun {
     data.run.revision = Some(format!("r{i}"));
     for t in &mut data.trials {
         if let Some(m) = &mut t.measurement {
-            m.rps *= factor;
+            m.rps.0 *= factor;
         }
     }
     SourcedRun {

@@ -36,7 +36,7 @@ pub fn other_cpus(data: &RunData) -> Option<f64> {
             let busy = p.cpu_busy * f64::from(p.online_cpus);
             let server = p.server_cpu_util.unwrap_or(0.0);
             let client = match (&t.measurement, local) {
-                (Some(m), true) if m.duration_s > 0.0 => m.client_cpu_s / m.duration_s,
+                (Some(m), true) if m.duration_s.0 > 0.0 => m.client_cpu_s.0 / m.duration_s.0,
                 _ => 0.0,
             };
             Some((busy - server - client).max(0.0))

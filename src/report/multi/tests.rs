@@ -10,7 +10,7 @@ fn labelled(label: &str, systems: &[&str], scale: f64) -> RunData {
     d.run.started_at += (scale * 1000.0) as i64;
     for t in &mut d.trials {
         if let Some(m) = &mut t.measurement {
-            m.rps *= scale;
+            m.rps.0 *= scale;
         }
     }
     d

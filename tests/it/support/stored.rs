@@ -8,7 +8,7 @@ use scalelab::load::result::LatencySummary;
 use scalelab::model::Point;
 use scalelab::probe::{CpuSplit, Environment, Fingerprint, ProbeSummary};
 use scalelab::store::{Measurement, NewRun, NewTrial, Store, TrialContext, TrialStatus};
-use scalelab::units::Micros;
+use scalelab::units::{CpuSeconds, Micros, PerSecond, Seconds};
 use std::path::Path;
 
 /// One trial of a stored run.
@@ -113,8 +113,8 @@ pub fn write_run(db: &Path, label: &str, baseline: &str, trials: &[Stored]) -> i
 fn measurement(rps: f64) -> Measurement {
     Measurement {
         requests: (rps * 5.0) as u64,
-        duration_s: 5.0,
-        rps,
+        duration_s: Seconds(5.0),
+        rps: PerSecond(rps),
         bytes: (rps * 5.0 * 200.0) as u64,
         gbit_s: rps * 200.0 * 8.0 / 1e9,
         latency_us: LatencySummary {
@@ -127,7 +127,7 @@ fn measurement(rps: f64) -> Measurement {
             mean: 120.0,
             stdev: 30.0,
         },
-        client_cpu_s: 2.0,
+        client_cpu_s: CpuSeconds(2.0),
         ..Default::default()
     }
 }
