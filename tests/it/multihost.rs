@@ -746,7 +746,13 @@ fn the_next_run_stops_a_dead_coordinators_ssh_master_and_removes_its_directory()
     let mut gone = Command::new("true").spawn().unwrap();
     let dead = gone.id();
     gone.wait().unwrap();
-    let control = std::env::temp_dir().join(format!("scalelab-ssh-{dead}-left"));
+    // In a temporary directory of this test's own, which only this test's
+    // scalelab takes for its TMPDIR: every other test's scalelab reclaims
+    // a dead owner's directories in the shared one, and one did so between
+    // this directory's creation and the master's (`no master`, once in a
+    // full suite).
+    let tmp = tempfile::tempdir().unwrap();
+    let control = tmp.path().join(format!("scalelab-ssh-{dead}-left"));
     std::fs::create_dir(&control).unwrap();
     let socket = control.join("master");
     let ssh: Vec<&str> = lab.ssh_command.split_whitespace().collect();
@@ -768,7 +774,10 @@ fn the_next_run_stops_a_dead_coordinators_ssh_master_and_removes_its_directory()
         "[server]\nkind = \"nginx\"\n[sweep]\nconnections = [2]\n\
          [trials]\nduration = \"300ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
     );
-    let out = run(&lab, dir.path(), &exp);
+    let out = run_cmd(&lab, dir.path(), &exp)
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
     let left = (control.exists(), lab.processes(0, &needle));
     let _ = std::fs::remove_dir_all(&control);
     for p in &left.1 {
