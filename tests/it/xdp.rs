@@ -551,10 +551,13 @@ fn a_rate_capped_by_query_ids_in_flight_says_so_with_the_fix() {
         assert_eq!(ids["clients"], 1, "{j}");
         assert_eq!(ids["max_rate"], 65472.0, "{j}");
         assert!(ids["fix"].as_str().unwrap().contains("add clients"), "{j}");
-        // Each ID is reused at most once a timeout: two rounds in 2 s.
+        // Each ID is reused at most once a timeout: two rounds in 2 s, and
+        // at most the first IDs of a third where a loaded generator reads
+        // the window's end a few ms late, when they are due again (131008
+        // sent, 64 of a third round, once in a full suite).
         let sent = j["sent"].as_u64().unwrap();
         assert!(
-            (65472..=2 * 65472).contains(&sent),
+            (65472..=2 * 65472 + 65472 / 100).contains(&sent),
             "{generator}: sent {sent}"
         );
         assert!(
