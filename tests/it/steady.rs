@@ -118,7 +118,12 @@ impl Drop for Nginx {
         let workers = scalelab::sys::process::children_of(self.master);
         stop_pid(self.master, libc::SIGQUIT, Duration::from_secs(10));
         for w in workers {
-            wait_gone(w, Duration::from_secs(5));
+            // A worker its master left behind (the master killed after
+            // its grace) is killed by PID, so no test leaves an nginx.
+            if !wait_gone(w, Duration::from_secs(5)) {
+                scalelab::sys::process::signal(w, libc::SIGKILL);
+                wait_gone(w, Duration::from_secs(1));
+            }
         }
     }
 }
