@@ -85,25 +85,10 @@ pub fn text() -> Option<String> {
 mod tests {
     use super::*;
 
-    // Captured on the project VM (2 vCPUs).
-    const BEFORE: &str = "\
-cpu  26545 0 9010 87781 681 0 85 184 0 0
-cpu0 11498 0 3788 46674 89 0 7 86 0 0
-cpu1 15047 0 5222 41107 591 0 77 98 0 0
-intr 1 2 3
-ctxt 440608
-btime 1700000000
-processes 11973
-procs_running 1
-procs_blocked 0
-";
-    const AFTER: &str = "\
-cpu  26645 10 9060 87811 681 5 95 214 0 0
-cpu0 11598 10 3788 46674 89 0 7 86 0 0
-cpu1 15047 0 5272 41137 591 5 87 128 0 0
-procs_running 3
-procs_blocked 1
-";
+    // Captured on the project VM (2 vCPUs); one fixture for procfs::stat's
+    // and the probe's tests.
+    const BEFORE: &str = include_str!("../../../../tests/fixtures/proc/stat-before.txt");
+    const AFTER: &str = include_str!("../../../../tests/fixtures/proc/stat-after.txt");
 
     #[test]
     fn parses_totals_cpus_and_run_queue() {
