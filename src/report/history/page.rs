@@ -32,6 +32,11 @@ pub fn render(h: &History, scalelab_version: &str) -> String {
             section {
                 h2 { (p.system) " · " (p.point) }
                 figure { (chart(h, p, i).render()) }
+                @for l in &p.left_out {
+                    p class="caveat" {
+                        "✗ run " (l.position + 1) " (" (h.runs[l.position].label) ") left out: " (l.reason)
+                    }
+                }
                 @if !p.change_points.is_empty() {
                     (change_table(p))
                 }
@@ -96,6 +101,9 @@ fn point(h: &History, p: &HistoryPoint, v: &super::RunValue) -> Pt {
     );
     if let Some(r) = &run.revision {
         tip += &format!(", revision {r}");
+    }
+    if v.disturbed {
+        tip += "\nevery trial beside background load";
     }
     if let Some(c) = p
         .change_points

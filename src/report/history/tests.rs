@@ -255,6 +255,8 @@ fn client_bound_runs_are_left_out_of_the_series_as_every_verdict_leaves_them() {
     }
     let text = super::text::render(&h);
     assert!(text.contains("left out: client-bound at "), "{text}");
+    let page = super::page::render(&h, "test");
+    assert!(page.contains(") left out: client-bound at "), "{page}");
 }
 
 /// A run whose every trial at a point ran beside background load stays in
@@ -281,5 +283,10 @@ fn a_run_disturbed_at_every_trial_is_kept_in_the_series_and_marked() {
     assert!(
         text.contains("(every trial beside background load)"),
         "{text}"
+    );
+    let page = super::page::render(&h, "test");
+    assert!(
+        page.contains("every trial beside background load"),
+        "{page}"
     );
 }
