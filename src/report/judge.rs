@@ -266,15 +266,21 @@ pub(crate) fn one_runs_values(cell: &Cell, rules: &Rules) -> Result<Vec<f64>, St
     if let Some(why) = excluded(cell) {
         return Err(why);
     }
-    let kept = kept(&cell.samples);
-    if rules.leaves_out_disturbed_runs() && !kept.is_empty() && kept.iter().all(|s| s.background) {
+    if rules.leaves_out_disturbed_runs() && every_kept_trial_disturbed(cell) {
         return Err(format!(
             "every trial here {BESIDE_BACKGROUND_LOAD} (other processes or steal took {}% or \
              more of the CPUs)",
             crate::probe::background::BACKGROUND_SHARE * 100.0
         ));
     }
-    Ok(values(&kept))
+    Ok(values(&kept(&cell.samples)))
+}
+
+/// Whether the cell has kept trials and every one ran beside background
+/// load: the one test behind `one_runs_values` and `history`'s mark.
+pub(crate) fn every_kept_trial_disturbed(cell: &Cell) -> bool {
+    let kept = kept(&cell.samples);
+    !kept.is_empty() && kept.iter().all(|s| s.background)
 }
 
 /// The run as a whole, between runs: each run's geometric mean over the

@@ -403,7 +403,9 @@ fn measured_at(
             continue;
         };
         match judge::one_runs_values(cell, rules) {
-            Ok(values) if !values.is_empty() => measured.push((position, values, disturbed(cell))),
+            Ok(values) if !values.is_empty() => {
+                measured.push((position, values, judge::every_kept_trial_disturbed(cell)))
+            }
             Ok(_) => {}
             Err(reason) => left_out.push(LeftOutRun { position, reason }),
         }
@@ -469,12 +471,6 @@ fn run_value(position: usize, values: &[f64], statistic: Headline) -> RunValue {
         trials: values.len(),
         disturbed: false,
     }
-}
-
-/// Whether every kept trial of the cell ran beside background load.
-fn disturbed(cell: &rows::Cell) -> bool {
-    let kept = judge::kept(&cell.samples);
-    !kept.is_empty() && kept.iter().all(|s| s.background)
 }
 
 #[cfg(test)]
