@@ -17,8 +17,11 @@ use std::time::{Duration, Instant};
 
 /// The fixture's package power: 40 W, as µJ per second.
 const RATE_UJ_PER_S: f64 = 40e6;
-/// The fixture's counter range: 60 J, so it wraps every 1.5 s.
-const MAX_RANGE_UJ: u64 = 60_000_000;
+/// The fixture's counter range: 240 J, so it wraps every 6 s, at least
+/// once in each trial's 8.5 s of sampling. (At 60 J it wrapped every
+/// 1.5 s, and on CI's loaded machine a sampler or writer held up longer
+/// than that lost a whole wrap: 25.7 W and 32.5 W read against 40.)
+const MAX_RANGE_UJ: u64 = 240_000_000;
 
 /// A powercap tree whose package-0 counter a thread advances at
 /// [`RATE_UJ_PER_S`], wrapping at [`MAX_RANGE_UJ`], until dropped.
@@ -162,11 +165,8 @@ fn rapl_watts_follow_the_counter_across_its_wraps() {
         );
         wraps += e.wraps;
     }
-    // ≈8.5 s of sampling per trial at 1.5 s per wrap.
-    assert!(
-        wraps >= 4 * 4,
-        "the counter wrapped {wraps} times in 4 trials"
-    );
+    // ≈8.5 s of sampling per trial at 6 s per wrap: one or two each.
+    assert!(wraps >= 4, "the counter wrapped {wraps} times in 4 trials");
     // The terminal gets its columns and says what it measured.
     let text = stdout(&out);
     assert!(text.contains("ops/J") && text.contains(" W "), "{text}");
@@ -387,11 +387,13 @@ fn no_meter_bends_the_window_or_the_server_cpu() {
                 p.window_s,
                 off[0].0.window_s
             );
-            // The 1 s meter reads 150 W, or, on a machine so loaded that
-            // its shell took the window's whole second of slack (a fresh
-            // clone's suite saw it once), no reading, saying why: never a
-            // number from another window.
-            let late = cmd == &slow
+            // A meter reads its watts, or, on a machine so loaded that its
+            // shell took the window's slack (a fresh clone's suite saw it
+            // once for the 1 s meter and once for the holding one, whose
+            // `echo` had not run after 2 s), no reading, saying why: never
+            // a number from another window. Each meter's reading itself is
+            // checked unloaded by probe::energy::command's unit tests.
+            let late = watts.is_some()
                 && p.watts.is_none()
                 && p.warnings
                     .iter()

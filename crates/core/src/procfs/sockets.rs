@@ -131,6 +131,9 @@ mod tests {
             );
         }
         drop(l);
-        assert!(listeners(port, None).is_empty());
+        // The socket can outlive the drop for as long as a child forked by
+        // another test holds its copy (CI saw it still listening), so what
+        // must hold is that this process no longer does.
+        assert!(!holders(&inodes).contains(&me));
     }
 }
