@@ -36,7 +36,7 @@ pub struct Counters {
 }
 
 /// The file a counter is read from.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum File {
     /// `/proc/PID/net/netstat`.
     Netstat,
@@ -78,18 +78,35 @@ impl Counters {
     /// swap counters.
     pub fn read(pid: u32) -> Counters {
         let file = |name| crate::procfs::pid::net_file(pid, name).unwrap_or_default();
-        let netstat = file("netstat");
-        let snmp = file("snmp");
-        let vmstat = crate::procfs::system::vmstat().unwrap_or_default();
         let mut c = Counters::default();
-        for (source, table, name, field) in SOURCES {
-            *field(&mut c) = match source {
-                File::Netstat => table_value(&netstat, table, name),
-                File::Snmp => table_value(&snmp, table, name),
-                File::Vmstat => vmstat_value(&vmstat, name),
-            };
-        }
+        c.fill(&[File::Netstat], &file("netstat"));
+        c.fill(&[File::Snmp], &file("snmp"));
+        c.fill_vmstat(&crate::procfs::system::vmstat().unwrap_or_default());
         c
+    }
+
+    /// Sets the network counters from `text`, which holds the `TcpExt:`
+    /// and `Udp:` tables of `/proc/net/netstat` and `/proc/net/snmp` (the
+    /// agentless probe reads both into one section).
+    pub fn fill_net(&mut self, text: &str) {
+        self.fill(&[File::Netstat, File::Snmp], text);
+    }
+
+    /// Sets the swap counters from the text of `/proc/vmstat`.
+    pub fn fill_vmstat(&mut self, text: &str) {
+        self.fill(&[File::Vmstat], text);
+    }
+
+    /// Sets each counter read from one of `files` from `text`.
+    fn fill(&mut self, files: &[File], text: &str) {
+        for (source, table, name, field) in SOURCES {
+            if files.contains(&source) {
+                *field(self) = match source {
+                    File::Netstat | File::Snmp => table_value(text, table, name),
+                    File::Vmstat => vmstat_value(text, name),
+                };
+            }
+        }
     }
 
     /// Each counter's growth from `before` to `self` (a counter that went

@@ -11,6 +11,7 @@
 //! - every OS: POSIX `ps -A -o pid,ppid,time,rss,vsz,comm` (a longer
 //!   line with context switches and major faults is read where given).
 
+use crate::probe::limiter::counters::Counters;
 use crate::server::bare::HostOs;
 
 /// One process, as `ps` or `/proc/PID/stat` gives it.
@@ -53,22 +54,11 @@ pub struct HostSample {
     pub procs_running: Option<u32>,
     /// Tasks blocked on I/O (Linux).
     pub procs_blocked: Option<u32>,
-    /// TCP listen-queue overflows (`ListenOverflows`; BSD: `listen queue
-    /// overflows`).
-    pub listen_overflows: Option<u64>,
-    /// `ListenDrops` (Linux only).
-    pub listen_drops: Option<u64>,
-    /// UDP datagrams dropped at a full socket buffer (`RcvbufErrors`; BSD:
-    /// `dropped due to full socket buffers`).
-    pub udp_rcvbuf_errors: Option<u64>,
-    /// `Udp: InErrors` (Linux only).
-    pub udp_in_errors: Option<u64>,
-    /// UDP datagrams received.
-    pub udp_in_datagrams: Option<u64>,
-    /// Pages swapped in.
-    pub swap_in_pages: Option<u64>,
-    /// Pages swapped out.
-    pub swap_out_pages: Option<u64>,
+    /// The limiter's kernel counters, as the probe reads them on Linux
+    /// (one parser, [`Counters::fill_net`] and [`Counters::fill_vmstat`]);
+    /// a BSD gives listen-queue overflows, full-buffer UDP drops, UDP
+    /// datagrams received and swap, and the rest stay `None`.
+    pub counters: Counters,
     /// The processes: the server's tree (Linux) or every one (`ps`).
     pub procs: Vec<ProcRow>,
 }
@@ -105,11 +95,8 @@ pub fn parse_sample(os: HostOs, text: &str) -> HostSample {
             }
             (HostOs::Linux, "stat") => linux_stat(&body, &mut s),
             (HostOs::Linux, "mhz") => s.mhz = linux_mhz(&body),
-            (HostOs::Linux, "netstat") => linux_net(&body, &mut s),
-            (HostOs::Linux, "vmstat") => {
-                s.swap_in_pages = key_value(&body, "pswpin");
-                s.swap_out_pages = key_value(&body, "pswpout");
-            }
+            (HostOs::Linux, "netstat") => s.counters.fill_net(&body),
+            (HostOs::Linux, "vmstat") => s.counters.fill_vmstat(&body),
             (HostOs::Linux, "tree") => {
                 s.procs = lines
                     .iter()
@@ -119,13 +106,15 @@ pub fn parse_sample(os: HostOs, text: &str) -> HostSample {
             (_, "cp_times") => s.cpus = bsd_cp_times(&body),
             (_, "freq") => s.mhz = bsd_freq(&body),
             (_, "swap") => {
-                s.swap_in_pages = sysctl_value(&body, "vm.stats.vm.v_swappgsin");
-                s.swap_out_pages = sysctl_value(&body, "vm.stats.vm.v_swappgsout");
+                let c = &mut s.counters;
+                c.swap_in_pages = sysctl_value(&body, "vm.stats.vm.v_swappgsin");
+                c.swap_out_pages = sysctl_value(&body, "vm.stats.vm.v_swappgsout");
             }
-            (_, "tcp") => s.listen_overflows = bsd_counter(&body, "listen queue overflow"),
+            (_, "tcp") => s.counters.listen_overflows = bsd_counter(&body, "listen queue overflow"),
             (_, "udp") => {
-                s.udp_rcvbuf_errors = bsd_counter(&body, "dropped due to full socket buffers");
-                s.udp_in_datagrams = bsd_counter(&body, "datagrams received");
+                let c = &mut s.counters;
+                c.udp_rcvbuf_errors = bsd_counter(&body, "dropped due to full socket buffers");
+                c.udp_in_datagrams = bsd_counter(&body, "datagrams received");
             }
             (_, "ps") => s.procs = lines.iter().filter_map(|l| bsd_ps(l)).collect(),
             _ => {}
@@ -138,14 +127,6 @@ fn numbers(text: &str) -> Vec<u64> {
     text.split_whitespace()
         .filter_map(|w| w.parse().ok())
         .collect()
-}
-
-/// `key value` lines (`/proc/vmstat`).
-fn key_value(text: &str, key: &str) -> Option<u64> {
-    text.lines().find_map(|l| {
-        let mut w = l.split_whitespace();
-        (w.next() == Some(key)).then(|| w.next()?.parse().ok())?
-    })
 }
 
 /// `/proc/stat`: the `cpuN` lines, `procs_running`, `procs_blocked`.
@@ -172,17 +153,6 @@ fn linux_mhz(text: &str) -> Vec<f64> {
     text.lines()
         .filter_map(|l| l.split_once(':')?.1.trim().parse().ok())
         .collect()
-}
-
-/// The `TcpExt:` and `Udp:` header/value line pairs of
-/// `/proc/net/netstat` and `/proc/net/snmp`.
-fn linux_net(text: &str, s: &mut HostSample) {
-    use crate::procfs::net::table_value;
-    s.listen_overflows = table_value(text, "TcpExt", "ListenOverflows");
-    s.listen_drops = table_value(text, "TcpExt", "ListenDrops");
-    s.udp_rcvbuf_errors = table_value(text, "Udp", "RcvbufErrors");
-    s.udp_in_errors = table_value(text, "Udp", "InErrors");
-    s.udp_in_datagrams = table_value(text, "Udp", "InDatagrams");
 }
 
 /// `V N <the /proc/PID/stat line>` (the probe's tree section).
@@ -291,7 +261,10 @@ mod tests {
         );
         let s = parse_sample(HostOs::Linux, &text);
         assert_eq!(s.cpus.len(), crate::placement::online_cpus());
-        assert!(s.listen_overflows.is_some() && s.udp_in_datagrams.is_some());
+        assert!(s.counters.listen_overflows.is_some() && s.counters.udp_in_datagrams.is_some());
+        // The agent's parser reads the section: every counter it knows,
+        // TCPBacklogDrop too (the old agentless parser had its own list).
+        assert!(s.counters.tcp_backlog_drops.is_some(), "{:?}", s.counters);
         assert_eq!(s.procs.len(), 1);
         let p = &s.procs[0];
         assert_eq!(p.pid, me);
@@ -300,7 +273,7 @@ mod tests {
         assert!(p.rss_kib > 0 && p.threads.unwrap() >= 1, "{p:?}");
         // A command that printed nothing leaves its figure unavailable.
         let bare = parse_sample(HostOs::Linux, "#os\nLinux\n#stat\n#netstat\n");
-        assert!(bare.cpus.is_empty() && bare.listen_overflows.is_none());
+        assert!(bare.cpus.is_empty() && bare.counters.listen_overflows.is_none());
     }
 
     #[test]
@@ -350,24 +323,27 @@ mod captured {
         let text = fixture("freebsd-13-netstat-s-tcp.txt");
         assert_eq!(bsd_counter(&text, "listen queue overflow"), Some(0));
         let s = parse_sample(HostOs::FreeBsd, &format!("#tcp\n{text}"));
-        assert_eq!(s.listen_overflows, Some(0));
+        assert_eq!(s.counters.listen_overflows, Some(0));
         // Linux's own counters are not FreeBSD's: unavailable there.
-        assert_eq!(s.listen_drops, None);
+        assert_eq!(s.counters.listen_drops, None);
     }
 
     #[test]
     fn freebsd_netstat_udp_gives_full_socket_buffer_drops() {
         let text = fixture("fstack-freebsd-netstat-s-udp.txt");
         let s = parse_sample(HostOs::FreeBsd, &format!("#udp\n{text}"));
-        assert_eq!(s.udp_rcvbuf_errors, Some(63_583_585));
-        assert_eq!(s.udp_in_datagrams, Some(65_635_420));
-        assert_eq!(s.udp_in_errors, None);
+        assert_eq!(s.counters.udp_rcvbuf_errors, Some(63_583_585));
+        assert_eq!(s.counters.udp_in_datagrams, Some(65_635_420));
+        assert_eq!(s.counters.udp_in_errors, None);
     }
 
     #[test]
     fn freebsd_swap_sysctls_give_pages_in_and_out() {
         let text = fixture("freebsd-sysctl-swappgs.txt");
         let s = parse_sample(HostOs::FreeBsd, &format!("#swap\n{text}"));
-        assert_eq!((s.swap_in_pages, s.swap_out_pages), (Some(0), Some(0)));
+        assert_eq!(
+            (s.counters.swap_in_pages, s.counters.swap_out_pages),
+            (Some(0), Some(0))
+        );
     }
 }

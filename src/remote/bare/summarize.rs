@@ -69,11 +69,6 @@ fn per_cpu(a: &HostSample, b: &HostSample) -> Vec<PerCpu> {
         .collect()
 }
 
-/// A counter's rise from `a` to `b` (`None`: either did not give it).
-fn rise(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    Some(b?.saturating_sub(a?))
-}
-
 /// The server tree's figures over one interval (or the window).
 fn server(a: &HostSample, b: &HostSample, root: u32, seconds: f64) -> Option<ServerSample> {
     let now = tree(&b.procs, root);
@@ -248,16 +243,7 @@ fn limiter(
     window_s: f64,
 ) -> LimiterFigures {
     LimiterFigures {
-        counters: crate::probe::limiter::counters::Counters {
-            listen_overflows: rise(first.listen_overflows, last.listen_overflows),
-            listen_drops: rise(first.listen_drops, last.listen_drops),
-            tcp_backlog_drops: None,
-            udp_rcvbuf_errors: rise(first.udp_rcvbuf_errors, last.udp_rcvbuf_errors),
-            udp_in_errors: rise(first.udp_in_errors, last.udp_in_errors),
-            udp_in_datagrams: rise(first.udp_in_datagrams, last.udp_in_datagrams),
-            swap_in_pages: rise(first.swap_in_pages, last.swap_in_pages),
-            swap_out_pages: rise(first.swap_out_pages, last.swap_out_pages),
-        },
+        counters: last.counters.since(&first.counters),
         major_faults: root.and_then(|r| major_faults(first, last, r)).unwrap_or(0),
         window_s,
         ..LimiterFigures::default()
@@ -274,9 +260,15 @@ fn unavailable(first: &HostSample, last: &HostSample, root: Option<u32>) -> Stri
     };
     check(!last.cpus.is_empty(), "CPU split");
     check(!last.mhz.is_empty(), "frequency");
-    check(last.listen_overflows.is_some(), "listen-queue overflows");
-    check(last.udp_rcvbuf_errors.is_some(), "UDP receive-buffer drops");
-    check(last.swap_in_pages.is_some(), "swap");
+    check(
+        last.counters.listen_overflows.is_some(),
+        "listen-queue overflows",
+    );
+    check(
+        last.counters.udp_rcvbuf_errors.is_some(),
+        "UDP receive-buffer drops",
+    );
+    check(last.counters.swap_in_pages.is_some(), "swap");
     if let Some(r) = root {
         let t = tree(&last.procs, r);
         check(
@@ -322,7 +314,10 @@ mod tests {
                 [0, 0, 0, 0, 1000 + busy_ticks, 0],
             ],
             mhz: vec![3600.0, 3600.0],
-            listen_overflows: Some(overflows),
+            counters: crate::probe::limiter::counters::Counters {
+                listen_overflows: Some(overflows),
+                ..Default::default()
+            },
             procs: vec![
                 proc_row(1, 0, 5.0, 900),
                 proc_row(700, 1, 0.1, 8000),
