@@ -66,13 +66,24 @@ impl TreeScanner {
 
 /// `root` and everything below it, by ppid, root first.
 pub fn select_tree(root: u32, all: Vec<PidStat>) -> Vec<PidStat> {
+    let order = tree_order(&all, root, |s| (s.pid, s.ppid));
+    let mut slots: Vec<Option<PidStat>> = all.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// The indices in `all` of `root` and everything below it, by parent,
+/// root first; `ids` gives an entry's (pid, ppid). The one walk of a
+/// process tree, for the agent's `/proc` rows and the agentless probe's
+/// `ps` rows alike; empty when `root` is not there.
+pub fn tree_order<T>(all: &[T], root: u32, ids: impl Fn(&T) -> (u32, u32)) -> Vec<usize> {
     let mut children: HashMap<u32, Vec<usize>> = HashMap::new();
     let mut root_index = None;
-    for (i, s) in all.iter().enumerate() {
-        if s.pid == root {
-            root_index = Some(i);
+    for (i, entry) in all.iter().enumerate() {
+        let (pid, ppid) = ids(entry);
+        if pid == root {
+            root_index = root_index.or(Some(i));
         } else {
-            children.entry(s.ppid).or_default().push(i);
+            children.entry(ppid).or_default().push(i);
         }
     }
     let Some(r) = root_index else {
@@ -81,12 +92,11 @@ pub fn select_tree(root: u32, all: Vec<PidStat>) -> Vec<PidStat> {
     let mut order = vec![r];
     let mut next = 0;
     while next < order.len() {
-        let pid = all[order[next]].pid;
+        let pid = ids(&all[order[next]]).0;
         order.extend(children.get(&pid).into_iter().flatten());
         next += 1;
     }
-    let mut slots: Vec<Option<PidStat>> = all.into_iter().map(Some).collect();
-    order.into_iter().filter_map(|i| slots[i].take()).collect()
+    order
 }
 
 /// Context switches of all threads of `pid` (the status file of a process
@@ -187,6 +197,18 @@ pub(super) mod fixtures {
 mod tests {
     use super::fixtures::{info, stat};
     use super::*;
+
+    #[test]
+    fn the_tree_walk_takes_any_row_and_skips_other_trees() {
+        // (pid, ppid) rows as `ps -o pid,ppid` gives them: 700 is the
+        // root, 702 its grandchild listed before its parent, 900 another
+        // tree, 5 a row that names itself its parent.
+        let rows = [(1, 0), (702, 701), (700, 1), (900, 1), (701, 700), (5, 5)];
+        let order = tree_order(&rows, 700, |r| *r);
+        let pids: Vec<u32> = order.iter().map(|&i| rows[i].0).collect();
+        assert_eq!(pids, [700, 701, 702]);
+        assert!(tree_order(&rows, 4242, |r| *r).is_empty());
+    }
 
     #[test]
     fn tree_is_root_and_descendants_only() {

@@ -14,14 +14,10 @@ pub type Timed = (f64, HostSample);
 
 /// The server's tree in `procs`: `root` and its descendants.
 pub fn tree(procs: &[ProcRow], root: u32) -> Vec<&ProcRow> {
-    let mut out: Vec<&ProcRow> = procs.iter().filter(|r| r.pid == root).collect();
-    let mut i = 0;
-    while i < out.len() {
-        let parent = out[i].pid;
-        out.extend(procs.iter().filter(|r| r.ppid == parent && r.pid != parent));
-        i += 1;
-    }
-    out
+    crate::probe::tree::tree_order(procs, root, |r| (r.pid, r.ppid))
+        .into_iter()
+        .map(|i| &procs[i])
+        .collect()
 }
 
 /// The split of tick deltas `a` → `b` (user, nice, sys, intr, idle, steal).
