@@ -4,6 +4,7 @@
 
 use crate::support::{fixture, stderr, stdout};
 use scalelab::store::{RunData, Store, TrialStatus};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -107,15 +108,27 @@ impl Lab {
     /// The PID of the agent on `host`, once it has been up for 1.5 s (so,
     /// in a run whose trials start at once, inside the first trial).
     pub(crate) fn agent_in_a_trial(&self, host: u32) -> u32 {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        // Into a window: a client host's agent runs its load threads (the
+        // trials have no warmup). Waiting a fixed 1.5 s after the agent
+        // appeared was not enough on a loaded machine: the server had not
+        // yet started, the kill came before the first trial, and the
+        // reconnect absorbed it.
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
+            let loading = (2..=3).any(|h| {
+                let agents = self.processes(h, "agent\0--workdir");
+                agents.iter().any(|&p| runs_thread(p, "scalelab-http"))
+            });
             let agents = self.processes(host, "agent\0--workdir");
-            if let Some(p) = agents.first() {
-                std::thread::sleep(Duration::from_millis(1500));
+            if let (true, Some(p)) = (loading, agents.first()) {
+                std::thread::sleep(Duration::from_millis(500));
                 return *p;
             }
-            assert!(Instant::now() < deadline, "no agent on host {host}");
-            std::thread::sleep(Duration::from_millis(100));
+            assert!(
+                Instant::now() < deadline,
+                "no trial on host {host}'s lab in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 }
@@ -1083,14 +1096,27 @@ fn a_signal_during_netns_lab_up_leaves_no_namespace_or_sshd() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("lab");
         let prefix = format!("k{}-{signal}", std::process::id() % 100_000);
-        let mut child = Command::new(fixture("../../scripts/netns-lab.sh"))
+        let mut command = Command::new(fixture("../../scripts/netns-lab.sh"));
+        command
             .args(["up", "8"])
             .env("SCALELAB_LAB_DIR", &dir)
             .env("SCALELAB_LAB_PREFIX", &prefix)
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(std::process::Stdio::piped());
+        // The script must be able to trap the signal: a shell started with
+        // SIGINT ignored (a suite run as a background job of a shell
+        // without job control) cannot trap it, and `up` then ran to its
+        // end (exit 0). So the child gets the default disposition.
+        // SAFETY: signal(2) only, between fork and exec.
+        let mut child = unsafe {
+            command.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
+                Ok(())
+            })
+        }
+        .spawn()
+        .unwrap();
         // Wait until it is halfway: the bridge and at least two hosts made.
         let listed = dir.join("namespaces");
         let deadline = Instant::now() + Duration::from_secs(60);
