@@ -214,8 +214,16 @@ fn resume_of_a_killed_repeat_finishes_its_group_of_three() {
         "[sweep]\nconnections = [2, 3]\n[trials]\nduration = \"400ms\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\nruns = 3\nrestart = \"never\"\n",
     );
     let mut first = spawn_quiet(lab.run());
-    let runs = || Store::open(&lab.store).map_or(0, |s| s.list_runs().unwrap_or_default().len());
-    assert!(wait_for(120, || runs() == 2), "the second repeat started");
+    // The second run's row is inserted before its group is written (a
+    // second statement): wait for both, or a kill between them finds no
+    // group (a fresh clone's suite saw it once).
+    let grouped = || {
+        Store::open(&lab.store).is_ok_and(|s| {
+            s.list_runs().unwrap_or_default().len() == 2
+                && s.repeat_group(lab.latest()).is_ok_and(|g| g.is_some())
+        })
+    };
+    assert!(wait_for(120, grouped), "the second repeat started");
     let second = lab.latest();
     first.kill().unwrap(); // SIGKILL, in repeat 2 of 3
     first.wait().unwrap();
