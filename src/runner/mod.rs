@@ -550,9 +550,6 @@ fn open_run(
         return Ok(id);
     }
     let id = create_run(exp, store, opts, cluster, machine)?;
-    if let Some((first, repeats)) = opts.repeat_of {
-        store.set_repeat_group(id, first.unwrap_or(id), repeats)?;
-    }
     store.acquire_lease(id)?;
     Ok(id)
 }
@@ -595,7 +592,7 @@ fn create_run(
     env.machine.machine = Some(machine.clone());
     let server = exp.hosts.server.as_ref().map(ToString::to_string);
     let label = (opts.label.clone()).unwrap_or_else(|| env.os_label(server.as_deref()));
-    Ok(store.create_run(&NewRun {
+    let run = NewRun {
         name: &exp.name,
         description: &exp.description,
         experiment: &exp.text,
@@ -611,7 +608,8 @@ fn create_run(
         noise: exp.trials.noise,
         label: Some(&label),
         revision: opts.revision.as_deref(),
-    })?)
+    };
+    Ok(store.create_run_in_group(&run, opts.repeat_of)?)
 }
 
 /// Loads the trials a resumed run already has, per point.

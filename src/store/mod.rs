@@ -166,24 +166,34 @@ pub(crate) mod tests {
 
     /// A run to hang test trials on.
     pub(crate) fn run(store: &mut Store) -> i64 {
+        run_in_group(store, None)
+    }
+
+    /// A test run, made one of a repeat group's (`Store::create_run_in_group`).
+    pub(crate) fn run_in_group(store: &mut Store, group: Option<(Option<i64>, u32)>) -> i64 {
         store
-            .create_run(&NewRun {
-                name: "t",
-                description: "",
-                experiment: "name = \"t\"",
-                experiment_path: "t.toml",
-                quick: false,
-                environment: &crate::probe::Environment::local(crate::probe::Fingerprint::default()),
-                baseline: "a",
-                headline: "median",
-                load_kind: "http",
-                server_kind: "nginx",
-                rate_unit: crate::store::run_kinds::rate_unit_of("http"),
-                parallelism: crate::store::run_kinds::parallelism_of("nginx"),
-                noise: 0.02,
-                label: None,
-                revision: None,
-            })
+            .create_run_in_group(
+                &NewRun {
+                    name: "t",
+                    description: "",
+                    experiment: "name = \"t\"",
+                    experiment_path: "t.toml",
+                    quick: false,
+                    environment: &crate::probe::Environment::local(
+                        crate::probe::Fingerprint::default(),
+                    ),
+                    baseline: "a",
+                    headline: "median",
+                    load_kind: "http",
+                    server_kind: "nginx",
+                    rate_unit: crate::store::run_kinds::rate_unit_of("http"),
+                    parallelism: crate::store::run_kinds::parallelism_of("nginx"),
+                    noise: 0.02,
+                    label: None,
+                    revision: None,
+                },
+                group,
+            )
             .unwrap()
     }
 

@@ -5,7 +5,7 @@
 //! (`runs.repeats`); a run made alone has neither.
 
 use super::{RunStatus, Store, StoreError};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::OptionalExtension;
 
 /// The runs of one repeat group.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,21 +35,6 @@ impl RepeatGroup {
 }
 
 impl Store {
-    /// Makes run `run_id` one of the `repeats` runs of the group whose
-    /// first run is `first`.
-    pub fn set_repeat_group(
-        &mut self,
-        run_id: i64,
-        first: i64,
-        repeats: u32,
-    ) -> Result<(), StoreError> {
-        self.conn.execute(
-            "UPDATE runs SET repeat_of = ?1, repeats = ?2 WHERE id = ?3",
-            params![first, repeats, run_id],
-        )?;
-        Ok(())
-    }
-
     /// The repeat group run `run_id` belongs to; `None` for a run made
     /// alone (or before groups were stored).
     pub fn repeat_group(&self, run_id: i64) -> Result<Option<RepeatGroup>, StoreError> {
@@ -86,11 +71,9 @@ mod tests {
     fn a_group_knows_its_unfinished_and_missing_runs() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Store::open(&dir.path().join("s.sqlite")).unwrap();
-        let a = crate::store::tests::run(&mut s);
-        let b = crate::store::tests::run(&mut s);
+        let a = crate::store::tests::run_in_group(&mut s, Some((None, 3)));
+        let b = crate::store::tests::run_in_group(&mut s, Some((Some(a), 3)));
         let alone = crate::store::tests::run(&mut s);
-        s.set_repeat_group(a, a, 3).unwrap();
-        s.set_repeat_group(b, a, 3).unwrap();
         s.set_run_status(a, RunStatus::Finished).unwrap();
         s.set_run_status(b, RunStatus::Interrupted).unwrap();
         let g = s.repeat_group(b).unwrap().unwrap();

@@ -88,7 +88,20 @@ pub fn now() -> i64 {
 impl Store {
     /// Creates a run in the `running` state and returns its id.
     pub fn create_run(&mut self, r: &NewRun) -> Result<i64, StoreError> {
-        self.conn.execute(
+        self.create_run_in_group(r, None)
+    }
+
+    /// Creates a run as [`Store::create_run`] does and, with `group`, makes
+    /// it one of the group's runs in the same transaction: a kill between
+    /// the two can leave no repeat outside its group. `group` is the
+    /// group's first run (`None`: this run is the first) and its size.
+    pub fn create_run_in_group(
+        &mut self,
+        r: &NewRun,
+        group: Option<(Option<i64>, u32)>,
+    ) -> Result<i64, StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
             "INSERT INTO runs (name, description, started_at, status, experiment, experiment_path,
                 quick, environment, scalelab_version, baseline, headline, load_kind, noise,
                 server_kind, label, revision, rate_unit, parallelism)
@@ -114,7 +127,15 @@ impl Store {
                 r.parallelism.map(super::run_kinds::parallelism_text)
             ],
         )?;
-        Ok(self.conn.last_insert_rowid())
+        let id = tx.last_insert_rowid();
+        if let Some((first, repeats)) = group {
+            tx.execute(
+                "UPDATE runs SET repeat_of = ?1, repeats = ?2 WHERE id = ?3",
+                params![first.unwrap_or(id), repeats, id],
+            )?;
+        }
+        tx.commit()?;
+        Ok(id)
     }
 
     /// Sets what the run is called (its label) and the revision of the

@@ -1086,6 +1086,24 @@ fn netns_lab_up_refuses_to_replace_a_lab_it_did_not_make() {
     assert_ne!(sshd_pid(), before, "a new lab");
 }
 
+/// On a failed assertion, kills the `netns-lab.sh up` the test started if
+/// it was not yet reaped (so its PID is still its own), then takes its lab
+/// down (`Lab`'s drop).
+struct UpKilledThenDown {
+    pid: i32,
+    reaped: bool,
+    _lab: Lab,
+}
+
+impl Drop for UpKilledThenDown {
+    fn drop(&mut self) {
+        if std::thread::panicking() && !self.reaped {
+            // SAFETY: kill(2) on the PID of the test's child, not yet reaped.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        }
+    }
+}
+
 /// Issue 46 (left undone there): a SIGTERM or Ctrl-C in the middle of
 /// `netns-lab.sh up` left 7 namespaces and 4 sshd behind. `up` now takes
 /// down what it had made: no namespace of its prefix, no sshd of its
@@ -1117,6 +1135,17 @@ fn a_signal_during_netns_lab_up_leaves_no_namespace_or_sshd() {
         }
         .spawn()
         .unwrap();
+        // Should an assertion below fail, the lab is still taken down: the
+        // script is killed, then `down` runs (`Lab`'s drop).
+        let mut down = UpKilledThenDown {
+            pid: child.id() as i32,
+            reaped: false,
+            _lab: Lab {
+                dir: dir.clone(),
+                prefix: prefix.clone(),
+                ssh_command: String::new(),
+            },
+        };
         // Wait until it is halfway: the bridge and at least two hosts made.
         let listed = dir.join("namespaces");
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -1129,6 +1158,7 @@ fn a_signal_during_netns_lab_up_leaves_no_namespace_or_sshd() {
         // not yet waited for, so the PID is still its own.
         assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
         let out = child.wait_with_output().unwrap();
+        down.reaped = true;
         assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
         let namespaces = Command::new("ip").args(["netns", "list"]).output().unwrap();
         let left: Vec<&str> = std::str::from_utf8(&namespaces.stdout)
