@@ -58,9 +58,11 @@
 //! (`crates/core`: [`analysis`], [`model`], [`kinds`], [`units`],
 //! [`finite`], [`rng`], [`shutdown`], [`owned`], [`procfs`], [`placement`]
 //! and [`sys`]), which depends on no other crate of the workspace, and
-//! above it `scalelab-wire` (`crates/wire`, [`wire`]); this crate
-//! re-exports them under their own names, so the compiler refuses an
-//! import from them into the layers above.
+//! above it `scalelab-wire` (`crates/wire`, [`wire`]) and `scalelab-lab`
+//! (`crates/lab`: [`server`], [`load`], [`probe`] and [`profile`], what a
+//! trial runs on one host); this crate re-exports them under their own
+//! names, so the compiler refuses an import from them into the layers
+//! above (the recipe, the store, the report, remote and the runner).
 //!
 //! Which module may import which is the layer diagram in `CONTRIBUTING.md`,
 //! the real import graph: `scripts/module-loops.py` (run by
@@ -96,14 +98,11 @@
 pub use scalelab_core::{
     analysis, finite, kinds, model, owned, placement, procfs, rng, shutdown, sys, units,
 };
+pub use scalelab_lab::{load, probe, profile, server};
 pub use scalelab_wire as wire;
 
-pub mod load;
-pub mod probe;
-pub mod profile;
 pub mod recipe;
 pub mod remote;
 pub mod report;
 pub mod runner;
-pub mod server;
 pub mod store;

@@ -18,6 +18,8 @@ pub mod csv;
 mod csv_schema;
 pub mod energy;
 pub mod energy_cell;
+#[cfg(test)]
+mod fake_kind_tests;
 pub(crate) mod figures;
 pub(crate) mod fits;
 pub(crate) mod flames;

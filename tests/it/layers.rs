@@ -104,6 +104,28 @@ fn workspace_deps(crate_dir: &str) -> Vec<String> {
 fn the_core_crate_depends_on_no_other_crate_of_the_workspace() {
     assert_eq!(workspace_deps("crates/core"), Vec::<String>::new());
     assert_eq!(workspace_deps("crates/wire"), ["scalelab-core"]);
-    // The top crate is the one that depends on both.
-    assert_eq!(workspace_deps("."), ["scalelab-core", "scalelab-wire"]);
+}
+
+/// The lab (server, load, probe, profile) stands on core and wire alone:
+/// the recipe, store, report, remote and runner above it are the top
+/// crate's, and the compiler refuses an import of them.
+#[test]
+fn the_lab_crate_stands_on_core_and_wire_alone() {
+    assert_eq!(
+        workspace_deps("crates/lab"),
+        ["scalelab-core", "scalelab-wire"]
+    );
+    // The top crate depends on all three, and on the lab's test support
+    // for its tests only.
+    let mut top = workspace_deps(".");
+    top.sort();
+    assert_eq!(
+        top,
+        [
+            "scalelab-core",
+            "scalelab-lab",
+            "scalelab-lab",
+            "scalelab-wire"
+        ]
+    );
 }

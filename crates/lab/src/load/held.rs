@@ -25,7 +25,7 @@ const TICK: Duration = Duration::from_millis(100);
 
 /// Runs `driver` with a [`HeldWatch`] around it and records in the result
 /// the longest stretch this process was held ([`LoadResult::held`]).
-pub(crate) fn run_watched(
+pub fn run_watched(
     driver: &dyn Driver,
     spec: &LoadSpec,
     shutdown: &Shutdown,
@@ -41,7 +41,7 @@ pub(crate) fn run_watched(
 
 /// A running watcher thread; [`HeldWatch::stop`] ends it and tells the
 /// longest stretch it saw the process held.
-pub(crate) struct HeldWatch {
+pub struct HeldWatch {
     stop: mpsc::Sender<()>,
     thread: Option<JoinHandle<Duration>>,
 }
@@ -49,7 +49,7 @@ pub(crate) struct HeldWatch {
 impl HeldWatch {
     /// Starts the watcher. If the thread cannot be spawned, the watch
     /// reports nothing held (the run is not refused for it).
-    pub(crate) fn start() -> HeldWatch {
+    pub fn start() -> HeldWatch {
         let (stop, stopped) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("held-watch".into())
@@ -60,7 +60,7 @@ impl HeldWatch {
 
     /// Ends the watcher: the longest stretch in which this process was
     /// held (zero when it never was).
-    pub(crate) fn stop(mut self) -> Duration {
+    pub fn stop(mut self) -> Duration {
         let _ = self.stop.send(());
         self.thread
             .take()

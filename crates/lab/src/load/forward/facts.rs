@@ -61,12 +61,31 @@ impl TrialFacts for ForwardReport {
 
 /// Extras of a 64-byte search (`bidirectional` or one way), for the
 /// shared layers' tests.
-#[cfg(test)]
-pub(crate) fn test_extras(bidirectional: bool) -> crate::load::facts::TrialExtras {
+#[cfg(any(test, feature = "test-support"))]
+pub fn test_extras(bidirectional: bool) -> crate::load::facts::TrialExtras {
     crate::load::facts::TrialExtras::new(ForwardReport {
         bidirectional,
-        ..tests::report(false)
+        ..sample_report(false)
     })
+}
+
+/// A 64-byte bidirectional search's report, for tests.
+#[cfg(any(test, feature = "test-support"))]
+fn sample_report(client_bound: bool) -> ForwardReport {
+    ForwardReport {
+        frame_size: 64,
+        bidirectional: true,
+        loss: 0.0,
+        pps: 1000.0,
+        gbit_s: 0.0005,
+        client_bound,
+        generator: Default::default(),
+        search: crate::load::forward::search::Outcome {
+            steps: Vec::new(),
+            best: None,
+            client_bound,
+        },
+    }
 }
 
 #[cfg(test)]
@@ -74,31 +93,14 @@ mod tests {
     use super::*;
     use crate::load::facts::TrialExtras;
 
-    pub(super) fn report(client_bound: bool) -> ForwardReport {
-        ForwardReport {
-            frame_size: 64,
-            bidirectional: true,
-            loss: 0.0,
-            pps: 1000.0,
-            gbit_s: 0.0005,
-            client_bound,
-            generator: Default::default(),
-            search: crate::load::forward::search::Outcome {
-                steps: Vec::new(),
-                best: None,
-                client_bound,
-            },
-        }
-    }
-
     #[test]
     fn the_search_decides_client_bound_and_the_line_rate_follows_frame_size() {
-        let bound = TrialExtras::new(report(true));
+        let bound = TrialExtras::new(sample_report(true));
         let KindRule::Decided(Some(why)) = bound.client_bound() else {
             panic!("a client-bound search decides");
         };
         assert!(why.contains("could not offer more"), "{why}");
-        let free = TrialExtras::new(report(false));
+        let free = TrialExtras::new(sample_report(false));
         assert_eq!(free.client_bound(), KindRule::Decided(None));
         let note = free.rate_note().unwrap();
         assert_eq!(note.axis, "both directions summed");

@@ -242,7 +242,8 @@ mod tests {
     #[test]
     fn each_threads_queries_are_read_from_stats_noreset() {
         // Unbound 1.17.1, 2 threads, after 300 queries over loopback.
-        let stats = include_str!("../../../tests/fixtures/unbound/stats_noreset-2-threads.txt");
+        let stats =
+            include_str!("../../../../../tests/fixtures/unbound/stats_noreset-2-threads.txt");
         assert_eq!(thread_queries(stats), Some(vec![134, 166]));
         let total = stats
             .lines()

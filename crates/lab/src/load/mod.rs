@@ -14,14 +14,14 @@ pub mod dns;
 pub mod errors;
 pub(crate) mod event_loop;
 pub mod facts;
-#[cfg(test)]
-pub(crate) mod fake;
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
+pub mod fake;
+#[cfg(any(test, feature = "test-support"))]
 mod fake_rule;
 pub mod forward;
 pub(crate) mod gate;
 pub(crate) mod gather;
-pub(crate) mod held;
+pub mod held;
 pub mod histogram;
 pub mod http;
 mod kind;
@@ -47,9 +47,9 @@ pub const KINDS: &[&LoadKind] = &[
     &mysql::LOAD_KIND,
     &dns::LOAD_KIND,
     &forward::LOAD_KIND,
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-support"))]
     &fake::LOAD_KIND,
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-support"))]
     &fake_rule::LOAD_KIND,
 ];
 

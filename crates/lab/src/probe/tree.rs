@@ -1,5 +1,5 @@
 //! The server's process tree: found by parent PID on every sample, and
-//! totalled. Per-process accounting across samples is in [`super::tracker`].
+//! totalled. Per-process accounting across samples is in `probe::tracker`.
 //!
 //! Tree CPU uses each live member's own ticks plus the ticks of children it
 //! has reaped (`cutime`/`cstime`). A member that exits between samples is
@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 /// One member of the tree at one sample.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProcInfo {
+    /// Its `/proc/PID/stat` line.
     pub stat: PidStat,
     /// `(voluntary, involuntary)` summed over the process's threads.
     pub ctx: (u64, u64),
@@ -123,17 +124,23 @@ pub struct TreeTotals {
     pub root_alive: bool,
     /// Live (non-zombie) processes and their threads.
     pub processes: u32,
+    /// Their threads.
     pub threads: u32,
     /// Σ own + reaped-children ticks over all members, zombies included.
     pub ticks_with_children: u64,
+    /// Σ resident set size of the live members.
     pub rss_bytes: u64,
+    /// Σ virtual size of the live members.
     pub vsz_bytes: u64,
     /// Mean RSS / VSZ of the live non-root processes, or of the root when
     /// it is alone.
     pub worker_rss_bytes: Option<f64>,
+    /// Their mean VSZ, likewise.
     pub worker_vsz_bytes: Option<f64>,
 }
 
+/// What the tree adds up to at one sample; `page_size` turns RSS pages
+/// into bytes.
 pub fn totals(tree: &[ProcInfo], page_size: u64) -> TreeTotals {
     let live: Vec<&PidStat> = tree
         .iter()

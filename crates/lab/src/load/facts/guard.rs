@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn no_file_outside_the_kinds_names_a_load_kinds_facts() {
-        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let repo = std::path::Path::new(crate::REPO);
         let facts = [
             "datagrams",
             "Datagrams",
@@ -89,11 +89,12 @@ mod tests {
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            // The kinds themselves, and a kind's own ad-hoc command
+            // The kinds themselves (the lab crate's `load` and `server`),
+            // and a kind's own ad-hoc command
             // (`cli/load_<kind>.rs`, CONTRIBUTING's "Add a load kind" step 7)
             // with the peers' flags it takes as typed (`cli/habits.rs`:
             // resperf's `-r` is `load dns --ramp`).
-            let kinds = rel.starts_with("load/") || rel.starts_with("server/");
+            let kinds = rel.starts_with("lab/src/load/") || rel.starts_with("lab/src/server/");
             if kinds || rel.starts_with("cli/load_") || rel == "cli/habits.rs" {
                 continue;
             }

@@ -24,9 +24,9 @@ pub(crate) mod bounded;
 pub mod conf_path;
 pub mod diagnose;
 pub mod dns;
-pub(crate) mod external;
+pub mod external;
 pub mod facts;
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 mod fake;
 mod kind;
 pub mod listener;
@@ -54,7 +54,7 @@ pub const KINDS: &[&ServerKind] = &[
     &dns::bind::SERVER_KIND,
     &dns::resolver::SERVER_KIND,
     &router::SERVER_KIND,
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-support"))]
     &fake::SERVER_KIND,
 ];
 

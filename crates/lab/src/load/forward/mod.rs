@@ -21,8 +21,8 @@
 
 mod facts;
 pub mod frame;
-#[cfg(test)]
-pub(crate) use facts::test_extras;
+#[cfg(any(test, feature = "test-support"))]
+pub use facts::test_extras;
 pub mod search;
 pub mod sink;
 pub mod trial;

@@ -1,5 +1,5 @@
 //! From readings to joules: a [`Meter`] reads its source; an
-//! [`EnergyTrack`] keeps the previous reading and adds up the energy of
+//! `EnergyTrack` keeps the previous reading and adds up the energy of
 //! each interval. Counters (µJ) give the interval's energy as their
 //! difference, across a wrap at `max_energy_range_uj`; power readings
 //! (watts) give it as the mean of the two ends times the interval.
@@ -82,7 +82,7 @@ impl Meter {
     }
 
     /// A meter running `cmd` once per reading.
-    pub(crate) fn command(cmd: String) -> Meter {
+    pub fn command(cmd: String) -> Meter {
         Meter::new(EnergySource::Command, Reader::Command(cmd))
     }
 

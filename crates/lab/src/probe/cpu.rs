@@ -42,8 +42,8 @@ mod tests {
 
     // Captured on the project VM (2 vCPUs); one fixture for procfs::stat's
     // and the probe's tests.
-    const BEFORE: &str = include_str!("../../tests/fixtures/proc/stat-before.txt");
-    const AFTER: &str = include_str!("../../tests/fixtures/proc/stat-after.txt");
+    const BEFORE: &str = include_str!("../../../../tests/fixtures/proc/stat-before.txt");
+    const AFTER: &str = include_str!("../../../../tests/fixtures/proc/stat-after.txt");
 
     #[test]
     fn split_is_fractions_of_elapsed_time() {

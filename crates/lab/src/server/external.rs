@@ -26,6 +26,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     start_estimate: std::time::Duration::ZERO,
 };
 
+/// The `external` kind's settings: the server's URL or connection string,
+/// and the user's own commands, if any, that start it, stop it and print
+/// its PID.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExternalSettings {
@@ -131,6 +134,7 @@ fn wait_for_listener(url: &str, shutdown: &Shutdown) -> Result<(), ServerError> 
 const COMMAND_LIMIT: Duration = Duration::from_secs(60);
 
 impl ExternalSettings {
+    /// Reads the `[server]` table, naming the field at fault.
     pub fn parse(t: &toml::Table) -> Result<Self, ServerError> {
         let s: ExternalSettings =
             crate::kinds::parse_settings(t).map_err(|m| ServerError::settings(KIND, m))?;
@@ -191,8 +195,8 @@ fn keep_stop(
     Some(dir)
 }
 
-/// Runs the stop command kept by every dead owner's [`STOP_DIR`] under
-/// `base_dir` (at most [`COMMAND_LIMIT`] each), then removes the directory;
+/// Runs the stop command kept by every dead owner's `STOP_DIR` under
+/// `base_dir` (at most `COMMAND_LIMIT` each), then removes the directory;
 /// returns the directories removed.
 pub fn reclaim_stale_stops(base_dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     crate::owned::reclaim_stale(base_dir, STOP_DIR, |dir| {
@@ -231,6 +235,8 @@ fn run_kept(bytes: &[u8]) {
     let _ = child.wait();
 }
 
+/// A server scalelab does not manage: already running, or started and
+/// stopped by the user's commands, here or on a host over ssh.
 pub struct External {
     settings: ExternalSettings,
     shell: Box<dyn CommandRunner>,

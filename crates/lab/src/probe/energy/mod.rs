@@ -15,7 +15,7 @@
 
 pub(crate) mod command;
 pub(crate) mod hwmon;
-pub(crate) mod meter;
+pub mod meter;
 pub(crate) mod rapl;
 pub mod two_readings;
 pub(crate) mod worker;

@@ -208,11 +208,8 @@ fn percent(fraction: f64) -> String {
 /// Extras holding a DNS ramp alone, for the shared layers' tests: one
 /// second per `(offered, answered)`, the rest of each lost, and the
 /// ramp's `notes`.
-#[cfg(test)]
-pub(crate) fn ramp_extras(
-    seconds: impl IntoIterator<Item = (u64, u64)>,
-    notes: &[&str],
-) -> TrialExtras {
+#[cfg(any(test, feature = "test-support"))]
+pub fn ramp_extras(seconds: impl IntoIterator<Item = (u64, u64)>, notes: &[&str]) -> TrialExtras {
     let seconds = (0..)
         .zip(seconds)
         .map(|(second, (offered, answered))| super::ramp::RampSecond {

@@ -34,15 +34,15 @@ pub(crate) mod data;
 pub(crate) mod diff;
 pub mod energy;
 pub(crate) mod environment;
-pub(crate) mod fingerprint;
-pub(crate) mod freq;
+pub mod fingerprint;
+pub mod freq;
 pub mod limiter;
 pub mod machine;
 pub(crate) mod netdev;
 pub mod netns;
 pub(crate) mod nic;
-pub(crate) mod nic_bsd;
-pub(crate) mod nic_script;
+pub mod nic_bsd;
+pub mod nic_script;
 pub mod own;
 #[cfg(test)]
 mod proc_guard;
@@ -50,7 +50,7 @@ pub(crate) mod sampler;
 pub(crate) mod summary;
 mod text;
 pub(crate) mod tracker;
-pub(crate) mod tree;
+pub mod tree;
 mod window;
 
 pub use client::{

@@ -421,7 +421,7 @@ impl Nginx {
 }
 
 /// Whether nginx answers `GET /` on `port` with an HTTP status line.
-pub(crate) fn answers(addr: std::net::IpAddr, port: u16) -> bool {
+pub fn answers(addr: std::net::IpAddr, port: u16) -> bool {
     use std::io::{Read, Write};
     let Ok(mut s) =
         std::net::TcpStream::connect_timeout(&(addr, port).into(), Duration::from_millis(200))

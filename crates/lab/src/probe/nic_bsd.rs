@@ -1,5 +1,5 @@
 //! The network interfaces' settings of a BSD host without an agent, into
-//! the same [`NicSettings`] as Linux's: offloads from `ifconfig -m`
+//! the same `NicSettings` as Linux's: offloads from `ifconfig -m`
 //! (FreeBSD and DragonFly: `options=` enabled of `capabilities=`;
 //! NetBSD: `enabled=` of `capabilities=`, and `ec_enabled=` of
 //! `ec_capabilities=`), the media line, and the driver's ring and queue
@@ -126,9 +126,9 @@ pub fn settings(ifconfig: &str, sysctl: &str) -> NicSettings {
 
 /// A BSD fixture's output (`tests/fixtures/bsd/NAME`), its `# source:`
 /// lines left out; a fixture that names no source fails the test.
-#[cfg(test)]
-pub(crate) fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/bsd/{name}", env!("CARGO_MANIFEST_DIR"));
+#[cfg(any(test, feature = "test-support"))]
+pub fn fixture(name: &str) -> String {
+    let path = format!("{}/tests/fixtures/bsd/{name}", crate::REPO);
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("# source: "), "{name} names no source");
     text.lines()

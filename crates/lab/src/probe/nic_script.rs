@@ -1,7 +1,7 @@
 //! The network interfaces' settings of a host without an agent, over plain
 //! ssh: [`NIC_SCRIPT`] prints, for every interface that is up (loopback
 //! aside), one section per command, `#COMMAND IF` then its output, and
-//! [`parse_nics`] reads them back into the same [`NicSettings`] the agent
+//! [`parse_nics`] reads them back into the same `NicSettings` the agent
 //! records. On Linux the commands are the agent's own (`ethtool -i`, `-l`,
 //! `-g`, `-k`, and the RPS/XPS mask files); on a BSD, `ifconfig -m` and
 //! the driver's `sysctl dev.DRIVER.UNIT` ([`super::nic_bsd`]).
