@@ -26,8 +26,10 @@ fn listed(doc: &str, prefix: &str) -> Vec<String> {
     kinds
 }
 
+/// The registry's user kinds' names, sorted.
 fn sorted(names: Vec<&str>) -> Vec<String> {
-    let mut v: Vec<String> = names.into_iter().map(str::to_string).collect();
+    let users = names.into_iter().filter(|n| crate::support::users_kind(n));
+    let mut v: Vec<String> = users.map(str::to_string).collect();
     v.sort();
     v
 }
@@ -159,6 +161,7 @@ fn module_files(path: &[&str]) -> Vec<PathBuf> {
     let mut dirs = vec![
         under(repo().join("src"), path),
         under(repo().join("crates/core/src"), path),
+        under(repo().join("crates/lab/src"), path),
     ];
     let mut files = Vec::new();
     if let Some((name, rest)) = path.split_first() {

@@ -189,6 +189,7 @@ fn kill_9_of_scalelab_leaves_no_server_watchdog_or_cgroup_for_any_kind() {
         // `external` has no lifecycle; `router` runs no server process (its
         // lab's namespaces have their own kill -9 test in router.rs).
         .filter(|k| !matches!(k.name, "external" | "router"))
+        .filter(|k| crate::support::users_kind(k.name))
     {
         let (_, server, min, sections) = KINDS
             .iter()

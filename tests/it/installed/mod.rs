@@ -143,8 +143,13 @@ fn script_uses(uses: &mut Uses) {
 /// Every registry entry: the kinds' `requires:`, the benchmarks' and the
 /// tests' tools, the profiler.
 fn registry() -> Vec<Requirement> {
-    let servers = scalelab::server::KINDS.iter().flat_map(|k| k.requires);
-    let loads = scalelab::load::KINDS.iter().flat_map(|k| k.requires);
+    let users = |name| crate::support::users_kind(name);
+    let servers = (scalelab::server::KINDS.iter())
+        .filter(|k| users(k.name))
+        .flat_map(|k| k.requires);
+    let loads = (scalelab::load::KINDS.iter())
+        .filter(|k| users(k.name))
+        .flat_map(|k| k.requires);
     servers
         .chain(loads)
         .chain(BENCH_TOOLS)

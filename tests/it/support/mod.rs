@@ -7,6 +7,14 @@ pub mod stored;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// Whether a registry kind is a user's: not one of the lab's test kinds
+/// (`fake`, `fake-rule`), which its `test-support` feature registers in
+/// the suite's build (the top crate's dev-dependency turns it on) and a
+/// user's build never has.
+pub fn users_kind(name: &str) -> bool {
+    !name.starts_with("fake")
+}
+
 /// The built `scalelab` binary.
 pub fn scalelab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_scalelab"))
