@@ -3,15 +3,15 @@
 //! The reason is named, and the cell is then in no verdict and no ranking.
 //!
 //! - A load kind with a rule of its own judges its cells by it
-//!   ([`crate::load::facts::TrialFacts::not_comparable`]: a DNS rate ramp,
+//!   ([`crate::record::facts::TrialFacts::not_comparable`]: a DNS rate ramp,
 //!   whose lost queries are its measurement).
 //! - Every other cell: errors above [`MAX_ERROR_RATE`] of the attempts.
 //!
 //! [`MAX_ERROR_RATE`]: crate::analysis::compare::MAX_ERROR_RATE
 
 use crate::analysis::compare::too_many_errors;
-use crate::load::facts::{KindRule, TrialExtras};
-use crate::load::result::ErrorCounts;
+use crate::record::errors::ErrorCounts;
+use crate::record::facts::{KindRule, TrialExtras};
 use crate::store::Trial;
 
 /// Why the cell of these successful trials is not comparable, or `None`.

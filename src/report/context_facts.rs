@@ -3,7 +3,7 @@
 //! server's line speed and the load kind's own facts (for its chart marks
 //! and its own charts); a missing one is absent.
 
-use crate::load::TrialExtras;
+use crate::record::facts::TrialExtras;
 use crate::store::Trial;
 use crate::store::TrialContext;
 

@@ -13,9 +13,9 @@
 //! loads with its type.
 
 use super::probe_view;
-use crate::load::result::ErrorKind;
 use crate::model::Coord;
 use crate::probe::CpuSplit;
+use crate::record::errors::ErrorKind;
 use crate::store::{Measurement, RunData, Trial, TrialStatus};
 use crate::units::{Micros, RateUnit};
 

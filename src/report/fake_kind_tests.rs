@@ -26,7 +26,10 @@ fn its_rule_decides_its_points_and_its_mark_is_drawn() {
             extras: r.extras,
             ..TrialContext::default()
         };
-        t.context = TrialContext::from_stored(&serde_json::to_string(&stored).unwrap());
+        t.context = TrialContext::from_stored(
+            &serde_json::to_string(&stored).unwrap(),
+            &crate::load::facts::readers(),
+        );
         assert_eq!(t.context, stored);
         if connections == 10 {
             // Errors the shared rule would judge not comparable.

@@ -11,9 +11,9 @@ use crate::analysis::compare::Comparison;
 use crate::analysis::shape::CurveShape;
 use crate::analysis::summary::{Headline, Summary};
 use crate::analysis::usl::UslFit;
-use crate::load::result::ErrorCounts;
 use crate::model::Point;
 use crate::probe::{CpuSplit, ProbeSummary};
+use crate::record::errors::ErrorCounts;
 use crate::store::{RunData, Trial, TrialStatus};
 use crate::units::RateUnit;
 
@@ -447,7 +447,7 @@ fn failure_reason(t: &Trial) -> String {
 }
 
 fn latency(ok: &[&Trial]) -> Latency {
-    let pct = |f: fn(&crate::load::result::LatencySummary) -> u64| {
+    let pct = |f: fn(&crate::record::measurement::LatencySummary) -> u64| {
         median_of(ok, move |t| {
             t.measurement
                 .as_ref()

@@ -5,8 +5,8 @@
 //! written by older versions (and failed trials, which record less) read
 //! back as they were.
 
-use crate::load::TrialExtras;
 use crate::placement::PlacementFacts;
+use crate::record::facts::{FactsReader, TrialExtras};
 use crate::server::{DatasetInfo, ServerFacts};
 use serde::{Deserialize, Serialize};
 
@@ -59,11 +59,17 @@ pub struct TrialContext {
 }
 
 impl TrialContext {
-    /// Reads a stored context. A field this version cannot read (written by
-    /// an older or newer scalelab in another shape) is left out rather than
-    /// failing the whole trial; anything but a JSON object reads as empty.
-    pub fn from_stored(text: &str) -> TrialContext {
-        if let Ok(c) = serde_json::from_str(text) {
+    /// Reads a stored context, its kind's facts through `facts` (the load
+    /// kinds' readers, `load::facts::readers()`). A field this version
+    /// cannot read (written by an older or newer scalelab in another shape)
+    /// is left out rather than failing the whole trial; anything but a JSON
+    /// object reads as empty.
+    pub fn from_stored(text: &str, facts: &[FactsReader]) -> TrialContext {
+        let read = |c: TrialContext| -> Result<TrialContext, serde_json::Error> {
+            let extras = c.extras.resolved(facts)?;
+            Ok(TrialContext { extras, ..c })
+        };
+        if let Ok(c) = serde_json::from_str(text).and_then(read) {
             return c;
         }
         let Ok(serde_json::Value::Object(mut fields)) = serde_json::from_str(text) else {
@@ -71,10 +77,12 @@ impl TrialContext {
         };
         let readable = |k: &String, v: &serde_json::Value| {
             let one = serde_json::Map::from_iter([(k.clone(), v.clone())]);
-            serde_json::from_value::<TrialContext>(one.into()).is_ok()
+            serde_json::from_value::<TrialContext>(one.into())
+                .and_then(read)
+                .is_ok()
         };
         fields.retain(|k, v| readable(k, v));
-        serde_json::from_value(fields.into()).unwrap_or_default()
+        (serde_json::from_value(fields.into()).and_then(read)).unwrap_or_default()
     }
 
     /// Why the trial was client-bound, if it was.
@@ -157,11 +165,14 @@ mod tests {
     #[test]
     fn a_field_of_another_shape_is_left_out_not_fatal() {
         let stored = r#"{"server_version":"nginx/1.22.1","datagrams":{"sent":"many"},"client_bound":true,"client_bound_reason":"client CPU 99%"}"#;
-        let c = TrialContext::from_stored(stored);
+        let c = TrialContext::from_stored(stored, &crate::load::facts::readers());
         assert_eq!(c.server_version.as_deref(), Some("nginx/1.22.1"));
         assert!(c.extras.is_none());
         assert_eq!(c.client_bound_why().as_deref(), Some("client CPU 99%"));
-        assert_eq!(TrialContext::from_stored("[1]"), TrialContext::default());
+        assert_eq!(
+            TrialContext::from_stored("[1]", &[]),
+            TrialContext::default()
+        );
     }
 
     #[test]

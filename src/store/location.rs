@@ -85,6 +85,7 @@ pub(super) fn open_read_only(path: &Path) -> Result<Store, StoreError> {
     Ok(Store {
         conn,
         path: path.to_path_buf(),
+        facts: crate::load::facts::readers(),
     })
 }
 

@@ -106,6 +106,10 @@ pub enum StoreError {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The load kinds' facts readers, from their registry: how a trial's
+    /// stored context gives back its kind's facts
+    /// ([`TrialContext::from_stored`]).
+    facts: Vec<crate::record::facts::FactsReader>,
 }
 
 impl Store {
@@ -151,6 +155,7 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            facts: crate::load::facts::readers(),
         })
     }
 
@@ -208,7 +213,7 @@ pub(crate) mod tests {
             rps: crate::units::PerSecond(250.0),
             duration_s: crate::units::Seconds(2.0),
             // The one latency field set, p75 included (schema 9), round-trips.
-            latency_us: crate::load::result::LatencySummary {
+            latency_us: crate::record::measurement::LatencySummary {
                 p50: crate::units::Micros(100),
                 p75: Some(crate::units::Micros(140)),
                 p999: crate::units::Micros(900),

@@ -1,8 +1,8 @@
 //! The records the store holds and hands to analysis and reports.
 
-/// What one trial measured (defined with the load results it is built from).
-pub use crate::load::result::Measurement;
 use crate::model::Point;
+/// What one trial measured (defined with the load results it is built from).
+pub use crate::record::measurement::Measurement;
 use serde::{Deserialize, Serialize};
 
 /// Whether a trial measured the server.

@@ -1,8 +1,9 @@
 //! Reading runs and trials back.
 
 use super::{Measurement, Run, RunData, RunStatus, Store, StoreError, Trial, TrialStatus};
-use crate::load::result::LatencySummary;
 use crate::model::Point;
+use crate::record::facts::FactsReader;
+use crate::record::measurement::LatencySummary;
 use crate::units::{CpuSeconds, Micros, PerSecond, Seconds};
 use rusqlite::{params, OptionalExtension, Row};
 
@@ -138,7 +139,7 @@ impl Store {
              LEFT JOIN measurements m ON m.trial_id = t.id
              WHERE t.run_id = ?1 ORDER BY t.id",
         )?;
-        let rows = stmt.query_map([id], |r| trial_from_row(id, r))?;
+        let rows = stmt.query_map([id], |r| trial_from_row(id, r, &self.facts))?;
         let trials = rows.collect::<Result<Vec<_>, _>>()?;
         let profiles = self.profiles(id)?;
         Ok(RunData {
@@ -198,7 +199,7 @@ fn json_col<T: serde::de::DeserializeOwned + Default>(r: &Row, i: usize) -> rusq
         .unwrap_or_default())
 }
 
-fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
+fn trial_from_row(run_id: i64, r: &Row, facts: &[FactsReader]) -> rusqlite::Result<Trial> {
     let status: String = r.get(5)?;
     let requests: Option<i64> = r.get(11)?;
     let measurement = match requests {
@@ -251,7 +252,9 @@ fn trial_from_row(run_id: i64, r: &Row) -> rusqlite::Result<Trial> {
             .as_deref()
             .and_then(super::FailureCause::parse),
         started_at: r.get(7)?,
-        context: context.map_or_else(Default::default, |s| super::TrialContext::from_stored(&s)),
+        context: (context.as_deref()).map_or_else(Default::default, |s| {
+            super::TrialContext::from_stored(s, facts)
+        }),
         timeline: json_col(r, 9)?,
         window: window_facts(r)?,
         probe,

@@ -106,15 +106,17 @@ fn the_core_crate_depends_on_no_other_crate_of_the_workspace() {
     assert_eq!(workspace_deps("crates/wire"), ["scalelab-core"]);
 }
 
-/// The lab (server, load, probe, profile) stands on core and wire alone:
+/// The lab (server, load, probe, profile) stands on core, wire and record:
 /// the recipe, store, report, remote and runner above it are the top
 /// crate's, and the compiler refuses an import of them.
 #[test]
-fn the_lab_crate_stands_on_core_and_wire_alone() {
+fn the_lab_crate_stands_on_core_wire_and_record_alone() {
     assert_eq!(
         workspace_deps("crates/lab"),
-        ["scalelab-core", "scalelab-wire"]
+        ["scalelab-core", "scalelab-wire", "scalelab-record"]
     );
+    // The record, which the store and the report read, stands on core.
+    assert_eq!(workspace_deps("crates/record"), ["scalelab-core"]);
     // The top crate depends on all three, and on the lab's test support
     // for its tests only.
     let mut top = workspace_deps(".");
@@ -125,6 +127,7 @@ fn the_lab_crate_stands_on_core_and_wire_alone() {
             "scalelab-core",
             "scalelab-lab",
             "scalelab-lab",
+            "scalelab-record",
             "scalelab-wire"
         ]
     );

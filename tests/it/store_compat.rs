@@ -276,6 +276,7 @@ fn export_takes_store_run_and_reports_of_two_stores_get_two_files() {
 #[test]
 fn kind_facts_stored_before_they_were_typed_read_back_the_same() {
     use scalelab::load::dns::facts::Datagrams;
+    use scalelab::load::facts::readers;
     use scalelab::load::forward::ForwardReport;
     use scalelab::store::TrialContext;
     for (name, text) in [
@@ -285,21 +286,26 @@ fn kind_facts_stored_before_they_were_typed_read_back_the_same() {
             include_str!("../fixtures/contexts/forward-router-v2.json"),
         ),
     ] {
-        let context = TrialContext::from_stored(text);
+        let context = TrialContext::from_stored(text, &readers());
         let back = serde_json::to_value(&context).unwrap();
         let stored: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(back, stored, "{name}: written back as it was stored");
         assert!(!context.extras.is_none(), "{name}: the kind's facts read");
     }
-    let dns = TrialContext::from_stored(include_str!("../fixtures/contexts/dns-ramp-v2.json"));
+    let dns = TrialContext::from_stored(
+        include_str!("../fixtures/contexts/dns-ramp-v2.json"),
+        &readers(),
+    );
     let d = dns.extras.get::<Datagrams>().unwrap();
     assert_eq!((d.sent, d.lost), (485_406, 244_522));
     assert_eq!(
         dns.extras.throughput(),
         Some(d.ramp.as_ref().unwrap().max_throughput)
     );
-    let fwd =
-        TrialContext::from_stored(include_str!("../fixtures/contexts/forward-router-v2.json"));
+    let fwd = TrialContext::from_stored(
+        include_str!("../fixtures/contexts/forward-router-v2.json"),
+        &readers(),
+    );
     assert_eq!(fwd.extras.get::<ForwardReport>().unwrap().frame_size, 64);
     let router = fwd.server_settings.as_ref().unwrap();
     assert_eq!(router.link_gbit(), Some(10.0));

@@ -6,7 +6,7 @@
 
 use super::GroupCtx;
 use crate::analysis::shape::PastPeak;
-use crate::load::facts::{ChartInputs, ChartMark};
+use crate::record::facts::{ChartInputs, ChartMark};
 use crate::report::format;
 use crate::report::svg::{Guide, Mark};
 

@@ -33,7 +33,7 @@ use super::svg::{
     StackedBarChart, YScale,
 };
 use crate::analysis::usl::predict;
-use crate::load::facts::KindSection;
+use crate::record::facts::KindSection;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChartKind {

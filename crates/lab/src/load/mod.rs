@@ -11,7 +11,7 @@
 //! them once at the end. Nothing is shared on the hot path.
 
 pub mod dns;
-pub mod errors;
+pub use scalelab_record::errors;
 pub(crate) mod event_loop;
 pub mod facts;
 #[cfg(any(test, feature = "test-support"))]

@@ -344,7 +344,9 @@ mod tests {
         let (t, _) = ramp_trial(10, 2, 1, Some("late"));
         let (key, json) = t.stored().unwrap();
         assert_eq!(key, "datagrams");
-        let back: TrialExtras = serde_json::from_value(serde_json::json!({ key: json })).unwrap();
+        let unread: TrialExtras = serde_json::from_value(serde_json::json!({ key: json })).unwrap();
+        assert!(unread.is_none(), "read only through the registry's readers");
+        let back = unread.resolved(&crate::load::facts::readers()).unwrap();
         assert_eq!(back, t);
         assert_eq!(back.get::<Datagrams>().unwrap().lost, 2);
         assert_eq!(back.throughput(), Some(30_000.0));

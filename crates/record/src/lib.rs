@@ -1,0 +1,27 @@
+//! scalelab-record: the seam between the lab that runs a trial and the
+//! store and report that keep and judge it. What a kind hands up, typed:
+//!
+//! # Layout
+//!
+//! - [`measurement`]: the [`measurement::Measurement`] a load run is
+//!   summarised into, and its [`measurement::LatencySummary`];
+//! - [`errors`]: the per-request failures by kind
+//!   ([`errors::ErrorCounts`], [`errors::ErrorKind`]) every driver counts
+//!   and every report column iterates;
+//! - [`facts`]: what a load kind records beyond the measurement, held as
+//!   one [`facts::TrialExtras`] the shared layers ask, and read back
+//!   through the registry's readers handed in
+//!   ([`facts::TrialExtras::resolved`]), never a registry of its own.
+//!
+//! It stands on `scalelab-core` alone (`crate::units` is core's), and
+//! `scalelab-lab` builds these values: the lab's `load::result` re-exports
+//! them, so a driver's code reads as before, and the store and the report
+//! reach them as `scalelab::record` without naming the lab.
+
+#![forbid(unsafe_code)]
+
+use scalelab_core::units;
+
+pub mod errors;
+pub mod facts;
+pub mod measurement;
