@@ -6,7 +6,7 @@
 
 use super::limiter::PointLimiter;
 use crate::analysis::shape::{CurveShape, PastPeak};
-use crate::probe::limiter::LimiterKind;
+use crate::record::probe::limiter::LimiterKind;
 
 /// A fit whose curve has at least this share of its judged trials limited
 /// by the load generator or background load says so.
@@ -127,7 +127,7 @@ impl CurveCaveat {
 
 #[cfg(test)]
 mod tests {
-    use crate::probe::limiter::{Limiter, LimiterKind, LimiterNumbers};
+    use crate::record::probe::limiter::{Limiter, LimiterKind, LimiterNumbers};
     use crate::report::test_support::run_data;
 
     /// The fixture's one curve (peak at 100, collapse to 4000) with the

@@ -568,16 +568,18 @@ mod tests {
     fn a_slower_candidate_disturbed_by_background_load_is_rerun_not_blamed() {
         let base = run_data(&["nginx"]);
         let mut cand = scaled(&base, 9, 0.6);
-        let noisy = crate::probe::background::measure(crate::probe::background::BackgroundInputs {
-            busy_share: 1.0,
-            steal_share: 0.0,
-            window_s: 1.0,
-            online_cpus: 2,
-            server_cpu_s: Some(0.5),
-            own_cpu_s: 0.5,
-        });
+        let noisy = crate::record::probe::background::measure(
+            crate::record::probe::background::BackgroundInputs {
+                busy_share: 1.0,
+                steal_share: 0.0,
+                window_s: 1.0,
+                online_cpus: 2,
+                server_cpu_s: Some(0.5),
+                own_cpu_s: 0.5,
+            },
+        );
         for t in &mut cand.trials {
-            t.probe = Some(crate::probe::ProbeSummary {
+            t.probe = Some(crate::record::probe::ProbeSummary {
                 background: noisy,
                 ..Default::default()
             });

@@ -14,8 +14,8 @@
 
 use super::probe_view;
 use crate::model::Coord;
-use crate::probe::CpuSplit;
 use crate::record::errors::ErrorKind;
+use crate::record::probe::CpuSplit;
 use crate::store::{Measurement, RunData, Trial, TrialStatus};
 use crate::units::{Micros, RateUnit};
 
@@ -575,7 +575,7 @@ mod tests {
             .clone()
             .unwrap();
         // Every optional figure filled, so each field shows its JSON type.
-        let full = crate::probe::ProbeSummary {
+        let full = crate::record::probe::ProbeSummary {
             server_cpu_s: Some(1.5),
             server_cpu_util: Some(0.5),
             freq_mhz_mean: Some(2000.5),

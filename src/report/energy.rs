@@ -9,7 +9,7 @@ use super::verdict;
 use super::{format, probe_view};
 use crate::analysis::compare::compare_by;
 use crate::analysis::summary::summarize;
-use crate::probe::energy::EnergySource;
+use crate::record::probe::energy::EnergySource;
 use crate::store::Trial;
 
 /// Summaries of every cell's ops/J and comparisons with the baseline's.
@@ -232,7 +232,7 @@ pub(crate) fn csv_columns(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::energy::EnergySummary;
+    use crate::record::probe::energy::EnergySummary;
 
     fn with_energy(data: &mut crate::store::RunData, system: &str, watts: f64) {
         for t in data.trials.iter_mut().filter(|t| t.system == system) {

@@ -6,7 +6,7 @@
 use super::probe_view;
 use crate::analysis::compare::Comparison;
 use crate::analysis::summary::Summary;
-use crate::probe::energy::EnergySource;
+use crate::record::probe::energy::EnergySource;
 use crate::store::Trial;
 use serde::Serialize;
 

@@ -16,8 +16,8 @@ use crate::analysis::shape::CurveShape;
 use crate::analysis::summary::{Headline, Summary};
 use crate::analysis::usl::UslFit;
 use crate::model::Point;
-use crate::probe::{CpuSplit, ProbeSummary};
 use crate::record::errors::ErrorCounts;
+use crate::record::probe::{CpuSplit, ProbeSummary};
 use crate::store::{FailureCause, Measurement, Run, RunData, Trial, TrialContext, TrialStatus};
 use crate::units::RateUnit;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -255,7 +255,7 @@ pub(crate) struct TrialDoc<'a> {
     pub client_bound_reason: Option<String>,
     /// What limited the trial, with the figures behind the verdict; null for a failed trial
     /// and in runs stored before limiters (see docs/limiter.md).
-    pub limiter: Option<&'a crate::probe::limiter::Limiter>,
+    pub limiter: Option<&'a crate::record::probe::limiter::Limiter>,
     /// Requests completed in each bucket of the measured window
     /// (`timeline_bucket_ms` wide; whole seconds in stores before schema 11).
     pub timeline: &'a [u64],

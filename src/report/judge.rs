@@ -20,7 +20,7 @@
 //!    shown between runs. Fewer than `need` runs a side is `?`
 //!    ([`Verdict::NeedsMoreRuns`]).
 //!
-//! Background load ([`crate::probe::background`]): inside a run its
+//! Background load ([`crate::record::probe::background`]): inside a run its
 //! trials are kept and marked, since alternation spreads another tenant
 //! over every system alike. Between runs, where the run is the unit, a run
 //! whose kept trials at a point **all** ran beside background load is no
@@ -135,7 +135,7 @@ pub(crate) fn disturbed(cand: &crate::store::RunData, rules: &Rules) -> Option<S
             "slower, but {noisy} of the candidate's {} trials {BESIDE_BACKGROUND_LOAD} (other \
              processes or steal took {}% or more of the CPUs): rerun it on a quiet machine",
             kept.len(),
-            crate::probe::background::BACKGROUND_SHARE * 100.0
+            crate::record::probe::background::BACKGROUND_SHARE * 100.0
         )
     })
 }
@@ -210,7 +210,7 @@ pub const BESIDE_BACKGROUND_LOAD: &str = "ran beside background load";
 /// `1 of 3 runs of run B left out: its every trial here ran beside
 /// background load (…)`.
 fn left_out_sentence(left: usize, runs: usize, who: &str) -> String {
-    let share = crate::probe::background::BACKGROUND_SHARE * 100.0;
+    let share = crate::record::probe::background::BACKGROUND_SHARE * 100.0;
     let (them, its) = if left == 1 {
         ("it", "its")
     } else {
@@ -270,7 +270,7 @@ pub(crate) fn one_runs_values(cell: &Cell, rules: &Rules) -> Result<Vec<f64>, St
         return Err(format!(
             "every trial here {BESIDE_BACKGROUND_LOAD} (other processes or steal took {}% or \
              more of the CPUs)",
-            crate::probe::background::BACKGROUND_SHARE * 100.0
+            crate::record::probe::background::BACKGROUND_SHARE * 100.0
         ));
     }
     Ok(values(&kept(&cell.samples)))
@@ -472,7 +472,7 @@ mod tests {
     #[test]
     fn checks_background_rule_blames_no_disturbed_candidate_and_counts_kept_trials() {
         let mut cand = crate::report::test_support::run_data(&["a"]);
-        let noisy = crate::probe::background::Background {
+        let noisy = crate::record::probe::background::Background {
             noisy: true,
             ..Default::default()
         };

@@ -3,7 +3,7 @@
 //! chart that lines each point's limiter up with the curve.
 
 use super::svg::strip::{StripCell, StripRow};
-use crate::probe::limiter::{LimiterKind, LimiterNumbers};
+use crate::record::probe::limiter::{LimiterKind, LimiterNumbers};
 use crate::store::Trial;
 
 /// The limiter of one (system, point): the verdict most of its successful
@@ -188,7 +188,7 @@ fn worker_shares(l: &PointLimiter) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::limiter::Limiter;
+    use crate::record::probe::limiter::Limiter;
     use crate::units::PerSecond;
 
     fn trial(rps: f64, kind: LimiterKind) -> Trial {

@@ -1,7 +1,7 @@
 //! The probe's figures as the exports show them: named columns read from
 //! the one [`ProbeSummary`] the probe writes and the store keeps.
 
-use crate::probe::ProbeSummary;
+use crate::record::probe::ProbeSummary;
 
 /// Reads one figure of a summary; `None` when the probe could not tell.
 pub type Read = fn(&ProbeSummary) -> Option<f64>;

@@ -12,8 +12,8 @@ use crate::analysis::shape::CurveShape;
 use crate::analysis::summary::{Headline, Summary};
 use crate::analysis::usl::UslFit;
 use crate::model::Point;
-use crate::probe::{CpuSplit, ProbeSummary};
 use crate::record::errors::ErrorCounts;
+use crate::record::probe::{CpuSplit, ProbeSummary};
 use crate::store::{RunData, Trial, TrialStatus};
 use crate::units::RateUnit;
 
@@ -159,7 +159,7 @@ pub struct Sample {
     /// (`[trials] unsteady = "exclude"`).
     pub unsteady: bool,
     /// It ran beside background load (the probe's mark,
-    /// [`crate::probe::background::Background::noisy`]).
+    /// [`crate::record::probe::background::Background::noisy`]).
     pub background: bool,
 }
 

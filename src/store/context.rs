@@ -55,7 +55,7 @@ pub struct TrialContext {
     /// What limited the trial, with the figures behind the verdict (`probe::limiter`);
     /// absent for a failed trial and in runs stored before it was judged.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub limiter: Option<crate::probe::limiter::Limiter>,
+    pub limiter: Option<crate::record::probe::limiter::Limiter>,
 }
 
 impl TrialContext {

@@ -239,7 +239,7 @@ pub(crate) mod tests {
                 timeline: &[100, 150],
                 window: &Default::default(),
                 histogram: Some(&[1, 2, 3]),
-                probe_summary: Some(&crate::probe::ProbeSummary {
+                probe_summary: Some(&crate::record::probe::ProbeSummary {
                     server_cpu_s: Some(1.5),
                     ..Default::default()
                 }),

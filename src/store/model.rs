@@ -42,7 +42,7 @@ pub struct Trial {
     /// What the load generator measured; `None` when it measured nothing.
     pub measurement: Option<Measurement>,
     /// The probe's summary over the measured window (see `probe`).
-    pub probe: Option<crate::probe::ProbeSummary>,
+    pub probe: Option<crate::record::probe::ProbeSummary>,
     /// Why a stored probe summary could not be read (then `probe` is
     /// `None`): named in `export` and the report, never a silent null.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -298,7 +298,7 @@ pub(super) struct RefusedProbe {
 fn read_probe(
     trial_id: i64,
     stored: Option<&str>,
-) -> (Option<crate::probe::ProbeSummary>, Option<String>) {
+) -> (Option<crate::record::probe::ProbeSummary>, Option<String>) {
     let Some(text) = stored else {
         return (None, None);
     };

@@ -69,9 +69,9 @@ pub struct NewTrial<'a> {
     /// The latency HDR histogram, serialized (V2, microseconds).
     pub histogram: Option<&'a [u8]>,
     /// The probe's summary of the measured window.
-    pub probe_summary: Option<&'a crate::probe::ProbeSummary>,
+    pub probe_summary: Option<&'a crate::record::probe::ProbeSummary>,
     /// The probe's samples over the measured window.
-    pub probe_timeline: Option<&'a [crate::probe::ProbeSample]>,
+    pub probe_timeline: Option<&'a [crate::record::probe::ProbeSample]>,
     /// Why the probe's summary was refused (`ProbeData::finite`): stored
     /// in its place, and named when the trial is read.
     pub probe_refused: Option<&'a str>,

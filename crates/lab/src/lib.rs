@@ -21,9 +21,7 @@
 //! the compiler refuses such an import. The `scalelab` crate re-exports
 //! each module here under its own name.
 
-use scalelab_core::{
-    analysis, finite, kinds, model, owned, placement, procfs, rng, shutdown, sys, units,
-};
+use scalelab_core::{analysis, kinds, model, owned, placement, procfs, rng, shutdown, sys, units};
 use scalelab_wire as wire;
 
 pub mod load;

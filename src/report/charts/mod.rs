@@ -668,7 +668,7 @@ impl<'a> GroupCtx<'a> {
         let colors = [
             "#0072B2", "#56B4E9", "#D55E00", "#CC79A7", "#E69F00", "#009E73", "#000000",
         ];
-        for (k, name) in crate::probe::CpuSplit::SHARES.iter().enumerate() {
+        for (k, name) in crate::record::probe::CpuSplit::SHARES.iter().enumerate() {
             let values: Vec<f64> = cells
                 .iter()
                 .map(|c| {

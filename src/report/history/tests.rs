@@ -267,7 +267,7 @@ fn a_run_disturbed_at_every_trial_is_kept_in_the_series_and_marked() {
     let mut runs: Vec<SourcedRun> = (1..=4).map(|i| run(i, 1.0)).collect();
     for t in &mut runs[3].data.trials {
         if let Some(p) = &mut t.probe {
-            p.background = Some(crate::probe::background::Background {
+            p.background = Some(crate::record::probe::background::Background {
                 noisy: true,
                 ..Default::default()
             });

@@ -177,7 +177,10 @@ fn first(r: &RunData, f: impl Fn(&crate::store::Trial) -> Option<String>) -> Opt
 }
 
 /// The median over the run's successful trials of a probe figure.
-fn per_trial(r: &RunData, f: impl Fn(&crate::probe::ProbeSummary) -> Option<f64>) -> Option<f64> {
+fn per_trial(
+    r: &RunData,
+    f: impl Fn(&crate::record::probe::ProbeSummary) -> Option<f64>,
+) -> Option<f64> {
     let v: Vec<f64> = (r.trials.iter())
         .filter(|t| t.throughput().is_some())
         .filter_map(|t| f(t.probe.as_ref()?))

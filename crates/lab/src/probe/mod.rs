@@ -26,11 +26,11 @@
 //!
 //! Every field is documented in `docs/probe-metrics.md`.
 
-pub mod background;
-mod checked;
+pub use scalelab_record::probe::background;
+
 pub(crate) mod client;
 pub(crate) mod cpu;
-pub(crate) mod data;
+pub use scalelab_record::probe::data;
 pub(crate) mod diff;
 pub mod energy;
 pub(crate) mod environment;

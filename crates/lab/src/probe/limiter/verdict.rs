@@ -15,7 +15,7 @@
 pub use super::numbers::{LimiterKind, LimiterNumbers};
 use super::LimiterFigures;
 use crate::probe::background::Background;
-use serde::{Deserialize, Serialize};
+pub use scalelab_record::probe::limiter::Limiter;
 
 pub use super::balance::{IMBALANCE_MIN_ONCPU, WORKER_IMBALANCE_FACTOR};
 pub use super::cpu::{
@@ -38,20 +38,6 @@ pub const UDP_RCVBUF_ERROR_SHARE: f64 = 0.001;
 pub const MAJOR_FAULTS_PER_S: f64 = 10.0;
 /// The machine swapped in or out at least this many pages a second.
 pub const SWAP_PAGES_PER_S: f64 = 1.0;
-
-/// A trial's limiter: the verdict and the numbers behind it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Limiter {
-    /// What limited the trial.
-    pub kind: LimiterKind,
-    /// One sentence: the limiter and the figure that names it.
-    pub verdict: String,
-    /// Every limiter whose threshold was passed, in the order of precedence (the first is
-    /// `kind`); empty for "no limiter found".
-    pub crossed: Vec<LimiterKind>,
-    /// The figures.
-    pub figures: LimiterNumbers,
-}
 
 /// What [`judge`] reads.
 #[derive(Clone, Copy, Debug)]

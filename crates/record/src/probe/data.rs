@@ -327,7 +327,7 @@ impl ProbeSummary {
     }
 }
 
-/// What [`super::Sampler::stop`] returns.
+/// What `probe::Sampler::stop` (the lab's) returns.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProbeData {
     /// One sample per interval, in time order.

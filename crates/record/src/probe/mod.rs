@@ -1,0 +1,16 @@
+//! What the probe hands up with each trial, as the store keeps it and the
+//! report reads it: the per-interval samples and the window's summary
+//! ([`data`]), the other processes' share of the machine
+//! ([`background`]), the limiter's figures and verdict ([`limiter`]) and
+//! the energy ([`energy`]). The lab's `probe` samples and judges, and
+//! re-exports these under its own paths.
+
+pub mod background;
+mod checked;
+pub mod data;
+pub mod energy;
+pub mod limiter;
+
+pub use data::{
+    CpuSplit, NetDelta, PerCpu, ProbeData, ProbeSample, ProbeSummary, ProcessSummary, ServerSample,
+};
