@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Clean and incremental build times of two revisions, side by side.
+#
+# Usage: bench/build-time.sh [BEFORE] [AFTER] [ROUNDS]
+#   BEFORE, AFTER: git revisions (default: d316028, the tree before the
+#   crates of issue 48, and HEAD); ROUNDS: how many A B pairs (default 2).
+#
+# Each revision is checked out once into a temporary worktree. Each round
+# builds A then B from an empty target directory (`cargo build --workspace
+# --all-targets`, the suite's build), then touches one file of the top
+# crate's report and builds again (the incremental case a change to the
+# report pays). Alternating A B A B spreads a drift of the machine (another
+# process, the page cache) over both. Dependencies are fetched before the
+# first round, so no round downloads anything. Prints one line per build
+# and the medians; writes nothing outside its temporary directory.
+set -euo pipefail
+
+before=${1:-d316028}
+after=${2:-HEAD}
+rounds=${3:-2}
+repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
+work=$(mktemp -d)
+cleanup() {
+  for side in a b; do
+    if [[ -d "$work/$side" ]]; then
+      git -C "$repo" worktree remove --force "$work/$side" || true
+    fi
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+git -C "$repo" worktree add --detach --quiet "$work/a" "$before"
+git -C "$repo" worktree add --detach --quiet "$work/b" "$after"
+for side in a b; do (cd "$work/$side" && cargo fetch --quiet); done
+
+# The seconds `cargo build --workspace --all-targets` takes in $1 with
+# target directory $2.
+build() {
+  local start end
+  start=$(date +%s.%N)
+  (cd "$1" && CARGO_TARGET_DIR="$2" cargo build --workspace --all-targets --quiet)
+  end=$(date +%s.%N)
+  awk -v s="$start" -v e="$end" 'BEGIN { print e - s }'
+}
+
+# A file of the top crate's report in either tree (it moved nowhere).
+touched=src/report/format.rs
+
+declare -A clean incremental
+for round in $(seq 1 "$rounds"); do
+  for side in a b; do
+    target="$work/target-$side-$round"
+    c=$(build "$work/$side" "$target")
+    touch "$work/$side/$touched"
+    i=$(build "$work/$side" "$target")
+    rm -rf "$target"
+    clean[$side]+="$c "
+    incremental[$side]+="$i "
+    printf 'round %s %s (%s): clean %.1f s, after touching %s %.1f s\n' \
+      "$round" "$side" "$([[ $side == a ]] && echo "$before" || echo "$after")" "$c" "$touched" "$i"
+  done
+done
+
+median() { tr ' ' '\n' | grep . | sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+for side in a b; do
+  printf '%s: clean median %.1f s, incremental median %.1f s\n' \
+    "$([[ $side == a ]] && echo "$before" || echo "$after")" \
+    "$(echo "${clean[$side]}" | median)" "$(echo "${incremental[$side]}" | median)"
+done
