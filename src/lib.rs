@@ -98,7 +98,7 @@
 pub use scalelab_core::{
     analysis, finite, kinds, model, owned, placement, procfs, rng, shutdown, sys, units,
 };
-pub use scalelab_lab::{load, probe, profile, server};
+pub use scalelab_lab::{catalog, load, probe, profile, server};
 pub use scalelab_record as record;
 pub use scalelab_wire as wire;
 

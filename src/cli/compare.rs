@@ -209,7 +209,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
         for (c, name) in comparisons.iter().zip(&side_names[1..]) {
             out!("{}\n", text::render(c, (&side_names[0], name)));
         }
-        outln!("{}", verdict::legend(noise));
+        outln!("{}", verdict::legend(noise, &merged.data.kind_legend()));
         outln!("\n{}", multi::BETWEEN_RUNS);
         outln!("\n{}", multi::PAIRS);
         out!("{}", multi::drift::render(&drift));

@@ -74,7 +74,7 @@ pub fn default_html_path(store: &Path, run_id: i64) -> PathBuf {
 
 /// Opens an existing store; a missing file is an error, not a new store.
 pub fn open_existing(store: &Path) -> anyhow::Result<Store> {
-    Ok(Store::open_existing(store)?)
+    Ok(Store::open_existing(store, scalelab::catalog())?)
 }
 
 /// A run named on the command line: where it was read from

@@ -95,7 +95,7 @@ pub fn run(
         outln!("{}", estimate.sentence());
         return Ok(0);
     }
-    let mut store = Store::open(store_path)?;
+    let mut store = Store::open(store_path, scalelab::catalog())?;
     let points = exp.points().len();
     eprintln!(
         "{}: {} system(s) x {} point(s) x {}..{} trial(s) of {} (+{} warmup); store {}",

@@ -5,7 +5,7 @@
 use super::wire::WireResult;
 use crate::load::LoadSpec;
 use crate::probe::{Fingerprint, ProbeData};
-use crate::server::DatasetInfo;
+use crate::record::server::DatasetInfo;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change to [`Request`] or [`Reply`].

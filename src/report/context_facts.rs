@@ -58,7 +58,7 @@ mod tests {
         let mut data = crate::report::test_support::run_data(&["a"]);
         let mut t = data.trials.remove(0);
         t.context = TrialContext {
-            dataset: Some(crate::server::DatasetInfo {
+            dataset: Some(crate::record::server::DatasetInfo {
                 description: "pgbench scale 16".into(),
                 bytes: 260_000_000,
             }),
@@ -78,7 +78,8 @@ mod tests {
         assert_eq!(f.extras.notes(), ["stopped early"]);
         // The router's facts as it stores them.
         let router = r#"{"mtu":1500,"namespaces":null,"queues":1,"rps_cpus":null,"settings":{"link_gbit":10.0}}"#;
-        t.context.server_settings = Some(serde_json::from_str(router).unwrap());
+        let stored: crate::record::server::ServerFacts = serde_json::from_str(router).unwrap();
+        t.context.server_settings = Some(stored.resolved(&scalelab_lab::catalog().servers));
         assert_eq!(ContextFacts::of(&[&t]).link_gbit, Some(10.0));
         t.context = TrialContext::default();
         assert_eq!(ContextFacts::of(&[&t]), ContextFacts::default());

@@ -28,7 +28,7 @@ fn its_rule_decides_its_points_and_its_mark_is_drawn() {
         };
         t.context = TrialContext::from_stored(
             &serde_json::to_string(&stored).unwrap(),
-            &crate::load::facts::readers(),
+            scalelab_lab::catalog(),
         );
         assert_eq!(t.context, stored);
         if connections == 10 {

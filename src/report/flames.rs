@@ -7,7 +7,7 @@
 //! in an `<iframe>` of its own (a `data:` URL): the script expects to own
 //! its document, and the report stays one self-contained file.
 
-use crate::profile::flame::{diff_svg, flame_svg};
+use crate::report::flame_svg::{diff_svg, flame_svg};
 use crate::store::{ProfileRecord, RunData};
 use base64::Engine;
 use maud::{html, Markup};
@@ -128,17 +128,17 @@ fn svg_height(svg: &str) -> Option<u32> {
 }
 
 /// The noise a profile's overhead must exceed: the spread of its point's
-/// trials ([`crate::profile::overhead_noise`]).
+/// trials ([`crate::record::profile::overhead_noise`]).
 fn noise_of(p: &ProfileRecord, data: &RunData) -> f64 {
     let samples: Vec<f64> = (data.trials.iter())
         .filter(|t| t.system == p.system && t.point.index == p.point.index)
         .filter_map(|t| t.throughput())
         .collect();
-    crate::profile::overhead_noise(&samples, data.run.noise)
+    crate::record::profile::overhead_noise(&samples, data.run.noise)
 }
 
 fn overhead_table(profiles: &[ProfileRecord], data: &RunData) -> Markup {
-    use crate::profile::Overhead;
+    use crate::record::profile::Overhead;
     let cell = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.0}"));
     html! {
         table {

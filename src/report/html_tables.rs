@@ -246,7 +246,7 @@ pub fn verdicts(agg: &Aggregate) -> Markup {
         } }
         p class="muted" {
             "Change: ratio of the " (stat) "s. " (tests_used(&rows)) " "
-            (verdict::legend(agg.noise)) "."
+            (verdict::legend(agg.noise, &agg.kind_legend)) "."
         }
     }
 }
@@ -529,7 +529,7 @@ pub fn fingerprint_table(columns: &[(String, &Value)]) -> Markup {
 /// Flattened keys (`cpu.model`, `hosts.h[0]`) to display strings, in key
 /// order; arrays of scalars join with commas.
 fn flatten(v: &Value) -> Vec<(String, String)> {
-    crate::probe::flatten_leaves(v, crate::probe::ScalarLists::Whole)
+    crate::record::environment::flatten_leaves(v, crate::record::environment::ScalarLists::Whole)
         .into_iter()
         .map(|(k, x)| {
             let shown = match x {

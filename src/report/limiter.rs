@@ -178,7 +178,7 @@ fn worker_shares(l: &PointLimiter) -> String {
             shares.join(", ")
         )
     });
-    let requests = crate::probe::limiter::balance::request_shares(&l.figures);
+    let requests = crate::record::probe::limiter::numbers::request_shares(&l.figures);
     cpu.into_iter()
         .chain(requests)
         .map(|w| format!("; {w}"))

@@ -22,6 +22,7 @@ pub mod energy_cell;
 mod fake_kind_tests;
 pub(crate) mod figures;
 pub(crate) mod fits;
+pub(crate) mod flame_svg;
 pub(crate) mod flames;
 pub mod format;
 pub mod history;

@@ -4,12 +4,12 @@
 //! `sched:sched_switch`, see `profile::offcpu`), and each system's
 //! differential between its peak and its collapse.
 
-use crate::profile::flame::{diff_svg, flame_svg};
+use crate::report::flame_svg::{diff_svg, flame_svg};
 use crate::store::ProfileRecord;
 use maud::{html, Markup};
 
 /// A graph's title and its SVG (or why it could not be drawn).
-pub(crate) type Graph = (String, Result<String, crate::profile::ProfileError>);
+pub(crate) type Graph = (String, Result<String, crate::report::flame_svg::FlameError>);
 
 /// The off-CPU graphs of `profiles` drawn by `figure`, or the one line
 /// that says why there are none; nothing when no profile tried.

@@ -41,6 +41,9 @@ pub struct Aggregate {
     /// The run's `[trials] noise`: relative differences below it are never
     /// called a difference.
     pub noise: f64,
+    /// The clauses the trials' load kinds add to the verdicts' legend
+    /// ([`RunData::kind_legend`]).
+    pub kind_legend: String,
     /// Caveats about the run as a whole.
     pub notes: Vec<String>,
     /// The machine's RAM (`environment.mem_total_bytes`): the dataset axis's
@@ -336,6 +339,7 @@ pub fn collect(data: &RunData) -> Aggregate {
         ranking: Vec::new(),
         unit: throughput_unit(data, &mut notes).as_str(),
         noise: data.run.noise,
+        kind_legend: data.kind_legend(),
         notes,
         ram_bytes: (data.run.environment.as_ref())
             .and_then(|e| e.machine.mem_total_bytes)
@@ -591,13 +595,13 @@ mod tests {
         };
         assert_eq!(unit(&data), ("requests/s", 0));
         data.run.load_kind = "pg".into();
-        data.run.rate_unit = crate::store::run_kinds::rate_unit_of("pg");
+        data.run.rate_unit = scalelab_lab::catalog().rate_unit_of("pg");
         assert_eq!(unit(&data), ("transactions/s", 0));
         data.run.load_kind = "fake".into();
-        data.run.rate_unit = crate::store::run_kinds::rate_unit_of("fake");
+        data.run.rate_unit = scalelab_lab::catalog().rate_unit_of("fake");
         assert_eq!(unit(&data), ("frames/s", 0));
         data.run.load_kind = "carrier-pigeon".into();
-        data.run.rate_unit = crate::store::run_kinds::rate_unit_of("carrier-pigeon");
+        data.run.rate_unit = scalelab_lab::catalog().rate_unit_of("carrier-pigeon");
         assert_eq!(unit(&data), ("requests/s", 1));
     }
 

@@ -329,8 +329,8 @@ fn order_in(run: &RunData, system: &str, coords: &[Coord]) -> (usize, u32) {
 /// Keys of the flattened environments (and the server and scalelab
 /// versions) whose values differ, sorted by key.
 pub fn environment_differences(a: &RunData, b: &RunData) -> Vec<EnvDifference> {
-    let mut fa = crate::probe::flatten(&a.run.environment_facts());
-    let mut fb = crate::probe::flatten(&b.run.environment_facts());
+    let mut fa = crate::record::environment::flatten(&a.run.environment_facts());
+    let mut fb = crate::record::environment::flatten(&b.run.environment_facts());
     for (map, run) in [(&mut fa, &a.run), (&mut fb, &b.run)] {
         if let Some(v) = &run.server_version {
             map.insert("server_version".to_string(), v.clone());
@@ -352,7 +352,9 @@ pub fn environment_differences(a: &RunData, b: &RunData) -> Vec<EnvDifference> {
 mod tests {
     use super::*;
     use crate::model::Point;
-    use crate::probe::{Environment, Fingerprint, HostFingerprint, PortableFingerprint};
+    use crate::record::environment::{
+        Environment, Fingerprint, HostFingerprint, PortableFingerprint,
+    };
     use crate::store::{Measurement, Run, Trial, TrialStatus};
     use crate::units::PerSecond;
 
@@ -374,7 +376,8 @@ mod tests {
             load_kind: "http".into(),
             server_kind: "nginx".into(),
             rate_unit: Some(crate::units::RateUnit::Requests),
-            parallelism: crate::store::run_kinds::parallelism_of("nginx")
+            parallelism: scalelab_lab::catalog()
+                .parallelism_of("nginx")
                 .map(|p| p.iter().map(|s| s.to_string()).collect()),
             noise: 0.02,
             quick: false,

@@ -262,7 +262,7 @@ fn table_notes(agg: &Aggregate) -> String {
         .iter()
         .filter_map(|c| c.comparison.as_ref().map(|cmp| &cmp.verdict))
         .collect();
-    for (mark, meaning) in verdict::legend_items(agg.noise) {
+    for (mark, meaning) in verdict::legend_items(agg.noise, &agg.kind_legend) {
         let used = shown.iter().any(|v| verdict::mark(v) == Some(mark));
         if used {
             let _ = writeln!(out, "  {mark} {meaning}");

@@ -108,8 +108,8 @@ pub fn run_data(systems: &[&str]) -> RunData {
             status: crate::store::RunStatus::Finished,
             experiment: "[experiment]\nname = \"nginx <scaling>\"\n".into(),
             experiment_path: "recipes/nginx.toml".into(),
-            environment: Some(crate::probe::Environment::local(
-                crate::probe::Fingerprint {
+            environment: Some(crate::record::environment::Environment::local(
+                crate::record::environment::Fingerprint {
                     kernel_release: "6.1.0".into(),
                     online_cpus: 2,
                     ..Default::default()
@@ -122,7 +122,8 @@ pub fn run_data(systems: &[&str]) -> RunData {
             load_kind: "http".into(),
             server_kind: "nginx".into(),
             rate_unit: Some(crate::units::RateUnit::Requests),
-            parallelism: crate::store::run_kinds::parallelism_of("nginx")
+            parallelism: scalelab_lab::catalog()
+                .parallelism_of("nginx")
                 .map(|p| p.iter().map(|s| s.to_string()).collect()),
             noise: 0.02,
             quick: false,
@@ -254,7 +255,9 @@ pub fn at_nominal_frequency(data: &mut RunData) {
     for t in &mut data.trials {
         if let Some(p) = t.probe.as_mut() {
             p.load_x_freq = Some(2000.0);
-            p.freq_source = crate::probe::freq::FreqSource::Cpuinfo.as_str().into();
+            p.freq_source = crate::record::probe::freq::FreqSource::Cpuinfo
+                .as_str()
+                .into();
         }
     }
     if let Some(env) = data.run.environment.as_mut() {

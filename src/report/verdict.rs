@@ -28,8 +28,10 @@ pub const TOO_FEW: char = '?';
 pub const EXCLUDED: char = '✗';
 
 /// What each mark means, printed under the tables that use it.
-/// `noise` is the run's noise floor (0.02 = 2%).
-pub fn legend_items(noise: f64) -> [(char, String); 3] {
+/// `noise` is the run's noise floor (0.02 = 2%); `kinds` the clauses the
+/// trials' load kinds add to the not-comparable rule
+/// ([`RunData::kind_legend`](crate::store::RunData::kind_legend)).
+pub fn legend_items(noise: f64, kinds: &str) -> [(char, String); 3] {
     [
         (
             SAME,
@@ -54,15 +56,15 @@ pub fn legend_items(noise: f64) -> [(char, String); 3] {
                  a load generator that fell behind, or every trial of a side client-bound \
                  (left out of the verdict, the ranking and its count)",
                 crate::analysis::compare::MAX_ERROR_RATE * 100.0,
-                crate::load::facts::legend_clauses()
+                kinds
             ),
         ),
     ]
 }
 
-/// Every mark's meaning on one line.
-pub fn legend(noise: f64) -> String {
-    legend_items(noise)
+/// Every mark's meaning on one line (see [`legend_items`]).
+pub fn legend(noise: f64, kinds: &str) -> String {
+    legend_items(noise, kinds)
         .iter()
         .map(|(m, t)| format!("{m} {t}"))
         .collect::<Vec<_>>()
@@ -214,14 +216,14 @@ mod tests {
             )
         );
         assert!(
-            legend(0.02).contains("0.1% of requests"),
+            legend(0.02, "").contains("0.1% of requests"),
             "{}",
-            legend(0.02)
+            legend(0.02, "")
         );
         assert!(
-            legend(0.02).contains("reaches inside the 2% noise floor"),
+            legend(0.02, "").contains("reaches inside the 2% noise floor"),
             "{}",
-            legend(0.02)
+            legend(0.02, "")
         );
         let welch = |ratio, p, verdict, detectable| Comparison {
             test: Test::Welch,

@@ -103,7 +103,7 @@ fn run_fake(text: &str) -> (crate::store::RunData, u32) {
     let path = dir.path().join("fake.toml");
     std::fs::write(&path, text).unwrap();
     let exp = Experiment::load(&path, false).unwrap();
-    let mut store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+    let mut store = Store::open(&dir.path().join("s.sqlite"), crate::catalog()).unwrap();
     let opts = RunOptions {
         resume: None,
         base_dir: dir.path().join("work"),

@@ -6,8 +6,9 @@
 //! back as they were.
 
 use crate::placement::PlacementFacts;
-use crate::record::facts::{FactsReader, TrialExtras};
-use crate::server::{DatasetInfo, ServerFacts};
+use crate::record::catalog::Catalog;
+use crate::record::facts::TrialExtras;
+use crate::record::server::{DatasetInfo, ServerFacts};
 use serde::{Deserialize, Serialize};
 
 /// Everything recorded about one trial beyond its measurement.
@@ -59,15 +60,20 @@ pub struct TrialContext {
 }
 
 impl TrialContext {
-    /// Reads a stored context, its kind's facts through `facts` (the load
-    /// kinds' readers, `load::facts::readers()`). A field this version
+    /// Reads a stored context, its kinds' facts through the `catalog`'s
+    /// readers (the load kind's and the server kind's). A field this version
     /// cannot read (written by an older or newer scalelab in another shape)
     /// is left out rather than failing the whole trial; anything but a JSON
     /// object reads as empty.
-    pub fn from_stored(text: &str, facts: &[FactsReader]) -> TrialContext {
+    pub fn from_stored(text: &str, catalog: &Catalog) -> TrialContext {
         let read = |c: TrialContext| -> Result<TrialContext, serde_json::Error> {
-            let extras = c.extras.resolved(facts)?;
-            Ok(TrialContext { extras, ..c })
+            let extras = c.extras.resolved(&catalog.facts)?;
+            let server_settings = (c.server_settings).map(|s| s.resolved(&catalog.servers));
+            Ok(TrialContext {
+                extras,
+                server_settings,
+                ..c
+            })
         };
         if let Ok(c) = serde_json::from_str(text).and_then(read) {
             return c;
@@ -165,12 +171,12 @@ mod tests {
     #[test]
     fn a_field_of_another_shape_is_left_out_not_fatal() {
         let stored = r#"{"server_version":"nginx/1.22.1","datagrams":{"sent":"many"},"client_bound":true,"client_bound_reason":"client CPU 99%"}"#;
-        let c = TrialContext::from_stored(stored, &crate::load::facts::readers());
+        let c = TrialContext::from_stored(stored, scalelab_lab::catalog());
         assert_eq!(c.server_version.as_deref(), Some("nginx/1.22.1"));
         assert!(c.extras.is_none());
         assert_eq!(c.client_bound_why().as_deref(), Some("client CPU 99%"));
         assert_eq!(
-            TrialContext::from_stored("[1]", &[]),
+            TrialContext::from_stored("[1]", &Catalog::default()),
             TrialContext::default()
         );
     }

@@ -58,7 +58,10 @@ pub(super) fn check_writable(path: &Path) -> Result<(), StoreError> {
 /// `-wal` file every committed trial is in the main file, so it is opened
 /// `immutable` (SQLite then needs no `-shm` it could not create); with one,
 /// read-only through the existing journal.
-pub(super) fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+pub(super) fn open_read_only(
+    path: &Path,
+    catalog: &'static crate::record::catalog::Catalog,
+) -> Result<Store, StoreError> {
     let open_err = |source| StoreError::Open {
         path: path.to_path_buf(),
         source,
@@ -85,7 +88,7 @@ pub(super) fn open_read_only(path: &Path) -> Result<Store, StoreError> {
     Ok(Store {
         conn,
         path: path.to_path_buf(),
-        facts: crate::load::facts::readers(),
+        catalog,
     })
 }
 

@@ -3,6 +3,7 @@
 //! migration is additive (new tables or columns, filled for the runs already
 //! stored), so an old store opens and reports what it reported before.
 
+use crate::record::catalog::Catalog;
 use rusqlite::{params, Connection};
 
 /// The newest schema version.
@@ -28,19 +29,19 @@ const MIGRATIONS: &[fn(&Connection) -> rusqlite::Result<()>] = &[
 /// empty file). All steps run in one `BEGIN IMMEDIATE` transaction that
 /// re-reads the version under the write lock, so two processes opening the
 /// same new or old store (a runner and a reader) upgrade it exactly once.
-pub fn upgrade(conn: &Connection) -> rusqlite::Result<i64> {
+pub fn upgrade(conn: &Connection, catalog: &Catalog) -> rusqlite::Result<i64> {
     let read = |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
     let seen = read(conn)?;
     if seen >= LATEST {
         return Ok(seen);
     }
     conn.execute_batch("BEGIN IMMEDIATE")?;
-    let done = read(conn).and_then(|version| steps(conn, version).map(|()| version));
+    let done = read(conn).and_then(|version| steps(conn, version, catalog).map(|()| version));
     conn.execute_batch(if done.is_ok() { "COMMIT" } else { "ROLLBACK" })?;
     done
 }
 
-fn steps(conn: &Connection, version: i64) -> rusqlite::Result<()> {
+fn steps(conn: &Connection, version: i64, catalog: &Catalog) -> rusqlite::Result<()> {
     if version == 0 {
         conn.execute_batch(include_str!("schema.sql"))?;
     }
@@ -48,6 +49,9 @@ fn steps(conn: &Connection, version: i64) -> rusqlite::Result<()> {
         if version.max(1) < step as i64 + 2 {
             migration(conn)?;
         }
+    }
+    if version < 13 {
+        v13_fill_run_kinds(conn, catalog)?;
     }
     if version < LATEST {
         conn.pragma_update(None, "user_version", LATEST)?;
@@ -140,7 +144,7 @@ fn v6_trial_failure_cause(conn: &Connection) -> rusqlite::Result<()> {
 /// kernel release, what legends and verdicts call the run) and
 /// `runs.revision` (`run --commit`, the revision of the software under
 /// test). NULL for older runs: readers fall back to the label of their
-/// stored fingerprint ([`crate::probe::Environment::os_label`]).
+/// stored fingerprint ([`crate::record::environment::Environment::os_label`]).
 fn v7_run_label_and_revision(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "ALTER TABLE runs ADD COLUMN label TEXT;
@@ -216,23 +220,29 @@ fn v12_run_seed_and_trial_order(conn: &Connection) -> rusqlite::Result<()> {
 /// report never looks a kind up by name: `runs.rate_unit` is the load
 /// kind's unit (`requests/s`, ...) and `runs.parallelism` the server
 /// kind's settings that count parallel workers (a JSON list), filled for
-/// the runs already stored from the kinds this version knows (NULL for a
-/// kind it does not: the report then says so and shows requests/s).
+/// the runs already stored from the kinds this version knows
+/// ([`v13_fill_run_kinds`]; NULL for a kind it does not: the report then
+/// says so and shows requests/s).
 fn v13_run_rate_unit_and_parallelism(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "ALTER TABLE runs ADD COLUMN rate_unit TEXT;
          ALTER TABLE runs ADD COLUMN parallelism TEXT;",
-    )?;
-    for k in crate::load::KINDS {
+    )
+}
+
+/// Version 13's second half: the stored runs' rate units and parallelism
+/// settings, from the kinds the `catalog` the store was opened with knows.
+fn v13_fill_run_kinds(conn: &Connection, catalog: &Catalog) -> rusqlite::Result<()> {
+    for (name, unit) in &catalog.units {
         conn.execute(
             "UPDATE runs SET rate_unit = ?1 WHERE load_kind = ?2",
-            params![k.unit.as_str(), k.name],
+            params![unit.as_str(), name],
         )?;
     }
-    for k in crate::server::KINDS {
+    for (name, settings) in &catalog.parallelism {
         conn.execute(
             "UPDATE runs SET parallelism = ?1 WHERE server_kind = ?2",
-            params![super::run_kinds::parallelism_text(k.parallelism), k.name],
+            params![super::run_kinds::parallelism_text(settings), name],
         )?;
     }
     Ok(())

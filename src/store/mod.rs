@@ -26,6 +26,7 @@ pub use retry::{EnvironmentalFailure, FailureCause};
 pub use run_status::RunStatus;
 pub use write::{NewRun, NewTrial};
 
+pub use crate::record::catalog::Catalog;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
@@ -106,29 +107,31 @@ pub enum StoreError {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
-    /// The load kinds' facts readers, from their registry: how a trial's
-    /// stored context gives back its kind's facts
-    /// ([`TrialContext::from_stored`]).
-    facts: Vec<crate::record::facts::FactsReader>,
+    /// The kinds as the store is told of them, handed in by its opener:
+    /// how a trial's stored context gives back its kinds' facts
+    /// ([`TrialContext::from_stored`]), and what an upgrade fills in for
+    /// the runs already stored.
+    catalog: &'static Catalog,
 }
 
 impl Store {
     /// Opens an existing store; a missing file is [`StoreError::Missing`]
     /// (only `run` and `load` create stores). A store in a read-only
     /// location is opened read-only, for the commands that only read.
-    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+    pub fn open_existing(path: &Path, catalog: &'static Catalog) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing(path.to_path_buf()));
         }
         if !location::is_writable(path) {
-            return location::open_read_only(path);
+            return location::open_read_only(path, catalog);
         }
-        Self::open(path)
+        Self::open(path, catalog)
     }
 
     /// Opens (creating if needed) the store at `path`, to write. Its
-    /// directory must exist and be writable.
-    pub fn open(path: &Path) -> Result<Store, StoreError> {
+    /// directory must exist and be writable. `catalog` is what it is told
+    /// of the kinds (`scalelab::catalog()`).
+    pub fn open(path: &Path, catalog: &'static Catalog) -> Result<Store, StoreError> {
         location::check_directory(path)?;
         location::check_writable(path)?;
         let open_err = |source| StoreError::Open {
@@ -145,7 +148,7 @@ impl Store {
             .map_err(open_err)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(open_err)?;
-        let version = migrate::upgrade(&conn).map_err(open_err)?;
+        let version = migrate::upgrade(&conn, catalog).map_err(open_err)?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::Version {
                 path: path.to_path_buf(),
@@ -155,7 +158,7 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
-            facts: crate::load::facts::readers(),
+            catalog,
         })
     }
 
@@ -184,15 +187,15 @@ pub(crate) mod tests {
                     experiment: "name = \"t\"",
                     experiment_path: "t.toml",
                     quick: false,
-                    environment: &crate::probe::Environment::local(
-                        crate::probe::Fingerprint::default(),
+                    environment: &crate::record::environment::Environment::local(
+                        crate::record::environment::Fingerprint::default(),
                     ),
                     baseline: "a",
                     headline: "median",
                     load_kind: "http",
                     server_kind: "nginx",
-                    rate_unit: crate::store::run_kinds::rate_unit_of("http"),
-                    parallelism: crate::store::run_kinds::parallelism_of("nginx"),
+                    rate_unit: scalelab_lab::catalog().rate_unit_of("http"),
+                    parallelism: scalelab_lab::catalog().parallelism_of("nginx"),
                     noise: 0.02,
                     label: None,
                     revision: None,
@@ -205,7 +208,7 @@ pub(crate) mod tests {
     #[test]
     fn trials_round_trip() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+        let mut store = Store::open(&dir.path().join("s.sqlite"), scalelab_lab::catalog()).unwrap();
         let id = run(&mut store);
         let point = crate::model::Point::new(3, &[("connections", 10.into())]);
         let m = Measurement {
@@ -308,7 +311,7 @@ pub(crate) mod tests {
             )
             .unwrap();
         }
-        let mut store = Store::open(&path).unwrap();
+        let mut store = Store::open(&path, scalelab_lab::catalog()).unwrap();
         let version: i64 = store
             .conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
@@ -324,7 +327,10 @@ pub(crate) mod tests {
     fn missing_stores_are_not_created_by_open_existing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("typo.sqlite");
-        let err = Store::open_existing(&path).err().unwrap().to_string();
+        let err = Store::open_existing(&path, scalelab_lab::catalog())
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains(&path.display().to_string()), "{err}");
         assert!(!path.exists());
     }
@@ -336,20 +342,20 @@ pub(crate) mod tests {
         let openers: Vec<_> = (0..8)
             .map(|_| {
                 let path = path.clone();
-                std::thread::spawn(move || Store::open(&path).map(|_| ()))
+                std::thread::spawn(move || Store::open(&path, scalelab_lab::catalog()).map(|_| ()))
             })
             .collect();
         for o in openers {
             o.join().unwrap().unwrap();
         }
-        let mut store = Store::open(&path).unwrap();
+        let mut store = Store::open(&path, scalelab_lab::catalog()).unwrap();
         assert_eq!(run(&mut store), 1);
     }
 
     #[test]
     fn unknown_runs_are_named() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+        let mut store = Store::open(&dir.path().join("s.sqlite"), scalelab_lab::catalog()).unwrap();
         assert!(matches!(store.load_run("latest"), Err(StoreError::Empty)));
         run(&mut store);
         let err = store.load_run("42").unwrap_err().to_string();

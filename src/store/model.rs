@@ -113,7 +113,7 @@ pub struct WindowFacts {
 impl Default for WindowFacts {
     fn default() -> Self {
         WindowFacts {
-            bucket_ms: crate::load::timeline::BUCKET.as_millis() as u32,
+            bucket_ms: crate::record::timeline::BUCKET.as_millis() as u32,
             last_partial: None,
             steadiness: None,
             steadiness_detail: None,
@@ -160,7 +160,7 @@ pub struct Run {
     pub experiment_path: String,
     /// Environment fingerprint (kernel, CPU, memory, sysctls, ...), typed;
     /// `None` when the run has none or it could not be read.
-    pub environment: Option<crate::probe::Environment>,
+    pub environment: Option<crate::record::environment::Environment>,
     /// The scalelab version that ran it.
     pub scalelab_version: String,
     /// The server's version string, from the first trial that had one.
@@ -264,6 +264,15 @@ pub struct RunData {
 }
 
 impl RunData {
+    /// The legend's clauses of the load kinds among its trials
+    /// ([`TrialExtras::legend_clauses`](crate::record::facts::TrialExtras::legend_clauses)):
+    /// what the verdicts' legend adds to the shared not-comparable rule.
+    pub fn kind_legend(&self) -> String {
+        crate::record::facts::TrialExtras::legend_clauses(
+            self.trials.iter().map(|t| &t.context.extras),
+        )
+    }
+
     /// System labels in the order the stored experiment lists them (its
     /// `[[system]]` tables), whatever order the trials ran in; a label the
     /// experiment does not list (or a run whose text does not parse)

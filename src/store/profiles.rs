@@ -38,7 +38,7 @@ pub struct ProfileRecord {
 impl ProfileRecord {
     /// Throughput lost to profiling, from the paired trials.
     pub fn overhead(&self) -> Option<f64> {
-        crate::profile::overhead(self.plain_rps?, self.profiled_rps?)
+        crate::record::profile::overhead(self.plain_rps?, self.profiled_rps?)
     }
 }
 

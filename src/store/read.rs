@@ -2,7 +2,7 @@
 
 use super::{Measurement, Run, RunData, RunStatus, Store, StoreError, Trial, TrialStatus};
 use crate::model::Point;
-use crate::record::facts::FactsReader;
+use crate::record::catalog::Catalog;
 use crate::record::measurement::LatencySummary;
 use crate::units::{CpuSeconds, Micros, PerSecond, Seconds};
 use rusqlite::{params, OptionalExtension, Row};
@@ -47,7 +47,7 @@ fn run_from_row(r: &Row) -> rusqlite::Result<Run> {
         status: r.get(5)?,
         experiment: r.get(6)?,
         experiment_path: r.get(7)?,
-        environment: crate::probe::Environment::from_stored(&env).ok(),
+        environment: crate::record::environment::Environment::from_stored(&env).ok(),
         scalelab_version: r.get(9)?,
         server_version: r.get(10)?,
         baseline: r.get(11)?,
@@ -139,7 +139,7 @@ impl Store {
              LEFT JOIN measurements m ON m.trial_id = t.id
              WHERE t.run_id = ?1 ORDER BY t.id",
         )?;
-        let rows = stmt.query_map([id], |r| trial_from_row(id, r, &self.facts))?;
+        let rows = stmt.query_map([id], |r| trial_from_row(id, r, self.catalog))?;
         let trials = rows.collect::<Result<Vec<_>, _>>()?;
         let profiles = self.profiles(id)?;
         Ok(RunData {
@@ -199,7 +199,7 @@ fn json_col<T: serde::de::DeserializeOwned + Default>(r: &Row, i: usize) -> rusq
         .unwrap_or_default())
 }
 
-fn trial_from_row(run_id: i64, r: &Row, facts: &[FactsReader]) -> rusqlite::Result<Trial> {
+fn trial_from_row(run_id: i64, r: &Row, catalog: &Catalog) -> rusqlite::Result<Trial> {
     let status: String = r.get(5)?;
     let requests: Option<i64> = r.get(11)?;
     let measurement = match requests {
@@ -253,7 +253,7 @@ fn trial_from_row(run_id: i64, r: &Row, facts: &[FactsReader]) -> rusqlite::Resu
             .and_then(super::FailureCause::parse),
         started_at: r.get(7)?,
         context: (context.as_deref()).map_or_else(Default::default, |s| {
-            super::TrialContext::from_stored(s, facts)
+            super::TrialContext::from_stored(s, catalog)
         }),
         timeline: json_col(r, 9)?,
         window: window_facts(r)?,

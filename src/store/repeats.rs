@@ -70,7 +70,7 @@ mod tests {
     #[test]
     fn a_group_knows_its_unfinished_and_missing_runs() {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = Store::open(&dir.path().join("s.sqlite")).unwrap();
+        let mut s = Store::open(&dir.path().join("s.sqlite"), scalelab_lab::catalog()).unwrap();
         let a = crate::store::tests::run_in_group(&mut s, Some((None, 3)));
         let b = crate::store::tests::run_in_group(&mut s, Some((Some(a), 3)));
         let alone = crate::store::tests::run(&mut s);

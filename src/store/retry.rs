@@ -180,7 +180,7 @@ mod tests {
     #[test]
     fn a_retried_trial_is_replaced_and_its_error_kept_as_an_event() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+        let mut store = Store::open(&dir.path().join("s.sqlite"), scalelab_lab::catalog()).unwrap();
         let run = crate::store::tests::run(&mut store);
         failed(&mut store, run, "a", Some(FailureCause::LostHost));
         failed(&mut store, run, "b", None);

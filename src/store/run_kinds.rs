@@ -1,20 +1,10 @@
 //! What a run's kinds told the report, stored with the run (schema 13):
 //! the load kind's rate unit and the server kind's parallelism settings,
 //! so that `report` reads them from the run and never looks a kind up by
-//! its name.
+//! its name. The run's writer takes them from the catalog
+//! ([`Catalog::rate_unit_of`](crate::record::catalog::Catalog::rate_unit_of)).
 
 use crate::units::RateUnit;
-
-/// The unit load kind `name` declares; `None` for a name no kind has.
-pub fn rate_unit_of(load_kind: &str) -> Option<RateUnit> {
-    crate::load::kind(load_kind).ok().map(|k| k.unit)
-}
-
-/// The settings server kind `name` counts parallel workers by; `None` for
-/// a name no kind has.
-pub fn parallelism_of(server_kind: &str) -> Option<&'static [&'static str]> {
-    crate::server::kind(server_kind).ok().map(|k| k.parallelism)
-}
 
 /// `runs.rate_unit`'s text for `unit` is [`RateUnit::as_str`]; this reads
 /// it back (`None`: NULL, or a unit this version does not know).
@@ -44,7 +34,7 @@ mod tests {
     fn an_older_stores_runs_get_their_kinds_unit_and_parallelism() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.sqlite");
-        let mut store = crate::store::Store::open(&path).unwrap();
+        let mut store = crate::store::Store::open(&path, scalelab_lab::catalog()).unwrap();
         let id = crate::store::tests::run(&mut store);
         store
             .conn
@@ -56,7 +46,7 @@ mod tests {
             ))
             .unwrap();
         drop(store);
-        let store = crate::store::Store::open(&path).unwrap();
+        let store = crate::store::Store::open(&path, scalelab_lab::catalog()).unwrap();
         let run = store.load_run("latest").unwrap().run;
         assert_eq!(run.rate_unit, Some(RateUnit::Transactions));
         assert_eq!(run.parallelism, Some(vec!["thread_pool_size".to_string()]));

@@ -17,7 +17,7 @@ pub struct NewRun<'a> {
     /// Run with `--quick`.
     pub quick: bool,
     /// The environment fingerprint.
-    pub environment: &'a crate::probe::Environment,
+    pub environment: &'a crate::record::environment::Environment,
     /// The baseline system's label.
     pub baseline: &'a str,
     /// The headline statistic: `median` or `best`.

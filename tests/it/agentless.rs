@@ -23,7 +23,7 @@ const RSS_SHARE: f64 = 0.15;
 const CTX_PER_REQUEST_FACTOR: f64 = 2.5;
 
 fn load(dir: &Path) -> RunData {
-    Store::open(&dir.join("s.sqlite"))
+    Store::open(&dir.join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap()

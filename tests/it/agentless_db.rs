@@ -64,7 +64,7 @@ fn open_dir(dir: &Path, name: &str) -> std::path::PathBuf {
 fn run_ok(lab: &Lab, dir: &Path, exp: &Path) -> scalelab::store::RunData {
     let out = run(lab, dir, exp);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    Store::open(&dir.join("s.sqlite"))
+    Store::open(&dir.join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap()

@@ -35,7 +35,7 @@ fn access_log(dir: &Path) -> PathBuf {
 }
 
 fn load(dir: &Path) -> RunData {
-    Store::open(&dir.join("s.sqlite"))
+    Store::open(&dir.join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap()

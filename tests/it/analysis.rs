@@ -239,8 +239,8 @@ mod compare {
                 headline: "median",
                 load_kind: "http",
                 server_kind: "nginx",
-                rate_unit: scalelab::store::run_kinds::rate_unit_of("http"),
-                parallelism: scalelab::store::run_kinds::parallelism_of("nginx"),
+                rate_unit: scalelab::catalog().rate_unit_of("http"),
+                parallelism: scalelab::catalog().parallelism_of("nginx"),
                 noise,
                 label: None,
                 revision: None,
@@ -305,7 +305,7 @@ mod compare {
     fn three_and_three() -> (tempfile::TempDir, String) {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("store.sqlite");
-        let mut store = Store::open(&path).expect("open store");
+        let mut store = Store::open(&path, scalelab::catalog()).expect("open store");
         add_repeats(&mut store, "6.1.0-18", [1.0, 1.0, 1.0], 0.02);
         add_repeats(&mut store, "6.1.0-21", [1.15, 0.9, 1.0], 0.02);
         (dir, path.to_string_lossy().into_owned())
@@ -314,7 +314,7 @@ mod compare {
     fn two_runs() -> (tempfile::TempDir, String) {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("store.sqlite");
-        let mut store = Store::open(&path).expect("open store");
+        let mut store = Store::open(&path, scalelab::catalog()).expect("open store");
         add_run(&mut store, machine("6.1.0-18"), [1.0, 1.0, 1.0]);
         // B: 15% faster at 10, 10% slower at 100, the same at 1000.
         add_run(&mut store, machine("6.1.0-21"), [1.15, 0.9, 1.0]);
@@ -445,9 +445,14 @@ mod compare {
         let dir = tempfile::tempdir().expect("temp dir");
         let a = dir.path().join("linux-6.1.sqlite");
         let b = dir.path().join("linux-6.12.sqlite");
-        add_repeats(&mut Store::open(&a).unwrap(), "6.1.0-18", [1.0; 3], noise);
         add_repeats(
-            &mut Store::open(&b).unwrap(),
+            &mut Store::open(&a, scalelab::catalog()).unwrap(),
+            "6.1.0-18",
+            [1.0; 3],
+            noise,
+        );
+        add_repeats(
+            &mut Store::open(&b, scalelab::catalog()).unwrap(),
             "6.12.0-1",
             [1.15, 0.9, 1.0],
             0.02,
@@ -467,13 +472,13 @@ mod compare {
         let b = dir.path().join("linux-6.12.sqlite");
         let env = machine;
         add_run_with_noise(
-            &mut Store::open(&a).unwrap(),
+            &mut Store::open(&a, scalelab::catalog()).unwrap(),
             env("6.1.0-18"),
             [1.0; 3],
             noise,
         );
         add_run(
-            &mut Store::open(&b).unwrap(),
+            &mut Store::open(&b, scalelab::catalog()).unwrap(),
             env("6.12.0-1"),
             [1.15, 0.9, 1.0],
         );
@@ -531,7 +536,7 @@ mod compare {
         jitter: &[f64],
     ) -> String {
         let path = dir.join(file);
-        let mut store = Store::open(&path).unwrap();
+        let mut store = Store::open(&path, scalelab::catalog()).unwrap();
         add_shaped(&mut store, machine(kernel), scale, 0.02, shape, jitter);
         format!("{}:1", path.display())
     }

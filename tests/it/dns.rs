@@ -541,7 +541,10 @@ fn a_resolver_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         "{}",
         crate::support::stderr(&out)
     );
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     assert_eq!(data.trials.len(), 2, "the sweep went on");
     assert_eq!(data.trials[0].status, TrialStatus::Failed);
     let why = data.trials[0].error.clone().unwrap_or_default();
@@ -731,7 +734,10 @@ fn a_resolver_ramp_with_lost_queries_still_ranks_bind_against_unbound() {
             .output()
             .unwrap();
         let text = crate::support::stdout(&out);
-        let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+        let data = Store::open(&store, scalelab::catalog())
+            .unwrap()
+            .load_run("latest")
+            .unwrap();
         let every_ramp_lost = data
             .trials
             .iter()

@@ -111,7 +111,10 @@ fn run_lab(lab: &Lab, sysfs: &Path) -> std::process::Output {
 }
 
 fn load(lab: &Lab) -> RunData {
-    Store::open(&lab.store).unwrap().load_run("latest").unwrap()
+    Store::open(&lab.store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap()
 }
 
 fn export(lab: &Lab, format: &str) -> String {

@@ -108,7 +108,10 @@ impl Drop for Nginx {
 }
 
 fn latest(store: &Path) -> RunData {
-    Store::open(store).unwrap().load_run("latest").unwrap()
+    Store::open(store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap()
 }
 
 fn load_average() -> f64 {
@@ -253,7 +256,7 @@ fn check_of_a_real_halving_of_an_external_nginx_without_pid_is_a_regression() {
 
 /// Every trial of every run in `store`.
 fn all_trials(store: &Path) -> Vec<scalelab::store::Trial> {
-    let s = Store::open(store).unwrap();
+    let s = Store::open(store, scalelab::catalog()).unwrap();
     s.list_runs()
         .unwrap()
         .iter()

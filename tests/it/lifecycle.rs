@@ -269,7 +269,7 @@ fn ctrl_c_at_the_terminal_does_not_reach_the_servers() {
     let out = child.wait_with_output().unwrap();
     let err = stderr(&out);
     assert!(err.contains("interrupted"), "{err}");
-    let data = Store::open(&dir.path().join("s.sqlite"))
+    let data = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();
@@ -310,7 +310,7 @@ fn a_stranger_on_the_port_fails_the_trial_with_its_name() {
     stranger.listen(16).unwrap();
     let out = child.wait_with_output().unwrap();
     drop(stranger);
-    let data = Store::open(&dir.path().join("s.sqlite"))
+    let data = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();

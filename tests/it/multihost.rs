@@ -181,7 +181,7 @@ fn two_client_hosts_carry_their_share_and_agree_with_the_servers_log() {
     );
     let out = run(&lab, dir.path(), &exp);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    let data = Store::open(&dir.path().join("s.sqlite"))
+    let data = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();
@@ -360,7 +360,7 @@ fn an_external_server_over_ssh_without_pid_is_found_by_ss_on_its_host() {
     let exp = python_server(dir.path(), "", false);
     let out = run(&lab, dir.path(), &exp);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    let data = Store::open(&dir.path().join("s.sqlite"))
+    let data = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();
@@ -385,7 +385,7 @@ fn an_external_server_without_an_agent_is_started_stopped_and_probed_over_ssh() 
     let exp = python_server_experiment(dir.path(), "");
     let out = run(&lab, dir.path(), &exp);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    let data = Store::open(&dir.path().join("s.sqlite"))
+    let data = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();
@@ -450,7 +450,7 @@ fn a_truncated_agent_at_the_final_name_is_replaced_and_the_run_succeeds() {
         "the bad copy was replaced by this build"
     );
     assert_eq!(agent_files(&agents).len(), 1, "no temporary copy left");
-    let data = Store::open(&dir.path().join("s.sqlite"))
+    let data = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();
@@ -474,7 +474,7 @@ fn run_killing_agent(lab: &Lab, dir: &Path, exp: &Path, host: u32) -> (RunData, 
     // SAFETY: kill(2) on a PID we just read from the lab host's namespace.
     unsafe { libc::kill(victim as i32, libc::SIGKILL) };
     let out = child.wait_with_output().unwrap();
-    let data = Store::open(&dir.join("s.sqlite"))
+    let data = Store::open(&dir.join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();
@@ -527,7 +527,7 @@ fn a_lost_client_agent_fails_only_its_trial_is_reconnected_and_resume_retries_it
         ),
         "{err}"
     );
-    let s = Store::open(&store).unwrap();
+    let s = Store::open(&store, scalelab::catalog()).unwrap();
     let data = s.load_run(&run_id).unwrap();
     assert_eq!(data.trials.len(), 3, "each trial stored once");
     assert!(data.trials.iter().all(|t| t.status == TrialStatus::Ok));
@@ -583,7 +583,7 @@ fn a_client_host_that_stays_gone_stops_the_run_early_naming_it() {
         err.contains("root@198.18.0.13 is gone") && err.contains("--resume"),
         "{err}"
     );
-    let data = Store::open(&dir.path().join("s.sqlite"))
+    let data = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();
@@ -659,7 +659,7 @@ fn a_client_agent_stopped_mid_window_stores_no_number() {
     unsafe { libc::kill(victim, libc::SIGCONT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+    let store = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog()).unwrap();
     let data = store.load_run("latest").unwrap();
     let events = store.run_events(data.run.id).unwrap();
     let ev = events
@@ -824,7 +824,7 @@ fn a_server_hosts_agent_reads_its_own_power_meter() {
     );
     let out = run(&lab, dir.path(), &exp);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    let data = Store::open(&dir.path().join("s.sqlite"))
+    let data = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();
@@ -851,7 +851,7 @@ fn an_external_servers_host_runs_the_power_command_over_ssh() {
     );
     let out = run(&lab, dir.path(), &exp);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    let data = Store::open(&dir.path().join("s.sqlite"))
+    let data = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();
@@ -940,7 +940,7 @@ fn external_killed_then_resumed(with_reaper: bool) {
             "the external server {left:?} outlived kill -9"
         );
     }
-    let id = Store::open(&dir.path().join("s.sqlite"))
+    let id = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .resolve_run("latest")
         .unwrap();
@@ -963,7 +963,7 @@ fn external_killed_then_resumed(with_reaper: bool) {
         "the killed run's server {old_still_running:?} outlived the resume"
     );
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    let data = Store::open(&dir.path().join("s.sqlite"))
+    let data = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();

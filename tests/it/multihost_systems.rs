@@ -40,7 +40,7 @@ pub(crate) fn lines_from(log: &Path, addr: &str) -> u64 {
 }
 
 fn load(dir: &Path) -> RunData {
-    Store::open(&dir.join("s.sqlite"))
+    Store::open(&dir.join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap()

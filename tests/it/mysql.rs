@@ -422,7 +422,10 @@ fn mariadb_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         "some trials failed: {}",
         stderr(&out)
     );
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     assert_eq!(data.trials.len(), 2, "the sweep went on");
     assert_eq!(
         data.trials[0].status,

@@ -21,7 +21,7 @@ fn a_hosts_veth_is_fingerprinted_and_a_changed_offload_shows_in_compare() {
     .unwrap();
     let first = run(&lab, dir.path(), &exp);
     assert!(first.status.success(), "{}", stderr(&first));
-    let data = Store::open(&dir.path().join("s.sqlite"))
+    let data = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog())
         .unwrap()
         .load_run("1")
         .unwrap();

@@ -41,8 +41,8 @@ fn add_run(store: &mut Store, label: &str, scale: f64, bound: bool) {
             headline: "median",
             load_kind: "http",
             server_kind: "nginx",
-            rate_unit: scalelab::store::run_kinds::rate_unit_of("http"),
-            parallelism: scalelab::store::run_kinds::parallelism_of("nginx"),
+            rate_unit: scalelab::catalog().rate_unit_of("http"),
+            parallelism: scalelab::catalog().parallelism_of("nginx"),
             noise: 0.02,
             label: Some(label),
             revision: None,
@@ -91,7 +91,7 @@ fn add_run(store: &mut Store, label: &str, scale: f64, bound: bool) {
 /// client-bound at one point), D (1 run, 20% faster): 10 runs.
 fn store(dir: &Path) -> String {
     let path = dir.join("s.sqlite");
-    let mut s = Store::open(&path).unwrap();
+    let mut s = Store::open(&path, scalelab::catalog()).unwrap();
     for (label, scale, runs, bound) in [
         ("A", 1.0, 3, false),
         ("B", 0.8, 3, false),

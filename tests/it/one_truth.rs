@@ -15,7 +15,7 @@ const CAND: &str = "nginx defaults";
 
 /// The three views of the store's latest run: terminal, HTML, JSON.
 fn views(db: &Path) -> (String, String, serde_json::Value) {
-    let data = scalelab::store::Store::open(db)
+    let data = scalelab::store::Store::open(db, scalelab::catalog())
         .expect("store")
         .load_run("latest")
         .expect("run");
@@ -175,7 +175,7 @@ fn a_run_with_nothing_comparable_ranks_nothing_in_every_view() {
     );
     assert!(html.contains(">– ✗</td>"), "the geometric mean cell");
     // And `run` exits 5 for it.
-    let data = scalelab::store::Store::open(&db)
+    let data = scalelab::store::Store::open(&db, scalelab::catalog())
         .unwrap()
         .load_run("latest")
         .unwrap();

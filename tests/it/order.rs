@@ -57,7 +57,10 @@ fn run_ok(lab: &Lab, args: &[&str]) -> (RunData, String) {
     // 5: finished, but a starved load generator left nothing comparable
     // (a busy machine); the order is what these tests judge.
     assert!(matches!(out.status.code(), Some(0 | 5)), "{}", stderr(&out));
-    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&lab.store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     (data, stderr(&out))
 }
 
@@ -179,7 +182,10 @@ fn resume_keeps_the_runs_seed_and_order() {
     let out = lab.resume(id).output().unwrap();
     assert!(matches!(out.status.code(), Some(0 | 5)), "{}", stderr(&out));
     assert!(stderr(&out).contains("seed 7"), "{}", stderr(&out));
-    let resumed = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    let resumed = Store::open(&lab.store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     assert_eq!(resumed.run.order.as_ref().unwrap().seed, 7);
     assert_eq!(
         started(&resumed),
@@ -326,7 +332,10 @@ fn shared_run(penalty: bool) -> (RunData, String) {
     let out = child.wait_with_output().unwrap();
     assert!(matches!(out.status.code(), Some(0 | 5)), "{}", stderr(&out));
     assert!(!penalty || freezes == 13, "{freezes} freezes");
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     (data, stdout(&out))
 }
 

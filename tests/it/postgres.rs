@@ -842,7 +842,7 @@ fn a_disk_that_fills_during_the_dataset_load_is_named_in_the_trial_and_retried_o
         .output()
         .unwrap();
     assert!(!out.status.success());
-    let s = Store::open(&store).unwrap();
+    let s = Store::open(&store, scalelab::catalog()).unwrap();
     let data = s.load_run("latest").unwrap();
     let error = data.trials[0].error.clone().unwrap_or_default();
     assert!(
@@ -867,7 +867,10 @@ fn a_disk_that_fills_during_the_dataset_load_is_named_in_the_trial_and_retried_o
         err.contains("retrying 1 trial(s) that failed for environmental reasons (lost host: 0, server start: 0, disk full: 1)"),
         "{err}"
     );
-    let data = Store::open(&store).unwrap().load_run(&run_id).unwrap();
+    let data = Store::open(&store, scalelab::catalog())
+        .unwrap()
+        .load_run(&run_id)
+        .unwrap();
     assert_eq!(data.trials.len(), 1);
 }
 

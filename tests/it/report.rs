@@ -98,7 +98,8 @@ fn run(name: &str, baseline: &str, headline: &str) -> Run {
         load_kind: "http".into(),
         server_kind: "nginx".into(),
         rate_unit: Some(scalelab::units::RateUnit::Requests),
-        parallelism: scalelab::store::run_kinds::parallelism_of("nginx")
+        parallelism: scalelab::catalog()
+            .parallelism_of("nginx")
             .map(|p| p.iter().map(|s| s.to_string()).collect()),
         noise: 0.02,
         quick: false,
@@ -753,7 +754,7 @@ fn report_and_export_commands_read_a_stored_run() {
     let db = dir.path().join("s.sqlite");
     let data = sweep();
     {
-        let mut store = Store::open(&db).expect("store");
+        let mut store = Store::open(&db, scalelab::catalog()).expect("store");
         let r = &data.run;
         let run_id = store
             .create_run(&NewRun {
@@ -767,8 +768,8 @@ fn report_and_export_commands_read_a_stored_run() {
                 headline: "median",
                 load_kind: "http",
                 server_kind: "nginx",
-                rate_unit: scalelab::store::run_kinds::rate_unit_of("http"),
-                parallelism: scalelab::store::run_kinds::parallelism_of("nginx"),
+                rate_unit: scalelab::catalog().rate_unit_of("http"),
+                parallelism: scalelab::catalog().parallelism_of("nginx"),
                 noise: 0.02,
                 label: None,
                 revision: None,

@@ -38,7 +38,7 @@ fn sigint_in_the_measured_window_stores_no_trial_and_resume_reruns_it() {
         stderr(&out)
     );
 
-    let s = Store::open(&lab.store).unwrap();
+    let s = Store::open(&lab.store, scalelab::catalog()).unwrap();
     let before = s.load_run("latest").unwrap();
     assert_eq!(
         before.trials.len(),
@@ -60,7 +60,10 @@ fn sigint_in_the_measured_window_stores_no_trial_and_resume_reruns_it() {
 
     let out = lab.resume(before.run.id).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let after = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    let after = Store::open(&lab.store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     assert_eq!(after.trials.len(), 2, "resume ran the interrupted trial");
     for t in &after.trials {
         assert_eq!(t.status, TrialStatus::Ok, "{:?}", t.error);
@@ -81,7 +84,7 @@ fn sigterm_in_warmup_stores_no_failed_trial() {
     signal(&child, libc::SIGTERM);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    let s = Store::open(&lab.store).unwrap();
+    let s = Store::open(&lab.store, scalelab::catalog()).unwrap();
     let data = s.load_run("latest").unwrap();
     assert!(data.trials.is_empty(), "stored: {:?}", data.trials);
     let events = s.run_events(data.run.id).unwrap();
@@ -128,7 +131,10 @@ fn a_killed_run_is_listed_resumable_and_a_second_live_resume_is_refused() {
     assert!(!msg.contains("UNIQUE"), "{msg}");
     let out = a.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&lab.store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     assert_eq!(data.trials.len(), 4, "each trial exactly once");
     assert!(list_line(&lab.store, id).contains("finished"));
 }
@@ -218,7 +224,7 @@ fn resume_of_a_killed_repeat_finishes_its_group_of_three() {
     // second statement): wait for both, or a kill between them finds no
     // group (a fresh clone's suite saw it once).
     let grouped = || {
-        Store::open(&lab.store).is_ok_and(|s| {
+        Store::open(&lab.store, scalelab::catalog()).is_ok_and(|s| {
             s.list_runs().unwrap_or_default().len() == 2
                 && s.repeat_group(lab.latest()).is_ok_and(|g| g.is_some())
         })
@@ -227,7 +233,7 @@ fn resume_of_a_killed_repeat_finishes_its_group_of_three() {
     let second = lab.latest();
     first.kill().unwrap(); // SIGKILL, in repeat 2 of 3
     first.wait().unwrap();
-    let s = Store::open(&lab.store).unwrap();
+    let s = Store::open(&lab.store, scalelab::catalog()).unwrap();
     let group = s.repeat_group(second).unwrap().expect("stored as a group");
     assert_eq!((group.repeats, group.members.len()), (3, 2));
     assert_eq!(group.unfinished(), vec![second]);
@@ -242,7 +248,7 @@ fn resume_of_a_killed_repeat_finishes_its_group_of_three() {
         "{err}"
     );
     assert!(stdout(&out).contains("3 repeats of"), "{}", stdout(&out));
-    let s = Store::open(&lab.store).unwrap();
+    let s = Store::open(&lab.store, scalelab::catalog()).unwrap();
     let group = s.repeat_group(second).unwrap().unwrap();
     assert_eq!(group.members.len(), 3, "{group:?}");
     assert!(group.unfinished().is_empty(), "{group:?}");

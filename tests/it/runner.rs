@@ -20,7 +20,10 @@ fn a_run_stores_every_trial_and_reports() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&lab.store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     assert_eq!(data.trials.len(), 2 * 2 * 2);
     assert!(
         data.trials.iter().all(|t| t.status == TrialStatus::Ok),
@@ -87,7 +90,10 @@ fn a_killed_run_loses_nothing_and_resumes() {
     }
     child.kill().unwrap(); // SIGKILL: no chance to clean up or flush
     child.wait().unwrap();
-    let before = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    let before = Store::open(&lab.store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     assert!(
         before.trials.len() >= 3 && before.trials.len() < 8,
         "killed mid-run: {}",
@@ -97,7 +103,10 @@ fn a_killed_run_loses_nothing_and_resumes() {
 
     let out = lab.resume(before.run.id).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let after = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    let after = Store::open(&lab.store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     assert_eq!(after.run.id, before.run.id);
     assert_eq!(after.trials.len(), 8, "every point and trial exactly once");
     for t in &before.trials {
@@ -138,7 +147,10 @@ fn a_server_killed_mid_trial_fails_that_trial_and_the_sweep_goes_on() {
         "some trials failed: {}",
         stderr(&out)
     );
-    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&lab.store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     assert_eq!(data.trials.len(), 2, "the sweep went on");
     let first = &data.trials[0];
     assert_eq!(first.status, TrialStatus::Failed);
@@ -183,7 +195,10 @@ fn errors_above_the_threshold_make_a_point_not_comparable() {
         "{}",
         stderr(&out)
     );
-    let data = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&lab.store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     let cramped_errors: u64 = data
         .trials
         .iter()

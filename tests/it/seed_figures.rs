@@ -77,7 +77,7 @@ fn probe(online_cpus: u32, load_x_freq: Option<f64>, freq_source: &str) -> Probe
 fn report(dir: &Path, spec: &Spec, trials: &[T]) -> String {
     let db = dir.join("s.sqlite");
     {
-        let mut store = Store::open(&db).expect("store");
+        let mut store = Store::open(&db, scalelab::catalog()).expect("store");
         let environment = Environment::local(Fingerprint {
             kernel_release: "6.1.0".into(),
             online_cpus: 2,
@@ -96,8 +96,8 @@ fn report(dir: &Path, spec: &Spec, trials: &[T]) -> String {
                 headline: spec.headline,
                 load_kind: spec.load_kind,
                 server_kind: spec.server_kind,
-                rate_unit: scalelab::store::run_kinds::rate_unit_of(spec.load_kind),
-                parallelism: scalelab::store::run_kinds::parallelism_of(spec.server_kind),
+                rate_unit: scalelab::catalog().rate_unit_of(spec.load_kind),
+                parallelism: scalelab::catalog().parallelism_of(spec.server_kind),
                 noise: 0.02,
                 label: None,
                 revision: None,

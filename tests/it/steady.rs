@@ -129,7 +129,10 @@ impl Drop for Nginx {
 }
 
 fn latest(store: &Path) -> RunData {
-    Store::open(store).unwrap().load_run("latest").unwrap()
+    Store::open(store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap()
 }
 
 fn load_average() -> String {

@@ -41,7 +41,10 @@ fn a_version_1_store_opens_and_reports_its_numbers() {
     let (_dir, path) = copy_of("stores/quickstart-v1.sqlite");
     let before = raw_rps(&path);
     assert_eq!(before.len(), 8);
-    let data = Store::open(&path).unwrap().load_run("1").unwrap();
+    let data = Store::open(&path, scalelab::catalog())
+        .unwrap()
+        .load_run("1")
+        .unwrap();
     assert_eq!(data.systems(), vec!["1 worker", "2 workers"]);
     // Version 2 filled the run's load kind and noise from its experiment.
     assert_eq!(
@@ -105,7 +108,10 @@ fn upgrading_keeps_a_declared_noise_and_refuses_newer_stores() {
         conn.execute("UPDATE runs SET experiment = ?1 WHERE id = 1", [text])
             .unwrap();
     }
-    let data = Store::open(&path).unwrap().load_run("1").unwrap();
+    let data = Store::open(&path, scalelab::catalog())
+        .unwrap()
+        .load_run("1")
+        .unwrap();
     assert_eq!(data.run.noise, 0.3);
     let text = scalelab::report::terminal::render_width(&data, false, 120);
     assert!(text.contains("30% noise floor"), "{text}");
@@ -113,7 +119,10 @@ fn upgrading_keeps_a_declared_noise_and_refuses_newer_stores() {
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.pragma_update(None, "user_version", 99).unwrap();
     drop(conn);
-    let err = Store::open(&path).err().unwrap().to_string();
+    let err = Store::open(&path, scalelab::catalog())
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains("schema version 99, newer than"), "{err}");
 }
 
@@ -139,7 +148,10 @@ fn a_run_with_the_dataset_in_server_settings_still_reports() {
         )
         .unwrap();
     }
-    let data = Store::open(&path).unwrap().load_run("1").unwrap();
+    let data = Store::open(&path, scalelab::catalog())
+        .unwrap()
+        .load_run("1")
+        .unwrap();
     assert_eq!(
         (data.run.server_kind.as_str(), data.run.load_kind.as_str()),
         ("postgres", "pg")
@@ -186,7 +198,10 @@ fn a_version_1_fingerprint_reads_typed_and_shows_the_same() {
     let (_dir, path) = copy_of("stores/quickstart-v1.sqlite");
     let raw = raw_environment(&path);
     assert!(raw.get("version").is_none(), "version 1 wrote no version");
-    let data = Store::open(&path).unwrap().load_run("1").unwrap();
+    let data = Store::open(&path, scalelab::catalog())
+        .unwrap()
+        .load_run("1")
+        .unwrap();
     let env = data.run.environment.clone().expect("a typed fingerprint");
     assert_eq!(env.version, 1);
     assert_eq!(env.machine.kernel_release, raw["kernel_release"]);
@@ -200,7 +215,10 @@ fn a_store_written_by_this_version_round_trips_its_fingerprint_typed() {
     let (_dir, path) = copy_of("stores/quickstart-v2.sqlite");
     let raw = raw_environment(&path);
     assert_eq!(raw["version"], scalelab::probe::ENVIRONMENT_VERSION);
-    let data = Store::open(&path).unwrap().load_run("1").unwrap();
+    let data = Store::open(&path, scalelab::catalog())
+        .unwrap()
+        .load_run("1")
+        .unwrap();
     let env = data.run.environment.clone().expect("a typed fingerprint");
     let m = &env.machine;
     assert_eq!(env.version, 2);
@@ -228,8 +246,14 @@ fn a_store_written_by_this_version_round_trips_its_fingerprint_typed() {
 fn comparing_across_fingerprint_versions_diffs_facts_only() {
     let (_d1, v1) = copy_of("stores/quickstart-v1.sqlite");
     let (_d2, v2) = copy_of("stores/quickstart-v2.sqlite");
-    let a = Store::open(&v1).unwrap().load_run("1").unwrap();
-    let b = Store::open(&v2).unwrap().load_run("1").unwrap();
+    let a = Store::open(&v1, scalelab::catalog())
+        .unwrap()
+        .load_run("1")
+        .unwrap();
+    let b = Store::open(&v2, scalelab::catalog())
+        .unwrap()
+        .load_run("1")
+        .unwrap();
     let d = scalelab::report::runs::environment_differences(&a, &b);
     assert!(d.iter().all(|e| e.key != "version"), "{d:?}");
     assert!(d.iter().any(|e| e.key == "kernel_release"), "{d:?}");
@@ -276,7 +300,6 @@ fn export_takes_store_run_and_reports_of_two_stores_get_two_files() {
 #[test]
 fn kind_facts_stored_before_they_were_typed_read_back_the_same() {
     use scalelab::load::dns::facts::Datagrams;
-    use scalelab::load::facts::readers;
     use scalelab::load::forward::ForwardReport;
     use scalelab::store::TrialContext;
     for (name, text) in [
@@ -286,7 +309,7 @@ fn kind_facts_stored_before_they_were_typed_read_back_the_same() {
             include_str!("../fixtures/contexts/forward-router-v2.json"),
         ),
     ] {
-        let context = TrialContext::from_stored(text, &readers());
+        let context = TrialContext::from_stored(text, scalelab::catalog());
         let back = serde_json::to_value(&context).unwrap();
         let stored: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(back, stored, "{name}: written back as it was stored");
@@ -294,7 +317,7 @@ fn kind_facts_stored_before_they_were_typed_read_back_the_same() {
     }
     let dns = TrialContext::from_stored(
         include_str!("../fixtures/contexts/dns-ramp-v2.json"),
-        &readers(),
+        scalelab::catalog(),
     );
     let d = dns.extras.get::<Datagrams>().unwrap();
     assert_eq!((d.sent, d.lost), (485_406, 244_522));
@@ -304,12 +327,14 @@ fn kind_facts_stored_before_they_were_typed_read_back_the_same() {
     );
     let fwd = TrialContext::from_stored(
         include_str!("../fixtures/contexts/forward-router-v2.json"),
-        &readers(),
+        scalelab::catalog(),
     );
     assert_eq!(fwd.extras.get::<ForwardReport>().unwrap().frame_size, 64);
     let router = fwd.server_settings.as_ref().unwrap();
     assert_eq!(router.link_gbit(), Some(10.0));
-    assert!(matches!(router, scalelab::server::ServerFacts::Router(_)));
+    assert!(router
+        .get::<scalelab::server::router::RouterFacts>()
+        .is_some());
 }
 
 /// The version-2 store's JSON export, as the binary at 7f75775 gave it

@@ -38,7 +38,7 @@ fn store_in(dir: &Path) -> std::path::PathBuf {
     let path = ro.join("s.sqlite");
     std::fs::copy(fixture("stores/quickstart-v1.sqlite"), &path).unwrap();
     // Upgrade it to this scalelab's schema; closing checkpoints the WAL.
-    drop(Store::open(&path).unwrap());
+    drop(Store::open(&path, scalelab::catalog()).unwrap());
     path
 }
 

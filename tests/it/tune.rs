@@ -161,7 +161,7 @@ fn tuning_is_set_during_the_run_and_put_back_however_it_ends() {
     );
 
     // The fingerprint holds the values and what was changed.
-    let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+    let store = Store::open(&dir.path().join("s.sqlite"), scalelab::catalog()).unwrap();
     let facts = store.load_run("2").unwrap().run.environment_facts();
     let m = &facts["machine"];
     assert_eq!(m["aslr"], "2", "{m}");

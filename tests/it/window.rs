@@ -42,7 +42,7 @@ fn a_stopped_scalelab_stores_no_number_and_resume_measures_the_trial_again() {
     );
     assert!(err.contains("--resume"), "the hint to resume: {err}");
 
-    let s = Store::open(&lab.store).unwrap();
+    let s = Store::open(&lab.store, scalelab::catalog()).unwrap();
     let before = s.load_run("latest").unwrap();
     assert_eq!(before.run.status.as_str(), "interrupted");
     let points: Vec<u32> = before.trials.iter().map(|t| t.point.index).collect();
@@ -61,7 +61,10 @@ fn a_stopped_scalelab_stores_no_number_and_resume_measures_the_trial_again() {
 
     let out = lab.resume(before.run.id).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let after = Store::open(&lab.store).unwrap().load_run("latest").unwrap();
+    let after = Store::open(&lab.store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     let mut points: Vec<u32> = after.trials.iter().map(|t| t.point.index).collect();
     points.sort();
     assert_eq!(points, [0, 1, 2], "every trial exactly once");

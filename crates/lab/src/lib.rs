@@ -12,8 +12,9 @@
 //!   `load::KINDS`, with the measurement they return.
 //! - [`probe`]: the per-interval sampler, its summary, the limiter, the
 //!   machine's fingerprint and readings.
-//! - [`profile`]: on-CPU and off-CPU profiles, folded stacks and flame
-//!   graphs.
+//! - [`profile`]: on-CPU and off-CPU profiles and their folded stacks.
+//! - [`catalog()`]: the kinds as the store and the report are told of
+//!   them.
 //!
 //! It stands on `scalelab-core` and `scalelab-wire`, whose modules it
 //! names as its own (`crate::model` is `scalelab_core::model`), and knows
@@ -28,6 +29,23 @@ pub mod load;
 pub mod probe;
 pub mod profile;
 pub mod server;
+
+/// The kinds as the store and the report are told of them (built once
+/// from the registries `load::KINDS` and `server::KINDS`): handed to the
+/// store when one is opened.
+pub fn catalog() -> &'static scalelab_record::catalog::Catalog {
+    static CATALOG: std::sync::OnceLock<scalelab_record::catalog::Catalog> =
+        std::sync::OnceLock::new();
+    CATALOG.get_or_init(|| scalelab_record::catalog::Catalog {
+        facts: load::facts::readers(),
+        servers: server::KINDS.iter().filter_map(|k| k.facts).collect(),
+        units: load::KINDS.iter().map(|k| (k.name, k.unit)).collect(),
+        parallelism: server::KINDS
+            .iter()
+            .map(|k| (k.name, k.parallelism))
+            .collect(),
+    })
+}
 
 /// The repository's root, where `tests/fixtures` are and the guard tests
 /// read the sources from (tests only).

@@ -531,12 +531,22 @@ mod shell_tests {
         let dir = tmp.path().join("srv");
         let d = dir.display().to_string();
         let mut s = tests::example();
-        // The "server" copies its directory out before it is removed.
+        // The "server" copies its directory out before it is removed. The
+        // stop may come before the copy is done: the shell is stopped, its
+        // `cp` goes on, and the test waits for what it wrote (up to 5 s).
         let keep = tmp.path().join("kept");
-        s.program = "cp";
-        s.args = vec!["-r".into(), d.clone(), keep.display().to_string()];
+        s.program = "sh";
+        let copy = format!(
+            "cp -r {d} {}.part && mv {0}.part {0}; exec sleep 30",
+            keep.display()
+        );
+        s.args = vec!["-c".into(), copy];
         let script = server_script(&s, &d, None).unwrap();
         run(crate::kinds::TEST_SHELLS[0], &script, tmp.path(), &["stop"]);
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !keep.exists() && std::time::Instant::now() < end {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let conf = std::fs::read_to_string(keep.join("conf")).unwrap();
         assert_eq!(conf, "it's $HOME `x`\n");
         let bin = std::fs::read(keep.join("html/1k.bin")).unwrap();

@@ -92,9 +92,10 @@ fn no_cpu_line_when_x_is_the_cpu_count_itself() {
 fn frames() -> Aggregate {
     let mut data = run_data(&["no firewall", "100 nft rules"]);
     data.run.load_kind = "forward".into();
-    data.run.rate_unit = crate::store::run_kinds::rate_unit_of("forward");
+    data.run.rate_unit = scalelab_lab::catalog().rate_unit_of("forward");
     data.run.server_kind = "router".into();
-    data.run.parallelism = crate::store::run_kinds::parallelism_of("router")
+    data.run.parallelism = scalelab_lab::catalog()
+        .parallelism_of("router")
         .map(|p| p.iter().map(|s| s.to_string()).collect());
     for t in &mut data.trials {
         t.point.coords[0].target = AxisTarget::Load("frame_size".into());
@@ -144,7 +145,7 @@ fn a_frame_size_axis_gets_no_efficiency_peak_or_collapse() {
 fn the_combined_chart_draws_three_curves_on_two_axes() {
     let mut data = run_data(&["postgres"]);
     data.run.load_kind = "pg".into();
-    data.run.rate_unit = crate::store::run_kinds::rate_unit_of("pg");
+    data.run.rate_unit = scalelab_lab::catalog().rate_unit_of("pg");
     for t in &mut data.trials {
         if let Some(p) = t.probe.as_mut() {
             // Load × frequency rising with the level, read from cpufreq.
@@ -187,7 +188,7 @@ fn load_times_frequency_is_the_servers_share_on_a_busy_host() {
     let busy_host = |server_cpu: bool| {
         let mut data = run_data(&["postgres"]);
         data.run.load_kind = "pg".into();
-        data.run.rate_unit = crate::store::run_kinds::rate_unit_of("pg");
+        data.run.rate_unit = scalelab_lab::catalog().rate_unit_of("pg");
         for t in &mut data.trials {
             if let Some(p) = t.probe.as_mut() {
                 // Both CPUs busy at every level, at 2000 MHz.

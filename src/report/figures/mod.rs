@@ -7,8 +7,8 @@
 //! [`RateUnit`], the probe's [`FreqSource`], the server's placement and the
 //! load kind's [`RateNote`], never from names.
 
-use crate::probe::freq::FreqSource;
 use crate::record::facts::RateNote;
+use crate::record::probe::freq::FreqSource;
 use crate::store::{RunData, TrialStatus};
 use crate::units::RateUnit;
 

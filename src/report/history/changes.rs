@@ -1,9 +1,9 @@
 //! What differs between two runs of a history: the environment fingerprint
 //! (kernel release, sysctls, CPU, server and scalelab versions), the recipe
-//! file's fields (by the rule `--resume` uses, [`crate::recipe::diff`]), the
+//! file's fields (by the rule `--resume` uses, [`crate::record::recipe_diff`]), the
 //! label and the recorded revision.
 
-use crate::recipe::diff::{changes as recipe_changes, Recipe};
+use crate::record::recipe_diff::{changes as recipe_changes, Recipe};
 use crate::report::runs::environment_differences;
 use crate::store::RunData;
 use serde::Serialize;

@@ -65,7 +65,7 @@ pub fn rows(runs: &[RunData]) -> Vec<EnvRow> {
 /// A run's environment facts flattened, plus the versions.
 fn flat(data: &RunData) -> BTreeMap<String, String> {
     let run = &data.run;
-    let mut map = crate::probe::flatten(&run.environment_facts());
+    let mut map = crate::record::environment::flatten(&run.environment_facts());
     if let Some(v) = &run.server_version {
         map.insert("server_version".to_string(), v.clone());
     }

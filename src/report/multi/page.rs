@@ -53,7 +53,7 @@ pub fn render_sides(m: &Merged, sides: &[SideComparison], noise: f64) -> String 
         section id="relative" {
             h2 { "Relative to the baseline" }
             (super::relative::tables(&m.sides[0].name, sides))
-            p class="muted" { "Change: ratio of the values shown. " (crate::report::verdict::legend(noise)) "." }
+            p class="muted" { "Change: ratio of the values shown. " (crate::report::verdict::legend(noise, &m.data.kind_legend())) "." }
             p class="note" { (super::BETWEEN_RUNS) }
             p class="note" { (super::PAIRS) }
         }

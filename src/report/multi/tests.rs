@@ -147,7 +147,7 @@ fn another_load_kind_recipe_or_axis_is_refused_by_name() {
     let a = labelled("A", &["nginx"], 1.0);
     let mut b = labelled("B", &["nginx"], 1.0);
     b.run.load_kind = "pg".into();
-    b.run.rate_unit = crate::store::run_kinds::rate_unit_of("pg");
+    b.run.rate_unit = scalelab_lab::catalog().rate_unit_of("pg");
     let e = merge(vec![a.clone(), b], sources(2), Pooling::ByLabel).unwrap_err();
     assert!(
         e.to_string()

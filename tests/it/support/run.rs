@@ -62,13 +62,16 @@ pub fn run_recipe(
         "{}",
         super::stderr(&out)
     );
-    let data = Store::open(&store).unwrap().load_run("latest").unwrap();
+    let data = Store::open(&store, scalelab::catalog())
+        .unwrap()
+        .load_run("latest")
+        .unwrap();
     (data, super::stderr(&out))
 }
 
 /// How many trials the latest run in `store` has (0 if none yet).
 pub fn count_trials(store: &Path) -> usize {
-    Store::open(store)
+    Store::open(store, scalelab::catalog())
         .ok()
         .and_then(|s| s.load_run("latest").ok())
         .map_or(0, |d| d.trials.len())
@@ -151,7 +154,7 @@ impl Lab {
 
     /// The latest run's id.
     pub fn latest(&self) -> i64 {
-        Store::open(&self.store)
+        Store::open(&self.store, scalelab::catalog())
             .unwrap()
             .resolve_run("latest")
             .unwrap()

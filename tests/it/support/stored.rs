@@ -47,7 +47,7 @@ pub fn trials(
 /// `label`) to the store at `db` and returns its id. Trials are stored
 /// interleaved in the order given.
 pub fn write_run(db: &Path, label: &str, baseline: &str, trials: &[Stored]) -> i64 {
-    let mut store = Store::open(db).expect("store");
+    let mut store = Store::open(db, scalelab::catalog()).expect("store");
     let environment = Environment::local(Fingerprint {
         kernel_release: "6.1.0".into(),
         online_cpus: 2,
@@ -65,8 +65,8 @@ pub fn write_run(db: &Path, label: &str, baseline: &str, trials: &[Stored]) -> i
             headline: "median",
             load_kind: "http",
             server_kind: "nginx",
-            rate_unit: scalelab::store::run_kinds::rate_unit_of("http"),
-            parallelism: scalelab::store::run_kinds::parallelism_of("nginx"),
+            rate_unit: scalelab::catalog().rate_unit_of("http"),
+            parallelism: scalelab::catalog().parallelism_of("nginx"),
             noise: 0.02,
             label: Some(label),
             revision: None,

@@ -31,7 +31,7 @@ pub mod mysql;
 pub mod pg;
 pub(crate) mod reqresp;
 pub mod result;
-pub mod timeline;
+pub use scalelab_record::timeline;
 pub(crate) mod timerfd;
 pub mod xdp;
 

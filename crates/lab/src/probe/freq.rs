@@ -4,27 +4,7 @@
 pub use crate::procfs::system::parse_cpuinfo_mhz;
 use std::path::PathBuf;
 
-/// Where the frequencies are read from, picked once per run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FreqSource {
-    /// cpufreq's `scaling_cur_freq`, per CPU.
-    Cpufreq,
-    /// The `cpu MHz` lines of `/proc/cpuinfo`.
-    Cpuinfo,
-    /// Neither: no frequency is read.
-    Unavailable,
-}
-
-impl FreqSource {
-    /// Its name as the report and the store spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FreqSource::Cpufreq => "cpufreq",
-            FreqSource::Cpuinfo => "cpuinfo",
-            FreqSource::Unavailable => "unavailable",
-        }
-    }
-}
+pub use scalelab_record::probe::freq::FreqSource;
 
 /// Parses `scaling_cur_freq` (kHz) into MHz.
 pub fn parse_khz(text: &str) -> Option<f64> {

@@ -31,9 +31,7 @@ pub use scalelab_record::probe::background;
 pub(crate) mod client;
 pub(crate) mod cpu;
 pub use scalelab_record::probe::data;
-pub(crate) mod diff;
 pub mod energy;
-pub(crate) mod environment;
 pub mod fingerprint;
 pub mod freq;
 pub mod limiter;
@@ -60,12 +58,12 @@ pub use client::{
 pub use data::{
     CpuSplit, NetDelta, PerCpu, ProbeData, ProbeSample, ProbeSummary, ProcessSummary, ServerSample,
 };
-pub use diff::{diff, flatten, flatten_leaves, ScalarLists};
-pub use environment::{
-    Environment, EnvironmentError, HostFingerprint, PortableFingerprint, ENVIRONMENT_VERSION,
-};
 pub use fingerprint::{capture, Fingerprint, SYSCTLS};
 pub use sampler::{Sampler, SamplerConfig};
+pub use scalelab_record::environment::{
+    diff, flatten, flatten_leaves, Environment, EnvironmentError, HostFingerprint,
+    PortableFingerprint, ScalarLists, ENVIRONMENT_VERSION,
+};
 
 /// Why the sampler could not start.
 #[derive(Debug, thiserror::Error)]

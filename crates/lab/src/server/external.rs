@@ -24,6 +24,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     listens_on_host_address: false,
     dns_lab: None,
     start_estimate: std::time::Duration::ZERO,
+    facts: None,
 };
 
 /// The `external` kind's settings: the server's URL or connection string,

@@ -33,6 +33,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     listens_on_host_address: false,
     dns_lab: None,
     start_estimate: std::time::Duration::ZERO,
+    facts: None,
 };
 
 #[derive(Clone, serde::Deserialize)]

@@ -57,6 +57,9 @@ pub struct ServerKind {
     /// ([`crate::model::Dataset::build_estimate`]): what `run`'s estimate
     /// adds per server start (`bench/estimates.sh` checks it).
     pub start_estimate: std::time::Duration,
+    /// Reads the kind's stored facts about itself (`Server::describe`)
+    /// back, handed to the store in the catalog (`None`: it records none).
+    pub facts: Option<super::ServerFactsReader>,
 }
 
 /// The address `settings` tell a server to listen on (set by

@@ -47,6 +47,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     listens_on_host_address: true,
     dns_lab: None,
     start_estimate: std::time::Duration::from_millis(4000),
+    facts: None,
 };
 const SERVER_BINARIES: &[&str] = &["/usr/sbin/mariadbd", "/usr/sbin/mysqld"];
 const INSTALL_DB: &[&str] = &["/usr/bin/mariadb-install-db", "/usr/bin/mysql_install_db"];

@@ -25,7 +25,6 @@ pub mod conf_path;
 pub mod diagnose;
 pub mod dns;
 pub mod external;
-pub mod facts;
 #[cfg(any(test, feature = "test-support"))]
 mod fake;
 mod kind;
@@ -38,9 +37,9 @@ pub mod postgres;
 pub mod router;
 pub mod rundir;
 
-pub use facts::ServerFacts;
 pub use kind::{listen_address, ServerKind};
 pub use plan::ServerPlan;
+pub use scalelab_record::server::{DatasetInfo, ServerDescription, ServerFacts, ServerFactsReader};
 
 /// Every server kind scalelab can run: adding a kind is its module plus one
 /// line here.
@@ -70,15 +69,6 @@ use std::path::{Path, PathBuf};
 pub struct Endpoint {
     /// The address in the form the kind's load driver takes.
     pub uri: String,
-}
-
-/// Facts about the data a server was loaded with (recorded with the trial).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct DatasetInfo {
-    /// What was loaded, for people: `pgbench scale 4`.
-    pub description: String,
-    /// Its size on the server, in bytes.
-    pub bytes: u64,
 }
 
 /// What [`Server::liveness`] found.

@@ -34,6 +34,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     listens_on_host_address: true,
     dns_lab: None,
     start_estimate: std::time::Duration::from_millis(300),
+    facts: None,
 };
 
 /// `worker_processes`: a count or `auto`.

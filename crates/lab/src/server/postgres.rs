@@ -64,6 +64,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     listens_on_host_address: true,
     dns_lab: None,
     start_estimate: std::time::Duration::from_millis(2000),
+    facts: None,
 };
 const INITDB_ARGS: &[&str] = &[
     "-U",

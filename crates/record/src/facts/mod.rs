@@ -102,6 +102,8 @@ pub trait FactsStore: std::fmt::Debug + Send + Sync + Any {
     fn to_json(&self) -> serde_json::Value;
     /// A boxed copy.
     fn clone_box(&self) -> Box<dyn TrialFacts>;
+    /// Its kind's clause in the verdicts' legend ([`StoredFacts::legend`]).
+    fn legend(&self) -> Option<String>;
 }
 
 impl<T: StoredFacts + TrialFacts> FactsStore for T {
@@ -114,6 +116,9 @@ impl<T: StoredFacts + TrialFacts> FactsStore for T {
     }
     fn clone_box(&self) -> Box<dyn TrialFacts> {
         Box::new(self.clone())
+    }
+    fn legend(&self) -> Option<String> {
+        <T as StoredFacts>::legend()
     }
 }
 
@@ -221,6 +226,24 @@ impl TrialExtras {
             .map(|f| f.not_comparable(cell, errors, requests))
             .find(|r| *r != KindRule::Shared)
             .unwrap_or(KindRule::Shared)
+    }
+
+    /// Its kind's clause in the verdicts' legend ([`StoredFacts::legend`]).
+    pub fn legend(&self) -> Option<String> {
+        self.facts.as_ref().and_then(|f| f.legend())
+    }
+
+    /// The legend's clauses of the kinds among `extras`, each once, in the
+    /// order first met: what the verdicts' legend adds to the shared
+    /// not-comparable rule for the trials it is shown with.
+    pub fn legend_clauses<'a>(extras: impl IntoIterator<Item = &'a TrialExtras>) -> String {
+        let mut clauses: Vec<String> = Vec::new();
+        for clause in extras.into_iter().filter_map(TrialExtras::legend) {
+            if !clauses.contains(&clause) {
+                clauses.push(clause);
+            }
+        }
+        clauses.concat()
     }
 
     /// The kind's notes ([`TrialFacts::notes`]).

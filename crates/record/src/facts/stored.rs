@@ -14,8 +14,14 @@ pub struct FactsReader {
     pub key: &'static str,
     /// Reads the value stored under `key`.
     pub read: fn(serde_json::Value) -> Result<Box<dyn TrialFacts>, serde_json::Error>,
-    /// The kind's clause in the verdicts' legend ([`StoredFacts::legend`]).
-    pub legend: fn() -> Option<String>,
+}
+
+impl std::fmt::Debug for FactsReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FactsReader")
+            .field("key", &self.key)
+            .finish()
+    }
 }
 
 impl FactsReader {
@@ -24,7 +30,6 @@ impl FactsReader {
         FactsReader {
             key: T::KEY,
             read: read_as::<T>,
-            legend: T::legend,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod background;
 mod checked;
 pub mod data;
 pub mod energy;
+pub mod freq;
 pub mod limiter;
 
 pub use data::{

@@ -2,8 +2,7 @@
 //! types and traits are the record's (`scalelab_record::facts`,
 //! re-exported here, so a kind's code reads as before); what only the
 //! registry can say is here: which reader reads which stored key
-//! ([`readers`], handed to `TrialExtras::resolved` by the store) and the
-//! kinds' clauses in the verdicts' legend ([`legend_clauses`]).
+//! ([`readers`], handed to `TrialExtras::resolved` by the store).
 
 #[cfg(test)]
 mod guard;
@@ -16,10 +15,4 @@ pub use scalelab_record::facts::*;
 /// hands `TrialExtras::resolved` to read a stored context back.
 pub fn readers() -> Vec<FactsReader> {
     super::KINDS.iter().filter_map(|k| k.facts).collect()
-}
-
-/// Every registered kind's clause in the verdicts' legend, in registry
-/// order (`StoredFacts::legend`).
-pub fn legend_clauses() -> String {
-    readers().iter().filter_map(|r| (r.legend)()).collect()
 }

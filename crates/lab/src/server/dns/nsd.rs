@@ -24,6 +24,7 @@ pub const SERVER_KIND: crate::server::ServerKind = crate::server::ServerKind {
     listens_on_host_address: false,
     dns_lab: Some(target),
     start_estimate: std::time::Duration::from_millis(2000),
+    facts: None,
 };
 
 /// `[server]` settings of kind `nsd`.

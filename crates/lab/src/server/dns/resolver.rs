@@ -35,6 +35,7 @@ pub const SERVER_KIND: crate::server::ServerKind = crate::server::ServerKind {
     listens_on_host_address: false,
     dns_lab: None,
     start_estimate: std::time::Duration::from_millis(4000),
+    facts: None,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]

@@ -57,6 +57,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     listens_on_host_address: false,
     dns_lab: None,
     start_estimate: std::time::Duration::from_millis(1000),
+    facts: Some(super::ServerFactsReader::of::<RouterFacts>()),
 };
 
 /// The router target: owns at most one lab at a time, built by
@@ -116,7 +117,7 @@ impl Router {
 }
 
 /// What the router records about its lab with every trial
-/// ([`super::ServerFacts::Router`]).
+/// (`Server::describe`), stored as its context's `server_settings`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RouterFacts {
     /// The `[server]` settings, checked.
@@ -130,6 +131,19 @@ pub struct RouterFacts {
     pub mtu: u32,
     /// The lab's namespaces (A, R, B), once started.
     pub namespaces: Option<[String; 3]>,
+}
+
+impl super::ServerDescription for RouterFacts {
+    fn to_json(&self) -> serde_json::Value {
+        // Plain data: serialising it to a JSON value cannot fail.
+        serde_json::to_value(self).unwrap_or_default()
+    }
+    fn clone_box(&self) -> Box<dyn super::ServerDescription> {
+        Box::new(self.clone())
+    }
+    fn link_gbit(&self) -> Option<f64> {
+        self.settings.link_gbit
+    }
 }
 
 impl Server for Router {
@@ -183,12 +197,39 @@ impl Server for Router {
     }
 
     fn describe(&self) -> Option<super::ServerFacts> {
-        Some(super::ServerFacts::Router(Box::new(Router::describe(self))))
+        Some(super::ServerFacts::new(Router::describe(self)))
     }
 }
 
 impl Drop for Router {
     fn drop(&mut self) {
         let _ = self.stop();
+    }
+}
+
+#[cfg(test)]
+mod facts_tests {
+    use super::*;
+
+    #[test]
+    fn a_router_reads_typed_and_another_shape_is_kept_as_it_was() {
+        let router = r#"{"mtu":1500,"namespaces":["a","r","b"],"queues":1,"rps_cpus":[1],"settings":{"firewall":"none","firewall_rules":null,"gro":null,"gso":null,"host_rps_cpus":null,"link_gbit":10.0,"mtu":null,"queues":null,"rps_cpus":null,"sysctls":{},"xps_cpus":null}}"#;
+        let facts: super::super::ServerFacts = serde_json::from_str(router).unwrap();
+        let facts = facts.resolved(&[SERVER_KIND.facts.unwrap()]);
+        assert!(facts.get::<RouterFacts>().is_some());
+        assert_eq!(facts.link_gbit(), Some(10.0));
+        let stored: serde_json::Value = serde_json::from_str(router).unwrap();
+        assert_eq!(serde_json::to_value(&facts).unwrap(), stored);
+        let other = r#"{"settings":{"link_gbit":10.0,"retired_setting":true}}"#;
+        let facts: super::super::ServerFacts = serde_json::from_str(other).unwrap();
+        let facts = facts.resolved(&[SERVER_KIND.facts.unwrap()]);
+        assert!(!facts.is_read());
+        assert_eq!(
+            facts.link_gbit(),
+            None,
+            "nothing is read from a shape not understood"
+        );
+        let stored: serde_json::Value = serde_json::from_str(other).unwrap();
+        assert_eq!(serde_json::to_value(&facts).unwrap(), stored);
     }
 }

@@ -169,3 +169,23 @@ pub struct LimiterNumbers {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_lock_waiting: Option<f64>,
 }
+
+/// "the workers' shares of the requests: 97%, 3%", largest first, with two
+/// workers or more and a request in the window.
+pub fn request_shares(n: &LimiterNumbers) -> Option<String> {
+    let counts = n.worker_requests.as_deref().filter(|c| c.len() >= 2)?;
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let mut sorted = counts.to_vec();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let shares: Vec<String> = sorted
+        .iter()
+        .map(|c| format!("{:.0}%", *c as f64 * 100.0 / total as f64))
+        .collect();
+    Some(format!(
+        "the workers' shares of the requests: {}",
+        shares.join(", ")
+    ))
+}

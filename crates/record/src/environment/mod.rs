@@ -1,8 +1,20 @@
 //! The run's environment as the store keeps it: this machine's
 //! [`Fingerprint`] and each remote host's, under a format version, written
 //! and read back as typed data. Documented in `docs/store-schema.md`.
+//!
+//! - [`fingerprint`]: one machine's facts ([`Fingerprint`]);
+//! - [`nic`]: an interface's settings in it;
+//! - [`machine`]: the readings checked before a run;
+//! - [`mod@diff`]: the one JSON flattener, and the key-by-key diff `compare`
+//!   and the environment tables use.
 
-use super::fingerprint::Fingerprint;
+pub mod diff;
+pub mod fingerprint;
+pub mod machine;
+pub mod nic;
+
+pub use diff::{diff, flatten, flatten_leaves, ScalarLists};
+pub use fingerprint::{Fingerprint, Virtualization};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -83,7 +95,7 @@ pub struct PortableFingerprint {
     /// `sysctl dev.DRIVER.UNIT` (`probe::nic_bsd`); empty on Linux and
     /// when they could not be read.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub nics: std::collections::BTreeMap<String, super::nic::NicSettings>,
+    pub nics: std::collections::BTreeMap<String, nic::NicSettings>,
 }
 
 impl PortableFingerprint {

@@ -1,6 +1,6 @@
 //! The timeline of a load run: completed requests per [`BUCKET`] (100 ms)
 //! since the run began, which every driver fills through
-//! [`super::LoadResult::record`]. A trial's stored timeline is re-bucketed
+//! the lab's `load::LoadResult::record`. A trial's stored timeline is re-bucketed
 //! to `[trials] bucket` (a whole number of these) and its last bucket, when
 //! the run ended inside it, is marked partial ([`Timeline::of_run`]).
 

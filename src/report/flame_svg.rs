@@ -5,12 +5,16 @@
 //! The SVGs carry inferno's own script (search, zoom, reset) and no
 //! external references, so a report that embeds them works offline.
 
-use super::ProfileError;
 use inferno::flamegraph::{self, color::Palette, Options};
 use std::str::FromStr;
 
+/// Why a flame graph could not be drawn (no samples, or inferno failed).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FlameError(pub String);
+
 /// A flame graph of one profile; kernel frames (`_[k]`) are orange.
-pub fn flame_svg(title: &str, subtitle: &str, folded: &str) -> Result<String, ProfileError> {
+pub fn flame_svg(title: &str, subtitle: &str, folded: &str) -> Result<String, FlameError> {
     let mut opts = options(title, subtitle);
     render(&mut opts, folded)
 }
@@ -22,14 +26,14 @@ pub fn diff_svg(
     subtitle: &str,
     before: &str,
     after: &str,
-) -> Result<String, ProfileError> {
+) -> Result<String, FlameError> {
     let mut diff = Vec::new();
     let opts = inferno::differential::Options {
         normalize: true,
         strip_hex: true,
     };
     inferno::differential::from_readers(opts, before.as_bytes(), after.as_bytes(), &mut diff)
-        .map_err(|e| ProfileError::Failed(format!("differential folding failed: {e}")))?;
+        .map_err(|e| FlameError(format!("differential folding failed: {e}")))?;
     let mut opts = options(title, subtitle);
     render(&mut opts, &String::from_utf8_lossy(&diff))
 }
@@ -45,14 +49,14 @@ fn options<'a>(title: &str, subtitle: &str) -> Options<'a> {
     opts
 }
 
-fn render(opts: &mut Options, folded: &str) -> Result<String, ProfileError> {
+fn render(opts: &mut Options, folded: &str) -> Result<String, FlameError> {
     if folded.trim().is_empty() {
-        return Err(ProfileError::Failed("no samples to draw".into()));
+        return Err(FlameError("no samples to draw".into()));
     }
     let mut svg = Vec::new();
     flamegraph::from_lines(opts, folded.lines(), &mut svg)
-        .map_err(|e| ProfileError::Failed(format!("drawing the flame graph failed: {e}")))?;
-    String::from_utf8(svg).map_err(|e| ProfileError::Failed(format!("flame graph: {e}")))
+        .map_err(|e| FlameError(format!("drawing the flame graph failed: {e}")))?;
+    String::from_utf8(svg).map_err(|e| FlameError(format!("flame graph: {e}")))
 }
 
 #[cfg(test)]
