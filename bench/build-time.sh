@@ -7,8 +7,8 @@
 #
 # Each revision is checked out once into a temporary worktree. Each round
 # builds A then B from an empty target directory (`cargo build --workspace
-# --all-targets`, the suite's build), then touches one file of the top
-# crate's report and builds again (the incremental case a change to the
+# --all-targets`, the suite's build), then touches one file of the report and
+# builds again (the incremental case a change to the
 # report pays). Alternating A B A B spreads a drift of the machine (another
 # process, the page cache) over both. Dependencies are fetched before the
 # first round, so no round downloads anything. Prints one line per build
@@ -46,14 +46,22 @@ build() {
   awk -v s="$start" -v e="$end" 'BEGIN { print e - s }'
 }
 
-# A file of the top crate's report in either tree (it moved nowhere).
-touched=src/report/format.rs
+# A file of the report in either tree: the top crate's before the results
+# crate, crates/results' after it.
+report_file() {
+  if [[ -f "$1/crates/results/src/report/format.rs" ]]; then
+    echo crates/results/src/report/format.rs
+  else
+    echo src/report/format.rs
+  fi
+}
 
 declare -A clean incremental
 for round in $(seq 1 "$rounds"); do
   for side in a b; do
     target="$work/target-$side-$round"
     c=$(build "$work/$side" "$target")
+    touched=$(report_file "$work/$side")
     touch "$work/$side/$touched"
     i=$(build "$work/$side" "$target")
     rm -rf "$target"

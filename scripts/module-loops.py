@@ -5,8 +5,8 @@ the top-level imports that run against CONTRIBUTING.md's layer diagram.
 Usage: scripts/module-loops.py [SRC] [--with-tests] [-v]
 
 The modules of the workspace's other crates (`crates/*/src`) join SRC's
-tree as the top crate re-exports them: core's and lab's at the top under
-their own names, any other crate's under its name (`crates/wire` is
+tree as the top crate re-exports them: core's, lab's and results' at the
+top under their own names, any other crate's under its name (`crates/wire` is
 `wire`).
 
 Each library file's references to other modules (`use` trees, and inline
@@ -48,7 +48,8 @@ def module_of(path, src=SRC):
 
 def source_roots():
     """(src, mount) for SRC, then for each workspace crate beside it
-    (`crates/NAME/src`): `crates/core` and `crates/lab` are mounted at the
+    (`crates/NAME/src`): `crates/core`, `crates/lab` and `crates/results` are
+    mounted at the
     top (the top crate re-exports each of their modules under its own
     name), any other crate at
     the module of its name (`crates/wire` is `wire`, as `pub use
@@ -60,7 +61,7 @@ def source_roots():
 
 
 MOUNTS = {}  # module -> the mount of the crate its file is in
-AT_THE_TOP = ('core', 'lab')  # crates whose modules the top crate re-exports by name
+AT_THE_TOP = ('core', 'lab', 'results')  # crates whose modules the top crate re-exports by name
 
 
 def library_files():
@@ -72,7 +73,7 @@ def library_files():
                 rel = os.path.relpath(path, src)
                 module = mount + module_of(path, src)
                 if src != SRC and module == ():
-                    continue  # core's or lab's lib.rs: its modules are the top crate's
+                    continue  # core's, lab's or results' lib.rs: its modules are the top crate's
                 if n.endswith('.rs') and rel != 'main.rs' and not rel.startswith('cli' + os.sep):
                     files[module] = path
                     MOUNTS[module] = mount
@@ -112,7 +113,7 @@ def resolve(here, path, modules):
     """The deepest existing module a `crate::`/`super::`/`self::` path names."""
     segs = [s for s in path.split('::') if s]
     if segs and segs[0] in ('scalelab_' + c for c in AT_THE_TOP):
-        segs[0] = 'crate'  # core's and lab's modules are re-exported at the top
+        segs[0] = 'crate'  # core's, lab's and results' modules are re-exported at the top
     elif segs and segs[0].startswith('scalelab_'):
         segs[0:1] = ['crate', segs[0][len('scalelab_'):]]  # scalelab_wire::pg is wire::pg
     if not segs or segs[0] not in ('crate', 'super', 'self'):

@@ -57,12 +57,17 @@
 //! The lowest layers are a crate of their own, `scalelab-core`
 //! (`crates/core`: [`analysis`], [`model`], [`kinds`], [`units`],
 //! [`finite`], [`rng`], [`shutdown`], [`owned`], [`procfs`], [`placement`]
-//! and [`sys`]), which depends on no other crate of the workspace, and
-//! above it `scalelab-wire` (`crates/wire`, [`wire`]) and `scalelab-lab`
+//! and [`sys`]), which depends on no other crate of the workspace; above it
+//! `scalelab-wire` (`crates/wire`, [`wire`]), `scalelab-record`
+//! (`crates/record`, [`record`]: what a trial hands up, and the
+//! [`catalog()`] of the kinds the store is handed), `scalelab-lab`
 //! (`crates/lab`: [`server`], [`load`], [`probe`] and [`profile`], what a
-//! trial runs on one host); this crate re-exports them under their own
-//! names, so the compiler refuses an import from them into the layers
-//! above (the recipe, the store, the report, remote and the runner).
+//! trial runs on one host) and `scalelab-results` (`crates/results`:
+//! [`store`] and [`report`], which stand on core and the record and never
+//! on the lab). This crate re-exports them under their own names, so the
+//! compiler refuses an import from a lower crate into the layers above
+//! (the recipe, remote and the runner), and from the store or the report
+//! into the lab.
 //!
 //! Which module may import which is the layer diagram in `CONTRIBUTING.md`,
 //! the real import graph: `scripts/module-loops.py` (run by
@@ -100,10 +105,9 @@ pub use scalelab_core::{
 };
 pub use scalelab_lab::{catalog, load, probe, profile, server};
 pub use scalelab_record as record;
+pub use scalelab_results::{report, store};
 pub use scalelab_wire as wire;
 
 pub mod recipe;
 pub mod remote;
-pub mod report;
 pub mod runner;
-pub mod store;

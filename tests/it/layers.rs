@@ -84,13 +84,21 @@ fn an_import_against_the_diagram_fails_and_is_named() {
 
 /// The workspace crates a crate's manifest names (path or `scalelab*`).
 fn workspace_deps(crate_dir: &str) -> Vec<String> {
+    workspace_deps_in(
+        crate_dir,
+        &["dependencies", "dev-dependencies", "build-dependencies"],
+    )
+}
+
+/// The workspace crates `crate_dir`'s manifest names in `sections`.
+fn workspace_deps_in(crate_dir: &str, sections: &[&str]) -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let path = root.join(crate_dir).join("Cargo.toml");
     let text = std::fs::read_to_string(&path).unwrap();
     let manifest: toml::Table = text.parse().unwrap();
     let mut named = Vec::new();
-    for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
-        let deps = manifest.get(section).and_then(|d| d.as_table());
+    for section in sections {
+        let deps = manifest.get(*section).and_then(|d| d.as_table());
         for (name, spec) in deps.into_iter().flatten() {
             if spec.get("path").is_some() || name.starts_with("scalelab") {
                 named.push(name.clone());
@@ -128,7 +136,25 @@ fn the_lab_crate_stands_on_core_wire_and_record_alone() {
             "scalelab-lab",
             "scalelab-lab",
             "scalelab-record",
+            "scalelab-results",
             "scalelab-wire"
         ]
+    );
+}
+
+/// The store and the report (`crates/results`) stand on core and the
+/// record alone: they never name the lab that runs a trial, so the crate
+/// that holds them does not depend on the one that holds `load`, `server`
+/// and `probe` (`cargo tree -e normal`). Their tests build fixtures with
+/// the lab's kinds, a dev-dependency only.
+#[test]
+fn the_results_crate_does_not_depend_on_the_lab() {
+    assert_eq!(
+        workspace_deps_in("crates/results", &["dependencies", "build-dependencies"]),
+        ["scalelab-core", "scalelab-record"]
+    );
+    assert_eq!(
+        workspace_deps_in("crates/results", &["dev-dependencies"]),
+        ["scalelab-lab"]
     );
 }

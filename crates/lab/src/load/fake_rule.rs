@@ -110,7 +110,7 @@ mod tests {
         let here = load.join("fake_rule.rs");
         let registry = load.join("mod.rs");
         // Its test through the report, in the top crate.
-        let through_the_report = repo.join("src/report/fake_kind_tests.rs");
+        let through_the_report = repo.join("crates/results/src/report/fake_kind_tests.rs");
         let mut naming = Vec::new();
         let files = ["src", "crates"].map(|r| crate::load::facts::rust_files(&repo.join(r)));
         for path in files.into_iter().flatten() {

@@ -1,0 +1,33 @@
+//! scalelab-results: what is kept of a run, and how it is judged and
+//! drawn.
+//!
+//! # Layout
+//!
+//! - [`store`]: SQLite. Runs, trials, measurements, timelines and HDR
+//!   histograms, written one trial per transaction and read back typed
+//!   (`docs/store-schema.md`). It is handed the kinds' catalog when it is
+//!   opened (`Store::open(path, scalelab::catalog())`), which reads a
+//!   trial's stored facts back.
+//! - [`report`]: the verdicts (`rows`, `analyse`, `judge`, `fits`, `check`,
+//!   `history`) and their renderings: terminal tables, JSON, CSV, SVG
+//!   charts and the self-contained HTML report; two stored runs compared
+//!   ([`report::runs`]) and N runs merged on one page ([`report::multi`]).
+//!
+//! It stands on `scalelab-core` and `scalelab-record` alone, whose modules
+//! it names as its own (`crate::analysis` is core's, `crate::record` the
+//! record crate): it never names the lab that runs a trial (its servers,
+//! load generators, probe or profiler), and the compiler refuses such an
+//! import. Its tests build their fixtures with the lab's kinds, a
+//! dev-dependency. The `scalelab` crate re-exports both modules under
+//! their own names.
+
+use scalelab_core::{analysis, model, placement, procfs, units};
+use scalelab_record as record;
+
+#[cfg(test)]
+use scalelab_core::shutdown;
+#[cfg(test)]
+use scalelab_lab::{load, probe, server};
+
+pub mod report;
+pub mod store;
