@@ -120,8 +120,13 @@ fn the_core_crate_depends_on_no_other_crate_of_the_workspace() {
 #[test]
 fn the_lab_crate_stands_on_core_wire_and_record_alone() {
     assert_eq!(
-        workspace_deps("crates/lab"),
+        workspace_deps_in("crates/lab", &["dependencies", "build-dependencies"]),
         ["scalelab-core", "scalelab-wire", "scalelab-record"]
+    );
+    // Its tests turn on the wire's test protocols, and nothing more.
+    assert_eq!(
+        workspace_deps_in("crates/lab", &["dev-dependencies"]),
+        ["scalelab-wire"]
     );
     // The record, which the store and the report read, stands on core.
     assert_eq!(workspace_deps("crates/record"), ["scalelab-core"]);

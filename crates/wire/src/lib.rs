@@ -16,6 +16,10 @@
 use scalelab_core::{model, procfs, sys};
 
 pub mod dns;
+#[cfg(feature = "test-support")]
+pub mod fake;
+#[cfg(feature = "test-support")]
+pub mod fake_rule;
 pub mod mysql;
 pub mod pg;
 pub mod policy;

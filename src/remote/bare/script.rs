@@ -365,6 +365,18 @@ pub(crate) mod shells {
     /// Runs `script` with `shell`, sends `commands` one per line, and
     /// returns every line it printed until it exited.
     pub(crate) fn run(shell: &str, script: &str, dir: &Path, commands: &[&str]) -> Vec<String> {
+        run_when(shell, script, dir, commands, &|| true)
+    }
+
+    /// [`run`], sending the first command only once `ready` says so after
+    /// the start line (it is asked every 10 ms, for up to 10 s).
+    pub(crate) fn run_when(
+        shell: &str,
+        script: &str,
+        dir: &Path,
+        commands: &[&str],
+        ready: &dyn Fn() -> bool,
+    ) -> Vec<String> {
         let mut child = spawn(shell, script, dir);
         let mut stdin = child.stdin.take().unwrap();
         let mut out = BufReader::new(child.stdout.take().unwrap());
@@ -382,6 +394,10 @@ pub(crate) mod shells {
             }
         };
         wait_for(&mut lines, "#started");
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !ready() && std::time::Instant::now() < end {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         for c in commands {
             writeln!(stdin, "{c}").unwrap();
             let mark = match *c {
@@ -400,7 +416,7 @@ pub(crate) mod shells {
 
 #[cfg(test)]
 mod shell_tests {
-    use super::shells::{run, shellcheck};
+    use super::shells::{run, run_when, shellcheck};
     use super::*;
 
     fn pid_of(lines: &[String]) -> u32 {
@@ -531,9 +547,9 @@ mod shell_tests {
         let dir = tmp.path().join("srv");
         let d = dir.display().to_string();
         let mut s = tests::example();
-        // The "server" copies its directory out before it is removed. The
-        // stop may come before the copy is done: the shell is stopped, its
-        // `cp` goes on, and the test waits for what it wrote (up to 5 s).
+        // The "server" copies its directory out before it is removed, and
+        // is stopped only once its copy is whole (on a loaded machine it
+        // may not have run at all by the start line).
         let keep = tmp.path().join("kept");
         s.program = "sh";
         let copy = format!(
@@ -542,11 +558,9 @@ mod shell_tests {
         );
         s.args = vec!["-c".into(), copy];
         let script = server_script(&s, &d, None).unwrap();
-        run(crate::kinds::TEST_SHELLS[0], &script, tmp.path(), &["stop"]);
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while !keep.exists() && std::time::Instant::now() < end {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        let copied = || keep.exists();
+        let shell = crate::kinds::TEST_SHELLS[0];
+        run_when(shell, &script, tmp.path(), &["stop"], &copied);
         let conf = std::fs::read_to_string(keep.join("conf")).unwrap();
         assert_eq!(conf, "it's $HOME `x`\n");
         let bin = std::fs::read(keep.join("html/1k.bin")).unwrap();

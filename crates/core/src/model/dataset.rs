@@ -127,7 +127,11 @@ pub trait SetupSession {
 
 /// The error of a session asked for a dataset its protocol cannot hold.
 pub fn unsupported(protocol: super::Protocol, dataset: &Dataset) -> String {
-    format!("a {protocol:?} server cannot hold {}", dataset.describe())
+    format!(
+        "a server speaking {} cannot hold {}",
+        protocol.name(),
+        dataset.describe()
+    )
 }
 
 #[cfg(test)]
@@ -142,8 +146,11 @@ mod tests {
             table_size: 100,
         };
         assert_eq!(s.describe(), "sysbench 2 tables x 100 rows");
-        let e = unsupported(super::super::Protocol::Dns, &s);
-        assert_eq!(e, "a Dns server cannot hold sysbench 2 tables x 100 rows");
+        let e = unsupported(super::super::Protocol::DNS, &s);
+        assert_eq!(
+            e,
+            "a server speaking DNS cannot hold sysbench 2 tables x 100 rows"
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::units::{Micros, RateUnit};
 /// The `fake` load kind.
 pub const LOAD_KIND: LoadKind = LoadKind {
     name: "fake",
-    protocol: crate::model::Protocol::Fake,
+    protocol: crate::wire::fake::PROTOCOL,
     unit: RateUnit::Frames,
     error_kinds: &[ErrorKind::Timeout],
     requires: &[],

@@ -12,7 +12,7 @@ const KIND: &str = "fake";
 /// The `fake` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
-    serves: Some(crate::model::Protocol::Fake),
+    serves: Some(crate::wire::fake::PROTOCOL),
     parallelism: &[],
     requires: &[crate::kinds::Requirement {
         what: "fake server (tests only)",

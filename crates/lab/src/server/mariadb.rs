@@ -35,7 +35,7 @@ const KIND: &str = "mariadb";
 /// The `mariadb` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
-    serves: Some(crate::model::Protocol::Mysql),
+    serves: Some(crate::model::Protocol::MYSQL),
     parallelism: &["thread_pool_size"],
     requires: &[crate::kinds::Requirement {
         what: "MariaDB server",

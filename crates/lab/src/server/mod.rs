@@ -27,6 +27,8 @@ pub mod dns;
 pub mod external;
 #[cfg(any(test, feature = "test-support"))]
 mod fake;
+#[cfg(any(test, feature = "test-support"))]
+mod fake_rule;
 mod kind;
 pub mod listener;
 pub mod mariadb;
@@ -55,6 +57,8 @@ pub const KINDS: &[&ServerKind] = &[
     &router::SERVER_KIND,
     #[cfg(any(test, feature = "test-support"))]
     &fake::SERVER_KIND,
+    #[cfg(any(test, feature = "test-support"))]
+    &fake_rule::SERVER_KIND,
 ];
 
 use crate::model::Dataset;

@@ -22,7 +22,7 @@ const MAX_FILE: crate::units::Bytes = crate::units::Bytes(1 << 30);
 /// The `nginx` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
-    serves: Some(crate::model::Protocol::Http),
+    serves: Some(crate::model::Protocol::HTTP),
     parallelism: &["worker_processes"],
     requires: &[crate::kinds::Requirement {
         what: "nginx",

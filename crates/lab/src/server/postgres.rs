@@ -45,7 +45,7 @@ const KIND: &str = "postgres";
 /// The `postgres` server kind.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
-    serves: Some(crate::model::Protocol::Postgres),
+    serves: Some(crate::model::Protocol::POSTGRES),
     parallelism: &[],
     requires: &[
         crate::kinds::Requirement {

@@ -1,7 +1,10 @@
-//! The test-only `fake-rule` load kind (`scalelab_lab::load`'s
-//! `fake_rule.rs`) through the report: its own comparability rule decides
-//! its points, and its own mark is drawn on the throughput chart. It is
-//! the one file outside the kind's module that names it.
+//! The test-only `fake-rule` kinds (`scalelab_lab::load`'s and
+//! `scalelab_lab::server`'s `fake_rule.rs`, speaking `scalelab_wire`'s
+//! `fake_rule` protocol) through the store's text and the report: its own
+//! comparability rule decides its points, its own mark is drawn on the
+//! throughput chart, its own chart is drawn in a section of its own, and
+//! its server's own facts reach the report's cells. It is the one file
+//! outside the kinds' modules that names them.
 
 use crate::load::LoadSpec;
 use crate::report::test_support::{fake_analyse, run_data};
@@ -15,7 +18,16 @@ fn its_rule_decides_its_points_and_its_mark_is_drawn() {
     // Found by name in the registry, as a recipe's `kind` is.
     let kind = crate::load::kind("fake-rule").unwrap();
     let plan = crate::load::compile(kind, &table).unwrap();
-    let driver = plan.driver("fake://1").unwrap();
+    // Its server, of its own protocol, with facts of its own.
+    let server_kind = crate::server::kind("fake-rule").unwrap();
+    assert_eq!(server_kind.serves, Some(kind.protocol));
+    let server_table: toml::Table = toml::from_str("link_gbit = 2.5").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let server_plan = crate::server::compile(server_kind, &server_table).unwrap();
+    let mut server = server_plan.build(dir.path()).unwrap();
+    let placement = crate::placement::Placement::default();
+    let endpoint = server.start(&placement, None, &Shutdown::new()).unwrap();
+    let driver = plan.driver(&endpoint.uri).unwrap();
     let mut data = run_data(&["a"]);
     for t in &mut data.trials {
         let connections = t.point.coords[0].value.as_integer().unwrap() as u32;
@@ -24,6 +36,7 @@ fn its_rule_decides_its_points_and_its_mark_is_drawn() {
         // Through the store's text, as a report reads it.
         let stored = TrialContext {
             extras: r.extras,
+            server_settings: server.describe(),
             ..TrialContext::default()
         };
         t.context = TrialContext::from_stored(
@@ -37,7 +50,10 @@ fn its_rule_decides_its_points_and_its_mark_is_drawn() {
             m.errors.timeout = m.requests;
         }
     }
+    server.stop().unwrap();
     let mut agg = crate::report::rows::collect(&data);
+    // Its server's facts, read back through the catalog, asked by method.
+    assert!(agg.cells.iter().all(|c| c.facts.link_gbit == Some(2.5)));
     let judged = |n: f64| {
         let cell = agg.cells.iter().find(|c| c.x == Some(n)).unwrap();
         cell.not_comparable.clone()
@@ -59,4 +75,17 @@ fn its_rule_decides_its_points_and_its_mark_is_drawn() {
     assert!(throughput
         .caption
         .contains("where the fake server starts refusing"));
+    // Its own chart, in its own section, drawn without the report knowing
+    // the kind: the share refused at 1000 connections (10% of the cell's
+    // first trial) is a point.
+    let own = charts
+        .iter()
+        .find(|c| matches!(c.kind, crate::report::charts::ChartKind::Kind(s) if s.id == "refusals"))
+        .unwrap();
+    assert!(own.svg.0.contains("share refused against connections"));
+    assert!(own
+        .svg
+        .0
+        .contains("connections=1000: 1000 refused of 10000"));
+    assert!(own.caption.contains("dotted 5% line"));
 }

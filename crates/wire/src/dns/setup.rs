@@ -49,7 +49,7 @@ impl SetupSession for DnsSetup {
     /// The zones are written as files before the servers start; nothing is
     /// loaded over the wire.
     fn load(&mut self, data: &Dataset) -> Result<(), String> {
-        Err(unsupported(Protocol::Dns, data))
+        Err(unsupported(Protocol::DNS, data))
     }
 
     fn size(&mut self) -> Result<u64, String> {

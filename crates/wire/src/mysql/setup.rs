@@ -31,7 +31,7 @@ impl SetupSession for MysqlSetup {
     /// needs no line here).
     fn load(&mut self, data: &Dataset) -> Result<(), String> {
         let Dataset::Sysbench { tables, table_size } = *data else {
-            return Err(unsupported(Protocol::Mysql, data));
+            return Err(unsupported(Protocol::MYSQL, data));
         };
         dataset::create(&mut self.client, tables, table_size)
             .map(|_| ())

@@ -26,7 +26,7 @@ impl SetupSession for PgSetup {
     /// needs no line here).
     fn load(&mut self, data: &Dataset) -> Result<(), String> {
         let Dataset::Pgbench { scale } = *data else {
-            return Err(unsupported(Protocol::Postgres, data));
+            return Err(unsupported(Protocol::POSTGRES, data));
         };
         dataset::create(&mut self.client, scale)
             .map(|_| ())

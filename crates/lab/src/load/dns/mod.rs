@@ -46,7 +46,7 @@ use tally::Tally;
 /// The `dns` entry of the load-kind registry.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "dns",
-    protocol: crate::model::Protocol::Dns,
+    protocol: crate::model::Protocol::DNS,
     unit: crate::units::RateUnit::Queries,
     error_kinds: ErrorKind::REQUEST_REPLY,
     requires: &[crate::kinds::Requirement {

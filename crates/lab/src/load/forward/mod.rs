@@ -42,7 +42,7 @@ use trial::{TrialPlan, TrialReport};
 /// The registry entry: `[load] kind = "forward"`.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "forward",
-    protocol: crate::model::Protocol::Frames,
+    protocol: crate::model::Protocol::FRAMES,
     unit: crate::units::RateUnit::Frames,
     error_kinds: &[ErrorKind::Write],
     requires: &[],

@@ -27,7 +27,7 @@ use url::HttpUrl;
 /// The `http` load kind.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "http",
-    protocol: crate::model::Protocol::Http,
+    protocol: crate::model::Protocol::HTTP,
     unit: crate::units::RateUnit::Requests,
     error_kinds: ErrorKind::REQUEST_REPLY,
     requires: &[],

@@ -25,7 +25,7 @@ use std::time::Duration;
 /// The `mysql` load kind.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "mysql",
-    protocol: crate::model::Protocol::Mysql,
+    protocol: crate::model::Protocol::MYSQL,
     unit: crate::units::RateUnit::Transactions,
     error_kinds: ErrorKind::SQL_LOCKING,
     requires: &[],

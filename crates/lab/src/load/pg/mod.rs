@@ -27,7 +27,7 @@ use std::time::Duration;
 /// The `pg` load kind.
 pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
     name: "pg",
-    protocol: crate::model::Protocol::Postgres,
+    protocol: crate::model::Protocol::POSTGRES,
     unit: crate::units::RateUnit::Transactions,
     error_kinds: ErrorKind::SQL_SERIALIZABLE,
     requires: &[],

@@ -19,7 +19,7 @@ pub(crate) const BIND_PACKAGE: crate::kinds::Requirement = crate::kinds::Require
 /// The `bind` entry of the server-kind registry.
 pub const SERVER_KIND: crate::server::ServerKind = crate::server::ServerKind {
     name: KIND,
-    serves: Some(crate::model::Protocol::Dns),
+    serves: Some(crate::model::Protocol::DNS),
     parallelism: &["threads", "nsd_threads"],
     requires: &[super::NSD_PACKAGE, BIND_PACKAGE, super::IPROUTE],
     compile: |t| {

@@ -11,7 +11,7 @@ const KIND: &str = "nsd";
 /// The `nsd` entry of the server-kind registry.
 pub const SERVER_KIND: crate::server::ServerKind = crate::server::ServerKind {
     name: KIND,
-    serves: Some(crate::model::Protocol::Dns),
+    serves: Some(crate::model::Protocol::DNS),
     parallelism: &["threads"],
     requires: &[super::NSD_PACKAGE, super::IPROUTE],
     compile: |t| {

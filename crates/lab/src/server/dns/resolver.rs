@@ -17,7 +17,7 @@ const KIND: &str = "resolver";
 /// The `resolver` entry of the server-kind registry.
 pub const SERVER_KIND: crate::server::ServerKind = crate::server::ServerKind {
     name: KIND,
-    serves: Some(crate::model::Protocol::Dns),
+    serves: Some(crate::model::Protocol::DNS),
     parallelism: &["threads", "nsd_threads"],
     requires: &[
         super::NSD_PACKAGE,

@@ -21,7 +21,7 @@ pub(crate) const UNBOUND_PACKAGE: crate::kinds::Requirement = crate::kinds::Requ
 /// The `unbound` entry of the server-kind registry.
 pub const SERVER_KIND: crate::server::ServerKind = crate::server::ServerKind {
     name: KIND,
-    serves: Some(crate::model::Protocol::Dns),
+    serves: Some(crate::model::Protocol::DNS),
     parallelism: &["threads", "nsd_threads"],
     requires: &[super::NSD_PACKAGE, UNBOUND_PACKAGE, super::IPROUTE],
     compile: |t| {

@@ -28,7 +28,7 @@ const KIND: &str = "router";
 /// The registry entry: `[server] kind = "router"`.
 pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
-    serves: Some(crate::model::Protocol::Frames),
+    serves: Some(crate::model::Protocol::FRAMES),
     parallelism: &["queues", "rps_cpus", "xps_cpus"],
     requires: &[
         crate::kinds::Requirement {

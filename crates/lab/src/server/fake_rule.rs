@@ -1,0 +1,94 @@
+//! The `fake-rule` server kind, which exists only in tests: the server
+//! side of the `fake-rule` load kind (`load/fake_rule.rs`), speaking their
+//! own protocol (`wire::fake_rule`), with facts of its own about itself
+//! ([`RuleServerFacts`]: a link speed the report reads through
+//! `ServerDescription`, never by name). It starts no process. With its
+//! load kind it proves that a kind with its own protocol, rule, chart and
+//! server facts is its own files and its registry lines.
+
+use super::{Endpoint, Placement, Server, ServerDescription, ServerError, ServerFacts, Shutdown};
+use crate::model::Dataset;
+
+const KIND: &str = "fake-rule";
+
+/// The `fake-rule` server kind.
+pub const SERVER_KIND: super::ServerKind = super::ServerKind {
+    name: KIND,
+    serves: Some(crate::wire::fake_rule::PROTOCOL),
+    parallelism: &[],
+    requires: &[],
+    compile: |t| {
+        let settings: RuleServerFacts =
+            crate::kinds::parse_settings(t).map_err(|m| ServerError::settings(KIND, m))?;
+        Ok(super::plan::of(settings, |s, _base| {
+            Ok(Box::new(RuleServer {
+                facts: s.clone(),
+                running: false,
+            }))
+        }))
+    },
+    runs_under_agent: false,
+    listens_on_host_address: false,
+    dns_lab: None,
+    start_estimate: std::time::Duration::ZERO,
+    facts: Some(super::ServerFactsReader::of::<RuleServerFacts>()),
+};
+
+/// Its settings, recorded whole with every trial as its facts.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleServerFacts {
+    /// The link it "forwards" over, Gbit/s.
+    link_gbit: f64,
+}
+
+impl ServerDescription for RuleServerFacts {
+    fn to_json(&self) -> serde_json::Value {
+        // Plain data: serialising it to a JSON value cannot fail.
+        serde_json::to_value(self).unwrap_or_default()
+    }
+    fn clone_box(&self) -> Box<dyn ServerDescription> {
+        Box::new(self.clone())
+    }
+    fn link_gbit(&self) -> Option<f64> {
+        Some(self.link_gbit)
+    }
+}
+
+struct RuleServer {
+    facts: RuleServerFacts,
+    running: bool,
+}
+
+impl Server for RuleServer {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+    fn start(
+        &mut self,
+        _: &Placement,
+        _: Option<&Dataset>,
+        _: &Shutdown,
+    ) -> Result<Endpoint, ServerError> {
+        self.running = true;
+        Ok(Endpoint {
+            uri: "fake://1".into(),
+        })
+    }
+    fn stop(&mut self) -> Result<(), ServerError> {
+        self.running = false;
+        Ok(())
+    }
+    fn is_running(&self) -> bool {
+        self.running
+    }
+    fn version(&self) -> Option<String> {
+        Some("fake-rule/1".into())
+    }
+    fn effective_config(&self) -> Option<String> {
+        None
+    }
+    fn describe(&self) -> Option<ServerFacts> {
+        Some(ServerFacts::new(self.facts.clone()))
+    }
+}

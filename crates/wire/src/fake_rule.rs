@@ -1,0 +1,9 @@
+//! The protocol of the lab's test-only `fake-rule` kinds (a load kind and
+//! a server kind that exist to show a kind with its own protocol, rule,
+//! chart and server facts is its own files and its registry lines).
+
+use crate::model::Protocol;
+
+/// What the `fake-rule` load kind speaks and the `fake-rule` server
+/// serves, and nothing else.
+pub const PROTOCOL: Protocol = Protocol::new("fake-rule", "the fake-rule protocol");
