@@ -632,7 +632,7 @@ mod tests {
         let scales: Vec<_> = exp
             .points()
             .iter()
-            .map(|p| exp.plan.point(0, p).dataset)
+            .map(|p| exp.plan.point(0, p).dataset.clone())
             .collect();
         let pgbench = |scale| Some(crate::model::Dataset::Pgbench { scale });
         assert_eq!(scales, vec![pgbench(2), pgbench(16), pgbench(32)]);

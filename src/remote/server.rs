@@ -69,7 +69,7 @@ impl Server for RemoteServer {
             return Err(ServerError::Interrupted);
         }
         let request = ServerRequest {
-            dataset: dataset.copied(),
+            dataset: dataset.cloned(),
             ..self.request.clone()
         };
         match self.call(Request::StartServer(request), START_TIMEOUT)? {

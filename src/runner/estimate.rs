@@ -229,7 +229,7 @@ fn datasets(exp: &Experiment) -> Duration {
     for system in &exp.plan.systems {
         for p in &system.points {
             if let Some(d) = &p.dataset {
-                let key = (system.server_kind.name, *d);
+                let key = (system.server_kind.name, d.clone());
                 if !seen.contains(&key) {
                     seen.push(key);
                 }

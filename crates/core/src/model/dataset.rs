@@ -12,8 +12,10 @@
 
 use std::time::Duration;
 
-/// The data a workload runs against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+/// The data a workload runs against: one of the shared datasets that
+/// several kinds hold (pgbench's tables, sysbench's, the DNS lab's zones),
+/// or a kind's own ([`Dataset::Own`]), which touches no other file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Dataset {
     /// pgbench's four tables at `scale` (100,000 accounts per unit).
@@ -38,6 +40,26 @@ pub enum Dataset {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         veth: bool,
     },
+    /// A dataset of a kind's own, described and estimated by the load kind
+    /// that declares it; the server kind that holds it knows it by name.
+    Own(OwnDataset),
+}
+
+/// A kind's own dataset: what its load kind declares, whole, so that the
+/// runner, the estimate and the trial's record need nothing of the kind.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct OwnDataset {
+    /// Its name, unique among the kinds' datasets (`redis-keys`): the
+    /// server kind that holds it matches on it.
+    pub name: String,
+    /// Its size settings from `[load]`, by name (`keys` → 100000).
+    pub settings: std::collections::BTreeMap<String, u64>,
+    /// What it is, for people (`redis 100000 keys`), recorded with every
+    /// trial.
+    pub description: String,
+    /// How long building it takes on this project's 2-CPU VM, in
+    /// milliseconds (what `run`'s estimate adds per dataset).
+    pub build_estimate_ms: u64,
 }
 
 impl Dataset {
@@ -52,6 +74,7 @@ impl Dataset {
                 "DNS zones with {hosts} hosts{}",
                 if *veth { ", reached over a veth" } else { "" }
             ),
+            Dataset::Own(own) => own.description.clone(),
         }
     }
 
@@ -61,12 +84,13 @@ impl Dataset {
     /// checks it). pgbench: 100,000 accounts per scale unit; sysbench:
     /// rows; zones: a few thousand records a second.
     pub fn build_estimate(&self) -> std::time::Duration {
-        let secs = match *self {
-            Dataset::Pgbench { scale } => 1.0 + 0.4 * f64::from(scale),
+        let secs = match self {
+            Dataset::Pgbench { scale } => 1.0 + 0.4 * f64::from(*scale),
             Dataset::Sysbench { tables, table_size } => {
-                1.0 + f64::from(tables) * f64::from(table_size) / 40_000.0
+                1.0 + f64::from(*tables) * f64::from(*table_size) / 40_000.0
             }
-            Dataset::DnsZones { hosts, .. } => 0.2 + f64::from(hosts) / 20_000.0,
+            Dataset::DnsZones { hosts, .. } => 0.2 + f64::from(*hosts) / 20_000.0,
+            Dataset::Own(own) => own.build_estimate_ms as f64 / 1000.0,
         };
         std::time::Duration::from_secs_f64(secs)
     }
@@ -151,6 +175,25 @@ mod tests {
             e,
             "a server speaking DNS cannot hold sysbench 2 tables x 100 rows"
         );
+    }
+
+    #[test]
+    fn a_kinds_own_dataset_says_itself_and_travels_whole() {
+        let own = Dataset::Own(OwnDataset {
+            name: "redis-keys".into(),
+            settings: [("keys".to_string(), 100_000)].into(),
+            description: "redis 100000 keys".into(),
+            build_estimate_ms: 2500,
+        });
+        assert_eq!(own.describe(), "redis 100000 keys");
+        assert_eq!(own.build_estimate(), Duration::from_millis(2500));
+        // As the agent protocol carries it.
+        let text = serde_json::to_string(&own).unwrap();
+        assert!(
+            text.starts_with(r#"{"kind":"own","name":"redis-keys""#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Dataset>(&text).unwrap(), own);
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub const LOAD_KIND: LoadKind = LoadKind {
         Ok(super::kind::plan(
             s,
             |s, _| Ok(Box::new(RuleDriver(s.clone()))),
-            super::kind::no_dataset,
+            own_dataset,
         ))
     },
     facts: Some(FactsReader::of::<RuleFacts>()),
@@ -47,6 +47,23 @@ struct RuleSettings {
     frames: u64,
     /// Connections past which a tenth of them are refused.
     limit: u32,
+    /// Keys of its own dataset the server is to hold (none: no dataset).
+    #[serde(default)]
+    keys: Option<u64>,
+}
+
+/// Its own dataset: `keys` keys, named and described here, held by its
+/// own server kind and by no other.
+fn own_dataset(s: &RuleSettings) -> Option<crate::model::Dataset> {
+    let keys = s.keys?;
+    Some(crate::model::Dataset::Own(
+        crate::model::dataset::OwnDataset {
+            name: crate::wire::fake_rule::DATASET.into(),
+            settings: [("keys".to_string(), keys)].into(),
+            description: format!("fake-rule {keys} keys"),
+            build_estimate_ms: 0,
+        },
+    ))
 }
 
 struct RuleDriver(RuleSettings);

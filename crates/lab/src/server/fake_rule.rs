@@ -2,11 +2,14 @@
 //! side of the `fake-rule` load kind (`load/fake_rule.rs`), speaking their
 //! own protocol (`wire::fake_rule`), with facts of its own about itself
 //! ([`RuleServerFacts`]: a link speed the report reads through
-//! `ServerDescription`, never by name). It starts no process. With its
-//! load kind it proves that a kind with its own protocol, rule, chart and
-//! server facts is its own files and its registry lines.
+//! `ServerDescription`, never by name), holding their own dataset
+//! (`model::Dataset::Own`, named `wire::fake_rule::DATASET`) and refusing
+//! any other. It starts no process. With its load kind it proves that a
+//! kind with its own protocol, dataset, rule, chart and server facts is
+//! its own files and its registry lines.
 
-use super::{Endpoint, Placement, Server, ServerDescription, ServerError, ServerFacts, Shutdown};
+use super::{DatasetInfo, Endpoint, Placement, Server, ServerDescription, ServerError};
+use super::{ServerFacts, Shutdown};
 use crate::model::Dataset;
 
 const KIND: &str = "fake-rule";
@@ -24,6 +27,7 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
             Ok(Box::new(RuleServer {
                 facts: s.clone(),
                 running: false,
+                dataset: None,
             }))
         }))
     },
@@ -58,6 +62,8 @@ impl ServerDescription for RuleServerFacts {
 struct RuleServer {
     facts: RuleServerFacts,
     running: bool,
+    /// The dataset it holds: its own kind's, and no other.
+    dataset: Option<DatasetInfo>,
 }
 
 impl Server for RuleServer {
@@ -67,9 +73,23 @@ impl Server for RuleServer {
     fn start(
         &mut self,
         _: &Placement,
-        _: Option<&Dataset>,
+        dataset: Option<&Dataset>,
         _: &Shutdown,
     ) -> Result<Endpoint, ServerError> {
+        self.dataset = match dataset {
+            None => None,
+            Some(Dataset::Own(own)) if own.name == crate::wire::fake_rule::DATASET => {
+                // Eight bytes a key, as it "holds" them.
+                let keys = own.settings.get("keys").copied().unwrap_or(0);
+                Some(DatasetInfo {
+                    description: own.description.clone(),
+                    bytes: keys * 8,
+                })
+            }
+            Some(other) => {
+                return Err(super::wrong_dataset(KIND, "its own keys", other));
+            }
+        };
         self.running = true;
         Ok(Endpoint {
             uri: "fake://1".into(),
@@ -88,7 +108,30 @@ impl Server for RuleServer {
     fn effective_config(&self) -> Option<String> {
         None
     }
+    fn dataset(&self) -> Option<DatasetInfo> {
+        self.dataset.clone()
+    }
     fn describe(&self) -> Option<ServerFacts> {
         Some(ServerFacts::new(self.facts.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_kinds_dataset_is_refused_with_what_it_holds() {
+        let mut server = RuleServer {
+            facts: RuleServerFacts { link_gbit: 1.0 },
+            running: false,
+            dataset: None,
+        };
+        let pgbench = Dataset::Pgbench { scale: 1 };
+        let e = server
+            .start(&Placement::default(), Some(&pgbench), &Shutdown::new())
+            .unwrap_err();
+        assert!(e.to_string().contains("holds its own keys"), "{e}");
+        assert!(!server.is_running());
     }
 }

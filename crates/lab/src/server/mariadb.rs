@@ -256,7 +256,7 @@ impl Mariadb {
             .session(Duration::from_secs(30))
             .map_err(|e| start_error(format!("cannot connect to the server: {e}")))?;
         self.version = s.server_version();
-        if let Some(d) = self.wanted {
+        if let Some(d) = self.wanted.clone() {
             s.load(&d)
                 .map_err(|e| start_error(format!("building the sysbench dataset failed: {e}")))?;
             self.dataset = Some(DatasetInfo {
@@ -311,7 +311,7 @@ impl Server for Mariadb {
     ) -> Result<Endpoint, ServerError> {
         self.stop()?;
         holds(dataset)?;
-        self.wanted = dataset.copied();
+        self.wanted = dataset.cloned();
         self.dataset = None;
         self.port = match self.settings.port {
             Some(p) => p,

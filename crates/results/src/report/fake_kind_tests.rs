@@ -3,7 +3,7 @@
 //! `fake_rule` protocol) through the store's text and the report: its own
 //! comparability rule decides its points, its own mark is drawn on the
 //! throughput chart, its own chart is drawn in a section of its own, and
-//! its server's own facts reach the report's cells. It is the one file
+//! its own dataset and its server's own facts reach the report's cells. It is the one file
 //! outside the kinds' modules that names them.
 
 use crate::load::LoadSpec;
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 #[test]
 fn its_rule_decides_its_points_and_its_mark_is_drawn() {
-    let table: toml::Table = toml::from_str("frames = 10\nlimit = 100").unwrap();
+    let table: toml::Table = toml::from_str("frames = 10\nlimit = 100\nkeys = 1000").unwrap();
     // Found by name in the registry, as a recipe's `kind` is.
     let kind = crate::load::kind("fake-rule").unwrap();
     let plan = crate::load::compile(kind, &table).unwrap();
@@ -26,7 +26,14 @@ fn its_rule_decides_its_points_and_its_mark_is_drawn() {
     let server_plan = crate::server::compile(server_kind, &server_table).unwrap();
     let mut server = server_plan.build(dir.path()).unwrap();
     let placement = crate::placement::Placement::default();
-    let endpoint = server.start(&placement, None, &Shutdown::new()).unwrap();
+    // Its own dataset, declared by its load kind and held by its server.
+    let dataset = plan.dataset();
+    let endpoint = (server.start(&placement, dataset.as_ref(), &Shutdown::new())).unwrap();
+    let held = server.dataset().unwrap();
+    assert_eq!(
+        (held.description.as_str(), held.bytes),
+        ("fake-rule 1000 keys", 8000)
+    );
     let driver = plan.driver(&endpoint.uri).unwrap();
     let mut data = run_data(&["a"]);
     for t in &mut data.trials {
@@ -37,6 +44,7 @@ fn its_rule_decides_its_points_and_its_mark_is_drawn() {
         let stored = TrialContext {
             extras: r.extras,
             server_settings: server.describe(),
+            dataset: server.dataset(),
             ..TrialContext::default()
         };
         t.context = TrialContext::from_stored(
@@ -54,6 +62,11 @@ fn its_rule_decides_its_points_and_its_mark_is_drawn() {
     let mut agg = crate::report::rows::collect(&data);
     // Its server's facts, read back through the catalog, asked by method.
     assert!(agg.cells.iter().all(|c| c.facts.link_gbit == Some(2.5)));
+    // And its dataset's size, as every dataset's.
+    assert!(agg
+        .cells
+        .iter()
+        .all(|c| c.facts.dataset_bytes == Some(8000.0)));
     let judged = |n: f64| {
         let cell = agg.cells.iter().find(|c| c.x == Some(n)).unwrap();
         cell.not_comparable.clone()
