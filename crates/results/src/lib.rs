@@ -18,10 +18,13 @@
 //! record crate): it never names the lab that runs a trial (its servers,
 //! load generators, probe or profiler), and the compiler refuses such an
 //! import. Its tests build their fixtures with the lab's kinds, a
-//! dev-dependency. The `scalelab` crate re-exports both modules under
-//! their own names.
+//! dev-dependency. It holds no `unsafe` (the system calls it needs are
+//! core's `sys::terminal`). The `scalelab` crate re-exports both modules
+//! under their own names.
 
-use scalelab_core::{analysis, model, placement, procfs, units};
+#![forbid(unsafe_code)]
+
+use scalelab_core::{analysis, model, placement, procfs, sys, units};
 use scalelab_record as record;
 
 #[cfg(test)]

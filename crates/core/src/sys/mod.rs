@@ -2,8 +2,9 @@
 //! and their readiness waits ([`process`]), the one way a server is started
 //! and guaranteed not to outlive scalelab ([`lifecycle`]: own session,
 //! tracking cgroup, watchdog), private network namespaces ([`netns`]), the route to an address
-//! ([`route`]) and
-//! dropping a server's files from the page cache ([`page_cache`]).
+//! ([`route`]), dropping a server's files from the page cache
+//! ([`page_cache`]), and whether standard output is a terminal and a path
+//! writable ([`terminal`]).
 //!
 //! It knows no kind: the server and load kinds and the wire protocols
 //! sit above it, [`crate::placement`] (CPU sets, cgroups), [`crate::owned`]
@@ -15,3 +16,4 @@ pub mod netns;
 pub mod page_cache;
 pub mod process;
 pub mod route;
+pub mod terminal;

@@ -464,26 +464,13 @@ fn trial_list(out: &mut String, heading: &str, notes: &[(&Cell, &TrialNote)]) {
 /// The terminal's width when standard output is a terminal (from
 /// `COLUMNS`, else the kernel's window size), else unlimited.
 fn terminal_width() -> usize {
-    // SAFETY: isatty only reads the descriptor's state.
-    if unsafe { libc::isatty(libc::STDOUT_FILENO) } != 1 {
+    let Some(kernel_width) = crate::sys::terminal::stdout_width() else {
         return usize::MAX;
-    }
+    };
     if let Some(w) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
         return w;
     }
-    let mut ws = libc::winsize {
-        ws_row: 0,
-        ws_col: 0,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: TIOCGWINSZ writes one winsize into the struct we own.
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    if ok && ws.ws_col > 0 {
-        ws.ws_col as usize
-    } else {
-        100
-    }
+    kernel_width.map_or(100, usize::from)
 }
 
 /// The tests behind the run's verdicts: Mann-Whitney U, and Welch's t

@@ -18,12 +18,7 @@ fn directory(path: &Path) -> &Path {
 /// Whether this process may write `path` (`access(2)`, so a read-only
 /// mount counts even for root).
 fn writable(path: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a NUL-terminated path that outlives the call.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    crate::sys::terminal::may_write(path)
 }
 
 /// `Ok` when the store's directory exists; otherwise the error that names
