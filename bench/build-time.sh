@@ -46,10 +46,13 @@ build() {
   awk -v s="$start" -v e="$end" 'BEGIN { print e - s }'
 }
 
-# A file of the report in either tree: the top crate's before the results
-# crate, crates/results' after it.
+# The report's number formatter in either tree: the top crate's before the
+# results crate, crates/results' report/ after it, its judging/ since the
+# judging layer.
 report_file() {
-  if [[ -f "$1/crates/results/src/report/format.rs" ]]; then
+  if [[ -f "$1/crates/results/src/judging/format.rs" ]]; then
+    echo crates/results/src/judging/format.rs
+  elif [[ -f "$1/crates/results/src/report/format.rs" ]]; then
     echo crates/results/src/report/format.rs
   else
     echo src/report/format.rs

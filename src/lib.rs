@@ -45,10 +45,14 @@
 //! - [`profile`]: `run --profile`: `perf record` of the server at each
 //!   system's peak and collapse points, folded with inferno, drawn as flame
 //!   graphs and differential flame graphs.
+//! - [`judging`]: what stored runs say, decided once and handed to the
+//!   renderers typed: per-point verdicts, USL fits, curve shapes and
+//!   comparisons; two stored runs compared ([`judging::runs`]), N runs
+//!   merged by their labels ([`judging::multi`]), the regression gate
+//!   ([`judging::check`]) and a recipe's history ([`judging::history`]).
 //! - [`report`]: terminal tables, JSON, CSV, SVG charts and the
-//!   self-contained HTML report, one file per format; two stored runs
-//!   compared ([`report::runs`]) and N runs merged on one page, named by
-//!   their labels ([`report::multi`]).
+//!   self-contained HTML report, one file per format, which only draw what
+//!   `judging` decided.
 //! - [`remote`]: other hosts over OpenSSH: the agent, its protocol, clock
 //!   offsets and lossless result transfer; and hosts without an agent
 //!   (`agent = false`, the BSDs), whose managed server and interval probe
@@ -105,7 +109,7 @@ pub use scalelab_core::{
 };
 pub use scalelab_lab::{catalog, load, probe, profile, server};
 pub use scalelab_record as record;
-pub use scalelab_results::{report, store};
+pub use scalelab_results::{judging, report, store};
 pub use scalelab_wire as wire;
 
 pub mod recipe;

@@ -4,7 +4,7 @@
 
 use super::report::{open_existing, run_ref, selector_context as named};
 use anyhow::Context;
-use scalelab::report::check::{self, is_same_run, CANNOT_SAY};
+use scalelab::judging::check::{self, is_same_run, CANNOT_SAY};
 use scalelab::store::RunData;
 use std::path::{Path, PathBuf};
 
@@ -69,7 +69,7 @@ pub fn run(a: &CheckArgs, store: &Path) -> anyhow::Result<i32> {
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        out!("{}", check::render(&c));
+        out!("{}", scalelab::report::check::render(&c));
     }
     Ok(c.exit_code)
 }

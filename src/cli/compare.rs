@@ -5,16 +5,17 @@
 //! `scalelab compare linux.sqlite:1 freebsd.sqlite:1 dragonfly.sqlite:1`,
 //! or `--store-b` for the second. Runs that share a label are pooled as
 //! repeats of one system (said on the output; `--each-run` keeps them
-//! apart), and between runs the run is the unit (`report::judge`). Runs of
+//! apart), and between runs the run is the unit (`judging::judge`). Runs of
 //! another recipe, load kind or sweep axis are refused (exit 2); a
 //! percentage drawn from too few trials or runs is marked `?`; a side with
 //! no point comparable with the baseline exits 5.
 use super::report::{load_named, NamedRun};
 use anyhow::Context;
-use scalelab::report::multi::verdicts::{self, nothing_comparable, too_few};
-use scalelab::report::multi::{self, background, environment, text};
-use scalelab::report::runs::RunComparison;
-use scalelab::report::verdict;
+use scalelab::judging::multi::verdicts::{self, nothing_comparable, too_few};
+use scalelab::judging::multi::{self, background, environment};
+use scalelab::judging::runs::RunComparison;
+use scalelab::judging::verdict;
+use scalelab::report::multi::text;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -139,7 +140,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
     if !a.json {
         datas
             .iter_mut()
-            .for_each(scalelab::report::format::terminal_safe_names);
+            .for_each(scalelab::judging::format::terminal_safe_names);
     }
     let mut merged = multi::merge(datas, sources.clone(), pooling)?;
     // --noise is the floor of every figure below: the verdicts, the drift's
@@ -168,8 +169,11 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
         .filter(|r| r.differs)
         .collect();
     if let Some(path) = &a.html {
-        std::fs::write(path, multi::page::render_sides(&merged, &sides, noise))
-            .with_context(|| format!("cannot write the comparison page to {}", path.display()))?;
+        std::fs::write(
+            path,
+            scalelab::report::multi::page::render_sides(&merged, &sides, noise),
+        )
+        .with_context(|| format!("cannot write the comparison page to {}", path.display()))?;
     }
     if a.json {
         let doc = CompareDoc {
@@ -212,7 +216,7 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
         outln!("{}", verdict::legend(noise, &merged.data.kind_legend()));
         outln!("\n{}", multi::BETWEEN_RUNS);
         outln!("\n{}", multi::PAIRS);
-        out!("{}", multi::drift::render(&drift));
+        out!("{}", scalelab::report::multi::drift::render(&drift));
         for b in &background {
             outln!("\n{b}");
         }

@@ -14,7 +14,7 @@ pub const NOTHING_MEASURED: i32 = 4;
 /// Nothing comparable: a run in which every comparison against the
 /// baseline (every point, with one system) is "not comparable" (errors
 /// above the threshold, or a load generator that fell behind;
-/// `scalelab::report::analyse::nothing_comparable`), or a `compare` in
+/// `scalelab::judging::analyse::nothing_comparable`), or a `compare` in
 /// which a run shares no comparable point with the baseline.
 pub const NOTHING_COMPARABLE: i32 = 5;
 /// Interrupted by SIGINT or SIGTERM, or a run with trials discarded

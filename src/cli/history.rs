@@ -3,7 +3,7 @@
 
 use super::report::open_existing;
 use anyhow::Context;
-use scalelab::report::history::{self, Order, SourcedRun};
+use scalelab::judging::history::{self, Order, SourcedRun};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -41,11 +41,11 @@ pub fn run(a: &HistoryArgs, stores: &[PathBuf], default_store: &Path) -> anyhow:
         // The terminal's text and the page (which escapes HTML itself) show
         // a label's control characters escaped, never raw.
         runs.iter_mut()
-            .for_each(|r| scalelab::report::format::terminal_safe_names(&mut r.data));
+            .for_each(|r| scalelab::judging::format::terminal_safe_names(&mut r.data));
     }
     let h = history::history(&a.recipe, runs, a.order, a.min_change.map(|p| p / 100.0))?;
     if let Some(path) = &a.html {
-        let page = history::page::render(&h, env!("CARGO_PKG_VERSION"));
+        let page = scalelab::report::history::page::render(&h, env!("CARGO_PKG_VERSION"));
         std::fs::write(path, page)
             .with_context(|| format!("cannot write the history page to {}", path.display()))?;
         eprintln!("history page: {}", path.display());
@@ -53,7 +53,7 @@ pub fn run(a: &HistoryArgs, stores: &[PathBuf], default_store: &Path) -> anyhow:
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&h)?);
     } else {
-        out!("{}", history::text::render(&h));
+        out!("{}", scalelab::report::history::text::render(&h));
     }
     Ok(super::exit::OK)
 }

@@ -1,8 +1,8 @@
 //! `scalelab report`, `scalelab export` and `scalelab list`.
 
 use anyhow::Context;
-use scalelab::report::check::is_same_run;
-use scalelab::report::multi::{merge, Pooling};
+use scalelab::judging::check::is_same_run;
+use scalelab::judging::multi::{merge, Pooling};
 use scalelab::store::{RunData, Store};
 use std::path::{Path, PathBuf};
 
@@ -151,7 +151,7 @@ pub fn report(a: &ReportArgs, store: &Path) -> anyhow::Result<i32> {
             (
                 PathBuf::from(format!("scalelab-report-{}.html", ids.join("-"))),
                 {
-                    let rules = scalelab::report::multi::verdicts::rules(&merged, None);
+                    let rules = scalelab::judging::multi::verdicts::rules(&merged, None);
                     scalelab::report::multi::page::render(&merged, &rules)
                 },
             )

@@ -243,8 +243,8 @@ fn print_repeats(store: &Store, store_path: &Path, ids: &[i64]) -> anyhow::Resul
         .collect::<Result<Vec<_>, _>>()?;
     let file = store_path.display().to_string();
     let sources: Vec<String> = ids.iter().map(|id| format!("{file}:{id}")).collect();
-    let merged = scalelab::report::multi::merge(runs, sources.clone(), Default::default())?;
-    let drift = scalelab::report::multi::drift::of_sides(&merged);
+    let merged = scalelab::judging::multi::merge(runs, sources.clone(), Default::default())?;
+    let drift = scalelab::judging::multi::drift::of_sides(&merged);
     outln!(
         "\n{} repeats of `{}`: runs {}; compare them with another label's repeats by naming \
          them all (`scalelab compare {} OTHER...`)",
@@ -314,7 +314,7 @@ fn one_run(
             "nothing was measured: every trial of run {} failed",
             summary.run_id
         );
-    } else if let Some(why) = scalelab::report::analyse::nothing_comparable(&data) {
+    } else if let Some(why) = scalelab::judging::analyse::nothing_comparable(&data) {
         eprintln!("run {}: {why}", summary.run_id);
         return Ok((summary.run_id, super::exit::NOTHING_COMPARABLE));
     }

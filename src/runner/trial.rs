@@ -595,7 +595,7 @@ fn trial_line(
             "{head}  {:>12.0}/s  p99 {}",
             m.rps.0,
             // `112µs`, as the tables print it.
-            crate::report::format::latency_us(m.latency_us.p99.0 as f64)
+            crate::judging::format::latency_us(m.latency_us.p99.0 as f64)
         ),
         _ => format!("{head}  FAILED: {}", error.unwrap_or("unknown")),
     }
@@ -614,7 +614,7 @@ fn trial_warnings(head: &str, m: Option<&Measurement>, context: &TrialContext) -
             "{head}  {} error{} ({} of {attempts} attempts): {}",
             m.errors.total(),
             if m.errors.total() == 1 { "" } else { "s" },
-            crate::report::format::sig(100.0 * m.errors.total() as f64 / attempts as f64, 2) + "%",
+            crate::judging::format::sig(100.0 * m.errors.total() as f64 / attempts as f64, 2) + "%",
             m.errors.kinds()
         ));
     }

@@ -799,7 +799,7 @@ fn a_resolver_ramp_with_lost_queries_still_ranks_bind_against_unbound() {
         text.contains("(Welch's t on all trials, 3 a side, 2% noise floor)"),
         "{text}"
     );
-    let agg = scalelab::report::analyse::aggregate(&data);
+    let agg = scalelab::judging::analyse::aggregate(&data);
     let unbound = agg.cells.iter().find(|c| c.system == "Unbound").unwrap();
     let verdict = &unbound.comparison.as_ref().unwrap().verdict;
     assert!(

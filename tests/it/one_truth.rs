@@ -179,7 +179,7 @@ fn a_run_with_nothing_comparable_ranks_nothing_in_every_view() {
         .unwrap()
         .load_run("latest")
         .unwrap();
-    assert!(scalelab::report::analyse::nothing_comparable(&data).is_some());
+    assert!(scalelab::judging::analyse::nothing_comparable(&data).is_some());
 }
 
 /// The ranking line of the N-run page of two runs, `quiet` (the

@@ -343,7 +343,7 @@ fn shared_run(penalty: bool) -> (RunData, String) {
 fn the_order_effect_check_finds_a_first_trial_penalty_and_only_then() {
     use scalelab::analysis::compare::Verdict;
     let (data, text) = shared_run(true);
-    let effect = scalelab::report::order_effect::of(&data, data.run.noise).expect("placed trials");
+    let effect = scalelab::judging::order_effect::of(&data, data.run.noise).expect("placed trials");
     let first = effect.first_trial.as_ref().expect("first against the rest");
     assert_eq!(first.verdict, Verdict::Slower, "{effect:?}");
     assert_eq!((effect.first_trials, effect.other_trials), (14, 28));
@@ -353,7 +353,7 @@ fn the_order_effect_check_finds_a_first_trial_penalty_and_only_then() {
     );
 
     let (data, text) = shared_run(false);
-    let effect = scalelab::report::order_effect::of(&data, data.run.noise).expect("placed trials");
+    let effect = scalelab::judging::order_effect::of(&data, data.run.noise).expect("placed trials");
     let first = effect.first_trial.as_ref().expect("first against the rest");
     assert!(
         !matches!(first.verdict, Verdict::Slower | Verdict::Faster),

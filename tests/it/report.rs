@@ -4,10 +4,11 @@
 //! `scalelab report` / `scalelab export` on a real store.
 
 use crate::support::{self, stderr, stdout};
+use scalelab::judging::format;
 use scalelab::load::result::LatencySummary;
 use scalelab::model::Point;
 use scalelab::probe::{CpuSplit, Environment, Fingerprint, ProbeSummary};
-use scalelab::report::{csv, format, html, json, terminal};
+use scalelab::report::{csv, html, json, terminal};
 use scalelab::store::{Measurement, Run, RunData, Trial, TrialStatus};
 use scalelab::units::{CpuSeconds, Micros, PerSecond, Seconds};
 use serde_json::{json, Value};

@@ -66,7 +66,7 @@ fn a_version_1_store_opens_and_reports_its_numbers() {
     assert!(!kernel.is_empty());
     assert_eq!(data.run.label, format!("Linux {kernel}"));
     assert_eq!(data.run.revision, None);
-    let agg = scalelab::report::analyse::aggregate(&data);
+    let agg = scalelab::judging::analyse::aggregate(&data);
     assert!(agg.usl_axis);
     assert_eq!(agg.points[0].coords[0].target, AxisTarget::Connections);
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -254,7 +254,7 @@ fn comparing_across_fingerprint_versions_diffs_facts_only() {
         .unwrap()
         .load_run("1")
         .unwrap();
-    let d = scalelab::report::runs::environment_differences(&a, &b);
+    let d = scalelab::judging::runs::environment_differences(&a, &b);
     assert!(d.iter().all(|e| e.key != "version"), "{d:?}");
     assert!(d.iter().any(|e| e.key == "kernel_release"), "{d:?}");
 }

@@ -8,10 +8,15 @@
 //!   (`docs/store-schema.md`). It is handed the kinds' catalog when it is
 //!   opened (`Store::open(path, scalelab::catalog())`), which reads a
 //!   trial's stored facts back.
-//! - [`report`]: the verdicts (`rows`, `analyse`, `judge`, `fits`, `check`,
-//!   `history`) and their renderings: terminal tables, JSON, CSV, SVG
-//!   charts and the self-contained HTML report; two stored runs compared
-//!   ([`report::runs`]) and N runs merged on one page ([`report::multi`]).
+//! - [`judging`]: what the stored runs say, decided once: each run's
+//!   `Aggregate` (`rows`, `analyse`, `fits`), the engine's rules (`judge`),
+//!   two runs compared ([`judging::runs`]), N runs merged and their drift
+//!   ([`judging::multi`]), the regression gate ([`judging::check`]) and a
+//!   recipe's history ([`judging::history`]). It never names the
+//!   renderers (`scripts/module-loops.py` refuses such an import).
+//! - [`report`]: the renderers only: terminal tables, JSON, CSV, SVG
+//!   charts and the self-contained HTML report, and the text and pages of
+//!   `check`, `history` and N runs, drawing what `judging` decided.
 //!
 //! It stands on `scalelab-core` and `scalelab-record` alone, whose modules
 //! it names as its own (`crate::analysis` is core's, `crate::record` the
@@ -32,5 +37,6 @@ use scalelab_core::shutdown;
 #[cfg(test)]
 use scalelab_lab::{load, probe, server};
 
+pub mod judging;
 pub mod report;
 pub mod store;

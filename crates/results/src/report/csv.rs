@@ -12,7 +12,7 @@
 //! (`export --format csv-schema`), so a column a run leaves empty still
 //! loads with its type.
 
-use super::probe_view;
+use crate::judging::probe_view;
 use crate::model::Coord;
 use crate::record::errors::ErrorKind;
 use crate::record::probe::CpuSplit;
@@ -139,10 +139,10 @@ fn probe_type(name: &str) -> ColumnType {
 /// trial's status, the measurement in the run's throughput unit, and the
 /// client-bound flag. The column names are listed in `docs/report.md`.
 pub fn export(data: &RunData) -> String {
-    let unit = super::rows::throughput_unit(data, &mut Vec::new());
+    let unit = crate::judging::rows::throughput_unit(data, &mut Vec::new());
     let axes = axes(data);
     let columns = measurement_columns(unit);
-    let energy = super::energy::csv_columns(data);
+    let energy = crate::report::energy::csv_columns(data);
     let header: Vec<String> = typed_header(data).into_iter().map(|(n, _)| n).collect();
     let mut out = String::new();
     push_row(&mut out, &header);
@@ -157,7 +157,7 @@ pub fn export(data: &RunData) -> String {
 /// Every column's name and type, in order: [`header`], then the energy
 /// columns, last and only when some trial measured energy.
 fn typed_header(data: &RunData) -> Vec<(String, ColumnType)> {
-    let unit = super::rows::throughput_unit(data, &mut Vec::new());
+    let unit = crate::judging::rows::throughput_unit(data, &mut Vec::new());
     let axes = axes(data);
     let types = axes.iter().map(|a| axis_type(data, a));
     let mut h: Vec<(String, ColumnType)> = header(&axes, unit)
@@ -171,7 +171,7 @@ fn typed_header(data: &RunData) -> Vec<(String, ColumnType)> {
             ),
         )
         .collect();
-    let energy = super::energy::csv_columns(data);
+    let energy = crate::report::energy::csv_columns(data);
     h.extend(energy.iter().map(|(name, ty, _)| (name.to_string(), *ty)));
     h
 }
@@ -422,7 +422,7 @@ mod tests {
         ] {
             assert_eq!(neutralise(cell), out, "{cell:?}");
         }
-        let mut data = crate::report::test_support::run_data(&["=1+1"]);
+        let mut data = crate::judging::test_support::run_data(&["=1+1"]);
         data.trials[0].error = Some("@evil".into());
         let text = export(&data);
         assert!(text.contains(",'=1+1,"), "{text}");
@@ -502,7 +502,7 @@ mod tests {
 
     #[test]
     fn every_column_keeps_one_type_whatever_the_values() {
-        let mut data = crate::report::test_support::run_data(&["a"]);
+        let mut data = crate::judging::test_support::run_data(&["a"]);
         data.trials.truncate(2);
         for t in &mut data.trials {
             let m = t.measurement.as_mut().unwrap();
@@ -570,7 +570,7 @@ mod tests {
 
     #[test]
     fn the_probe_counts_are_the_summarys_integers() {
-        let p = crate::report::test_support::run_data(&["a"]).trials[0]
+        let p = crate::judging::test_support::run_data(&["a"]).trials[0]
             .probe
             .clone()
             .unwrap();

@@ -6,8 +6,8 @@
 //! its own dataset and its server's own facts reach the report's cells. It is the one file
 //! outside the kinds' modules that names them.
 
+use crate::judging::test_support::{fake_analyse, run_data};
 use crate::load::LoadSpec;
-use crate::report::test_support::{fake_analyse, run_data};
 use crate::shutdown::Shutdown;
 use crate::store::TrialContext;
 use std::time::Duration;
@@ -59,7 +59,7 @@ fn its_rule_decides_its_points_and_its_mark_is_drawn() {
         }
     }
     server.stop().unwrap();
-    let mut agg = crate::report::rows::collect(&data);
+    let mut agg = crate::judging::rows::collect(&data);
     // Its server's facts, read back through the catalog, asked by method.
     assert!(agg.cells.iter().all(|c| c.facts.link_gbit == Some(2.5)));
     // And its dataset's size, as every dataset's.

@@ -193,7 +193,7 @@ mod tests {
     }
 
     fn data(profiles: Vec<ProfileRecord>) -> RunData {
-        let mut d = super::super::test_support::run_data(&["a", "b"]);
+        let mut d = crate::judging::test_support::run_data(&["a", "b"]);
         d.run.baseline = Some("a".into());
         d.profiles = profiles;
         d

@@ -5,12 +5,12 @@
 //! string it is given: only markup built the same way (and the charts'
 //! SVG, built by `svg`'s escaping builders) goes in unescaped.
 
-use super::analyse::aggregate;
 use super::charts::{charts, kind_sections, Chart, ChartKind};
-use super::fits::{curve_verdicts, ranking_line, standing, Standing};
-use super::format;
 use super::html_tables as tables;
-use super::rows::Aggregate;
+use crate::judging::analyse::aggregate;
+use crate::judging::fits::{curve_verdicts, ranking_line, standing, Standing};
+use crate::judging::format;
+use crate::judging::rows::Aggregate;
 use crate::store::{Run, RunData};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
@@ -120,7 +120,7 @@ fn sections(agg: &Aggregate, run: &Run, extra: &Extra) -> Vec<Section> {
             "energy",
             "Energy",
             vec![ChartKind::Energy],
-            super::energy::html_table(agg),
+            crate::report::energy::html_table(agg),
         ),
     ]);
     let server_kinds = [
@@ -255,14 +255,14 @@ fn summary(agg: &Aggregate) -> Markup {
     let failed = agg.failures().count();
     let trials: usize = agg.cells.iter().map(|c| c.trials()).sum();
     html! {
-            @if agg.ranking.len() >= 2 && !super::fits::ranks_anything(&agg.ranking) {
+            @if agg.ranking.len() >= 2 && !crate::judging::fits::ranks_anything(&agg.ranking) {
                 p class="ranking bad-text" { (ranking_line(&agg.ranking, agg.noise)) }
             } @else if agg.ranking.len() >= 2 {
                 p class="ranking" { (ranking_line(&agg.ranking, agg.noise)) }
                 (status(agg))
                 p class="muted" {
                     "Throughput relative to " (agg.baseline.as_deref().unwrap_or("the baseline"))
-                    ": geometric mean over " (super::fits::mean_over(agg))
+                    ": geometric mean over " (crate::judging::fits::mean_over(agg))
                     " of the " (agg.headline_word()) " throughput ratio."
                 }
             }
@@ -402,7 +402,7 @@ footer{margin-top:40px;color:var(--muted);font-size:12px;border-top:1px solid va
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::aggregate;
+    use crate::judging::test_support::aggregate;
 
     /// Issue 46: the relative table ran off the page with six series; its
     /// headers (the series' names) wrap, and it scrolls inside its box.

@@ -2,10 +2,10 @@
 //! has nothing to show in it. Built with `maud`, which escapes every
 //! interpolated string.
 
-use super::fits::shape_sentence;
-use super::format;
-use super::rows::{Aggregate, Cell};
-use super::verdict::{self, Tone};
+use crate::judging::fits::shape_sentence;
+use crate::judging::format;
+use crate::judging::rows::{Aggregate, Cell};
+use crate::judging::verdict::{self, Tone};
 use maud::{html, Markup};
 use serde_json::Value;
 
@@ -57,7 +57,7 @@ pub fn scaling(agg: &Aggregate) -> Markup {
                 }
             }
         } }
-        @if let Some(short) = super::fits::too_short_sentence(agg) {
+        @if let Some(short) = crate::judging::fits::too_short_sentence(agg) {
             p class="muted" { (short) }
         }
         @if any_usl { (usl_notes(agg, axis)) }
@@ -68,7 +68,7 @@ pub fn scaling(agg: &Aggregate) -> Markup {
 fn usl_cells(usl: Option<&Result<crate::analysis::usl::UslFit, String>>, levels: usize) -> Markup {
     match usl {
         Some(Ok(u)) => {
-            let n_star = super::fits::n_star_cell(u);
+            let n_star = crate::judging::fits::n_star_cell(u);
             let cells = [
                 format::sig(u.sigma, 3),
                 format::sig(u.kappa, 2),
@@ -136,7 +136,7 @@ pub fn relative(agg: &Aggregate) -> Markup {
 /// A series' geometric mean, marked: between runs by the run as a whole's
 /// verdict; inside a run `?` when no point could be judged, `~` when none
 /// differs.
-fn geomean_cell(r: &super::rows::Rank) -> String {
+fn geomean_cell(r: &crate::judging::rows::Rank) -> String {
     if r.points == 0 {
         return format!("– {}", verdict::EXCLUDED);
     }
@@ -167,7 +167,7 @@ fn relative_row(agg: &Aggregate, base: &str, p: &crate::model::Point) -> Markup 
         tr {
             (td(&p.label()))
             @for (v, s) in values.iter().zip(&agg.systems) {
-                @let excluded = agg.cell(s, p.index).is_some_and(|c| super::judge::excluded(c).is_some());
+                @let excluded = agg.cell(s, p.index).is_some_and(|c| crate::judging::judge::excluded(c).is_some());
                 @let text = match (v, b) {
                     (Some(v), _) if excluded => format!("{} {}", format::rate(*v), verdict::EXCLUDED),
                     (Some(v), Some(b)) if b > 0.0 => format!(
@@ -348,7 +348,7 @@ fn points_row(c: &Cell, first: bool, any_ci: bool, bytes: bool, notes: &mut Vec<
         .and_then(|s| s.median_ci)
         .map(|(a, b)| format!("{}–{}", format::rate(a), format::rate(b)))
         .unwrap_or_else(|| "–".into());
-    let left_out = super::judge::left_out(c);
+    let left_out = crate::judging::judge::left_out(c);
     let used = c.throughput.len() - left_out;
     let mut trials = if c.failed.is_empty() {
         used.to_string()
@@ -356,7 +356,7 @@ fn points_row(c: &Cell, first: bool, any_ci: bool, bytes: bool, notes: &mut Vec<
         format!("{used} ok / {}", c.trials())
     };
     if left_out > 0 {
-        let words = super::judge::left_out_words(c);
+        let words = crate::judging::judge::left_out_words(c);
         trials.push_str(&format!(" (+{words}, left out)"));
     }
     let cut = if c.errors.timeout > 0 { "†" } else { "" };
@@ -372,7 +372,7 @@ fn points_row(c: &Cell, first: bool, any_ci: bool, bytes: bool, notes: &mut Vec<
         .iter()
         .map(|n| format!("[{}]", footnote(notes, n)))
         .collect();
-    let excluded = super::judge::excluded(c);
+    let excluded = crate::judging::judge::excluded(c);
     if let Some(why) = &excluded {
         marks.insert(0, format!("{} not comparable: {why}", verdict::EXCLUDED));
     }
@@ -380,7 +380,7 @@ fn points_row(c: &Cell, first: bool, any_ci: bool, bytes: bool, notes: &mut Vec<
         marks.push(format!(
             "throughput and min–max of the {used} trial(s) the verdict used: \
              {} left out",
-            super::judge::left_out_words(c)
+            crate::judging::judge::left_out_words(c)
         ));
     }
     let class = match (first, excluded.is_some()) {

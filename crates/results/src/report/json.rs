@@ -6,15 +6,15 @@
 //! Schema, `docs/export-schema.json`, is generated from them ([`schema`];
 //! a test checks the file against it, and `SCALELAB_BLESS=1` rewrites it).
 
-use super::analyse::aggregate;
-use super::fits::{ranking_line, Standing};
-use super::rows::{Aggregate, Cell, Latency, Rank, SeriesFit, TrialNote};
 use super::svg::{scale, ScaleKind};
-use super::verdict;
 use crate::analysis::compare::Comparison;
 use crate::analysis::shape::CurveShape;
 use crate::analysis::summary::{Headline, Summary};
 use crate::analysis::usl::UslFit;
+use crate::judging::analyse::aggregate;
+use crate::judging::fits::{ranking_line, Standing};
+use crate::judging::rows::{Aggregate, Cell, Latency, Rank, SeriesFit, TrialNote};
+use crate::judging::verdict;
 use crate::model::Point;
 use crate::record::errors::ErrorCounts;
 use crate::record::probe::{CpuSplit, ProbeSummary};
@@ -51,12 +51,12 @@ pub(crate) fn document<'a>(agg: &'a Aggregate, data: &'a RunData) -> Export<'a> 
         trials: data.trials.iter().map(TrialDoc::from).collect(),
         points: agg.cells.iter().map(PointDoc::from).collect(),
         fits: agg.fits.iter().map(|f| FitDoc::of(agg, f)).collect(),
-        fit_note: super::fits::too_short_sentence(agg),
+        fit_note: crate::judging::fits::too_short_sentence(agg),
         ranking: RankingDoc {
             method: "geometric mean over the comparable points both share of headline / baseline headline (client-bound trials left out; points not comparable counted in excluded)",
             text: ranking_line(&agg.ranking, agg.noise),
             order: &agg.ranking,
-            standing: super::fits::standing(agg),
+            standing: crate::judging::fits::standing(agg),
         },
         notes: &agg.notes,
         order_effect: agg.order_effect.as_ref(),
@@ -99,7 +99,7 @@ pub(crate) struct Export<'a> {
     /// rest, and each cell's trend in start order; absent for a run stored
     /// before trial orders were.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub order_effect: Option<&'a super::order_effect::OrderEffect>,
+    pub order_effect: Option<&'a crate::judging::order_effect::OrderEffect>,
     /// The run was made with --quick.
     pub quick: bool,
 }
@@ -343,7 +343,7 @@ pub(crate) struct PointDoc<'a> {
     pub errors_total: u64,
     /// Medians across successful trials of the probe's figures.
     #[schemars(schema_with = "object_schema")]
-    pub server: &'a super::rows::ServerFigures,
+    pub server: &'a crate::judging::rows::ServerFigures,
     pub comparison: Option<&'a Comparison>,
     /// Set when errors exceed 0.1% of attempts, the load kind's own rule
     /// says so, or every trial was client-bound: the point is in no
@@ -355,10 +355,10 @@ pub(crate) struct PointDoc<'a> {
     /// against the baseline; present only when the run measured energy
     /// (see docs/energy.md).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub energy: Option<&'a super::energy_cell::CellEnergy>,
+    pub energy: Option<&'a crate::judging::energy_cell::CellEnergy>,
     /// What limited the point: the verdict most of its successful trials give, with the
     /// figures of the median-throughput one (see docs/limiter.md); null when none was judged.
-    pub limiter: Option<&'a super::limiter::PointLimiter>,
+    pub limiter: Option<&'a crate::judging::limiter::PointLimiter>,
 }
 
 impl<'a> From<&'a Cell> for PointDoc<'a> {
@@ -373,7 +373,7 @@ impl<'a> From<&'a Cell> for PointDoc<'a> {
             ok: c.throughput.len(),
             throughput: &c.throughput,
             summary: c.summary.as_ref(),
-            left_out: super::judge::left_out(c),
+            left_out: crate::judging::judge::left_out(c),
             failed: &c.failed,
             client_bound: &c.client_bound,
             latency_us: c.latency,
@@ -383,7 +383,7 @@ impl<'a> From<&'a Cell> for PointDoc<'a> {
             errors_total: c.errors.total(),
             server: &c.server,
             comparison: c.comparison.as_ref(),
-            not_comparable: super::judge::excluded(c),
+            not_comparable: crate::judging::judge::excluded(c),
             verdict_text: c.comparison.as_ref().map(|cmp| verdict::short(cmp).0),
             ratio_ci_text: c.comparison.as_ref().and_then(verdict::ci),
             energy: c.energy.as_ref(),
@@ -412,7 +412,7 @@ pub(crate) struct FitDoc<'a> {
     pub shape: Option<&'a CurveShape>,
     /// What the shape and the fit rest on when it is not the server: the load generator
     /// or background load (see docs/limiter.md).
-    pub caveat: &'a super::caveat::CurveCaveat,
+    pub caveat: &'a crate::judging::caveat::CurveCaveat,
 }
 
 impl<'a> FitDoc<'a> {
@@ -552,7 +552,7 @@ fn nullable_object_schema(_: &mut SchemaGenerator) -> Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::aggregate;
+    use crate::judging::test_support::aggregate;
 
     #[test]
     fn documents_trials_points_and_fits() {

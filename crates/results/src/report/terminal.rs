@@ -2,13 +2,13 @@
 //! throughput, its spread, latency, errors and a benchstat-style verdict
 //! against the baseline; then the ranking, fits, warnings and failures.
 
-use super::analyse::aggregate;
-use super::fits::{ranking_line, shape_sentence, standing, usl_params, Standing};
-use super::format;
-use super::rows::{Aggregate, Cell, TrialNote};
 use super::text_table::{Column, Style, TextTable};
-use super::verdict::{self, Tone};
 use crate::analysis::compare::Verdict;
+use crate::judging::analyse::aggregate;
+use crate::judging::fits::{ranking_line, shape_sentence, standing, usl_params, Standing};
+use crate::judging::format;
+use crate::judging::rows::{Aggregate, Cell, TrialNote};
+use crate::judging::verdict::{self, Tone};
 use crate::store::{Run, RunData};
 use std::fmt::Write;
 
@@ -36,7 +36,7 @@ pub(crate) fn render_aggregate(agg: &Aggregate, run: &Run, color: bool, width: u
         out.push_str(&point_table(agg, g).render(width, color));
     }
     out.push_str(&table_notes(agg));
-    out.push_str(&super::energy::terminal_lines(agg));
+    out.push_str(&crate::report::energy::terminal_lines(agg));
     out.push_str(&ranking(agg, color));
     out.push_str(&curve_verdict(agg, color));
     out.push_str(&fits(agg, color));
@@ -45,7 +45,7 @@ pub(crate) fn render_aggregate(agg: &Aggregate, run: &Run, color: bool, width: u
     out
 }
 
-/// The order-effect check's lines ([`super::order_effect`]): yellow when
+/// The order-effect check's lines ([`crate::judging::order_effect`]): yellow when
 /// an effect cleared the floor.
 fn order_effect(agg: &Aggregate, color: bool) -> String {
     let Some(e) = &agg.order_effect else {
@@ -127,7 +127,7 @@ fn point_table(agg: &Aggregate, group: usize) -> TextTable {
         Column::left(&vs, 254),
     ];
     // With an energy source: "W" and "ops/J" before the verdict.
-    let energy = super::energy::measured(agg);
+    let energy = crate::judging::energy::measured(agg);
     if energy {
         columns.insert(9, Column::right("W", 7));
         columns.insert(10, Column::right("ops/J", 7));
@@ -148,7 +148,7 @@ fn point_table(agg: &Aggregate, group: usize) -> TextTable {
         last_point = Some(c.point.index);
         let mut row = cell_row(agg, c, label);
         if energy {
-            let [w, ops] = super::energy::terminal_cells(c);
+            let [w, ops] = crate::report::energy::terminal_cells(c);
             row.insert(9, (w, Style::Plain));
             row.insert(10, (ops, Style::Plain));
         }
@@ -185,7 +185,7 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
     };
     let errors = c.errors.total();
     let verdict = if Some(&c.system) == agg.baseline.as_ref() {
-        match &super::judge::excluded(c) {
+        match &crate::judging::judge::excluded(c) {
             Some(why) => (format!("baseline, {} {why}", verdict::EXCLUDED), Style::Red),
             None => ("baseline".to_string(), Style::Dim),
         }
@@ -222,7 +222,7 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
                 _ => Style::Yellow,
             },
         ),
-        plain(super::limiter::table_cell(c.limiter.as_ref())),
+        plain(crate::report::limiter_view::table_cell(c.limiter.as_ref())),
         verdict,
     ]
 }
@@ -231,7 +231,7 @@ fn cell_row(agg: &Aggregate, c: &Cell, label: String) -> Vec<(String, Style)> {
 /// for client-bound ones left out of both, `/4` for all the trials when
 /// some failed: `2+1!/4`.
 fn trials_cell(c: &Cell) -> String {
-    let left_out = super::judge::left_out(c);
+    let left_out = crate::judging::judge::left_out(c);
     let used = c.throughput.len() - left_out;
     let bound = if left_out > 0 {
         format!("+{left_out}!")
@@ -268,7 +268,7 @@ fn table_notes(agg: &Aggregate) -> String {
             let _ = writeln!(out, "  {mark} {meaning}");
         }
     }
-    let left_out: usize = agg.cells.iter().map(super::judge::left_out).sum();
+    let left_out: usize = agg.cells.iter().map(crate::judging::judge::left_out).sum();
     if left_out > 0 {
         let _ = writeln!(
             out,
@@ -301,7 +301,7 @@ fn ranking(agg: &Aggregate, color: bool) -> String {
         })
         .unwrap_or_default();
     let line = ranking_line(&agg.ranking, agg.noise);
-    if !super::fits::ranks_anything(&agg.ranking) {
+    if !crate::judging::fits::ranks_anything(&agg.ranking) {
         let style = Style::Red;
         return format!(
             "\n{} {}\n",
@@ -313,7 +313,7 @@ fn ranking(agg: &Aggregate, color: bool) -> String {
         "\n{} {}\n{status}  (geometric mean over {} of the {} throughput relative to {})\n",
         Style::Bold.paint("Ranking:", color),
         line,
-        super::fits::mean_over(agg),
+        crate::judging::fits::mean_over(agg),
         agg.headline_word(),
         agg.baseline.as_deref().unwrap_or("the baseline")
     )
@@ -324,7 +324,7 @@ fn curve_verdict(agg: &Aggregate, color: bool) -> String {
     if agg.systems.len() != 1 {
         return String::new();
     }
-    let lines = super::fits::curve_verdicts(agg);
+    let lines = crate::judging::fits::curve_verdicts(agg);
     if lines.is_empty() {
         return String::new();
     }
@@ -389,7 +389,7 @@ fn fits(agg: &Aggregate, color: bool) -> String {
     if out.is_empty() {
         return out;
     }
-    let short = super::fits::too_short_sentence(agg)
+    let short = crate::judging::fits::too_short_sentence(agg)
         .map(|s| format!("  {}\n", Style::Dim.paint(&s, color)))
         .unwrap_or_default();
     format!(
@@ -493,7 +493,7 @@ fn tests_used(agg: &Aggregate) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::aggregate;
+    use crate::judging::test_support::aggregate;
 
     #[test]
     fn a_row_per_point_and_system_with_spread() {
@@ -535,7 +535,7 @@ mod tests {
     /// trials it left out.
     #[test]
     fn a_rows_medians_are_the_ones_its_verdict_used() {
-        let mut data = crate::report::test_support::run_data(&["a", "b"]);
+        let mut data = crate::judging::test_support::run_data(&["a", "b"]);
         for t in &mut data.trials {
             // b at connections=10: its third trial client-bound, at a
             // quarter of the others' rate.
@@ -544,7 +544,7 @@ mod tests {
                 t.measurement.as_mut().unwrap().rps.0 /= 4.0;
             }
         }
-        let agg = crate::report::analyse::aggregate(&data);
+        let agg = crate::judging::analyse::aggregate(&data);
         let (a, b) = (agg.cell("a", 1).unwrap(), agg.cell("b", 1).unwrap());
         let kept: Vec<f64> = b
             .samples
@@ -556,7 +556,7 @@ mod tests {
         assert_eq!(b.headline(), Some(median), "the median of the 2 kept");
         let cmp = b.comparison.as_ref().unwrap();
         assert!((cmp.ratio - median / a.headline().unwrap()).abs() < 1e-12);
-        assert_eq!(crate::report::judge::left_out(b), 1);
+        assert_eq!(crate::judging::judge::left_out(b), 1);
         let text = render_aggregate(&agg, &data.run, false, usize::MAX);
         let row = text
             .lines()

@@ -4,7 +4,7 @@
 //! memory limit" does. The yardstick is the server's cgroup memory limit
 //! when it had one, else the machine's RAM.
 
-use crate::report::rows::{Aggregate, Cell};
+use crate::judging::rows::{Aggregate, Cell};
 use crate::report::svg::Mark;
 
 /// A group whose x is dataset / memory.
@@ -92,7 +92,7 @@ pub fn ratio(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::aggregate;
+    use crate::judging::test_support::aggregate;
 
     #[test]
     fn the_ratio_needs_a_size_and_a_yardstick_in_every_cell() {

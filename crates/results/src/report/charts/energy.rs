@@ -4,9 +4,9 @@
 //! x. Drawn only for a run that measured energy.
 
 use super::{Chart, ChartKind, GroupCtx};
-use crate::report::energy::{domains_line, measured, shared_note};
-use crate::report::format;
-use crate::report::rows::Cell;
+use crate::judging::energy::{domains_line, measured, shared_note};
+use crate::judging::format;
+use crate::judging::rows::Cell;
 use crate::report::svg::{Panels, Pt, YScale};
 
 /// The plot height of each panel.

@@ -4,9 +4,9 @@
 //! lays them out as line charts, one set per system.
 
 use super::{plain_series, Chart, ChartKind, GroupCtx};
+use crate::judging::format;
 use crate::record::facts::TrialExtras;
 use crate::record::facts::{KindChart, KindChartCell};
-use crate::report::format;
 use crate::report::svg::{Guide, LineChart, Pt};
 
 impl GroupCtx<'_> {

@@ -6,8 +6,8 @@
 
 use super::GroupCtx;
 use crate::analysis::shape::PastPeak;
+use crate::judging::format;
 use crate::record::facts::{ChartInputs, ChartMark};
-use crate::report::format;
 use crate::report::svg::{Guide, Mark};
 
 impl GroupCtx<'_> {

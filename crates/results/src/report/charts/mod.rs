@@ -1,6 +1,6 @@
 //! Which charts a run gets, built from the aggregate.
 //!
-//! Per group (one per combination of the non-x axes, see [`super::layout`]):
+//! Per group (one per combination of the non-x axes, see [`crate::judging::layout`]):
 //! throughput (with each curve's peak and collapse marked, and a link's
 //! line rate for forwarding), throughput per client beside CPU load ×
 //! frequency, latency p50/p99 and the percentiles at the highest x,
@@ -25,14 +25,14 @@ mod seed_figs;
 mod seed_panels;
 mod server_figs;
 
-use super::fits::usl_params;
-use super::format;
-use super::rows::{Aggregate, Cell};
 use super::svg::{
     scale, Bar, BarChart, BarSeries, Component, Fit, LineChart, LineStyle, Pt, ScaleKind, Series,
     StackedBarChart, YScale,
 };
 use crate::analysis::usl::predict;
+use crate::judging::fits::usl_params;
+use crate::judging::format;
+use crate::judging::rows::{Aggregate, Cell};
 use crate::record::facts::KindSection;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -291,7 +291,7 @@ impl<'a> GroupCtx<'a> {
             c.marks.extend(self.peak_marks(s, i));
             c.series.push(series);
             let points = cells.iter().map(|c| (self.x(c), c.limiter.as_ref()));
-            let row = super::limiter::strip_row(s, super::svg::color(i), points);
+            let row = crate::report::limiter_view::strip_row(s, super::svg::color(i), points);
             c.strip.rows.extend(row);
         }
         c.strip.heading = "What limited each point (hover a cell for the figures):".into();
@@ -767,8 +767,8 @@ fn between_runs_band(
     c: &Cell,
     statistic: crate::analysis::summary::Headline,
 ) -> Option<(f64, f64)> {
-    let rules = crate::report::judge::Rules::symmetric(statistic, 0.0);
-    let runs = crate::report::judge::run_values(&crate::report::judge::kept(&c.samples), &rules);
+    let rules = crate::judging::judge::Rules::symmetric(statistic, 0.0);
+    let runs = crate::judging::judge::run_values(&crate::judging::judge::kept(&c.samples), &rules);
     if runs.len() < 2 {
         return None;
     }

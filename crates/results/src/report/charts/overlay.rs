@@ -3,8 +3,8 @@
 //! 1, 2, … CPU curves, each with its USL fit, instead of drawing one chart
 //! per count (seed 000's SMP figures compare the curves at a glance).
 
-use crate::report::layout::Group;
-use crate::report::rows::Aggregate;
+use crate::judging::layout::Group;
+use crate::judging::rows::Aggregate;
 
 /// The aggregate with its groups turned into series (`server_cpus=1`,
 /// `server_cpus=2`, …) in one group, when there is one system, two or more

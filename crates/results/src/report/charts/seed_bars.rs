@@ -8,8 +8,8 @@
 //!   concurrency all of them reached, in the load's unit and in Gbit/s.
 
 use super::{Chart, ChartKind, GroupCtx};
-use crate::report::format;
-use crate::report::rows::{Aggregate, Cell};
+use crate::judging::format;
+use crate::judging::rows::{Aggregate, Cell};
 use crate::report::svg::{Bar, BarChart, BarSeries};
 use maud::html;
 
@@ -92,12 +92,12 @@ fn relative_label(cell: &Cell, value: f64, base: f64) -> String {
 
 /// The mark every view gives the cell's number: ` ✗` for a cell in no
 /// verdict (its errors, or every trial client-bound:
-/// [`crate::report::judge::excluded`]), else its verdict's (` ?`, ` ~`,
+/// [`crate::judging::judge::excluded`]), else its verdict's (` ?`, ` ~`,
 /// nothing), as the rows and the ranking give it.
 fn cell_mark(cell: &Cell) -> String {
-    match crate::report::judge::excluded(cell) {
-        Some(_) => format!(" {}", crate::report::verdict::EXCLUDED),
-        None => crate::report::verdict::percent_mark(cell.comparison.as_ref()),
+    match crate::judging::judge::excluded(cell) {
+        Some(_) => format!(" {}", crate::judging::verdict::EXCLUDED),
+        None => crate::judging::verdict::percent_mark(cell.comparison.as_ref()),
     }
 }
 
@@ -143,7 +143,7 @@ pub(super) fn by_group_at_top(agg: &Aggregate) -> Option<Chart> {
                     let v = read(cell)?;
                     // Marked as the cell's verdict is, as the relative bars are.
                     let mark = cell_mark(cell);
-                    let why = crate::report::judge::excluded(cell)
+                    let why = crate::judging::judge::excluded(cell)
                         .map(|r| format!(" (not comparable: {r})"))
                         .unwrap_or_default();
                     if !mark.is_empty() {

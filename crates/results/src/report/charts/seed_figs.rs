@@ -13,9 +13,9 @@
 
 use super::plain_series as series;
 use super::{Chart, ChartKind, GroupCtx};
+use crate::judging::format;
+use crate::judging::rows::Cell;
 use crate::model::AxisTarget;
-use crate::report::format;
-use crate::report::rows::Cell;
 use crate::report::svg::{DualAxisChart, Mark, Pt, DASHED, DOTTED};
 use crate::units::RateUnit;
 

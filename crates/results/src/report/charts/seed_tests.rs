@@ -3,10 +3,10 @@
 //! 004's CPU line, and a frame-size axis that gets no concurrency charts.
 
 use super::{charts, Chart, ChartKind};
+use crate::judging::format;
+use crate::judging::rows::{collect, Aggregate};
+use crate::judging::test_support::{aggregate, at_nominal_frequency, fake_analyse, run_data};
 use crate::model::{AxisTarget, Coord};
-use crate::report::format;
-use crate::report::rows::{collect, Aggregate};
-use crate::report::test_support::{aggregate, at_nominal_frequency, fake_analyse, run_data};
 use crate::store::RunData;
 
 fn of(all: &[Chart], kind: ChartKind) -> Vec<&Chart> {
@@ -100,7 +100,7 @@ fn frames() -> Aggregate {
     for t in &mut data.trials {
         t.point.coords[0].target = AxisTarget::Load("frame_size".into());
     }
-    crate::report::analyse::aggregate(&data)
+    crate::judging::analyse::aggregate(&data)
 }
 
 #[test]
@@ -111,7 +111,7 @@ fn a_frame_size_axis_gets_no_efficiency_peak_or_collapse() {
         .fits
         .iter()
         .all(|f| f.shape.is_none() && f.usl.is_none()));
-    assert!(crate::report::fits::curve_verdicts(&agg).is_empty());
+    assert!(crate::judging::fits::curve_verdicts(&agg).is_empty());
     let all = charts(&agg);
     assert!(of(&all, ChartKind::Efficiency).is_empty(), "no efficiency");
     assert!(
@@ -297,7 +297,7 @@ fn relative_bars_print_each_ratio_to_the_baseline_at_the_top() {
         let cell = agg.cell(s, top.index).unwrap();
         let v = cell.headline().unwrap();
         // Each percentage carries its verdict's mark (issue 35).
-        let mark = crate::report::verdict::percent_mark(cell.comparison.as_ref());
+        let mark = crate::judging::verdict::percent_mark(cell.comparison.as_ref());
         let label = format!(">{}{mark}</text>", format::percent(v / base));
         assert!(svg(rel).contains(&label), "{s}: {label}");
     }
@@ -305,7 +305,7 @@ fn relative_bars_print_each_ratio_to_the_baseline_at_the_top() {
         .systems
         .iter()
         .filter_map(|s| agg.cell(s, top.index)?.comparison.as_ref())
-        .map(|c| crate::report::verdict::mark(&c.verdict))
+        .map(|c| crate::judging::verdict::mark(&c.verdict))
         .collect();
     assert!(
         marks.contains(&Some('~')),
@@ -408,7 +408,7 @@ fn bars_of_points_in_no_verdict_are_marked_as_the_relative_bars_are() {
             t.context.client_bound_reason = Some("client CPU 99% of its cores".into());
         }
     }
-    let agg = crate::report::analyse::aggregate(&data);
+    let agg = crate::judging::analyse::aggregate(&data);
     let all = charts(&agg);
     let fig = of(&all, ChartKind::Bandwidth)
         .into_iter()
@@ -433,7 +433,7 @@ fn bars_of_points_in_no_verdict_are_marked_as_the_relative_bars_are() {
     }
     // A comparable bar keeps its plain value.
     let ok = cell("no reuseport", 2);
-    let mark = crate::report::verdict::percent_mark(ok.comparison.as_ref());
+    let mark = crate::judging::verdict::percent_mark(ok.comparison.as_ref());
     assert!(s.contains(&format!(">{:.3}{mark}</text>", ok.gbit_s.unwrap())));
     assert!(fig.caption.contains("✗: not comparable"), "{}", fig.caption);
     // The relative bars give the same mark, the client-bound baseline's too.

@@ -3,8 +3,8 @@
 //! percentile and system) and memory per server worker against x.
 
 use super::{CellValue, Chart, ChartKind, GroupCtx};
-use crate::report::format;
-use crate::report::rows::Cell;
+use crate::judging::format;
+use crate::judging::rows::Cell;
 use crate::report::svg::{Bar, BarChart, BarSeries, LineStyle, YScale};
 
 impl GroupCtx<'_> {

@@ -3,9 +3,9 @@
 
 use super::{charts, kind_sections, Chart, ChartKind};
 use crate::analysis::shape::PastPeak;
+use crate::judging::rows::{collect, Aggregate};
+use crate::judging::test_support::{aggregate, fake_analyse, run_data};
 use crate::load::dns::facts::ramp_extras;
-use crate::report::rows::{collect, Aggregate};
-use crate::report::test_support::{aggregate, fake_analyse, run_data};
 
 fn of(all: &[Chart], kind: ChartKind) -> Vec<&Chart> {
     all.iter().filter(|c| c.kind == kind).collect()

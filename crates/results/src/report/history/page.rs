@@ -4,9 +4,9 @@
 //! first run after a change that says what changed; then the change table
 //! and the list of runs.
 
-use super::{History, HistoryPoint};
 use crate::analysis::compare::format_p;
-use crate::report::format;
+use crate::judging::format;
+use crate::judging::history::{History, HistoryPoint};
 use crate::report::html::document;
 use crate::report::svg::{LineChart, Mark, Pt, Series, YScale};
 use maud::{html, Markup};
@@ -20,7 +20,7 @@ pub fn render(h: &History, scalelab_version: &str) -> String {
             h1 { "History of " (h.recipe) }
             p class="desc" {
                 (h.runs.len()) " runs ordered by "
-                (match h.order { super::Order::Time => "start time", super::Order::Label => "label" })
+                (match h.order { crate::judging::history::Order::Time => "start time", crate::judging::history::Order::Label => "label" })
                 "; " (h.statistic.as_str()) " of each run's trials, whiskers from the slowest to the fastest trial. "
                 "Change points by E-divisive means (Matteson & James 2014) with a permutation test (p < "
                 (h.alpha) ", " (h.permutations) " permutations); changes under "
@@ -88,7 +88,7 @@ fn chart(h: &History, p: &HistoryPoint, i: usize) -> LineChart {
     c
 }
 
-fn point(h: &History, p: &HistoryPoint, v: &super::RunValue) -> Pt {
+fn point(h: &History, p: &HistoryPoint, v: &crate::judging::history::RunValue) -> Pt {
     let run = &h.runs[v.position];
     let mut tip = format!(
         "{} (run {} in {}): {} {}, {} trial(s)",

@@ -2,9 +2,9 @@
 //! and spread, then each change point with its size, CI, p-value and what
 //! changed.
 
-use super::{History, HistoryChange, HistoryPoint};
 use crate::analysis::compare::format_p;
-use crate::report::format;
+use crate::judging::format;
+use crate::judging::history::{History, HistoryChange, HistoryPoint};
 
 /// The whole history as text.
 pub fn render(h: &History) -> String {
@@ -14,8 +14,8 @@ pub fn render(h: &History) -> String {
         h.recipe,
         h.runs.len(),
         match h.order {
-            super::Order::Time => "start time",
-            super::Order::Label => "label",
+            crate::judging::history::Order::Time => "start time",
+            crate::judging::history::Order::Label => "label",
         },
         h.statistic.as_str(),
         h.alpha,
@@ -77,7 +77,7 @@ fn point(h: &History, p: &HistoryPoint) -> String {
 }
 
 /// `    3  v2  left out: client-bound at 4 of 4 trials  ✗`.
-fn left_out_line(h: &History, l: &super::LeftOutRun) -> String {
+fn left_out_line(h: &History, l: &crate::judging::history::LeftOutRun) -> String {
     format!(
         "  {:>3}  {:<28} left out: {}  ✗\n",
         l.position + 1,

@@ -2,20 +2,20 @@
 //! chart, named by label; the ranking of the sides with relative % against
 //! the first side (the baseline) and per-point verdicts with the 95% CI of
 //! the ratio, both from the comparison `compare` prints
-//! ([`super::verdicts`]: each system against the same system of the
+//! ([`crate::judging::multi::verdicts`]: each system against the same system of the
 //! baseline side); each series' peak and decline or collapse; the points
 //! each series lacks; and the environments side by side, rows that differ
 //! first.
 
-use super::environment::{is_key_fact, rows, EnvRow};
-use super::verdicts::{self, SideComparison};
-use super::Merged;
+use crate::judging::fits::{curve_verdicts, ranking_line};
+use crate::judging::format;
+use crate::judging::judge::Rules;
+use crate::judging::multi::environment::{is_key_fact, rows, EnvRow};
+use crate::judging::multi::verdicts::{self, SideComparison};
+use crate::judging::multi::Merged;
+use crate::judging::rows::Aggregate;
 use crate::report::charts::{charts, kind_sections, Chart, ChartKind};
-use crate::report::fits::{curve_verdicts, ranking_line};
-use crate::report::format;
 use crate::report::html::document;
-use crate::report::judge::Rules;
-use crate::report::rows::Aggregate;
 use maud::{html, Markup};
 
 /// The whole page, its verdicts drawn by `rules`
@@ -34,8 +34,8 @@ pub fn render_sides(m: &Merged, sides: &[SideComparison], noise: f64) -> String 
     let latency: Vec<ChartKind> = std::iter::once(ChartKind::Latency)
         .chain(kind_sections(&all).into_iter().map(ChartKind::Kind))
         .collect();
-    let background = super::background::differences(&m.runs, &m.names);
-    let drift = super::drift::of_sides(m);
+    let background = crate::judging::multi::background::differences(&m.runs, &m.names);
+    let drift = crate::judging::multi::drift::of_sides(m);
     let names: Vec<&str> = m.sides.iter().map(|s| s.name.as_str()).collect();
     let title = names.join(", ");
     let body = html! {
@@ -53,9 +53,9 @@ pub fn render_sides(m: &Merged, sides: &[SideComparison], noise: f64) -> String 
         section id="relative" {
             h2 { "Relative to the baseline" }
             (super::relative::tables(&m.sides[0].name, sides))
-            p class="muted" { "Change: ratio of the values shown. " (crate::report::verdict::legend(noise, &m.data.kind_legend())) "." }
-            p class="note" { (super::BETWEEN_RUNS) }
-            p class="note" { (super::PAIRS) }
+            p class="muted" { "Change: ratio of the values shown. " (crate::judging::verdict::legend(noise, &m.data.kind_legend())) "." }
+            p class="note" { (crate::judging::multi::BETWEEN_RUNS) }
+            p class="note" { (crate::judging::multi::PAIRS) }
         }
         (drift_section(&drift))
         (curves(&agg))
@@ -98,7 +98,7 @@ fn runs_table(m: &Merged) -> Markup {
                     }
                 }
             } }
-            @for line in super::pooled_lines(m) { p class="note" { (line) } }
+            @for line in crate::judging::multi::pooled_lines(m) { p class="note" { (line) } }
         }
     }
 }
@@ -106,7 +106,7 @@ fn runs_table(m: &Merged) -> Markup {
 /// Each side of 3 or more runs: the drift between its runs beside the
 /// spread inside them, the runs a side to plan, and what differed when
 /// they disagree.
-fn drift_section(sides: &[super::drift::SideDrift]) -> Markup {
+fn drift_section(sides: &[crate::judging::multi::drift::SideDrift]) -> Markup {
     html! {
         @if !sides.is_empty() {
             section id="drift" {
@@ -123,7 +123,7 @@ fn drift_section(sides: &[super::drift::SideDrift]) -> Markup {
                             }
                         }
                     } }
-                    p { (super::drift::plan_sentence(s)) }
+                    p { (crate::judging::multi::drift::plan_sentence(s)) }
                     @if !s.why.is_empty() {
                         div class="callout callout-warn" {
                             p { "These runs disagree beyond their own spread. What each run stored:" }

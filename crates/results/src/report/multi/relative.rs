@@ -1,15 +1,15 @@
 //! The N-run page's "Relative to the baseline" section, drawn from the
-//! comparison `compare` prints ([`super::verdicts`]): per system and
+//! comparison `compare` prints ([`crate::judging::multi::verdicts`]): per system and
 //! point each side's value with its % of the baseline's and its mark, the
 //! geometric mean, and each side's verdicts with the 95% CI of the ratio.
 //! The values and the % are the ones the verdicts divide.
 
 use super::text::{geomean_cell, system_cell, value};
-use super::verdicts::SideComparison;
 use crate::analysis::compare::{sentence_for, Verdict};
-use crate::report::format;
-use crate::report::runs::{PointComparison, RunComparison};
-use crate::report::verdict::{self, Tone};
+use crate::judging::format;
+use crate::judging::multi::verdicts::SideComparison;
+use crate::judging::runs::{PointComparison, RunComparison};
+use crate::judging::verdict::{self, Tone};
 use maud::{html, Markup};
 
 /// The whole section's tables.

@@ -1,13 +1,13 @@
 //! `scalelab compare`'s table of one side against the baseline side, from
-//! the comparison the N-run page draws too ([`super::verdicts`]):
+//! the comparison the N-run page draws too ([`crate::judging::multi::verdicts`]):
 //! benchstat's layout, with each value column named by what it holds.
 
-use super::verdicts::too_few;
 use crate::analysis::compare::{sentence_for, Verdict};
-use crate::report::format;
-use crate::report::judge::BESIDE_BACKGROUND_LOAD;
-use crate::report::runs::RunComparison;
-use crate::report::verdict;
+use crate::judging::format;
+use crate::judging::judge::BESIDE_BACKGROUND_LOAD;
+use crate::judging::multi::verdicts::too_few;
+use crate::judging::runs::RunComparison;
+use crate::judging::verdict;
 
 /// Side `b` against the baseline side `a`: the heading, the table, the
 /// points only one side has, and a sentence per verdict that claims
@@ -80,7 +80,7 @@ pub fn value(v: Option<f64>) -> String {
 }
 
 /// `system -> system_b` where single systems of other names were paired.
-pub fn system_cell(p: &crate::report::runs::PointComparison) -> String {
+pub fn system_cell(p: &crate::judging::runs::PointComparison) -> String {
     if p.system == p.system_b {
         p.system.clone()
     } else {

@@ -3,7 +3,7 @@
 
 use super::frame::{self, Frame, LABEL_SIZE, RIGHT, TICK_SIZE, TITLE_H};
 use super::{color, draw_legend, legend_height, text_width, Axis, Doc, LegendEntry, Sample, INK};
-use crate::report::format::tick;
+use crate::judging::format::tick;
 use maud::{html, Markup, PreEscaped};
 
 /// Bars grouped by category, one bar per series in each group.

@@ -10,7 +10,7 @@ use super::{
     color, draw_legend, legend_height, points_attr, text_width, Axis, Doc, LegendEntry, Mark,
     Marker, Sample, ScaleKind, Series, Text, INK, MUTED,
 };
-use crate::report::format::tick;
+use crate::judging::format::tick;
 use maud::{html, Markup, PreEscaped};
 
 /// Two linked y axes over one x axis.

@@ -8,7 +8,7 @@ use super::{
     color, draw_legend, legend_height, points_attr, Axis, Doc, LegendEntry, Marker, Sample,
     ScaleKind, Text, MUTED,
 };
-use crate::report::format::tick;
+use crate::judging::format::tick;
 use maud::{html, Markup, PreEscaped};
 use std::fmt::Write;
 

@@ -1,8 +1,8 @@
 //! The one comparison of N runs' sides: every side after the first
 //! against the baseline side, each system against **the same system of
 //! the baseline side** ([`compare_sides`]). `compare` prints it in the
-//! terminal ([`super::text`]) and as JSON, and the N-run page draws it in
-//! HTML ([`super::page`]): one engine, one set of pairs, one number under
+//! terminal (`report::multi::text`) and as JSON, and the N-run page draws it in
+//! HTML (`report::multi::page`): one engine, one set of pairs, one number under
 //! one name.
 //!
 //! Why this pairing: a side is one machine, OS or build, and its systems
@@ -16,17 +16,17 @@
 //! system label but each has exactly one system, those two are paired.
 //!
 //! The value shown for a side at a point is the one the verdict's ratio
-//! divides ([`crate::report::runs::PointComparison::value_a`]): each run's
+//! divides ([`crate::judging::runs::PointComparison::value_a`]): each run's
 //! headline, their geometric mean over the side's runs, named by
-//! [`crate::report::runs::value_name`].
+//! [`crate::judging::runs::value_name`].
 
 use super::Merged;
 use crate::analysis::compare::Verdict;
 use crate::analysis::summary::Headline;
-use crate::report::fits::{standing_of, Standing};
-use crate::report::judge::Rules;
-use crate::report::rows::Rank;
-use crate::report::runs::{compare_sides, RunComparison};
+use crate::judging::fits::{standing_of, Standing};
+use crate::judging::judge::Rules;
+use crate::judging::rows::Rank;
+use crate::judging::runs::{compare_sides, RunComparison};
 use crate::store::RunData;
 
 /// One side against the baseline side.

@@ -106,7 +106,7 @@ mod tests {
     /// `?` (a point where a trial failed, 2 against 3, still says `?`).
     #[test]
     fn best_of_three_gets_a_verdict_or_a_stated_limit() {
-        let mut data = crate::report::test_support::run_data(&["debian", "freebsd"]);
+        let mut data = crate::judging::test_support::run_data(&["debian", "freebsd"]);
         data.run.headline = "best".into();
         let agg = aggregate(&data);
         let mut judged = 0;
@@ -115,14 +115,15 @@ mod tests {
             // Client-bound trials are left out of every verdict (the
             // fixture's debian has one at connections=4000).
             let base = agg.cell("debian", c.point.index).unwrap();
-            let kept = |c: &crate::report::rows::Cell| crate::report::judge::kept(&c.samples).len();
+            let kept =
+                |c: &crate::judging::rows::Cell| crate::judging::judge::kept(&c.samples).len();
             if kept(c).min(kept(base)) < 3 {
                 assert!(matches!(cmp.verdict, Verdict::NeedsMoreTrials { .. }));
                 continue;
             }
             judged += 1;
             assert_eq!(cmp.test, Test::Welch, "{cmp:?}");
-            let (short, _) = crate::report::verdict::short(cmp);
+            let (short, _) = crate::judging::verdict::short(cmp);
             assert!(!short.starts_with('?'), "{short}");
             match cmp.verdict {
                 Verdict::Faster | Verdict::Slower => assert!(short.contains("(Welch p"), "{short}"),
@@ -137,7 +138,7 @@ mod tests {
 
     #[test]
     fn a_run_with_nothing_comparable_says_so() {
-        let mut agg = crate::report::test_support::aggregate(&["a", "b"]).1;
+        let mut agg = crate::judging::test_support::aggregate(&["a", "b"]).1;
         assert_eq!(nothing_comparable_in(&agg), None);
         for c in &mut agg.cells {
             if let Some(cmp) = c.comparison.take() {
@@ -150,7 +151,7 @@ mod tests {
             "{why}"
         );
         // One system: judged by its own points.
-        let mut one = crate::report::test_support::aggregate(&["a"]).1;
+        let mut one = crate::judging::test_support::aggregate(&["a"]).1;
         assert_eq!(nothing_comparable_in(&one), None);
         for c in &mut one.cells {
             c.not_comparable = Some("9 errors (9 timeouts)".into());

@@ -185,7 +185,7 @@ mod terminal_safe_tests {
             terminal_safe("x\u{1b}[2J\u{1b}]0;pwned\u{7}y\nz\tö"),
             "x\\u{1b}[2J\\u{1b}]0;pwned\\u{7}y\\nz\\tö"
         );
-        let mut data = crate::report::test_support::run_data(&["a\u{1b}[31m"]);
+        let mut data = crate::judging::test_support::run_data(&["a\u{1b}[31m"]);
         data.run.label = "\u{9b}2J".into();
         // Issue 46: the revision reached `compare`'s table raw.
         data.run.revision = Some("abc\n\u{1b}[2Jdef".into());

@@ -2,7 +2,8 @@
 //! tests/it/history.rs run real servers).
 
 use super::*;
-use crate::report::test_support::run_data;
+use crate::judging::test_support::run_data;
+use crate::report::history::{page, text};
 
 /// Run `i` of a history: the test run's trials scaled by `factor`, with
 /// revision `r{i}`.
@@ -253,9 +254,9 @@ fn client_bound_runs_are_left_out_of_the_series_as_every_verdict_leaves_them() {
             "{p:?}"
         );
     }
-    let text = super::text::render(&h);
+    let text = text::render(&h);
     assert!(text.contains("left out: client-bound at "), "{text}");
-    let page = super::page::render(&h, "test");
+    let page = page::render(&h, "test");
     assert!(page.contains(") left out: client-bound at "), "{page}");
 }
 
@@ -279,12 +280,12 @@ fn a_run_disturbed_at_every_trial_is_kept_in_the_series_and_marked() {
         let marked: Vec<bool> = p.values.iter().map(|v| v.disturbed).collect();
         assert_eq!(marked, [false, false, false, true], "{p:?}");
     }
-    let text = super::text::render(&h);
+    let text = text::render(&h);
     assert!(
         text.contains("(every trial beside background load)"),
         "{text}"
     );
-    let page = super::page::render(&h, "test");
+    let page = page::render(&h, "test");
     assert!(
         page.contains("every trial beside background load"),
         "{page}"

@@ -127,8 +127,8 @@ impl CurveCaveat {
 
 #[cfg(test)]
 mod tests {
+    use crate::judging::test_support::run_data;
     use crate::record::probe::limiter::{Limiter, LimiterKind, LimiterNumbers};
-    use crate::report::test_support::run_data;
 
     /// The fixture's one curve (peak at 100, collapse to 4000) with the
     /// trials at `outside` points limited by `kind`, the others by the CPU.
@@ -153,11 +153,11 @@ mod tests {
     #[test]
     fn a_collapse_on_background_limited_points_says_so_on_its_mark_its_fit_and_the_export() {
         let data = with_limiters(&[0, 3, 4], LimiterKind::BackgroundLoad);
-        let mut agg = crate::report::rows::collect(&data);
-        crate::report::analyse::analyse(&mut agg);
+        let mut agg = crate::judging::rows::collect(&data);
+        crate::judging::analyse::analyse(&mut agg);
         // Five levels are too few for a fit: one stands in, as a sixth would give.
-        agg.fits[0].usl = Some(Ok(crate::report::test_support::usl(0.02, 0.00002, 9000.0)));
-        let verdicts = crate::report::fits::curve_verdicts(&agg).join("\n");
+        agg.fits[0].usl = Some(Ok(crate::judging::test_support::usl(0.02, 0.00002, 9000.0)));
+        let verdicts = crate::judging::fits::curve_verdicts(&agg).join("\n");
         assert!(verdicts.contains("collapse (-68"), "{verdicts}");
         assert!(
             verdicts.contains("(caveat: every point past the peak was limited by background load (other processes) (1000, 4000): not the server's decline)"),
@@ -200,16 +200,16 @@ mod tests {
     fn a_collapse_the_server_itself_limited_carries_no_caveat() {
         // One point past the peak is the server's: the decline is its own.
         let data = with_limiters(&[4], LimiterKind::ClientBound);
-        let mut agg = crate::report::rows::collect(&data);
-        crate::report::analyse::analyse(&mut agg);
-        let verdicts = crate::report::fits::curve_verdicts(&agg).join("\n");
+        let mut agg = crate::judging::rows::collect(&data);
+        crate::judging::analyse::analyse(&mut agg);
+        let verdicts = crate::judging::fits::curve_verdicts(&agg).join("\n");
         assert!(verdicts.contains("collapse"), "{verdicts}");
         assert!(!verdicts.contains("caveat"), "{verdicts}");
         // The peak itself client-bound: said on the peak.
         let data = with_limiters(&[2], LimiterKind::ClientBound);
-        let mut agg = crate::report::rows::collect(&data);
-        crate::report::analyse::analyse(&mut agg);
-        let verdicts = crate::report::fits::curve_verdicts(&agg).join("\n");
+        let mut agg = crate::judging::rows::collect(&data);
+        crate::judging::analyse::analyse(&mut agg);
+        let verdicts = crate::judging::fits::curve_verdicts(&agg).join("\n");
         assert!(
             verdicts
                 .contains("the peak is at a point limited by the load generator (client-bound)"),

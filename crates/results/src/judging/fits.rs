@@ -600,7 +600,7 @@ mod tests {
 
     #[test]
     fn a_poor_fit_puts_no_n_star_in_the_headline() {
-        let (_, mut agg) = crate::report::test_support::aggregate(&["pg"]);
+        let (_, mut agg) = crate::judging::test_support::aggregate(&["pg"]);
         let line = curve_verdicts(&agg).join("\n");
         assert!(line.contains("; USL N*=221"), "{line}");
         if let Some(Ok(u)) = agg.fits[0].usl.as_mut() {
@@ -621,7 +621,7 @@ mod tests {
     #[test]
     fn the_mean_counts_the_points_it_is_over() {
         // nginx-return200: one point of three left out for the candidate.
-        let (_, mut agg) = crate::report::test_support::aggregate(&["a", "b"]);
+        let (_, mut agg) = crate::judging::test_support::aggregate(&["a", "b"]);
         agg.ranking = vec![
             Rank {
                 points: 2,
@@ -645,14 +645,14 @@ mod tests {
     /// The fixture with `system`'s trials at `points` all client-bound,
     /// analysed for real.
     fn bound_at(systems: &[&str], system: &str, points: &[u32]) -> Aggregate {
-        let mut data = crate::report::test_support::run_data(systems);
+        let mut data = crate::judging::test_support::run_data(systems);
         for t in &mut data.trials {
             if t.system == system && points.contains(&t.point.index) {
                 t.context.client_bound = Some(true);
                 t.context.client_bound_reason = Some("client CPU 99% of its cores".into());
             }
         }
-        crate::report::analyse::aggregate(&data)
+        crate::judging::analyse::aggregate(&data)
     }
 
     /// Issue 46 (2.1): the geometric mean counted points whose verdict was
@@ -701,7 +701,7 @@ mod tests {
     /// client-bound at some points.
     #[test]
     fn one_run_a_side_is_marked_and_never_ordered() {
-        let mut data = crate::report::test_support::run_data(&["quiet"]);
+        let mut data = crate::judging::test_support::run_data(&["quiet"]);
         data.trials.retain(|t| t.trial <= 2);
         let again: Vec<crate::store::Trial> = (data.trials.iter())
             .map(|t| {
@@ -718,7 +718,7 @@ mod tests {
             }
         }
         data.trials.extend(again);
-        let agg = crate::report::analyse::aggregate(&data);
+        let agg = crate::judging::analyse::aggregate(&data);
         let line = ranking_line(&agg.ranking, agg.noise);
         assert!(line.starts_with("again (166%, ?), quiet (100%)"), "{line}");
         assert!(!line.contains('>'), "{line}");
@@ -737,7 +737,7 @@ mod tests {
                 t.context.client_bound = Some(true);
             }
         }
-        let agg = crate::report::analyse::aggregate(&data);
+        let agg = crate::judging::analyse::aggregate(&data);
         let line = ranking_line(&agg.ranking, agg.noise);
         assert!(line.starts_with(NO_RANKING), "{line}");
     }

@@ -93,7 +93,7 @@ pub fn is_key_fact(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::run_data;
+    use crate::judging::test_support::run_data;
 
     #[test]
     fn differing_rows_come_first_and_a_sysctl_before_the_rest() {

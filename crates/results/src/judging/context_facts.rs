@@ -55,7 +55,7 @@ mod tests {
 
     #[test]
     fn facts_are_read_from_the_context_and_absent_otherwise() {
-        let mut data = crate::report::test_support::run_data(&["a"]);
+        let mut data = crate::judging::test_support::run_data(&["a"]);
         let mut t = data.trials.remove(0);
         t.context = TrialContext {
             dataset: Some(crate::record::server::DatasetInfo {

@@ -1,7 +1,8 @@
 //! Merging runs: series names, the union of points, refusals, the page.
 
 use super::*;
-use crate::report::test_support::run_data;
+use crate::judging::test_support::run_data;
+use crate::report::multi::page;
 
 fn labelled(label: &str, systems: &[&str], scale: f64) -> RunData {
     let mut d = run_data(systems);
@@ -40,7 +41,7 @@ fn series_are_named_by_label_and_system_and_points_are_united() {
         m.missing_points(),
         [("FreeBSD 14".to_string(), vec!["connections=1".to_string()])]
     );
-    let agg = crate::report::analyse::aggregate(&m.data);
+    let agg = crate::judging::analyse::aggregate(&m.data);
     let freebsd = agg
         .ranking
         .iter()
@@ -257,7 +258,7 @@ fn identical_repeats_are_never_ranked_apart() {
     }));
     let m = merged(runs);
     let agg = m.aggregate();
-    let line = crate::report::fits::ranking_line(&agg.ranking, agg.noise);
+    let line = crate::judging::fits::ranking_line(&agg.ranking, agg.noise);
     assert!(!line.contains('>'), "{line}");
     assert!(line.contains('≈'), "{line}");
 }
@@ -281,7 +282,7 @@ fn a_client_bound_point_is_judged_alike_on_the_page_and_in_compare() {
     }
     let m = merged(vec![a.clone(), b.clone()]);
     let agg = m.aggregate();
-    let at_4000 = |c: &&crate::report::rows::Cell| c.point.label() == "connections=4000";
+    let at_4000 = |c: &&crate::judging::rows::Cell| c.point.label() == "connections=4000";
     let cell = agg
         .cells
         .iter()
@@ -295,7 +296,7 @@ fn a_client_bound_point_is_judged_alike_on_the_page_and_in_compare() {
             reason: "client-bound at 3 of 3 trials in A".into()
         }
     );
-    let c = crate::report::runs::compare_runs(&a, &b, 0.02);
+    let c = crate::judging::runs::compare_runs(&a, &b, 0.02);
     let p = c
         .points
         .iter()

@@ -32,7 +32,7 @@ mod tests {
 
     #[test]
     fn errors_are_judged_by_the_shared_rule_without_a_kinds_own() {
-        let mut t = crate::report::test_support::run_data(&["a"])
+        let mut t = crate::judging::test_support::run_data(&["a"])
             .trials
             .remove(0);
         let errors = ErrorCounts {

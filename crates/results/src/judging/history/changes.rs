@@ -3,8 +3,8 @@
 //! file's fields (by the rule `--resume` uses, [`crate::record::recipe_diff`]), the
 //! label and the recorded revision.
 
+use crate::judging::runs::environment_differences;
 use crate::record::recipe_diff::{changes as recipe_changes, Recipe};
-use crate::report::runs::environment_differences;
 use crate::store::RunData;
 use serde::Serialize;
 

@@ -73,7 +73,7 @@ pub fn differences(runs: &[RunData], names: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::run_data;
+    use crate::judging::test_support::run_data;
 
     fn with_busy(mut d: RunData, busy: f64) -> RunData {
         for t in &mut d.trials {

@@ -575,7 +575,7 @@ mod tests {
 
     #[test]
     fn a_sample_is_left_out_as_the_stopping_rule_leaves_its_trial_out() {
-        let mut trial = crate::report::test_support::run_data(&["a"]).trials[0].clone();
+        let mut trial = crate::judging::test_support::run_data(&["a"]).trials[0].clone();
         for (bound, unsteady) in [(false, false), (true, false), (false, true), (true, true)] {
             (trial.context).set_client_bound(bound.then(|| "client CPU 99%".into()));
             trial.window.left_out = unsteady;
@@ -588,7 +588,7 @@ mod tests {
 
     #[test]
     fn the_unit_follows_the_load_kind() {
-        let mut data = crate::report::test_support::run_data(&["a", "b"]);
+        let mut data = crate::judging::test_support::run_data(&["a", "b"]);
         let unit = |data: &RunData| {
             let mut notes = Vec::new();
             (throughput_unit(data, &mut notes).as_str(), notes.len())
@@ -607,7 +607,7 @@ mod tests {
 
     #[test]
     fn server_cost_is_per_completed_request() {
-        let data = crate::report::test_support::run_data(&["a"]);
+        let data = crate::judging::test_support::run_data(&["a"]);
         let trial = data
             .trials
             .iter()

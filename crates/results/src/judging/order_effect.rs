@@ -216,7 +216,7 @@ mod tests {
     /// Two systems, 8 rounds, one point; `first_factor` scales the trial
     /// that ran first in each round; positions alternate between systems.
     fn run(first_factor: f64, trend: f64) -> RunData {
-        let mut data = crate::report::test_support::run_data(&["a", "b"]);
+        let mut data = crate::judging::test_support::run_data(&["a", "b"]);
         let template = data.trials[0].clone();
         data.trials.clear();
         let mut seq = 0;

@@ -71,7 +71,7 @@ impl RunFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::run_data;
+    use crate::judging::test_support::run_data;
 
     #[test]
     fn facts_come_from_the_probe_the_placement_and_the_forward_report() {
@@ -81,7 +81,7 @@ mod tests {
         assert_eq!(f.server_cpus, Some(2), "the environment's online CPUs");
         assert_eq!(f.nominal_freq, None, "no load × frequency in the fixture");
         assert_eq!(f.rate_note, None);
-        crate::report::test_support::at_nominal_frequency(&mut data);
+        crate::judging::test_support::at_nominal_frequency(&mut data);
         for t in &mut data.trials {
             if let Some(p) = t.probe.as_mut() {
                 p.online_cpus = 8;

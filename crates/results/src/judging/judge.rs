@@ -443,7 +443,7 @@ mod tests {
     use crate::analysis::compare::Test;
 
     fn cell(system: &str, runs: &[(i64, &[f64])]) -> Cell {
-        let mut c = crate::report::test_support::aggregate(&["a"]).1.cells[0].clone();
+        let mut c = crate::judging::test_support::aggregate(&["a"]).1.cells[0].clone();
         c.system = system.into();
         c.not_comparable = None;
         c.samples = runs
@@ -471,7 +471,7 @@ mod tests {
 
     #[test]
     fn checks_background_rule_blames_no_disturbed_candidate_and_counts_kept_trials() {
-        let mut cand = crate::report::test_support::run_data(&["a"]);
+        let mut cand = crate::judging::test_support::run_data(&["a"]);
         let noisy = crate::record::probe::background::Background {
             noisy: true,
             ..Default::default()
