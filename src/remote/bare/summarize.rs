@@ -1,12 +1,17 @@
 //! The interval probe's samples as the agent's probe stores them: a
-//! timeline of per-interval deltas and a summary over the window, with
-//! the limiter's counters. Pure: samples and their times in, [`ProbeData`]
-//! out. What the host did not give stays `None` and is named in the
-//! summary's warnings as unavailable.
+//! timeline of per-interval deltas (the agent's `ProbeSample`) and the
+//! summary over the window, computed by the agent's own summarizer
+//! (`probe::summary::summarize`) with the limiter's counters. Pure: samples
+//! and their times in, [`ProbeData`] out. What the host did not give stays
+//! `None` and is named in the summary's warnings as unavailable
+//! ([`over_ssh`]).
 
 use super::parse::{HostSample, ProcRow};
+use crate::probe::cpu::{split, CpuTimes, ProcStat};
 use crate::probe::limiter::LimiterFigures;
-use crate::probe::{CpuSplit, PerCpu, ProbeData, ProbeSample, ProbeSummary, ServerSample};
+use crate::probe::summary::SummaryInputs;
+use crate::probe::{PerCpu, ProbeData, ProbeSample, ProbeSummary, ServerSample};
+use crate::procfs::loadavg::LoadAvg;
 use std::collections::HashMap;
 
 /// One sample and when it was taken, seconds from the first.
@@ -20,35 +25,41 @@ pub fn tree(procs: &[ProcRow], root: u32) -> Vec<&ProcRow> {
         .collect()
 }
 
-/// The split of tick deltas `a` → `b` (user, nice, sys, intr, idle, steal).
-fn split(a: &[u64; 6], b: &[u64; 6]) -> CpuSplit {
-    let d: Vec<f64> = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| y.saturating_sub(*x) as f64)
-        .collect();
-    let total = d.iter().sum::<f64>().max(1.0);
-    CpuSplit {
-        user: d[0] / total,
-        nice: d[1] / total,
-        system: d[2] / total,
-        irq: d[3] / total,
-        idle: d[4] / total,
-        steal: d[5] / total,
-        busy: 1.0 - d[4] / total,
-        ..CpuSplit::default()
+/// A CPU's ticks (user, nice, system, interrupt, idle, steal: the order
+/// of [`HostSample::cpus`]) as the agent's `/proc/stat` times, so that one
+/// split ([`split`]) serves both probes. A BSD's interrupt time and Linux's
+/// irq with softirq are `irq`; iowait is in `idle`.
+fn times(t: &[u64; 6]) -> CpuTimes {
+    CpuTimes {
+        user: t[0],
+        nice: t[1],
+        system: t[2],
+        irq: t[3],
+        idle: t[4],
+        steal: t[5],
+        ..CpuTimes::default()
     }
 }
 
-/// All CPUs' ticks together.
-fn total(cpus: &[[u64; 6]]) -> [u64; 6] {
-    let mut t = [0u64; 6];
-    for c in cpus {
-        for i in 0..6 {
-            t[i] += c[i];
-        }
+/// A sample's CPU ticks as the agent's `/proc/stat` reading: all CPUs
+/// together and each by its index.
+fn proc_stat(s: &HostSample) -> ProcStat {
+    let per_cpu: Vec<(u32, CpuTimes)> = (0u32..).zip(s.cpus.iter().map(times)).collect();
+    let mut total = CpuTimes::default();
+    for (_, c) in &per_cpu {
+        total.user += c.user;
+        total.nice += c.nice;
+        total.system += c.system;
+        total.irq += c.irq;
+        total.idle += c.idle;
+        total.steal += c.steal;
     }
-    t
+    ProcStat {
+        total,
+        per_cpu,
+        procs_running: s.procs_running.unwrap_or(0),
+        procs_blocked: s.procs_blocked.unwrap_or(0),
+    }
 }
 
 /// Per-CPU splits from `a` to `b`, with `b`'s MHz.
@@ -59,7 +70,7 @@ fn per_cpu(a: &HostSample, b: &HostSample) -> Vec<PerCpu> {
         .enumerate()
         .map(|(i, (x, y))| PerCpu {
             cpu: i as u32,
-            split: split(x, y),
+            split: split(&times(x), &times(y)),
             freq_mhz: b.mhz.get(i).copied(),
         })
         .collect()
@@ -124,62 +135,59 @@ fn major_faults(a: &HostSample, b: &HostSample, root: u32) -> Option<u64> {
 
 /// The timeline and summary of `samples` (at least two), probing `root`.
 pub fn summarize(samples: &[Timed], root: Option<u32>, interval_s: f64) -> ProbeData {
-    let mut data = ProbeData::default();
     let (Some((t0, first)), Some((t1, last))) = (samples.first(), samples.last()) else {
-        return data;
+        return ProbeData::default();
     };
-    for pair in samples.windows(2) {
-        let ((ta, a), (tb, b)) = (&pair[0], &pair[1]);
-        let seconds = tb - ta;
-        let per_cpu = per_cpu(a, b);
-        let freq = mean(b.mhz.iter().copied());
-        data.timeline.push(ProbeSample {
-            t_s: tb - t0,
-            interval_s: seconds,
-            cpu: split(&total(&a.cpus), &total(&b.cpus)),
-            freq_mhz: freq,
-            load_x_freq: load_x_freq(&per_cpu),
-            procs_running: b.procs_running.unwrap_or(0),
-            procs_blocked: b.procs_blocked.unwrap_or(0),
-            server: root.and_then(|r| server(a, b, r, seconds)),
-            per_cpu,
-            ..ProbeSample::default()
-        });
-    }
+    let timeline = timeline(samples, root);
     let window_s = t1 - t0;
-    let s = &mut data.summary;
-    s.samples = data.timeline.len() as u32;
-    s.window_s = window_s;
-    s.interval_s = interval_s;
-    s.online_cpus = first.cpus.len() as u32;
-    s.cpu = split(&total(&first.cpus), &total(&last.cpus));
-    s.cpu_busy = s.cpu.busy;
-    s.per_cpu = per_cpu(first, last);
-    s.freq_mhz_mean = mean(data.timeline.iter().filter_map(|t| t.freq_mhz));
-    s.freq_source = if s.freq_mhz_mean.is_some() {
-        "sysctl or cpuinfo over ssh".into()
-    } else {
-        "unavailable".into()
-    };
-    s.load_x_freq = mean(data.timeline.iter().filter_map(|t| t.load_x_freq));
-    summarize_server(s, &data.timeline, first, last, root);
-    // The rest of the host: its busy time less steal and the server's
-    // tree (no scalelab process runs there).
-    s.background = (!first.cpus.is_empty())
-        .then(|| {
-            crate::probe::background::measure(crate::probe::background::BackgroundInputs {
-                busy_share: s.cpu_busy,
-                steal_share: s.cpu.steal,
-                window_s,
-                online_cpus: s.online_cpus,
-                server_cpu_s: s.server_cpu_s,
-                own_cpu_s: 0.0,
-            })
+    let mut summary = crate::probe::summary::summarize(SummaryInputs {
+        samples: &timeline,
+        first: &proc_stat(first),
+        last: &proc_stat(last),
+        window_s,
+        interval_s,
+        online_cpus: first.cpus.len() as u32,
+        freq_source: if timeline.iter().any(|t| t.freq_mhz.is_some()) {
+            "sysctl or cpuinfo over ssh"
+        } else {
+            "unavailable"
+        },
+        // No load average over ssh: 0, as the summary has always said.
+        last_load: LoadAvg::default(),
+        server_pid: root,
+        processes: Vec::new(),
+        server_exited: false,
+        warnings: Vec::new(),
+        limiter: Some(limiter(first, last, root, window_s)),
+    });
+    over_ssh(&mut summary, first, last, root);
+    ProbeData { timeline, summary }
+}
+
+/// One [`ProbeSample`] per pair of samples in a row.
+fn timeline(samples: &[Timed], root: Option<u32>) -> Vec<ProbeSample> {
+    let t0 = samples.first().map_or(0.0, |(t, _)| *t);
+    samples
+        .windows(2)
+        .map(|pair| {
+            let ((ta, a), (tb, b)) = (&pair[0], &pair[1]);
+            let seconds = tb - ta;
+            let per_cpu = per_cpu(a, b);
+            let total = |s: &HostSample| proc_stat(s).total;
+            ProbeSample {
+                t_s: tb - t0,
+                interval_s: seconds,
+                cpu: split(&total(a), &total(b)),
+                freq_mhz: mean(b.mhz.iter().copied()),
+                load_x_freq: load_x_freq(&per_cpu),
+                procs_running: b.procs_running.unwrap_or(0),
+                procs_blocked: b.procs_blocked.unwrap_or(0),
+                server: root.and_then(|r| server(a, b, r, seconds)),
+                per_cpu,
+                ..ProbeSample::default()
+            }
         })
-        .flatten();
-    s.limiter = Some(limiter(first, last, root, window_s));
-    s.warnings.push(unavailable(first, last, root));
-    data
+        .collect()
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
@@ -195,40 +203,45 @@ fn load_x_freq(cpus: &[PerCpu]) -> Option<f64> {
         .filter(|_| !cpus.is_empty())
 }
 
-fn summarize_server(
-    s: &mut ProbeSummary,
-    timeline: &[ProbeSample],
-    first: &HostSample,
-    last: &HostSample,
-    root: Option<u32>,
-) {
-    let Some(root) = root else { return };
-    s.server_pid = Some(root);
-    let Some(whole) = server(first, last, root, s.window_s) else {
-        s.server_exited = true;
-        s.warnings.push(format!(
-            "the server's process {root} was not found on its host"
-        ));
-        return;
-    };
-    let seen: Vec<&ServerSample> = timeline.iter().filter_map(|t| t.server.as_ref()).collect();
-    s.server_cpu_s = Some(whole.cpu_s);
-    s.server_cpu_util = Some(whole.cpu_util);
-    s.processes = seen.iter().map(|t| t.processes).max();
-    s.threads = last
-        .procs
-        .iter()
-        .all(|r| r.threads.is_some())
-        .then(|| seen.iter().map(|t| t.threads).max())
+/// What a host probed over ssh tells otherwise than the agent's
+/// `/proc`: a server gone from its host by the last sample (the agent's
+/// tracker says so itself), figures `ps` does not give (threads, context
+/// switches: unavailable, not 0), no per-process list, a background
+/// without the client's and the sampler's own time (neither runs there)
+/// and none without CPU ticks, and the warning that names what is missing.
+fn over_ssh(s: &mut ProbeSummary, first: &HostSample, last: &HostSample, root: Option<u32>) {
+    s.processes_seen = None;
+    if let Some(root) = root {
+        let rows = tree(&last.procs, root);
+        if rows.is_empty() {
+            s.server_exited = true;
+            (s.server_cpu_s, s.server_cpu_util) = (None, None);
+            (s.processes, s.threads, s.server_rss_max_bytes) = (None, None, None);
+            (s.ctx_voluntary, s.ctx_involuntary) = (None, None);
+            s.warnings.push(format!(
+                "the server's process {root} was not found on its host"
+            ));
+        }
+        if !rows.iter().all(|r| r.threads.is_some()) {
+            s.threads = None;
+        }
+        if !rows.iter().all(|r| r.ctx_voluntary.is_some()) {
+            (s.ctx_voluntary, s.ctx_involuntary) = (None, None);
+        }
+    }
+    s.background = (!first.cpus.is_empty())
+        .then(|| {
+            crate::probe::background::measure(crate::probe::background::BackgroundInputs {
+                busy_share: s.cpu_busy,
+                steal_share: s.cpu.steal,
+                window_s: s.window_s,
+                online_cpus: s.online_cpus,
+                server_cpu_s: s.server_cpu_s,
+                own_cpu_s: 0.0,
+            })
+        })
         .flatten();
-    s.server_rss_max_bytes = seen.iter().map(|t| t.rss_bytes).max();
-    s.mem_per_worker_rss_bytes = whole.worker_rss_bytes;
-    s.mem_per_worker_vsz_bytes = whole.worker_vsz_bytes;
-    let has_ctx = tree(&last.procs, root)
-        .iter()
-        .all(|r| r.ctx_voluntary.is_some());
-    s.ctx_voluntary = has_ctx.then_some(whole.ctx_voluntary);
-    s.ctx_involuntary = has_ctx.then_some(whole.ctx_involuntary);
+    s.warnings.push(unavailable(first, last, root));
 }
 
 /// The limiter's counters over the window.
@@ -362,5 +375,41 @@ mod tests {
         let data = summarize(&[(0.0, sample(0, 10, 1.0)), (1.0, gone)], Some(700), 1.0);
         assert!(data.summary.server_exited);
         assert_eq!(data.summary.server_cpu_s, None);
+    }
+
+    #[test]
+    fn the_summary_is_the_agents_rule_over_the_intervals() {
+        // Three samples a second apart; a second worker starts in the
+        // second interval, and the run queue is read at each.
+        let a = sample(0, 10, 1.0);
+        let mut b = sample(50, 12, 1.5);
+        b.procs_running = Some(3);
+        let mut c = sample(100, 17, 2.5);
+        c.procs_running = Some(1);
+        c.procs.push(proc_row(702, 700, 0.4, 1000));
+        let data = summarize(&[(0.0, a), (1.0, b), (2.0, c)], Some(700), 1.0);
+        let s = &data.summary;
+        assert_eq!(data.timeline.len(), 2);
+        // 0.5 s in the first interval, 1.0 + 0.4 (the new worker) in the second.
+        assert!((s.server_cpu_s.unwrap() - 1.9).abs() < 1e-9, "{s:?}");
+        assert_eq!(s.processes, Some(3));
+        // The agent's run-queue figures, which this path never gave before.
+        assert_eq!((s.procs_running_mean, s.procs_running_max), (2.0, 3));
+        // No per-process list over ssh: unknown, not "0 seen".
+        assert_eq!(s.processes_seen, None);
+        assert_eq!(s.freq_source, "sysctl or cpuinfo over ssh");
+    }
+
+    #[test]
+    fn a_window_without_ticks_is_not_busy() {
+        // The agent's split: no tick in the window is no share, where this
+        // path's own split once called it 100% busy.
+        let data = summarize(
+            &[(0.0, sample(0, 10, 1.0)), (1.0, sample(0, 10, 1.0))],
+            Some(700),
+            1.0,
+        );
+        assert_eq!(data.summary.cpu_busy, 0.0);
+        assert_eq!(data.timeline[0].cpu.busy, 0.0);
     }
 }

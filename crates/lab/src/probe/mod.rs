@@ -29,7 +29,7 @@
 pub use scalelab_record::probe::background;
 
 pub(crate) mod client;
-pub(crate) mod cpu;
+pub mod cpu;
 pub use scalelab_record::probe::data;
 pub mod energy;
 pub mod fingerprint;
@@ -45,7 +45,7 @@ pub mod own;
 #[cfg(test)]
 mod proc_guard;
 pub(crate) mod sampler;
-pub(crate) mod summary;
+pub mod summary;
 mod text;
 pub(crate) mod tracker;
 pub mod tree;

@@ -5,20 +5,34 @@ use super::cpu::{split, ProcStat};
 use super::data::{NetDelta, PerCpu, ProbeSample, ProbeSummary, ProcessSummary};
 use crate::procfs::loadavg::LoadAvg;
 
-/// Everything the summary is computed from.
+/// Everything the summary is computed from: the agent's probe hands in
+/// what it read under `/proc`, the agentless probe what it read over ssh
+/// (`remote::bare::summarize`), so both are summarised by one rule.
 #[derive(Debug)]
 pub struct SummaryInputs<'a> {
+    /// The timeline: one sample per interval.
     pub samples: &'a [ProbeSample],
+    /// The CPU times at the window's start.
     pub first: &'a ProcStat,
+    /// The CPU times at the window's end.
     pub last: &'a ProcStat,
+    /// The window's length, seconds.
     pub window_s: f64,
+    /// The sampling interval asked for, seconds.
     pub interval_s: f64,
+    /// CPUs online at the start.
     pub online_cpus: u32,
+    /// Where the frequencies came from (`"unavailable"` without any).
     pub freq_source: &'static str,
+    /// The load average at the end.
     pub last_load: LoadAvg,
+    /// The server's PID, where there is a server to probe.
     pub server_pid: Option<u32>,
+    /// Each process of the server's tree seen in the window.
     pub processes: Vec<ProcessSummary>,
+    /// Whether the server's process was gone before the window ended.
     pub server_exited: bool,
+    /// What the sampler could not read, in words.
     pub warnings: Vec<String>,
     /// The limiter's figures over the window (`None` without a server).
     pub limiter: Option<super::limiter::LimiterFigures>,
@@ -36,6 +50,8 @@ fn weighted_mean(
     (weight > 0.0).then(|| sum / weight)
 }
 
+/// The summary over the whole window (a time-weighted mean where the
+/// timeline's samples are averaged).
 pub fn summarize(w: SummaryInputs<'_>) -> ProbeSummary {
     let s = w.samples;
     let cpu = split(&w.first.total, &w.last.total);
