@@ -52,7 +52,7 @@ build() {
 report_file() {
   if [[ -f "$1/crates/results/src/judging/format.rs" ]]; then
     echo crates/results/src/judging/format.rs
-  elif [[ -f "$1/crates/results/src/report/format.rs" ]]; then
+  elif [[ -f "$1/crates/results/src/report/format.rs" ]]; then  # 06b15e1..0ab0835
     echo crates/results/src/report/format.rs
   else
     echo src/report/format.rs

@@ -7,7 +7,7 @@ Usage: scripts/module-loops.py [SRC] [--with-tests] [-v]
 The modules of the workspace's other crates (`crates/*/src`) join SRC's
 tree as the top crate re-exports them: core's, lab's and results' at the
 top under their own names, any other crate's under its name (`crates/wire` is
-`wire`).
+`wire`, `crates/report` is `report`).
 
 Each library file's references to other modules (`use` trees, and inline
 `crate::`, `super::` and `self::` paths; comments left out) are resolved to
@@ -17,8 +17,9 @@ report::rows`, or `runner -> report` for `crate::report::format` used in
 `runner::trial`). Every strongly connected component (Tarjan) of two or more
 siblings is printed as a loop, with its edges; `-v` adds up to three
 references behind each edge. The binary (`main.rs`, `cli/`) is left out, and
-so is test code (`#[cfg(test)] mod tests` blocks and files declared
-`#[cfg(test)] mod x;`) unless `--with-tests` is given.
+so is test code (`#[cfg(test)] mod tests` blocks, and files declared
+`#[cfg(test)] mod x;` or for tests and a `test-support` feature alone)
+unless `--with-tests` is given.
 
 The direction check reads the diagram under "## Layers" in CONTRIBUTING.md
 (next to SRC): a top-level module may import only modules drawn on a line
@@ -39,7 +40,7 @@ VERBOSE = '-v' in sys.argv
 
 
 def module_of(path, src=SRC):
-    """`src/report/fits.rs` -> ('report', 'fits'); `mod.rs` names its directory."""
+    """`src/runner/trial.rs` -> ('runner', 'trial'); `mod.rs` names its directory."""
     parts = os.path.relpath(path, src)[:-3].split(os.sep)
     if parts[-1] in ('mod', 'lib'):
         parts = parts[:-1]
@@ -81,9 +82,12 @@ def library_files():
 
 
 def test_modules(files):
-    """Modules declared `#[cfg(test)] mod name;`."""
+    """Modules declared `#[cfg(test)] mod name;`, or compiled for tests
+    and a crate's `test-support` feature alone (`#[cfg(any(test, feature =
+    "test-support"))]`: fixtures lent to another crate's tests)."""
     out = set()
-    decl = re.compile(r'#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_0-9]+)\s*;')
+    decl = re.compile(r'#\[cfg\((?:test|any\(test,\s*feature\s*=\s*"test-support"\))\)\]'
+                      r'\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_0-9]+)\s*;')
     for module, path in files.items():
         for m in decl.finditer(open(path).read()):
             out.add(module + (m.group(1),))

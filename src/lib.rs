@@ -66,12 +66,14 @@
 //! (`crates/record`, [`record`]: what a trial hands up, and the
 //! [`catalog()`] of the kinds the store is handed), `scalelab-lab`
 //! (`crates/lab`: [`server`], [`load`], [`probe`] and [`profile`], what a
-//! trial runs on one host) and `scalelab-results` (`crates/results`:
-//! [`store`] and [`report`], which stand on core and the record and never
-//! on the lab). This crate re-exports them under their own names, so the
-//! compiler refuses an import from a lower crate into the layers above
-//! (the recipe, remote and the runner), and from the store or the report
-//! into the lab.
+//! trial runs on one host), `scalelab-results` (`crates/results`:
+//! [`store`] and [`judging`], which stand on core and the record and never
+//! on the lab) and `scalelab-report` (`crates/report`: [`report`], the
+//! renderers, standing on the results crate, which never names them). This
+//! crate re-exports them under their own names, so the compiler refuses an
+//! import from a lower crate into the layers above (the recipe, remote and
+//! the runner), from the store, the judging layer or the report into the
+//! lab, and from the judging layer into the renderers.
 //!
 //! Which module may import which is the layer diagram in `CONTRIBUTING.md`,
 //! the real import graph: `scripts/module-loops.py` (run by
@@ -109,7 +111,8 @@ pub use scalelab_core::{
 };
 pub use scalelab_lab::{catalog, load, probe, profile, server};
 pub use scalelab_record as record;
-pub use scalelab_results::{judging, report, store};
+pub use scalelab_report as report;
+pub use scalelab_results::{judging, store};
 pub use scalelab_wire as wire;
 
 pub mod recipe;

@@ -141,17 +141,18 @@ fn the_lab_crate_stands_on_core_wire_and_record_alone() {
             "scalelab-lab",
             "scalelab-lab",
             "scalelab-record",
+            "scalelab-report",
             "scalelab-results",
             "scalelab-wire"
         ]
     );
 }
 
-/// The store and the report (`crates/results`) stand on core and the
-/// record alone: they never name the lab that runs a trial, so the crate
-/// that holds them does not depend on the one that holds `load`, `server`
-/// and `probe` (`cargo tree -e normal`). Their tests build fixtures with
-/// the lab's kinds, a dev-dependency only.
+/// The store and the judging layer (`crates/results`) stand on core and
+/// the record alone: they never name the lab that runs a trial, so the
+/// crate that holds them does not depend on the one that holds `load`,
+/// `server` and `probe` (`cargo tree -e normal`). Their tests build
+/// fixtures with the lab's kinds, a dev-dependency only.
 #[test]
 fn the_results_crate_does_not_depend_on_the_lab() {
     assert_eq!(
@@ -161,5 +162,30 @@ fn the_results_crate_does_not_depend_on_the_lab() {
     assert_eq!(
         workspace_deps_in("crates/results", &["dev-dependencies"]),
         ["scalelab-lab"]
+    );
+}
+
+/// The renderers (`crates/report`) stand on the judging layer's crate and
+/// never the other way: the results crate names no renderer, so judging
+/// cannot import one (hyperfine's exporters only format what its
+/// `benchmark/` computed). Neither does the report crate depend on the
+/// lab: its tests reach the lab's kinds through a dev-dependency only.
+#[test]
+fn the_judging_layer_does_not_depend_on_the_renderers() {
+    assert_eq!(
+        workspace_deps_in("crates/report", &["dependencies", "build-dependencies"]),
+        ["scalelab-core", "scalelab-record", "scalelab-results"]
+    );
+    assert_eq!(
+        workspace_deps_in("crates/report", &["dev-dependencies"]),
+        ["scalelab-results", "scalelab-lab"]
+    );
+    let results = workspace_deps_in(
+        "crates/results",
+        &["dependencies", "build-dependencies", "dev-dependencies"],
+    );
+    assert!(
+        !results.iter().any(|d| d == "scalelab-report"),
+        "{results:?}"
     );
 }

@@ -6,7 +6,7 @@
 //! and one line in [`KINDS`](super::KINDS), the same two in the server's
 //! registry, and `pub mod fake_rule;` in the wire crate), and that no
 //! other file names it but its test through the report
-//! (`crates/results/src/report/fake_kind_tests.rs`).
+//! (`crates/report/src/fake_kind_tests.rs`).
 //!
 //! Its driver "completes" `frames` requests per connection and second;
 //! past `limit` connections the fake server "refuses" a tenth of them. Its
@@ -176,7 +176,7 @@ mod tests {
             "crates/lab/src/server/fake_rule.rs",
             "crates/wire/src/fake_rule.rs",
             // Its test through the store's text and the report.
-            "crates/results/src/report/fake_kind_tests.rs",
+            "crates/report/src/fake_kind_tests.rs",
         ];
         let registries = [
             ("crates/lab/src/load/mod.rs", 2),

@@ -64,7 +64,8 @@ pub fn nothing_comparable(data: &RunData) -> Option<String> {
     nothing_comparable_in(&aggregate(data))
 }
 
-pub(crate) fn nothing_comparable_in(agg: &Aggregate) -> Option<String> {
+/// [`nothing_comparable`] of an aggregate already built.
+pub fn nothing_comparable_in(agg: &Aggregate) -> Option<String> {
     let verdicts: Vec<&Verdict> = agg
         .cells
         .iter()

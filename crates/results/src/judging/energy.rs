@@ -12,7 +12,7 @@ use crate::analysis::summary::summarize;
 use crate::record::probe::energy::EnergySource;
 
 /// Summaries of every cell's ops/J and comparisons with the baseline's.
-pub(crate) fn analyse(agg: &mut Aggregate) {
+pub fn analyse(agg: &mut Aggregate) {
     let (headline, noise) = (agg.headline, agg.noise);
     for e in agg.cells.iter_mut().filter_map(|c| c.energy.as_mut()) {
         e.summary = summarize(&e.ops_per_joule, headline);
@@ -54,12 +54,12 @@ pub(crate) fn analyse(agg: &mut Aggregate) {
 }
 
 /// Whether any cell of the run has an energy figure.
-pub(crate) fn measured(agg: &Aggregate) -> bool {
+pub fn measured(agg: &Aggregate) -> bool {
     agg.cells.iter().any(|c| c.energy.is_some())
 }
 
 /// `rapl: package-0, package-0/dram`: every source and domain in the run.
-pub(crate) fn domains_line(agg: &Aggregate) -> String {
+pub fn domains_line(agg: &Aggregate) -> String {
     let mut seen: Vec<String> = Vec::new();
     for e in agg.cells.iter().filter_map(|c| c.energy.as_ref()) {
         let line = format!("{}: {}", source_word(e.source), e.domains.join(", "));
@@ -72,7 +72,7 @@ pub(crate) fn domains_line(agg: &Aggregate) -> String {
 
 /// The sentence on whose energy the figures hold; `None` when no point's
 /// client shared the meter.
-pub(crate) fn shared_note(agg: &Aggregate) -> Option<String> {
+pub fn shared_note(agg: &Aggregate) -> Option<String> {
     let shared: Vec<&Cell> = agg
         .cells
         .iter()

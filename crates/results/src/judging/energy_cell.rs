@@ -38,7 +38,7 @@ pub struct CellEnergy {
 }
 
 /// The energy of `ok` trials; `None` when none has a figure.
-pub(crate) fn of_trials(ok: &[&Trial]) -> Option<CellEnergy> {
+pub fn of_trials(ok: &[&Trial]) -> Option<CellEnergy> {
     let with: Vec<_> = ok
         .iter()
         .filter_map(|t| {

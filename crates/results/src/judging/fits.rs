@@ -14,13 +14,27 @@ use serde::Serialize;
 #[serde(rename_all = "snake_case", tag = "status")]
 pub enum Standing {
     /// Some comparisons are significant: `points` of the `tested` ones.
-    Significant { points: usize, tested: usize },
+    Significant {
+        /// Points whose verdict is significant.
+        points: usize,
+        /// Points tested.
+        tested: usize,
+    },
     /// Every tested comparison is within noise.
-    NotSignificant { tested: usize },
+    NotSignificant {
+        /// Points tested.
+        tested: usize,
+    },
     /// No comparison had enough trials to be tested.
-    TooFewTrials { at_least: usize },
+    TooFewTrials {
+        /// Trials a side a test needs.
+        at_least: usize,
+    },
     /// Between runs, no side had the runs a verdict needs.
-    TooFewRuns { at_least: usize },
+    TooFewRuns {
+        /// Runs a side a verdict between runs needs.
+        at_least: usize,
+    },
 }
 
 impl Standing {
@@ -307,7 +321,7 @@ fn baseline_rank(agg: &Aggregate, base: &str, others: &[Rank]) -> Option<Rank> {
 }
 
 /// `FreeBSD (128%) > DragonflyBSD (110%) > Debian (100%)`. `>` is claimed
-/// only where it is earned ([`separator`]): neighbours within the run's
+/// only where it is earned (`separator`): neighbours within the run's
 /// noise floor (a fraction) or not significantly different are joined by
 /// `≈`, and a system with too few trials to judge by `,` (an order, no
 /// claim). A system that differs significantly from the baseline at no

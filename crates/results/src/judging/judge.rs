@@ -115,7 +115,7 @@ impl Rules {
 /// Why a slower `cand` cannot be blamed (`check`'s background rule):
 /// more than `max_share` of its kept trials ran beside background load.
 /// `None` under the other rule, or when it is not so disturbed.
-pub(crate) fn disturbed(cand: &crate::store::RunData, rules: &Rules) -> Option<String> {
+pub fn disturbed(cand: &crate::store::RunData, rules: &Rules) -> Option<String> {
     let BackgroundRule::CannotBlameADisturbedCandidate { max_share } = rules.background else {
         return None;
     };
@@ -141,7 +141,7 @@ pub(crate) fn disturbed(cand: &crate::store::RunData, rules: &Rules) -> Option<S
 }
 
 /// `cand` against `base` at one point.
-pub(crate) fn judge(base: &Cell, cand: &Cell, rules: &Rules) -> Comparison {
+pub fn judge(base: &Cell, cand: &Cell, rules: &Rules) -> Comparison {
     let excluded = [cand, base]
         .into_iter()
         .find_map(|cell| Some(format!("{} in {}", excluded(cell)?, cell.system)));
@@ -225,7 +225,7 @@ fn left_out_sentence(left: usize, runs: usize, who: &str) -> String {
 
 /// The samples a verdict between runs uses at one point, and what was left
 /// out ([`judged_runs`]).
-pub(crate) struct Judged {
+pub struct Judged {
     /// The runs' samples it uses.
     pub samples: Vec<Sample>,
     /// Runs at the point.
@@ -239,7 +239,7 @@ pub(crate) struct Judged {
 /// Between runs: the runs not disturbed by background load (the module's
 /// doc); where every run was, all of them, marked `shown_only`. `check`
 /// ([`BackgroundRule::CannotBlameADisturbedCandidate`]) keeps every run.
-pub(crate) fn judged_runs(samples: &[Sample], rules: &Rules) -> Judged {
+pub fn judged_runs(samples: &[Sample], rules: &Rules) -> Judged {
     let runs = by_run(samples);
     let n = runs.len();
     let clean: Vec<Sample> = (runs.into_values())
@@ -262,7 +262,7 @@ pub(crate) fn judged_runs(samples: &[Sample], rules: &Rules) -> Judged {
 /// kept trial ran beside background load (under
 /// [`BackgroundRule::LeaveOutDisturbedRuns`], as [`judged_runs`] does). `history` asks this of each run, so its series
 /// holds what `compare` would judge.
-pub(crate) fn one_runs_values(cell: &Cell, rules: &Rules) -> Result<Vec<f64>, String> {
+pub fn one_runs_values(cell: &Cell, rules: &Rules) -> Result<Vec<f64>, String> {
     if let Some(why) = excluded(cell) {
         return Err(why);
     }
@@ -278,7 +278,7 @@ pub(crate) fn one_runs_values(cell: &Cell, rules: &Rules) -> Result<Vec<f64>, St
 
 /// Whether the cell has kept trials and every one ran beside background
 /// load: the one test behind `one_runs_values` and `history`'s mark.
-pub(crate) fn every_kept_trial_disturbed(cell: &Cell) -> bool {
+pub fn every_kept_trial_disturbed(cell: &Cell) -> bool {
     let kept = kept(&cell.samples);
     !kept.is_empty() && kept.iter().all(|s| s.background)
 }
@@ -289,7 +289,7 @@ pub(crate) fn every_kept_trial_disturbed(cell: &Cell) -> bool {
 /// [`compare_run_values`] as one value per run. One test, so no
 /// correction for the number of points. `None` inside one run (the
 /// points' own verdicts judge there) and without a pair.
-pub(crate) fn whole(pairs: &[(&Cell, &Cell)], rules: &Rules) -> Option<Comparison> {
+pub fn whole(pairs: &[(&Cell, &Cell)], rules: &Rules) -> Option<Comparison> {
     if pairs.is_empty() || pairs.iter().all(|(b, c)| one_run(&b.samples, &c.samples)) {
         return None;
     }
@@ -381,7 +381,7 @@ pub fn left_out(cell: &Cell) -> usize {
 /// The throughputs the cell's summary is over, with their positions among
 /// its successful trials: the ones the verdict uses (not client-bound), or
 /// all of them when every one is client-bound.
-pub(crate) fn summarized(cell: &Cell) -> Vec<(usize, f64)> {
+pub fn summarized(cell: &Cell) -> Vec<(usize, f64)> {
     if left_out(cell) == 0 || cell.samples.len() != cell.throughput.len() {
         return cell.throughput.iter().copied().enumerate().collect();
     }
@@ -393,7 +393,7 @@ pub(crate) fn summarized(cell: &Cell) -> Vec<(usize, f64)> {
 }
 
 /// Whether both sides hold trials of one and the same run.
-pub(crate) fn one_run(base: &[Sample], cand: &[Sample]) -> bool {
+pub fn one_run(base: &[Sample], cand: &[Sample]) -> bool {
     let mut runs = base.iter().chain(cand).map(|s| s.run);
     match runs.next() {
         Some(first) => runs.all(|r| r == first),
@@ -402,7 +402,7 @@ pub(crate) fn one_run(base: &[Sample], cand: &[Sample]) -> bool {
 }
 
 /// The samples a verdict may use: not client-bound.
-pub(crate) fn kept(samples: &[Sample]) -> Vec<Sample> {
+pub fn kept(samples: &[Sample]) -> Vec<Sample> {
     samples.iter().copied().filter(|s| !s.left_out()).collect()
 }
 
@@ -411,7 +411,7 @@ fn values(samples: &[Sample]) -> Vec<f64> {
 }
 
 /// Each run's headline over its kept trials.
-pub(crate) fn run_values(samples: &[Sample], rules: &Rules) -> Vec<f64> {
+pub fn run_values(samples: &[Sample], rules: &Rules) -> Vec<f64> {
     by_run(samples)
         .into_values()
         .filter_map(|run| headline(&values(&run), rules.headline))
@@ -419,7 +419,7 @@ pub(crate) fn run_values(samples: &[Sample], rules: &Rules) -> Vec<f64> {
 }
 
 /// The samples grouped by run, in run order.
-pub(crate) fn by_run(samples: &[Sample]) -> BTreeMap<i64, Vec<Sample>> {
+pub fn by_run(samples: &[Sample]) -> BTreeMap<i64, Vec<Sample>> {
     let mut out: BTreeMap<i64, Vec<Sample>> = BTreeMap::new();
     for s in samples {
         out.entry(s.run).or_default().push(*s);

@@ -11,15 +11,18 @@
 use crate::model::{AxisTarget, Coord, Point};
 
 #[derive(Clone, Debug, PartialEq)]
+/// How a run's points are laid out on its charts: the x axis and the groups.
 pub struct Layout {
     /// The numeric axis on x, if any.
     pub x_axis: Option<String>,
     /// The other axes; each combination of their values is one group.
     pub group_axes: Vec<String>,
+    /// Each group's points, in the order the groups are drawn.
     pub groups: Vec<Group>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// One combination of the non-x axes' values, and its points.
 pub struct Group {
     /// `load.script=select-only`, or empty when there is only one group.
     pub label: String,
@@ -28,6 +31,7 @@ pub struct Group {
 }
 
 impl Layout {
+    /// The layout of `points`: the numeric axis on x where there is one.
     pub fn new(points: &[Point]) -> Layout {
         let axes = axis_names(points);
         let x_axis = pick_x_axis(points, &axes);
@@ -136,7 +140,7 @@ fn group_label(p: &Point, group_axes: &[String]) -> String {
 
 /// Whether an axis counts concurrency or processors, the USL's N: the
 /// load's connections and threads, the server's CPUs, and the server
-/// settings its kind lists in [`ServerKind::parallelism`]. The USL is fitted
+/// settings its kind lists in `ServerKind::parallelism`. The USL is fitted
 /// when the x axis is one of these and a series has at least
 /// `FEW_POINTS` (6) distinct x values; a shorter series gets its measured
 /// peak and decline only (see `super::fits`). A rate, a memory limit or a

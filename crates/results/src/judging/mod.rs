@@ -1,6 +1,7 @@
 //! The judging layer: what a stored run, or a set of them, says.
 //!
-//! Between the [`crate::store`] and the renderers ([`crate::report`]):
+//! Between the [`crate::store`] and the renderers (the `scalelab-report`
+//! crate, above this one, which the compiler keeps from being named here):
 //! every rule that keeps or leaves out a trial, a run or a point, and every
 //! verdict, is decided here once and handed up as one typed value, which
 //! the renderers only draw (hyperfine's `benchmark/` and `export/`).
@@ -22,26 +23,26 @@
 //!   verdict is given in.
 
 pub mod analyse;
-pub(crate) mod caveat;
+pub mod caveat;
 pub mod check;
 pub mod comparable;
-pub(crate) mod context_facts;
+pub mod context_facts;
 pub mod energy;
 pub mod energy_cell;
-pub(crate) mod figures;
-pub(crate) mod fits;
+pub mod figures;
+pub mod fits;
 pub mod format;
 pub mod history;
 pub mod judge;
-pub(crate) mod layout;
-pub(crate) mod limiter;
+pub mod layout;
+pub mod limiter;
 pub mod multi;
 pub mod order_effect;
-pub(crate) mod probe_view;
-pub(crate) mod rows;
+pub mod probe_view;
+pub mod rows;
 pub mod runs;
 #[cfg(test)]
 mod same_mark_tests;
-#[cfg(test)]
-pub(crate) mod test_support;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 pub mod verdict;

@@ -20,11 +20,15 @@ use crate::units::RateUnit;
 /// Everything the reports show about one run.
 #[derive(Clone, Debug)]
 pub struct Aggregate {
+    /// The statistic each cell's trials are summarised by (median or best).
     pub headline: Headline,
     /// The baseline system, when it has trials.
     pub baseline: Option<String>,
+    /// The systems, in the run's order.
     pub systems: Vec<String>,
+    /// The sweep's points, in sweep order.
     pub points: Vec<Point>,
+    /// How the points are laid out on the charts.
     pub layout: Layout,
     /// Whether the x axis counts concurrency or processors, so the USL is
     /// fitted to it ([`super::layout::usl_applies`]).
@@ -60,7 +64,9 @@ pub struct Aggregate {
 /// One system's curve within one group.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct SeriesFit {
+    /// The system.
     pub system: String,
+    /// The layout's group the curve is in.
     pub group: usize,
     /// (x, headline throughput), sorted by x.
     pub points: Vec<(f64, f64)>,
@@ -70,6 +76,7 @@ pub struct SeriesFit {
     /// The axis suits the USL but the series has fewer than
     /// [`crate::analysis::usl::FEW_POINTS`] levels: no fit was attempted.
     pub usl_too_short: bool,
+    /// The curve's shape (peak, decline, collapse); `None` with too few points.
     pub shape: Option<CurveShape>,
     /// What the shape and the fit rest on, when it is not the server.
     pub caveat: super::caveat::CurveCaveat,
@@ -78,6 +85,7 @@ pub struct SeriesFit {
 /// A system's throughput relative to the baseline.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Rank {
+    /// The system ranked.
     pub system: String,
     /// Geometric mean over the comparable points it shares with the
     /// baseline of headline / baseline headline (the headlines the
@@ -109,9 +117,13 @@ pub struct Rank {
 /// One system at one sweep point, over all its trials.
 #[derive(Clone, Debug)]
 pub struct Cell {
+    /// The system.
     pub system: String,
+    /// The sweep point.
     pub point: Point,
+    /// The point's value on the x axis; `None` without a numeric axis.
     pub x: Option<f64>,
+    /// The layout's group the point is in.
     pub group: usize,
     /// Throughput of each successful trial, in trial order.
     pub throughput: Vec<f64>,
@@ -119,18 +131,23 @@ pub struct Cell {
     /// ([`super::judge`]): value, run, and whether the load generator or
     /// other processes limited them.
     pub samples: Vec<Sample>,
+    /// The trials that failed, with their reasons.
     pub failed: Vec<TrialNote>,
+    /// The trials the load generator limited, with the reason.
     pub client_bound: Vec<TrialNote>,
     /// The probe's caveats, per trial.
     pub probe_warnings: Vec<TrialNote>,
     /// Medians across successful trials.
     pub latency: Latency,
+    /// Median line rate over the successful trials, Gbit/s, where the load kind counts bytes.
     pub gbit_s: Option<f64>,
+    /// The server's figures from the probe.
     pub server: ServerFigures,
     /// Dataset size, memory limit, line speed, DNS ramp.
     pub facts: ContextFacts,
     /// Summed over successful trials.
     pub errors: ErrorCounts,
+    /// Requests (transactions, queries, frames) completed, summed over successful trials.
     pub requests: u64,
     /// Why the cell is in no verdict and no ranking for its own errors, by
     /// the rules of [`super::comparable`] (a cell whose every trial is
@@ -138,6 +155,7 @@ pub struct Cell {
     /// when the errors exceed [`crate::analysis::compare::MAX_ERROR_RATE`]
     /// of the attempts (a DNS ramp's lost queries are never errors).
     pub not_comparable: Option<String>,
+    /// The summary of `throughput` by the run's headline; `None` without a successful trial.
     pub summary: Option<Summary>,
     /// Against the baseline system at the same point.
     pub comparison: Option<Comparison>,
@@ -178,7 +196,9 @@ impl Sample {
 /// A trial-level remark: a failure or a client-bound flag.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct TrialNote {
+    /// The trial's number within its cell.
     pub trial: u32,
+    /// Why, in words.
     pub reason: String,
 }
 
@@ -186,10 +206,15 @@ pub struct TrialNote {
 /// trial's percentile.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Latency {
+    /// The median latency.
     pub p50_us: Option<f64>,
+    /// The 90th percentile.
     pub p90_us: Option<f64>,
+    /// The 99th percentile.
     pub p99_us: Option<f64>,
+    /// The 99.9th percentile.
     pub p999_us: Option<f64>,
+    /// The slowest request.
     pub max_us: Option<f64>,
 }
 
@@ -200,12 +225,19 @@ pub struct ServerFigures {
     pub cpu_util: Option<f64>,
     /// Machine-wide busy fraction of all CPUs.
     pub cpu_busy: Option<f64>,
+    /// How the machine's CPU time was spent (user, system, irq, steal, ...).
     pub cpu_shares: Option<CpuSplit>,
+    /// Mean CPU frequency, MHz, where the machine tells it.
     pub freq_mhz: Option<f64>,
+    /// Σ over CPUs of busy share × MHz: the work done, frequency-weighted.
     pub load_x_freq: Option<f64>,
+    /// Resident memory per worker process, bytes.
     pub rss_per_worker: Option<f64>,
+    /// Virtual memory per worker process, bytes.
     pub vsz_per_worker: Option<f64>,
+    /// Processes in the server's tree.
     pub processes: Option<f64>,
+    /// Threads in the server's tree.
     pub threads: Option<f64>,
     /// Server CPU microseconds per completed request (transaction).
     pub cpu_us_per_request: Option<f64>,
@@ -219,22 +251,26 @@ impl Cell {
         self.summary.as_ref().map(|s| s.headline)
     }
 
+    /// Trials run at the cell, successful or failed.
     pub fn trials(&self) -> usize {
         self.throughput.len() + self.failed.len()
     }
 }
 
 impl Aggregate {
+    /// The cell of `system` at the point of index `point`.
     pub fn cell(&self, system: &str, point: u32) -> Option<&Cell> {
         self.cells
             .iter()
             .find(|c| c.system == system && c.point.index == point)
     }
 
+    /// Every cell in the layout's group `group`.
     pub fn cells_in_group(&self, group: usize) -> impl Iterator<Item = &Cell> {
         self.cells.iter().filter(move |c| c.group == group)
     }
 
+    /// The curve of `system` in group `group`.
     pub fn fit(&self, system: &str, group: usize) -> Option<&SeriesFit> {
         self.fits
             .iter()
@@ -525,7 +561,7 @@ fn median_of(trials: &[&Trial], f: impl Fn(&Trial) -> Option<f64>) -> Option<f64
 /// The throughput unit: the one the run's load kind declared, stored with
 /// the run (`runs.rate_unit`). A kind this scalelab does not know (a store
 /// written by a newer version) gets `requests/s` and a note saying so.
-pub(crate) fn throughput_unit(data: &RunData, notes: &mut Vec<String>) -> RateUnit {
+pub fn throughput_unit(data: &RunData, notes: &mut Vec<String>) -> RateUnit {
     data.run.rate_unit.unwrap_or_else(|| {
         notes.push(format!(
             "unknown load kind `{}`; throughput is shown as requests/s",

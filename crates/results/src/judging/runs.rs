@@ -247,7 +247,7 @@ fn cells(run: &RunData, who: &str) -> BTreeMap<(String, String), Cell> {
 }
 
 /// Coordinates in axis order, so `a=1 b=2` matches `b=2 a=1`.
-pub(crate) fn canonical(coords: &[Coord]) -> String {
+pub fn canonical(coords: &[Coord]) -> String {
     let mut parts: Vec<String> = coords
         .iter()
         .map(|c| format!("{}={}", c.target, c.json()))

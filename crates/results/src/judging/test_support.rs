@@ -15,7 +15,11 @@ use crate::store::context::TrialContext;
 use crate::store::{Measurement, Run, RunData, Trial, TrialStatus};
 use crate::units::{CpuSeconds, Micros, PerSecond, Seconds};
 
+/// The fixture's sweep: connections at each of its five points.
 pub const CONNECTIONS: [u32; 5] = [1, 10, 100, 1000, 4000];
+
+/// The fixture's server kind's (nginx's) parallelism settings.
+pub const NGINX_PARALLELISM: [&str; 1] = ["worker_processes"];
 
 /// USL-shaped throughput with a per-trial wobble.
 fn rps(system: usize, n: f64, trial: u32) -> f64 {
@@ -24,6 +28,10 @@ fn rps(system: usize, n: f64, trial: u32) -> f64 {
     x * (1.0 + 0.01 * (trial as f64 - 2.0))
 }
 
+/// A stored run of `systems` (the first the baseline) over [`CONNECTIONS`]:
+/// three trials a point on a USL curve, with probe summaries; the second
+/// system's second trial at the fourth point failed, and the baseline's
+/// third at the fifth was client-bound.
 pub fn run_data(systems: &[&str]) -> RunData {
     let mut trials = Vec::new();
     for (pi, c) in CONNECTIONS.iter().enumerate() {
@@ -122,9 +130,9 @@ pub fn run_data(systems: &[&str]) -> RunData {
             load_kind: "http".into(),
             server_kind: "nginx".into(),
             rate_unit: Some(crate::units::RateUnit::Requests),
-            parallelism: scalelab_lab::catalog()
-                .parallelism_of("nginx")
-                .map(|p| p.iter().map(|s| s.to_string()).collect()),
+            // nginx's parallelism settings, as its registry entry declares
+            // them (held to it by `the_fixtures_parallelism_is_nginxs`).
+            parallelism: Some(NGINX_PARALLELISM.iter().map(|s| s.to_string()).collect()),
             noise: 0.02,
             quick: false,
             label: "Linux 6.1.0".into(),
@@ -219,6 +227,7 @@ pub fn fake_analyse(agg: &mut Aggregate) {
     agg.ranking = rank(agg);
 }
 
+/// A USL fit with these parameters, as the fitter would report it.
 pub fn usl(sigma: f64, kappa: f64, lambda: f64) -> UslFit {
     UslFit {
         sigma,
@@ -262,5 +271,16 @@ pub fn at_nominal_frequency(data: &mut RunData) {
     }
     if let Some(env) = data.run.environment.as_mut() {
         env.machine.cpufreq_driver = "none: no cpufreq".into();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixtures_parallelism_is_nginxs() {
+        let registry = scalelab_lab::catalog().parallelism_of("nginx");
+        assert_eq!(registry, Some(&NGINX_PARALLELISM[..]));
     }
 }

@@ -470,6 +470,3 @@ fn run_value(position: usize, values: &[f64], statistic: Headline) -> RunValue {
         disturbed: false,
     }
 }
-
-#[cfg(test)]
-mod tests;

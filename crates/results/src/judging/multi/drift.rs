@@ -219,6 +219,7 @@ pub fn plan_sentence(s: &SideDrift) -> String {
     )
 }
 
-pub(crate) fn pct(v: f64) -> String {
+/// A share as a percentage with one decimal: `4.1%`.
+pub fn pct(v: f64) -> String {
     format!("{:.1}%", v * 100.0)
 }

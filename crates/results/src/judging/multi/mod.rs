@@ -459,7 +459,7 @@ fn number(v: &toml::Value) -> Option<f64> {
 impl Merged {
     /// The merged run analysed ([`super::analyse::aggregate`]): series of
     /// different runs are judged between runs ([`super::judge`]).
-    pub(crate) fn aggregate(&self) -> super::rows::Aggregate {
+    pub fn aggregate(&self) -> super::rows::Aggregate {
         super::analyse::aggregate(&self.data)
     }
 
@@ -480,6 +480,3 @@ impl Merged {
             .collect()
     }
 }
-
-#[cfg(test)]
-mod tests;

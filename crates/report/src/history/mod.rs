@@ -1,0 +1,8 @@
+//! A recipe's history drawn: the terminal's text and the HTML page of
+//! [`crate::judging::history::History`].
+
+pub mod page;
+pub mod text;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,293 @@
+//! History on stored-run shapes built in memory (the integration tests in
+//! tests/it/history.rs run real servers).
+
+use super::{page, text};
+use crate::judging::history::*;
+use crate::judging::test_support::run_data;
+
+/// Run `i` of a history: the test run's trials scaled by `factor`, with
+/// revision `r{i}`.
+fn run(i: i64, factor: f64) -> SourcedRun {
+    let mut data = run_data(&["nginx"]);
+    data.run.id = i;
+    data.run.started_at = 1_800_000_000 + i * 600;
+    data.run.revision = Some(format!("r{i}"));
+    for t in &mut data.trials {
+        if let Some(m) = &mut t.measurement {
+            m.rps.0 *= factor;
+        }
+    }
+    SourcedRun {
+        store: "h.sqlite".into(),
+        data,
+    }
+}
+
+#[test]
+fn a_slowdown_from_the_fifth_run_is_one_change_per_point_naming_the_revisions() {
+    let runs: Vec<SourcedRun> = (1..=7)
+        .map(|i| run(i, if i >= 5 { 0.7 } else { 1.0 }))
+        .rev()
+        .collect();
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    let order: Vec<i64> = h.runs.iter().map(|r| r.run).collect();
+    assert_eq!(order, [1, 2, 3, 4, 5, 6, 7], "ordered by start time");
+    assert!(!h.points.is_empty());
+    for p in &h.points {
+        assert_eq!(p.change_points.len(), 1, "{} {}", p.system, p.point);
+        let c = &p.change_points[0];
+        assert_eq!((c.before_run, c.after_run), (4, 5));
+        assert!((c.ratio - 0.7).abs() < 0.01, "{c:?}");
+        let rev = c.changed.iter().find(|d| d.key == "revision").unwrap();
+        assert_eq!(
+            (rev.before.as_deref(), rev.after.as_deref()),
+            (Some("r4"), Some("r5"))
+        );
+    }
+}
+
+#[test]
+fn five_unchanged_runs_have_no_change_point() {
+    let runs: Vec<SourcedRun> = (1..=5).map(|i| run(i, 1.0)).collect();
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    assert!(h.points.iter().all(|p| p.change_points.is_empty()));
+}
+
+#[test]
+fn labels_order_numbers_as_numbers_and_other_recipes_are_left_out() {
+    let mut runs: Vec<SourcedRun> = (1..=3).map(|i| run(i, 1.0)).collect();
+    for (r, label) in runs.iter_mut().zip(["v10", "v9", "v1"]) {
+        r.data.run.label = label.into();
+    }
+    let mut other = run(4, 1.0);
+    other.data.run.name = "another".into();
+    runs.push(other);
+    let h = history("nginx <scaling>", runs, Order::Label, None).unwrap();
+    let labels: Vec<&str> = h.runs.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels, ["v1", "v9", "v10"]);
+}
+
+#[test]
+fn no_run_of_the_recipe_is_an_error_that_says_how_to_list_runs() {
+    let e = history("nope", vec![run(1, 1.0)], Order::Time, None).unwrap_err();
+    assert!(e.to_string().contains("scalelab --store FILE list"), "{e}");
+}
+
+#[test]
+fn the_page_marks_the_change_and_escapes_labels() {
+    let mut runs: Vec<SourcedRun> = (1..=6)
+        .map(|i| run(i, if i >= 4 { 0.6 } else { 1.0 }))
+        .collect();
+    runs[0].data.run.label = "<script>x</script>".into();
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    let page = page::render(&h, "0");
+    assert!(!page.contains("<script>x"), "a label opened a tag");
+    assert!(
+        page.contains(">-40.0% (3→4)</text>"),
+        "the change is marked on the chart, between runs 3 and 4"
+    );
+    assert!(!page.contains("(3.5)"), "no half-run position in the mark");
+    assert!(page.contains("what changed"), "the hover says what changed");
+    let text = text::render(&h);
+    assert!(text.contains("change: -40.0%"), "{text}");
+}
+
+/// Run `i` of `store`, scaled by `factor`, started `i` ten minutes after
+/// `t0`.
+fn run_in(store: &str, i: i64, t0: i64, factor: f64) -> SourcedRun {
+    let mut r = run(i, factor);
+    r.store = store.into();
+    r.data.run.started_at = t0 + i * 600;
+    r
+}
+
+#[test]
+fn a_run_lacking_the_point_before_the_change_leaves_the_change_shown_between_its_runs() {
+    // Three runs on each side of the change once run 5 drops out.
+    let mut runs: Vec<SourcedRun> = (1..=8)
+        .map(|i| run(i, if i >= 5 { 0.6 } else { 1.0 }))
+        .collect();
+    // Run 5 measured nothing at the first point.
+    let first = runs[4].data.trials[0].point.label();
+    runs[4].data.trials.retain(|t| t.point.label() != first);
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    let p = h.points.iter().find(|p| p.point == first).unwrap();
+    assert_eq!(p.values.len(), 7, "run 5 lacks the point");
+    let c = &p.change_points[0];
+    assert_eq!((c.before_run, c.after_run), (4, 6));
+    assert_eq!((c.before_position, c.after_position), (3, 5));
+    let text = text::render(&h);
+    let changes = text.matches("change: -40.0%").count();
+    assert_eq!(changes, h.points.len(), "one change line per point: {text}");
+    let page = page::render(&h, "0");
+    assert_eq!(page.matches("change -40.0% here").count(), h.points.len());
+    assert!(
+        page.contains(">-40.0% (4→6)</text>"),
+        "marked between runs 4 and 6"
+    );
+}
+
+#[test]
+fn runs_of_two_stores_with_equal_ids_are_distinct_runs() {
+    // Store a: runs 1-4; store b, started later: runs 1-3, slower.
+    let mut runs: Vec<SourcedRun> = (1..=4)
+        .map(|i| run_in("a.sqlite", i, 1_800_000_000, 1.0))
+        .collect();
+    runs.extend((1..=3).map(|i| run_in("b.sqlite", i, 1_900_000_000, 0.6)));
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    assert_eq!(h.runs.len(), 7);
+    for p in &h.points {
+        assert_eq!(p.change_points.len(), 1, "{p:?}");
+        let c = &p.change_points[0];
+        assert_eq!(
+            (
+                c.before_store.as_str(),
+                c.before_run,
+                c.after_store.as_str(),
+                c.after_run
+            ),
+            ("a.sqlite", 4, "b.sqlite", 1)
+        );
+        assert_eq!((c.before_position, c.after_position), (3, 4));
+    }
+    let text = text::render(&h);
+    assert_eq!(
+        text.matches("change: -40.0%").count(),
+        h.points.len(),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_store_named_twice_counts_its_runs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    std::fs::write(&store, "").unwrap();
+    let again = dir.path().join(".").join("h.sqlite");
+    let mut runs: Vec<SourcedRun> = (1..=5)
+        .map(|i| run_in(store.to_str().unwrap(), i, 1_800_000_000, 1.0))
+        .collect();
+    // The same five runs by another spelling, and run 3 once more.
+    runs.extend((1..=5).map(|i| run_in(again.to_str().unwrap(), i, 1_800_000_000, 1.0)));
+    runs.push(run_in(store.to_str().unwrap(), 3, 1_800_000_000, 1.0));
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    let ids: Vec<i64> = h.runs.iter().map(|r| r.run).collect();
+    assert_eq!(ids, [1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn repeats_of_one_build_are_never_split_and_one_label_everywhere_groups_nothing() {
+    // Builds v1 (runs 1-3) and v2 (runs 4-7, `run --repeat`): the slowdown
+    // starts at run 5, inside v2's repeats, so no change can be named
+    // there; at run 4 it is not big enough on v2's side to be one.
+    let labelled = |i: i64, label: &str, factor: f64| {
+        let mut r = run(i, factor);
+        r.data.run.label = label.into();
+        r.data.run.revision = None;
+        r
+    };
+    let runs: Vec<SourcedRun> = (1..=7)
+        .map(|i| {
+            let label = if i <= 3 { "v1" } else { "v2" };
+            labelled(i, label, if i >= 5 { 0.7 } else { 1.0 })
+        })
+        .collect();
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    for p in &h.points {
+        assert!(
+            p.change_points.iter().all(|c| c.after_run != 5),
+            "a change inside v2's repeats: {p:?}"
+        );
+    }
+    // The same runs all labelled alike (no --label on one machine): every
+    // run is its own, and the step at run 5 is found.
+    let same: Vec<SourcedRun> = (1..=7)
+        .map(|i| labelled(i, "Linux 6.1", if i >= 5 { 0.7 } else { 1.0 }))
+        .collect();
+    let h = history("nginx <scaling>", same, Order::Time, None).unwrap();
+    for p in &h.points {
+        assert_eq!(p.change_points.len(), 1, "{p:?}");
+        assert_eq!(p.change_points[0].after_run, 5);
+    }
+}
+
+#[test]
+fn a_store_and_its_copy_count_their_runs_once() {
+    // Issue 36: `history` given a store and its copy counted every run twice
+    // (`check` already treats a copy as the same run).
+    let mut runs: Vec<SourcedRun> = (1..=5)
+        .map(|i| run_in("a.sqlite", i, 1_800_000_000, 1.0))
+        .collect();
+    runs.extend((1..=5).map(|i| run_in("copy-of-a.sqlite", i, 1_800_000_000, 1.0)));
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    let ids: Vec<(i64, &str)> = h.runs.iter().map(|r| (r.run, r.store.as_str())).collect();
+    assert_eq!(ids, (1..=5).map(|i| (i, "a.sqlite")).collect::<Vec<_>>());
+}
+
+/// The engine's rules, not history's own: runs 5 to 7 are slower (0.7),
+/// but their trials were client-bound, so every verdict leaves them out,
+/// and so does the history: they are listed as left out with the reason
+/// every view gives, and no change point rests on them.
+#[test]
+fn client_bound_runs_are_left_out_of_the_series_as_every_verdict_leaves_them() {
+    let runs: Vec<SourcedRun> = (1..=7)
+        .map(|i| {
+            let mut r = run(i, if i >= 5 { 0.7 } else { 1.0 });
+            if i >= 5 {
+                for t in &mut r.data.trials {
+                    t.context.set_client_bound(Some("client CPU 99%".into()));
+                }
+            }
+            r
+        })
+        .collect();
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    assert!(!h.points.is_empty());
+    for p in &h.points {
+        assert!(p.change_points.is_empty(), "{p:?}");
+        let kept: Vec<usize> = p.values.iter().map(|v| v.position).collect();
+        assert_eq!(kept, [0, 1, 2, 3], "{p:?}");
+        let left: Vec<usize> = p.left_out.iter().map(|l| l.position).collect();
+        assert_eq!(left, [4, 5, 6]);
+        assert!(
+            p.left_out[0].reason.starts_with("client-bound at "),
+            "{p:?}"
+        );
+    }
+    let text = text::render(&h);
+    assert!(text.contains("left out: client-bound at "), "{text}");
+    let page = page::render(&h, "test");
+    assert!(page.contains(") left out: client-bound at "), "{page}");
+}
+
+/// A run whose every trial at a point ran beside background load stays in
+/// the series (a build's only run cannot be dropped from a history, as
+/// `check` keeps its candidate) and is marked.
+#[test]
+fn a_run_disturbed_at_every_trial_is_kept_in_the_series_and_marked() {
+    let mut runs: Vec<SourcedRun> = (1..=4).map(|i| run(i, 1.0)).collect();
+    for t in &mut runs[3].data.trials {
+        if let Some(p) = &mut t.probe {
+            p.background = Some(crate::record::probe::background::Background {
+                noisy: true,
+                ..Default::default()
+            });
+        }
+    }
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    for p in &h.points {
+        assert!(p.left_out.is_empty(), "{p:?}");
+        let marked: Vec<bool> = p.values.iter().map(|v| v.disturbed).collect();
+        assert_eq!(marked, [false, false, false, true], "{p:?}");
+    }
+    let text = text::render(&h);
+    assert!(
+        text.contains("(every trial beside background load)"),
+        "{text}"
+    );
+    let page = page::render(&h, "test");
+    assert!(
+        page.contains("every trial beside background load"),
+        "{page}"
+    );
+}

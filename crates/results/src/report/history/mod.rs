@@ -1,5 +1,0 @@
-//! A recipe's history drawn: the terminal's text and the HTML page of
-//! [`crate::judging::history::History`].
-
-pub mod page;
-pub mod text;
