@@ -178,7 +178,7 @@ fn the_judging_layer_does_not_depend_on_the_renderers() {
     );
     assert_eq!(
         workspace_deps_in("crates/report", &["dev-dependencies"]),
-        ["scalelab-results", "scalelab-lab"]
+        ["scalelab-results", "scalelab-lab", "scalelab-wire"]
     );
     let results = workspace_deps_in(
         "crates/results",

@@ -331,7 +331,11 @@ fn kind_facts_stored_before_they_were_typed_read_back_the_same() {
     );
     assert_eq!(fwd.extras.get::<ForwardReport>().unwrap().frame_size, 64);
     let router = fwd.server_settings.as_ref().unwrap();
-    assert_eq!(router.link_gbit(), Some(10.0));
+    let link = scalelab::record::server::ServerFigure {
+        name: scalelab::model::topology::LINK_GBIT,
+        value: 10.0,
+    };
+    assert_eq!(router.chart_figures(), [link]);
     assert!(router
         .get::<scalelab::server::router::RouterFacts>()
         .is_some());

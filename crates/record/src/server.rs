@@ -29,12 +29,24 @@ pub trait ServerDescription: std::fmt::Debug + Send + Sync + Any {
     fn to_json(&self) -> serde_json::Value;
     /// A boxed copy.
     fn clone_box(&self) -> Box<dyn ServerDescription>;
-    /// The link speed the server forwards over, in Gbit/s, which a
-    /// forwarding rate is drawn against; `None`: the kind has no link, or
-    /// its settings give no speed (veth has none).
-    fn link_gbit(&self) -> Option<f64> {
-        None
+    /// Figures of the server's own that a load kind's chart marks draw
+    /// against (a router's link speed), each under a name the two kinds
+    /// agree on; the store, the judging layer and the report carry them
+    /// and read none. Empty by default.
+    fn chart_figures(&self) -> Vec<ServerFigure> {
+        Vec::new()
     }
+}
+
+/// One figure a server kind gives a load kind's chart
+/// ([`ServerDescription::chart_figures`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ServerFigure {
+    /// The name the server kind and the load kind agree on (the router
+    /// lab's is `model::topology::LINK_GBIT`).
+    pub name: &'static str,
+    /// Its value, in the unit the name says.
+    pub value: f64,
 }
 
 /// A server kind's facts, as one trial's context holds them.
@@ -67,9 +79,13 @@ impl ServerFacts {
         self.described.is_some()
     }
 
-    /// The link speed ([`ServerDescription::link_gbit`]).
-    pub fn link_gbit(&self) -> Option<f64> {
-        self.described.as_ref()?.link_gbit()
+    /// The figures the kind gives a chart
+    /// ([`ServerDescription::chart_figures`]); none when no reader took
+    /// the stored shape.
+    pub fn chart_figures(&self) -> Vec<ServerFigure> {
+        self.described
+            .as_ref()
+            .map_or_else(Vec::new, |d| d.chart_figures())
     }
 
     /// The facts read back by the first of `readers` that takes their
@@ -160,8 +176,14 @@ mod tests {
         fn clone_box(&self) -> Box<dyn ServerDescription> {
             Box::new(self.clone())
         }
-        fn link_gbit(&self) -> Option<f64> {
+        fn chart_figures(&self) -> Vec<ServerFigure> {
             self.gbit
+                .map(|value| ServerFigure {
+                    name: "gbit",
+                    value,
+                })
+                .into_iter()
+                .collect()
         }
     }
 
@@ -173,9 +195,13 @@ mod tests {
         let text = serde_json::to_string(&made).unwrap();
         assert_eq!(text, r#"{"gbit":10.0}"#, "the facts' own JSON, no key");
         let back: ServerFacts = serde_json::from_str(&text).unwrap();
-        assert_eq!((back.is_read(), back.link_gbit()), (false, None));
+        assert_eq!((back.is_read(), back.chart_figures()), (false, vec![]));
         let back = back.resolved(&READERS);
-        assert_eq!(back.link_gbit(), Some(10.0));
+        let gbit = ServerFigure {
+            name: "gbit",
+            value: 10.0,
+        };
+        assert_eq!(back.chart_figures(), [gbit]);
         assert_eq!(back.get::<Link>(), Some(&Link { gbit: Some(10.0) }));
         assert_eq!(back, made);
     }
@@ -186,7 +212,7 @@ mod tests {
         let back: ServerFacts = serde_json::from_str(other).unwrap();
         let back = back.resolved(&READERS);
         assert!(!back.is_read());
-        assert_eq!(back.link_gbit(), None, "nothing is read from it");
+        assert_eq!(back.chart_figures(), [], "nothing is read from it");
         assert_eq!(serde_json::to_string(&back.clone()).unwrap(), other);
     }
 }

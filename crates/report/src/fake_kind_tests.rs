@@ -61,7 +61,11 @@ fn its_rule_decides_its_points_and_its_mark_is_drawn() {
     server.stop().unwrap();
     let mut agg = crate::judging::rows::collect(&data);
     // Its server's facts, read back through the catalog, asked by method.
-    assert!(agg.cells.iter().all(|c| c.facts.link_gbit == Some(2.5)));
+    let link = crate::record::server::ServerFigure {
+        name: crate::wire::fake_rule::LINK_GBIT,
+        value: 2.5,
+    };
+    assert!(agg.cells.iter().all(|c| c.facts.server_figures == [link]));
     // And its dataset's size, as every dataset's.
     assert!(agg
         .cells

@@ -23,6 +23,8 @@ use scalelab_results::{judging, store};
 use scalelab_core::{placement, shutdown};
 #[cfg(test)]
 use scalelab_lab::{load, probe, server};
+#[cfg(test)]
+use scalelab_wire as wire;
 
 #[cfg(test)]
 mod caveat_tests;

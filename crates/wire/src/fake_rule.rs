@@ -12,3 +12,7 @@ pub const PROTOCOL: Protocol = Protocol::new("fake-rule", "the fake-rule protoco
 /// The name of their own dataset (`model::Dataset::Own`): `keys` keys,
 /// which the load kind declares and the server kind holds.
 pub const DATASET: &str = "fake-rule-keys";
+
+/// The name of the link speed its server gives the charts (a server
+/// figure), Gbit/s.
+pub const LINK_GBIT: &str = "fake-rule.link_gbit";

@@ -21,6 +21,11 @@ pub const B_ADDR: Ipv4Addr = Ipv4Addr::new(198, 19, 0, 1);
 /// Prefix length of both subnets.
 pub const PREFIX_LEN: u8 = 24;
 
+/// The name under which the router gives the forwarding chart the speed
+/// of the link its run names, in Gbit/s (a server figure: the store and
+/// the report carry it by this name and read none of it).
+pub const LINK_GBIT: &str = "link_gbit";
+
 /// Interface names inside the namespaces (namespaced, so they never clash):
 /// A's.
 pub const A_IF: &str = "a0";

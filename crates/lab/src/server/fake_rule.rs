@@ -54,8 +54,11 @@ impl ServerDescription for RuleServerFacts {
     fn clone_box(&self) -> Box<dyn ServerDescription> {
         Box::new(self.clone())
     }
-    fn link_gbit(&self) -> Option<f64> {
-        Some(self.link_gbit)
+    fn chart_figures(&self) -> Vec<super::ServerFigure> {
+        vec![super::ServerFigure {
+            name: crate::wire::fake_rule::LINK_GBIT,
+            value: self.link_gbit,
+        }]
     }
 }
 

@@ -41,7 +41,9 @@ pub mod rundir;
 
 pub use kind::{listen_address, ServerKind};
 pub use plan::ServerPlan;
-pub use scalelab_record::server::{DatasetInfo, ServerDescription, ServerFacts, ServerFactsReader};
+pub use scalelab_record::server::{
+    DatasetInfo, ServerDescription, ServerFacts, ServerFactsReader, ServerFigure,
+};
 
 /// Every server kind scalelab can run: adding a kind is its module plus one
 /// line here.

@@ -36,11 +36,23 @@ pub struct ChartInputs<'a> {
     pub axis: &'a str,
     /// The x values of the group's points, ascending, without repeats.
     pub xs: &'a [f64],
-    /// The link speed the server forwards over, in Gbit/s, when its kind
-    /// records one (`server::ServerFacts::link_gbit`).
-    pub link_gbit: Option<f64>,
+    /// The server kind's figures for the chart
+    /// ([`crate::server::ServerDescription::chart_figures`]), which the
+    /// load kind reads by the name the two agree on
+    /// ([`ChartInputs::server_figure`]).
+    pub server_figures: &'a [crate::server::ServerFigure],
     /// How the report writes a number in a label (`10`, `2.5`).
     pub number: fn(f64) -> String,
+}
+
+impl ChartInputs<'_> {
+    /// The server kind's figure called `name`, if it gave one.
+    pub fn server_figure(&self, name: &str) -> Option<f64> {
+        self.server_figures
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| f.value)
+    }
 }
 
 /// What a kind draws on the throughput chart beside the data.

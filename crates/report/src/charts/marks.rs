@@ -108,7 +108,11 @@ impl GroupCtx<'_> {
         let chart = ChartInputs {
             axis: &self.axis,
             xs: &xs,
-            link_gbit: cells.iter().find_map(|c| c.facts.link_gbit),
+            server_figures: cells
+                .iter()
+                .map(|c| c.facts.server_figures.as_slice())
+                .find(|f| !f.is_empty())
+                .unwrap_or_default(),
             number: format::axis_value,
         };
         for mark in extras.chart_marks(&chart) {

@@ -190,7 +190,10 @@ fn forwarding_rates_are_drawn_against_the_line_rate() {
     let mut agg = collect(&data);
     fake_analyse(&mut agg);
     for c in &mut agg.cells {
-        c.facts.link_gbit = Some(10.0);
+        c.facts.server_figures = vec![crate::record::server::ServerFigure {
+            name: crate::model::topology::LINK_GBIT,
+            value: 10.0,
+        }];
         c.facts.extras = crate::load::forward::test_extras(true);
     }
     let all = charts(&agg);

@@ -4,6 +4,7 @@
 //! and its own charts); a missing one is absent.
 
 use crate::record::facts::TrialExtras;
+use crate::record::server::ServerFigure;
 use crate::store::Trial;
 use crate::store::TrialContext;
 
@@ -14,9 +15,10 @@ pub struct ContextFacts {
     pub dataset_bytes: Option<f64>,
     /// The server's cgroup memory limit (`context.placement.memory_bytes`).
     pub memory_limit_bytes: Option<f64>,
-    /// The line speed to draw against a forwarding rate
-    /// (`server::ServerFacts::link_gbit`).
-    pub link_gbit: Option<f64>,
+    /// The first trial's server figures for the load kind's chart marks
+    /// (`ServerFacts::chart_figures`: a router's link speed), carried by
+    /// name and read by none of the shared layers; empty when none gave any.
+    pub server_figures: Vec<ServerFigure>,
     /// The first trial's load-kind facts, which draw the kind's chart
     /// marks (`TrialExtras::chart_marks`) and its own charts
     /// (`TrialExtras::charts`); empty when none recorded any.
@@ -38,7 +40,12 @@ impl ContextFacts {
         ContextFacts {
             dataset_bytes: num(|c| Some(c.dataset.as_ref()?.bytes as f64)),
             memory_limit_bytes: num(|c| Some(c.placement.as_ref()?.memory_bytes? as f64)),
-            link_gbit: num(|c| c.server_settings.as_ref()?.link_gbit()),
+            server_figures: ok
+                .iter()
+                .filter_map(|t| t.context.server_settings.as_ref())
+                .map(|s| s.chart_figures())
+                .find(|f| !f.is_empty())
+                .unwrap_or_default(),
             extras: ok
                 .iter()
                 .map(|t| &t.context.extras)
@@ -72,7 +79,7 @@ mod tests {
         let f = ContextFacts::of(&[&t]);
         assert_eq!(f.dataset_bytes, Some(260e6));
         assert_eq!(f.memory_limit_bytes, Some(268_435_456.0));
-        assert_eq!(f.link_gbit, None);
+        assert_eq!(f.server_figures, []);
         // The kind's facts whole, its notes among them.
         assert_eq!(f.extras, t.context.extras);
         assert_eq!(f.extras.notes(), ["stopped early"]);
@@ -80,7 +87,11 @@ mod tests {
         let router = r#"{"mtu":1500,"namespaces":null,"queues":1,"rps_cpus":null,"settings":{"link_gbit":10.0}}"#;
         let stored: crate::record::server::ServerFacts = serde_json::from_str(router).unwrap();
         t.context.server_settings = Some(stored.resolved(&scalelab_lab::catalog().servers));
-        assert_eq!(ContextFacts::of(&[&t]).link_gbit, Some(10.0));
+        let link = ServerFigure {
+            name: crate::model::topology::LINK_GBIT,
+            value: 10.0,
+        };
+        assert_eq!(ContextFacts::of(&[&t]).server_figures, [link]);
         t.context = TrialContext::default();
         assert_eq!(ContextFacts::of(&[&t]), ContextFacts::default());
     }

@@ -1,5 +1,5 @@
-//! The test that keeps a load kind's facts inside `load/` and `server/`:
-//! no other source file names them (CONTRIBUTING's "Add a load kind").
+//! The test that keeps a kind's facts inside `load/` and `server/`: no
+//! other source file names them (CONTRIBUTING's "Add a load kind").
 
 /// Every `.rs` file under `dir`, for the tests that read the source.
 pub(crate) fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -76,6 +76,9 @@ mod tests {
             "RampSecond",
             "bidirectional",
             "ramp",
+            // The router's link speed, which reaches the forwarding chart
+            // as a named server figure (`ServerFigure`).
+            "link_gbit",
         ];
         let mut naming = Vec::new();
         // The top crate's modules, and the workspace's other crates'.

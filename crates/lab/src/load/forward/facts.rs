@@ -24,7 +24,7 @@ impl TrialFacts for ForwardReport {
     /// size and the server recorded the link speed it stands for.
     fn chart_marks(&self, chart: &ChartInputs) -> Vec<ChartMark> {
         let Some(gbit) = chart
-            .link_gbit
+            .server_figure(crate::model::topology::LINK_GBIT)
             .filter(|_| chart.axis.ends_with("frame_size"))
         else {
             return Vec::new();
@@ -92,6 +92,7 @@ fn sample_report(client_bound: bool) -> ForwardReport {
 mod tests {
     use super::*;
     use crate::load::facts::TrialExtras;
+    use crate::server::ServerFigure;
 
     #[test]
     fn the_search_decides_client_bound_and_the_line_rate_follows_frame_size() {
@@ -110,7 +111,10 @@ mod tests {
         let mut chart = ChartInputs {
             axis: "load.frame_size",
             xs: &xs,
-            link_gbit: Some(10.0),
+            server_figures: &[ServerFigure {
+                name: crate::model::topology::LINK_GBIT,
+                value: 10.0,
+            }],
             number: |v| format!("{v}"),
         };
         let ChartMark::Curve { points, label, .. } = &free.chart_marks(&chart)[0] else {
@@ -121,7 +125,7 @@ mod tests {
         chart.axis = "connections";
         assert!(free.chart_marks(&chart).is_empty());
         chart.axis = "load.frame_size";
-        chart.link_gbit = None;
+        chart.server_figures = &[];
         assert!(free.chart_marks(&chart).is_empty());
         let (key, _) = free.stored().unwrap();
         assert_eq!(key, "forward");

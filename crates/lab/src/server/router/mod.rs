@@ -141,8 +141,12 @@ impl super::ServerDescription for RouterFacts {
     fn clone_box(&self) -> Box<dyn super::ServerDescription> {
         Box::new(self.clone())
     }
-    fn link_gbit(&self) -> Option<f64> {
-        self.settings.link_gbit
+    fn chart_figures(&self) -> Vec<super::ServerFigure> {
+        let link = self.settings.link_gbit.map(|value| super::ServerFigure {
+            name: crate::model::topology::LINK_GBIT,
+            value,
+        });
+        link.into_iter().collect()
     }
 }
 
@@ -217,7 +221,11 @@ mod facts_tests {
         let facts: super::super::ServerFacts = serde_json::from_str(router).unwrap();
         let facts = facts.resolved(&[SERVER_KIND.facts.unwrap()]);
         assert!(facts.get::<RouterFacts>().is_some());
-        assert_eq!(facts.link_gbit(), Some(10.0));
+        let link = super::super::ServerFigure {
+            name: crate::model::topology::LINK_GBIT,
+            value: 10.0,
+        };
+        assert_eq!(facts.chart_figures(), [link]);
         let stored: serde_json::Value = serde_json::from_str(router).unwrap();
         assert_eq!(serde_json::to_value(&facts).unwrap(), stored);
         let other = r#"{"settings":{"link_gbit":10.0,"retired_setting":true}}"#;
@@ -225,8 +233,8 @@ mod facts_tests {
         let facts = facts.resolved(&[SERVER_KIND.facts.unwrap()]);
         assert!(!facts.is_read());
         assert_eq!(
-            facts.link_gbit(),
-            None,
+            facts.chart_figures(),
+            [],
             "nothing is read from a shape not understood"
         );
         let stored: serde_json::Value = serde_json::from_str(other).unwrap();
