@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Clean and incremental build times of two revisions, side by side.
 #
-# Usage: bench/build-time.sh [BEFORE] [AFTER] [ROUNDS]
+# Usage: bench/build-time.sh [BEFORE] [AFTER] [ROUNDS] [TARGETS]
 #   BEFORE, AFTER: git revisions (default: d316028, the tree before the
-#   crates of issue 48, and HEAD); ROUNDS: how many A B pairs (default 2).
+#   crates of issue 48, and HEAD); ROUNDS: how many A B pairs (default 2);
+#   TARGETS: `all` (default: every target, the suite's build) or `bin`
+#   (the libraries and the binary, a user's `cargo build`).
 #
 # Each revision is checked out once into a temporary worktree. Each round
 # builds A then B from an empty target directory (`cargo build --workspace
@@ -18,6 +20,11 @@ set -euo pipefail
 before=${1:-d316028}
 after=${2:-HEAD}
 rounds=${3:-2}
+case ${4:-all} in
+  all) targets=(--workspace --all-targets) ;;
+  bin) targets=(--workspace) ;;
+  *) echo "build-time.sh: TARGETS is all or bin, not '$4'" >&2; exit 2 ;;
+esac
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 work=$(mktemp -d)
 cleanup() {
@@ -36,12 +43,12 @@ git -C "$repo" worktree add --detach --quiet "$work/a" "$before"
 git -C "$repo" worktree add --detach --quiet "$work/b" "$after"
 for side in a b; do (cd "$work/$side" && cargo fetch --quiet); done
 
-# The seconds `cargo build --workspace --all-targets` takes in $1 with
-# target directory $2.
+# The seconds `cargo build` of the chosen targets takes in $1 with target
+# directory $2.
 build() {
   local start end
   start=$(date +%s.%N)
-  (cd "$1" && CARGO_TARGET_DIR="$2" cargo build --workspace --all-targets --quiet)
+  (cd "$1" && CARGO_TARGET_DIR="$2" cargo build "${targets[@]}" --quiet)
   end=$(date +%s.%N)
   awk -v s="$start" -v e="$end" 'BEGIN { print e - s }'
 }
