@@ -9,10 +9,11 @@
 #
 # Each round clones each revision afresh into a temporary directory (so
 # every build is clean, as on CI) and runs its own `scripts/test.sh`,
-# A then B. Prints each suite's seconds, exit code and test counts, and
-# keeps each log in the temporary directory until the end; writes nothing
-# outside it. Run it on an otherwise idle machine: the suites' own timing
-# tests and builds share the 2 CPUs with nothing else.
+# A then B. Prints each suite's seconds, exit code and test counts (and
+# a failed suite's failing tests), keeping each log in the temporary
+# directory until the end; writes nothing outside it. Run it on an
+# otherwise idle machine: the suites' own builds and timing tests share
+# the 2 CPUs with nothing else.
 set -euo pipefail
 
 before=${1:-d316028}
@@ -39,6 +40,12 @@ for round in $(seq 1 "$rounds"); do
     counts=$(awk '/^test result:/ { p += $4; f += $6 } END { printf "%d passed, %d failed", p, f }' "$log")
     printf 'round %s %s (%s): %.0f s, exit %s, %s\n' \
       "$round" "$side" "$rev" "$(awk -v s="$start" -v e="$end" 'BEGIN { print e - s }')" "$rc" "$counts"
+    # A failed suite's time stops at its first failing test binary (cargo
+    # runs no binary after it), so it is no suite time: name what failed.
+    if [[ $rc != 0 ]]; then
+      grep -E '^test .* FAILED$|^error: test failed|^---- .* stdout ----$' "$log" | sed 's/^/    /' || true
+      echo "    (round $round $side is a failed suite: its time is not comparable)"
+    fi
     rm -rf "$clone"
   done
 done
