@@ -44,19 +44,13 @@ fn times(t: &[u64; 6]) -> CpuTimes {
 /// A sample's CPU ticks as the agent's `/proc/stat` reading: all CPUs
 /// together and each by its index.
 fn proc_stat(s: &HostSample) -> ProcStat {
-    let per_cpu: Vec<(u32, CpuTimes)> = (0u32..).zip(s.cpus.iter().map(times)).collect();
-    let mut total = CpuTimes::default();
-    for (_, c) in &per_cpu {
-        total.user += c.user;
-        total.nice += c.nice;
-        total.system += c.system;
-        total.irq += c.irq;
-        total.idle += c.idle;
-        total.steal += c.steal;
+    let mut ticks = [0u64; 6];
+    for cpu in &s.cpus {
+        ticks.iter_mut().zip(cpu).for_each(|(t, c)| *t += c);
     }
     ProcStat {
-        total,
-        per_cpu,
+        total: times(&ticks),
+        per_cpu: (0u32..).zip(s.cpus.iter().map(times)).collect(),
         procs_running: s.procs_running.unwrap_or(0),
         procs_blocked: s.procs_blocked.unwrap_or(0),
     }
