@@ -5,3 +5,4 @@ mod nginx;
 mod placement;
 mod sampler;
 mod support;
+mod work;

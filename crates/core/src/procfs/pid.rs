@@ -227,6 +227,12 @@ pub fn comm(pid: u32) -> std::io::Result<String> {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
 }
 
+/// `/proc/PID/cgroup`: the process's cgroups, one line per hierarchy
+/// ([`super::mounts::parse_proc_cgroup`] reads it).
+pub fn cgroup(pid: u32) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+}
+
 /// `/proc/PID/cwd`: where the process works.
 pub fn cwd(pid: u32) -> std::io::Result<PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/cwd"))

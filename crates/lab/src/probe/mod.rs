@@ -21,6 +21,8 @@
 //! - [`energy`] reads RAPL, hwmon or a power command (`[probe] energy`).
 //! - [`background`] what the rest of the machine used (steal, other processes);
 //! - [`limiter`] the figures that name what limited the trial, and the verdict.
+//! - [`work`] the kernel's counts of the server's work (system calls,
+//!   context switches, migrations, faults, CPU by mode, hardware counters).
 //! - [`machine`] the knobs checked before a run (governor, turbo, IRQs,
 //!   ASLR, swap, neighbours), stored in the fingerprint, and their warnings.
 //!
@@ -50,6 +52,7 @@ mod text;
 pub(crate) mod tracker;
 pub mod tree;
 mod window;
+pub mod work;
 
 pub use client::{
     client_bound, client_bound_reason, client_verdict, server_cpu_per_request,

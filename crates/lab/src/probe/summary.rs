@@ -132,6 +132,7 @@ pub fn summarize(w: SummaryInputs<'_>) -> ProbeSummary {
         watts: None,
         ops_per_joule: None,
         energy: None,
+        work: None,
         background: super::background::measure(super::background::BackgroundInputs {
             busy_share: cpu.busy,
             steal_share: cpu.steal,

@@ -11,6 +11,7 @@ use super::own::{self, RunqTracker};
 use super::summary::{summarize, SummaryInputs};
 use super::tracker::{Interval, Tracker};
 use super::tree::{self, TreeScanner, TreeTotals};
+use super::work::WorkCounter;
 use crate::procfs::loadavg::LoadAvg;
 use std::time::{Duration, Instant};
 
@@ -48,6 +49,8 @@ pub(super) struct State {
     warnings: Vec<String>,
     /// The energy meter, read on its own thread, when there is a source.
     energy: Option<EnergyWorker>,
+    /// The kernel's counters of the server's cgroup, from the baseline on.
+    work: Option<WorkCounter>,
 }
 
 impl State {
@@ -81,6 +84,7 @@ impl State {
             root_at_start: false,
             warnings: Vec::new(),
             energy: None,
+            work: None,
         };
         let (base, _) = state.snapshot();
         if let Some(m) = meter {
@@ -96,6 +100,14 @@ impl State {
         state.start = base.at;
         state.root_at_start = base.tree.as_ref().is_some_and(|t| t.root_alive);
         state.limiter = root.map(|r| LimiterSampler::begin(r, &state.members));
+        if let Some(r) = root.filter(|_| state.root_at_start) {
+            match WorkCounter::start(r, &cpus) {
+                Ok(w) => state.work = Some(w),
+                Err(why) => state
+                    .warnings
+                    .push(format!("work per operation: not counted: {why}")),
+            }
+        }
         if let (Some(pid), Some(t)) = (root, &base.tree) {
             if !t.root_alive {
                 state.warnings.push(format!(
@@ -188,6 +200,7 @@ impl State {
                 "server process {pid} exited during the window; CPU used after the last sample that saw it is missing"
             ));
         }
+        let work = self.work.take().map(WorkCounter::finish);
         let window_s = self.prev.at.duration_since(self.start).as_secs_f64();
         let energy = self.energy.take().and_then(|e| e.finish(window_s));
         if let Some((_, warnings)) = &energy {
@@ -208,6 +221,7 @@ impl State {
             warnings: std::mem::take(&mut self.warnings),
             limiter: self.limiter.as_ref().map(LimiterSampler::finish),
         });
+        summary.work = work;
         if let Some((energy, _)) = energy {
             summary.watts = energy.watts();
             summary.energy = Some(energy);

@@ -298,6 +298,12 @@ pub struct ProbeSummary {
     /// network namespace, major faults and swap; `None` without a server.
     #[serde(default)]
     pub limiter: Option<super::limiter::LimiterFigures>,
+    /// The kernel's counts of the server's work over the window (system
+    /// calls, context switches, migrations, faults, CPU by mode, hardware
+    /// counters): `None` without a server, on a host without an agent and
+    /// in runs stored before they were counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<super::work::WorkCounts>,
 
     /// Mean watts over the window (`energy.joules / energy.measured_s`);
     /// absent (not null) without an energy source, as are the two below.

@@ -1,0 +1,349 @@
+//! The kernel's counts of the server's work over the window: system
+//! calls (`raw_syscalls:sys_enter`, and `syscalls:sys_enter_NAME` for
+//! each call of [`NAMED_SYSCALLS`]), context switches, CPU migrations and
+//! page faults (software events), the hardware counters where a PMU
+//! exists, all with `perf_event_open(2)` in counting mode for the
+//! server's own cgroup on every CPU; and CPU time by mode from the
+//! cgroup's `cpu.stat`. Nothing is sampled: the kernel adds one to a
+//! counter per event, and the window reads each counter once.
+//!
+//! The server's cgroup is its tracking cgroup (`sys::lifecycle`), found
+//! from its root process's `/proc/PID/cgroup` line of the unified (v2)
+//! hierarchy, where perf's cgroup events live when no v1 `perf_event`
+//! hierarchy is mounted. A server in the root cgroup, a v1 `perf_event`
+//! hierarchy, or a kernel that refuses an event makes that figure
+//! "unavailable" with the reason, never 0.
+
+mod cgroup;
+pub mod perf;
+mod tracefs;
+
+use perf::{Counter, Event, Reading};
+use scalelab_record::probe::work::{HardwareCounts, NamedCount, WorkCounts};
+use std::time::Instant;
+
+/// The calls counted by name: those a network or database server makes
+/// per request (reading, writing, polling, accepting, locking, mapping).
+/// The rest are counted together as the total less these.
+pub const NAMED_SYSCALLS: [&str; 40] = [
+    "read",
+    "write",
+    "readv",
+    "writev",
+    "pread64",
+    "pwrite64",
+    "sendto",
+    "recvfrom",
+    "sendmsg",
+    "recvmsg",
+    "sendmmsg",
+    "recvmmsg",
+    "sendfile64",
+    "accept",
+    "accept4",
+    "connect",
+    "close",
+    "shutdown",
+    "setsockopt",
+    "getsockopt",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_ctl",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "io_uring_enter",
+    "futex",
+    "openat",
+    "newfstatat",
+    "newfstat",
+    "lseek",
+    "fcntl",
+    "ioctl",
+    "mmap",
+    "munmap",
+    "madvise",
+    "fsync",
+    "getrandom",
+];
+
+/// What a counter counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Figure {
+    Syscalls,
+    Syscall(&'static str),
+    ContextSwitches,
+    Migrations,
+    MinorFaults,
+    MajorFaults,
+    Cycles,
+    Instructions,
+    LlcMisses,
+    BranchMisses,
+}
+
+impl Figure {
+    fn is_hardware(self) -> bool {
+        matches!(
+            self,
+            Figure::Cycles | Figure::Instructions | Figure::LlcMisses | Figure::BranchMisses
+        )
+    }
+
+    fn name(self) -> String {
+        match self {
+            Figure::Syscalls => "system calls (raw_syscalls:sys_enter)".into(),
+            Figure::Syscall(n) => format!("{n}(2) calls"),
+            Figure::ContextSwitches => "context switches".into(),
+            Figure::Migrations => "CPU migrations".into(),
+            Figure::MinorFaults => "minor page faults".into(),
+            Figure::MajorFaults => "major page faults".into(),
+            Figure::Cycles => "hardware counters".into(),
+            Figure::Instructions => "instructions".into(),
+            Figure::LlcMisses => "LLC misses".into(),
+            Figure::BranchMisses => "branch misses".into(),
+        }
+    }
+}
+
+/// The software and hardware events, in the order they are opened.
+const FIXED: [(Figure, Event); 8] = [
+    (Figure::ContextSwitches, sw(perf::SW_CONTEXT_SWITCHES)),
+    (Figure::Migrations, sw(perf::SW_CPU_MIGRATIONS)),
+    (Figure::MinorFaults, sw(perf::SW_PAGE_FAULTS_MIN)),
+    (Figure::MajorFaults, sw(perf::SW_PAGE_FAULTS_MAJ)),
+    (Figure::Cycles, hw(perf::TYPE_HARDWARE, perf::HW_CPU_CYCLES)),
+    (
+        Figure::Instructions,
+        hw(perf::TYPE_HARDWARE, perf::HW_INSTRUCTIONS),
+    ),
+    (
+        Figure::LlcMisses,
+        hw(perf::TYPE_HW_CACHE, perf::HW_CACHE_LL_READ_MISS),
+    ),
+    (
+        Figure::BranchMisses,
+        hw(perf::TYPE_HARDWARE, perf::HW_BRANCH_MISSES),
+    ),
+];
+
+const fn sw(config: u64) -> Event {
+    Event {
+        kind: perf::TYPE_SOFTWARE,
+        config,
+    }
+}
+
+const fn hw(kind: u32, config: u64) -> Event {
+    Event { kind, config }
+}
+
+/// The counters of one server's cgroup, enabled from [`WorkCounter::start`]
+/// to [`WorkCounter::finish`].
+#[derive(Debug)]
+pub struct WorkCounter {
+    cgroup: cgroup::ServerCgroup,
+    counters: Vec<(Figure, Vec<Counter>)>,
+    cpu_at_start: Option<cgroup::CpuStat>,
+    started: Instant,
+    unavailable: Vec<String>,
+}
+
+impl WorkCounter {
+    /// Opens and enables the counters for the cgroup of `root_pid` on
+    /// `cpus`. The error says why nothing can be counted.
+    pub fn start(root_pid: u32, cpus: &[u32]) -> Result<WorkCounter, String> {
+        let cgroup = cgroup::ServerCgroup::of(root_pid)?;
+        let dir = std::fs::File::open(&cgroup.dir).map_err(|e| {
+            format!(
+                "cannot open the server's cgroup {}: {e}",
+                cgroup.dir.display()
+            )
+        })?;
+        let mut unavailable = Vec::new();
+        let mut counters = Vec::new();
+        for (figure, event) in events(&mut unavailable) {
+            if figure.is_hardware() && unavailable.iter().any(|u| u.starts_with("hardware")) {
+                continue;
+            }
+            match open_on_cpus(event, &dir, cpus) {
+                Ok(c) => counters.push((figure, c)),
+                Err(e) => unavailable.push(unavailable_reason(figure, &e)),
+            }
+        }
+        if counters.is_empty() {
+            return Err(unavailable.join("; "));
+        }
+        let cpu_at_start = cgroup.cpu_stat();
+        for (_, cs) in &counters {
+            for c in cs {
+                c.enable()
+                    .map_err(|e| format!("cannot enable a perf counter: {e}"))?;
+            }
+        }
+        Ok(WorkCounter {
+            cgroup,
+            counters,
+            cpu_at_start,
+            started: Instant::now(),
+            unavailable,
+        })
+    }
+
+    /// Stops every counter and returns the window's counts.
+    pub fn finish(self) -> WorkCounts {
+        for (_, cs) in &self.counters {
+            for c in cs {
+                let _ = c.disable();
+            }
+        }
+        let counted_s = self.started.elapsed().as_secs_f64();
+        let mut unavailable = self.unavailable;
+        let totals: Vec<(Figure, Option<u64>)> = self
+            .counters
+            .iter()
+            .map(|(f, cs)| (*f, total(cs)))
+            .collect();
+        let cpu = self
+            .cgroup
+            .cpu_stat()
+            .zip(self.cpu_at_start)
+            .map(|(end, start)| end.since(start));
+        if cpu.is_none() {
+            unavailable.push(format!(
+                "CPU time by mode: unavailable: no cpu.stat in {}",
+                self.cgroup.dir.display()
+            ));
+        }
+        counts(self.cgroup.path, counted_s, &totals, cpu, unavailable)
+    }
+}
+
+/// Every event to open: the total of system calls, each named call that
+/// tracefs knows, then the fixed ones. A call tracefs lacks is said.
+fn events(unavailable: &mut Vec<String>) -> Vec<(Figure, Event)> {
+    let mut out = Vec::new();
+    match tracefs::tracepoint_id("raw_syscalls", "sys_enter") {
+        Ok(id) => out.push((Figure::Syscalls, tracepoint(id))),
+        Err(e) => unavailable.push(format!("system calls: unavailable: {e}")),
+    }
+    if !out.is_empty() {
+        for name in NAMED_SYSCALLS {
+            if let Ok(id) = tracefs::tracepoint_id("syscalls", &format!("sys_enter_{name}")) {
+                out.push((Figure::Syscall(name), tracepoint(id)));
+            }
+        }
+    }
+    out.extend(FIXED);
+    out
+}
+
+fn tracepoint(id: u64) -> Event {
+    Event {
+        kind: perf::TYPE_TRACEPOINT,
+        config: id,
+    }
+}
+
+fn open_on_cpus(event: Event, dir: &std::fs::File, cpus: &[u32]) -> std::io::Result<Vec<Counter>> {
+    cpus.iter()
+        .map(|&cpu| Counter::open(event, dir, cpu))
+        .collect()
+}
+
+/// Why a figure is not counted. No PMU shows as `ENOENT` (no such event
+/// type) or `EOPNOTSUPP` on the hardware events.
+fn unavailable_reason(figure: Figure, e: &std::io::Error) -> String {
+    let no_pmu = matches!(
+        e.raw_os_error(),
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV)
+    );
+    if figure.is_hardware() && no_pmu {
+        format!("hardware counters: unavailable: no PMU (perf_event_open: {e})")
+    } else {
+        format!("{}: unavailable: perf_event_open: {e}", figure.name())
+    }
+}
+
+/// The sum over CPUs, scaled for multiplexing; `None` when a read failed
+/// or the counter never ran.
+fn total(counters: &[Counter]) -> Option<u64> {
+    let mut sum = Reading::default();
+    for c in counters {
+        sum = sum.plus(c.read().ok()?);
+    }
+    sum.scaled()
+}
+
+/// The window's counts from each figure's total.
+fn counts(
+    cgroup: String,
+    counted_s: f64,
+    totals: &[(Figure, Option<u64>)],
+    cpu: Option<cgroup::CpuStat>,
+    unavailable: Vec<String>,
+) -> WorkCounts {
+    let get = |f: Figure| totals.iter().find(|(g, _)| *g == f).and_then(|(_, v)| *v);
+    let mut top: Vec<NamedCount> = totals
+        .iter()
+        .filter_map(|(f, v)| match f {
+            Figure::Syscall(name) => Some(NamedCount {
+                name: (*name).to_string(),
+                count: (*v)?,
+            }),
+            _ => None,
+        })
+        .collect();
+    top.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
+    let hardware = HardwareCounts {
+        cycles: get(Figure::Cycles),
+        instructions: get(Figure::Instructions),
+        llc_misses: get(Figure::LlcMisses),
+        branch_misses: get(Figure::BranchMisses),
+    };
+    let any_hardware = hardware != HardwareCounts::default();
+    WorkCounts {
+        cgroup,
+        counted_s,
+        syscalls: get(Figure::Syscalls),
+        top_syscalls: top,
+        context_switches: get(Figure::ContextSwitches),
+        cpu_migrations: get(Figure::Migrations),
+        minor_faults: get(Figure::MinorFaults),
+        major_faults: get(Figure::MajorFaults),
+        user_s: cpu.map(|c| c.user_s()),
+        system_s: cpu.map(|c| c.system_s()),
+        hardware: any_hardware.then_some(hardware),
+        unavailable,
+    }
+}
+
+/// The work per request for a CPU verdict: `per request: 4.02 system
+/// calls (writev 1.00, recvfrom 1.00, epoll_wait 0.95), 0.51 context
+/// switches, 11.2 µs in the kernel`; `None` without a count or requests.
+pub fn per_request_clause(w: &WorkCounts, requests: u64) -> Option<String> {
+    let calls = w.syscalls?;
+    if requests == 0 {
+        return None;
+    }
+    let per = |v: u64| v as f64 / requests as f64;
+    let top: Vec<String> = (w.top_syscalls.iter().take(3))
+        .map(|c| format!("{} {:.2}", c.name, per(c.count)))
+        .collect();
+    let mut out = format!(
+        "per request: {:.2} system calls ({})",
+        per(calls),
+        top.join(", ")
+    );
+    if let Some(cs) = w.context_switches {
+        out += &format!(", {:.2} context switches", per(cs));
+    }
+    if let Some(sys) = w.system_s {
+        out += &format!(", {:.1} µs in the kernel", sys * 1e6 / requests as f64);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests;
