@@ -36,6 +36,12 @@ pub struct CheckArgs {
     /// Print JSON instead of the text.
     #[arg(long)]
     pub json: bool,
+    /// Gate on a count per request instead of throughput: `syscalls`,
+    /// `context_switches`, or `instructions` where a PMU counts them. A
+    /// rise whose whole 95% interval passes --max-regression of the
+    /// baseline's count is a regression.
+    #[arg(long, value_name = "COUNT")]
+    pub on: Option<String>,
 }
 
 fn percent(text: &str) -> Result<f64, String> {
@@ -51,6 +57,9 @@ fn percent(text: &str) -> Result<f64, String> {
 }
 
 pub fn run(a: &CheckArgs, store: &Path) -> anyhow::Result<i32> {
+    if let Some(on) = &a.on {
+        scalelab::judging::check_work::figure_of(on).map_err(anyhow::Error::msg)?;
+    }
     // The baseline is read first, so a missing baseline is named before a
     // candidate in a default store that is not there either.
     baseline_exists(&a.baseline, store).with_context(|| named("baseline", &a.baseline))?;
@@ -65,6 +74,15 @@ pub fn run(a: &CheckArgs, store: &Path) -> anyhow::Result<i32> {
         return Ok(CANNOT_SAY);
     }
     let baselines = found.runs;
+    if let Some(on) = &a.on {
+        let c = scalelab::judging::check_work::check(&baselines, &candidate, on, a.max_regression);
+        if a.json {
+            outln!("{}", serde_json::to_string_pretty(&c)?);
+        } else {
+            out!("{}", scalelab::report::check::render_work(&c));
+        }
+        return Ok(c.exit_code);
+    }
     let c = check::check(&baselines, &candidate, a.max_regression);
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&c)?);

@@ -15,6 +15,7 @@ use scalelab::judging::multi::verdicts::{self, nothing_comparable, too_few};
 use scalelab::judging::multi::{self, background, environment};
 use scalelab::judging::runs::RunComparison;
 use scalelab::judging::verdict;
+use scalelab::judging::work_change;
 use scalelab::report::multi::text;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -112,6 +113,9 @@ struct Against<'a> {
     nothing_comparable: bool,
     #[serde(flatten)]
     comparison: &'a RunComparison,
+    /// Each point's work per request against the baseline's: which
+    /// counts changed (`judging::work_change`).
+    work: &'a [work_change::PointWorkLine],
 }
 
 pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
@@ -161,6 +165,9 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
     let sides = verdicts::against_baseline(&merged, &rules);
     let comparisons: Vec<RunComparison> = sides.iter().map(|s| s.comparison.clone()).collect();
     let side_names: Vec<String> = merged.sides.iter().map(|s| s.name.clone()).collect();
+    let work: Vec<Vec<work_change::PointWorkLine>> = (comparisons.iter().enumerate())
+        .map(|(i, c)| work_change::of_comparison(&merged, i + 1, c))
+        .collect();
     let pooled = multi::pooled_lines(&merged);
     let drift = multi::drift::of_sides(&merged);
     let background = background::differences(runs, names);
@@ -187,12 +194,13 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
                 })
                 .collect(),
             noise,
-            comparisons: (comparisons.iter().zip(&side_names[1..]))
-                .map(|(c, label)| Against {
+            comparisons: (comparisons.iter().zip(&side_names[1..]).zip(&work))
+                .map(|((c, label), work)| Against {
                     label,
                     too_few_trials: too_few(c),
                     nothing_comparable: nothing_comparable(c),
                     comparison: c,
+                    work,
                 })
                 .collect(),
             between_runs: multi::BETWEEN_RUNS,
@@ -210,8 +218,9 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
         if !pooled.is_empty() {
             outln!();
         }
-        for (c, name) in comparisons.iter().zip(&side_names[1..]) {
+        for ((c, name), work) in comparisons.iter().zip(&side_names[1..]).zip(&work) {
             out!("{}\n", text::render(c, (&side_names[0], name)));
+            out!("{}", text::work_lines(work));
         }
         outln!("{}", verdict::legend(noise, &merged.data.kind_legend()));
         outln!("\n{}", multi::BETWEEN_RUNS);

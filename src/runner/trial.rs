@@ -503,7 +503,7 @@ fn limiter(
     // A server pinned has the load generator on the other CPUs; one on
     // another host does not share them either.
     let shares_cpus = pinned.is_none() && m.client_hosts.is_empty();
-    crate::probe::limiter::judge(&crate::probe::limiter::LimiterInputs {
+    let mut limiter = crate::probe::limiter::judge(&crate::probe::limiter::LimiterInputs {
         cpus_busy_share: summary.and_then(|s| crate::probe::limiter::cpu::busy_share(s, pinned)),
         client_cpu_s: summary.filter(|_| shares_cpus).map(|s| s.client_cpu_s),
         figures: summary.and_then(|s| s.limiter.as_ref()),
@@ -516,7 +516,21 @@ fn limiter(
         client_bound,
         errors: m.result.errors.total(),
         requests: m.result.requests,
-    })
+    });
+    // What the CPU bought: the work per request beside a CPU verdict.
+    let cpu_bound = matches!(
+        limiter.kind,
+        crate::probe::limiter::LimiterKind::ServerCpu
+            | crate::probe::limiter::LimiterKind::CpusShared
+    );
+    let work = summary.and_then(|s| s.work.as_ref());
+    if let (true, Some(clause)) = (
+        cpu_bound,
+        work.and_then(|w| crate::probe::work::per_request_clause(w, m.result.requests)),
+    ) {
+        limiter.verdict = format!("{}; {clause}", limiter.verdict);
+    }
+    limiter
 }
 
 /// Who probes the server at `site`, for the probe-window fault.

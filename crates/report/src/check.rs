@@ -74,6 +74,39 @@ pub fn render(check: &Check) -> String {
     out
 }
 
+/// `check --on COUNT`'s text: each point's count per request on both
+/// sides, the rises beyond the threshold, and the outcome.
+pub fn render_work(c: &crate::judging::check_work::WorkCheck) -> String {
+    use crate::judging::check::{CANNOT_SAY, REGRESSION};
+    if let Some(why) = &c.cannot_say {
+        return format!("cannot say: {why}\n");
+    }
+    let mut out = String::new();
+    for p in &c.points {
+        let mark = if p.regressed { "  REGRESSION" } else { "" };
+        out += &format!("{} {}: {}{mark}\n", p.system, p.point, p.count.describe());
+    }
+    let unit = match c.points.first().map(|p| p.unit) {
+        Some(crate::judging::work_change::Unit::Runs) => "each run's median",
+        _ => "the trials",
+    };
+    out += &match c.exit_code {
+        REGRESSION => format!(
+            "regression: {} per request rose beyond {:.1}% at {} point(s) (the whole 95% interval; {unit} compared)\n",
+            c.points[0].count.figure,
+            c.max_regression * 100.0,
+            c.points.iter().filter(|p| p.regressed).count()
+        ),
+        CANNOT_SAY => "cannot say\n".to_string(),
+        _ => format!(
+            "good: no point's {} per request rose beyond {:.1}% ({unit} compared)\n",
+            c.points.first().map_or("count", |p| p.count.figure.as_str()),
+            c.max_regression * 100.0
+        ),
+    };
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

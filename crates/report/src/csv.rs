@@ -60,6 +60,11 @@ const PROBE_COUNTS: &[&str] = &[
     "ctx_involuntary",
     "net_rx_bytes",
     "net_tx_bytes",
+    "work.syscalls",
+    "work.context_switches",
+    "work.cpu_migrations",
+    "work.minor_faults",
+    "work.major_faults",
 ];
 
 /// A column: its name, its type, and how a trial's measurement fills it.
@@ -588,11 +593,21 @@ mod tests {
             processes_seen: Some(1),
             ctx_voluntary: Some(1),
             ctx_involuntary: Some(1),
+            work: Some(crate::record::probe::work::WorkCounts {
+                syscalls: Some(1),
+                context_switches: Some(1),
+                cpu_migrations: Some(1),
+                minor_faults: Some(1),
+                major_faults: Some(1),
+                user_s: Some(0.5),
+                system_s: Some(0.5),
+                ..Default::default()
+            }),
             ..p
         };
         let stored = serde_json::to_value(&full).unwrap();
         for (name, _) in probe_view::PROBE_NUMBERS {
-            let n = &stored[*name];
+            let n = name.split('.').fold(&stored, |v, key| &v[key]);
             assert!(n.is_number(), "{name}: {n}");
             assert_eq!(n.is_u64(), probe_type(name) == Integer, "{name}: {n}");
         }

@@ -422,7 +422,7 @@ fn footnote(notes: &mut Vec<String>, note: &str) -> usize {
 /// Server CPU and memory per worker, columns only for what was measured.
 pub fn server(agg: &Aggregate) -> Markup {
     type Col = (&'static str, fn(&Cell) -> Option<f64>, fn(f64) -> String);
-    let cols: [Col; 7] = [
+    let cols: [Col; 12] = [
         (
             "server CPU (CPUs)",
             |c| c.server.cpu_util,
@@ -438,6 +438,11 @@ pub fn server(agg: &Aggregate) -> Markup {
         ("processes", |c| c.server.processes, |v| format!("{v:.0}")),
         ("threads", |c| c.server.threads, |v| format!("{v:.0}")),
         ("CPU MHz", |c| c.server.freq_mhz, |v| format!("{v:.0}")),
+        ("syscalls / req", |c| work(c)?.syscalls, per_req),
+        ("ctx switches / req", |c| work(c)?.context_switches, per_req),
+        ("minor faults / req", |c| work(c)?.minor_faults, per_req),
+        ("user µs / req", |c| work(c)?.user_us, per_req),
+        ("system µs / req", |c| work(c)?.system_us, per_req),
     ];
     let present: Vec<&Col> = cols
         .iter()
@@ -472,8 +477,54 @@ pub fn server(agg: &Aggregate) -> Markup {
         } }
         p class="muted" {
             "Medians across the successful trials. Memory per worker: resident (RSS) and \
-             virtual (VSZ) size of each server worker process."
+             virtual (VSZ) size of each server worker process. Per request: the kernel's \
+             counts of the server's cgroup over the measured window (perf_event_open in \
+             counting mode; CPU time from the cgroup's cpu.stat), divided by the trial's \
+             completed requests."
         }
+        (work_calls(agg))
+    }
+}
+
+/// A cell's work per request, where it was counted.
+fn work(c: &Cell) -> Option<&crate::judging::work::WorkPerOp> {
+    c.server.work.as_ref()
+}
+
+/// A per-request figure: two decimals, three significant digits below 0.1.
+fn per_req(v: f64) -> String {
+    if v != 0.0 && v.abs() < 0.1 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The named system calls per request at each point, most first, and what
+/// the counting could not give.
+fn work_calls(agg: &Aggregate) -> Markup {
+    let counted: Vec<&Cell> = agg
+        .cells
+        .iter()
+        .filter(|c| c.server.work.is_some())
+        .collect();
+    let Some(first) = counted.first().and_then(|c| c.server.work.as_ref()) else {
+        return html! {};
+    };
+    html! {
+        h3 { "System calls per request" }
+        div class="scroll" { table class="grid" {
+            tr { (th("point", false)) (th("system", false)) (th("calls per request, most first", false)) }
+            @for c in &counted {
+                @let w = c.server.work.as_ref();
+                tr {
+                    td class="wrap" { (c.point.label()) }
+                    (td(&c.system))
+                    td { (w.map(|w| w.top_syscalls.iter().map(|t| format!("{} {}", t.name, per_req(t.per_op))).collect::<Vec<_>>().join(", ")).unwrap_or_default()) }
+                }
+            }
+        } }
+        @for u in &first.unavailable { p class="muted" { (u) } }
     }
 }
 

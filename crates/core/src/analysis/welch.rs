@@ -94,6 +94,18 @@ impl Welch {
         Some(q * self.se / self.mean_x)
     }
 
+    /// The 1 − `alpha` confidence interval of mean(y) − mean(x): the
+    /// difference ± t(1 − α/2, ν) · se (Welch 1947). A point interval for
+    /// two constant samples.
+    pub fn difference_ci(&self, alpha: f64) -> Option<(f64, f64)> {
+        let d = self.mean_y - self.mean_x;
+        if self.se == 0.0 {
+            return Some((d, d));
+        }
+        let half = super::student_t::quantile(1.0 - alpha / 2.0, self.df)? * self.se;
+        Some((d - half, d + half))
+    }
+
     /// The 1 − `alpha` confidence interval of mean(y) / mean(x) by
     /// Fieller's theorem (Fieller, "Some Problems in Interval Estimation",
     /// J. Royal Statistical Society B 16(2), 1954; the method Kalibera &

@@ -547,7 +547,7 @@ impl<'a> GroupCtx<'a> {
         if !self.lines {
             return Vec::new();
         }
-        let metrics: [(&str, &str, &str, CellValue); 2] = [
+        let metrics: [(&str, &str, &str, CellValue); 3] = [
             (
                 "cpu-per-req",
                 "Server CPU per request",
@@ -559,6 +559,12 @@ impl<'a> GroupCtx<'a> {
                 "Server context switches per request",
                 "context switches per request",
                 |c| c.server.ctx_per_request,
+            ),
+            (
+                "syscalls-per-req",
+                "Server system calls per request",
+                "system calls per request",
+                |c| c.server.work.as_ref()?.syscalls,
             ),
         ];
         let mut out = Vec::new();
@@ -727,12 +733,13 @@ impl GroupCtx<'_> {
         p.lo = Some(s.min);
         p.hi = Some(s.max);
         p.tip = format!(
-            "{} (min {}, max {}, {} ok of {} trials)",
+            "{} (min {}, max {}, {} ok of {} trials){}",
             p.tip,
             format::rate(s.min),
             format::rate(s.max),
             s.n,
-            c.trials()
+            c.trials(),
+            work_tip(c)
         );
         Some(p)
     }
@@ -751,6 +758,28 @@ impl GroupCtx<'_> {
 
 /// One number read off a cell.
 type CellValue = fn(&Cell) -> Option<f64>;
+
+/// The work per request for a hover: `; per request: 4.02 system calls
+/// (write 1.00, read 1.00), 0.51 context switches`; empty when not counted.
+fn work_tip(c: &Cell) -> String {
+    let Some(w) = &c.server.work else {
+        return String::new();
+    };
+    let Some(calls) = w.syscalls else {
+        return String::new();
+    };
+    let top: Vec<String> = (w.top_syscalls.iter().take(3))
+        .map(|t| format!("{} {:.2}", t.name, t.per_op))
+        .collect();
+    let ctx = w
+        .context_switches
+        .map(|v| format!(", {v:.2} context switches"))
+        .unwrap_or_default();
+    format!(
+        "; per request: {calls:.2} system calls ({}){ctx}",
+        top.join(", ")
+    )
+}
 
 fn tip(c: &Cell, y: f64, fmt: fn(f64) -> String) -> String {
     format!("{}, {}: {}", c.system, c.point.label(), fmt(y))

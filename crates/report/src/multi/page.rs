@@ -56,6 +56,7 @@ pub fn render_sides(m: &Merged, sides: &[SideComparison], noise: f64) -> String 
             p class="muted" { "Change: ratio of the values shown. " (crate::judging::verdict::legend(noise, &m.data.kind_legend())) "." }
             p class="note" { (crate::judging::multi::BETWEEN_RUNS) }
             p class="note" { (crate::judging::multi::PAIRS) }
+            (work_section(m, sides))
         }
         (drift_section(&drift))
         (curves(&agg))
@@ -75,6 +76,39 @@ pub fn render_sides(m: &Merged, sides: &[SideComparison], noise: f64) -> String 
         &m.data.run.scalelab_version,
         body,
     )
+}
+
+/// Beside the verdicts: each side's work per request against the
+/// baseline's, point by point (`judging::work_change`); nothing when no
+/// point was counted on both sides.
+fn work_section(m: &Merged, sides: &[SideComparison]) -> Markup {
+    let lines: Vec<(usize, Vec<crate::judging::work_change::PointWorkLine>)> =
+        (sides.iter().enumerate())
+            .map(|(i, s)| {
+                (
+                    i + 1,
+                    crate::judging::work_change::of_comparison(m, i + 1, &s.comparison),
+                )
+            })
+            .filter(|(_, l)| !l.is_empty())
+            .collect();
+    if lines.is_empty() {
+        return html! {};
+    }
+    html! {
+        h3 { "Work per request" }
+        @for (side, ls) in &lines {
+            p { b { (m.sides[*side].name) } " against " b { (m.sides[0].name) } ":" }
+            ul { @for l in ls { li { (l.system) " " (l.point) ": " (l.sentence) } } }
+        }
+        p class="muted" {
+            "The kernel's counts of each server's cgroup (system calls, context switches, \
+             migrations, faults) per completed request; a change is claimed when its 95% \
+             interval clears " (format!("{:.2}", crate::judging::work_change::MIN_CHANGE))
+            " per request and " (format!("{:.0}%", crate::judging::work_change::MIN_RELATIVE * 100.0))
+            " of the baseline's count."
+        }
+    }
 }
 
 /// One row per run: its side, label, where it came from, when, and what

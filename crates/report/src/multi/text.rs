@@ -126,3 +126,26 @@ fn table(c: &RunComparison, a: &str, b: &str) -> String {
         })
         .collect()
 }
+
+/// The work per request under a comparison's verdicts: one line a point,
+/// saying which count per request changed or that none did.
+pub fn work_lines(lines: &[crate::judging::work_change::PointWorkLine]) -> String {
+    use crate::judging::work_change::Unit;
+    let Some(first) = lines.first() else {
+        return String::new();
+    };
+    let unit = match first.work.unit {
+        Unit::Runs => "each run's median is the unit",
+        Unit::Trials => "the trials are the unit (fewer than 3 runs a side)",
+    };
+    let mut out = format!(
+        "\nwork per request (the kernel's counts of the server's cgroup; {unit}; a change \
+         is claimed when its 95% interval clears {:.2} per request and {:.0}%):\n",
+        crate::judging::work_change::MIN_CHANGE,
+        crate::judging::work_change::MIN_RELATIVE * 100.0
+    );
+    for l in lines {
+        out += &format!("  {} {}: {}\n", l.system, l.point, l.sentence);
+    }
+    out
+}

@@ -16,6 +16,9 @@
 //! - `fits`, `caveat`, `layout`, `limiter`, [`energy`],
 //!   [`energy_cell`], [`order_effect`], `figures`, [`comparable`],
 //!   `context_facts`, `probe_view`: the parts of a cell and a curve.
+//! - [`check_work`]: `check --on`, the gate on a count per request.
+//! - [`work`] the kernel's counts of the server's work per operation at a
+//!   point, and [`work_change`] which of them changed between two sides.
 //! - [`runs`] (two runs), [`multi`] (N runs merged, their drift),
 //!   [`check`] (the regression gate) and [`history`] (a recipe across
 //!   runs, its change points).
@@ -25,6 +28,7 @@
 pub mod analyse;
 pub mod caveat;
 pub mod check;
+pub mod check_work;
 pub mod comparable;
 pub mod context_facts;
 pub mod energy;
@@ -46,3 +50,5 @@ mod same_mark_tests;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 pub mod verdict;
+pub mod work;
+pub mod work_change;

@@ -7,7 +7,8 @@ use crate::record::probe::ProbeSummary;
 pub type Read = fn(&ProbeSummary) -> Option<f64>;
 
 /// Numeric probe columns the exports carry, in column order: the
-/// summary's field name and how to read it.
+/// summary's field name (a nested one by its path, `work.syscalls`) and
+/// how to read it.
 pub const PROBE_NUMBERS: &[(&str, Read)] = &[
     ("server_cpu_s", |p| p.server_cpu_s),
     ("server_cpu_util", |p| p.server_cpu_util),
@@ -37,6 +38,23 @@ pub const PROBE_NUMBERS: &[(&str, Read)] = &[
     ("client_runq_wait_s", |p| Some(p.client_runq_wait_s)),
     ("sampler_cpu_s", |p| Some(p.sampler_cpu_s)),
     ("sampler_cpu_util", |p| Some(p.sampler_cpu_util)),
+    ("work.syscalls", |p| {
+        p.work.as_ref()?.syscalls.map(|v| v as f64)
+    }),
+    ("work.context_switches", |p| {
+        p.work.as_ref()?.context_switches.map(|v| v as f64)
+    }),
+    ("work.cpu_migrations", |p| {
+        p.work.as_ref()?.cpu_migrations.map(|v| v as f64)
+    }),
+    ("work.minor_faults", |p| {
+        p.work.as_ref()?.minor_faults.map(|v| v as f64)
+    }),
+    ("work.major_faults", |p| {
+        p.work.as_ref()?.major_faults.map(|v| v as f64)
+    }),
+    ("work.user_s", |p| p.work.as_ref()?.user_s),
+    ("work.system_s", |p| p.work.as_ref()?.system_s),
 ];
 
 /// Reads one text of a summary.
@@ -70,9 +88,17 @@ mod tests {
 
     #[test]
     fn every_column_is_a_field_of_the_stored_summary() {
-        let stored = serde_json::to_value(ProbeSummary::default()).unwrap();
+        let counted = ProbeSummary {
+            work: Some(Default::default()),
+            ..ProbeSummary::default()
+        };
+        let stored = serde_json::to_value(counted).unwrap();
         for (name, _) in PROBE_NUMBERS {
-            assert!(stored.get(name).is_some(), "{name}");
+            // A nested field by its path: `work.syscalls`.
+            let field = name
+                .split('.')
+                .try_fold(&stored, |v, key| v.get(key));
+            assert!(field.is_some(), "{name}");
         }
         for (name, _) in PROBE_TEXTS {
             assert!(stored.get(name).is_some(), "{name}");

@@ -219,7 +219,7 @@ pub struct Latency {
 }
 
 /// Server-side figures from the probe: medians across successful trials.
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct ServerFigures {
     /// Server CPU in CPUs (1.0 = one CPU busy).
     pub cpu_util: Option<f64>,
@@ -243,6 +243,11 @@ pub struct ServerFigures {
     pub cpu_us_per_request: Option<f64>,
     /// Server context switches (voluntary + involuntary) per request.
     pub ctx_per_request: Option<f64>,
+    /// The kernel's counts of the server's work per request (system
+    /// calls, context switches, faults, CPU by mode): `None` where no
+    /// trial was counted (and then absent from the export).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work: Option<super::work::WorkPerOp>,
 }
 
 impl Cell {
@@ -526,6 +531,7 @@ fn server(ok: &[&Trial]) -> ServerFigures {
             |p| Some((p.ctx_voluntary? + p.ctx_involuntary?) as f64),
             1.0,
         ),
+        work: super::work::of_point(ok),
     }
 }
 

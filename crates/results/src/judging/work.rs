@@ -1,0 +1,174 @@
+//! The work per operation at a point: the kernel's counts of the server's
+//! work (`record::probe::work`) over each trial's window, divided by the
+//! operations the trial completed, and the median over the trials.
+//!
+//! A count per operation moves only when the work moves: the same code on
+//! a slower machine makes the same system calls per request. So it tells
+//! "the code changed" from "the machine changed", and it is a measure of
+//! its own between runs (`work_change`).
+
+use crate::analysis::summary::median;
+use crate::record::probe::work::WorkCounts;
+use crate::store::Trial;
+use serde::Serialize;
+
+/// How many named calls a point shows, most first.
+pub const TOP_CALLS: usize = 5;
+
+/// One named figure per operation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PerOp {
+    /// The name (`write`, `context switches`).
+    pub name: String,
+    /// Median over the trials of the count divided by the trial's
+    /// operations.
+    pub per_op: f64,
+}
+
+/// The median work per operation over a point's trials, each figure over
+/// the trials that counted it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WorkPerOp {
+    /// Trials whose window was counted.
+    pub trials: usize,
+    /// System calls per operation, every call.
+    pub syscalls: Option<f64>,
+    /// The most frequent named calls per operation, most first
+    /// ([`TOP_CALLS`] of them).
+    pub top_syscalls: Vec<PerOp>,
+    /// Context switches per operation (perf's count).
+    pub context_switches: Option<f64>,
+    /// CPU migrations per operation.
+    pub cpu_migrations: Option<f64>,
+    /// Minor page faults per operation.
+    pub minor_faults: Option<f64>,
+    /// Major page faults per operation.
+    pub major_faults: Option<f64>,
+    /// User-mode CPU microseconds per operation (the cgroup's `cpu.stat`).
+    pub user_us: Option<f64>,
+    /// Kernel CPU microseconds per operation.
+    pub system_us: Option<f64>,
+    /// Instructions per operation, where a PMU counted them.
+    pub instructions: Option<f64>,
+    /// Cycles per operation, where a PMU counted them.
+    pub cycles: Option<f64>,
+    /// Instructions per cycle, the median of the trials'.
+    pub ipc: Option<f64>,
+    /// LLC read misses per operation.
+    pub llc_misses: Option<f64>,
+    /// Branch misses per operation.
+    pub branch_misses: Option<f64>,
+    /// What the counting could not give, as the first counted trial says
+    /// ("hardware counters: unavailable: no PMU ...").
+    pub unavailable: Vec<String>,
+}
+
+/// A trial's counts with its operations, when both are there.
+fn counted(t: &Trial) -> Option<(&WorkCounts, f64)> {
+    let ops = t.measurement.as_ref()?.requests;
+    let work = t.probe.as_ref()?.work.as_ref()?;
+    (ops > 0).then_some((work, ops as f64))
+}
+
+/// A per-trial figure of the counted trials, per operation.
+pub fn per_op_values(trials: &[&Trial], read: impl Fn(&WorkCounts) -> Option<f64>) -> Vec<f64> {
+    trials
+        .iter()
+        .filter_map(|t| {
+            let (w, ops) = counted(t)?;
+            Some(read(w)? / ops)
+        })
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
+/// Reads one count of a trial's counts.
+pub type ReadCount = Box<dyn Fn(&WorkCounts) -> Option<f64>>;
+
+/// The named figures a comparison looks at, each with how to read it
+/// from one trial's counts.
+pub fn figures(trials: &[&Trial]) -> Vec<(String, ReadCount)> {
+    let mut out: Vec<(String, ReadCount)> = vec![
+        (
+            "system calls".into(),
+            Box::new(|w| w.syscalls.map(|v| v as f64)),
+        ),
+        (
+            "context switches".into(),
+            Box::new(|w| w.context_switches.map(|v| v as f64)),
+        ),
+        (
+            "CPU migrations".into(),
+            Box::new(|w| w.cpu_migrations.map(|v| v as f64)),
+        ),
+        (
+            "minor faults".into(),
+            Box::new(|w| w.minor_faults.map(|v| v as f64)),
+        ),
+        (
+            "major faults".into(),
+            Box::new(|w| w.major_faults.map(|v| v as f64)),
+        ),
+        (
+            "instructions".into(),
+            Box::new(|w| w.hardware.as_ref()?.instructions.map(|v| v as f64)),
+        ),
+    ];
+    for name in call_names(trials) {
+        let label = format!("{name}(2)");
+        out.push((label, Box::new(move |w| w.syscall(&name).map(|v| v as f64))));
+    }
+    out
+}
+
+/// Every named call some counted trial made, in first-seen order.
+fn call_names(trials: &[&Trial]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (w, _) in trials.iter().filter_map(|t| counted(t)) {
+        for c in w.top_syscalls.iter().filter(|c| c.count > 0) {
+            if !names.contains(&c.name) {
+                names.push(c.name.clone());
+            }
+        }
+    }
+    names
+}
+
+/// The point's work per operation; `None` when no trial was counted.
+pub fn of_point(ok: &[&Trial]) -> Option<WorkPerOp> {
+    let first = ok.iter().find_map(|t| counted(t))?.0;
+    let med = |read: &dyn Fn(&WorkCounts) -> Option<f64>| median(&per_op_values(ok, read));
+    let hw = |read: fn(&crate::record::probe::work::HardwareCounts) -> Option<u64>| {
+        move |w: &WorkCounts| w.hardware.as_ref().and_then(read).map(|v| v as f64)
+    };
+    let mut top: Vec<PerOp> = call_names(ok)
+        .into_iter()
+        .filter_map(|name| {
+            let per_op = med(&|w: &WorkCounts| w.syscall(&name).map(|v| v as f64))?;
+            Some(PerOp { name, per_op })
+        })
+        .collect();
+    top.sort_by(|a, b| b.per_op.total_cmp(&a.per_op));
+    top.truncate(TOP_CALLS);
+    Some(WorkPerOp {
+        trials: ok.iter().filter(|t| counted(t).is_some()).count(),
+        syscalls: med(&|w| w.syscalls.map(|v| v as f64)),
+        top_syscalls: top,
+        context_switches: med(&|w| w.context_switches.map(|v| v as f64)),
+        cpu_migrations: med(&|w| w.cpu_migrations.map(|v| v as f64)),
+        minor_faults: med(&|w| w.minor_faults.map(|v| v as f64)),
+        major_faults: med(&|w| w.major_faults.map(|v| v as f64)),
+        user_us: med(&|w| w.user_s.map(|s| s * 1e6)),
+        system_us: med(&|w| w.system_s.map(|s| s * 1e6)),
+        instructions: med(&hw(|h| h.instructions)),
+        cycles: med(&hw(|h| h.cycles)),
+        ipc: median(
+            &ok.iter()
+                .filter_map(|t| counted(t)?.0.hardware.as_ref()?.ipc())
+                .collect::<Vec<f64>>(),
+        ),
+        llc_misses: med(&hw(|h| h.llc_misses)),
+        branch_misses: med(&hw(|h| h.branch_misses)),
+        unavailable: first.unavailable.clone(),
+    })
+}
