@@ -37,7 +37,12 @@ pub fn section(data: &RunData) -> Markup {
                      the first, blue where a smaller one."
                 }
                 (overhead_table(profiles, data))
-                @for p in &drawn { (figure(&single(p))) }
+                @for p in &drawn {
+                    (figure(&single(p)))
+                    @if let Some(k) = p.folded.as_deref().and_then(crate::judging::kernel_lock::find) {
+                        p class=[k.limits.then_some("note")] { (p.system) " at " (p.point.label()) ": " (k.verdict()) }
+                    }
+                }
                 @for g in differentials(&drawn, data.run.baseline.as_deref()) { (figure(&g)) }
             }
             (super::offcpu_flames::section(profiles, figure))

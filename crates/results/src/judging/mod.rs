@@ -16,6 +16,7 @@
 //! - `fits`, `caveat`, `layout`, `limiter`, [`energy`],
 //!   [`energy_cell`], [`order_effect`], `figures`, [`comparable`],
 //!   `context_facts`, `probe_view`: the parts of a cell and a curve.
+//! - [`kernel_lock`]: the kernel lock a profile's stacks spin in.
 //! - [`check_work`]: `check --on`, the gate on a count per request.
 //! - [`work`] the kernel's counts of the server's work per operation at a
 //!   point, and [`work_change`] which of them changed between two sides.
@@ -38,6 +39,7 @@ pub mod fits;
 pub mod format;
 pub mod history;
 pub mod judge;
+pub mod kernel_lock;
 pub mod layout;
 pub mod limiter;
 pub mod multi;
