@@ -66,8 +66,12 @@ impl Recorder {
             super::Recording::OnCpu { .. } => "cpu-clock",
             super::Recording::OffCpu => "sched:sched_switch",
         };
-        cmd.args(["record", "-e", event, "-g", "--quiet", "-a", "-D", "-1"])
-            .arg(format!("--control=fd:{CTL_FD},{ACK_FD}"));
+        // -N: no copy of every binary into ~/.debug (a run leaves nothing outside
+        // its directory); perf script reads the binaries in place right after.
+        cmd.args([
+            "record", "-N", "-e", event, "-g", "--quiet", "-a", "-D", "-1",
+        ])
+        .arg(format!("--control=fd:{CTL_FD},{ACK_FD}"));
         if let super::Recording::OnCpu { frequency } = recording {
             cmd.arg("-F").arg(frequency.to_string());
         }
