@@ -274,3 +274,112 @@ fn a_signal_mask_storm_is_named_as_a_kernel_lock_as_perf_report_counts_it() {
     eprintln!("one thread: {}", one.verdict());
     assert!(one.total_share < KERNEL_LOCK_SHARE, "{one:?}");
 }
+
+/// The frames of an inferno SVG: name, x and width (percent), depth (y).
+fn svg_frames(svg: &str) -> Vec<(String, f64, f64, u32)> {
+    svg.split("<g><title>")
+        .skip(1)
+        .filter_map(|g| {
+            let (title, rest) = g.split_once("</title>")?;
+            let attr = |name: &str| -> Option<&str> {
+                let (_, v) = rest.split_once(&format!("{name}=\""))?;
+                Some(v.split_once('"')?.0)
+            };
+            let name = title.split(" (").next()?.to_string();
+            let pct = |v: &str| v.trim_end_matches('%').parse::<f64>().ok();
+            Some((
+                name,
+                pct(attr("x")?)?,
+                pct(attr("width")?)?,
+                attr("y")?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// The differential graph between two runs (`report A B`) of nginx with
+/// `access_log` off and on: the widest frame of the second run's graph
+/// whose function the first run's stacks never name is nginx's access-log
+/// write (libc's write and, above it, the file system's write path).
+#[test]
+fn the_access_log_is_the_widest_new_frame_between_two_runs_profiles() {
+    use base64::Engine;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let body = |on: bool| {
+        format!(
+            "name = \"log\"\n[server]\nkind = \"nginx\"\naccess_log = {on}\nworker_processes = 1\n\
+             [load]\nkind = \"http\"\npath = \"/\"\n[sweep]\nconnections = [16]\n\
+             [trials]\nduration = \"800ms\"\nwarmup = \"200ms\"\nmin = 1\nmax = 1\n\
+             [[system]]\nlabel = \"nginx\"\n"
+        )
+    };
+    for (label, on) in [("off", false), ("on", true)] {
+        let exp = dir.path().join(format!("{label}.toml"));
+        std::fs::write(&exp, body(on)).unwrap();
+        let out = crate::support::run::run_cmd(dir.path(), &store, &exp)
+            .args(["--profile", "--label", label, "-o"])
+            .arg(dir.path().join(format!("{label}.html")))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    }
+    let page = dir.path().join("page.html");
+    let out = scalelab()
+        .arg("--store")
+        .arg(&store)
+        .args(["report", "1", "2", "-o"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let marker = "title=\"on-CPU: on against off, nginx at connections=16 (peak)\"";
+    let (_, rest) = html
+        .split_once(marker)
+        .expect("no differential between the runs");
+    let (_, rest) = rest.split_once("base64,").unwrap();
+    let svg = base64::engine::general_purpose::STANDARD
+        .decode(rest.split_once('"').unwrap().0)
+        .unwrap();
+    let svg = String::from_utf8(svg).unwrap();
+    // The functions of the baseline (off): a frame of the graph is new
+    // when the baseline's stacks never name its function.
+    let data = scalelab::store::Store::open(&store, scalelab::catalog())
+        .unwrap()
+        .load_run("1")
+        .unwrap();
+    let before = data.profiles[0].folded.clone().unwrap();
+    let known: std::collections::HashSet<&str> = before
+        .lines()
+        .filter_map(|l| l.rsplit_once(' ').map(|(s, _)| s))
+        .flat_map(|s| s.split(';').map(|x| x.trim_end_matches("_[k]")))
+        .collect();
+    let frames = svg_frames(&svg);
+    let widest_new = frames
+        .iter()
+        .filter(|f| f.0 != "all" && !known.contains(f.0.as_str()))
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .expect("a frame the baseline lacks");
+    let subtree: Vec<&str> = frames
+        .iter()
+        .filter(|g| {
+            g.3 < widest_new.3
+                && g.1 >= widest_new.1 - 1e-6
+                && g.1 + g.2 <= widest_new.1 + widest_new.2 + 1e-6
+        })
+        .map(|g| g.0.as_str())
+        .collect();
+    eprintln!(
+        "widest new frame: {} ({:.2}%), above: {subtree:?}",
+        widest_new.0, widest_new.2
+    );
+    assert!(widest_new.0.contains("write"), "{widest_new:?}");
+    assert!(
+        subtree
+            .iter()
+            .any(|f| f.contains("generic_perform_write") || f.contains("ext4")),
+        "the file system's write path is under {}: {subtree:?}",
+        widest_new.0
+    );
+}

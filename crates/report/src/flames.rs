@@ -175,6 +175,58 @@ fn overhead_table(profiles: &[ProfileRecord], data: &RunData) -> Markup {
     }
 }
 
+/// Differential flame graphs between runs (the N-run page): each side's
+/// profile of a system at a point against the baseline side's profile of
+/// the same system, point and role (peak or collapse), on-CPU and, where
+/// both recorded it, off-CPU; nothing when no pair of runs holds one.
+pub fn across_runs(m: &crate::judging::multi::Merged) -> Markup {
+    let profiles_of = |side: usize| -> Vec<&ProfileRecord> {
+        (m.sides[side].runs.iter())
+            .flat_map(|&r| &m.runs[r].profiles)
+            .collect()
+    };
+    let base = profiles_of(0);
+    let mut graphs: Vec<Graph> = Vec::new();
+    for side in 1..m.sides.len() {
+        for p in profiles_of(side) {
+            let Some(b) = base.iter().find(|b| {
+                b.system == p.system && b.point.label() == p.point.label() && b.role == p.role
+            }) else {
+                continue;
+            };
+            let at = format!("{} at {} ({})", p.system, p.point.label(), p.role);
+            let (a, z) = (&m.sides[0].name, &m.sides[side].name);
+            if let (Some(before), Some(after)) = (&b.folded, &p.folded) {
+                let title = format!("on-CPU: {z} against {a}, {at}");
+                let sub =
+                    "differential: red = a larger share than in the baseline run, blue = smaller";
+                graphs.push((title.clone(), diff_svg(&title, sub, before, after)));
+            }
+            if let (Some(before), Some(after)) = (&b.offcpu, &p.offcpu) {
+                let title = format!("off-CPU: {z} against {a}, {at}");
+                let sub =
+                    "differential of blocked time: red = a larger share than in the baseline run";
+                graphs.push((title.clone(), diff_svg(&title, sub, before, after)));
+            }
+        }
+    }
+    if graphs.is_empty() {
+        return Markup::default();
+    }
+    html! {
+        section id="profiles" {
+            h2 { "Profiles between runs" }
+            p class="muted" {
+                "Each side's server stacks against the baseline side's, for the same system, \
+                 point and role, from the profile trials (" code { "run --profile" } "). The \
+                 frames are the second run's; red where it spends a larger share of its samples \
+                 than the baseline run, blue where a smaller one."
+            }
+            @for g in &graphs { (figure(g)) }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -66,6 +66,7 @@ pub fn render_sides(m: &Merged, sides: &[SideComparison], noise: f64) -> String 
         (figures_section("server", "Server", &all, &[
             ChartKind::ServerCpu, ChartKind::ServerCost, ChartKind::Memory, ChartKind::CpuBreakdown,
         ]))
+        (crate::flames::across_runs(m))
         section id="environment" {
             h2 { "Environment" }
             (environment(&rows(&m.runs), &m.names))
