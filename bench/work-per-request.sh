@@ -50,6 +50,8 @@ duration = "1500ms"
 warmup = "300ms"
 min = 3
 max = 3
+[probe]
+syscalls = "exact"
 [[system]]
 label = "nginx"
 EOF

@@ -176,6 +176,8 @@ pub struct Experiment {
     pub profile: Option<ProfilePolicy>,
     /// `[probe]`: the energy source.
     pub energy: crate::probe::energy::EnergyConfig,
+    /// `[probe] syscalls`: how the server's system calls are counted.
+    pub syscalls: crate::probe::work::SyscallMode,
     /// `[machine]`: what is done to this machine for the run.
     pub machine: MachinePolicy,
     /// Every (system, point) pair compiled: what the runner executes.

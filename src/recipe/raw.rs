@@ -56,6 +56,9 @@ pub struct RawProbe {
     pub energy: Option<String>,
     /// A command that prints watts (`energy = "command"`).
     pub energy_command: Option<String>,
+    /// `off` (the default) or `exact`: whether the server's system calls
+    /// are counted (`probe::work`).
+    pub syscalls: Option<String>,
 }
 
 /// `[profile]`: flame graphs of the server at each system's peak and

@@ -50,6 +50,8 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
     let profile = profile(&cx, raw.profile.as_ref())?;
     let energy = super::probe::energy(&raw.probe)
         .map_err(|(field, message, fix)| cx.err(&["probe", field], message, fix))?;
+    let syscalls = super::probe::syscalls(&raw.probe)
+        .map_err(|(field, message, fix)| cx.err(&["probe", field], message, fix))?;
     refuse_dataset_in_server(&cx, &server, &systems, &axes)?;
     let mut exp = Experiment {
         name: raw.name,
@@ -66,6 +68,7 @@ pub fn validate(path: &Path, text: &str, quick: bool) -> Result<Experiment, Spec
         hosts,
         profile,
         energy,
+        syscalls,
         machine: super::MachinePolicy {
             tune: raw.machine.tune.unwrap_or(false),
         },

@@ -224,7 +224,7 @@ impl ServerProbe {
         site: &ServerSite,
         interval: Duration,
         root_pid: Option<u32>,
-        energy: &EnergyConfig,
+        (energy, syscalls): (&EnergyConfig, crate::probe::work::SyscallMode),
         base_dir: &Path,
     ) -> Result<ServerProbe, Failure> {
         match site {
@@ -232,6 +232,7 @@ impl ServerProbe {
                 let config = SamplerConfig {
                     interval,
                     energy: energy.clone(),
+                    syscalls,
                 };
                 Sampler::start(config, root_pid)
                     .map(ServerProbe::Local)

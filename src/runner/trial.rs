@@ -325,7 +325,13 @@ fn measure(
     let interval = cx.exp.trials.sample_interval;
     let site = cx.servers.site(system).clone();
     let prober = prober(&site);
-    let probe = ServerProbe::start(&site, interval, root_pid, &cx.exp.energy, cx.base_dir)?;
+    let probe = ServerProbe::start(
+        &site,
+        interval,
+        root_pid,
+        (&cx.exp.energy, cx.exp.syscalls),
+        cx.base_dir,
+    )?;
     let recorder = profile.map(|p| match site {
         ServerSite::Local => start_recorder(cx.base_dir, server_cpus.as_deref(), p),
         _ => Err(ProfileError::Failed(

@@ -5,6 +5,7 @@
 
 use super::support::descendants;
 use scalelab::placement::Placement;
+use scalelab::probe::work::SyscallMode;
 use scalelab::probe::{Sampler, SamplerConfig};
 use scalelab::server;
 use scalelab::shutdown::Shutdown;
@@ -98,6 +99,7 @@ fn system_calls_and_context_switches_agree_with_perf_stat_and_proc() {
     let sampler = Sampler::start(
         SamplerConfig {
             interval: Duration::from_millis(200),
+            syscalls: SyscallMode::Exact,
             ..SamplerConfig::default()
         },
         Some(root),

@@ -20,6 +20,8 @@ pub struct SamplerConfig {
     pub interval: Duration,
     /// The energy source (`[probe] energy`).
     pub energy: EnergyConfig,
+    /// How the server's system calls are counted (`[probe] syscalls`).
+    pub syscalls: super::work::SyscallMode,
 }
 
 impl Default for SamplerConfig {
@@ -27,6 +29,7 @@ impl Default for SamplerConfig {
         SamplerConfig {
             interval: Duration::from_secs(1),
             energy: EnergyConfig::default(),
+            syscalls: super::work::SyscallMode::default(),
         }
     }
 }
@@ -57,7 +60,8 @@ impl Sampler {
         let handle = std::thread::Builder::new()
             .name("scalelab-probe".into())
             .spawn(move || {
-                let mut state = State::begin(config.interval, server_root_pid, meter);
+                let mut state =
+                    State::begin(config.interval, server_root_pid, meter, config.syscalls);
                 let _ = ready_tx.send(());
                 run(&mut state, config.interval, &stop_rx);
                 state.finish()

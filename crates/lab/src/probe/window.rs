@@ -49,12 +49,18 @@ pub(super) struct State {
     warnings: Vec<String>,
     /// The energy meter, read on its own thread, when there is a source.
     energy: Option<EnergyWorker>,
-    /// The kernel's counters of the server's cgroup, from the baseline on.
-    work: Option<WorkCounter>,
+    /// The kernel's counters of the server's cgroup, from the baseline on,
+    /// or why there are none.
+    work: Option<Result<WorkCounter, String>>,
 }
 
 impl State {
-    pub(super) fn begin(interval: Duration, root: Option<u32>, meter: Option<Meter>) -> State {
+    pub(super) fn begin(
+        interval: Duration,
+        root: Option<u32>,
+        meter: Option<Meter>,
+        syscalls: super::work::SyscallMode,
+    ) -> State {
         // SAFETY: sysconf has no preconditions.
         let (tck, page) = unsafe {
             (
@@ -101,12 +107,7 @@ impl State {
         state.root_at_start = base.tree.as_ref().is_some_and(|t| t.root_alive);
         state.limiter = root.map(|r| LimiterSampler::begin(r, &state.members));
         if let Some(r) = root.filter(|_| state.root_at_start) {
-            match WorkCounter::start(r, &cpus) {
-                Ok(w) => state.work = Some(w),
-                Err(why) => state
-                    .warnings
-                    .push(format!("work per operation: not counted: {why}")),
-            }
+            state.work = Some(WorkCounter::start(r, &cpus, syscalls));
         }
         if let (Some(pid), Some(t)) = (root, &base.tree) {
             if !t.root_alive {
@@ -200,7 +201,15 @@ impl State {
                 "server process {pid} exited during the window; CPU used after the last sample that saw it is missing"
             ));
         }
-        let work = self.work.take().map(WorkCounter::finish);
+        // A server whose work cannot be counted (no cgroup of its own) has
+        // its reason in `work.unavailable`: no figure, and no warning.
+        let work = self.work.take().map(|w| match w {
+            Ok(counter) => counter.finish(),
+            Err(why) => scalelab_record::probe::work::WorkCounts {
+                unavailable: vec![format!("work per operation: not counted: {why}")],
+                ..Default::default()
+            },
+        });
         let window_s = self.prev.at.duration_since(self.start).as_secs_f64();
         let energy = self.energy.take().and_then(|e| e.finish(window_s));
         if let Some((_, warnings)) = &energy {

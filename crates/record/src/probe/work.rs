@@ -51,8 +51,13 @@ pub struct WorkCounts {
     pub cgroup: String,
     /// Seconds the counters were enabled.
     pub counted_s: f64,
-    /// Every system call entered (`raw_syscalls:sys_enter`).
+    /// Every system call entered (`raw_syscalls:sys_enter`), with
+    /// `[probe] syscalls = "exact"`; `None` otherwise.
     pub syscalls: Option<u64>,
+    /// The seconds the system calls were counted over (the whole window);
+    /// `None` where they were not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscalls_counted_s: Option<f64>,
     /// The named calls' counts (`syscalls:sys_enter_NAME`), most first;
     /// the calls outside the named list are `syscalls` less their sum.
     pub top_syscalls: Vec<NamedCount>,

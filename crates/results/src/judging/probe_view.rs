@@ -95,9 +95,7 @@ mod tests {
         let stored = serde_json::to_value(counted).unwrap();
         for (name, _) in PROBE_NUMBERS {
             // A nested field by its path: `work.syscalls`.
-            let field = name
-                .split('.')
-                .try_fold(&stored, |v, key| v.get(key));
+            let field = name.split('.').try_fold(&stored, |v, key| v.get(key));
             assert!(field.is_some(), "{name}");
         }
         for (name, _) in PROBE_TEXTS {

@@ -83,19 +83,26 @@ impl PointWork {
         if !changed.is_empty() {
             return format!("the work per request changed: {}", changed.join(", "));
         }
-        const SAME: &str = "the same work per request (system calls, context switches and \
-             faults per request within their noise)";
+        let counted: Vec<&str> = ["system calls", "context switches", "minor faults"]
+            .into_iter()
+            .filter(|f| self.counts.iter().any(|c| c.figure == *f))
+            .collect();
+        let same = format!(
+            "the same work per request ({} per request within their noise)",
+            counted.join(", ")
+        );
+        let same = same.as_str();
         match throughput {
             Throughput::Differs => format!(
-                "{SAME}, at a different throughput: the same work cost more or less CPU \
+                "{same}, at a different throughput: the same work cost more or less CPU \
                  time, the machine, not the code"
             ),
             Throughput::Unjudged(ratio) if (ratio - 1.0).abs() > MIN_RELATIVE => format!(
-                "{SAME}, at {:+.1}% throughput (not judged: too few runs a side): if that \
+                "{same}, at {:+.1}% throughput (not judged: too few runs a side): if that \
                  holds, it is the machine, not the code",
                 (ratio - 1.0) * 100.0
             ),
-            Throughput::Same | Throughput::Unjudged(_) => SAME.into(),
+            Throughput::Same | Throughput::Unjudged(_) => same.into(),
         }
     }
 }

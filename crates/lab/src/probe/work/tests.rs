@@ -116,7 +116,7 @@ fn a_childs_write_calls_are_counted_one_by_one() {
     cmd.args(["-c", &script]);
     let mut server = ServerProcess::spawn(cmd, &Placement::unconstrained()).unwrap();
     let cpus: Vec<u32> = (0..online_cpus()).collect();
-    let counter = WorkCounter::start(server.pid(), &cpus).unwrap();
+    let counter = WorkCounter::start(server.pid(), &cpus, SyscallMode::Exact).unwrap();
     std::fs::write(&go, "").unwrap();
     let deadline = Instant::now() + std::time::Duration::from_secs(20);
     while !crate::procfs::pid::has_exited(server.pid()) && Instant::now() < deadline {
@@ -178,4 +178,35 @@ fn a_cpu_verdicts_clause_gives_the_work_per_request() {
     );
     assert_eq!(per_request_clause(&w, 0), None);
     assert_eq!(per_request_clause(&WorkCounts::default(), 10), None);
+}
+
+/// By default the system calls are not counted (their tracepoints would
+/// cost every call on the machine), and the output says how to ask; the
+/// free counts are taken all the same.
+#[test]
+fn by_default_the_calls_are_not_counted_and_the_free_counts_are() {
+    use crate::placement::Placement;
+    use crate::sys::lifecycle::ServerProcess;
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", "sleep 0.3; echo x > /dev/null"]);
+    let mut server = ServerProcess::spawn(cmd, &Placement::unconstrained()).unwrap();
+    let cpus: Vec<u32> = (0..online_cpus()).collect();
+    let counter = WorkCounter::start(server.pid(), &cpus, SyscallMode::default()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let w = counter.finish();
+    server
+        .stop(libc::SIGTERM, std::time::Duration::from_secs(1))
+        .unwrap();
+    assert_eq!(w.syscalls, None, "{w:?}");
+    assert!(w.top_syscalls.is_empty(), "{w:?}");
+    assert_eq!(w.syscalls_counted_s, None);
+    assert!(
+        w.unavailable
+            .iter()
+            .any(|u| u.contains("syscalls = \"exact\"")),
+        "{:?}",
+        w.unavailable
+    );
+    assert!(w.context_switches.unwrap() >= 1, "sleep blocks: {w:?}");
+    assert!(w.minor_faults.unwrap() > 0, "echo's fork faults: {w:?}");
 }
