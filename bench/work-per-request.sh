@@ -14,6 +14,13 @@
 #          throughput fell and `compare` says the work per request is the
 #          same, "the machine, not the code".
 #
+# Measured on the project's 2-CPU VM (release build, while other builds ran
+# at nice 19 beside it: load average 1.6 before, 3.2 after): code 10 of 10
+# pairs (write(2) +1.000 and +1.001 per request at connections 16 and 64,
+# throughput -56% to +17% and never claimed), machine 10 of 10 (system
+# calls 2.02-2.12 per request, the runs of a pair at most 0.05 apart,
+# throughput -52% to +37%: the builds beside it moved it more than the hog).
+#
 # Usage: bench/work-per-request.sh [code|machine|both]   (root)
 # Environment: PAIRS (10), SCALELAB (a prebuilt binary; default: build
 # target/release/scalelab).
