@@ -149,6 +149,7 @@ fn change_table(p: &HistoryPoint) -> Markup {
                             @for d in &c.changed {
                                 code { (d.key) } ": " (d.before.as_deref().unwrap_or("(none)")) " → " (d.after.as_deref().unwrap_or("(none)")) br;
                             }
+                            @if let Some(w) = &c.work { (w) }
                         }
                     }
                 }

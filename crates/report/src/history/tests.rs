@@ -291,3 +291,40 @@ fn a_run_disturbed_at_every_trial_is_kept_in_the_series_and_marked() {
         "{page}"
     );
 }
+
+/// Counted runs whose server writes once more per request from the fifth
+/// on (nginx's access log): the change point says so beside the slowdown.
+#[test]
+fn a_change_point_names_the_work_per_request_that_changed() {
+    use crate::record::probe::work::{NamedCount, WorkCounts};
+    let runs: Vec<SourcedRun> = (1..=7)
+        .map(|i| {
+            let mut r = run(i, if i >= 5 { 0.8 } else { 1.0 });
+            let writes_per_request = if i >= 5 { 1 } else { 0 };
+            for (k, t) in r.data.trials.iter_mut().enumerate() {
+                let Some(requests) = t.measurement.as_ref().map(|m| m.requests) else {
+                    continue;
+                };
+                // Two calls a request, and a jitter of a few calls a trial.
+                let jitter = k as u64 % 3;
+                let writes = requests * writes_per_request;
+                if let Some(p) = t.probe.as_mut() {
+                    p.work = Some(WorkCounts {
+                        syscalls: Some(2 * requests + writes + jitter),
+                        top_syscalls: vec![NamedCount {
+                            name: "write".into(),
+                            count: writes,
+                        }],
+                        ..WorkCounts::default()
+                    });
+                }
+            }
+            r
+        })
+        .collect();
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    let c = &h.points[0].change_points[0];
+    let work = c.work.as_deref().expect("the runs were counted");
+    assert!(work.contains("+1.00 write(2) per request"), "{work}");
+    assert!(text::change(c).contains("+1.00 write(2) per request"));
+}

@@ -119,5 +119,8 @@ pub fn change(c: &HistoryChange) -> String {
     if c.changed.is_empty() {
         out += "          nothing recorded differs between the two runs\n";
     }
+    if let Some(w) = &c.work {
+        out += &format!("          {w}\n");
+    }
     out
 }

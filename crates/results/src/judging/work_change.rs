@@ -248,6 +248,24 @@ pub fn of_comparison(
         .collect()
 }
 
+/// The work at one point between two runs on either side of a change
+/// point of their throughput (`history`): the sentence, or `None` where
+/// neither has counted trials there.
+pub fn between_runs(
+    (before, after): (&crate::store::RunData, &crate::store::RunData),
+    (system, point): (&str, &str),
+) -> Option<String> {
+    fn at<'a>(r: &'a crate::store::RunData, system: &str, point: &str) -> Vec<&'a Trial> {
+        (r.trials.iter())
+            .filter(|t| {
+                t.status == TrialStatus::Ok && t.system == system && t.point.label() == point
+            })
+            .collect()
+    }
+    let (a, b) = (at(before, system, point), at(after, system, point));
+    Some(compare(&a, &b)?.sentence(Throughput::Differs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

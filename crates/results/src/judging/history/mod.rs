@@ -116,6 +116,11 @@ pub struct HistoryChange {
     pub p_value: f64,
     /// What differs between the two runs on either side.
     pub changed: Vec<changes::Changed>,
+    /// The work per request between those two runs, at this point
+    /// (`work_change`): which count changed, or that none did ("the
+    /// machine, not the code"); `None` where neither run was counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work: Option<String>,
 }
 
 /// One (system, point) across the runs.
@@ -446,6 +451,10 @@ fn history_point(
                 ratio_ci: c.ratio_ci,
                 p_value: c.p_value,
                 changed: changes::between(&before.data, &after.data),
+                work: crate::judging::work_change::between_runs(
+                    (&before.data, &after.data),
+                    (&system, &point),
+                ),
             }
         })
         .collect();
