@@ -210,9 +210,10 @@ fn perf_report_share(report: &str, sym: &str) -> f64 {
 /// (`perf record -e cpu-clock -g`, folded by inferno): the kernel-lock
 /// verdict names rt_sigprocmask's spin lock, with a share within 5 points
 /// of `perf report`'s for the same profile; one thread alone, with no one
-/// to contend with, is under the limit. Whether four threads cross it
-/// depends on both CPUs being free for them (35% on a quiet machine, 17%
-/// beside a benchmark), so the suite does not assert it.
+/// to contend with, is under the limit at its call site. Whether four
+/// threads cross it depends on both CPUs being free for them (35% on a
+/// quiet machine, 17-22% beside a benchmark or the suite), so the suite
+/// does not assert it.
 #[test]
 fn a_signal_mask_storm_is_named_as_a_kernel_lock_as_perf_report_counts_it() {
     use scalelab::judging::kernel_lock::{find, KERNEL_LOCK_SHARE};
@@ -272,7 +273,7 @@ fn a_signal_mask_storm_is_named_as_a_kernel_lock_as_perf_report_counts_it() {
     );
     let (one, _) = profile("1");
     eprintln!("one thread: {}", one.verdict());
-    assert!(one.total_share < KERNEL_LOCK_SHARE, "{one:?}");
+    assert!(one.share < KERNEL_LOCK_SHARE, "{one:?}");
 }
 
 /// The frames of an inferno SVG: name, x and width (percent), depth (y).

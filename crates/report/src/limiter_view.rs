@@ -30,6 +30,7 @@ fn fill(kind: LimiterKind) -> &'static str {
         LimiterKind::LockWaits => "#fdae6b",
         LimiterKind::PoolWaits => "#fdd49e",
         LimiterKind::IoWaits => "#c7e9c0",
+        LimiterKind::KernelLock => "#e6550d",
         LimiterKind::None => "#f0f0f0",
     }
 }

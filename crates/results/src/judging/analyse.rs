@@ -11,6 +11,7 @@ use crate::store::RunData;
 /// Builds the aggregate: facts, then statistics.
 pub fn aggregate(data: &RunData) -> Aggregate {
     let mut agg = collect(data);
+    super::kernel_lock::apply(&mut agg, &data.profiles);
     analyse(&mut agg);
     agg
 }

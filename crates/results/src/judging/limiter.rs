@@ -26,7 +26,7 @@ pub struct PointLimiter {
 }
 
 /// Precedence when trials split evenly: the order the verdict checks in.
-const ORDER: [LimiterKind; 13] = [
+const ORDER: [LimiterKind; 14] = [
     LimiterKind::ClientBound,
     LimiterKind::ListenOverflow,
     LimiterKind::UdpReceiveErrors,
@@ -38,6 +38,7 @@ const ORDER: [LimiterKind; 13] = [
     LimiterKind::LockWaits,
     LimiterKind::PoolWaits,
     LimiterKind::IoWaits,
+    LimiterKind::KernelLock,
     LimiterKind::Errors,
     LimiterKind::None,
 ];
@@ -96,6 +97,7 @@ pub fn short(kind: LimiterKind) -> &'static str {
         LimiterKind::LockWaits => "locks",
         LimiterKind::PoolWaits => "pool",
         LimiterKind::IoWaits => "I/O",
+        LimiterKind::KernelLock => "kernel lock",
         LimiterKind::None => "none found",
     }
 }

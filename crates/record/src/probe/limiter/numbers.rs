@@ -37,6 +37,10 @@ pub enum LimiterKind {
     PoolWaits,
     /// The server's threads blocked on storage.
     IoWaits,
+    /// The server's CPU went to spinning on a kernel lock: set from the
+    /// profile trial at a point whose trials said CPU
+    /// (`judging::kernel_lock`), never by a trial's own probe.
+    KernelLock,
     /// Nothing passed its threshold.
     None,
 }
@@ -57,6 +61,7 @@ impl LimiterKind {
             LimiterKind::LockWaits => "blocked on locks",
             LimiterKind::PoolWaits => "waiting in the thread pool",
             LimiterKind::IoWaits => "blocked on I/O",
+            LimiterKind::KernelLock => "kernel lock",
             LimiterKind::None => "no limiter found",
         }
     }
