@@ -46,8 +46,15 @@ dir=$(mktemp -d)
 cg="scalelab-workbench-$$"
 other="scalelab-workbench-$$-other"
 nginx_pid=""
+# Every perf started (some from command substitutions' subshells) is
+# listed here by PID, so an interrupted bench stops each one it started.
+started() { echo "$1" >>"$dir/perf.pids"; }
 cleanup() {
     [[ -n $nginx_pid ]] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+    if [[ -f $dir/perf.pids ]]; then
+        while read -r pid; do kill -INT "$pid" 2>/dev/null || true; done <"$dir/perf.pids"
+        sleep 0.5
+    fi
     for c in "$cg" "$other"; do
         [[ -d $unified/$c ]] && rmdir "$unified/$c" 2>/dev/null
     done
@@ -92,6 +99,7 @@ per_call() {
         [[ $mode == disabled ]] && delay=(-D 100000)
         perf stat -x, -a "${delay[@]}" -e "$ev" -G "$(for _ in $(seq "$n"); do printf '%s,' "$target"; done | sed 's/,$//')" -o "$dir/perf.txt" &
         perf_pid=$!
+        started "$perf_pid"
         sleep 1
     fi
     after=$(dd_cpu "$cg")
@@ -147,9 +155,11 @@ wrk_rate() {
     local counted=$1 perf_pid="" rate
     perf stat -x, -a -e raw_syscalls:sys_enter,raw_syscalls:sys_enter -G "$other," -o "$dir/rate.txt" &
     local rate_pid=$!
+    started "$rate_pid"
     if [[ $counted == yes ]]; then
         perf stat -x, -a -e "$events" -G "$(cgroups_for "$other")" -o "$dir/perf.txt" &
         perf_pid=$!
+        started "$perf_pid"
     fi
     sleep 1
     rate=$(taskset -c 0 wrk -t1 -c8 -d"${SECS}s" "http://127.0.0.1:$port/" | awk '/^Requests\/sec/ { print $2 }')
