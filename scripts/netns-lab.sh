@@ -122,8 +122,38 @@ Subsystem sftp internal-sftp
 EOF
 }
 
+# The mount point of this machine's file system of type $1 (the first
+# one), or nothing.
+mount_point_of() {
+  awk -v type="$1" '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == type) print $5; break } }' \
+    /proc/self/mountinfo | head -n 1
+}
+
+# Starts host $1's sshd in namespace $2. `ip netns exec` gives the host a
+# fresh /sys, without this machine's cgroup and tracefs mounts; a real host
+# has them: a server's tracking cgroup (and the probe's counts of its work)
+# lives in the unified cgroup hierarchy, and the probe finds its syscall
+# tracepoints in tracefs. So both are mounted again, at their own mount
+# points, in the host's private mount namespace: they go when the host's
+# sshd and sessions do, and nothing is mounted outside the lab.
+#
+# $3 and $4 are the mount points of cgroup2 and tracefs (mount_point_of),
+# read before the lab's traps are set: a signal trapped while bash expands
+# a command substitution can break bash's parse of it.
+start_sshd() {
+  local i=$1 ns=$2 cgroup2=$3 tracefs=$4
+  # shellcheck disable=SC2016 # $1 to $3 are the inner shell's arguments
+  ip netns exec "$ns" sh -c '
+    if [ -n "$1" ]; then
+      [ "$1" = /sys/fs/cgroup ] || mount -t tmpfs -o mode=755 tmpfs /sys/fs/cgroup || true
+      mkdir -p "$1" && mount -t cgroup2 cgroup2 "$1" || true
+    fi
+    if [ -n "$2" ]; then mount -t tracefs tracefs "$2" || true; fi
+    exec /usr/sbin/sshd -f "$3"' sh "$cgroup2" "$tracefs" "$LAB_DIR/sshd-$i.conf"
+}
+
 up() {
-  local n=$1 i ns addr
+  local n=$1 i ns addr cgroup2 tracefs
   [[ $PREFIX =~ ^[a-z0-9-]{1,10}$ ]] || die "SCALELAB_LAB_PREFIX must be 1-10 of a-z, 0-9 and -, got '$PREFIX'"
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 40)) || die "up takes a number of hosts from 1 to 40, got '$n'; fix: scripts/netns-lab.sh up 3"
   [[ $(id -u) -eq 0 ]] || die "must run as root (it creates network namespaces)"
@@ -132,6 +162,8 @@ up() {
   need ssh-keygen openssh-client
   refuse_others_lab
   down
+  cgroup2=$(mount_point_of cgroup2)
+  tracefs=$(mount_point_of tracefs)
   # A half-made lab is taken down: on a failed step, Ctrl-C or SIGTERM,
   # everything recorded so far (namespaces, sshd PID files) goes, and
   # whatever runs inside the namespaces made so far is killed by `down`.
@@ -168,7 +200,7 @@ up() {
     ip -n "$BRIDGE_NS" link set "p$i" master br0
     ip -n "$BRIDGE_NS" link set "p$i" up
     write_sshd_config "$i"
-    ip netns exec "$ns" /usr/sbin/sshd -f "$LAB_DIR/sshd-$i.conf"
+    start_sshd "$i" "$ns" "$cgroup2" "$tracefs"
   done
   for ((i = 0; i <= n; i++)); do
     wait_for_sshd "$i"

@@ -168,7 +168,8 @@ impl Agent {
             Request::ProbeStart {
                 interval_ms,
                 energy,
-            } => self.probe_start(interval_ms, energy),
+                syscalls,
+            } => self.probe_start(interval_ms, energy, syscalls),
             Request::ProbeStop => match self.sampler.take() {
                 Some(s) => Reply::Probe(Box::new(s.stop())),
                 None => error("probe_stop without probe_start"),
@@ -238,14 +239,13 @@ impl Agent {
         &mut self,
         interval_ms: u64,
         energy: crate::probe::energy::EnergyConfig,
+        syscalls: crate::probe::work::SyscallMode,
     ) -> Reply {
         let pid = self.server.as_ref().and_then(|s| s.target.root_pid());
         let config = SamplerConfig {
             interval: Duration::from_millis(interval_ms),
             energy,
-            // A coordinator that asks for another way is not heard yet: the
-            // agent counts system calls the default way.
-            syscalls: Default::default(),
+            syscalls,
         };
         match Sampler::start(config, pid) {
             Ok(s) => {

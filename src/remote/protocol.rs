@@ -37,6 +37,10 @@ pub enum Request {
         /// coordinator: `auto`.
         #[serde(default)]
         energy: crate::probe::energy::EnergyConfig,
+        /// How the server's system calls are counted (`[probe]
+        /// syscalls`); absent from an older coordinator: not counted.
+        #[serde(default)]
+        syscalls: crate::probe::work::SyscallMode,
     },
     /// Stop sampling and return what was measured.
     ProbeStop,
@@ -163,10 +167,18 @@ mod tests {
         let line = request_line(Request::ProbeStart {
             interval_ms: 250,
             energy: Default::default(),
+            syscalls: crate::probe::work::SyscallMode::Exact,
         });
         assert!(line.contains("\"v\":1"), "{line}");
         match parse_request(&line).unwrap() {
-            Request::ProbeStart { interval_ms, .. } => assert_eq!(interval_ms, 250),
+            Request::ProbeStart {
+                interval_ms,
+                syscalls,
+                ..
+            } => {
+                assert_eq!(interval_ms, 250);
+                assert_eq!(syscalls, crate::probe::work::SyscallMode::Exact);
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -254,6 +254,7 @@ impl ServerProbe {
                 let request = Request::ProbeStart {
                     interval_ms: ms,
                     energy: energy.clone(),
+                    syscalls,
                 };
                 lock(agent)
                     .call(request, Duration::from_secs(30))

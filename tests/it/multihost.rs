@@ -175,7 +175,8 @@ fn two_client_hosts_carry_their_share_and_agree_with_the_servers_log() {
         "server = \"root@198.18.0.11\"\nclients = [\"root@198.18.0.12\", \"root@198.18.0.13\"]",
         &format!(
             "[server]\nkind = \"nginx\"\nworker_processes = 1\naccess_log_path = \"{}\"\n\
-             [sweep]\nconnections = [4]\n[trials]\nduration = \"1s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n",
+             [sweep]\nconnections = [4]\n[trials]\nduration = \"1s\"\nwarmup = \"0s\"\nmin = 1\nmax = 1\n\
+             [probe]\nsyscalls = \"exact\"\n",
             log.display()
         ),
     );
@@ -209,6 +210,22 @@ fn two_client_hosts_carry_their_share_and_agree_with_the_servers_log() {
         text.lines().count() as u64,
         a + b + from("198.18.0.11 "),
         "no request from anywhere else"
+    );
+    // The server host's agent counted the server's system calls, as the
+    // recipe asked: nginx reads and writes each request at least once.
+    let work = (t.probe.as_ref())
+        .and_then(|p| p.work.as_ref())
+        .expect("the agent counted the server's work");
+    let calls = work.syscalls.unwrap_or_else(|| {
+        panic!(
+            "[probe] syscalls = \"exact\" reached the agent: {:?}",
+            work.unavailable
+        )
+    });
+    assert!(
+        calls >= 2 * m.requests,
+        "{calls} calls for {} requests",
+        m.requests
     );
     let clients = &t.context.clients;
     assert_eq!(clients.len(), 2);

@@ -34,7 +34,8 @@ mod tracefs;
 /// Counting them in slices of the window and scaling was tried: the
 /// slices' own cost slows the server while they count, and the scaled
 /// totals came out 5-23% low against an exact count of the same window.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SyscallMode {
     /// Not counted (the default).
     #[default]
