@@ -62,6 +62,13 @@ pub struct CompareArgs {
     /// per-point verdicts, the ranking and the environments side by side.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write the differential flame graphs between the runs into DIR
+    /// (made if absent), one SVG each: each side's profile of a system at
+    /// a point against the baseline side's, on-CPU and off-CPU (the runs
+    /// need profiles: `run --profile`). The page of `--html` draws the
+    /// same graphs.
+    #[arg(long, value_name = "DIR")]
+    pub profile: Option<PathBuf>,
     /// Differences smaller than this many percent are called noise
     /// (default: the baseline run's `[trials] noise`).
     #[arg(long, value_name = "PERCENT")]
@@ -182,6 +189,9 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
         )
         .with_context(|| format!("cannot write the comparison page to {}", path.display()))?;
     }
+    if let Some(dir) = &a.profile {
+        write_flame_graphs(&merged, dir)?;
+    }
     if a.json {
         let doc = CompareDoc {
             baseline: &side_names[0],
@@ -249,6 +259,37 @@ pub fn run(a: &CompareArgs, store: &Path) -> anyhow::Result<i32> {
         );
     }
     Ok(super::exit::NOTHING_COMPARABLE)
+}
+
+/// `--profile DIR`: each differential graph between the runs as a file in
+/// `dir`, named on stderr; a run pair without profiles is said, and is no
+/// error.
+fn write_flame_graphs(merged: &multi::Merged, dir: &Path) -> anyhow::Result<()> {
+    let files = scalelab::report::files_across_runs(merged);
+    if files.is_empty() {
+        eprintln!(
+            "--profile: no flame graph between the runs: no two sides hold a profile of one              system, point and role (record them with `run --profile`)"
+        );
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "cannot make the flame-graph directory {} (--profile)",
+            dir.display()
+        )
+    })?;
+    for f in files {
+        match f.svg {
+            Ok(svg) => {
+                let path = dir.join(&f.name);
+                std::fs::write(&path, svg)
+                    .with_context(|| format!("cannot write the flame graph {}", path.display()))?;
+                eprintln!("flame graph: {} ({})", path.display(), f.title);
+            }
+            Err(e) => eprintln!("flame graph not drawn: {}: {e}", f.title),
+        }
+    }
+    Ok(())
 }
 
 /// The environment keys that differ, one column per run.

@@ -344,19 +344,50 @@ fn the_access_log_is_the_widest_new_frame_between_two_runs_profiles() {
         .decode(rest.split_once('"').unwrap().0)
         .unwrap();
     let svg = String::from_utf8(svg).unwrap();
-    // The functions of the baseline (off): a frame of the graph is new
-    // when the baseline's stacks never name its function.
     let data = scalelab::store::Store::open(&store, scalelab::catalog())
         .unwrap()
         .load_run("1")
         .unwrap();
     let before = data.profiles[0].folded.clone().unwrap();
+    assert_the_log_write_is_the_widest_new_frame(&svg, &before);
+    // `compare --profile DIR` writes the same graph as a file.
+    let graphs = dir.path().join("graphs");
+    let out = scalelab()
+        .arg("--store")
+        .arg(&store)
+        .args(["compare", "1", "2", "--profile"])
+        .arg(&graphs)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    let file = std::fs::read_dir(&graphs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.to_string_lossy()
+                .contains("on-CPU__on_against_off__nginx")
+        })
+        .unwrap_or_else(|| panic!("no on-CPU graph in {}", graphs.display()));
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_the_log_write_is_the_widest_new_frame(&written, &before);
+    assert!(
+        crate::support::stderr(&out).contains(&file.display().to_string()),
+        "compare names the file it wrote"
+    );
+}
+
+/// The widest frame of the differential `svg` whose function the
+/// baseline's stacks (`before`, folded) never name is a write, with the
+/// file system's write path above it: nginx's access log.
+fn assert_the_log_write_is_the_widest_new_frame(svg: &str, before: &str) {
+    // The functions of the baseline (off): a frame of the graph is new
+    // when the baseline's stacks never name its function.
     let known: std::collections::HashSet<&str> = before
         .lines()
         .filter_map(|l| l.rsplit_once(' ').map(|(s, _)| s))
         .flat_map(|s| s.split(';').map(|x| x.trim_end_matches("_[k]")))
         .collect();
-    let frames = svg_frames(&svg);
+    let frames = svg_frames(svg);
     let widest_new = frames
         .iter()
         .filter(|f| f.0 != "all" && !known.contains(f.0.as_str()))

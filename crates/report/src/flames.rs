@@ -180,36 +180,7 @@ fn overhead_table(profiles: &[ProfileRecord], data: &RunData) -> Markup {
 /// the same system, point and role (peak or collapse), on-CPU and, where
 /// both recorded it, off-CPU; nothing when no pair of runs holds one.
 pub fn across_runs(m: &crate::judging::multi::Merged) -> Markup {
-    let profiles_of = |side: usize| -> Vec<&ProfileRecord> {
-        (m.sides[side].runs.iter())
-            .flat_map(|&r| &m.runs[r].profiles)
-            .collect()
-    };
-    let base = profiles_of(0);
-    let mut graphs: Vec<Graph> = Vec::new();
-    for side in 1..m.sides.len() {
-        for p in profiles_of(side) {
-            let Some(b) = base.iter().find(|b| {
-                b.system == p.system && b.point.label() == p.point.label() && b.role == p.role
-            }) else {
-                continue;
-            };
-            let at = format!("{} at {} ({})", p.system, p.point.label(), p.role);
-            let (a, z) = (&m.sides[0].name, &m.sides[side].name);
-            if let (Some(before), Some(after)) = (&b.folded, &p.folded) {
-                let title = format!("on-CPU: {z} against {a}, {at}");
-                let sub =
-                    "differential: red = a larger share than in the baseline run, blue = smaller";
-                graphs.push((title.clone(), diff_svg(&title, sub, before, after)));
-            }
-            if let (Some(before), Some(after)) = (&b.offcpu, &p.offcpu) {
-                let title = format!("off-CPU: {z} against {a}, {at}");
-                let sub =
-                    "differential of blocked time: red = a larger share than in the baseline run";
-                graphs.push((title.clone(), diff_svg(&title, sub, before, after)));
-            }
-        }
-    }
+    let graphs = graphs_across_runs(m);
     if graphs.is_empty() {
         return Markup::default();
     }
@@ -225,6 +196,88 @@ pub fn across_runs(m: &crate::judging::multi::Merged) -> Markup {
             @for g in &graphs { (figure(g)) }
         }
     }
+}
+
+/// The profiles of the runs of side `side`.
+fn side_profiles(m: &crate::judging::multi::Merged, side: usize) -> Vec<&ProfileRecord> {
+    (m.sides[side].runs.iter())
+        .flat_map(|&r| &m.runs[r].profiles)
+        .collect()
+}
+
+/// Each side's graphs against the baseline side's ([`between`]).
+fn graphs_across_runs(m: &crate::judging::multi::Merged) -> Vec<Graph> {
+    let base = side_profiles(m, 0);
+    (1..m.sides.len())
+        .flat_map(|side| {
+            let names = (m.sides[0].name.as_str(), m.sides[side].name.as_str());
+            between(&base, &side_profiles(m, side), names)
+        })
+        .collect()
+}
+
+/// The differential graphs from the profiles `before` (of the run or side
+/// named `names.0`) to `after` (`names.1`): for each profile of `after`
+/// whose system, point and role `before` also profiled, the on-CPU graph
+/// and, where both recorded it, the off-CPU graph. The frames are
+/// `after`'s, red where it spends a larger share of its samples.
+pub(crate) fn between(
+    before: &[&ProfileRecord],
+    after: &[&ProfileRecord],
+    (a, z): (&str, &str),
+) -> Vec<Graph> {
+    let mut graphs = Vec::new();
+    for p in after {
+        let Some(b) = before.iter().find(|b| {
+            b.system == p.system && b.point.label() == p.point.label() && b.role == p.role
+        }) else {
+            continue;
+        };
+        let at = format!("{} at {} ({})", p.system, p.point.label(), p.role);
+        if let (Some(before), Some(after)) = (&b.folded, &p.folded) {
+            let title = format!("on-CPU: {z} against {a}, {at}");
+            let sub = "differential: red = a larger share than in the baseline run, blue = smaller";
+            graphs.push((title.clone(), diff_svg(&title, sub, before, after)));
+        }
+        if let (Some(before), Some(after)) = (&b.offcpu, &p.offcpu) {
+            let title = format!("off-CPU: {z} against {a}, {at}");
+            let sub = "differential of blocked time: red = a larger share than in the baseline run";
+            graphs.push((title.clone(), diff_svg(&title, sub, before, after)));
+        }
+    }
+    graphs
+}
+
+/// A differential graph as a file to write (`compare --profile DIR`).
+#[derive(Debug)]
+pub struct FlameFile {
+    /// A file name of its own among the graphs: a number, then the title
+    /// with every character but letters, digits, `.` and `-` made `_`.
+    pub name: String,
+    /// What it shows ("on-CPU: B against A, nginx at connections=16 (peak)").
+    pub title: String,
+    /// The SVG, or why it could not be drawn.
+    pub svg: Result<String, String>,
+}
+
+/// The differential flame graphs between the sides of `m`, each against the
+/// baseline side, as files (the N-run page draws the same graphs).
+pub fn files_across_runs(m: &crate::judging::multi::Merged) -> Vec<FlameFile> {
+    (graphs_across_runs(m).into_iter().enumerate())
+        .map(|(i, (title, svg))| {
+            let slug: String = (title.chars())
+                .map(|c| match c {
+                    'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' => c,
+                    _ => '_',
+                })
+                .collect();
+            FlameFile {
+                name: format!("{:02}-{}.svg", i + 1, slug),
+                title,
+                svg: svg.map_err(|e| e.to_string()),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ pub(crate) mod energy;
 mod fake_kind_tests;
 pub(crate) mod flame_svg;
 pub(crate) mod flames;
+pub use flames::{files_across_runs, FlameFile};
 pub mod history;
 pub(crate) mod hosts;
 pub mod html;

@@ -42,6 +42,7 @@ pub fn render(h: &History, scalelab_version: &str) -> String {
                 }
             }
         }
+        (change_profiles(h))
         section {
             h2 { "Runs" }
             (runs_table(h))
@@ -153,6 +154,44 @@ fn change_table(p: &HistoryPoint) -> Markup {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The differential flame graphs between the two runs on either side of
+/// each change point (once per pair of runs, however many points changed
+/// between them); nothing when no run of the history was profiled.
+fn change_profiles(h: &History) -> Markup {
+    if h.runs.iter().all(|r| r.profiles.is_empty()) {
+        return Markup::default();
+    }
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for c in h.points.iter().flat_map(|p| &p.change_points) {
+        let pair = (c.before_position, c.after_position);
+        if !pairs.contains(&pair) {
+            pairs.push(pair);
+        }
+    }
+    if pairs.is_empty() {
+        return Markup::default();
+    }
+    let name = |i: usize| format!("run {} ({})", i + 1, h.runs[i].label);
+    html! {
+        section id="profiles" {
+            h2 { "Profiles at the change points" }
+            p class="muted" {
+                "The server's stacks in the run after each change against the run before it, for                  the same system, point and role, from their profile trials (" code { "run --profile" }
+                "). The frames are the later run's; red where it spends a larger share of its                  samples, blue where a smaller one."
+            }
+            @for (before, after) in pairs {
+                @let refs = |i: usize| h.runs[i].profiles.iter().collect::<Vec<_>>();
+                @let graphs = crate::flames::between(&refs(before), &refs(after), (&name(before), &name(after)));
+                h3 { "Between " (name(before)) " and " (name(after)) }
+                @if graphs.is_empty() {
+                    p class="muted" { "No profile of one system, point and role in both runs." }
+                }
+                @for g in &graphs { (crate::flames::figure(g)) }
             }
         }
     }

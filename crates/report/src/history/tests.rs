@@ -328,3 +328,93 @@ fn a_change_point_names_the_work_per_request_that_changed() {
     assert!(work.contains("+1.00 write(2) per request"), "{work}");
     assert!(text::change(c).contains("+1.00 write(2) per request"));
 }
+
+/// The folded stacks of a real nginx profile trial (`tests/fixtures/flames/`),
+/// its `# source:` lines left out.
+fn folded_fixture(name: &str) -> String {
+    let path = format!(
+        "{}/../../tests/fixtures/flames/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("# source: "), "{name} names no source");
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// The frames of an inferno SVG: name and width (percent).
+fn frames(svg: &str) -> Vec<(String, f64)> {
+    svg.split("<g><title>")
+        .skip(1)
+        .filter_map(|g| {
+            let (title, rest) = g.split_once("</title>")?;
+            let (_, w) = rest.split_once("width=\"")?;
+            let width = w.split_once('"')?.0.trim_end_matches('%').parse().ok()?;
+            Some((title.split(" (").next()?.to_string(), width))
+        })
+        .collect()
+}
+
+/// Seven runs of one nginx, the access log turned on from the fifth, each
+/// with its real profile: at the change point, the page draws the graph
+/// between runs 4 and 5, and its widest frame that run 4's stacks never
+/// name is the access log's write.
+#[test]
+fn the_change_points_flame_graph_shows_the_access_logs_write_widest_new() {
+    use base64::Engine;
+    let (off, on) = (
+        folded_fixture("nginx-access-log-off.folded"),
+        folded_fixture("nginx-access-log-on.folded"),
+    );
+    let runs: Vec<SourcedRun> = (1..=7)
+        .map(|i| {
+            let mut r = run(i, if i >= 5 { 0.85 } else { 1.0 });
+            let point = r.data.trials[0].point.clone();
+            r.data.profiles = vec![crate::store::ProfileRecord {
+                system: "nginx".into(),
+                point,
+                role: "peak".into(),
+                samples: 400,
+                folded: Some(if i >= 5 { on.clone() } else { off.clone() }),
+                plain_rps: None,
+                profiled_rps: None,
+                error: None,
+                offcpu: None,
+                offcpu_error: None,
+            }];
+            r
+        })
+        .collect();
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    let c = &h.points[0].change_points[0];
+    assert_eq!((c.before_position, c.after_position), (3, 4));
+    let html = page::render(&h, "test");
+    assert_eq!(
+        html.matches("<h3>Between run 4").count(),
+        1,
+        "one section per pair of runs, however many points changed"
+    );
+    let (_, rest) = html
+        .split_once("title=\"on-CPU: run 5 (")
+        .expect("the graph between the runs on either side of the change");
+    let (_, rest) = rest.split_once("base64,").unwrap();
+    let svg = base64::engine::general_purpose::STANDARD
+        .decode(rest.split_once('"').unwrap().0)
+        .unwrap();
+    let svg = String::from_utf8(svg).unwrap();
+    let known: std::collections::HashSet<&str> = (off.lines())
+        .filter_map(|l| l.rsplit_once(' ').map(|(s, _)| s))
+        .flat_map(|s| s.split(';').map(|x| x.trim_end_matches("_[k]")))
+        .collect();
+    let widest_new = frames(&svg)
+        .into_iter()
+        .filter(|(name, _)| name != "all" && !known.contains(name.as_str()))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("a frame run 4 lacks");
+    assert!(widest_new.0.contains("write"), "{widest_new:?}");
+    let mut unprofiled = h.clone();
+    unprofiled.runs.iter_mut().for_each(|r| r.profiles.clear());
+    assert!(!page::render(&unprofiled, "test").contains("Profiles at the change points"));
+}

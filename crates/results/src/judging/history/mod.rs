@@ -51,6 +51,11 @@ pub struct HistoryRun {
     pub revision: Option<String>,
     /// When it started (unix seconds).
     pub started_at: i64,
+    /// Its profiles (`run --profile`), for the flame graphs between the
+    /// runs on either side of a change point; not in `--json`, which
+    /// `export` gives per run.
+    #[serde(skip)]
+    pub profiles: Vec<crate::store::ProfileRecord>,
 }
 
 /// One run's value at a point.
@@ -289,6 +294,7 @@ fn history_run(r: &SourcedRun) -> HistoryRun {
         label: run_label(&r.data),
         revision: r.data.run.revision.clone(),
         started_at: r.data.run.started_at,
+        profiles: r.data.profiles.clone(),
     }
 }
 
