@@ -65,6 +65,10 @@ const PROBE_COUNTS: &[&str] = &[
     "work.cpu_migrations",
     "work.minor_faults",
     "work.major_faults",
+    "work.hardware.cycles",
+    "work.hardware.instructions",
+    "work.hardware.llc_misses",
+    "work.hardware.branch_misses",
 ];
 
 /// A column: its name, its type, and how a trial's measurement fills it.
@@ -601,6 +605,12 @@ mod tests {
                 major_faults: Some(1),
                 user_s: Some(0.5),
                 system_s: Some(0.5),
+                hardware: Some(crate::record::probe::work::HardwareCounts {
+                    cycles: Some(1),
+                    instructions: Some(1),
+                    llc_misses: Some(1),
+                    branch_misses: Some(1),
+                }),
                 ..Default::default()
             }),
             ..p

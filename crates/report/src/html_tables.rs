@@ -422,7 +422,7 @@ fn footnote(notes: &mut Vec<String>, note: &str) -> usize {
 /// Server CPU and memory per worker, columns only for what was measured.
 pub fn server(agg: &Aggregate) -> Markup {
     type Col = (&'static str, fn(&Cell) -> Option<f64>, fn(f64) -> String);
-    let cols: [Col; 12] = [
+    let cols: [Col; 18] = [
         (
             "server CPU (CPUs)",
             |c| c.server.cpu_util,
@@ -443,6 +443,16 @@ pub fn server(agg: &Aggregate) -> Markup {
         ("minor faults / req", |c| work(c)?.minor_faults, per_req),
         ("user µs / req", |c| work(c)?.user_us, per_req),
         ("system µs / req", |c| work(c)?.system_us, per_req),
+        ("softirq µs / req", |c| work(c)?.softirq_us, per_req),
+        (
+            "instructions / req",
+            |c| work(c)?.instructions,
+            count_per_req,
+        ),
+        ("cycles / req", |c| work(c)?.cycles, count_per_req),
+        ("IPC", |c| work(c)?.ipc, |v| format!("{v:.2}")),
+        ("LLC misses / req", |c| work(c)?.llc_misses, per_req),
+        ("branch misses / req", |c| work(c)?.branch_misses, per_req),
     ];
     let present: Vec<&Col> = cols
         .iter()
@@ -479,8 +489,10 @@ pub fn server(agg: &Aggregate) -> Markup {
             "Medians across the successful trials. Memory per worker: resident (RSS) and \
              virtual (VSZ) size of each server worker process. Per request: the kernel's \
              counts of the server's cgroup over the measured window (perf_event_open in \
-             counting mode; CPU time from the cgroup's cpu.stat), divided by the trial's \
-             completed requests."
+             counting mode; CPU time from the cgroup's cpu.stat; softirq time from \
+             /proc/stat on the CPUs a pinned server had to itself), divided by the trial's \
+             completed requests. Hardware counts (instructions, cycles, IPC, misses) show \
+             where the machine has a PMU."
         }
         (work_calls(agg))
     }
@@ -498,6 +510,23 @@ fn per_req(v: f64) -> String {
     } else {
         format!("{v:.2}")
     }
+}
+
+/// A large per-request count (instructions, cycles): whole, with
+/// thousands apart (`48,213`).
+fn count_per_req(v: f64) -> String {
+    if v < 1000.0 {
+        return per_req(v);
+    }
+    let digits = format!("{:.0}", v);
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
 }
 
 /// The named system calls per request at each point, most first, and what
@@ -610,6 +639,40 @@ mod tests {
         assert!(html.contains("<tr><td>cpu.model</td><td>EPYC</td><td>EPYC</td>"));
         assert!(html.contains(r#"<tr class="diff"><td>sysctl</td><td>a=1, b=2</td><td>–</td>"#));
         assert!(html.contains("B &lt;x&gt;"));
+    }
+
+    /// A run counted on a machine with a PMU: the real counts of an Intel
+    /// Kaby Lake's `perf stat -x,` (Jin Yao, linux-kernel, 2021-03-19;
+    /// `tests/fixtures/perf-stat/kbl-ppc-perf-stat-x.csv`), read as the probe
+    /// reads them, show per request, with perf's instructions per cycle.
+    #[test]
+    fn a_pmu_machines_counts_show_per_request_with_perfs_ipc() {
+        use crate::probe::work::perf_stat_fixture;
+        let window = &perf_stat_fixture::windows("kbl-ppc-perf-stat-x.csv")[0];
+        let counts = perf_stat_fixture::work_counts(window);
+        let mut data = crate::judging::test_support::run_data(&["a"]);
+        for t in &mut data.trials {
+            if let (Some(m), Some(p)) = (t.measurement.as_mut(), t.probe.as_mut()) {
+                m.requests = 1000;
+                p.work = Some(counts.clone());
+            }
+        }
+        let agg = crate::judging::analyse::aggregate(&data);
+        let html = server(&agg).into_string();
+        for column in [
+            "instructions / req",
+            "cycles / req",
+            "IPC",
+            "branch misses / req",
+        ] {
+            assert!(html.contains(column), "no {column} column");
+        }
+        assert!(!html.contains("LLC misses / req"), "not counted: no column");
+        // 10,562,267 instructions over 1000 requests; perf's 0.51 per cycle.
+        assert!(html.contains(">10,562<"), "{html}");
+        assert!(html.contains(">20,574<"), "{html}");
+        assert!(html.contains(">0.51<"), "{html}");
+        assert!(html.contains(">106.15<"), "{html}");
     }
 
     #[test]

@@ -760,25 +760,30 @@ impl GroupCtx<'_> {
 type CellValue = fn(&Cell) -> Option<f64>;
 
 /// The work per request for a hover: `; per request: 4.02 system calls
-/// (write 1.00, read 1.00), 0.51 context switches`; empty when not counted.
+/// (write 1.00, read 1.00), 0.51 context switches, 48213 instructions (IPC
+/// 0.51)`; empty when nothing was counted per request.
 fn work_tip(c: &Cell) -> String {
     let Some(w) = &c.server.work else {
         return String::new();
     };
-    let Some(calls) = w.syscalls else {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(calls) = w.syscalls {
+        let top: Vec<String> = (w.top_syscalls.iter().take(3))
+            .map(|t| format!("{} {:.2}", t.name, t.per_op))
+            .collect();
+        parts.push(format!("{calls:.2} system calls ({})", top.join(", ")));
+        if let Some(v) = w.context_switches {
+            parts.push(format!("{v:.2} context switches"));
+        }
+    }
+    if let Some(i) = w.instructions {
+        let ipc = w.ipc.map(|v| format!(" (IPC {v:.2})")).unwrap_or_default();
+        parts.push(format!("{i:.0} instructions{ipc}"));
+    }
+    if parts.is_empty() {
         return String::new();
-    };
-    let top: Vec<String> = (w.top_syscalls.iter().take(3))
-        .map(|t| format!("{} {:.2}", t.name, t.per_op))
-        .collect();
-    let ctx = w
-        .context_switches
-        .map(|v| format!(", {v:.2} context switches"))
-        .unwrap_or_default();
-    format!(
-        "; per request: {calls:.2} system calls ({}){ctx}",
-        top.join(", ")
-    )
+    }
+    format!("; per request: {}", parts.join(", "))
 }
 
 fn tip(c: &Cell, y: f64, fmt: fn(f64) -> String) -> String {

@@ -55,7 +55,24 @@ pub const PROBE_NUMBERS: &[(&str, Read)] = &[
     }),
     ("work.user_s", |p| p.work.as_ref()?.user_s),
     ("work.system_s", |p| p.work.as_ref()?.system_s),
+    ("work.hardware.cycles", |p| {
+        hardware(p)?.cycles.map(|v| v as f64)
+    }),
+    ("work.hardware.instructions", |p| {
+        hardware(p)?.instructions.map(|v| v as f64)
+    }),
+    ("work.hardware.llc_misses", |p| {
+        hardware(p)?.llc_misses.map(|v| v as f64)
+    }),
+    ("work.hardware.branch_misses", |p| {
+        hardware(p)?.branch_misses.map(|v| v as f64)
+    }),
 ];
+
+/// A summary's hardware counters, where a PMU gave them.
+fn hardware(p: &ProbeSummary) -> Option<&crate::record::probe::work::HardwareCounts> {
+    p.work.as_ref()?.hardware.as_ref()
+}
 
 /// Reads one text of a summary.
 pub type ReadText = fn(&ProbeSummary) -> String;
@@ -89,7 +106,10 @@ mod tests {
     #[test]
     fn every_column_is_a_field_of_the_stored_summary() {
         let counted = ProbeSummary {
-            work: Some(Default::default()),
+            work: Some(crate::record::probe::work::WorkCounts {
+                hardware: Some(Default::default()),
+                ..Default::default()
+            }),
             ..ProbeSummary::default()
         };
         let stored = serde_json::to_value(counted).unwrap();

@@ -48,6 +48,11 @@ pub struct WorkPerOp {
     pub user_us: Option<f64>,
     /// Kernel CPU microseconds per operation.
     pub system_us: Option<f64>,
+    /// Soft-interrupt microseconds per operation on the server's own CPUs
+    /// (`/proc/stat`'s softirq time of the CPUs it was pinned to, where the
+    /// load is never placed): network processing the cgroup's `cpu.stat`
+    /// does not charge to the server. `None` for a server not pinned.
+    pub softirq_us: Option<f64>,
     /// Instructions per operation, where a PMU counted them.
     pub instructions: Option<f64>,
     /// Cycles per operation, where a PMU counted them.
@@ -134,6 +139,20 @@ fn call_names(trials: &[&Trial]) -> Vec<String> {
     names
 }
 
+/// The soft-interrupt seconds of a trial's window on the CPUs the server
+/// was pinned to (each CPU's softirq share of its time, times the window);
+/// `None` for a server not pinned, or a CPU the probe did not read.
+pub fn server_softirq_s(t: &Trial) -> Option<f64> {
+    let cpus = t.context.placement.as_ref()?.cpus.as_ref()?;
+    let probe = t.probe.as_ref()?;
+    let mut seconds = 0.0;
+    for &cpu in cpus {
+        let c = probe.per_cpu.iter().find(|c| c.cpu as usize == cpu)?;
+        seconds += c.split.softirq * probe.window_s;
+    }
+    Some(seconds)
+}
+
 /// The point's work per operation; `None` when no trial was counted.
 pub fn of_point(ok: &[&Trial]) -> Option<WorkPerOp> {
     let first = ok.iter().find_map(|t| counted(t))?.0;
@@ -160,6 +179,12 @@ pub fn of_point(ok: &[&Trial]) -> Option<WorkPerOp> {
         major_faults: med(&|w| w.major_faults.map(|v| v as f64)),
         user_us: med(&|w| w.user_s.map(|s| s * 1e6)),
         system_us: med(&|w| w.system_s.map(|s| s * 1e6)),
+        softirq_us: median(
+            &ok.iter()
+                .filter_map(|t| Some(server_softirq_s(t)? * 1e6 / counted(t)?.1))
+                .filter(|v| v.is_finite())
+                .collect::<Vec<f64>>(),
+        ),
         instructions: med(&hw(|h| h.instructions)),
         cycles: med(&hw(|h| h.cycles)),
         ipc: median(
@@ -171,4 +196,59 @@ pub fn of_point(ok: &[&Trial]) -> Option<WorkPerOp> {
         branch_misses: med(&hw(|h| h.branch_misses)),
         unavailable: first.unavailable.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::probe::{CpuSplit, PerCpu};
+
+    /// A trial of 1000 requests over a 2 s window whose CPU 1 spent 10%
+    /// of its time in softirqs and CPU 0 40%.
+    fn trial(pinned: Option<Vec<usize>>) -> Trial {
+        let mut t = crate::judging::test_support::run_data(&["a"]).trials[0].clone();
+        t.measurement.as_mut().unwrap().requests = 1000;
+        let p = t.probe.as_mut().unwrap();
+        p.window_s = 2.0;
+        p.work = Some(WorkCounts {
+            syscalls: Some(3000),
+            ..WorkCounts::default()
+        });
+        p.per_cpu = [(0, 0.4), (1, 0.1)]
+            .into_iter()
+            .map(|(cpu, softirq)| PerCpu {
+                cpu,
+                split: CpuSplit {
+                    softirq,
+                    ..CpuSplit::default()
+                },
+                freq_mhz: None,
+            })
+            .collect();
+        t.context.placement = pinned.map(|cpus| crate::placement::PlacementFacts {
+            cpus: Some(cpus),
+            memory_bytes: None,
+            cgroups: Vec::new(),
+            affinity: None,
+        });
+        t
+    }
+
+    #[test]
+    fn softirq_time_is_the_pinned_servers_cpus_only() {
+        let pinned = trial(Some(vec![1]));
+        // 10% of CPU 1's 2 s, over 1000 requests: 200 µs each; CPU 0's
+        // softirqs (the load's side) are not the server's.
+        let w = of_point(&[&pinned]).unwrap();
+        assert!((w.softirq_us.unwrap() - 200.0).abs() < 1e-6, "{w:?}");
+        assert_eq!(w.syscalls, Some(3.0));
+        let unpinned = trial(None);
+        assert_eq!(of_point(&[&unpinned]).unwrap().softirq_us, None);
+        let unread = trial(Some(vec![5]));
+        assert_eq!(
+            server_softirq_s(&unread),
+            None,
+            "a CPU the probe did not read"
+        );
+    }
 }

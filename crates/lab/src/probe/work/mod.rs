@@ -16,6 +16,8 @@
 
 mod cgroup;
 pub mod perf;
+#[cfg(any(test, feature = "test-support"))]
+pub mod perf_stat_fixture;
 mod tracefs;
 
 /// Whether the server's system calls are counted (`[probe] syscalls`).

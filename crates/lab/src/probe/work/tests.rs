@@ -88,6 +88,62 @@ fn no_pmu_is_said_as_such() {
     assert!(!r.contains("PMU"), "{r}");
 }
 
+/// Real `perf stat -x,` output of an Intel Kaby Lake with a PMU (Jin Yao,
+/// linux-kernel, 2021-03-19; `tests/fixtures/perf-stat/kbl-ppc-perf-stat-x.csv`):
+/// its counters' readings, through the probe's scaling and counts, give
+/// perf's counts, and the instructions per cycle perf printed.
+#[test]
+fn a_pmu_machines_counters_give_perfs_counts_and_its_ipc() {
+    let windows = perf_stat_fixture::windows("kbl-ppc-perf-stat-x.csv");
+    assert_eq!(windows.len(), 2, "the fixture's two windows");
+    for window in &windows {
+        let perf = |event: &str| {
+            window
+                .iter()
+                .find(|l| l.event == event)
+                .unwrap_or_else(|| panic!("no {event}"))
+        };
+        let w = perf_stat_fixture::work_counts(window);
+        let h = w.hardware.as_ref().expect("a PMU's counters are counted");
+        assert_eq!(h.cycles, Some(perf("cycles").count));
+        assert_eq!(h.instructions, Some(perf("instructions").count));
+        assert_eq!(h.branch_misses, Some(perf("branch-misses").count));
+        assert_eq!(h.llc_misses, None, "not in the fixture: none, not 0");
+        assert_eq!(w.context_switches, Some(perf("context-switches").count));
+        assert_eq!(w.cpu_migrations, Some(perf("cpu-migrations").count));
+        let ipc = perf("instructions");
+        assert_eq!(ipc.metric_unit, "insn per cycle");
+        let ours = h.ipc().unwrap();
+        assert!(
+            (ours - ipc.metric.unwrap()).abs() < 0.005,
+            "IPC {ours:.4} against perf's {}",
+            ipc.metric.unwrap()
+        );
+        assert!(
+            !w.unavailable.iter().any(|u| u.starts_with("hardware")),
+            "{:?}",
+            w.unavailable
+        );
+    }
+}
+
+/// Two CPUs' readings of one event are summed, then scaled, as perf stat
+/// aggregates them (the sum's enabled over its running time).
+#[test]
+fn two_cpus_readings_are_summed_then_scaled() {
+    let half = perf::Reading {
+        value: 5_000,
+        enabled_ns: 2_000_000,
+        running_ns: 1_000_000,
+    };
+    let whole = perf::Reading {
+        value: 3_000,
+        enabled_ns: 2_000_000,
+        running_ns: 2_000_000,
+    };
+    assert_eq!(half.plus(whole).scaled(), Some(10_667));
+}
+
 #[test]
 fn every_named_call_is_a_tracepoint_of_this_kernel() {
     // Debian's kernels and this VM's (6.18) trace every syscall; a name
