@@ -33,9 +33,12 @@ mod tracefs;
 /// headline would measure the counting. The other counts (context
 /// switches, migrations, faults, CPU by mode) cost nothing measurable
 /// and are always taken; the system calls are counted when a recipe asks.
-/// Counting them in slices of the window and scaling was tried: the
-/// slices' own cost slows the server while they count, and the scaled
-/// totals came out 5-23% low against an exact count of the same window.
+/// Counting them in slices of the window was tried twice
+/// (`docs/probe-metrics.md`): scaled by time, the totals came out 5-23%
+/// low (the slices' own cost slows the server while they count); divided
+/// by the operations of the slices, the named calls' events took 1.2-1.5 s
+/// to close (an RCU grace period each, one after another) and the total
+/// alone came out 2-5.5% off the whole window's count.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SyscallMode {
