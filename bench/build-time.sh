@@ -14,7 +14,9 @@
 # report pays). Alternating A B A B spreads a drift of the machine (another
 # process, the page cache) over both. Dependencies are fetched before the
 # first round, so no round downloads anything. Prints one line per build
-# and the medians; writes nothing outside its temporary directory.
+# and the medians; writes nothing outside its temporary directory. The
+# suite builds with CARGO_INCREMENTAL=0 (scripts/test.sh): set it here too
+# to time the suite's build; the setting used is printed first.
 set -euo pipefail
 
 before=${1:-d316028}
@@ -39,6 +41,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+echo "CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-unset}, targets: ${4:-all}, $(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg) at the start"
 git -C "$repo" worktree add --detach --quiet "$work/a" "$before"
 git -C "$repo" worktree add --detach --quiet "$work/b" "$after"
 for side in a b; do (cd "$work/$side" && cargo fetch --quiet); done
