@@ -6,6 +6,25 @@ use anyhow::Context;
 use scalelab::judging::history::{self, Order, SourcedRun};
 use std::path::{Path, PathBuf};
 
+/// `--order`: the judging layer's [`Order`], spelled for the command line
+/// here, so the judging crate needs no argument parser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OrderArg {
+    /// By start time (then store and id).
+    Time,
+    /// By label, numbers in labels compared as numbers (`v9` before `v10`).
+    Label,
+}
+
+impl From<OrderArg> for Order {
+    fn from(o: OrderArg) -> Order {
+        match o {
+            OrderArg::Time => Order::Time,
+            OrderArg::Label => Order::Label,
+        }
+    }
+}
+
 #[derive(clap::Args, Debug)]
 pub struct HistoryArgs {
     /// The recipe's name (its `name = "…"`, as `scalelab list` shows it).
@@ -16,7 +35,7 @@ pub struct HistoryArgs {
     pub sources: Vec<String>,
     /// Order the runs by start time or by label (`v9` before `v10`).
     #[arg(long, value_enum, default_value = "time")]
-    pub order: Order,
+    pub order: OrderArg,
     /// Print JSON instead of the text.
     #[arg(long)]
     pub json: bool,
@@ -43,7 +62,12 @@ pub fn run(a: &HistoryArgs, stores: &[PathBuf], default_store: &Path) -> anyhow:
         runs.iter_mut()
             .for_each(|r| scalelab::judging::format::terminal_safe_names(&mut r.data));
     }
-    let h = history::history(&a.recipe, runs, a.order, a.min_change.map(|p| p / 100.0))?;
+    let h = history::history(
+        &a.recipe,
+        runs,
+        a.order.into(),
+        a.min_change.map(|p| p / 100.0),
+    )?;
     if let Some(path) = &a.html {
         let page = scalelab::report::history::page::render(&h, env!("CARGO_PKG_VERSION"));
         std::fs::write(path, page)

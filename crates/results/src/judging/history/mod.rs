@@ -29,7 +29,7 @@ pub struct SourcedRun {
 }
 
 /// How the runs of a history are ordered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Order {
     /// By start time (then store and id).
