@@ -268,7 +268,8 @@ fn write_flame_graphs(merged: &multi::Merged, dir: &Path) -> anyhow::Result<()> 
     let files = scalelab::report::files_across_runs(merged);
     if files.is_empty() {
         eprintln!(
-            "--profile: no flame graph between the runs: no two sides hold a profile of one              system, point and role (record them with `run --profile`)"
+            "--profile: no flame graph between the runs: no two sides hold a profile of one \
+             system, point and role (record them with `run --profile`)"
         );
         return Ok(());
     }

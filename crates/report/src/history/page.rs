@@ -181,8 +181,10 @@ fn change_profiles(h: &History) -> Markup {
         section id="profiles" {
             h2 { "Profiles at the change points" }
             p class="muted" {
-                "The server's stacks in the run after each change against the run before it, for                  the same system, point and role, from their profile trials (" code { "run --profile" }
-                "). The frames are the later run's; red where it spends a larger share of its                  samples, blue where a smaller one."
+                "The server's stacks in the run after each change against the run before it, for \
+                 the same system, point and role, from their profile trials (" code { "run --profile" }
+                "). The frames are the later run's; red where it spends a larger share of its \
+                 samples, blue where a smaller one."
             }
             @for (before, after) in pairs {
                 @let refs = |i: usize| h.runs[i].profiles.iter().collect::<Vec<_>>();
