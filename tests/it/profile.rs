@@ -192,46 +192,54 @@ fn kill_9_while_perf_records_leaves_no_perf_directory() {
     }
 }
 
-/// perf report's self share, in percent, of kernel symbol `sym`
-/// (`    34.51%  [k] _raw_spin_unlock_irq`).
-fn perf_report_share(report: &str, sym: &str) -> f64 {
+/// perf report's share, in percent, of the samples whose leaf is `sym`,
+/// summed over the report's lines (`    34.51%  [k] _raw_spin_unlock_irq`,
+/// or `    22.44%  fdget_pos  [k] mutex_spin_on_owner` with `--sort
+/// parent,sym`) that `keep` keeps.
+fn perf_report_sum(report: &str, keep: impl Fn(&str) -> bool) -> f64 {
     report
         .lines()
-        .find_map(|l| {
-            let (pct, rest) = l.trim().split_once("%")?;
-            (rest.trim() == format!("[k] {sym}")).then(|| pct.trim().parse().ok())?
+        .filter_map(|l| {
+            let (pct, rest) = l.trim().split_once('%')?;
+            let pct: f64 = pct.trim().parse().ok()?;
+            keep(rest.trim()).then_some(pct)
         })
-        .unwrap_or_else(|| panic!("no {sym} in perf report:\n{report}"))
+        .sum()
 }
 
-/// A kernel lock built on purpose (`tests/fixtures/kernel-lock/`: four
-/// threads of one process changing their signal mask, each change under
-/// the process's one `siglock`), profiled as the profile trial profiles
-/// (`perf record -e cpu-clock -g`, folded by inferno): the kernel-lock
-/// verdict names rt_sigprocmask's spin lock, with a share within 5 points
-/// of `perf report`'s for the same profile; one thread alone, with no one
-/// to contend with, is under the limit at its call site. Whether four
-/// threads cross it depends on both CPUs being free for them (35% on a
-/// quiet machine, 17-22% beside a benchmark or the suite), so the suite
-/// does not assert it.
-#[test]
-fn a_signal_mask_storm_is_named_as_a_kernel_lock_as_perf_report_counts_it() {
-    use scalelab::judging::kernel_lock::find;
-    let dir = tempfile::tempdir().unwrap();
-    let bin = dir.path().join("storm");
-    let cc = std::process::Command::new("gcc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&bin)
-        .arg(crate::support::fixture("kernel-lock/sigmask-storm.c"))
-        .output()
-        .unwrap();
-    assert!(cc.status.success(), "{cc:?}");
-    let profile = |threads: &str| {
-        let data = dir.path().join(format!("perf-{threads}.data"));
+/// A fixture of `tests/fixtures/kernel-lock/`, built and profiled with
+/// THREADS threads as the profile trial profiles (`perf record -e
+/// cpu-clock -g`, folded by inferno): the verdict, and `perf report
+/// --no-children -g none` of the same data with `sort`'s extra arguments.
+struct Storm {
+    dir: tempfile::TempDir,
+    bin: std::path::PathBuf,
+}
+
+impl Storm {
+    fn build(fixture: &str) -> Storm {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("storm");
+        let cc = std::process::Command::new("gcc")
+            .args(["-O2", "-pthread", "-o"])
+            .arg(&bin)
+            .arg(crate::support::fixture(&format!("kernel-lock/{fixture}")))
+            .output()
+            .unwrap();
+        assert!(cc.status.success(), "{cc:?}");
+        Storm { dir, bin }
+    }
+
+    fn profile(
+        &self,
+        threads: &str,
+        sort: &[&str],
+    ) -> (Option<scalelab::judging::kernel_lock::KernelLock>, String) {
+        let data = self.dir.path().join(format!("perf-{threads}.data"));
         let rec = std::process::Command::new("perf")
             .args(["record", "-q", "-N", "-e", "cpu-clock", "-g", "-o"])
             .arg(&data)
-            .arg(&bin)
+            .arg(&self.bin)
             .args([threads, "2"])
             .output()
             .unwrap();
@@ -243,42 +251,87 @@ fn a_signal_mask_storm_is_named_as_a_kernel_lock_as_perf_report_counts_it() {
             .unwrap();
         let folded = scalelab::profile::recorder::fold(&script.stdout).unwrap();
         let report = std::process::Command::new("perf")
-            .args([
-                "report",
-                "--stdio",
-                "--no-children",
-                "--sort",
-                "sym",
-                "-g",
-                "none",
-                "-i",
-            ])
+            .args(["report", "--stdio", "--no-children", "-g", "none"])
+            .args(sort)
+            .arg("-i")
             .arg(&data)
             .output()
             .unwrap();
+        assert!(report.status.success(), "{report:?}");
         (
-            find(&folded.text).unwrap(),
+            scalelab::judging::kernel_lock::find(&folded.text),
             String::from_utf8_lossy(&report.stdout).into_owned(),
         )
-    };
-    let (many, report) = profile("4");
-    assert!(many.caller.contains("rt_sigprocmask"), "{many:?}");
-    assert!(many.lock.starts_with("_raw_spin_"), "{many:?}");
-    let perf = perf_report_share(&report, &many.lock);
-    eprintln!("{}; perf report: {perf:.1}%", many.verdict());
+    }
+}
+
+/// A kernel lock built on purpose (`tests/fixtures/kernel-lock/
+/// shared-fd-storm.c`: four threads of one process reading one file
+/// descriptor, each read under the open file's `f_pos_lock` mutex, taken
+/// in `fdget_pos`): the verdict names `fdget_pos → __mutex_lock…` past the
+/// limit, and its share is within 5 points of `perf report`'s count of the
+/// samples under `fdget_pos` but outside it (`--sort parent,sym -p
+/// ^fdget_pos$`). One thread, with no one to wait for, waits on nothing.
+#[test]
+fn threads_reading_one_file_descriptor_are_named_as_a_kernel_lock_as_perf_report_counts_it() {
+    let storm = Storm::build("shared-fd-storm.c");
+    let sort = ["--sort", "parent,sym", "-p", "^fdget_pos$"];
+    let (many, report) = storm.profile("4", &sort);
+    let many = many.expect("four threads wait on a lock");
+    eprintln!("four threads: {}", many.verdict());
+    let top = many.top.as_ref().unwrap();
+    assert_eq!(top.caller, "fdget_pos", "{many:?}");
+    assert!(top.lock.starts_with("__mutex_lock"), "{many:?}");
+    let perf = perf_report_sum(&report, |r| {
+        r.starts_with("fdget_pos ") && !r.ends_with("[k] fdget_pos")
+    });
+    eprintln!("perf report, under fdget_pos: {perf:.1}%");
     assert!(
-        (many.share * 100.0 - perf).abs() <= 5.0,
+        (top.share * 100.0 - perf).abs() <= 5.0,
         "scalelab {:.1}%, perf report {perf:.1}%",
-        many.share * 100.0
+        top.share * 100.0
     );
-    // One thread cannot contend, but it is not asserted below the limit:
-    // cpu-clock samples (no PMU here) that fall while interrupts are off
-    // land on the unlock that turns them back on, so an uncontended
-    // irq-off section reads as the same call site. On this VM on
-    // 2026-12-06 one thread read 27% and four 30% (docs/limiter.md).
-    let (one, _) = profile("1");
-    eprintln!("one thread: {}", one.verdict());
-    assert!(one.caller.contains("rt_sigprocmask"), "{one:?}");
+    // How much the threads contend depends on both CPUs being theirs (34%
+    // alone on this VM, 19% beside another test), so the verdict is held to
+    // perf report's count: past the limit with a margin, it is "kernel lock".
+    let limit = scalelab::judging::kernel_lock::KERNEL_LOCK_SHARE * 100.0;
+    if perf >= limit + 5.0 {
+        assert!(many.limits, "{}", many.verdict());
+    } else if perf < limit - 5.0 {
+        assert!(!many.limits, "{}", many.verdict());
+    }
+    let (one, _) = storm.profile("1", &sort);
+    eprintln!("one thread: {one:?}");
+    assert!(one.as_ref().is_none_or(|k| !k.limits), "{one:?}");
+}
+
+/// An interrupts-off section (`tests/fixtures/kernel-lock/
+/// sigmask-storm.c`: threads of one process changing their signal mask,
+/// each change under the process's `siglock`, taken with `spin_lock_irq`)
+/// is said as interrupts-off time at `__x64_sys_rt_sigprocmask →
+/// _raw_spin_unlock_irq`, with `perf report`'s share of that symbol
+/// within 5 points, and is never the verdict, with one thread or four:
+/// cpu-clock samples (no PMU here) cannot tell a contended spin from the
+/// section's own time (one thread read 27% and four 30% on this VM on
+/// 2026-12-06; docs/limiter.md).
+#[test]
+fn a_signal_mask_storm_is_interrupts_off_time_as_perf_report_counts_it_and_no_verdict() {
+    let storm = Storm::build("sigmask-storm.c");
+    for threads in ["4", "1"] {
+        let (k, report) = storm.profile(threads, &["--sort", "sym"]);
+        let k = k.expect("samples end at the unlock");
+        eprintln!("{threads} threads: {}", k.verdict());
+        assert!(!k.limits, "{}", k.verdict());
+        let irq = k.irq_off.as_ref().unwrap();
+        assert!(irq.caller.contains("rt_sigprocmask"), "{k:?}");
+        assert_eq!(irq.lock, "_raw_spin_unlock_irq", "{k:?}");
+        let perf = perf_report_sum(&report, |r| r == "[k] _raw_spin_unlock_irq");
+        assert!(
+            (irq.share * 100.0 - perf).abs() <= 5.0,
+            "scalelab {:.1}%, perf report {perf:.1}%",
+            irq.share * 100.0
+        );
+    }
 }
 
 /// The frames of an inferno SVG: name, x and width (percent), depth (y).
