@@ -6,6 +6,7 @@ use super::load_args::{
     print_notes, print_schedule_lag, with_latency, CoalesceArg, LoadDefaults, LoadShape,
 };
 use anyhow::Context;
+use scalelab::load::http::facts::TlsFacts;
 use scalelab::load::http::{self, HttpDriver, HttpSettings};
 use scalelab::load::limits;
 use scalelab::load::result::Measurement;
@@ -15,7 +16,8 @@ use scalelab::units::{Bytes, Micros};
 
 #[derive(clap::Args, Debug)]
 pub struct LoadHttpArgs {
-    /// Target URL, such as http://127.0.0.1:8080/ (loopback only).
+    /// Target URL, such as http://127.0.0.1:8080/ or https://127.0.0.1:8443/
+    /// (loopback, or a host named in an experiment's [hosts]).
     pub url: String,
     #[command(flatten)]
     pub shape: LoadShape<Wrk>,
@@ -35,6 +37,19 @@ pub struct LoadHttpArgs {
     /// Spread connections over 127.0.0.1..=127.0.0.N as source addresses.
     #[arg(long, value_name = "N")]
     pub source_addrs: Option<u32>,
+    /// https: the CA certificates (PEM) that verify the server's
+    /// certificate, as curl's --cacert.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<std::path::PathBuf>,
+    /// https: do not check the server's certificate (the output says so).
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
+    /// https: offer only this TLS version, 1.2 or 1.3 (default: both).
+    #[arg(long, value_name = "1.2|1.3")]
+    pub tls_version: Option<String>,
+    /// https: make every handshake a full one (no session resumption).
+    #[arg(long)]
+    pub no_tls_resume: bool,
     /// Stop after this many completed requests.
     #[arg(short = 'n', long, value_name = "N", value_parser = limits::request_count_flag)]
     pub requests: Option<u64>,
@@ -93,6 +108,10 @@ pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         headers: a.headers.clone(),
         body: a.body.clone(),
         source_addrs: a.source_addrs,
+        ca_file: a.cacert.clone(),
+        tls_verify: a.insecure.then_some(false),
+        tls_version: a.tls_version.clone(),
+        tls_resume: a.no_tls_resume.then_some(false),
         ..HttpSettings::default()
     };
     let driver = HttpDriver::new(settings, &a.url)?;
@@ -142,6 +161,7 @@ fn json(driver: &HttpDriver, spec: &LoadSpec, r: &LoadResult) -> serde_json::Val
         "target_rate": m.target_rate,
         "achieved_rate": m.rps,
         "connections_opened": m.connections_opened,
+        "tls": r.extras.get::<TlsFacts>(),
         "timeline": scalelab::load::timeline::per_second(&r.timeline),
         "timeline_100ms": r.timeline,
         "notes": r.notes,
@@ -210,7 +230,29 @@ fn print_text(spec: &LoadSpec, r: &LoadResult, distribution: bool) {
             r.connections_opened
         );
     }
+    if let Some(t) = r.extras.get::<TlsFacts>() {
+        print_tls(t, r);
+    }
     print_notes("Note:", r);
+}
+
+/// `TLS: TLSv1_3 TLS13_AES_256_GCM_SHA384, 9,412 handshakes (9,400
+/// resumed), 4705.12/s`.
+fn print_tls(t: &TlsFacts, r: &LoadResult) {
+    let secs = r.elapsed.as_secs_f64().max(1e-9);
+    let n = t.handshakes();
+    let mut line = format!(
+        "TLS: {} {}, {} handshakes ({} resumed), {:.2}/s",
+        t.version,
+        t.cipher,
+        n,
+        t.handshakes_resumed,
+        n as f64 / secs
+    );
+    if t.handshakes_failed > 0 {
+        line.push_str(&format!(", {} failed", t.handshakes_failed));
+    }
+    outln!("{line}");
 }
 
 /// Share of latencies within one standard deviation of the mean (wrk's

@@ -76,7 +76,7 @@ impl Server for RemoteServer {
             Reply::ServerStarted(info) => {
                 let uri = info.endpoint.clone();
                 self.info = Some(info);
-                Ok(Endpoint { uri })
+                Ok(Endpoint { ca_pem: None, uri })
             }
             other => Err(ServerError::Start {
                 kind: "remote",

@@ -315,32 +315,45 @@ pub enum TrialLoad<'a> {
         cluster: &'a Cluster,
         kind: &'static load::LoadKind,
         /// The load's settings as TOML text, for the agents.
-        settings: &'a str,
+        settings: std::borrow::Cow<'a, str>,
         endpoint: String,
     },
 }
 
 impl<'a> TrialLoad<'a> {
     /// The load of `planned` aimed at `endpoint`: here, or over the client
-    /// hosts of `cluster` when it has some.
+    /// hosts of `cluster` when it has some. A server serving TLS with its
+    /// own CA hands the load that CA (`ca_pem` among its settings).
     pub fn new(
         cluster: Option<&'a Cluster>,
         kind: &'static load::LoadKind,
         planned: &'a PointPlan,
-        endpoint: &str,
+        endpoint: &crate::server::Endpoint,
     ) -> Result<TrialLoad<'a>, Failure> {
+        let setup = |e: &dyn std::fmt::Display| Failure::plain(format!("load setup failed: {e}"));
+        let settings = match &endpoint.ca_pem {
+            None => std::borrow::Cow::Borrowed(planned.load_text.as_str()),
+            Some(pem) => {
+                std::borrow::Cow::Owned(with_ca(&planned.load_text, pem).map_err(|e| setup(&e))?)
+            }
+        };
         match cluster.filter(|c| !c.clients.is_empty()) {
             Some(cluster) => Ok(TrialLoad::Clients {
                 cluster,
                 kind,
-                settings: &planned.load_text,
-                endpoint: endpoint.to_string(),
+                settings,
+                endpoint: endpoint.uri.clone(),
             }),
             None => {
-                let driver = planned
-                    .load
-                    .driver(endpoint)
-                    .map_err(|e| format!("load setup failed: {e}"))?;
+                let driver = match settings {
+                    std::borrow::Cow::Borrowed(_) => planned.load.driver(&endpoint.uri),
+                    std::borrow::Cow::Owned(text) => text
+                        .parse::<toml::Table>()
+                        .map_err(|e| load::LoadError::Spec(e.to_string()))
+                        .and_then(|t| load::compile(kind, &t))
+                        .and_then(|plan| plan.driver(&endpoint.uri)),
+                }
+                .map_err(|e| setup(&e))?;
                 Ok(TrialLoad::Local(driver))
             }
         }
@@ -368,6 +381,16 @@ impl<'a> TrialLoad<'a> {
             } => run_on_clients(cluster, kind.name, settings, endpoint, spec, shutdown),
         }
     }
+}
+
+/// The load's settings (TOML text) with the server's CA added as
+/// `ca_pem`, unless they turn checking off.
+fn with_ca(load_text: &str, pem: &str) -> Result<String, toml::de::Error> {
+    let mut t: toml::Table = load_text.parse()?;
+    if t.get("tls_verify").and_then(toml::Value::as_bool) != Some(false) {
+        t.insert("ca_pem".into(), pem.into());
+    }
+    Ok(toml::to_string(&t).unwrap_or_default())
 }
 
 /// Runs `spec` split over the client hosts of `cluster`.

@@ -312,12 +312,7 @@ fn measure(
     // with the trial, whose background is then unknown.
     let unidentified = root_pid.map_or_else(|| server.target.unidentified(), |_| None);
     // One driver for the warmup and the measured window.
-    let load = TrialLoad::new(
-        cx.cluster,
-        system_plan.load_kind,
-        planned,
-        &server.endpoint.uri,
-    )?;
+    let load = TrialLoad::new(cx.cluster, system_plan.load_kind, planned, &server.endpoint)?;
     let warmed = super::steady::warm_up(&load, &spec, &cx.exp.trials, cx.shutdown)?;
     let server_cpus = server.placement.cpus.clone();
     let waits_before = server.target.wait_counters();

@@ -29,6 +29,7 @@ pub mod load;
 pub mod probe;
 pub mod profile;
 pub mod server;
+pub mod tls;
 
 /// The kinds as the store and the report are told of them (built once
 /// from the registries `load::KINDS` and `server::KINDS`): handed to the

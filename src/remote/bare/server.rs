@@ -366,6 +366,7 @@ impl Server for AgentlessServer {
             return Err(e);
         }
         Ok(Endpoint {
+            ca_pem: None,
             uri: self.server.endpoint.clone(),
         })
     }

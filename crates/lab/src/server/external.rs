@@ -381,6 +381,7 @@ impl Server for External {
         }
         self.listener = self.find_listener();
         Ok(Endpoint {
+            ca_pem: None,
             uri: self.settings.url.clone(),
         })
     }

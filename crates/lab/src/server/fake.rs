@@ -85,6 +85,7 @@ impl Server for FakeServer {
             bytes: d.describe().len() as u64,
         });
         Ok(Endpoint {
+            ca_pem: None,
             uri: format!("fake://{}", self.settings.speed),
         })
     }

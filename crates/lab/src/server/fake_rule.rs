@@ -95,6 +95,7 @@ impl Server for RuleServer {
         };
         self.running = true;
         Ok(Endpoint {
+            ca_pem: None,
             uri: "fake://1".into(),
         })
     }

@@ -326,7 +326,10 @@ impl Server for Mariadb {
             let _ = self.stop();
             return Err(e);
         }
-        Ok(Endpoint { uri: self.url() })
+        Ok(Endpoint {
+            ca_pem: None,
+            uri: self.url(),
+        })
     }
 
     fn stop(&mut self) -> Result<(), ServerError> {

@@ -75,6 +75,10 @@ use std::path::{Path, PathBuf};
 pub struct Endpoint {
     /// The address in the form the kind's load driver takes.
     pub uri: String,
+    /// The CA certificate (PEM) that verifies the server's TLS
+    /// certificate, where the server serves TLS with the one its start
+    /// made ([`crate::tls::cert`]); the load is handed it.
+    pub ca_pem: Option<String>,
 }
 
 /// What [`Server::liveness`] found.

@@ -131,11 +131,28 @@ pub struct NginxSettings {
     pub files: toml::Table,
     /// Raw directives appended inside `http { }`, for anything not covered.
     pub extra_http: Option<String>,
+    /// Serve HTTPS (`listen ... ssl`) with a CA and certificate made at each
+    /// start in the private directory; the load is handed the CA. Default
+    /// off. The access log then also says each request's `$ssl_protocol`,
+    /// `$ssl_session_reused` and `$server_protocol`.
+    #[serde(default)]
+    pub tls: bool,
+    /// The certificate's key: `"ecdsa-p256"` (default) or `"rsa-2048"`.
+    #[serde(default)]
+    pub tls_key: crate::tls::cert::KeyType,
+    /// `ssl_protocols`; default `TLSv1.2 TLSv1.3` (nginx 1.22's own default
+    /// leaves 1.3 out).
+    pub ssl_protocols: Option<String>,
     /// The nginx binary; default: `/usr/sbin/nginx` here, and on a host
     /// without an agent the first `nginx` on `PATH`, in `/usr/local/sbin`
     /// or `/usr/local/bin`.
     pub binary: Option<PathBuf>,
 }
+
+/// The access log's format with TLS: the connection, its request count,
+/// the request and status, and how the connection was made.
+const TLS_LOG_FORMAT: &str = "    log_format scalelab_tls '$remote_addr $connection $connection_requests \
+                              \"$request\" $status $ssl_protocol $ssl_session_reused $server_protocol';\n";
 
 fn default_workers() -> Workers {
     Workers::Count(1)
@@ -212,12 +229,31 @@ impl NginxSettings {
             .as_ref()
             .map(|a| format!("worker_cpu_affinity {a};\n"))
             .unwrap_or_default();
+        // With TLS each line says how its connection was made.
+        let format = if self.tls { " scalelab_tls" } else { "" };
         let access = if let Some(path) = &self.access_log_path {
-            format!("access_log {};", quoted(path))
+            format!("access_log {}{format};", quoted(path))
         } else if self.access_log {
-            format!("access_log {};", d("access.log"))
+            format!("access_log {}{format};", d("access.log"))
         } else {
             "access_log off;".into()
+        };
+        let (ssl, tls) = if self.tls {
+            // nginx before 1.23.4 leaves TLS 1.3 out by default.
+            let protocols = format!(
+                "        ssl_protocols {};\n",
+                self.ssl_protocols.as_deref().unwrap_or("TLSv1.2 TLSv1.3")
+            );
+            (
+                " ssl",
+                format!(
+                    "        ssl_certificate {};\n        ssl_certificate_key {};\n{protocols}",
+                    d("tls/server.pem"),
+                    d("tls/server.key")
+                ),
+            )
+        } else {
+            ("", String::new())
         };
         let reuse = if self.reuseport { " reuseport" } else { "" };
         // The OS's own event method: epoll on Linux, kqueue on the BSDs
@@ -237,17 +273,18 @@ impl NginxSettings {
              error_log {error_log} warn;\n\
              user root{group};\n\
              events {{\n    worker_connections {wc};\n    multi_accept {ma};\n{events}}}\n\
-             http {{\n    {access}\n    sendfile {sf};\n    tcp_nopush {np};\n    tcp_nodelay {nd};\n\
+             http {{\n{log_format}    {access}\n    sendfile {sf};\n    tcp_nopush {np};\n    tcp_nodelay {nd};\n\
              \x20   keepalive_requests {kr};\n    server_tokens off;\n\
              \x20   client_body_temp_path {body};\n    proxy_temp_path {proxy};\n\
              \x20   fastcgi_temp_path {fastcgi};\n    uwsgi_temp_path {uwsgi};\n\
              \x20   scgi_temp_path {scgi};\n\
              \x20   types {{ application/octet-stream bin; }}\n\
-             \x20   server {{\n        listen {addr}:{port}{reuse} backlog={bl};\n\
+             \x20   server {{\n        listen {addr}:{port}{ssl}{reuse} backlog={bl};\n{tls}\
              \x20       root {root};\n\
              \x20       location = / {{ default_type application/json; return 200 \"{{}}\"; }}\n\
              \x20       location / {{ }}\n    }}\n{extra}}}\n",
             addr = self.listen_addr(),
+            log_format = if self.tls { TLS_LOG_FORMAT } else { "" },
             pid = d("nginx.pid"),
             error_log = d("error.log"),
             body = d("tmp/body"),
@@ -280,6 +317,12 @@ impl super::plan::ServerPlan for NginxSettings {
     }
 
     fn bare(&self, host: &BareHost) -> Result<BareServer, ServerError> {
+        if self.tls {
+            return Err(settings_err(
+                "`tls = true` on a host without an agent is not supported yet: run the \
+                 agent there (`[hosts]` without `agent = false`), or serve cleartext",
+            ));
+        }
         let dir = &host.dir;
         let port = self.port.unwrap_or(host.port);
         let config = self.render(dir, port, host.os);
@@ -340,6 +383,8 @@ pub struct Nginx {
     server: Option<ServerProcess>,
     port: Option<u16>,
     config: Option<String>,
+    /// With `tls`: the CA this start made.
+    ca_pem: Option<String>,
 }
 
 impl Nginx {
@@ -353,6 +398,7 @@ impl Nginx {
             server: None,
             port: None,
             config: None,
+            ca_pem: None,
         }
     }
 
@@ -389,6 +435,19 @@ impl Nginx {
             std::fs::write(&file, vec![b'x'; size as usize])
                 .map_err(|e| ServerError::io(&file, e))?;
         }
+        if self.settings.tls {
+            let addr = self.settings.listen_addr();
+            let mut ips = vec![addr];
+            if addr != std::net::IpAddr::from(std::net::Ipv4Addr::LOCALHOST) {
+                ips.push(std::net::Ipv4Addr::LOCALHOST.into());
+            }
+            let made = crate::tls::cert::make(&path, self.settings.tls_key, &["localhost"], &ips)
+                .map_err(|e| ServerError::Start {
+                kind: KIND,
+                message: e.to_string(),
+            })?;
+            self.ca_pem = Some(made.ca_pem);
+        }
         let config = self.settings.render(&path, port, HostOs::Linux);
         let conf = path.join("nginx.conf");
         std::fs::write(&conf, &config).map_err(|e| ServerError::io(&conf, e))?;
@@ -411,6 +470,38 @@ impl Nginx {
 }
 
 impl Nginx {
+    /// Whether nginx answers `GET /` with 200, over TLS with this start's
+    /// CA where it serves TLS.
+    fn answers(&self, addr: std::net::IpAddr, port: u16) -> bool {
+        let Some(pem) = &self.ca_pem else {
+            return answers(addr, port);
+        };
+        let tls = crate::tls::client::ClientTls {
+            verify: crate::tls::client::Verify::Ca {
+                pem: pem.clone(),
+                from: "this start's CA".into(),
+            },
+            versions: crate::tls::client::Versions::Both,
+            resume: false,
+            alpn: vec![b"http/1.1".to_vec()],
+        };
+        let (Ok(config), Ok(name)) = (
+            tls.config(),
+            crate::tls::client::server_name(&addr.to_string()),
+        ) else {
+            return false;
+        };
+        crate::tls::client::exchange(
+            (addr, port).into(),
+            &name,
+            &config,
+            Duration::from_millis(500),
+            b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+            16,
+        )
+        .is_ok_and(|got| got.starts_with(b"HTTP/1.1 200"))
+    }
+
     /// Whether the master has forked every worker asked for (a fixed
     /// count), so a trial never starts with part of the server missing.
     fn workers_started(&self, master: u32) -> bool {
@@ -486,10 +577,15 @@ impl Server for Nginx {
             Duration::from_secs(10),
             shutdown,
             || process::is_alive(pid),
-            || answers(addr, port) && self.workers_started(pid),
+            || self.answers(addr, port) && self.workers_started(pid),
         ) {
             Ok(()) => Ok(Endpoint {
-                uri: format!("http://{}", std::net::SocketAddr::new(addr, port)),
+                ca_pem: self.ca_pem.clone(),
+                uri: format!(
+                    "{}://{}",
+                    if self.settings.tls { "https" } else { "http" },
+                    std::net::SocketAddr::new(addr, port)
+                ),
             }),
             Err(e) => {
                 let err = match e {
@@ -516,6 +612,7 @@ impl Server for Nginx {
         );
         self.port = None;
         self.run_dir = None;
+        self.ca_pem = None;
         stopped
     }
 

@@ -586,6 +586,7 @@ impl Server for Postgres {
             return Err(e);
         }
         Ok(Endpoint {
+            ca_pem: None,
             uri: self.conninfo().unwrap_or_default(),
         })
     }

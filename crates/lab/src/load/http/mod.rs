@@ -1,13 +1,17 @@
 //! The native HTTP/1.1 load driver (closed loop like wrk, constant rate
-//! like wrk2 `-R`).
+//! like wrk2 `-R`), over TCP or TLS.
 //!
 //! - `codec`: sans-IO request serialisation and response parsing.
+//! - `conn`: a connection, plain or TLS (rustls as a state machine);
+//!   `facts`: what an HTTPS trial records of its handshakes.
 //! - `worker`: one mio event loop per thread over its share of connections;
 //!   `plan`: what each worker is given; `pacer`: open-loop scheduling.
 //! - `sys`: clock, connect from a chosen source address, timerfd, pinning.
-//! - `url`: the `http://host:port/path` endpoint.
+//! - `url`: the `http[s]://host:port/path` endpoint.
 
 pub(crate) mod codec;
+mod conn;
+pub mod facts;
 mod pacer;
 mod plan;
 pub(crate) mod sys;
@@ -19,6 +23,7 @@ use crate::load::{
     process_cpu, raise_fd_limit, Driver, ErrorKind, LoadError, LoadResult, LoadSpec, Pacing,
 };
 use crate::shutdown::Shutdown;
+use crate::tls;
 use plan::{Assignment, Extra, OpenLoop, Plan};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -39,7 +44,7 @@ pub const LOAD_KIND: crate::load::LoadKind = crate::load::LoadKind {
             crate::load::kind::no_dataset,
         ))
     },
-    facts: None,
+    facts: Some(crate::load::facts::FactsReader::of::<facts::TlsFacts>()),
 };
 
 /// Kind-specific settings of an HTTP load (the experiment's `[load]` table).
@@ -58,6 +63,19 @@ pub struct HttpSettings {
     /// Spread connections over the source addresses 127.0.0.1..=127.0.0.N,
     /// so short-connection sweeps do not run out of ephemeral ports.
     pub source_addrs: Option<u32>,
+    /// `https://`: the CA certificates (a PEM file) that verify the
+    /// server's certificate, as curl's `--cacert`.
+    pub ca_file: Option<std::path::PathBuf>,
+    /// The same as PEM text. A run sets it to its managed server's own CA.
+    pub ca_pem: Option<String>,
+    /// `https://`: check the server's certificate (default true; false is
+    /// curl's `-k`, and the output says so).
+    pub tls_verify: Option<bool>,
+    /// `https://`: offer only TLS `"1.2"` or `"1.3"` (default: both, 1.3
+    /// preferred).
+    pub tls_version: Option<String>,
+    /// `https://`: resume sessions across connections (default true).
+    pub tls_resume: Option<bool>,
 }
 
 impl HttpSettings {
@@ -84,6 +102,10 @@ impl HttpSettings {
         for h in &self.headers {
             parse_header(h).map_err(LoadError::Spec)?;
         }
+        if let Some(v) = &self.tls_version {
+            tls::client::Versions::parse(v)
+                .map_err(|e| LoadError::Spec(format!("`tls_version`: {e}")))?;
+        }
         if let Some(n) = self.source_addrs {
             if !(1..=254).contains(&n) {
                 return bad(format!(
@@ -97,6 +119,54 @@ impl HttpSettings {
     /// The request method; `GET` when unset.
     pub fn method(&self) -> &str {
         self.method.as_deref().unwrap_or("GET")
+    }
+
+    /// Whether any TLS setting is given.
+    fn names_tls(&self) -> bool {
+        self.ca_file.is_some()
+            || self.tls_verify.is_some()
+            || self.tls_version.is_some()
+            || self.tls_resume.is_some()
+    }
+
+    /// What TLS the settings ask for: the CA (the run's, then `ca_file`),
+    /// or no check; an error says what to give.
+    fn client_tls(&self) -> Result<tls::client::ClientTls, LoadError> {
+        use tls::client::{ClientTls, Verify, Versions};
+        let verify = if self.tls_verify == Some(false) {
+            Verify::Insecure
+        } else if let Some(pem) = &self.ca_pem {
+            Verify::Ca {
+                pem: pem.clone(),
+                from: "the managed server's CA".into(),
+            }
+        } else if let Some(file) = &self.ca_file {
+            let pem = std::fs::read_to_string(file).map_err(|e| {
+                LoadError::Spec(format!(
+                    "`ca_file` {}: {e}; name a PEM file of the CA that signed the server's                      certificate",
+                    file.display()
+                ))
+            })?;
+            Verify::Ca {
+                pem,
+                from: format!("`ca_file` {}", file.display()),
+            }
+        } else {
+            return Err(LoadError::Spec(
+                "an https:// URL needs the CA that signed the server's certificate:                  --cacert FILE (a recipe's `ca_file`), or -k/--insecure (`tls_verify = false`)                  not to check it"
+                    .into(),
+            ));
+        };
+        let versions = match &self.tls_version {
+            Some(v) => Versions::parse(v).map_err(LoadError::Spec)?,
+            None => Versions::Both,
+        };
+        Ok(ClientTls {
+            verify,
+            versions,
+            resume: self.tls_resume.unwrap_or(true),
+            alpn: vec![b"http/1.1".to_vec()],
+        })
     }
 }
 
@@ -122,6 +192,8 @@ pub struct HttpDriver {
     url: HttpUrl,
     addr: SocketAddr,
     settings: HttpSettings,
+    /// `https://`: what TLS the connections ask for.
+    tls: Option<tls::client::ClientTls>,
 }
 
 impl HttpDriver {
@@ -152,16 +224,32 @@ impl HttpDriver {
         if let Some(p) = &settings.path {
             url.path = p.clone();
         }
+        let tls = if url.tls {
+            Some(settings.client_tls()?)
+        } else if settings.names_tls() {
+            return Err(target_err(
+                "TLS settings (`ca_file`, `tls_verify`, `tls_version`, `tls_resume`) need an                  https:// URL"
+                    .into(),
+            ));
+        } else {
+            None
+        };
         Ok(HttpDriver {
             url,
             addr,
             settings,
+            tls,
         })
     }
 
     /// The URL requests go to (with the `path` setting applied).
     pub fn url(&self) -> String {
-        format!("http://{}{}", self.url.host_header(), self.url.path)
+        format!(
+            "{}://{}{}",
+            self.url.scheme(),
+            self.url.host_header(),
+            self.url.path
+        )
     }
 
     fn plan(&self, spec: &LoadSpec) -> Result<Plan, LoadError> {
@@ -190,7 +278,38 @@ impl HttpDriver {
             timeout_ns: duration_ns(spec.timeout).max(1),
             // A new socket per request would re-arm a poll per request.
             coalesce: spec.coalesce && spec.requests_per_connection.is_none(),
+            tls: self.tls_plan()?,
         })
+    }
+
+    /// The TLS connections' shared configuration; a fresh session cache
+    /// for each run.
+    fn tls_plan(&self) -> Result<Option<conn::TlsPlan>, LoadError> {
+        let Some(t) = &self.tls else { return Ok(None) };
+        let target_err = |reason: String| LoadError::Target {
+            target: self.url(),
+            reason,
+        };
+        Ok(Some(conn::TlsPlan {
+            config: t.config().map_err(LoadError::Spec)?,
+            name: tls::client::server_name(&self.url.host).map_err(target_err)?,
+        }))
+    }
+
+    /// One handshake before the run, without resumption (so that the run's
+    /// first connections are not resumed from it): a certificate that does
+    /// not verify, or a server that does not speak TLS, is an error before
+    /// any load, in words.
+    fn probe_tls(&self, plan: &Plan, timeout: Duration) -> Result<(), LoadError> {
+        let Some(t) = &plan.tls else { return Ok(()) };
+        let mut once = (*t.config).clone();
+        once.resumption = rustls::client::Resumption::disabled();
+        tls::client::probe(self.addr, &t.name, &std::sync::Arc::new(once), timeout)
+            .map(|_| ())
+            .map_err(|reason| LoadError::Target {
+                target: self.url(),
+                reason,
+            })
     }
 }
 
@@ -204,6 +323,7 @@ impl Driver for HttpDriver {
         check_cpus(spec.client_cpus.as_deref())?;
         check_fd_budget(spec.connections)?;
         let plan = self.plan(spec)?;
+        self.probe_tls(&plan, spec.timeout.max(Duration::from_secs(1)))?;
         let jobs = assignments(spec, sys::now_ns());
         let cpu_before = process_cpu();
         let started = Instant::now();
@@ -218,6 +338,9 @@ impl Driver for HttpDriver {
         result.client_cpu = process_cpu() - cpu_before;
         if let Pacing::Open { rate } = spec.pacing {
             result.target_rate = Some(rate);
+        }
+        if let Some(t) = &self.tls {
+            result.extras = crate::load::TrialExtras::new(tls_facts(t, &extra.tls));
         }
         let from_workers = std::mem::take(&mut result.notes);
         result.notes = notes(&result, &extra, self.addr);
@@ -310,6 +433,23 @@ fn merge_extra(a: Extra, b: Extra) -> Extra {
         server_closed_first: a.server_closed_first + b.server_closed_first,
         client_closed_first: a.client_closed_first + b.client_closed_first,
         gathered: Gathered::merge(a.gathered, b.gathered),
+        tls: a.tls.merge(b.tls),
+    }
+}
+
+/// What the run's handshakes settled and how many there were.
+fn tls_facts(t: &tls::client::ClientTls, tally: &plan::TlsTally) -> facts::TlsFacts {
+    let n = tally.negotiated.clone();
+    facts::TlsFacts {
+        version: n.as_ref().map_or("none".into(), |n| n.version.clone()),
+        cipher: n.as_ref().map_or("none".into(), |n| n.cipher.clone()),
+        alpn: n.and_then(|n| n.alpn),
+        verified: t.verify != tls::client::Verify::Insecure,
+        resume: t.resume,
+        handshakes_full: tally.full,
+        handshakes_resumed: tally.resumed,
+        handshakes_failed: tally.failed,
+        client_library: tls::client::LIBRARY.into(),
     }
 }
 
@@ -343,6 +483,12 @@ fn notes(r: &LoadResult, extra: &Extra, addr: SocketAddr) -> Vec<String> {
     }
     if let Some(g) = extra.gathered {
         notes.push(g.note());
+    }
+    if let Some(why) = &extra.tls.first_failure {
+        notes.push(format!(
+            "{} TLS handshakes failed (counted as connect errors); the first: {why}",
+            extra.tls.failed
+        ));
     }
     if extra.stalled {
         notes.push("stopped early: no request completed for several seconds".into());
@@ -402,7 +548,24 @@ mod tests {
         let err = HttpDriver::from_settings(&none, "http://192.0.2.1:80/").unwrap_err();
         assert!(err.to_string().contains("[hosts]"), "{err}");
         let err = HttpDriver::from_settings(&none, "https://127.0.0.1/").unwrap_err();
-        assert!(err.to_string().contains("TLS"), "{err}");
+        assert!(err.to_string().contains("--cacert FILE"), "{err}");
+        assert!(
+            HttpDriver::from_settings(&table("tls_verify = false"), "https://127.0.0.1/").is_ok()
+        );
+        let err = HttpDriver::from_settings(&table("tls_verify = false"), "http://127.0.0.1/")
+            .unwrap_err();
+        assert!(err.to_string().contains("need an https:// URL"), "{err}");
+        let err = HttpDriver::from_settings(
+            &table("ca_file = \"/nonexistent/ca.pem\""),
+            "https://127.0.0.1/",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("`ca_file` /nonexistent/ca.pem"),
+            "{err}"
+        );
+        let err = HttpSettings::parse(&table("tls_version = \"1.0\"")).unwrap_err();
+        assert!(err.to_string().contains("`tls_version`"), "{err}");
         let d = HttpDriver::from_settings(&table("path = \"/p?q\""), "http://127.0.0.1:8080/a")
             .unwrap();
         assert_eq!(d.url(), "http://127.0.0.1:8080/p?q");

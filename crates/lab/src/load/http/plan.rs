@@ -20,6 +20,8 @@ pub struct Plan {
     /// Closed loop with keep-alive only: wait for several responses at
     /// once ([`crate::load::gather`]).
     pub coalesce: bool,
+    /// `https://`: what the TLS connections share.
+    pub tls: Option<super::conn::TlsPlan>,
 }
 
 impl Plan {
@@ -53,7 +55,7 @@ pub struct OpenLoop {
 }
 
 /// Facts the merged result turns into notes.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Extra {
     pub addr_not_avail: u64,
     pub fd_exhausted: u64,
@@ -64,4 +66,63 @@ pub struct Extra {
     pub client_closed_first: u64,
     /// Coalescing: what the waits gathered.
     pub gathered: Option<crate::load::gather::Gathered>,
+    /// TLS: the handshakes made and failed.
+    pub tls: TlsTally,
+}
+
+/// A worker's TLS handshakes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TlsTally {
+    /// Full handshakes finished.
+    pub full: u64,
+    /// Resumed sessions.
+    pub resumed: u64,
+    /// Handshakes that failed, and why the first did.
+    pub failed: u64,
+    pub first_failure: Option<String>,
+    /// What the first finished handshake settled.
+    pub negotiated: Option<crate::tls::client::Negotiated>,
+}
+
+impl TlsTally {
+    /// Counts a finished handshake.
+    pub fn count(
+        &mut self,
+        how: super::conn::Handshake,
+        negotiated: impl FnOnce() -> Option<crate::tls::client::Negotiated>,
+    ) {
+        match how {
+            super::conn::Handshake::Resumed => self.resumed += 1,
+            _ => self.full += 1,
+        }
+        if self.negotiated.is_none() {
+            self.negotiated = negotiated();
+        }
+    }
+
+    /// Counts a failed one.
+    pub fn failed(&mut self, e: &std::io::Error) {
+        self.failed += 1;
+        if self.first_failure.is_none() {
+            let tls = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>());
+            self.first_failure = Some(match tls {
+                Some(t) => crate::tls::client::describe(t, "the server"),
+                None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    "the server closed the connection during the TLS handshake".into()
+                }
+                None => format!("TLS handshake failed: {e}"),
+            });
+        }
+    }
+
+    /// Two workers' tallies together.
+    pub fn merge(self, b: TlsTally) -> TlsTally {
+        TlsTally {
+            full: self.full + b.full,
+            resumed: self.resumed + b.resumed,
+            failed: self.failed + b.failed,
+            first_failure: self.first_failure.or(b.first_failure),
+            negotiated: self.negotiated.or(b.negotiated),
+        }
+    }
 }

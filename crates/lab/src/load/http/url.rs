@@ -1,11 +1,13 @@
 //! The small part of URL syntax a loopback load generator needs:
-//! `http://host[:port][/path][?query]`.
+//! `http[s]://host[:port][/path][?query]`.
 
 use std::net::SocketAddr;
 
-/// A parsed `http://` URL.
+/// A parsed `http://` or `https://` URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpUrl {
+    /// `https://`.
+    pub tls: bool,
     /// Host as written (brackets kept for IPv6), for the `Host` header.
     pub host: String,
     pub port: u16,
@@ -15,13 +17,13 @@ pub struct HttpUrl {
 
 impl HttpUrl {
     pub fn parse(url: &str) -> Result<HttpUrl, String> {
-        let rest = strip_scheme(url)?;
+        let (tls, rest) = strip_scheme(url)?;
         let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(end);
         if authority.contains('@') {
             return Err("user names and passwords in the URL are not supported".into());
         }
-        let (host, port) = split_host_port(authority)?;
+        let (host, port) = split_host_port(authority, if tls { 443 } else { 80 })?;
         let tail = tail.split('#').next().unwrap_or("");
         let path = match tail.chars().next() {
             None => "/".to_string(),
@@ -30,18 +32,37 @@ impl HttpUrl {
         };
         check_path(&path)?;
         Ok(HttpUrl {
+            tls,
             host: host.to_string(),
             port,
             path,
         })
     }
 
-    /// `host:port` as the `Host` header carries it (port omitted when 80).
+    /// `host:port` as the `Host` header carries it (port omitted when it
+    /// is the scheme's: 80, or 443 for https).
     pub fn host_header(&self) -> String {
-        if self.port == 80 {
+        if self.port == self.default_port() {
             self.host.clone()
         } else {
             format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    fn default_port(&self) -> u16 {
+        if self.tls {
+            443
+        } else {
+            80
+        }
+    }
+
+    /// `http` or `https`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls {
+            "https"
+        } else {
+            "http"
         }
     }
 
@@ -54,22 +75,23 @@ impl HttpUrl {
     }
 }
 
-fn strip_scheme(url: &str) -> Result<&str, String> {
+/// Whether the URL is `https`, and the rest after `://`.
+fn strip_scheme(url: &str) -> Result<(bool, &str), String> {
     let Some((scheme, rest)) = url.split_once("://") else {
         return Err("expected a URL such as http://127.0.0.1:8080/".into());
     };
     if scheme.eq_ignore_ascii_case("http") {
-        Ok(rest)
+        Ok((false, rest))
     } else if scheme.eq_ignore_ascii_case("https") {
-        Err("https is not supported (no TLS); use an http:// URL".into())
+        Ok((true, rest))
     } else {
         Err(format!(
-            "unsupported scheme `{scheme}`; only http:// URLs are supported"
+            "unsupported scheme `{scheme}`; use an http:// or https:// URL"
         ))
     }
 }
 
-fn split_host_port(authority: &str) -> Result<(&str, u16), String> {
+fn split_host_port(authority: &str, default: u16) -> Result<(&str, u16), String> {
     let (host, port) = if let Some(v6_end) = authority.strip_prefix('[').and(authority.find(']')) {
         let (host, rest) = authority.split_at(v6_end + 1);
         (host, rest.strip_prefix(':'))
@@ -83,7 +105,7 @@ fn split_host_port(authority: &str) -> Result<(&str, u16), String> {
         return Err("the URL has no host".into());
     }
     let port = match port {
-        None => 80,
+        None => default,
         Some(p) => p
             .parse::<u16>()
             .ok()
@@ -126,12 +148,16 @@ mod tests {
             ("[::1]", 81, "/?x")
         );
         assert_eq!(u.host_header(), "[::1]:81");
+        let u = HttpUrl::parse("https://localhost/x").unwrap();
+        assert_eq!((u.tls, u.port, u.scheme()), (true, 443, "https"));
+        assert_eq!(u.host_header(), "localhost");
+        let u = HttpUrl::parse("https://127.0.0.1:80/").unwrap();
+        assert_eq!(u.host_header(), "127.0.0.1:80");
     }
 
     #[test]
     fn rejects_what_it_cannot_do() {
         for (url, why) in [
-            ("https://127.0.0.1/", "no TLS"),
             ("ftp://127.0.0.1/", "unsupported scheme"),
             ("127.0.0.1:80", "expected a URL"),
             ("http://:80/", "no host"),

@@ -12,6 +12,7 @@
 //! responses at once ([`crate::load::gather`]).
 
 use super::codec::{Eof, Parsed, Response, ResponseParser};
+use super::conn::{Conn, Handshake};
 use super::pacer::Pacer;
 use super::plan::{Assignment, Extra, Plan};
 use super::sys;
@@ -20,7 +21,6 @@ use crate::load::{ErrorKind, LoadResult};
 use crate::shutdown::Shutdown;
 use crate::units::Micros;
 use mio::event::Event;
-use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use std::io::{self, Read, Write};
 use std::time::Duration;
@@ -41,6 +41,8 @@ enum Phase {
     Down,
     /// Connect started, nothing to send yet (open loop).
     Connecting,
+    /// Connected; the TLS handshake is under way.
+    Handshaking,
     /// Connected, nothing in flight.
     Idle,
     /// Request partly written (or waiting for the connect to finish).
@@ -50,7 +52,7 @@ enum Phase {
 }
 
 struct Client {
-    stream: Option<TcpStream>,
+    stream: Option<Conn>,
     phase: Phase,
     /// The connect has been seen to succeed.
     established: bool,
@@ -256,7 +258,14 @@ impl<'a> Worker<'a> {
                 if ev.is_error() || ev.is_read_closed() {
                     self.fail(i, ErrorKind::Connect);
                 } else if ev.is_writable() {
-                    self.connected(i);
+                    self.handshake(i);
+                }
+            }
+            Phase::Handshaking => {
+                if ev.is_error() {
+                    self.fail(i, ErrorKind::Connect);
+                } else {
+                    self.handshake(i);
                 }
             }
             Phase::Writing => {
@@ -275,6 +284,9 @@ impl<'a> Worker<'a> {
                 }
             }
             Phase::Idle | Phase::Waiting => {
+                if ev.is_writable() {
+                    self.flush(i);
+                }
                 if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
                     self.read(i, ev.is_read_closed());
                 }
@@ -295,10 +307,15 @@ impl<'a> Worker<'a> {
             self.plan.source_for(client_id),
             self.plan.nodelay,
         )
+        .and_then(|s| Conn::new(s, self.plan.tls.as_ref()))
         .and_then(|mut s| {
             self.poll
                 .registry()
-                .register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE)
+                .register(
+                    s.socket(),
+                    Token(i),
+                    Interest::READABLE | Interest::WRITABLE,
+                )
                 .map(|()| s)
         });
         match stream {
@@ -311,7 +328,8 @@ impl<'a> Worker<'a> {
                 c.sent_on_conn = 0;
                 c.parser.reset();
                 self.expires[i] = self.now + self.plan.timeout_ns;
-                if self.pacer.is_none() {
+                // With TLS the first request waits for the handshake.
+                if self.pacer.is_none() && self.plan.tls.is_none() {
                     self.send(i);
                 }
             }
@@ -323,6 +341,37 @@ impl<'a> Worker<'a> {
                 }
                 self.fail(i, ErrorKind::Connect);
             }
+        }
+    }
+
+    /// Moves client `i`'s TLS handshake on; once it is done (at once
+    /// without TLS) the connection is ready for requests.
+    fn handshake(&mut self, i: usize) {
+        let Some(conn) = self.clients[i].stream.as_mut() else {
+            return;
+        };
+        match conn.handshake() {
+            Ok(Handshake::Pending) => self.clients[i].phase = Phase::Handshaking,
+            Ok(done) => {
+                if self.plan.tls.is_some() {
+                    self.extra.tls.count(done, || conn.negotiated());
+                }
+                self.connected(i);
+            }
+            Err(e) => {
+                self.extra.tls.failed(&e);
+                self.fail(i, ErrorKind::Connect);
+            }
+        }
+    }
+
+    /// Sends the TLS records a full socket held back.
+    fn flush(&mut self, i: usize) {
+        let Some(conn) = self.clients[i].stream.as_mut() else {
+            return;
+        };
+        if conn.wants_write() && conn.flush().is_err() {
+            self.fail_io(i, ErrorKind::Write);
         }
     }
 
@@ -445,7 +494,8 @@ impl<'a> Worker<'a> {
                 }
                 Ok(n) => {
                     self.result.bytes.0 += n as u64;
-                    if !self.consume(i, &buf[..n], peer_closed) || n < buf.len() {
+                    let drained = n < buf.len() && stream.short_read_drains();
+                    if !self.consume(i, &buf[..n], peer_closed) || drained {
                         break;
                     }
                 }
@@ -599,7 +649,7 @@ impl<'a> Worker<'a> {
             // The ring's poll holds the socket open, and in the epoll set
             // under this token, until the cancel has run: leave epoll now,
             // so the next connection on the token never sees its events.
-            let _ = self.poll.registry().deregister(&mut s);
+            let _ = self.poll.registry().deregister(s.socket());
             drop(s);
             if let Err(e) = g.forget(i).and_then(|()| g.flush()) {
                 gather::give_up(&mut self.gather, &mut self.result.notes, &e);
@@ -621,7 +671,7 @@ impl<'a> Worker<'a> {
             }
             match self.clients[i].phase {
                 Phase::Down => self.open(i),
-                Phase::Connecting => self.fail(i, ErrorKind::Connect),
+                Phase::Connecting | Phase::Handshaking => self.fail(i, ErrorKind::Connect),
                 Phase::Writing | Phase::Waiting => self.fail_io(i, ErrorKind::Timeout),
                 Phase::Idle => self.expires[i] = u64::MAX,
             }

@@ -414,6 +414,7 @@ impl Server for DnsLab {
             .map(|c| format!("&veth={}:53@{}", veth::LAB_ADDR, c.name()))
             .unwrap_or_default();
         Ok(Endpoint {
+            ca_pem: None,
             uri: format!("dns://{}:53?netns={ns}{via}", self.target_addr()),
         })
     }

@@ -101,7 +101,7 @@ impl Router {
         let uri = lab.topology.to_uri();
         self.lab = Some(lab);
         self.rps = rps;
-        Ok(Endpoint { uri })
+        Ok(Endpoint { ca_pem: None, uri })
     }
 
     /// R's settings as recorded with every trial.
