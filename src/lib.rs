@@ -109,7 +109,7 @@
 pub use scalelab_core::{
     analysis, finite, kinds, model, owned, placement, procfs, rng, shutdown, sys, units,
 };
-pub use scalelab_lab::{catalog, load, probe, profile, server};
+pub use scalelab_lab::{catalog, load, probe, profile, server, tls};
 pub use scalelab_record as record;
 pub use scalelab_report as report;
 pub use scalelab_results::{judging, store};

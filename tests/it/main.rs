@@ -44,6 +44,7 @@ mod steady;
 mod store_compat;
 mod store_location;
 mod support;
+mod tls;
 mod tune;
 mod window;
 mod xdp;

@@ -143,7 +143,8 @@ impl HttpSettings {
         } else if let Some(file) = &self.ca_file {
             let pem = std::fs::read_to_string(file).map_err(|e| {
                 LoadError::Spec(format!(
-                    "`ca_file` {}: {e}; name a PEM file of the CA that signed the server's                      certificate",
+                    "`ca_file` {}: {e}; name a PEM file of the CA that signed the server's \
+                     certificate",
                     file.display()
                 ))
             })?;
@@ -153,7 +154,9 @@ impl HttpSettings {
             }
         } else {
             return Err(LoadError::Spec(
-                "an https:// URL needs the CA that signed the server's certificate:                  --cacert FILE (a recipe's `ca_file`), or -k/--insecure (`tls_verify = false`)                  not to check it"
+                "an https:// URL needs the CA that signed the server's certificate: \
+                 --cacert FILE (a recipe's `ca_file`), or -k/--insecure (`tls_verify = false`) \
+                 not to check it"
                     .into(),
             ));
         };
@@ -228,7 +231,8 @@ impl HttpDriver {
             Some(settings.client_tls()?)
         } else if settings.names_tls() {
             return Err(target_err(
-                "TLS settings (`ca_file`, `tls_verify`, `tls_version`, `tls_resume`) need an                  https:// URL"
+                "TLS settings (`ca_file`, `tls_verify`, `tls_version`, `tls_resume`) need an \
+                 https:// URL"
                     .into(),
             ));
         } else {

@@ -94,6 +94,9 @@ struct Worker<'a> {
     result: LoadResult,
     extra: Extra,
     in_flight: u64,
+    /// TLS: connections opened for a request that waits for their
+    /// handshake, which the quota counts as in flight.
+    opening: u64,
     now: u64,
     pacer: Option<Pacer>,
     /// Coalescing (closed loop): the ring that gathers responses, and the
@@ -140,6 +143,7 @@ impl<'a> Worker<'a> {
             result,
             extra: Extra::default(),
             in_flight: 0,
+            opening: 0,
             now: job.start_ns,
             pacer,
             gather,
@@ -241,9 +245,9 @@ impl<'a> Worker<'a> {
 
     /// Whether another request may start without overshooting the quota.
     fn may_send(&self) -> bool {
-        self.job
-            .quota
-            .map_or(true, |q| self.result.requests + self.in_flight < q)
+        self.job.quota.map_or(true, |q| {
+            self.result.requests + self.in_flight + self.opening < q
+        })
     }
 
     fn on_event(&mut self, ev: &Event) {
@@ -329,7 +333,9 @@ impl<'a> Worker<'a> {
                 c.parser.reset();
                 self.expires[i] = self.now + self.plan.timeout_ns;
                 // With TLS the first request waits for the handshake.
-                if self.pacer.is_none() && self.plan.tls.is_none() {
+                if self.plan.tls.is_some() {
+                    self.opening += 1;
+                } else if self.pacer.is_none() {
                     self.send(i);
                 }
             }
@@ -376,6 +382,7 @@ impl<'a> Worker<'a> {
     }
 
     fn connected(&mut self, i: usize) {
+        self.done_opening(i);
         self.mark_established(i);
         self.clients[i].phase = Phase::Idle;
         self.expires[i] = u64::MAX;
@@ -637,8 +644,17 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// A TLS connection that was opening is open, or gone.
+    fn done_opening(&mut self, i: usize) {
+        let c = &self.clients[i];
+        if self.plan.tls.is_some() && matches!(c.phase, Phase::Connecting | Phase::Handshaking) {
+            self.opening -= 1;
+        }
+    }
+
     /// Closes client `i`'s socket; an outstanding request is abandoned.
     fn close(&mut self, i: usize) {
+        self.done_opening(i);
         let c = &mut self.clients[i];
         if matches!(c.phase, Phase::Writing | Phase::Waiting) {
             self.in_flight -= 1;
