@@ -31,7 +31,14 @@
 # and scalelab's kernel TCP work over wrk's total, a bound below what any
 # client reaches (it must also poll and enter syscalls).
 #
-# Usage: bench/http-vs-wrk.sh [-r ROUNDS] [-d SECONDS] [-c CONNS] [-p PATH] [-V "lo rfs"] [-P]
+# -T serves HTTPS instead (nginx `listen ... ssl`, TLS 1.2 and 1.3, an
+# ECDSA P-256 certificate made here by `openssl req`): close mode is then a
+# TLS handshake per request. wrk never checks the certificate, so scalelab
+# runs with -k too; each tool resumes sessions as it does by default.
+# ACCESS_LOG=1 turns nginx's access log on (`$ssl_session_reused`) and
+# prints after each run how many of its requests came on a resumed session.
+#
+# Usage: bench/http-vs-wrk.sh [-r ROUNDS] [-d SECONDS] [-c CONNS] [-p PATH] [-V "lo rfs"] [-P] [-T]
 # Environment: SCALELAB (a prebuilt scalelab binary, so nothing compiles
 # under the bench lock; default: build target/release/scalelab), COOLDOWN (3),
 # COALESCE (unset; 1 adds scalelab's opt-in --coalesce), FLOOR (unset; 1
@@ -48,8 +55,9 @@ CONNS=50
 URL_PATH=/
 VARIANTS="lo rfs"
 PROFILE=
+TLS=
 COOLDOWN=${COOLDOWN:-3}
-while getopts "r:d:c:p:V:Ph" opt; do
+while getopts "r:d:c:p:V:PTh" opt; do
     case $opt in
         r) ROUNDS=$OPTARG ;;
         d) SECS=$OPTARG ;;
@@ -57,7 +65,8 @@ while getopts "r:d:c:p:V:Ph" opt; do
         p) URL_PATH=$OPTARG ;;
         V) VARIANTS=$OPTARG ;;
         P) PROFILE=1 ;;
-        *) sed -n '2,41p' "$0"; exit 2 ;;
+        T) TLS=1 ;;
+        *) sed -n '2,48p' "$0"; exit 2 ;;
     esac
 done
 case " $VARIANTS " in
@@ -69,7 +78,7 @@ if [[ " $VARIANTS " == *" rfs "* ]] && [ "$(id -u)" != 0 ]; then
     VARIANTS=lo
 fi
 
-for tool in wrk nginx taskset python3 /usr/bin/time; do
+for tool in wrk nginx taskset python3 /usr/bin/time ${TLS:+openssl}; do
     command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 1; }
 done
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs (client on 0, nginx on 1)" >&2; exit 1; }
@@ -139,13 +148,23 @@ make_rfs_namespace() {
 }
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-URL="http://127.0.0.1:$PORT$URL_PATH"
+SCHEME=http${TLS:+s}
+URL="$SCHEME://127.0.0.1:$PORT$URL_PATH"
 
 # start_nginx VARIANT: one worker on CPU 1, in the variant's network.
 start_nginx() {
     local v=$1 dir=$WORK/$1
     mkdir -p "$dir"
     head -c 1024 /dev/zero | tr '\0' 'x' >"$dir/1k.bin"
+    local ssl="" certs="" access=off
+    [ -n "${ACCESS_LOG:-}" ] && access="$dir/access.log reuse"
+    if [ -n "$TLS" ]; then
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+            -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 \
+            -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
+        ssl=" ssl"
+        certs="ssl_certificate $dir/cert.pem; ssl_certificate_key $dir/key.pem; ssl_protocols TLSv1.2 TLSv1.3;"
+    fi
     cat >"$dir/nginx.conf" <<EOF
 daemon off;
 master_process on;
@@ -155,7 +174,8 @@ pid $dir/nginx.pid;
 error_log $dir/error.log;
 events { worker_connections 10000; }
 http {
-    access_log off;
+    log_format reuse '\$connection_requests \$ssl_session_reused';
+    access_log $access;
     client_body_temp_path $dir/client_body;
     proxy_temp_path $dir/proxy;
     fastcgi_temp_path $dir/fastcgi;
@@ -163,7 +183,8 @@ http {
     scgi_temp_path $dir/scgi;
     keepalive_requests 1000000;
     server {
-        listen 127.0.0.1:$PORT reuseport backlog=4096;
+        listen 127.0.0.1:$PORT$ssl reuseport backlog=4096;
+        $certs
         root $dir;
         location = / { return 200 "{}"; }
         location = /1k.bin { }
@@ -173,10 +194,10 @@ EOF
     (in_variant "$v" taskset -c 1 nginx -p "$dir" -c "$dir/nginx.conf") &
     NGINX_PID[$v]=$!
     for _ in $(seq 100); do
-        (in_variant "$v" curl -sf -o /dev/null "$URL") 2>/dev/null && break
+        (in_variant "$v" curl -ksf -o /dev/null "$URL") 2>/dev/null && break
         sleep 0.05
     done
-    (in_variant "$v" curl -sf -o /dev/null "$URL") ||
+    (in_variant "$v" curl -ksf -o /dev/null "$URL") ||
         { echo "nginx ($v) did not answer at $URL" >&2; cat "$dir/error.log" >&2; exit 1; }
     # The master's PID is $! (nothing forks on the way); nginx's own pid
     # file must agree, or stopping it would miss it.
@@ -207,7 +228,7 @@ client_cmd() {
         CMD=(wrk -t1 -c"$CONNS" -d"${SECS}s")
         [ "$2" = close ] && CMD+=(-H 'Connection: close')
     else
-        CMD=("$SCALELAB" load http -t1 -c"$CONNS" -d"${SECS}s" --json ${COALESCE:+--coalesce})
+        CMD=("$SCALELAB" load http -t1 -c"$CONNS" -d"${SECS}s" --json ${COALESCE:+--coalesce} ${TLS:+-k})
         [ "$2" = close ] && CMD+=(--connreqs 1)
     fi
     CMD+=("$URL")
@@ -355,6 +376,10 @@ for mode in keepalive close; do
         for v in $VARIANTS; do
             for tool in $TOOLS; do
                 run_one "$v" "$tool" "$mode" "$round"
+                if [ -n "${ACCESS_LOG:-}" ]; then
+                    awk -v t="$tool" '{ n++; if ($2 == "r") r++ } END { printf "  %s: nginx logged %d requests, %d on a resumed session\n", t, n, r }' "$WORK/$v/access.log"
+                    : >"$WORK/$v/access.log"
+                fi
                 tail -n1 "$RESULTS" | awk -F'\t' '{printf "  %-4s %-9s %-8s round %s: %10.0f req/s  cpu %.2fs  other load %s%%\n", $1, $2, $3, $4, $5, $7, $8}'
                 cool "$mode"
             done

@@ -242,9 +242,10 @@ fn print_tls(t: &TlsFacts, r: &LoadResult) {
     let secs = r.elapsed.as_secs_f64().max(1e-9);
     let n = t.handshakes();
     let mut line = format!(
-        "TLS: {} {}, {} handshakes ({} resumed), {:.2}/s",
+        "TLS: {} {} {}, {} handshakes ({} resumed), {:.2}/s",
         t.version,
         t.cipher,
+        t.group.as_deref().unwrap_or("-"),
         n,
         t.handshakes_resumed,
         n as f64 / secs

@@ -72,6 +72,10 @@ pub struct Negotiated {
     pub version: String,
     /// `TLS13_AES_128_GCM_SHA256`.
     pub cipher: String,
+    /// The key exchange group (`X25519`); none on a resumed TLS 1.2
+    /// session.
+    #[serde(default)]
+    pub group: Option<String>,
     /// The ALPN protocol the server chose, if any.
     pub alpn: Option<String>,
 }
@@ -86,6 +90,9 @@ impl Negotiated {
             cipher: conn
                 .negotiated_cipher_suite()
                 .map_or("unknown".into(), |c| format!("{:?}", c.suite())),
+            group: conn
+                .negotiated_key_exchange_group()
+                .map(|g| format!("{:?}", g.name())),
             alpn: conn
                 .alpn_protocol()
                 .map(|p| String::from_utf8_lossy(p).into_owned()),
@@ -102,9 +109,19 @@ pub const LIBRARY: &str = "rustls 0.23 (ring)";
 /// either, and so do the peers (wrk, h2load, dnsperf), so X25519 is what a
 /// handshake costs on both sides. aws-lc-rs would need cmake and doubles
 /// the TLS stack's build.
+///
+/// Its key exchange groups are put in OpenSSL's order (X25519, P-256,
+/// P-384), the order wrk, h2load, curl and dnsperf offer: rustls 0.23.48
+/// offers P-384 first, for which OpenSSL 3.0 has only its generic bignum
+/// code, and a new connection per request then cost nginx 8 times the CPU
+/// (554 handshakes a second against wrk's 4,446, nginx's one CPU full both
+/// times, `bench/http-vs-wrk.sh -T`).
 #[allow(deprecated)]
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+    use rustls::crypto::ring::kx_group;
+    let mut p = rustls::crypto::ring::default_provider();
+    p.kx_groups = vec![kx_group::X25519, kx_group::SECP256R1, kx_group::SECP384R1];
+    Arc::new(p)
 }
 
 impl ClientTls {

@@ -10,6 +10,9 @@ pub struct TlsFacts {
     pub version: String,
     /// Its cipher suite (`TLS13_AES_256_GCM_SHA384`).
     pub cipher: String,
+    /// Its key exchange group (`X25519`).
+    #[serde(default)]
+    pub group: Option<String>,
     /// The ALPN protocol the server chose, if any.
     pub alpn: Option<String>,
     /// Whether the server's certificate was checked.

@@ -272,8 +272,12 @@ impl HttpDriver {
         Ok(Plan {
             addr: self.addr,
             // Only a request that may span several segments can be held
-            // back by Nagle; one small write per round trip never is.
-            nodelay: request.len() > 1400,
+            // back by Nagle; one small write per round trip never is. TLS
+            // writes twice in a row (the handshake's Finished, then the
+            // first request), and Nagle held the second for the server's
+            // delayed ACK: 457 new connections a second against 3,578
+            // with TCP_NODELAY (bench/http-vs-wrk.sh -T, close mode).
+            nodelay: request.len() > 1400 || self.tls.is_some(),
             last_request: build(true),
             request,
             head_request: method.eq_ignore_ascii_case("HEAD"),
@@ -447,6 +451,7 @@ fn tls_facts(t: &tls::client::ClientTls, tally: &plan::TlsTally) -> facts::TlsFa
     facts::TlsFacts {
         version: n.as_ref().map_or("none".into(), |n| n.version.clone()),
         cipher: n.as_ref().map_or("none".into(), |n| n.cipher.clone()),
+        group: n.as_ref().and_then(|n| n.group.clone()),
         alpn: n.and_then(|n| n.alpn),
         verified: t.verify != tls::client::Verify::Insecure,
         resume: t.resume,
