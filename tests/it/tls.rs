@@ -274,3 +274,23 @@ fn a_cleartext_server_and_one_that_closes_mid_handshake_are_errors_in_words() {
         "{err}"
     );
 }
+
+/// `tls_key = "rsa-2048"`: nginx serves an RSA certificate (its key made
+/// by `openssl genpkey`), and TLS 1.2 then settles an ECDHE-RSA suite.
+#[test]
+fn an_rsa_certificate_is_served_and_named_in_the_cipher_suite() {
+    let nginx = TlsNginx::start("tls_key = \"rsa-2048\"");
+    let r = run(
+        &nginx.url,
+        HttpSettings {
+            tls_version: Some("1.2".into()),
+            ..nginx.settings()
+        },
+        None,
+        100,
+    );
+    assert_eq!(r.requests, 100, "{:?}", r.errors);
+    let t = facts(&r);
+    assert!(t.cipher.starts_with("TLS_ECDHE_RSA_"), "{t:?}");
+    assert_eq!(t.group.as_deref(), Some("X25519"), "{t:?}");
+}

@@ -23,6 +23,11 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         paths: &["/usr/bin/wrk"],
     },
     Requirement {
+        what: "openssl (bench/http-vs-wrk.sh -T: nginx's certificate)",
+        package: "openssl",
+        paths: &["/usr/bin/openssl"],
+    },
+    Requirement {
         what: "pgbench (bench/pg-vs-pgbench.sh)",
         package: "postgresql-contrib",
         paths: &["/usr/bin/pgbench"],

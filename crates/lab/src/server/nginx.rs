@@ -24,11 +24,18 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     name: KIND,
     serves: Some(crate::model::Protocol::HTTP),
     parallelism: &["worker_processes"],
-    requires: &[crate::kinds::Requirement {
-        what: "nginx",
-        package: "nginx",
-        paths: &["/usr/sbin/nginx"],
-    }],
+    requires: &[
+        crate::kinds::Requirement {
+            what: "nginx",
+            package: "nginx",
+            paths: &["/usr/sbin/nginx"],
+        },
+        crate::kinds::Requirement {
+            what: "openssl (the RSA key of `tls_key = \"rsa-2048\"`)",
+            package: "openssl",
+            paths: &["/usr/bin/openssl"],
+        },
+    ],
     compile: |t| Ok(Box::new(NginxSettings::parse(t)?)),
     runs_under_agent: true,
     listens_on_host_address: true,

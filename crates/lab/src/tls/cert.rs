@@ -196,5 +196,24 @@ mod tests {
         let err =
             super::super::client::verifies(&c.ca_pem, &c.cert_file, "example.org").unwrap_err();
         assert!(err.contains("NotValidForName"), "{err}");
+        let rsa = make(
+            &dir.path().join("rsa"),
+            KeyType::Rsa2048,
+            &["localhost"],
+            &[ip],
+        )
+        .unwrap();
+        let key = std::fs::read_to_string(&rsa.key_file).unwrap();
+        let der_len = key
+            .lines()
+            .filter(|l| !l.starts_with("-----"))
+            .map(str::len)
+            .sum::<usize>();
+        assert!(
+            der_len > 1500,
+            "a 2048-bit RSA key's PEM, not P-256's: {der_len}"
+        );
+        let verified = super::super::client::verifies(&rsa.ca_pem, &rsa.cert_file, "127.0.0.1");
+        assert_eq!(verified, Ok(()));
     }
 }
