@@ -41,7 +41,10 @@
 # an XDP program another tool left attached (named, with its fix),
 # kill -9 in repeat 2 of a `runs = 3` recipe, then --resume, and
 # a host without an agent whose probe shell, sshd or network stalls
-# mid-window, or whose work directory is full.
+# mid-window, or whose work directory is full; and (issue 50) kill -9 of
+# an HTTPS run (nginx `tls = true`, its own CA and key in its private
+# directory, which must go with it), and an https server that closes
+# mid-handshake: each trial failed with that reason, the sweep goes on.
 #
 # Usage: [SCALELAB=BIN] bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
@@ -108,6 +111,8 @@ recipe() {
     case $1 in
         nginx) printf '%s\n' 'name = "faults-nginx"' '[server]' 'kind = "nginx"' \
             'worker_processes = 2' '[load]' 'kind = "http"' ;;
+        nginx-tls) printf '%s\n' 'name = "faults-nginx-tls"' '[server]' 'kind = "nginx"' \
+            'worker_processes = 2' 'tls = true' '[load]' 'kind = "http"' 'connreqs = 4' ;;
         postgres) printf '%s\n' 'name = "faults-postgres"' '[server]' 'kind = "postgres"' \
             'shared_buffers = "32MB"' 'max_connections = 30' '[load]' 'kind = "pg"' \
             'scale = 1' 'script = "select-only"' ;;
@@ -157,7 +162,7 @@ ours() {
 master_pid() {
     local files pid
     case $1 in
-        nginx) files=("$WORK"/work/nginx-*/nginx.pid) ;;
+        nginx|nginx-tls) files=("$WORK"/work/nginx-*/nginx.pid) ;;
         postgres) files=("$WORK"/work/postgres/*/data/postmaster.pid) ;;
         mariadb) files=("$WORK"/work/mariadb-*/mysqld.pid) ;;
         unbound) mapfile -t files < <(find "$WORK/work" -name unbound.pid 2>/dev/null) ;;
@@ -1259,6 +1264,57 @@ scenario_agentless_disk_full() {
     row "agentless-disk-full" "h1's work dir a full tmpfs: 'the host's disk is full: DIR (N bytes free)', cause disk_full" \
         "exit $code, cause=$cause, '$(grep -o "the host's disk is full: [^;]*" <<<"$err" | sed "s|$WORK|\$WORK|")', left=$left" $ok
 }
+# scenario_tls_keys_left: after the kill -9 rows of nginx-tls, no private
+# key of a start is left in the work directory.
+scenario_tls_keys_left() {
+    local n
+    n=$(find "$WORK/work" -name server.key 2>/dev/null | wc -l)
+    row "tls-keys-left" "kill -9 of HTTPS runs: no server key left" "$n key files left" \
+        "$([ "$n" = 0 ] && echo 0 || echo 1)"
+}
+
+# scenario_tls_mid_handshake: an external https server that reads each
+# ClientHello and closes: both trials failed, each naming the close, the
+# sweep went on to its second point, exit 4 (nothing measured).
+scenario_tls_mid_handshake() {
+    local dir=$WORK/tls-mid-handshake port closer status=0
+    mkdir -p "$dir"
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    python3 - "$port" <<'PY' &
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(64)
+s.settimeout(60)
+while True:
+    c, _ = s.accept()
+    c.settimeout(1)
+    try:
+        c.recv(512)
+    except OSError:
+        pass
+    c.close()
+PY
+    closer=$!
+    printf '%s\n' 'name = "faults-tls-close"' '[server]' 'kind = "external"' \
+        "url = \"https://127.0.0.1:$port/\"" '[load]' 'kind = "http"' 'tls_verify = false' \
+        'timeout = "1s"' '[sweep]' 'connections = [1, 2]' \
+        '[trials]' 'duration = "400ms"' 'warmup = "0s"' 'min = 1' 'max = 1' >"$dir/exp.toml"
+    local store=$dir/s.sqlite
+    "$SCALELAB" --store "$store" run "$dir/exp.toml" -o "$dir/r.html" >/dev/null 2>"$dir/err" || status=$?
+    kill "$closer" 2>/dev/null
+    wait "$closer" 2>/dev/null
+    local run failed named
+    run=$(latest "$store")
+    failed=$(q "$store" "SELECT count(*) FROM trials WHERE run_id = $run AND status = 'failed'")
+    named=$(q "$store" "SELECT count(*) FROM trials WHERE run_id = $run AND error LIKE '%closed the connection during the TLS handshake%'")
+    local ok=1
+    [ "$status" = 4 ] && [ "$failed" = 2 ] && [ "$named" = 2 ] && ok=0
+    row "tls-mid-handshake" "exit 4, 2 trials failed naming the close" \
+        "exit $status, $failed failed, $named naming the close" $ok
+}
+
 scenario_agentless_stalls() {
     scenario_agentless_stall probe
     scenario_agentless_stall sshd
@@ -1268,6 +1324,13 @@ scenario_agentless_stalls() {
 # --- end issue 46: agentless stalls ---
 
 echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
+scenario_tls() {
+    scenario_kill9 nginx-tls
+    scenario_server nginx-tls whole
+    scenario_tls_keys_left
+    scenario_tls_mid_handshake
+}
+
 if [ -n "${ONLY:-}" ]; then
     # ONLY="external_kill9 meters": just these scenarios (their function
     # names without `scenario_`; per-kind ones take the kinds in KINDS).
@@ -1321,6 +1384,7 @@ scenario_resume_runs3
 # --- issue 46: agentless stalls (agentless helper) ---
 scenario_agentless_stalls
 # --- end issue 46: agentless stalls ---
+scenario_tls # issue 50
 fi
 
 echo
