@@ -348,7 +348,13 @@ impl Driver for HttpDriver {
             result.target_rate = Some(rate);
         }
         if let Some(t) = &self.tls {
-            result.extras = crate::load::TrialExtras::new(tls_facts(t, &extra.tls));
+            let facts = facts::TlsFacts {
+                connections: spec.connections,
+                window_s: result.elapsed.as_secs_f64(),
+                client_cpu_s: result.client_cpu.0,
+                ..tls_facts(t, &extra.tls)
+            };
+            result.extras = crate::load::TrialExtras::new(facts);
         }
         let from_workers = std::mem::take(&mut result.notes);
         result.notes = notes(&result, &extra, self.addr);
@@ -459,6 +465,9 @@ fn tls_facts(t: &tls::client::ClientTls, tally: &plan::TlsTally) -> facts::TlsFa
         handshakes_resumed: tally.resumed,
         handshakes_failed: tally.failed,
         client_library: tls::client::LIBRARY.into(),
+        connections: 0,
+        window_s: 0.0,
+        client_cpu_s: 0.0,
     }
 }
 
