@@ -294,3 +294,38 @@ fn an_rsa_certificate_is_served_and_named_in_the_cipher_suite() {
     assert!(t.cipher.starts_with("TLS_ECDHE_RSA_"), "{t:?}");
     assert_eq!(t.group.as_deref(), Some("X25519"), "{t:?}");
 }
+
+/// `ktls = true`: nginx starts with `ssl_conf_command Options KTLS`, and
+/// each trial's server facts say what kernel TLS did, read from
+/// `/proc/net/tls_stat`, or that it is unavailable where the file is
+/// missing (this VM: no `tls` module); and nginx -V's library is named.
+#[test]
+fn kernel_tls_is_asked_and_its_sessions_or_absence_are_stored() {
+    use scalelab::server::nginx_tls::NginxTlsFacts;
+    let nginx = TlsNginx::start("ktls = true");
+    let r = run(&nginx.url, nginx.settings(), Some(1), 200);
+    assert_eq!(r.requests, 200, "{:?}", r.errors);
+    let facts = nginx
+        ._server
+        .describe()
+        .expect("an HTTPS nginx describes itself");
+    let f = facts.get::<NginxTlsFacts>().unwrap();
+    assert!(f.ktls_asked);
+    assert!(f.tls_library.starts_with("OpenSSL 3"), "{f:?}");
+    if std::path::Path::new("/proc/net/tls_stat").exists() {
+        assert!(
+            f.ktls.contains("sessions taken over by the kernel"),
+            "{f:?}"
+        );
+    } else {
+        assert!(f.ktls.starts_with("unavailable: no kernel TLS"), "{f:?}");
+    }
+    let err = server::compile(
+        &server::nginx::SERVER_KIND,
+        &toml::from_str("ktls = true").unwrap(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(err.contains("need `tls = true`"), "{err}");
+}

@@ -29,6 +29,38 @@ pub fn net_dev() -> Option<String> {
     std::fs::read_to_string("/proc/net/dev").ok()
 }
 
+/// `/proc/net/tls_stat`, kernel TLS's counters; `None` where the kernel
+/// has no TLS (the `tls` module is not loaded, or not built).
+pub fn tls_stat() -> Option<String> {
+    std::fs::read_to_string("/proc/net/tls_stat").ok()
+}
+
+/// The sessions kernel TLS took over (`/proc/net/tls_stat`), cumulative.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KtlsSessions {
+    /// Transmit sessions in software (`TlsTxSw`) and offloaded to a NIC
+    /// (`TlsTxDevice`).
+    pub tx: u64,
+    /// Receive sessions, the same two together (`TlsRxSw`, `TlsRxDevice`).
+    pub rx: u64,
+}
+
+/// Parses `/proc/net/tls_stat`'s `Name<spaces>\tvalue` lines (the
+/// kernel's `net/tls/tls_proc.c` prints `%-32s\t%lu`); `None` when a
+/// counter it needs is missing.
+pub fn parse_tls_stat(text: &str) -> Option<KtlsSessions> {
+    let value = |name: &str| {
+        text.lines().find_map(|l| {
+            let (n, v) = l.split_once('\t')?;
+            (n.trim() == name).then(|| v.trim().parse::<u64>().ok())?
+        })
+    };
+    Some(KtlsSessions {
+        tx: value("TlsTxSw")? + value("TlsTxDevice").unwrap_or(0),
+        rx: value("TlsRxSw")? + value("TlsRxDevice").unwrap_or(0),
+    })
+}
+
 /// An IRQ's allowed CPUs, `{irq}` to fill in.
 pub const IRQ_AFFINITY: &str = "/proc/irq/{irq}/smp_affinity_list";
 
@@ -110,6 +142,29 @@ pub fn swap_used_bytes(meminfo: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `tests/fixtures/ktls/tls_stat-as-tls_proc.c-prints.txt`: the
+    /// counters of Linux 6.1's `net/tls/tls_proc.c` (`tls_mib_list`) in its
+    /// `%-32s\t%lu` lines, written by `printf` with that format (this
+    /// project's VM has no `tls` module to read a real one from).
+    #[test]
+    fn kernel_tls_sessions_from_tls_stat() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/ktls/tls_stat-as-tls_proc.c-prints.txt"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        assert_eq!(
+            parse_tls_stat(&text),
+            Some(KtlsSessions { tx: 1290, rx: 1290 })
+        );
+        let device = text.replace(
+            "TlsTxDevice                     \t0",
+            "TlsTxDevice                     \t7",
+        );
+        assert_eq!(parse_tls_stat(&device).map(|s| s.tx), Some(1297));
+        assert_eq!(parse_tls_stat("TlsCurrTxSw\t1\n"), None, "no TlsTxSw");
+    }
 
     #[test]
     fn cpuinfo_mhz_per_processor() {

@@ -33,6 +33,7 @@ mod kind;
 pub mod listener;
 pub mod mariadb;
 pub mod nginx;
+pub mod nginx_tls;
 pub mod plan;
 pub mod ports;
 pub mod postgres;

@@ -41,7 +41,9 @@ pub const SERVER_KIND: super::ServerKind = super::ServerKind {
     listens_on_host_address: true,
     dns_lab: None,
     start_estimate: std::time::Duration::from_millis(300),
-    facts: None,
+    facts: Some(super::ServerFactsReader::of::<
+        super::nginx_tls::NginxTlsFacts,
+    >()),
 };
 
 /// `worker_processes`: a count or `auto`.
@@ -150,6 +152,12 @@ pub struct NginxSettings {
     /// `ssl_protocols`; default `TLSv1.2 TLSv1.3` (nginx 1.22's own default
     /// leaves 1.3 out).
     pub ssl_protocols: Option<String>,
+    /// With `tls`: ask for kernel TLS (`ssl_conf_command Options KTLS`).
+    /// Whether the kernel took the sessions over is read from
+    /// `/proc/net/tls_stat` and stored with each trial, or is
+    /// "unavailable: no kernel TLS".
+    #[serde(default)]
+    pub ktls: bool,
     /// The nginx binary; default: `/usr/sbin/nginx` here, and on a host
     /// without an agent the first `nginx` on `PATH`, in `/usr/local/sbin`
     /// or `/usr/local/bin`.
@@ -175,6 +183,11 @@ fn default_backlog() -> u32 {
 }
 
 impl NginxSettings {
+    /// `ssl_protocols`.
+    fn protocols(&self) -> &str {
+        self.ssl_protocols.as_deref().unwrap_or("TLSv1.2 TLSv1.3")
+    }
+
     /// The address nginx listens on.
     pub fn listen_addr(&self) -> std::net::IpAddr {
         self.listen.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into())
@@ -190,6 +203,11 @@ impl NginxSettings {
                     "`worker_processes` must be 1 to {MAX_WORKERS} or \"auto\", got {n}"
                 )));
             }
+        }
+        if (s.ktls || s.ssl_protocols.is_some()) && !s.tls {
+            return Err(settings_err(
+                "`ktls` and `ssl_protocols` need `tls = true`; add it, or leave them out",
+            ));
         }
         for (name, size) in &s.files {
             let ok = size
@@ -247,10 +265,10 @@ impl NginxSettings {
         };
         let (ssl, tls) = if self.tls {
             // nginx before 1.23.4 leaves TLS 1.3 out by default.
-            let protocols = format!(
-                "        ssl_protocols {};\n",
-                self.ssl_protocols.as_deref().unwrap_or("TLSv1.2 TLSv1.3")
-            );
+            let mut protocols = format!("        ssl_protocols {};\n", self.protocols());
+            if self.ktls {
+                protocols.push_str("        ssl_conf_command Options KTLS;\n");
+            }
             (
                 " ssl",
                 format!(
@@ -392,6 +410,10 @@ pub struct Nginx {
     config: Option<String>,
     /// With `tls`: the CA this start made.
     ca_pem: Option<String>,
+    /// With `tls`: `nginx -V`'s TLS library, and kernel TLS's sessions
+    /// when the server started.
+    tls_library: Option<String>,
+    ktls_at_start: Result<crate::procfs::system::KtlsSessions, String>,
 }
 
 impl Nginx {
@@ -406,6 +428,8 @@ impl Nginx {
             port: None,
             config: None,
             ca_pem: None,
+            tls_library: None,
+            ktls_at_start: Err(String::new()),
         }
     }
 
@@ -454,6 +478,11 @@ impl Nginx {
                 message: e.to_string(),
             })?;
             self.ca_pem = Some(made.ca_pem);
+            self.tls_library = self.binary().ok().and_then(|b| {
+                let out = Command::new(b).arg("-V").output().ok()?;
+                super::nginx_tls::library(&String::from_utf8_lossy(&out.stderr))
+            });
+            self.ktls_at_start = super::nginx_tls::ktls_now();
         }
         let config = self.settings.render(&path, port, HostOs::Linux);
         let conf = path.join("nginx.conf");
@@ -641,6 +670,19 @@ impl Server for Nginx {
 
     fn effective_config(&self) -> Option<String> {
         self.config.clone()
+    }
+
+    fn describe(&self) -> Option<super::ServerFacts> {
+        let s = &self.settings;
+        s.tls.then(|| {
+            super::ServerFacts::new(super::nginx_tls::NginxTlsFacts {
+                tls_library: self.tls_library.clone().unwrap_or_else(|| "unknown".into()),
+                key: s.tls_key.name().into(),
+                protocols: s.protocols().into(),
+                ktls_asked: s.ktls,
+                ktls: super::nginx_tls::ktls_since(&self.ktls_at_start),
+            })
+        })
     }
 }
 
