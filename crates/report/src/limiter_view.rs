@@ -31,6 +31,7 @@ fn fill(kind: LimiterKind) -> &'static str {
         LimiterKind::PoolWaits => "#fdd49e",
         LimiterKind::IoWaits => "#c7e9c0",
         LimiterKind::KernelLock => "#e6550d",
+        LimiterKind::TlsCrypto => "#a63603",
         LimiterKind::None => "#f0f0f0",
     }
 }

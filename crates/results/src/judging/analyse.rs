@@ -12,6 +12,7 @@ use crate::store::RunData;
 pub fn aggregate(data: &RunData) -> Aggregate {
     let mut agg = collect(data);
     super::kernel_lock::apply(&mut agg, &data.profiles);
+    super::tls_bound::apply(&mut agg, &data.profiles);
     analyse(&mut agg);
     agg
 }

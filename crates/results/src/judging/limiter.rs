@@ -26,7 +26,7 @@ pub struct PointLimiter {
 }
 
 /// Precedence when trials split evenly: the order the verdict checks in.
-const ORDER: [LimiterKind; 14] = [
+const ORDER: [LimiterKind; 15] = [
     LimiterKind::ClientBound,
     LimiterKind::ListenOverflow,
     LimiterKind::UdpReceiveErrors,
@@ -39,6 +39,7 @@ const ORDER: [LimiterKind; 14] = [
     LimiterKind::PoolWaits,
     LimiterKind::IoWaits,
     LimiterKind::KernelLock,
+    LimiterKind::TlsCrypto,
     LimiterKind::Errors,
     LimiterKind::None,
 ];
@@ -98,6 +99,7 @@ pub fn short(kind: LimiterKind) -> &'static str {
         LimiterKind::PoolWaits => "pool",
         LimiterKind::IoWaits => "I/O",
         LimiterKind::KernelLock => "kernel lock",
+        LimiterKind::TlsCrypto => "TLS crypto",
         LimiterKind::None => "none found",
     }
 }

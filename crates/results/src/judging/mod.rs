@@ -51,6 +51,7 @@ pub mod runs;
 mod same_mark_tests;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
+pub mod tls_bound;
 pub mod verdict;
 pub mod work;
 pub mod work_change;

@@ -41,6 +41,11 @@ pub enum LimiterKind {
     /// profile trial at a point whose trials said CPU
     /// (`judging::kernel_lock`), never by a trial's own probe.
     KernelLock,
+    /// The server's CPU went to the TLS library's functions (handshakes'
+    /// key exchanges and signatures, record encryption): set from the
+    /// profile trial at a point whose trials said CPU
+    /// (`judging::tls_bound`), never by a trial's own probe.
+    TlsCrypto,
     /// Nothing passed its threshold.
     None,
 }
@@ -62,6 +67,7 @@ impl LimiterKind {
             LimiterKind::PoolWaits => "waiting in the thread pool",
             LimiterKind::IoWaits => "blocked on I/O",
             LimiterKind::KernelLock => "kernel lock",
+            LimiterKind::TlsCrypto => "TLS crypto",
             LimiterKind::None => "no limiter found",
         }
     }
