@@ -50,6 +50,13 @@ pub struct LoadHttpArgs {
     /// https: make every handshake a full one (no session resumption).
     #[arg(long)]
     pub no_tls_resume: bool,
+    /// The HTTP version: 1.1, or 2 (over https by ALPN h2; over http://
+    /// with prior knowledge, h2c).
+    #[arg(long, value_name = "1.1|2", default_value = "1.1")]
+    pub http: String,
+    /// HTTP/2: requests in flight on each connection (h2load's -m).
+    #[arg(long, value_name = "N")]
+    pub streams: Option<u32>,
     /// Stop after this many completed requests.
     #[arg(short = 'n', long, value_name = "N", value_parser = limits::request_count_flag)]
     pub requests: Option<u64>,
@@ -112,6 +119,8 @@ pub fn run(a: &LoadHttpArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         tls_verify: a.insecure.then_some(false),
         tls_version: a.tls_version.clone(),
         tls_resume: a.no_tls_resume.then_some(false),
+        http: Some(a.http.clone()),
+        streams: a.streams,
         ..HttpSettings::default()
     };
     let driver = HttpDriver::new(settings, &a.url)?;

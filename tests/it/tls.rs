@@ -329,3 +329,79 @@ fn kernel_tls_is_asked_and_its_sessions_or_absence_are_stored() {
     .to_string();
     assert!(err.contains("need `tls = true`"), "{err}");
 }
+
+/// HTTP/2 over TLS (ALPN `h2`) with 10 streams per connection: the
+/// requests equal nginx's access log, every one `HTTP/2.0` on the 8
+/// connections the run opened; and a server without HTTP/2 is named.
+#[test]
+fn http2_streams_agree_with_nginx_s_access_log_and_a_server_without_h2_is_named() {
+    let nginx = TlsNginx::start("http2 = true");
+    let seen = nginx.lines_once(1).len();
+    let h2 = || HttpSettings {
+        http: Some("2".into()),
+        streams: Some(10),
+        ..nginx.settings()
+    };
+    let r = run(&nginx.url, h2(), None, 3000);
+    assert_eq!(r.requests, 3000, "{:?} {:?}", r.errors, r.notes);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.connections_opened, 8);
+    assert_eq!(facts(&r).alpn.as_deref(), Some("h2"));
+    let lines = nginx.lines_once(seen + 3000);
+    let log = logged(&lines[seen..]);
+    assert_eq!(log.requests, 3000);
+    assert_eq!(log.connections.len(), 8);
+    assert!(
+        lines[seen..].iter().all(|l| l.ends_with(" HTTP/2.0")),
+        "{:?}",
+        &lines[seen]
+    );
+    let plain = TlsNginx::start("");
+    let err = run_err(
+        &plain.url,
+        HttpSettings {
+            http: Some("2".into()),
+            ..plain.settings()
+        },
+    );
+    assert!(
+        err.contains("serves none of the ALPN protocols asked for") && err.contains("http2 = true"),
+        "{err}"
+    );
+}
+
+/// Cleartext HTTP/2 with prior knowledge (`h2c`): nginx `http2 = true`
+/// without TLS serves it; its access log counts the requests.
+#[test]
+fn h2c_with_prior_knowledge_agrees_with_nginx_s_access_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    let settings: toml::Table =
+        toml::from_str(&format!("http2 = true\naccess_log_path = {log:?}")).unwrap();
+    let mut nginx = server::compile(&server::nginx::SERVER_KIND, &settings)
+        .and_then(|plan| plan.build(dir.path()))
+        .unwrap();
+    let ep = nginx
+        .start(&Placement::unconstrained(), None, &Shutdown::new())
+        .unwrap();
+    let count = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let before = count();
+    let settings = HttpSettings {
+        http: Some("2".into()),
+        streams: Some(4),
+        ..HttpSettings::default()
+    };
+    let r = run(&format!("{}/", ep.uri), settings, None, 1000);
+    assert_eq!(r.requests, 1000, "{:?} {:?}", r.errors, r.notes);
+    assert_eq!(r.errors.total(), 0);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while count() < before + 1000 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(count() - before, 1000);
+}

@@ -23,6 +23,11 @@ pub const BENCH_TOOLS: &[Requirement] = &[
         paths: &["/usr/bin/wrk"],
     },
     Requirement {
+        what: "h2load (bench/http2-vs-h2load.sh)",
+        package: "nghttp2-client",
+        paths: &["/usr/bin/h2load"],
+    },
+    Requirement {
         what: "openssl (bench/http-vs-wrk.sh -T: nginx's certificate)",
         package: "openssl",
         paths: &["/usr/bin/openssl"],

@@ -152,6 +152,11 @@ pub struct NginxSettings {
     /// `ssl_protocols`; default `TLSv1.2 TLSv1.3` (nginx 1.22's own default
     /// leaves 1.3 out).
     pub ssl_protocols: Option<String>,
+    /// Serve HTTP/2 (`listen ... http2`): with `tls` beside HTTP/1.1, the
+    /// client choosing by ALPN; without, cleartext HTTP/2 only, with prior
+    /// knowledge (`h2c`). Default off.
+    #[serde(default)]
+    pub http2: bool,
     /// With `tls`: ask for kernel TLS (`ssl_conf_command Options KTLS`).
     /// Whether the kernel took the sessions over is read from
     /// `/proc/net/tls_stat` and stored with each trial, or is
@@ -304,12 +309,13 @@ impl NginxSettings {
              \x20   fastcgi_temp_path {fastcgi};\n    uwsgi_temp_path {uwsgi};\n\
              \x20   scgi_temp_path {scgi};\n\
              \x20   types {{ application/octet-stream bin; }}\n\
-             \x20   server {{\n        listen {addr}:{port}{ssl}{reuse} backlog={bl};\n{tls}\
+             \x20   server {{\n        listen {addr}:{port}{ssl}{h2}{reuse} backlog={bl};\n{tls}\
              \x20       root {root};\n\
              \x20       location = / {{ default_type application/json; return 200 \"{{}}\"; }}\n\
              \x20       location / {{ }}\n    }}\n{extra}}}\n",
             addr = self.listen_addr(),
             log_format = if self.tls { TLS_LOG_FORMAT } else { "" },
+            h2 = if self.http2 { " http2" } else { "" },
             pid = d("nginx.pid"),
             error_log = d("error.log"),
             body = d("tmp/body"),
@@ -510,7 +516,10 @@ impl Nginx {
     /// CA where it serves TLS.
     fn answers(&self, addr: std::net::IpAddr, port: u16) -> bool {
         let Some(pem) = &self.ca_pem else {
-            return answers(addr, port);
+            return match self.settings.http2 {
+                true => answers_h2c(addr, port),
+                false => answers(addr, port),
+            };
         };
         let tls = crate::tls::client::ClientTls {
             verify: crate::tls::client::Verify::Ca {
@@ -546,6 +555,25 @@ impl Nginx {
             Workers::Auto => true,
         }
     }
+}
+
+/// Whether nginx answers HTTP/2's preface on `port` (cleartext, prior
+/// knowledge) with its SETTINGS frame.
+pub fn answers_h2c(addr: std::net::IpAddr, port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) =
+        std::net::TcpStream::connect_timeout(&(addr, port).into(), Duration::from_millis(200))
+    else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    // The preface, then an empty SETTINGS frame.
+    let hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0";
+    if s.write_all(hello).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 9];
+    s.read_exact(&mut head).is_ok() && head[3] == 4
 }
 
 /// Whether nginx answers `GET /` on `port` with an HTTP status line.

@@ -185,8 +185,12 @@ pub fn describe(e: &rustls::Error, target: &str) -> String {
              with --cacert FILE (a recipe's `ca_file`), or do not check it with -k/--insecure \
              (`tls_verify = false`)"
         ),
-        rustls::Error::NoApplicationProtocol => {
-            format!("{target} offers none of the ALPN protocols asked for ({e})")
+        rustls::Error::NoApplicationProtocol
+        | rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol) => {
+            format!(
+                "{target} serves none of the ALPN protocols asked for ({e}): for HTTP/2 (ALPN \
+                 h2) serve it there (nginx: `http2 = true`), or ask for HTTP/1.1 (--http 1.1)"
+            )
         }
         _ => format!("TLS handshake with {target} failed: {e}"),
     }

@@ -12,6 +12,8 @@
 pub(crate) mod codec;
 mod conn;
 pub mod facts;
+mod h2frame;
+mod h2worker;
 mod pacer;
 mod plan;
 pub(crate) mod sys;
@@ -76,6 +78,12 @@ pub struct HttpSettings {
     pub tls_version: Option<String>,
     /// `https://`: resume sessions across connections (default true).
     pub tls_resume: Option<bool>,
+    /// The HTTP version: `"1.1"` (default) or `"2"` (over TLS by ALPN
+    /// `h2`, or over cleartext with prior knowledge, `h2c`).
+    pub http: Option<String>,
+    /// HTTP/2: requests in flight on each connection (h2load's `-m`);
+    /// default 1.
+    pub streams: Option<u32>,
 }
 
 impl HttpSettings {
@@ -102,6 +110,18 @@ impl HttpSettings {
         for h in &self.headers {
             parse_header(h).map_err(LoadError::Spec)?;
         }
+        match self.http.as_deref() {
+            None | Some("1.1") | Some("2") => {}
+            Some(v) => return bad(format!("`http` = \"{v}\": use \"1.1\" or \"2\"")),
+        }
+        if let Some(n) = self.streams {
+            if !self.http2() {
+                return bad("`streams` needs `http = \"2\"`".into());
+            }
+            if !(1..=1024).contains(&n) {
+                return bad(format!("`streams` = {n}: use 1 to 1024"));
+            }
+        }
         if let Some(v) = &self.tls_version {
             tls::client::Versions::parse(v)
                 .map_err(|e| LoadError::Spec(format!("`tls_version`: {e}")))?;
@@ -119,6 +139,11 @@ impl HttpSettings {
     /// The request method; `GET` when unset.
     pub fn method(&self) -> &str {
         self.method.as_deref().unwrap_or("GET")
+    }
+
+    /// Whether HTTP/2 is asked for.
+    pub fn http2(&self) -> bool {
+        self.http.as_deref() == Some("2")
     }
 
     /// Whether any TLS setting is given.
@@ -168,7 +193,11 @@ impl HttpSettings {
             verify,
             versions,
             resume: self.tls_resume.unwrap_or(true),
-            alpn: vec![b"http/1.1".to_vec()],
+            alpn: vec![if self.http2() {
+                b"h2".to_vec()
+            } else {
+                b"http/1.1".to_vec()
+            }],
         })
     }
 }
@@ -287,7 +316,32 @@ impl HttpDriver {
             // A new socket per request would re-arm a poll per request.
             coalesce: spec.coalesce && spec.requests_per_connection.is_none(),
             tls: self.tls_plan()?,
+            h2: self.h2_plan(&headers)?,
         })
+    }
+
+    /// HTTP/2's request block and streams, when it is asked for.
+    fn h2_plan(&self, headers: &[(String, String)]) -> Result<Option<plan::H2Plan>, LoadError> {
+        if !self.settings.http2() {
+            return Ok(None);
+        }
+        if self.settings.body.is_some() {
+            return Err(LoadError::Spec(
+                "`body` is not supported with HTTP/2 yet".into(),
+            ));
+        }
+        let block = h2frame::request_block(
+            self.settings.method(),
+            self.url.scheme(),
+            &self.url.host_header(),
+            &self.url.path,
+            headers,
+        )
+        .map_err(LoadError::Spec)?;
+        Ok(Some(plan::H2Plan {
+            block,
+            streams: self.settings.streams.unwrap_or(1),
+        }))
     }
 
     /// The TLS connections' shared configuration; a fresh session cache
@@ -312,12 +366,20 @@ impl HttpDriver {
         let Some(t) = &plan.tls else { return Ok(()) };
         let mut once = (*t.config).clone();
         once.resumption = rustls::client::Resumption::disabled();
-        tls::client::probe(self.addr, &t.name, &std::sync::Arc::new(once), timeout)
-            .map(|_| ())
-            .map_err(|reason| LoadError::Target {
-                target: self.url(),
-                reason,
-            })
+        let target_err = |reason: String| LoadError::Target {
+            target: self.url(),
+            reason,
+        };
+        let got = tls::client::probe(self.addr, &t.name, &std::sync::Arc::new(once), timeout)
+            .map_err(target_err)?;
+        if plan.h2.is_some() && got.alpn.as_deref() != Some("h2") {
+            return Err(target_err(format!(
+                "HTTP/2 was asked for, but the server chose ALPN {}, not h2: it does not serve \
+                 HTTP/2 there (nginx: `http2 = true`), or ask for HTTP/1.1 (--http 1.1)",
+                got.alpn.as_deref().unwrap_or("none")
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -328,6 +390,9 @@ impl Driver for HttpDriver {
 
     fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
         spec.validate()?;
+        if self.settings.http2() {
+            refuse_for_h2(spec)?;
+        }
         check_cpus(spec.client_cpus.as_deref())?;
         check_fd_budget(spec.connections)?;
         let plan = self.plan(spec)?;
@@ -337,7 +402,11 @@ impl Driver for HttpDriver {
         let started = Instant::now();
         let mut result = LoadResult::new();
         let mut extra = Extra::default();
-        for outcome in super::run_threads("http", jobs, |job| worker::run(&plan, job, shutdown)) {
+        let one = |job| match &plan.h2 {
+            Some(h2) => h2worker::run(&plan, h2, job, shutdown),
+            None => worker::run(&plan, job, shutdown),
+        };
+        for outcome in super::run_threads("http", jobs, one) {
             let (r, e) = outcome?;
             result.merge(&r);
             extra = merge_extra(extra, e);
@@ -368,6 +437,25 @@ impl Driver for HttpDriver {
         }
         Ok(result)
     }
+}
+
+/// What HTTP/2 does not do yet, refused by name.
+fn refuse_for_h2(spec: &LoadSpec) -> Result<(), LoadError> {
+    let no = |what: &str| {
+        Err(LoadError::Spec(format!(
+            "{what} is not supported with HTTP/2 yet; leave it out, or use HTTP/1.1"
+        )))
+    };
+    if spec.requests_per_connection.is_some() {
+        return no("`connreqs`");
+    }
+    if matches!(spec.pacing, Pacing::Open { .. }) {
+        return no("a rate (open loop)");
+    }
+    if spec.coalesce {
+        return no("--coalesce");
+    }
+    Ok(())
 }
 
 /// Refuses client CPUs this machine does not have.
@@ -448,6 +536,7 @@ fn merge_extra(a: Extra, b: Extra) -> Extra {
         client_closed_first: a.client_closed_first + b.client_closed_first,
         gathered: Gathered::merge(a.gathered, b.gathered),
         tls: a.tls.merge(b.tls),
+        h2_server_limit: a.h2_server_limit.or(b.h2_server_limit),
     }
 }
 
@@ -501,6 +590,12 @@ fn notes(r: &LoadResult, extra: &Extra, addr: SocketAddr) -> Vec<String> {
     }
     if let Some(g) = extra.gathered {
         notes.push(g.note());
+    }
+    if let Some(m) = extra.h2_server_limit {
+        notes.push(format!(
+            "the server allows {m} concurrent streams per connection (its SETTINGS), fewer than \
+             asked: {m} were kept in flight"
+        ));
     }
     if let Some(why) = &extra.tls.first_failure {
         notes.push(format!(

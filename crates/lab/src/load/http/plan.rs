@@ -22,6 +22,8 @@ pub struct Plan {
     pub coalesce: bool,
     /// `https://`: what the TLS connections share.
     pub tls: Option<super::conn::TlsPlan>,
+    /// HTTP/2: the request's frames and the streams per connection.
+    pub h2: Option<H2Plan>,
 }
 
 impl Plan {
@@ -29,6 +31,15 @@ impl Plan {
         (self.source_addrs > 0)
             .then(|| Ipv4Addr::new(127, 0, 0, (1 + client % self.source_addrs) as u8))
     }
+}
+
+/// What an HTTP/2 run's workers share.
+#[derive(Debug)]
+pub struct H2Plan {
+    /// The request's header block ([`super::h2frame::request_block`]).
+    pub block: Vec<u8>,
+    /// Streams per connection.
+    pub streams: u32,
 }
 
 /// This worker's part of the run.
@@ -68,6 +79,9 @@ pub struct Extra {
     pub gathered: Option<crate::load::gather::Gathered>,
     /// TLS: the handshakes made and failed.
     pub tls: TlsTally,
+    /// HTTP/2: the server's concurrent-stream limit, where it was below
+    /// the streams asked for.
+    pub h2_server_limit: Option<u32>,
 }
 
 /// A worker's TLS handshakes.
@@ -97,6 +111,14 @@ impl TlsTally {
         }
         if self.negotiated.is_none() {
             self.negotiated = negotiated();
+        }
+    }
+
+    /// Counts a handshake that finished but cannot be used, and why.
+    pub fn refused(&mut self, why: &str) {
+        self.failed += 1;
+        if self.first_failure.is_none() {
+            self.first_failure = Some(why.to_string());
         }
     }
 
