@@ -557,41 +557,31 @@ impl Nginx {
     }
 }
 
-/// Whether nginx answers HTTP/2's preface on `port` (cleartext, prior
-/// knowledge) with its SETTINGS frame.
-pub fn answers_h2c(addr: std::net::IpAddr, port: u16) -> bool {
+/// Sends `hello` to `addr:port` (200 ms to connect) and returns the
+/// first `N` bytes of the answer (500 ms to read), or `None`.
+fn first_bytes<const N: usize>(addr: std::net::IpAddr, port: u16, hello: &[u8]) -> Option<[u8; N]> {
     use std::io::{Read, Write};
-    let Ok(mut s) =
+    let mut s =
         std::net::TcpStream::connect_timeout(&(addr, port).into(), Duration::from_millis(200))
-    else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    // The preface, then an empty SETTINGS frame.
+            .ok()?;
+    s.set_read_timeout(Some(Duration::from_millis(500))).ok()?;
+    s.write_all(hello).ok()?;
+    let mut buf = [0u8; N];
+    s.read_exact(&mut buf).ok()?;
+    Some(buf)
+}
+
+/// Whether nginx answers HTTP/2's preface on `port` (cleartext, prior
+/// knowledge, then an empty SETTINGS frame) with its SETTINGS frame.
+pub fn answers_h2c(addr: std::net::IpAddr, port: u16) -> bool {
     let hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0";
-    if s.write_all(hello).is_err() {
-        return false;
-    }
-    let mut head = [0u8; 9];
-    s.read_exact(&mut head).is_ok() && head[3] == 4
+    first_bytes::<9>(addr, port, hello).is_some_and(|head| head[3] == 4)
 }
 
 /// Whether nginx answers `GET /` on `port` with an HTTP status line.
 pub fn answers(addr: std::net::IpAddr, port: u16) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut s) =
-        std::net::TcpStream::connect_timeout(&(addr, port).into(), Duration::from_millis(200))
-    else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    if s.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        .is_err()
-    {
-        return false;
-    }
-    let mut buf = [0u8; 16];
-    matches!(s.read(&mut buf), Ok(n) if n >= 12 && buf.starts_with(b"HTTP/1.1 200"))
+    let get = b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    first_bytes::<12>(addr, port, get).is_some_and(|line| line.starts_with(b"HTTP/1.1 200"))
 }
 
 impl Server for Nginx {
