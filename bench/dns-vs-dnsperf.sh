@@ -12,12 +12,15 @@
 #    alternating `resperf -m MAX -r RAMP` and `scalelab load dns --ramp RAMP
 #    --max-rate MAX`. Reports both maximum throughputs and their ratio (want
 #    >= 0.9), and whether either fell behind its schedule.
-# Per-run lines go to stderr.
+# TRANSPORT=tcp runs part 1 over TCP: `dnsperf -m tcp` against
+# `scalelab load dns --transport tcp`, one connection each with up to 100
+# queries in flight on it (NSD serves TCP as it is). Per-run lines go to
+# stderr.
 #
 # Usage: flock target/bench.lock bench/dns-vs-dnsperf.sh
 # Environment: DURATION (s per NSD run, 4), ROUNDS (NSD alternations, 6),
 #   RAMP (s, 15), MAX_RATE (qps, 60000), RAMP_ROUNDS (3), SERVER_CPU (1),
-#   CLIENT_CPU (0). Takes about 2*ROUNDS*DURATION + 2*RAMP_ROUNDS*(RAMP+8) s.
+#   CLIENT_CPU (0), TRANSPORT (udp). Takes about 2*ROUNDS*DURATION + 2*RAMP_ROUNDS*(RAMP+8) s.
 set -euo pipefail
 
 DURATION=${DURATION:-4}
@@ -27,6 +30,8 @@ MAX_RATE=${MAX_RATE:-60000}
 RAMP_ROUNDS=${RAMP_ROUNDS:-3}
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
+TRANSPORT=${TRANSPORT:-udp}
+export TRANSPORT
 
 cd "$(dirname "$0")/.."
 for tool in dnsperf resperf taskset /usr/bin/time ip; do
@@ -65,14 +70,14 @@ b0=$(busy_ticks) s0=$(server_ticks)
 case "$mode/$tool" in
 nsd/dnsperf)
     taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
-        dnsperf -s "$host" -d "$WORK/nsd.txt" -l "$DURATION" -T 1 -c 1 -q 100 >"$out" 2>&1
+        dnsperf -s "$host" -m "$TRANSPORT" -d "$WORK/nsd.txt" -l "$DURATION" -T 1 -c 1 -q 100 >"$out" 2>&1
     qps=$(awk '/Queries per second:/ {print $4}' "$out")
     n=$(awk '/Queries completed:/ {print $3}' "$out")
     behind=- ;;
 nsd/scalelab)
     taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
         "$SCALELAB" load dns "$SCALELAB_DNS_SERVER" --queries "$WORK/nsd.txt" \
-        -d "${DURATION}s" -t 1 -c 1 -q 100 >"$out" 2>&1
+        -d "${DURATION}s" -t 1 -c 1 -q 100 --transport "$TRANSPORT" >"$out" 2>&1
     qps=$(awk '/Queries per second:/ {print $4}' "$out")
     n=$(awk '/Queries completed:/ {print $3}' "$out")
     behind=- ;;

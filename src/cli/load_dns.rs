@@ -9,7 +9,7 @@ use super::load_args::{
 use anyhow::{bail, Context};
 use scalelab::load::dns::facts::Datagrams;
 use scalelab::load::dns::queries::QuerySetSpec;
-use scalelab::load::dns::{DnsDriver, DnsSettings, Generator, QuerySource};
+use scalelab::load::dns::{DnsDriver, DnsSettings, DnsTransport, Generator, QuerySource};
 use scalelab::load::limits;
 use scalelab::load::{Driver, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
@@ -58,6 +58,10 @@ pub struct LoadDnsArgs {
     /// socket.
     #[arg(long, default_value = "auto", value_parser = Generator::parse, value_name = "METHOD")]
     pub generator: Generator,
+    /// What carries the queries: udp, or tcp (one connection per socket,
+    /// many queries in flight on it; dnsperf's -m tcp).
+    #[arg(long, default_value = "udp", value_parser = DnsTransport::parse, value_name = "udp|tcp")]
+    pub transport: DnsTransport,
     /// Stop after this many queries sent.
     #[arg(short = 'n', long, value_name = "N", value_parser = limits::request_count_flag)]
     pub requests: Option<u64>,
@@ -116,6 +120,7 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         max_outstanding: a.outstanding,
         max_rate: a.max_rate,
         generator: a.generator,
+        transport: a.transport,
     };
     let driver = DnsDriver::new(settings, &a.server())?;
     let spec = LoadSpec {

@@ -57,6 +57,7 @@ fn driver(uri: &str, file: &Path) -> DnsDriver {
         max_outstanding: 20,
         max_rate: None,
         generator: Generator::Socket,
+        transport: Default::default(),
     };
     DnsDriver::new(settings, uri).unwrap()
 }
@@ -73,6 +74,7 @@ fn nsd_ramp(base: &Path, max_rate: f64) -> (DnsLab, DnsDriver, std::path::PathBu
         max_outstanding: 100,
         max_rate: Some(max_rate),
         generator: Generator::Socket,
+        transport: Default::default(),
     };
     let driver = DnsDriver::new(settings, &uri).unwrap();
     (lab, driver, q, uri)
@@ -161,6 +163,12 @@ fn nsd_serves_the_lab_zones_and_nothing_leaves() {
 
 /// `unbound-control stats_noreset`'s `total.num.queries`.
 pub fn unbound_queries(lab: &DnsLab) -> u64 {
+    unbound_stat(lab, "total.num.queries").unwrap_or_else(|| panic!("no total.num.queries"))
+}
+
+/// One counter of `unbound-control stats_noreset` (`num.query.tcp`);
+/// `None` when Unbound does not print it.
+pub fn unbound_stat(lab: &DnsLab, name: &str) -> Option<u64> {
     let conf = lab.run_dir().unwrap().join("unbound.conf");
     let out = std::process::Command::new("unbound-control")
         .arg("-c")
@@ -170,10 +178,8 @@ pub fn unbound_queries(lab: &DnsLab) -> u64 {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     text.lines()
-        .find_map(|l| l.strip_prefix("total.num.queries="))
-        .unwrap_or_else(|| panic!("no total.num.queries in {text}"))
-        .parse()
-        .unwrap()
+        .find_map(|l| l.strip_prefix(&format!("{name}=")))
+        .map(|v| v.parse().unwrap())
 }
 
 #[test]
@@ -890,4 +896,44 @@ fn dnsperf_flags_as_typed_and_a_ramp_below_the_limit_prints_no_maximum() {
     assert_eq!(floor, best as f64, "{v}");
     assert!((150.0..=420.0).contains(&floor), "{v}");
     assert!(v["ramp"]["below_limit"].as_bool().unwrap_or(false), "{v}");
+}
+
+/// DNS over TCP (`transport = "tcp"`, dnsperf's `-m tcp`): every query
+/// answered, and Unbound's own counters agree: its queries grew by what
+/// scalelab sent, every one of them over TCP (`num.query.tcp`, one of
+/// Unbound's extended statistics).
+#[test]
+fn dns_over_tcp_is_counted_by_unbound_as_tcp() {
+    let base = tempfile::tempdir().unwrap();
+    let settings = table("threads = 2\nextra = \"extended-statistics: yes\"");
+    let (lab, uri) = start(unbound::target(&settings, base.path()).unwrap(), 300);
+    let stat = |name: &str| unbound_stat(&lab, name).unwrap_or(0);
+    let (queries, tcp) = (stat("total.num.queries"), stat("num.query.tcp"));
+    let text: String = (0..300).map(|i| format!("h{i}.bench.test A\n")).collect();
+    let q = query_file(base.path(), &text);
+    let settings = DnsSettings {
+        queries: QuerySource::File(q),
+        names: None,
+        max_outstanding: 20,
+        max_rate: None,
+        generator: Generator::Socket,
+        transport: scalelab::load::dns::DnsTransport::Tcp,
+    };
+    let r = DnsDriver::new(settings, &uri)
+        .unwrap()
+        .run(&exact(2500), &Shutdown::new())
+        .unwrap();
+    let d = r.extras.get::<Datagrams>().cloned().unwrap();
+    assert_eq!(
+        (d.sent, r.requests, d.lost),
+        (2500, 2500, 0),
+        "{:?}",
+        r.notes
+    );
+    assert_eq!(stat("total.num.queries") - queries, 2500);
+    assert_eq!(
+        stat("num.query.tcp") - tcp,
+        2500,
+        "every query came over TCP"
+    );
 }

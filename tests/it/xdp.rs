@@ -123,6 +123,7 @@ fn xdp_answers_agree_with_unbound_and_no_program_is_left_attached() {
         max_outstanding: 100,
         max_rate: None,
         generator: Generator::Xdp,
+        transport: Default::default(),
     };
     let uri = format!("dns://{SERVER}:53?netns={}", rig.client.name());
     let driver = DnsDriver::new(settings, &uri).unwrap();
@@ -195,6 +196,7 @@ fn auto_takes_sockets_on_the_labs_loopback_and_xdp_through_the_veth() {
             max_outstanding: 20,
             max_rate: None,
             generator: Generator::Auto,
+            transport: Default::default(),
         };
         let spec = LoadSpec {
             max_requests: Some(500),
@@ -307,6 +309,7 @@ fn nsd_and_bind_labs_answer_over_their_veth_path_too() {
             max_outstanding: 20,
             max_rate: None,
             generator: Generator::Xdp,
+            transport: Default::default(),
         };
         let spec = LoadSpec {
             max_requests: Some(500),

@@ -27,6 +27,7 @@ pub use ramp::{at_least as ramp_at_least, Ramp, RampSecond};
 pub(crate) mod schedule;
 mod sys;
 pub(crate) mod tally;
+mod tcp;
 mod transport;
 mod worker;
 mod xdp;
@@ -115,6 +116,43 @@ pub struct DnsSettings {
     /// XDP path, UDP sockets on loopback), `xdp` or `socket`.
     #[serde(default)]
     pub generator: Generator,
+    /// What carries the queries: `udp` (default) or `tcp` (RFC 7766, a
+    /// connection per socket with many queries in flight on it; dnsperf's
+    /// `-m tcp`).
+    #[serde(default)]
+    pub transport: DnsTransport,
+}
+
+/// What carries a DNS load's queries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DnsTransport {
+    /// Datagrams.
+    #[default]
+    Udp,
+    /// TCP, each message with its two-byte length, pipelined.
+    Tcp,
+}
+
+impl DnsTransport {
+    /// The transport called `text`; DoT and DoH are named as not built.
+    pub fn parse(text: &str) -> Result<DnsTransport, String> {
+        match text {
+            "udp" => Ok(DnsTransport::Udp),
+            "tcp" => Ok(DnsTransport::Tcp),
+            "dot" | "doh" => Err(format!(
+                "transport `{text}` is not supported yet; use udp or tcp"
+            )),
+            _ => Err(format!("unknown transport `{text}`; use udp or tcp")),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DnsTransport {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        DnsTransport::parse(&text).map_err(serde::de::Error::custom)
+    }
 }
 
 /// How the DNS generator moves its datagrams.
@@ -172,6 +210,13 @@ impl DnsSettings {
     }
 
     fn validate(&self) -> Result<(), LoadError> {
+        if self.transport == DnsTransport::Tcp && self.generator == Generator::Xdp {
+            return Err(LoadError::Spec(
+                "`generator = \"xdp\"` sends UDP only; with `transport = \"tcp\"` leave the \
+                 generator out (or \"socket\")"
+                    .into(),
+            ));
+        }
         if self.max_outstanding == 0 {
             return Err(LoadError::Spec("max_outstanding must be at least 1".into()));
         }
@@ -296,6 +341,7 @@ impl DnsDriver {
                     Generator::Auto if threads > 1 => Generator::Socket,
                     g => g,
                 },
+                transport: self.settings.transport,
             })
             .collect()
     }

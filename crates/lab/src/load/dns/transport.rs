@@ -29,6 +29,11 @@ pub(super) trait Transport {
     /// Answers the kernel dropped before this thread read them, since the
     /// transport opened.
     fn drops(&self) -> u64;
+    /// What the run's note says of the transport at its end (DNS over TCP:
+    /// connections the server closed); `None`: nothing.
+    fn note(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Connected, non-blocking UDP sockets, one per flight.

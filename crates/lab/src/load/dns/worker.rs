@@ -40,6 +40,8 @@ pub struct Plan {
     pub per_second_latency: bool,
     /// Sockets or AF_XDP.
     pub generator: Generator,
+    /// UDP or TCP.
+    pub transport: super::DnsTransport,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -103,6 +105,7 @@ pub fn run(plan: &Plan, shutdown: &Shutdown) -> std::io::Result<Tally> {
         drops_read_sec: None,
     };
     w.run(shutdown);
+    w.tally.result.notes.extend(w.transport.note());
     Ok(w.tally)
 }
 
@@ -121,6 +124,12 @@ impl Flight {
 /// returned note, and sockets carry the load.
 fn open_transport(plan: &Plan) -> std::io::Result<(Box<dyn Transport>, Option<String>)> {
     let flights = plan.sockets.max(1) as usize;
+    if plan.transport == super::DnsTransport::Tcp {
+        return Ok((
+            Box::new(super::tcp::TcpTransport::open(plan.server, flights)?),
+            None,
+        ));
+    }
     let netns = plan.netns.as_deref();
     let sockets = || -> std::io::Result<Box<dyn Transport>> {
         Ok(Box::new(super::transport::SocketTransport::open(
@@ -488,6 +497,7 @@ mod tests {
             cpus: None,
             per_second_latency: true,
             generator: Generator::Socket,
+            transport: super::super::DnsTransport::Udp,
         }
     }
 

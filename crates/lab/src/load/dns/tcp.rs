@@ -1,0 +1,266 @@
+//! DNS over TCP (RFC 7766): one connection per flight, each message with
+//! its two-byte length in front, many queries in flight on a connection at
+//! once (pipelined; answers may come in any order, matched by ID as over
+//! UDP). A round's queries of a flight leave in one write.
+//!
+//! A connection the server closes is opened again at once; the queries it
+//! carried time out, as lost datagrams would, and the run's note counts
+//! the reconnections.
+
+use super::sys::{Batch, BATCH, BUF_LEN};
+use super::transport::Transport;
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+/// How long a (re)connect may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+struct Flight {
+    sock: TcpStream,
+    /// Bytes read and not yet a whole message.
+    inbuf: Vec<u8>,
+    /// Where the next message starts in `inbuf`.
+    at: usize,
+    /// Bytes the socket did not take yet.
+    out: Vec<u8>,
+}
+
+impl Flight {
+    fn open(server: SocketAddr) -> io::Result<Flight> {
+        let sock = TcpStream::connect_timeout(&server, CONNECT_TIMEOUT)?;
+        sock.set_nodelay(true)?;
+        sock.set_nonblocking(true)?;
+        Ok(Flight {
+            sock,
+            inbuf: Vec::with_capacity(64 * 1024),
+            at: 0,
+            out: Vec::new(),
+        })
+    }
+
+    /// Writes what the socket takes of `out`.
+    fn flush(&mut self) -> io::Result<()> {
+        while !self.out.is_empty() {
+            match self.sock.write(&self.out) {
+                Ok(n) => {
+                    self.out.drain(..n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads what has arrived; `Ok(false)` once the server closed.
+    fn fill(&mut self) -> io::Result<bool> {
+        if self.at > 0 {
+            self.inbuf.drain(..self.at);
+            self.at = 0;
+        }
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match self.sock.read(&mut buf) {
+                Ok(0) => return Ok(false),
+                Ok(n) => self.inbuf.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The next whole message, copied into `dst` (at most `BUF_LEN`
+    /// bytes: a longer answer's header and question still parse); its
+    /// length, or `None` until one is there.
+    fn next_message(&mut self, dst: &mut [u8; BUF_LEN]) -> Option<usize> {
+        let b = &self.inbuf[self.at..];
+        let len = usize::from(u16::from_be_bytes([*b.first()?, *b.get(1)?]));
+        let msg = b.get(2..2 + len)?;
+        let n = len.min(BUF_LEN);
+        dst[..n].copy_from_slice(&msg[..n]);
+        self.at += 2 + len;
+        Some(n)
+    }
+
+    fn has_message(&self) -> bool {
+        let b = &self.inbuf[self.at..];
+        b.len() >= 2 && b.len() >= 2 + usize::from(u16::from_be_bytes([b[0], b[1]]))
+    }
+}
+
+/// DNS over TCP: a connection per flight; `None` while a flight's
+/// connection is closed and could not be opened again (the next send
+/// tries).
+pub(super) struct TcpTransport {
+    server: SocketAddr,
+    flights: Vec<Option<Flight>>,
+    /// The flight `recv` reads next; `flights.len()` after a full pass.
+    cursor: usize,
+    /// Connections the server closed, opened again.
+    reconnects: u64,
+}
+
+impl TcpTransport {
+    /// Connects `flights` connections to `server` (from the thread's
+    /// network namespace).
+    pub(super) fn open(server: SocketAddr, flights: usize) -> io::Result<TcpTransport> {
+        let flights = (0..flights)
+            .map(|_| Flight::open(server).map(Some))
+            .collect::<io::Result<Vec<_>>>()
+            .map_err(|e| io::Error::new(e.kind(), format!("DNS over TCP to {server}: {e}")))?;
+        Ok(TcpTransport {
+            server,
+            flights,
+            cursor: 0,
+            reconnects: 0,
+        })
+    }
+
+    /// Opens flight `f` again after its connection closed.
+    fn reopen(&mut self, f: usize) -> io::Result<()> {
+        self.flights[f] = None;
+        self.flights[f] = Some(Flight::open(self.server)?);
+        self.reconnects += 1;
+        Ok(())
+    }
+}
+
+impl Transport for TcpTransport {
+    fn send(&mut self, flight: usize, batch: &mut Batch, n: usize) -> io::Result<usize> {
+        if self.flights[flight].is_none() {
+            self.reopen(flight)?;
+        }
+        let Some(f) = self.flights[flight].as_mut() else {
+            return Ok(0);
+        };
+        for i in 0..n {
+            let len = batch.lens[i];
+            f.out.extend_from_slice(&(len as u16).to_be_bytes());
+            f.out.extend_from_slice(&batch.bufs[i][..len]);
+        }
+        if f.flush().is_err() {
+            self.reopen(flight)?;
+        }
+        Ok(n)
+    }
+
+    /// Reads each flight's connection and hands over its whole messages;
+    /// a connection the server closed is opened again once its messages
+    /// are out (an error of that is returned once, past the flight).
+    fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
+        while self.cursor < self.flights.len() {
+            let s = self.cursor;
+            let Some(f) = self.flights[s].as_mut() else {
+                self.cursor += 1;
+                continue;
+            };
+            let open = f.flush().and_then(|()| f.fill());
+            let mut k = 0;
+            while k < BATCH {
+                let Some(len) = f.next_message(&mut batch.bufs[k]) else {
+                    break;
+                };
+                batch.lens[k] = len;
+                batch.from[k] = s as u16;
+                k += 1;
+            }
+            if k > 0 {
+                if k < BATCH && matches!(open, Ok(true)) {
+                    self.cursor += 1;
+                }
+                return Ok(k);
+            }
+            self.cursor += 1;
+            if !matches!(open, Ok(true)) {
+                self.reopen(s)?;
+            }
+        }
+        self.cursor = 0;
+        Ok(0)
+    }
+
+    fn wait(&self, timeout: Duration) {
+        let open = || self.flights.iter().flatten();
+        if open().any(Flight::has_message) {
+            return;
+        }
+        let fds: Vec<_> = open().map(|f| f.sock.as_raw_fd()).collect();
+        super::sys::wait_readable(&fds, timeout);
+    }
+
+    fn drops(&self) -> u64 {
+        0
+    }
+
+    fn note(&self) -> Option<String> {
+        (self.reconnects > 0).then(|| {
+            format!(
+                "DNS over TCP: the server closed {} connections, each opened again; the \
+                 queries they carried timed out",
+                self.reconnects
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A TCP server that answers each length-prefixed query with itself
+    /// (its ID and all), two queries per write, out of order.
+    #[test]
+    fn length_prefixed_messages_go_out_and_come_back_whole() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let echo = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 1024];
+            while got.len() < 2 * (2 + 12) {
+                let n = s.read(&mut buf).unwrap();
+                got.extend_from_slice(&buf[..n]);
+            }
+            let (a, b) = got.split_at(14);
+            s.write_all(&[b, a].concat()).unwrap();
+            // Closed once the client has read the answers: then opened again.
+            std::thread::sleep(Duration::from_millis(300));
+            drop(s);
+            listener.accept().unwrap()
+        });
+        let mut t = TcpTransport::open(addr, 1).unwrap();
+        let mut batch = Batch::new();
+        for (i, id) in [7u8, 9].into_iter().enumerate() {
+            batch.bufs[i][..12].copy_from_slice(&[0, id, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]);
+            batch.lens[i] = 12;
+        }
+        assert_eq!(t.send(0, &mut batch, 2).unwrap(), 2);
+        let mut got = Vec::new();
+        for _ in 0..100 {
+            t.wait(Duration::from_millis(20));
+            let n = t.recv(&mut batch).unwrap();
+            got.extend((0..n).map(|i| (batch.bufs[i][1], batch.lens[i], batch.from[i])));
+            if got.len() == 2 {
+                break;
+            }
+        }
+        assert_eq!(got, [(9, 12, 0), (7, 12, 0)]);
+        for _ in 0..100 {
+            t.wait(Duration::from_millis(20));
+            assert_eq!(t.recv(&mut batch).unwrap(), 0);
+            if t.reconnects == 1 {
+                break;
+            }
+        }
+        let _reopened = echo.join().unwrap();
+        assert!(
+            t.note().unwrap().contains("closed 1 connections"),
+            "{:?}",
+            t.note()
+        );
+    }
+}
