@@ -507,7 +507,7 @@ fn cli_rejects_bad_input_clearly() {
             vec!["http://127.0.0.1:9/", "-c", "0"],
             "`connections` must be 1 to 1000000",
         ),
-        (vec!["https://127.0.0.1/"], "no TLS"),
+        (vec!["https://127.0.0.1/"], "--cacert FILE"),
         (vec!["127.0.0.1:80"], "expected a URL"),
         (vec!["http://192.0.2.1/"], "not a loopback address"),
         (vec!["http://127.0.0.1:9/", "-d", "10x"], "unknown unit"),
