@@ -232,30 +232,9 @@ pub fn find(folded: &str) -> Option<KernelLock> {
 /// table then show it at the profiled point (its peak or its collapse).
 pub fn apply(agg: &mut super::rows::Aggregate, profiles: &[crate::store::ProfileRecord]) {
     use crate::record::probe::limiter::LimiterKind;
-    for p in profiles {
-        let Some(lock) = p.folded.as_deref().and_then(find).filter(|k| k.limits) else {
-            continue;
-        };
-        let cell = agg
-            .cells
-            .iter_mut()
-            .find(|c| c.system == p.system && c.point.index == p.point.index);
-        let Some(limiter) = cell.and_then(|c| c.limiter.as_mut()) else {
-            continue;
-        };
-        if matches!(
-            limiter.kind,
-            LimiterKind::ServerCpu | LimiterKind::CpusShared
-        ) {
-            limiter.verdict = format!(
-                "{} (from the profile at {}; the trials said: {})",
-                lock.verdict(),
-                p.role,
-                limiter.verdict
-            );
-            limiter.kind = LimiterKind::KernelLock;
-        }
-    }
+    super::profiled::relimit(agg, profiles, LimiterKind::KernelLock, |folded| {
+        find(folded).filter(|k| k.limits).map(|k| k.verdict())
+    });
 }
 
 #[cfg(test)]

@@ -45,6 +45,7 @@ pub mod limiter;
 pub mod multi;
 pub mod order_effect;
 pub mod probe_view;
+pub mod profiled;
 pub mod rows;
 pub mod runs;
 #[cfg(test)]

@@ -118,30 +118,9 @@ pub fn find(folded: &str) -> Option<TlsShare> {
 /// first is kept: the locks are the more specific finding).
 pub fn apply(agg: &mut super::rows::Aggregate, profiles: &[crate::store::ProfileRecord]) {
     use crate::record::probe::limiter::LimiterKind;
-    for p in profiles {
-        let Some(tls) = p.folded.as_deref().and_then(find).filter(|t| t.limits) else {
-            continue;
-        };
-        let cell = agg
-            .cells
-            .iter_mut()
-            .find(|c| c.system == p.system && c.point.index == p.point.index);
-        let Some(limiter) = cell.and_then(|c| c.limiter.as_mut()) else {
-            continue;
-        };
-        if matches!(
-            limiter.kind,
-            LimiterKind::ServerCpu | LimiterKind::CpusShared
-        ) {
-            limiter.verdict = format!(
-                "{} (from the profile at {}; the trials said: {})",
-                tls.verdict(),
-                p.role,
-                limiter.verdict
-            );
-            limiter.kind = LimiterKind::TlsCrypto;
-        }
-    }
+    super::profiled::relimit(agg, profiles, LimiterKind::TlsCrypto, |folded| {
+        find(folded).filter(|t| t.limits).map(|t| t.verdict())
+    });
 }
 
 #[cfg(test)]
