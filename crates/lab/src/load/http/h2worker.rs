@@ -13,7 +13,7 @@ use crate::load::{ErrorKind, LoadResult};
 use crate::shutdown::Shutdown;
 use crate::units::Micros;
 use mio::event::Event;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Poll};
 use std::io::{self, Read, Write};
 use std::time::Duration;
 
@@ -184,18 +184,7 @@ impl H2Worker<'_> {
             return;
         }
         let client_id = self.job.first_client + i as u32;
-        let conn = sys::connect(self.plan.addr, self.plan.source_for(client_id), true)
-            .and_then(|s| Conn::new(s, self.plan.tls.as_ref()))
-            .and_then(|mut s| {
-                self.poll
-                    .registry()
-                    .register(
-                        s.socket(),
-                        Token(i),
-                        Interest::READABLE | Interest::WRITABLE,
-                    )
-                    .map(|()| s)
-            });
+        let conn = self.plan.connect(&self.poll, i, client_id, true);
         let c = &mut self.conns[i];
         c.at_ns = self.now;
         match conn {

@@ -27,6 +27,27 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Client `client`'s connection, started (plain, or TLS begun over
+    /// it) and registered with `poll` under `token` for both readiness
+    /// kinds; `nodelay` as the caller's protocol needs.
+    pub fn connect(
+        &self,
+        poll: &mio::Poll,
+        token: usize,
+        client: u32,
+        nodelay: bool,
+    ) -> std::io::Result<super::conn::Conn> {
+        use mio::{Interest, Token};
+        let sock = super::sys::connect(self.addr, self.source_for(client), nodelay)?;
+        let mut conn = super::conn::Conn::new(sock, self.tls.as_ref())?;
+        poll.registry().register(
+            conn.socket(),
+            Token(token),
+            Interest::READABLE | Interest::WRITABLE,
+        )?;
+        Ok(conn)
+    }
+
     pub fn source_for(&self, client: u32) -> Option<Ipv4Addr> {
         (self.source_addrs > 0)
             .then(|| Ipv4Addr::new(127, 0, 0, (1 + client % self.source_addrs) as u8))

@@ -21,7 +21,7 @@ use crate::load::{ErrorKind, LoadResult};
 use crate::shutdown::Shutdown;
 use crate::units::Micros;
 use mio::event::Event;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Poll, Token};
 use std::io::{self, Read, Write};
 use std::time::Duration;
 
@@ -306,22 +306,9 @@ impl<'a> Worker<'a> {
             return;
         }
         let client_id = self.job.first_client + i as u32;
-        let stream = sys::connect(
-            self.plan.addr,
-            self.plan.source_for(client_id),
-            self.plan.nodelay,
-        )
-        .and_then(|s| Conn::new(s, self.plan.tls.as_ref()))
-        .and_then(|mut s| {
-            self.poll
-                .registry()
-                .register(
-                    s.socket(),
-                    Token(i),
-                    Interest::READABLE | Interest::WRITABLE,
-                )
-                .map(|()| s)
-        });
+        let stream = self
+            .plan
+            .connect(&self.poll, i, client_id, self.plan.nodelay);
         match stream {
             Ok(s) => {
                 let c = &mut self.clients[i];
