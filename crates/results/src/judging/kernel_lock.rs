@@ -322,34 +322,14 @@ sig;pthread_sigmask 16
 
     #[test]
     fn a_profiled_cpu_point_that_spins_on_a_kernel_lock_is_limited_by_it() {
-        use crate::record::probe::limiter::{Limiter, LimiterKind, LimiterNumbers};
-        let mut data = crate::judging::test_support::run_data(&["a"]);
-        for t in &mut data.trials {
-            t.context.limiter = Some(Limiter {
-                kind: LimiterKind::ServerCpu,
-                verdict: "server CPU saturated: 1.00 of 1 CPU".into(),
-                crossed: vec![LimiterKind::ServerCpu],
-                figures: LimiterNumbers::default(),
-            });
-        }
-        let point = data.trials[0].point.clone();
+        use crate::record::probe::limiter::LimiterKind;
         let spin =
             "a;f;fdget_pos_[k];__mutex_lock.constprop.0_[k];mutex_spin_on_owner_[k] 60\na;g 40\n";
-        data.profiles.push(crate::store::ProfileRecord {
-            system: "a".into(),
-            point: point.clone(),
-            role: "collapse".into(),
-            samples: 100,
-            folded: Some(spin.into()),
-            plain_rps: None,
-            profiled_rps: None,
-            error: None,
-            offcpu: None,
-            offcpu_error: None,
-        });
+        let (data, index) =
+            crate::judging::test_support::cpu_bound_with_profile("a", "collapse", spin);
         let agg = crate::judging::analyse::aggregate(&data);
         let at = |i: u32| agg.cells.iter().find(|c| c.point.index == i).unwrap();
-        let l = at(point.index).limiter.as_ref().unwrap();
+        let l = at(index).limiter.as_ref().unwrap();
         assert_eq!(l.kind, LimiterKind::KernelLock);
         assert!(
             l.verdict
@@ -362,11 +342,7 @@ sig;pthread_sigmask 16
             "{}",
             l.verdict
         );
-        let other = agg
-            .cells
-            .iter()
-            .find(|c| c.point.index != point.index)
-            .unwrap();
+        let other = agg.cells.iter().find(|c| c.point.index != index).unwrap();
         assert_eq!(
             other.limiter.as_ref().unwrap().kind,
             LimiterKind::ServerCpu,

@@ -274,6 +274,36 @@ pub fn at_nominal_frequency(data: &mut RunData) {
     }
 }
 
+/// [`run_data`] of one `system` whose every trial's limiter said the
+/// server's CPU, with one profile (`role`, `folded`) of its first point:
+/// what a profile's finding may rename. Also returns that point's index.
+pub fn cpu_bound_with_profile(system: &str, role: &str, folded: &str) -> (RunData, u32) {
+    use crate::record::probe::limiter::{Limiter, LimiterKind, LimiterNumbers};
+    let mut data = run_data(&[system]);
+    for t in &mut data.trials {
+        t.context.limiter = Some(Limiter {
+            kind: LimiterKind::ServerCpu,
+            verdict: "server CPU saturated: 1.00 of 1 CPU".into(),
+            crossed: vec![LimiterKind::ServerCpu],
+            figures: LimiterNumbers::default(),
+        });
+    }
+    let point = data.trials[0].point.clone();
+    data.profiles.push(crate::store::ProfileRecord {
+        system: system.into(),
+        point: point.clone(),
+        role: role.into(),
+        samples: 100,
+        folded: Some(folded.into()),
+        plain_rps: None,
+        profiled_rps: None,
+        error: None,
+        offcpu: None,
+        offcpu_error: None,
+    });
+    (data, point.index)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

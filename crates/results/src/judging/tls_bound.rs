@@ -157,34 +157,17 @@ mod tests {
 
     #[test]
     fn a_cpu_bound_point_whose_profile_is_tls_is_limited_by_it() {
-        use crate::record::probe::limiter::{Limiter, LimiterKind, LimiterNumbers};
-        let mut data = crate::judging::test_support::run_data(&["a"]);
-        for t in &mut data.trials {
-            t.context.limiter = Some(Limiter {
-                kind: LimiterKind::ServerCpu,
-                verdict: "server CPU saturated: 1.00 of 1 CPU".into(),
-                crossed: vec![LimiterKind::ServerCpu],
-                figures: LimiterNumbers::default(),
-            });
-        }
-        let point = data.trials[0].point.clone();
-        data.profiles.push(crate::store::ProfileRecord {
-            system: "a".into(),
-            point: point.clone(),
-            role: "peak".into(),
-            samples: 100,
-            folded: Some("n;SSL_do_handshake;[libcrypto.so.3] 55\nn;g 45\n".into()),
-            plain_rps: None,
-            profiled_rps: None,
-            error: None,
-            offcpu: None,
-            offcpu_error: None,
-        });
+        use crate::record::probe::limiter::LimiterKind;
+        let (data, index) = crate::judging::test_support::cpu_bound_with_profile(
+            "a",
+            "peak",
+            "n;SSL_do_handshake;[libcrypto.so.3] 55\nn;g 45\n",
+        );
         let agg = crate::judging::analyse::aggregate(&data);
         let l = agg
             .cells
             .iter()
-            .find(|c| c.point.index == point.index)
+            .find(|c| c.point.index == index)
             .and_then(|c| c.limiter.as_ref())
             .unwrap();
         assert_eq!(l.kind, LimiterKind::TlsCrypto);
