@@ -405,3 +405,26 @@ fn h2c_with_prior_knowledge_agrees_with_nginx_s_access_log() {
     }
     assert_eq!(count() - before, 1000);
 }
+
+/// `--coalesce` over https: TLS may hold decrypted responses the socket no
+/// longer shows, so the run does not coalesce, and says why; its count is
+/// the usual one.
+#[test]
+fn coalescing_is_not_done_over_tls_and_the_run_says_why() {
+    let nginx = TlsNginx::start("");
+    let mut spec = LoadSpec::closed(8, 1, Duration::from_secs(60));
+    spec.max_requests = Some(500);
+    spec.coalesce = true;
+    let r = HttpDriver::new(nginx.settings(), &nginx.url)
+        .unwrap()
+        .run(&spec, &Shutdown::new())
+        .unwrap();
+    assert_eq!(r.requests, 500, "{:?}", r.errors);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("over https this run did not coalesce")),
+        "{:?}",
+        r.notes
+    );
+}

@@ -314,7 +314,9 @@ impl HttpDriver {
             requests_per_connection: spec.requests_per_connection,
             timeout_ns: duration_ns(spec.timeout).max(1),
             // A new socket per request would re-arm a poll per request.
-            coalesce: spec.coalesce && spec.requests_per_connection.is_none(),
+            // TLS may hold decrypted bytes the socket no longer shows, which
+            // a poll of the socket would wait past.
+            coalesce: spec.coalesce && spec.requests_per_connection.is_none() && self.tls.is_none(),
             tls: self.tls_plan()?,
             h2: self.h2_plan(&headers)?,
         })
@@ -429,11 +431,15 @@ impl Driver for HttpDriver {
         result.notes = notes(&result, &extra, self.addr);
         result.notes.extend(from_workers);
         if spec.coalesce && !plan.coalesce {
-            result.notes.push(
+            result.notes.push(if self.tls.is_some() {
+                "--coalesce waits on the sockets, but TLS may hold decrypted responses a \
+                 socket no longer shows: over https this run did not coalesce"
+                    .into()
+            } else {
                 "--coalesce needs keep-alive connections (it would re-arm a poll per new \
                  socket): with --connreqs this run did not coalesce"
-                    .into(),
-            );
+                    .into()
+            });
         }
         Ok(result)
     }
