@@ -14,13 +14,17 @@
 #    >= 0.9), and whether either fell behind its schedule.
 # TRANSPORT=tcp runs part 1 over TCP: `dnsperf -m tcp` against
 # `scalelab load dns --transport tcp`, one connection each with up to 100
-# queries in flight on it (NSD serves TCP as it is). Per-run lines go to
-# stderr.
+# queries in flight on it (NSD serves TCP as it is). TRANSPORT=dot runs
+# it over DNS over TLS (`dnsperf -m dot` against `--transport dot`)
+# against an Unbound lab serving port 853 with its own certificate
+# (`tls = true`; scalelab checks it with the lab's CA, dnsperf checks
+# none). LAB=unbound runs part 1 against Unbound for any transport (the
+# answers then come from its cache). Per-run lines go to stderr.
 #
 # Usage: flock target/bench.lock bench/dns-vs-dnsperf.sh
 # Environment: DURATION (s per NSD run, 4), ROUNDS (NSD alternations, 6),
 #   RAMP (s, 15), MAX_RATE (qps, 60000), RAMP_ROUNDS (3), SERVER_CPU (1),
-#   CLIENT_CPU (0), TRANSPORT (udp). Takes about 2*ROUNDS*DURATION + 2*RAMP_ROUNDS*(RAMP+8) s.
+#   CLIENT_CPU (0), TRANSPORT (udp), LAB (nsd; unbound for dot). Takes about 2*ROUNDS*DURATION + 2*RAMP_ROUNDS*(RAMP+8) s.
 set -euo pipefail
 
 DURATION=${DURATION:-4}
@@ -32,6 +36,11 @@ SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 TRANSPORT=${TRANSPORT:-udp}
 export TRANSPORT
+case "$TRANSPORT" in
+dot) LAB=${LAB:-unbound} LAB_SETTINGS="tls = true" ;;
+*) LAB=${LAB:-nsd} LAB_SETTINGS="" ;;
+esac
+[ "$TRANSPORT/$LAB" = dot/nsd ] && { echo "TRANSPORT=dot needs LAB=unbound" >&2; exit 2; }
 
 cd "$(dirname "$0")/.."
 for tool in dnsperf resperf taskset /usr/bin/time ip; do
@@ -75,8 +84,10 @@ nsd/dnsperf)
     n=$(awk '/Queries completed:/ {print $3}' "$out")
     behind=- ;;
 nsd/scalelab)
+    target=$SCALELAB_DNS_SERVER tls=()
+    if [ "$TRANSPORT" = dot ]; then target=$SCALELAB_DNS_DOT tls=(--cacert "$SCALELAB_DNS_CA"); fi
     taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
-        "$SCALELAB" load dns "$SCALELAB_DNS_SERVER" --queries "$WORK/nsd.txt" \
+        "$SCALELAB" load dns "$target" --queries "$WORK/nsd.txt" "${tls[@]}" \
         -d "${DURATION}s" -t 1 -c 1 -q 100 --transport "$TRANSPORT" >"$out" 2>&1
     qps=$(awk '/Queries per second:/ {print $4}' "$out")
     n=$(awk '/Queries completed:/ {print $3}' "$out")
@@ -108,7 +119,7 @@ export WORK DURATION RAMP MAX_RATE CLIENT_CPU SCALELAB
 RESULTS="$WORK/results"
 : >"$RESULTS"
 # Part 1: one NSD lab, tools alternating, first tool alternating by round.
-"$SCALELAB" dns lab nsd --names 10000 --server-cpus "$SERVER_CPU" -- bash -c '
+"$SCALELAB" dns lab "$LAB" --settings "$LAB_SETTINGS" --names 10000 --server-cpus "$SERVER_CPU" -- bash -c '
 for round in $(seq '"$ROUNDS"'); do
     if [ $((round % 2)) = 1 ]; then order="dnsperf scalelab"; else order="scalelab dnsperf"; fi
     for tool in $order; do
@@ -129,7 +140,7 @@ for round in $(seq "$RAMP_ROUNDS"); do
     done
 done
 
-awk -v QUIET=25 '
+awk -v QUIET=25 -v LAB="$LAB" -v TRANSPORT="$TRANSPORT" '
 function median(list,   n, a, i, j, t) {
     n = split(list, a, " ")
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
@@ -150,7 +161,7 @@ function median(list,   n, a, i, j, t) {
     }
 }
 END {
-    printf "NSD, one thread each (qps; client CPU s per 10k answered):\n"
+    printf "%s over %s, one thread each (qps; client CPU s per 10k answered):\n", LAB, TRANSPORT
     printf "  dnsperf %8.0f qps %6.3f s | scalelab %8.0f qps %6.3f s | ratio qps %.2f, CPU %.2f | quiet rounds qps %s\n",
         median(q["nsd", "dnsperf"]), median(c["nsd", "dnsperf"]), median(q["nsd", "scalelab"]),
         median(c["nsd", "scalelab"]), median(qr["nsd"]), median(cr["nsd"]),

@@ -31,7 +31,8 @@ pub struct LoadDnsArgs {
         conflicts_with = "server"
     )]
     pub server_addr: Option<std::net::IpAddr>,
-    /// The server's port with -s (dnsperf -p; default 53).
+    /// The server's port with -s (dnsperf -p; default 53, and 853 for
+    /// --transport dot).
     #[arg(short = 'p', long, value_name = "PORT", requires = "server_addr")]
     pub port: Option<u16>,
     /// Query file in dnsperf's format (`NAME TYPE` per line); it is replayed
@@ -58,10 +59,19 @@ pub struct LoadDnsArgs {
     /// socket.
     #[arg(long, default_value = "auto", value_parser = Generator::parse, value_name = "METHOD")]
     pub generator: Generator,
-    /// What carries the queries: udp, or tcp (one connection per socket,
-    /// many queries in flight on it; dnsperf's -m tcp).
-    #[arg(long, default_value = "udp", value_parser = DnsTransport::parse, value_name = "udp|tcp")]
+    /// What carries the queries: udp, tcp (one connection per socket,
+    /// many queries in flight on it; dnsperf's -m tcp), or dot (the same
+    /// inside TLS; -m dot).
+    #[arg(long, default_value = "udp", value_parser = DnsTransport::parse, value_name = "udp|tcp|dot")]
     pub transport: DnsTransport,
+    /// --transport dot: the CA certificates (a PEM file) that verify the
+    /// server's certificate, as curl's --cacert.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// --transport dot: do not check the server's certificate (curl's -k);
+    /// the output says so.
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
     /// Stop after this many queries sent.
     #[arg(short = 'n', long, value_name = "N", value_parser = limits::request_count_flag)]
     pub requests: Option<u64>,
@@ -104,7 +114,13 @@ impl LoadDnsArgs {
     pub fn server(&self) -> String {
         match (&self.server, self.server_addr) {
             (Some(s), _) => s.clone(),
-            (None, Some(ip)) => std::net::SocketAddr::new(ip, self.port.unwrap_or(53)).to_string(),
+            (None, Some(ip)) => {
+                let default = match self.transport {
+                    DnsTransport::Dot => scalelab::load::dns::DOT_PORT,
+                    DnsTransport::Udp | DnsTransport::Tcp => 53,
+                };
+                std::net::SocketAddr::new(ip, self.port.unwrap_or(default)).to_string()
+            }
             (None, None) => String::new(),
         }
     }
@@ -121,6 +137,9 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         max_rate: a.max_rate,
         generator: a.generator,
         transport: a.transport,
+        ca_file: a.cacert.clone(),
+        ca_pem: None,
+        tls_verify: a.insecure.then_some(false),
     };
     let driver = DnsDriver::new(settings, &a.server())?;
     let spec = LoadSpec {
@@ -308,7 +327,9 @@ pub struct DnsLabArgs {
     pub server_cpus: Option<String>,
     /// The command to run inside the lab's namespace (after `--`). It gets
     /// SCALELAB_DNS_SERVER (ADDRESS:PORT), SCALELAB_DNS_NETNS and
-    /// SCALELAB_DNS_DIR (the lab's run directory) in its environment.
+    /// SCALELAB_DNS_DIR (the lab's run directory) in its environment; with
+    /// `tls = true` (Unbound) also SCALELAB_DNS_DOT (the DNS over TLS
+    /// ADDRESS:PORT) and SCALELAB_DNS_CA (the lab's CA, a PEM file).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
@@ -343,8 +364,8 @@ pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         veth: false,
     };
     let ep = scalelab::server::Server::start(&mut target, &placement, Some(&zones), shutdown)?;
-    let (server, ns) = scalelab::load::dns::parse_endpoint(&ep.uri)?;
-    let ns = ns.unwrap_or_default();
+    let ways = scalelab::load::dns::parse_ways(&ep.uri)?;
+    let (server, ns) = (ways.server, ways.netns.clone().unwrap_or_default());
     let mut cmd = std::process::Command::new("ip");
     // SAFETY: prctl is async-signal-safe; it runs in the child before exec.
     unsafe {
@@ -357,12 +378,17 @@ pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
             Ok(())
         });
     }
+    let dir = target.run_dir().unwrap_or(&base).to_path_buf();
+    if let Some(dot) = ways.dot {
+        cmd.env("SCALELAB_DNS_DOT", dot.to_string())
+            .env("SCALELAB_DNS_CA", dir.join("tls/ca.pem"));
+    }
     let status = cmd
         .args(["netns", "exec", &ns])
         .args(&a.command)
         .env("SCALELAB_DNS_SERVER", server.to_string())
         .env("SCALELAB_DNS_NETNS", &ns)
-        .env("SCALELAB_DNS_DIR", target.run_dir().unwrap_or(&base))
+        .env("SCALELAB_DNS_DIR", &dir)
         .status()
         .with_context(|| format!("cannot run {:?} in namespace {ns}", a.command))?;
     drop(target);

@@ -58,6 +58,9 @@ fn driver(uri: &str, file: &Path) -> DnsDriver {
         max_rate: None,
         generator: Generator::Socket,
         transport: Default::default(),
+        ca_file: None,
+        ca_pem: None,
+        tls_verify: None,
     };
     DnsDriver::new(settings, uri).unwrap()
 }
@@ -75,6 +78,9 @@ fn nsd_ramp(base: &Path, max_rate: f64) -> (DnsLab, DnsDriver, std::path::PathBu
         max_rate: Some(max_rate),
         generator: Generator::Socket,
         transport: Default::default(),
+        ca_file: None,
+        ca_pem: None,
+        tls_verify: None,
     };
     let driver = DnsDriver::new(settings, &uri).unwrap();
     (lab, driver, q, uri)
@@ -918,6 +924,9 @@ fn dns_over_tcp_is_counted_by_unbound_as_tcp() {
         max_rate: None,
         generator: Generator::Socket,
         transport: scalelab::load::dns::DnsTransport::Tcp,
+        ca_file: None,
+        ca_pem: None,
+        tls_verify: None,
     };
     let r = DnsDriver::new(settings, &uri)
         .unwrap()
@@ -936,4 +945,120 @@ fn dns_over_tcp_is_counted_by_unbound_as_tcp() {
         2500,
         "every query came over TCP"
     );
+}
+
+/// The Unbound lab with `tls = true` and extended statistics, its
+/// endpoint (which names the TLS port, `dot=`) and the CA it hands out.
+fn start_dot(base: &Path) -> (DnsLab, String, String) {
+    let settings = table("threads = 2\ntls = true\nextra = \"extended-statistics: yes\"");
+    let mut lab = unbound::target(&settings, base).unwrap();
+    let zones = Dataset::DnsZones {
+        hosts: 300,
+        veth: false,
+    };
+    let ep = lab
+        .start(&Placement::unconstrained(), Some(&zones), &Shutdown::new())
+        .unwrap();
+    let ca = ep.ca_pem.expect("a DoT lab hands out its CA");
+    (lab, ep.uri, ca)
+}
+
+fn dot_settings(q: std::path::PathBuf, ca_pem: Option<String>) -> DnsSettings {
+    DnsSettings {
+        queries: QuerySource::File(q),
+        names: None,
+        max_outstanding: 20,
+        max_rate: None,
+        generator: Generator::Socket,
+        transport: scalelab::load::dns::DnsTransport::Dot,
+        ca_file: None,
+        ca_pem,
+        tls_verify: None,
+    }
+}
+
+/// DNS over TLS (`transport = "dot"`, dnsperf's `-m dot`) against the
+/// managed Unbound serving port 853 with its start's own certificate:
+/// every query answered, Unbound's own counters agree that each came over
+/// TLS (`num.query.tls`), and the handshake is in the trial's facts. The
+/// key stays in the lab's directory and goes with it.
+#[test]
+fn dns_over_tls_is_counted_by_unbound_as_tls() {
+    let base = tempfile::tempdir().unwrap();
+    let (mut lab, uri, ca) = start_dot(base.path());
+    assert!(uri.contains("&dot=127.0.0.1:853"), "{uri}");
+    let key = lab.run_dir().unwrap().join("tls/server.key");
+    assert!(key.exists(), "{}", key.display());
+    let stat = |name: &str| unbound_stat(&lab, name).unwrap_or(0);
+    let (queries, tls, tcp) = (
+        stat("total.num.queries"),
+        stat("num.query.tls"),
+        stat("num.query.tcp"),
+    );
+    let text: String = (0..300).map(|i| format!("h{i}.bench.test A\n")).collect();
+    let q = query_file(base.path(), &text);
+    let spec = LoadSpec {
+        connections: 3,
+        ..exact(2500)
+    };
+    let r = DnsDriver::new(dot_settings(q, Some(ca)), &uri)
+        .unwrap()
+        .run(&spec, &Shutdown::new())
+        .unwrap();
+    let d = r.extras.get::<Datagrams>().cloned().unwrap();
+    assert_eq!(
+        (d.sent, r.requests, d.lost),
+        (2500, 2500, 0),
+        "{:?}",
+        r.notes
+    );
+    assert_eq!(stat("total.num.queries") - queries, 2500);
+    assert_eq!(
+        stat("num.query.tls") - tls,
+        2500,
+        "every query came over TLS"
+    );
+    // Unbound counts TLS queries among its TCP ones too.
+    assert_eq!(stat("num.query.tcp") - tcp, 2500);
+    let t = d.tls.expect("a DoT run keeps its handshake");
+    assert!(t.verified);
+    assert!(t.negotiated.version.starts_with("TLSv1_"), "{t:?}");
+    assert_eq!(d.transport, Some(scalelab::load::dns::DnsTransport::Dot));
+    lab.stop().unwrap();
+    assert!(!key.exists(), "the key went with the lab's directory");
+}
+
+/// A certificate that does not verify (another CA's) is an error before
+/// any load, naming the server and the fix; no CA at all names the
+/// settings to give.
+#[test]
+fn a_dot_certificate_that_does_not_verify_is_named_with_the_fix() {
+    let base = tempfile::tempdir().unwrap();
+    let (lab, uri, _ca) = start_dot(base.path());
+    let other = scalelab::tls::cert::make(
+        &base.path().join("other"),
+        Default::default(),
+        &["localhost"],
+        &["127.0.0.1".parse().unwrap()],
+    )
+    .unwrap()
+    .ca_pem;
+    let q = query_file(base.path(), "h1.bench.test A\n");
+    let err = DnsDriver::new(dot_settings(q.clone(), Some(other)), &uri)
+        .unwrap()
+        .run(&exact(10), &Shutdown::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("127.0.0.1:853")
+            && err.contains("does not verify")
+            && err.contains("--cacert"),
+        "{err}"
+    );
+    let err = DnsDriver::new(dot_settings(q, None), &uri)
+        .err()
+        .expect("no CA is refused")
+        .to_string();
+    assert!(err.contains("tls_verify = false"), "{err}");
+    drop(lab);
 }

@@ -124,6 +124,9 @@ fn xdp_answers_agree_with_unbound_and_no_program_is_left_attached() {
         max_rate: None,
         generator: Generator::Xdp,
         transport: Default::default(),
+        ca_file: None,
+        ca_pem: None,
+        tls_verify: None,
     };
     let uri = format!("dns://{SERVER}:53?netns={}", rig.client.name());
     let driver = DnsDriver::new(settings, &uri).unwrap();
@@ -197,6 +200,9 @@ fn auto_takes_sockets_on_the_labs_loopback_and_xdp_through_the_veth() {
             max_rate: None,
             generator: Generator::Auto,
             transport: Default::default(),
+            ca_file: None,
+            ca_pem: None,
+            tls_verify: None,
         };
         let spec = LoadSpec {
             max_requests: Some(500),
@@ -310,6 +316,9 @@ fn nsd_and_bind_labs_answer_over_their_veth_path_too() {
             max_rate: None,
             generator: Generator::Xdp,
             transport: Default::default(),
+            ca_file: None,
+            ca_pem: None,
+            tls_verify: None,
         };
         let spec = LoadSpec {
             max_requests: Some(500),

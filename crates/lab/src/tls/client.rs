@@ -27,6 +27,46 @@ pub enum Verify {
     Insecure,
 }
 
+impl Verify {
+    /// How a load's settings ask the certificate to be checked: not at all
+    /// (`tls_verify = false`), against the run's managed server's CA
+    /// (`ca_pem`), or against `ca_file`; `needs` says what the settings are
+    /// for when none is given ("an https:// URL").
+    pub fn from_settings(
+        tls_verify: Option<bool>,
+        ca_pem: Option<&str>,
+        ca_file: Option<&std::path::Path>,
+        needs: &str,
+    ) -> Result<Verify, String> {
+        if tls_verify == Some(false) {
+            return Ok(Verify::Insecure);
+        }
+        if let Some(pem) = ca_pem {
+            return Ok(Verify::Ca {
+                pem: pem.to_string(),
+                from: "the managed server's CA".into(),
+            });
+        }
+        let Some(file) = ca_file else {
+            return Err(format!(
+                "{needs} needs the CA that signed the server's certificate: --cacert FILE (a \
+                 recipe's `ca_file`), or -k/--insecure (`tls_verify = false`) not to check it"
+            ));
+        };
+        let pem = std::fs::read_to_string(file).map_err(|e| {
+            format!(
+                "`ca_file` {}: {e}; name a PEM file of the CA that signed the server's \
+                 certificate",
+                file.display()
+            )
+        })?;
+        Ok(Verify::Ca {
+            pem,
+            from: format!("`ca_file` {}", file.display()),
+        })
+    }
+}
+
 /// The TLS versions a client offers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Versions {

@@ -66,6 +66,25 @@ pub struct Datagrams {
     /// clients was in flight: the ID space, not the server, capped the rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ids_ran_out: Option<IdsRanOut>,
+    /// What carried the queries (`udp`, `tcp`, `dot`); runs stored before
+    /// it was kept were UDP or TCP and say nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<super::DnsTransport>,
+    /// DoT: what the handshake settled, and whether the server's
+    /// certificate was checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<DotFacts>,
+}
+
+/// A DoT run's TLS, for the fingerprint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DotFacts {
+    /// The first connection's handshake.
+    pub negotiated: crate::tls::client::Negotiated,
+    /// Whether the certificate was checked (`tls_verify`).
+    pub verified: bool,
+    /// The client's TLS library ([`crate::tls::client::LIBRARY`]).
+    pub client_library: String,
 }
 
 /// A paced run's query IDs ran out: every one of the clients' IDs was

@@ -116,11 +116,19 @@ pub struct DnsSettings {
     /// XDP path, UDP sockets on loopback), `xdp` or `socket`.
     #[serde(default)]
     pub generator: Generator,
-    /// What carries the queries: `udp` (default) or `tcp` (RFC 7766, a
+    /// What carries the queries: `udp` (default), `tcp` (RFC 7766, a
     /// connection per socket with many queries in flight on it; dnsperf's
-    /// `-m tcp`).
+    /// `-m tcp`) or `dot` (the same inside TLS, RFC 7858; `-m dot`).
     #[serde(default)]
     pub transport: DnsTransport,
+    /// `dot`: the CA certificates (a PEM file) that verify the server's
+    /// certificate, as curl's `--cacert`.
+    pub ca_file: Option<PathBuf>,
+    /// The same as PEM text. A run sets it to its managed server's own CA.
+    pub ca_pem: Option<String>,
+    /// `dot`: check the server's certificate (default true; false is
+    /// `-k`, and the output says so).
+    pub tls_verify: Option<bool>,
 }
 
 /// What carries a DNS load's queries.
@@ -132,19 +140,25 @@ pub enum DnsTransport {
     Udp,
     /// TCP, each message with its two-byte length, pipelined.
     Tcp,
+    /// TCP's framing inside TLS (DNS over TLS, RFC 7858), port 853.
+    Dot,
 }
 
 impl DnsTransport {
-    /// The transport called `text`; DoT and DoH are named as not built.
+    /// The transport called `text`; DoH is named as not built.
     pub fn parse(text: &str) -> Result<DnsTransport, String> {
         match text {
             "udp" => Ok(DnsTransport::Udp),
             "tcp" => Ok(DnsTransport::Tcp),
-            "dot" | "doh" => Err(format!(
-                "transport `{text}` is not supported yet; use udp or tcp"
-            )),
-            _ => Err(format!("unknown transport `{text}`; use udp or tcp")),
+            "dot" => Ok(DnsTransport::Dot),
+            "doh" => Err("transport `doh` is not supported yet; use udp, tcp or dot".into()),
+            _ => Err(format!("unknown transport `{text}`; use udp, tcp or dot")),
         }
+    }
+
+    /// Whether messages go over a TCP connection (TCP or DoT).
+    pub fn is_stream(self) -> bool {
+        matches!(self, DnsTransport::Tcp | DnsTransport::Dot)
     }
 }
 
@@ -210,10 +224,18 @@ impl DnsSettings {
     }
 
     fn validate(&self) -> Result<(), LoadError> {
-        if self.transport == DnsTransport::Tcp && self.generator == Generator::Xdp {
+        if self.transport.is_stream() && self.generator == Generator::Xdp {
             return Err(LoadError::Spec(
-                "`generator = \"xdp\"` sends UDP only; with `transport = \"tcp\"` leave the \
-                 generator out (or \"socket\")"
+                "`generator = \"xdp\"` sends UDP only; with `transport = \"tcp\"` or \
+                 \"dot\" leave the generator out (or \"socket\")"
+                    .into(),
+            ));
+        }
+        let names_tls = self.ca_file.is_some() || self.tls_verify.is_some();
+        if names_tls && self.transport != DnsTransport::Dot {
+            return Err(LoadError::Spec(
+                "`ca_file` and `tls_verify` are for `transport = \"dot\"`; leave them out, \
+                 or ask for DNS over TLS"
                     .into(),
             ));
         }
@@ -274,6 +296,8 @@ pub struct DnsDriver {
     server: SocketAddr,
     netns: Option<String>,
     templates: Arc<Vec<Template>>,
+    /// DoT: the run's TLS, and whether the certificate is checked.
+    tls: Option<(tcp::DotTls, bool)>,
 }
 
 impl DnsDriver {
@@ -284,7 +308,12 @@ impl DnsDriver {
         // The xdp generator takes the lab's veth path where there is one.
         let (server, netns) = match ways.veth {
             Some((addr, client)) if settings.generator == Generator::Xdp => (addr, Some(client)),
+            _ if settings.transport == DnsTransport::Dot => (ways.dot_server(), ways.netns),
             _ => (ways.server, ways.netns),
+        };
+        let tls = match settings.transport {
+            DnsTransport::Dot => Some(dot_tls(&settings, server)?),
+            _ => None,
         };
         let templates = Arc::new(settings.templates()?);
         Ok(DnsDriver {
@@ -292,6 +321,7 @@ impl DnsDriver {
             server,
             netns,
             templates,
+            tls,
         })
     }
 
@@ -342,9 +372,40 @@ impl DnsDriver {
                     g => g,
                 },
                 transport: self.settings.transport,
+                tls: self.tls.as_ref().map(|(t, _)| t.clone()),
             })
             .collect()
     }
+}
+
+/// The TLS of a DoT load: the CA the settings name (or none checked),
+/// TLS 1.3 then 1.2, ALPN `dot` (RFC 7858 §3.2), sessions resumed; the
+/// server's name is its address.
+fn dot_tls(settings: &DnsSettings, server: SocketAddr) -> Result<(tcp::DotTls, bool), LoadError> {
+    use crate::tls::client::{ClientTls, Verify, Versions};
+    let verify = Verify::from_settings(
+        settings.tls_verify,
+        settings.ca_pem.as_deref(),
+        settings.ca_file.as_deref(),
+        "DNS over TLS (`transport = \"dot\"`)",
+    )
+    .map_err(LoadError::Spec)?;
+    let verified = verify != Verify::Insecure;
+    let config = ClientTls {
+        verify,
+        versions: Versions::Both,
+        resume: true,
+        alpn: vec![b"dot".to_vec()],
+    }
+    .config()
+    .map_err(LoadError::Spec)?;
+    let name = crate::tls::client::server_name(&server.ip().to_string()).map_err(|reason| {
+        LoadError::Target {
+            target: server.to_string(),
+            reason,
+        }
+    })?;
+    Ok((tcp::DotTls { config, name }, verified))
 }
 
 /// The ways into a DNS target that an endpoint names.
@@ -357,10 +418,24 @@ pub struct Ways {
     /// The lab's veth path, when it has one: the target's address on the
     /// veth and the client namespace on the pair's other end.
     pub veth: Option<(SocketAddr, String)>,
+    /// Where the target serves DNS over TLS, when the endpoint says
+    /// (`dot=ADDR:PORT`).
+    pub dot: Option<SocketAddr>,
 }
 
-/// `dns://ADDR:PORT[?netns=NAME[&veth=ADDR:PORT@CLIENT]]`, or plain
-/// `ADDR:PORT`.
+impl Ways {
+    /// Where DoT queries go: the endpoint's `dot=` (a managed server's TLS
+    /// port), else the address it names.
+    pub fn dot_server(&self) -> SocketAddr {
+        self.dot.unwrap_or(self.server)
+    }
+}
+
+/// RFC 7858's port for DNS over TLS (dnsperf's default for `-m dot`).
+pub const DOT_PORT: u16 = 853;
+
+/// `dns://ADDR:PORT[?netns=NAME[&veth=ADDR:PORT@CLIENT][&dot=ADDR:PORT]]`,
+/// or plain `ADDR:PORT`.
 pub fn parse_ways(endpoint: &str) -> Result<Ways, LoadError> {
     let bad = |reason: &str| LoadError::Target {
         target: endpoint.to_string(),
@@ -378,7 +453,7 @@ pub fn parse_ways(endpoint: &str) -> Result<Ways, LoadError> {
     let rest = endpoint.strip_prefix("dns://").unwrap_or(endpoint);
     let (server, query) = rest.split_once('?').unwrap_or((rest, ""));
     let server = addr(server)?;
-    let (mut netns, mut veth) = (None, None);
+    let (mut netns, mut veth, mut dot) = (None, None, None);
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         match pair.split_once('=') {
             Some(("netns", n)) if !n.is_empty() => netns = Some(n.to_string()),
@@ -390,7 +465,12 @@ pub fn parse_ways(endpoint: &str) -> Result<Ways, LoadError> {
                     .ok_or_else(|| bad("`veth=` needs ADDRESS:PORT@NAMESPACE"))?;
                 veth = Some((addr(a)?, ns.to_string()));
             }
-            _ => return Err(bad(&format!("unknown `{pair}`; use netns=NAME"))),
+            Some(("dot", a)) => dot = Some(addr(a)?),
+            _ => {
+                return Err(bad(&format!(
+                    "unknown `{pair}`; use netns=NAME or dot=ADDR:PORT"
+                )))
+            }
         }
     }
     if netns.is_none() && !server.ip().is_loopback() && !crate::sys::netns::in_private_namespace() {
@@ -403,6 +483,7 @@ pub fn parse_ways(endpoint: &str) -> Result<Ways, LoadError> {
         server,
         netns,
         veth,
+        dot,
     })
 }
 
@@ -437,7 +518,11 @@ impl Driver for DnsDriver {
             }
         }
         let tally = total.ok_or_else(|| LoadError::Setup("no DNS load thread ran".into()))?;
-        let mut result = finish(tally, &self.mode(spec));
+        let carried = Carried {
+            transport: self.settings.transport,
+            verified: self.tls.as_ref().map(|(_, v)| *v),
+        };
+        let mut result = finish(tally, &self.mode(spec), carried);
         result.client_cpu = super::process_cpu() - cpu_before;
         if result.elapsed.is_zero() {
             result.elapsed = started.elapsed();
@@ -461,8 +546,16 @@ fn said_once(e: LoadError) -> LoadError {
     }
 }
 
+/// What carried a run's queries: its transport and, for DoT, whether the
+/// certificate was checked.
+#[derive(Clone, Copy, Default)]
+struct Carried {
+    transport: DnsTransport,
+    verified: Option<bool>,
+}
+
 /// Turns the merged tally into the run's result.
-fn finish(t: Tally, mode: &Mode) -> LoadResult {
+fn finish(t: Tally, mode: &Mode, carried: Carried) -> LoadResult {
     let mut result = t.result.clone();
     result.elapsed = Duration::from_nanos(t.elapsed_ns);
     let codes = t
@@ -519,7 +612,21 @@ fn finish(t: Tally, mode: &Mode) -> LoadResult {
         fell_behind,
         ramp,
         ids_ran_out: ids_ran_out(&t.ids),
+        transport: Some(carried.transport),
+        tls: carried
+            .verified
+            .zip(t.tls.clone())
+            .map(|(verified, negotiated)| facts::DotFacts {
+                negotiated,
+                verified,
+                client_library: crate::tls::client::LIBRARY.into(),
+            }),
     });
+    if carried.verified == Some(false) {
+        result.notes.push(
+            "DNS over TLS: the server's certificate was not checked (tls_verify = false)".into(),
+        );
+    }
     result
 }
 
@@ -579,6 +686,34 @@ mod tests {
         assert!(parse_endpoint("localhost").is_err());
     }
 
+    /// A DoT lab's endpoint names its TLS port (`dot=`); without one the
+    /// address given is the DoT server's. TLS settings without DoT, and
+    /// DoT with the xdp generator, are refused by name; DoH is named as
+    /// not built.
+    #[test]
+    fn dot_takes_the_endpoints_tls_port_and_its_settings_are_checked() {
+        let w = parse_ways("dns://127.0.0.1:53?netns=n&dot=127.0.0.1:853").unwrap();
+        assert_eq!(w.dot_server().port(), 853);
+        assert_eq!(
+            parse_ways("127.0.0.1:8853").unwrap().dot_server().port(),
+            8853
+        );
+        assert!(parse_ways("127.0.0.1:53?dot=x").is_err());
+        let parse = |extra: &str| {
+            let t: toml::Table = format!("queries = \"q.txt\"\n{extra}").parse().unwrap();
+            DnsSettings::parse(&t)
+        };
+        let e = parse("tls_verify = false").unwrap_err().to_string();
+        assert!(e.contains("transport = \"dot\""), "{e}");
+        assert!(parse("transport = \"dot\"\ntls_verify = false").is_ok());
+        let e = parse("transport = \"dot\"\ngenerator = \"xdp\"").unwrap_err();
+        assert!(e.to_string().contains("UDP only"), "{e}");
+        let e = parse("transport = \"doh\"").unwrap_err().to_string();
+        assert!(e.contains("not supported yet"), "{e}");
+        // A run's managed server hands every load its CA; UDP ignores it.
+        assert!(parse("ca_pem = \"x\"").is_ok());
+    }
+
     /// A ramp whose server answers 100 in second 0 (`lost_early` more
     /// queries lost) and 150 of the 300 offered in second 1.
     fn saturated_ramp(lost_early: u64) -> LoadResult {
@@ -603,7 +738,7 @@ mod tests {
             max_rate: 300.0,
             over: Duration::from_secs(2),
         };
-        finish(t, &mode)
+        finish(t, &mode, Carried::default())
     }
 
     #[test]
@@ -654,7 +789,7 @@ mod tests {
             // what was really sent counts.
             t.fell_behind = Some((1.5, 40, 250.0));
             t.elapsed_ns = 2_000_000_000;
-            finish(t, &mode)
+            finish(t, &mode, Carried::default())
         };
         // Really sent 200 in a second, past the 150 the server answered.
         let r = behind_after_sending(200);

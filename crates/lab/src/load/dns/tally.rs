@@ -40,6 +40,8 @@ pub struct Tally {
     /// The query IDs this thread's flights hold, and when they all were in
     /// flight while queries were due.
     pub ids: IdCount,
+    /// DoT: what the first connection's handshake settled.
+    pub tls: Option<crate::tls::client::Negotiated>,
 }
 
 /// The ID space of the generator's clients: each holds 65536 query IDs
@@ -102,6 +104,7 @@ impl Tally {
             last_answer_ns: 0,
             elapsed_ns: 0,
             ids: IdCount::default(),
+            tls: None,
         }
     }
 
@@ -183,6 +186,9 @@ impl Tally {
         self.mismatched += o.mismatched;
         for (a, b) in self.rcodes.iter_mut().zip(o.rcodes) {
             *a += b;
+        }
+        if self.tls.is_none() {
+            self.tls.clone_from(&o.tls);
         }
         add_series(&mut self.sent_by_sec, &o.sent_by_sec);
         add_series(&mut self.lost_by_sec, &o.lost_by_sec);

@@ -34,6 +34,10 @@ pub(super) trait Transport {
     fn note(&self) -> Option<String> {
         None
     }
+    /// DoT: what the first connection's TLS handshake settled.
+    fn negotiated(&self) -> Option<crate::tls::client::Negotiated> {
+        None
+    }
 }
 
 /// Connected, non-blocking UDP sockets, one per flight.

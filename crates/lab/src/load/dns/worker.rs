@@ -40,8 +40,10 @@ pub struct Plan {
     pub per_second_latency: bool,
     /// Sockets or AF_XDP.
     pub generator: Generator,
-    /// UDP or TCP.
+    /// UDP, TCP or DoT.
     pub transport: super::DnsTransport,
+    /// DoT: each connection's TLS.
+    pub tls: Option<super::tcp::DotTls>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -83,6 +85,7 @@ pub fn run(plan: &Plan, shutdown: &Shutdown) -> std::io::Result<Tally> {
     let flights = (0..plan.sockets.max(1)).map(|_| Flight::new()).collect();
     let mut tally = Tally::new(plan.per_second_latency);
     tally.result.notes.extend(note);
+    tally.tls = transport.negotiated();
     let clients = plan.sockets.max(1);
     tally.ids = super::tally::IdCount {
         ids: (IDS - BATCH) as u64 * u64::from(clients),
@@ -124,9 +127,10 @@ impl Flight {
 /// returned note, and sockets carry the load.
 fn open_transport(plan: &Plan) -> std::io::Result<(Box<dyn Transport>, Option<String>)> {
     let flights = plan.sockets.max(1) as usize;
-    if plan.transport == super::DnsTransport::Tcp {
+    if plan.transport.is_stream() {
+        let tls = plan.tls.clone();
         return Ok((
-            Box::new(super::tcp::TcpTransport::open(plan.server, flights)?),
+            Box::new(super::tcp::TcpTransport::open(plan.server, flights, tls)?),
             None,
         ));
     }
@@ -498,6 +502,7 @@ mod tests {
             per_second_latency: true,
             generator: Generator::Socket,
             transport: super::super::DnsTransport::Udp,
+            tls: None,
         }
     }
 

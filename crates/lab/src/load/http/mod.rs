@@ -158,33 +158,13 @@ impl HttpSettings {
     /// or no check; an error says what to give.
     fn client_tls(&self) -> Result<tls::client::ClientTls, LoadError> {
         use tls::client::{ClientTls, Verify, Versions};
-        let verify = if self.tls_verify == Some(false) {
-            Verify::Insecure
-        } else if let Some(pem) = &self.ca_pem {
-            Verify::Ca {
-                pem: pem.clone(),
-                from: "the managed server's CA".into(),
-            }
-        } else if let Some(file) = &self.ca_file {
-            let pem = std::fs::read_to_string(file).map_err(|e| {
-                LoadError::Spec(format!(
-                    "`ca_file` {}: {e}; name a PEM file of the CA that signed the server's \
-                     certificate",
-                    file.display()
-                ))
-            })?;
-            Verify::Ca {
-                pem,
-                from: format!("`ca_file` {}", file.display()),
-            }
-        } else {
-            return Err(LoadError::Spec(
-                "an https:// URL needs the CA that signed the server's certificate: \
-                 --cacert FILE (a recipe's `ca_file`), or -k/--insecure (`tls_verify = false`) \
-                 not to check it"
-                    .into(),
-            ));
-        };
+        let verify = Verify::from_settings(
+            self.tls_verify,
+            self.ca_pem.as_deref(),
+            self.ca_file.as_deref(),
+            "an https:// URL",
+        )
+        .map_err(LoadError::Spec)?;
         let versions = match &self.tls_version {
             Some(v) => Versions::parse(v).map_err(LoadError::Spec)?,
             None => Versions::Both,

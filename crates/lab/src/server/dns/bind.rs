@@ -165,6 +165,7 @@ impl LabServer for Bind {
             ],
             config,
             log: None,
+            tls: None,
         })
     }
 

@@ -67,6 +67,18 @@ pub struct Launch {
     pub config: String,
     /// Its own log file, if it keeps one besides stderr.
     pub log: Option<PathBuf>,
+    /// Where it also serves DNS over TLS, and with which CA.
+    pub tls: Option<LaunchTls>,
+}
+
+/// A lab server's DNS over TLS: the port on its address, and the CA
+/// (PEM) of the certificate this start made in its directory.
+#[derive(Clone, Debug)]
+pub struct LaunchTls {
+    /// The CA's certificate, which the load verifies the server's with.
+    pub ca_pem: String,
+    /// The TLS port, beside 53.
+    pub port: u16,
 }
 
 /// What a lab server is prepared with.
@@ -158,6 +170,8 @@ struct Lab {
     client: Option<Netns>,
     netns: Netns,
     configs: String,
+    /// The target's DNS over TLS, when it serves it.
+    tls: Option<LaunchTls>,
     dir: crate::owned::OwnedDir,
 }
 
@@ -262,7 +276,7 @@ impl DnsLab {
         zone_list: &[String],
         veth: Option<&str>,
         placement: &Placement,
-    ) -> Result<(Running, String), ServerError> {
+    ) -> Result<(Running, Launch), ServerError> {
         let launch = server.prepare(&Prepare {
             dir,
             zones: zone_list,
@@ -293,9 +307,9 @@ impl DnsLab {
                 kind,
                 process,
                 dir: dir.to_path_buf(),
-                log: launch.log,
+                log: launch.log.clone(),
             },
-            launch.config,
+            launch,
         ))
     }
 
@@ -366,15 +380,19 @@ impl DnsLab {
             client,
             netns,
             configs: String::new(),
+            tls: None,
             dir,
         };
         let last = self.servers.len() - 1;
         for (i, server) in self.servers.iter().enumerate() {
             let veth = (i == last && self.veth).then_some(veth::LAB_ADDR);
-            let (running, config) =
+            let (running, launch) =
                 self.start_one(server.as_ref(), &lab, &path, &zone_list, veth, placement)?;
             lab.configs
-                .push_str(&format!("# {} config\n{config}\n", server.kind()));
+                .push_str(&format!("# {} config\n{}\n", server.kind(), launch.config));
+            if i == last {
+                lab.tls = launch.tls;
+            }
             lab.servers.push(running);
             let addr = if i == last {
                 self.target_addr()
@@ -413,9 +431,14 @@ impl Server for DnsLab {
             .client_netns()
             .map(|c| format!("&veth={}:53@{}", veth::LAB_ADDR, c.name()))
             .unwrap_or_default();
+        let tls = self.lab.as_ref().and_then(|l| l.tls.clone());
+        let dot = tls
+            .as_ref()
+            .map(|t| format!("&dot={}:{}", self.target_addr(), t.port))
+            .unwrap_or_default();
         Ok(Endpoint {
-            ca_pem: None,
-            uri: format!("dns://{}:53?netns={ns}{via}", self.target_addr()),
+            ca_pem: tls.map(|t| t.ca_pem),
+            uri: format!("dns://{}:53?netns={ns}{via}{dot}", self.target_addr()),
         })
     }
 

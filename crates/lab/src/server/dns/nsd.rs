@@ -119,6 +119,7 @@ impl LabServer for Nsd {
             args: vec!["-d".into(), "-c".into(), conf.into()],
             config,
             log: Some(dir.join("nsd.log")),
+            tls: None,
         })
     }
 

@@ -92,6 +92,8 @@ impl ResolverSettings {
                 rrset_cache_size: self.cache_size.clone(),
                 nsd_threads: self.nsd_threads,
                 extra: self.extra.clone(),
+                tls: false,
+                tls_key: Default::default(),
             })),
         }
     }

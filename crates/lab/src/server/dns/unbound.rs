@@ -53,6 +53,15 @@ pub struct UnboundSettings {
     pub nsd_threads: u32,
     /// Raw lines appended to Unbound's `server:` section.
     pub extra: Option<String>,
+    /// Also serve DNS over TLS (RFC 7858) on port 853 of the resolver's
+    /// address, with this start's own CA and certificate
+    /// (`tls-service-pem`); the endpoint then names the port (`dot=`) and
+    /// hands the load the CA.
+    #[serde(default)]
+    pub tls: bool,
+    /// The certificate's key: `"ecdsa-p256"` (default) or `"rsa-2048"`.
+    #[serde(default)]
+    pub tls_key: crate::tls::cert::KeyType,
 }
 
 impl UnboundSettings {
@@ -101,7 +110,13 @@ pub fn control_socket(dir: &Path) -> std::path::PathBuf {
 }
 
 impl Unbound {
-    fn render(&self, dir: &Path, zone_list: &[String], veth: Option<&str>) -> String {
+    fn render(
+        &self,
+        dir: &Path,
+        zone_list: &[String],
+        veth: Option<&str>,
+        tls: Option<&crate::tls::cert::ServerCert>,
+    ) -> String {
         let s = &self.0;
         let d = dir.display();
         let mut c = format!(
@@ -118,6 +133,15 @@ impl Unbound {
             c.push_str(&format!(
                 "  interface: {v}@53\n  access-control: {} allow\n",
                 super::veth::NET
+            ));
+        }
+        if let Some(cert) = tls {
+            c.push_str(&format!(
+                "  interface: {addr}@{DOT_PORT}\n  tls-port: {DOT_PORT}\n\
+                 \x20 tls-service-pem: \"{}\"\n  tls-service-key: \"{}\"\n",
+                cert.cert_file.display(),
+                cert.key_file.display(),
+                addr = zones::RESOLVER_ADDR,
             ));
         }
         if let Some(v) = &s.msg_cache_size {
@@ -150,6 +174,22 @@ impl Unbound {
     }
 }
 
+/// The port Unbound serves DNS over TLS on (RFC 7858's).
+pub const DOT_PORT: u16 = 853;
+
+impl Unbound {
+    /// This start's CA and certificate, for the resolver's address.
+    fn make_cert(&self, dir: &Path) -> Result<crate::tls::cert::ServerCert, ServerError> {
+        let ip: std::net::IpAddr = zones::RESOLVER_ADDR.parse().expect("an address");
+        crate::tls::cert::make(dir, self.0.tls_key, &["localhost"], &[ip]).map_err(|e| {
+            ServerError::Start {
+                kind: KIND,
+                message: e.to_string(),
+            }
+        })
+    }
+}
+
 impl LabServer for Unbound {
     fn kind(&self) -> &'static str {
         KIND
@@ -159,7 +199,11 @@ impl LabServer for Unbound {
         let dir = at.dir;
         let program = binary(KIND, &["/usr/sbin/unbound"], "unbound")?;
         crate::server::conf_path::check_socket(KIND, &control_socket(dir))?;
-        let config = self.render(dir, at.zones, at.veth);
+        let cert = match self.0.tls {
+            true => Some(self.make_cert(dir)?),
+            false => None,
+        };
+        let config = self.render(dir, at.zones, at.veth, cert.as_ref());
         let conf = dir.join("unbound.conf");
         std::fs::write(&conf, &config).map_err(|e| ServerError::io(&conf, e))?;
         Ok(Launch {
@@ -167,6 +211,10 @@ impl LabServer for Unbound {
             args: vec!["-d".into(), "-c".into(), conf.into()],
             config,
             log: None,
+            tls: cert.map(|c| super::LaunchTls {
+                ca_pem: c.ca_pem,
+                port: DOT_PORT,
+            }),
         })
     }
 
@@ -234,10 +282,40 @@ mod tests {
     #[test]
     fn with_a_veth_path_it_also_listens_there_and_answers_that_net() {
         let u = Unbound(UnboundSettings::parse(&toml::Table::new()).unwrap());
-        let c = u.render(Path::new("/x"), &[], Some("198.19.254.2"));
+        let c = u.render(Path::new("/x"), &[], Some("198.19.254.2"), None);
         assert!(c.contains("interface: 198.19.254.2@53\n"), "{c}");
         assert!(c.contains("access-control: 198.19.254.0/24 allow\n"), "{c}");
-        assert!(!u.render(Path::new("/x"), &[], None).contains("198.19"));
+        assert!(!u
+            .render(Path::new("/x"), &[], None, None)
+            .contains("198.19"));
+    }
+
+    /// `tls = true` serves DoT on the resolver's address, port 853, with
+    /// the start's certificate and key.
+    #[test]
+    fn with_tls_it_serves_dns_over_tls_on_853() {
+        let t: toml::Table = toml::from_str("tls = true").unwrap();
+        let u = Unbound(UnboundSettings::parse(&t).unwrap());
+        let cert = crate::tls::cert::ServerCert {
+            ca_pem: String::new(),
+            ca_file: "/x/tls/ca.pem".into(),
+            cert_file: "/x/tls/server.pem".into(),
+            key_file: "/x/tls/server.key".into(),
+        };
+        let c = u.render(Path::new("/x"), &[], None, Some(&cert));
+        assert!(
+            c.contains("interface: 127.0.0.1@853\n  tls-port: 853\n"),
+            "{c}"
+        );
+        assert!(
+            c.contains("tls-service-pem: \"/x/tls/server.pem\"\n"),
+            "{c}"
+        );
+        assert!(
+            c.contains("tls-service-key: \"/x/tls/server.key\"\n"),
+            "{c}"
+        );
+        assert!(!u.render(Path::new("/x"), &[], None, None).contains("853"));
     }
 
     #[test]
@@ -263,7 +341,7 @@ mod tests {
     fn config_cannot_leave_the_lab() {
         let t: toml::Table = toml::from_str("threads = 4\nmsg_cache_size = \"8m\"").unwrap();
         let u = Unbound(UnboundSettings::parse(&t).unwrap());
-        let c = u.render(Path::new("/x"), &["bench.test.".into()], None);
+        let c = u.render(Path::new("/x"), &["bench.test.".into()], None, None);
         assert!(c.contains("num-threads: 4\n"));
         assert!(c.contains("local-zone: \".\" refuse\n"));
         assert!(c.contains("stub-zone:\n  name: \".\"\n  stub-addr: 127.0.0.9\n"));
