@@ -41,10 +41,12 @@
 # an XDP program another tool left attached (named, with its fix),
 # kill -9 in repeat 2 of a `runs = 3` recipe, then --resume, and
 # a host without an agent whose probe shell, sshd or network stalls
-# mid-window, or whose work directory is full; and (issue 50) kill -9 of
-# an HTTPS run (nginx `tls = true`, its own CA and key in its private
-# directory, which must go with it), and an https server that closes
-# mid-handshake: each trial failed with that reason, the sweep goes on.
+# mid-window, or whose work directory is full; and (issue 50) kill -9 and
+# SIGINT of an HTTPS run (nginx `tls = true`, its own CA and key in its
+# private directory, which must go with it), kill -9 of a DNS over TLS run
+# (Unbound `tls = true`) and its server killed mid-run, and an https
+# server that closes mid-handshake: each trial failed with that reason,
+# the sweep goes on.
 #
 # Usage: [SCALELAB=BIN] bench/faults.sh [--quick] [--kinds "nginx postgres mariadb unbound nsd bind router"]
 #   --quick   3 kills per kind instead of 10, smaller sweeps (about 2 min)
@@ -119,6 +121,9 @@ recipe() {
         unbound|nsd|bind) printf '%s\n' "name = \"faults-$1\"" '[server]' "kind = \"$1\"" \
             '[load]' 'kind = "dns"' \
             'queries = { names = 2000, zipf = 1.0, reverse_share = 0.3, seed = 1, count = 200000 }' ;;
+        unbound-dot) printf '%s\n' 'name = "faults-unbound-dot"' '[server]' 'kind = "unbound"' \
+            'tls = true' '[load]' 'kind = "dns"' 'transport = "dot"' \
+            'queries = { names = 2000, zipf = 1.0, reverse_share = 0.3, seed = 1, count = 200000 }' ;;
         # One step at a fixed rate per trial (well under what R forwards
         # here), 1% loss allowed: a trial passes unless a fault hits it.
         router) printf '%s\n' 'name = "faults-router"' '[server]' 'kind = "router"' \
@@ -165,7 +170,7 @@ master_pid() {
         nginx|nginx-tls) files=("$WORK"/work/nginx-*/nginx.pid) ;;
         postgres) files=("$WORK"/work/postgres/*/data/postmaster.pid) ;;
         mariadb) files=("$WORK"/work/mariadb-*/mysqld.pid) ;;
-        unbound) mapfile -t files < <(find "$WORK/work" -name unbound.pid 2>/dev/null) ;;
+        unbound|unbound-dot) mapfile -t files < <(find "$WORK/work" -name unbound.pid 2>/dev/null) ;;
         nsd) mapfile -t files < <(find "$WORK/work" -name nsd.pid 2>/dev/null) ;;
         bind) mapfile -t files < <(find "$WORK/work" -name named.pid 2>/dev/null) ;;
     esac
@@ -325,7 +330,7 @@ scenario_server() {
         # Into the trial's window: a DNS lab's servers write their pid files
         # seconds before the load starts (the debug build encodes the query
         # set meanwhile), so wait for the load's packets on the lab's `lo`.
-        case $kind in unbound|nsd|bind) dns_window "$pid"; sleep 0.3 ;; *) sleep 0.8 ;; esac
+        case $kind in unbound|unbound-dot|nsd|bind) dns_window "$pid"; sleep 0.3 ;; *) sleep 0.8 ;; esac
         local victims
         case $what in
             whole) victims=$(server_pids "$master"); kill -9 $victims 2>/dev/null ;;
@@ -340,8 +345,10 @@ scenario_server() {
     wait "$pid"
     local code=$? run first second left
     run=$(latest "$store")
-    first=$(q "$store" "SELECT status || ':' || coalesce(error, '') FROM trials WHERE run_id = $run AND point_index = 0")
-    second=$(q "$store" "SELECT status FROM trials WHERE run_id = $run AND point_index = 1")
+    # The trials in the order they ran (the points' order is seeded
+    # random): the fault hits the first.
+    first=$(q "$store" "SELECT status || ':' || coalesce(error, '') FROM trials WHERE run_id = $run ORDER BY id LIMIT 1")
+    second=$(q "$store" "SELECT status FROM trials WHERE run_id = $run ORDER BY id LIMIT 1 OFFSET 1")
     left=$(( $(left_running) + $(cgroups_left "$pid") ))
     local ok=1
     if [ "$what" = sigstop ]; then
@@ -1264,8 +1271,8 @@ scenario_agentless_disk_full() {
     row "agentless-disk-full" "h1's work dir a full tmpfs: 'the host's disk is full: DIR (N bytes free)', cause disk_full" \
         "exit $code, cause=$cause, '$(grep -o "the host's disk is full: [^;]*" <<<"$err" | sed "s|$WORK|\$WORK|")', left=$left" $ok
 }
-# scenario_tls_keys_left: after the kill -9 rows of nginx-tls, no private
-# key of a start is left in the work directory.
+# scenario_tls_keys_left: after the kill -9 rows of nginx-tls and
+# unbound-dot, no private key of a start is left in the work directory.
 scenario_tls_keys_left() {
     local n
     n=$(find "$WORK/work" -name server.key 2>/dev/null | wc -l)
@@ -1326,7 +1333,10 @@ scenario_agentless_stalls() {
 echo "fault matrix: kinds '$KINDS', $KILLS kills per kind, work in $WORK" >&2
 scenario_tls() {
     scenario_kill9 nginx-tls
+    scenario_signal nginx-tls SIGINT
     scenario_server nginx-tls whole
+    scenario_kill9 unbound-dot
+    scenario_server unbound-dot whole
     scenario_tls_keys_left
     scenario_tls_mid_handshake
 }
