@@ -52,4 +52,17 @@ if ((${#kinds[@]} == 0)); then
   exit 1
 fi
 install_missing "${kinds[@]}"
+
+# The probe counts system calls, and the profiler records off-CPU stacks,
+# through tracepoints, which the kernel serves in tracefs. A new machine
+# may boot without it mounted (perf mounts it on first use, so a machine
+# that ran perf has it); mount it where the kernel documents it.
+if [[ -d /sys/kernel/tracing && ! -d /sys/kernel/tracing/events ]]; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup: tracefs is not mounted; run as root (or with sudo) to mount it" >&2
+    exit 1
+  fi
+  echo "setup: mounting tracefs at /sys/kernel/tracing"
+  mount -t tracefs nodev /sys/kernel/tracing
+fi
 echo "setup: ready ($(cargo --version))"

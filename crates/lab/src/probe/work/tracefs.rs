@@ -7,7 +7,8 @@ const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 /// The id of tracepoint `category:name`, or why it cannot be had.
 pub fn tracepoint_id(category: &str, name: &str) -> Result<u64, String> {
     let mut last = String::from(
-        "no tracefs mounted (tried /sys/kernel/tracing and /sys/kernel/debug/tracing)",
+        "no tracefs mounted (tried /sys/kernel/tracing and /sys/kernel/debug/tracing); mount \
+         it with `mount -t tracefs nodev /sys/kernel/tracing` (scripts/setup.sh does)",
     );
     for root in TRACEFS {
         let path = format!("{root}/events/{category}/{name}/id");
