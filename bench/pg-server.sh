@@ -46,6 +46,15 @@ pg_server_start() {
     PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     "${AS_PG[@]}" "$BIN_DIR/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync \
         --encoding=UTF8 --locale=C >"$WORK/initdb.out"
+    if [ "${SSL:-0}" = 1 ]; then
+        # A throwaway ECDSA P-256 certificate in the work directory (which
+        # goes with it), as the managed server's `tls = true` makes.
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+            -subj /CN=127.0.0.1 -keyout "$WORK/server.key" -out "$WORK/server.pem" 2>/dev/null
+        chmod 600 "$WORK/server.key"
+        [ "$(id -u)" = 0 ] && chown postgres "$WORK/server.key" "$WORK/server.pem"
+        extra="$extra -c ssl=on -c ssl_cert_file=$WORK/server.pem -c ssl_key_file=$WORK/server.key"
+    fi
     taskset -c "$SERVER_CPU" "${IN_NS[@]}" "${AS_PG[@]}" "$BIN_DIR/pg_ctl" -D "$WORK/data" \
         -l "$WORK/server.log" -w \
         -o "-c listen_addresses=127.0.0.1 -p $PORT -c unix_socket_directories=$WORK $extra" \

@@ -25,7 +25,10 @@
 #   which pays only where the server is saturated), FLOOR (unset; 1 adds,
 #   for select-only, a third client to each round: bench/floor-pg.c built
 #   with cc, the least a client can do per transaction, with no clock,
-#   histogram or checks, to show how low any client of this design could go).
+#   histogram or checks, to show how low any client of this design could go),
+#   SSL (unset; 1 serves TLS with a throwaway ECDSA P-256 certificate and
+#   runs both clients with PGSSLMODE=require, which both read: TLS 1.3,
+#   certificates not checked, one handshake per connection).
 # Takes about 2 * 3 * 2 * ROUNDS * DURATION s plus setup: ~3 min by default.
 set -euo pipefail
 
@@ -57,6 +60,10 @@ if [ -n "${FLOOR:-}" ]; then
     command -v cc >/dev/null || { echo "missing: cc (for FLOOR=1)" >&2; exit 1; }
 fi
 pg_server_start pg-vs-pgbench synchronous_commit=off
+if [ "${SSL:-0}" = 1 ]; then
+    export PGSSLMODE=require
+    echo "TLS: PGSSLMODE=require for both clients" >&2
+fi
 if [ -n "${FLOOR:-}" ]; then
     FLOOR_BIN=$WORK/floor-pg
     cc -O2 -Wall -o "$FLOOR_BIN" bench/floor-pg.c

@@ -271,6 +271,7 @@ pub fn run(a: &LoadPgArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         scale: a.scale,
         vacuum: !a.no_vacuum,
         protocol: a.protocol,
+        ..PgSettings::default()
     };
     let mut driver = PgDriver::new(settings, &a.conninfo()?).context("bad connection string")?;
     if let Some(file) = &a.file {

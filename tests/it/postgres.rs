@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 struct Server {
     pg: Postgres,
     uri: String,
+    /// The CA of a server with `tls = true`.
+    ca_pem: Option<String>,
     _base: tempfile::TempDir,
 }
 
@@ -46,6 +48,7 @@ fn server_in(base: tempfile::TempDir, dataset: Option<Dataset>, settings: &str) 
     Server {
         pg,
         uri: endpoint.uri,
+        ca_pem: endpoint.ca_pem,
         _base: base,
     }
 }
@@ -1209,5 +1212,111 @@ fn postgres_cli_mixes_weighted_builtin_scripts_as_pgbench_does() {
     assert!(
         text.contains(" - weight: 3 (targets 75.0% of total)"),
         "{text}"
+    );
+}
+
+/// The server log's lines of connections authorized over TLS
+/// (`log_connections`: "... SSL enabled (protocol=TLSv1.3, ...)").
+fn tls_connections_logged(s: &Server) -> usize {
+    let log = std::fs::read_to_string(s.pg.server_log().unwrap()).unwrap();
+    log.lines()
+        .filter(|l| l.contains("connection authorized") && l.contains("SSL enabled"))
+        .count()
+}
+
+/// TLS to PostgreSQL (`tls = true`; the load's `sslmode`, as libpq's):
+/// the endpoint asks for verify-full and hands out the start's CA; every
+/// connection the workers open is one the server logs as "SSL enabled"
+/// (its own count), on the event loop, on the blocking path and with a new
+/// connection per transaction; the run's notes say what was negotiated.
+/// The key lives in the start's socket directory and goes with it.
+#[test]
+fn postgres_over_tls_every_connection_is_one_the_server_logs_as_ssl() {
+    let s = server(1, "tls = true\nsettings = { log_connections = true }");
+    assert!(s.uri.ends_with(" sslmode=verify-full"), "{}", s.uri);
+    let settings = PgSettings {
+        vacuum: false,
+        ca_pem: s.ca_pem.clone(),
+        ..script(ScriptKind::SelectOnly)
+    };
+    for (connections, threads, per_connection) in [(2, 1, None), (1, 1, None), (2, 1, Some(1))] {
+        let before = tls_connections_logged(&s);
+        let mut shape = spec(connections, threads, 1.0);
+        shape.requests_per_connection = per_connection;
+        let r = s.run(settings.clone(), &shape);
+        assert!(r.requests > 0);
+        assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+        let note = r
+            .notes
+            .iter()
+            .find(|n| n.starts_with("TLS (sslmode=verify-full"));
+        assert!(
+            note.is_some_and(|n| n.contains("certificate checked") && n.contains("TLSv1_3")),
+            "{:?}",
+            r.notes
+        );
+        std::thread::sleep(Duration::from_millis(300)); // the log is written as they connect
+                                                        // The workers' connections, less those still opening when the run
+                                                        // ended (at most one per client); the opening before the run ends
+                                                        // after its handshake, before any startup message, so it is never
+                                                        // authorized.
+        let logged = tls_connections_logged(&s) - before;
+        let opened = r.connections_opened as usize;
+        assert!(
+            logged <= opened && logged + connections as usize >= opened,
+            "{logged} logged for {opened} opened: {connections} connections, \
+             {per_connection:?} per connection"
+        );
+        assert!(
+            per_connection.is_none() || logged as u64 >= r.requests,
+            "a connection for every transaction: {logged} for {}",
+            r.requests
+        );
+    }
+}
+
+/// A certificate that does not verify, sslmode=verify-full without a CA,
+/// and sslmode=require against a server that serves no TLS: each an error
+/// before any load, naming the server and the fix.
+#[test]
+fn postgres_tls_that_cannot_hold_is_an_error_with_the_fix() {
+    let s = server(1, "tls = true");
+    let other = scalelab::tls::cert::make(
+        &s._base.path().join("other"),
+        Default::default(),
+        &["localhost"],
+        &["127.0.0.1".parse().unwrap()],
+    )
+    .unwrap()
+    .ca_pem;
+    let run = |settings: PgSettings, uri: &str| {
+        PgDriver::new(settings, uri)
+            .and_then(|d| d.run(&spec(1, 1, 0.5), &Shutdown::new()))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let wrong = PgSettings {
+        ca_pem: Some(other),
+        ..script(ScriptKind::SelectOnly)
+    };
+    let e = run(wrong, &s.uri);
+    assert!(
+        e.contains("does not verify") && e.contains("127.0.0.1"),
+        "{e}"
+    );
+    let e = run(script(ScriptKind::SelectOnly), &s.uri);
+    assert!(
+        e.contains("sslrootcert=FILE") && e.contains("sslmode=require"),
+        "{e}"
+    );
+    let plain = server(1, "");
+    let e = run(
+        script(ScriptKind::SelectOnly),
+        &format!("{} sslmode=require", plain.uri),
+    );
+    assert!(
+        e.contains("does not serve TLS") && e.contains("sslmode=disable"),
+        "{e}"
     );
 }

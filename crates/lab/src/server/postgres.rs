@@ -91,8 +91,11 @@ struct Running {
     port: u16,
     /// Private socket directory (`/tmp/scalelab-pg-<PID>-<random>`), short
     /// enough for the socket path limit; removed when dropped, and by the
-    /// reaper if scalelab is killed.
+    /// reaper if scalelab is killed. With `tls = true` it also holds the
+    /// start's CA, certificate and key (`tls/`).
     _socket_dir: OwnedDir,
+    /// With `tls = true`: the CA's certificate, for the load.
+    ca_pem: Option<String>,
 }
 
 /// The PostgreSQL target: `postgres` on a private cluster made by `initdb` (reused while its
@@ -344,13 +347,33 @@ impl Postgres {
         Ok(dir)
     }
 
+    /// With `tls = true`, this start's CA and certificate in `dir/tls/`
+    /// (the socket directory, which goes with the start), given to the
+    /// server user (PostgreSQL refuses a key others can read); its CA's
+    /// certificate.
+    fn make_cert(&self, dir: &Path) -> Result<Option<String>, ServerError> {
+        if !self.settings.tls {
+            return Ok(None);
+        }
+        let mut ips = vec![self.settings.listen_addr()];
+        if ips[0] != std::net::IpAddr::from(std::net::Ipv4Addr::LOCALHOST) {
+            ips.push(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        let made = crate::tls::cert::make(dir, self.settings.tls_key, &["localhost"], &ips)
+            .map_err(|e| start_error(e.to_string()))?;
+        for path in [dir.join("tls"), made.cert_file, made.key_file, made.ca_file] {
+            self.user.own(&path)?;
+        }
+        Ok(Some(made.ca_pem))
+    }
+
     /// Starts on the configured port, or on a free one; a free port taken by
     /// someone else before the server binds it is retried with another.
     fn launch_on_a_port(
         &self,
         placement: &Placement,
         shutdown: &Shutdown,
-    ) -> Result<(ServerProcess, u16, OwnedDir, String), ServerError> {
+    ) -> Result<(ServerProcess, u16, OwnedDir, String, Option<String>), ServerError> {
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -361,9 +384,10 @@ impl Postgres {
                 }
             };
             let socket_dir = self.socket_dir()?;
+            let ca_pem = self.make_cert(socket_dir.path())?;
             let conf = self.write_conf(port, socket_dir.path())?;
             match self.launch(placement, port, shutdown) {
-                Ok(server) => return Ok((server, port, socket_dir, conf)),
+                Ok(server) => return Ok((server, port, socket_dir, conf, ca_pem)),
                 Err(e) if self.settings.port.is_none() && attempts < 3 && port_taken(&e) => {
                     continue
                 }
@@ -572,7 +596,8 @@ impl Server for Postgres {
         if placement.memory.is_some() {
             os::drop_cached(&self.data_dir())?;
         }
-        let (server, port, socket_dir, conf) = self.launch_on_a_port(placement, shutdown)?;
+        let (server, port, socket_dir, conf, ca_pem) =
+            self.launch_on_a_port(placement, shutdown)?;
         let owner = self.owner_path();
         std::fs::write(&owner, std::process::id().to_string())
             .map_err(|e| ServerError::io(&owner, e))?;
@@ -580,15 +605,18 @@ impl Server for Postgres {
             server,
             port,
             _socket_dir: socket_dir,
+            ca_pem,
         });
         if let Err(e) = self.after_launch(fresh, conf, shutdown) {
             let _ = self.stop();
             return Err(e);
         }
-        Ok(Endpoint {
-            ca_pem: None,
-            uri: self.conninfo().unwrap_or_default(),
-        })
+        let ca_pem = self.running.as_ref().and_then(|r| r.ca_pem.clone());
+        let mut uri = self.conninfo().unwrap_or_default();
+        if ca_pem.is_some() {
+            uri.push_str(" sslmode=verify-full");
+        }
+        Ok(Endpoint { ca_pem, uri })
     }
 
     fn stop(&mut self) -> Result<(), ServerError> {

@@ -267,6 +267,11 @@ pub fn data_row(body: &[u8]) -> Result<Vec<Option<&[u8]>>, PgError> {
     Ok(out)
 }
 
+/// The SSLRequest a client sends before its StartupMessage to ask for TLS
+/// (protocol §55.2.10): its length, 8, and the code 80877103. The server
+/// answers one byte: `S` (TLS follows) or `N` (cleartext only).
+pub const SSL_REQUEST: [u8; 8] = [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f];
+
 /// Appends the decimal digits of `v` without allocating.
 pub fn put_int(v: i64, out: &mut BytesMut) {
     let mut digits = [0u8; 20];

@@ -24,7 +24,74 @@ const KEYS: &[&str] = &[
     "application_name",
     "connect_timeout",
     "sslmode",
+    "sslrootcert",
 ];
+
+/// libpq's `sslmode`: whether the connection is encrypted, and what of
+/// the server's certificate is checked. Over a Unix socket there is no TLS
+/// in any mode, as in libpq.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SslMode {
+    /// Cleartext (scalelab's default, and `allow`, which tries cleartext
+    /// first).
+    #[default]
+    Disable,
+    /// TLS where the server offers it, cleartext where it answers `N`; the
+    /// certificate is not checked (libpq's `prefer`).
+    Prefer,
+    /// TLS or no connection; the certificate is not checked.
+    Require,
+    /// TLS, the certificate checked against `sslrootcert` (or the run's
+    /// CA), not its name.
+    VerifyCa,
+    /// TLS, the certificate checked against the CA and the host's address.
+    VerifyFull,
+}
+
+impl SslMode {
+    /// The mode `text` names, as libpq spells them.
+    pub fn parse(text: &str) -> Result<SslMode, String> {
+        Ok(match text {
+            "disable" | "allow" => SslMode::Disable,
+            "prefer" => SslMode::Prefer,
+            "require" => SslMode::Require,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyFull,
+            other => {
+                return Err(format!(
+                    "sslmode={other}: use disable, allow, prefer, require, verify-ca or \
+                     verify-full"
+                ))
+            }
+        })
+    }
+
+    /// Whether the connection asks the server for TLS.
+    pub fn asks_tls(self) -> bool {
+        self != SslMode::Disable
+    }
+
+    /// Whether a server that answers the SSLRequest with `N` is refused.
+    pub fn needs_tls(self) -> bool {
+        !matches!(self, SslMode::Disable | SslMode::Prefer)
+    }
+
+    /// Whether the server's certificate is checked against a CA.
+    pub fn verifies(self) -> bool {
+        matches!(self, SslMode::VerifyCa | SslMode::VerifyFull)
+    }
+
+    /// libpq's name of the mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            SslMode::Disable => "disable",
+            SslMode::Prefer => "prefer",
+            SslMode::Require => "require",
+            SslMode::VerifyCa => "verify-ca",
+            SslMode::VerifyFull => "verify-full",
+        }
+    }
+}
 
 /// Where to connect.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,6 +123,11 @@ pub struct ConnConfig {
     /// `connect_timeout` in whole seconds; `None` when unset. Parsed and
     /// checked only: connections are bounded by the caller's timeout.
     pub connect_timeout: Option<Duration>,
+    /// `sslmode`, else `PGSSLMODE`; default `disable`.
+    pub sslmode: SslMode,
+    /// `sslrootcert`, else `PGSSLROOTCERT`: the CA file the server's
+    /// certificate is checked against (`verify-ca`, `verify-full`).
+    pub sslrootcert: Option<PathBuf>,
 }
 
 /// Why a connection string was rejected; the text names the key and the fix.
@@ -250,7 +322,10 @@ fn build(pairs: &Pairs, env: impl Fn(&str) -> Option<String>) -> Result<ConnConf
             .or_else(|| env(var))
             .filter(|v| !v.is_empty())
     };
-    check_sslmode(get("sslmode", "PGSSLMODE"))?;
+    let sslmode = match get("sslmode", "PGSSLMODE") {
+        Some(m) => SslMode::parse(&m).map_err(|e| err(format!("connection string: {e}")))?,
+        None => SslMode::Disable,
+    };
     let port = match get("port", "PGPORT") {
         Some(p) => p.parse::<u16>().ok().filter(|&p| p != 0).ok_or_else(|| {
             err(format!(
@@ -284,17 +359,9 @@ fn build(pairs: &Pairs, env: impl Fn(&str) -> Option<String>) -> Result<ConnConf
         application_name: get("application_name", "PGAPPNAME")
             .unwrap_or_else(|| "scalelab".to_string()),
         connect_timeout,
+        sslmode,
+        sslrootcert: get("sslrootcert", "PGSSLROOTCERT").map(PathBuf::from),
     })
-}
-
-fn check_sslmode(mode: Option<String>) -> Result<(), ConnInfoError> {
-    match mode.as_deref() {
-        None | Some("disable" | "allow" | "prefer") => Ok(()),
-        Some(other) => Err(err(format!(
-            "connection string: sslmode={other} is not supported (load runs over loopback \
-             without TLS); use sslmode=disable"
-        ))),
-    }
 }
 
 fn resolve_host(host: &str, port: u16) -> Result<Host, ConnInfoError> {
@@ -399,10 +466,18 @@ mod tests {
             .contains("unknown key `hots`"));
         assert!(parse("port=http").unwrap_err().to_string().contains("port"));
         assert!(parse("host").unwrap_err().to_string().contains("no value"));
-        assert!(parse("sslmode=require")
+        assert!(parse("sslmode=requir")
             .unwrap_err()
             .to_string()
-            .contains("sslmode"));
+            .contains("sslmode=requir: use disable"));
+        let c = parse("sslmode=verify-full sslrootcert=/x/ca.pem").unwrap();
+        assert_eq!(c.sslmode, SslMode::VerifyFull);
+        assert_eq!(
+            c.sslrootcert.as_deref(),
+            Some(std::path::Path::new("/x/ca.pem"))
+        );
+        assert_eq!(parse("sslmode=allow").unwrap().sslmode, SslMode::Disable);
+        assert!(SslMode::Prefer.asks_tls() && !SslMode::Prefer.needs_tls());
         assert!(parse("password='open")
             .unwrap_err()
             .to_string()

@@ -76,7 +76,10 @@ impl Protocol for Pg {
 
     fn open(run: &Run) -> io::Result<Stream> {
         match &run.cfg.host {
-            Host::Tcp(addr) => Stream::tcp(*addr),
+            Host::Tcp(addr) => match &run.tls {
+                Some(t) => t.open(*addr).map(|(stream, _)| stream),
+                None => Stream::tcp(*addr),
+            },
             Host::Unix(path) => Stream::unix(path),
         }
     }

@@ -23,6 +23,8 @@ pub(super) struct Run {
     pub max_tries: u32,
     /// Time each statement (pgbench `-r`).
     pub per_statement: bool,
+    /// TLS, as `sslmode` asks.
+    pub tls: Option<super::tls::PgTls>,
 }
 
 impl Run {
@@ -137,6 +139,7 @@ mod tests {
             scale: 1,
             max_tries: 1,
             per_statement: false,
+            tls: None,
         }
     }
 

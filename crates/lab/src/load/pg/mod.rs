@@ -15,12 +15,14 @@ mod conn;
 mod ctx;
 pub mod custom;
 pub(crate) mod script;
+mod tls;
 
 pub use script::{QueryMode, Script, ScriptKind};
 
 use crate::load::{Driver, ErrorKind, LoadError, LoadResult, LoadSpec};
 use crate::shutdown::Shutdown;
 use crate::wire::pg::client::Client;
+use crate::wire::pg::conninfo::SslMode;
 use crate::wire::pg::{dataset, ConnConfig};
 use std::time::Duration;
 
@@ -67,6 +69,18 @@ pub struct PgSettings {
     /// prepared, as the recipes and `pgbench -M prepared` measure.
     #[serde(default)]
     pub protocol: QueryMode,
+    /// libpq's `sslmode` (disable, allow, prefer, require, verify-ca,
+    /// verify-full), over the endpoint's; a managed server with
+    /// `tls = true` asks for `verify-full`.
+    #[serde(default)]
+    pub sslmode: Option<String>,
+    /// The CA file the server's certificate is checked against
+    /// (`sslrootcert`), over the endpoint's.
+    #[serde(default)]
+    pub sslrootcert: Option<std::path::PathBuf>,
+    /// The CA as PEM text. A run sets it to its managed server's own CA.
+    #[serde(default)]
+    pub ca_pem: Option<String>,
 }
 
 fn default_script() -> ScriptKind {
@@ -87,6 +101,9 @@ impl Default for PgSettings {
             scale: None,
             vacuum: default_vacuum(),
             protocol: QueryMode::default(),
+            sslmode: None,
+            sslrootcert: None,
+            ca_pem: None,
         }
     }
 }
@@ -98,6 +115,9 @@ impl PgSettings {
             return Err(LoadError::Spec(
                 "max_tries must be at least 1 (1 means no retries)".into(),
             ));
+        }
+        if let Some(m) = &s.sslmode {
+            SslMode::parse(m).map_err(|e| LoadError::Spec(format!("`sslmode`: {e}")))?;
         }
         if let Some(scale) = s.scale {
             crate::load::limits::PG_SCALE
@@ -134,6 +154,9 @@ pub struct PgDriver {
     txn_log: Option<std::path::PathBuf>,
     /// Rate mode: skip transactions later than this (pgbench `-L`).
     skip_later_than: Option<Duration>,
+    /// The workers' TLS, as `sslmode` asks (TCP only: over a Unix socket
+    /// there is none, as in libpq).
+    tls: Option<tls::PgTls>,
 }
 
 /// One statement's latency over a run (pgbench `-r`).
@@ -160,6 +183,7 @@ impl PgDriver {
             target: redact(endpoint),
             reason: e.to_string(),
         })?;
+        let tls = Self::tls_of(&settings, &config)?;
         Ok(PgDriver {
             settings,
             config,
@@ -167,7 +191,66 @@ impl PgDriver {
             custom: None,
             txn_log: None,
             skip_later_than: None,
+            tls,
         })
+    }
+
+    /// The TLS the settings (over the endpoint's `sslmode` and
+    /// `sslrootcert`) ask for; `None` for `disable` or a Unix socket.
+    fn tls_of(settings: &PgSettings, config: &ConnConfig) -> Result<Option<tls::PgTls>, LoadError> {
+        let mode = match &settings.sslmode {
+            Some(m) => SslMode::parse(m).map_err(LoadError::Spec)?,
+            None => config.sslmode,
+        };
+        let crate::wire::pg::conninfo::Host::Tcp(addr) = config.host else {
+            return Ok(None);
+        };
+        let rootcert = settings
+            .sslrootcert
+            .as_deref()
+            .or(config.sslrootcert.as_deref());
+        tls::PgTls::new(
+            mode,
+            addr,
+            settings.ca_pem.as_deref(),
+            rootcert,
+            SETUP_TIMEOUT.min(Duration::from_secs(10)),
+        )
+        .map_err(LoadError::Spec)
+    }
+
+    /// One opening before the run, as the workers' will be: a certificate
+    /// that does not verify, or a server that serves no TLS where the mode
+    /// needs it, is an error before any load, in words; else what the
+    /// handshake settled, for the run's notes.
+    fn probe_tls(&self) -> Result<Option<String>, LoadError> {
+        let (Some(t), crate::wire::pg::conninfo::Host::Tcp(addr)) = (&self.tls, &self.config.host)
+        else {
+            return Ok(None);
+        };
+        let (_, negotiated) = t.open(*addr).map_err(|e| LoadError::Target {
+            target: self.config.describe(),
+            reason: e.to_string(),
+        })?;
+        Ok(Some(match negotiated {
+            Some(n) => format!(
+                "TLS (sslmode={}{}): {} {} {}; client {}",
+                t.mode.name(),
+                if t.mode.verifies() {
+                    ", certificate checked"
+                } else {
+                    ", certificate not checked"
+                },
+                n.version,
+                n.cipher,
+                n.group.as_deref().unwrap_or(""),
+                crate::tls::client::LIBRARY
+            ),
+            None => format!(
+                "sslmode={}: the server serves no TLS, so the run is in cleartext",
+                t.mode.name()
+            ),
+        }))
     }
 
     /// Runs `script` (a custom `-f` file) instead of the built-in script.
@@ -318,6 +401,7 @@ impl PgDriver {
         crate::load::raise_fd_limit();
         let scripts = self.scripts();
         let builtin = scripts.iter().any(|(s, _)| s.builtin.is_some());
+        let tls_note = self.probe_tls()?;
         let mut setup = self.connect(SETUP_TIMEOUT)?;
         let scale = match (self.settings.scale, builtin) {
             (Some(s), _) => s,
@@ -336,13 +420,15 @@ impl PgDriver {
             scale: i64::from(scale),
             max_tries: self.settings.max_tries,
             per_statement,
+            tls: self.tls.clone(),
         };
         let mut shared = ctx::Shared::new(spec, shutdown, threads, run);
         shared.progress = self.progress.clone();
         shared.txn_log = self.txn_log.clone();
         shared.skip_later_than = self.skip_later_than;
-        let (result, locals) =
+        let (mut result, locals) =
             crate::load::event_loop::run_workers::<conn::Conn>(&shared, threads)?;
+        result.notes.extend(tls_note);
         let by_script = (0..shared.scripts.len())
             .map(|i| locals.iter().map(|l| l.done_by_script[i]).sum())
             .collect();
@@ -406,6 +492,35 @@ mod tests {
             (s.script, s.max_tries, s.scale),
             (ScriptKind::SelectOnly, 5, Some(3))
         );
+    }
+
+    /// `sslmode` is libpq's and overrides the endpoint's; a verifying
+    /// mode with no CA names what to give; over a Unix socket there is
+    /// no TLS, as in libpq.
+    #[test]
+    fn sslmode_is_checked_and_overrides_the_endpoints() {
+        let e = PgSettings::parse(&table("sslmode = \"on\""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`sslmode`") && e.contains("verify-full"), "{e}");
+        let tcp = "host=127.0.0.1 port=5 sslmode=verify-full";
+        let e = PgDriver::new(PgSettings::default(), tcp)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("sslrootcert=FILE"), "{e}");
+        let off = PgSettings {
+            sslmode: Some("disable".into()),
+            ..PgSettings::default()
+        };
+        assert!(PgDriver::new(off, tcp).unwrap().tls.is_none());
+        let req = PgDriver::new(
+            PgSettings::default(),
+            "host=127.0.0.1 port=5 sslmode=require",
+        );
+        assert_eq!(req.unwrap().tls.map(|t| t.mode), Some(SslMode::Require));
+        let unix = PgDriver::new(PgSettings::default(), "host=/tmp port=5 sslmode=require");
+        assert!(unix.unwrap().tls.is_none());
     }
 
     #[test]

@@ -214,6 +214,13 @@ impl<P: Protocol> Session for Conn<P> {
             self.on_connecting(ctx, Instant::now());
             return;
         }
+        if writable {
+            if let Some(Err(e)) = self.stream.as_mut().map(Stream::flush_pending) {
+                if e.kind() != io::ErrorKind::WouldBlock {
+                    return self.lost(ctx, ErrorKind::Write, Instant::now());
+                }
+            }
+        }
         if writable && self.sent < self.send.len() && !self.flush(ctx, Instant::now()) {
             return;
         }

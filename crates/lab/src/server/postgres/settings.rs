@@ -98,6 +98,14 @@ pub struct PostgresSettings {
     /// Directory with postgres and initdb; default: the newest
     /// /usr/lib/postgresql/*/bin.
     pub bin_dir: Option<PathBuf>,
+    /// Serve TLS (`ssl = on`) with a CA and certificate made at each start
+    /// in its private socket directory, which go with it; the endpoint
+    /// then asks for `sslmode=verify-full` and hands the load the CA.
+    #[serde(default)]
+    pub tls: bool,
+    /// The certificate's key: `"ecdsa-p256"` (default) or `"rsa-2048"`.
+    #[serde(default)]
+    pub tls_key: crate::tls::cert::KeyType,
 }
 
 fn bad(message: String) -> ServerError {
@@ -148,6 +156,15 @@ impl PostgresSettings {
                     )));
                 }
             }
+        }
+        if let Some(name) = self
+            .settings
+            .keys()
+            .find(|n| self.tls && ["ssl", "ssl_cert_file", "ssl_key_file"].contains(&n.as_str()))
+        {
+            return Err(bad(format!(
+                "settings.{name} is set by `tls = true` (this start's own certificate); remove it"
+            )));
         }
         if self.max_connections == Some(0) {
             return Err(bad("max_connections must be at least 1".into()));
@@ -223,6 +240,14 @@ impl PostgresSettings {
         let _ = writeln!(out, "listen_addresses = '{}'", self.listen_addr());
         let _ = writeln!(out, "port = {port}");
         let _ = writeln!(out, "unix_socket_directories = {}", socket.render());
+        if self.tls {
+            let file = |name: &str| {
+                ConfValue::Text(socket_dir.join("tls").join(name).display().to_string())
+            };
+            let _ = writeln!(out, "ssl = on");
+            let _ = writeln!(out, "ssl_cert_file = {}", file("server.pem").render());
+            let _ = writeln!(out, "ssl_key_file = {}", file("server.key").render());
+        }
         let user = self.typed().into_iter().chain(self.settings.clone());
         for (name, value) in user {
             let _ = writeln!(out, "{name} = {}", value.render());
@@ -237,6 +262,29 @@ mod tests {
 
     fn parse(s: &str) -> Result<PostgresSettings, ServerError> {
         PostgresSettings::parse(&s.parse::<toml::Table>().unwrap())
+    }
+
+    /// `tls = true` writes `ssl = on` and the start's files, and refuses
+    /// the settings it writes itself.
+    #[test]
+    fn tls_serves_the_starts_certificate_and_owns_its_settings() {
+        let s = parse("tls = true").unwrap();
+        let conf = s.render_conf(5432, std::path::Path::new("/tmp/scalelab-pg-1"));
+        assert!(conf.contains("ssl = on\n"), "{conf}");
+        assert!(
+            conf.contains("ssl_cert_file = '/tmp/scalelab-pg-1/tls/server.pem'\n"),
+            "{conf}"
+        );
+        assert!(
+            conf.contains("ssl_key_file = '/tmp/scalelab-pg-1/tls/server.key'\n"),
+            "{conf}"
+        );
+        assert!(!parse("")
+            .unwrap()
+            .render_conf(5432, std::path::Path::new("/x"))
+            .contains("ssl"));
+        let e = parse("tls = true\nsettings = { ssl_key_file = \"/k\" }").unwrap_err();
+        assert!(e.to_string().contains("set by `tls = true`"), "{e}");
     }
 
     #[test]
