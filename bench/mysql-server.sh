@@ -45,6 +45,23 @@ mysql_server_start() {
     trap mysql_server_stop EXIT
     trap 'exit 130' INT TERM
     PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    local tls=""
+    if [ "${SSL:-0}" = 1 ]; then
+        # A throwaway ECDSA P-256 certificate in the work directory (which
+        # goes with it), as the managed server's `tls = true` makes.
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+            -subj /CN=127.0.0.1 -keyout "$WORK/server.key" -out "$WORK/server.pem" 2>/dev/null
+        # sysbench 1.0's --mysql-ssl=on reads client-key.pem,
+        # client-cert.pem and cacert.pem from its working directory.
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+            -subj /CN=sysbench -keyout "$WORK/client-key.pem" -out "$WORK/client-cert.pem" 2>/dev/null
+        cp "$WORK/server.pem" "$WORK/cacert.pem"
+        # It presents its client certificate; the server must know its CA.
+        cat "$WORK/server.pem" "$WORK/client-cert.pem" >"$WORK/ca-bundle.pem"
+        tls="ssl_cert = $WORK/server.pem
+ssl_key = $WORK/server.key
+ssl_ca = $WORK/ca-bundle.pem"
+    fi
     cat >"$WORK/my.cnf" <<CNF
 [mysqld]
 user = $(id -un)
@@ -58,6 +75,7 @@ skip-name-resolve
 innodb_buffer_pool_size = 256M
 innodb_flush_log_at_trx_commit = 2
 max_connections = 200
+$tls
 CNF
     mariadb-install-db --defaults-file="$WORK/my.cnf" --user="$(id -un)" --skip-test-db \
         >"$WORK/install.out" 2>&1

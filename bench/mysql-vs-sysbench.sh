@@ -36,7 +36,9 @@
 #   CPU), SERVER_CPU (1),
 #   CLIENT_CPU (0), SCALELAB (a prebuilt scalelab binary; default: build
 #   target/release/scalelab), COALESCE (unset; 1 adds scalelab's opt-in
-#   --coalesce).
+#   --coalesce), SSL (unset; 1 serves TLS with a throwaway ECDSA P-256
+#   certificate and runs sysbench with --mysql-ssl=on and scalelab with
+#   --mysql-ssl on: TLS, certificates not checked).
 # Takes about 2 * |SCRIPTS| * (ROUNDS * DURATION + WARMUP) s plus ~15 s of
 # setup (ROUNDS=4: ~75 s). Run it under `flock target/bench.lock`.
 set -euo pipefail
@@ -57,6 +59,12 @@ cd "$(dirname "$0")/.."
 . bench/mysql-server.sh
 if [ -n "${COALESCE:-}" ]; then echo "scalelab runs with --coalesce" >&2; fi
 mysql_server_start mysql-vs-sysbench
+SSL_ARG=()
+if [ "${SSL:-0}" = 1 ]; then
+    SB+=(--mysql-ssl=on)
+    SSL_ARG=(--mysql-ssl on)
+    echo "TLS: sysbench --mysql-ssl=on, scalelab --mysql-ssl on" >&2
+fi
 
 HZ=$(getconf CLK_TCK)
 NCPU=$(nproc)
@@ -69,14 +77,15 @@ run() {
     local b0 s0 b1 s1 tps txns threads
     b0=$(busy_ticks) s0=$(server_ticks)
     if [ "$tool" = sysbench ]; then
-        setsid taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
-            sysbench "${SB[@]}" --threads="$conns" --time="$secs" "$script" run >"$out" 2>&1
+        # In $WORK: sysbench 1.0 reads its TLS files from where it runs.
+        (cd "$WORK" && setsid taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
+            sysbench "${SB[@]}" --threads="$conns" --time="$secs" "$script" run >"$out" 2>&1)
         txns=$(awk '/transactions:/ {print $2}' "$out")
         tps=$(awk '/transactions:/ {gsub(/\(/, "", $3); print $3}' "$out")
         threads=$conns
     else
         setsid taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
-            "$SCALELAB" load mysql "$URL" --script "$script" -c "$conns" ${THREADS:+-j "$THREADS"} ${COALESCE:+--coalesce} \
+            "$SCALELAB" load mysql "$URL" --script "$script" -c "$conns" ${THREADS:+-j "$THREADS"} ${COALESCE:+--coalesce} "${SSL_ARG[@]}" \
             -d "${secs}s" --json >"$out" 2>&1
         read -r txns tps threads < <(python3 -c 'import json,sys; v = json.load(open(sys.argv[1]))
 print(v["transactions"], v["tps"], v["threads"])' "$out")

@@ -52,6 +52,14 @@ pub struct LoadMysqlArgs {
     pub table_size: Option<u32>,
     #[command(flatten)]
     pub coalesce: CoalesceArg,
+    /// TLS: sysbench's on/off, or the MySQL client's --ssl-mode values
+    /// (disabled, required, verify_ca, verify_identity); default off.
+    #[arg(long, value_name = "on|off|MODE", num_args = 0..=1, default_missing_value = "on")]
+    pub mysql_ssl: Option<String>,
+    /// With --mysql-ssl verify_identity: the CA (PEM) that verifies the
+    /// server's certificate (sysbench --mysql-ssl-ca).
+    #[arg(long, value_name = "FILE")]
+    pub mysql_ssl_ca: Option<std::path::PathBuf>,
     /// Build sysbench's dataset (drops sbtest1..N first) and exit.
     #[arg(long)]
     pub init: bool,
@@ -234,6 +242,8 @@ pub fn run(a: &LoadMysqlArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         script: call.script,
         tables: a.tables,
         table_size: a.table_size,
+        ssl_mode: a.mysql_ssl.clone(),
+        ca_file: a.mysql_ssl_ca.clone(),
         ..MysqlSettings::default()
     };
     let mut driver = MysqlDriver::new(settings, &call.url)?;

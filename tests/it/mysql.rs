@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 struct Server {
     db: Mariadb,
     url: String,
+    /// The CA of a server with `tls = true`.
+    ca_pem: Option<String>,
     _base: tempfile::TempDir,
 }
 
@@ -41,6 +43,7 @@ fn server(tables: u32, table_size: u32, settings: &str) -> Server {
     Server {
         db,
         url: endpoint.uri,
+        ca_pem: endpoint.ca_pem,
         _base: base,
     }
 }
@@ -547,5 +550,60 @@ fn mariadb_cli_takes_sysbench_as_typed() {
     assert!(
         line.contains(" lat (ms,avg): ") && line.ends_with("reconn/s: 0.00"),
         "{line}"
+    );
+}
+
+/// TLS to MariaDB (`tls = true`; the load's `ssl_mode`, sysbench's
+/// `--mysql-ssl`): every connection the workers open, and the opening
+/// before the run, is a TLS handshake MariaDB itself counts
+/// (`Ssl_accepts`), on the event loop and with a new connection per
+/// transaction; each point select is one server-side execute
+/// (`Com_stmt_execute`); the notes say what was negotiated.
+#[test]
+fn mariadb_over_tls_counts_every_handshake_the_load_made() {
+    let s = server(1, 1000, "tls = true");
+    let ca = s.ca_pem.clone().expect("a TLS server hands out its CA");
+    let settings = MysqlSettings {
+        script: ScriptKind::OltpPointSelect,
+        ca_pem: Some(ca),
+        ..MysqlSettings::default()
+    };
+    for per_connection in [None, Some(1)] {
+        let (accepts, executes) = (s.status("Ssl_accepts"), s.status("Com_stmt_execute"));
+        let mut spec = exact(2, 1, 400);
+        spec.requests_per_connection = per_connection;
+        let r = MysqlDriver::new(settings.clone(), &s.url)
+            .unwrap()
+            .run(&spec, &Shutdown::new())
+            .unwrap();
+        assert_eq!((r.requests, r.errors.total()), (400, 0), "{:?}", r.notes);
+        assert_eq!(s.status("Com_stmt_execute") - executes, 400);
+        assert_eq!(
+            s.status("Ssl_accepts") - accepts,
+            r.connections_opened + 1,
+            "{per_connection:?} per connection"
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n
+                    .starts_with("TLS (ssl_mode VERIFY_IDENTITY, certificate checked): TLSv1_3")),
+            "{:?}",
+            r.notes
+        );
+    }
+    let plain = server(0, 0, "");
+    let required = MysqlSettings {
+        ssl_mode: Some("required".into()),
+        ..MysqlSettings::default()
+    };
+    let e = MysqlDriver::new(required, &plain.url)
+        .unwrap()
+        .run(&exact(1, 1, 1), &Shutdown::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("does not serve TLS") && e.contains("tls = true"),
+        "{e}"
     );
 }

@@ -76,6 +76,8 @@ pub struct Mariadb {
     /// What the workload declared for the current start.
     wanted: Option<Dataset>,
     dataset: Option<DatasetInfo>,
+    /// With `tls = true`: the current start's CA, for the load.
+    ca_pem: Option<String>,
 }
 
 fn start_error(message: impl Into<String>) -> ServerError {
@@ -133,6 +135,7 @@ impl Mariadb {
             port: 0,
             version: None,
             effective: None,
+            ca_pem: None,
             wanted: None,
             dataset: None,
         }
@@ -177,6 +180,10 @@ impl Mariadb {
         // A private tmpdir: concurrent servers' temporary table names collide in /tmp.
         let tmp = path.join("tmp");
         std::fs::create_dir_all(&tmp).map_err(|e| ServerError::io(&tmp, e))?;
+        self.ca_pem = match self.settings.tls {
+            true => Some(self.make_cert(&path)?),
+            false => None,
+        };
         let cnf = self.settings.render(&path, self.port, &server_user());
         write(&path.join("my.cnf"), &cnf)?;
         write(&path.join("init.sql"), &self.settings.init_sql())?;
@@ -204,6 +211,18 @@ impl Mariadb {
             )));
         }
         Ok(path)
+    }
+
+    /// This start's CA and certificate in `dir/tls/` (the start's private
+    /// directory, which goes with it); the CA's certificate.
+    fn make_cert(&self, dir: &Path) -> Result<String, ServerError> {
+        let mut ips = vec![self.settings.listen_addr()];
+        if ips[0] != std::net::IpAddr::from(std::net::Ipv4Addr::LOCALHOST) {
+            ips.push(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        crate::tls::cert::make(dir, self.settings.tls_key, &["localhost"], &ips)
+            .map(|made| made.ca_pem)
+            .map_err(|e| start_error(e.to_string()))
     }
 
     fn launch(&mut self, dir: &Path, placement: &Placement) -> Result<u32, ServerError> {
@@ -327,7 +346,7 @@ impl Server for Mariadb {
             return Err(e);
         }
         Ok(Endpoint {
-            ca_pem: None,
+            ca_pem: self.ca_pem.clone(),
             uri: self.url(),
         })
     }
@@ -335,6 +354,7 @@ impl Server for Mariadb {
     fn stop(&mut self) -> Result<(), ServerError> {
         let stopped = super::stop_process(KIND, &mut self.server, libc::SIGTERM, STOP_GRACE);
         self.dir = None;
+        self.ca_pem = None;
         stopped
     }
 

@@ -49,6 +49,10 @@ pub enum ProtocolError {
     /// The server answered with an ERR packet.
     #[error("{0}")]
     Server(ErrReply),
+    /// TLS was asked for, and the server's greeting offers none
+    /// (`CLIENT_SSL`).
+    #[error("the server does not serve TLS (its greeting has no CLIENT_SSL); serve it (a managed mariadb: `tls = true`; else `ssl_cert` and `ssl_key`), or leave `ssl_mode` at \"disabled\"")]
+    NoTls,
 }
 
 /// An ERR packet: MySQL error number, SQLSTATE and message.
@@ -216,6 +220,99 @@ fn param_type(v: &Value) -> [u8; 2] {
     [ty as u8, flag]
 }
 
+/// The server's greeting, or why `pkt` is none (an ERR packet, such as
+/// "too many connections", or another protocol).
+fn parse_greeting(pkt: &[u8]) -> Result<HandshakePacket<'_>, ProtocolError> {
+    match pkt.first() {
+        Some(0xFF) => return Err(server_error(pkt)),
+        Some(10) => {}
+        _ => {
+            return Err(ProtocolError::NotMysql(
+                "its first packet is not a protocol-10 greeting".into(),
+            ))
+        }
+    }
+    ParseBuf(pkt)
+        .parse(())
+        .map_err(|e| ProtocolError::NotMysql(format!("unreadable greeting: {e}")))
+}
+
+/// The capabilities a client answers `hello` with: scalelab's, as far as
+/// the server has them, and `CLIENT_SSL` with `tls` (an error where the
+/// server offers no TLS). A MariaDB server clears CLIENT_MYSQL (the old
+/// CLIENT_LONG_PASSWORD bit) and announces extended capabilities; a client
+/// that wants them clears it too, as libmariadb does.
+fn client_caps(
+    hello: &HandshakePacket<'_>,
+    tls: bool,
+) -> Result<(CapabilityFlags, MariadbCapabilities), ProtocolError> {
+    let mut caps = CLIENT_CAPS & hello.capabilities();
+    if tls {
+        if !hello.capabilities().contains(CapabilityFlags::CLIENT_SSL) {
+            return Err(ProtocolError::NoTls);
+        }
+        caps.insert(CapabilityFlags::CLIENT_SSL);
+    }
+    let mariadb = !hello
+        .capabilities()
+        .contains(CapabilityFlags::CLIENT_LONG_PASSWORD);
+    let ext = if mariadb {
+        caps.remove(CapabilityFlags::CLIENT_LONG_PASSWORD);
+        MARIADB_CAPS & hello.mariadb_ext_capabilities()
+    } else {
+        MariadbCapabilities::empty()
+    };
+    Ok((caps, ext))
+}
+
+/// The HandshakeResponse payload to `hello`.
+fn response(
+    hello: &HandshakePacket<'_>,
+    caps: CapabilityFlags,
+    ext: MariadbCapabilities,
+    scramble: Option<&[u8]>,
+    login: &Login,
+) -> Vec<u8> {
+    let resp = HandshakeResponse::new(
+        scramble,
+        hello.server_version_parsed().unwrap_or((5, 5, 0)),
+        Some(login.user.as_bytes()),
+        Some(login.database.as_bytes()),
+        Some(AuthPlugin::MysqlNativePassword),
+        caps,
+        None,
+        16 << 20,
+    )
+    .with_mariadb_ext_capabilities(ext);
+    let mut payload = Vec::new();
+    resp.serialize(&mut payload);
+    payload
+}
+
+/// The SSLRequest that answers the greeting `pkt` (its payload) when the
+/// client asks for TLS: the first 32 bytes of the HandshakeResponse it
+/// will send inside TLS (capabilities with `CLIENT_SSL`, the largest
+/// packet, the character set, the filler with MariaDB's extended
+/// capabilities), framed as packet 1, as libmariadb sends it
+/// (protocol: "Protocol::SSLRequest"). An error where the server offers
+/// no TLS.
+pub fn ssl_request(pkt: &[u8]) -> Result<Vec<u8>, ProtocolError> {
+    let hello = parse_greeting(pkt)?;
+    let (caps, ext) = client_caps(&hello, true)?;
+    let login = Login {
+        user: String::new(),
+        password: String::new(),
+        database: String::new(),
+    };
+    let payload = response(&hello, caps, ext, None, &login);
+    let body = payload
+        .get(..32)
+        .ok_or_else(|| malformed("short handshake response"))?;
+    let mut framed = vec![32, 0, 0, 1];
+    framed.extend_from_slice(body);
+    Ok(framed)
+}
+
 /// Credentials and schema for the handshake.
 #[derive(Clone, Debug)]
 pub struct Login {
@@ -242,6 +339,9 @@ pub struct Handshake {
     login: Login,
     greeted: bool,
     server_version: String,
+    /// The connection switched to TLS after the SSLRequest
+    /// ([`ssl_request`]), before this handshake saw the greeting.
+    tls: bool,
 }
 
 impl Handshake {
@@ -251,7 +351,16 @@ impl Handshake {
             login,
             greeted: false,
             server_version: String::new(),
+            tls: false,
         }
+    }
+
+    /// The handshake of a connection that sent [`ssl_request`] (sequence
+    /// id 1) and is inside TLS now: its response says `CLIENT_SSL` and is
+    /// packet 2.
+    pub fn after_ssl_request(mut self) -> Self {
+        self.tls = true;
+        self
     }
 
     /// The version the server announced in its greeting.
@@ -290,48 +399,16 @@ impl Handshake {
         framer: &mut Framer,
         out: &mut BytesMut,
     ) -> Result<Progress, ProtocolError> {
-        match pkt.first() {
-            Some(0xFF) => return Err(server_error(pkt)),
-            Some(10) => {}
-            _ => {
-                return Err(ProtocolError::NotMysql(
-                    "its first packet is not a protocol-10 greeting".into(),
-                ))
-            }
-        }
-        let hello: HandshakePacket = ParseBuf(pkt)
-            .parse(())
-            .map_err(|e| ProtocolError::NotMysql(format!("unreadable greeting: {e}")))?;
+        let hello = parse_greeting(pkt)?;
         self.server_version = hello.server_version_str().into_owned();
-        let nonce = hello.nonce();
-        let scramble = self.scramble(&nonce);
-        let mut caps = CLIENT_CAPS & hello.capabilities();
-        // A MariaDB server clears CLIENT_MYSQL (the old CLIENT_LONG_PASSWORD
-        // bit) and announces extended capabilities; a client that wants them
-        // clears it too, as libmariadb does.
-        let mariadb = !hello
-            .capabilities()
-            .contains(CapabilityFlags::CLIENT_LONG_PASSWORD);
-        let ext = if mariadb {
-            caps.remove(CapabilityFlags::CLIENT_LONG_PASSWORD);
-            MARIADB_CAPS & hello.mariadb_ext_capabilities()
-        } else {
-            MariadbCapabilities::empty()
-        };
+        let scramble = self.scramble(&hello.nonce());
+        let (caps, ext) = client_caps(&hello, self.tls)?;
         framer.cache_metadata = ext.contains(MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA);
-        let resp = HandshakeResponse::new(
-            Some(scramble.as_slice()),
-            hello.server_version_parsed().unwrap_or((5, 5, 0)),
-            Some(self.login.user.as_bytes()),
-            Some(self.login.database.as_bytes()),
-            Some(AuthPlugin::MysqlNativePassword),
-            caps,
-            None,
-            16 << 20,
-        )
-        .with_mariadb_ext_capabilities(ext);
-        let mut payload = Vec::new();
-        resp.serialize(&mut payload);
+        let payload = response(&hello, caps, ext, Some(&scramble), &self.login);
+        if self.tls {
+            // The SSLRequest was packet 1, sent before TLS.
+            framer.reply(&[], &mut BytesMut::new());
+        }
         framer.reply(&payload, out);
         Ok(Progress::Continue)
     }
@@ -588,6 +665,67 @@ mod tests {
             )
             .unwrap_err();
         assert!(matches!(e, ProtocolError::NotMysql(_)), "{e}");
+    }
+
+    /// A MariaDB-style greeting (no CLIENT_MYSQL bit) with or without
+    /// CLIENT_SSL, serialized by mysql_common.
+    fn greeting(ssl: bool) -> Vec<u8> {
+        let mut caps = CLIENT_CAPS - CapabilityFlags::CLIENT_LONG_PASSWORD;
+        if ssl {
+            caps |= CapabilityFlags::CLIENT_SSL;
+        }
+        let hello = HandshakePacket::new(
+            10,
+            &b"5.5.5-10.11.19-MariaDB"[..],
+            7,
+            *b"abcdefgh",
+            Some(&b"ijklmnopqrst"[..]),
+            caps,
+            45,
+            mysql_common::constants::StatusFlags::empty(),
+            Some(&b"mysql_native_password"[..]),
+        );
+        let mut out = Vec::new();
+        hello.serialize(&mut out);
+        out
+    }
+
+    /// The SSLRequest is packet 1 and the first 32 bytes of the response
+    /// sent inside TLS, which is packet 2; both say CLIENT_SSL. A server
+    /// without CLIENT_SSL is named.
+    #[test]
+    fn the_ssl_request_is_the_responses_first_32_bytes_and_packet_1() {
+        let hello = greeting(true);
+        let req = ssl_request(&hello).unwrap();
+        assert_eq!(req.len(), 36);
+        assert_eq!(req[..4], [32, 0, 0, 1]);
+        let caps = u32::from_le_bytes(req[4..8].try_into().unwrap());
+        assert_ne!(caps & CapabilityFlags::CLIENT_SSL.bits(), 0);
+        let login = Login {
+            user: "u".into(),
+            password: "p".into(),
+            database: "d".into(),
+        };
+        let mut framer = Framer::default();
+        let mut src = BytesMut::from(&[&[hello.len() as u8, 0, 0, 0][..], &hello].concat()[..]);
+        let mut pkt = Vec::new();
+        assert!(framer.next_packet(&mut src, &mut pkt).unwrap());
+        let mut out = BytesMut::new();
+        let mut h = Handshake::new(login.clone()).after_ssl_request();
+        h.on_packet(&pkt, &mut framer, &mut out).unwrap();
+        assert_eq!(out[3], 2, "the response is packet 2");
+        assert_eq!(out[4..36], req[4..], "the SSLRequest is its first 32 bytes");
+        assert!(matches!(
+            ssl_request(&greeting(false)),
+            Err(ProtocolError::NoTls)
+        ));
+        let mut plain = Handshake::new(login);
+        let e = plain.on_packet(
+            &greeting(false),
+            &mut Framer::default(),
+            &mut BytesMut::new(),
+        );
+        assert!(e.is_ok(), "cleartext needs no CLIENT_SSL");
     }
 
     #[test]

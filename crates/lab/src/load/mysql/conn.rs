@@ -77,15 +77,22 @@ impl Protocol for Mysql {
     }
 
     fn open(run: &Run) -> io::Result<Stream> {
-        Stream::tcp(run.url.addr)
+        match &run.tls {
+            Some(t) => t.open(run.url.addr).map(|(stream, _)| stream),
+            None => Stream::tcp(run.url.addr),
+        }
     }
 
     fn hello(&mut self, ctx: &Ctx, _: &mut BytesMut) -> Verdict {
-        self.handshake = Some(Handshake::new(Login {
+        let handshake = Handshake::new(Login {
             user: ctx.shared.url.user.clone(),
             password: ctx.shared.url.password.clone(),
             database: ctx.shared.url.database.clone(),
-        }));
+        });
+        self.handshake = Some(match ctx.shared.tls {
+            Some(_) => handshake.after_ssl_request(),
+            None => handshake,
+        });
         Verdict::Wait
     }
 

@@ -23,6 +23,8 @@ pub(super) struct Run {
     pub prepares: Vec<(usize, String)>,
     /// Slot of the prepared BEGIN; COMMIT is the next one.
     pub begin_slot: usize,
+    /// TLS, as `ssl_mode` asks.
+    pub tls: Option<super::tls::MysqlTls>,
 }
 
 /// Ignored (rolled back and retried) errors, by position in

@@ -13,6 +13,7 @@
 mod conn;
 mod ctx;
 pub(crate) mod script;
+pub mod tls;
 
 pub use script::{Options, ScriptKind};
 
@@ -60,6 +61,18 @@ pub struct MysqlSettings {
     /// `--range_size` of the range selects.
     #[serde(default = "default_range_size")]
     pub range_size: u32,
+    /// TLS, as the MySQL client's `--ssl-mode`: `"disabled"`,
+    /// `"required"` (sysbench's `--mysql-ssl=on`), `"verify_ca"` or
+    /// `"verify_identity"`; by default `"verify_identity"` where the run's
+    /// managed server serves TLS (`ca_pem`), else `"disabled"`.
+    #[serde(default)]
+    pub ssl_mode: Option<String>,
+    /// The CA file the server's certificate is checked against.
+    #[serde(default)]
+    pub ca_file: Option<std::path::PathBuf>,
+    /// The CA as PEM text. A run sets it to its managed server's own CA.
+    #[serde(default)]
+    pub ca_pem: Option<String>,
 }
 
 fn default_script() -> ScriptKind {
@@ -76,6 +89,9 @@ impl Default for MysqlSettings {
             tables: None,
             table_size: None,
             range_size: default_range_size(),
+            ssl_mode: None,
+            ca_file: None,
+            ca_pem: None,
         }
     }
 }
@@ -94,6 +110,7 @@ impl MysqlSettings {
         if s.range_size == 0 {
             return Err(LoadError::Spec("range_size must be at least 1".into()));
         }
+        s.ssl()?;
         Ok(s)
     }
 
@@ -104,6 +121,17 @@ impl MysqlSettings {
             tables,
             table_size: self.table_size.unwrap_or(DEFAULT_TABLE_SIZE),
         })
+    }
+}
+
+impl MysqlSettings {
+    /// The TLS mode asked for, or the default.
+    pub fn ssl(&self) -> Result<tls::SslMode, LoadError> {
+        match (&self.ssl_mode, &self.ca_pem) {
+            (Some(m), _) => tls::SslMode::parse(m).map_err(LoadError::Spec),
+            (None, Some(_)) => Ok(tls::SslMode::VerifyIdentity),
+            (None, None) => Ok(tls::SslMode::Disabled),
+        }
     }
 }
 
@@ -120,6 +148,8 @@ pub struct MysqlDriver {
     url: MysqlUrl,
     /// Transactions are counted here while a run goes (`--report-interval`).
     progress: Option<std::sync::Arc<crate::load::live::Live>>,
+    /// The workers' TLS, as `ssl_mode` asks.
+    tls: Option<tls::MysqlTls>,
 }
 
 impl MysqlDriver {
@@ -132,11 +162,43 @@ impl MysqlDriver {
             target: "(mysql endpoint)".into(),
             reason: e.to_string(),
         })?;
+        let tls = tls::MysqlTls::new(
+            settings.ssl()?,
+            url.addr,
+            settings.ca_pem.as_deref(),
+            settings.ca_file.as_deref(),
+            SETUP_TIMEOUT.min(Duration::from_secs(10)),
+        )
+        .map_err(LoadError::Spec)?;
         Ok(MysqlDriver {
             settings,
             url,
             progress: None,
+            tls,
         })
+    }
+
+    /// One opening before the run, as the workers' will be: a certificate
+    /// that does not verify, or a server that serves no TLS, is an error
+    /// before any load, in words; else what was negotiated, for the notes.
+    fn probe_tls(&self) -> Result<Option<String>, LoadError> {
+        let Some(t) = &self.tls else { return Ok(None) };
+        let (_, n) = t.open(self.url.addr).map_err(|e| LoadError::Target {
+            target: self.url.addr.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(Some(format!(
+            "TLS (ssl_mode {}{}): {} {} {}; client {}",
+            t.mode.name(),
+            match t.mode {
+                tls::SslMode::VerifyIdentity => ", certificate checked",
+                _ => ", certificate not checked",
+            },
+            n.version,
+            n.cipher,
+            n.group.as_deref().unwrap_or(""),
+            crate::tls::client::LIBRARY
+        )))
     }
 
     /// Counts transactions into `counter` as runs go, for a progress
@@ -213,6 +275,7 @@ impl Driver for MysqlDriver {
     fn run(&self, spec: &LoadSpec, shutdown: &Shutdown) -> Result<LoadResult, LoadError> {
         spec.validate()?;
         crate::load::raise_fd_limit();
+        let tls_note = self.probe_tls()?;
         let (opts, caches_metadata) = {
             let mut c = self.connect()?;
             (self.options(&mut c)?, c.caches_metadata())
@@ -236,12 +299,14 @@ impl Driver for MysqlDriver {
             opts,
             prepares,
             begin_slot,
+            tls: self.tls.clone(),
         };
         let mut shared = ctx::Shared::new(spec, shutdown, threads, run);
         shared.progress = self.progress.clone();
         let (mut result, ignored) =
             crate::load::event_loop::run_workers::<conn::Conn>(&shared, threads)?;
         note_ignored(&mut result, &ignored);
+        result.notes.extend(tls_note);
         if caches_metadata {
             result.notes.push(
                 "protocol: MARIADB_CLIENT_CACHE_METADATA negotiated (as libmariadb does): the \
@@ -298,6 +363,36 @@ mod tests {
 
     fn table(s: &str) -> toml::Table {
         s.parse().unwrap()
+    }
+
+    /// `ssl_mode` takes MySQL's names and sysbench's on/off, refuses
+    /// `preferred` (a silent fallback) by name, and defaults to
+    /// verify_identity where the run's managed server hands out its CA.
+    #[test]
+    fn ssl_mode_takes_mysqls_and_sysbenchs_names() {
+        let mode = |t: &str| MysqlSettings::parse(&table(t)).and_then(|s| s.ssl());
+        assert_eq!(mode("").unwrap(), tls::SslMode::Disabled);
+        assert_eq!(mode("ssl_mode = \"on\"").unwrap(), tls::SslMode::Required);
+        assert_eq!(
+            mode("ssl_mode = \"VERIFY_CA\"").unwrap(),
+            tls::SslMode::VerifyIdentity
+        );
+        assert_eq!(
+            mode("ca_pem = \"x\"").unwrap(),
+            tls::SslMode::VerifyIdentity
+        );
+        let e = mode("ssl_mode = \"preferred\"").unwrap_err().to_string();
+        assert!(e.contains("fall back to cleartext"), "{e}");
+        let e = mode("ssl_mode = \"yes\"").unwrap_err().to_string();
+        assert!(e.contains("verify_identity"), "{e}");
+        let verify = MysqlSettings {
+            ssl_mode: Some("verify_identity".into()),
+            ..MysqlSettings::default()
+        };
+        let e = MysqlDriver::new(verify, "mysql://u@127.0.0.1:3306/db")
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("--cacert FILE"), "{e}");
     }
 
     #[test]

@@ -88,7 +88,8 @@ impl PgTls {
         sock.read_exact(&mut answer)?;
         match answer[0] {
             b'S' => {
-                let (stream, negotiated) = Stream::tls(sock, &self.config, &self.name, self.wait)?;
+                let (stream, negotiated) =
+                    Stream::tls(sock, &self.config, &self.name, self.wait, Vec::new())?;
                 Ok((stream, Some(negotiated)))
             }
             b'N' if !self.mode.needs_tls() => {

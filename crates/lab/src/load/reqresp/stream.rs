@@ -30,6 +30,9 @@ pub(crate) struct TlsStream {
     /// The socket blocks ([`Stream::set_blocking`]): a read returns the
     /// plaintext it has rather than wait for more.
     blocking: std::cell::Cell<bool>,
+    /// Bytes read before TLS that the protocol has yet to see (MySQL's
+    /// greeting), handed over first.
+    replay: Vec<u8>,
 }
 
 impl TlsStream {
@@ -42,7 +45,12 @@ impl TlsStream {
     }
 
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let mut n = 0;
+        let mut n = self.replay.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.replay[..n]);
+        self.replay.drain(..n);
+        if n == buf.len() {
+            return Ok(n);
+        }
         loop {
             match self.conn.reader().read(&mut buf[n..]) {
                 Ok(0) if n == 0 => return Ok(0),
@@ -114,11 +122,14 @@ impl Stream {
     /// SSLRequest): the handshake runs here, blocking, within `wait`, and
     /// the stream is non-blocking after it. A handshake that fails is an
     /// error in words with the fix ([`crate::tls::client::describe`]).
+    /// `replay` is what was read before TLS and the protocol has yet to
+    /// see; reads hand it over first.
     pub fn tls(
         mut sock: std::net::TcpStream,
         config: &std::sync::Arc<rustls::ClientConfig>,
         name: &rustls::pki_types::ServerName<'static>,
         wait: Duration,
+        replay: Vec<u8>,
     ) -> io::Result<(Stream, crate::tls::client::Negotiated)> {
         let target = sock
             .peer_addr()
@@ -150,6 +161,7 @@ impl Stream {
             sock,
             conn,
             blocking: std::cell::Cell::new(false),
+            replay,
         };
         Ok((Stream::Tls(Box::new(tls)), negotiated))
     }

@@ -72,6 +72,15 @@ pub struct MariadbSettings {
     /// Address to listen on; default 127.0.0.1. A multi-host run sets it
     /// to the server host's address from `[hosts]`.
     pub listen: Option<std::net::IpAddr>,
+    /// Serve TLS (`ssl_cert`, `ssl_key`) with a CA and certificate made at
+    /// each start in its private directory, which go with it; the endpoint
+    /// hands the load the CA (`ssl_mode` then defaults to
+    /// `verify_identity`).
+    #[serde(default)]
+    pub tls: bool,
+    /// The certificate's key: `"ecdsa-p256"` (default) or `"rsa-2048"`.
+    #[serde(default)]
+    pub tls_key: crate::tls::cert::KeyType,
 }
 
 fn settings_err(message: String) -> ServerError {
@@ -198,6 +207,15 @@ impl MariadbSettings {
             bind = self.listen_addr(),
         );
         let _ = writeln!(out, "thread_handling = {}", self.thread_handling.as_str());
+        if self.tls {
+            let _ = write!(
+                out,
+                "ssl_cert = {}\nssl_key = {}\nssl_ca = {}\n",
+                d("tls/server.pem"),
+                d("tls/server.key"),
+                d("tls/ca.pem")
+            );
+        }
         let mut opt = |name: &str, v: Option<String>| {
             if let Some(v) = v {
                 let _ = writeln!(out, "{name} = {v}");
@@ -240,6 +258,21 @@ mod tests {
 
     fn parse(text: &str) -> Result<MariadbSettings, ServerError> {
         MariadbSettings::parse(&text.parse().unwrap())
+    }
+
+    /// `tls = true` points MariaDB at the start's certificate, key and CA.
+    #[test]
+    fn tls_serves_the_starts_certificate() {
+        let c = parse("tls = true")
+            .unwrap()
+            .render(Path::new("/w/m"), 3306, "root");
+        assert!(c.contains("ssl_cert = \"/w/m/tls/server.pem\"\n"), "{c}");
+        assert!(c.contains("ssl_key = \"/w/m/tls/server.key\"\n"), "{c}");
+        assert!(c.contains("ssl_ca = \"/w/m/tls/ca.pem\"\n"), "{c}");
+        assert!(!parse("")
+            .unwrap()
+            .render(Path::new("/w/m"), 3306, "root")
+            .contains("ssl"));
     }
 
     #[test]
