@@ -904,6 +904,19 @@ fn dnsperf_flags_as_typed_and_a_ramp_below_the_limit_prints_no_maximum() {
     assert!(v["ramp"]["below_limit"].as_bool().unwrap_or(false), "{v}");
 }
 
+/// Runs `settings` against `uri` for `spec`'s exact count of queries and
+/// checks each was sent and answered, none lost; the run's datagrams.
+fn every_query_answered(settings: DnsSettings, uri: &str, spec: &LoadSpec) -> Datagrams {
+    let r = DnsDriver::new(settings, uri)
+        .unwrap()
+        .run(spec, &Shutdown::new())
+        .unwrap();
+    let d = r.extras.get::<Datagrams>().cloned().unwrap();
+    let n = spec.max_requests.unwrap();
+    assert_eq!((d.sent, r.requests, d.lost), (n, n, 0), "{:?}", r.notes);
+    d
+}
+
 /// DNS over TCP (`transport = "tcp"`, dnsperf's `-m tcp`): every query
 /// answered, and Unbound's own counters agree: its queries grew by what
 /// scalelab sent, every one of them over TCP (`num.query.tcp`, one of
@@ -928,17 +941,7 @@ fn dns_over_tcp_is_counted_by_unbound_as_tcp() {
         ca_pem: None,
         tls_verify: None,
     };
-    let r = DnsDriver::new(settings, &uri)
-        .unwrap()
-        .run(&exact(2500), &Shutdown::new())
-        .unwrap();
-    let d = r.extras.get::<Datagrams>().cloned().unwrap();
-    assert_eq!(
-        (d.sent, r.requests, d.lost),
-        (2500, 2500, 0),
-        "{:?}",
-        r.notes
-    );
+    every_query_answered(settings, &uri, &exact(2500));
     assert_eq!(stat("total.num.queries") - queries, 2500);
     assert_eq!(
         stat("num.query.tcp") - tcp,
@@ -1001,17 +1004,7 @@ fn dns_over_tls_is_counted_by_unbound_as_tls() {
         connections: 3,
         ..exact(2500)
     };
-    let r = DnsDriver::new(dot_settings(q, Some(ca)), &uri)
-        .unwrap()
-        .run(&spec, &Shutdown::new())
-        .unwrap();
-    let d = r.extras.get::<Datagrams>().cloned().unwrap();
-    assert_eq!(
-        (d.sent, r.requests, d.lost),
-        (2500, 2500, 0),
-        "{:?}",
-        r.notes
-    );
+    let d = every_query_answered(dot_settings(q, Some(ca)), &uri, &spec);
     assert_eq!(stat("total.num.queries") - queries, 2500);
     assert_eq!(
         stat("num.query.tls") - tls,
