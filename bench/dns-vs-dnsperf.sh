@@ -18,13 +18,16 @@
 # it over DNS over TLS (`dnsperf -m dot` against `--transport dot`)
 # against an Unbound lab serving port 853 with its own certificate
 # (`tls = true`; scalelab checks it with the lab's CA, dnsperf checks
-# none). LAB=unbound runs part 1 against Unbound for any transport (the
-# answers then come from its cache). Per-run lines go to stderr.
+# none). TRANSPORT=doh runs it over DNS over HTTPS, HTTP/2 on Unbound's
+# port 443 (`dnsperf -m doh`, POST, against `--transport doh`, POST; each
+# keeps up to 100 streams in flight on its connection). LAB=unbound runs
+# part 1 against Unbound for any transport (the answers then come from its
+# cache). Per-run lines go to stderr.
 #
 # Usage: flock target/bench.lock bench/dns-vs-dnsperf.sh
 # Environment: DURATION (s per NSD run, 4), ROUNDS (NSD alternations, 6),
 #   RAMP (s, 15), MAX_RATE (qps, 60000), RAMP_ROUNDS (3), SERVER_CPU (1),
-#   CLIENT_CPU (0), TRANSPORT (udp), LAB (nsd; unbound for dot). Takes about 2*ROUNDS*DURATION + 2*RAMP_ROUNDS*(RAMP+8) s.
+#   CLIENT_CPU (0), TRANSPORT (udp), LAB (nsd; unbound for dot and doh). Takes about 2*ROUNDS*DURATION + 2*RAMP_ROUNDS*(RAMP+8) s.
 set -euo pipefail
 
 DURATION=${DURATION:-4}
@@ -37,10 +40,12 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 TRANSPORT=${TRANSPORT:-udp}
 export TRANSPORT
 case "$TRANSPORT" in
-dot) LAB=${LAB:-unbound} LAB_SETTINGS="tls = true" ;;
+dot | doh) LAB=${LAB:-unbound} LAB_SETTINGS="tls = true" ;;
 *) LAB=${LAB:-nsd} LAB_SETTINGS="" ;;
 esac
-[ "$TRANSPORT/$LAB" = dot/nsd ] && { echo "TRANSPORT=dot needs LAB=unbound" >&2; exit 2; }
+case "$TRANSPORT/$LAB" in
+dot/nsd | doh/nsd) echo "TRANSPORT=$TRANSPORT needs LAB=unbound" >&2; exit 2 ;;
+esac
 
 cd "$(dirname "$0")/.."
 for tool in dnsperf resperf taskset /usr/bin/time ip; do
@@ -86,6 +91,7 @@ nsd/dnsperf)
 nsd/scalelab)
     target=$SCALELAB_DNS_SERVER tls=()
     if [ "$TRANSPORT" = dot ]; then target=$SCALELAB_DNS_DOT tls=(--cacert "$SCALELAB_DNS_CA"); fi
+    if [ "$TRANSPORT" = doh ]; then target=$SCALELAB_DNS_DOH tls=(--cacert "$SCALELAB_DNS_CA"); fi
     taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
         "$SCALELAB" load dns "$target" --queries "$WORK/nsd.txt" "${tls[@]}" \
         -d "${DURATION}s" -t 1 -c 1 -q 100 --transport "$TRANSPORT" >"$out" 2>&1

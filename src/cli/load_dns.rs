@@ -9,7 +9,9 @@ use super::load_args::{
 use anyhow::{bail, Context};
 use scalelab::load::dns::facts::Datagrams;
 use scalelab::load::dns::queries::QuerySetSpec;
-use scalelab::load::dns::{DnsDriver, DnsSettings, DnsTransport, Generator, QuerySource};
+use scalelab::load::dns::{
+    DnsDriver, DnsSettings, DnsTransport, DohMethod, Generator, QuerySource,
+};
 use scalelab::load::limits;
 use scalelab::load::{Driver, LoadResult, LoadSpec};
 use scalelab::shutdown::Shutdown;
@@ -31,8 +33,8 @@ pub struct LoadDnsArgs {
         conflicts_with = "server"
     )]
     pub server_addr: Option<std::net::IpAddr>,
-    /// The server's port with -s (dnsperf -p; default 53, and 853 for
-    /// --transport dot).
+    /// The server's port with -s (dnsperf -p; default 53, 853 for
+    /// --transport dot and 443 for doh).
     #[arg(short = 'p', long, value_name = "PORT", requires = "server_addr")]
     pub port: Option<u16>,
     /// Query file in dnsperf's format (`NAME TYPE` per line); it is replayed
@@ -60,16 +62,24 @@ pub struct LoadDnsArgs {
     #[arg(long, default_value = "auto", value_parser = Generator::parse, value_name = "METHOD")]
     pub generator: Generator,
     /// What carries the queries: udp, tcp (one connection per socket,
-    /// many queries in flight on it; dnsperf's -m tcp), or dot (the same
-    /// inside TLS; -m dot).
-    #[arg(long, default_value = "udp", value_parser = DnsTransport::parse, value_name = "udp|tcp|dot")]
+    /// many queries in flight on it; dnsperf's -m tcp), dot (the same
+    /// inside TLS; -m dot) or doh (HTTP/2 inside TLS, a stream per query;
+    /// -m doh).
+    #[arg(long, default_value = "udp", value_parser = DnsTransport::parse, value_name = "udp|tcp|dot|doh")]
     pub transport: DnsTransport,
-    /// --transport dot: the CA certificates (a PEM file) that verify the
-    /// server's certificate, as curl's --cacert.
+    /// --transport doh: POST (the query as the body) or GET (in the URL),
+    /// dnsperf's -O doh-method=.
+    #[arg(long, value_parser = DohMethod::parse, value_name = "post|get")]
+    pub doh_method: Option<DohMethod>,
+    /// --transport doh: the endpoint's path (default /dns-query).
+    #[arg(long, value_name = "PATH")]
+    pub doh_path: Option<String>,
+    /// --transport dot or doh: the CA certificates (a PEM file) that verify
+    /// the server's certificate, as curl's --cacert.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
-    /// --transport dot: do not check the server's certificate (curl's -k);
-    /// the output says so.
+    /// --transport dot or doh: do not check the server's certificate
+    /// (curl's -k); the output says so.
     #[arg(short = 'k', long)]
     pub insecure: bool,
     /// Stop after this many queries sent.
@@ -117,6 +127,7 @@ impl LoadDnsArgs {
             (None, Some(ip)) => {
                 let default = match self.transport {
                     DnsTransport::Dot => scalelab::load::dns::DOT_PORT,
+                    DnsTransport::Doh => scalelab::load::dns::DOH_PORT,
                     DnsTransport::Udp | DnsTransport::Tcp => 53,
                 };
                 std::net::SocketAddr::new(ip, self.port.unwrap_or(default)).to_string()
@@ -137,6 +148,8 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         max_rate: a.max_rate,
         generator: a.generator,
         transport: a.transport,
+        doh_method: a.doh_method.unwrap_or_default(),
+        doh_path: a.doh_path.clone(),
         ca_file: a.cacert.clone(),
         ca_pem: None,
         tls_verify: a.insecure.then_some(false),
@@ -171,6 +184,10 @@ pub fn run(a: &LoadDnsArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
         if let Some(why) = &d.fell_behind {
             // Said even so: the rate asked was not the rate sent.
             eprintln!("and {why}");
+        }
+        // What the transport saw (DoH: the server's statuses and resets).
+        for note in r.notes.iter().filter(|n| n.starts_with("DNS over")) {
+            eprintln!("  {note}");
         }
         return Ok(super::exit::NOTHING_MEASURED);
     }
@@ -328,8 +345,9 @@ pub struct DnsLabArgs {
     /// The command to run inside the lab's namespace (after `--`). It gets
     /// SCALELAB_DNS_SERVER (ADDRESS:PORT), SCALELAB_DNS_NETNS and
     /// SCALELAB_DNS_DIR (the lab's run directory) in its environment; with
-    /// `tls = true` (Unbound) also SCALELAB_DNS_DOT (the DNS over TLS
-    /// ADDRESS:PORT) and SCALELAB_DNS_CA (the lab's CA, a PEM file).
+    /// `tls = true` (Unbound) also SCALELAB_DNS_DOT and SCALELAB_DNS_DOH
+    /// (the DNS over TLS and over HTTPS ADDRESS:PORTs) and SCALELAB_DNS_CA
+    /// (the lab's CA, a PEM file).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
@@ -382,6 +400,9 @@ pub fn lab(a: &DnsLabArgs, shutdown: &Shutdown) -> anyhow::Result<i32> {
     if let Some(dot) = ways.dot {
         cmd.env("SCALELAB_DNS_DOT", dot.to_string())
             .env("SCALELAB_DNS_CA", dir.join("tls/ca.pem"));
+    }
+    if let Some(doh) = ways.doh {
+        cmd.env("SCALELAB_DNS_DOH", doh.to_string());
     }
     let status = cmd
         .args(["netns", "exec", &ns])

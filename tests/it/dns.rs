@@ -61,6 +61,8 @@ fn driver(uri: &str, file: &Path) -> DnsDriver {
         ca_file: None,
         ca_pem: None,
         tls_verify: None,
+        doh_method: Default::default(),
+        doh_path: None,
     };
     DnsDriver::new(settings, uri).unwrap()
 }
@@ -81,6 +83,8 @@ fn nsd_ramp(base: &Path, max_rate: f64) -> (DnsLab, DnsDriver, std::path::PathBu
         ca_file: None,
         ca_pem: None,
         tls_verify: None,
+        doh_method: Default::default(),
+        doh_path: None,
     };
     let driver = DnsDriver::new(settings, &uri).unwrap();
     (lab, driver, q, uri)
@@ -940,6 +944,8 @@ fn dns_over_tcp_is_counted_by_unbound_as_tcp() {
         ca_file: None,
         ca_pem: None,
         tls_verify: None,
+        doh_method: Default::default(),
+        doh_path: None,
     };
     every_query_answered(settings, &uri, &exact(2500));
     assert_eq!(stat("total.num.queries") - queries, 2500);
@@ -977,6 +983,8 @@ fn dot_settings(q: std::path::PathBuf, ca_pem: Option<String>) -> DnsSettings {
         ca_file: None,
         ca_pem,
         tls_verify: None,
+        doh_method: Default::default(),
+        doh_path: None,
     }
 }
 
@@ -1053,5 +1061,75 @@ fn a_dot_certificate_that_does_not_verify_is_named_with_the_fix() {
         .expect("no CA is refused")
         .to_string();
     assert!(err.contains("tls_verify = false"), "{err}");
+    drop(lab);
+}
+
+/// DNS over HTTPS (`transport = "doh"`, dnsperf's `-m doh`) against the
+/// managed Unbound serving HTTP/2 on port 443: by POST and by GET, every
+/// query answered, and Unbound's own counter of queries over HTTPS
+/// (`num.query.https`) grew by exactly what scalelab sent.
+#[test]
+fn dns_over_https_is_counted_by_unbound_as_https_by_post_and_get() {
+    use scalelab::load::dns::{DnsTransport, DohMethod};
+    let base = tempfile::tempdir().unwrap();
+    let (lab, uri, ca) = start_dot(base.path());
+    assert!(uri.contains("&doh=127.0.0.1:443"), "{uri}");
+    let stat = |name: &str| unbound_stat(&lab, name).unwrap_or(0);
+    let text: String = (0..300).map(|i| format!("h{i}.bench.test A\n")).collect();
+    let q = query_file(base.path(), &text);
+    let spec = LoadSpec {
+        connections: 3,
+        ..exact(2500)
+    };
+    for method in [DohMethod::Post, DohMethod::Get] {
+        let (queries, https) = (stat("total.num.queries"), stat("num.query.https"));
+        let settings = DnsSettings {
+            transport: DnsTransport::Doh,
+            doh_method: method,
+            max_outstanding: 200,
+            ..dot_settings(q.clone(), Some(ca.clone()))
+        };
+        let d = every_query_answered(settings, &uri, &spec);
+        assert_eq!(stat("total.num.queries") - queries, 2500, "{method:?}");
+        assert_eq!(
+            stat("num.query.https") - https,
+            2500,
+            "{method:?}: all over HTTPS"
+        );
+        assert_eq!(d.transport, Some(DnsTransport::Doh));
+        let t = d.tls.expect("a DoH run keeps its handshake");
+        assert_eq!(t.negotiated.alpn.as_deref(), Some("h2"), "{t:?}");
+    }
+    drop(lab);
+}
+
+/// A DoH path the server does not serve answers with a status other than
+/// 200: no query is an answer, and the run's note says why.
+#[test]
+fn a_doh_path_the_server_does_not_serve_is_named_in_the_note() {
+    let base = tempfile::tempdir().unwrap();
+    let (lab, uri, ca) = start_dot(base.path());
+    let q = query_file(base.path(), "h1.bench.test A\n");
+    let settings = DnsSettings {
+        transport: scalelab::load::dns::DnsTransport::Doh,
+        doh_path: Some("/not-dns".into()),
+        ..dot_settings(q, Some(ca))
+    };
+    let spec = LoadSpec {
+        timeout: Duration::from_millis(500),
+        ..exact(20)
+    };
+    let r = DnsDriver::new(settings, &uri)
+        .unwrap()
+        .run(&spec, &Shutdown::new())
+        .unwrap();
+    assert_eq!(r.requests, 0);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("20 responses had a status other than 200")),
+        "{:?}",
+        r.notes
+    );
     drop(lab);
 }

@@ -127,6 +127,8 @@ fn xdp_answers_agree_with_unbound_and_no_program_is_left_attached() {
         ca_file: None,
         ca_pem: None,
         tls_verify: None,
+        doh_method: Default::default(),
+        doh_path: None,
     };
     let uri = format!("dns://{SERVER}:53?netns={}", rig.client.name());
     let driver = DnsDriver::new(settings, &uri).unwrap();
@@ -203,6 +205,8 @@ fn auto_takes_sockets_on_the_labs_loopback_and_xdp_through_the_veth() {
             ca_file: None,
             ca_pem: None,
             tls_verify: None,
+            doh_method: Default::default(),
+            doh_path: None,
         };
         let spec = LoadSpec {
             max_requests: Some(500),
@@ -319,6 +323,8 @@ fn nsd_and_bind_labs_answer_over_their_veth_path_too() {
             ca_file: None,
             ca_pem: None,
             tls_verify: None,
+            doh_method: Default::default(),
+            doh_path: None,
         };
         let spec = LoadSpec {
             max_requests: Some(500),

@@ -70,15 +70,15 @@ pub struct Datagrams {
     /// it was kept were UDP or TCP and say nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<super::DnsTransport>,
-    /// DoT: what the handshake settled, and whether the server's
+    /// DoT and DoH: what the handshake settled, and whether the server's
     /// certificate was checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls: Option<DotFacts>,
+    pub tls: Option<DnsTlsFacts>,
 }
 
-/// A DoT run's TLS, for the fingerprint.
+/// A DoT or DoH run's TLS, for the fingerprint.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DotFacts {
+pub struct DnsTlsFacts {
     /// The first connection's handshake.
     pub negotiated: crate::tls::client::Negotiated,
     /// Whether the certificate was checked (`tls_verify`).

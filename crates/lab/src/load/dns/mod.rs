@@ -22,8 +22,10 @@ mod chart;
 mod client_limit;
 pub mod facts;
 pub mod queries;
+pub use doh::DohMethod;
 pub(crate) mod ramp;
 pub use ramp::{at_least as ramp_at_least, Ramp, RampSecond};
+mod doh;
 pub(crate) mod schedule;
 mod sys;
 pub(crate) mod tally;
@@ -118,10 +120,17 @@ pub struct DnsSettings {
     pub generator: Generator,
     /// What carries the queries: `udp` (default), `tcp` (RFC 7766, a
     /// connection per socket with many queries in flight on it; dnsperf's
-    /// `-m tcp`) or `dot` (the same inside TLS, RFC 7858; `-m dot`).
+    /// `-m tcp`), `dot` (the same inside TLS, RFC 7858; `-m dot`) or `doh`
+    /// (HTTP/2 inside TLS, a stream per query, RFC 8484; `-m doh`).
     #[serde(default)]
     pub transport: DnsTransport,
-    /// `dot`: the CA certificates (a PEM file) that verify the server's
+    /// `doh`: POST (default) or GET (dnsperf's `-O doh-method=`).
+    #[serde(default)]
+    pub doh_method: doh::DohMethod,
+    /// `doh`: the endpoint's path (default `/dns-query`, dnsperf's and
+    /// Unbound's).
+    pub doh_path: Option<String>,
+    /// `dot` and `doh`: the CA certificates (a PEM file) that verify the server's
     /// certificate, as curl's `--cacert`.
     pub ca_file: Option<PathBuf>,
     /// The same as PEM text. A run sets it to its managed server's own CA.
@@ -142,23 +151,33 @@ pub enum DnsTransport {
     Tcp,
     /// TCP's framing inside TLS (DNS over TLS, RFC 7858), port 853.
     Dot,
+    /// HTTP/2 inside TLS, a stream per query (DNS over HTTPS, RFC 8484),
+    /// port 443.
+    Doh,
 }
 
 impl DnsTransport {
-    /// The transport called `text`; DoH is named as not built.
+    /// The transport called `text`.
     pub fn parse(text: &str) -> Result<DnsTransport, String> {
         match text {
             "udp" => Ok(DnsTransport::Udp),
             "tcp" => Ok(DnsTransport::Tcp),
             "dot" => Ok(DnsTransport::Dot),
-            "doh" => Err("transport `doh` is not supported yet; use udp, tcp or dot".into()),
-            _ => Err(format!("unknown transport `{text}`; use udp, tcp or dot")),
+            "doh" => Ok(DnsTransport::Doh),
+            _ => Err(format!(
+                "unknown transport `{text}`; use udp, tcp, dot or doh"
+            )),
         }
     }
 
-    /// Whether messages go over a TCP connection (TCP or DoT).
+    /// Whether messages go over a TCP connection (TCP, DoT or DoH).
     pub fn is_stream(self) -> bool {
-        matches!(self, DnsTransport::Tcp | DnsTransport::Dot)
+        !matches!(self, DnsTransport::Udp)
+    }
+
+    /// Whether messages go inside TLS (DoT or DoH).
+    pub fn is_tls(self) -> bool {
+        matches!(self, DnsTransport::Dot | DnsTransport::Doh)
     }
 }
 
@@ -226,18 +245,31 @@ impl DnsSettings {
     fn validate(&self) -> Result<(), LoadError> {
         if self.transport.is_stream() && self.generator == Generator::Xdp {
             return Err(LoadError::Spec(
-                "`generator = \"xdp\"` sends UDP only; with `transport = \"tcp\"` or \
-                 \"dot\" leave the generator out (or \"socket\")"
+                "`generator = \"xdp\"` sends UDP only; with `transport = \"tcp\"`, \
+                 \"dot\" or \"doh\" leave the generator out (or \"socket\")"
                     .into(),
             ));
         }
         let names_tls = self.ca_file.is_some() || self.tls_verify.is_some();
-        if names_tls && self.transport != DnsTransport::Dot {
+        if names_tls && !self.transport.is_tls() {
             return Err(LoadError::Spec(
-                "`ca_file` and `tls_verify` are for `transport = \"dot\"`; leave them out, \
-                 or ask for DNS over TLS"
+                "`ca_file` and `tls_verify` are for `transport = \"dot\"` or \"doh\"; leave \
+                 them out, or ask for DNS over TLS or HTTPS"
                     .into(),
             ));
+        }
+        let names_doh = self.doh_method != doh::DohMethod::Post || self.doh_path.is_some();
+        if names_doh && self.transport != DnsTransport::Doh {
+            return Err(LoadError::Spec(
+                "`doh_method` and `doh_path` are for `transport = \"doh\"`; leave them out, \
+                 or ask for DNS over HTTPS"
+                    .into(),
+            ));
+        }
+        if let Some(p) = self.doh_path.as_ref().filter(|p| !p.starts_with('/')) {
+            return Err(LoadError::Spec(format!(
+                "doh_path `{p}` must start with `/`, as `/dns-query`"
+            )));
         }
         if self.max_outstanding == 0 {
             return Err(LoadError::Spec("max_outstanding must be at least 1".into()));
@@ -296,9 +328,12 @@ pub struct DnsDriver {
     server: SocketAddr,
     netns: Option<String>,
     templates: Arc<Vec<Template>>,
-    /// DoT: the run's TLS, and whether the certificate is checked.
-    tls: Option<(tcp::DotTls, bool)>,
+    /// DoT and DoH: the run's TLS, and whether the certificate is checked.
+    tls: Option<(tcp::DnsTls, bool)>,
 }
+
+/// RFC 8484's and Unbound's path for DNS over HTTPS.
+pub const DOH_PATH: &str = "/dns-query";
 
 impl DnsDriver {
     /// A driver from checked settings; encodes every query once, up front.
@@ -309,11 +344,13 @@ impl DnsDriver {
         let (server, netns) = match ways.veth {
             Some((addr, client)) if settings.generator == Generator::Xdp => (addr, Some(client)),
             _ if settings.transport == DnsTransport::Dot => (ways.dot_server(), ways.netns),
+            _ if settings.transport == DnsTransport::Doh => (ways.doh_server(), ways.netns),
             _ => (ways.server, ways.netns),
         };
         let tls = match settings.transport {
-            DnsTransport::Dot => Some(dot_tls(&settings, server)?),
-            _ => None,
+            DnsTransport::Dot => Some(dns_tls(&settings, server, b"dot")?),
+            DnsTransport::Doh => Some(dns_tls(&settings, server, b"h2")?),
+            DnsTransport::Udp | DnsTransport::Tcp => None,
         };
         let templates = Arc::new(settings.templates()?);
         Ok(DnsDriver {
@@ -373,21 +410,50 @@ impl DnsDriver {
                 },
                 transport: self.settings.transport,
                 tls: self.tls.as_ref().map(|(t, _)| t.clone()),
+                doh: self.doh_plan(),
             })
             .collect()
     }
 }
 
-/// The TLS of a DoT load: the CA the settings name (or none checked),
-/// TLS 1.3 then 1.2, ALPN `dot` (RFC 7858 §3.2), sessions resumed; the
-/// server's name is its address.
-fn dot_tls(settings: &DnsSettings, server: SocketAddr) -> Result<(tcp::DotTls, bool), LoadError> {
+impl DnsDriver {
+    /// DoH: what each connection's requests carry.
+    fn doh_plan(&self) -> Option<doh::DohPlan> {
+        let (tls, _) = self
+            .tls
+            .as_ref()
+            .filter(|_| self.settings.transport == DnsTransport::Doh)?;
+        Some(doh::DohPlan {
+            tls: tls.clone(),
+            method: self.settings.doh_method,
+            authority: self.server.to_string(),
+            path: self
+                .settings
+                .doh_path
+                .clone()
+                .unwrap_or_else(|| DOH_PATH.into()),
+        })
+    }
+}
+
+/// The TLS of a DoT or DoH load: the CA the settings name (or none
+/// checked), TLS 1.3 then 1.2, ALPN `alpn` (`dot`, RFC 7858 §3.2; `h2`,
+/// RFC 8484 §5.2), sessions resumed; the server's name is its address.
+fn dns_tls(
+    settings: &DnsSettings,
+    server: SocketAddr,
+    alpn: &[u8],
+) -> Result<(tcp::DnsTls, bool), LoadError> {
     use crate::tls::client::{ClientTls, Verify, Versions};
+    let what = match settings.transport {
+        DnsTransport::Doh => "DNS over HTTPS (`transport = \"doh\"`)",
+        _ => "DNS over TLS (`transport = \"dot\"`)",
+    };
     let verify = Verify::from_settings(
         settings.tls_verify,
         settings.ca_pem.as_deref(),
         settings.ca_file.as_deref(),
-        "DNS over TLS (`transport = \"dot\"`)",
+        what,
     )
     .map_err(LoadError::Spec)?;
     let verified = verify != Verify::Insecure;
@@ -395,7 +461,7 @@ fn dot_tls(settings: &DnsSettings, server: SocketAddr) -> Result<(tcp::DotTls, b
         verify,
         versions: Versions::Both,
         resume: true,
-        alpn: vec![b"dot".to_vec()],
+        alpn: vec![alpn.to_vec()],
     }
     .config()
     .map_err(LoadError::Spec)?;
@@ -405,7 +471,7 @@ fn dot_tls(settings: &DnsSettings, server: SocketAddr) -> Result<(tcp::DotTls, b
             reason,
         }
     })?;
-    Ok((tcp::DotTls { config, name }, verified))
+    Ok((tcp::DnsTls { config, name }, verified))
 }
 
 /// The ways into a DNS target that an endpoint names.
@@ -421,6 +487,9 @@ pub struct Ways {
     /// Where the target serves DNS over TLS, when the endpoint says
     /// (`dot=ADDR:PORT`).
     pub dot: Option<SocketAddr>,
+    /// Where it serves DNS over HTTPS, when the endpoint says
+    /// (`doh=ADDR:PORT`).
+    pub doh: Option<SocketAddr>,
 }
 
 impl Ways {
@@ -429,12 +498,21 @@ impl Ways {
     pub fn dot_server(&self) -> SocketAddr {
         self.dot.unwrap_or(self.server)
     }
+
+    /// Where DoH queries go: the endpoint's `doh=`, else the address it
+    /// names.
+    pub fn doh_server(&self) -> SocketAddr {
+        self.doh.unwrap_or(self.server)
+    }
 }
 
 /// RFC 7858's port for DNS over TLS (dnsperf's default for `-m dot`).
 pub const DOT_PORT: u16 = 853;
 
-/// `dns://ADDR:PORT[?netns=NAME[&veth=ADDR:PORT@CLIENT][&dot=ADDR:PORT]]`,
+/// HTTPS's port, DNS over HTTPS's (dnsperf's default for `-m doh`).
+pub const DOH_PORT: u16 = 443;
+
+/// `dns://ADDR:PORT[?netns=NAME[&veth=ADDR:PORT@CLIENT][&dot=ADDR:PORT][&doh=ADDR:PORT]]`,
 /// or plain `ADDR:PORT`.
 pub fn parse_ways(endpoint: &str) -> Result<Ways, LoadError> {
     let bad = |reason: &str| LoadError::Target {
@@ -453,7 +531,7 @@ pub fn parse_ways(endpoint: &str) -> Result<Ways, LoadError> {
     let rest = endpoint.strip_prefix("dns://").unwrap_or(endpoint);
     let (server, query) = rest.split_once('?').unwrap_or((rest, ""));
     let server = addr(server)?;
-    let (mut netns, mut veth, mut dot) = (None, None, None);
+    let (mut netns, mut veth, mut dot, mut doh) = (None, None, None, None);
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         match pair.split_once('=') {
             Some(("netns", n)) if !n.is_empty() => netns = Some(n.to_string()),
@@ -466,9 +544,10 @@ pub fn parse_ways(endpoint: &str) -> Result<Ways, LoadError> {
                 veth = Some((addr(a)?, ns.to_string()));
             }
             Some(("dot", a)) => dot = Some(addr(a)?),
+            Some(("doh", a)) => doh = Some(addr(a)?),
             _ => {
                 return Err(bad(&format!(
-                    "unknown `{pair}`; use netns=NAME or dot=ADDR:PORT"
+                    "unknown `{pair}`; use netns=NAME, dot=ADDR:PORT or doh=ADDR:PORT"
                 )))
             }
         }
@@ -484,6 +563,7 @@ pub fn parse_ways(endpoint: &str) -> Result<Ways, LoadError> {
         netns,
         veth,
         dot,
+        doh,
     })
 }
 
@@ -579,6 +659,7 @@ fn finish(t: Tally, mode: &Mode, carried: Carried) -> LoadResult {
         _ => None,
     };
     let (fell_behind, mut notes) = client_limit::judge(&t, ramp.as_ref());
+    notes.extend(t.streams.note(carried.transport));
     if let (Some(r), Mode::Ramp { max_rate, .. }) = (&mut ramp, mode) {
         r.below_limit = ramp::below_limit(&r.seconds);
         if r.below_limit {
@@ -616,16 +697,20 @@ fn finish(t: Tally, mode: &Mode, carried: Carried) -> LoadResult {
         tls: carried
             .verified
             .zip(t.tls.clone())
-            .map(|(verified, negotiated)| facts::DotFacts {
+            .map(|(verified, negotiated)| facts::DnsTlsFacts {
                 negotiated,
                 verified,
                 client_library: crate::tls::client::LIBRARY.into(),
             }),
     });
     if carried.verified == Some(false) {
-        result.notes.push(
-            "DNS over TLS: the server's certificate was not checked (tls_verify = false)".into(),
-        );
+        let over = match carried.transport {
+            DnsTransport::Doh => "HTTPS",
+            _ => "TLS",
+        };
+        result.notes.push(format!(
+            "DNS over {over}: the server's certificate was not checked (tls_verify = false)"
+        ));
     }
     result
 }
@@ -687,11 +772,11 @@ mod tests {
     }
 
     /// A DoT lab's endpoint names its TLS port (`dot=`); without one the
-    /// address given is the DoT server's. TLS settings without DoT, and
-    /// DoT with the xdp generator, are refused by name; DoH is named as
-    /// not built.
+    /// address given is the DoT server's (and `doh=` the DoH server's).
+    /// TLS settings without DoT or DoH, DoH's without DoH, and DoT with the
+    /// xdp generator, are refused by name.
     #[test]
-    fn dot_takes_the_endpoints_tls_port_and_its_settings_are_checked() {
+    fn dot_and_doh_take_the_endpoints_tls_ports_and_their_settings_are_checked() {
         let w = parse_ways("dns://127.0.0.1:53?netns=n&dot=127.0.0.1:853").unwrap();
         assert_eq!(w.dot_server().port(), 853);
         assert_eq!(
@@ -708,8 +793,15 @@ mod tests {
         assert!(parse("transport = \"dot\"\ntls_verify = false").is_ok());
         let e = parse("transport = \"dot\"\ngenerator = \"xdp\"").unwrap_err();
         assert!(e.to_string().contains("UDP only"), "{e}");
-        let e = parse("transport = \"doh\"").unwrap_err().to_string();
-        assert!(e.contains("not supported yet"), "{e}");
+        let w = parse_ways("dns://127.0.0.1:53?doh=127.0.0.1:8443").unwrap();
+        assert_eq!(w.doh_server().port(), 8443);
+        assert!(parse("transport = \"doh\"\ndoh_method = \"get\"").is_ok());
+        let e = parse("doh_method = \"get\"").unwrap_err().to_string();
+        assert!(e.contains("transport = \"doh\""), "{e}");
+        let e = parse("transport = \"doh\"\ndoh_path = \"dns-query\"").unwrap_err();
+        assert!(e.to_string().contains("must start with `/`"), "{e}");
+        let e = parse("transport = \"quic\"").unwrap_err().to_string();
+        assert!(e.contains("udp, tcp, dot or doh"), "{e}");
         // A run's managed server hands every load its CA; UDP ignores it.
         assert!(parse("ca_pem = \"x\"").is_ok());
     }

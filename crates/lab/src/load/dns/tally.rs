@@ -40,8 +40,10 @@ pub struct Tally {
     /// The query IDs this thread's flights hold, and when they all were in
     /// flight while queries were due.
     pub ids: IdCount,
-    /// DoT: what the first connection's handshake settled.
+    /// DoT and DoH: what the first connection's handshake settled.
     pub tls: Option<crate::tls::client::Negotiated>,
+    /// What the thread's connections met.
+    pub streams: super::transport::StreamCounts,
 }
 
 /// The ID space of the generator's clients: each holds 65536 query IDs
@@ -105,6 +107,7 @@ impl Tally {
             elapsed_ns: 0,
             ids: IdCount::default(),
             tls: None,
+            streams: Default::default(),
         }
     }
 
@@ -181,6 +184,7 @@ impl Tally {
 
     pub fn merge(&mut self, o: &Tally) {
         self.result.merge(&o.result);
+        self.streams.add(&o.streams);
         self.sent += o.sent;
         self.lost += o.lost;
         self.mismatched += o.mismatched;

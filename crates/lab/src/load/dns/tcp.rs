@@ -21,10 +21,11 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// What a DoT connection needs: the run's client configuration and the
-/// name the server's certificate is checked against.
+/// What a DoT or DoH connection needs: the run's client configuration
+/// (its ALPN `dot` or `h2`) and the name the server's certificate is
+/// checked against.
 #[derive(Clone)]
-pub(super) struct DotTls {
+pub(super) struct DnsTls {
     /// Shared by every connection of the run.
     pub config: Arc<rustls::ClientConfig>,
     /// The server's name or address.
@@ -34,28 +35,26 @@ pub(super) struct DotTls {
 /// How long a (re)connect may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
-struct Flight {
-    sock: TcpStream,
-    /// Bytes read and not yet a whole message.
-    inbuf: Vec<u8>,
-    /// Where the next message starts in `inbuf`.
-    at: usize,
+/// A stream connection to the server, cleartext or inside TLS (its
+/// handshake done), non-blocking: what DoT and DoH share with TCP.
+pub(super) struct Conn {
+    pub sock: TcpStream,
     /// Bytes the socket did not take yet.
-    out: Vec<u8>,
-    /// DoT: the connection's TLS state, its handshake done.
-    tls: Option<rustls::ClientConnection>,
+    pub out: Vec<u8>,
+    /// DoT and DoH: the connection's TLS state, its handshake done.
+    pub tls: Option<rustls::ClientConnection>,
 }
 
-impl Flight {
-    fn open(server: SocketAddr, tls: Option<&DotTls>) -> io::Result<Flight> {
+impl Conn {
+    /// Connects to `server` (within the connect timeout) and, with `tls`,
+    /// finishes the handshake.
+    pub fn open(server: SocketAddr, tls: Option<&DnsTls>) -> io::Result<Conn> {
         let mut sock = TcpStream::connect_timeout(&server, CONNECT_TIMEOUT)?;
         sock.set_nodelay(true)?;
         let tls = tls.map(|t| handshake(&mut sock, t, server)).transpose()?;
         sock.set_nonblocking(true)?;
-        Ok(Flight {
+        Ok(Conn {
             sock,
-            inbuf: Vec::with_capacity(64 * 1024),
-            at: 0,
             out: Vec::new(),
             tls,
         })
@@ -63,7 +62,7 @@ impl Flight {
 
     /// Writes what the socket takes of `out` (over TLS: all of it into
     /// rustls, then what the socket takes of its records).
-    fn flush(&mut self) -> io::Result<()> {
+    pub fn flush(&mut self) -> io::Result<()> {
         if let Some(tls) = &mut self.tls {
             if !self.out.is_empty() {
                 tls.writer().write_all(&self.out)?;
@@ -92,25 +91,63 @@ impl Flight {
         Ok(())
     }
 
+    /// Appends what has arrived to `inbuf`; `Ok(false)` once the server
+    /// closed.
+    pub fn fill(&mut self, inbuf: &mut Vec<u8>) -> io::Result<bool> {
+        let mut buf = [0u8; 16 * 1024];
+        if let Some(tls) = &mut self.tls {
+            return fill_tls(tls, &mut self.sock, inbuf, &mut buf);
+        }
+        loop {
+            match self.sock.read(&mut buf) {
+                Ok(0) => return Ok(false),
+                Ok(n) => inbuf.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Sleeps until one of `conns` is readable or `timeout` passes.
+pub(super) fn wait_any<'a>(conns: impl Iterator<Item = &'a Conn>, timeout: Duration) {
+    let fds: Vec<_> = conns.map(|c| c.sock.as_raw_fd()).collect();
+    super::sys::wait_readable(&fds, timeout);
+}
+
+/// What the first TLS connection of `conns` settled in its handshake.
+pub(super) fn first_negotiated<'a>(
+    mut conns: impl Iterator<Item = &'a Conn>,
+) -> Option<crate::tls::client::Negotiated> {
+    let tls = conns.find_map(|c| c.tls.as_ref())?;
+    Some(crate::tls::client::Negotiated::of(tls))
+}
+
+struct Flight {
+    conn: Conn,
+    /// Bytes read and not yet a whole message.
+    inbuf: Vec<u8>,
+    /// Where the next message starts in `inbuf`.
+    at: usize,
+}
+
+impl Flight {
+    fn open(server: SocketAddr, tls: Option<&DnsTls>) -> io::Result<Flight> {
+        Ok(Flight {
+            conn: Conn::open(server, tls)?,
+            inbuf: Vec::with_capacity(64 * 1024),
+            at: 0,
+        })
+    }
+
     /// Reads what has arrived; `Ok(false)` once the server closed.
     fn fill(&mut self) -> io::Result<bool> {
         if self.at > 0 {
             self.inbuf.drain(..self.at);
             self.at = 0;
         }
-        let mut buf = [0u8; 16 * 1024];
-        if let Some(tls) = &mut self.tls {
-            return fill_tls(tls, &mut self.sock, &mut self.inbuf, &mut buf);
-        }
-        loop {
-            match self.sock.read(&mut buf) {
-                Ok(0) => return Ok(false),
-                Ok(n) => self.inbuf.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        self.conn.fill(&mut self.inbuf)
     }
 
     /// The next whole message, copied into `dst` (at most `BUF_LEN`
@@ -136,7 +173,7 @@ impl Flight {
 /// timeout); a certificate that does not verify is said with the fix.
 fn handshake(
     sock: &mut TcpStream,
-    tls: &DotTls,
+    tls: &DnsTls,
     server: SocketAddr,
 ) -> io::Result<rustls::ClientConnection> {
     let said = |e: &rustls::Error| crate::tls::client::describe(e, &server.to_string());
@@ -206,7 +243,7 @@ pub(super) struct TcpTransport {
     /// Connections the server closed, opened again.
     reconnects: u64,
     /// DoT: what each connection's TLS needs.
-    tls: Option<DotTls>,
+    tls: Option<DnsTls>,
 }
 
 impl TcpTransport {
@@ -215,7 +252,7 @@ impl TcpTransport {
     pub(super) fn open(
         server: SocketAddr,
         flights: usize,
-        tls: Option<DotTls>,
+        tls: Option<DnsTls>,
     ) -> io::Result<TcpTransport> {
         let what = match tls {
             Some(_) => "DNS over TLS",
@@ -253,10 +290,10 @@ impl Transport for TcpTransport {
         };
         for i in 0..n {
             let len = batch.lens[i];
-            f.out.extend_from_slice(&(len as u16).to_be_bytes());
-            f.out.extend_from_slice(&batch.bufs[i][..len]);
+            f.conn.out.extend_from_slice(&(len as u16).to_be_bytes());
+            f.conn.out.extend_from_slice(&batch.bufs[i][..len]);
         }
-        if f.flush().is_err() {
+        if f.conn.flush().is_err() {
             self.reopen(flight)?;
         }
         Ok(n)
@@ -272,7 +309,7 @@ impl Transport for TcpTransport {
                 self.cursor += 1;
                 continue;
             };
-            let open = f.flush().and_then(|()| f.fill());
+            let open = f.conn.flush().and_then(|()| f.fill());
             let mut k = 0;
             while k < BATCH {
                 let Some(len) = f.next_message(&mut batch.bufs[k]) else {
@@ -302,8 +339,7 @@ impl Transport for TcpTransport {
         if open().any(Flight::has_message) {
             return;
         }
-        let fds: Vec<_> = open().map(|f| f.sock.as_raw_fd()).collect();
-        super::sys::wait_readable(&fds, timeout);
+        wait_any(open().map(|f| &f.conn), timeout);
     }
 
     fn drops(&self) -> u64 {
@@ -311,19 +347,14 @@ impl Transport for TcpTransport {
     }
 
     fn negotiated(&self) -> Option<crate::tls::client::Negotiated> {
-        let conn = self.flights.iter().flatten().find_map(|f| f.tls.as_ref())?;
-        Some(crate::tls::client::Negotiated::of(conn))
+        first_negotiated(self.flights.iter().flatten().map(|f| &f.conn))
     }
 
-    fn note(&self) -> Option<String> {
-        (self.reconnects > 0).then(|| {
-            format!(
-                "DNS over {}: the server closed {} connections, each opened again; the \
-                 queries they carried timed out",
-                if self.tls.is_some() { "TLS" } else { "TCP" },
-                self.reconnects
-            )
-        })
+    fn counts(&self) -> super::transport::StreamCounts {
+        super::transport::StreamCounts {
+            reconnects: self.reconnects,
+            ..Default::default()
+        }
     }
 }
 
@@ -377,10 +408,13 @@ mod tests {
             }
         }
         let _reopened = echo.join().unwrap();
-        assert!(
-            t.note().unwrap().contains("closed 1 connections"),
-            "{:?}",
-            t.note()
+        let note = t.counts().note(crate::load::dns::DnsTransport::Tcp);
+        assert_eq!(
+            note.as_deref(),
+            Some(
+                "DNS over TCP: 1 connections were opened again (closed by the server); the \
+                 queries they carried timed out"
+            )
         );
     }
 }

@@ -29,14 +29,71 @@ pub(super) trait Transport {
     /// Answers the kernel dropped before this thread read them, since the
     /// transport opened.
     fn drops(&self) -> u64;
-    /// What the run's note says of the transport at its end (DNS over TCP:
-    /// connections the server closed); `None`: nothing.
-    fn note(&self) -> Option<String> {
-        None
+    /// What the connections met (TCP, DoT, DoH); nothing over UDP.
+    fn counts(&self) -> StreamCounts {
+        StreamCounts::default()
     }
     /// DoT: what the first connection's TLS handshake settled.
     fn negotiated(&self) -> Option<crate::tls::client::Negotiated> {
         None
+    }
+}
+
+/// What a thread's connections met, summed over the threads for the
+/// run's note.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamCounts {
+    /// Connections opened again: closed by the server, a GOAWAY, or their
+    /// HTTP/2 stream IDs spent.
+    pub reconnects: u64,
+    /// DoH: responses whose status was not 200.
+    pub not_ok: u64,
+    /// DoH: streams the server reset.
+    pub reset: u64,
+}
+
+impl StreamCounts {
+    /// Adds another thread's counts.
+    pub fn add(&mut self, o: &StreamCounts) {
+        self.reconnects += o.reconnects;
+        self.not_ok += o.not_ok;
+        self.reset += o.reset;
+    }
+
+    /// The run's note over `transport`; `None` when nothing happened.
+    pub fn note(&self, transport: super::DnsTransport) -> Option<String> {
+        let mut said = Vec::new();
+        if self.reconnects > 0 {
+            said.push(format!(
+                "{} connections were opened again (closed by the server{})",
+                self.reconnects,
+                match transport {
+                    super::DnsTransport::Doh => ", a GOAWAY, or their stream IDs spent",
+                    _ => "",
+                }
+            ));
+        }
+        if self.not_ok > 0 {
+            said.push(format!(
+                "{} responses had a status other than 200",
+                self.not_ok
+            ));
+        }
+        if self.reset > 0 {
+            said.push(format!("the server reset {} streams", self.reset));
+        }
+        let over = match transport {
+            super::DnsTransport::Udp => "UDP",
+            super::DnsTransport::Tcp => "TCP",
+            super::DnsTransport::Dot => "TLS",
+            super::DnsTransport::Doh => "HTTPS",
+        };
+        (!said.is_empty()).then(|| {
+            format!(
+                "DNS over {over}: {}; the queries they carried timed out",
+                said.join("; ")
+            )
+        })
     }
 }
 

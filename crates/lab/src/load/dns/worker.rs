@@ -40,10 +40,12 @@ pub struct Plan {
     pub per_second_latency: bool,
     /// Sockets or AF_XDP.
     pub generator: Generator,
-    /// UDP, TCP or DoT.
+    /// UDP, TCP, DoT or DoH.
     pub transport: super::DnsTransport,
     /// DoT: each connection's TLS.
-    pub tls: Option<super::tcp::DotTls>,
+    pub tls: Option<super::tcp::DnsTls>,
+    /// DoH: each connection's TLS and requests.
+    pub doh: Option<super::doh::DohPlan>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -108,7 +110,7 @@ pub fn run(plan: &Plan, shutdown: &Shutdown) -> std::io::Result<Tally> {
         drops_read_sec: None,
     };
     w.run(shutdown);
-    w.tally.result.notes.extend(w.transport.note());
+    w.tally.streams = w.transport.counts();
     Ok(w.tally)
 }
 
@@ -127,6 +129,10 @@ impl Flight {
 /// returned note, and sockets carry the load.
 fn open_transport(plan: &Plan) -> std::io::Result<(Box<dyn Transport>, Option<String>)> {
     let flights = plan.sockets.max(1) as usize;
+    if let Some(doh) = &plan.doh {
+        let t = super::doh::DohTransport::open(plan.server, flights, doh.clone())?;
+        return Ok((Box::new(t), None));
+    }
     if plan.transport.is_stream() {
         let tls = plan.tls.clone();
         return Ok((
@@ -503,6 +509,7 @@ mod tests {
             generator: Generator::Socket,
             transport: super::super::DnsTransport::Udp,
             tls: None,
+            doh: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! HTTP/2 framing for a load generator (RFC 9113), sans-IO: the bytes a
 //! client sends (the preface, SETTINGS, a request's HEADERS, WINDOW_UPDATE,
-//! PING and RST_STREAM) and a parser of what a server sends, frame by
-//! frame, with HEADERS and their CONTINUATIONs joined into one block.
+//! PING and RST_STREAM; DATA for DNS over HTTPS's POST) and a parser of
+//! what a server sends, frame by frame, with HEADERS and their
+//! CONTINUATIONs joined into one block.
 //!
 //! A request's header block is built once per run, with HPACK's literal
 //! forms that leave the server's dynamic table alone (RFC 7541 §6.2.2), so
@@ -93,14 +94,24 @@ pub fn rst_stream(out: &mut Vec<u8>, stream: u32, code: u32) {
 /// `block` on `stream`. A block over the default frame size is refused
 /// when the request is built ([`request_block`]).
 pub fn request(out: &mut Vec<u8>, stream: u32, block: &[u8]) {
-    head(
-        out,
-        block.len(),
-        kind::HEADERS,
-        END_STREAM | END_HEADERS,
-        stream,
-    );
+    headers(out, stream, block, true);
+}
+
+/// One HEADERS frame (END_HEADERS) carrying `block` on `stream`, which it
+/// ends when `end_stream` (a request without a body).
+pub fn headers(out: &mut Vec<u8>, stream: u32, block: &[u8], end_stream: bool) {
+    let end = if end_stream { END_STREAM } else { 0 };
+    head(out, block.len(), kind::HEADERS, end | END_HEADERS, stream);
     out.extend_from_slice(block);
+}
+
+/// One DATA frame carrying `payload` on `stream`, which it ends when
+/// `end_stream`. The caller keeps within the peer's flow-control windows
+/// and its largest frame (16,384 bytes unless its SETTINGS said more).
+pub fn data(out: &mut Vec<u8>, stream: u32, payload: &[u8], end_stream: bool) {
+    let end = if end_stream { END_STREAM } else { 0 };
+    head(out, payload.len(), kind::DATA, end, stream);
+    out.extend_from_slice(payload);
 }
 
 /// HPACK's integer with an `n`-bit prefix, the prefix's other bits `high`.
@@ -122,6 +133,14 @@ fn integer(out: &mut Vec<u8>, mut v: usize, n: u8, high: u8) {
 fn string(out: &mut Vec<u8>, s: &[u8]) {
     integer(out, s.len(), 7, 0);
     out.extend_from_slice(s);
+}
+
+/// A header field with a literal (lower-case) name, "without indexing"
+/// (RFC 7541 §6.2.2), appended to a header block.
+pub fn literal(out: &mut Vec<u8>, name: &str, value: &[u8]) {
+    out.push(0);
+    string(out, name.as_bytes());
+    string(out, value);
 }
 
 /// The header block of a request without a body: the pseudo-headers by
@@ -156,9 +175,7 @@ pub fn request_block(
                 "header `{name}` is not allowed in HTTP/2 (RFC 9113 §8.2.2; the authority is the URL's)"
             ));
         }
-        out.push(0);
-        string(&mut out, lower.as_bytes());
-        string(&mut out, value.as_bytes());
+        literal(&mut out, &lower, value.as_bytes());
     }
     if out.len() > DEFAULT_MAX_FRAME {
         return Err(format!(
@@ -183,7 +200,7 @@ pub enum Frame {
         block: Vec<u8>,
     },
     /// Response body bytes (`len` counts toward flow control, padding
-    /// included).
+    /// included; [`FrameReader::payload`] has the bytes themselves).
     Data {
         stream: u32,
         len: usize,
@@ -195,7 +212,10 @@ pub enum Frame {
     GoAway { last_stream: u32, code: u32 },
     /// A PING to answer.
     Ping { payload: [u8; 8] },
-    /// Anything else (WINDOW_UPDATE, PRIORITY, a PING ACK, unknown types).
+    /// The server's flow-control window for `stream` (0: the connection)
+    /// grew by `by`.
+    WindowUpdate { stream: u32, by: u32 },
+    /// Anything else (PRIORITY, a PING ACK, unknown types).
     Other,
 }
 
@@ -212,6 +232,8 @@ pub struct FrameReader {
     at: usize,
     /// A HEADERS frame whose CONTINUATIONs are still to come.
     partial: Option<(u32, bool, Vec<u8>)>,
+    /// The last DATA frame's payload, its padding left out, in `buf`.
+    data: std::ops::Range<usize>,
 }
 
 impl FrameReader {
@@ -220,8 +242,15 @@ impl FrameReader {
         if self.at > 0 {
             self.buf.drain(..self.at);
             self.at = 0;
+            self.data = 0..0;
         }
         self.buf.extend_from_slice(data);
+    }
+
+    /// The payload of the DATA frame [`FrameReader::next_frame`] returned
+    /// last (until the next [`FrameReader::feed`]).
+    pub fn payload(&self) -> &[u8] {
+        self.buf.get(self.data.clone()).unwrap_or_default()
     }
 
     /// The next whole frame, `None` until one is there.
@@ -252,6 +281,7 @@ impl FrameReader {
         stream: u32,
         range: std::ops::Range<usize>,
     ) -> Result<Option<Frame>, FrameError> {
+        let start = range.start;
         let p = &self.buf[range];
         let bad = |what: &str| Err(FrameError(what.to_string()));
         if self.partial.is_some() && kind != kind::CONTINUATION {
@@ -261,11 +291,18 @@ impl FrameReader {
             Some(u32::from_be_bytes(p.get(at..at + 4)?.try_into().ok()?))
         };
         Ok(Some(match kind {
-            kind::DATA => Frame::Data {
-                stream,
-                len: p.len(),
-                end_stream: flags & END_STREAM != 0,
-            },
+            kind::DATA => {
+                let Some(body) = unpad(p, flags, false) else {
+                    return bad("DATA with bad padding");
+                };
+                let skip = usize::from(flags & PADDED != 0);
+                self.data = start + skip..start + skip + body.len();
+                Frame::Data {
+                    stream,
+                    len: p.len(),
+                    end_stream: flags & END_STREAM != 0,
+                }
+            }
             kind::HEADERS => {
                 let Some(block) = unpad(p, flags, flags & PRIORITY != 0) else {
                     return bad("HEADERS with bad padding");
@@ -319,6 +356,10 @@ impl FrameReader {
             kind::GOAWAY => Frame::GoAway {
                 last_stream: word(p, 0).unwrap_or(0) & MAX_WINDOW,
                 code: word(p, 4).unwrap_or(0),
+            },
+            kind::WINDOW_UPDATE => Frame::WindowUpdate {
+                stream,
+                by: word(p, 0).unwrap_or(0) & MAX_WINDOW,
             },
             kind::PING if flags & ACK == 0 => match <[u8; 8]>::try_from(p) {
                 Ok(payload) => Frame::Ping { payload },
@@ -455,6 +496,47 @@ mod tests {
         let mut r = FrameReader::default();
         r.feed(&bad);
         assert!(r.next_frame().is_err());
+    }
+
+    /// A padded DATA frame's payload is its bytes without the padding
+    /// (RFC 9113 §6.1); a WINDOW_UPDATE says its stream and increment.
+    #[test]
+    fn a_data_payload_leaves_its_padding_out() {
+        let mut out = Vec::new();
+        head(&mut out, 1 + 3 + 2, kind::DATA, PADDED | END_STREAM, 5);
+        out.extend_from_slice(&[2, b'a', b'b', b'c', 0, 0]);
+        window_update(&mut out, 0, 77);
+        data(&mut out, 7, b"xyz!", false);
+        let mut r = FrameReader::default();
+        r.feed(&out);
+        assert_eq!(
+            r.next_frame(),
+            Ok(Some(Frame::Data {
+                stream: 5,
+                len: 6,
+                end_stream: true
+            }))
+        );
+        assert_eq!(r.payload(), b"abc");
+        assert_eq!(
+            r.next_frame(),
+            Ok(Some(Frame::WindowUpdate { stream: 0, by: 77 }))
+        );
+        assert!(matches!(
+            r.next_frame(),
+            Ok(Some(Frame::Data {
+                stream: 7,
+                len: 4,
+                end_stream: false
+            }))
+        ));
+        assert_eq!(r.payload(), b"xyz!");
+        r.feed(b"");
+        assert_eq!(
+            r.payload(),
+            b"",
+            "a feed forgets the payload it may have moved"
+        );
     }
 
     /// RFC 7541 C.6.1: a response's first header block, Huffman-coded,

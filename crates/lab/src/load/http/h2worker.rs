@@ -383,7 +383,7 @@ impl H2Worker<'_> {
                     self.in_flight -= dropped;
                 }
                 Frame::Ping { payload } => h2frame::ping_ack(&mut c.out, payload),
-                Frame::Settings { ack: true, .. } | Frame::Other => {}
+                Frame::Settings { ack: true, .. } | Frame::WindowUpdate { .. } | Frame::Other => {}
             }
         }
     }

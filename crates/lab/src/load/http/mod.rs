@@ -12,7 +12,7 @@
 pub(crate) mod codec;
 mod conn;
 pub mod facts;
-mod h2frame;
+pub(crate) mod h2frame;
 mod h2worker;
 mod pacer;
 mod plan;

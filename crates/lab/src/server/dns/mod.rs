@@ -71,14 +71,17 @@ pub struct Launch {
     pub tls: Option<LaunchTls>,
 }
 
-/// A lab server's DNS over TLS: the port on its address, and the CA
-/// (PEM) of the certificate this start made in its directory.
+/// A lab server's DNS over TLS (and HTTPS, where it serves it): the
+/// ports on its address, and the CA (PEM) of the certificate this start
+/// made in its directory.
 #[derive(Clone, Debug)]
 pub struct LaunchTls {
     /// The CA's certificate, which the load verifies the server's with.
     pub ca_pem: String,
-    /// The TLS port, beside 53.
+    /// The DoT port, beside 53.
     pub port: u16,
+    /// The DoH port, if it serves DNS over HTTPS.
+    pub doh_port: Option<u16>,
 }
 
 /// What a lab server is prepared with.
@@ -436,9 +439,14 @@ impl Server for DnsLab {
             .as_ref()
             .map(|t| format!("&dot={}:{}", self.target_addr(), t.port))
             .unwrap_or_default();
+        let doh = tls
+            .as_ref()
+            .and_then(|t| t.doh_port)
+            .map(|p| format!("&doh={}:{p}", self.target_addr()))
+            .unwrap_or_default();
         Ok(Endpoint {
             ca_pem: tls.map(|t| t.ca_pem),
-            uri: format!("dns://{}:53?netns={ns}{via}{dot}", self.target_addr()),
+            uri: format!("dns://{}:53?netns={ns}{via}{dot}{doh}", self.target_addr()),
         })
     }
 

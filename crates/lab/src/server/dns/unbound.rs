@@ -53,10 +53,10 @@ pub struct UnboundSettings {
     pub nsd_threads: u32,
     /// Raw lines appended to Unbound's `server:` section.
     pub extra: Option<String>,
-    /// Also serve DNS over TLS (RFC 7858) on port 853 of the resolver's
-    /// address, with this start's own CA and certificate
-    /// (`tls-service-pem`); the endpoint then names the port (`dot=`) and
-    /// hands the load the CA.
+    /// Also serve DNS over TLS (RFC 7858) on port 853 and DNS over HTTPS
+    /// (RFC 8484, HTTP/2) on port 443 of the resolver's address, with this
+    /// start's own CA and certificate (`tls-service-pem`); the endpoint
+    /// then names the ports (`dot=`, `doh=`) and hands the load the CA.
     #[serde(default)]
     pub tls: bool,
     /// The certificate's key: `"ecdsa-p256"` (default) or `"rsa-2048"`.
@@ -125,7 +125,8 @@ impl Unbound {
              \x20 pidfile: \"{d}/unbound.pid\"\n  use-syslog: no\n  logfile: \"\"\n  verbosity: 1\n\
              \x20 access-control: 127.0.0.0/8 allow\n  do-not-query-localhost: no\n\
              \x20 module-config: \"iterator\"\n  qname-minimisation: no\n\
-             \x20 local-zone: \".\" refuse\n  local-zone: \"test.\" nodefault\n",
+             \x20 local-zone: \".\" refuse\n  local-zone: \"test.\" nodefault\n\
+             \x20 incoming-num-tcp: {INCOMING_TCP}\n",
             addr = zones::RESOLVER_ADDR,
             threads = s.threads,
         );
@@ -138,6 +139,8 @@ impl Unbound {
         if let Some(cert) = tls {
             c.push_str(&format!(
                 "  interface: {addr}@{DOT_PORT}\n  tls-port: {DOT_PORT}\n\
+                 \x20 interface: {addr}@{DOH_PORT}\n  https-port: {DOH_PORT}\n\
+                 \x20 http-endpoint: \"{DOH_PATH}\"\n\
                  \x20 tls-service-pem: \"{}\"\n  tls-service-key: \"{}\"\n",
                 cert.cert_file.display(),
                 cert.key_file.display(),
@@ -174,8 +177,20 @@ impl Unbound {
     }
 }
 
+/// Connections over TCP, TLS and HTTPS each Unbound thread serves at
+/// once. Unbound's default, 10, closes the 11th connection of a sweep at
+/// once, so a TCP, DoT or DoH sweep past 10 connections would measure
+/// reconnections; a recipe's `extra = "incoming-num-tcp: 10"` puts the
+/// default back (Unbound takes the last value it reads).
+const INCOMING_TCP: u32 = 1024;
+
 /// The port Unbound serves DNS over TLS on (RFC 7858's).
 pub const DOT_PORT: u16 = 853;
+/// The port it serves DNS over HTTPS on (HTTPS's), with HTTP/2 from its
+/// libnghttp2.
+pub const DOH_PORT: u16 = 443;
+/// DoH's path (RFC 8484's example, Unbound's default).
+const DOH_PATH: &str = "/dns-query";
 
 impl Unbound {
     /// This start's CA and certificate, for the resolver's address.
@@ -214,6 +229,7 @@ impl LabServer for Unbound {
             tls: cert.map(|c| super::LaunchTls {
                 ca_pem: c.ca_pem,
                 port: DOT_PORT,
+                doh_port: Some(DOH_PORT),
             }),
         })
     }
