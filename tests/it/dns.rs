@@ -1133,3 +1133,55 @@ fn a_doh_path_the_server_does_not_serve_is_named_in_the_note() {
     );
     drop(lab);
 }
+
+/// resperf's ramp over each stream transport (TCP, DoT, DoH) against one
+/// Unbound: the offered rate rises second by second, nothing is lost at
+/// these rates, and Unbound's counter for the transport grew by exactly
+/// the queries the ramp sent.
+#[test]
+fn a_ramp_runs_over_tcp_dot_and_doh_and_unbound_counts_each() {
+    use scalelab::load::dns::DnsTransport;
+    let base = tempfile::tempdir().unwrap();
+    let (lab, uri, ca) = start_dot(base.path());
+    let stat = |name: &str| unbound_stat(&lab, name).unwrap_or(0);
+    let text: String = (0..300).map(|i| format!("h{i}.bench.test A\n")).collect();
+    let q = query_file(base.path(), &text);
+    let spec = LoadSpec {
+        timeout: Duration::from_secs(1),
+        ..LoadSpec::closed(2, 1, Duration::from_secs(3))
+    };
+    for (transport, counter) in [
+        (DnsTransport::Tcp, "num.query.tcp"),
+        (DnsTransport::Dot, "num.query.tls"),
+        (DnsTransport::Doh, "num.query.https"),
+    ] {
+        let before = stat(counter);
+        let settings = DnsSettings {
+            transport,
+            max_rate: Some(3000.0),
+            max_outstanding: 200,
+            ca_pem: transport.is_tls().then(|| ca.clone()),
+            ..dot_settings(q.clone(), None)
+        };
+        let r = DnsDriver::new(settings, &uri)
+            .unwrap()
+            .run(&spec, &Shutdown::new())
+            .unwrap();
+        let d = r.extras.get::<Datagrams>().cloned().unwrap();
+        assert!((4400..=4500).contains(&d.sent), "{transport:?}: {}", d.sent);
+        assert_eq!(
+            (r.requests, d.lost),
+            (d.sent, 0),
+            "{transport:?}: {:?}",
+            r.notes
+        );
+        let ramp = d.ramp.expect("a ramp's seconds");
+        let offered: Vec<u64> = ramp.seconds.iter().map(|s| s.offered).collect();
+        assert!(
+            offered[0] < offered[1] && offered[1] < offered[2],
+            "{offered:?}"
+        );
+        assert_eq!(stat(counter) - before, d.sent, "{transport:?}: {counter}");
+    }
+    drop(lab);
+}
