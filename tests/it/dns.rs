@@ -1185,3 +1185,49 @@ fn a_ramp_runs_over_tcp_dot_and_doh_and_unbound_counts_each() {
     }
     drop(lab);
 }
+
+/// One of NSD's counters, from `nsd-control stats_noreset` on the lab's
+/// control socket.
+fn nsd_stat(lab: &DnsLab, name: &str) -> Option<u64> {
+    let conf = lab.run_dir().unwrap().join("nsd.conf");
+    let out = std::process::Command::new("nsd-control")
+        .arg("-c")
+        .arg(conf)
+        .arg("stats_noreset")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}=")))
+        .map(|v| v.parse().unwrap())
+}
+
+/// NSD with `tls = true` serves DNS over TLS on port 853 of its address,
+/// with its start's own certificate: every query answered, and NSD's own
+/// `num.tls` grew by exactly what scalelab sent, none of it over UDP.
+#[test]
+fn nsd_serves_dns_over_tls_and_counts_every_query_as_tls() {
+    let base = tempfile::tempdir().unwrap();
+    let mut lab = nsd::target(&table("tls = true"), base.path()).unwrap();
+    let zones = Dataset::DnsZones {
+        hosts: 300,
+        veth: false,
+    };
+    let ep = lab
+        .start(&Placement::unconstrained(), Some(&zones), &Shutdown::new())
+        .unwrap();
+    assert!(ep.uri.contains("&dot=127.0.0.2:853"), "{}", ep.uri);
+    let stat = |name: &str| nsd_stat(&lab, name).expect(name);
+    let (tls, udp) = (stat("num.tls"), stat("num.udp"));
+    let text: String = (0..300).map(|i| format!("h{i}.bench.test A\n")).collect();
+    let q = query_file(base.path(), &text);
+    let spec = LoadSpec {
+        connections: 3,
+        ..exact(2000)
+    };
+    let d = every_query_answered(dot_settings(q, ep.ca_pem), &ep.uri, &spec);
+    assert_eq!(stat("num.tls") - tls, 2000, "every query came over TLS");
+    assert_eq!(stat("num.udp"), udp, "none over UDP");
+    assert!(d.tls.expect("a DoT run keeps its handshake").verified);
+    lab.stop().unwrap();
+}

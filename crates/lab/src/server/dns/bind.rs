@@ -85,6 +85,7 @@ pub fn lab(s: BindSettings, base_dir: &Path) -> DnsLab {
     let nsd = Nsd {
         threads: s.nsd_threads,
         extra: None,
+        tls: None,
     };
     DnsLab::new(KIND, vec![Box::new(nsd), Box::new(Bind(s))], base_dir)
 }

@@ -104,6 +104,7 @@ pub fn lab(s: ResolverSettings, base_dir: &Path) -> DnsLab {
     let nsd = Nsd {
         threads: s.nsd_threads,
         extra: None,
+        tls: None,
     };
     DnsLab::new(KIND, vec![Box::new(nsd), s.server()], base_dir)
 }

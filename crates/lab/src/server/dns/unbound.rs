@@ -97,6 +97,7 @@ pub fn lab(s: UnboundSettings, base_dir: &Path) -> DnsLab {
     let nsd = Nsd {
         threads: s.nsd_threads,
         extra: None,
+        tls: None,
     };
     DnsLab::new(KIND, vec![Box::new(nsd), Box::new(Unbound(s))], base_dir)
 }
