@@ -20,13 +20,29 @@
 # throughput -56% to +17% and never claimed), machine 10 of 10 (system
 # calls 2.02-2.12 per request, the runs of a pair at most 0.05 apart,
 # throughput -52% to +37%: the builds beside it moved it more than the hog).
+# COUNT=io (2026-12-08, nothing else running, load average 0.3 before, 1.9
+# after): code 10 of 10 (write-family calls +1.000 per request at both
+# points, throughput -20% to +15%, never claimed), machine 10 of 10
+# (write-family calls 1.000 per request on both sides, throughput -9% to
+# -42%).
 #
 # Usage: bench/work-per-request.sh [code|machine|both]   (root)
 # Environment: PAIRS (10), SCALELAB (a prebuilt binary; default: build
-# target/release/scalelab).
+# target/release/scalelab), COUNT: `syscalls` (default: every call
+# counted, `[probe] syscalls = "exact"`, judged on write(2) and on the
+# system calls) or `io` (the counts taken in every trial at no cost,
+# judged on the write-family calls of /proc/PID/io's syscw: nginx's
+# writev of the response and, with access_log on, its write of the line).
 set -euo pipefail
 what=${1:-both}
 PAIRS=${PAIRS:-10}
+COUNT=${COUNT:-syscalls}
+case $COUNT in
+    syscalls) probe='[probe]
+syscalls = "exact"' code_figure='write(2)' machine_figure='system calls' ;;
+    io) probe='' code_figure='write-family calls' machine_figure='write-family calls' ;;
+    *) echo "work-per-request.sh: COUNT is syscalls or io, not '$COUNT'" >&2; exit 2 ;;
+esac
 # shellcheck source=bench/scalelab-bin.sh
 . "$(dirname "$0")/scalelab-bin.sh"
 dir=$(mktemp -d)
@@ -57,8 +73,7 @@ duration = "1500ms"
 warmup = "300ms"
 min = 3
 max = 3
-[probe]
-syscalls = "exact"
+$probe
 [[system]]
 label = "nginx"
 EOF
@@ -73,7 +88,7 @@ run() { # store recipe label
 judge() {
     python3 -c '
 import json, sys
-mode = sys.argv[1]
+mode, code_figure, machine_figure = sys.argv[1:4]
 c = json.load(sys.stdin)["comparisons"][0]
 verdicts = [p["comparison"]["verdict"]["verdict"] for p in c["points"]]
 ratios = ["%+.1f%%" % ((p["comparison"]["ratio"] - 1) * 100) for p in c["points"]]
@@ -84,17 +99,17 @@ for line in c["work"]:
     counts = {k["figure"]: k for k in line["work"]["counts"]}
     changed = [k["figure"] for k in counts.values() if k["changed"]]
     if mode == "code":
-        w = counts.get("write(2)")
+        w = counts.get(code_figure)
         d = w["b"] - w["a"] if w else float("nan")
         figures.append("%s write %+.3f/req, changed %s" % (line["point"], d, changed))
         ok = ok and w is not None and w["changed"] and 0.9 <= d <= 1.1
     else:
-        s = counts["system calls"]
+        s = counts[machine_figure]
         figures.append("%s calls %.3f -> %.3f/req, changed %s" % (line["point"], s["a"], s["b"], changed))
         ok = ok and not changed and "the machine, not the code" in line["sentence"]
 ok = ok and not claimed
 print(("pass" if ok else "fail"), "throughput", " ".join(ratios), "verdicts", verdicts, "|", "; ".join(figures))
-' "$1"
+' "$1" "$code_figure" "$machine_figure"
 }
 
 pairs() { # mode
@@ -122,7 +137,7 @@ pairs() { # mode
     echo "$mode: $passed of $PAIRS pairs passed"
 }
 
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "counts: $COUNT; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 [[ $what == code || $what == both ]] && pairs code
 [[ $what == machine || $what == both ]] && pairs machine
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

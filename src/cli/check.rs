@@ -37,6 +37,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub json: bool,
     /// Gate on a count per request instead of throughput: `syscalls`,
+    /// `write_calls` or `read_calls` (counted in every trial),
     /// `context_switches`, or `instructions` where a PMU counts them. A
     /// rise whose whole 95% interval passes --max-regression of the
     /// baseline's count is a regression.

@@ -408,6 +408,8 @@ fn csv_parses_back_one_row_per_trial() {
         "ctx_voluntary",
         "ctx_involuntary",
         "work.syscalls",
+        "work.io_calls.reads",
+        "work.io_calls.writes",
         "work.context_switches",
         "work.cpu_migrations",
         "work.minor_faults",

@@ -61,6 +61,8 @@ const PROBE_COUNTS: &[&str] = &[
     "net_rx_bytes",
     "net_tx_bytes",
     "work.syscalls",
+    "work.io_calls.reads",
+    "work.io_calls.writes",
     "work.context_switches",
     "work.cpu_migrations",
     "work.minor_faults",
@@ -599,6 +601,10 @@ mod tests {
             ctx_involuntary: Some(1),
             work: Some(crate::record::probe::work::WorkCounts {
                 syscalls: Some(1),
+                io_calls: Some(crate::record::probe::work::IoCalls {
+                    reads: 1,
+                    writes: 1,
+                }),
                 context_switches: Some(1),
                 cpu_migrations: Some(1),
                 minor_faults: Some(1),

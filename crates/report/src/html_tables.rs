@@ -422,7 +422,7 @@ fn footnote(notes: &mut Vec<String>, note: &str) -> usize {
 /// Server CPU and memory per worker, columns only for what was measured.
 pub fn server(agg: &Aggregate) -> Markup {
     type Col = (&'static str, fn(&Cell) -> Option<f64>, fn(f64) -> String);
-    let cols: [Col; 18] = [
+    let cols: [Col; 20] = [
         (
             "server CPU (CPUs)",
             |c| c.server.cpu_util,
@@ -439,6 +439,8 @@ pub fn server(agg: &Aggregate) -> Markup {
         ("threads", |c| c.server.threads, |v| format!("{v:.0}")),
         ("CPU MHz", |c| c.server.freq_mhz, |v| format!("{v:.0}")),
         ("syscalls / req", |c| work(c)?.syscalls, per_req),
+        ("read calls / req", |c| work(c)?.read_calls, per_req),
+        ("write calls / req", |c| work(c)?.write_calls, per_req),
         ("ctx switches / req", |c| work(c)?.context_switches, per_req),
         ("minor faults / req", |c| work(c)?.minor_faults, per_req),
         ("user µs / req", |c| work(c)?.user_us, per_req),

@@ -135,6 +135,29 @@ fn system_calls_and_context_switches_agree_with_perf_stat_and_proc() {
     eprintln!(
         "system calls: scalelab {calls}, perf stat {perf_calls}; context switches: scalelab {ctx}, /proc {proc_ctx}"
     );
+    // The task I/O accounting's read- and write-family calls, counted in
+    // every trial, against the same window's tracepoint counts of those
+    // calls.
+    let io = work
+        .io_calls
+        .expect("nginx's processes were the same at both ends");
+    let traced = |names: &[&str]| -> u64 { names.iter().filter_map(|n| work.syscall(n)).sum() };
+    let writes = traced(&["write", "writev", "pwrite64", "sendfile64"]);
+    let reads = traced(&["read", "readv", "pread64", "sendfile64"]);
+    assert!(
+        io.writes > 1_000,
+        "one write-family call per response: {io:?}"
+    );
+    assert!(
+        within(io.writes, writes, 0.02) && within(io.reads, reads, 0.02),
+        "syscw {} and syscr {} against the tracepoints' {writes} and {reads}",
+        io.writes,
+        io.reads
+    );
+    eprintln!(
+        "write-family calls: syscw {}, tracepoints {writes}; read-family: syscr {}, tracepoints {reads}",
+        io.writes, io.reads
+    );
     let named: u64 = work.top_syscalls.iter().map(|c| c.count).sum();
     assert!(
         named as f64 > 0.9 * calls as f64,

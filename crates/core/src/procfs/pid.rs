@@ -252,6 +252,24 @@ pub fn parse_read_bytes(text: &str) -> Option<u64> {
         .ok()
 }
 
+/// `syscr:` and `syscw:` of a `/proc/PID/io` text: the read-family and
+/// write-family system calls the process and its threads made (the
+/// kernel's task I/O accounting counts one per `read`, `readv`, `pread64`,
+/// `preadv` and `sendfile` for `syscr`, and one per `write`, `writev`,
+/// `pwrite64`, `pwritev` and `sendfile` for `syscw`, whatever their file;
+/// `recv` and `send` on a socket are not among them). The process's own
+/// file includes its exited threads and the children it has reaped.
+pub fn parse_io_calls(text: &str) -> Option<(u64, u64)> {
+    let field = |name: &str| -> Option<u64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))?
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some((field("syscr:")?, field("syscw:")?))
+}
+
 /// A table of the network namespace `pid` is in (`/proc/PID/net/FILE`:
 /// `snmp`, `netstat`).
 pub fn net_file(pid: u32, file: &str) -> std::io::Result<String> {
@@ -440,6 +458,27 @@ mod tests {
         let io = "rchar: 10\nwchar: 0\nsyscr: 1\nsyscw: 0\nread_bytes: 4096\nwrite_bytes: 0\n";
         assert_eq!(parse_read_bytes(io), Some(4096));
         assert_eq!(parse_read_bytes("rchar: 1\n"), None);
+    }
+
+    #[test]
+    fn read_and_write_calls_come_from_the_io_file() {
+        let io = "rchar: 10\nwchar: 7\nsyscr: 3\nsyscw: 12\nread_bytes: 0\n";
+        assert_eq!(parse_io_calls(io), Some((3, 12)));
+        assert_eq!(parse_io_calls("syscr: 3\n"), None, "no syscw");
+        assert_eq!(parse_io_calls("syscr: x\nsyscw: 1\n"), None);
+    }
+
+    #[test]
+    fn this_process_counts_its_own_writes() {
+        let me = std::process::id();
+        let before = parse_io_calls(&io(me).unwrap()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = std::fs::File::create(dir.path().join("w")).unwrap();
+        for _ in 0..5 {
+            std::io::Write::write_all(&mut f, b"x").unwrap();
+        }
+        let after = parse_io_calls(&io(me).unwrap()).unwrap();
+        assert!(after.1 >= before.1 + 5, "{before:?} → {after:?}");
     }
 
     #[test]

@@ -43,6 +43,22 @@ impl HardwareCounts {
     }
 }
 
+/// The read-family and write-family system calls of the server's
+/// processes (the kernel's task I/O accounting, `/proc/PID/io`'s `syscr`
+/// and `syscw`): `read`, `readv`, `pread64`, `preadv` and `sendfile`
+/// count as reads, and `write`, `writev`, `pwrite64`, `pwritev` and
+/// `sendfile` as writes, on any file or socket; `recv*` and `send*` are
+/// neither. The kernel keeps them for every task anyway, so counting them
+/// costs two reads of a small file per process and window, in every
+/// trial.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoCalls {
+    /// Read-family calls (`syscr`).
+    pub reads: u64,
+    /// Write-family calls (`syscw`).
+    pub writes: u64,
+}
+
 /// The window's counts for the server's cgroup. `docs/probe-metrics.md`
 /// says how each is counted.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -61,6 +77,13 @@ pub struct WorkCounts {
     /// The named calls' counts (`syscalls:sys_enter_NAME`), most first;
     /// the calls outside the named list are `syscalls` less their sum.
     pub top_syscalls: Vec<NamedCount>,
+    /// The read- and write-family calls of the server's processes, when
+    /// the same processes were there at both ends of the window (a
+    /// process that ended takes its counts with it); counted in every
+    /// trial, whatever `[probe] syscalls` says. Stores written before
+    /// these were counted read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_calls: Option<IoCalls>,
     /// Context switches, voluntary and involuntary together.
     pub context_switches: Option<u64>,
     /// Moves of a thread from one CPU to another.

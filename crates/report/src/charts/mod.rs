@@ -760,8 +760,9 @@ impl GroupCtx<'_> {
 type CellValue = fn(&Cell) -> Option<f64>;
 
 /// The work per request for a hover: `; per request: 4.02 system calls
-/// (write 1.00, read 1.00), 0.51 context switches, 48213 instructions (IPC
-/// 0.51)`; empty when nothing was counted per request.
+/// (write 1.00, read 1.00), 0.51 context switches, 2.00 write-family and
+/// 1.00 read-family calls, 48213 instructions (IPC 0.51)`; empty when
+/// nothing was counted per request.
 fn work_tip(c: &Cell) -> String {
     let Some(w) = &c.server.work else {
         return String::new();
@@ -775,6 +776,11 @@ fn work_tip(c: &Cell) -> String {
         if let Some(v) = w.context_switches {
             parts.push(format!("{v:.2} context switches"));
         }
+    }
+    if let (Some(reads), Some(writes)) = (w.read_calls, w.write_calls) {
+        parts.push(format!(
+            "{writes:.2} write-family and {reads:.2} read-family calls"
+        ));
     }
     if let Some(i) = w.instructions {
         let ipc = w.ipc.map(|v| format!(" (IPC {v:.2})")).unwrap_or_default();

@@ -1,5 +1,5 @@
-//! `check --on syscalls|context_switches|instructions`: the regression
-//! gate on a count per operation instead of throughput. A count per
+//! `check --on syscalls|write_calls|read_calls|context_switches|instructions`:
+//! the regression gate on a count per operation instead of throughput. A count per
 //! request is a second, low-noise measure: the same code makes the same
 //! system calls per request on a busy machine and on a quiet one, so one
 //! run a side can gate a commit that throughput would need many runs for.
@@ -15,8 +15,10 @@ use crate::store::{RunData, Trial, TrialStatus};
 use serde::Serialize;
 
 /// The counts `check --on` can gate on, and the figure each compares.
-pub const GATES: [(&str, &str); 3] = [
+pub const GATES: [(&str, &str); 5] = [
     ("syscalls", "system calls"),
+    ("write_calls", super::work::WRITE_CALLS),
+    ("read_calls", super::work::READ_CALLS),
     ("context_switches", "context switches"),
     ("instructions", "instructions"),
 ];
@@ -138,9 +140,10 @@ mod tests {
     #[test]
     fn only_the_listed_counts_can_be_gated_on() {
         assert_eq!(figure_of("syscalls"), Ok("system calls"));
+        assert_eq!(figure_of("write_calls"), Ok("write-family calls"));
         let e = figure_of("rps").unwrap_err();
         assert!(
-            e.contains("syscalls, context_switches, instructions"),
+            e.contains("syscalls, write_calls, read_calls, context_switches, instructions"),
             "{e}"
         );
     }

@@ -41,6 +41,12 @@ pub const PROBE_NUMBERS: &[(&str, Read)] = &[
     ("work.syscalls", |p| {
         p.work.as_ref()?.syscalls.map(|v| v as f64)
     }),
+    ("work.io_calls.reads", |p| {
+        p.work.as_ref()?.io_calls.map(|c| c.reads as f64)
+    }),
+    ("work.io_calls.writes", |p| {
+        p.work.as_ref()?.io_calls.map(|c| c.writes as f64)
+    }),
     ("work.context_switches", |p| {
         p.work.as_ref()?.context_switches.map(|v| v as f64)
     }),
@@ -108,6 +114,7 @@ mod tests {
         let counted = ProbeSummary {
             work: Some(crate::record::probe::work::WorkCounts {
                 hardware: Some(Default::default()),
+                io_calls: Some(Default::default()),
                 ..Default::default()
             }),
             ..ProbeSummary::default()

@@ -36,6 +36,12 @@ pub struct WorkPerOp {
     /// The most frequent named calls per operation, most first
     /// ([`TOP_CALLS`] of them).
     pub top_syscalls: Vec<PerOp>,
+    /// Read-family system calls per operation (`/proc/PID/io`'s `syscr`),
+    /// counted in every trial.
+    pub read_calls: Option<f64>,
+    /// Write-family system calls per operation (`syscw`), counted in
+    /// every trial.
+    pub write_calls: Option<f64>,
     /// Context switches per operation (perf's count).
     pub context_switches: Option<f64>,
     /// CPU migrations per operation.
@@ -87,6 +93,13 @@ pub fn per_op_values(trials: &[&Trial], read: impl Fn(&WorkCounts) -> Option<f64
         .collect()
 }
 
+/// The read-family calls' name in comparisons (`read`, `readv`,
+/// `pread64`, `sendfile`: the kernel's `syscr`).
+pub const READ_CALLS: &str = "read-family calls";
+/// The write-family calls' name (`write`, `writev`, `pwrite64`,
+/// `sendfile`: `syscw`).
+pub const WRITE_CALLS: &str = "write-family calls";
+
 /// Reads one count of a trial's counts.
 pub type ReadCount = Box<dyn Fn(&WorkCounts) -> Option<f64>>;
 
@@ -97,6 +110,14 @@ pub fn figures(trials: &[&Trial]) -> Vec<(String, ReadCount)> {
         (
             "system calls".into(),
             Box::new(|w| w.syscalls.map(|v| v as f64)),
+        ),
+        (
+            READ_CALLS.into(),
+            Box::new(|w| w.io_calls.map(|c| c.reads as f64)),
+        ),
+        (
+            WRITE_CALLS.into(),
+            Box::new(|w| w.io_calls.map(|c| c.writes as f64)),
         ),
         (
             "context switches".into(),
@@ -173,6 +194,8 @@ pub fn of_point(ok: &[&Trial]) -> Option<WorkPerOp> {
         trials: ok.iter().filter(|t| counted(t).is_some()).count(),
         syscalls: med(&|w| w.syscalls.map(|v| v as f64)),
         top_syscalls: top,
+        read_calls: med(&|w| w.io_calls.map(|c| c.reads as f64)),
+        write_calls: med(&|w| w.io_calls.map(|c| c.writes as f64)),
         context_switches: med(&|w| w.context_switches.map(|v| v as f64)),
         cpu_migrations: med(&|w| w.cpu_migrations.map(|v| v as f64)),
         minor_faults: med(&|w| w.minor_faults.map(|v| v as f64)),

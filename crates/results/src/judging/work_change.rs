@@ -83,10 +83,15 @@ impl PointWork {
         if !changed.is_empty() {
             return format!("the work per request changed: {}", changed.join(", "));
         }
-        let counted: Vec<&str> = ["system calls", "context switches", "minor faults"]
-            .into_iter()
-            .filter(|f| self.counts.iter().any(|c| c.figure == *f))
-            .collect();
+        let counted: Vec<&str> = [
+            "system calls",
+            super::work::WRITE_CALLS,
+            "context switches",
+            "minor faults",
+        ]
+        .into_iter()
+        .filter(|f| self.counts.iter().any(|c| c.figure == *f))
+        .collect();
         let same = format!(
             "the same work per request ({} per request within their noise)",
             counted.join(", ")

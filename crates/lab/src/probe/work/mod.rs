@@ -15,6 +15,7 @@
 //! "unavailable" with the reason, never 0.
 
 mod cgroup;
+pub mod io_calls;
 pub mod perf;
 #[cfg(any(test, feature = "test-support"))]
 pub mod perf_stat_fixture;
@@ -178,6 +179,7 @@ pub struct WorkCounter {
     counters: Vec<(Figure, Vec<Counter>)>,
     mode: SyscallMode,
     cpu_at_start: Option<cgroup::CpuStat>,
+    io_at_start: Result<io_calls::IoSnapshot, String>,
     started: Instant,
     unavailable: Vec<String>,
 }
@@ -220,6 +222,7 @@ impl WorkCounter {
             return Err(unavailable.join("; "));
         }
         let cpu_at_start = cgroup.cpu_stat();
+        let io_at_start = io_calls::snapshot(&cgroup.dir);
         for (_, cs) in &counters {
             for c in cs {
                 c.enable()
@@ -231,6 +234,7 @@ impl WorkCounter {
             counters,
             mode,
             cpu_at_start,
+            io_at_start,
             started: Instant::now(),
             unavailable,
         })
@@ -244,6 +248,9 @@ impl WorkCounter {
             }
         }
         let counted_s = self.started.elapsed().as_secs_f64();
+        let io = self
+            .io_at_start
+            .and_then(|start| io_calls::since(&io_calls::snapshot(&self.cgroup.dir)?, &start));
         let mut unavailable = self.unavailable;
         let totals: Vec<(Figure, Option<u64>)> = self
             .counters
@@ -262,8 +269,10 @@ impl WorkCounter {
                 self.cgroup.dir.display()
             ));
         }
+        let io_calls = io.map_err(|e| unavailable.push(e)).ok();
         let mut w = counts(self.cgroup.path, counted_s, &totals, cpu, unavailable);
         w.syscalls_counted_s = calls_counted_s.filter(|_| w.syscalls.is_some());
+        w.io_calls = io_calls;
         w
     }
 }
@@ -356,6 +365,7 @@ fn counts(
         counted_s,
         syscalls: get(Figure::Syscalls),
         syscalls_counted_s: None,
+        io_calls: None,
         top_syscalls: top,
         context_switches: get(Figure::ContextSwitches),
         cpu_migrations: get(Figure::Migrations),
