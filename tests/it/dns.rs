@@ -960,7 +960,12 @@ fn dns_over_tcp_is_counted_by_unbound_as_tcp() {
 /// endpoint (which names the TLS port, `dot=`) and the CA it hands out.
 fn start_dot(base: &Path) -> (DnsLab, String, String) {
     let settings = table("threads = 2\ntls = true\nextra = \"extended-statistics: yes\"");
-    let mut lab = unbound::target(&settings, base).unwrap();
+    start_tls(unbound::target(&settings, base).unwrap())
+}
+
+/// Starts a lab whose resolver serves TLS, with 300 hosts; its endpoint
+/// and the CA it hands out.
+fn start_tls(mut lab: DnsLab) -> (DnsLab, String, String) {
     let zones = Dataset::DnsZones {
         hosts: 300,
         veth: false,
@@ -968,7 +973,7 @@ fn start_dot(base: &Path) -> (DnsLab, String, String) {
     let ep = lab
         .start(&Placement::unconstrained(), Some(&zones), &Shutdown::new())
         .unwrap();
-    let ca = ep.ca_pem.expect("a DoT lab hands out its CA");
+    let ca = ep.ca_pem.expect("a TLS lab hands out its CA");
     (lab, ep.uri, ca)
 }
 
@@ -1230,4 +1235,88 @@ fn nsd_serves_dns_over_tls_and_counts_every_query_as_tls() {
     assert_eq!(stat("num.udp"), udp, "none over UDP");
     assert!(d.tls.expect("a DoT run keeps its handshake").verified);
     lab.stop().unwrap();
+}
+
+/// BIND's counters: `GET /json/v1/server` on its statistics channel,
+/// inside the lab's namespace.
+fn bind_stats(lab: &DnsLab) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let text = scalelab::procfs::netns::in_netns(&ns_of(lab), || {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", bind::STATS_PORT)).unwrap();
+        s.write_all(b"GET /json/v1/server HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        Ok(text)
+    })
+    .unwrap();
+    let body = text.split_once("\r\n\r\n").expect("an HTTP response").1;
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// The growth of each of BIND's server and socket counters from `before`.
+fn bind_growth(before: &serde_json::Value, after: &serde_json::Value) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for table in ["nsstats", "sockstats"] {
+        let Some(now) = after[table].as_object() else {
+            continue;
+        };
+        for (name, v) in now {
+            let was = before[table][name].as_u64().unwrap_or(0);
+            let grew = v.as_u64().unwrap_or(0).saturating_sub(was);
+            if grew > 0 {
+                out.push((format!("{table}.{name}"), grew));
+            }
+        }
+    }
+    out
+}
+
+/// BIND with `tls = true` serves DNS over TLS on port 853 and DNS over
+/// HTTPS on 443 with its start's own certificate (BIND 9.18's `tls` and
+/// `http` statements): every query is answered, and BIND's own counters
+/// on its statistics channel agree with the number sent. BIND 9.18
+/// counts DoT and DoH queries as TCP requests (`ReqTCP`), with no counter
+/// of their own, so which listener answered is the handshake's: TLS for
+/// both, and ALPN `h2` for DoH.
+#[test]
+fn bind_serves_dns_over_tls_and_https_and_counts_each() {
+    use scalelab::load::dns::DnsTransport;
+    let base = tempfile::tempdir().unwrap();
+    let (lab, uri, ca) =
+        start_tls(bind::target(&table("threads = 2\ntls = true"), base.path()).unwrap());
+    assert!(
+        uri.contains("&dot=127.0.0.1:853") && uri.contains("&doh=127.0.0.1:443"),
+        "{uri}"
+    );
+    let text: String = (0..300).map(|i| format!("h{i}.bench.test A\n")).collect();
+    let q = query_file(base.path(), &text);
+    let spec = LoadSpec {
+        connections: 3,
+        ..exact(2000)
+    };
+    for transport in [DnsTransport::Tcp, DnsTransport::Dot, DnsTransport::Doh] {
+        let before = bind_stats(&lab);
+        let settings = DnsSettings {
+            transport,
+            max_outstanding: 100,
+            ..dot_settings(q.clone(), Some(ca.clone()))
+        };
+        let d = every_query_answered(settings, &uri, &spec);
+        let grew = bind_growth(&before, &bind_stats(&lab));
+        let count = |name: &str| grew.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| *v);
+        assert_eq!(count("nsstats.Requestv4"), 2000, "{transport:?}: {grew:?}");
+        assert_eq!(count("nsstats.ReqTCP"), 2000, "{transport:?}: all over TCP");
+        assert_eq!(count("nsstats.Response"), 2000, "{transport:?}: {grew:?}");
+        assert_eq!(d.transport, Some(transport));
+        match transport {
+            DnsTransport::Tcp => assert!(d.tls.is_none()),
+            DnsTransport::Dot => assert!(d.tls.is_some(), "a DoT run keeps its handshake"),
+            _ => {
+                let t = d.tls.expect("a DoH run keeps its handshake");
+                assert_eq!(t.negotiated.alpn.as_deref(), Some("h2"), "{t:?}");
+            }
+        }
+    }
+    drop(lab);
 }

@@ -49,6 +49,16 @@ pub struct BindSettings {
     pub nsd_threads: u32,
     /// Raw statements appended inside `options { }`.
     pub extra: Option<String>,
+    /// Also serve DNS over TLS (RFC 7858) on port 853 and DNS over HTTPS
+    /// (RFC 8484, HTTP/2) on port 443 of the resolver's address, with this
+    /// start's own CA and certificate (BIND 9.18's `tls` and `http`
+    /// statements); the endpoint then names the ports (`dot=`, `doh=`) and
+    /// hands the load the CA.
+    #[serde(default)]
+    pub tls: bool,
+    /// The certificate's key: `"ecdsa-p256"` (default) or `"rsa-2048"`.
+    #[serde(default)]
+    pub tls_key: crate::tls::cert::KeyType,
 }
 
 impl BindSettings {
@@ -93,8 +103,45 @@ pub fn lab(s: BindSettings, base_dir: &Path) -> DnsLab {
 /// BIND (`named`) as the lab's resolver, in front of NSD.
 pub struct Bind(pub BindSettings);
 
+/// The port BIND serves DNS over TLS on (RFC 7858's).
+pub const DOT_PORT: u16 = 853;
+/// The port it serves DNS over HTTPS on, with HTTP/2 from its libnghttp2.
+pub const DOH_PORT: u16 = 443;
+/// DoH's path (RFC 8484's example, BIND's default endpoint).
+const DOH_PATH: &str = "/dns-query";
+/// The port of BIND's statistics channel, on the resolver's address inside
+/// the lab's namespace: `GET /json/v1/server` gives its counters.
+pub const STATS_PORT: u16 = 8053;
+/// Connections BIND serves at once over DoH (`listener-clients`; BIND's
+/// default of 300 would close the load's connections past it) and over
+/// TCP and DoT (`tcp-clients`, default 150), as for Unbound.
+const CLIENTS: u32 = 1024;
+
 impl Bind {
-    fn render(&self, dir: &Path, zone_list: &[String], veth: Option<&str>) -> String {
+    /// The `tls` and `http` statements and the listeners of DoT and DoH.
+    fn tls_statements(cert: &crate::tls::cert::ServerCert) -> (String, String) {
+        let top = format!(
+            "tls scalelab-tls {{ cert-file \"{}\"; key-file \"{}\"; }};\n\
+             http scalelab-doh {{ endpoints {{ \"{DOH_PATH}\"; }}; listener-clients {CLIENTS}; }};\n",
+            cert.cert_file.display(),
+            cert.key_file.display(),
+        );
+        let listen = format!(
+            "    listen-on port {DOT_PORT} tls scalelab-tls {{ {addr}; }};\n\
+             \x20   listen-on port {DOH_PORT} tls scalelab-tls http scalelab-doh {{ {addr}; }};\n\
+             \x20   tcp-clients {CLIENTS};\n",
+            addr = zones::RESOLVER_ADDR,
+        );
+        (top, listen)
+    }
+
+    fn render(
+        &self,
+        dir: &Path,
+        zone_list: &[String],
+        veth: Option<&str>,
+        tls: Option<&crate::tls::cert::ServerCert>,
+    ) -> String {
         let s = &self.0;
         let (also, net) = match veth {
             Some(v) => (format!(" {v};"), format!(" {};", super::veth::NET)),
@@ -111,14 +158,16 @@ impl Bind {
             .as_ref()
             .map(|e| format!("    {e}\n"))
             .unwrap_or_default();
+        let (tls_top, tls_listen) = tls.map(Self::tls_statements).unwrap_or_default();
         let mut c = format!(
-            "# written by scalelab\noptions {{\n    directory \"{d}\";\n    pid-file \"{d}/named.pid\";\n\
+            "# written by scalelab\n{tls_top}options {{\n    directory \"{d}\";\n    pid-file \"{d}/named.pid\";\n\
              \x20   session-keyfile \"{d}/session.key\";\n    managed-keys-directory \"{d}\";\n\
-             \x20   listen-on port 53 {{ {addr};{also} }};\n    listen-on-v6 {{ none; }};\n\
+             \x20   listen-on port 53 {{ {addr};{also} }};\n{tls_listen}    listen-on-v6 {{ none; }};\n\
              \x20   recursion yes;\n    allow-query {{ 127.0.0.0/8;{net} }};\n    allow-recursion {{ 127.0.0.0/8;{net} }};\n\
              \x20   forward only;\n    forwarders {{ {dead}; }};\n    dnssec-validation no;\n\
              \x20   empty-zones-enable no;\n    notify no;\n{cache}{extra}}};\n\
              controls {{ }};\n\
+             statistics-channels {{ inet {addr} port {STATS_PORT} allow {{ {addr}; }}; }};\n\
              zone \".\" {{ type hint; file \"{d}/root.hints\"; }};\n",
             addr = zones::RESOLVER_ADDR,
             dead = zones::DEAD_ROOT_ADDR,
@@ -152,7 +201,16 @@ impl LabServer for Bind {
         let program = binary(KIND, &["/usr/sbin/named"], "bind9")?;
         let hints = dir.join("root.hints");
         std::fs::write(&hints, root_hints()).map_err(|e| ServerError::io(&hints, e))?;
-        let config = self.render(dir, at.zones, at.veth);
+        let cert = match self.0.tls {
+            true => Some(super::start_cert(
+                KIND,
+                dir,
+                self.0.tls_key,
+                zones::RESOLVER_ADDR,
+            )?),
+            false => None,
+        };
+        let config = self.render(dir, at.zones, at.veth, cert.as_ref());
         let conf = dir.join("named.conf");
         std::fs::write(&conf, &config).map_err(|e| ServerError::io(&conf, e))?;
         Ok(Launch {
@@ -166,7 +224,11 @@ impl LabServer for Bind {
             ],
             config,
             log: None,
-            tls: None,
+            tls: cert.map(|c| super::LaunchTls {
+                ca_pem: c.ca_pem,
+                port: DOT_PORT,
+                doh_port: Some(DOH_PORT),
+            }),
         })
     }
 
@@ -182,7 +244,7 @@ mod tests {
     #[test]
     fn with_a_veth_path_it_also_listens_there_and_answers_that_net_only() {
         let b = Bind(BindSettings::parse(&toml::Table::new()).unwrap());
-        let c = b.render(Path::new("/x"), &[], Some("198.19.254.2"));
+        let c = b.render(Path::new("/x"), &[], Some("198.19.254.2"), None);
         assert!(
             c.contains("listen-on port 53 { 127.0.0.1; 198.19.254.2; };"),
             "{c}"
@@ -191,7 +253,7 @@ mod tests {
             c.contains("allow-recursion { 127.0.0.0/8; 198.19.254.0/24; };"),
             "{c}"
         );
-        let plain = b.render(Path::new("/x"), &[], None);
+        let plain = b.render(Path::new("/x"), &[], None, None);
         assert!(
             plain.contains("listen-on port 53 { 127.0.0.1; };"),
             "{plain}"
@@ -202,7 +264,7 @@ mod tests {
     fn config_forwards_only_to_a_dead_root() {
         let t: toml::Table = toml::from_str("threads = 8\nmax_cache_size = \"50%\"").unwrap();
         let b = Bind(BindSettings::parse(&t).unwrap());
-        let c = b.render(Path::new("/x"), &["bench.test.".into()], None);
+        let c = b.render(Path::new("/x"), &["bench.test.".into()], None, None);
         assert!(c.contains("forward only;\n    forwarders { 127.0.0.9; };"));
         assert!(c.contains("zone \"bench.test.\" { type static-stub; server-addresses { 127.0.0.2; }; forwarders { }; };"));
         assert!(c.contains("dnssec-validation no;"));
@@ -210,5 +272,31 @@ mod tests {
         assert!(root_hints().contains("127.0.0.9"));
         let bad: toml::Table = toml::from_str("max_cache_size = \"huge\"").unwrap();
         assert!(BindSettings::parse(&bad).is_err());
+    }
+
+    /// `tls = true` serves DoT on port 853 and DoH on 443 of the
+    /// resolver's address, with the start's certificate and key.
+    #[test]
+    fn with_tls_it_serves_dns_over_tls_and_https() {
+        let t: toml::Table = toml::from_str("tls = true").unwrap();
+        let b = Bind(BindSettings::parse(&t).unwrap());
+        let cert = super::super::paths_only_cert();
+        let c = b.render(Path::new("/x"), &[], None, Some(&cert));
+        assert!(
+            c.contains("tls scalelab-tls { cert-file \"/x/tls/server.pem\"; key-file \"/x/tls/server.key\"; };"),
+            "{c}"
+        );
+        assert!(
+            c.contains("listen-on port 853 tls scalelab-tls { 127.0.0.1; };"),
+            "{c}"
+        );
+        assert!(
+            c.contains("listen-on port 443 tls scalelab-tls http scalelab-doh { 127.0.0.1; };"),
+            "{c}"
+        );
+        assert!(c.contains("endpoints { \"/dns-query\"; }"), "{c}");
+        let plain = b.render(Path::new("/x"), &[], None, None);
+        assert!(!plain.contains("853") && !plain.contains("tls "), "{plain}");
+        assert!(plain.contains("statistics-channels { inet 127.0.0.1 port 8053"));
     }
 }

@@ -111,6 +111,32 @@ pub trait LabServer: Send {
     }
 }
 
+/// This start's CA and a certificate for `addr` (and `localhost`), in
+/// `dir`, for a lab server that serves TLS; the error names `kind`.
+pub fn start_cert(
+    kind: &'static str,
+    dir: &Path,
+    key: crate::tls::cert::KeyType,
+    addr: &str,
+) -> Result<crate::tls::cert::ServerCert, ServerError> {
+    let ip: std::net::IpAddr = addr.parse().expect("a lab address");
+    crate::tls::cert::make(dir, key, &["localhost"], &[ip]).map_err(|e| ServerError::Start {
+        kind,
+        message: e.to_string(),
+    })
+}
+
+/// A certificate's paths under `/x/tls`, for tests of a rendered config.
+#[cfg(test)]
+pub(crate) fn paths_only_cert() -> crate::tls::cert::ServerCert {
+    crate::tls::cert::ServerCert {
+        ca_pem: String::new(),
+        ca_file: "/x/tls/ca.pem".into(),
+        cert_file: "/x/tls/server.pem".into(),
+        key_file: "/x/tls/server.key".into(),
+    }
+}
+
 /// The installed binary at the first existing path, or a "not installed" error.
 pub fn binary(kind: &'static str, paths: &[&str], package: &str) -> Result<PathBuf, ServerError> {
     paths

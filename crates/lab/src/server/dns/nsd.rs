@@ -154,7 +154,7 @@ impl LabServer for Nsd {
         let program = binary(KIND, &["/usr/sbin/nsd"], "nsd")?;
         crate::server::conf_path::check_socket(KIND, &control_socket(dir))?;
         let cert = match self.tls {
-            Some(key) => Some(make_cert(dir, key)?),
+            Some(key) => Some(super::start_cert(KIND, dir, key, zones::AUTH_ADDR)?),
             None => None,
         };
         let config = self.render(dir, at.zones, at.veth, cert.as_ref());
@@ -176,15 +176,6 @@ impl LabServer for Nsd {
     fn version(&self) -> Option<String> {
         super::version_line("/usr/sbin/nsd", &["-v"])
     }
-}
-
-/// This start's CA and certificate, for the authority's address.
-fn make_cert(dir: &Path, key: KeyType) -> Result<ServerCert, ServerError> {
-    let ip: std::net::IpAddr = zones::AUTH_ADDR.parse().expect("an address");
-    crate::tls::cert::make(dir, key, &["localhost"], &[ip]).map_err(|e| ServerError::Start {
-        kind: KIND,
-        message: e.to_string(),
-    })
 }
 
 #[cfg(test)]

@@ -85,6 +85,8 @@ impl ResolverSettings {
                 max_cache_size: self.cache_size.clone(),
                 nsd_threads: self.nsd_threads,
                 extra: self.extra.clone(),
+                tls: false,
+                tls_key: Default::default(),
             })),
             Software::Unbound => Box::new(Unbound(UnboundSettings {
                 threads: self.threads,

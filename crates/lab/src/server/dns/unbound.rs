@@ -193,19 +193,6 @@ pub const DOH_PORT: u16 = 443;
 /// DoH's path (RFC 8484's example, Unbound's default).
 const DOH_PATH: &str = "/dns-query";
 
-impl Unbound {
-    /// This start's CA and certificate, for the resolver's address.
-    fn make_cert(&self, dir: &Path) -> Result<crate::tls::cert::ServerCert, ServerError> {
-        let ip: std::net::IpAddr = zones::RESOLVER_ADDR.parse().expect("an address");
-        crate::tls::cert::make(dir, self.0.tls_key, &["localhost"], &[ip]).map_err(|e| {
-            ServerError::Start {
-                kind: KIND,
-                message: e.to_string(),
-            }
-        })
-    }
-}
-
 impl LabServer for Unbound {
     fn kind(&self) -> &'static str {
         KIND
@@ -216,7 +203,12 @@ impl LabServer for Unbound {
         let program = binary(KIND, &["/usr/sbin/unbound"], "unbound")?;
         crate::server::conf_path::check_socket(KIND, &control_socket(dir))?;
         let cert = match self.0.tls {
-            true => Some(self.make_cert(dir)?),
+            true => Some(super::start_cert(
+                KIND,
+                dir,
+                self.0.tls_key,
+                zones::RESOLVER_ADDR,
+            )?),
             false => None,
         };
         let config = self.render(dir, at.zones, at.veth, cert.as_ref());
@@ -313,12 +305,7 @@ mod tests {
     fn with_tls_it_serves_dns_over_tls_on_853() {
         let t: toml::Table = toml::from_str("tls = true").unwrap();
         let u = Unbound(UnboundSettings::parse(&t).unwrap());
-        let cert = crate::tls::cert::ServerCert {
-            ca_pem: String::new(),
-            ca_file: "/x/tls/ca.pem".into(),
-            cert_file: "/x/tls/server.pem".into(),
-            key_file: "/x/tls/server.key".into(),
-        };
+        let cert = super::super::paths_only_cert();
         let c = u.render(Path::new("/x"), &[], None, Some(&cert));
         assert!(
             c.contains("interface: 127.0.0.1@853\n  tls-port: 853\n"),
