@@ -39,6 +39,16 @@
 #   --coalesce), SSL (unset; 1 serves TLS with a throwaway ECDSA P-256
 #   certificate and runs sysbench with --mysql-ssl=on and scalelab with
 #   --mysql-ssl on: TLS, certificates not checked).
+# Each run also prints the server's read- and write-family calls per
+# transaction (/proc/PID/io). Over TLS they are its socket calls, so equal
+# counts mean the two clients made the server do the same I/O: measured
+# 2026-12-08 (SSL=1 ROUNDS=4, all pairs quiet), 47.9-48.0 reads and 16.03-
+# 16.05 writes per oltp_read_only transaction and 2.99 and 1.00 per
+# oltp_point_select transaction with either client, TPS ratios 1.02x and
+# 0.93x (server CPU per transaction 0.98x and 1.08x). Both negotiate
+# TLS 1.3 with AES-256-GCM, and the server's cpu-clock profile splits the
+# same way by library with either (kernel 52-53%, mariadbd 31%, libcrypto
+# 6.4-6.7%, libssl 2.9-3.2%), so point_select's gap is not in TLS work.
 # Takes about 2 * |SCRIPTS| * (ROUNDS * DURATION + WARMUP) s plus ~15 s of
 # setup (ROUNDS=4: ~75 s). Run it under `flock target/bench.lock`.
 set -euo pipefail
@@ -70,12 +80,19 @@ HZ=$(getconf CLK_TCK)
 NCPU=$(nproc)
 busy_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
 server_ticks() { awk '{print $14+$15}' "/proc/$SERVER_PID/stat"; }
+# The server's read- and write-family calls (its task I/O accounting, free
+# to read). Over TLS, OpenSSL's socket BIO reads and writes with read(2)
+# and write(2), so these are the server's socket calls; in cleartext
+# MariaDB uses recv and send, which are neither.
+server_io() { awk '/^syscr:/ {r = $2} /^syscw:/ {w = $2} END {print r, w}' "/proc/$SERVER_PID/io"; }
 
 # run TOOL SCRIPT CONNECTIONS SECONDS -> "tps transactions cpu_s server_s other% threads"
 run() {
     local tool=$1 script=$2 conns=$3 secs=$4 out="$WORK/run.out" cpu="$WORK/cpu.out"
     local b0 s0 b1 s1 tps txns threads
+    local r0 w0 r1 w1
     b0=$(busy_ticks) s0=$(server_ticks)
+    read -r r0 w0 < <(server_io)
     if [ "$tool" = sysbench ]; then
         # In $WORK: sysbench 1.0 reads its TLS files from where it runs.
         (cd "$WORK" && setsid taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %e" -o "$cpu" \
@@ -91,6 +108,9 @@ run() {
 print(v["transactions"], v["tps"], v["threads"])' "$out")
     fi
     b1=$(busy_ticks) s1=$(server_ticks)
+    read -r r1 w1 < <(server_io)
+    awk -v n="$txns" -v r=$((r1 - r0)) -v w=$((w1 - w0)) -v tool="$tool" \
+        'BEGIN { printf "  %s: server read calls %.2f, write calls %.2f per transaction\n", tool, r / n, w / n > "/dev/stderr" }'
     awk -v tps="$tps" -v n="$txns" -v busy=$((b1 - b0)) -v srv=$((s1 - s0)) -v hz="$HZ" -v ncpu="$NCPU" \
         -v threads="$threads" \
         '{ cpu = $1 + $2; other = ((busy - srv) / hz - cpu) / (ncpu * $3) * 100
