@@ -5,6 +5,7 @@
 use super::report::{open_existing, run_ref, selector_context as named};
 use anyhow::Context;
 use scalelab::judging::check::{self, is_same_run, CANNOT_SAY};
+use scalelab::judging::history::shape::Property;
 use scalelab::store::RunData;
 use std::path::{Path, PathBuf};
 
@@ -38,9 +39,12 @@ pub struct CheckArgs {
     pub json: bool,
     /// Gate on a count per request instead of throughput: `syscalls`,
     /// `write_calls` or `read_calls` (counted in every trial),
-    /// `context_switches`, or `instructions` where a PMU counts them. A
+    /// `context_switches`, or `instructions` where a PMU counts them (a
     /// rise whose whole 95% interval passes --max-regression of the
-    /// baseline's count is a regression.
+    /// baseline's count is a regression); or on a property of each
+    /// system's curve: `n_star`, `peak`, `peak_x`, `collapse` (lower is
+    /// worse), `sigma`, `kappa` (higher is worse), against the prediction
+    /// interval of at least 3 baseline runs.
     #[arg(long, value_name = "COUNT")]
     pub on: Option<String>,
 }
@@ -58,9 +62,10 @@ fn percent(text: &str) -> Result<f64, String> {
 }
 
 pub fn run(a: &CheckArgs, store: &Path) -> anyhow::Result<i32> {
-    if let Some(on) = &a.on {
-        scalelab::judging::check_work::figure_of(on).map_err(anyhow::Error::msg)?;
-    }
+    let shape = match &a.on {
+        Some(on) => on_shape(on)?,
+        None => None,
+    };
     // The baseline is read first, so a missing baseline is named before a
     // candidate in a default store that is not there either.
     baseline_exists(&a.baseline, store).with_context(|| named("baseline", &a.baseline))?;
@@ -75,6 +80,20 @@ pub fn run(a: &CheckArgs, store: &Path) -> anyhow::Result<i32> {
         return Ok(CANNOT_SAY);
     }
     let baselines = found.runs;
+    if let Some(property) = shape {
+        let c = scalelab::judging::check_shape::check(
+            &baselines,
+            &candidate,
+            property,
+            a.max_regression,
+        );
+        if a.json {
+            outln!("{}", serde_json::to_string_pretty(&c)?);
+        } else {
+            out!("{}", scalelab::report::check::render_shape(&c));
+        }
+        return Ok(c.exit_code);
+    }
     if let Some(on) = &a.on {
         let c = scalelab::judging::check_work::check(&baselines, &candidate, on, a.max_regression);
         if a.json {
@@ -91,6 +110,21 @@ pub fn run(a: &CheckArgs, store: &Path) -> anyhow::Result<i32> {
         out!("{}", scalelab::report::check::render(&c));
     }
     Ok(c.exit_code)
+}
+
+/// The curve property `on` names, `None` for a count per request, or the
+/// error that lists both kinds of choice.
+fn on_shape(on: &str) -> anyhow::Result<Option<Property>> {
+    if let Ok(p) = Property::parse(on) {
+        return Ok(Some(p));
+    }
+    match scalelab::judging::check_work::figure_of(on) {
+        Ok(_) => Ok(None),
+        Err(counts) => {
+            let shapes: Vec<&str> = Property::ALL.iter().map(|p| p.name()).collect();
+            anyhow::bail!("{counts}; or a curve property: {}", shapes.join(", "))
+        }
+    }
 }
 
 fn load(selector: &str, store: &Path) -> anyhow::Result<RunData> {

@@ -107,6 +107,44 @@ pub fn render_work(c: &crate::judging::check_work::WorkCheck) -> String {
     out
 }
 
+/// The gate's answer as text: one line per curve, then the verdict.
+pub fn render_shape(c: &crate::judging::check_shape::ShapeCheck) -> String {
+    let mut out = String::new();
+    for k in &c.curves {
+        out += &format!(
+            "{} over {}: {} {:.4} against the baselines' {} (×{:.3}, 95% prediction interval \
+             {:.3}-{:.3}){}\n",
+            k.system,
+            k.axis,
+            c.on,
+            k.candidate,
+            k.baseline
+                .iter()
+                .map(|v| format!("{v:.4}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            k.ratio,
+            k.interval.0,
+            k.interval.1,
+            if k.regressed { ": a regression" } else { "" }
+        );
+    }
+    out += &match (c.exit_code, &c.cannot_say) {
+        (_, Some(why)) => format!("cannot say: {why}\n"),
+        (crate::judging::check::REGRESSION, _) => format!(
+            "regression: {} moved the worse way beyond {:.0}%\n",
+            c.on,
+            c.max_regression * 100.0
+        ),
+        _ => format!(
+            "good: no curve's {} moved the worse way beyond {:.0}%\n",
+            c.on,
+            c.max_regression * 100.0
+        ),
+    };
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

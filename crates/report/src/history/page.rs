@@ -1,8 +1,9 @@
 //! The history as a self-contained HTML page: one chart per point with the
 //! headline statistic across the runs (whiskers: the slowest and fastest
 //! trial), each change point marked between its two runs, and a hover on the
-//! first run after a change that says what changed; then the change table
-//! and the list of runs.
+//! first run after a change that says what changed; then the change table,
+//! each system's curve across the runs ([`super::curves`]) and the list of
+//! runs.
 
 use crate::analysis::compare::format_p;
 use crate::html::document;
@@ -42,6 +43,7 @@ pub fn render(h: &History, scalelab_version: &str) -> String {
                 }
             }
         }
+        (super::curves::sections(h))
         (change_profiles(h))
         section {
             h2 { "Runs" }

@@ -418,3 +418,90 @@ fn the_change_points_flame_graph_shows_the_access_logs_write_widest_new() {
     unprofiled.runs.iter_mut().for_each(|r| r.profiles.clear());
     assert!(!page::render(&unprofiled, "test").contains("Profiles at the change points"));
 }
+
+/// Run `i` of a history whose curve follows the USL over 8 levels of
+/// connections with σ = 0.02 and `kappa`, λ set so that the fitted peak is
+/// 20,000/s whatever κ is: κ moves the knee and leaves the peak's height.
+/// Three trials a point, 1% apart, and the runs 0.3% apart.
+fn curve_run(i: i64, kappa: f64) -> SourcedRun {
+    let mut data = run_data(&["nginx"]);
+    data.run.id = i;
+    data.run.started_at = 1_800_000_000 + i * 600;
+    data.run.label = format!("v{i}");
+    let template = data.trials[0].clone();
+    let sigma = 0.02;
+    let x = |n: f64| n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0));
+    let lambda = 20_000.0 / x(((1.0 - sigma) / kappa).sqrt());
+    data.trials = Vec::new();
+    for (pi, n) in [1u32, 2, 4, 8, 16, 32, 64, 128].into_iter().enumerate() {
+        for trial in 1..=3u32 {
+            let wobble = 1.0 + 0.01 * (f64::from(trial) - 2.0) + 0.003 * (i % 3) as f64;
+            let rps = lambda * x(f64::from(n)) * wobble;
+            let mut t = template.clone();
+            t.id = data.trials.len() as i64 + 1;
+            t.point = crate::model::Point::new(pi as u32, &[("connections", i64::from(n).into())]);
+            t.trial = trial;
+            let m = t.measurement.as_mut().unwrap();
+            m.rps.0 = rps;
+            m.requests = (rps * 10.0) as u64;
+            data.trials.push(t);
+        }
+    }
+    SourcedRun {
+        store: "h.sqlite".into(),
+        data,
+    }
+}
+
+/// Issue 51: four runs with the knee at N* ≈ 44 connections, four with it
+/// at ≈ 11, the peak's height the same. `history` names the knee's move at
+/// the fifth run and no change of the peak, and `check --on n_star` calls
+/// the fifth run a regression against the four before it, and one of the
+/// four good against the other three.
+#[test]
+fn a_knee_that_moved_is_named_by_history_and_gated_by_check_on_n_star() {
+    use crate::judging::check_shape;
+    use crate::judging::history::shape::Property;
+    let runs: Vec<SourcedRun> = (1..=8)
+        .map(|i| curve_run(i, if i >= 5 { 0.008 } else { 0.0005 }))
+        .collect();
+    let data: Vec<_> = runs.iter().map(|r| r.data.clone()).collect();
+    let h = history("nginx <scaling>", runs, Order::Time, None).unwrap();
+    assert_eq!(h.curves.len(), 1, "{:?}", h.curves);
+    let c = &h.curves[0];
+    assert_eq!(c.runs.len(), 8);
+    assert!(
+        c.runs.iter().all(|r| r.get(Property::NStar).is_some()),
+        "{c:?}"
+    );
+    assert_eq!(c.sentences.len(), 1, "{:?}", c.sentences);
+    assert!(
+        c.sentences[0].starts_with("at v5: N* fell from 44.3 to 11.1 connections"),
+        "{}",
+        c.sentences[0]
+    );
+    assert!(
+        !c.changes.iter().any(|k| k.property == Property::Peak),
+        "the peak stayed: {:?}",
+        c.changes
+    );
+    assert!(
+        text::render(&h).contains("at v5: N* fell"),
+        "{}",
+        text::render(&h)
+    );
+    let moved = check_shape::check(&data[..4], &data[4], Property::NStar, 0.05);
+    assert_eq!(moved.exit_code, 1, "{moved:?}");
+    let same = check_shape::check(
+        &[data[0].clone(), data[1].clone(), data[3].clone()],
+        &data[2],
+        Property::NStar,
+        0.05,
+    );
+    assert_eq!(same.exit_code, 0, "{same:?}");
+    let peak = check_shape::check(&data[..4], &data[4], Property::Peak, 0.05);
+    assert_eq!(
+        peak.exit_code, 0,
+        "the peak's height did not fall: {peak:?}"
+    );
+}

@@ -30,6 +30,46 @@ pub fn render(h: &History) -> String {
         0 => "\nno change point\n".to_string(),
         n => format!("\n{n} change point(s)\n"),
     };
+    out += &curves(h);
+    out
+}
+
+/// Each system's scaling curve across the runs: one line per run with its
+/// N*, peak and peak's x, then each change of the curve's shape in words.
+fn curves(h: &History) -> String {
+    use crate::judging::history::shape::Property;
+    let mut out = String::new();
+    for c in h.curves.iter().filter(|c| c.runs.len() > 1) {
+        out += &format!("\nthe curve of {} over {}\n", c.system, c.axis);
+        for r in &c.runs {
+            let label = h.runs.get(r.position).map_or("?", |x| x.label.as_str());
+            let cell = |p: Property| r.get(p).map_or("-".to_string(), |v| format!("{v:.4}"));
+            let n_star = r
+                .get(Property::NStar)
+                .map_or("-".into(), |v| format!("{v:.0}"));
+            out += &format!(
+                "  {label}: N* {n_star}, σ {}, κ {}, peak {} {} at {}{}\n",
+                cell(Property::Sigma),
+                cell(Property::Kappa),
+                r.get(Property::Peak).map_or("-".into(), format::rate),
+                h.unit,
+                r.get(Property::PeakX)
+                    .map_or("-".into(), format::axis_value),
+                r.limiter_at_peak
+                    .as_ref()
+                    .map(|l| format!(", limited by {l} there"))
+                    .unwrap_or_default()
+            );
+        }
+        match c.sentences.is_empty() {
+            true => out += "  no change of the curve's shape\n",
+            false => {
+                for s in &c.sentences {
+                    out += &format!("  {s}\n");
+                }
+            }
+        }
+    }
     out
 }
 

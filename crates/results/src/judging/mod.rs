@@ -18,6 +18,7 @@
 //!   `context_facts`, `probe_view`: the parts of a cell and a curve.
 //! - [`kernel_lock`]: the kernel lock a profile's stacks spin in.
 //! - [`check_work`]: `check --on`, the gate on a count per request.
+//! - [`check_shape`]: `check --on n_star|peak|...`, the gate on a curve's shape.
 //! - [`work`] the kernel's counts of the server's work per operation at a
 //!   point, and [`work_change`] which of them changed between two sides.
 //! - [`runs`] (two runs), [`multi`] (N runs merged, their drift),
@@ -29,6 +30,7 @@
 pub mod analyse;
 pub mod caveat;
 pub mod check;
+pub mod check_shape;
 pub mod check_work;
 pub mod comparable;
 pub mod context_facts;

@@ -11,6 +11,7 @@
 //! `report::history`'s `text` and `page` draw the result.
 
 pub mod changes;
+pub mod shape;
 
 use crate::analysis::changepoint::{change_points_of_repeats, Settings};
 use crate::analysis::summary::Headline;
@@ -165,6 +166,10 @@ pub struct History {
     pub runs: Vec<HistoryRun>,
     /// The points, in first-seen sweep order.
     pub points: Vec<HistoryPoint>,
+    /// Each system's scaling curve across the runs (N*, σ, κ, the peak
+    /// and its x, the collapse, the limiter at the peak) with the change
+    /// points of each property ([`shape`]).
+    pub curves: Vec<shape::CurveHistory>,
 }
 
 /// Why there is no history to show.
@@ -205,15 +210,15 @@ pub enum HistoryError {
 /// (`run --repeat`). When every run has the same label and revision (runs
 /// without `--label` or `--commit` on one machine) the labels tell no
 /// builds apart, and every run is its own.
-fn repeats(runs: &[SourcedRun], measured: &[(usize, Vec<f64>)]) -> Vec<usize> {
+fn repeats(runs: &[SourcedRun], measured: &[usize]) -> Vec<usize> {
     let key = |i: usize| (run_label(&runs[i].data), runs[i].data.run.revision.clone());
-    let first = measured.first().map(|(i, _)| key(*i));
-    if measured.iter().all(|(i, _)| Some(key(*i)) == first) {
+    let first = measured.first().map(|i| key(*i));
+    if measured.iter().all(|i| Some(key(*i)) == first) {
         return (0..measured.len()).collect();
     }
     let mut out: Vec<usize> = Vec::new();
-    for (k, (position, _)) in measured.iter().enumerate() {
-        let same = k > 0 && key(measured[k - 1].0) == key(*position);
+    for (k, position) in measured.iter().enumerate() {
+        let same = k > 0 && key(measured[k - 1]) == key(*position);
         out.push(if same { out[k - 1] } else { k });
     }
     out
@@ -272,6 +277,17 @@ pub fn history(
         .into_iter()
         .map(|key| history_point((&runs, &cells), key, &rules, &settings))
         .collect();
+    let labels: Vec<String> = runs.iter().map(|r| run_label(&r.data)).collect();
+    let kept = |c: &rows::Cell| judge::one_runs_values(c, &rules).unwrap_or_default();
+    let analysed: Vec<Aggregate> = (runs.iter())
+        .map(|r| crate::judging::analyse::aggregate(&r.data))
+        .collect();
+    let curves = shape::curves(
+        &analysed,
+        &labels,
+        (|p: &[usize]| repeats(&runs, p), &kept),
+        &settings,
+    );
     Ok(History {
         recipe: recipe.into(),
         unit: crate::judging::rows::throughput_unit(&newest.data, &mut Vec::new())
@@ -284,6 +300,7 @@ pub fn history(
         min_magnitude: settings.min_magnitude,
         runs: runs.iter().map(history_run).collect(),
         points,
+        curves,
     })
 }
 
@@ -438,7 +455,8 @@ fn history_point(
         .collect();
     let series: Vec<Vec<f64>> = measured.iter().map(|(_, v, _)| v.clone()).collect();
     let measured: Vec<(usize, Vec<f64>)> = measured.into_iter().map(|(p, v, _)| (p, v)).collect();
-    let repeat_of = repeats(runs, &measured);
+    let positions: Vec<usize> = measured.iter().map(|(p, _)| *p).collect();
+    let repeat_of = repeats(runs, &positions);
     let change_points = change_points_of_repeats(&series, &repeat_of, settings)
         .into_iter()
         .map(|c| {
