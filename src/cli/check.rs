@@ -49,7 +49,7 @@ pub struct CheckArgs {
     pub on: Option<String>,
 }
 
-fn percent(text: &str) -> Result<f64, String> {
+pub(crate) fn percent(text: &str) -> Result<f64, String> {
     let v: f64 = text
         .trim_end_matches('%')
         .parse()

@@ -69,9 +69,10 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Fit the Universal Scalability Law to (N, X) pairs from a CSV file.
     Model(model::ModelArgs),
-    /// Print a randomised schedule of boots and runs for comparing systems
-    /// between runs (`--labels "A,B,C" --runs 3`), so no label's runs all
-    /// come first.
+    /// Plan runs: `plan RECIPE --detect 5%` prints the runs and trials that
+    /// resolve a change, from the recipe's stored runs; `--labels "A,B,C"
+    /// --runs 3` prints a randomised schedule of boots and runs, so no
+    /// label's runs all come first.
     Plan(plan::PlanArgs),
     /// Show which servers and tools each recipe needs, and which are missing.
     Doctor(doctor::DoctorArgs),
@@ -218,7 +219,7 @@ pub fn dispatch(cli: Cli, shutdown: &Shutdown) -> anyhow::Result<i32> {
         Command::History(a) => history::run(a, &cli.store, &store),
         Command::Check(a) => check::run(a, &store),
         Command::Model(a) => model::run(a),
-        Command::Plan(a) => plan::run(a),
+        Command::Plan(a) => plan::run(a, &store),
         Command::Doctor(a) => doctor::run(a),
         Command::Agent(a) => agent::run(a, shutdown),
     }

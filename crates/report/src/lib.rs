@@ -46,6 +46,7 @@ pub mod json;
 pub(crate) mod limiter_view;
 pub mod multi;
 mod offcpu_flames;
+pub mod plan;
 mod steady_view;
 pub(crate) mod svg;
 pub mod terminal;

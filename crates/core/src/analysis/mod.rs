@@ -33,6 +33,7 @@ pub mod compare;
 pub mod floor;
 mod lm;
 pub mod mann_whitney;
+pub mod plan;
 pub mod points_csv;
 pub mod shape;
 pub mod steady;

@@ -19,6 +19,7 @@
 //! - [`kernel_lock`]: the kernel lock a profile's stacks spin in.
 //! - [`check_work`]: `check --on`, the gate on a count per request.
 //! - [`check_shape`]: `check --on n_star|peak|...`, the gate on a curve's shape.
+//! - [`planner`]: `plan RECIPE`, the runs and trials that resolve a change.
 //! - [`work`] the kernel's counts of the server's work per operation at a
 //!   point, and [`work_change`] which of them changed between two sides.
 //! - [`runs`] (two runs), [`multi`] (N runs merged, their drift),
@@ -46,6 +47,7 @@ pub mod layout;
 pub mod limiter;
 pub mod multi;
 pub mod order_effect;
+pub mod planner;
 pub mod probe_view;
 pub mod profiled;
 pub mod rows;
