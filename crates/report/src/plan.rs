@@ -58,6 +58,14 @@ pub fn render(r: &PlanReport) -> String {
         Some(p) => format!("to resolve {asked} (the median point): {}\n", line(p)),
         None => format!("no plan within 100 runs a side and 20 trials resolves {asked}\n"),
     };
+    if let Some(p) = &r.plan {
+        out += &format!(
+            "  to run it: `[trials] min = {n}` and `max = {n}` in the recipe, then `scalelab run \
+             RECIPE --repeat {r}` on each side\n",
+            n = p.trials,
+            r = p.runs
+        );
+    }
     if let Some(p) = &r.plan_half_power {
         out += &format!(
             "  at 50% power (the interval only as narrow as the change): {}\n",

@@ -24,9 +24,10 @@ pub fn sections(h: &History) -> Markup {
                 }
                 @if c.sentences.is_empty() {
                     p class="desc" { "No change of the curve's shape." }
-                }
-                ul {
-                    @for s in &c.sentences { li { (s) } }
+                } @else {
+                    ul {
+                        @for s in &c.sentences { li { (s) } }
+                    }
                 }
             }
         }
