@@ -9,7 +9,8 @@
 //! would compare. The plan is made for the median point's variance, and
 //! the noisiest point's plan is said beside it. The costs are medians over
 //! the runs: a trial's seconds from the spread of its run's trial starts,
-//! a run's own start from its wall time less its trials'.
+//! a run's own start from its wall time less its trials', plus the gap
+//! between back-to-back runs.
 
 use crate::analysis::between::{drift, MIN_RUNS};
 use crate::analysis::plan::{best_within, cheapest, Costs, Levels, Plan};
@@ -227,9 +228,31 @@ fn costs(runs: &[&RunData]) -> (f64, f64) {
     }
     (
         median(&trial_round).unwrap_or(0.0),
-        median(&own).unwrap_or(0.0),
+        median(&own).unwrap_or(0.0) + between_runs_s(runs),
     )
 }
+
+/// Back-to-back runs (`--repeat`) lose time between one's finish and the
+/// next's start: the report of one, the preparation of the next before its
+/// clock starts. The median of those gaps, from consecutive runs at most
+/// [`BACK_TO_BACK_S`] apart; 0 where no two runs were back to back.
+fn between_runs_s(runs: &[&RunData]) -> f64 {
+    let mut by_start: Vec<(i64, Option<i64>)> = runs
+        .iter()
+        .map(|r| (r.run.started_at, r.run.finished_at))
+        .collect();
+    by_start.sort_unstable();
+    let gaps: Vec<f64> = (by_start.windows(2))
+        .filter_map(|w| {
+            let gap = w[1].0 - w[0].1?;
+            (0..=BACK_TO_BACK_S).contains(&gap).then_some(gap as f64)
+        })
+        .collect();
+    median(&gaps).unwrap_or(0.0)
+}
+
+/// The longest gap between two runs still taken as back to back.
+const BACK_TO_BACK_S: i64 = 120;
 
 #[cfg(test)]
 mod tests {
@@ -241,6 +264,13 @@ mod tests {
             .map(|i| {
                 let mut r = run_data(&["nginx"]);
                 r.run.id = i as i64 + 1;
+                // Back to back, 30 s between one's finish and the next's start.
+                let shift = i as i64 * 630;
+                r.run.started_at += shift;
+                r.run.finished_at = r.run.finished_at.map(|f| f + shift);
+                for t in &mut r.trials {
+                    t.started_at += shift;
+                }
                 for t in &mut r.trials {
                     if let Some(m) = &mut t.measurement {
                         // The runs 4% apart, the trials 1% (run_data's own).
@@ -285,8 +315,9 @@ mod tests {
             p.points
         );
         assert!(
-            (p.run_s - 450.0).abs() < 1e-9,
-            "600 s a run less 15 trials of 10 s"
+            (p.run_s - 480.0).abs() < 1e-9,
+            "600 s a run less 15 trials of 10 s, and 30 s between runs: {}",
+            p.run_s
         );
         // run_data's trials start 10 s apart, 5 points: a round is 50 s.
         assert!((p.trial_round_s - 50.0).abs() < 1e-9, "{}", p.trial_round_s);
