@@ -248,6 +248,22 @@ mod tests {
             "{}",
             render(&c)
         );
+        // Runs ±30% apart: no count of baseline runs narrows one
+        // candidate run's interval to 5%, and the output says what would.
+        assert!(
+            render(&c).contains("no number of baseline runs would resolve 5.0%")
+                && render(&c).contains("repeat the candidate too"),
+            "{}",
+            render(&c)
+        );
+        // Runs 1.2% apart: more baseline runs would do it, and it says how many.
+        let drifting = vec![
+            scaled(&base, 1, 1.0),
+            scaled(&base, 2, 1.012),
+            scaled(&base, 3, 0.988),
+        ];
+        let c = check(&drifting, &scaled(&base, 9, 0.99), 0.05);
+        assert!(render(&c).contains("more baseline runs,"), "{}", render(&c));
     }
 
     #[test]

@@ -175,6 +175,27 @@ pub fn runs_needed(cv: f64, change: f64) -> Option<usize> {
     })
 }
 
+/// The baseline runs in all that would let one candidate run be told
+/// apart by `target` (0.05 = 5%), from what `n` baseline runs could tell
+/// apart (`detectable`, [`RunTest::detectable`] of the prediction interval
+/// for one new run): the runs' spread `s` is recovered from
+/// `ln(1 + detectable) = t(0.975, n − 1) · s · √(1/n + 1)`, and the
+/// smallest n′ with `t(0.975, n′ − 1) · s · √(1/n′ + 1) ≤ ln(1 + target)`
+/// is returned. `None` when no count up to [`MAX_RUNS_PLANNED`] does: with
+/// one candidate run its own drift stays in the interval however many
+/// baseline runs there are, so only repeating the candidate narrows it.
+pub fn baseline_runs_to_resolve(detectable: f64, n: usize, target: f64) -> Option<usize> {
+    if n < 2 || !(detectable > 0.0 && target > 0.0) {
+        return None;
+    }
+    let width = |runs: usize| -> Option<f64> {
+        let df = (runs - 1) as f64;
+        Some(super::student_t::quantile(0.975, df)? * (1.0 / runs as f64 + 1.0).sqrt())
+    };
+    let s = (1.0 + detectable).ln() / width(n)?;
+    (n..=MAX_RUNS_PLANNED).find(|&r| width(r).is_some_and(|w| w * s <= (1.0 + target).ln()))
+}
+
 /// Holm's step-down procedure (Holm, "A Simple Sequentially Rejective
 /// Multiple Test Procedure", Scand. J. Statistics 6, 1979): which of the
 /// hypotheses with these p-values are rejected at family-wise level
@@ -302,5 +323,30 @@ mod tests {
         );
         assert_eq!(holm(&[0.2, 0.3], 0.05), vec![false, false]);
         assert!(holm(&[], 0.05).is_empty());
+    }
+
+    /// From 3 baseline runs that told apart 8%, more runs resolve 5%; a
+    /// spread so wide that one candidate run's own drift exceeds 5% has no
+    /// count that would.
+    #[test]
+    fn more_baseline_runs_resolve_a_smaller_change_until_the_candidates_own_drift() {
+        let more = baseline_runs_to_resolve(0.08, 3, 0.05).unwrap();
+        assert!(more > 3, "{more}");
+        let df = (more - 1) as f64;
+        let s = 1.08f64.ln()
+            / (super::super::student_t::quantile(0.975, 2.0).unwrap() * (4.0f64 / 3.0).sqrt());
+        let w = super::super::student_t::quantile(0.975, df).unwrap()
+            * (1.0 / more as f64 + 1.0).sqrt();
+        assert!(w * s <= 1.05f64.ln());
+        assert_eq!(
+            baseline_runs_to_resolve(0.5, 3, 0.05),
+            None,
+            "s ≈ 0.08: 1.96 s > ln 1.05"
+        );
+        assert_eq!(
+            baseline_runs_to_resolve(0.04, 3, 0.05),
+            Some(3),
+            "already resolved"
+        );
     }
 }

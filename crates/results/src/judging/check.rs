@@ -299,6 +299,25 @@ fn candidate_problems(base: &RunData, cand: &RunData, c: &RunComparison) -> Vec<
     out
 }
 
+/// What would settle a check whose baseline runs could tell apart only
+/// `detectable`: how many more baseline runs would resolve the threshold
+/// (`between::baseline_runs_to_resolve`), or that none would.
+fn what_would_settle(detectable: f64, runs: usize, max_regression: f64) -> String {
+    match crate::analysis::between::baseline_runs_to_resolve(detectable, runs, max_regression) {
+        Some(all) if all > runs => format!(
+            "{} more baseline runs, {all} in all, would resolve {:.1}% at this drift between runs",
+            all - runs,
+            max_regression * 100.0
+        ),
+        _ => format!(
+            "no number of baseline runs would resolve {:.1}% against one candidate run: its own \
+             drift between runs is that large on this host; repeat the candidate too \
+             (`run --repeat`) and compare the sides",
+            max_regression * 100.0
+        ),
+    }
+}
+
 /// Why no "good" can be given: points that could not be judged
 /// (client-bound or erroring, "not comparable" in [`compare_sides`]), and
 /// a run as a whole whose "no difference" could only have shown a change
@@ -316,11 +335,11 @@ fn unjudged(c: &RunComparison, max_regression: f64) -> Vec<String> {
             if let Some(d) = g.detectable.filter(|d| *d > max_regression) {
                 out.push(format!(
                     "the run as a whole: these {} baseline runs could only tell apart a change \
-                     of {:.1}% or more, above the {:.1}% threshold (add baseline runs: the \
-                     drift between runs on this host is that large)",
+                     of {:.1}% or more, above the {:.1}% threshold ({})",
                     c.runs_a,
                     d * 100.0,
-                    max_regression * 100.0
+                    max_regression * 100.0,
+                    what_would_settle(d, c.runs_a, max_regression)
                 ));
             }
             if let Verdict::NeedsMoreRuns { at_least, runs } = g.verdict {
