@@ -57,7 +57,7 @@ fn curves(h: &History) -> String {
                     .map_or("-".into(), format::axis_value),
                 r.limiter_at_peak
                     .as_ref()
-                    .map(|l| format!(", limited by {l} there"))
+                    .map(|l| format!("; the limiter there: {l}"))
                     .unwrap_or_default()
             );
         }
