@@ -5,7 +5,7 @@
 
 use crate::judging::history::shape::{CurveHistory, Property};
 use crate::judging::history::History;
-use crate::svg::{LineChart, Mark, Pt, Series, YScale};
+use crate::svg::{LineChart, Mark, Pt};
 use maud::{html, Markup};
 
 /// The properties drawn, each with its y axis.
@@ -57,22 +57,8 @@ fn chart(h: &History, c: &CurveHistory, property: Property, i: usize) -> Option<
         _ => c.axis.clone(),
     };
     let title = format!("{} · {}", c.system, property.words());
-    let mut chart = LineChart::new(
-        &format!("curve-{i}-{}", property.name()),
-        &title,
-        "run (in history order)",
-        &y_label,
-    );
-    chart.y_scale = YScale::FromZero;
-    chart.series.push(Series {
-        label: c.system.clone(),
-        color: 0,
-        marker: 0,
-        style: crate::svg::LineStyle::Solid,
-        points,
-        band: Vec::new(),
-        fit: None,
-    });
+    let id = format!("curve-{i}-{}", property.name());
+    let mut chart = super::page::across_runs((&id, &title, &y_label), &c.system, points);
     for k in c.changes.iter().filter(|k| k.property == property) {
         chart.marks.push(Mark {
             x: (k.before_position + k.after_position) as f64 / 2.0 + 1.0,

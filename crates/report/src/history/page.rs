@@ -57,23 +57,35 @@ pub fn render(h: &History, scalelab_version: &str) -> String {
     )
 }
 
-fn chart(h: &History, p: &HistoryPoint, i: usize) -> LineChart {
-    let mut c = LineChart::new(
-        &format!("history-{i}"),
-        &format!("{} · {}", p.system, p.point),
-        "run (in history order)",
-        &h.unit,
-    );
+/// A chart of one series across the runs (x: the run's place in the
+/// history), from zero: `(id, title, y axis)`.
+pub(super) fn across_runs(
+    (id, title, y): (&str, &str, &str),
+    system: &str,
+    points: Vec<Pt>,
+) -> LineChart {
+    let mut c = LineChart::new(id, title, "run (in history order)", y);
     c.y_scale = YScale::FromZero;
     c.series.push(Series {
-        label: p.system.clone(),
+        label: system.to_string(),
         color: 0,
         marker: 0,
         style: crate::svg::LineStyle::Solid,
-        points: p.values.iter().map(|v| point(h, p, v)).collect(),
+        points,
         band: Vec::new(),
         fit: None,
     });
+    c
+}
+
+fn chart(h: &History, p: &HistoryPoint, i: usize) -> LineChart {
+    let points = p.values.iter().map(|v| point(h, p, v)).collect();
+    let title = format!("{} · {}", p.system, p.point);
+    let mut c = across_runs(
+        (&format!("history-{i}"), &title, &h.unit),
+        &p.system,
+        points,
+    );
     for change in &p.change_points {
         c.marks.push(Mark {
             // Halfway between the two runs' dots (x is 1-based).
