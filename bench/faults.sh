@@ -44,7 +44,8 @@
 # mid-window, or whose work directory is full; and (issue 50) kill -9 and
 # SIGINT of an HTTPS run (nginx `tls = true`, its own CA and key in its
 # private directory, which must go with it), kill -9 of a DNS over TLS run
-# (Unbound `tls = true`) and its server killed mid-run, and an https
+# (Unbound `tls = true`) and of a DNS over HTTPS run (BIND `tls = true`),
+# each with its server killed mid-run, and an https
 # server that closes mid-handshake: each trial failed with that reason,
 # the sweep goes on.
 #
@@ -124,6 +125,9 @@ recipe() {
         unbound-dot) printf '%s\n' 'name = "faults-unbound-dot"' '[server]' 'kind = "unbound"' \
             'tls = true' '[load]' 'kind = "dns"' 'transport = "dot"' \
             'queries = { names = 2000, zipf = 1.0, reverse_share = 0.3, seed = 1, count = 200000 }' ;;
+        bind-doh) printf '%s\n' 'name = "faults-bind-doh"' '[server]' 'kind = "bind"' \
+            'tls = true' '[load]' 'kind = "dns"' 'transport = "doh"' \
+            'queries = { names = 2000, zipf = 1.0, reverse_share = 0.3, seed = 1, count = 200000 }' ;;
         # One step at a fixed rate per trial (well under what R forwards
         # here), 1% loss allowed: a trial passes unless a fault hits it.
         router) printf '%s\n' 'name = "faults-router"' '[server]' 'kind = "router"' \
@@ -172,7 +176,7 @@ master_pid() {
         mariadb) files=("$WORK"/work/mariadb-*/mysqld.pid) ;;
         unbound|unbound-dot) mapfile -t files < <(find "$WORK/work" -name unbound.pid 2>/dev/null) ;;
         nsd) mapfile -t files < <(find "$WORK/work" -name nsd.pid 2>/dev/null) ;;
-        bind) mapfile -t files < <(find "$WORK/work" -name named.pid 2>/dev/null) ;;
+        bind|bind-doh) mapfile -t files < <(find "$WORK/work" -name named.pid 2>/dev/null) ;;
     esac
     for pid in $(head -qn1 "${files[@]}" 2>/dev/null); do
         grep -qaF -- "$WORK/work" "/proc/$pid/cmdline" 2>/dev/null && { echo "$pid"; return; }
@@ -330,7 +334,7 @@ scenario_server() {
         # Into the trial's window: a DNS lab's servers write their pid files
         # seconds before the load starts (the debug build encodes the query
         # set meanwhile), so wait for the load's packets on the lab's `lo`.
-        case $kind in unbound|unbound-dot|nsd|bind) dns_window "$pid"; sleep 0.3 ;; *) sleep 0.8 ;; esac
+        case $kind in unbound|unbound-dot|nsd|bind|bind-doh) dns_window "$pid"; sleep 0.3 ;; *) sleep 0.8 ;; esac
         local victims
         case $what in
             whole) victims=$(server_pids "$master"); kill -9 $victims 2>/dev/null ;;
@@ -1271,8 +1275,9 @@ scenario_agentless_disk_full() {
     row "agentless-disk-full" "h1's work dir a full tmpfs: 'the host's disk is full: DIR (N bytes free)', cause disk_full" \
         "exit $code, cause=$cause, '$(grep -o "the host's disk is full: [^;]*" <<<"$err" | sed "s|$WORK|\$WORK|")', left=$left" $ok
 }
-# scenario_tls_keys_left: after the kill -9 rows of nginx-tls and
-# unbound-dot, no private key of a start is left in the work directory.
+# scenario_tls_keys_left: after the kill -9 rows of nginx-tls,
+# unbound-dot and bind-doh, no private key of a start is left in the work
+# directory.
 scenario_tls_keys_left() {
     local n
     n=$(find "$WORK/work" -name server.key 2>/dev/null | wc -l)
@@ -1337,6 +1342,8 @@ scenario_tls() {
     scenario_server nginx-tls whole
     scenario_kill9 unbound-dot
     scenario_server unbound-dot whole
+    scenario_kill9 bind-doh
+    scenario_server bind-doh whole
     scenario_tls_keys_left
     scenario_tls_mid_handshake
 }
