@@ -58,7 +58,7 @@ fn chart(h: &History, c: &CurveHistory, property: Property, i: usize) -> Option<
     };
     let title = format!("{} · {}", c.system, property.words());
     let id = format!("curve-{i}-{}", property.name());
-    let mut chart = super::page::across_runs((&id, &title, &y_label), &c.system, points);
+    let mut chart = super::across::across_runs((&id, &title, &y_label), &c.system, points);
     for k in c.changes.iter().filter(|k| k.property == property) {
         chart.marks.push(Mark {
             x: (k.before_position + k.after_position) as f64 / 2.0 + 1.0,

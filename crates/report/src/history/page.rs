@@ -9,7 +9,7 @@ use crate::analysis::compare::format_p;
 use crate::html::document;
 use crate::judging::format;
 use crate::judging::history::{History, HistoryPoint};
-use crate::svg::{LineChart, Mark, Pt, Series, YScale};
+use crate::svg::{LineChart, Mark, Pt};
 use maud::{html, Markup};
 
 /// The page for `h`.
@@ -57,31 +57,10 @@ pub fn render(h: &History, scalelab_version: &str) -> String {
     )
 }
 
-/// A chart of one series across the runs (x: the run's place in the
-/// history), from zero: `(id, title, y axis)`.
-pub(super) fn across_runs(
-    (id, title, y): (&str, &str, &str),
-    system: &str,
-    points: Vec<Pt>,
-) -> LineChart {
-    let mut c = LineChart::new(id, title, "run (in history order)", y);
-    c.y_scale = YScale::FromZero;
-    c.series.push(Series {
-        label: system.to_string(),
-        color: 0,
-        marker: 0,
-        style: crate::svg::LineStyle::Solid,
-        points,
-        band: Vec::new(),
-        fit: None,
-    });
-    c
-}
-
 fn chart(h: &History, p: &HistoryPoint, i: usize) -> LineChart {
     let points = p.values.iter().map(|v| point(h, p, v)).collect();
     let title = format!("{} · {}", p.system, p.point);
-    let mut c = across_runs(
+    let mut c = super::across::across_runs(
         (&format!("history-{i}"), &title, &h.unit),
         &p.system,
         points,
