@@ -349,7 +349,6 @@ fn sentences(
     axis: &str,
 ) -> Vec<String> {
     let mut at: Vec<usize> = changes.iter().map(|c| c.after_position).collect();
-    at.dedup();
     at.sort_unstable();
     at.dedup();
     at.into_iter()
